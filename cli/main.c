@@ -1,0 +1,42 @@
+/* muonref: the command-line entry point; dispatches to cli/cmd_*.c. */
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+#include "config.h"
+
+static int cmd_version(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  printf("muonref %s\n", PACKAGE_VERSION);
+  return EXIT_OK;
+}
+
+static const command COMMANDS[] = {
+  {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)"},
+  {"version", cmd_version, "print the version"},
+};
+
+static int usage(FILE *f)
+{
+  fprintf(f, "usage: muonref COMMAND [ARGS]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(f, "\nexit status: 0 success, 1 a judged case failed, 2 usage error or unusable input,\n"
+             "3 internal or numerical failure\n");
+  return f == stdout ? EXIT_OK : EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2)
+    return usage(stderr);
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+    return usage(stdout);
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    if (!strcmp(argv[1], COMMANDS[i].name))
+      return COMMANDS[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "muonref: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,152 @@
+/* muonref: validation of muonref_options and the spelling of its enums.
+ * Messages follow the NeMo seed (nemo/core/optim/muon.py, Muon.__init__)
+ * where it has one; spec/muon.md "Error catalogue" lists them all. */
+#include <math.h>
+#include <string.h>
+#include "muonref/options.h"
+#include "muonref/pyfmt.h"
+
+/* ---- enum spellings: one table per enum, shared by name and parse ---- */
+
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
+static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
+static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
+static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
+static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
+
+static const char *name_of(const char *const *names, int v)
+{
+  for (int i = 0; names[i]; i++)
+    if (i == v)
+      return names[i];
+  return NULL;
+}
+
+static size_t count_names(const char *const *names)
+{
+  size_t n = 0;
+  while (names[n])
+    n++;
+  return n;
+}
+
+/* Fails unless v is a value of the enum spelled by names:
+ * "Unknown <opt> <v>, expected one of ('a', 'b')". */
+static int check_enum(const char *const *names, const char *opt, int v, muonref_error *err)
+{
+  char list[256];
+  if (name_of(names, v))
+    return MUONREF_OK;
+  return muonref_fail(err, MUONREF_EOPTION, "Unknown %s %d, expected one of %s", opt, v,
+                      muonref_py_str_tuple(list, sizeof list, names, count_names(names)));
+}
+
+#define F(buf, x) muonref_py_float(buf, sizeof buf, x)
+
+/* A check failing when `bad` holds: "<what>: <repr(x)>". */
+static int check_real(int bad, double x, const char *what, muonref_error *err)
+{
+  char b[40];
+  if (bad || !isfinite(x))
+    return muonref_fail(err, MUONREF_EOPTION, "%s: %s", what, F(b, x));
+  return MUONREF_OK;
+}
+
+static int check_coeffs(const muonref_options *o, muonref_error *err)
+{
+  char b[40];
+  if (o->n_coeffs < 1 || o->n_coeffs > MUONREF_MAX_COEFFS)
+    return muonref_fail(err, MUONREF_EOPTION,
+                        "Invalid number of Newton-Schulz coefficient triples: %d (expected 1 to %d)",
+                        o->n_coeffs, MUONREF_MAX_COEFFS);
+  for (int k = 0; k < o->n_coeffs; k++) {
+    const double v[3] = {o->coeffs[k].a, o->coeffs[k].b, o->coeffs[k].c};
+    for (int j = 0; j < 3; j++)
+      if (!isfinite(v[j]))
+        return muonref_fail(err, MUONREF_EOPTION, "Invalid Newton-Schulz coefficient %c of triple %d: %s",
+                            "abc"[j], k, F(b, v[j]));
+  }
+  return MUONREF_OK;
+}
+
+int muonref_options_validate(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  char b1[40], b2[40];
+  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
+    return s;
+  if ((s = check_real(!(o->momentum >= 0.0 && o->momentum < 1.0), o->momentum, "Invalid momentum", err)))
+    return s;
+  if (o->ns_steps < 1 || o->ns_steps > MUONREF_MAX_NS_STEPS)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
+  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight decay", err)))
+    return s;
+  if (!(o->adam_beta1 >= 0.0 && o->adam_beta1 < 1.0 && o->adam_beta2 >= 0.0 && o->adam_beta2 < 1.0))
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW betas: (%s, %s)", F(b1, o->adam_beta1),
+                        F(b2, o->adam_beta2));
+  if ((s = check_real(o->adam_eps < 0.0, o->adam_eps, "Invalid AdamW epsilon", err)))
+    return s;
+  if ((s = check_real(o->adam_lr_ratio < 0.0, o->adam_lr_ratio, "Invalid AdamW learning rate ratio", err)))
+    return s;
+  if (o->adam_dim_threshold < 1)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW dimension threshold: %ld", o->adam_dim_threshold);
+  if ((s = check_enum(SCALE_NAMES, "scale_mode", (int)o->scale_mode, err)))
+    return s;
+  if (o->nesterov != 0 && o->nesterov != 1)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid nesterov: %d (expected 0 or 1)", o->nesterov);
+  if (o->use_muon != MUONREF_USE_MUON_AUTO && o->use_muon != MUONREF_USE_MUON_FALSE &&
+      o->use_muon != MUONREF_USE_MUON_TRUE)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid use_muon: %d (expected None, False or True)",
+                        (int)o->use_muon);
+  if ((s = check_enum(MOMENTUM_NAMES, "momentum_form", (int)o->momentum_form, err)))
+    return s;
+  if ((s = check_coeffs(o, err)))
+    return s;
+  if ((s = check_enum(ORDER_NAMES, "coeff_order", (int)o->coeff_order, err)))
+    return s;
+  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
+    return s;
+  if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
+    return s;
+  if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
+    return s;
+  return MUONREF_OK;
+}
+
+/* Finds s in names; else fails with "Unknown <opt> 'S', expected one of
+ * ('a', 'b')" (Python repr of the string and the tuple, as NeMo words it). */
+static int parse_in(const char *const *names, const char *opt, const char *s, int *out,
+                    muonref_error *err)
+{
+  for (int i = 0; names[i]; i++)
+    if (s && strcmp(s, names[i]) == 0) {
+      *out = i;
+      return MUONREF_OK;
+    }
+  char list[256];
+  return muonref_fail(err, MUONREF_EOPTION, "Unknown %s '%s', expected one of %s", opt, s ? s : "",
+                      muonref_py_str_tuple(list, sizeof list, names, count_names(names)));
+}
+
+#define ENUM_FUNCS(type, fname, names, opt)                                         \
+  const char *muonref_##fname##_name(type v) { return name_of(names, (int)v); }   \
+  int muonref_##fname##_parse(const char *s, type *out, muonref_error *err)        \
+  {                                                                                \
+    int v, st = parse_in(names, opt, s, &v, err);                                  \
+    if (st == MUONREF_OK)                                                          \
+      *out = (type)v;                                                              \
+    return st;                                                                     \
+  }
+
+ENUM_FUNCS(muonref_scale_mode, scale_mode, SCALE_NAMES, "scale_mode")
+ENUM_FUNCS(muonref_momentum_form, momentum_form, MOMENTUM_NAMES, "momentum_form")
+ENUM_FUNCS(muonref_coeff_order, coeff_order, ORDER_NAMES, "coeff_order")
+ENUM_FUNCS(muonref_eps_mode, eps_mode, EPS_NAMES, "eps_mode")
+ENUM_FUNCS(muonref_ns_format, ns_format, FORMAT_NAMES, "ns_format")
+
+muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
+{
+  int n = o->n_coeffs;
+  int i = o->coeff_order == MUONREF_ORDER_CYCLE ? k % n : (k < n ? k : n - 1);
+  return o->coeffs[i];
+}

@@ -1,0 +1,49 @@
+/* muonref: the scalar schedule of a step (see plan.h).  The formulas are
+ * those of the NeMo seed (nemo/core/optim/muon.py: update_scale,
+ * _muon_update, _adamw_update), evaluated in binary64 like Python floats;
+ * the EMA momentum form is that of KellerJordan/Muon muon_update @857d1ad. */
+#include <math.h>
+#include "muonref/plan.h"
+
+double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
+{
+  double r = (double)rows, c = (double)cols;
+  switch (mode) {
+  case MUONREF_SCALE_FAN_IN: return sqrt(fmax(1.0, r / c));
+  case MUONREF_SCALE_FAN_OUT: return sqrt(fmax(1.0, c / r));
+  default: return 1.0;
+  }
+}
+
+void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, muonref_muon_plan *p)
+{
+  double beta = o->momentum;
+  int ema = o->momentum_form == MUONREF_MOMENTUM_EMA;
+  p->mom_keep = beta;
+  p->mom_grad = ema ? 1.0 - beta : 1.0;
+  p->nesterov = o->nesterov;
+  /* Nesterov: sum form U = G + beta M (NeMo), EMA form U = (1 - beta) G + beta M. */
+  p->in_grad = o->nesterov ? p->mom_grad : 0.0;
+  p->in_mom = o->nesterov ? beta : 1.0;
+  p->apply_decay = o->weight_decay != 0.0;
+  p->decay = 1.0 - o->lr * o->weight_decay;
+  p->scale = muonref_scale_factor(o->scale_mode, r->rows, r->cols);
+  p->alpha = o->lr * p->scale;
+}
+
+void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p)
+{
+  p->step = t;
+  p->lr = o->lr * o->adam_lr_ratio;
+  p->beta1 = o->adam_beta1;
+  p->beta2 = o->adam_beta2;
+  p->one_minus_beta1 = 1.0 - o->adam_beta1;
+  p->one_minus_beta2 = 1.0 - o->adam_beta2;
+  p->bias_correction1 = 1.0 - pow(o->adam_beta1, (double)t);
+  p->bias_correction2 = 1.0 - pow(o->adam_beta2, (double)t);
+  p->sqrt_bc2 = sqrt(p->bias_correction2);
+  p->step_size = p->lr / p->bias_correction1;
+  p->eps = o->adam_eps;
+  p->apply_decay = o->weight_decay != 0.0;
+  p->decay = 1.0 - p->lr * o->weight_decay;
+}

@@ -1,0 +1,56 @@
+/* muonref: routing between the Muon update and the AdamW fallback (see
+ * route.h; rule from the NeMo seed, Muon.selects_muon and _muon_update). */
+#include "muonref/pyfmt.h"
+#include "muonref/route.h"
+
+size_t muonref_shape_numel(const muonref_shape *s)
+{
+  size_t n = 1;
+  for (int i = 0; i < s->ndim; i++)
+    n *= s->dims[i];
+  return n;
+}
+
+/* Whether the shape itself is acceptable, whatever the routing. */
+static int check_shape(const muonref_shape *s, muonref_error *err)
+{
+  char b[256];
+  if (s->ndim < 0 || s->ndim > MUONREF_MAX_NDIM)
+    return muonref_fail(err, MUONREF_ESHAPE,
+                        "Invalid parameter shape: %d dimensions, at most %d are supported", s->ndim,
+                        MUONREF_MAX_NDIM);
+  for (int i = 0; i < s->ndim; i++)
+    if (s->dims[i] == 0)
+      return muonref_fail(err, MUONREF_ESHAPE,
+                          "Invalid parameter shape %s: every dimension must be at least 1",
+                          muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  return MUONREF_OK;
+}
+
+static int selects_muon(const muonref_options *o, const muonref_shape *s)
+{
+  if (o->use_muon != MUONREF_USE_MUON_AUTO)
+    return o->use_muon == MUONREF_USE_MUON_TRUE;
+  return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
+         s->dims[1] < (size_t)o->adam_dim_threshold;
+}
+
+int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonref_route *out,
+                        muonref_error *err)
+{
+  char b[256];
+  int st = check_shape(s, err);
+  if (st)
+    return st;
+  if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
+    return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
+                        muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  size_t numel = muonref_shape_numel(s);
+  out->numel = numel;
+  out->use_muon = selects_muon(o, s);
+  out->rows = out->use_muon ? s->dims[0] : numel;
+  out->cols = out->use_muon ? numel / s->dims[0] : 1;
+  return MUONREF_OK;
+}
+
+int muonref_ns_transposes(size_t rows, size_t cols) { return rows > cols; }

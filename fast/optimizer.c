@@ -1,0 +1,251 @@
+/* muonref: the fast optimizer (see optimizer.h).  The scalar schedule comes
+ * from core/plan.c; this file does the float32 tensor arithmetic.
+ * Element-wise updates are evaluated in binary64 from the float32 inputs
+ * and rounded once to float32, so that each stored value is within one
+ * rounding of the exact step defined in spec/muon.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref/ns.h"
+#include "muonref/optimizer.h"
+#include "muonref/plan.h"
+
+typedef struct param {
+  const muonref_options *options; /* the group's options (in opt->groups) */
+  muonref_route route;
+  muonref_param_state state;      /* buffers allocated at creation */
+} param;
+
+struct muonref_optimizer {
+  size_t n_groups, n_params;
+  muonref_options *groups;
+  param *params;
+  float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix */
+  size_t ns_work_floats;
+  float *update;    /* U and O of the largest Muon matrix */
+};
+
+static void free_params(muonref_optimizer *opt)
+{
+  for (size_t i = 0; opt->params && i < opt->n_params; i++) {
+    free(opt->params[i].state.momentum_buffer);
+    free(opt->params[i].state.exp_avg);
+    free(opt->params[i].state.exp_avg_sq);
+  }
+  free(opt->params);
+}
+
+void muonref_optimizer_free(muonref_optimizer *opt)
+{
+  if (!opt)
+    return;
+  free_params(opt);
+  free(opt->groups);
+  free(opt->ns_work);
+  free(opt->update);
+  free(opt);
+}
+
+/* Allocates the branch's state buffers of p (zeroed, uninitialized state). */
+static int alloc_state(param *p)
+{
+  size_t n = p->route.numel;
+  p->state.numel = n;
+  p->state.use_muon = p->route.use_muon;
+  if (p->route.use_muon)
+    return (p->state.momentum_buffer = calloc(n, sizeof(float))) != NULL;
+  p->state.exp_avg = calloc(n, sizeof(float));
+  p->state.exp_avg_sq = calloc(n, sizeof(float));
+  return p->state.exp_avg && p->state.exp_avg_sq;
+}
+
+/* Routes and allocates every parameter; sizes the shared workspaces. */
+static int build_params(muonref_optimizer *opt, const muonref_group *groups, muonref_error *err)
+{
+  size_t k = 0, max_ws = 0, max_mat = 0;
+  for (size_t g = 0; g < opt->n_groups; g++)
+    for (size_t j = 0; j < groups[g].n_params; j++, k++) {
+      param *p = &opt->params[k];
+      p->options = &opt->groups[g];
+      int st = muonref_route_param(p->options, &groups[g].shapes[j], &p->route, err);
+      if (st)
+        return st;
+      if (!alloc_state(p))
+        return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
+      if (p->route.use_muon) {
+        size_t ws = muonref_ns_workspace_floats(p->route.rows, p->route.cols);
+        max_ws = ws > max_ws ? ws : max_ws;
+        max_mat = p->route.numel > max_mat ? p->route.numel : max_mat;
+      }
+    }
+  opt->ns_work_floats = max_ws;
+  opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
+  opt->update = max_mat ? malloc(2 * max_mat * sizeof(float)) : NULL;
+  if ((max_ws && !opt->ns_work) || (max_mat && !opt->update))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
+  return MUONREF_OK;
+}
+
+muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups, muonref_error *err)
+{
+  muonref_optimizer *opt = calloc(1, sizeof *opt);
+  if (!opt) {
+    muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
+    return NULL;
+  }
+  opt->n_groups = n_groups;
+  for (size_t g = 0; g < n_groups; g++)
+    opt->n_params += groups[g].n_params;
+  opt->groups = calloc(n_groups ? n_groups : 1, sizeof *opt->groups);
+  opt->params = calloc(opt->n_params ? opt->n_params : 1, sizeof *opt->params);
+  int st = (!opt->groups || !opt->params) ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer")
+                                          : MUONREF_OK;
+  for (size_t g = 0; !st && g < n_groups; g++) {
+    opt->groups[g] = groups[g].options;
+    st = muonref_options_validate(&groups[g].options, err);
+    if (!st && groups[g].options.ns_format == MUONREF_NS_EXACT)
+      st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
+  }
+  if (!st)
+    st = build_params(opt, groups, err);
+  if (st) {
+    muonref_optimizer_free(opt);
+    return NULL;
+  }
+  return opt;
+}
+
+size_t muonref_optimizer_param_count(const muonref_optimizer *opt) { return opt->n_params; }
+
+const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_t i)
+{
+  return i < opt->n_params ? &opt->params[i].route : NULL;
+}
+
+size_t muonref_optimizer_workspace_floats(const muonref_optimizer *opt) { return opt->ns_work_floats; }
+
+/* The Muon branch on parameter p (numel n, matrix rows x cols). */
+static int muon_step(muonref_optimizer *opt, param *p, float *w, const float *g, muonref_error *err)
+{
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(p->options, &p->route, &pl);
+  size_t n = p->route.numel;
+  float *M = p->state.momentum_buffer, *U = opt->update, *O = opt->update + n;
+  for (size_t i = 0; i < n; i++) {
+    double m = pl.mom_keep * (double)M[i] + pl.mom_grad * (double)g[i];
+    if (pl.nesterov)
+      U[i] = (float)(pl.in_grad * (double)g[i] + pl.in_mom * m);
+    M[i] = (float)m;
+  }
+  int st = muonref_fast_ns(O, pl.nesterov ? U : M, p->route.rows, p->route.cols, p->options, opt->ns_work, err);
+  if (st)
+    return st;
+  double decay = pl.apply_decay ? pl.decay : 1.0;
+  for (size_t i = 0; i < n; i++)
+    w[i] = (float)(decay * (double)w[i] - pl.alpha * (double)O[i]);
+  return MUONREF_OK;
+}
+
+/* The AdamW branch on parameter p after its step count became t. */
+static void adamw_step(param *p, float *w, const float *g)
+{
+  muonref_adamw_plan pl;
+  muonref_adamw_plan_make(p->options, p->state.step, &pl);
+  float *m = p->state.exp_avg, *v = p->state.exp_avg_sq;
+  double decay = pl.apply_decay ? pl.decay : 1.0;
+  for (size_t i = 0; i < p->route.numel; i++) {
+    double gi = g[i];
+    double mi = pl.beta1 * (double)m[i] + pl.one_minus_beta1 * gi;
+    double vi = pl.beta2 * (double)v[i] + pl.one_minus_beta2 * gi * gi;
+    double denom = sqrt(vi) / pl.sqrt_bc2 + pl.eps;
+    double q = denom == 0.0 ? 0.0 : mi / denom; /* spec: a zero denominator moves nothing */
+    w[i] = (float)(decay * (double)w[i] - pl.step_size * q);
+    m[i] = (float)mi;
+    v[i] = (float)vi;
+  }
+}
+
+int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const muonref_grad *grads,
+                           muonref_error *err)
+{
+  for (size_t i = 0; i < opt->n_params; i++) {
+    int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
+    if (st)
+      return st;
+  }
+  for (size_t i = 0; i < opt->n_params; i++) {
+    param *p = &opt->params[i];
+    if (!grads[i].data)
+      continue;
+    p->state.initialized = 1;
+    p->state.step++;
+    if (p->route.use_muon) {
+      int st = muon_step(opt, p, params[i], grads[i].data, err);
+      if (st)
+        return st;
+    } else {
+      adamw_step(p, params[i], grads[i].data);
+    }
+  }
+  return MUONREF_OK;
+}
+
+int muonref_optimizer_state(const muonref_optimizer *opt, size_t i, muonref_param_state *out)
+{
+  if (i >= opt->n_params)
+    return MUONREF_EOPTION;
+  *out = opt->params[i].state;
+  return MUONREF_OK;
+}
+
+/* Whether buffer b (n floats) is finite. */
+static int finite_buffer(const float *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(b[i]))
+      return 0;
+  return 1;
+}
+
+int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_param_state *st,
+                                muonref_error *err)
+{
+  if (i >= opt->n_params)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the optimizer has %zu parameters", i,
+                        opt->n_params);
+  param *p = &opt->params[i];
+  size_t n = p->route.numel;
+  if (!st->initialized) {
+    p->state.initialized = 0;
+    p->state.step = 0;
+    memset(p->route.use_muon ? p->state.momentum_buffer : p->state.exp_avg, 0, n * sizeof(float));
+    if (!p->route.use_muon)
+      memset(p->state.exp_avg_sq, 0, n * sizeof(float));
+    return MUONREF_OK;
+  }
+  if (!st->use_muon != !p->route.use_muon)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: routed to %s, the state is %s's", i,
+                        p->route.use_muon ? "Muon" : "AdamW", st->use_muon ? "Muon" : "AdamW");
+  if (st->numel != n)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: %zu elements, the parameter has %zu", i,
+                        st->numel, n);
+  if (st->step < 1)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: step %ld, an initialized state has step >= 1",
+                        i, st->step);
+  const float *b1 = p->route.use_muon ? st->momentum_buffer : st->exp_avg;
+  const float *b2 = p->route.use_muon ? st->momentum_buffer : st->exp_avg_sq;
+  if (!b1 || !b2)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the %s buffer is missing", i,
+                        p->route.use_muon ? "momentum" : (b1 ? "exp_avg_sq" : "exp_avg"));
+  if (!finite_buffer(b1, n) || !finite_buffer(b2, n))
+    return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
+  p->state.initialized = 1;
+  p->state.step = st->step;
+  if (p->route.use_muon) {
+    memcpy(p->state.momentum_buffer, st->momentum_buffer, n * sizeof(float));
+  } else {
+    memcpy(p->state.exp_avg, st->exp_avg, n * sizeof(float));
+    memcpy(p->state.exp_avg_sq, st->exp_avg_sq, n * sizeof(float));
+  }
+  return MUONREF_OK;
+}

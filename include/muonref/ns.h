@@ -1,0 +1,33 @@
+/* muonref: the fast Newton-Schulz iteration (bf16 or fp32) on OpenBLAS.
+ * spec/muon.md, section "Newton-Schulz", defines it. */
+#ifndef MUONREF_NS_H
+#define MUONREF_NS_H
+
+#include <stddef.h>
+#include "muonref/options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Floats of workspace muonref_fast_ns needs for a (rows, cols) matrix:
+ * with m = min(rows, cols), n = max(rows, cols): 2 m n + 3 m m. */
+size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
+
+/* out <- NS(in) for the row-major (rows, cols) matrix `in`, under the
+ * coefficient list, order, ns_steps, ns_eps, eps_mode and ns_format of *o
+ * (BF16 or FP32; EXACT is the reference's and is refused here).
+ * `in` is never written; out must not overlap in.  work holds at least
+ * muonref_ns_workspace_floats(rows, cols) floats, or is NULL (then it is
+ * allocated and freed inside).  Returns MUONREF_OK; MUONREF_EOPTION for
+ * ns_format EXACT ("ns_format 'exact' is not available on the fast path");
+ * MUONREF_ENOMEM.  Rows and cols >= 1.
+ * Transposition: when rows > cols it iterates on in^T and writes the
+ * transpose back, so that NS(G^T) == NS(G)^T bitwise. */
+int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols,
+                    const muonref_options *o, float *work, muonref_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

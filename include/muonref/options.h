@@ -1,0 +1,140 @@
+/* muonref: the options of a Muon parameter group and their validation.
+ *
+ * One muonref_options value describes one parameter group completely: the
+ * NeMo options (lr, momentum, nesterov, ns_steps, weight_decay, scale_mode,
+ * adam_*, use_muon) plus the generalisations that let other ports be
+ * expressed as profiles (momentum form, coefficient list and its order,
+ * normalisation epsilon and its mode, Newton-Schulz number format).
+ * spec/muon.md defines every field, its default and its valid range;
+ * profiles (profile.h) fill a complete value.  The struct is plain data: it
+ * owns no memory and may be copied with `=`. */
+#ifndef MUONREF_OPTIONS_H
+#define MUONREF_OPTIONS_H
+
+#include <stddef.h>
+#include "muonref/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most coefficient triples a list may hold (timm's longest list has 8). */
+#define MUONREF_MAX_COEFFS 32
+/* Most Newton-Schulz steps accepted (torch.optim.Muon: ns_steps < 100). */
+#define MUONREF_MAX_NS_STEPS 1000
+
+/* How the gradient enters the momentum buffer M (spec/muon.md, Momentum).
+ *   SUM: M <- beta M + G            (NeMo, Keller <= 2025-01, dion)
+ *   EMA: M <- beta M + (1 - beta) G (Keller HEAD, torch.optim.Muon, timm) */
+typedef enum muonref_momentum_form {
+  MUONREF_MOMENTUM_SUM = 0,
+  MUONREF_MOMENTUM_EMA = 1
+} muonref_momentum_form;
+
+/* Which coefficient triple step k (0-based) uses when ns_steps exceeds the
+ * list length n: CYCLE uses k mod n (Paddle, Emerging-Optimizers),
+ * REPEAT_LAST uses min(k, n - 1) (timm). */
+typedef enum muonref_coeff_order {
+  MUONREF_ORDER_CYCLE = 0,
+  MUONREF_ORDER_REPEAT_LAST = 1
+} muonref_coeff_order;
+
+/* How the normalisation epsilon enters X / d (spec/muon.md, Newton-Schulz).
+ *   ADD:   d = ||X||_F + eps        (NeMo, Keller, dion, optax)
+ *   CLAMP: d = max(||X||_F, eps)    (torch.optim.Muon, Emerging-Optimizers) */
+typedef enum muonref_eps_mode {
+  MUONREF_EPS_ADD = 0,
+  MUONREF_EPS_CLAMP = 1
+} muonref_eps_mode;
+
+/* The shape factor s of the update -lr * s * O of a (rows, cols) matrix.
+ *   FAN_IN:  sqrt(max(1, rows/cols))   (NeMo default, modded-nanogpt)
+ *   FAN_OUT: sqrt(max(1, cols/rows))   (the same rule on (in, out) layouts)
+ *   NONE:    1 */
+typedef enum muonref_scale_mode {
+  MUONREF_SCALE_FAN_IN = 0,
+  MUONREF_SCALE_FAN_OUT = 1,
+  MUONREF_SCALE_NONE = 2
+} muonref_scale_mode;
+
+/* The use_muon option of a group: AUTO selects by shape (route.h). */
+typedef enum muonref_use_muon {
+  MUONREF_USE_MUON_AUTO = -1,
+  MUONREF_USE_MUON_FALSE = 0,
+  MUONREF_USE_MUON_TRUE = 1
+} muonref_use_muon;
+
+/* The number format the Newton-Schulz iteration runs in.
+ *   BF16:  every operation's result rounded to bf16 (round to nearest even),
+ *          products accumulated in fp32 (NeMo and most ports)
+ *   FP32:  every operation's result rounded to binary32
+ *   EXACT: no rounding (the reference, ref/) */
+typedef enum muonref_ns_format {
+  MUONREF_NS_BF16 = 0,
+  MUONREF_NS_FP32 = 1,
+  MUONREF_NS_EXACT = 2
+} muonref_ns_format;
+
+/* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
+ * a X + (b A + c A A) X with A = X X^T. */
+typedef struct muonref_coeff {
+  double a, b, c;
+} muonref_coeff;
+
+typedef struct muonref_options {
+  /* --- the NeMo options (seed: nemo/core/optim/muon.py) --- */
+  double lr;                 /* learning rate of the Muon update, >= 0   */
+  double momentum;           /* beta, 0 <= beta < 1                      */
+  int nesterov;              /* 0 or 1                                   */
+  int ns_steps;              /* 1..MUONREF_MAX_NS_STEPS                  */
+  double weight_decay;       /* lambda >= 0, decoupled                   */
+  muonref_scale_mode scale_mode;
+  double adam_beta1;         /* 0 <= beta1 < 1                           */
+  double adam_beta2;         /* 0 <= beta2 < 1                           */
+  double adam_eps;           /* >= 0, added to the AdamW denominator     */
+  double adam_lr_ratio;      /* AdamW lr = lr * ratio, ratio >= 0        */
+  long adam_dim_threshold;   /* >= 1; AUTO routing threshold             */
+  muonref_use_muon use_muon;
+  /* --- generalisations for other ports' profiles --- */
+  muonref_momentum_form momentum_form;
+  int n_coeffs;                          /* 1..MUONREF_MAX_COEFFS        */
+  muonref_coeff coeffs[MUONREF_MAX_COEFFS];
+  muonref_coeff_order coeff_order;
+  double ns_eps;             /* normalisation epsilon, >= 0              */
+  muonref_eps_mode eps_mode;
+  muonref_ns_format ns_format;
+} muonref_options;
+
+/* Checks every field of *o against its valid range, in the order of the
+ * NeMo constructor (lr, momentum, ns_steps, weight_decay, adam betas,
+ * adam_eps, adam_lr_ratio, adam_dim_threshold, scale_mode), then the
+ * generalised fields.  Non-finite values are rejected everywhere.
+ * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
+ * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
+int muonref_options_validate(const muonref_options *o, muonref_error *err);
+
+/* The spelling of enum values used in the spec, the vectors and the CLI:
+ * "fan_in", "sum", "cycle", "add", "bf16", ...  Each *_name returns NULL for
+ * a value outside the enum; each *_parse returns MUONREF_OK and writes *out,
+ * or MUONREF_EOPTION with a message naming the option and the accepted
+ * spellings (for scale_mode the NeMo wording
+ * "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')"). */
+const char *muonref_scale_mode_name(muonref_scale_mode m);
+int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err);
+const char *muonref_momentum_form_name(muonref_momentum_form f);
+int muonref_momentum_form_parse(const char *s, muonref_momentum_form *out, muonref_error *err);
+const char *muonref_coeff_order_name(muonref_coeff_order o);
+int muonref_coeff_order_parse(const char *s, muonref_coeff_order *out, muonref_error *err);
+const char *muonref_eps_mode_name(muonref_eps_mode m);
+int muonref_eps_mode_parse(const char *s, muonref_eps_mode *out, muonref_error *err);
+const char *muonref_ns_format_name(muonref_ns_format f);
+int muonref_ns_format_parse(const char *s, muonref_ns_format *out, muonref_error *err);
+
+/* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
+ * uses under o's list and order (see muonref_coeff_order). */
+muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,69 @@
+/* muonref: the scalar schedule of one optimizer step.
+ *
+ * Every scalar that a step combines tensors with (momentum weights, the
+ * decay factor, the step size with its shape factor, AdamW's bias
+ * corrections) is computed here, once, in binary64, from the options, as
+ * the Python ports compute them in Python floats.  Both the fast path and
+ * the exact reference consume these same binary64 values; the reference
+ * then does the tensor arithmetic without rounding.  spec/muon.md, section
+ * "Scalar schedule", defines each field. */
+#ifndef MUONREF_PLAN_H
+#define MUONREF_PLAN_H
+
+#include "muonref/options.h"
+#include "muonref/route.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One Muon step on a (rows, cols) matrix:
+ *   M <- mom_keep * M + mom_grad * G
+ *   U <- in_grad * G + in_mom * M          (Nesterov; else U = M)
+ *   O <- NS(U)
+ *   P <- decay * P                          (only when apply_decay)
+ *   P <- P - alpha * O                      (alpha = lr * scale)          */
+typedef struct muonref_muon_plan {
+  double mom_keep, mom_grad;
+  int nesterov;
+  double in_grad, in_mom;
+  int apply_decay;
+  double decay;
+  double scale;
+  double alpha;
+} muonref_muon_plan;
+
+/* One AdamW step, t = step count after this step (t >= 1):
+ *   m <- beta1 * m + one_minus_beta1 * g
+ *   v <- beta2 * v + one_minus_beta2 * g * g
+ *   P <- decay * P                          (only when apply_decay)
+ *   P <- P - step_size * m / (sqrt(v) / sqrt_bc2 + eps)                  */
+typedef struct muonref_adamw_plan {
+  long step;
+  double lr;              /* lr * adam_lr_ratio */
+  double beta1, one_minus_beta1, beta2, one_minus_beta2;
+  double bias_correction1;   /* 1 - beta1^t */
+  double bias_correction2;   /* 1 - beta2^t */
+  double sqrt_bc2;           /* sqrt(bias_correction2) */
+  double step_size;          /* lr / bias_correction1 */
+  double eps;
+  int apply_decay;
+  double decay;              /* 1 - lr * weight_decay */
+} muonref_adamw_plan;
+
+/* The shape factor of scale_mode for a (rows, cols) matrix (rows, cols >= 1):
+ * fan_in sqrt(max(1, rows/cols)), fan_out sqrt(max(1, cols/rows)), none 1;
+ * the ratio and the root in binary64, as in the NeMo seed's update_scale. */
+double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols);
+
+/* Fills *p for a Muon parameter routed as *r under options *o. */
+void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r,
+                            muonref_muon_plan *p);
+
+/* Fills *p for the AdamW step numbered t (>= 1) under options *o. */
+void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+/* muonref: routing, the choice between the Muon update and the AdamW
+ * fallback for one parameter, and the matrix view a Muon parameter takes.
+ * spec/muon.md, section "Routing". */
+#ifndef MUONREF_ROUTE_H
+#define MUONREF_ROUTE_H
+
+#include <stddef.h>
+#include "muonref/options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most dimensions a parameter may have. */
+#define MUONREF_MAX_NDIM 8
+
+/* A parameter shape: ndim dimensions (0 for a scalar), row-major. */
+typedef struct muonref_shape {
+  int ndim;
+  size_t dims[MUONREF_MAX_NDIM];
+} muonref_shape;
+
+/* The routing decision for one parameter.  For a Muon parameter the
+ * gradient is read as the row-major (rows, cols) matrix with rows = dims[0]
+ * and cols = the product of the other dimensions. */
+typedef struct muonref_route {
+  int use_muon;   /* 1: Muon update; 0: AdamW fallback */
+  size_t rows;    /* Muon: dims[0]; AdamW: number of elements */
+  size_t cols;    /* Muon: product of dims[1..]; AdamW: 1 */
+  size_t numel;   /* number of elements of the parameter */
+} muonref_route;
+
+/* Number of elements of a shape (1 for ndim 0). */
+size_t muonref_shape_numel(const muonref_shape *s);
+
+/* Routes a parameter of shape *s under group options *o:
+ *   use_muon TRUE  -> Muon, provided ndim >= 2;
+ *   use_muon FALSE -> AdamW;
+ *   use_muon AUTO  -> Muon iff ndim == 2 and max(dims) < adam_dim_threshold.
+ * Errors (out untouched): MUONREF_ESHAPE for ndim outside 0..MUONREF_MAX_NDIM
+ * ("Invalid parameter shape: 9 dimensions, at most 8 are supported"), for a
+ * zero dimension ("Invalid parameter shape (0, 4): every dimension must be at
+ * least 1"), and for use_muon TRUE on ndim < 2
+ * ("use_muon=True needs at least two dimensions, got shape (48,)"). */
+int muonref_route_param(const muonref_options *o, const muonref_shape *s,
+                        muonref_route *out, muonref_error *err);
+
+/* Whether Newton-Schulz iterates on the transpose of a (rows, cols) matrix:
+ * true iff rows > cols, so the iteration always runs on the wide side and
+ * NS(G^T) = NS(G)^T (NeMo, Keller, torch, timm, Paddle). */
+int muonref_ns_transposes(size_t rows, size_t cols);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,400 @@
+/* muonref tests: core/ semantics: Python formatting, profiles, option
+ * validation and the error catalogue, routing, scale rules, coefficient
+ * order, the scalar schedule, gradient checks. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref.h"
+
+static muonref_options nemo(void)
+{
+  muonref_options o;
+  ck_assert_int_eq(muonref_profile_options("nemo", &o, NULL), MUONREF_OK);
+  return o;
+}
+
+/* ---- Python repr ---- */
+static const struct { double x; const char *repr; } FLOATS[] = {
+  {-1.0, "-1.0"}, {1e-7, "1e-07"}, {0.95, "0.95"}, {1e16, "1e+16"}, {1e15, "1000000000000000.0"},
+  {0.0001, "0.0001"}, {0.00001, "1e-05"}, {2.5e-05, "2.5e-05"}, {123.456, "123.456"}, {0.1, "0.1"},
+  {1e22, "1e+22"}, {-0.0, "-0.0"}, {0.0, "0.0"}, {0.02, "0.02"}, {1.5e300, "1.5e+300"},
+  {5e-324, "5e-324"}, {1.0 / 3.0, "0.3333333333333333"}, {8192.0, "8192.0"}, {1.0, "1.0"},
+};
+
+START_TEST(py_float_matches_python_repr)
+{
+  char b[64];
+  ck_assert_str_eq(muonref_py_float(b, sizeof b, FLOATS[_i].x), FLOATS[_i].repr);
+}
+END_TEST
+
+START_TEST(py_float_special_values)
+{
+  char b[64];
+  ck_assert_str_eq(muonref_py_float(b, sizeof b, NAN), "nan");
+  ck_assert_str_eq(muonref_py_float(b, sizeof b, INFINITY), "inf");
+  ck_assert_str_eq(muonref_py_float(b, sizeof b, -INFINITY), "-inf");
+}
+END_TEST
+
+START_TEST(py_shape_and_tuple)
+{
+  char b[64];
+  size_t s[3] = {3, 4, 5};
+  ck_assert_str_eq(muonref_py_shape(b, sizeof b, s, 0), "()");
+  ck_assert_str_eq(muonref_py_shape(b, sizeof b, (size_t[]){48}, 1), "(48,)");
+  ck_assert_str_eq(muonref_py_shape(b, sizeof b, s, 3), "(3, 4, 5)");
+  const char *names[] = {"nemo", "x"};
+  ck_assert_str_eq(muonref_py_str_tuple(b, sizeof b, names, 1), "('nemo',)");
+  ck_assert_str_eq(muonref_py_str_tuple(b, sizeof b, names, 2), "('nemo', 'x')");
+  ck_assert_str_eq(muonref_py_shape(b, 5, s, 3), "(3, ");   /* truncated, terminated */
+}
+END_TEST
+
+/* ---- profiles ---- */
+START_TEST(nemo_profile_has_the_seed_defaults)
+{
+  muonref_options o = nemo();
+  ck_assert(o.lr == 0.02 && o.momentum == 0.95 && o.nesterov == 1 && o.ns_steps == 5);
+  ck_assert(o.weight_decay == 0.0 && o.scale_mode == MUONREF_SCALE_FAN_IN);
+  ck_assert(o.adam_beta1 == 0.9 && o.adam_beta2 == 0.95 && o.adam_eps == 1e-8);
+  ck_assert(o.adam_lr_ratio == 0.025 && o.adam_dim_threshold == 8192 && o.use_muon == MUONREF_USE_MUON_AUTO);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_SUM && o.n_coeffs == 1);
+  ck_assert(o.coeffs[0].a == 3.4445 && o.coeffs[0].b == -4.7750 && o.coeffs[0].c == 2.0315);
+  ck_assert(o.ns_eps == 1e-7 && o.eps_mode == MUONREF_EPS_ADD && o.ns_format == MUONREF_NS_BF16);
+  ck_assert_int_eq(muonref_options_validate(&o, NULL), MUONREF_OK);
+}
+END_TEST
+
+START_TEST(unknown_profile_is_named)
+{
+  muonref_error e;
+  muonref_options o;
+  ck_assert_int_eq(muonref_profile_options("keller", &o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown profile 'keller', expected one of ('nemo',)");
+  ck_assert_str_eq(muonref_profile_name(0), "nemo");
+  ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
+}
+END_TEST
+
+/* ---- the error catalogue: every invalid option with its exact message ---- */
+typedef void (*mutate)(muonref_options *);
+#define M(name, body) static void name(muonref_options *o) { body; }
+M(m_lr, o->lr = -1.0)
+M(m_lr_nan, o->lr = NAN)
+M(m_lr_inf, o->lr = INFINITY)
+M(m_mom_hi, o->momentum = 1.0)
+M(m_mom_lo, o->momentum = -0.5)
+M(m_steps0, o->ns_steps = 0)
+M(m_steps_big, o->ns_steps = 1001)
+M(m_wd, o->weight_decay = -0.01)
+M(m_beta1, o->adam_beta1 = 1.0)
+M(m_beta2, o->adam_beta2 = -0.1)
+M(m_beta_nan, o->adam_beta2 = NAN)
+M(m_eps, o->adam_eps = -1e-8)
+M(m_ratio, o->adam_lr_ratio = -0.025)
+M(m_thr, o->adam_dim_threshold = 0)
+M(m_scale, o->scale_mode = (muonref_scale_mode)7)
+M(m_nesterov, o->nesterov = 2)
+M(m_use_muon, o->use_muon = (muonref_use_muon)3)
+M(m_form, o->momentum_form = (muonref_momentum_form)5)
+M(m_ncoef0, o->n_coeffs = 0)
+M(m_ncoef_big, o->n_coeffs = 33)
+M(m_coef_nan, o->coeffs[0].b = NAN)
+M(m_order, o->coeff_order = (muonref_coeff_order)2)
+M(m_nseps, o->ns_eps = -1.0)
+M(m_epsmode, o->eps_mode = (muonref_eps_mode)2)
+M(m_format, o->ns_format = (muonref_ns_format)3)
+#undef M
+
+static const struct { mutate f; const char *message; } CATALOGUE[] = {
+  {m_lr, "Invalid learning rate: -1.0"},
+  {m_lr_nan, "Invalid learning rate: nan"},
+  {m_lr_inf, "Invalid learning rate: inf"},
+  {m_mom_hi, "Invalid momentum: 1.0"},
+  {m_mom_lo, "Invalid momentum: -0.5"},
+  {m_steps0, "Invalid number of Newton-Schulz steps: 0"},
+  {m_steps_big, "Invalid number of Newton-Schulz steps: 1001"},
+  {m_wd, "Invalid weight decay: -0.01"},
+  {m_beta1, "Invalid AdamW betas: (1.0, 0.95)"},
+  {m_beta2, "Invalid AdamW betas: (0.9, -0.1)"},
+  {m_beta_nan, "Invalid AdamW betas: (0.9, nan)"},
+  {m_eps, "Invalid AdamW epsilon: -1e-08"},
+  {m_ratio, "Invalid AdamW learning rate ratio: -0.025"},
+  {m_thr, "Invalid AdamW dimension threshold: 0"},
+  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none')"},
+  {m_nesterov, "Invalid nesterov: 2 (expected 0 or 1)"},
+  {m_use_muon, "Invalid use_muon: 3 (expected None, False or True)"},
+  {m_form, "Unknown momentum_form 5, expected one of ('sum', 'ema')"},
+  {m_ncoef0, "Invalid number of Newton-Schulz coefficient triples: 0 (expected 1 to 32)"},
+  {m_ncoef_big, "Invalid number of Newton-Schulz coefficient triples: 33 (expected 1 to 32)"},
+  {m_coef_nan, "Invalid Newton-Schulz coefficient b of triple 0: nan"},
+  {m_order, "Unknown coeff_order 2, expected one of ('cycle', 'repeat_last')"},
+  {m_nseps, "Invalid Newton-Schulz epsilon: -1.0"},
+  {m_epsmode, "Unknown eps_mode 2, expected one of ('add', 'clamp')"},
+  {m_format, "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')"},
+};
+
+START_TEST(catalogue_option_messages)
+{
+  muonref_options o = nemo();
+  muonref_error e;
+  CATALOGUE[_i].f(&o);
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(e.status, MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, CATALOGUE[_i].message);
+}
+END_TEST
+
+START_TEST(catalogue_first_violation_wins_in_nemo_order)
+{
+  muonref_options o = nemo();
+  muonref_error e;
+  o.lr = -1.0;
+  o.momentum = 2.0;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid learning rate: -1.0");
+  o = nemo();
+  o.lr = 0.0; /* the boundaries are valid */
+  o.momentum = 0.0;
+  o.weight_decay = 0.0;
+  o.adam_eps = 0.0;
+  o.ns_steps = 1;
+  o.adam_dim_threshold = 1;
+  ck_assert_int_eq(muonref_options_validate(&o, NULL), MUONREF_OK);
+}
+END_TEST
+
+START_TEST(enum_parse_messages)
+{
+  muonref_error e;
+  muonref_scale_mode m;
+  ck_assert_int_eq(muonref_scale_mode_parse("rows", &m, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')");
+  ck_assert_int_eq(muonref_scale_mode_parse("fan_out", &m, &e), MUONREF_OK);
+  ck_assert_int_eq(m, MUONREF_SCALE_FAN_OUT);
+  muonref_ns_format f;
+  ck_assert_int_eq(muonref_ns_format_parse("fp16", &f, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown ns_format 'fp16', expected one of ('bf16', 'fp32', 'exact')");
+  muonref_eps_mode em;
+  ck_assert_int_eq(muonref_eps_mode_parse("clamp", &em, NULL), MUONREF_OK);
+  ck_assert_int_eq(em, MUONREF_EPS_CLAMP);
+  muonref_coeff_order co;
+  ck_assert_int_eq(muonref_coeff_order_parse("repeat_last", &co, NULL), MUONREF_OK);
+  ck_assert_int_eq(co, MUONREF_ORDER_REPEAT_LAST);
+  muonref_momentum_form mf;
+  ck_assert_int_eq(muonref_momentum_form_parse("ema", &mf, NULL), MUONREF_OK);
+  ck_assert_int_eq(mf, MUONREF_MOMENTUM_EMA);
+}
+END_TEST
+
+/* ---- routing (the seed's test_parameter_selection) ---- */
+static muonref_route route(const muonref_options *o, int ndim, const size_t *dims, int expect_status)
+{
+  muonref_shape s = {.ndim = ndim};
+  memcpy(s.dims, dims, (size_t)ndim * sizeof *dims);
+  muonref_route r = {0};
+  ck_assert_int_eq(muonref_route_param(o, &s, &r, NULL), expect_status);
+  return r;
+}
+
+START_TEST(routing_by_shape)
+{
+  muonref_options o = nemo();
+  ck_assert(route(&o, 2, (size_t[]){48, 32}, 0).use_muon);
+  ck_assert(route(&o, 2, (size_t[]){64, 16}, 0).use_muon);
+  ck_assert(!route(&o, 1, (size_t[]){48}, 0).use_muon);
+  ck_assert(!route(&o, 4, (size_t[]){8, 4, 3, 3}, 0).use_muon);
+  ck_assert(!route(&o, 2, (size_t[]){8200, 16}, 0).use_muon);
+  ck_assert(!route(&o, 2, (size_t[]){8192, 16}, 0).use_muon); /* threshold is exclusive */
+  ck_assert(route(&o, 2, (size_t[]){8191, 16}, 0).use_muon);
+  ck_assert(route(&o, 2, (size_t[]){1026, 512}, 0).use_muon); /* small-vocabulary embedding */
+  ck_assert(!route(&o, 0, (size_t[]){0}, 0).use_muon);         /* a scalar */
+  o.adam_dim_threshold = 48;
+  ck_assert(!route(&o, 2, (size_t[]){48, 32}, 0).use_muon);
+}
+END_TEST
+
+START_TEST(routing_forced)
+{
+  muonref_options o = nemo();
+  o.use_muon = MUONREF_USE_MUON_FALSE;
+  ck_assert(!route(&o, 2, (size_t[]){48, 32}, 0).use_muon);
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  muonref_route r = route(&o, 4, (size_t[]){8, 4, 3, 3}, 0);
+  ck_assert(r.use_muon && r.rows == 8 && r.cols == 36 && r.numel == 288);
+  r = route(&o, 2, (size_t[]){8200, 16}, 0);
+  ck_assert(r.use_muon && r.rows == 8200 && r.cols == 16);
+}
+END_TEST
+
+START_TEST(routing_errors)
+{
+  muonref_options o = nemo();
+  muonref_error e;
+  muonref_route r;
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  muonref_shape bias = {.ndim = 1, .dims = {48}};
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "use_muon=True needs at least two dimensions, got shape (48,)");
+  muonref_shape scalar = {.ndim = 0};
+  ck_assert_int_eq(muonref_route_param(&o, &scalar, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "use_muon=True needs at least two dimensions, got shape ()");
+  muonref_shape zero = {.ndim = 2, .dims = {0, 4}};
+  ck_assert_int_eq(muonref_route_param(&o, &zero, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Invalid parameter shape (0, 4): every dimension must be at least 1");
+  muonref_shape deep = {.ndim = 9};
+  ck_assert_int_eq(muonref_route_param(&o, &deep, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Invalid parameter shape: 9 dimensions, at most 8 are supported");
+}
+END_TEST
+
+START_TEST(transpose_rule)
+{
+  ck_assert(muonref_ns_transposes(64, 16));
+  ck_assert(!muonref_ns_transposes(16, 64));
+  ck_assert(!muonref_ns_transposes(32, 32));
+}
+END_TEST
+
+/* ---- scale rules (the seed's test_scale_modes) ---- */
+START_TEST(scale_factors)
+{
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_IN, 64, 16) == 2.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_OUT, 64, 16) == 1.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_IN, 16, 64) == 1.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_OUT, 16, 64) == 2.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_NONE, 64, 16) == 1.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_IN, 48, 32) == sqrt(1.5));
+}
+END_TEST
+
+/* ---- coefficient order ---- */
+START_TEST(coefficient_order)
+{
+  muonref_options o = nemo();
+  o.n_coeffs = 3;
+  for (int k = 0; k < 3; k++)
+    o.coeffs[k] = (muonref_coeff){k + 1.0, -(k + 1.0), 0.5 * k};
+  int cyc[] = {0, 1, 2, 0, 1, 2, 0}, rep[] = {0, 1, 2, 2, 2, 2, 2};
+  for (int k = 0; k < 7; k++) {
+    o.coeff_order = MUONREF_ORDER_CYCLE;
+    ck_assert(muonref_ns_coeff_at(&o, k).a == o.coeffs[cyc[k]].a);
+    o.coeff_order = MUONREF_ORDER_REPEAT_LAST;
+    ck_assert(muonref_ns_coeff_at(&o, k).a == o.coeffs[rep[k]].a);
+  }
+  const muonref_preset *p = muonref_preset_find("original");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_str_eq(p->name, "simple");
+  ck_assert_ptr_null(muonref_preset_find("no-such-preset"));
+}
+END_TEST
+
+/* ---- scalar schedule ---- */
+START_TEST(muon_plan_forms)
+{
+  muonref_options o = nemo();
+  o.weight_decay = 0.01;
+  muonref_route r = {1, 64, 16, 1024};
+  muonref_muon_plan p;
+  muonref_muon_plan_make(&o, &r, &p);
+  ck_assert(p.mom_keep == 0.95 && p.mom_grad == 1.0 && p.in_grad == 1.0 && p.in_mom == 0.95);
+  ck_assert(p.apply_decay && p.decay == 1.0 - 0.02 * 0.01); /* unscaled lr */
+  ck_assert(p.scale == 2.0 && p.alpha == 0.04);
+  o.momentum_form = MUONREF_MOMENTUM_EMA;
+  o.nesterov = 0;
+  o.weight_decay = 0.0;
+  muonref_muon_plan_make(&o, &r, &p);
+  ck_assert(p.mom_grad == 1.0 - 0.95 && p.in_grad == 0.0 && p.in_mom == 1.0 && !p.apply_decay);
+  o.nesterov = 1;
+  muonref_muon_plan_make(&o, &r, &p);
+  ck_assert(p.in_grad == 1.0 - 0.95 && p.in_mom == 0.95);
+}
+END_TEST
+
+START_TEST(adamw_plan_bias_corrections)
+{
+  muonref_options o = nemo();
+  o.weight_decay = 0.1;
+  muonref_adamw_plan p;
+  for (long t = 1; t <= 3; t++) {
+    muonref_adamw_plan_make(&o, t, &p);
+    double bc1 = 1.0 - pow(0.9, (double)t), bc2 = 1.0 - pow(0.95, (double)t);
+    ck_assert(p.lr == 0.02 * 0.025);
+    ck_assert(p.bias_correction1 == bc1 && p.bias_correction2 == bc2 && p.sqrt_bc2 == sqrt(bc2));
+    ck_assert(p.step_size == 0.02 * 0.025 / bc1);
+    ck_assert(p.decay == 1.0 - 0.02 * 0.025 * 0.1 && p.apply_decay);
+  }
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(fabs(p.bias_correction1 - 0.1) < 1e-15);
+}
+END_TEST
+
+/* ---- gradient checks ---- */
+START_TEST(gradient_checks)
+{
+  muonref_error e;
+  float g[3] = {1, 2, 3};
+  muonref_grad ok = {g, MUONREF_DENSE, MUONREF_FLOAT32};
+  ck_assert_int_eq(muonref_grad_check(&ok, 0, 3, &e), MUONREF_OK);
+  muonref_grad none = {NULL, MUONREF_SPARSE, MUONREF_COMPLEX64};
+  ck_assert_int_eq(muonref_grad_check(&none, 0, 3, &e), MUONREF_OK);
+  muonref_grad sparse = {g, MUONREF_SPARSE, MUONREF_FLOAT32};
+  ck_assert_int_eq(muonref_grad_check(&sparse, 0, 3, &e), MUONREF_EGRAD);
+  ck_assert_str_eq(e.message, "Muon does not support sparse gradients");
+  muonref_grad cplx = {g, MUONREF_DENSE, MUONREF_COMPLEX64};
+  ck_assert_int_eq(muonref_grad_check(&cplx, 0, 3, &e), MUONREF_EGRAD);
+  ck_assert_str_eq(e.message, "Muon does not support complex gradients");
+  g[2] = -INFINITY;
+  ck_assert_int_eq(muonref_grad_check(&ok, 4, 3, &e), MUONREF_ENONFINITE);
+  ck_assert_str_eq(e.message, "Non-finite gradient for parameter 4: element 2 is -inf");
+  g[1] = NAN;
+  ck_assert_int_eq(muonref_grad_check(&ok, 4, 3, &e), MUONREF_ENONFINITE);
+  ck_assert_str_eq(e.message, "Non-finite gradient for parameter 4: element 1 is nan");
+}
+END_TEST
+
+START_TEST(status_names_and_errors)
+{
+  muonref_error e;
+  ck_assert_int_eq(muonref_fail(&e, MUONREF_EIO, "x %d", 3), MUONREF_EIO);
+  ck_assert_str_eq(e.message, "x 3");
+  ck_assert_str_eq(muonref_status_name(MUONREF_ESHAPE), "MUONREF_ESHAPE");
+  ck_assert_str_eq(muonref_status_name(42), "unknown");
+  muonref_error_clear(&e);
+  ck_assert_int_eq(e.status, 0);
+  ck_assert_str_eq(e.message, "");
+  ck_assert_int_eq(muonref_fail(NULL, MUONREF_EOPTION, "ignored"), MUONREF_EOPTION);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("core");
+  TCase *t = tcase_create("core");
+  tcase_add_loop_test(t, py_float_matches_python_repr, 0, (int)(sizeof FLOATS / sizeof FLOATS[0]));
+  tcase_add_test(t, py_float_special_values);
+  tcase_add_test(t, py_shape_and_tuple);
+  tcase_add_test(t, nemo_profile_has_the_seed_defaults);
+  tcase_add_test(t, unknown_profile_is_named);
+  tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
+  tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);
+  tcase_add_test(t, enum_parse_messages);
+  tcase_add_test(t, routing_by_shape);
+  tcase_add_test(t, routing_forced);
+  tcase_add_test(t, routing_errors);
+  tcase_add_test(t, transpose_rule);
+  tcase_add_test(t, scale_factors);
+  tcase_add_test(t, coefficient_order);
+  tcase_add_test(t, muon_plan_forms);
+  tcase_add_test(t, adamw_plan_bias_corrections);
+  tcase_add_test(t, gradient_checks);
+  tcase_add_test(t, status_names_and_errors);
+  suite_add_tcase(s, t);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_ENV);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,253 @@
+/* muonref tests: the fast Newton-Schulz iteration (bf16 and fp32). */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref.h"
+#include "testutil.h"
+
+static muonref_options fmt(muonref_ns_format f)
+{
+  muonref_options o = tu_nemo();
+  o.ns_format = f;
+  return o;
+}
+
+static float *randn(size_t n, uint64_t seed)
+{
+  tu_rng r = {tu_seed(11) + seed};
+  float *x = malloc(n * sizeof *x);
+  tu_fill_normal(&r, x, n, 1.0);
+  return x;
+}
+
+static void transpose(float *dst, const float *src, size_t rows, size_t cols)
+{
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < cols; j++)
+      dst[j * rows + i] = src[i * cols + j];
+}
+
+static const size_t SHAPES[][2] = {{16, 40}, {48, 32}, {64, 16}, {1, 7}};
+
+/* NS(G^T) == NS(G)^T bitwise, in both formats. */
+START_TEST(transpose_equivariance_bitwise)
+{
+  size_t r = SHAPES[_i][0], c = SHAPES[_i][1];
+  float *g = randn(r * c, _i), *gt = malloc(r * c * 4), *o = malloc(r * c * 4), *ot = malloc(r * c * 4),
+        *ott = malloc(r * c * 4);
+  transpose(gt, g, r, c);
+  for (int f = 0; f < 2; f++) {
+    muonref_options op = fmt(f ? MUONREF_NS_FP32 : MUONREF_NS_BF16);
+    ck_assert_int_eq(muonref_fast_ns(o, g, r, c, &op, NULL, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_fast_ns(ot, gt, c, r, &op, NULL, NULL), MUONREF_OK);
+    transpose(ott, ot, c, r);
+    ck_assert_msg(memcmp(o, ott, r * c * 4) == 0, "format %d shape %zux%zu", f, r, c);
+  }
+  free(g), free(gt), free(o), free(ot), free(ott);
+}
+END_TEST
+
+START_TEST(zero_in_zero_out)
+{
+  float g[6 * 10] = {0}, o[6 * 10];
+  for (int f = 0; f < 2; f++)
+    for (int mode = 0; mode < 2; mode++)
+      for (int eps0 = 0; eps0 < 2; eps0++) {
+        muonref_options op = fmt(f ? MUONREF_NS_FP32 : MUONREF_NS_BF16);
+        op.eps_mode = mode ? MUONREF_EPS_CLAMP : MUONREF_EPS_ADD;
+        op.ns_eps = eps0 ? 0.0 : 1e-7;
+        memset(o, 0xFF, sizeof o);
+        ck_assert_int_eq(muonref_fast_ns(o, g, 6, 10, &op, NULL, NULL), MUONREF_OK);
+        for (int i = 0; i < 60; i++)
+          ck_assert_msg(o[i] == 0.0f && !signbit(o[i]), "f %d mode %d eps0 %d", f, mode, eps0);
+      }
+}
+END_TEST
+
+START_TEST(input_is_not_written)
+{
+  float *g = randn(48 * 32, 3), *keep = malloc(48 * 32 * 4), *o = malloc(48 * 32 * 4);
+  memcpy(keep, g, 48 * 32 * 4);
+  muonref_options op = tu_nemo();
+  ck_assert_int_eq(muonref_fast_ns(o, g, 48, 32, &op, NULL, NULL), MUONREF_OK);
+  ck_assert(memcmp(g, keep, 48 * 32 * 4) == 0);
+  free(g), free(keep), free(o);
+}
+END_TEST
+
+/* fp32 lies within 1e-5 (relative max-norm) of the same iteration in binary64. */
+START_TEST(fp32_close_to_binary64)
+{
+  size_t r = SHAPES[_i][0], c = SHAPES[_i][1];
+  float *g = randn(r * c, 100 + _i), *o = malloc(r * c * 4);
+  double *d = malloc(r * c * 8);
+  muonref_options op = fmt(MUONREF_NS_FP32);
+  ck_assert_int_eq(muonref_fast_ns(o, g, r, c, &op, NULL, NULL), MUONREF_OK);
+  tu_ns_double(d, g, r, c, &op);
+  double e = tu_rel_err(o, d, r * c);
+  ck_assert_msg(e < 1e-5, "shape %zux%zu: relative error %g", r, c, e);
+  free(g), free(o), free(d);
+}
+END_TEST
+
+/* Output singular values = phi(normalized input singular values): fp32 to
+ * 1e-4; bf16 inside the band [min phi, max phi] over the input's
+ * normalized singular-value interval, widened by 0.1 for bf16 noise. */
+START_TEST(singular_values_follow_the_scalar_map)
+{
+  size_t r = 16, c = 40, m = 16;
+  float *g = randn(r * c, 7), *o = malloc(r * c * 4);
+  double *gd = malloc(r * c * 8), *od = malloc(r * c * 8), sg[16], so[16], want[16];
+  double nrm = 0;
+  for (size_t i = 0; i < r * c; i++)
+    gd[i] = g[i], nrm += gd[i] * gd[i];
+  nrm = sqrt(nrm);
+  ck_assert_int_eq(tu_singular_values(sg, gd, r, c), 0);
+  for (int f = 0; f < 2; f++) {
+    muonref_options op = fmt(f ? MUONREF_NS_FP32 : MUONREF_NS_BF16);
+    ck_assert_int_eq(muonref_fast_ns(o, g, r, c, &op, NULL, NULL), MUONREF_OK);
+    for (size_t i = 0; i < r * c; i++)
+      od[i] = o[i];
+    ck_assert_int_eq(tu_singular_values(so, od, r, c), 0);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < m; i++)
+      want[i] = tu_phi(&op, sg[i] / (nrm + op.ns_eps));
+    for (double s = sg[m - 1] / nrm; s <= sg[0] / nrm; s += 1e-4) {
+      lo = fmin(lo, tu_phi(&op, s));
+      hi = fmax(hi, tu_phi(&op, s));
+    }
+    if (f) { /* fp32: the map itself, value by value (sorted) */
+      for (size_t i = 0; i < m; i++)
+        for (size_t j = i + 1; j < m; j++)
+          if (want[j] > want[i]) { double t = want[i]; want[i] = want[j]; want[j] = t; }
+      for (size_t i = 0; i < m; i++)
+        ck_assert_msg(fabs(so[i] - want[i]) < 1e-4, "sv %zu: %g vs %g", i, so[i], want[i]);
+    } else {
+      for (size_t i = 0; i < m; i++)
+        ck_assert_msg(so[i] > lo - 0.1 && so[i] < hi + 0.1, "sv %zu = %g outside [%g, %g]", i, so[i], lo, hi);
+      ck_assert(lo > 0.5 && hi < 1.5); /* the seed's band for Keller's triple */
+    }
+  }
+  free(g), free(o), free(gd), free(od);
+}
+END_TEST
+
+START_TEST(bf16_output_is_bf16_valued)
+{
+  float *g = randn(48 * 32, 9), *o = malloc(48 * 32 * 4);
+  muonref_options op = tu_nemo();
+  ck_assert_int_eq(muonref_fast_ns(o, g, 48, 32, &op, NULL, NULL), MUONREF_OK);
+  for (int i = 0; i < 48 * 32; i++) {
+    uint32_t u;
+    memcpy(&u, &o[i], 4);
+    ck_assert_uint_eq(u & 0xFFFF, 0);
+  }
+  free(g), free(o);
+}
+END_TEST
+
+/* Coefficient lists and their order reach the iteration (fp32 vs binary64). */
+START_TEST(coefficient_lists_and_order)
+{
+  float *g = randn(12 * 20, 13), *o = malloc(12 * 20 * 4);
+  double *d = malloc(12 * 20 * 8);
+  muonref_options op = fmt(MUONREF_NS_FP32);
+  op.n_coeffs = 2;
+  op.coeffs[0] = (muonref_coeff){3.4445, -4.7750, 2.0315};
+  op.coeffs[1] = (muonref_coeff){1.875, -1.25, 0.375}; /* the convergent quintic */
+  for (int ord = 0; ord < 2; ord++) {
+    op.coeff_order = ord ? MUONREF_ORDER_REPEAT_LAST : MUONREF_ORDER_CYCLE;
+    op.ns_steps = 5;
+    ck_assert_int_eq(muonref_fast_ns(o, g, 12, 20, &op, NULL, NULL), MUONREF_OK);
+    tu_ns_double(d, g, 12, 20, &op);
+    ck_assert(tu_rel_err(o, d, 12 * 20) < 1e-5);
+  }
+  /* the two orders give different results */
+  float *o2 = malloc(12 * 20 * 4);
+  op.coeff_order = MUONREF_ORDER_CYCLE;
+  muonref_fast_ns(o2, g, 12, 20, &op, NULL, NULL);
+  ck_assert(tu_rel_err(o2, d, 12 * 20) > 1e-3);
+  free(g), free(o), free(o2), free(d);
+}
+END_TEST
+
+/* A tiny input separates eps added from eps clamped (fp32 vs binary64). */
+START_TEST(eps_add_and_clamp)
+{
+  float *g = randn(8 * 8, 17), *oa = malloc(64 * 4), *oc = malloc(64 * 4);
+  double *d = malloc(64 * 8);
+  for (int i = 0; i < 64; i++)
+    g[i] *= 1e-8f;
+  muonref_options op = fmt(MUONREF_NS_FP32);
+  ck_assert_int_eq(muonref_fast_ns(oa, g, 8, 8, &op, NULL, NULL), MUONREF_OK);
+  tu_ns_double(d, g, 8, 8, &op);
+  ck_assert(tu_rel_err(oa, d, 64) < 1e-5);
+  op.eps_mode = MUONREF_EPS_CLAMP;
+  ck_assert_int_eq(muonref_fast_ns(oc, g, 8, 8, &op, NULL, NULL), MUONREF_OK);
+  tu_ns_double(d, g, 8, 8, &op);
+  ck_assert(tu_rel_err(oc, d, 64) < 1e-5);
+  ck_assert(tu_rel_err(oa, d, 64) > 1e-2);
+  free(g), free(oa), free(oc), free(d);
+}
+END_TEST
+
+START_TEST(exact_format_refused_and_workspace)
+{
+  muonref_error e;
+  float g[4] = {1, 0, 0, 1}, o[4];
+  muonref_options op = fmt(MUONREF_NS_EXACT);
+  ck_assert_int_eq(muonref_fast_ns(o, g, 2, 2, &op, NULL, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "ns_format 'exact' is not available on the fast path");
+  ck_assert_uint_eq(muonref_ns_workspace_floats(64, 16), 2 * 16 * 64 + 3 * 16 * 16);
+  /* a caller-provided workspace gives the same bits as an internal one */
+  float *g2 = randn(64 * 16, 21), *o1 = malloc(64 * 16 * 4), *o2 = malloc(64 * 16 * 4);
+  float *w = malloc(muonref_ns_workspace_floats(64, 16) * 4);
+  muonref_options nb = tu_nemo();
+  muonref_fast_ns(o1, g2, 64, 16, &nb, NULL, NULL);
+  muonref_fast_ns(o2, g2, 64, 16, &nb, w, NULL);
+  ck_assert(memcmp(o1, o2, 64 * 16 * 4) == 0);
+  free(g2), free(o1), free(o2), free(w);
+}
+END_TEST
+
+/* The step count matters: 4 and 6 steps lie far from 5 (fp32). */
+START_TEST(step_count_matters)
+{
+  float *g = randn(16 * 40, 23), *o = malloc(16 * 40 * 4);
+  double *d = malloc(16 * 40 * 8);
+  muonref_options op = fmt(MUONREF_NS_FP32);
+  tu_ns_double(d, g, 16, 40, &op);
+  op.ns_steps = 4;
+  muonref_fast_ns(o, g, 16, 40, &op, NULL, NULL);
+  ck_assert(tu_rel_err(o, d, 16 * 40) > 1e-2);
+  op.ns_steps = 6;
+  muonref_fast_ns(o, g, 16, 40, &op, NULL, NULL);
+  ck_assert(tu_rel_err(o, d, 16 * 40) > 1e-2);
+  free(g), free(o), free(d);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("ns");
+  TCase *t = tcase_create("ns");
+  tcase_set_timeout(t, 120);
+  tcase_add_loop_test(t, transpose_equivariance_bitwise, 0, 4);
+  tcase_add_test(t, zero_in_zero_out);
+  tcase_add_test(t, input_is_not_written);
+  tcase_add_loop_test(t, fp32_close_to_binary64, 0, 4);
+  tcase_add_test(t, singular_values_follow_the_scalar_map);
+  tcase_add_test(t, bf16_output_is_bf16_valued);
+  tcase_add_test(t, coefficient_lists_and_order);
+  tcase_add_test(t, eps_add_and_clamp);
+  tcase_add_test(t, exact_format_refused_and_workspace);
+  tcase_add_test(t, step_count_matters);
+  suite_add_tcase(s, t);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_ENV);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

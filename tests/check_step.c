@@ -1,0 +1,559 @@
+/* muonref tests: the fast optimizer step (both branches), state, errors. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref.h"
+#include "testutil.h"
+
+#define LR 0.02
+#define WD 0.01
+
+/* The seed's parameter set: hidden 48x32 (Muon), tall 64x16 (Muon),
+ * bias 48 (AdamW), conv 8x4x3x3 (AdamW by shape), embedding 8200x16 (AdamW). */
+static const muonref_shape SEED_SHAPES[] = {
+  {2, {48, 32}}, {2, {64, 16}}, {1, {48}}, {4, {8, 4, 3, 3}}, {2, {8200, 16}},
+};
+enum { NP = 5 };
+
+typedef struct fixture {
+  float *p[NP], *g[NP];
+  size_t n[NP];
+} fixture;
+
+static void fixture_init(fixture *f, uint64_t seed)
+{
+  tu_rng r = {tu_seed(5) + seed};
+  for (int i = 0; i < NP; i++) {
+    f->n[i] = muonref_shape_numel(&SEED_SHAPES[i]);
+    f->p[i] = malloc(f->n[i] * 4);
+    f->g[i] = malloc(f->n[i] * 4);
+    tu_fill_normal(&r, f->p[i], f->n[i], 1.0);
+  }
+}
+
+static void fixture_grads(fixture *f, uint64_t seed)
+{
+  tu_rng r = {seed * 7919 + 3};
+  for (int i = 0; i < NP; i++)
+    tu_fill_normal(&r, f->g[i], f->n[i], 1.0);
+}
+
+static void fixture_free(fixture *f)
+{
+  for (int i = 0; i < NP; i++)
+    free(f->p[i]), free(f->g[i]);
+}
+
+static void dense(muonref_grad *gr, fixture *f)
+{
+  for (int i = 0; i < NP; i++)
+    gr[i] = (muonref_grad){f->g[i], MUONREF_DENSE, MUONREF_FLOAT32};
+}
+
+static muonref_optimizer *make(const muonref_options *o, size_t first, size_t count)
+{
+  muonref_group g = {*o, count, &SEED_SHAPES[first]};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&g, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  return opt;
+}
+
+static muonref_options opts(void)
+{
+  muonref_options o = tu_nemo();
+  o.lr = LR;
+  o.weight_decay = WD;
+  return o;
+}
+
+/* Zero gradients: exactly p(1 - lr wd) on Muon and p(1 - lr ratio wd) on AdamW
+ * parameters, nothing at all in a group with weight_decay 0 (seed:
+ * test_weight_decay_uses_the_group_learning_rate). */
+START_TEST(zero_gradients_decay_only)
+{
+  fixture f;
+  fixture_init(&f, 1);
+  float *keep[NP];
+  for (int i = 0; i < NP; i++) {
+    memset(f.g[i], 0, f.n[i] * 4);
+    keep[i] = malloc(f.n[i] * 4);
+    memcpy(keep[i], f.p[i], f.n[i] * 4);
+  }
+  muonref_options o = opts(), o0 = opts();
+  o.adam_lr_ratio = 0.1;
+  o0.adam_lr_ratio = 0.1;
+  o0.weight_decay = 0.0;
+  const muonref_shape sh[4] = {SEED_SHAPES[0], SEED_SHAPES[2], SEED_SHAPES[1], SEED_SHAPES[3]};
+  muonref_group groups[2] = {{o, 2, sh}, {o0, 2, sh + 2}};
+  muonref_optimizer *opt = muonref_optimizer_create(groups, 2, NULL);
+  float *params[4] = {f.p[0], f.p[2], f.p[1], f.p[3]};
+  muonref_grad gr[4] = {{f.g[0], 0, 0}, {f.g[2], 0, 0}, {f.g[1], 0, 0}, {f.g[3], 0, 0}};
+  ck_assert_int_eq(muonref_optimizer_step(opt, params, gr, NULL), MUONREF_OK);
+  for (size_t j = 0; j < f.n[0]; j++)
+    ck_assert(f.p[0][j] == (float)((double)keep[0][j] * (1.0 - LR * WD)));
+  for (size_t j = 0; j < f.n[2]; j++)
+    ck_assert(f.p[2][j] == (float)((double)keep[2][j] * (1.0 - LR * 0.1 * WD)));
+  ck_assert(memcmp(f.p[1], keep[1], f.n[1] * 4) == 0);
+  ck_assert(memcmp(f.p[3], keep[3], f.n[3] * 4) == 0);
+  muonref_optimizer_free(opt);
+  for (int i = 0; i < NP; i++)
+    free(keep[i]);
+  fixture_free(&f);
+}
+END_TEST
+
+/* AdamW over 3 steps against the formulas evaluated here by hand, on a
+ * 3-element bias with gradients chosen to be exact binary values. */
+START_TEST(adamw_three_steps_by_hand)
+{
+  muonref_options o = opts();
+  o.adam_lr_ratio = 1.0;
+  o.weight_decay = 0.1;
+  muonref_shape s = {1, {3}};
+  muonref_group g = {o, 1, &s};
+  muonref_optimizer *opt = muonref_optimizer_create(&g, 1, NULL);
+  float p[3] = {1.0f, -0.5f, 0.25f};
+  const float G[3][3] = {{0.5f, -1.0f, 2.0f}, {0.25f, 0.0f, -2.0f}, {-0.75f, 1.0f, 4.0f}};
+  double hp[3] = {1.0, -0.5, 0.25}, hm[3] = {0}, hv[3] = {0};
+  for (int t = 1; t <= 3; t++) {
+    float gt[3];
+    memcpy(gt, G[t - 1], sizeof gt);
+    muonref_grad gr = {gt, MUONREF_DENSE, MUONREF_FLOAT32};
+    float *pp = p;
+    ck_assert_int_eq(muonref_optimizer_step(opt, &pp, &gr, NULL), MUONREF_OK);
+    for (int i = 0; i < 3; i++) {
+      /* m = 0.9 m + 0.1 g; v = 0.95 v + 0.05 g^2; p = p(1 - lr wd) - lr/(1-0.9^t) m/(sqrt(v)/sqrt(1-0.95^t) + eps) */
+      hm[i] = 0.9 * hm[i] + 0.1 * G[t - 1][i];
+      hv[i] = 0.95 * hv[i] + 0.05 * G[t - 1][i] * G[t - 1][i];
+      double den = sqrt(hv[i]) / sqrt(1 - pow(0.95, t)) + 1e-8;
+      hp[i] = hp[i] * (1 - LR * 0.1) - LR / (1 - pow(0.9, t)) * hm[i] / den;
+      ck_assert_msg(fabs(p[i] - hp[i]) <= 2e-7 * fabs(hp[i]), "t %d i %d: %.9g vs %.9g", t, i, p[i], hp[i]);
+      hp[i] = p[i], hm[i] = (float)hm[i], hv[i] = (float)hv[i]; /* the state is fp32 */
+    }
+  }
+  muonref_param_state st;
+  ck_assert_int_eq(muonref_optimizer_state(opt, 0, &st), MUONREF_OK);
+  ck_assert(st.initialized && !st.use_muon && st.step == 3 && st.momentum_buffer == NULL);
+  /* step 1 of element 0: the update is lr * sign(g) up to eps (bias correction cancels) */
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
+/* The Muon step equals its definition, evaluated with the public pieces
+ * (seed: test_muon_step_matches_definition), two steps, fp32 NS. */
+START_TEST(muon_step_matches_definition)
+{
+  muonref_options o = opts();
+  o.ns_format = MUONREF_NS_FP32;
+  muonref_optimizer *opt = make(&o, 0, 1);
+  fixture f;
+  fixture_init(&f, 2);
+  size_t n = f.n[0];
+  float *want = malloc(n * 4), *buf = calloc(n, 4), *u = malloc(n * 4), *orth = malloc(n * 4);
+  memcpy(want, f.p[0], n * 4);
+  for (int step = 0; step < 2; step++) {
+    fixture_grads(&f, 100 + step);
+    muonref_grad gr = {f.g[0], MUONREF_DENSE, MUONREF_FLOAT32};
+    ck_assert_int_eq(muonref_optimizer_step(opt, f.p, &gr, NULL), MUONREF_OK);
+    for (size_t j = 0; j < n; j++) {
+      double m = 0.95 * buf[j] + f.g[0][j];
+      u[j] = (float)(f.g[0][j] + 0.95 * m);
+      buf[j] = (float)m;
+    }
+    muonref_fast_ns(orth, u, 48, 32, &o, NULL, NULL);
+    for (size_t j = 0; j < n; j++)
+      want[j] = (float)((1 - LR * WD) * want[j] - LR * sqrt(48.0 / 32.0) * orth[j]);
+  }
+  ck_assert(memcmp(f.p[0], want, n * 4) == 0);
+  muonref_param_state st;
+  muonref_optimizer_state(opt, 0, &st);
+  ck_assert(memcmp(st.momentum_buffer, buf, n * 4) == 0);
+  ck_assert(st.use_muon && st.step == 2 && st.exp_avg == NULL);
+  free(want), free(buf), free(u), free(orth);
+  fixture_free(&f);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
+/* Scale modes on the 64x16 matrix, from a zero parameter so that the
+ * update is stored without the rounding of p + update: fan_in = 2 x fan_out
+ * and fan_out == none, bitwise; fan_in on the matrix and fan_out on its transpose give
+ * transposed parameters over 3 steps (seed: test_scale_modes). */
+START_TEST(scale_modes_on_tall_matrix)
+{
+  float *upd[3];
+  fixture f;
+  for (int mode = 0; mode < 3; mode++) {
+    fixture_init(&f, 3);
+    muonref_options o = tu_nemo();
+    o.lr = LR;
+    o.scale_mode = (muonref_scale_mode)mode;
+    muonref_optimizer *opt = make(&o, 1, 1);
+    memset(f.p[1], 0, 1024 * 4);
+    float *keep = malloc(1024 * 4);
+    memcpy(keep, f.p[1], 1024 * 4);
+    fixture_grads(&f, 300);
+    muonref_grad gr = {f.g[1], MUONREF_DENSE, MUONREF_FLOAT32};
+    muonref_optimizer_step(opt, &f.p[1], &gr, NULL);
+    upd[mode] = malloc(1024 * 4);
+    for (int j = 0; j < 1024; j++)
+      upd[mode][j] = keep[j] - f.p[1][j];
+    free(keep);
+    muonref_optimizer_free(opt);
+    fixture_free(&f);
+  }
+  int nonzero = 0;
+  for (int j = 0; j < 1024; j++) {
+    ck_assert(upd[0][j] == 2 * upd[1][j]);
+    ck_assert(upd[1][j] == upd[2][j]);
+    nonzero += upd[0][j] != 0.0f;
+  }
+  ck_assert_int_gt(nonzero, 900);
+  for (int m = 0; m < 3; m++)
+    free(upd[m]);
+  /* transposed layout, paired modes */
+  fixture_init(&f, 4);
+  muonref_options oi = tu_nemo(), oo = tu_nemo();
+  oi.lr = oo.lr = LR;
+  oo.scale_mode = MUONREF_SCALE_FAN_OUT;
+  muonref_shape st = {2, {16, 64}};
+  muonref_group gi = {oi, 1, &SEED_SHAPES[1]}, go = {oo, 1, &st};
+  muonref_optimizer *a = muonref_optimizer_create(&gi, 1, NULL), *b = muonref_optimizer_create(&go, 1, NULL);
+  float *pt = malloc(1024 * 4), *gt = malloc(1024 * 4);
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 16; j++)
+      pt[j * 64 + i] = f.p[1][i * 16 + j];
+  for (int step = 0; step < 3; step++) {
+    fixture_grads(&f, 310 + step);
+    for (int i = 0; i < 64; i++)
+      for (int j = 0; j < 16; j++)
+        gt[j * 64 + i] = f.g[1][i * 16 + j];
+    muonref_grad ga = {f.g[1], 0, 0}, gb = {gt, 0, 0};
+    muonref_optimizer_step(a, &f.p[1], &ga, NULL);
+    muonref_optimizer_step(b, &pt, &gb, NULL);
+  }
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 16; j++)
+      ck_assert(pt[j * 64 + i] == f.p[1][i * 16 + j]);
+  free(pt), free(gt);
+  muonref_optimizer_free(a), muonref_optimizer_free(b);
+  fixture_free(&f);
+}
+END_TEST
+
+/* Nesterov on and off on a hand-computable case: diagonal gradients
+ * G1 = diag(1, 0), G2 = diag(0, 1) on a 2x2 Muon parameter (fp32 NS).
+ * NS of a diagonal matrix D is diag(phi(d_i / (||D||_F + eps))).
+ *   off: U2 = M2 = diag(beta, 1)
+ *   on:  U2 = G2 + beta M2 = diag(beta^2, 1 + beta) */
+START_TEST(nesterov_on_and_off_by_hand)
+{
+  const double beta = 0.95;
+  for (int nes = 0; nes < 2; nes++) {
+    muonref_options o = tu_nemo();
+    o.ns_format = MUONREF_NS_FP32;
+    o.nesterov = nes;
+    o.lr = 1.0;
+    muonref_shape s = {2, {2, 2}};
+    muonref_group g = {o, 1, &s};
+    muonref_optimizer *opt = muonref_optimizer_create(&g, 1, NULL);
+    float p[4] = {0, 0, 0, 0}, g1[4] = {1, 0, 0, 0}, g2[4] = {0, 0, 0, 1};
+    float *pp = p;
+    muonref_grad gr1 = {g1, 0, 0}, gr2 = {g2, 0, 0};
+    muonref_optimizer_step(opt, &pp, &gr1, NULL);
+    float after1 = p[0];
+    muonref_optimizer_step(opt, &pp, &gr2, NULL);
+    double u0 = nes ? beta * beta : beta, u1 = nes ? 1 + beta : 1.0;
+    double nrm = sqrt(u0 * u0 + u1 * u1) + 1e-7;
+    /* step 1: U1 = (1 + beta) G1 or G1, both normalize to diag(~1, 0) */
+    double s1 = tu_phi(&o, 1.0 / (1.0 + 1e-7 / (nes ? 1 + beta : 1.0)));
+    ck_assert_msg(fabs(after1 + s1) < 1e-5, "nesterov %d step 1: %g vs %g", nes, after1, -s1);
+    ck_assert_msg(fabs(p[0] - (after1 - tu_phi(&o, u0 / nrm))) < 1e-5, "nesterov %d p00", nes);
+    ck_assert_msg(fabs(p[3] + tu_phi(&o, u1 / nrm)) < 1e-5, "nesterov %d p11 %g", nes, p[3]);
+    ck_assert(p[1] == 0.0f && p[2] == 0.0f);
+    muonref_param_state st;
+    muonref_optimizer_state(opt, 0, &st);
+    ck_assert(st.momentum_buffer[0] == (float)beta && st.momentum_buffer[3] == 1.0f);
+    muonref_optimizer_free(opt);
+  }
+}
+END_TEST
+
+/* step, export, import into a fresh optimizer, step == stepping on, bitwise
+ * (seed: test_state_dict_round_trip). */
+START_TEST(state_round_trip_bitwise)
+{
+  muonref_options o = opts();
+  fixture f, h;
+  fixture_init(&f, 6);
+  fixture_init(&h, 6);
+  muonref_grad gr[NP];
+  muonref_optimizer *a = make(&o, 0, NP);
+  for (int step = 0; step < 2; step++) {
+    fixture_grads(&f, 100 + step);
+    dense(gr, &f);
+    ck_assert_int_eq(muonref_optimizer_step(a, f.p, gr, NULL), MUONREF_OK);
+  }
+  for (int i = 0; i < NP; i++)
+    memcpy(h.p[i], f.p[i], f.n[i] * 4);
+  muonref_optimizer *b = make(&o, 0, NP);
+  for (int i = 0; i < NP; i++) {
+    muonref_param_state st;
+    muonref_optimizer_state(a, (size_t)i, &st);
+    ck_assert_int_eq(muonref_optimizer_set_state(b, (size_t)i, &st, NULL), MUONREF_OK);
+  }
+  fixture_grads(&f, 102);
+  dense(gr, &f);
+  muonref_optimizer_step(a, f.p, gr, NULL);
+  muonref_optimizer_step(b, h.p, gr, NULL);
+  for (int i = 0; i < NP; i++)
+    ck_assert_msg(memcmp(f.p[i], h.p[i], f.n[i] * 4) == 0, "parameter %d", i);
+  muonref_param_state st;
+  muonref_optimizer_state(b, 2, &st);
+  ck_assert_int_eq(st.step, 3);
+  muonref_optimizer_free(a), muonref_optimizer_free(b);
+  fixture_free(&f), fixture_free(&h);
+}
+END_TEST
+
+START_TEST(state_import_errors)
+{
+  muonref_options o = opts();
+  muonref_optimizer *a = make(&o, 0, NP);
+  muonref_error e;
+  float buf[48 * 32] = {0};
+  muonref_param_state st = {1, 0, 1, 48 * 32, NULL, buf, buf};
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
+  ck_assert_str_eq(e.message, "State for parameter 0: routed to Muon, the state is AdamW's");
+  st = (muonref_param_state){1, 1, 1, 100, buf, NULL, NULL};
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
+  ck_assert_str_eq(e.message, "State for parameter 0: 100 elements, the parameter has 1536");
+  st = (muonref_param_state){1, 1, 0, 48 * 32, buf, NULL, NULL};
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
+  st = (muonref_param_state){1, 1, 1, 48 * 32, NULL, NULL, NULL};
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
+  ck_assert_str_eq(e.message, "State for parameter 0: the momentum buffer is missing");
+  buf[5] = NAN;
+  st = (muonref_param_state){1, 1, 1, 48 * 32, buf, NULL, NULL};
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ENONFINITE);
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 9, &st, &e), MUONREF_ESTATE);
+  muonref_param_state now;
+  muonref_optimizer_state(a, 0, &now);
+  ck_assert(!now.initialized && now.momentum_buffer[5] == 0.0f);
+  muonref_optimizer_free(a);
+}
+END_TEST
+
+/* A parameter without gradient: untouched, no state, no decay. */
+START_TEST(no_gradient_skipped)
+{
+  muonref_options o = opts();
+  fixture f;
+  fixture_init(&f, 7);
+  fixture_grads(&f, 1);
+  float *keep0 = malloc(f.n[0] * 4), *keep2 = malloc(f.n[2] * 4);
+  memcpy(keep0, f.p[0], f.n[0] * 4);
+  memcpy(keep2, f.p[2], f.n[2] * 4);
+  muonref_optimizer *a = make(&o, 0, NP);
+  muonref_grad gr[NP];
+  dense(gr, &f);
+  gr[0].data = NULL;
+  gr[2].data = NULL;
+  ck_assert_int_eq(muonref_optimizer_step(a, f.p, gr, NULL), MUONREF_OK);
+  ck_assert(memcmp(f.p[0], keep0, f.n[0] * 4) == 0 && memcmp(f.p[2], keep2, f.n[2] * 4) == 0);
+  muonref_param_state st;
+  muonref_optimizer_state(a, 0, &st);
+  ck_assert(!st.initialized && st.step == 0);
+  muonref_optimizer_state(a, 2, &st);
+  ck_assert(!st.initialized && st.step == 0);
+  muonref_optimizer_state(a, 1, &st);
+  ck_assert(st.initialized && st.step == 1);
+  free(keep0), free(keep2);
+  muonref_optimizer_free(a);
+  fixture_free(&f);
+}
+END_TEST
+
+/* A NaN (Inf, sparse) gradient anywhere: rejected, nothing written. */
+START_TEST(bad_gradient_changes_nothing)
+{
+  muonref_options o = opts();
+  fixture f;
+  fixture_init(&f, 8);
+  muonref_optimizer *a = make(&o, 0, NP);
+  muonref_grad gr[NP];
+  fixture_grads(&f, 1);
+  dense(gr, &f);
+  muonref_optimizer_step(a, f.p, gr, NULL); /* state exists */
+  float *keep[NP], *mom = malloc(f.n[0] * 4);
+  for (int i = 0; i < NP; i++) {
+    keep[i] = malloc(f.n[i] * 4);
+    memcpy(keep[i], f.p[i], f.n[i] * 4);
+  }
+  muonref_param_state st;
+  muonref_optimizer_state(a, 0, &st);
+  memcpy(mom, st.momentum_buffer, f.n[0] * 4);
+  muonref_error e;
+  for (int kind = 0; kind < 3; kind++) {
+    fixture_grads(&f, 2);
+    dense(gr, &f);
+    if (kind == 0)
+      f.g[3][17] = NAN;
+    else if (kind == 1)
+      f.g[4][0] = INFINITY;
+    else
+      gr[4].layout = MUONREF_SPARSE;
+    int s = muonref_optimizer_step(a, f.p, gr, &e);
+    ck_assert_int_eq(s, kind == 2 ? MUONREF_EGRAD : MUONREF_ENONFINITE);
+    for (int i = 0; i < NP; i++)
+      ck_assert(memcmp(f.p[i], keep[i], f.n[i] * 4) == 0);
+    muonref_optimizer_state(a, 0, &st);
+    ck_assert(memcmp(st.momentum_buffer, mom, f.n[0] * 4) == 0 && st.step == 1);
+  }
+  ck_assert_str_eq(e.message, "Muon does not support sparse gradients");
+  for (int i = 0; i < NP; i++)
+    free(keep[i]);
+  free(mom);
+  muonref_optimizer_free(a);
+  fixture_free(&f);
+}
+END_TEST
+
+/* Forced Muon on a conv filter equals the flattened (8, 36) matrix, bitwise
+ * (seed: test_forced_muon_flattens_filters). */
+START_TEST(forced_muon_flattens_filters)
+{
+  muonref_options o = opts();
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  muonref_shape flat = {2, {8, 36}};
+  muonref_group g1 = {o, 1, &SEED_SHAPES[3]}, g2 = {o, 1, &flat};
+  muonref_optimizer *a = muonref_optimizer_create(&g1, 1, NULL), *b = muonref_optimizer_create(&g2, 1, NULL);
+  fixture f;
+  fixture_init(&f, 9);
+  float q[288];
+  memcpy(q, f.p[3], sizeof q);
+  float *pq = q;
+  for (int step = 0; step < 2; step++) {
+    fixture_grads(&f, 400 + step);
+    muonref_grad gr = {f.g[3], 0, 0};
+    muonref_optimizer_step(a, &f.p[3], &gr, NULL);
+    muonref_optimizer_step(b, &pq, &gr, NULL);
+  }
+  ck_assert(memcmp(q, f.p[3], sizeof q) == 0);
+  ck_assert(muonref_optimizer_route(a, 0)->use_muon && muonref_optimizer_route(a, 0)->cols == 36);
+  muonref_optimizer_free(a), muonref_optimizer_free(b);
+  fixture_free(&f);
+}
+END_TEST
+
+/* With Nesterov off, Newton-Schulz reads the momentum buffer and leaves it
+ * as the momentum rule wrote it: M = beta M + G exactly (rounded once). */
+START_TEST(momentum_buffer_untouched_by_ns)
+{
+  muonref_options o = opts();
+  o.nesterov = 0;
+  muonref_optimizer *a = make(&o, 0, 1);
+  fixture f;
+  fixture_init(&f, 10);
+  float *m = calloc(f.n[0], 4);
+  for (int step = 0; step < 3; step++) {
+    fixture_grads(&f, 500 + step);
+    muonref_grad gr = {f.g[0], 0, 0};
+    muonref_optimizer_step(a, f.p, &gr, NULL);
+    for (size_t j = 0; j < f.n[0]; j++)
+      m[j] = (float)(0.95 * m[j] + f.g[0][j]);
+  }
+  muonref_param_state st;
+  muonref_optimizer_state(a, 0, &st);
+  ck_assert(memcmp(st.momentum_buffer, m, f.n[0] * 4) == 0);
+  free(m);
+  muonref_optimizer_free(a);
+  fixture_free(&f);
+}
+END_TEST
+
+/* A zero gradient on a Muon parameter gives a finite (zero) update, in
+ * both formats and with eps clamped at 0. */
+START_TEST(zero_gradient_finite_update)
+{
+  for (int f = 0; f < 2; f++) {
+    muonref_options o = tu_nemo();
+    o.ns_format = f ? MUONREF_NS_FP32 : MUONREF_NS_BF16;
+    o.eps_mode = MUONREF_EPS_CLAMP;
+    o.ns_eps = 0.0;
+    o.adam_eps = 0.0;
+    muonref_shape sh[2] = {{2, {4, 6}}, {1, {5}}};
+    muonref_group g = {o, 2, sh};
+    muonref_optimizer *a = muonref_optimizer_create(&g, 1, NULL);
+    float p[24], b[5], z[24] = {0};
+    for (int i = 0; i < 24; i++)
+      p[i] = (float)i;
+    for (int i = 0; i < 5; i++)
+      b[i] = (float)i;
+    float *ps[2] = {p, b};
+    muonref_grad gr[2] = {{z, 0, 0}, {z, 0, 0}};
+    ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, NULL), MUONREF_OK);
+    for (int i = 0; i < 24; i++)
+      ck_assert(p[i] == (float)i);
+    for (int i = 0; i < 5; i++)
+      ck_assert(b[i] == (float)i); /* AdamW with eps 0: zero denominator moves nothing */
+    muonref_optimizer_free(a);
+  }
+}
+END_TEST
+
+START_TEST(create_errors)
+{
+  muonref_error e;
+  muonref_options o = opts();
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  muonref_group g = {o, 1, &SEED_SHAPES[2]};
+  ck_assert_ptr_null(muonref_optimizer_create(&g, 1, &e));
+  ck_assert_int_eq(e.status, MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "use_muon=True needs at least two dimensions, got shape (48,)");
+  o = opts();
+  o.lr = -1.0;
+  g.options = o;
+  ck_assert_ptr_null(muonref_optimizer_create(&g, 1, &e));
+  ck_assert_str_eq(e.message, "Invalid learning rate: -1.0");
+  o = opts();
+  o.ns_format = MUONREF_NS_EXACT;
+  g.options = o;
+  ck_assert_ptr_null(muonref_optimizer_create(&g, 1, &e));
+  ck_assert_str_eq(e.message, "ns_format 'exact' is not available on the fast path");
+  o = opts();
+  g = (muonref_group){o, NP, SEED_SHAPES};
+  muonref_optimizer *a = muonref_optimizer_create(&g, 1, &e);
+  ck_assert_uint_eq(muonref_optimizer_param_count(a), NP);
+  ck_assert_uint_eq(muonref_optimizer_workspace_floats(a), muonref_ns_workspace_floats(48, 32));
+  muonref_optimizer_free(a);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("step");
+  TCase *t = tcase_create("step");
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, zero_gradients_decay_only);
+  tcase_add_test(t, adamw_three_steps_by_hand);
+  tcase_add_test(t, muon_step_matches_definition);
+  tcase_add_test(t, scale_modes_on_tall_matrix);
+  tcase_add_test(t, nesterov_on_and_off_by_hand);
+  tcase_add_test(t, state_round_trip_bitwise);
+  tcase_add_test(t, state_import_errors);
+  tcase_add_test(t, no_gradient_skipped);
+  tcase_add_test(t, bad_gradient_changes_nothing);
+  tcase_add_test(t, forced_muon_flattens_filters);
+  tcase_add_test(t, momentum_buffer_untouched_by_ns);
+  tcase_add_test(t, zero_gradient_finite_update);
+  tcase_add_test(t, create_errors);
+  suite_add_tcase(s, t);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_ENV);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
