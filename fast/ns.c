@@ -21,6 +21,7 @@
 #include <string.h>
 #include "muonref/bf16.h"
 #include "muonref/ns.h"
+#include "ns_internal.h"
 #include "muonref/route.h"
 
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
@@ -57,13 +58,16 @@ static void gram(float *S, const float *X, size_t m, size_t k, int bf16)
   round_fmt(S, m * m, bf16);
 }
 
-/* X <- R(X / d) for d = R(||X||_F (+|max) eps); X <- 0 when d = 0. */
-static void normalize(float *X, size_t len, const muonref_options *o, int bf16)
+/* X <- R(X / d) for d = R(||X||_F (+|max) eps); X <- 0 when d = 0.
+ * With MUONREF_NSF_MAX_NORM the norm is max |x| (a deliberate fault). */
+static void normalize(float *X, size_t len, const muonref_options *o, int bf16, unsigned flags)
 {
-  double ss = 0.0;
-  for (size_t i = 0; i < len; i++)
+  double ss = 0.0, mx = 0.0;
+  for (size_t i = 0; i < len; i++) {
     ss += (double)X[i] * (double)X[i];
-  float nrm = round1((float)sqrt(ss), bf16);
+    mx = fmax(mx, fabs((double)X[i]));
+  }
+  float nrm = round1((float)(flags & MUONREF_NSF_MAX_NORM ? mx : sqrt(ss)), bf16);
   float eps = (float)o->ns_eps;
   float d = round1(o->eps_mode == MUONREF_EPS_ADD ? nrm + eps : fmaxf(nrm, eps), bf16);
   for (size_t i = 0; i < len; i++)
@@ -91,10 +95,16 @@ static void ns_step(float *X, float *A, float *AA, float *BX, size_t m, size_t n
 int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                     float *work, muonref_error *err)
 {
+  return muonref_fast_ns_flags(out, in, rows, cols, o, work, 0, err);
+}
+
+int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+                          float *work, unsigned flags, muonref_error *err)
+{
   if (o->ns_format == MUONREF_NS_EXACT)
     return muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   int bf16 = o->ns_format == MUONREF_NS_BF16;
-  int tr = muonref_ns_transposes(rows, cols);
+  int tr = !(flags & MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
   float *owned = NULL;
   if (!work) {
@@ -110,7 +120,7 @@ int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols, const
   else
     memcpy(X, in, m * n * sizeof *X);
   round_fmt(X, m * n, bf16);
-  normalize(X, m * n, o, bf16);
+  normalize(X, m * n, o, bf16, flags);
   for (int k = 0; k < o->ns_steps; k++)
     ns_step(X, A, AA, BX, m, n, muonref_ns_coeff_at(o, k), bf16);
   if (tr)

@@ -1,0 +1,19 @@
+/* muonref: internal entry of the fast Newton-Schulz iteration with
+ * deliberate deviations from the spec, used by the mutation tests of the
+ * vector checker (muonref check --fault).  Not installed. */
+#ifndef MUONREF_NS_INTERNAL_H
+#define MUONREF_NS_INTERNAL_H
+
+#include "muonref/ns.h"
+
+/* Deviations (bit flags); 0 is the spec's iteration. */
+enum {
+  MUONREF_NSF_NO_TRANSPOSE = 1u << 0, /* iterate on the tall side as given  */
+  MUONREF_NSF_MAX_NORM = 1u << 1      /* normalize by max |x| not ||X||_F   */
+};
+
+/* muonref_fast_ns with the deviations in flags (see ns.h for the rest). */
+int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+                          float *work, unsigned flags, muonref_error *err);
+
+#endif
