@@ -107,8 +107,8 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
   int tr = !(flags & MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
   float *owned = NULL;
-  if (!work) {
-    owned = malloc(muonref_ns_workspace_floats(rows, cols) * sizeof *owned);
+  if (!work || m > n) { /* m > n only under MUONREF_NSF_NO_TRANSPOSE: more than the documented size */
+    owned = malloc((2 * m * n + 3 * m * m) * sizeof *owned);
     if (!owned)
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace of a (%zu, %zu) matrix",
                           rows, cols);
