@@ -44,6 +44,7 @@ typedef struct tol {
   enum { T_BITWISE, T_ELEMENTWISE, T_RELATIVE, T_SVBAND } kind;
   double max_ulp, rel, lo, hi;
   const json_t *atol; /* array, one per tensor, or NULL (0) */
+  const json_t *state_atol; /* array of {"buffer": atol} per parameter, or NULL */
 } tol;
 
 static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char *where, muonref_error *err)
@@ -59,6 +60,7 @@ static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char 
   t->lo = json_number_value(json_object_get(j, "lo"));
   t->hi = json_number_value(json_object_get(j, "hi"));
   t->atol = json_object_get(j, "atol");
+  t->state_atol = json_object_get(j, "stateAtol");
   if (!strcmp(k, "bitwise"))
     t->kind = T_BITWISE;
   else if (!strcmp(k, "elementwise"))
@@ -173,11 +175,11 @@ static int compare_json(const json_t *got, const json_t *exp, const tol *t, size
   return MUONREF_OK;
 }
 
-static int judge_state(const json_t *got, const json_t *exp, const tol *t, muonref_verdict *v, const char *where,
-                       muonref_error *err)
+/* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>. */
+static int judge_state(const json_t *got, const json_t *exp, const tol *t, const json_t *state_atol,
+                       muonref_verdict *v, const char *where, muonref_error *err)
 {
   tol bt = *t;
-  bt.atol = NULL;
   if (bt.kind != T_BITWISE)
     bt.kind = T_ELEMENTWISE;
   for (size_t i = 0; v->pass && i < json_array_size(exp); i++) {
@@ -204,10 +206,16 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, muonr
       const json_t *eb = json_object_get(e, keys[k]);
       char n2[96];
       snprintf(n2, sizeof n2, "%s.%s", name, keys[k]);
+      json_t *one = json_array();
+      json_array_append_new(one, json_real(json_number_value(json_object_get(json_array_get(state_atol, i), keys[k]))));
+      bt.atol = one;
       if (eb) {
         int st = compare_json(json_object_get(g, keys[k]), eb, &bt, 0, n2, v, where, err);
+        json_decref(one);
         if (st)
           return st;
+      } else {
+        json_decref(one);
       }
     }
   }
@@ -233,7 +241,7 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
   }
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
   if (v->pass && json_is_array(gs) && json_is_array(es))
-    return judge_state(gs, es, t, v, where, err);
+    return judge_state(gs, es, t, t->state_atol, v, where, err);
   return MUONREF_OK;
 }
 
