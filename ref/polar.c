@@ -176,14 +176,13 @@ static void start_basis(jac *J, const muonref_mpmat *g, int tr)
       mpfr_set_ui(J->V[j * n + k], j == k, MPFR_RNDN);
 }
 
-/* Columns of B = T V, and their squared norms. */
+/* Columns of B = T V. */
 static void form_b(jac *J, const muonref_mpmat *g, int tr)
 {
   size_t m = J->m, n = J->n, inc = tr ? g->cols : 1;
   for (size_t j = 0; j < n; j++) {
     for (size_t i = 0; i < m; i++)
       dot(J, J->B[j * m + i], tall_at(g, tr, i, 0), inc, J->V[j * n], 1, n);
-    dot(J, J->nrm[j], J->B[j * m], 1, J->B[j * m], 1, m);
   }
 }
 
@@ -230,9 +229,19 @@ static int jacobi_pair(jac *J, size_t i, size_t j)
   mpfr_mul(J->s, J->c, J->t, MPFR_RNDN);
   rotate(J, J->B[i * m], J->B[j * m], m);
   rotate(J, J->V[i * n], J->V[j * n], n);
-  dot(J, J->nrm[i], J->B[i * m], 1, J->B[i * m], 1, m);
-  dot(J, J->nrm[j], J->B[j * m], 1, J->B[j * m], 1, m);
+  /* new squared norms alpha - t gamma, beta + t gamma (exact for the exact
+   * rotation); recomputed from the columns at the start of every sweep */
+  mpfr_mul(J->t, J->t, J->gamma, MPFR_RNDN);
+  mpfr_sub(J->nrm[i], J->nrm[i], J->t, MPFR_RNDN);
+  mpfr_add(J->nrm[j], J->nrm[j], J->t, MPFR_RNDN);
   return 1;
+}
+
+/* The squared column norms of B, from the columns. */
+static void column_norms(jac *J)
+{
+  for (size_t j = 0; j < J->n; j++)
+    dot(J, J->nrm[j], J->B[j * J->m], 1, J->B[j * J->m], 1, J->m);
 }
 
 /* Cyclic sweeps until one rotates nothing.  Returns the number of sweeps,
@@ -241,6 +250,7 @@ static int jacobi(jac *J)
 {
   for (int sweep = 1; sweep <= MAX_SWEEPS; sweep++) {
     size_t rotated = 0, hi = 0;
+    column_norms(J);
     for (size_t j = 1; j < J->n; j++)
       if (mpfr_cmp(J->nrm[j], J->nrm[hi]) > 0)
         hi = j;
@@ -248,8 +258,10 @@ static int jacobi(jac *J)
     for (size_t i = 0; i + 1 < J->n; i++)
       for (size_t j = i + 1; j < J->n; j++)
         rotated += (size_t)jacobi_pair(J, i, j);
-    if (!rotated)
+    if (!rotated) {
+      column_norms(J);
       return sweep;
+    }
   }
   return -1;
 }
