@@ -3,7 +3,9 @@
  * The step of spec/muon.md with the binary64 scalars of core/plan.c taken
  * exactly and the tensor arithmetic in MPFR at `prec` bits:
  *   Muon:  M' = mom_keep M + mom_grad G;  U = in_grad G + in_mom M' (Nesterov)
- *          or U = M';  O = NS(U) (muonref_ref_ns);  P' = decay P - alpha O
+ *          or U = M';  O = NS(U) (muonref_ref_ns; with muonref_ref_step_ex and
+ *          ns_format BF16, the bf16-semantics NS muonref_ref_ns_bf16 of U
+ *          rounded to binary32);  P' = decay P - alpha O
  *   AdamW: m' = beta1 m + (1 - beta1) g;  v' = beta2 v + (1 - beta2) g^2;
  *          q = m' / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0);
  *          P' = decay P - step_size q
@@ -19,6 +21,7 @@
 #include <string.h>
 #include "muonref/plan.h"
 #include "muonref/mpround.h"
+#include "muonref/ns_rounded.h"
 #include "muonref/ref.h"
 #include "ref_internal.h"
 
@@ -37,8 +40,33 @@ static void scalar(mpfr_t s, double v)
   mpfr_set_d(s, v, MPFR_RNDN);
 }
 
+/* O <- the bf16-semantics NS of U rounded to binary32 (muonref_ref_ns_bf16);
+ * *uncertain collects its reasons and MUONREF_REF_U_INEXACT. */
+static int ns_bf16(muonref_mpmat *O, const muonref_mpmat *U, const muonref_options *o, unsigned *uncertain,
+                   muonref_error *err)
+{
+  size_t n = U->rows * U->cols;
+  float *u = malloc(n * sizeof *u), *out = malloc(n * sizeof *out);
+  if (!u || !out) {
+    free(u), free(out);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 Newton-Schulz of a (%zu, %zu) matrix",
+                        U->rows, U->cols);
+  }
+  muonref_mpmat_get_float(u, U);
+  for (size_t i = 0; i < n; i++)
+    if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
+      *uncertain |= MUONREF_REF_U_INEXACT;
+  unsigned unc = 0;
+  int st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &unc, err);
+  *uncertain |= unc;
+  if (!st)
+    muonref_mpmat_set_float(O, out);
+  free(u), free(out);
+  return st;
+}
+
 static int muon_branch(const muonref_options *o, const muonref_route *r, float *param, float *M, const float *grad,
-                       mpfr_prec_t prec, muonref_error *err)
+                       mpfr_prec_t prec, int bf16, unsigned *uncertain, muonref_error *err)
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(o, r, &pl);
@@ -71,7 +99,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
       mpfr_set(U.e[i], Mx.e[i], MPFR_RNDN);
   }
   if (!st)
-    st = muonref_ref_ns(&O, &U, o, err);
+    st = bf16 ? ns_bf16(&O, &U, o, uncertain, err) : muonref_ref_ns(&O, &U, o, err);
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, param[i], MPFR_RNDN);
     param[i] = fmma_odd(U.e[i], dec, x, nal, O.e[i]); /* U is free now: scratch */
@@ -183,6 +211,17 @@ static int check_args(const muonref_options *o, const muonref_route *r, const fl
 int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                      const float *grad, mpfr_prec_t prec, muonref_error *err)
 {
+  muonref_options exact = *o;
+  exact.ns_format = MUONREF_NS_EXACT;
+  return muonref_ref_step_ex(&exact, r, param, state, grad, prec, NULL, err);
+}
+
+int muonref_ref_step_ex(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                        const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err)
+{
+  unsigned unc_local;
+  unsigned *uncertain = ns_uncertain ? ns_uncertain : &unc_local;
+  *uncertain = 0;
   if (!grad)
     return MUONREF_OK;
   int st = check_args(o, r, param, state, grad, prec, err);
@@ -196,7 +235,8 @@ int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *pa
     state->step = 0;
   }
   if (r->use_muon) {
-    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, err);
+    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, o->ns_format == MUONREF_NS_BF16, uncertain,
+                     err);
     if (st)
       return st;
   } else {
