@@ -68,7 +68,8 @@ int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *
  * step is incremented; every float output is the exact value rounded once
  * to nearest-even float32 (round-to-odd intermediates, mpround.h).
  * grad NULL: no step, nothing is written, MUONREF_OK.
- * Errors (nothing is written): MUONREF_EOPTION (invalid options, prec out
+ * Errors (nothing is written, except that an uninitialized state's buffers
+ * may already be zeroed on MUONREF_ENOMEM): MUONREF_EOPTION (invalid options, prec out
  * of range), MUONREF_ESTATE (an initialized state of the other branch or
  * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
