@@ -20,5 +20,6 @@ typedef struct command {
 int cmd_profile(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_ref(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "muonref.h"
+#include "muonref/ns_rounded.h"
 #include "muonref/ref.h"
 #include "testutil.h"
 
@@ -332,6 +333,74 @@ START_TEST(fresh_state_and_zero_gradient)
 }
 END_TEST
 
+/* ns_format BF16 through muonref_ref_step_flags: on a structured gradient
+ * G = D H (Hadamard rows, power-of-two diagonal) the step uses the
+ * bf16-semantics NS of U = G + 0.5 G (exact in binary32) and is certified;
+ * the parameter is bitwise the MPFR rounding of decay P - alpha O with O
+ * from muonref_ref_ns_bf16 called directly.  A random gradient with EMA
+ * momentum gives a U that binary32 cannot hold: MUONREF_NSR_INPUT_NOT_FP32. */
+START_TEST(bf16_format_step)
+{
+  enum { R = 8, C = 16 };
+  muonref_options o = tu_nemo();
+  o.momentum = 0.5;
+  o.nesterov = 1;
+  o.momentum_form = MUONREF_MOMENTUM_SUM;
+  o.ns_format = MUONREF_NS_BF16;
+  o.weight_decay = 0.01;
+  muonref_route r = {1, R, C, R * C};
+  float g[R * C], p[R * C], p0[R * C], m[R * C] = {0}, u[R * C], out[R * C];
+  for (int i = 0; i < R; i++)
+    for (int j = 0; j < C; j++) {
+      int h = __builtin_popcount((unsigned)(i & j)) & 1 ? -1 : 1; /* Sylvester Hadamard */
+      g[i * C + j] = (float)h * ldexpf((float)(1 + i % 3), -(i % 4));
+      p[i * C + j] = 1.0f + (float)(i * C + j) / 64.0f;
+    }
+  memcpy(p0, p, sizeof p);
+  muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL};
+  unsigned unc = 0;
+  muonref_error e;
+  ck_assert_msg(muonref_ref_step_flags(&o, &r, p, &st, g, 256, &unc, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_uint_eq(unc, 0);
+  for (int k = 0; k < R * C; k++)
+    u[k] = 1.5f * g[k];
+  unsigned unc2;
+  ck_assert_int_eq(muonref_ref_ns_bf16(out, u, R, C, &o, &unc2, NULL), MUONREF_OK);
+  ck_assert_uint_eq(unc2, 0);
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(&o, &r, &pl);
+  mpfr_t x, y;
+  mpfr_init2(x, 300), mpfr_init2(y, 300);
+  int differs_from_exact = 0;
+  float q[R * C];
+  memcpy(q, p0, sizeof q);
+  for (int k = 0; k < R * C; k++) {
+    mpfr_set_d(x, pl.decay, MPFR_RNDN), mpfr_mul_d(x, x, p0[k], MPFR_RNDN);
+    mpfr_set_d(y, -pl.alpha, MPFR_RNDN), mpfr_mul_d(y, y, out[k], MPFR_RNDN);
+    mpfr_add(x, x, y, MPFR_RNDN);
+    ck_assert_msg(p[k] == mpfr_get_flt(x, MPFR_RNDN), "element %d", k);
+  }
+  /* the exact-format step differs (bf16 NS is not the exact iteration) */
+  muonref_param_state st2 = {0, 0, 0, 0, m, NULL, NULL};
+  muonref_options ox = o;
+  ox.ns_format = MUONREF_NS_EXACT;
+  ck_assert_int_eq(muonref_ref_step(&ox, &r, q, &st2, g, 256, NULL), MUONREF_OK);
+  for (int k = 0; k < R * C; k++)
+    differs_from_exact |= q[k] != p[k];
+  ck_assert(differs_from_exact);
+  /* random gradient, EMA momentum 0.95: U is not a binary32 value */
+  tu_rng rng = {tu_seed(31) + 80};
+  tu_fill_normal(&rng, g, R * C, 1.0);
+  o.momentum = 0.95;
+  o.momentum_form = MUONREF_MOMENTUM_EMA;
+  muonref_param_state st3 = {0, 0, 0, 0, m, NULL, NULL};
+  muonref_ref_cr_report rep;
+  ck_assert_msg(muonref_ref_step_cr(&o, &r, p, &st3, g, 128, &rep, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert(rep.ns_uncertain & MUONREF_NSR_INPUT_NOT_FP32);
+  mpfr_clear(x), mpfr_clear(y);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("refstep");
@@ -344,6 +413,7 @@ int main(void)
   tcase_add_test(t, no_gradient_changes_nothing);
   tcase_add_test(t, errors_change_nothing);
   tcase_add_test(t, fresh_state_and_zero_gradient);
+  tcase_add_test(t, bf16_format_step);
   suite_add_tcase(s, t);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_ENV);

@@ -61,8 +61,13 @@ int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *
  * state->initialized = 1, use_muon = r->use_muon, numel = r->numel and
  * step is incremented; every float output is the exact value rounded once
  * to nearest-even float32 (round-to-odd intermediates, mpround.h).
+ * Newton-Schulz is the exact iteration (muonref_ref_ns) for ns_format EXACT
+ * and FP32; for BF16 it is the bf16-semantics iteration of spec/muon.md
+ * section 7 (muonref_ref_ns_bf16) on U rounded to binary32, everything else
+ * staying exact (see muonref_ref_step_flags for its certificate).
  * grad NULL: no step, nothing is written, MUONREF_OK.
- * Errors (nothing is written): MUONREF_EOPTION (invalid options, prec out
+ * Errors (nothing is written, except that an uninitialized state's buffers
+ * may already be zeroed on MUONREF_ENOMEM): MUONREF_EOPTION (invalid options, prec out
  * of range), MUONREF_ESTATE (an initialized state of the other branch or
  * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
@@ -73,7 +78,8 @@ int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *pa
 /* muonref_ref_step, and for o->ns_format == MUONREF_NS_BF16 the
  * certificate of the bf16 Newton-Schulz input and result into *ns_uncertain
  * (may be NULL; bits of ns_rounded.h, plus MUONREF_NSR_INPUT_NOT_FP32 when
- * the Newton-Schulz input U is not exactly a binary32 matrix). */
+ * the Newton-Schulz input U is not exactly a binary32 matrix), OR-ed into
+ * *ns_uncertain: the caller sets it to 0 first. */
 int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                            const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
 
