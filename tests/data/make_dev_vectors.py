@@ -110,6 +110,15 @@ def main():
         'expected': {'params': [t32([2, 2], [0.75, 1.5, 2.25, 3.0])],
                      'state': [{'step': 1, 'momentum_buffer': t32([2, 2], [0.0] * 4)}]},
         'tolerance': {'fp32': BITWISE, 'bf16': BITWISE}})
+    tests_step.append({
+        'tcId': 12, 'comment': 'Muon, tall 4x2 matrix (fan_in scale sqrt 2), zero gradient: decay 1 - lr wd, unscaled',
+        'flags': ['WeightDecay'],
+        'result': 'valid', 'groups': [{'options': options(lr=0.5, weight_decay=0.5), 'params': [0]}],
+        'params': [{'name': 'tall', 'init': t32([4, 2], [1.0, 2.0, 3.0, 4.0, -1.0, -2.0, -3.0, -4.0])}],
+        'steps': [{'grads': [t32([4, 2], [0.0] * 8)]}],
+        'expected': {'params': [t32([4, 2], [0.75, 1.5, 2.25, 3.0, -0.75, -1.5, -2.25, -3.0])],
+                     'state': [{'step': 1, 'momentum_buffer': t32([4, 2], [0.0] * 8)}]},
+        'tolerance': {'fp32': BITWISE, 'bf16': BITWISE}})
     x = ns_scalar(1.5, 2, 5, 4)  # U = 1.5 H2: entries 1.5, ||U||^2 = 4 * 1.5^2
     tests_step.append({
         'tcId': 4, 'comment': 'Muon, G = H2, beta 0.5, Nesterov: U = 1.5 G, p = -lr NS(U)', 'flags': ['Nesterov'],

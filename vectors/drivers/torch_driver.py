@@ -120,6 +120,8 @@ def load_object(spec: str, option: str):
         except Exception as exc:
             raise UsageError(f"{option} {spec!r}: loading {where!r} failed: {type(exc).__name__}: {exc}") from None
     else:
+        if os.getcwd() not in sys.path:  # like `python -m`: modules of the working directory
+            sys.path.insert(1, os.getcwd())
         try:
             module = importlib.import_module(where)
         except Exception as exc:
