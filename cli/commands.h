@@ -18,5 +18,7 @@ typedef struct command {
 } command;
 
 int cmd_profile(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 
 #endif
