@@ -138,7 +138,12 @@ def main():
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         sys.stderr.write(f"torch_fault_cases.py: {type(exc).__name__}: {exc}\n")
         return 2
-    show = lambda s: ', '.join(f"{f} tcId {i}" for f, i in sorted(s)) or 'none'
+    def show(cases):
+        by_file = {}
+        for f, i in sorted(cases):
+            by_file.setdefault(f, []).append(str(i))
+        return '; '.join(f"{f} tcId {' '.join(ids)}" for f, ids in by_file.items()) or 'none'
+
     print(f"fault {args.fault}: {len(failed)} failing cases: {show(failed)}")
     print(f"fault {args.fault}: {len(allowed)} cases it can change")
     if not failed:

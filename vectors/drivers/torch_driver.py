@@ -81,6 +81,29 @@ def decode_tensor(obj: Any, where: str) -> torch.Tensor:
     return torch.tensor(ints, dtype=int_dtype).view(value_dtype).reshape(shape)
 
 
+def decode_gradient(obj: Any, where: str) -> torch.Tensor:
+    """A gradient: a tensor, or one of the forms of the error cases:
+    `"layout": "sparse"` (the tensor as a sparse COO tensor) and `"dtype": "c64"`
+    (complex64; its hex, if any, holds (real, imaginary) f32 pairs; without hex, zeros)."""
+    if isinstance(obj, dict) and obj.get('dtype') == 'c64':
+        shape = obj.get('shape')
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise ValueError(f"{where}: shape must be a list of non-negative integers, got {shape!r}")
+        if 'hex' not in obj:
+            t = torch.zeros(shape, dtype=torch.complex64)
+        else:
+            pairs = decode_tensor({'dtype': 'f32', 'shape': shape + [2], 'hex': obj['hex']}, where)
+            t = torch.view_as_complex(pairs.contiguous())
+    else:
+        t = decode_tensor(obj, where)
+    layout = obj.get('layout', 'strided') if isinstance(obj, dict) else 'strided'
+    if layout == 'sparse':
+        t = t.to_sparse()
+    elif layout not in ('strided', 'dense'):
+        raise ValueError(f"{where}: unknown layout {layout!r}, expected 'sparse' or none")
+    return t
+
+
 def encode_tensor(t: torch.Tensor) -> Dict[str, Any]:
     t = t.detach().cpu().contiguous()
     name = DTYPE_NAMES.get(t.dtype)
@@ -193,8 +216,13 @@ class Runner:
         for k, s in enumerate(case.get('steps', [])):
             grads = []
             for i, g in enumerate(s['grads']):
-                grads.append(None if g is None else decode_tensor(g, f"steps[{k}].grads[{i}]"))
+                grads.append(None if g is None else decode_gradient(g, f"steps[{k}].grads[{i}]"))
             steps.append(grads)
+        # a complex gradient exists in PyTorch only for a complex parameter: such a
+        # parameter is made complex64 (init as the real part) so that p.grad takes it
+        for i in range(len(inits)):
+            if any(grads[i] is not None and grads[i].is_complex() for grads in steps if i < len(grads)):
+                inits[i] = inits[i].to(torch.complex64)
         return inits, steps
 
     def run_step(self, case: Dict[str, Any], inits, steps) -> Dict[str, Any]:
