@@ -82,9 +82,10 @@ def decode_tensor(obj: Any, where: str) -> torch.Tensor:
 
 
 def decode_gradient(obj: Any, where: str) -> torch.Tensor:
-    """A gradient: a tensor, or one of the forms of the error cases:
-    `"layout": "sparse"` (the tensor as a sparse COO tensor) and `"dtype": "c64"`
-    (complex64; its hex, if any, holds (real, imaginary) f32 pairs; without hex, zeros)."""
+    """A gradient: a tensor, or one of the two markings of the error cases
+    (spec/vectors.md section 2.1): `"layout": "sparse"` (the tensor as a sparse
+    COO tensor) and `"dtype": "c64"` (complex64 zeros: the values are not
+    stored; should a file hold hex, it is read as (real, imaginary) f32 pairs)."""
     if isinstance(obj, dict) and obj.get('dtype') == 'c64':
         shape = obj.get('shape')
         if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
