@@ -298,7 +298,10 @@ def zeropower_via_newtonschulz5(grad: torch.Tensor, steps: int = 5) -> torch.Ten
     x = _bf16(grad.detach().float())
     transpose = grad.size(0) > grad.size(1)
     if transpose:
-        x = x.T
+        # a contiguous copy: the iteration then sees the same memory layout for G and G^T,
+        # so NS(G^T) = NS(G)^T bit for bit (a strided view can change the kernels'
+        # order of accumulation; PyTorch 1.13's bf16 matmul does differ on some shapes)
+        x = x.T.contiguous()
     norm = _bf16(x.float().norm())
     d = _bf16(norm.float() + _f32(NS_EPS))
     if float(d) == 0.0:
