@@ -35,7 +35,7 @@ def vector_files(paths):
     out = []
     for p in paths:
         if os.path.isdir(p):
-            out.extend(sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith('.json')))
+            out.extend(sorted(os.path.join(r, f) for r, _, names in os.walk(p) for f in names if f.endswith('.json')))
         else:
             out.append(p)
     return out

@@ -163,7 +163,10 @@ def vector_files(paths: List[str]) -> List[str]:
     files = []
     for p in paths:
         if os.path.isdir(p):
-            found = sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith('.json'))
+            # every *.json under the folder, at any depth (muonref gen --out DIR writes DIR/<profile>/)
+            found = sorted(
+                os.path.join(root, f) for root, _, names in os.walk(p) for f in names if f.endswith('.json')
+            )
             if not found:
                 raise UsageError(f"vector directory {p!r} holds no *.json file")
             files.extend(found)
