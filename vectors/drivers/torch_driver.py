@@ -1,0 +1,377 @@
+#!/usr/bin/python3
+"""Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
+
+    torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC]
+                    [--adapter NAME] [--ns-format bf16|fp32] --out RESULTS.json
+                    VECTOR_FILES_OR_DIRS...
+
+The results file (spec/vectors.md section 4) is then judged by
+`muonref check --results RESULTS.json VECTORS...`.  See README.md here.
+
+Exit status: 0 the results were written (whatever the cases gave); 2 bad
+command-line input or an unreadable vector file.  A case that raises is
+recorded as skipped (valid cases) or as the error it raised (error cases);
+the driver never stops on one case.
+
+Standard library and torch only.
+"""
+
+import argparse
+import copy
+import importlib
+import importlib.util
+import json
+import os
+import struct
+import sys
+import traceback
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from adapters import ADAPTERS  # noqa: E402
+
+try:
+    import torch
+except ImportError as exc:  # pragma: no cover
+    sys.stderr.write(f"torch_driver.py: cannot import torch: {exc}\n")
+    sys.exit(2)
+
+DEFAULT_NS_FUNCTION = 'zeropower_via_newtonschulz5'
+
+
+class UsageError(Exception):
+    """Bad command-line input or unusable vector file (exit 2)."""
+
+
+# ---------------------------------------------------------------- tensors
+
+# dtype name -> (torch dtype of the values, torch integer dtype of the same width, struct code, hex digits)
+DTYPES = {
+    'f32': (torch.float32, torch.int32, 'i', 8),
+    'f64': (torch.float64, torch.int64, 'q', 16),
+    'bf16': (torch.bfloat16, torch.int16, 'h', 4),
+}
+DTYPE_NAMES = {torch.float32: 'f32', torch.float64: 'f64', torch.bfloat16: 'bf16'}
+
+
+def decode_tensor(obj: Any, where: str) -> torch.Tensor:
+    """A tensor of spec/vectors.md section 1, bit for bit."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected a tensor object, got {type(obj).__name__}")
+    dtype = obj.get('dtype')
+    if dtype not in DTYPES:
+        raise ValueError(f"{where}: unknown dtype {dtype!r}, expected one of {tuple(DTYPES)}")
+    shape = obj.get('shape')
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise ValueError(f"{where}: shape must be a list of non-negative integers, got {shape!r}")
+    text = obj.get('hex')
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: hex must be a string")
+    value_dtype, int_dtype, code, digits = DTYPES[dtype]
+    numel = 1
+    for d in shape:
+        numel *= d
+    if len(text) != numel * digits:
+        raise ValueError(f"{where}: hex has {len(text)} digits, shape {shape} of {dtype} needs {numel * digits}")
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raise ValueError(f"{where}: hex holds a character that is not a hex digit") from None
+    ints = struct.unpack(f'>{numel}{code}', raw)
+    return torch.tensor(ints, dtype=int_dtype).view(value_dtype).reshape(shape)
+
+
+def decode_gradient(obj: Any, where: str) -> torch.Tensor:
+    """A gradient: a tensor, or one of the two markings of the error cases
+    (spec/vectors.md section 2.1): `"layout": "sparse"` (the tensor as a sparse
+    COO tensor) and `"dtype": "c64"` (complex64 zeros: the values are not
+    stored; should a file hold hex, it is read as (real, imaginary) f32 pairs)."""
+    if isinstance(obj, dict) and obj.get('dtype') == 'c64':
+        shape = obj.get('shape')
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise ValueError(f"{where}: shape must be a list of non-negative integers, got {shape!r}")
+        if 'hex' not in obj:
+            t = torch.zeros(shape, dtype=torch.complex64)
+        else:
+            pairs = decode_tensor({'dtype': 'f32', 'shape': shape + [2], 'hex': obj['hex']}, where)
+            t = torch.view_as_complex(pairs.contiguous())
+    else:
+        t = decode_tensor(obj, where)
+    layout = obj.get('layout', 'strided') if isinstance(obj, dict) else 'strided'
+    if layout == 'sparse':
+        t = t.to_sparse()
+    elif layout not in ('strided', 'dense'):
+        raise ValueError(f"{where}: unknown layout {layout!r}, expected 'sparse' or none")
+    return t
+
+
+def encode_tensor(t: torch.Tensor) -> Dict[str, Any]:
+    t = t.detach().cpu().contiguous()
+    name = DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        raise TypeError(f"cannot write a tensor of dtype {t.dtype} (expected float32, float64 or bfloat16)")
+    _, int_dtype, code, digits = DTYPES[name]
+    ints = t.view(int_dtype).reshape(-1).tolist()
+    return {'dtype': name, 'shape': list(t.shape), 'hex': struct.pack(f'>{len(ints)}{code}', *ints).hex()}
+
+
+def as_f32(t: torch.Tensor) -> torch.Tensor:
+    return t if t.dtype == torch.float32 else t.float()
+
+
+# ---------------------------------------------------------------- loading the port
+
+
+def load_object(spec: str, option: str):
+    """MODULE_OR_FILE:NAME -> the object; a file path (ending in .py or holding a /) is loaded from the file."""
+    if ':' not in spec:
+        raise UsageError(f"{option} {spec!r}: expected MODULE_OR_FILE:NAME")
+    where, _, name = spec.rpartition(':')
+    if not where or not name:
+        raise UsageError(f"{option} {spec!r}: expected MODULE_OR_FILE:NAME")
+    if where.endswith('.py') or os.sep in where:
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise UsageError(f"{option} {spec!r}: no such file {where!r}")
+        # siblings of the file (e.g. the port a faulty variant patches) are importable
+        sys.path.insert(0, os.path.dirname(path))
+        mod_name = os.path.splitext(os.path.basename(path))[0]
+        mod_spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules.setdefault(mod_name, module)
+        try:
+            mod_spec.loader.exec_module(module)
+        except Exception as exc:
+            raise UsageError(f"{option} {spec!r}: loading {where!r} failed: {type(exc).__name__}: {exc}") from None
+    else:
+        if os.getcwd() not in sys.path:  # like `python -m`: modules of the working directory
+            sys.path.insert(1, os.getcwd())
+        try:
+            module = importlib.import_module(where)
+        except Exception as exc:
+            raise UsageError(f"{option} {spec!r}: cannot import module {where!r}: {type(exc).__name__}: {exc}") from None
+    try:
+        return getattr(module, name), module
+    except AttributeError:
+        raise UsageError(f"{option} {spec!r}: {where!r} has no attribute {name!r}") from None
+
+
+# ---------------------------------------------------------------- vectors
+
+
+def vector_files(paths: List[str]) -> List[str]:
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            # every *.json under the folder, at any depth (muonref gen --out DIR writes DIR/<profile>/)
+            found = sorted(
+                os.path.join(root, f) for root, _, names in os.walk(p) for f in names if f.endswith('.json')
+            )
+            if not found:
+                raise UsageError(f"vector directory {p!r} holds no *.json file")
+            files.extend(found)
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise UsageError(f"vector path {p!r}: no such file or directory")
+    return files
+
+
+def load_vectors(path: str) -> Dict[str, Any]:
+    try:
+        with open(path, encoding='utf-8') as f:
+            doc = json.load(f)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"vector file {path!r}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"vector file {path!r}: not JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get('testGroups'), list):
+        raise UsageError(f"vector file {path!r}: no testGroups list (not a muonref vector file)")
+    return doc
+
+
+# ---------------------------------------------------------------- running cases
+
+
+class Runner:
+    def __init__(self, cls, ns_fn, adapter):
+        self.cls = cls
+        self.ns_fn = ns_fn
+        self.adapter = adapter
+
+    # -- step cases
+
+    def build(self, case: Dict[str, Any], params: List[torch.nn.Parameter]):
+        groups = case['groups']
+        if not isinstance(groups, list) or not groups:
+            raise ValueError("groups: expected a non-empty list")
+        param_groups = []
+        for g in groups:
+            entry = dict(self.adapter.group_entries(g.get('options', {})))
+            entry['params'] = [params[i] for i in g['params']]
+            param_groups.append(entry)
+        kwargs = self.adapter.constructor_kwargs(groups[0].get('options', {}))
+        return self.cls(param_groups, **kwargs)
+
+    def decode_step_inputs(self, case: Dict[str, Any]):
+        """Everything a step case needs, decoded before the implementation is called."""
+        inits = [as_f32(decode_tensor(p['init'], f"params[{i}].init")) for i, p in enumerate(case['params'])]
+        steps = []
+        for k, s in enumerate(case.get('steps', [])):
+            grads = []
+            for i, g in enumerate(s['grads']):
+                grads.append(None if g is None else decode_gradient(g, f"steps[{k}].grads[{i}]"))
+            steps.append(grads)
+        # a complex gradient exists in PyTorch only for a complex parameter: such a
+        # parameter is made complex64 (init as the real part) so that p.grad takes it
+        for i in range(len(inits)):
+            if any(grads[i] is not None and grads[i].is_complex() for grads in steps if i < len(grads)):
+                inits[i] = inits[i].to(torch.complex64)
+        return inits, steps
+
+    def run_step(self, case: Dict[str, Any], inits, steps) -> Dict[str, Any]:
+        params = [torch.nn.Parameter(t.clone()) for t in inits]
+        opt = self.build(case, params)
+        counts = [0] * len(params)
+        round_trip = case.get('roundTripAfter')
+        for k, grads in enumerate(steps):
+            for p, g in zip(params, grads):
+                p.grad = None if g is None else g.clone()
+            opt.step()
+            for i, g in enumerate(grads):
+                if g is not None:
+                    counts[i] += 1
+            if round_trip is not None and k + 1 == round_trip:
+                saved = copy.deepcopy(opt.state_dict())
+                params = [torch.nn.Parameter(p.detach().clone()) for p in params]
+                opt = self.build(case, params)
+                opt.load_state_dict(saved)
+        for p in params:
+            p.grad = None
+        out_state = []
+        for p, n in zip(params, counts):
+            st = self.adapter.read_state(opt.state.get(p, {}), n)
+            if st is not None:
+                st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
+            out_state.append(st)
+        return {'params': [encode_tensor(as_f32(p.detach())) for p in params], 'state': out_state}
+
+    # -- ns and transpose cases
+
+    def ns(self, x: torch.Tensor, steps: int) -> torch.Tensor:
+        if self.ns_fn is None:
+            raise RuntimeError("no Newton-Schulz function (give --ns-function)")
+        out = self.adapter.newton_schulz(self.ns_fn, x.clone(), steps)
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"the Newton-Schulz function returned {type(out).__name__}, not a tensor")
+        return out
+
+    def run_ns(self, case: Dict[str, Any], x: torch.Tensor) -> Dict[str, Any]:
+        return {'output': encode_tensor(self.ns(x, case['nsSteps']))}
+
+    def run_transpose(self, case: Dict[str, Any], x: torch.Tensor) -> Dict[str, Any]:
+        out = self.ns(x, case['nsSteps'])
+        out_t = self.ns(x.T.contiguous(), case['nsSteps'])
+        return {'output': encode_tensor(out), 'outputT': encode_tensor(out_t)}
+
+    # -- one case of any kind
+
+    def run_case(self, kind: str, case: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            if kind in ('ns', 'transpose') or (kind == 'error' and 'input' in case):
+                x = as_f32(decode_tensor(case['input'], 'input'))
+                if kind == 'transpose':
+                    return self.run_transpose(case, x)
+                if kind == 'ns':
+                    return self.run_ns(case, x)
+                try:
+                    return self.run_ns(case, x)
+                except Exception as exc:
+                    return {'error': str(exc)}
+            if kind == 'step':
+                return self.run_step(case, *self.decode_step_inputs(case))
+            if kind == 'error':
+                inputs = self.decode_step_inputs(case)
+                try:
+                    return self.run_step(case, *inputs)
+                except Exception as exc:
+                    return {'error': str(exc)}
+            return {'skipped': f"unknown case kind {kind!r}"}
+        except Exception as exc:
+            if os.environ.get('TORCH_DRIVER_TRACEBACK'):
+                traceback.print_exc()
+            return {'skipped': f"{type(exc).__name__}: {exc}"}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog='torch_driver.py',
+        description="Run a PyTorch Muon port over muonref golden vectors; write a results file "
+        "for `muonref check --results`.",
+    )
+    parser.add_argument('--optimizer', required=True, metavar='MODULE_OR_FILE:CLASS', help="the optimizer class")
+    parser.add_argument(
+        '--ns-function',
+        metavar='MODULE_OR_FILE:FUNC',
+        help=f"the Newton-Schulz function f(matrix, steps) (default: {DEFAULT_NS_FUNCTION} of the optimizer's module)",
+    )
+    parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
+    parser.add_argument('--ns-format', default='bf16', help="bf16 or fp32: the port's Newton-Schulz format (default bf16)")
+    parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
+    parser.add_argument('vectors', nargs='+', metavar='VECTOR_FILES_OR_DIRS')
+    args = parser.parse_args(argv)
+    try:
+        if args.adapter not in ADAPTERS:
+            raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
+        if args.ns_format not in ('bf16', 'fp32'):
+            raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
+        files = vector_files(args.vectors)
+        docs = [(f, load_vectors(f)) for f in files]
+        cls, module = load_object(args.optimizer, '--optimizer')
+        if not callable(cls):
+            raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
+        if args.ns_function:
+            ns_fn, _ = load_object(args.ns_function, '--ns-function')
+            if not callable(ns_fn):
+                raise UsageError(f"--ns-function {args.ns_function!r}: not a function")
+        else:
+            ns_fn = getattr(module, DEFAULT_NS_FUNCTION, None)
+        out_dir = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(out_dir):
+            raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
+    except UsageError as exc:
+        sys.stderr.write(f"torch_driver.py: {exc}\n")
+        return 2
+
+    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter])
+    results = []
+    counts = {'run': 0, 'skipped': 0}
+    for path, doc in docs:
+        base = os.path.basename(path)
+        for gi, group in enumerate(doc['testGroups']):
+            kind = group.get('kind') if isinstance(group, dict) else None
+            for case in group.get('tests', []) if isinstance(group, dict) else []:
+                entry = {'file': base, 'tcId': case.get('tcId')}
+                entry.update(runner.run_case(kind, case))
+                counts['skipped' if 'skipped' in entry else 'run'] += 1
+                results.append(entry)
+    impl = f"{args.optimizer} (adapter {args.adapter}"
+    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {DEFAULT_NS_FUNCTION}" if ns_fn else ", no ns")
+    impl += f"), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
+    doc = {'implementation': impl, 'nsFormat': args.ns_format, 'results': results}
+    try:
+        with open(args.out, 'w', encoding='utf-8') as f:
+            json.dump(doc, f, indent=1)
+            f.write('\n')
+    except OSError as exc:
+        sys.stderr.write(f"torch_driver.py: --out {args.out!r}: cannot write: {exc}\n")
+        return 2
+    sys.stderr.write(
+        f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
+        f"{counts['run']} run, {counts['skipped']} skipped -> {args.out}\n"
+    )
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
