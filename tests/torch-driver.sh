@@ -4,6 +4,7 @@
 #
 # 1. vectors/drivers/torch_driver.py runs tests/torch_nemo_port.py over
 #    vectors/nemo/ and `muonref check --results` must pass every case;
+#    (and tests/torch_nemo_port_perop.py, rounding after every operation, too);
 # 2. the faulty variants tests/torch_nemo_port_faulty_{ema,decay}.py must
 #    each fail at least one case, and only cases the fault can change
 #    (tests/torch_fault_cases.py computes those from the vectors).
@@ -57,20 +58,25 @@ run_port() {
   fi
 }
 
-# 1. the port passes everything
-run_port port "$srcdir/tests/torch_nemo_port.py"
-if [ "$rc" -eq 0 ]; then
-  # the per-area table with the worst deviation / allowance: the port's margins
-  cat "$work/port.check"
-  echo "ok: tests/torch_nemo_port.py passes every vector"
-elif [ "$rc" -eq 1 ]; then
-  echo "FAIL: tests/torch_nemo_port.py fails vectors:"
-  grep 'tcId' "$work/port.check"
-  tail -n 1 "$work/port.check"
-  status=1
-else
-  status=1
-fi
+# 1. the port, and its variant that rounds after every operation as NeMo's
+#    code does, pass everything
+for variant in port perop; do
+  file=$srcdir/tests/torch_nemo_port.py
+  [ "$variant" = perop ] && file=$srcdir/tests/torch_nemo_port_perop.py
+  run_port "$variant" "$file"
+  if [ "$rc" -eq 0 ]; then
+    # the per-area table with the worst deviation / allowance: the margins
+    cat "$work/$variant.check"
+    echo "ok: $(basename "$file") passes every vector"
+  elif [ "$rc" -eq 1 ]; then
+    echo "FAIL: $(basename "$file") fails vectors:"
+    grep 'tcId' "$work/$variant.check"
+    tail -n 1 "$work/$variant.check"
+    status=1
+  else
+    status=1
+  fi
+done
 
 # 2. each faulty variant fails, and only where its fault can show
 for fault in ema decay; do

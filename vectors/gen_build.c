@@ -7,6 +7,7 @@
 #include <string.h>
 #include "case.h"
 #include "gen.h"
+#include "judge.h"
 #include "muonref/ns_rounded.h"
 #include "muonref/plan.h"
 #include "muonref/profile.h"
@@ -113,6 +114,7 @@ typedef struct sim {
   muonref_param_state st[GEN_MAX_PARAMS];
   int muon_steps[GEN_MAX_PARAMS], steps[GEN_MAX_PARAMS];
   double max_grad[GEN_MAX_PARAMS];
+  double max_param[GEN_MAX_PARAMS]; /* largest |p| before or after any step */
 } sim;
 
 static void sim_free(sim *s, int n)
@@ -138,6 +140,8 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     s->st[i].momentum_buffer = calloc(n, sizeof(float));
     s->st[i].exp_avg = calloc(n, sizeof(float));
     s->st[i].exp_avg_sq = calloc(n, sizeof(float));
+    for (size_t j = 0; j < n; j++)
+      s->max_param[i] = fmax(s->max_param[i], fabs(c->init[i][j]));
   }
   for (int k = 0; k < c->n_steps; k++)
     for (int i = 0; i < c->n_params; i++) {
@@ -157,8 +161,10 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       *uncertain |= rep.ns_uncertain;
       s->steps[i]++;
       s->muon_steps[i] += r.use_muon;
-      for (size_t j = 0; j < r.numel; j++)
+      for (size_t j = 0; j < r.numel; j++) {
         s->max_grad[i] = fmax(s->max_grad[i], fabs(gr[j]));
+        s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
+      }
     }
   return MUONREF_OK;
 }
@@ -197,6 +203,11 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i]));
       json_object_set_new(sa, "exp_avg_sq", json_real(1e-6 * s->max_grad[i] * s->max_grad[i] * s->steps[i]));
     }
+    /* A port that rounds p d and alpha O separately before subtracting
+     * loses up to an ulp of the larger of them per step, which is many ulps
+     * of the result where the two nearly cancel. */
+    double big = fmax(s->max_param[i], r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.rows, r.cols) : lr_a);
+    a += s->steps[i] * 2.0 * muonref_ulp32(big);
     json_array_append_new(atol, json_real(a));
     json_array_append_new(satol, sa);
   }
