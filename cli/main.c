@@ -13,6 +13,7 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const command COMMANDS[] = {
+  {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)"},
   {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)"},
   {"version", cmd_version, "print the version"},
 };
