@@ -158,6 +158,14 @@ static int write_maps(const char *dir, const mst_set *sets, size_t n, muonref_er
   return rc;
 }
 
+/* What the page says about a set's matrix runs: on the first input at the
+ * set's default steps, and bf16 runs that blew up on any input. */
+typedef struct mat_final {
+  double f64, fp32, bf16_min, bf16_max; /* distance, mean (min/max) over seeds */
+  int blowups[MST_NFORMATS], runs;      /* runs (per format) with a distance
+                                           > 2 at some step, out of runs    */
+} mat_final;
+
 /* Per (set, input, format, step): min, mean, max over seeds. */
 typedef struct agg {
   double dmin, dsum, dmax, smin, smax;
@@ -181,7 +189,7 @@ static void agg_add(agg *a, const mst_trace *t, int k, int first)
 /* The runs of one set on one input: every seed and format; writes the rows
  * of matrix_runs.csv and fills ag[format][step]. */
 static int run_input(FILE *runs, const mst_set *s, const mst_input *in, int seeds,
-                     agg ag[MST_NFORMATS][MST_MATRIX_MAX_STEPS + 1], muonref_error *err)
+                     agg ag[MST_NFORMATS][MST_MATRIX_MAX_STEPS + 1], mat_final *mf, muonref_error *err)
 {
   size_t len = in->rows * in->cols;
   int K = matrix_steps(s), rc = MUONREF_OK;
@@ -200,11 +208,15 @@ static int run_input(FILE *runs, const mst_set *s, const mst_input *in, int seed
                      mst_format_name(f));
         break;
       }
+      int blew = 0;
       for (int k = 0; k <= K; k++) {
+        blew |= !(t.dist[k] <= 2.0);
         fprintf(runs, "%s,%s,%zu,%zu,%d,%s,%d,%.6e,%.6e,%.6e\n", s->name, in->name, in->rows, in->cols, seed,
                 mst_format_name(f), k, t.dist[k], t.smin[k], t.smax[k]);
         agg_add(&ag[f][k], &t, k, seed == 1);
       }
+      mf->blowups[f] += blew;
+      mf->runs += f == MST_F64;
     }
   }
   free(g), free(q);
@@ -213,7 +225,7 @@ static int run_input(FILE *runs, const mst_set *s, const mst_input *in, int seed
 
 /* matrix_runs.csv, matrix_summary.csv, data/mat_<set>_<input>.dat. */
 static int write_matrix(const char *dir, const mst_set *sets, size_t n, const mst_input *ins, size_t nin, int seeds,
-                        double *final_bf16, double *final_f64, muonref_error *err)
+                        mat_final *mf, muonref_error *err)
 {
   static agg ag[MST_NFORMATS][MST_MATRIX_MAX_STEPS + 1];
   FILE *runs = open_in(dir, "matrix_runs.csv", err), *sum = runs ? open_in(dir, "matrix_summary.csv", err) : NULL;
@@ -225,7 +237,7 @@ static int write_matrix(const char *dir, const mst_set *sets, size_t n, const ms
   for (size_t i = 0; i < n && !rc; i++)
     for (size_t j = 0; j < nin && !rc; j++) {
       int K = matrix_steps(&sets[i]);
-      if ((rc = run_input(runs, &sets[i], &ins[j], seeds, ag, err)))
+      if ((rc = run_input(runs, &sets[i], &ins[j], seeds, ag, &mf[i], err)))
         break;
       char name[512];
       snprintf(name, sizeof name, "data/mat_%s_%s.dat", sets[i].name, ins[j].name);
@@ -246,9 +258,11 @@ static int write_matrix(const char *dir, const mst_set *sets, size_t n, const ms
         fprintf(d, "\n");
       }
       if (j == 0) {
-        final_f64[i] = ag[MST_F64][sets[i].default_steps].dsum / seeds;
-        final_bf16[2 * i] = ag[MST_BF16][sets[i].default_steps].dmin;
-        final_bf16[2 * i + 1] = ag[MST_BF16][sets[i].default_steps].dmax;
+        int K0 = sets[i].default_steps;
+        mf[i].f64 = ag[MST_F64][K0].dsum / seeds;
+        mf[i].fp32 = ag[MST_FP32][K0].dsum / seeds;
+        mf[i].bf16_min = ag[MST_BF16][K0].dmin;
+        mf[i].bf16_max = ag[MST_BF16][K0].dmax;
       }
       rc = close_in(d, dir, name, err);
     }
@@ -261,10 +275,36 @@ static int write_matrix(const char *dir, const mst_set *sets, size_t n, const ms
 
 static void steps_text(char *b, size_t n, int k) { k < 0 ? snprintf(b, n, "–") : snprintf(b, n, "%d", k); }
 
+/* One sentence on what the scalar band of a set does up to the horizon. */
+static void scalar_reading(FILE *f, const mst_set *set, const mst_scalar_summary *s)
+{
+  fprintf(f, "After %d steps [s_min, 1] is mapped into [%.4f, %.4f] and phi(s_min) = %.4g. ", s->steps, s->lo, s->hi,
+          s->phi_smin);
+  if (s->lo < 0)
+    fprintf(f, "The band reaches **negative** values: some singular values change sign (a triple with "
+               "p(1) = %.4f is applied to values near 1). ",
+            muonref_ns_coeff_at(&set->o, 0).a + muonref_ns_coeff_at(&set->o, 0).b + muonref_ns_coeff_at(&set->o, 0).c);
+  if (s->convergent)
+    fprintf(f, "The set converges to 1: the band lies within 1%% of 1 from step %d on, phi(s_min) from step %d.\n\n",
+            s->steps_band_1pct, s->steps_smin_1pct);
+  else if (!isfinite(s->horizon_lo) || !isfinite(s->horizon_hi) || fabs(s->horizon_lo) > 10 ||
+           fabs(s->horizon_hi) > 10)
+    fprintf(f, "Run beyond its %d default steps (order %s) the iteration **diverges**: the band at step %d is "
+               "[%.3g, %.3g].\n\n",
+            s->steps, muonref_coeff_order_name(set->o.coeff_order), MST_HORIZON, s->horizon_lo, s->horizon_hi);
+  else if (s->horizon_hi - s->horizon_lo < 1e-6)
+    fprintf(f, "Its last triple has a fixed point other than 1: the band settles at %.4f, not 1 "
+               "(stops shrinking after step %d).\n\n",
+            s->horizon_hi, s->stop_step);
+  else
+    fprintf(f, "The band stops shrinking after step %d at [%.4f, %.4f]; it never closes on 1.\n\n", s->stop_step,
+            s->stop_lo, s->stop_hi);
+}
+
 /* index.md: the page that shows the plots with a short reading of each. */
 static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_input *ins, size_t nin,
-                      const mst_report_config *cfg, const mst_scalar_summary *sum, const double *f64,
-                      const double *bf16, int plotted, muonref_error *err)
+                      const mst_report_config *cfg, const mst_scalar_summary *sum, const mat_final *mf, int plotted,
+                      muonref_error *err)
 {
   FILE *f = open_in(dir, "index.md", err);
   if (!f)
@@ -272,15 +312,17 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
   fprintf(f, "# Newton–Schulz convergence study\n\n");
   fprintf(f, "Generated by `muonref ns --report` (muonref %s); definitions in spec/ns-study.md. "
              "Scalar interval [s_min, 1] with s_min = %g (relative to the Frobenius-normalised matrix; "
-             "a port with norm safety g sees [s_min/g, 1/g]). Matrix runs: %d seed(s) per input; columns f64 = "
-             "binary64 iteration (stands in for exact arithmetic), fp32 and bf16 = muonref_fast_ns.\n\n",
+             "a port with norm safety g sees [s_min/g, 1/g]). Matrix runs: %d seed(s) per input; column f64 = "
+             "binary64 iteration (stands in for exact arithmetic; polar factor from a binary64 SVD), fp32 and "
+             "bf16 = muonref_fast_ns.\n\n",
           PACKAGE_VERSION, cfg->smin, cfg->seeds);
   if (!plotted)
     fprintf(f, "**Plots skipped: gnuplot was not found** (set MUONREF_GNUPLOT or install gnuplot). "
-               "The CSV tables below are complete.\n\n");
+               "The CSV tables are complete.\n\n");
   fprintf(f, "## Summary\n\n| set | steps | band after steps | band stops shrinking after step | band there | "
              "convergent | steps: phi(s_min) within 1%% | steps: band within 1%% | phi(s_min) | "
-             "dist f64 (%s) | dist bf16 spread |\n|---|---|---|---|---|---|---|---|---|---|---|\n", ins[0].name);
+             "band at step %d | dist f64 (%s) | dist fp32 | dist bf16 spread | runs with dist > 2 (f64/fp32/bf16) |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", MST_HORIZON, ins[0].name);
   for (size_t i = 0; i < n; i++) {
     const mst_scalar_summary *s = &sum[i];
     char a[16], b[16], c[16], band[64];
@@ -291,52 +333,57 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
       snprintf(band, sizeof band, "[%.4f, %.4f]", s->stop_lo, s->stop_hi);
     else
       snprintf(band, sizeof band, "still shrinking at %d", MST_HORIZON);
-    fprintf(f, "| %s | %d | [%.4f, %.4f] | %s | %s | %s | %s | %s | %.4g | %.4g | %.4g–%.4g |\n", sets[i].name,
-            s->steps, s->lo, s->hi, a, band, s->convergent ? "yes" : "no", b, c, s->phi_smin, f64[i], bf16[2 * i],
-            bf16[2 * i + 1]);
+    fprintf(f, "| %s | %d | [%.4f, %.4f] | %s | %s | %s | %s | %s | %.4g | [%.4g, %.4g] | %.4g | %.4g | %.4g–%.4g | "
+               "%d/%d/%d of %d |\n",
+            sets[i].name, s->steps, s->lo, s->hi, a, band, s->convergent ? "yes" : "no", b, c, s->phi_smin,
+            s->horizon_lo, s->horizon_hi, mf[i].f64, mf[i].fp32, mf[i].bf16_min, mf[i].bf16_max,
+            mf[i].blowups[MST_F64], mf[i].blowups[MST_FP32], mf[i].blowups[MST_BF16], mf[i].runs);
   }
-  fprintf(f, "\nTables: `presets.csv` (the triple of every step), `scalar_band.csv`, `scalar_summary.csv` "
+  fprintf(f, "\nThe last column counts runs (all inputs and seeds, steps 0 to default + 2) whose distance to the "
+             "polar factor exceeded 2 at some step: divergence, or singular values that changed sign.\n\n");
+  fprintf(f, "Tables: `presets.csv` (the triple of every step), `scalar_band.csv`, `scalar_summary.csv` "
              "(with the sampled cross-check), `matrix_runs.csv` (every seed), `matrix_summary.csv` (min/mean/max "
              "over seeds); plot data in `data/`, the gnuplot script `study.gp`.\n\n");
   fprintf(f, "## Scalar maps\n\nEach curve is phi_k on the singular values after normalisation; the Newton–Schulz "
              "goal is the constant 1. A curve that rises steeply near 0 treats small singular values well; its "
              "oscillation around 1 is the band.\n\n");
   for (size_t i = 0; i < n; i++) {
-    const mst_scalar_summary *s = &sum[i];
     fprintf(f, "### %s\n\n", sets[i].name);
     if (plotted)
       fprintf(f, "![%s scalar maps](plots/map_%s.png)\n\n", sets[i].name, sets[i].name);
-    fprintf(f, "After %d steps [s_min, 1] is mapped into [%.4f, %.4f] and phi(s_min) = %.4g. ", s->steps, s->lo,
-            s->hi, s->phi_smin);
-    if (s->convergent)
-      fprintf(f, "The set converges: the band lies within 1%% of 1 from step %d on, phi(s_min) from step %d.\n\n",
-              s->steps_band_1pct, s->steps_smin_1pct);
-    else
-      fprintf(f, "The set does not converge to 1: its band stops shrinking after step %d at [%.4f, %.4f].\n\n",
-              s->stop_step, s->stop_lo, s->stop_hi);
+    scalar_reading(f, &sets[i], &sum[i]);
   }
   fprintf(f, "## Band versus step\n\n");
   if (plotted)
     fprintf(f, "![band width](plots/band.png)\n\n![phi(s_min)](plots/phi_smin.png)\n\n");
-  fprintf(f, "Band width max − min of phi_k over [s_min, 1] (exact, by interval propagation) and phi_k(s_min). "
-             "Sets whose last triple repeats with p(1) = 1, p'(1) = 0 shrink the band to 0; sets that keep "
-             "Keller's triple stay in a band of fixed width.\n\n");
+  fprintf(f, "Band width max − min of phi_k over [s_min, 1] (exact, by interval propagation) and |phi_k(s_min)|, "
+             "for %d steps under each set's order. A width that falls to 0 means convergence to a single value "
+             "(1, or another fixed point of the last triple); a flat width is a band that the iteration keeps; a "
+             "rising one is divergence past the steps a list was designed for.\n\n", BAND_STEPS);
   fprintf(f, "## Distance to the polar factor\n\n");
   for (size_t j = 0; j < nin; j++) {
     if (plotted)
       fprintf(f, "![distance %s](plots/dist_%s.png)\n\n", ins[j].name, ins[j].name);
-    fprintf(f, "%s: ||X_k − Q||_F / ||Q||_F in binary64, mean over seeds. The distance cannot fall below what "
-               "the band allows: singular values left at 0.7 or 1.1 keep it near 0.1–0.3 for non-convergent "
-               "sets, and singular values below s_min (ill-conditioned inputs) stay far from 1.\n\n",
-            ins[j].name);
+    fprintf(f, "%s: ||X_k − Q||_F / ||Q||_F in binary64, mean over seeds.", ins[j].name);
+    if (ins[j].kind == MST_ILLCOND)
+      fprintf(f, " Singular values spread over a factor %g, so after normalisation the smallest lie near "
+                 "%.1e, below s_min; they need more steps than the scalar summary's s_min suggests.",
+              ins[j].cond, 1.0 / (ins[j].cond * sqrt((double)(ins[j].rows < ins[j].cols ? ins[j].rows : ins[j].cols))));
+    fprintf(f, "\n\n");
   }
   fprintf(f, "## Exact versus fp32 versus bf16\n\n");
   for (size_t i = 0; i < n; i++) {
     if (plotted)
       fprintf(f, "![formats %s](plots/formats_%s.png)\n\n", sets[i].name, sets[i].name);
-    fprintf(f, "%s on %s: at step %d the binary64 distance is %.4g; bf16 ranges over %.4g–%.4g across seeds. "
-               "fp32 follows binary64 closely; bf16 adds a floor of about 1e-2 set by its 8-bit significand.\n\n",
-            sets[i].name, ins[0].name, sets[i].default_steps, f64[i], bf16[2 * i], bf16[2 * i + 1]);
+    fprintf(f, "%s on %s, step %d: binary64 %.4g, fp32 %.4g, bf16 %.4g–%.4g over seeds.", sets[i].name, ins[0].name,
+            sets[i].default_steps, mf[i].f64, mf[i].fp32, mf[i].bf16_min, mf[i].bf16_max);
+    if (mf[i].blowups[MST_BF16] > mf[i].blowups[MST_F64])
+      fprintf(f, " **bf16 alone failed**: %d of %d bf16 runs reached a distance > 2 within the steps shown, "
+                 "binary64 %d.", mf[i].blowups[MST_BF16], mf[i].runs, mf[i].blowups[MST_F64]);
+    else if (mf[i].blowups[MST_F64])
+      fprintf(f, " %d of %d runs reach a distance > 2 already in binary64 (beyond the default steps, or by a "
+                 "sign change): a property of the list, not of rounding.", mf[i].blowups[MST_F64], mf[i].runs);
+    fprintf(f, "\n\n");
   }
   return close_in(f, dir, "index.md", err);
 }
@@ -353,8 +400,8 @@ int mst_report(const char *dir, const mst_set *sets, size_t n, const mst_report_
     return muonref_fail(err, MUONREF_EIO, "cannot create a directory next to '%s': %s", dir, strerror(errno));
   char sub[4200];
   mst_scalar_summary *sum = calloc(n, sizeof *sum);
-  double *f64 = calloc(n, sizeof *f64), *bf16 = calloc(2 * n, sizeof *bf16);
-  int rc = sum && f64 && bf16 ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory for the report");
+  mat_final *mf = calloc(n, sizeof *mf);
+  int rc = sum && mf ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory for the report");
   *plotted = 0;
   snprintf(sub, sizeof sub, "%s/data", tmp);
   if (!rc && mkdir(sub, 0777))
@@ -366,7 +413,7 @@ int mst_report(const char *dir, const mst_set *sets, size_t n, const mst_report_
   if (!rc)
     rc = write_maps(tmp, sets, n, err);
   if (!rc)
-    rc = write_matrix(tmp, sets, n, ins, nin, cfg->seeds, bf16, f64, err);
+    rc = write_matrix(tmp, sets, n, ins, nin, cfg->seeds, mf, err);
   if (!rc && cfg->gnuplot) {
     snprintf(sub, sizeof sub, "%s/plots", tmp);
     if (mkdir(sub, 0777))
@@ -376,11 +423,11 @@ int mst_report(const char *dir, const mst_set *sets, size_t n, const mst_report_
     *plotted = !rc;
   }
   if (!rc)
-    rc = write_page(tmp, sets, n, ins, nin, cfg, sum, f64, bf16, *plotted, err);
+    rc = write_page(tmp, sets, n, ins, nin, cfg, sum, mf, *plotted, err);
   if (!rc && rename(tmp, dir))
     rc = muonref_fail(err, MUONREF_EIO, "cannot move the report to '%s': %s", dir, strerror(errno));
   if (rc)
     rm_tree(tmp);
-  free(sum), free(f64), free(bf16);
+  free(sum), free(mf);
   return rc;
 }
