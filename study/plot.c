@@ -12,6 +12,16 @@ static const char *const TERMS[][2] = {
   {"svg size 900,600 dynamic font 'sans,11'", "svg"},
 };
 
+/* Line styles for one line per set: 12 distinct colours, then dash types. */
+static const char *const COLOURS[] = {"#000000", "#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00",
+                                      "#a65628", "#f781bf", "#666666", "#1b9e77", "#d4b000", "#00bcd4"};
+#define NCOLOURS (sizeof COLOURS / sizeof COLOURS[0])
+
+static void style(FILE *f, size_t i)
+{
+  fprintf(f, " lc rgb '%s' dt %zu pt %zu ps 0.6", COLOURS[i % NCOLOURS], i / NCOLOURS + 1, i % 13 + 1);
+}
+
 /* The scalar maps phi_1..phi_K of set s. */
 static void map_plot(FILE *f, const mst_set *s, const char *term, const char *ext)
 {
@@ -27,15 +37,17 @@ static void map_plot(FILE *f, const mst_set *s, const char *term, const char *ex
 
 /* One line per set: column `col` of data/band_<set>.dat versus step. */
 static void band_plot(FILE *f, const mst_set *sets, size_t n, const char *term, const char *ext, const char *file,
-                      const char *title, const char *ylabel, int col)
+                      const char *title, const char *ylabel, int col, const char *yrange)
 {
   fprintf(f, "set terminal %s\nset output 'plots/%s.%s'\n", term, file, ext);
   fprintf(f, "set title '%s'\nset xlabel 'step k'\nset ylabel '%s'\n", title, ylabel);
-  fprintf(f, "set logscale y\nset key outside right\nset xrange [0:*]\nset yrange [*:*]\n");
+  fprintf(f, "set logscale y\nset key outside right\nset xrange [0:*]\nset yrange %s\n", yrange);
   fprintf(f, "plot ");
-  for (size_t i = 0; i < n; i++)
-    fprintf(f, "%s'data/band_%s.dat' using 1:(abs($%d)) with linespoints pt %zu ps 0.6 title '%s' noenhanced",
-            i ? ", " : "", sets[i].name, col, i % 13 + 1, sets[i].name);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "%s'data/band_%s.dat' using 1:(abs($%d)) with linespoints", i ? ", " : "", sets[i].name, col);
+    style(f, i);
+    fprintf(f, " title '%s' noenhanced", sets[i].name);
+  }
   fprintf(f, "\n");
 }
 
@@ -45,10 +57,12 @@ static void dist_plot(FILE *f, const mst_set *sets, size_t n, const mst_input *i
   fprintf(f, "set terminal %s\nset output 'plots/dist_%s.%s'\n", term, in->name, ext);
   fprintf(f, "set title 'Distance to the polar factor, %s (binary64, mean over seeds)' noenhanced\n", in->name);
   fprintf(f, "set xlabel 'step k'\nset ylabel '||X_k - Q||_F / ||Q||_F'\nset logscale y\nset key outside right\n");
-  fprintf(f, "set xrange [0:*]\nset yrange [*:*]\nplot ");
-  for (size_t i = 0; i < n; i++)
-    fprintf(f, "%s'data/mat_%s_%s.dat' using 1:3 with linespoints pt %zu ps 0.6 title '%s' noenhanced", i ? ", " : "",
-            sets[i].name, in->name, i % 13 + 1, sets[i].name);
+  fprintf(f, "set xrange [0:*]\nset yrange [1e-16:10]\nplot ");
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "%s'data/mat_%s_%s.dat' using 1:3 with linespoints", i ? ", " : "", sets[i].name, in->name);
+    style(f, i);
+    fprintf(f, " title '%s' noenhanced", sets[i].name);
+  }
   fprintf(f, "\n");
 }
 
@@ -76,8 +90,10 @@ static int write_script(const char *path, const mst_set *sets, size_t n, const m
     const char *term = TERMS[t][0], *ext = TERMS[t][1];
     for (size_t i = 0; i < n; i++)
       map_plot(f, &sets[i], term, ext);
-    band_plot(f, sets, n, term, ext, "band", "Band width max-min of phi_k over [s_min, 1]", "width", 4);
-    band_plot(f, sets, n, term, ext, "phi_smin", "|phi_k(s_min)| versus step", "phi_k(s_min)", 5);
+    band_plot(f, sets, n, term, ext, "band", "Band width max-min of phi_k over [s_min, 1] (clipped to [1e-16, 10])",
+              "width", 4, "[1e-16:10]");
+    band_plot(f, sets, n, term, ext, "phi_smin", "|phi_k(s_min)| versus step (clipped to [1e-4, 10])", "phi_k(s_min)",
+              5, "[1e-4:10]");
     for (size_t j = 0; j < nin; j++)
       dist_plot(f, sets, n, &ins[j], term, ext);
     for (size_t i = 0; i < n; i++)
