@@ -139,7 +139,7 @@ static int print_sigma(const ns_args *a, const mst_set *s)
   mpfr_inits2(MST_PREC, x, y, (mpfr_ptr)0);
   mpfr_set_d(x, a->sigma, MPFR_RNDN);
   mst_mp_phi(y, x, s, a->steps ? a->steps : s->default_steps, 0);
-  mpfr_printf("%.17Rg\n", y);
+  mpfr_printf("%#.17Rg\n", y);
   mpfr_clears(x, y, (mpfr_ptr)0);
   return EXIT_OK;
 }

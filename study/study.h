@@ -142,6 +142,17 @@ typedef struct mst_trace {
 int mst_run(mst_trace *t, const mst_set *s, int K, const double *g, const double *q, size_t rows, size_t cols,
             mst_format f);
 
+/* The exact column: set s for K steps on g (rows, cols) in MPFR at prec
+ * bits through the reference (muonref_ref_ns, called with ns_steps = k for
+ * each k, on the nemo options with s's triples unrolled, the norm safety
+ * folded into step 1, and eps 0), measured against the MPFR polar factor
+ * of g (muonref_ref_polar); distances in MPFR, singular values by a
+ * binary64 SVD of the iterate rounded to binary64.  Returns MUONREF_OK or
+ * the reference's error (e.g. MUONREF_ENUMERIC when g is numerically rank
+ * deficient for the polar factor) with its message in err. */
+int mst_run_exact(mst_trace *t, const mst_set *s, int K, const double *g, size_t rows, size_t cols,
+                  mpfr_prec_t prec, muonref_error *err);
+
 /* Singular values (descending) of the (rows, cols) matrix a: s holds
  * min(rows, cols) doubles; LAPACKE_dgesdd.  Returns 0 or MUONREF_ENUMERIC. */
 int mst_singular_values(double *s, const double *a, size_t rows, size_t cols);

@@ -15,7 +15,7 @@ check() { # check NAME CONDITION...
 }
 SETS="simple deepseekv4"
 promised() { # the files a report of $SETS on the quick inputs promises, plots if $1 = 1
-  echo index.md presets.csv scalar_band.csv scalar_summary.csv matrix_runs.csv matrix_summary.csv
+  echo index.md presets.csv scalar_band.csv scalar_summary.csv matrix_runs.csv matrix_summary.csv exact_check.csv
   for s in $SETS; do
     echo data/band_$s.dat data/map_$s.dat
     for i in gauss_12x20 illcond_16x16_1e3; do echo data/mat_${s}_$i.dat; done
@@ -38,6 +38,9 @@ if [ -n "$(command -v gnuplot)" ] || [ -n "$MUONREF_GNUPLOT" ]; then
   check "report with plots: exit 0" [ $? -eq 0 ]
   check "report with plots: every promised file" all_present "$tmp/ok" 1
   check "report: png is a PNG" sh -c "head -c 4 '$tmp/ok/plots/band.png' | grep -q PNG"
+  check "report: exact check rows (deepseekv4: 12 steps + step 0)" \
+    [ "$(grep -c '^deepseekv4,gauss_8x12,' "$tmp/ok/exact_check.csv")" -eq 13 ]
+  check "report: binary64 within 1e-8 of MPFR (relative)" grep -q 'so the binary64 column gives the exact' "$tmp/ok/index.md"
   check "report: rows for 2 sets x 2 inputs x 2 seeds x 3 formats" \
     [ "$(grep -c '^simple,gauss_12x20,12,20,2,bf16,' "$tmp/ok/matrix_runs.csv")" -eq 8 ]
 fi

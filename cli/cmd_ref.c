@@ -1,0 +1,255 @@
+/* muonref ref polar|ns|step FILE: runs the high-precision reference on a
+ * tensor read from FILE (the tensor format of spec/vectors.md, "Tensors")
+ * and prints the correctly rounded result as JSON on stdout.  Each result
+ * is computed at --prec bits and again at twice that; a disagreement of
+ * the rounded outputs is an error (exit 3), never a silent answer.
+ *   polar FILE  FILE holds a 2-D tensor G (f32, bf16 or f64): prints
+ *               {"q": f32, "q64": f64, "sv": f64} (the polar factor U V^T,
+ *               its binary64 rounding, the singular values)
+ *   ns FILE     FILE holds a 2-D f32 or bf16 tensor: prints {"out": f32,
+ *               "out64": f64}, the exact Newton-Schulz of the profile
+ *   step FILE   FILE holds a tensor (the gradient of one step from a zero
+ *               parameter and a fresh state) or an object {"param": tensor,
+ *               "grads": [tensor, ...]}: prints {"param": f32, "state": ...}
+ *               after the steps, routed by the profile's options
+ * Options: --prec BITS (default 256), --profile NAME (default nemo). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../vectors/case.h"
+#include "../vectors/tensor.h"
+#include "commands.h"
+#include "muonref.h"
+#include "muonref/ref.h"
+
+typedef struct ref_args {
+  const char *what, *file, *profile;
+  long prec;
+  muonref_options o;
+} ref_args;
+
+static int usage(void)
+{
+  fprintf(stderr, "usage: muonref ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
+                  "Runs the high-precision reference on the tensor in FILE and prints the correctly\n"
+                  "rounded result as JSON (computed at BITS and 2*BITS; default 256).\n");
+  return EXIT_USAGE;
+}
+
+static int parse(int argc, char **argv, ref_args *a)
+{
+  a->what = a->file = NULL;
+  a->profile = "nemo";
+  a->prec = MUONREF_REF_PREC;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--prec")) {
+      char *end;
+      a->prec = strtol(argv[++i], &end, 10);
+      if (*end || a->prec < MUONREF_REF_PREC_MIN || a->prec > 65536) {
+        fprintf(stderr, "muonref ref: --prec '%s': expected an integer from %d to 65536 (bits)\n", argv[i],
+                MUONREF_REF_PREC_MIN);
+        return EXIT_USAGE;
+      }
+    } else if (i + 1 < argc && !strcmp(argv[i], "--profile")) {
+      a->profile = argv[++i];
+    } else if (!a->what) {
+      a->what = argv[i];
+    } else if (!a->file) {
+      a->file = argv[i];
+    } else {
+      fprintf(stderr, "muonref ref: unexpected argument '%s'\n", argv[i]);
+      return usage();
+    }
+  }
+  if (!a->what || !a->file)
+    return usage();
+  muonref_error e;
+  if (muonref_profile_options(a->profile, &a->o, &e)) {
+    fprintf(stderr, "muonref ref: %s\n", e.message);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+/* Reads FILE as JSON; NULL (with a message) on failure. */
+static json_t *load(const char *file)
+{
+  json_error_t je;
+  json_t *j = json_load_file(file, 0, &je);
+  if (!j)
+    fprintf(stderr, "muonref ref: %s:%d: %s\n", file, je.line, je.text);
+  return j;
+}
+
+/* A tensor from JSON j, required to be 2-D when matrix is set. */
+static int read_tensor(muonref_tensor *t, const json_t *j, const char *where, int matrix)
+{
+  muonref_error e;
+  if (muonref_tensor_from_json(t, j, where, &e)) {
+    fprintf(stderr, "muonref ref: %s\n", e.message);
+    return EXIT_USAGE;
+  }
+  if (matrix && t->shape.ndim != 2) {
+    fprintf(stderr, "muonref ref: %s: a matrix (2-D tensor) is required, got %d dimensions\n", where,
+            t->shape.ndim);
+    muonref_tensor_free(t);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+/* Prints obj (consumed) as indented JSON. */
+static int emit(json_t *obj)
+{
+  int bad = json_dumpf(obj, stdout, JSON_INDENT(2)) != 0;
+  json_decref(obj);
+  fputc('\n', stdout);
+  return bad ? EXIT_INTERNAL : EXIT_OK;
+}
+
+/* A new tensor of dtype d and shape (r, c) (c == 0: 1-D of r). */
+static int new_tensor(muonref_tensor *t, muonref_tensor_dtype d, size_t r, size_t c)
+{
+  muonref_shape s = {c ? 2 : 1, {r, c}};
+  return muonref_tensor_alloc(t, d, &s, NULL);
+}
+
+static int fail(const muonref_error *e)
+{
+  fprintf(stderr, "muonref ref: %s\n", e->message);
+  return e->status == MUONREF_ENOMEM || e->status == MUONREF_ENUMERIC ? EXIT_INTERNAL : EXIT_USAGE;
+}
+
+static int run_polar(const ref_args *a, const muonref_tensor *g)
+{
+  size_t r = g->shape.dims[0], c = g->shape.dims[1], k = r < c ? r : c;
+  double *gd = malloc(r * c * sizeof *gd);
+  muonref_tensor q, q64, sv;
+  if (!gd || new_tensor(&q, MUONREF_TENSOR_F32, r, c) || new_tensor(&q64, MUONREF_TENSOR_F64, r, c) ||
+      new_tensor(&sv, MUONREF_TENSOR_F64, k, 0))
+    return fprintf(stderr, "muonref ref: out of memory\n"), EXIT_INTERNAL;
+  for (size_t i = 0; i < r * c; i++)
+    gd[i] = g->d ? g->d[i] : (double)g->f[i];
+  muonref_error e;
+  int st = muonref_ref_polar_cr(q.f, q64.d, sv.d, gd, r, c, a->prec, NULL, &e);
+  free(gd);
+  int rc = st ? fail(&e) : EXIT_OK;
+  if (!st) {
+    json_t *o = json_object();
+    json_object_set_new(o, "q", muonref_tensor_to_json(&q, 1));
+    json_object_set_new(o, "q64", muonref_tensor_to_json(&q64, 0));
+    json_object_set_new(o, "sv", muonref_tensor_to_json(&sv, 1));
+    rc = emit(o);
+  }
+  muonref_tensor_free(&q), muonref_tensor_free(&q64), muonref_tensor_free(&sv);
+  return rc;
+}
+
+static int run_ns(const ref_args *a, const muonref_tensor *g)
+{
+  if (!g->f) {
+    fprintf(stderr, "muonref ref ns: %s: an f32 or bf16 tensor is required (Newton-Schulz inputs are float32)\n",
+            a->file);
+    return EXIT_USAGE;
+  }
+  size_t r = g->shape.dims[0], c = g->shape.dims[1];
+  muonref_tensor out, out64;
+  if (new_tensor(&out, MUONREF_TENSOR_F32, r, c) || new_tensor(&out64, MUONREF_TENSOR_F64, r, c))
+    return fprintf(stderr, "muonref ref: out of memory\n"), EXIT_INTERNAL;
+  muonref_error e;
+  int st = muonref_ref_ns_cr(out.f, out64.d, g->f, r, c, &a->o, a->prec, NULL, &e);
+  int rc = st ? fail(&e) : EXIT_OK;
+  if (!st) {
+    json_t *o = json_object();
+    json_object_set_new(o, "out", muonref_tensor_to_json(&out, 1));
+    json_object_set_new(o, "out64", muonref_tensor_to_json(&out64, 0));
+    rc = emit(o);
+  }
+  muonref_tensor_free(&out), muonref_tensor_free(&out64);
+  return rc;
+}
+
+/* Runs the steps of j (a tensor or {"param", "grads"}) and prints the result. */
+static int run_step(const ref_args *a, const json_t *j)
+{
+  const json_t *pj = json_object_get(j, "param"), *gl = json_object_get(j, "grads");
+  int single = !pj && !gl;
+  if (!single && (!pj || !json_is_array(gl) || json_array_size(gl) == 0)) {
+    fprintf(stderr, "muonref ref step: %s: expected a tensor or {\"param\": tensor, \"grads\": [tensor, ...]}\n",
+            a->file);
+    return EXIT_USAGE;
+  }
+  muonref_tensor p;
+  char where[600];
+  snprintf(where, sizeof where, "%s%s", a->file, single ? "" : ": param");
+  int rc = single ? EXIT_OK : read_tensor(&p, pj, where, 0);
+  if (rc)
+    return rc;
+  muonref_tensor first;
+  if ((rc = read_tensor(&first, single ? j : json_array_get(gl, 0), a->file, 0)))
+    return single ? rc : (muonref_tensor_free(&p), rc);
+  if (single && muonref_tensor_alloc(&p, MUONREF_TENSOR_F32, &first.shape, NULL))
+    return muonref_tensor_free(&first), EXIT_INTERNAL;
+  muonref_tensor_free(&first);
+  muonref_route r;
+  muonref_error e;
+  if (!p.f || muonref_route_param(&a->o, &p.shape, &r, &e)) {
+    fprintf(stderr, "muonref ref step: %s: %s\n", a->file, p.f ? e.message : "the parameter must be f32 or bf16");
+    muonref_tensor_free(&p);
+    return EXIT_USAGE;
+  }
+  float *b1 = calloc(r.numel, sizeof(float)), *b2 = calloc(r.numel, sizeof(float));
+  muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2};
+  size_t n_steps = single ? 1 : json_array_size(gl);
+  for (size_t k = 0; !rc && k < n_steps; k++) {
+    muonref_tensor g;
+    snprintf(where, sizeof where, "%s%s%zu%s", a->file, single ? "" : ": grads[", k, single ? "" : "]");
+    if ((rc = read_tensor(&g, single ? j : json_array_get(gl, k), where, 0)))
+      break;
+    if (!g.f || g.numel != r.numel) {
+      fprintf(stderr, "muonref ref step: %s: the gradient must be f32 or bf16 with %zu elements\n", where, r.numel);
+      rc = EXIT_USAGE;
+    } else if (muonref_ref_step_cr(&a->o, &r, p.f, &st, g.f, a->prec, NULL, &e)) {
+      rc = fail(&e);
+    }
+    muonref_tensor_free(&g);
+  }
+  if (!rc) {
+    json_t *o = json_object();
+    json_object_set_new(o, "param", muonref_tensor_to_json(&p, 1));
+    json_object_set_new(o, "state", muonref_case_state_json(&st, &p.shape));
+    rc = emit(o);
+  }
+  free(b1), free(b2);
+  muonref_tensor_free(&p);
+  return rc;
+}
+
+int cmd_ref(int argc, char **argv)
+{
+  ref_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc)
+    return rc;
+  int polar = !strcmp(a.what, "polar"), ns = !strcmp(a.what, "ns"), step = !strcmp(a.what, "step");
+  if (!polar && !ns && !step) {
+    fprintf(stderr, "muonref ref: unknown operation '%s', expected one of polar, ns, step\n", a.what);
+    return usage();
+  }
+  json_t *j = load(a.file);
+  if (!j)
+    return EXIT_USAGE;
+  if (step) {
+    rc = run_step(&a, j);
+  } else {
+    muonref_tensor g;
+    rc = read_tensor(&g, j, a.file, 1);
+    if (!rc) {
+      rc = polar ? run_polar(&a, &g) : run_ns(&a, &g);
+      muonref_tensor_free(&g);
+    }
+  }
+  json_decref(j);
+  return rc;
+}
