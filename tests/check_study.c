@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "muonref.h"
+#include "muonref/ref.h"
 #include "study/study.h"
 #include "testutil.h"
 
@@ -154,18 +155,25 @@ static void my_poly(mpfr_t y, const mpfr_t x, muonref_coeff t)
   mpfr_clears(x3, x5, s, (mpfr_ptr)0);
 }
 
-/* phi_K(x) for options o (list, order) in 512-bit MPFR, as a double. */
-static double my_phi(const muonref_options *o, int K, double x)
+/* y (512 bits) <- phi_K(x) for options o (list, order); x is exact. */
+static void my_phi_mp(mpfr_t y, const muonref_options *o, int K, const mpfr_t x)
 {
-  mpfr_t y;
-  mpfr_init2(y, 512);
-  mpfr_set_d(y, x, MPFR_RNDN);
+  mpfr_set(y, x, MPFR_RNDN);
   for (int k = 0; k < K; k++) {
     int n = o->n_coeffs, i = o->coeff_order == MUONREF_ORDER_CYCLE ? k % n : (k < n ? k : n - 1);
     my_poly(y, y, o->coeffs[i]);
   }
+}
+
+/* phi_K(x) for options o in 512-bit MPFR, rounded to a double. */
+static double my_phi(const muonref_options *o, int K, double x)
+{
+  mpfr_t y, xx;
+  mpfr_inits2(512, y, xx, (mpfr_ptr)0);
+  mpfr_set_d(xx, x, MPFR_RNDN);
+  my_phi_mp(y, o, K, xx);
   double r = mpfr_get_d(y, MPFR_RNDN);
-  mpfr_clear(y);
+  mpfr_clears(y, xx, (mpfr_ptr)0);
   return r;
 }
 
@@ -203,6 +211,50 @@ START_TEST(phi_equals_matrix_iteration_on_diagonals)
                   d[i], out[i * N + i + 2], want);
     ck_assert_msg(fabs(o64[i * N + i + 2] - want) <= 1e-12 * fmax(1, fabs(want)), "%s binary64", p->name);
   }
+}
+END_TEST
+
+/* The exact reference (muonref_ref_ns, 256 bits, eps 0) on a diagonal
+ * matrix D: its diagonal is phi_K(d_i / ||D||_F) by this file's 512-bit
+ * evaluation, to 2^-200 (both are exact up to their working precision). */
+START_TEST(phi_equals_exact_reference_on_diagonals)
+{
+  const muonref_preset *p = muonref_preset_find(SETS[_i]);
+  muonref_options o = tu_nemo();
+  muonref_preset_apply(p, &o);
+  o.ns_steps = p->default_steps;
+  o.ns_eps = 0.0;
+  o.ns_format = MUONREF_NS_EXACT;
+  enum { M = 4, N = 7 };
+  static const double d[M] = {0.9, 0.37, 0.05, 0.004};
+  double g[M * N] = {0};
+  for (int i = 0; i < M; i++)
+    g[i * N + i + 1] = d[i];
+  muonref_mpmat G, X;
+  ck_assert_int_eq(muonref_mpmat_init(&G, M, N, 256), MUONREF_OK);
+  ck_assert_int_eq(muonref_mpmat_init(&X, M, N, 256), MUONREF_OK);
+  muonref_mpmat_set_double(&G, g);
+  muonref_error err;
+  ck_assert_msg(muonref_ref_ns(&X, &G, &o, &err) == MUONREF_OK, "%s", err.message);
+  mpfr_t nrm, x, y, diff;
+  mpfr_inits2(512, nrm, x, y, diff, (mpfr_ptr)0);
+  mpfr_set_ui(nrm, 0, MPFR_RNDN);
+  for (int i = 0; i < M; i++) {
+    mpfr_set_d(x, d[i], MPFR_RNDN);
+    mpfr_fma(nrm, x, x, nrm, MPFR_RNDN);
+  }
+  mpfr_sqrt(nrm, nrm, MPFR_RNDN);
+  for (int i = 0; i < M; i++) {
+    mpfr_set_d(x, d[i], MPFR_RNDN);
+    mpfr_div(x, x, nrm, MPFR_RNDN);
+    my_phi_mp(y, &o, o.ns_steps, x);
+    mpfr_sub(diff, X.e[i * N + i + 1], y, MPFR_RNDN);
+    ck_assert_msg(mpfr_cmpabs_ui(diff, 0) == 0 || mpfr_get_exp(diff) < -200, "%s: diagonal %d differs by %g",
+                  p->name, i, mpfr_get_d(diff, MPFR_RNDN));
+    ck_assert(mpfr_zero_p(X.e[i * N])); /* column 0 holds no diagonal value */
+  }
+  mpfr_clears(nrm, x, y, diff, (mpfr_ptr)0);
+  muonref_mpmat_clear(&G), muonref_mpmat_clear(&X);
 }
 END_TEST
 
@@ -347,6 +399,7 @@ int main(void)
   tcase_add_test(t, presets_equal_the_spec_summary);
   tcase_add_test(t, polar_express_paper_safety_division);
   tcase_add_loop_test(t, phi_equals_matrix_iteration_on_diagonals, 0, nsets);
+  tcase_add_loop_test(t, phi_equals_exact_reference_on_diagonals, 0, nsets);
   tcase_add_loop_test(t, study_phi_matches_independent_mpfr, 0, nsets);
   tcase_add_loop_test(t, band_contains_samples_and_is_tight, 0, nsets);
   tcase_add_test(t, cli_sigma_prints_exact_phi);
