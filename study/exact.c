@@ -36,6 +36,11 @@ static int measure(mst_trace *t, int k, const muonref_mpmat *x, const muonref_mp
   t->dist[k] = mpfr_get_d(nd, MPFR_RNDN);
   mpfr_clears(nd, nq, (mpfr_ptr)0);
   muonref_mpmat_get_double(buf, x);
+  for (size_t i = 0; i < x->rows * x->cols; i++)
+    if (!isfinite(buf[i])) { /* beyond binary64: no singular values to measure */
+      t->smin[k] = t->smax[k] = NAN;
+      return MUONREF_OK;
+    }
   size_t r = x->rows < x->cols ? x->rows : x->cols;
   if (mst_singular_values(sv, buf, x->rows, x->cols))
     return MUONREF_ENUMERIC;

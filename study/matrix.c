@@ -22,6 +22,11 @@ static int measure(mst_trace *t, int k, const double *x, const double *q, size_t
     nq += q[i] * q[i];
   }
   t->dist[k] = sqrt(d / nq);
+  if (!isfinite(d)) { /* the iteration overflowed: no singular values to measure */
+    t->dist[k] = INFINITY;
+    t->smin[k] = t->smax[k] = NAN;
+    return MUONREF_OK;
+  }
   if (mst_singular_values(sv, x, rows, cols))
     return MUONREF_ENUMERIC;
   t->smax[k] = sv[0];

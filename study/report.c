@@ -335,10 +335,17 @@ static void scalar_reading(FILE *f, const mst_set *set, const mst_scalar_summary
 {
   fprintf(f, "After %d steps [s_min, 1] is mapped into [%.4f, %.4f] and phi(s_min) = %.4g. ", s->steps, s->lo, s->hi,
           s->phi_smin);
-  if (s->lo < 0)
-    fprintf(f, "The band reaches **negative** values: some singular values change sign (a triple with "
-               "p(1) = %.4f is applied to values near 1). ",
-            muonref_ns_coeff_at(&set->o, 0).a + muonref_ns_coeff_at(&set->o, 0).b + muonref_ns_coeff_at(&set->o, 0).c);
+  if (s->lo < 0) {
+    int neg = -1;
+    for (int k = 0; k < set->o.n_coeffs && neg < 0; k++)
+      if (set->o.coeffs[k].a + set->o.coeffs[k].b + set->o.coeffs[k].c < 0)
+        neg = k;
+    fprintf(f, "The band reaches **negative** values: some singular values change sign");
+    if (neg >= 0)
+      fprintf(f, " (triple %d has p(1) = %.4f < 0)", neg,
+              set->o.coeffs[neg].a + set->o.coeffs[neg].b + set->o.coeffs[neg].c);
+    fprintf(f, ". ");
+  }
   if (s->convergent)
     fprintf(f, "The set converges to 1: the band lies within 1%% of 1 from step %d on, phi(s_min) from step %d.\n\n",
             s->steps_band_1pct, s->steps_smin_1pct);
@@ -348,12 +355,19 @@ static void scalar_reading(FILE *f, const mst_set *set, const mst_scalar_summary
                "[%.3g, %.3g].\n\n",
             s->steps, muonref_coeff_order_name(set->o.coeff_order), MST_HORIZON, s->horizon_lo, s->horizon_hi);
   else if (s->horizon_hi - s->horizon_lo < 1e-6)
-    fprintf(f, "Its last triple has a fixed point other than 1: the band settles at %.4f, not 1 "
-               "(stops shrinking after step %d).\n\n",
-            s->horizon_hi, s->stop_step);
-  else
-    fprintf(f, "The band stops shrinking after step %d at [%.4f, %.4f]; it never closes on 1.\n\n", s->stop_step,
+    fprintf(f, "Its last triple has a fixed point other than 1: repeated, it drives the band to %.4f, not 1.\n\n",
+            s->horizon_hi);
+  else if (s->stop_step == 0)
+    fprintf(f, "The band is never narrower than [s_min, 1] itself (checked up to step %d).\n\n", MST_HORIZON);
+  else {
+    fprintf(f, "The band is narrowest at step %d, [%.4f, %.4f], and no later step narrows it", s->stop_step,
             s->stop_lo, s->stop_hi);
+    if (s->late_width > 1.5 * (s->stop_hi - s->stop_lo) || s->late_lo < s->stop_lo - 0.05 ||
+        s->late_hi > s->stop_hi + 0.05)
+      fprintf(f, "; but later steps (order %s) move it away again: values from %.4f to %.4f occur up to step %d",
+              muonref_coeff_order_name(set->o.coeff_order), s->late_lo, s->late_hi, MST_HORIZON);
+    fprintf(f, ". It never closes on 1.\n\n");
+  }
 }
 
 /* index.md: the page that shows the plots with a short reading of each. */

@@ -82,6 +82,14 @@ void mst_scalar_summary_of(const mst_set *s, double smin, mst_scalar_summary *ou
     if (!narrows)
       out->stop_step = k;
   }
+  out->late_width = 0.0;
+  out->late_lo = INFINITY;
+  out->late_hi = -INFINITY;
+  for (int k = out->stop_step + 1; out->stop_step >= 0 && k <= H; k++) {
+    out->late_width = fmax(out->late_width, hi[k] - lo[k]);
+    out->late_lo = fmin(out->late_lo, lo[k]);
+    out->late_hi = fmax(out->late_hi, hi[k]);
+  }
   if (out->stop_step >= 0) {
     out->stop_lo = lo[out->stop_step];
     out->stop_hi = hi[out->stop_step];

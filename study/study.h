@@ -83,6 +83,8 @@ typedef struct mst_scalar_summary {
                             -1 if the band still shrinks at the horizon
                             or the set is convergent                     */
   double horizon_lo, horizon_hi; /* the band at MST_HORIZON              */
+  double late_width;     /* the widest band after stop_step (if >= 0)     */
+  double late_lo, late_hi; /* lowest and highest value after stop_step    */
   double stop_lo, stop_hi; /* the band at stop_step (if >= 0)             */
   int convergent;        /* band at MST_HORIZON inside [1-1e-6, 1+1e-6]   */
   int steps_smin_1pct;   /* first k with |phi_j(smin)-1| <= 0.01 for all
@@ -125,7 +127,9 @@ const char *mst_format_name(mst_format f);
 
 /* Per-step measures of one run: dist[k] = ||X_k - Q||_F / ||Q||_F,
  * smin[k], smax[k] = extreme singular values of X_k, k = 0..K (X_0 = the
- * normalised input). */
+ * normalised input); an iterate that overflowed binary64 gets dist = +Inf
+ * (binary64 runs) and smin = smax = NaN: divergence is a result, not an
+ * error. */
 typedef struct mst_trace {
   int K;
   double dist[MST_MATRIX_MAX_STEPS + 1];

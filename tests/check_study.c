@@ -389,6 +389,26 @@ START_TEST(deepseek_tail_fixed_point)
 }
 END_TEST
 
+/* Divergence is a result: cubic5 cycled for 20 steps overflows binary64
+ * (its 6th step maps 1.3 to -2.97, spec/ns-study.md) and the run reports
+ * dist = +Inf with NaN singular values instead of failing; its first 5
+ * steps stay finite. */
+START_TEST(divergent_run_is_reported_not_failed)
+{
+  mst_set s;
+  mst_set_from_preset(&s, muonref_preset_find("cubic5"));
+  mst_input in = {"g", MST_GAUSS, 6, 9, 0};
+  double g[54], q[54];
+  ck_assert_int_eq(mst_input_fill(g, &in, 3), MUONREF_OK);
+  ck_assert_int_eq(mst_polar(q, g, 6, 9), MUONREF_OK);
+  mst_trace t;
+  ck_assert_int_eq(mst_run(&t, &s, 20, g, q, 6, 9, MST_F64), MUONREF_OK);
+  for (int k = 0; k <= 5; k++)
+    ck_assert(isfinite(t.dist[k]) && t.dist[k] < 1.0);
+  ck_assert(isinf(t.dist[20]) && isnan(t.smax[20]));
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("study");
@@ -406,6 +426,7 @@ int main(void)
   tcase_add_test(t, cli_bad_input_is_usage_error);
   tcase_add_test(t, custom_list_parsing);
   tcase_add_test(t, deepseek_tail_fixed_point);
+  tcase_add_test(t, divergent_run_is_reported_not_failed);
   suite_add_tcase(s, t);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_ENV);
