@@ -28,7 +28,7 @@ static void map_plot(FILE *f, const mst_set *s, const char *term, const char *ex
   fprintf(f, "set terminal %s\nset output 'plots/map_%s.%s'\n", term, s->name, ext);
   fprintf(f, "set title 'Scalar maps phi_k of %s (k = 1..%d)' noenhanced\n", s->name, s->default_steps);
   fprintf(f, "set xlabel 'singular value after normalisation'\nset ylabel 'phi_k'\n");
-  fprintf(f, "unset logscale\nset key left top\nset xrange [0:*]\nset yrange [0:*]\n");
+  fprintf(f, "unset logscale\nset key inside left top\nset xrange [0:*]\nset yrange [*:*]\n");
   fprintf(f, "plot 1 with lines dashtype 2 lc 'gray' title 'goal 1'");
   for (int k = 1; k <= s->default_steps; k++)
     fprintf(f, ", 'data/map_%s.dat' using 1:%d with lines lw 1.5 title 'k = %d'", s->name, k + 1, k);
@@ -71,7 +71,7 @@ static void formats_plot(FILE *f, const mst_set *s, const mst_input *in, const c
 {
   fprintf(f, "set terminal %s\nset output 'plots/formats_%s.%s'\n", term, s->name, ext);
   fprintf(f, "set title '%s on %s: binary64 vs fp32 vs bf16' noenhanced\n", s->name, in->name);
-  fprintf(f, "set xlabel 'step k'\nset ylabel '||X_k - Q||_F / ||Q||_F'\nset logscale y\nset key right top\n");
+  fprintf(f, "set xlabel 'step k'\nset ylabel '||X_k - Q||_F / ||Q||_F'\nset logscale y\nset key inside right top\n");
   fprintf(f, "set xrange [-0.5:*]\nset yrange [*:*]\n");
   fprintf(f, "d = 'data/mat_%s_%s.dat'\n", s->name, in->name);
   fprintf(f, "plot d using 1:3 with linespoints lw 2 title 'binary64', "

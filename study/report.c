@@ -398,7 +398,9 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
     steps_text(a, sizeof a, s->stop_step);
     steps_text(b, sizeof b, s->steps_smin_1pct);
     steps_text(c, sizeof c, s->steps_band_1pct);
-    if (s->stop_step >= 0)
+    if (s->stop_step == 0)
+      snprintf(band, sizeof band, "never narrower than step 0");
+    else if (s->stop_step > 0)
       snprintf(band, sizeof band, "[%.4f, %.4f]", s->stop_lo, s->stop_hi);
     else
       snprintf(band, sizeof band, "still shrinking at %d", MST_HORIZON);
