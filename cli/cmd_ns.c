@@ -5,7 +5,10 @@
  *   muonref ns [--preset NAME | --coeffs LIST] [--steps K] [--smin S]
  *       the scalar study table (every preset when none is named)
  *   muonref ns --report DIR [--presets A,B,..] [--smin S] [--seeds N] [--quick]
- *       the whole study as CSV, plots and markdown in the new directory DIR */
+ *       the whole study as CSV, plots and markdown in the new directory DIR
+ * Exit status: 0 success (gnuplot missing: plots skipped, still 0); 2 bad
+ * command line or a non-empty report directory; 3 internal failure
+ * (memory, LAPACKE, writing files, gnuplot failing), nothing left behind. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
