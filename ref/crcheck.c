@@ -199,12 +199,10 @@ int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float 
   int st = copy_make(&lo, r, param, state) || copy_make(&hi, r, param, state)
                ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the rounding check")
                : MUONREF_OK;
-  unsigned unc_lo = 0, unc_hi = 0;
   if (!st)
-    st = muonref_ref_step_ex(o, r, lo.param, &lo.st, grad, prec, &unc_lo, err);
+    st = muonref_ref_step_flags(o, r, lo.param, &lo.st, grad, prec, &rep->ns_uncertain, err);
   if (!st)
-    st = muonref_ref_step_ex(o, r, hi.param, &hi.st, grad, 2 * prec, &unc_hi, err);
-  rep->ns_uncertain = unc_lo | unc_hi;
+    st = muonref_ref_step_flags(o, r, hi.param, &hi.st, grad, 2 * prec, &rep->ns_uncertain, err);
   if (!st) {
     compare(rep, lo.param, hi.param, n, sizeof(float), 0);
     compare(rep, lo.b1, hi.b1, n, sizeof(float), n);

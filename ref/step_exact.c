@@ -3,9 +3,7 @@
  * The step of spec/muon.md with the binary64 scalars of core/plan.c taken
  * exactly and the tensor arithmetic in MPFR at `prec` bits:
  *   Muon:  M' = mom_keep M + mom_grad G;  U = in_grad G + in_mom M' (Nesterov)
- *          or U = M';  O = NS(U) (muonref_ref_ns; with muonref_ref_step_ex and
- *          ns_format BF16, the bf16-semantics NS muonref_ref_ns_bf16 of U
- *          rounded to binary32);  P' = decay P - alpha O
+ *          or U = M';  O = NS(U) (muonref_ref_ns);  P' = decay P - alpha O
  *   AdamW: m' = beta1 m + (1 - beta1) g;  v' = beta2 v + (1 - beta2) g^2;
  *          q = m' / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0);
  *          P' = decay P - step_size q
@@ -40,33 +38,37 @@ static void scalar(mpfr_t s, double v)
   mpfr_set_d(s, v, MPFR_RNDN);
 }
 
-/* O <- the bf16-semantics NS of U rounded to binary32 (muonref_ref_ns_bf16);
- * *uncertain collects its reasons and MUONREF_REF_U_INEXACT. */
-static int ns_bf16(muonref_mpmat *O, const muonref_mpmat *U, const muonref_options *o, unsigned *uncertain,
-                   muonref_error *err)
+/* O <- NS(U) in o's format: exact (muonref_ref_ns), or the bf16 semantics
+ * (muonref_ref_ns_bf16) on U rounded to binary32, recording its
+ * certificate, and MUONREF_NSR_INPUT_NOT_FP32 when that rounding was inexact. */
+static int ns_in_format(muonref_mpmat *O, const muonref_mpmat *U, const muonref_options *o, unsigned *uncertain,
+                        muonref_error *err)
 {
+  if (o->ns_format != MUONREF_NS_BF16)
+    return muonref_ref_ns(O, U, o, err);
   size_t n = U->rows * U->cols;
   float *u = malloc(n * sizeof *u), *out = malloc(n * sizeof *out);
-  if (!u || !out) {
-    free(u), free(out);
-    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 Newton-Schulz of a (%zu, %zu) matrix",
-                        U->rows, U->cols);
+  unsigned flags = 0;
+  int st = u && out ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 Newton-Schulz");
+  if (!st) {
+    muonref_mpmat_get_float(u, U);
+    for (size_t i = 0; i < n; i++)
+      if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
+        flags |= MUONREF_NSR_INPUT_NOT_FP32;
+    unsigned cert = 0;
+    st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &cert, err);
+    flags |= cert;
   }
-  muonref_mpmat_get_float(u, U);
-  for (size_t i = 0; i < n; i++)
-    if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
-      *uncertain |= MUONREF_REF_U_INEXACT;
-  unsigned unc = 0;
-  int st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &unc, err);
-  *uncertain |= unc;
   if (!st)
     muonref_mpmat_set_float(O, out);
+  if (uncertain)
+    *uncertain |= flags;
   free(u), free(out);
   return st;
 }
 
 static int muon_branch(const muonref_options *o, const muonref_route *r, float *param, float *M, const float *grad,
-                       mpfr_prec_t prec, int bf16, unsigned *uncertain, muonref_error *err)
+                       mpfr_prec_t prec, unsigned *uncertain, muonref_error *err)
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(o, r, &pl);
@@ -99,7 +101,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
       mpfr_set(U.e[i], Mx.e[i], MPFR_RNDN);
   }
   if (!st)
-    st = bf16 ? ns_bf16(&O, &U, o, uncertain, err) : muonref_ref_ns(&O, &U, o, err);
+    st = ns_in_format(&O, &U, o, uncertain, err);
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, param[i], MPFR_RNDN);
     param[i] = fmma_odd(U.e[i], dec, x, nal, O.e[i]); /* U is free now: scratch */
@@ -211,17 +213,12 @@ static int check_args(const muonref_options *o, const muonref_route *r, const fl
 int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                      const float *grad, mpfr_prec_t prec, muonref_error *err)
 {
-  muonref_options exact = *o;
-  exact.ns_format = MUONREF_NS_EXACT;
-  return muonref_ref_step_ex(&exact, r, param, state, grad, prec, NULL, err);
+  return muonref_ref_step_flags(o, r, param, state, grad, prec, NULL, err);
 }
 
-int muonref_ref_step_ex(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                        const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err)
+int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                           const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err)
 {
-  unsigned unc_local;
-  unsigned *uncertain = ns_uncertain ? ns_uncertain : &unc_local;
-  *uncertain = 0;
   if (!grad)
     return MUONREF_OK;
   int st = check_args(o, r, param, state, grad, prec, err);
@@ -235,8 +232,7 @@ int muonref_ref_step_ex(const muonref_options *o, const muonref_route *r, float 
     state->step = 0;
   }
   if (r->use_muon) {
-    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, o->ns_format == MUONREF_NS_BF16, uncertain,
-                     err);
+    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, ns_uncertain, err);
     if (st)
       return st;
   } else {

@@ -48,7 +48,7 @@ typedef struct gen_ctx {
   long n_bf16_certified;
   gen_rng rng;
   int failed;          /* a reference computation failed: stop */
-  char error[512];
+  char error[1024];
 } gen_ctx;
 
 /* Starts a test group of `kind` in the current file. */

@@ -20,6 +20,16 @@ static muonref_options base(gen_ctx *g, double lr, double wd)
   return o;
 }
 
+/* Options for cases with structured gradients: momentum 0.75, so that the
+ * Nesterov input G + beta M stays exactly binary32 and bf16 results are
+ * exactly defined (spec/vectors.md section 5.2). */
+static muonref_options base_s(gen_ctx *g, double lr, double wd)
+{
+  muonref_options o = base(g, lr, wd);
+  o.momentum = 0.75;
+  return o;
+}
+
 static void begin(gen_step_case *c, const char *comment, const muonref_options *o)
 {
   memset(c, 0, sizeof *c);
@@ -134,7 +144,7 @@ void gen_area_scaling(gen_ctx *g)
     for (int mode = 0; mode < 3; mode++) {
       gen_step_case c;
       char comment[256];
-      muonref_options o = base(g, 0.02, 0.0);
+      muonref_options o = base_s(g, 0.02, 0.0);
       o.scale_mode = (muonref_scale_mode)mode;
       snprintf(comment, sizeof comment, "(%zu, %zu) with scale_mode %s: factor %g", SH[k][0], SH[k][1],
                muonref_scale_mode_name(o.scale_mode),
@@ -149,7 +159,7 @@ void gen_area_scaling(gen_ctx *g)
   /* the same layer in both layouts (bug-reports B07) */
   for (int layout = 0; layout < 2; layout++) {
     gen_step_case c;
-    muonref_options o = base(g, 0.02, 0.0);
+    muonref_options o = base_s(g, 0.02, 0.0);
     o.scale_mode = layout ? MUONREF_SCALE_FAN_OUT : MUONREF_SCALE_FAN_IN;
     begin(&c, layout ? "a 16-in, 64-out layer stored (in, out) = (16, 64) with fan_out: factor 2"
                      : "a 16-in, 64-out layer stored (out, in) = (64, 16) with fan_in: factor 2",
@@ -162,13 +172,13 @@ void gen_area_scaling(gen_ctx *g)
   /* a forced conv filter: the scale uses the flattened matrix (8, 8): factor 1 */
   for (int mode = 0; mode < 2; mode++) {
     gen_step_case c;
-    muonref_options o = base(g, 0.02, 0.0);
+    muonref_options o = base_s(g, 0.02, 0.0);
     o.use_muon = MUONREF_USE_MUON_TRUE;
     o.scale_mode = mode ? MUONREF_SCALE_FAN_OUT : MUONREF_SCALE_FAN_IN;
-    begin(&c, mode ? "conv (16, 1, 4, 1) forced to Muon, fan_out: flattened (16, 4), factor 1"
-                   : "conv (16, 1, 4, 1) forced to Muon, fan_in: flattened (16, 4), factor 2 (not from the kernel dims 4/1)",
+    begin(&c, mode ? "conv (16, 2, 1, 4) forced to Muon, fan_out: flattened (16, 8), factor 1"
+                   : "conv (16, 2, 1, 4) forced to Muon, fan_in: flattened (16, 8), factor sqrt(2) (not from the kernel dims 1/4)",
           &o);
-    int i = param(g, &c, "conv", (muonref_shape){4, {16, 1, 4, 1}}, 0);
+    int i = param(g, &c, "conv", (muonref_shape){4, {16, 2, 1, 4}}, 0);
     grad_structured(g, &c, 0, i, 0);
     flags(&c, "Scaling", "ConvFlatten", NULL);
     gen_add_step(g, &c);
@@ -190,7 +200,7 @@ void gen_area_weight_decay(gen_ctx *g)
                D[k].wd, D[k].ratio,
                zero ? "zero gradients, so exactly p (1 - lr wd) and p (1 - lr ratio wd)"
                     : "decay with the unscaled lr before the update");
-      muonref_options o = base(g, D[k].lr, D[k].wd);
+      muonref_options o = base_s(g, D[k].lr, D[k].wd);
       o.adam_lr_ratio = D[k].ratio;
       begin(&c, comment, &o);
       int w = param(g, &c, "tall", shape2(32, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
@@ -204,7 +214,7 @@ void gen_area_weight_decay(gen_ctx *g)
   /* two groups, the second without decay (the seed's test_weight_decay_uses_the_group_learning_rate) */
   for (int zero = 0; zero < 2; zero++) {
     gen_step_case c;
-    muonref_options o = base(g, 0.02, 0.01), o0 = base(g, 0.02, 0.0);
+    muonref_options o = base_s(g, 0.02, 0.01), o0 = base_s(g, 0.02, 0.0);
     o.adam_lr_ratio = o0.adam_lr_ratio = 0.1;
     begin(&c, zero ? "two groups, weight_decay 0.01 and 0.0, zero gradients: the second group is untouched"
                    : "two groups, weight_decay 0.01 and 0.0, two steps with gradients",
@@ -222,6 +232,23 @@ void gen_area_weight_decay(gen_ctx *g)
       }
     }
     flags(&c, "WeightDecay", "Groups", zero ? "ZeroGradient" : NULL);
+    gen_add_step(g, &c);
+  }
+  /* two groups with different decays: each group's own weight_decay acts */
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.1, 0.05), o2 = base_s(g, 0.1, 0.3);
+    o.adam_lr_ratio = o2.adam_lr_ratio = 0.5;
+    begin(&c, "two groups with weight_decay 0.05 and 0.3, two steps: each group decays with its own value", &o);
+    c.n_groups = 2;
+    c.options[1] = o2;
+    int a = param(g, &c, "hidden", shape2(16, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    int t = param(g, &c, "tall", shape2(32, 8), 1), cv = param(g, &c, "conv", (muonref_shape){4, {4, 2, 3, 3}}, 1);
+    for (int k = 0; k < 2; k++) {
+      grad_structured(g, &c, k, a, 0), grad_normal(g, &c, k, b, 1.0);
+      grad_structured(g, &c, k, t, 0), grad_normal(g, &c, k, cv, 1.0);
+    }
+    flags(&c, "WeightDecay", "Groups", NULL);
     gen_add_step(g, &c);
   }
   /* AdamW's decay uses lr * adam_lr_ratio, checked over three steps */
@@ -328,10 +355,13 @@ void gen_area_adamw(gen_ctx *g)
     char comment[256];
     muonref_options o = base(g, 0.01, 0.0);
     o.adam_lr_ratio = 1.0;
-    snprintf(comment, sizeof comment, "AdamW bias correction over %d step%s (step 1: the update is about lr sign(g))", steps,
-             steps > 1 ? "s" : "");
+    snprintf(comment, sizeof comment,
+             "AdamW bias correction over %d step%s on a (%d, 1) embedding at the default threshold 8192 (step 1: about lr sign(g))",
+             steps, steps > 1 ? "s" : "", steps == 1 ? 8192 : 4096);
     begin(&c, comment, &o);
-    int e = param(g, &c, "embedding", shape2(8200, 2), 0);
+    if (steps > 1)
+      c.options[0].adam_dim_threshold = 4096;
+    int e = param(g, &c, "embedding", shape2(steps == 1 ? 8192 : 4096, 1), 0);
     for (int s = 0; s < steps; s++)
       grad_normal(g, &c, s, e, 1.0);
     flags(&c, "AdamW", "BiasCorrection", "RoutingThreshold");
@@ -346,7 +376,7 @@ void gen_area_gradients(gen_ctx *g)
   gen_group(g, "step");
   for (int wd = 0; wd < 2; wd++) {
     gen_step_case c;
-    muonref_options o = base(g, 0.02, wd ? 0.1 : 0.0);
+    muonref_options o = base_s(g, 0.02, wd ? 0.1 : 0.0);
     begin(&c, wd ? "a Muon matrix and a bias without gradient, weight_decay 0.1: both untouched, no state (not zeros)"
                  : "parameters without gradient among others: untouched, no state",
           &o);
@@ -360,7 +390,7 @@ void gen_area_gradients(gen_ctx *g)
   }
   {
     gen_step_case c;
-    muonref_options o = base(g, 0.02, 0.1);
+    muonref_options o = base_s(g, 0.02, 0.1);
     begin(&c, "a gradient at step 1, none at step 2, one at step 3: the missing step neither decays nor moves momentum", &o);
     int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
     grad_structured(g, &c, 0, a, 0), grad_normal(g, &c, 0, b, 1.0);
@@ -374,7 +404,7 @@ void gen_area_gradients(gen_ctx *g)
     char comment[256];
     snprintf(comment, sizeof comment, "zero gradient on a zero-initialised (%zu, %zu) matrix: a finite zero update, no NaN",
              S[k][0], S[k][1]);
-    muonref_options o = base(g, 0.02, 0.01);
+    muonref_options o = base_s(g, 0.02, 0.01);
     begin(&c, comment, &o);
     int i = param(g, &c, "out_proj", shape2(S[k][0], S[k][1]), 0);
     memset(c.init[i], 0, numel(&c, i) * sizeof(float));
@@ -390,7 +420,7 @@ void gen_area_gradients(gen_ctx *g)
     char comment[256];
     snprintf(comment, sizeof comment, "gradient scaled by 2^%d: the orthogonalised update is the same (no clipping of the update)",
              SHIFT[k]);
-    muonref_options o = base(g, 0.02, 0.0);
+    muonref_options o = base_s(g, 0.02, 0.0);
     begin(&c, comment, &o);
     int i = param(g, &c, "w", shape2(8, 32), 0);
     g->rng.s = 77; /* the same scales for the three cases */
@@ -520,9 +550,7 @@ void gen_area_state(gen_ctx *g)
     for (int structured = 0; structured < 2; structured++) {
       gen_step_case c;
       char comment[256];
-      muonref_options o = base(g, 0.02, 0.01);
-      if (structured)
-        o.momentum = 0.75;
+      muonref_options o = structured ? base_s(g, 0.02, 0.01) : base(g, 0.02, 0.01);
       snprintf(comment, sizeof comment, "four steps with export, import into a fresh optimizer and continue after step %d (%s)",
                rt, structured ? "structured gradients" : "random gradients");
       begin(&c, comment, &o);
@@ -541,7 +569,7 @@ void gen_area_state(gen_ctx *g)
     }
   {
     gen_step_case c;
-    muonref_options o = base(g, 0.02, 0.0);
+    muonref_options o = base_s(g, 0.02, 0.0);
     begin(&c, "round trip after step 1 while one parameter has had no gradient yet (no state to carry)", &o);
     int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "late", shape2(8, 16), 0);
     grad_structured(g, &c, 0, a, 0);

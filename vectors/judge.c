@@ -106,6 +106,8 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
       num += d * d, den += value(exp, k) * value(exp, k);
     }
     double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (t->kind == T_RELATIVE && t->rel > 0)
+      v->worst = fmax(v->worst, rel / t->rel);
     if (t->kind == T_RELATIVE && !(rel <= t->rel)) {
       v->pass = 0;
       snprintf(v->detail, sizeof v->detail, "%s: relative Frobenius deviation %.3g > allowed %.3g", name, rel, t->rel);
@@ -140,6 +142,8 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
     if (ratio > worst)
       worst = ratio, at = k;
   }
+  if (isfinite(worst))
+    v->worst = fmax(v->worst, worst);
   if (worst > 1.0) {
     double g = value(got, at), e = value(exp, at);
     double allowed = t->kind == T_BITWISE ? 0.0 : t->max_ulp * muonref_ulp32(e) + atol;
@@ -285,6 +289,7 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
                   muonref_verdict *v, const char *where, muonref_error *err)
 {
   v->pass = 1;
+  v->worst = 0;
   v->detail[0] = '\0';
   if (!result)
     return failf(v, "not run (no result)%s%s", "", "");

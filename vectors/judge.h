@@ -10,6 +10,8 @@
 typedef struct muonref_verdict {
   int pass;
   char detail[768]; /* on failure: the quantity, the deviation and the allowance */
+  double worst;      /* the largest deviation / allowance over the judged values
+                        (0 for exact matches; a measure of the margin) */
 } muonref_verdict;
 
 /* Judges `result` (spec/vectors.md section 4; NULL = not run) against

@@ -15,7 +15,9 @@ enum {
                                          sum binary32 cannot hold in some order */
   MUONREF_NSR_DOUBLE_ROUNDING = 1u << 1, /* rounding through binary32 first gives
                                          another bf16 value at some operation */
-  MUONREF_NSR_RANGE = 1u << 2         /* a value left the normal bf16 range */
+  MUONREF_NSR_RANGE = 1u << 2,        /* a value left the normal bf16 range */
+  MUONREF_NSR_INPUT_NOT_FP32 = 1u << 3 /* (steps) U is not exactly binary32, so
+                                         ports computing U in fp32 may differ */
 };
 
 /* out <- NS(in) in bf16 semantics for the row-major (rows, cols) matrix

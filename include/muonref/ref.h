@@ -50,12 +50,6 @@ int muonref_ref_ns(muonref_mpmat *out, const muonref_mpmat *in, const muonref_op
  * converging within its sweep limit.  q must not be g. */
 int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *g, muonref_error *err);
 
-/* Bit of *ns_uncertain (beside the MUONREF_NSR_* bits of ns_rounded.h):
- * the Newton-Schulz input U of a bf16-format Muon step was not exactly
- * representable in binary32, so the bf16 iteration started from its
- * rounding. */
-#define MUONREF_REF_U_INEXACT (1u << 8)
-
 /* One exact optimizer step of one parameter routed as *r under *o (the
  * branch, shape and scalars from core: muonref_muon_plan_make,
  * muonref_adamw_plan_make), with tensor arithmetic in MPFR at `prec` bits
@@ -67,8 +61,13 @@ int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *
  * state->initialized = 1, use_muon = r->use_muon, numel = r->numel and
  * step is incremented; every float output is the exact value rounded once
  * to nearest-even float32 (round-to-odd intermediates, mpround.h).
+ * Newton-Schulz is the exact iteration (muonref_ref_ns) for ns_format EXACT
+ * and FP32; for BF16 it is the bf16-semantics iteration of spec/muon.md
+ * section 7 (muonref_ref_ns_bf16) on U rounded to binary32, everything else
+ * staying exact (see muonref_ref_step_flags for its certificate).
  * grad NULL: no step, nothing is written, MUONREF_OK.
- * Errors (nothing is written): MUONREF_EOPTION (invalid options, prec out
+ * Errors (nothing is written, except that an uninitialized state's buffers
+ * may already be zeroed on MUONREF_ENOMEM): MUONREF_EOPTION (invalid options, prec out
  * of range), MUONREF_ESTATE (an initialized state of the other branch or
  * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
@@ -76,17 +75,13 @@ int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *
 int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                      const float *grad, mpfr_prec_t prec, muonref_error *err);
 
-/* muonref_ref_step with the Newton-Schulz number format of o->ns_format:
- * MUONREF_NS_BF16 runs the bf16-semantics iteration of spec/muon.md
- * section 7 (muonref_ref_ns_bf16, each operation exact then rounded to
- * bf16) on U rounded to binary32, and ORs into *ns_uncertain (if not NULL;
- * set to 0 first) that function's MUONREF_NSR_* reasons and
- * MUONREF_REF_U_INEXACT; every other format runs the exact iteration
- * (muonref_ref_ns) and leaves *ns_uncertain 0.  Everything else, errors
- * included, as muonref_ref_step (which is this function with ns_format
- * ignored, i.e. always exact). */
-int muonref_ref_step_ex(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                        const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
+/* muonref_ref_step, and for o->ns_format == MUONREF_NS_BF16 the
+ * certificate of the bf16 Newton-Schulz input and result into *ns_uncertain
+ * (may be NULL; bits of ns_rounded.h, plus MUONREF_NSR_INPUT_NOT_FP32 when
+ * the Newton-Schulz input U is not exactly a binary32 matrix), OR-ed into
+ * *ns_uncertain: the caller sets it to 0 first. */
+int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                           const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
 
 /* ---- correct rounding, demonstrated (ref/crcheck.c) ----
  * Each *_cr function computes at prec and again at 2 * prec, rounds both
@@ -99,7 +94,9 @@ typedef struct muonref_ref_cr_report {
   size_t n_differ;           /* of which differ between prec and prec_hi */
   size_t first_index;        /* the first that differs (n_differ > 0)    */
   double value_lo, value_hi; /* its value at prec and at prec_hi         */
-  unsigned ns_uncertain;     /* step_cr: muonref_ref_step_ex's flags     */
+  unsigned ns_uncertain;     /* steps with ns_format bf16: the MUONREF_NSR_*
+                                reasons the bf16 Newton-Schulz result is not
+                                certified (0: certified; ns_rounded.h)     */
 } muonref_ref_cr_report;
 
 /* NS of the float32 (rows, cols) matrix `in`: out32 (float32) and out64
@@ -118,9 +115,8 @@ int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows,
 int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
                          mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
-/* muonref_ref_step_ex (o->ns_format honoured: BF16 or exact) at prec and at
- * 2 * prec on copies, rep->ns_uncertain receiving the OR of both runs'
- * flags; compares the float32 parameter and state buffers.  When they agree the prec_hi results are
+/* muonref_ref_step at prec and at 2 * prec on copies; compares the float32
+ * parameter and state buffers.  When they agree the prec_hi results are
  * written as muonref_ref_step would; when they differ nothing is written
  * and MUONREF_ENUMERIC is returned. */
 int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
