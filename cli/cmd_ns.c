@@ -184,9 +184,25 @@ static const char *find_gnuplot(char *buf, size_t size)
   return NULL;
 }
 
-/* Whether dir may receive the report: absent, or an empty directory. */
+/* Whether dir may receive the report: absent, or an empty directory, in a
+ * parent directory that exists and is writable (the report is built there
+ * in a temporary directory first). */
 static int dir_usable(const char *dir)
 {
+  char parent[4096];
+  snprintf(parent, sizeof parent, "%s", dir);
+  size_t n = strlen(parent);
+  while (n > 1 && parent[n - 1] == '/')
+    parent[--n] = '\0';
+  char *slash = strrchr(parent, '/');
+  if (!slash)
+    snprintf(parent, sizeof parent, ".");
+  else if (slash == parent)
+    parent[1] = '\0';
+  else
+    *slash = '\0';
+  if (access(parent, W_OK | X_OK))
+    return 0;
   DIR *d = opendir(dir);
   if (!d)
     return errno == ENOENT;
@@ -225,17 +241,15 @@ static int run_report(const ns_args *a)
     for (; n < muonref_preset_count(); n++)
       mst_set_from_preset(&sets[n], muonref_preset_at(n));
   }
-  size_t len = strlen(a->report);
-  if (!len || !dir_usable(a->report)) {
+  if (!a->report[0] || !dir_usable(a->report)) {
     free(sets);
-    return usage("--report needs a new or empty directory", a->report);
+    return usage("--report needs a new or empty directory in an existing writable directory", a->report);
   }
-  (void)len;
   char buf[4096];
   mst_report_config cfg = {a->smin, a->seeds, a->quick, find_gnuplot(buf, sizeof buf)};
   muonref_error err;
   int plotted = 0;
-  /* an empty existing directory is replaced by the renamed temporary one */
+  /* an empty existing directory is replaced by the renamed temporary one (rename(2)) */
   int rc = mst_report(a->report, sets, n, &cfg, &plotted, &err);
   free(sets);
   if (rc) {

@@ -350,7 +350,8 @@ START_TEST(cli_bad_input_is_usage_error)
     "./muonref ns --smin 2 2>&1",                      "./muonref ns --preset simple --steps 0 --sigma 1 2>&1",
     "./muonref ns --coeffs '1,2' --sigma 1 2>&1",      "./muonref ns --coeffs '1,2,3;' --sigma 1 2>&1",
     "./muonref ns --preset simple --coeffs '1,2,3' 2>&1", "./muonref ns --report 2>&1",
-    "./muonref ns --report /tmp --presets nosuch 2>&1", "./muonref ns --bogus 1 2>&1"};
+    "./muonref ns --report /tmp --presets nosuch 2>&1", "./muonref ns --bogus 1 2>&1",
+    "./muonref ns --report /nonexistent-muonref-dir/r --quick 2>&1", "./muonref ns --report . --quick 2>&1"};
   for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
     ck_assert_msg(run(BAD[i], b, sizeof b) == 2, "%s: exit status", BAD[i]);
     ck_assert_msg(strstr(b, "muonref ns:") != NULL, "%s: message '%s'", BAD[i], b);
