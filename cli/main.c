@@ -15,6 +15,7 @@ static int cmd_version(int argc, char **argv)
 static const command COMMANDS[] = {
   {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)"},
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)"},
+  {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)"},
   {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)"},
   {"ref", cmd_ref, "run the high-precision reference on a tensor file (muonref ref polar|ns|step FILE)"},
   {"version", cmd_version, "print the version"},

@@ -1,0 +1,62 @@
+#!/bin/sh
+# muonref tests: `muonref ns --report` on a small configuration writes every
+# file it promises (spec/ns-study.md, "Report"), skips the plots without
+# gnuplot, leaves nothing behind on failure, and refuses a non-empty
+# directory with exit status 2.  Prints a Check-style summary line for
+# tests/summary.sh.  Run from the build directory (make check does).
+MUONREF=./muonref
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/muonref-ns-report.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+checks=0; fails=0
+check() { # check NAME CONDITION...
+  name=$1; shift
+  checks=$((checks + 1))
+  if "$@"; then :; else fails=$((fails + 1)); echo "tests/ns_report.sh:0:F:report:$name: failed"; fi
+}
+SETS="simple deepseekv4"
+promised() { # the files a report of $SETS on the quick inputs promises, plots if $1 = 1
+  echo index.md presets.csv scalar_band.csv scalar_summary.csv matrix_runs.csv matrix_summary.csv exact_check.csv
+  for s in $SETS; do
+    echo data/band_$s.dat data/map_$s.dat
+    for i in gauss_12x20 illcond_16x16_1e3; do echo data/mat_${s}_$i.dat; done
+  done
+  if [ "$1" = 1 ]; then
+    echo study.gp
+    for e in png svg; do
+      echo plots/band.$e plots/phi_smin.$e plots/dist_gauss_12x20.$e plots/dist_illcond_16x16_1e3.$e
+      for s in $SETS; do echo plots/map_$s.$e plots/formats_$s.$e; done
+    done
+  fi
+}
+all_present() { # all_present DIR PLOTS
+  for f in $(promised "$2"); do [ -s "$1/$f" ] || { echo "missing $1/$f"; return 1; }; done
+}
+no_leftovers() { [ -z "$(ls -A "$tmp" | grep -v -e '^ok$' -e '^noplot$' -e '^full$')" ]; }
+
+if [ -n "$(command -v gnuplot)" ] || [ -n "$MUONREF_GNUPLOT" ]; then
+  $MUONREF ns --report "$tmp/ok" --presets simple,deepseekv4 --seeds 2 --quick >/dev/null
+  check "report with plots: exit 0" [ $? -eq 0 ]
+  check "report with plots: every promised file" all_present "$tmp/ok" 1
+  check "report: png is a PNG" sh -c "head -c 4 '$tmp/ok/plots/band.png' | grep -q PNG"
+  check "report: exact check rows (deepseekv4: 12 steps + step 0)" \
+    [ "$(grep -c '^deepseekv4,gauss_8x12,' "$tmp/ok/exact_check.csv")" -eq 13 ]
+  check "report: binary64 within 1e-8 of MPFR (relative)" grep -q 'so the binary64 column gives the exact' "$tmp/ok/index.md"
+  check "report: rows for 2 sets x 2 inputs x 2 seeds x 3 formats" \
+    [ "$(grep -c '^simple,gauss_12x20,12,20,2,bf16,' "$tmp/ok/matrix_runs.csv")" -eq 8 ]
+fi
+MUONREF_GNUPLOT= $MUONREF ns --report "$tmp/noplot" --presets simple,deepseekv4 --seeds 1 --quick >/dev/null 2>"$tmp/err"
+check "no gnuplot: exit 0" [ $? -eq 0 ]
+check "no gnuplot: CSV and page" all_present "$tmp/noplot" 0
+check "no gnuplot: page says so" grep -q 'Plots skipped' "$tmp/noplot/index.md"
+check "no gnuplot: no plots directory" [ ! -e "$tmp/noplot/plots" ]
+rm -f "$tmp/err"
+MUONREF_GNUPLOT=/bin/false $MUONREF ns --report "$tmp/bad" --presets simple --seeds 1 --quick >/dev/null 2>&1
+check "failing gnuplot: exit 3" [ $? -eq 3 ]
+check "failing gnuplot: nothing left behind" no_leftovers
+mkdir "$tmp/full" && touch "$tmp/full/x"
+$MUONREF ns --report "$tmp/full" --presets simple --quick >/dev/null 2>&1
+check "non-empty directory: exit 2" [ $? -eq 2 ]
+check "non-empty directory: untouched" [ "$(ls -A "$tmp/full")" = x ]
+pct=$(( (checks - fails) * 100 / checks ))
+echo "$pct%: Checks: $checks, Failures: $fails, Errors: 0"
+[ "$fails" -eq 0 ]
