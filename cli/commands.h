@@ -18,5 +18,6 @@ typedef struct command {
 } command;
 
 int cmd_profile(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const command COMMANDS[] = {
+  {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)"},
   {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)"},
   {"version", cmd_version, "print the version"},
 };

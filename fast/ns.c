@@ -57,6 +57,15 @@ static float divisor(const float *X, size_t len, const muonref_options *o, int b
   return round1(o->eps_mode == MUONREF_EPS_ADD ? r + eps : fmaxf(r, eps), bf16);
 }
 
+/* Below this m^2 n, B X goes through sgemm on a mirrored B instead of
+ * ssymm: OpenBLAS 0.3.21 runs sgemm single-threaded up to m n k = 65536 x 4
+ * (interface/gemm.c, SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD) but
+ * wakes every thread for any ssymm, which costs ~6 us a call on a 32x32
+ * matrix (7.3 us against 1.0 us single-threaded, measured here), more than
+ * the product itself.  The choice depends on the shape only, so results
+ * stay deterministic and NS(G^T) == NS(G)^T. */
+enum { SMALL_M2N = 65536 * 4 };
+
 /* One step on X (m x n) with triple t; A (m x m, full), B (m x m, upper
  * triangle) and BX (m x n) are scratch.  X X^T and A A = A A^T by ssyrk
  * (A is symmetric), B X by ssymm reading B's upper triangle only. */
@@ -67,7 +76,12 @@ static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n,
   muonref_nsk_sym_finish(A, m, bf16);                    /* A <- R(X X^T), full */
   cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, mi, 1.0f, A, mi, 0.0f, B, mi);
   muonref_nsk_poly_upper(B, A, B, m, (float)t.b, (float)t.c, bf16); /* B <- R(R(b A) + R(c R(A A))) */
-  cblas_ssymm(CblasRowMajor, CblasLeft, CblasUpper, mi, ni, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  if (m * m * n <= SMALL_M2N) {
+    muonref_nsk_sym_finish(B, m, 0); /* mirror only: B is already rounded */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  } else {
+    cblas_ssymm(CblasRowMajor, CblasLeft, CblasUpper, mi, ni, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  }
   muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16);     /* X <- R(R(a X) + R(B X)) */
 }
 
