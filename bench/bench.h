@@ -56,11 +56,16 @@ size_t bench_naive_workspace_floats(size_t rows, size_t cols);
 void bench_naive_ns(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                     float *work);
 
+/* The PyTorch variants bench/torch_ns.py times: bf16 (oneDNN where torch
+ * uses it), fp32, and bf16 with oneDNN disabled (ATen's own bf16 matmul). */
+enum { TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE, TORCH_KINDS };
+
 /* Measured figures of one case (seconds: the median over the runs of the
  * whole case, each matrix once per run; -1 where not measured). */
 typedef struct bench_result {
   double flops;          /* model flops of one Newton-Schulz over the case */
-  double naive_s, bf16_s, fp32_s, step_s, torch_bf16_s, torch_fp32_s;
+  double naive_s, bf16_s, fp32_s, step_s;
+  double torch_s[TORCH_KINDS]; /* indexed by TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE */
   double fp32_vs_naive;  /* max over matrices of ||ours fp32 - naive||_F / ||naive||_F */
   size_t ns_work_bytes;  /* muonref_ns_workspace_floats of the largest matrix, bytes */
   size_t opt_work_bytes; /* muonref_optimizer_workspace_floats of the case's optimizer, bytes */
@@ -74,21 +79,23 @@ typedef struct bench_result {
  * MUONREF_OK, or MUONREF_ENOMEM / an optimizer error with err set. */
 int bench_run_case(const bench_case *c, int warmup, int reps, bench_result *r, muonref_error *err);
 
+
 /* PyTorch CPU timings from bench/torch_ns.py, run once with `python` for
- * every case in cases[0..n) whose flag in want_bf16 / want_fp32 is set.
- * Writes the median seconds per case into bf16_s / fp32_s (-1 where not
- * run or where the script gave no figure) and the child's peak resident
- * memory in KiB into *rss_kib.  Returns 0, or -1 when the script could not
- * be run or torch is not importable (every figure then stays -1); *why
- * gets a short reason. */
+ * every case i in cases[0..n) and kind k with want[k][i] set, `reps` runs
+ * each after a warm-up.  Writes the median seconds into secs[k][i] (-1
+ * where not run or where the script gave no figure), the script's peak
+ * resident memory in KiB into *rss_kib and its intra-op threads into
+ * *threads.  Returns 0, or -1 when the script could not be run or torch is
+ * not importable; *why then gets a short reason. */
 int bench_torch(const char *python, const char *script, const bench_case *cases, size_t n,
-                const int *want_bf16, const int *want_fp32, int reps, double *bf16_s, double *fp32_s,
-                long *rss_kib, const char **why);
+                int *const want[TORCH_KINDS], int reps, double *const secs[TORCH_KINDS], long *rss_kib,
+                int *threads, const char **why);
 
 /* What the report says besides the cases. */
 typedef struct bench_meta {
   int reps, set_reps, warmup, ns_steps, threads;
   int torch_ok;           /* the PyTorch script ran */
+  int torch_threads;      /* its intra-op threads */
   const char *torch_note; /* why not, when !torch_ok */
   long peak_rss_kib, torch_peak_rss_kib;
 } bench_meta;
@@ -104,8 +111,9 @@ typedef struct bench_target {
 
 /* The targets judgeable from results[0..n) (cases without the figures
  * are left out): bf16 time <= 0.8 x naive where every matrix has
- * min(rows, cols) >= 1024; PyTorch bf16 time >= 30 x our bf16 time; PyTorch
- * fp32 time >= 1.3 x our bf16 time on the 1024x1024 case.  Writes at most
+ * min(rows, cols) >= 1024; PyTorch bf16 time >= 30 x our bf16 time (and the
+ * same against PyTorch bf16 without oneDNN, where measured); PyTorch fp32
+ * time >= 1.3 x our bf16 time on the 1024x1024 case.  Writes at most
  * `max` into t; returns how many. */
 size_t bench_targets(const bench_case *cases, const bench_result *results, size_t n, bench_target *t, size_t max);
 

@@ -29,10 +29,10 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
              "(the transformer set: %d runs); OpenBLAS threads %d\n",
           m->ns_steps, m->reps, m->warmup, m->set_reps, m->threads);
   fprintf(f, "flop model: %s\n\n", FLOP_MODEL);
-  fprintf(f, "%-12s %4s %8s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s |", "case", "mats", "GFLOP",
+  fprintf(f, "%-12s %4s %8s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s |", "case", "mats", "GFLOP",
           "naive fp32 ms GF/s", "bf16 ms GF/s", "fp32 ms GF/s", "step(bf16) ms GF/s", "torch bf16 ms GF/s",
-          "torch fp32 ms GF/s");
-  fprintf(f, " %7s %7s %7s %7s %7s\n", "bf16/nv", "fp32/nv", "step/nv", "tb16/b", "tf32/b");
+          "torch fp32 ms GF/s", "t.bf16 noDNN ms GF/s");
+  fprintf(f, " %7s %7s %7s %7s %7s %7s\n", "bf16/nv", "fp32/nv", "step/nv", "tb16/b", "tf32/b", "tnat/b");
   for (size_t i = 0; i < n; i++) {
     const bench_result *r = &results[i];
     fprintf(f, "%-12s %4zu %8.2f |", cases[i].name, cases[i].n, r->flops * 1e-9);
@@ -40,21 +40,22 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
     cell(f, r->bf16_s, r->flops), fputs(" |", f);
     cell(f, r->fp32_s, r->flops), fputs(" |", f);
     cell(f, r->step_s, r->flops), fputs(" |", f);
-    cell(f, r->torch_bf16_s, r->flops), fputs(" |", f);
-    cell(f, r->torch_fp32_s, r->flops), fputs(" |", f);
+    for (int k = 0; k < TORCH_KINDS; k++)
+      cell(f, r->torch_s[k], r->flops), fputs(" |", f);
     ratio(f, r->bf16_s, r->naive_s), ratio(f, r->fp32_s, r->naive_s), ratio(f, r->step_s, r->naive_s);
-    ratio(f, r->torch_bf16_s, r->bf16_s), ratio(f, r->torch_fp32_s, r->bf16_s);
+    for (int k = 0; k < TORCH_KINDS; k++)
+      ratio(f, r->torch_s[k], r->bf16_s);
     fputc('\n', f);
   }
-  fprintf(f, "\nratios: x/nv = time / naive fp32 time (lower is faster); tb16/b, tf32/b = PyTorch time / our bf16 "
-             "time (higher is faster)\n");
+  fprintf(f, "\nratios: x/nv = time / naive fp32 time (lower is faster); tb16/b, tf32/b, tnat/b = PyTorch bf16, "
+             "fp32, bf16 without oneDNN time / our bf16 time (higher: we are faster)\n");
   fprintf(f, "\n%-12s %14s %14s %12s\n", "case", "NS work KiB", "opt work KiB", "fp32-naive");
   for (size_t i = 0; i < n; i++)
     fprintf(f, "%-12s %14.1f %14.1f %12.2e\n", cases[i].name, results[i].ns_work_bytes / 1024.0,
             results[i].opt_work_bytes / 1024.0, results[i].fp32_vs_naive);
   fprintf(f, "\npeak resident memory: %ld KiB (this process)", m->peak_rss_kib);
   if (m->torch_ok)
-    fprintf(f, ", %ld KiB (PyTorch)\n", m->torch_peak_rss_kib);
+    fprintf(f, ", %ld KiB (PyTorch, %d threads)\n", m->torch_peak_rss_kib, m->torch_threads);
   else
     fprintf(f, "; PyTorch not measured: %s\n", m->torch_note);
   bench_target t[64];
@@ -87,20 +88,23 @@ static void json_case(FILE *f, const bench_case *c, const bench_result *r)
           r->opt_work_bytes);
   fprintf(f, "\"seconds\": {");
   num(f, "naive_fp32", r->naive_s, 1), num(f, "bf16", r->bf16_s, 1), num(f, "fp32", r->fp32_s, 1);
-  num(f, "step", r->step_s, 1), num(f, "torch_bf16", r->torch_bf16_s, 1), num(f, "torch_fp32", r->torch_fp32_s, 0);
+  num(f, "step", r->step_s, 1), num(f, "torch_bf16", r->torch_s[TORCH_BF16], 1);
+  num(f, "torch_fp32", r->torch_s[TORCH_FP32], 1), num(f, "torch_bf16_native", r->torch_s[TORCH_BF16_NATIVE], 0);
   fprintf(f, "}, \"gflops\": {");
   num(f, "naive_fp32", div_or_neg(r->flops * 1e-9, r->naive_s), 1);
   num(f, "bf16", div_or_neg(r->flops * 1e-9, r->bf16_s), 1);
   num(f, "fp32", div_or_neg(r->flops * 1e-9, r->fp32_s), 1);
   num(f, "step", div_or_neg(r->flops * 1e-9, r->step_s), 1);
-  num(f, "torch_bf16", div_or_neg(r->flops * 1e-9, r->torch_bf16_s), 1);
-  num(f, "torch_fp32", div_or_neg(r->flops * 1e-9, r->torch_fp32_s), 0);
+  num(f, "torch_bf16", div_or_neg(r->flops * 1e-9, r->torch_s[TORCH_BF16]), 1);
+  num(f, "torch_fp32", div_or_neg(r->flops * 1e-9, r->torch_s[TORCH_FP32]), 1);
+  num(f, "torch_bf16_native", div_or_neg(r->flops * 1e-9, r->torch_s[TORCH_BF16_NATIVE]), 0);
   fprintf(f, "}, \"ratios\": {");
   num(f, "bf16_over_naive", div_or_neg(r->bf16_s, r->naive_s), 1);
   num(f, "fp32_over_naive", div_or_neg(r->fp32_s, r->naive_s), 1);
   num(f, "step_over_naive", div_or_neg(r->step_s, r->naive_s), 1);
-  num(f, "torch_bf16_over_bf16", div_or_neg(r->torch_bf16_s, r->bf16_s), 1);
-  num(f, "torch_fp32_over_bf16", div_or_neg(r->torch_fp32_s, r->bf16_s), 0);
+  num(f, "torch_bf16_over_bf16", div_or_neg(r->torch_s[TORCH_BF16], r->bf16_s), 1);
+  num(f, "torch_fp32_over_bf16", div_or_neg(r->torch_s[TORCH_FP32], r->bf16_s), 1);
+  num(f, "torch_bf16_native_over_bf16", div_or_neg(r->torch_s[TORCH_BF16_NATIVE], r->bf16_s), 0);
   fprintf(f, "}, ");
   num(f, "fp32_vs_naive_rel_err", r->fp32_vs_naive, 0);
   fputc('}', f);
@@ -116,8 +120,10 @@ void bench_print_json(FILE *f, const bench_case *cases, const bench_result *resu
     fputs(i ? ",\n  " : "\n  ", f);
     json_case(f, &cases[i], &results[i]);
   }
-  fprintf(f, "],\n \"peak_rss_kib\": %ld, \"torch\": {\"measured\": %s, \"note\": \"%s\", \"peak_rss_kib\": %ld},\n",
-          m->peak_rss_kib, m->torch_ok ? "true" : "false", m->torch_ok ? "" : m->torch_note, m->torch_peak_rss_kib);
+  fprintf(f, "],\n \"peak_rss_kib\": %ld, \"torch\": {\"measured\": %s, \"note\": \"%s\", \"peak_rss_kib\": %ld, "
+             "\"threads\": %d},\n",
+          m->peak_rss_kib, m->torch_ok ? "true" : "false", m->torch_ok ? "" : m->torch_note, m->torch_peak_rss_kib,
+          m->torch_threads);
   bench_target t[64];
   size_t k = bench_targets(cases, results, n, t, 64);
   fprintf(f, " \"targets\": [");

@@ -141,7 +141,8 @@ int bench_run_case(const bench_case *c, int warmup, int reps, bench_result *r, m
   bufs b;
   muonref_options o;
   memset(r, 0, sizeof *r);
-  r->torch_bf16_s = r->torch_fp32_s = -1;
+  for (int k = 0; k < TORCH_KINDS; k++)
+    r->torch_s[k] = -1;
   muonref_profile_options("nemo", &o, err);
   o.use_muon = MUONREF_USE_MUON_TRUE;
   for (size_t i = 0; i < c->n; i++)

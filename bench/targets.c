@@ -20,12 +20,16 @@ size_t bench_targets(const bench_case *cases, const bench_result *results, size_
     if (k < max && large(&cases[i]) && r->naive_s > 0 && r->bf16_s > 0)
       t[k++] = (bench_target){"bf16 time / naive fp32 time", "<=", 0.8, r->bf16_s / r->naive_s, cases[i].name,
                               r->bf16_s / r->naive_s <= 0.8};
-    if (k < max && r->torch_bf16_s > 0 && r->bf16_s > 0)
-      t[k++] = (bench_target){"PyTorch bf16 time / bf16 time", ">=", 30.0, r->torch_bf16_s / r->bf16_s,
-                              cases[i].name, r->torch_bf16_s / r->bf16_s >= 30.0};
-    if (k < max && is_square_1024(&cases[i]) && r->torch_fp32_s > 0 && r->bf16_s > 0)
-      t[k++] = (bench_target){"PyTorch fp32 time / bf16 time", ">=", 1.3, r->torch_fp32_s / r->bf16_s,
-                              cases[i].name, r->torch_fp32_s / r->bf16_s >= 1.3};
+    double tb = r->torch_s[TORCH_BF16], tn = r->torch_s[TORCH_BF16_NATIVE], tf = r->torch_s[TORCH_FP32];
+    if (k < max && tb > 0 && r->bf16_s > 0)
+      t[k++] = (bench_target){"PyTorch bf16 time / bf16 time", ">=", 30.0, tb / r->bf16_s, cases[i].name,
+                              tb / r->bf16_s >= 30.0};
+    if (k < max && tn > 0 && r->bf16_s > 0)
+      t[k++] = (bench_target){"PyTorch bf16 no-oneDNN / bf16", ">=", 30.0, tn / r->bf16_s, cases[i].name,
+                              tn / r->bf16_s >= 30.0};
+    if (k < max && is_square_1024(&cases[i]) && tf > 0 && r->bf16_s > 0)
+      t[k++] = (bench_target){"PyTorch fp32 time / bf16 time", ">=", 1.3, tf / r->bf16_s, cases[i].name,
+                              tf / r->bf16_s >= 1.3};
   }
   return k;
 }

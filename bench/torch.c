@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include "bench.h"
 
@@ -17,8 +16,11 @@ static int add_case(char *cmd, size_t size, const char *dtype, const bench_case 
   return w < 0 || (size_t)w >= size - used ? -1 : 0;
 }
 
-/* Reads the script's "RESULT DTYPE NAME SECONDS" lines into the figures. */
-static int read_results(FILE *p, const bench_case *cases, size_t n, double *bf16_s, double *fp32_s, const char **why)
+static const char *const KIND[TORCH_KINDS] = {"bf16", "fp32", "bf16native"};
+
+/* Reads the script's RESULT, THREADS and PEAKRSS lines into the figures. */
+static int read_results(FILE *p, const bench_case *cases, size_t n, double *const secs[TORCH_KINDS],
+                        long *rss_kib, int *threads, const char **why)
 {
   char line[512], dtype[16], name[64];
   double s;
@@ -26,11 +28,14 @@ static int read_results(FILE *p, const bench_case *cases, size_t n, double *bf16
   while (fgets(line, sizeof line, p)) {
     if (!strncmp(line, "NOTORCH", 7))
       notorch = 1;
+    if (sscanf(line, "THREADS %d", threads) == 1 || sscanf(line, "PEAKRSS %ld", rss_kib) == 1)
+      continue;
     if (sscanf(line, "RESULT %15s %63s %lf", dtype, name, &s) != 3)
       continue;
-    for (size_t i = 0; i < n; i++)
-      if (!strcmp(name, cases[i].name))
-        (strcmp(dtype, "bf16") ? fp32_s : bf16_s)[i] = s;
+    for (int k = 0; k < TORCH_KINDS; k++)
+      for (size_t i = 0; i < n; i++)
+        if (!strcmp(dtype, KIND[k]) && !strcmp(name, cases[i].name))
+          secs[k][i] = s;
   }
   if (notorch)
     *why = "torch is not importable by that interpreter";
@@ -38,23 +43,25 @@ static int read_results(FILE *p, const bench_case *cases, size_t n, double *bf16
 }
 
 int bench_torch(const char *python, const char *script, const bench_case *cases, size_t n,
-                const int *want_bf16, const int *want_fp32, int reps, double *bf16_s, double *fp32_s,
-                long *rss_kib, const char **why)
+                int *const want[TORCH_KINDS], int reps, double *const secs[TORCH_KINDS], long *rss_kib,
+                int *threads, const char **why)
 {
   static char cmd[8192];
   int any = 0;
-  *rss_kib = 0;
-  for (size_t i = 0; i < n; i++)
-    bf16_s[i] = fp32_s[i] = -1;
+  *rss_kib = -1;
+  *threads = 0;
+  for (int k = 0; k < TORCH_KINDS; k++)
+    for (size_t i = 0; i < n; i++)
+      secs[k][i] = -1;
   snprintf(cmd, sizeof cmd, "'%s' '%s' --reps %d", python, script, reps);
-  for (size_t i = 0; i < n; i++) {
-    if ((want_bf16[i] && add_case(cmd, sizeof cmd, "bf16", &cases[i])) ||
-        (want_fp32[i] && add_case(cmd, sizeof cmd, "fp32", &cases[i]))) {
-      *why = "too many PyTorch cases for one command line";
-      return -1;
+  for (int k = 0; k < TORCH_KINDS; k++)
+    for (size_t i = 0; i < n; i++) {
+      if (want[k][i] && add_case(cmd, sizeof cmd, KIND[k], &cases[i])) {
+        *why = "too many PyTorch cases for one command line";
+        return -1;
+      }
+      any |= want[k][i];
     }
-    any |= want_bf16[i] || want_fp32[i];
-  }
   if (!any) {
     *why = "no PyTorch case asked for";
     return -1;
@@ -65,11 +72,8 @@ int bench_torch(const char *python, const char *script, const bench_case *cases,
     *why = "could not start the Python interpreter";
     return -1;
   }
-  int st = read_results(p, cases, n, bf16_s, fp32_s, why);
+  int st = read_results(p, cases, n, secs, rss_kib, threads, why);
   int rc = pclose(p);
-  struct rusage ru;
-  if (!getrusage(RUSAGE_CHILDREN, &ru))
-    *rss_kib = ru.ru_maxrss;
   if (!st && (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)) {
     *why = "the PyTorch script failed (run it by hand to see why)";
     st = -1;

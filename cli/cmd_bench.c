@@ -28,17 +28,19 @@ enum { MAX_CASES = 16, MAX_DIM = 16384 };
 static const char USAGE[] =
   "usage: muonref bench [--json] [--quick] [--shapes LIST] [--reps N] [--set-reps N]\n"
   "                     [--no-torch] [--torch-bf16-shapes LIST] [--torch-fp32-shapes LIST]\n"
-  "                     [--torch-reps N] [--python PATH] [--torch-script PATH]\n"
+  "                     [--torch-bf16-native-shapes LIST] [--torch-reps N] [--python PATH]\n"
+  "                     [--torch-script PATH]\n"
   "  LIST: comma-separated RxC shapes (1..16384) and 'transformer' (12 layers of 768x768 x4 and\n"
   "        768x3072 x2); 'none' for no case.  Defaults: --shapes 256x1024,1024x1024,1024x4096,\n"
   "        4096x1024,transformer; --torch-bf16-shapes 1024x1024; --torch-fp32-shapes: the single\n"
-  "        shapes run.  --reps 5 (single shapes, after 1 warm-up), --set-reps 3 (sets, no warm-up),\n"
+  "        shapes run; --torch-bf16-native-shapes none (PyTorch bf16 with oneDNN disabled, ~1\n"
+  "        GFLOP/s: 30 s for 1024x1024).  --reps 5 (single shapes, after 1 warm-up), --set-reps 3 (sets, no warm-up),\n"
   "        --torch-reps 3.  --quick: 64x256, 256x64 and 2 layers of d = 32, 3 runs, no PyTorch\n"
   "        unless a --torch-*-shapes option asks for it.\n";
 
 typedef struct args {
   int json, quick, no_torch, reps, set_reps, torch_reps;
-  const char *shapes, *torch_bf16, *torch_fp32, *python, *script;
+  const char *shapes, *torch_list[TORCH_KINDS], *python, *script;
 } args;
 
 static int bad(const char *input, const char *rule)
@@ -60,7 +62,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-  *a = (args){0, 0, 0, 5, 3, 3, NULL, NULL, NULL, MUONREF_PYTHON, NULL};
+  *a = (args){0, 0, 0, 5, 3, 3, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
   int reps_set = 0, set_reps_set = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -78,8 +80,9 @@ static int parse_args(int argc, char **argv, args *a)
     } else if (!strcmp(o, "--torch-reps") && ++i) {
       if (parse_int(v, 1, 64, &a->torch_reps)) return bad("--torch-reps", "must be an integer from 1 to 64");
     } else if (!strcmp(o, "--shapes") && ++i) a->shapes = v;
-    else if (!strcmp(o, "--torch-bf16-shapes") && ++i) a->torch_bf16 = v;
-    else if (!strcmp(o, "--torch-fp32-shapes") && ++i) a->torch_fp32 = v;
+    else if (!strcmp(o, "--torch-bf16-shapes") && ++i) a->torch_list[TORCH_BF16] = v;
+    else if (!strcmp(o, "--torch-fp32-shapes") && ++i) a->torch_list[TORCH_FP32] = v;
+    else if (!strcmp(o, "--torch-bf16-native-shapes") && ++i) a->torch_list[TORCH_BF16_NATIVE] = v;
     else if (!strcmp(o, "--python") && ++i) a->python = v;
     else if (!strcmp(o, "--torch-script") && ++i) a->script = v;
     else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
@@ -170,10 +173,11 @@ static const char *torch_script(const args *a)
 }
 
 /* Runs the PyTorch part into results and *m. */
-static void run_torch(const args *a, const bench_case *cases, int n, const int *wb, const int *wf,
+static void run_torch(const args *a, const bench_case *cases, int n, int *const want[TORCH_KINDS],
                       bench_result *results, bench_meta *m)
 {
-  double b[MAX_CASES], f[MAX_CASES];
+  double s[TORCH_KINDS][MAX_CASES];
+  double *const secs[TORCH_KINDS] = {s[0], s[1], s[2]};
   const char *script = torch_script(a);
   if (access(a->python, X_OK) != 0) {
     m->torch_note = "the Python interpreter was not found (--python)";
@@ -183,30 +187,34 @@ static void run_torch(const args *a, const bench_case *cases, int n, const int *
     m->torch_note = "bench/torch_ns.py was not found (--torch-script)";
     return;
   }
-  m->torch_ok = !bench_torch(a->python, script, cases, (size_t)n, wb, wf, a->torch_reps, b, f,
-                             &m->torch_peak_rss_kib, &m->torch_note);
-  for (int i = 0; i < n; i++)
-    results[i].torch_bf16_s = b[i], results[i].torch_fp32_s = f[i];
+  m->torch_ok = !bench_torch(a->python, script, cases, (size_t)n, want, a->torch_reps, secs, &m->torch_peak_rss_kib,
+                             &m->torch_threads, &m->torch_note);
+  for (int k = 0; k < TORCH_KINDS; k++)
+    for (int i = 0; i < n; i++)
+      results[i].torch_s[k] = s[k][i];
 }
 
 int cmd_bench(int argc, char **argv)
 {
+  static const char *const OPT[TORCH_KINDS] = {"--torch-bf16-shapes", "--torch-fp32-shapes",
+                                               "--torch-bf16-native-shapes"};
   args a;
   bench_case cases[MAX_CASES];
   bench_result results[MAX_CASES];
-  int wb[MAX_CASES], wf[MAX_CASES];
+  int w[TORCH_KINDS][MAX_CASES];
+  int *const want[TORCH_KINDS] = {w[0], w[1], w[2]};
   if (parse_args(argc, argv, &a))
     return EXIT_USAGE;
   int n = build_cases(&a, cases);
   if (n < 0)
     return EXIT_USAGE;
-  int torch_default = !a.quick && !a.no_torch;
-  if (select_cases("--torch-bf16-shapes", a.torch_bf16, cases, n, wb, 0, torch_default) ||
-      select_cases("--torch-fp32-shapes", a.torch_fp32, cases, n, wf, torch_default, 0))
-    return EXIT_USAGE;
+  int dflt = !a.quick && !a.no_torch;
+  for (int k = 0; k < TORCH_KINDS; k++)
+    if (select_cases(OPT[k], a.torch_list[k], cases, n, want[k], dflt && k == TORCH_FP32, dflt && k == TORCH_BF16))
+      return EXIT_USAGE;
   if (strchr(a.python, '\'') || (a.script && strchr(a.script, '\'')))
     return bad("--python/--torch-script", "a path must not contain a single quote");
-  bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), 0, "not asked for (--no-torch)", 0, 0};
+  bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), 0, 0, "not asked for (--no-torch)", -1, -1};
   for (int i = 0; i < n; i++) {
     muonref_error err;
     int set = cases[i].n > 1;
@@ -218,12 +226,13 @@ int cmd_bench(int argc, char **argv)
     }
   }
   int any_torch = 0;
-  for (int i = 0; i < n; i++)
-    any_torch |= wb[i] || wf[i];
+  for (int k = 0; k < TORCH_KINDS; k++)
+    for (int i = 0; i < n; i++)
+      any_torch |= want[k][i];
   if (!a.no_torch && any_torch) {
     if (!a.json)
       fprintf(stderr, "muonref bench: PyTorch ...\n");
-    run_torch(&a, cases, n, wb, wf, results, &m);
+    run_torch(&a, cases, n, want, results, &m);
   } else if (!a.no_torch) {
     m.torch_note = "no PyTorch case asked for";
   }
