@@ -19,5 +19,7 @@ typedef struct command {
 
 int cmd_profile(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 
 #endif

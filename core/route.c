@@ -53,4 +53,15 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
   return MUONREF_OK;
 }
 
+int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err)
+{
+  char b[256];
+  int ok = s->ndim == 2 && s->dims[0] >= 1 && s->dims[1] >= 1;
+  if (ok)
+    return MUONREF_OK;
+  int nd = s->ndim < 0 ? 0 : s->ndim > MUONREF_MAX_NDIM ? MUONREF_MAX_NDIM : s->ndim;
+  return muonref_fail(err, MUONREF_ESHAPE, "Expected a matrix, got a tensor of shape %s",
+                      muonref_py_shape(b, sizeof b, s->dims, nd));
+}
+
 int muonref_ns_transposes(size_t rows, size_t cols) { return rows > cols; }

@@ -91,9 +91,27 @@ int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols, const
   return muonref_fast_ns_flags(out, in, rows, cols, o, work, 0, err);
 }
 
+/* o with its coefficients and eps rounded to bf16 (MUONREF_NSF_BF16_SCALARS). */
+static muonref_options bf16_scalars(const muonref_options *o)
+{
+  muonref_options r = *o;
+  for (int k = 0; k < r.n_coeffs; k++) {
+    r.coeffs[k].a = muonref_bf16_round((float)r.coeffs[k].a);
+    r.coeffs[k].b = muonref_bf16_round((float)r.coeffs[k].b);
+    r.coeffs[k].c = muonref_bf16_round((float)r.coeffs[k].c);
+  }
+  r.ns_eps = muonref_bf16_round((float)r.ns_eps);
+  return r;
+}
+
 int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                           float *work, unsigned flags, muonref_error *err)
 {
+  muonref_options rounded;
+  if (flags & MUONREF_NSF_BF16_SCALARS) {
+    rounded = bf16_scalars(o);
+    o = &rounded;
+  }
   if (o->ns_format == MUONREF_NS_EXACT)
     return muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   int bf16 = o->ns_format == MUONREF_NS_BF16;

@@ -9,7 +9,8 @@
 /* Deviations (bit flags); 0 is the spec's iteration. */
 enum {
   MUONREF_NSF_NO_TRANSPOSE = 1u << 0, /* iterate on the tall side as given  */
-  MUONREF_NSF_MAX_NORM = 1u << 1      /* normalize by max |x| not ||X||_F   */
+  MUONREF_NSF_MAX_NORM = 1u << 1,     /* normalize by max |x| not ||X||_F   */
+  MUONREF_NSF_BF16_SCALARS = 1u << 2  /* coefficients and eps rounded to bf16 */
 };
 
 /* muonref_fast_ns with the deviations in flags (see ns.h for the rest). */

@@ -6,12 +6,17 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "faults.h"
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
 #include "muonref/plan.h"
+#include "ns_internal.h"
+#include "optimizer_internal.h"
 
 typedef struct param {
   const muonref_options *options; /* the group's options (in opt->groups) */
+  size_t group;
+  muonref_shape shape;
   muonref_route route;
   muonref_param_state state;      /* buffers allocated at creation */
 } param;
@@ -23,6 +28,8 @@ struct muonref_optimizer {
   float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix */
   size_t ns_work_floats;
   float *update;    /* U and O of the largest Muon matrix */
+  int fault;        /* MUONREF_FAULT_NONE, or a deliberate fault (faults.h) */
+  float *zeros;     /* MUONREF_FAULT_MISSING_GRAD_AS_ZEROS: a zero gradient */
 };
 
 static void free_params(muonref_optimizer *opt)
@@ -43,6 +50,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->groups);
   free(opt->ns_work);
   free(opt->update);
+  free(opt->zeros);
   free(opt);
 }
 
@@ -67,9 +75,12 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
       param *p = &opt->params[k];
       p->options = &opt->groups[g];
-      int st = muonref_route_param(p->options, &groups[g].shapes[j], &p->route, err);
+      p->group = g;
+      p->shape = groups[g].shapes[j];
+      int st = muonref_route_param(p->options, &p->shape, &p->route, err);
       if (st)
         return st;
+      muonref_fault_route(opt->fault, p->options, &p->shape, &p->route);
       if (!alloc_state(p))
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
       if (p->route.use_muon) {
@@ -78,6 +89,11 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
         max_mat = p->route.numel > max_mat ? p->route.numel : max_mat;
       }
     }
+  size_t max_numel = 0;
+  for (size_t i = 0; i < opt->n_params; i++)
+    max_numel = opt->params[i].route.numel > max_numel ? opt->params[i].route.numel : max_numel;
+  if (opt->fault == MUONREF_FAULT_MISSING_GRAD_AS_ZEROS && !(opt->zeros = calloc(max_numel + 1, sizeof(float))))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
   opt->ns_work_floats = max_ws;
   opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
   opt->update = max_mat ? malloc(2 * max_mat * sizeof(float)) : NULL;
@@ -88,11 +104,18 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
 
 muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups, muonref_error *err)
 {
+  return muonref_optimizer_create_fault(groups, n_groups, MUONREF_FAULT_NONE, err);
+}
+
+muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
+                                                  muonref_error *err)
+{
   muonref_optimizer *opt = calloc(1, sizeof *opt);
   if (!opt) {
     muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
     return NULL;
   }
+  opt->fault = fault;
   opt->n_groups = n_groups;
   for (size_t g = 0; g < n_groups; g++)
     opt->n_params += groups[g].n_params;
@@ -105,6 +128,7 @@ muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t 
     st = muonref_options_validate(&groups[g].options, err);
     if (!st && groups[g].options.ns_format == MUONREF_NS_EXACT)
       st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
+    muonref_fault_options(fault, &opt->groups[g]);
   }
   if (!st)
     st = build_params(opt, groups, err);
@@ -129,6 +153,7 @@ static int muon_step(muonref_optimizer *opt, param *p, float *w, const float *g,
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(p->options, &p->route, &pl);
+  muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, &pl);
   size_t n = p->route.numel;
   float *M = p->state.momentum_buffer, *U = opt->update, *O = opt->update + n;
   for (size_t i = 0; i < n; i++) {
@@ -137,7 +162,8 @@ static int muon_step(muonref_optimizer *opt, param *p, float *w, const float *g,
       U[i] = (float)(pl.in_grad * (double)g[i] + pl.in_mom * m);
     M[i] = (float)m;
   }
-  int st = muonref_fast_ns(O, pl.nesterov ? U : M, p->route.rows, p->route.cols, p->options, opt->ns_work, err);
+  int st = muonref_fast_ns_flags(O, pl.nesterov ? U : M, p->route.rows, p->route.cols, p->options, opt->ns_work,
+                                 muonref_fault_ns_flags(opt->fault), err);
   if (st)
     return st;
   double decay = pl.apply_decay ? pl.decay : 1.0;
@@ -147,10 +173,11 @@ static int muon_step(muonref_optimizer *opt, param *p, float *w, const float *g,
 }
 
 /* The AdamW branch on parameter p after its step count became t. */
-static void adamw_step(param *p, float *w, const float *g)
+static void adamw_step(const muonref_optimizer *opt, param *p, float *w, const float *g)
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(p->options, p->state.step, &pl);
+  muonref_fault_adamw_plan(opt->fault, p->group, p->options, &pl);
   float *m = p->state.exp_avg, *v = p->state.exp_avg_sq;
   double decay = pl.apply_decay ? pl.decay : 1.0;
   for (size_t i = 0; i < p->route.numel; i++) {
@@ -170,21 +197,22 @@ int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const m
 {
   for (size_t i = 0; i < opt->n_params; i++) {
     int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
-    if (st)
+    if (st && !(opt->fault == MUONREF_FAULT_NONFINITE_ACCEPTED && st == MUONREF_ENONFINITE))
       return st;
   }
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    if (!grads[i].data)
+    const float *g = grads[i].data ? grads[i].data : opt->zeros; /* zeros only under a fault */
+    if (!g)
       continue;
     p->state.initialized = 1;
     p->state.step++;
     if (p->route.use_muon) {
-      int st = muon_step(opt, p, params[i], grads[i].data, err);
+      int st = muon_step(opt, p, params[i], g, err);
       if (st)
         return st;
     } else {
-      adamw_step(p, params[i], grads[i].data);
+      adamw_step(opt, p, params[i], g);
     }
   }
   return MUONREF_OK;
@@ -240,7 +268,7 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
   if (!finite_buffer(b1, n) || !finite_buffer(b2, n))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
   p->state.initialized = 1;
-  p->state.step = st->step;
+  p->state.step = opt->fault == MUONREF_FAULT_STATE_STEP_RESET ? 0 : st->step;
   if (p->route.use_muon) {
     memcpy(p->state.momentum_buffer, st->momentum_buffer, n * sizeof(float));
   } else {

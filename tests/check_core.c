@@ -252,6 +252,11 @@ END_TEST
 
 START_TEST(transpose_rule)
 {
+  muonref_error e;
+  muonref_shape t3 = {3, {3, 4, 5}}, m = {2, {3, 4}};
+  ck_assert_int_eq(muonref_ns_check_shape(&t3, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Expected a matrix, got a tensor of shape (3, 4, 5)");
+  ck_assert_int_eq(muonref_ns_check_shape(&m, &e), MUONREF_OK);
   ck_assert(muonref_ns_transposes(64, 16));
   ck_assert(!muonref_ns_transposes(16, 64));
   ck_assert(!muonref_ns_transposes(32, 32));

@@ -332,13 +332,16 @@ START_TEST(state_import_errors)
   ck_assert_str_eq(e.message, "State for parameter 0: 100 elements, the parameter has 1536");
   st = (muonref_param_state){1, 1, 0, 48 * 32, buf, NULL, NULL};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
+  ck_assert_str_eq(e.message, "State for parameter 0: step 0, an initialized state has step >= 1");
   st = (muonref_param_state){1, 1, 1, 48 * 32, NULL, NULL, NULL};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 0: the momentum buffer is missing");
   buf[5] = NAN;
   st = (muonref_param_state){1, 1, 1, 48 * 32, buf, NULL, NULL};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ENONFINITE);
+  ck_assert_str_eq(e.message, "State for parameter 0: a buffer holds a non-finite value");
   ck_assert_int_eq(muonref_optimizer_set_state(a, 9, &st, &e), MUONREF_ESTATE);
+  ck_assert_str_eq(e.message, "State for parameter 9: the optimizer has 5 parameters");
   muonref_param_state now;
   muonref_optimizer_state(a, 0, &now);
   ck_assert(!now.initialized && now.momentum_buffer[5] == 0.0f);

@@ -45,6 +45,11 @@ size_t muonref_shape_numel(const muonref_shape *s);
 int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                         muonref_route *out, muonref_error *err);
 
+/* Checks that s is a matrix Newton-Schulz accepts: exactly two dimensions,
+ * each at least 1.  Returns MUONREF_OK or MUONREF_ESHAPE with the NeMo
+ * wording "Expected a matrix, got a tensor of shape (3, 4, 5)". */
+int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err);
+
 /* Whether Newton-Schulz iterates on the transpose of a (rows, cols) matrix:
  * true iff rows > cols, so the iteration always runs on the wide side and
  * NS(G^T) = NS(G)^T (NeMo, Keller, torch, timm, Paddle). */

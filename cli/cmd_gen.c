@@ -1,0 +1,45 @@
+/* muonref gen [--prec BITS] [--out DIR] [--area NAME]: regenerates the
+ * golden vectors from the reference (spec/vectors.md section 6). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../vectors/gen_run.h"
+#include "commands.h"
+
+int cmd_gen(int argc, char **argv)
+{
+  const char *out = "vectors", *area = NULL;
+  long prec = 256;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--prec")) {
+      char *end;
+      prec = strtol(argv[++i], &end, 10);
+      if (*end || prec < 128 || prec > 65536) {
+        fprintf(stderr, "muonref gen: --prec '%s': expected an integer from 128 to 65536 (bits)\n", argv[i]);
+        return EXIT_USAGE;
+      }
+    } else if (i + 1 < argc && !strcmp(argv[i], "--out")) {
+      out = argv[++i];
+    } else if (i + 1 < argc && !strcmp(argv[i], "--area")) {
+      area = argv[++i];
+    } else {
+      fprintf(stderr, "muonref gen: unexpected argument '%s'\n"
+                      "usage: muonref gen [--prec BITS] [--out DIR] [--area NAME]\n", argv[i]);
+      return EXIT_USAGE;
+    }
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  gen_summary s;
+  muonref_error err = {0};
+  int st = muonref_gen_all(out, (mpfr_prec_t)prec, area, &s, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (st) {
+    fprintf(stderr, "muonref gen: %s\n", err.message);
+    return st == MUONREF_EIO ? EXIT_USAGE : EXIT_INTERNAL;
+  }
+  printf("muonref gen: %ld files, %ld tests (%ld with exact bf16 expectations) in %s/ at %ld bits, %.1f s\n", s.files,
+         s.tests, s.bf16_certified, out, prec, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  return EXIT_OK;
+}

@@ -1,0 +1,154 @@
+/* muonref: the fault table and its hooks (see faults.h). */
+#include <math.h>
+#include <string.h>
+#include "faults.h"
+#include "ns_internal.h"
+
+static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
+  [MUONREF_FAULT_EMA_MOMENTUM] = {"ema_momentum", "momentum buffer kept in EMA form beta M + (1 - beta) G",
+                                  "KellerJordan/Muon HEAD, torch.optim.Muon (bug-reports B09)"},
+  [MUONREF_FAULT_NESTEROV_IGNORED] = {"nesterov_ignored", "nesterov=True runs the plain momentum update U = M",
+                                      "ports that drop the option"},
+  [MUONREF_FAULT_NESTEROV_EMA_BLEND] = {"nesterov_ema_blend", "Nesterov input (1 - beta) G + beta M with a sum buffer",
+                                        "mixing Keller's lerp Nesterov with a sum buffer"},
+  [MUONREF_FAULT_WRONG_COEFFICIENT] = {"wrong_coefficient", "Newton-Schulz c = 2.0 instead of 2.0315",
+                                       "a rounded coefficient (shared/reference/measurements.md)"},
+  [MUONREF_FAULT_BF16_SCALARS] = {"bf16_scalars", "coefficients and eps rounded to bf16 before use",
+                                  "PyTorch 1.13 CPU: Python scalars times bf16 tensors are rounded to bf16 (measured)"},
+  [MUONREF_FAULT_FOUR_STEPS] = {"four_steps", "one Newton-Schulz step fewer (4 instead of 5)", "step-count drift"},
+  [MUONREF_FAULT_SIX_STEPS] = {"six_steps", "one Newton-Schulz step more (6 instead of 5)",
+                               "KellerJordan/Muon <= 2025-01 default ns_steps=6"},
+  [MUONREF_FAULT_EPS_CLAMP] = {"eps_clamp", "X / max(||X||, eps) instead of X / (||X|| + eps)",
+                               "torch.optim.Muon, Emerging-Optimizers"},
+  [MUONREF_FAULT_EPS_1E8] = {"eps_1e-8", "normalisation eps 1e-8 instead of 1e-7", "dion, optax"},
+  [MUONREF_FAULT_FAN_SWAPPED] = {"fan_swapped", "fan_in and fan_out scale rules swapped",
+                                 "layout confusion (bug-reports B07)"},
+  [MUONREF_FAULT_DECAY_SCALED_LR] = {"decay_scaled_lr", "Muon weight decay with lr * scale instead of lr",
+                                     "bug-reports notes (decay convention)"},
+  [MUONREF_FAULT_DECAY_SKIPPED_GROUP] = {"decay_skipped_group", "weight decay skipped on every group but the first",
+                                         "per-group option lost"},
+  [MUONREF_FAULT_DECAY_AFTER_UPDATE] = {"decay_after_update", "decay applied after the update: (P - alpha O) d",
+                                        "order of decoupled decay"},
+  [MUONREF_FAULT_ADAM_EPS_INSIDE] = {"adam_eps_inside", "AdamW m / (sqrt(v) + eps) * sqrt(bc2) / bc1 (eps inside the correction)",
+                                     "KellerJordan/Muon <= 2025-01, Moonlight"},
+  [MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION] = {"adam_no_bias_correction", "AdamW without bias correction",
+                                             "bias correction dropped"},
+  [MUONREF_FAULT_ADAM_LR_NO_RATIO] = {"adam_lr_no_ratio", "AdamW lr = lr, adam_lr_ratio ignored",
+                                      "Moonlight (same lr as Muon)"},
+  [MUONREF_FAULT_ADAM_DECAY_MUON_LR] = {"adam_decay_muon_lr", "AdamW decay 1 - lr wd with the Muon lr",
+                                        "levanter PR #1147 (separate decays)"},
+  [MUONREF_FAULT_MISSING_GRAD_AS_ZEROS] = {"missing_grad_as_zeros", "a missing gradient is treated as zeros",
+                                           "KellerJordan/Muon PR #38 (bug-reports B15)"},
+  [MUONREF_FAULT_CONV_SCALE_UNFLATTENED] = {"conv_scale_unflattened", "scale from the last two dims of the unflattened shape",
+                                            "KellerJordan/Muon (conv: kh/kw)"},
+  [MUONREF_FAULT_NO_TRANSPOSE] = {"no_transpose", "Newton-Schulz iterates on the tall side",
+                                  "transpose rule dropped"},
+  [MUONREF_FAULT_MAX_NORM] = {"max_norm", "normalisation by max |x| instead of the Frobenius norm",
+                              "wrong norm (bug-reports B18 class)"},
+  [MUONREF_FAULT_THRESHOLD_INCLUSIVE] = {"threshold_inclusive", "AUTO routing with max(shape) <= threshold",
+                                         "off-by-one in the shape rule"},
+  [MUONREF_FAULT_ROUTE_ALL_MATRICES] = {"route_all_matrices", "AUTO routes every parameter with ndim >= 2 to Muon",
+                                        "Moonlight, optax (bug-reports B03/B04)"},
+  [MUONREF_FAULT_NONFINITE_ACCEPTED] = {"nonfinite_accepted", "NaN/Inf gradients are not rejected", "no input check"},
+  [MUONREF_FAULT_STATE_STEP_RESET] = {"state_step_reset", "importing state drops the step count",
+                                      "checkpoint bugs (bug-reports B13/B14)"},
+};
+
+const muonref_fault_info *muonref_fault_info_at(int f)
+{
+  return f > 0 && f < MUONREF_FAULT_COUNT ? &FAULTS[f] : NULL;
+}
+
+int muonref_fault_parse(const char *name)
+{
+  for (int f = 1; name && f < MUONREF_FAULT_COUNT; f++)
+    if (!strcmp(FAULTS[f].name, name))
+      return f;
+  return -1;
+}
+
+int muonref_fault_is(int f, int which) { return f == which; }
+
+void muonref_fault_options(int f, muonref_options *o)
+{
+  switch (f) {
+  case MUONREF_FAULT_EMA_MOMENTUM: o->momentum_form = MUONREF_MOMENTUM_EMA; break;
+  case MUONREF_FAULT_WRONG_COEFFICIENT:
+    for (int k = 0; k < o->n_coeffs; k++)
+      if (o->coeffs[k].c == 2.0315)
+        o->coeffs[k].c = 2.0;
+    break;
+  case MUONREF_FAULT_FOUR_STEPS: o->ns_steps = o->ns_steps > 1 ? o->ns_steps - 1 : 1; break;
+  case MUONREF_FAULT_SIX_STEPS: o->ns_steps += 1; break;
+  case MUONREF_FAULT_EPS_CLAMP: o->eps_mode = MUONREF_EPS_CLAMP; break;
+  case MUONREF_FAULT_EPS_1E8: o->ns_eps = 1e-8; break;
+  case MUONREF_FAULT_FAN_SWAPPED:
+    if (o->scale_mode != MUONREF_SCALE_NONE)
+      o->scale_mode = o->scale_mode == MUONREF_SCALE_FAN_IN ? MUONREF_SCALE_FAN_OUT : MUONREF_SCALE_FAN_IN;
+    break;
+  default: break;
+  }
+}
+
+void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s, muonref_route *r)
+{
+  if (o->use_muon != MUONREF_USE_MUON_AUTO || s->ndim < 2)
+    return;
+  int muon = r->use_muon;
+  if (f == MUONREF_FAULT_THRESHOLD_INCLUSIVE && s->ndim == 2)
+    muon = s->dims[0] <= (size_t)o->adam_dim_threshold && s->dims[1] <= (size_t)o->adam_dim_threshold;
+  if (f == MUONREF_FAULT_ROUTE_ALL_MATRICES)
+    muon = 1;
+  r->use_muon = muon;
+  r->rows = muon ? s->dims[0] : r->numel;
+  r->cols = muon ? r->numel / s->dims[0] : 1;
+}
+
+void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
+                             muonref_muon_plan *p)
+{
+  switch (f) {
+  case MUONREF_FAULT_NESTEROV_IGNORED: p->in_grad = 0.0, p->in_mom = 1.0, p->nesterov = 0; break;
+  case MUONREF_FAULT_NESTEROV_EMA_BLEND:
+    if (p->nesterov)
+      p->in_grad = 1.0 - o->momentum;
+    break;
+  case MUONREF_FAULT_DECAY_SCALED_LR: p->decay = 1.0 - p->alpha * o->weight_decay; break;
+  case MUONREF_FAULT_DECAY_SKIPPED_GROUP: p->apply_decay = p->apply_decay && group == 0; break;
+  case MUONREF_FAULT_DECAY_AFTER_UPDATE:
+    if (p->apply_decay)
+      p->alpha *= p->decay;
+    break;
+  case MUONREF_FAULT_CONV_SCALE_UNFLATTENED:
+    if (s->ndim > 2) {
+      p->scale = muonref_scale_factor(o->scale_mode, s->dims[s->ndim - 2], s->dims[s->ndim - 1]);
+      p->alpha = o->lr * p->scale;
+    }
+    break;
+  default: break;
+  }
+}
+
+void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p)
+{
+  switch (f) {
+  case MUONREF_FAULT_ADAM_EPS_INSIDE: p->eps /= p->sqrt_bc2; break; /* step*m/(sqrt(v)/s2 + eps/s2) */
+  case MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION: p->sqrt_bc2 = 1.0, p->step_size = p->lr; break;
+  case MUONREF_FAULT_ADAM_LR_NO_RATIO:
+    p->lr = o->lr, p->step_size = o->lr / p->bias_correction1, p->decay = 1.0 - o->lr * o->weight_decay;
+    break;
+  case MUONREF_FAULT_ADAM_DECAY_MUON_LR: p->decay = 1.0 - o->lr * o->weight_decay; break;
+  case MUONREF_FAULT_DECAY_SKIPPED_GROUP: p->apply_decay = p->apply_decay && group == 0; break;
+  default: break;
+  }
+}
+
+unsigned muonref_fault_ns_flags(int f)
+{
+  switch (f) {
+  case MUONREF_FAULT_NO_TRANSPOSE: return MUONREF_NSF_NO_TRANSPOSE;
+  case MUONREF_FAULT_MAX_NORM: return MUONREF_NSF_MAX_NORM;
+  case MUONREF_FAULT_BF16_SCALARS: return MUONREF_NSF_BF16_SCALARS;
+  default: return 0;
+  }
+}

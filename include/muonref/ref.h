@@ -1,0 +1,122 @@
+/* muonref: the high-precision reference (ref/): exact Newton-Schulz, the
+ * exact polar factor, the exact optimizer step, and the check that the
+ * rounded outputs do not depend on the working precision.
+ *
+ * Semantics (routing, scale rule, scalar schedule, coefficient schedule)
+ * come from core/ only; the reference does the tensor arithmetic in MPFR
+ * with those binary64 scalars as exact inputs.  spec/reference.md gives
+ * the algorithms, the precision, the rank rule and the error bounds. */
+#ifndef MUONREF_REF_H
+#define MUONREF_REF_H
+
+#include <stddef.h>
+#include <mpfr.h>
+#include "muonref/mpmat.h"
+#include "muonref/optimizer.h"
+#include "muonref/options.h"
+#include "muonref/route.h"
+#include "muonref/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* out <- NS(in), the Newton-Schulz iteration of spec/muon.md without
+ * rounding: X = in (in^T when rows > cols), d = ||X||_F + eps (ADD) or
+ * max(||X||_F, eps) (CLAMP), X = X / d (0 when d = 0), then for each step k
+ * with (a, b, c) = muonref_ns_coeff_at(o, k): A = X X^T, B = b A + c A A,
+ * X = a X + B X; transposed back.  o->ns_format is ignored.
+ * in and out are (rows, cols) row-major, rows, cols >= 1; out's precision is
+ * the working precision (every matrix product and sum is rounded to it);
+ * in may have any precision and may be out.
+ * Errors: MUONREF_EOPTION (muonref_options_validate's message),
+ * MUONREF_ESHAPE (shapes differ or are empty), MUONREF_ENONFINITE (NaN or
+ * Inf in `in`, naming the element), MUONREF_ENOMEM. */
+int muonref_ref_ns(muonref_mpmat *out, const muonref_mpmat *in, const muonref_options *o, muonref_error *err);
+
+/* The polar factor of g: q <- U V^T for the thin SVD g = U diag(s) V^T,
+ * g and q (rows, cols) row-major (q has orthonormal columns when rows >=
+ * cols, orthonormal rows otherwise), and sv <- s (min(rows, cols), 1),
+ * descending, when sv is not NULL.  q's precision is the working precision
+ * (the internal one is prec(q) + 32 bits).
+ * Method (ref/polar.c): a binary64 SVD (LAPACKE_dgesdd) supplies a nearly
+ * orthogonal basis W, orthonormalized in MPFR; one-sided Jacobi rotations
+ * on g W then converge to g V = U diag(s) with V = W J orthogonal, so the
+ * factor is that of g itself.
+ * Rank rule: refused with MUONREF_ENUMERIC when s_min <= 2^-(prec/2) s_max
+ * (including g = 0); the message reports the measured condition number.
+ * Other errors: MUONREF_ESHAPE (q not g's shape, sv not (min, 1), empty g),
+ * MUONREF_ENONFINITE, MUONREF_ENOMEM, MUONREF_ENUMERIC for Jacobi not
+ * converging within its sweep limit.  q must not be g. */
+int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *g, muonref_error *err);
+
+/* One exact optimizer step of one parameter routed as *r under *o (the
+ * branch, shape and scalars from core: muonref_muon_plan_make,
+ * muonref_adamw_plan_make), with tensor arithmetic in MPFR at `prec` bits
+ * (>= MUONREF_REF_PREC_MIN).  param, grad and the state buffers hold
+ * r->numel float32 values in the parameter's row-major layout; the caller
+ * owns them.  Muon uses state->momentum_buffer, AdamW state->exp_avg and
+ * state->exp_avg_sq (the other pointers are not touched).  An uninitialized
+ * state is taken as zeros (its buffers are overwritten).  After the step,
+ * state->initialized = 1, use_muon = r->use_muon, numel = r->numel and
+ * step is incremented; every float output is the exact value rounded once
+ * to nearest-even float32 (round-to-odd intermediates, mpround.h).
+ * grad NULL: no step, nothing is written, MUONREF_OK.
+ * Errors (nothing is written): MUONREF_EOPTION (invalid options, prec out
+ * of range), MUONREF_ESTATE (an initialized state of the other branch or
+ * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
+ * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
+ * muonref_ref_ns's errors. */
+int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                     const float *grad, mpfr_prec_t prec, muonref_error *err);
+
+/* muonref_ref_step, and for o->ns_format == MUONREF_NS_BF16 the
+ * certificate of the bf16 Newton-Schulz input and result into *ns_uncertain
+ * (may be NULL; bits of ns_rounded.h, plus MUONREF_NSR_INPUT_NOT_FP32 when
+ * the Newton-Schulz input U is not exactly a binary32 matrix). */
+int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                           const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
+
+/* ---- correct rounding, demonstrated (ref/crcheck.c) ----
+ * Each *_cr function computes at prec and again at 2 * prec, rounds both
+ * results to the output formats and compares them bit for bit.  Agreement
+ * shows the rounded outputs do not depend on the working precision;
+ * disagreement is reported, never hidden. */
+typedef struct muonref_ref_cr_report {
+  mpfr_prec_t prec, prec_hi; /* the two working precisions               */
+  size_t n_outputs;          /* rounded outputs compared                 */
+  size_t n_differ;           /* of which differ between prec and prec_hi */
+  size_t first_index;        /* the first that differs (n_differ > 0)    */
+  double value_lo, value_hi; /* its value at prec and at prec_hi         */
+  unsigned ns_uncertain;     /* steps with ns_format bf16: the MUONREF_NSR_*
+                                reasons the bf16 Newton-Schulz result is not
+                                certified (0: certified; ns_rounded.h)     */
+} muonref_ref_cr_report;
+
+/* NS of the float32 (rows, cols) matrix `in`: out32 (float32) and out64
+ * (binary64, may be NULL) receive the prec_hi results.  Compares the
+ * float32 and binary64 roundings.  Returns MUONREF_OK when all agree,
+ * MUONREF_ENUMERIC (with the count and first element in the message and
+ * *rep) when some differ, or muonref_ref_ns's errors.  rep may be NULL. */
+int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows, size_t cols,
+                      const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+
+/* Polar factor of the binary64 (rows, cols) matrix g: q32 (float32), q64
+ * (binary64, may be NULL) and sv (min(rows, cols) binary64 singular
+ * values, may be NULL) from prec_hi; compares the float32 and binary64
+ * roundings of q and the binary64 singular values.  Status as
+ * muonref_ref_ns_cr, plus muonref_ref_polar's errors. */
+int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
+                         mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+
+/* muonref_ref_step at prec and at 2 * prec on copies; compares the float32
+ * parameter and state buffers.  When they agree the prec_hi results are
+ * written as muonref_ref_step would; when they differ nothing is written
+ * and MUONREF_ENUMERIC is returned. */
+int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                        const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

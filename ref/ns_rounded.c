@@ -1,0 +1,170 @@
+/* muonref: exact-then-rounded bf16 Newton-Schulz with an order-independence
+ * certificate (see ns_rounded.h).  The iteration is that of spec/muon.md
+ * section 7 (the same formulas as fast/ns.c, here in MPFR):
+ *   X <- R(in^(T));  n <- R(sqrt(sum x^2));  d <- R(n + eps) | R(max(n, eps))
+ *   X <- R(X / d);   per step: A <- R(X X^T); S <- R(A A);
+ *   B <- R(R(b A) + R(c S));  X <- R(R(a X) + R(B X)). */
+#include <math.h>
+#include <mpfr.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref/ns_rounded.h"
+
+#define PREC 128
+
+typedef struct ctx {
+  unsigned flags;
+  mpfr_t t8, t24, t8b, acc, term, absum;
+} ctx;
+
+/* x <- bf16(x), recording double-rounding and range trouble. */
+static void round_bf16(ctx *c, mpfr_t x)
+{
+  if (mpfr_zero_p(x))
+    return;
+  mpfr_set(c->t8, x, MPFR_RNDN);
+  mpfr_set(c->t24, x, MPFR_RNDN);
+  mpfr_set(c->t8b, c->t24, MPFR_RNDN);
+  if (!mpfr_equal_p(c->t8, c->t8b))
+    c->flags |= MUONREF_NSR_DOUBLE_ROUNDING;
+  mpfr_exp_t e = mpfr_get_exp(c->t8); /* x = f 2^e, 1/2 <= |f| < 1 */
+  if (e < -125 || e > 128)
+    c->flags |= MUONREF_NSR_RANGE;
+  mpfr_set(x, c->t8, MPFR_RNDN);
+}
+
+/* The exponent of the lowest set bit of v != 0 (v = f 2^e, 1/2 <= |f| < 1,
+ * f has mpfr_min_prec(v) significant bits). */
+static mpfr_exp_t low_bit_exp(mpfr_srcptr v) { return mpfr_get_exp(v) - (mpfr_exp_t)mpfr_min_prec(v); }
+
+/* out <- sum_k a[k*sa] b[k*sb] over k < len, exactly, with the partial-sum
+ * certificate: every term is an integer multiple of 2^umin (its lowest set
+ * bit), so every partial sum, in any order, is one too, bounded by the sum
+ * of magnitudes; below 2^24 * 2^umin it fits binary32's 24 bits exactly. */
+static void dot_exact(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_t sb, size_t len)
+{
+  mpfr_set_zero(c->acc, 1);
+  mpfr_set_zero(c->absum, 1);
+  mpfr_exp_t umin = 0;
+  int any = 0;
+  for (size_t k = 0; k < len; k++) {
+    mpfr_mul(c->term, a[k * sa], b[k * sb], MPFR_RNDN); /* exact: 16 bits in 128 */
+    if (mpfr_zero_p(c->term))
+      continue;
+    mpfr_exp_t u = low_bit_exp(c->term);
+    umin = any && umin < u ? umin : u;
+    any = 1;
+    mpfr_add(c->acc, c->acc, c->term, MPFR_RNDN);
+    mpfr_abs(c->term, c->term, MPFR_RNDN);
+    mpfr_add(c->absum, c->absum, c->term, MPFR_RNDN);
+  }
+  if (any && mpfr_get_exp(c->absum) - umin > 24) /* sum |terms| >= 2^24 u */
+    c->flags |= MUONREF_NSR_INEXACT_SUM;
+  mpfr_set(out, c->acc, MPFR_RNDN);
+}
+
+/* out <- R(sum_k a[k*sa] b[k*sb]): a bf16 GEMM element. */
+static void dot(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_t sb, size_t len)
+{
+  dot_exact(c, out, a, sa, b, sb, len);
+  round_bf16(c, out);
+}
+
+static mpfr_t *alloc_mat(size_t n)
+{
+  mpfr_t *m = malloc((n ? n : 1) * sizeof *m);
+  for (size_t i = 0; m && i < n; i++)
+    mpfr_init2(m[i], PREC), mpfr_set_zero(m[i], 1);
+  return m;
+}
+
+static void free_mat(mpfr_t *m, size_t n)
+{
+  for (size_t i = 0; m && i < n; i++)
+    mpfr_clear(m[i]);
+  free(m);
+}
+
+/* X <- R(X / d) with d = R(R(||X||_F) (+|max) eps); 0 when d = 0. */
+static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
+{
+  mpfr_t n, eps;
+  mpfr_inits2(PREC, n, eps, (mpfr_ptr)0);
+  dot_exact(c, n, X, 1, X, 1, len); /* the sum of squares is not rounded, */
+  mpfr_sqrt(n, n, MPFR_RNDN);        /* only the norm is                   */
+  round_bf16(c, n);
+  mpfr_set_flt(eps, (float)o->ns_eps, MPFR_RNDN);
+  if (o->eps_mode == MUONREF_EPS_ADD)
+    mpfr_add(n, n, eps, MPFR_RNDN);
+  else
+    mpfr_max(n, n, eps, MPFR_RNDN);
+  round_bf16(c, n);
+  for (size_t i = 0; i < len; i++) {
+    if (mpfr_zero_p(n))
+      mpfr_set_zero(X[i], 1);
+    else
+      mpfr_div(X[i], X[i], n, MPFR_RNDN);
+    round_bf16(c, X[i]);
+  }
+  mpfr_clears(n, eps, (mpfr_ptr)0);
+}
+
+/* t <- R(R(s x) + y) element-wise over len (y may be NULL: t <- R(s x)). */
+static void scale_add(ctx *c, mpfr_t *t, mpfr_t *x, float s, mpfr_t *y, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    mpfr_mul_d(t[i], x[i], (double)s, MPFR_RNDN); /* exact: 8 x 24 bits */
+    round_bf16(c, t[i]);
+    if (y) {
+      mpfr_add(t[i], t[i], y[i], MPFR_RNDN);
+      round_bf16(c, t[i]);
+    }
+  }
+}
+
+static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, size_t m, size_t n, muonref_coeff t)
+{
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < m; j++)
+      dot(c, A[i * m + j], &X[i * n], 1, &X[j * n], 1, n);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < m; j++)
+      dot(c, S[i * m + j], &A[i * m], 1, &A[j], m, m);
+  scale_add(c, S, S, (float)t.c, NULL, m * m);
+  scale_add(c, A, A, (float)t.b, S, m * m); /* A now holds B */
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++)
+      dot(c, BX[i * n + j], &A[i * m], 1, &X[j], n, m);
+  scale_add(c, X, X, (float)t.a, BX, m * n);
+}
+
+int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+                        unsigned *uncertain, muonref_error *err)
+{
+  int tr = rows > cols;
+  size_t m = tr ? cols : rows, n = tr ? rows : cols;
+  mpfr_t *X = alloc_mat(m * n), *BX = alloc_mat(m * n), *A = alloc_mat(m * m), *S = alloc_mat(m * m);
+  if (!X || !BX || !A || !S) {
+    free_mat(X, X ? m * n : 0), free_mat(BX, BX ? m * n : 0), free_mat(A, A ? m * m : 0), free_mat(S, S ? m * m : 0);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 reference Newton-Schulz of a (%zu, %zu) matrix",
+                        rows, cols);
+  }
+  ctx c = {0};
+  mpfr_init2(c.t8, 8), mpfr_init2(c.t24, 24), mpfr_init2(c.t8b, 8);
+  mpfr_inits2(PREC, c.acc, c.term, c.absum, (mpfr_ptr)0);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++) {
+      mpfr_set_flt(X[i * n + j], tr ? in[j * cols + i] : in[i * cols + j], MPFR_RNDN);
+      round_bf16(&c, X[i * n + j]);
+    }
+  normalize(&c, X, m * n, o);
+  for (int k = 0; k < o->ns_steps; k++)
+    step(&c, X, A, S, BX, m, n, muonref_ns_coeff_at(o, k));
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++)
+      out[tr ? j * m + i : i * n + j] = mpfr_get_flt(X[i * n + j], MPFR_RNDN); /* exact: bf16 values */
+  *uncertain = c.flags;
+  mpfr_clears(c.t8, c.t24, c.t8b, c.acc, c.term, c.absum, (mpfr_ptr)0);
+  free_mat(X, m * n), free_mat(BX, m * n), free_mat(A, m * m), free_mat(S, m * m);
+  return MUONREF_OK;
+}

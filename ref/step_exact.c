@@ -1,0 +1,246 @@
+/* muonref: one exact optimizer step (see ref.h).
+ *
+ * The step of spec/muon.md with the binary64 scalars of core/plan.c taken
+ * exactly and the tensor arithmetic in MPFR at `prec` bits:
+ *   Muon:  M' = mom_keep M + mom_grad G;  U = in_grad G + in_mom M' (Nesterov)
+ *          or U = M';  O = NS(U) (muonref_ref_ns);  P' = decay P - alpha O
+ *   AdamW: m' = beta1 m + (1 - beta1) g;  v' = beta2 v + (1 - beta2) g^2;
+ *          q = m' / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0);
+ *          P' = decay P - step_size q
+ * (decay = 1 unless the plan applies it).  Each stored float is computed by
+ * one two-term mpfr_fmma rounded toward zero and made round-to-odd
+ * (mpround.h), then rounded to nearest-even float32: the correct rounding of
+ * the value at precision prec, free of double rounding.  U and q use the
+ * unrounded M', m', v'.  M', m' and v' are exact at prec >= 256 unless the
+ * two terms' exponents differ by more than ~prec - 80 bits; then they are
+ * round-to-odd at prec bits (relative error < 2^-(prec-1)). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref/plan.h"
+#include "muonref/mpround.h"
+#include "muonref/ns_rounded.h"
+#include "muonref/ref.h"
+#include "ref_internal.h"
+
+/* r <- a b + c d (a, c binary64 scalars; b, d mpfr) rounded to odd, and
+ * the float32 rounding of it. */
+static float fmma_odd(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, mpfr_srcptr c, mpfr_srcptr d)
+{
+  muonref_mpfr_round_odd(r, mpfr_fmma(r, a, b, c, d, MPFR_RNDZ));
+  return muonref_mpfr_get_float(r);
+}
+
+/* Binary64 scalar as an exact 53-bit MPFR value. */
+static void scalar(mpfr_t s, double v)
+{
+  mpfr_init2(s, 53);
+  mpfr_set_d(s, v, MPFR_RNDN);
+}
+
+/* O <- NS(U) in o's format: exact (muonref_ref_ns), or the bf16 semantics
+ * (muonref_ref_ns_bf16) on U rounded to binary32, recording its
+ * certificate, and MUONREF_NSR_INPUT_NOT_FP32 when that rounding was inexact. */
+static int ns_in_format(muonref_mpmat *O, const muonref_mpmat *U, const muonref_options *o, unsigned *uncertain,
+                        muonref_error *err)
+{
+  if (o->ns_format != MUONREF_NS_BF16)
+    return muonref_ref_ns(O, U, o, err);
+  size_t n = U->rows * U->cols;
+  float *u = malloc(n * sizeof *u), *out = malloc(n * sizeof *out);
+  unsigned flags = 0;
+  int st = u && out ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 Newton-Schulz");
+  if (!st) {
+    muonref_mpmat_get_float(u, U);
+    for (size_t i = 0; i < n; i++)
+      if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
+        flags |= MUONREF_NSR_INPUT_NOT_FP32;
+    unsigned cert = 0;
+    st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &cert, err);
+    flags |= cert;
+  }
+  if (!st)
+    muonref_mpmat_set_float(O, out);
+  if (uncertain)
+    *uncertain |= flags;
+  free(u), free(out);
+  return st;
+}
+
+static int muon_branch(const muonref_options *o, const muonref_route *r, float *param, float *M, const float *grad,
+                       mpfr_prec_t prec, unsigned *uncertain, muonref_error *err)
+{
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(o, r, &pl);
+  size_t n = r->numel;
+  muonref_mpmat Mx = {0}, U = {0}, O = {0};
+  int st = muonref_mpmat_init(&Mx, r->rows, r->cols, prec);
+  if (!st)
+    st = muonref_mpmat_init(&U, r->rows, r->cols, prec);
+  if (!st)
+    st = muonref_mpmat_init(&O, r->rows, r->cols, prec);
+  if (st) {
+    muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
+                        r->cols);
+  }
+  mpfr_t keep, mg, ig, im, dec, nal, x, y;
+  scalar(keep, pl.mom_keep), scalar(mg, pl.mom_grad), scalar(ig, pl.in_grad), scalar(im, pl.in_mom);
+  scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nal, -pl.alpha);
+  mpfr_init2(x, 24), mpfr_init2(y, 24);
+  float *Mout = malloc(n * sizeof *Mout);
+  if (!Mout)
+    st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
+                      r->cols);
+  for (size_t i = 0; !st && i < n; i++) {
+    mpfr_set_flt(x, M[i], MPFR_RNDN), mpfr_set_flt(y, grad[i], MPFR_RNDN);
+    Mout[i] = fmma_odd(Mx.e[i], keep, x, mg, y);
+    if (pl.nesterov)
+      mpfr_fmma(U.e[i], ig, y, im, Mx.e[i], MPFR_RNDN);
+    else
+      mpfr_set(U.e[i], Mx.e[i], MPFR_RNDN);
+  }
+  if (!st)
+    st = ns_in_format(&O, &U, o, uncertain, err);
+  for (size_t i = 0; !st && i < n; i++) {
+    mpfr_set_flt(x, param[i], MPFR_RNDN);
+    param[i] = fmma_odd(U.e[i], dec, x, nal, O.e[i]); /* U is free now: scratch */
+  }
+  if (!st)
+    memcpy(M, Mout, n * sizeof *M);
+  free(Mout);
+  mpfr_clears(keep, mg, ig, im, dec, nal, x, y, (mpfr_ptr)0);
+  muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
+  return st;
+}
+
+/* The AdamW branch after the step count became t; n elements. */
+static void adamw_branch(const muonref_options *o, long t, size_t n, float *param, float *m, float *v,
+                         const float *grad, mpfr_prec_t prec)
+{
+  muonref_adamw_plan pl;
+  muonref_adamw_plan_make(o, t, &pl);
+  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q;
+  scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
+  scalar(bc2, pl.sqrt_bc2), scalar(eps, pl.eps);
+  scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nss, -pl.step_size);
+  mpfr_inits2(24, x, y, (mpfr_ptr)0);
+  mpfr_init2(g2, 48); /* g^2, exact */
+  mpfr_inits2(prec, mx, vx, den, q, (mpfr_ptr)0);
+  for (size_t i = 0; i < n; i++) {
+    mpfr_set_flt(y, grad[i], MPFR_RNDN);
+    mpfr_sqr(g2, y, MPFR_RNDN);
+    mpfr_set_flt(x, m[i], MPFR_RNDN);
+    float m1 = fmma_odd(mx, b1, x, c1, y);
+    mpfr_set_flt(x, v[i], MPFR_RNDN);
+    float v1 = fmma_odd(vx, b2, x, c2, g2);
+    mpfr_sqrt(den, vx, MPFR_RNDN);
+    mpfr_div(den, den, bc2, MPFR_RNDN);
+    mpfr_add(den, den, eps, MPFR_RNDN);
+    if (mpfr_zero_p(den)) /* spec: a zero denominator moves nothing */
+      mpfr_set_zero(q, 1);
+    else
+      mpfr_div(q, mx, den, MPFR_RNDN);
+    mpfr_set_flt(x, param[i], MPFR_RNDN);
+    param[i] = fmma_odd(den, dec, x, nss, q); /* den is free now: scratch */
+    m[i] = m1;
+    v[i] = v1;
+  }
+  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, (mpfr_ptr)0);
+}
+
+/* The first non-finite value of x[0..n), or n. */
+static size_t first_nonfinite(const float *x, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i]))
+      return i;
+  return n;
+}
+
+static int check_finite(const float *x, size_t n, const char *what, muonref_error *err)
+{
+  size_t i = first_nonfinite(x, n);
+  if (i == n)
+    return MUONREF_OK;
+  return muonref_fail(err, MUONREF_ENONFINITE, "Exact step: %s element %zu is %s", what, i,
+                      isnan(x[i]) ? "nan" : (x[i] > 0 ? "inf" : "-inf"));
+}
+
+/* The state's buffers for route r: present, matching, finite. */
+static int check_state(const muonref_route *r, const muonref_param_state *s, muonref_error *err)
+{
+  const char *miss = r->use_muon ? (s->momentum_buffer ? NULL : "momentum_buffer")
+                                 : (!s->exp_avg ? "exp_avg" : (!s->exp_avg_sq ? "exp_avg_sq" : NULL));
+  if (miss)
+    return muonref_fail(err, MUONREF_ESTATE, "Exact step: the state's %s buffer is missing (the caller owns it)", miss);
+  if (s->initialized && !s->use_muon != !r->use_muon)
+    return muonref_fail(err, MUONREF_ESTATE, "Exact step: the parameter is routed to %s, the state is %s's",
+                        r->use_muon ? "Muon" : "AdamW", s->use_muon ? "Muon" : "AdamW");
+  if (s->initialized && s->numel != r->numel)
+    return muonref_fail(err, MUONREF_ESTATE, "Exact step: the state has %zu elements, the parameter %zu", s->numel,
+                        r->numel);
+  if (s->initialized && s->step < 1)
+    return muonref_fail(err, MUONREF_ESTATE, "Exact step: step %ld, an initialized state has step >= 1", s->step);
+  if (!s->initialized)
+    return MUONREF_OK;
+  if (r->use_muon)
+    return check_finite(s->momentum_buffer, r->numel, "momentum_buffer", err);
+  int st = check_finite(s->exp_avg, r->numel, "exp_avg", err);
+  return st ? st : check_finite(s->exp_avg_sq, r->numel, "exp_avg_sq", err);
+}
+
+static int check_args(const muonref_options *o, const muonref_route *r, const float *param,
+                      const muonref_param_state *s, const float *grad, mpfr_prec_t prec, muonref_error *err)
+{
+  int st = muonref_options_validate(o, err);
+  if (st)
+    return st;
+  if (prec < MUONREF_REF_PREC_MIN || prec > MPFR_PREC_MAX)
+    return muonref_fail(err, MUONREF_EOPTION, "Exact step: precision %ld bits is outside [%d, %ld]", (long)prec,
+                        MUONREF_REF_PREC_MIN, (long)MPFR_PREC_MAX);
+  if (r->numel == 0 || (r->use_muon && r->rows * r->cols != r->numel))
+    return muonref_fail(err, MUONREF_ESHAPE, "Exact step: route (%zu, %zu) with %zu elements is not a valid routing",
+                        r->rows, r->cols, r->numel);
+  st = check_state(r, s, err);
+  if (!st)
+    st = check_finite(grad, r->numel, "grad", err);
+  if (!st)
+    st = check_finite(param, r->numel, "param", err);
+  return st;
+}
+
+int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                     const float *grad, mpfr_prec_t prec, muonref_error *err)
+{
+  return muonref_ref_step_flags(o, r, param, state, grad, prec, NULL, err);
+}
+
+int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                           const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err)
+{
+  if (!grad)
+    return MUONREF_OK;
+  int st = check_args(o, r, param, state, grad, prec, err);
+  if (st)
+    return st;
+  size_t n = r->numel;
+  if (!state->initialized) { /* a fresh state is zeros */
+    memset(r->use_muon ? state->momentum_buffer : state->exp_avg, 0, n * sizeof(float));
+    if (!r->use_muon)
+      memset(state->exp_avg_sq, 0, n * sizeof(float));
+    state->step = 0;
+  }
+  if (r->use_muon) {
+    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, ns_uncertain, err);
+    if (st)
+      return st;
+  } else {
+    adamw_branch(o, state->step + 1, n, param, state->exp_avg, state->exp_avg_sq, grad, prec);
+  }
+  state->initialized = 1;
+  state->use_muon = r->use_muon;
+  state->numel = n;
+  state->step++;
+  return MUONREF_OK;
+}

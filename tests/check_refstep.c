@@ -1,0 +1,353 @@
+/* muonref tests: the exact optimizer step (ref/step_exact.c) against the
+ * fast fp32 step over several steps, against element-wise formulas
+ * evaluated in MPFR at 1024 bits and rounded by MPFR's own mpfr_get_flt,
+ * its precision-doubling check, and its errors. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref.h"
+#include "muonref/ref.h"
+#include "testutil.h"
+
+/* Muon 24x16 (tall), Muon 16x40 (wide), AdamW vector 48. */
+static const muonref_shape SHAPES[] = {{2, {24, 16}}, {2, {16, 40}}, {1, {48}}};
+enum { NP = 3, STEPS = 4 };
+
+typedef struct ref_param {
+  float *p, *b1, *b2;
+  muonref_param_state st;
+} ref_param;
+
+static void ref_param_init(ref_param *rp, size_t n, const float *p0)
+{
+  rp->p = malloc(n * 4), rp->b1 = malloc(n * 4), rp->b2 = malloc(n * 4);
+  memcpy(rp->p, p0, n * 4);
+  memset(&rp->st, 0, sizeof rp->st);
+}
+
+static void ref_param_bind(ref_param *rp, int use_muon)
+{
+  rp->st.momentum_buffer = use_muon ? rp->b1 : NULL;
+  rp->st.exp_avg = use_muon ? NULL : rp->b1;
+  rp->st.exp_avg_sq = use_muon ? NULL : rp->b2;
+}
+
+static void ref_param_free(ref_param *rp) { free(rp->p), free(rp->b1), free(rp->b2); }
+
+/* |a - b| <= k ulp(max(|a|, |b|)) + abs_tol */
+static int close_ulps(float a, float b, double k, double abs_tol)
+{
+  double m = fmax(fabs((double)a), fabs((double)b));
+  double ulp = m > 0x1p-126 ? ldexp(1.0, ilogb(m) - 23) : 0x1p-149;
+  return fabs((double)a - (double)b) <= k * ulp + abs_tol;
+}
+
+/* Options variant v: nesterov (bit 0), EMA (bit 1), weight decay (bit 2). */
+static muonref_options variant(int v)
+{
+  muonref_options o = tu_nemo();
+  o.ns_format = MUONREF_NS_FP32;
+  o.nesterov = v & 1;
+  o.momentum_form = (v & 2) ? MUONREF_MOMENTUM_EMA : MUONREF_MOMENTUM_SUM;
+  o.weight_decay = (v & 4) ? 0.01 : 0.0;
+  o.use_muon = MUONREF_USE_MUON_AUTO;
+  return o;
+}
+
+/* The exact step follows the fast fp32 step over STEPS steps, both
+ * branches: Muon parameters within 1e-5 lr * scale per step plus 4 ulps,
+ * momentum within 2 ulps plus 4e-7 per step (the two trajectories differ
+ * by an ulp of the terms, which cancellation turns into more ulps of a
+ * small result), AdamW values within 4 ulps (+1e-7 for exp_avg) per step. */
+START_TEST(exact_step_tracks_fast_fp32_step)
+{
+  muonref_options o = variant(_i);
+  muonref_group grp = {o, NP, SHAPES};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  tu_rng rng = {tu_seed(31) + (uint64_t)_i};
+  float *fp[NP], *g[NP];
+  ref_param rp[NP];
+  for (int i = 0; i < NP; i++) {
+    size_t n = muonref_shape_numel(&SHAPES[i]);
+    fp[i] = malloc(n * 4), g[i] = malloc(n * 4);
+    tu_fill_normal(&rng, fp[i], n, 1.0);
+    ref_param_init(&rp[i], n, fp[i]);
+    ref_param_bind(&rp[i], muonref_optimizer_route(opt, (size_t)i)->use_muon);
+  }
+  ck_assert(muonref_optimizer_route(opt, 0)->use_muon && !muonref_optimizer_route(opt, 2)->use_muon);
+  for (int s = 1; s <= STEPS; s++) {
+    muonref_grad gr[NP];
+    for (int i = 0; i < NP; i++) {
+      tu_fill_normal(&rng, g[i], muonref_shape_numel(&SHAPES[i]), 0.5);
+      gr[i] = (muonref_grad){g[i], MUONREF_DENSE, MUONREF_FLOAT32};
+    }
+    ck_assert_int_eq(muonref_optimizer_step(opt, fp, gr, &e), MUONREF_OK);
+    for (int i = 0; i < NP; i++) {
+      const muonref_route *r = muonref_optimizer_route(opt, (size_t)i);
+      ck_assert_msg(muonref_ref_step(&o, r, rp[i].p, &rp[i].st, g[i], 160, &e) == MUONREF_OK, "%s", e.message);
+      ck_assert(rp[i].st.initialized && rp[i].st.step == s && rp[i].st.numel == r->numel);
+      muonref_param_state fs;
+      ck_assert_int_eq(muonref_optimizer_state(opt, (size_t)i, &fs), MUONREF_OK);
+      double scale = muonref_scale_factor(o.scale_mode, r->rows, r->cols);
+      for (size_t k = 0; k < r->numel; k++) {
+        if (r->use_muon) {
+          ck_assert_msg(close_ulps(rp[i].p[k], fp[i][k], 4.0 * s, 1e-5 * o.lr * scale * s),
+                        "variant %d step %d param %d[%zu]: ref %.9g fast %.9g", _i, s, i, k, (double)rp[i].p[k],
+                        (double)fp[i][k]);
+          ck_assert_msg(close_ulps(rp[i].b1[k], fs.momentum_buffer[k], 2.0 * s, 4e-7 * s), "momentum %d[%zu] step %d: %a vs %a", i, k, s, (double)rp[i].b1[k], (double)fs.momentum_buffer[k]);
+        } else {
+          ck_assert_msg(close_ulps(rp[i].p[k], fp[i][k], 4.0 * s, 0), "adamw param [%zu]", k);
+          ck_assert(close_ulps(rp[i].b1[k], fs.exp_avg[k], 4.0 * s, 1e-7 * s));
+          ck_assert(close_ulps(rp[i].b2[k], fs.exp_avg_sq[k], 4.0 * s, 0));
+        }
+      }
+    }
+  }
+  for (int i = 0; i < NP; i++)
+    free(fp[i]), free(g[i]), ref_param_free(&rp[i]);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
+/* x = a b + c d at 1024 bits, rounded by MPFR's mpfr_get_flt. */
+static float oracle_fmma(double a, double b, double c, double d, mpfr_t out)
+{
+  mpfr_t x, y;
+  mpfr_init2(x, 1024), mpfr_init2(y, 1024);
+  mpfr_set_d(x, a, MPFR_RNDN), mpfr_mul_d(x, x, b, MPFR_RNDN);
+  mpfr_set_d(y, c, MPFR_RNDN), mpfr_mul_d(y, y, d, MPFR_RNDN);
+  mpfr_add(out, x, y, MPFR_RNDN);
+  mpfr_clear(x), mpfr_clear(y);
+  return mpfr_get_flt(out, MPFR_RNDN);
+}
+
+/* AdamW outputs are bitwise the correct roundings of the formulas, computed
+ * here at 1024 bits from the plan's binary64 scalars, over three steps
+ * from an imported (nonzero) state, with weight decay. */
+START_TEST(adamw_outputs_are_correctly_rounded)
+{
+  muonref_options o = tu_nemo();
+  o.weight_decay = 0.1;
+  o.adam_eps = 1e-8;
+  muonref_route r = {0, 37, 1, 37};
+  tu_rng rng = {tu_seed(31) + 50};
+  float p[37], m[37], v[37], g[37];
+  tu_fill_normal(&rng, p, 37, 1.0);
+  tu_fill_normal(&rng, m, 37, 0.1);
+  tu_fill_normal(&rng, v, 37, 0.1);
+  for (int k = 0; k < 37; k++)
+    v[k] = v[k] * v[k];
+  g[0] = 0; /* zero gradient element */
+  muonref_param_state st = {1, 0, 5, 37, NULL, m, v};
+  mpfr_t mm, vv, den, q, pp;
+  mpfr_inits2(1024, mm, vv, den, q, pp, (mpfr_ptr)0);
+  for (int s = 0; s < 3; s++) {
+    tu_fill_normal(&rng, g + 1, 36, 1e-3);
+    float p0[37], m0[37], v0[37];
+    memcpy(p0, p, sizeof p), memcpy(m0, m, sizeof m), memcpy(v0, v, sizeof v);
+    muonref_error e;
+    ck_assert_msg(muonref_ref_step(&o, &r, p, &st, g, MUONREF_REF_PREC, &e) == MUONREF_OK, "%s", e.message);
+    ck_assert_int_eq(st.step, 6 + s);
+    muonref_adamw_plan pl;
+    muonref_adamw_plan_make(&o, st.step, &pl);
+    for (int k = 0; k < 37; k++) {
+      float wm = oracle_fmma(pl.beta1, m0[k], pl.one_minus_beta1, g[k], mm);
+      float wv = oracle_fmma(pl.beta2, v0[k], pl.one_minus_beta2, (double)g[k] * g[k], vv);
+      mpfr_sqrt(den, vv, MPFR_RNDN);
+      mpfr_div_d(den, den, pl.sqrt_bc2, MPFR_RNDN);
+      mpfr_add_d(den, den, pl.eps, MPFR_RNDN);
+      mpfr_div(q, mm, den, MPFR_RNDN);
+      mpfr_mul_d(q, q, -pl.step_size, MPFR_RNDN);
+      mpfr_set_d(pp, pl.decay, MPFR_RNDN);
+      mpfr_mul_d(pp, pp, p0[k], MPFR_RNDN);
+      mpfr_add(pp, pp, q, MPFR_RNDN);
+      float wp = mpfr_get_flt(pp, MPFR_RNDN);
+      ck_assert_msg(m[k] == wm && v[k] == wv && p[k] == wp, "step %d element %d: %a %a %a vs %a %a %a", s, k,
+                    (double)m[k], (double)v[k], (double)p[k], (double)wm, (double)wv, (double)wp);
+    }
+  }
+  mpfr_clears(mm, vv, den, q, pp, (mpfr_ptr)0);
+}
+END_TEST
+
+/* Muon: the momentum is bitwise the correct rounding of mom_keep M +
+ * mom_grad G; the parameter is bitwise decay P - alpha NS(U) with NS from
+ * the reference at 1024 bits (a separate computation at 4x precision). */
+START_TEST(muon_outputs_are_correctly_rounded)
+{
+  for (int v = 0; v < 8; v++) {
+    muonref_options o = variant(v);
+    muonref_shape sh = {2, {12, 20}};
+    muonref_route r;
+    ck_assert_int_eq(muonref_route_param(&o, &sh, &r, NULL), MUONREF_OK);
+    tu_rng rng = {tu_seed(31) + 60 + (uint64_t)v};
+    size_t n = r.numel;
+    float *p = malloc(n * 4), *m = malloc(n * 4), *g = malloc(n * 4), *p0 = malloc(n * 4), *m0 = malloc(n * 4);
+    tu_fill_normal(&rng, p, n, 1.0);
+    tu_fill_normal(&rng, m, n, 0.3);
+    tu_fill_normal(&rng, g, n, 1.0);
+    memcpy(p0, p, n * 4), memcpy(m0, m, n * 4);
+    muonref_param_state st = {1, 1, 2, n, m, NULL, NULL};
+    muonref_error e;
+    ck_assert_msg(muonref_ref_step(&o, &r, p, &st, g, MUONREF_REF_PREC, &e) == MUONREF_OK, "%s", e.message);
+    muonref_muon_plan pl;
+    muonref_muon_plan_make(&o, &r, &pl);
+    muonref_mpmat U, O;
+    ck_assert_int_eq(muonref_mpmat_init(&U, r.rows, r.cols, 1024), MUONREF_OK);
+    ck_assert_int_eq(muonref_mpmat_init(&O, r.rows, r.cols, 1024), MUONREF_OK);
+    mpfr_t mx, t;
+    mpfr_inits2(1024, mx, t, (mpfr_ptr)0);
+    for (size_t k = 0; k < n; k++) {
+      float wm = oracle_fmma(pl.mom_keep, m0[k], pl.mom_grad, g[k], mx);
+      ck_assert_msg(m[k] == wm, "variant %d momentum %zu", v, k);
+      if (pl.nesterov) {
+        mpfr_mul_d(U.e[k], mx, pl.in_mom, MPFR_RNDN);
+        mpfr_set_d(t, pl.in_grad, MPFR_RNDN), mpfr_mul_d(t, t, g[k], MPFR_RNDN);
+        mpfr_add(U.e[k], U.e[k], t, MPFR_RNDN);
+      } else {
+        mpfr_set(U.e[k], mx, MPFR_RNDN);
+      }
+    }
+    ck_assert_int_eq(muonref_ref_ns(&O, &U, &o, NULL), MUONREF_OK);
+    for (size_t k = 0; k < n; k++) {
+      mpfr_mul_d(t, O.e[k], -pl.alpha, MPFR_RNDN);
+      mpfr_set_d(mx, pl.apply_decay ? pl.decay : 1.0, MPFR_RNDN);
+      mpfr_mul_d(mx, mx, p0[k], MPFR_RNDN);
+      mpfr_add(t, t, mx, MPFR_RNDN);
+      ck_assert_msg(p[k] == mpfr_get_flt(t, MPFR_RNDN), "variant %d param %zu", v, k);
+    }
+    mpfr_clears(mx, t, (mpfr_ptr)0);
+    muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
+    free(p), free(m), free(g), free(p0), free(m0);
+  }
+}
+END_TEST
+
+/* Precision doubling leaves every rounded output of several steps
+ * unchanged, on both branches and all option variants. */
+START_TEST(precision_doubling_step)
+{
+  muonref_options o = variant(_i);
+  tu_rng rng = {tu_seed(31) + 70 + (uint64_t)_i};
+  for (int i = 0; i < NP; i++) {
+    muonref_route r;
+    ck_assert_int_eq(muonref_route_param(&o, &SHAPES[i], &r, NULL), MUONREF_OK);
+    size_t n = r.numel;
+    float *p = malloc(n * 4), *g = malloc(n * 4);
+    tu_fill_normal(&rng, p, n, 1.0);
+    ref_param rp;
+    ref_param_init(&rp, n, p);
+    ref_param_bind(&rp, r.use_muon);
+    for (int s = 0; s < 3; s++) {
+      tu_fill_normal(&rng, g, n, 1.0);
+      muonref_ref_cr_report rep;
+      muonref_error e;
+      ck_assert_msg(muonref_ref_step_cr(&o, &r, rp.p, &rp.st, g, 128, &rep, &e) == MUONREF_OK, "%s", e.message);
+      ck_assert_uint_eq(rep.n_differ, 0);
+      ck_assert_uint_eq(rep.n_outputs, (r.use_muon ? 2 : 3) * n);
+      ck_assert_int_eq(rp.st.step, s + 1);
+    }
+    free(p), free(g);
+    ref_param_free(&rp);
+  }
+}
+END_TEST
+
+START_TEST(no_gradient_changes_nothing)
+{
+  muonref_options o = tu_nemo();
+  muonref_route r = {1, 4, 6, 24};
+  float p[24], m[24], keep_p[24], keep_m[24];
+  for (int k = 0; k < 24; k++)
+    p[k] = (float)k, m[k] = (float)-k;
+  memcpy(keep_p, p, sizeof p), memcpy(keep_m, m, sizeof m);
+  muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL}, keep_st = st;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, NULL, 256, NULL), MUONREF_OK);
+  ck_assert(!memcmp(p, keep_p, sizeof p) && !memcmp(m, keep_m, sizeof m) && !memcmp(&st, &keep_st, sizeof st));
+}
+END_TEST
+
+/* Bad inputs: a status and a message naming the input; nothing written. */
+START_TEST(errors_change_nothing)
+{
+  muonref_options o = tu_nemo();
+  muonref_route r = {1, 4, 6, 24};
+  float p[24] = {0}, m[24] = {0}, g[24] = {0}, a[24] = {0};
+  muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL}, keep = st;
+  muonref_error e;
+  g[7] = NAN;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, &e), MUONREF_ENONFINITE);
+  ck_assert_msg(strstr(e.message, "grad element 7 is nan") != NULL, "%s", e.message);
+  g[7] = 0;
+  p[3] = -INFINITY;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, &e), MUONREF_ENONFINITE);
+  ck_assert(strstr(e.message, "param element 3 is -inf") != NULL);
+  p[3] = 0;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 20, &e), MUONREF_EOPTION);
+  ck_assert(strstr(e.message, "precision 20") != NULL);
+  muonref_param_state other = {1, 0, 3, 24, NULL, a, a};
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &other, g, 256, &e), MUONREF_ESTATE);
+  ck_assert_msg(strstr(e.message, "momentum_buffer buffer is missing") != NULL, "%s", e.message);
+  other.momentum_buffer = m;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &other, g, 256, &e), MUONREF_ESTATE);
+  ck_assert_msg(strstr(e.message, "routed to Muon, the state is AdamW's") != NULL, "%s", e.message);
+  st.numel = 23;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, &e), MUONREF_ESTATE);
+  st.numel = 24;
+  o.lr = -1;
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, &e), MUONREF_EOPTION);
+  ck_assert(!memcmp(&st, &keep, sizeof st));
+  for (int k = 0; k < 24; k++)
+    ck_assert(p[k] == 0 && m[k] == 0);
+}
+END_TEST
+
+/* A fresh state is zeros whatever its buffers held; a zero gradient with
+ * weight decay moves P to the correct rounding of decay * P only. */
+START_TEST(fresh_state_and_zero_gradient)
+{
+  muonref_options o = tu_nemo();
+  o.weight_decay = 0.5;
+  muonref_route r = {1, 3, 5, 15};
+  float p[15], m[15], g[15] = {0};
+  for (int k = 0; k < 15; k++)
+    p[k] = 1.0f + (float)k / 3.0f, m[k] = 99.0f;
+  muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL};
+  float p0[15];
+  memcpy(p0, p, sizeof p);
+  ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, NULL), MUONREF_OK);
+  ck_assert(st.initialized && st.use_muon && st.step == 1 && st.numel == 15);
+  mpfr_t x;
+  mpfr_init2(x, 200);
+  for (int k = 0; k < 15; k++) {
+    ck_assert(m[k] == 0.0f);
+    mpfr_set_d(x, 1.0 - o.lr * o.weight_decay, MPFR_RNDN);
+    mpfr_mul_d(x, x, p0[k], MPFR_RNDN);
+    ck_assert(p[k] == mpfr_get_flt(x, MPFR_RNDN));
+  }
+  mpfr_clear(x);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("refstep");
+  TCase *t = tcase_create("refstep");
+  tcase_set_timeout(t, 600);
+  tcase_add_loop_test(t, exact_step_tracks_fast_fp32_step, 0, 8);
+  tcase_add_test(t, adamw_outputs_are_correctly_rounded);
+  tcase_add_test(t, muon_outputs_are_correctly_rounded);
+  tcase_add_loop_test(t, precision_doubling_step, 0, 8);
+  tcase_add_test(t, no_gradient_changes_nothing);
+  tcase_add_test(t, errors_change_nothing);
+  tcase_add_test(t, fresh_state_and_zero_gradient);
+  suite_add_tcase(s, t);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_ENV);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}

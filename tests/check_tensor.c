@@ -1,0 +1,92 @@
+/* muonref tests: tensors in the vector format: exact round trips of every
+ * value class, and the error messages of malformed tensors. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../vectors/tensor.h"
+
+static json_t *parse(const char *text)
+{
+  json_error_t e;
+  json_t *j = json_loads(text, 0, &e);
+  ck_assert_msg(j != NULL, "%s", e.text);
+  return j;
+}
+
+START_TEST(f32_round_trip_exact)
+{
+  muonref_shape s = {2, {2, 3}};
+  muonref_tensor t, u;
+  ck_assert_int_eq(muonref_tensor_alloc(&t, MUONREF_TENSOR_F32, &s, NULL), 0);
+  float v[6] = {1.0f, -0.0f, INFINITY, 0x1p-149f, 3.4028235e38f, NAN};
+  memcpy(t.f, v, sizeof v);
+  json_t *j = muonref_tensor_to_json(&t, 1);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "hex")),
+                   "3f80000080000000" "7f80000000000001" "7f7fffff7fc00000");
+  ck_assert(json_is_null(json_array_get(json_object_get(j, "approx"), 2)));
+  ck_assert_int_eq(muonref_tensor_from_json(&u, j, "t", NULL), 0);
+  ck_assert(memcmp(t.f, u.f, sizeof v) == 0 && u.shape.ndim == 2 && u.shape.dims[1] == 3);
+  json_decref(j);
+  muonref_tensor_free(&t);
+  muonref_tensor_free(&u);
+}
+END_TEST
+
+START_TEST(f64_and_bf16_round_trip)
+{
+  json_t *j = parse("{\"dtype\":\"f64\",\"shape\":[2],\"hex\":\"3ff00000000000008000000000000000\"}");
+  muonref_tensor t;
+  ck_assert_int_eq(muonref_tensor_from_json(&t, j, "t", NULL), 0);
+  ck_assert(t.d[0] == 1.0 && t.d[1] == 0.0 && signbit(t.d[1]));
+  json_t *k = muonref_tensor_to_json(&t, 0);
+  ck_assert(json_equal(j, k));
+  json_decref(j), json_decref(k);
+  muonref_tensor_free(&t);
+  j = parse("{\"dtype\":\"bf16\",\"shape\":[1,3],\"hex\":\"3f80c0000001\"}");
+  ck_assert_int_eq(muonref_tensor_from_json(&t, j, "t", NULL), 0);
+  ck_assert(t.f[0] == 1.0f && t.f[1] == -2.0f && t.f[2] == 0x1p-133f);
+  k = muonref_tensor_to_json(&t, 0);
+  ck_assert(json_equal(j, k));
+  json_decref(j), json_decref(k);
+  muonref_tensor_free(&t);
+}
+END_TEST
+
+static const struct { const char *json, *message; } BAD[] = {
+  {"[1]", "f.json: x: expected a tensor object {\"dtype\", \"shape\", \"hex\"}"},
+  {"{\"dtype\":\"f16\",\"shape\":[1],\"hex\":\"0000\"}", "f.json: x: \"dtype\" must be one of \"f32\", \"f64\", \"bf16\""},
+  {"{\"dtype\":\"f32\",\"shape\":[0],\"hex\":\"\"}", "f.json: x: \"shape\"[0] must be a positive integer"},
+  {"{\"dtype\":\"f32\",\"shape\":\"2\",\"hex\":\"\"}", "f.json: x: \"shape\" must be an array of at most 8 positive integers"},
+  {"{\"dtype\":\"f32\",\"shape\":[2,1],\"hex\":\"3f800000\"}", "f.json: x: \"hex\" has 8 digits, expected 16 for shape (2, 1) f32"},
+  {"{\"dtype\":\"f32\",\"shape\":[1],\"hex\":\"3F800000\"}", "f.json: x: \"hex\" character 1 is 'F', expected 0-9 or a-f"},
+  {"{\"dtype\":\"f32\",\"shape\":[1]}", "f.json: x: \"hex\" must be a string"},
+};
+
+START_TEST(malformed_tensors_are_named)
+{
+  json_t *j = parse(BAD[_i].json);
+  muonref_tensor t;
+  muonref_error e;
+  ck_assert_int_eq(muonref_tensor_from_json(&t, j, "f.json: x", &e), MUONREF_EFORMAT);
+  ck_assert_str_eq(e.message, BAD[_i].message);
+  ck_assert_ptr_null(t.f);
+  json_decref(j);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("tensor");
+  TCase *t = tcase_create("tensor");
+  tcase_add_test(t, f32_round_trip_exact);
+  tcase_add_test(t, f64_and_bf16_round_trip);
+  tcase_add_loop_test(t, malformed_tensors_are_named, 0, (int)(sizeof BAD / sizeof BAD[0]));
+  suite_add_tcase(s, t);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_ENV);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

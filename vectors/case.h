@@ -1,0 +1,39 @@
+/* muonref: reading and writing the parts of a vector case (spec/vectors.md):
+ * options objects, parameter lists, gradients, states. */
+#ifndef MUONREF_VECTORS_CASE_H
+#define MUONREF_VECTORS_CASE_H
+
+#include <jansson.h>
+#include "muonref/optimizer.h"
+#include "tensor.h"
+
+/* Fills *out from the options object `j` of a case: the profile's defaults,
+ * then each member present (spec/vectors.md section 3).  Errors:
+ * MUONREF_EFORMAT (message names `where` and the member) for a member of
+ * the wrong JSON type or an unknown member; MUONREF_EOPTION with the
+ * catalogue message for a string value that is not a valid spelling
+ * (e.g. scale_mode 'rows').  Range checks are not made here:
+ * muonref_options_validate does them. */
+int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
+                         muonref_error *err);
+
+/* The options object of o for the profile's constructor options (new
+ * reference; NULL when out of memory). */
+json_t *muonref_case_options_json(const muonref_options *o);
+
+/* A real option value: a JSON number, or "nan", "inf", "-inf". */
+json_t *muonref_case_real_json(double x);
+
+/* The gradient descriptor of steps[k].grads[i]: NULL JSON -> data NULL;
+ * a tensor object (f32) -> its values, with "layout": "sparse" or
+ * "dtype": "c64" describing gradients a dense float32 API cannot take
+ * (their values are then zeros of the parameter's shape).  t receives the
+ * owned tensor (free with muonref_tensor_free).  Errors: MUONREF_EFORMAT. */
+int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_grad *g, const char *where,
+                      muonref_error *err);
+
+/* The JSON of a parameter state (spec/vectors.md 2.1; null when not
+ * initialized), of shape `shape`. */
+json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape);
+
+#endif

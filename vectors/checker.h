@@ -1,0 +1,47 @@
+/* muonref: the vector checker as a library: judges our fast path (with an
+ * optional deliberate fault) or an outside results file against vector
+ * files, counting per area (spec/vectors.md).  Used by `muonref check` and
+ * by the mutation tests (tests/check_faults.c). */
+#ifndef MUONREF_VECTORS_CHECKER_H
+#define MUONREF_VECTORS_CHECKER_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include "muonref/options.h"
+
+typedef struct muonref_area_count {
+  char name[128];
+  long passed, failed;
+  double worst; /* the largest deviation / allowance seen among passing cases */
+} muonref_area_count;
+
+typedef struct muonref_checker {
+  int fast;                 /* 1: run our fast path; 0: judge a results file */
+  muonref_ns_format format;
+  int fault;                /* fast path: deliberate fault (0 none) */
+  json_t *results;          /* results mode: "file#tcId" -> result entry */
+  json_t *written;          /* fast mode: results to write, or NULL */
+  char impl_name[256];
+  muonref_area_count areas[256];
+  int n_areas;
+  long passed, failed;
+  FILE *log;                /* one line per failing case, or NULL */
+} muonref_checker;
+
+/* Initialises c for our fast path in `format` with fault f (0: none). */
+void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int fault);
+
+/* Initialises c from an outside implementation's results file.  Errors:
+ * MUONREF_EIO, MUONREF_EFORMAT (naming the file and the member). */
+int muonref_checker_results(muonref_checker *c, const char *path, muonref_error *err);
+
+/* Judges every case of the vector files named by paths (files or folders). */
+int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err);
+
+/* Prints the per-area table and the closing "N passed, N failed" line. */
+void muonref_checker_report(const muonref_checker *c, FILE *out);
+
+/* Frees what c holds. */
+void muonref_checker_free(muonref_checker *c);
+
+#endif

@@ -1,0 +1,137 @@
+/* muonref: vector files on disk (see files.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "files.h"
+
+typedef struct list { char **v; size_t n, cap; } list;
+
+static int push(list *l, const char *s)
+{
+  if (l->n + 2 > l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    char **v = realloc(l->v, cap * sizeof *v);
+    if (!v)
+      return 0;
+    l->v = v, l->cap = cap;
+  }
+  l->v[l->n++] = strdup(s);
+  l->v[l->n] = NULL;
+  return 1;
+}
+
+static int ends_with_json(const char *s)
+{
+  size_t n = strlen(s);
+  return n > 5 && !strcmp(s + n - 5, ".json");
+}
+
+static int walk(const char *path, list *l, muonref_error *err)
+{
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
+  if (!S_ISDIR(sb.st_mode))
+    return push(l, path) ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+  struct dirent **names;
+  int n = scandir(path, &names, NULL, alphasort);
+  if (n < 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
+  int st = MUONREF_OK;
+  for (int i = 0; i < n; i++) {
+    const char *d = names[i]->d_name;
+    if (!st && d[0] != '.') {
+      char sub[4096];
+      snprintf(sub, sizeof sub, "%s/%s", path, d);
+      struct stat s2;
+      if (stat(sub, &s2) == 0 && S_ISDIR(s2.st_mode))
+        st = walk(sub, l, err);
+      else if (ends_with_json(d))
+        st = push(l, sub) ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+    }
+    free(names[i]);
+  }
+  free(names);
+  return st;
+}
+
+int muonref_files_collect(char *const *paths, int n, char ***out, size_t *count, muonref_error *err)
+{
+  list l = {0};
+  push(&l, "");
+  l.n = 0;
+  for (int i = 0; i < n; i++) {
+    int st = walk(paths[i], &l, err);
+    if (st) {
+      muonref_files_free(l.v);
+      return st;
+    }
+  }
+  *out = l.v;
+  *count = l.n;
+  return MUONREF_OK;
+}
+
+void muonref_files_free(char **files)
+{
+  for (size_t i = 0; files && files[i]; i++)
+    free(files[i]);
+  free(files);
+}
+
+const char *muonref_basename(const char *path)
+{
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+json_t *muonref_vector_file_load(const char *path, muonref_error *err)
+{
+  json_error_t je;
+  json_t *j = json_load_file(path, 0, &je);
+  if (!j) {
+    if (je.line < 0 || access(path, R_OK) != 0)
+      muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, je.text);
+    else
+      muonref_fail(err, MUONREF_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    return NULL;
+  }
+  const char *schema = json_string_value(json_object_get(j, "schema"));
+  const char *what = NULL;
+  if (!json_is_object(j))
+    what = "the file must hold a JSON object";
+  else if (!schema || strcmp(schema, "muonref-vectors-v1"))
+    what = "member \"schema\" must be \"muonref-vectors-v1\"";
+  else if (json_integer_value(json_object_get(j, "formatVersion")) != 1)
+    what = "member \"formatVersion\" must be 1";
+  else if (!json_is_string(json_object_get(j, "profile")) || !json_is_string(json_object_get(j, "area")))
+    what = "members \"profile\" and \"area\" must be strings";
+  else if (!json_is_array(json_object_get(j, "testGroups")))
+    what = "member \"testGroups\" must be an array";
+  if (what) {
+    muonref_fail(err, MUONREF_EFORMAT, "%s: %s", path, what);
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
+int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err)
+{
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  size_t flags = JSON_REAL_PRECISION(17) | (indent ? JSON_INDENT(indent) : JSON_COMPACT);
+  FILE *f = fopen(tmp, "w");
+  int ok = f && json_dumpf(j, f, flags) == 0 && fputc('\n', f) != EOF;
+  if (f)
+    ok = (fclose(f) == 0) && ok;
+  if (ok && rename(tmp, path) == 0)
+    return MUONREF_OK;
+  int e = errno;
+  unlink(tmp);
+  return muonref_fail(err, MUONREF_EIO, "%s: cannot write: %s", path, strerror(e));
+}

@@ -1,0 +1,30 @@
+/* muonref: finding and loading vector files, and writing JSON files
+ * atomically (a failed write leaves no partial file). */
+#ifndef MUONREF_VECTORS_FILES_H
+#define MUONREF_VECTORS_FILES_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "muonref/status.h"
+
+/* The *.json files named by paths (files as given; directories searched
+ * recursively, names sorted), as a NULL-terminated array of owned strings
+ * in *out (free with muonref_files_free).  Errors: MUONREF_EIO naming a
+ * path that does not exist or cannot be read. */
+int muonref_files_collect(char *const *paths, int n, char ***out, size_t *count, muonref_error *err);
+void muonref_files_free(char **files);
+
+/* Loads a vector file and checks its header (schema
+ * "muonref-vectors-v1", formatVersion 1, profile, area, testGroups).
+ * Errors: MUONREF_EIO (unreadable), MUONREF_EFORMAT ("FILE:LINE:COL: what"
+ * for JSON syntax, "FILE: member X ..." for the header). */
+json_t *muonref_vector_file_load(const char *path, muonref_error *err);
+
+/* Writes j to path through a temporary file and rename(2), sorted keys off,
+ * indented by `indent` (0: compact).  Errors: MUONREF_EIO. */
+int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err);
+
+/* The last path component of path. */
+const char *muonref_basename(const char *path);
+
+#endif

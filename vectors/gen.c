@@ -1,0 +1,122 @@
+/* muonref: the vector generator's driver: the area table, file headers,
+ * writing (see gen.h; spec/vectors.md section 6). */
+#include <mpfr.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "config.h"
+#include "files.h"
+#include "gen.h"
+#include "gen_run.h"
+
+#define GEN_SEED 20261130u
+
+static const struct {
+  const char *name;
+  void (*fill)(gen_ctx *);
+  const char *header;
+} AREAS[] = {
+  {"routing", gen_area_routing, "Routing between the Muon update and the AdamW fallback by shape, threshold and use_muon "
+                                "(spec/muon.md section 2); each shape once with a gradient and once with a zero gradient, "
+                                "where only the branch's decay acts."},
+  {"scaling", gen_area_scaling, "The shape factor of the update for fan_in, fan_out and none on tall, wide and square "
+                                "matrices, both layouts of one layer, and forced convolution filters (section 5)."},
+  {"weight_decay", gen_area_weight_decay, "Decoupled weight decay with the unscaled lr in both branches, per group, "
+                                          "before the update (sections 4, 8, 9)."},
+  {"momentum", gen_area_momentum, "Sum-form momentum and Nesterov over several steps whose gradient directions change "
+                                  "(section 6); expected momentum buffers included."},
+  {"adamw", gen_area_adamw, "The AdamW fallback: moments, bias correction, eps placement, lr ratio (section 9)."},
+  {"gradients", gen_area_gradients, "Missing gradients (skipped), zero gradients (finite zero update) and the "
+                                    "scale invariance of the orthogonalised update (sections 3, 7)."},
+  {"newton_schulz", gen_area_newton_schulz, "Newton-Schulz on structured inputs (bf16 exactly defined), random inputs, "
+                                            "step counts, tiny norms, zero and rank-deficient matrices; the exact iterate "
+                                            "and the exact polar factor (section 7)."},
+  {"transpose", gen_area_transpose, "Transpose pairs: NS(G^T) must be bitwise NS(G)^T for one implementation (section 7)."},
+  {"state", gen_area_state, "State export and import into a fresh optimizer in the middle of a run (section 11)."},
+  {"errors", gen_area_errors, "Invalid options and inputs with the exact message of the error catalogue (section 12)."},
+};
+
+static json_t *notes(void)
+{
+  static const char *const N[][2] = {
+    {"Bf16Exact", "expectedBf16 / expected.bf16 is the exact result of the bf16 semantics, certified independent of the order of accumulation"},
+    {"Bf16Noise", "a bf16 implementation lands 7-17 % from the exact Newton-Schulz result here; its tolerance catches gross faults only"},
+    {"ZeroGradient", "zero gradients: only decay acts"},
+    {"ErrorMessage", "the implementation must refuse with exactly this message"},
+    {"NanOption", "NeMo accepts this value; refusing it or running are both acceptable"},
+    {"StateRoundTrip", "the optimizer state is exported and imported into a fresh optimizer mid-run"},
+  };
+  json_t *o = json_object();
+  for (size_t i = 0; i < sizeof N / sizeof N[0]; i++)
+    json_object_set_new(o, N[i][0], json_string(N[i][1]));
+  json_object_set_new(o, "BugB01", json_string("bug-reports B01: a Muon-routed matrix must not get plain lr * g"));
+  json_object_set_new(o, "BugB03", json_string("bug-reports B03: conv filters forced to Muon are flattened to (out, rest)"));
+  json_object_set_new(o, "BugB04", json_string("bug-reports B04: a (C, 1, 1) LayerScale is not a matrix"));
+  json_object_set_new(o, "BugB07", json_string("bug-reports B07: the scale ratio depends on the storage layout"));
+  json_object_set_new(o, "BugB09", json_string("bug-reports B09: sum vs EMA momentum buffers"));
+  json_object_set_new(o, "BugB13", json_string("bug-reports B13: save, load, step equals an uninterrupted run"));
+  json_object_set_new(o, "BugB14", json_string("bug-reports B14: the saved state holds every momentum buffer"));
+  json_object_set_new(o, "BugB15", json_string("bug-reports B15: a parameter without gradient is skipped, not zero-filled"));
+  json_object_set_new(o, "BugB16", json_string("bug-reports B16: a zero gradient gives a finite zero update"));
+  json_object_set_new(o, "BugB19", json_string("bug-reports B19: complex gradients are refused"));
+  json_object_set_new(o, "BugB21", json_string("bug-reports B21: the orthogonalised update is not clipped by the gradient norm"));
+  json_object_set_new(o, "BugB24", json_string("bug-reports B24: a non-matrix input to Newton-Schulz gets a clear error"));
+  return o;
+}
+
+static json_t *file_json(const char *profile, const char *area, const char *header, json_t *groups, long n_tests)
+{
+  json_t *f = json_object(), *gen = json_object(), *h = json_array();
+  json_object_set_new(f, "schema", json_string("muonref-vectors-v1"));
+  json_object_set_new(f, "formatVersion", json_integer(1));
+  json_object_set_new(gen, "name", json_string("muonref"));
+  json_object_set_new(gen, "version", json_string(PACKAGE_VERSION));
+  json_object_set_new(gen, "reference",
+                      json_string("GNU MPFR; every value is the exact result correctly rounded to its format, "
+                                  "agreeing at the working precision and at twice it"));
+  json_object_set_new(gen, "seed", json_integer(GEN_SEED));
+  json_object_set_new(f, "generator", gen);
+  json_object_set_new(f, "profile", json_string(profile));
+  json_object_set_new(f, "area", json_string(area));
+  json_object_set_new(f, "numberOfTests", json_integer(n_tests));
+  json_array_append_new(h, json_string(header));
+  json_array_append_new(h, json_string("Generated by `muonref gen`; do not edit. Format: spec/vectors.md."));
+  json_object_set_new(f, "header", h);
+  json_object_set_new(f, "notes", notes());
+  json_object_set_new(f, "testGroups", groups);
+  return f;
+}
+
+int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen_summary *sum, muonref_error *err)
+{
+  const char *profile = "nemo";
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
+  mkdir(out_dir, 0777);
+  if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
+  memset(sum, 0, sizeof *sum);
+  for (size_t a = 0; a < sizeof AREAS / sizeof AREAS[0]; a++) {
+    if (only && strcmp(only, AREAS[a].name))
+      continue;
+    gen_ctx g = {.prec = prec, .profile = profile, .groups = json_array()};
+    g.rng.s = GEN_SEED + 1000u * (unsigned)a;
+    AREAS[a].fill(&g);
+    if (g.failed) {
+      json_decref(g.groups);
+      return muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s", AREAS[a].name, g.error);
+    }
+    json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g.groups, g.n_tests);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s_%s.json", dir, profile, AREAS[a].name);
+    int st = muonref_json_write_atomic(f, path, 1, err);
+    json_decref(f);
+    if (st)
+      return st;
+    sum->files++;
+    sum->tests += g.n_tests;
+    sum->bf16_certified += g.n_bf16_certified;
+  }
+  return MUONREF_OK;
+}

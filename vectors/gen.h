@@ -1,0 +1,91 @@
+/* muonref: the vector generator (muonref gen).  Builds every case of every
+ * area from fixed seeds, computes the expected values with the reference
+ * (ref/), and writes one file per profile and area (spec/vectors.md). */
+#ifndef MUONREF_VECTORS_GEN_H
+#define MUONREF_VECTORS_GEN_H
+
+#include <jansson.h>
+#include <mpfr.h>
+#include <stdint.h>
+#include "muonref/options.h"
+#include "muonref/route.h"
+
+/* The generator's seeded source: splitmix64, normal deviates by
+ * Box-Muller in binary64 (spec/vectors.md section 6). */
+typedef struct gen_rng { uint64_t s; } gen_rng;
+uint64_t gen_next(gen_rng *r);
+double gen_normal(gen_rng *r);
+
+/* A test under construction (kind "step" or "error"): parameters and
+ * groups and steps, kept as arrays until gen_step_finish writes the JSON. */
+#define GEN_MAX_PARAMS 8
+#define GEN_MAX_STEPS 6
+typedef struct gen_step_case {
+  const char *comment;
+  const char *flags[6];
+  const char *result;            /* "valid" (default), "invalid", "acceptable" */
+  int n_params, n_groups, n_steps;
+  const char *names[GEN_MAX_PARAMS];
+  muonref_shape shapes[GEN_MAX_PARAMS];
+  float *init[GEN_MAX_PARAMS];
+  float *grads[GEN_MAX_STEPS][GEN_MAX_PARAMS]; /* NULL: no gradient */
+  const char *grad_kind[GEN_MAX_STEPS][GEN_MAX_PARAMS]; /* NULL, "sparse", "c64" */
+  muonref_options options[GEN_MAX_PARAMS];     /* per group */
+  int group_of[GEN_MAX_PARAMS];
+  int round_trip_after;          /* 0: none */
+  json_t *raw_options[GEN_MAX_PARAMS]; /* error cases: options JSON verbatim (owned) */
+  const char *error_status, *error_message; /* error cases */
+} gen_step_case;
+
+/* A generation run: precision, the file being built, counters. */
+typedef struct gen_ctx {
+  mpfr_prec_t prec;
+  const char *profile;
+  json_t *groups;      /* the current file's testGroups */
+  json_t *group;       /* the current test group */
+  long next_id;
+  long n_tests;
+  long n_bf16_certified;
+  gen_rng rng;
+  int failed;          /* a reference computation failed: stop */
+  char error[1024];
+} gen_ctx;
+
+/* Starts a test group of `kind` in the current file. */
+void gen_group(gen_ctx *g, const char *kind);
+
+/* Adds a step / error case (computing expected values for valid ones);
+ * frees the case's arrays. */
+void gen_add_step(gen_ctx *g, gen_step_case *c);
+
+/* Adds an ns or transpose case on the float32 (rows, cols) matrix in. */
+void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *const *flags, const float *in,
+                size_t rows, size_t cols, int ns_steps);
+
+/* Adds an ns error case (input of any shape with an expected message). */
+void gen_add_ns_error(gen_ctx *g, const char *comment, const muonref_shape *shape, const char *status,
+                      const char *message);
+
+/* Helpers for building inputs: owned float arrays (free()). */
+float *gen_normal_array(gen_ctx *g, size_t n, double scale);
+float *gen_zeros(size_t n);
+/* D H: m x n rows of a Sylvester Hadamard matrix scaled by d[i] (n a power
+ * of two), or its transpose (n x m) when transpose != 0. */
+float *gen_structured(size_t m, size_t n, const float *d, int transpose);
+/* d[0..m) drawn from small dyadic values {1, 3/4, 1/2, 3/8, 1/4, 1/8, ...}
+ * times 2^shift. */
+void gen_dyadic_scales(gen_ctx *g, float *d, size_t m, int shift);
+
+/* The areas (vectors/gen_areas.c): each fills the current file. */
+void gen_area_routing(gen_ctx *g);
+void gen_area_scaling(gen_ctx *g);
+void gen_area_weight_decay(gen_ctx *g);
+void gen_area_momentum(gen_ctx *g);
+void gen_area_adamw(gen_ctx *g);
+void gen_area_gradients(gen_ctx *g);
+void gen_area_newton_schulz(gen_ctx *g);
+void gen_area_transpose(gen_ctx *g);
+void gen_area_state(gen_ctx *g);
+void gen_area_errors(gen_ctx *g);
+
+#endif

@@ -1,0 +1,674 @@
+/* muonref: the cases of each area of the golden vectors (profile nemo).
+ * Every case states in its comment what it pins down; flags name the spec
+ * area and, where a case reproduces a public report, the report
+ * (shared/reference/bug-reports.md numbering, e.g. BugB09). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gen.h"
+#include "muonref/profile.h"
+
+/* ---- small builders ---- */
+
+static muonref_options base(gen_ctx *g, double lr, double wd)
+{
+  muonref_options o;
+  muonref_profile_options(g->profile, &o, NULL);
+  o.lr = lr;
+  o.weight_decay = wd;
+  return o;
+}
+
+/* Options for cases with structured gradients: momentum 0.75, so that the
+ * Nesterov input G + beta M stays exactly binary32 and bf16 results are
+ * exactly defined (spec/vectors.md section 5.2). */
+static muonref_options base_s(gen_ctx *g, double lr, double wd)
+{
+  muonref_options o = base(g, lr, wd);
+  o.momentum = 0.75;
+  return o;
+}
+
+static void begin(gen_step_case *c, const char *comment, const muonref_options *o)
+{
+  memset(c, 0, sizeof *c);
+  c->comment = comment;
+  c->n_groups = 1;
+  c->options[0] = *o;
+}
+
+static muonref_shape shape2(size_t r, size_t k) { return (muonref_shape){2, {r, k}}; }
+
+/* Adds a parameter of shape s in group gi, initialised with N(0, 1). */
+static int param(gen_ctx *g, gen_step_case *c, const char *name, muonref_shape s, int gi)
+{
+  int i = c->n_params++;
+  c->names[i] = name;
+  c->shapes[i] = s;
+  c->group_of[i] = gi;
+  c->init[i] = gen_normal_array(g, muonref_shape_numel(&s), 1.0);
+  return i;
+}
+
+static size_t numel(const gen_step_case *c, int i) { return muonref_shape_numel(&c->shapes[i]); }
+
+/* Gradient of parameter i at step k: N(0, scale^2). */
+static void grad_normal(gen_ctx *g, gen_step_case *c, int k, int i, double scale)
+{
+  c->grads[k][i] = gen_normal_array(g, numel(c, i), scale);
+  if (k >= c->n_steps)
+    c->n_steps = k + 1;
+}
+
+/* Gradient of parameter i at step k: structured D H on its matrix view
+ * (rows, cols) with cols (or rows, if transposed) a power of two. */
+static void grad_structured(gen_ctx *g, gen_step_case *c, int k, int i, int shift)
+{
+  size_t rows = c->shapes[i].dims[0], cols = numel(c, i) / rows;
+  int tr = rows > cols;
+  size_t m = tr ? cols : rows, n = tr ? rows : cols;
+  float d[64];
+  gen_dyadic_scales(g, d, m, shift);
+  c->grads[k][i] = gen_structured(m, n, d, tr);
+  if (k >= c->n_steps)
+    c->n_steps = k + 1;
+}
+
+static void grad_zero(gen_step_case *c, int k, int i)
+{
+  c->grads[k][i] = gen_zeros(numel(c, i));
+  if (k >= c->n_steps)
+    c->n_steps = k + 1;
+}
+
+static void flags(gen_step_case *c, const char *a, const char *b, const char *d)
+{
+  c->flags[0] = a, c->flags[1] = b, c->flags[2] = d;
+}
+
+/* ---- routing ---- */
+
+void gen_area_routing(gen_ctx *g)
+{
+  static const struct { const char *what; int ndim; size_t d[4]; int use_muon; long thr; const char *fl; } R[] = {
+    {"hidden (16, 8): a matrix below the threshold takes Muon", 2, {16, 8}, -1, 8192, "RoutingShape"},
+    {"wide (8, 32): Muon", 2, {8, 32}, -1, 8192, "RoutingShape"},
+    {"bias (16,): AdamW", 1, {16}, -1, 8192, "RoutingShape"},
+    {"scalar (): AdamW", 0, {0}, -1, 8192, "RoutingShape"},
+    {"conv filter (4, 2, 3, 3): AdamW by shape", 4, {4, 2, 3, 3}, -1, 8192, "RoutingShape"},
+    {"3-D tensor (2, 4, 8): AdamW by shape", 3, {2, 4, 8}, -1, 8192, "RoutingShape"},
+    {"LayerScale (16, 1, 1): AdamW by shape", 3, {16, 1, 1}, -1, 8192, "BugB04"},
+    {"(1, 1) matrix: Muon", 2, {1, 1}, -1, 8192, "RoutingShape"},
+    {"(64, 16) with threshold 64: a dimension equal to the threshold goes to AdamW", 2, {64, 16}, -1, 64, "RoutingThreshold"},
+    {"(63, 16) with threshold 64: below it, Muon", 2, {63, 16}, -1, 64, "RoutingThreshold"},
+    {"(16, 64) with threshold 64: AdamW", 2, {16, 64}, -1, 64, "RoutingThreshold"},
+    {"(64, 16) with threshold 65: Muon", 2, {64, 16}, -1, 65, "RoutingThreshold"},
+    {"embedding-like (40, 8) with threshold 32: AdamW", 2, {40, 8}, -1, 32, "RoutingThreshold"},
+    {"matrix (16, 8) with use_muon=False: AdamW", 2, {16, 8}, 0, 8192, "RoutingForced"},
+    {"conv (4, 2, 3, 3) with use_muon=True: Muon on the flattened (4, 18)", 4, {4, 2, 3, 3}, 1, 8192, "BugB03"},
+    {"LayerScale (16, 1, 1) with use_muon=True: Muon on (16, 1)", 3, {16, 1, 1}, 1, 8192, "BugB04"},
+    {"(64, 16) over the threshold 64 with use_muon=True: Muon", 2, {64, 16}, 1, 64, "RoutingForced"},
+    {"3-D (2, 4, 8) with use_muon=True: Muon on (2, 32)", 3, {2, 4, 8}, 1, 8192, "RoutingForced"},
+  };
+  gen_group(g, "step");
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++)
+    for (int zero = 0; zero < 2; zero++) {
+      gen_step_case c;
+      char comment[256];
+      snprintf(comment, sizeof comment, "%s (%s)", R[k].what,
+               zero ? "zero gradient: only the branch's decay acts" : "one step with a gradient");
+      muonref_options o = base(g, 0.05, 0.1);
+      o.adam_lr_ratio = 0.2;
+      o.adam_dim_threshold = R[k].thr;
+      o.use_muon = R[k].use_muon < 0 ? MUONREF_USE_MUON_AUTO : R[k].use_muon ? MUONREF_USE_MUON_TRUE : MUONREF_USE_MUON_FALSE;
+      begin(&c, comment, &o);
+      muonref_shape s = {R[k].ndim, {R[k].d[0], R[k].d[1], R[k].d[2], R[k].d[3]}};
+      int i = param(g, &c, "p", s, 0);
+      if (zero)
+        grad_zero(&c, 0, i);
+      else
+        grad_normal(g, &c, 0, i, 1.0);
+      flags(&c, "Routing", R[k].fl, zero ? "ZeroGradient" : NULL);
+      gen_add_step(g, &c);
+    }
+}
+
+/* ---- scaling ---- */
+
+void gen_area_scaling(gen_ctx *g)
+{
+  static const size_t SH[][2] = {{16, 4}, {4, 16}, {8, 8}, {32, 8}, {8, 32}, {64, 16}};
+  gen_group(g, "step");
+  for (size_t k = 0; k < sizeof SH / sizeof SH[0]; k++)
+    for (int mode = 0; mode < 3; mode++) {
+      gen_step_case c;
+      char comment[256];
+      muonref_options o = base_s(g, 0.02, 0.0);
+      o.scale_mode = (muonref_scale_mode)mode;
+      snprintf(comment, sizeof comment, "(%zu, %zu) with scale_mode %s: factor %g", SH[k][0], SH[k][1],
+               muonref_scale_mode_name(o.scale_mode),
+               mode == 0 ? sqrt(fmax(1.0, (double)SH[k][0] / SH[k][1]))
+               : mode == 1 ? sqrt(fmax(1.0, (double)SH[k][1] / SH[k][0])) : 1.0);
+      begin(&c, comment, &o);
+      int i = param(g, &c, "w", shape2(SH[k][0], SH[k][1]), 0);
+      grad_structured(g, &c, 0, i, 0);
+      flags(&c, "Scaling", SH[k][0] != SH[k][1] ? "NonSquare" : "Square", NULL);
+      gen_add_step(g, &c);
+    }
+  /* the same layer in both layouts (bug-reports B07) */
+  for (int layout = 0; layout < 2; layout++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.scale_mode = layout ? MUONREF_SCALE_FAN_OUT : MUONREF_SCALE_FAN_IN;
+    begin(&c, layout ? "a 16-in, 64-out layer stored (in, out) = (16, 64) with fan_out: factor 2"
+                     : "a 16-in, 64-out layer stored (out, in) = (64, 16) with fan_in: factor 2",
+          &o);
+    int i = param(g, &c, "w", layout ? shape2(16, 64) : shape2(64, 16), 0);
+    grad_structured(g, &c, 0, i, 0);
+    flags(&c, "Scaling", "BugB07", "Layout");
+    gen_add_step(g, &c);
+  }
+  /* a forced conv filter: the scale uses the flattened matrix (8, 8): factor 1 */
+  for (int mode = 0; mode < 2; mode++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    o.scale_mode = mode ? MUONREF_SCALE_FAN_OUT : MUONREF_SCALE_FAN_IN;
+    begin(&c, mode ? "conv (16, 2, 1, 4) forced to Muon, fan_out: flattened (16, 8), factor 1"
+                   : "conv (16, 2, 1, 4) forced to Muon, fan_in: flattened (16, 8), factor sqrt(2) (not from the kernel dims 1/4)",
+          &o);
+    int i = param(g, &c, "conv", (muonref_shape){4, {16, 2, 1, 4}}, 0);
+    grad_structured(g, &c, 0, i, 0);
+    flags(&c, "Scaling", "ConvFlatten", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- weight decay ---- */
+
+void gen_area_weight_decay(gen_ctx *g)
+{
+  gen_group(g, "step");
+  static const struct { double lr, wd, ratio; } D[] = {{0.02, 0.01, 0.025}, {0.5, 0.2, 0.1}, {1.0, 0.5, 1.0}};
+  for (size_t k = 0; k < 3; k++)
+    for (int zero = 0; zero < 2; zero++) {
+      gen_step_case c;
+      char comment[256];
+      snprintf(comment, sizeof comment,
+               "lr %g, weight_decay %g, adam_lr_ratio %g on a tall Muon matrix (scale 2) and a bias: %s", D[k].lr,
+               D[k].wd, D[k].ratio,
+               zero ? "zero gradients, so exactly p (1 - lr wd) and p (1 - lr ratio wd)"
+                    : "decay with the unscaled lr before the update");
+      muonref_options o = base_s(g, D[k].lr, D[k].wd);
+      o.adam_lr_ratio = D[k].ratio;
+      begin(&c, comment, &o);
+      int w = param(g, &c, "tall", shape2(32, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
+      if (zero)
+        grad_zero(&c, 0, w), grad_zero(&c, 0, b);
+      else
+        grad_structured(g, &c, 0, w, 0), grad_normal(g, &c, 0, b, 1.0);
+      flags(&c, "WeightDecay", zero ? "ZeroGradient" : "DecayOrder", NULL);
+      gen_add_step(g, &c);
+    }
+  /* two groups, the second without decay (the seed's test_weight_decay_uses_the_group_learning_rate) */
+  for (int zero = 0; zero < 2; zero++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.01), o0 = base_s(g, 0.02, 0.0);
+    o.adam_lr_ratio = o0.adam_lr_ratio = 0.1;
+    begin(&c, zero ? "two groups, weight_decay 0.01 and 0.0, zero gradients: the second group is untouched"
+                   : "two groups, weight_decay 0.01 and 0.0, two steps with gradients",
+          &o);
+    c.n_groups = 2;
+    c.options[1] = o0;
+    int a = param(g, &c, "hidden", shape2(16, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    int t = param(g, &c, "tall", shape2(32, 8), 1), cv = param(g, &c, "conv", (muonref_shape){4, {4, 2, 3, 3}}, 1);
+    for (int k = 0; k < (zero ? 1 : 2); k++) {
+      if (zero) {
+        grad_zero(&c, k, a), grad_zero(&c, k, b), grad_zero(&c, k, t), grad_zero(&c, k, cv);
+      } else {
+        grad_structured(g, &c, k, a, 0), grad_normal(g, &c, k, b, 1.0);
+        grad_structured(g, &c, k, t, 0), grad_normal(g, &c, k, cv, 1.0);
+      }
+    }
+    flags(&c, "WeightDecay", "Groups", zero ? "ZeroGradient" : NULL);
+    gen_add_step(g, &c);
+  }
+  /* two groups with different decays: each group's own weight_decay acts */
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.1, 0.05), o2 = base_s(g, 0.1, 0.3);
+    o.adam_lr_ratio = o2.adam_lr_ratio = 0.5;
+    begin(&c, "two groups with weight_decay 0.05 and 0.3, two steps: each group decays with its own value", &o);
+    c.n_groups = 2;
+    c.options[1] = o2;
+    int a = param(g, &c, "hidden", shape2(16, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    int t = param(g, &c, "tall", shape2(32, 8), 1), cv = param(g, &c, "conv", (muonref_shape){4, {4, 2, 3, 3}}, 1);
+    for (int k = 0; k < 2; k++) {
+      grad_structured(g, &c, k, a, 0), grad_normal(g, &c, k, b, 1.0);
+      grad_structured(g, &c, k, t, 0), grad_normal(g, &c, k, cv, 1.0);
+    }
+    flags(&c, "WeightDecay", "Groups", NULL);
+    gen_add_step(g, &c);
+  }
+  /* AdamW's decay uses lr * adam_lr_ratio, checked over three steps */
+  for (int k3 = 0; k3 < 2; k3++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.1, 0.3);
+    o.adam_lr_ratio = k3 ? 0.5 : 0.025;
+    begin(&c, k3 ? "AdamW decay with adam_lr_ratio 0.5, three steps" : "AdamW decay with adam_lr_ratio 0.025, three steps", &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {24}}, 0);
+    for (int k = 0; k < 3; k++)
+      grad_normal(g, &c, k, b, 0.5);
+    flags(&c, "WeightDecay", "AdamW", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- momentum and Nesterov ---- */
+
+void gen_area_momentum(gen_ctx *g)
+{
+  gen_group(g, "step");
+  static const double BETA[] = {0.5, 0.75};
+  static const size_t SH[][2] = {{8, 16}, {16, 8}, {4, 32}};
+  for (int b = 0; b < 2; b++)
+    for (int nes = 0; nes < 2; nes++)
+      for (size_t s = 0; s < 3; s++) {
+        gen_step_case c;
+        char comment[256];
+        muonref_options o = base(g, 0.02, 0.0);
+        o.momentum = BETA[b];
+        o.nesterov = nes;
+        snprintf(comment, sizeof comment,
+                 "three steps on (%zu, %zu), momentum %g, nesterov %s: directions change between steps", SH[s][0],
+                 SH[s][1], BETA[b], nes ? "True" : "False");
+        begin(&c, comment, &o);
+        int i = param(g, &c, "w", shape2(SH[s][0], SH[s][1]), 0);
+        for (int k = 0; k < 3; k++)
+          grad_structured(g, &c, k, i, -k);
+        flags(&c, "Momentum", nes ? "Nesterov" : "NoNesterov", NULL);
+        gen_add_step(g, &c);
+      }
+  /* the default beta 0.95 with random gradients: fp32-tight, bf16-loose */
+  for (int nes = 0; nes < 2; nes++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.01);
+    o.nesterov = nes;
+    begin(&c, nes ? "momentum 0.95 with Nesterov, three random steps on (16, 24)" : "momentum 0.95 without Nesterov, three random steps on (16, 24)", &o);
+    int i = param(g, &c, "w", shape2(16, 24), 0);
+    for (int k = 0; k < 3; k++)
+      grad_normal(g, &c, k, i, 1.0);
+    flags(&c, "Momentum", nes ? "Nesterov" : "NoNesterov", NULL);
+    gen_add_step(g, &c);
+  }
+  /* bug-reports B09: buffer values after steps with a ones gradient */
+  for (int nes = 0; nes < 2; nes++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    o.momentum = 0.9;
+    o.nesterov = nes;
+    begin(&c, nes ? "beta 0.9, ones gradient, two steps, Nesterov: the buffer holds 1 then 1.9 (sum form)"
+                  : "beta 0.9, ones gradient, two steps, no Nesterov: the buffer holds 1 then 1.9 (sum form)",
+          &o);
+    int i = param(g, &c, "w", shape2(4, 8), 0);
+    for (int k = 0; k < 2; k++) {
+      c.grads[k][i] = gen_zeros(32);
+      for (int j = 0; j < 32; j++)
+        c.grads[k][i][j] = 1.0f;
+    }
+    c.n_steps = 2;
+    flags(&c, "Momentum", "BugB09", nes ? "Nesterov" : "NoNesterov");
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- AdamW fallback ---- */
+
+void gen_area_adamw(gen_ctx *g)
+{
+  gen_group(g, "step");
+  static const struct { double b1, b2, eps, ratio, scale; const char *what; } A[] = {
+    {0.9, 0.95, 1e-8, 0.025, 1.0, "the nemo defaults"},
+    {0.9, 0.999, 1e-8, 1.0, 1.0, "betas (0.9, 0.999), ratio 1"},
+    {0.0, 0.0, 1e-8, 1.0, 1.0, "betas (0, 0): sign-like steps"},
+    {0.5, 0.5, 1e-3, 0.1, 1.0, "a large eps 1e-3"},
+    {0.9, 0.95, 1e-8, 1.0, 1e-6, "tiny gradients 1e-6: eps placement matters"},
+    {0.9, 0.95, 1e-4, 1.0, 1e-4, "gradients 1e-4 with eps 1e-4 at step 1 (eps inside or outside the correction)"},
+    {0.95, 0.95, 0.0, 0.5, 1.0, "eps 0"},
+  };
+  for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.02, 0.0);
+    o.adam_beta1 = A[k].b1, o.adam_beta2 = A[k].b2, o.adam_eps = A[k].eps, o.adam_lr_ratio = A[k].ratio;
+    snprintf(comment, sizeof comment, "AdamW, three steps, %s", A[k].what);
+    begin(&c, comment, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), cv = param(g, &c, "conv", (muonref_shape){4, {4, 2, 3, 3}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, A[k].scale), grad_normal(g, &c, s, cv, A[k].scale);
+    flags(&c, "AdamW", k >= 4 ? "AdamEps" : NULL, NULL);
+    gen_add_step(g, &c);
+  }
+  for (int steps = 1; steps <= 5; steps += 2) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.01, 0.0);
+    o.adam_lr_ratio = 1.0;
+    snprintf(comment, sizeof comment,
+             "AdamW bias correction over %d step%s on a (%d, 1) embedding at the default threshold 8192 (step 1: about lr sign(g))",
+             steps, steps > 1 ? "s" : "", steps == 1 ? 8192 : 4096);
+    begin(&c, comment, &o);
+    if (steps > 1)
+      c.options[0].adam_dim_threshold = 4096;
+    int e = param(g, &c, "embedding", shape2(steps == 1 ? 8192 : 4096, 1), 0);
+    for (int s = 0; s < steps; s++)
+      grad_normal(g, &c, s, e, 1.0);
+    flags(&c, "AdamW", "BiasCorrection", "RoutingThreshold");
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- gradients: missing, zero, scale ---- */
+
+void gen_area_gradients(gen_ctx *g)
+{
+  gen_group(g, "step");
+  for (int wd = 0; wd < 2; wd++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, wd ? 0.1 : 0.0);
+    begin(&c, wd ? "a Muon matrix and a bias without gradient, weight_decay 0.1: both untouched, no state (not zeros)"
+                 : "parameters without gradient among others: untouched, no state",
+          &o);
+    int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+    int d = param(g, &c, "other", shape2(8, 16), 0), e = param(g, &c, "bias2", (muonref_shape){1, {8}}, 0);
+    (void)a, (void)b;
+    for (int k = 0; k < 2; k++)
+      grad_structured(g, &c, k, d, 0), grad_normal(g, &c, k, e, 1.0);
+    flags(&c, "MissingGradient", "BugB15", NULL);
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.1);
+    begin(&c, "a gradient at step 1, none at step 2, one at step 3: the missing step neither decays nor moves momentum", &o);
+    int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+    grad_structured(g, &c, 0, a, 0), grad_normal(g, &c, 0, b, 1.0);
+    grad_structured(g, &c, 2, a, -1), grad_normal(g, &c, 2, b, 1.0);
+    flags(&c, "MissingGradient", "BugB15", NULL);
+    gen_add_step(g, &c);
+  }
+  for (int k = 0; k < 3; k++) {
+    gen_step_case c;
+    static const size_t S[][2] = {{8, 8}, {16, 4}, {4, 16}};
+    char comment[256];
+    snprintf(comment, sizeof comment, "zero gradient on a zero-initialised (%zu, %zu) matrix: a finite zero update, no NaN",
+             S[k][0], S[k][1]);
+    muonref_options o = base_s(g, 0.02, 0.01);
+    begin(&c, comment, &o);
+    int i = param(g, &c, "out_proj", shape2(S[k][0], S[k][1]), 0);
+    memset(c.init[i], 0, numel(&c, i) * sizeof(float));
+    grad_zero(&c, 0, i);
+    grad_zero(&c, 1, i);
+    flags(&c, "ZeroGradient", "BugB16", NULL);
+    gen_add_step(g, &c);
+  }
+  /* bug-reports B21/B01: the update does not depend on the gradient's scale, and is not lr * g */
+  static const int SHIFT[] = {-20, 0, 10};
+  for (int k = 0; k < 3; k++) {
+    gen_step_case c;
+    char comment[256];
+    snprintf(comment, sizeof comment, "gradient scaled by 2^%d: the orthogonalised update is the same (no clipping of the update)",
+             SHIFT[k]);
+    muonref_options o = base_s(g, 0.02, 0.0);
+    begin(&c, comment, &o);
+    int i = param(g, &c, "w", shape2(8, 32), 0);
+    g->rng.s = 77; /* the same scales for the three cases */
+    grad_structured(g, &c, 0, i, SHIFT[k]);
+    flags(&c, "GradientScale", "BugB21", "BugB01");
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- Newton-Schulz ---- */
+
+void gen_area_newton_schulz(gen_ctx *g)
+{
+  gen_group(g, "ns");
+  static const struct { size_t m, n; int tr, shift; } S[] = {
+    {4, 16, 0, 0}, {8, 32, 0, 0}, {8, 8, 0, 0}, {16, 16, 0, 0}, {4, 64, 0, 0}, {8, 16, 1, 0},
+    {2, 8, 0, 0}, {16, 32, 0, 3}, {8, 32, 1, -6}, {1, 16, 0, 0}, {4, 8, 0, 12}, {32, 64, 0, 0},
+  };
+  const char *fs[] = {"NewtonSchulz", "Structured", NULL};
+  for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
+    char comment[256];
+    float d[64];
+    gen_dyadic_scales(g, d, S[k].m, S[k].shift);
+    float *x = gen_structured(S[k].m, S[k].n, d, S[k].tr);
+    size_t rows = S[k].tr ? S[k].n : S[k].m, cols = S[k].tr ? S[k].m : S[k].n;
+    snprintf(comment, sizeof comment, "structured (%zu, %zu): Hadamard rows times dyadic scales 2^%d: bf16 exactly defined",
+             rows, cols, S[k].shift);
+    gen_add_ns(g, "ns", comment, fs, x, rows, cols, 5);
+    free(x);
+  }
+  for (int steps = 1; steps <= 7; steps++) {
+    char comment[256];
+    float d[8];
+    gen_dyadic_scales(g, d, 8, 0);
+    float *x = gen_structured(8, 16, d, 0);
+    snprintf(comment, sizeof comment, "ns_steps %d on a structured (8, 16) matrix", steps);
+    const char *f2[] = {"NewtonSchulz", "StepCount", NULL};
+    gen_add_ns(g, "ns", comment, f2, x, 8, 16, steps);
+    free(x);
+  }
+  static const size_t R[][2] = {{8, 8}, {16, 40}, {48, 32}, {64, 16}, {32, 96}, {12, 20}};
+  const char *fr[] = {"NewtonSchulz", "Random", NULL};
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    char comment[256];
+    float *x = gen_normal_array(g, R[k][0] * R[k][1], 1.0);
+    snprintf(comment, sizeof comment, "Gaussian (%zu, %zu): fp32 close to exact, bf16 only in the singular-value band", R[k][0],
+             R[k][1]);
+    gen_add_ns(g, "ns", comment, fr, x, R[k][0], R[k][1], 5);
+    free(x);
+  }
+  /* tiny norms: the epsilon and its placement decide the result */
+  static const int TINY[] = {-26, -25, -24, -23};
+  const char *ft[] = {"NewtonSchulz", "TinyNorm", "Epsilon", NULL};
+  for (int k = 0; k < 4; k++) {
+    char comment[256];
+    float d[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 4; i++)
+      d[i] = ldexpf(1.0f, TINY[k]);
+    float *x = gen_structured(4, 16, d, 0);
+    snprintf(comment, sizeof comment, "tiny norm 2^%d x 8: X / (||X|| + 1e-7) differs from a clamp or another eps", TINY[k]);
+    gen_add_ns(g, "ns", comment, ft, x, 4, 16, 5);
+    free(x);
+  }
+  {
+    float *z = gen_zeros(8 * 12);
+    const char *fz[] = {"NewtonSchulz", "ZeroMatrix", "BugB16", NULL};
+    gen_add_ns(g, "ns", "the zero matrix gives the zero matrix (no NaN)", fz, z, 8, 12, 5);
+    free(z);
+  }
+  {
+    float d[8] = {1, 0.5f, 0, 0.25f, 0, 0, 0.125f, 0};
+    float *x = gen_structured(8, 16, d, 0);
+    const char *fz[] = {"NewtonSchulz", "RankDeficient", NULL};
+    gen_add_ns(g, "ns", "rank 4 of 8: zero rows stay zero", fz, x, 8, 16, 5);
+    free(x);
+  }
+  {
+    float *x = gen_normal_array(g, 16 * 24, 1.0);
+    for (int j = 0; j < 24; j++)
+      x[15 * 24 + j] = x[14 * 24 + j] * 1e-6f; /* nearly repeated direction: condition ~1e6 */
+    const char *fz[] = {"NewtonSchulz", "IllConditioned", NULL};
+    gen_add_ns(g, "ns", "an ill-conditioned (16, 24) matrix (smallest singular value ~1e-6 of the largest)", fz, x, 16, 24, 5);
+    free(x);
+  }
+  gen_group(g, "error");
+  gen_add_ns_error(g, "a 3-D input is refused by the Newton-Schulz function (bug-reports B24)",
+                   &(muonref_shape){3, {3, 4, 5}}, "ESHAPE", "Expected a matrix, got a tensor of shape (3, 4, 5)");
+  gen_add_ns_error(g, "a 1-D input is refused by the Newton-Schulz function", &(muonref_shape){1, {7}}, "ESHAPE",
+                   "Expected a matrix, got a tensor of shape (7,)");
+}
+
+/* ---- transpose pairs ---- */
+
+void gen_area_transpose(gen_ctx *g)
+{
+  gen_group(g, "transpose");
+  static const size_t S[][2] = {{16, 4}, {4, 16}, {32, 8}, {8, 64}};
+  for (size_t k = 0; k < 4; k++) {
+    char comment[256];
+    float d[64];
+    size_t m = S[k][0] < S[k][1] ? S[k][0] : S[k][1], n = S[k][0] < S[k][1] ? S[k][1] : S[k][0];
+    gen_dyadic_scales(g, d, m, 0);
+    float *x = gen_structured(m, n, d, S[k][0] > S[k][1]);
+    snprintf(comment, sizeof comment, "structured (%zu, %zu) and its transpose: outputs exact transposes", S[k][0], S[k][1]);
+    const char *f[] = {"Transpose", "Structured", NULL};
+    gen_add_ns(g, "transpose", comment, f, x, S[k][0], S[k][1], 5);
+    free(x);
+  }
+  static const size_t R[][2] = {{16, 40}, {40, 16}, {48, 32}, {10, 30}, {64, 24}, {3, 17}};
+  for (size_t k = 0; k < 6; k++) {
+    char comment[256];
+    float *x = gen_normal_array(g, R[k][0] * R[k][1], 1.0);
+    snprintf(comment, sizeof comment, "Gaussian (%zu, %zu) and its transpose: bitwise transposes for one implementation", R[k][0],
+             R[k][1]);
+    const char *f[] = {"Transpose", "Random", NULL};
+    gen_add_ns(g, "transpose", comment, f, x, R[k][0], R[k][1], 5);
+    free(x);
+  }
+}
+
+/* ---- state round trips ---- */
+
+void gen_area_state(gen_ctx *g)
+{
+  gen_group(g, "step");
+  for (int rt = 1; rt <= 3; rt++)
+    for (int structured = 0; structured < 2; structured++) {
+      gen_step_case c;
+      char comment[256];
+      muonref_options o = structured ? base_s(g, 0.02, 0.01) : base(g, 0.02, 0.01);
+      snprintf(comment, sizeof comment, "four steps with export, import into a fresh optimizer and continue after step %d (%s)",
+               rt, structured ? "structured gradients" : "random gradients");
+      begin(&c, comment, &o);
+      int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+      int t = param(g, &c, "tall", shape2(32, 8), 0);
+      for (int k = 0; k < 4; k++) {
+        if (structured)
+          grad_structured(g, &c, k, a, 0), grad_structured(g, &c, k, t, -k);
+        else
+          grad_normal(g, &c, k, a, 1.0), grad_normal(g, &c, k, t, 1.0);
+        grad_normal(g, &c, k, b, 1.0);
+      }
+      c.round_trip_after = rt;
+      flags(&c, "StateRoundTrip", "BugB13", "BugB14");
+      gen_add_step(g, &c);
+    }
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.0);
+    begin(&c, "round trip after step 1 while one parameter has had no gradient yet (no state to carry)", &o);
+    int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "late", shape2(8, 16), 0);
+    grad_structured(g, &c, 0, a, 0);
+    grad_structured(g, &c, 1, a, 0), grad_structured(g, &c, 1, b, 0);
+    grad_structured(g, &c, 2, a, 0), grad_structured(g, &c, 2, b, 0);
+    c.round_trip_after = 1;
+    flags(&c, "StateRoundTrip", "MissingGradient", NULL);
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    o.adam_lr_ratio = 1.0;
+    begin(&c, "AdamW step counts survive the round trip (bias correction continues at t = 3)", &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int k = 0; k < 4; k++)
+      grad_normal(g, &c, k, b, 1.0);
+    c.round_trip_after = 2;
+    flags(&c, "StateRoundTrip", "AdamW", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- errors ---- */
+
+/* An error case with one matrix and one bias, options given verbatim. */
+static void error_case(gen_ctx *g, const char *comment, const char *options_json, const char *status,
+                       const char *message, const char *result)
+{
+  gen_step_case c;
+  muonref_options o = base(g, 0.02, 0.0);
+  begin(&c, comment, &o);
+  json_error_t je;
+  c.raw_options[0] = json_loads(options_json, 0, &je);
+  int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+  grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
+  c.error_status = status;
+  c.error_message = message;
+  c.result = result;
+  flags(&c, "ErrorMessage", result ? "NanOption" : NULL, NULL);
+  gen_add_step(g, &c);
+}
+
+void gen_area_errors(gen_ctx *g)
+{
+  gen_group(g, "error");
+  static const struct { const char *what, *opt, *msg; } E[] = {
+    {"negative learning rate", "{\"lr\": -1.0}", "Invalid learning rate: -1.0"},
+    {"negative learning rate, small", "{\"lr\": -0.001}", "Invalid learning rate: -0.001"},
+    {"momentum 1.0 (must be below 1)", "{\"momentum\": 1.0}", "Invalid momentum: 1.0"},
+    {"negative momentum", "{\"momentum\": -0.5}", "Invalid momentum: -0.5"},
+    {"zero Newton-Schulz steps", "{\"ns_steps\": 0}", "Invalid number of Newton-Schulz steps: 0"},
+    {"negative Newton-Schulz steps", "{\"ns_steps\": -3}", "Invalid number of Newton-Schulz steps: -3"},
+    {"negative weight decay", "{\"weight_decay\": -0.01}", "Invalid weight decay: -0.01"},
+    {"beta1 = 1", "{\"adam_betas\": [1.0, 0.95]}", "Invalid AdamW betas: (1.0, 0.95)"},
+    {"negative beta2", "{\"adam_betas\": [0.9, -0.1]}", "Invalid AdamW betas: (0.9, -0.1)"},
+    {"negative AdamW epsilon", "{\"adam_eps\": -1e-08}", "Invalid AdamW epsilon: -1e-08"},
+    {"negative AdamW lr ratio", "{\"adam_lr_ratio\": -0.025}", "Invalid AdamW learning rate ratio: -0.025"},
+    {"zero dimension threshold", "{\"adam_dim_threshold\": 0}", "Invalid AdamW dimension threshold: 0"},
+    {"unknown scale_mode", "{\"scale_mode\": \"rows\"}",
+     "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')"},
+    {"scale_mode spelled in capitals", "{\"scale_mode\": \"FAN_IN\"}",
+     "Unknown scale_mode 'FAN_IN', expected one of ('fan_in', 'fan_out', 'none')"},
+    {"first violation wins: lr before momentum", "{\"lr\": -1.0, \"momentum\": 2.0}", "Invalid learning rate: -1.0"},
+    {"first violation wins: momentum before ns_steps", "{\"momentum\": 2.0, \"ns_steps\": 0}", "Invalid momentum: 2.0"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, NULL);
+  error_case(g, "lr = nan: NeMo's check (lr < 0) lets it through, muonref refuses it", "{\"lr\": \"nan\"}", "EOPTION",
+             "Invalid learning rate: nan", "acceptable");
+  error_case(g, "weight_decay = inf", "{\"weight_decay\": \"inf\"}", "EOPTION", "Invalid weight decay: inf", "acceptable");
+  /* shapes and gradients */
+  struct { const char *what; int kind; const char *status, *msg; } G[] = {
+    {"use_muon=True on a bias (48,)", 0, "ESHAPE", "use_muon=True needs at least two dimensions, got shape (48,)"},
+    {"a NaN gradient: refused before anything is written", 1, "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan"},
+    {"an infinite gradient on the Muon matrix", 2, "ENONFINITE", "Non-finite gradient for parameter 0: element 5 is inf"},
+    {"a sparse gradient", 3, "EGRAD", "Muon does not support sparse gradients"},
+    {"a complex gradient (bug-reports B19)", 4, "EGRAD", "Muon does not support complex gradients"},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    if (G[k].kind == 0)
+      o.use_muon = MUONREF_USE_MUON_TRUE;
+    begin(&c, G[k].what, &o);
+    int a = param(g, &c, "hidden", G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), 0);
+    int b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+    grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
+    if (G[k].kind == 1)
+      c.grads[0][b][3] = NAN;
+    if (G[k].kind == 2)
+      c.grads[0][a][5] = INFINITY;
+    if (G[k].kind == 3)
+      c.grad_kind[0][a] = "sparse";
+    if (G[k].kind == 4)
+      c.grad_kind[0][a] = "c64";
+    c.error_status = G[k].status;
+    c.error_message = G[k].msg;
+    flags(&c, "ErrorMessage", G[k].kind ? "BadGradient" : "RoutingForced", NULL);
+    gen_add_step(g, &c);
+  }
+}

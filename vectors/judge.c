@@ -1,0 +1,317 @@
+/* muonref: judging a result against a vector case (see judge.h). */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "judge.h"
+#include "muonref/pyfmt.h"
+#include "tensor.h"
+
+double muonref_ulp32(double x)
+{
+  x = fabs(x);
+  if (!isfinite(x))
+    return INFINITY;
+  if (x < 0x1p-126)
+    return 0x1p-149;
+  int e;
+  frexp(x, &e); /* x = f 2^e, 0.5 <= f < 1 */
+  return ldexp(1.0, e - 24);
+}
+
+static int failf(muonref_verdict *v, const char *fmt, const char *a, const char *b)
+{
+  v->pass = 0;
+  snprintf(v->detail, sizeof v->detail, fmt, a, b);
+  return MUONREF_OK;
+}
+
+static double value(const muonref_tensor *t, size_t i) { return t->d ? t->d[i] : (double)t->f[i]; }
+
+static int same_shape(const muonref_tensor *a, const muonref_tensor *b)
+{
+  if (a->shape.ndim != b->shape.ndim)
+    return 0;
+  for (int k = 0; k < a->shape.ndim; k++)
+    if (a->shape.dims[k] != b->shape.dims[k])
+      return 0;
+  return 1;
+}
+
+/* A tolerance, decoded. */
+typedef struct tol {
+  enum { T_BITWISE, T_ELEMENTWISE, T_RELATIVE, T_SVBAND } kind;
+  double max_ulp, rel, lo, hi;
+  const json_t *atol; /* array, one per tensor, or NULL (0) */
+  const json_t *state_atol; /* array of {"buffer": atol} per parameter, or NULL */
+} tol;
+
+static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char *where, muonref_error *err)
+{
+  const json_t *j = json_object_get(json_object_get(test, "tolerance"), f == MUONREF_NS_BF16 ? "bf16" : "fp32");
+  const char *k = json_string_value(json_object_get(j, "kind"));
+  memset(t, 0, sizeof *t);
+  if (!k)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"tolerance\".%s.kind missing", where,
+                        f == MUONREF_NS_BF16 ? "bf16" : "fp32");
+  t->max_ulp = json_number_value(json_object_get(j, "maxUlp"));
+  t->rel = json_number_value(json_object_get(j, "max"));
+  t->lo = json_number_value(json_object_get(j, "lo"));
+  t->hi = json_number_value(json_object_get(j, "hi"));
+  t->atol = json_object_get(j, "atol");
+  t->state_atol = json_object_get(j, "stateAtol");
+  if (!strcmp(k, "bitwise"))
+    t->kind = T_BITWISE;
+  else if (!strcmp(k, "elementwise"))
+    t->kind = T_ELEMENTWISE;
+  else if (!strcmp(k, "relative"))
+    t->kind = T_RELATIVE;
+  else if (!strcmp(k, "svBand"))
+    t->kind = T_SVBAND;
+  else
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown tolerance kind \"%s\"", where, k);
+  return MUONREF_OK;
+}
+
+/* Singular values of a 2-D tensor (descending), into s (min(r,c)). */
+static int singular_values(const muonref_tensor *t, double *s)
+{
+  size_t r = t->shape.dims[0], c = t->shape.dims[1];
+  double *a = malloc(r * c * sizeof *a);
+  for (size_t i = 0; i < r * c; i++)
+    a[i] = value(t, i);
+  int info = (int)LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'N', (lapack_int)r, (lapack_int)c, a, (lapack_int)c, s, NULL,
+                                 (lapack_int)r, NULL, (lapack_int)c);
+  free(a);
+  return info;
+}
+
+/* Compares got with exp under t (atol index i); fills v on failure. */
+static void compare(const muonref_tensor *got, const muonref_tensor *exp, const tol *t, size_t i, const char *name,
+                    muonref_verdict *v)
+{
+  char b1[64], b2[64];
+  if (!same_shape(got, exp)) {
+    muonref_py_shape(b1, sizeof b1, got->shape.dims, got->shape.ndim);
+    muonref_py_shape(b2, sizeof b2, exp->shape.dims, exp->shape.ndim);
+    v->pass = 0;
+    snprintf(v->detail, sizeof v->detail, "%s: shape %s, expected %s", name, b1, b2);
+    return;
+  }
+  if (t->kind == T_RELATIVE || t->kind == T_SVBAND) {
+    double num = 0, den = 0;
+    for (size_t k = 0; k < exp->numel; k++) {
+      double d = value(got, k) - value(exp, k);
+      num += d * d, den += value(exp, k) * value(exp, k);
+    }
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (t->kind == T_RELATIVE && t->rel > 0)
+      v->worst = fmax(v->worst, rel / t->rel);
+    if (t->kind == T_RELATIVE && !(rel <= t->rel)) {
+      v->pass = 0;
+      snprintf(v->detail, sizeof v->detail, "%s: relative Frobenius deviation %.3g > allowed %.3g", name, rel, t->rel);
+    }
+    if (t->kind == T_SVBAND && got->shape.ndim == 2) {
+      size_t m = got->shape.dims[0] < got->shape.dims[1] ? got->shape.dims[0] : got->shape.dims[1];
+      double *s = malloc(m * sizeof *s);
+      int bad = singular_values(got, s) != 0 || !isfinite(s[0]);
+      for (size_t k = 0; !bad && k < m; k++)
+        bad = s[k] < t->lo || s[k] > t->hi;
+      if (bad) {
+        v->pass = 0;
+        snprintf(v->detail, sizeof v->detail, "%s: singular values [%.4g, %.4g] outside the band [%.4g, %.4g] (relative deviation %.3g)",
+                 name, s[m - 1], s[0], t->lo, t->hi, rel);
+      }
+      free(s);
+    }
+    return;
+  }
+  double atol = t->atol ? json_number_value(json_array_get(t->atol, i)) : 0.0;
+  double worst = 0;
+  size_t at = 0;
+  for (size_t k = 0; k < exp->numel; k++) {
+    double g = value(got, k), e = value(exp, k);
+    if (isnan(g) && isnan(e))
+      continue;
+    double allowed = t->kind == T_BITWISE ? 0.0 : t->max_ulp * muonref_ulp32(e) + atol;
+    double d = g == e ? 0.0 : fabs(g - e);
+    double ratio = d == 0 ? 0 : allowed > 0 ? d / allowed : INFINITY;
+    if (isnan(d))
+      ratio = INFINITY;
+    if (ratio > worst)
+      worst = ratio, at = k;
+  }
+  if (isfinite(worst))
+    v->worst = fmax(v->worst, worst);
+  if (worst > 1.0) {
+    double g = value(got, at), e = value(exp, at);
+    double allowed = t->kind == T_BITWISE ? 0.0 : t->max_ulp * muonref_ulp32(e) + atol;
+    v->pass = 0;
+    snprintf(v->detail, sizeof v->detail, "%s[%zu]: got %.9g, expected %.9g, |diff| %.3g > allowed %.3g (%s)", name,
+             at, g, e, fabs(g - e), allowed, t->kind == T_BITWISE ? "bitwise" : "ulp + atol");
+  }
+}
+
+/* Decodes j into t (where names it); EFORMAT on failure. */
+static int tensor(muonref_tensor *t, const json_t *j, const char *where, const char *name, muonref_error *err)
+{
+  char w[600];
+  snprintf(w, sizeof w, "%s.%s", where, name);
+  return muonref_tensor_from_json(t, j, w, err);
+}
+
+/* Compares the tensor got[name] with exp[name]. */
+static int compare_json(const json_t *got, const json_t *exp, const tol *t, size_t i, const char *name,
+                        muonref_verdict *v, const char *where, muonref_error *err)
+{
+  muonref_tensor a, b;
+  if (!got)
+    return failf(v, "%s: missing from the result%s", name, "");
+  int st = tensor(&a, got, "result", name, err);
+  if (!st && (st = tensor(&b, exp, where, name, err)))
+    muonref_tensor_free(&a);
+  if (st)
+    return st;
+  compare(&a, &b, t, i, name, v);
+  muonref_tensor_free(&a);
+  muonref_tensor_free(&b);
+  return MUONREF_OK;
+}
+
+/* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>. */
+static int judge_state(const json_t *got, const json_t *exp, const tol *t, const json_t *state_atol,
+                       muonref_verdict *v, const char *where, muonref_error *err)
+{
+  tol bt = *t;
+  if (bt.kind != T_BITWISE)
+    bt.kind = T_ELEMENTWISE;
+  for (size_t i = 0; v->pass && i < json_array_size(exp); i++) {
+    const json_t *e = json_array_get(exp, i), *g = json_array_get(got, i);
+    char name[64];
+    snprintf(name, sizeof name, "state[%zu]", i);
+    if (json_is_null(e) != json_is_null(g) || !g) {
+      v->pass = 0;
+      snprintf(v->detail, sizeof v->detail, "%s: %s, expected %s", name, json_is_null(g) || !g ? "no state" : "a state",
+               json_is_null(e) ? "none" : "a state");
+      return MUONREF_OK;
+    }
+    if (json_is_null(e))
+      continue;
+    if (json_integer_value(json_object_get(g, "step")) != json_integer_value(json_object_get(e, "step"))) {
+      v->pass = 0;
+      snprintf(v->detail, sizeof v->detail, "%s.step: %lld, expected %lld", name,
+               (long long)json_integer_value(json_object_get(g, "step")),
+               (long long)json_integer_value(json_object_get(e, "step")));
+      return MUONREF_OK;
+    }
+    const char *keys[] = {"momentum_buffer", "exp_avg", "exp_avg_sq"};
+    for (int k = 0; v->pass && k < 3; k++) {
+      const json_t *eb = json_object_get(e, keys[k]);
+      char n2[96];
+      snprintf(n2, sizeof n2, "%s.%s", name, keys[k]);
+      json_t *one = json_array();
+      json_array_append_new(one, json_real(json_number_value(json_object_get(json_array_get(state_atol, i), keys[k]))));
+      bt.atol = one;
+      if (eb) {
+        int st = compare_json(json_object_get(g, keys[k]), eb, &bt, 0, n2, v, where, err);
+        json_decref(one);
+        if (st)
+          return st;
+      } else {
+        json_decref(one);
+      }
+    }
+  }
+  return MUONREF_OK;
+}
+
+static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f, const tol *t, muonref_verdict *v,
+                      const char *where, muonref_error *err)
+{
+  const json_t *exp = f == MUONREF_NS_BF16 && json_object_get(test, "expectedBf16") ? json_object_get(test, "expectedBf16")
+                                                                                    : json_object_get(test, "expected");
+  const json_t *ep = json_object_get(exp, "params"), *gp = json_object_get(res, "params");
+  if (!json_is_array(ep))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".params must be an array", where);
+  if (json_array_size(gp) != json_array_size(ep))
+    return failf(v, "params: %s, expected %s tensors", json_is_array(gp) ? "wrong count" : "missing", "the case's");
+  for (size_t i = 0; v->pass && i < json_array_size(ep); i++) {
+    char name[64];
+    snprintf(name, sizeof name, "params[%zu]", i);
+    int st = compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
+    if (st)
+      return st;
+  }
+  const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
+  if (v->pass && json_is_array(gs) && json_is_array(es))
+    return judge_state(gs, es, t, t->state_atol, v, where, err);
+  return MUONREF_OK;
+}
+
+/* The transpose of a 2-D f32 result must equal output^T bit for bit. */
+static int judge_transpose_pair(const json_t *res, muonref_verdict *v, muonref_error *err)
+{
+  muonref_tensor a, b;
+  if (!json_object_get(res, "outputT"))
+    return failf(v, "outputT: missing from the result%s%s", "", "");
+  int st = tensor(&a, json_object_get(res, "output"), "result", "output", err);
+  if (!st && (st = tensor(&b, json_object_get(res, "outputT"), "result", "outputT", err)))
+    muonref_tensor_free(&a);
+  if (st)
+    return st;
+  size_t r = a.shape.dims[0], c = a.shape.dims[1];
+  int ok = a.shape.ndim == 2 && b.shape.ndim == 2 && b.shape.dims[0] == c && b.shape.dims[1] == r;
+  for (size_t i = 0; ok && i < r; i++)
+    for (size_t j = 0; ok && j < c; j++)
+      ok = memcmp(&a.f[i * c + j], &b.f[j * r + i], sizeof(float)) == 0;
+  if (!ok)
+    failf(v, "outputT is not bitwise the transpose of output%s%s", "", "");
+  muonref_tensor_free(&a);
+  muonref_tensor_free(&b);
+  return MUONREF_OK;
+}
+
+static int judge_error(const json_t *test, const json_t *res, muonref_verdict *v)
+{
+  const char *want = json_string_value(json_object_get(json_object_get(json_object_get(test, "expected"), "error"), "message"));
+  const char *got = json_string_value(json_object_get(res, "error"));
+  const char *result = json_string_value(json_object_get(test, "result"));
+  int acceptable = result && !strcmp(result, "acceptable");
+  if (!got)
+    return acceptable ? MUONREF_OK : failf(v, "no error raised; expected \"%s\"%s", want ? want : "?", "");
+  if (!want || strcmp(got, want))
+    return failf(v, "error \"%s\", expected \"%s\"", got, want ? want : "?");
+  return MUONREF_OK;
+}
+
+int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,
+                  muonref_verdict *v, const char *where, muonref_error *err)
+{
+  v->pass = 1;
+  v->worst = 0;
+  v->detail[0] = '\0';
+  if (!result)
+    return failf(v, "not run (no result)%s%s", "", "");
+  if (json_object_get(result, "skipped"))
+    return failf(v, "skipped: %s%s", json_string_value(json_object_get(result, "skipped")), "");
+  if (!strcmp(kind, "error"))
+    return judge_error(test, result, v);
+  if (json_object_get(result, "error"))
+    return failf(v, "raised \"%s\"%s", json_string_value(json_object_get(result, "error")), "");
+  tol t;
+  int st = read_tol(test, format, &t, where, err);
+  if (st)
+    return st;
+  if (!strcmp(kind, "step"))
+    return judge_step(test, result, format, &t, v, where, err);
+  const json_t *exp = json_object_get(test, "expected");
+  const json_t *e = format == MUONREF_NS_BF16 && json_object_get(exp, "bf16") ? json_object_get(exp, "bf16")
+                                                                              : json_object_get(exp, "exact");
+  if (!e)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".exact missing", where);
+  st = compare_json(json_object_get(result, "output"), e, &t, 0, "output", v, where, err);
+  if (!st && v->pass && !strcmp(kind, "transpose"))
+    st = judge_transpose_pair(result, v, err);
+  return st;
+}

@@ -1,0 +1,29 @@
+/* muonref: judging one result against one vector case, with the case's
+ * tolerance for the implementation's Newton-Schulz format
+ * (spec/vectors.md section 5). */
+#ifndef MUONREF_VECTORS_JUDGE_H
+#define MUONREF_VECTORS_JUDGE_H
+
+#include <jansson.h>
+#include "muonref/options.h"
+
+typedef struct muonref_verdict {
+  int pass;
+  char detail[768]; /* on failure: the quantity, the deviation and the allowance */
+  double worst;      /* the largest deviation / allowance over the judged values
+                        (0 for exact matches; a measure of the margin) */
+} muonref_verdict;
+
+/* Judges `result` (spec/vectors.md section 4; NULL = not run) against
+ * `test` of kind `kind` for an implementation whose Newton-Schulz runs in
+ * `format` (BF16 or FP32).  Writes *v and returns MUONREF_OK, or
+ * MUONREF_EFORMAT naming `where` when the test or the result is malformed
+ * (a missing or mistyped member). */
+int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,
+                  muonref_verdict *v, const char *where, muonref_error *err);
+
+/* The binary32 ulp of x: the spacing of binary32 numbers at |x|, the
+ * smallest subnormal 2^-149 for |x| < 2^-126 (glibc's ULPDIFF convention). */
+double muonref_ulp32(double x);
+
+#endif

@@ -1,0 +1,245 @@
+/* muonref: a vector case on the fast path (see run_fast.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../fast/faults.h"
+#include "../fast/ns_internal.h"
+#include "../fast/optimizer_internal.h"
+#include "case.h"
+#include "muonref/profile.h"
+#include "run_fast.h"
+
+static json_t *error_result(const char *message)
+{
+  json_t *r = json_object();
+  json_object_set_new(r, "error", json_string(message));
+  return r;
+}
+
+/* The parameters of a step case: their initial tensors. */
+typedef struct run {
+  size_t n;
+  muonref_tensor *params;
+  muonref_shape *shapes;   /* in group order, for the optimizer */
+  size_t *order;           /* order[k]: parameter index of group slot k */
+  muonref_group *groups;
+  size_t n_groups;
+} run;
+
+static void run_free(run *r)
+{
+  for (size_t i = 0; r->params && i < r->n; i++)
+    muonref_tensor_free(&r->params[i]);
+  free(r->params), free(r->shapes), free(r->order), free(r->groups);
+}
+
+static int load_params(run *r, const json_t *test, const char *where, muonref_error *err)
+{
+  const json_t *ps = json_object_get(test, "params");
+  if (!json_is_array(ps))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"params\" must be an array", where);
+  r->n = json_array_size(ps);
+  r->params = calloc(r->n + 1, sizeof *r->params);
+  for (size_t i = 0; i < r->n; i++) {
+    char w[512];
+    snprintf(w, sizeof w, "%s.params[%zu].init", where, i);
+    int st = muonref_tensor_from_json(&r->params[i], json_object_get(json_array_get(ps, i), "init"), w, err);
+    if (st)
+      return st;
+    if (r->params[i].dtype != MUONREF_TENSOR_F32)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameters must be f32", w);
+  }
+  return MUONREF_OK;
+}
+
+/* Groups: options (may fail with the catalogue's EOPTION) and slots. */
+static int load_groups(run *r, const json_t *test, const char *profile, muonref_ns_format format,
+                       const char *where, muonref_error *err)
+{
+  const json_t *gs = json_object_get(test, "groups");
+  if (!json_is_array(gs))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"groups\" must be an array", where);
+  r->n_groups = json_array_size(gs);
+  r->groups = calloc(r->n_groups + 1, sizeof *r->groups);
+  r->shapes = calloc(r->n + 1, sizeof *r->shapes);
+  r->order = calloc(r->n + 1, sizeof *r->order);
+  size_t slot = 0;
+  for (size_t g = 0; g < r->n_groups; g++) {
+    char w[512];
+    const json_t *gj = json_array_get(gs, g), *idx = json_object_get(gj, "params");
+    snprintf(w, sizeof w, "%s.groups[%zu]", where, g);
+    int st = muonref_case_options(json_object_get(gj, "options"), profile, &r->groups[g].options, w, err);
+    if (st)
+      return st;
+    r->groups[g].options.ns_format = format;
+    r->groups[g].shapes = r->shapes + slot;
+    for (size_t k = 0; k < json_array_size(idx); k++, slot++) {
+      json_int_t i = json_integer_value(json_array_get(idx, k));
+      if (i < 0 || (size_t)i >= r->n || slot >= r->n)
+        return muonref_fail(err, MUONREF_EFORMAT, "%s.params[%zu]: not a parameter index", w, k);
+      r->order[slot] = (size_t)i;
+      r->shapes[slot] = r->params[i].shape;
+    }
+    r->groups[g].n_params = json_array_size(idx);
+  }
+  if (slot != r->n)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the groups list %zu parameters, \"params\" has %zu", where, slot,
+                        r->n);
+  return MUONREF_OK;
+}
+
+/* Steps first..last-1 of the case on opt. */
+static int run_steps(muonref_optimizer *opt, run *r, const json_t *steps, size_t first, size_t last,
+                     const char *where, muonref_error *err)
+{
+  float **ptrs = calloc(r->n + 1, sizeof *ptrs);
+  muonref_grad *grads = calloc(r->n + 1, sizeof *grads);
+  muonref_tensor *gt = calloc(r->n + 1, sizeof *gt);
+  int st = MUONREF_OK;
+  for (size_t k = first; !st && k < last; k++) {
+    const json_t *gl = json_object_get(json_array_get(steps, k), "grads");
+    for (size_t s = 0; !st && s < r->n; s++) {
+      char w[512];
+      size_t i = r->order[s];
+      snprintf(w, sizeof w, "%s.steps[%zu].grads[%zu]", where, k, i);
+      ptrs[s] = r->params[i].f;
+      st = muonref_case_grad(json_array_get(gl, i), r->params[i].numel, &gt[s], &grads[s], w, err);
+    }
+    if (!st)
+      st = muonref_optimizer_step(opt, ptrs, grads, err);
+    for (size_t s = 0; s < r->n; s++)
+      muonref_tensor_free(&gt[s]);
+  }
+  free(ptrs), free(grads), free(gt);
+  return st;
+}
+
+/* A fresh optimizer holding opt's state (the round trip of spec/vectors.md 2.1). */
+static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, muonref_error *err)
+{
+  muonref_optimizer *fresh = muonref_optimizer_create_fault(r->groups, r->n_groups, fault, err);
+  for (size_t s = 0; fresh && s < r->n; s++) {
+    muonref_param_state st;
+    muonref_optimizer_state(opt, s, &st);
+    if (muonref_optimizer_set_state(fresh, s, &st, err)) {
+      muonref_optimizer_free(fresh);
+      fresh = NULL;
+    }
+  }
+  muonref_optimizer_free(opt);
+  return fresh;
+}
+
+static json_t *step_result(muonref_optimizer *opt, run *r)
+{
+  json_t *res = json_object(), *ps = json_array(), *sts = json_array();
+  for (size_t i = 0; i < r->n; i++) {
+    json_array_append_new(ps, muonref_tensor_to_json(&r->params[i], 0));
+    json_array_append_new(sts, json_null());
+  }
+  for (size_t s = 0; s < r->n; s++) {
+    muonref_param_state st;
+    muonref_optimizer_state(opt, s, &st);
+    json_array_set_new(sts, r->order[s], muonref_case_state_json(&st, &r->params[r->order[s]].shape));
+  }
+  json_object_set_new(res, "params", ps);
+  json_object_set_new(res, "state", sts);
+  return res;
+}
+
+static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns_format format, int fault,
+                             const char *where, muonref_error *err)
+{
+  run r = {0};
+  json_t *res = NULL;
+  muonref_optimizer *opt = NULL;
+  const json_t *steps = json_object_get(test, "steps");
+  size_t n_steps = json_array_size(steps);
+  json_int_t rt = json_integer_value(json_object_get(test, "roundTripAfter"));
+  int st = load_params(&r, test, where, err);
+  if (!st)
+    st = load_groups(&r, test, profile, format, where, err);
+  if (st == MUONREF_EOPTION || st == MUONREF_ESHAPE) {
+    res = error_result(err->message);
+    goto done;
+  }
+  if (st)
+    goto done;
+  if (!(opt = muonref_optimizer_create_fault(r.groups, r.n_groups, fault, err))) {
+    res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
+    goto done;
+  }
+  size_t split = rt > 0 && (size_t)rt < n_steps ? (size_t)rt : n_steps;
+  st = run_steps(opt, &r, steps, 0, split, where, err);
+  if (!st && split < n_steps) {
+    if (!(opt = round_trip(opt, &r, fault, err)))
+      st = err->status;
+    else
+      st = run_steps(opt, &r, steps, split, n_steps, where, err);
+  }
+  if (st == MUONREF_EFORMAT || st == MUONREF_ENOMEM)
+    goto done;
+  res = st ? error_result(err->message) : step_result(opt, &r);
+done:
+  muonref_optimizer_free(opt);
+  run_free(&r);
+  return res;
+}
+
+/* NS on the input (and, for "transpose", on its transpose). */
+static json_t *run_ns_case(const json_t *test, const char *kind, const char *profile, muonref_ns_format format,
+                           int fault, const char *where, muonref_error *err)
+{
+  muonref_tensor in, out, outT;
+  muonref_options o;
+  char w[512];
+  snprintf(w, sizeof w, "%s.input", where);
+  if (muonref_tensor_from_json(&in, json_object_get(test, "input"), w, err))
+    return NULL;
+  if (muonref_ns_check_shape(&in.shape, err)) {
+    muonref_tensor_free(&in);
+    return error_result(err->message);
+  }
+  muonref_profile_options(profile, &o, NULL);
+  o.ns_format = format;
+  json_t *steps = json_object_get(test, "nsSteps");
+  if (steps)
+    o.ns_steps = (int)json_integer_value(steps);
+  muonref_fault_options(fault, &o);
+  size_t rows = in.shape.dims[0], cols = in.shape.dims[1];
+  muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &in.shape, NULL);
+  json_t *res = json_object();
+  if (muonref_fast_ns_flags(out.f, in.f, rows, cols, &o, NULL, muonref_fault_ns_flags(fault), err)) {
+    json_decref(res);
+    res = error_result(err->message);
+  } else {
+    json_object_set_new(res, "output", muonref_tensor_to_json(&out, 0));
+  }
+  if (!strcmp(kind, "transpose") && json_object_get(res, "output")) {
+    muonref_shape ts = {2, {cols, rows}};
+    muonref_tensor inT;
+    muonref_tensor_alloc(&inT, MUONREF_TENSOR_F32, &ts, NULL);
+    muonref_tensor_alloc(&outT, MUONREF_TENSOR_F32, &ts, NULL);
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++)
+        inT.f[j * rows + i] = in.f[i * cols + j];
+    muonref_fast_ns_flags(outT.f, inT.f, cols, rows, &o, NULL, muonref_fault_ns_flags(fault), NULL);
+    json_object_set_new(res, "outputT", muonref_tensor_to_json(&outT, 0));
+    muonref_tensor_free(&inT);
+    muonref_tensor_free(&outT);
+  }
+  muonref_tensor_free(&in);
+  muonref_tensor_free(&out);
+  return res;
+}
+
+json_t *muonref_run_fast(const json_t *test, const char *kind, const char *profile, muonref_ns_format format,
+                         int fault, const char *where, muonref_error *err)
+{
+  if (!strcmp(kind, "ns") || !strcmp(kind, "transpose") || (!strcmp(kind, "error") && json_object_get(test, "input")))
+    return run_ns_case(test, kind, profile, format, fault, where, err);
+  if (!strcmp(kind, "step") || !strcmp(kind, "error"))
+    return run_step_case(test, profile, format, fault, where, err);
+  muonref_fail(err, MUONREF_EFORMAT, "%s: unknown test kind \"%s\"", where, kind);
+  return NULL;
+}

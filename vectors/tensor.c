@@ -1,0 +1,185 @@
+/* muonref: tensors in the vector format (see tensor.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "muonref/bf16.h"
+#include "muonref/pyfmt.h"
+#include "tensor.h"
+
+static const char *const DTYPE_NAMES[] = {"f32", "f64", "bf16"};
+static const int DIGITS[] = {8, 16, 4};
+
+const char *muonref_tensor_dtype_name(muonref_tensor_dtype d)
+{
+  return (unsigned)d < 3 ? DTYPE_NAMES[d] : NULL;
+}
+
+int muonref_tensor_alloc(muonref_tensor *t, muonref_tensor_dtype dtype, const muonref_shape *shape,
+                         muonref_error *err)
+{
+  memset(t, 0, sizeof *t);
+  if (shape->ndim < 0 || shape->ndim > MUONREF_MAX_NDIM)
+    return muonref_fail(err, MUONREF_ESHAPE, "tensor with %d dimensions, at most %d are supported", shape->ndim,
+                        MUONREF_MAX_NDIM);
+  t->dtype = dtype;
+  t->shape = *shape;
+  t->numel = muonref_shape_numel(shape);
+  size_t n = t->numel ? t->numel : 1;
+  if (dtype == MUONREF_TENSOR_F64)
+    t->d = calloc(n, sizeof *t->d);
+  else
+    t->f = calloc(n, sizeof *t->f);
+  if (!t->d && !t->f)
+    return muonref_fail(err, MUONREF_ENOMEM, "out of memory for a tensor of %zu elements", t->numel);
+  return MUONREF_OK;
+}
+
+void muonref_tensor_free(muonref_tensor *t)
+{
+  if (!t)
+    return;
+  free(t->f);
+  free(t->d);
+  memset(t, 0, sizeof *t);
+}
+
+/* The bit pattern of element i, in the dtype's width. */
+static uint64_t element_bits(const muonref_tensor *t, size_t i)
+{
+  if (t->dtype == MUONREF_TENSOR_F64) {
+    uint64_t u;
+    memcpy(&u, &t->d[i], 8);
+    return u;
+  }
+  if (t->dtype == MUONREF_TENSOR_BF16)
+    return muonref_bf16_from_float(t->f[i]);
+  uint32_t u;
+  memcpy(&u, &t->f[i], 4);
+  return u;
+}
+
+static void set_element_bits(muonref_tensor *t, size_t i, uint64_t u)
+{
+  if (t->dtype == MUONREF_TENSOR_F64) {
+    memcpy(&t->d[i], &u, 8);
+  } else if (t->dtype == MUONREF_TENSOR_BF16) {
+    t->f[i] = muonref_bf16_to_float((uint16_t)u);
+  } else {
+    uint32_t v = (uint32_t)u;
+    memcpy(&t->f[i], &v, 4);
+  }
+}
+
+static double element_value(const muonref_tensor *t, size_t i)
+{
+  return t->dtype == MUONREF_TENSOR_F64 ? t->d[i] : (double)t->f[i];
+}
+
+json_t *muonref_tensor_to_json(const muonref_tensor *t, int approx)
+{
+  int w = DIGITS[t->dtype];
+  char *hex = malloc(t->numel * (size_t)w + 1);
+  json_t *shape = json_array(), *o = json_object();
+  if (!hex || !shape || !o) {
+    free(hex);
+    json_decref(shape);
+    json_decref(o);
+    return NULL;
+  }
+  hex[0] = '\0';
+  for (size_t i = 0; i < t->numel; i++)
+    snprintf(hex + i * (size_t)w, (size_t)w + 1, "%0*" PRIx64, w, element_bits(t, i));
+  for (int k = 0; k < t->shape.ndim; k++)
+    json_array_append_new(shape, json_integer((json_int_t)t->shape.dims[k]));
+  json_object_set_new(o, "dtype", json_string(DTYPE_NAMES[t->dtype]));
+  json_object_set_new(o, "shape", shape);
+  json_object_set_new(o, "hex", json_string(hex));
+  free(hex);
+  if (approx) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < t->numel; i++) {
+      double v = element_value(t, i);
+      json_array_append_new(a, isfinite(v) ? json_real(v) : json_null());
+    }
+    json_object_set_new(o, "approx", a);
+  }
+  return o;
+}
+
+static int hex_digit(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
+static int read_dtype(const json_t *j, const char *where, muonref_tensor_dtype *out, muonref_error *err)
+{
+  const char *s = json_string_value(json_object_get(j, "dtype"));
+  for (int k = 0; s && k < 3; k++)
+    if (!strcmp(s, DTYPE_NAMES[k])) {
+      *out = (muonref_tensor_dtype)k;
+      return MUONREF_OK;
+    }
+  return muonref_fail(err, MUONREF_EFORMAT, "%s: \"dtype\" must be one of \"f32\", \"f64\", \"bf16\"", where);
+}
+
+static int read_shape(const json_t *j, const char *where, muonref_shape *out, muonref_error *err)
+{
+  const json_t *a = json_object_get(j, "shape");
+  if (!json_is_array(a) || json_array_size(a) > MUONREF_MAX_NDIM)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"shape\" must be an array of at most %d positive integers",
+                        where, MUONREF_MAX_NDIM);
+  out->ndim = (int)json_array_size(a);
+  for (int k = 0; k < out->ndim; k++) {
+    const json_t *d = json_array_get(a, (size_t)k);
+    if (!json_is_integer(d) || json_integer_value(d) < 1)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: \"shape\"[%d] must be a positive integer", where, k);
+    out->dims[k] = (size_t)json_integer_value(d);
+  }
+  return MUONREF_OK;
+}
+
+int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *where, muonref_error *err)
+{
+  memset(t, 0, sizeof *t);
+  muonref_tensor_dtype dt = MUONREF_TENSOR_F32;
+  muonref_shape shape = {0};
+  char b[128];
+  if (!json_is_object(j))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: expected a tensor object {\"dtype\", \"shape\", \"hex\"}", where);
+  int st = read_dtype(j, where, &dt, err);
+  if (!st)
+    st = read_shape(j, where, &shape, err);
+  if (st)
+    return st;
+  const char *hex = json_string_value(json_object_get(j, "hex"));
+  size_t w = (size_t)DIGITS[dt], numel = muonref_shape_numel(&shape);
+  if (!hex)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"hex\" must be a string", where);
+  if (strlen(hex) != numel * w)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"hex\" has %zu digits, expected %zu for shape %s %s", where,
+                        strlen(hex), numel * w, muonref_py_shape(b, sizeof b, shape.dims, shape.ndim),
+                        DTYPE_NAMES[dt]);
+  if ((st = muonref_tensor_alloc(t, dt, &shape, err)))
+    return st;
+  for (size_t i = 0; i < numel; i++) {
+    uint64_t u = 0;
+    for (size_t k = 0; k < w; k++) {
+      int v = hex_digit(hex[i * w + k]);
+      if (v < 0) {
+        muonref_tensor_free(t);
+        return muonref_fail(err, MUONREF_EFORMAT, "%s: \"hex\" character %zu is '%c', expected 0-9 or a-f", where,
+                            i * w + k, hex[i * w + k]);
+      }
+      u = u << 4 | (uint64_t)v;
+    }
+    set_element_bits(t, i, u);
+  }
+  return MUONREF_OK;
+}
