@@ -66,7 +66,7 @@ typedef struct bench_result {
   double flops;          /* model flops of one Newton-Schulz over the case */
   double naive_s, bf16_s, fp32_s, step_s;
   double torch_s[TORCH_KINDS]; /* indexed by TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE */
-  double fp32_vs_naive;  /* max over matrices of ||ours fp32 - naive||_F / ||naive||_F */
+  double fp32_vs_naive;  /* max over distinct shapes of ||ours fp32 - naive||_F / ||naive||_F */
   size_t ns_work_bytes;  /* muonref_ns_workspace_floats of the largest matrix, bytes */
   size_t opt_work_bytes; /* muonref_optimizer_workspace_floats of the case's optimizer, bytes */
 } bench_result;

@@ -105,13 +105,18 @@ static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, mu
   return 0;
 }
 
-/* max over matrices of ||ours fp32 - naive||_F / ||naive||_F. */
+/* max over the case's distinct shapes of ||ours fp32 - naive||_F / ||naive||_F. */
 static double fp32_vs_naive(const bench_case *c, bufs *b, const muonref_options *o)
 {
   muonref_options f = *o;
   f.ns_format = MUONREF_NS_FP32;
   double worst = 0.0;
   for (size_t i = 0; i < c->n; i++) {
+    int seen = 0; /* each shape once: the set repeats its layers */
+    for (size_t j = 0; j < i; j++)
+      seen |= c->rows[j] == c->rows[i] && c->cols[j] == c->cols[i];
+    if (seen)
+      continue;
     size_t len = c->rows[i] * c->cols[i];
     float *ours = b->param[i]; /* scratch: the parameters are not needed after the step timing */
     bench_naive_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], o, b->naive_work);

@@ -30,13 +30,16 @@ static const char USAGE[] =
   "                     [--no-torch] [--torch-bf16-shapes LIST] [--torch-fp32-shapes LIST]\n"
   "                     [--torch-bf16-native-shapes LIST] [--torch-reps N] [--python PATH]\n"
   "                     [--torch-script PATH]\n"
-  "  LIST: comma-separated RxC shapes (1..16384) and 'transformer' (12 layers of 768x768 x4 and\n"
-  "        768x3072 x2); 'none' for no case.  Defaults: --shapes 256x1024,1024x1024,1024x4096,\n"
-  "        4096x1024,transformer; --torch-bf16-shapes 1024x1024; --torch-fp32-shapes: the single\n"
-  "        shapes run; --torch-bf16-native-shapes none (PyTorch bf16 with oneDNN disabled, ~1\n"
-  "        GFLOP/s: 30 s for 1024x1024).  --reps 5 (single shapes, after 1 warm-up), --set-reps 3 (sets, no warm-up),\n"
-  "        --torch-reps 3.  --quick: 64x256, 256x64 and 2 layers of d = 32, 3 runs, no PyTorch\n"
-  "        unless a --torch-*-shapes option asks for it.\n";
+  "  LIST: comma-separated RxC shapes (1..16384) and 'transformer' (12 layers of 768x768 x4\n"
+  "        and 768x3072 x2); 'none' for no case.\n"
+  "  Defaults: --shapes 256x1024,1024x1024,1024x4096,4096x1024,transformer;\n"
+  "        --torch-bf16-shapes 1024x1024; --torch-fp32-shapes: the single shapes run;\n"
+  "        --torch-bf16-native-shapes none (PyTorch bf16 with oneDNN disabled: ~1 GFLOP/s,\n"
+  "        30 s a run for 1024x1024); --reps 5 (single shapes, after 1 warm-up);\n"
+  "        --set-reps 2 (sets, no warm-up: the single shapes before warm the library up);\n"
+  "        --torch-reps 3 (after a warm-up on the case's first matrix).\n"
+  "  --quick: 64x256, 256x64 and 2 layers of d = 32, 3 runs (sets 2), no PyTorch unless a\n"
+  "        --torch-*-shapes option asks for it.\n";
 
 typedef struct args {
   int json, quick, no_torch, reps, set_reps, torch_reps;
@@ -62,7 +65,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-  *a = (args){0, 0, 0, 5, 3, 3, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
+  *a = (args){0, 0, 0, 5, 2, 3, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
   int reps_set = 0, set_reps_set = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
