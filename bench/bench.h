@@ -64,6 +64,7 @@ enum { TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE, TORCH_KINDS };
  * whole case, each matrix once per run; -1 where not measured). */
 typedef struct bench_result {
   double flops;          /* model flops of one Newton-Schulz over the case */
+  int runs;              /* timed runs of each of ours and the naive baseline */
   double naive_s, bf16_s, fp32_s, step_s;
   double torch_s[TORCH_KINDS]; /* indexed by TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE */
   double fp32_vs_naive;  /* max over distinct shapes of ||ours fp32 - naive||_F / ||naive||_F */
@@ -74,10 +75,13 @@ typedef struct bench_result {
 /* Times our bf16 and fp32 Newton-Schulz (muonref_fast_ns with a workspace
  * made beforehand), a whole muonref_optimizer_step over the case (nemo
  * profile, Muon on every matrix, bf16), and bench_naive_ns, each `warmup`
- * untimed runs then `reps` timed runs (reps >= 1); fills *r (torch figures
- * -1).  Inputs are deterministic pseudo-random Gaussians.  Returns
- * MUONREF_OK, or MUONREF_ENOMEM / an optimizer error with err set. */
-int bench_run_case(const bench_case *c, int warmup, int reps, bench_result *r, muonref_error *err);
+ * untimed runs then up to `reps` timed runs (reps >= 1), taking turns; fewer
+ * (at least one) when another run of all four would end past `deadline`
+ * (bench_now() seconds, 0: none).  Fills *r (torch figures -1).  Inputs
+ * are deterministic pseudo-random Gaussians.  Returns MUONREF_OK, or
+ * MUONREF_ENOMEM / an optimizer error with err set. */
+int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, bench_result *r,
+                   muonref_error *err);
 
 
 /* PyTorch CPU timings from bench/torch_ns.py, run once with `python` for
@@ -94,6 +98,7 @@ int bench_torch(const char *python, const char *script, const bench_case *cases,
 /* What the report says besides the cases. */
 typedef struct bench_meta {
   int reps, set_reps, warmup, ns_steps, threads;
+  double budget_s;        /* --time-budget: seconds for our own timings */
   int torch_ok;           /* the PyTorch script ran */
   int torch_threads;      /* its intra-op threads */
   const char *torch_note; /* why not, when !torch_ok */

@@ -25,17 +25,17 @@ static void ratio(FILE *f, double num, double den)
 void bench_print_text(FILE *f, const bench_case *cases, const bench_result *results, size_t n,
                       const bench_meta *m)
 {
-  fprintf(f, "muonref bench: Newton-Schulz (%d steps) and optimizer step; median of %d runs after %d warm-up "
-             "(the transformer set: %d runs); OpenBLAS threads %d\n",
-          m->ns_steps, m->reps, m->warmup, m->set_reps, m->threads);
+  fprintf(f, "muonref bench: Newton-Schulz (%d steps) and optimizer step; median of up to %d runs after %d warm-up "
+             "(sets: up to %d runs, no warm-up; fewer to keep within %.0f s: column runs); OpenBLAS threads %d\n",
+          m->ns_steps, m->reps, m->warmup, m->set_reps, m->budget_s, m->threads);
   fprintf(f, "flop model: %s\n\n", FLOP_MODEL);
-  fprintf(f, "%-12s %4s %8s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s |", "case", "mats", "GFLOP",
+  fprintf(f, "%-12s %4s %4s %8s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s |", "case", "mats", "runs", "GFLOP",
           "naive fp32 ms GF/s", "bf16 ms GF/s", "fp32 ms GF/s", "step(bf16) ms GF/s", "torch bf16 ms GF/s",
           "torch fp32 ms GF/s", "t.bf16 noDNN ms GF/s");
   fprintf(f, " %7s %7s %7s %7s %7s %7s\n", "bf16/nv", "fp32/nv", "step/nv", "tb16/b", "tf32/b", "tnat/b");
   for (size_t i = 0; i < n; i++) {
     const bench_result *r = &results[i];
-    fprintf(f, "%-12s %4zu %8.2f |", cases[i].name, cases[i].n, r->flops * 1e-9);
+    fprintf(f, "%-12s %4zu %4d %8.2f |", cases[i].name, cases[i].n, r->runs, r->flops * 1e-9);
     cell(f, r->naive_s, r->flops), fputs(" |", f);
     cell(f, r->bf16_s, r->flops), fputs(" |", f);
     cell(f, r->fp32_s, r->flops), fputs(" |", f);
@@ -82,7 +82,7 @@ static double div_or_neg(double a, double b) { return a < 0 || b <= 0 ? -1 : a /
 
 static void json_case(FILE *f, const bench_case *c, const bench_result *r)
 {
-  fprintf(f, "{\"name\": \"%s\", \"matrices\": %zu, ", c->name, c->n);
+  fprintf(f, "{\"name\": \"%s\", \"matrices\": %zu, \"runs\": %d, ", c->name, c->n, r->runs);
   num(f, "gflop", r->flops * 1e-9, 1);
   fprintf(f, "\"ns_workspace_bytes\": %zu, \"optimizer_workspace_bytes\": %zu, ", r->ns_work_bytes,
           r->opt_work_bytes);
@@ -114,8 +114,8 @@ void bench_print_json(FILE *f, const bench_case *cases, const bench_result *resu
                       const bench_meta *m)
 {
   fprintf(f, "{\"flop_model\": \"%s\", \"ns_steps\": %d, \"reps\": %d, \"set_reps\": %d, \"warmup\": %d, "
-             "\"openblas_threads\": %d,\n \"cases\": [",
-          FLOP_MODEL, m->ns_steps, m->reps, m->set_reps, m->warmup, m->threads);
+             "\"openblas_threads\": %d, \"time_budget_s\": %g,\n \"cases\": [",
+          FLOP_MODEL, m->ns_steps, m->reps, m->set_reps, m->warmup, m->threads, m->budget_s);
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ",\n  " : "\n  ", f);
     json_case(f, &cases[i], &results[i]);

@@ -80,12 +80,15 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
   return MUONREF_OK;
 }
 
-/* slot[im] <- median seconds of `reps` runs of implementation im, after
+/* slot[im] <- median seconds of the timed runs of implementation im, after
  * `warmup` runs of each.  The implementations take turns run by run, so
  * that a slow spell of a noisy machine falls on all of them alike and the
- * ratios hold better than the times.  Returns 0, or the error status. */
+ * ratios hold better than the times.  Stops after `reps` rounds, or earlier
+ * when another round would end past `deadline` (bench_now() seconds; 0: no
+ * deadline), but always times one round; *runs gets the rounds timed.
+ * Returns 0, or the error status. */
 static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt, int warmup,
-                      int reps, double *slot[4], muonref_error *err)
+                      int reps, double deadline, double *slot[4], int *runs, muonref_error *err)
 {
   double t[4][64];
   reps = reps > 64 ? 64 : reps;
@@ -93,15 +96,23 @@ static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, mu
     for (int im = NAIVE; im <= STEP; im++)
       if (run_once((enum impl)im, c, b, o, opt, err))
         return err->status;
-  for (int k = 0; k < reps; k++)
+  int k = 0;
+  while (k < reps) {
+    double round = bench_now();
     for (int im = NAIVE; im <= STEP; im++) {
       double t0 = bench_now();
       if (run_once((enum impl)im, c, b, o, opt, err))
         return err->status;
       t[im][k] = bench_now() - t0;
     }
+    k++;
+    round = bench_now() - round;
+    if (deadline > 0 && bench_now() + round > deadline)
+      break;
+  }
   for (int im = NAIVE; im <= STEP; im++)
-    *slot[im] = bench_median(t[im], (size_t)reps);
+    *slot[im] = bench_median(t[im], (size_t)k);
+  *runs = k;
   return 0;
 }
 
@@ -141,7 +152,7 @@ static muonref_optimizer *make_optimizer(const bench_case *c, const muonref_opti
   return muonref_optimizer_create(&g, 1, err);
 }
 
-int bench_run_case(const bench_case *c, int warmup, int reps, bench_result *r, muonref_error *err)
+int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, bench_result *r, muonref_error *err)
 {
   bufs b;
   muonref_options o;
@@ -160,7 +171,7 @@ int bench_run_case(const bench_case *c, int warmup, int reps, bench_result *r, m
   if (!st) {
     r->opt_work_bytes = muonref_optimizer_workspace_floats(opt) * sizeof(float);
     double *slot[] = {&r->naive_s, &r->bf16_s, &r->fp32_s, &r->step_s};
-    st = time_impls(c, &b, &o, opt, warmup, reps, slot, err);
+    st = time_impls(c, &b, &o, opt, warmup, reps, deadline, slot, &r->runs, err);
   }
   if (!st)
     r->fp32_vs_naive = fp32_vs_naive(c, &b, &o);

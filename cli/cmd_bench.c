@@ -29,7 +29,7 @@ static const char USAGE[] =
   "usage: muonref bench [--json] [--quick] [--shapes LIST] [--reps N] [--set-reps N]\n"
   "                     [--no-torch] [--torch-bf16-shapes LIST] [--torch-fp32-shapes LIST]\n"
   "                     [--torch-bf16-native-shapes LIST] [--torch-reps N] [--python PATH]\n"
-  "                     [--torch-script PATH]\n"
+  "                     [--torch-script PATH] [--time-budget S]\n"
   "  LIST: comma-separated RxC shapes (1..16384) and 'transformer' (12 layers of 768x768 x4\n"
   "        and 768x3072 x2); 'none' for no case.\n"
   "  Defaults: --shapes 256x1024,1024x1024,1024x4096,4096x1024,transformer;\n"
@@ -37,12 +37,15 @@ static const char USAGE[] =
   "        --torch-bf16-native-shapes none (PyTorch bf16 with oneDNN disabled: ~1 GFLOP/s,\n"
   "        30 s a run for 1024x1024); --reps 5 (single shapes, after 1 warm-up);\n"
   "        --set-reps 2 (sets, no warm-up: the single shapes before warm the library up);\n"
-  "        --torch-reps 3 (after a warm-up on the case's first matrix).\n"
+  "        --torch-reps 3 (after a warm-up on the case's first matrix);\n"
+  "        --time-budget 200: seconds for our timings (PyTorch comes after); a case takes fewer\n"
+  "        runs (at least one) rather than overrun it, so that the default bench ends within\n"
+  "        5 minutes on a loaded 2-core machine.  The runs taken are reported.\n"
   "  --quick: 64x256, 256x64 and 2 layers of d = 32, 3 runs (sets 2), no PyTorch unless a\n"
   "        --torch-*-shapes option asks for it.\n";
 
 typedef struct args {
-  int json, quick, no_torch, reps, set_reps, torch_reps;
+  int json, quick, no_torch, reps, set_reps, torch_reps, budget;
   const char *shapes, *torch_list[TORCH_KINDS], *python, *script;
 } args;
 
@@ -65,7 +68,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-  *a = (args){0, 0, 0, 5, 2, 3, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
+  *a = (args){0, 0, 0, 5, 2, 3, 200, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
   int reps_set = 0, set_reps_set = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -82,6 +85,8 @@ static int parse_args(int argc, char **argv, args *a)
       set_reps_set = 1;
     } else if (!strcmp(o, "--torch-reps") && ++i) {
       if (parse_int(v, 1, 64, &a->torch_reps)) return bad("--torch-reps", "must be an integer from 1 to 64");
+    } else if (!strcmp(o, "--time-budget") && ++i) {
+      if (parse_int(v, 1, 86400, &a->budget)) return bad("--time-budget", "must be an integer from 1 to 86400 (seconds)");
     } else if (!strcmp(o, "--shapes") && ++i) a->shapes = v;
     else if (!strcmp(o, "--torch-bf16-shapes") && ++i) a->torch_list[TORCH_BF16] = v;
     else if (!strcmp(o, "--torch-fp32-shapes") && ++i) a->torch_list[TORCH_FP32] = v;
@@ -217,13 +222,15 @@ int cmd_bench(int argc, char **argv)
       return EXIT_USAGE;
   if (strchr(a.python, '\'') || (a.script && strchr(a.script, '\'')))
     return bad("--python/--torch-script", "a path must not contain a single quote");
-  bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), 0, 0, "not asked for (--no-torch)", -1, -1};
+  bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), a.budget, 0, 0, "not asked for (--no-torch)",
+                  -1, -1};
+  double deadline = bench_now() + a.budget;
   for (int i = 0; i < n; i++) {
     muonref_error err;
     int set = cases[i].n > 1;
     if (!a.json)
       fprintf(stderr, "muonref bench: %s ...\n", cases[i].name);
-    if (bench_run_case(&cases[i], set ? 0 : 1, set ? a.set_reps : a.reps, &results[i], &err)) {
+    if (bench_run_case(&cases[i], set ? 0 : 1, set ? a.set_reps : a.reps, deadline, &results[i], &err)) {
       fprintf(stderr, "muonref bench: %s: %s\n", cases[i].name, err.message);
       return EXIT_INTERNAL;
     }

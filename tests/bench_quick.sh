@@ -27,13 +27,13 @@ def need(obj, keys, where):
     for k in keys:
         if k not in obj:
             fails.append("%s: no key %r" % (where, k))
-need(d, ["flop_model", "ns_steps", "reps", "set_reps", "warmup", "openblas_threads", "cases",
+need(d, ["flop_model", "ns_steps", "reps", "set_reps", "warmup", "openblas_threads", "time_budget_s", "cases",
          "peak_rss_kib", "torch", "targets"], "top")
 if not d.get("cases"):
     fails.append("no cases")
 for c in d.get("cases", []):
     where = c.get("name", "?")
-    need(c, ["name", "matrices", "gflop", "ns_workspace_bytes", "optimizer_workspace_bytes",
+    need(c, ["name", "matrices", "runs", "gflop", "ns_workspace_bytes", "optimizer_workspace_bytes",
              "seconds", "gflops", "ratios", "fp32_vs_naive_rel_err"], where)
     need(c.get("seconds", {}), ["naive_fp32", "bf16", "fp32", "step", "torch_bf16", "torch_fp32"], where)
     need(c.get("ratios", {}), ["bf16_over_naive", "fp32_over_naive", "step_over_naive",
