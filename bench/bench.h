@@ -99,6 +99,7 @@ int bench_torch(const char *python, const char *script, const bench_case *cases,
 typedef struct bench_meta {
   int reps, set_reps, warmup, ns_steps, threads;
   double budget_s;        /* --time-budget: seconds for our own timings */
+  const char *blas_core;  /* OpenBLAS's kernel set (openblas_get_corename; OPENBLAS_CORETYPE forces it) */
   int torch_ok;           /* the PyTorch script ran */
   int torch_threads;      /* its intra-op threads */
   const char *torch_note; /* why not, when !torch_ok */

@@ -26,8 +26,9 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
                       const bench_meta *m)
 {
   fprintf(f, "muonref bench: Newton-Schulz (%d steps) and optimizer step; median of up to %d runs after %d warm-up "
-             "(sets: up to %d runs, no warm-up; fewer to keep within %.0f s: column runs); OpenBLAS threads %d\n",
-          m->ns_steps, m->reps, m->warmup, m->set_reps, m->budget_s, m->threads);
+             "(sets: up to %d runs, no warm-up; fewer to keep within %.0f s: column runs); OpenBLAS threads %d, "
+             "kernels %s\n",
+          m->ns_steps, m->reps, m->warmup, m->set_reps, m->budget_s, m->threads, m->blas_core);
   fprintf(f, "flop model: %s\n\n", FLOP_MODEL);
   fprintf(f, "%-12s %4s %4s %8s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s | %-17s |", "case", "mats", "runs", "GFLOP",
           "naive fp32 ms GF/s", "bf16 ms GF/s", "fp32 ms GF/s", "step(bf16) ms GF/s", "torch bf16 ms GF/s",
@@ -114,8 +115,8 @@ void bench_print_json(FILE *f, const bench_case *cases, const bench_result *resu
                       const bench_meta *m)
 {
   fprintf(f, "{\"flop_model\": \"%s\", \"ns_steps\": %d, \"reps\": %d, \"set_reps\": %d, \"warmup\": %d, "
-             "\"openblas_threads\": %d, \"time_budget_s\": %g,\n \"cases\": [",
-          FLOP_MODEL, m->ns_steps, m->reps, m->set_reps, m->warmup, m->threads, m->budget_s);
+             "\"openblas_threads\": %d, \"openblas_core\": \"%s\", \"time_budget_s\": %g,\n \"cases\": [",
+          FLOP_MODEL, m->ns_steps, m->reps, m->set_reps, m->warmup, m->threads, m->blas_core, m->budget_s);
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ",\n  " : "\n  ", f);
     json_case(f, &cases[i], &results[i]);

@@ -222,8 +222,8 @@ int cmd_bench(int argc, char **argv)
       return EXIT_USAGE;
   if (strchr(a.python, '\'') || (a.script && strchr(a.script, '\'')))
     return bad("--python/--torch-script", "a path must not contain a single quote");
-  bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), a.budget, 0, 0, "not asked for (--no-torch)",
-                  -1, -1};
+  bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), a.budget, openblas_get_corename(), 0, 0,
+                  "not asked for (--no-torch)", -1, -1};
   double deadline = bench_now() + a.budget;
   for (int i = 0; i < n; i++) {
     muonref_error err;
