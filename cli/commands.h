@@ -18,6 +18,7 @@ typedef struct command {
 } command;
 
 int cmd_profile(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_ref(int argc, char **argv);

@@ -13,6 +13,7 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const command COMMANDS[] = {
+  {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)"},
   {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)"},
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)"},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)"},

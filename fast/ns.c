@@ -7,13 +7,18 @@
  *   X <- R(X / d)                     (X <- 0 when d = 0)
  *   for k in 0..ns_steps-1, (a, b, c) = coefficient triple k:
  *     A <- R(X X^T)                   (ssyrk, fp32 accumulation, mirrored)
- *     B <- R(R(b A) + R(c R(A A)))    (A A = A A^T by ssyrk)
- *     X <- R(R(a X) + R(B X))         (sgemm)
+ *     B <- R(R(b A) + R(c R(A A)))    (A A = A A^T by ssyrk; upper triangle)
+ *     X <- R(R(a X) + R(B X))         (ssymm on B's upper triangle)
  * Scalars enter as binary32 (PyTorch's opmath for bf16 tensors).  bf16
  * values and their products are exact in binary32, so sgemm on bf16-valued
  * floats followed by R is a bf16 GEMM with fp32 accumulation
  * (shared/reference/measurements.md; Debian 12's OpenBLAS has no sbgemm).
  * The Frobenius norm is accumulated in binary64 before R.
+ * Cost of a step, in multiply-adds x 2: m^2 n (ssyrk) + m^3 (ssyrk) +
+ * 2 m^2 n (ssymm) = 3 m^2 n + m^3, against 4 m^2 n + 2 m^3 for three GEMMs.
+ * The element-wise operations are fused into one pass after each BLAS call
+ * (fast/ns_kernels.c); the workspace is the caller's, so a step allocates
+ * nothing when work is given.
  * spec/muon.md, section "Newton-Schulz", is the definition. */
 #include <cblas.h>
 #include <math.h>
@@ -22,6 +27,7 @@
 #include "muonref/bf16.h"
 #include "muonref/ns.h"
 #include "ns_internal.h"
+#include "ns_kernels.h"
 #include "muonref/route.h"
 
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
@@ -30,66 +36,53 @@ size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
   return 2 * m * n + 3 * m * m;
 }
 
-/* R applied to x[0..len): bf16 rounding, or nothing for fp32. */
-static void round_fmt(float *x, size_t len, int bf16)
-{
-  if (bf16)
-    muonref_bf16_round_array(x, len);
-}
-
 static float round1(float x, int bf16) { return bf16 ? muonref_bf16_round(x) : x; }
 
-/* dst (cols x rows) <- src^T for row-major src (rows x cols). */
-static void transpose(float *dst, const float *src, size_t rows, size_t cols)
+/* The divisor d = R(R(||X||_F) (+|max) eps) of X[0..len), the norm summed
+ * in binary64 in index order.  With MUONREF_NSF_MAX_NORM the norm is
+ * max |x| (a deliberate fault). */
+static float divisor(const float *X, size_t len, const muonref_options *o, int bf16, unsigned flags)
 {
-  for (size_t i = 0; i < rows; i++)
-    for (size_t j = 0; j < cols; j++)
-      dst[j * rows + i] = src[i * cols + j];
-}
-
-/* S (m x m) <- R(X X^T) for row-major X (m x k): upper triangle by ssyrk,
- * mirrored to the lower so that S is exactly symmetric. */
-static void gram(float *S, const float *X, size_t m, size_t k, int bf16)
-{
-  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, (int)k, 1.0f, X, (int)k, 0.0f, S, (int)m);
-  for (size_t i = 0; i < m; i++)
-    for (size_t j = i + 1; j < m; j++)
-      S[j * m + i] = S[i * m + j];
-  round_fmt(S, m * m, bf16);
-}
-
-/* X <- R(X / d) for d = R(||X||_F (+|max) eps); X <- 0 when d = 0.
- * With MUONREF_NSF_MAX_NORM the norm is max |x| (a deliberate fault). */
-static void normalize(float *X, size_t len, const muonref_options *o, int bf16, unsigned flags)
-{
-  double ss = 0.0, mx = 0.0;
-  for (size_t i = 0; i < len; i++) {
-    ss += (double)X[i] * (double)X[i];
-    mx = fmax(mx, fabs((double)X[i]));
+  double nrm = 0.0;
+  if (flags & MUONREF_NSF_MAX_NORM) {
+    for (size_t i = 0; i < len; i++)
+      nrm = fmax(nrm, fabs((double)X[i]));
+  } else {
+    double ss = 0.0;
+    for (size_t i = 0; i < len; i++)
+      ss += (double)X[i] * (double)X[i];
+    nrm = sqrt(ss);
   }
-  float nrm = round1((float)(flags & MUONREF_NSF_MAX_NORM ? mx : sqrt(ss)), bf16);
-  float eps = (float)o->ns_eps;
-  float d = round1(o->eps_mode == MUONREF_EPS_ADD ? nrm + eps : fmaxf(nrm, eps), bf16);
-  for (size_t i = 0; i < len; i++)
-    X[i] = d == 0.0f ? 0.0f : X[i] / d;
-  round_fmt(X, len, bf16);
+  float r = round1((float)nrm, bf16), eps = (float)o->ns_eps;
+  return round1(o->eps_mode == MUONREF_EPS_ADD ? r + eps : fmaxf(r, eps), bf16);
 }
 
-/* One step on X (m x n) with triple t; A, AA, BX are scratch. */
-static void ns_step(float *X, float *A, float *AA, float *BX, size_t m, size_t n, muonref_coeff t, int bf16)
+/* Below this m^2 n, B X goes through sgemm on a mirrored B instead of
+ * ssymm: OpenBLAS 0.3.21 runs sgemm single-threaded up to m n k = 65536 x 4
+ * (interface/gemm.c, SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD) but
+ * wakes every thread for any ssymm, which costs ~6 us a call on a 32x32
+ * matrix (7.3 us against 1.0 us single-threaded, measured here), more than
+ * the product itself.  The choice depends on the shape only, so results
+ * stay deterministic and NS(G^T) == NS(G)^T. */
+enum { SMALL_M2N = 65536 * 4 };
+
+/* One step on X (m x n) with triple t; A (m x m, full), B (m x m, upper
+ * triangle) and BX (m x n) are scratch.  X X^T and A A = A A^T by ssyrk
+ * (A is symmetric), B X by ssymm reading B's upper triangle only. */
+static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n, muonref_coeff t, int bf16)
 {
-  const float a = (float)t.a, b = (float)t.b, c = (float)t.c;
-  gram(A, X, m, n, bf16);
-  gram(AA, A, m, m, bf16); /* A A = A A^T: A is symmetric */
-  for (size_t i = 0; i < m * m; i++)
-    AA[i] = round1(c * AA[i], bf16);
-  for (size_t i = 0; i < m * m; i++)
-    A[i] = round1(round1(b * A[i], bf16) + AA[i], bf16); /* A now holds B */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)m, 1.0f, A, (int)m, X, (int)n,
-              0.0f, BX, (int)n);
-  round_fmt(BX, m * n, bf16);
-  for (size_t i = 0; i < m * n; i++)
-    X[i] = round1(round1(a * X[i], bf16) + BX[i], bf16);
+  int mi = (int)m, ni = (int)n;
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, ni, 1.0f, X, ni, 0.0f, A, mi);
+  muonref_nsk_sym_finish(A, m, bf16);                    /* A <- R(X X^T), full */
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, mi, 1.0f, A, mi, 0.0f, B, mi);
+  muonref_nsk_poly_upper(B, A, B, m, (float)t.b, (float)t.c, bf16); /* B <- R(R(b A) + R(c R(A A))) */
+  if (m * m * n <= SMALL_M2N) {
+    muonref_nsk_sym_finish(B, m, 0); /* mirror only: B is already rounded */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  } else {
+    cblas_ssymm(CblasRowMajor, CblasLeft, CblasUpper, mi, ni, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  }
+  muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16);     /* X <- R(R(a X) + R(B X)) */
 }
 
 int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
@@ -132,19 +125,12 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
                           rows, cols);
     work = owned;
   }
-  float *X = work, *BX = X + m * n, *A = BX + m * n, *AA = A + m * m;
-  if (tr)
-    transpose(X, in, rows, cols);
-  else
-    memcpy(X, in, m * n * sizeof *X);
-  round_fmt(X, m * n, bf16);
-  normalize(X, m * n, o, bf16, flags);
+  float *X = work, *BX = X + m * n, *A = BX + m * n, *B = A + m * m;
+  muonref_nsk_load(X, in, m, n, tr, bf16);
+  muonref_nsk_scale(X, m * n, divisor(X, m * n, o, bf16, flags), bf16);
   for (int k = 0; k < o->ns_steps; k++)
-    ns_step(X, A, AA, BX, m, n, muonref_ns_coeff_at(o, k), bf16);
-  if (tr)
-    transpose(out, X, m, n);
-  else
-    memcpy(out, X, m * n * sizeof *X);
+    ns_step(X, A, B, BX, m, n, muonref_ns_coeff_at(o, k), bf16);
+  muonref_nsk_store(out, X, m, n, tr);
   free(owned);
   return MUONREF_OK;
 }

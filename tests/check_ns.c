@@ -6,6 +6,7 @@
 #include <string.h>
 #include "muonref.h"
 #include "testutil.h"
+#include "../fast/ns_kernels.h"
 
 static muonref_options fmt(muonref_ns_format f)
 {
@@ -229,6 +230,78 @@ START_TEST(step_count_matters)
 }
 END_TEST
 
+/* Bits of x rounded to bf16 by the library's scalar rounding. */
+static float r16(float x) { return muonref_bf16_round(x); }
+
+static int same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
+
+/* The fused, vectorized passes (fast/ns_kernels.c) give the bits of the
+ * element-by-element definition, in both formats, for every length modulo
+ * the vector width, with NaN, Inf, ties and subnormals among the values. */
+START_TEST(fused_passes_match_the_definition)
+{
+  size_t m = 1 + (size_t)_i, n = m + 3 + (size_t)_i % 5;
+  float *A = randn(m * m, 30 + _i), *AA = randn(m * m, 60 + _i), *X = randn(m * n, 90 + _i),
+        *BX = randn(m * n, 120 + _i);
+  float special[] = {NAN, -INFINITY, 0x1.018p0f, -0x1.008p-130f, 3.4e38f, -0.0f};
+  for (size_t k = 0; k < 6; k++)
+    X[(k * 7) % (m * n)] = BX[(k * 5) % (m * n)] = AA[(k * 3) % (m * m)] = special[k];
+  for (size_t i = 0; i < m; i++) /* make A symmetric-on-upper like ssyrk's output */
+    for (size_t j = 0; j < i; j++)
+      A[i * m + j] = -1.0f;
+  for (int bf = 0; bf < 2; bf++) {
+    float *S = malloc(m * m * 4), *W = malloc(m * m * 4), *Y = malloc(m * n * 4), *Z = malloc(m * n * 4),
+          *T = malloc(m * n * 4);
+    float a = 3.4445f, b = -4.7750f, c = 2.0315f;
+    /* sym_finish: R on the upper triangle, mirrored */
+    memcpy(S, A, m * m * 4);
+    muonref_nsk_sym_finish(S, m, bf);
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = i; j < m; j++)
+        W[i * m + j] = W[j * m + i] = bf ? r16(A[i * m + j]) : A[i * m + j];
+    ck_assert_msg(same_bits(S, W, m * m), "sym_finish m %zu bf16 %d", m, bf);
+    /* poly_upper: B = R(R(b A) + R(c R(AA))) on the upper triangle */
+    memcpy(S, AA, m * m * 4);
+    muonref_nsk_poly_upper(S, W, S, m, b, c, bf);
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = i; j < m; j++) {
+        size_t k = i * m + j;
+        float want = bf ? r16(r16(b * W[k]) + r16(c * r16(AA[k]))) : b * W[k] + c * AA[k];
+        ck_assert_msg(same_bits(&S[k], &want, 1) || (isnan(S[k]) && isnan(want)), "poly m %zu (%zu,%zu)", m, i, j);
+      }
+    /* axpy: X = R(R(a X) + R(BX)) */
+    memcpy(Y, X, m * n * 4);
+    muonref_nsk_axpy(Y, BX, m * n, a, bf);
+    for (size_t k = 0; k < m * n; k++) {
+      float want = bf ? r16(r16(a * X[k]) + r16(BX[k])) : a * X[k] + BX[k];
+      ck_assert_msg(same_bits(&Y[k], &want, 1) || (isnan(Y[k]) && isnan(want)), "axpy m %zu k %zu", m, k);
+    }
+    /* load with and without transposition, scale, store */
+    muonref_nsk_load(Y, X, m, n, 0, bf);
+    muonref_nsk_load(Z, X, n, m, 1, bf); /* X read as (m, n): Z = R(X^T), (n x m) */
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        float want = bf ? r16(X[i * n + j]) : X[i * n + j];
+        ck_assert(same_bits(&Y[i * n + j], &want, 1) || isnan(want));
+        ck_assert(same_bits(&Z[j * m + i], &want, 1) || isnan(want));
+      }
+    muonref_nsk_store(T, Z, n, m, 1);
+    ck_assert(same_bits(T, Y, m * n));
+    memcpy(Z, Y, m * n * 4);
+    muonref_nsk_scale(Z, m * n, 3.0f, bf);
+    for (size_t k = 0; k < m * n; k++) {
+      float want = bf ? r16(Y[k] / 3.0f) : Y[k] / 3.0f;
+      ck_assert(same_bits(&Z[k], &want, 1) || (isnan(Z[k]) && isnan(want)));
+    }
+    muonref_nsk_scale(Z, m * n, 0.0f, bf);
+    for (size_t k = 0; k < m * n; k++)
+      ck_assert(Z[k] == 0.0f && !signbit(Z[k]));
+    free(S), free(W), free(Y), free(Z), free(T);
+  }
+  free(A), free(AA), free(X), free(BX);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("ns");
@@ -244,6 +317,7 @@ int main(void)
   tcase_add_test(t, eps_add_and_clamp);
   tcase_add_test(t, exact_format_refused_and_workspace);
   tcase_add_test(t, step_count_matters);
+  tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 70);
   suite_add_tcase(s, t);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_ENV);

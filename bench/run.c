@@ -1,0 +1,181 @@
+/* muonref bench: timing one case (see bench.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench.h"
+
+/* Pseudo-random N(0, 1) values (xorshift64* and Box-Muller), deterministic. */
+static void fill_normal(float *x, size_t n, uint64_t *s)
+{
+  for (size_t i = 0; i < n; i++) {
+    double u[2];
+    for (int k = 0; k < 2; k++) {
+      *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+      u[k] = ((double)((*s * 2685821657736338717ull) >> 11) + 0.5) / 9007199254740992.0;
+    }
+    x[i] = (float)(sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]));
+  }
+}
+
+/* The buffers of a case: per matrix an input and an output. */
+typedef struct bufs {
+  float *in[BENCH_MAX_MATS], *out[BENCH_MAX_MATS], *param[BENCH_MAX_MATS];
+  muonref_grad grad[BENCH_MAX_MATS];
+  float *work, *naive_work;
+} bufs;
+
+static void free_bufs(bufs *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(b->in[i]), free(b->out[i]), free(b->param[i]);
+  free(b->work), free(b->naive_work);
+}
+
+static int alloc_bufs(bufs *b, const bench_case *c, bench_result *r)
+{
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+  size_t ws = 0, nws = 0;
+  memset(b, 0, sizeof *b);
+  for (size_t i = 0; i < c->n; i++) {
+    size_t len = c->rows[i] * c->cols[i];
+    b->in[i] = malloc(len * sizeof(float));
+    b->out[i] = malloc(len * sizeof(float));
+    b->param[i] = malloc(len * sizeof(float));
+    if (!b->in[i] || !b->out[i] || !b->param[i])
+      return -1;
+    fill_normal(b->in[i], len, &seed);
+    fill_normal(b->param[i], len, &seed);
+    b->grad[i] = (muonref_grad){b->in[i], MUONREF_DENSE, MUONREF_FLOAT32};
+    size_t w = muonref_ns_workspace_floats(c->rows[i], c->cols[i]);
+    size_t nw = bench_naive_workspace_floats(c->rows[i], c->cols[i]);
+    ws = w > ws ? w : ws;
+    nws = nw > nws ? nw : nws;
+  }
+  r->ns_work_bytes = ws * sizeof(float);
+  b->work = malloc(ws * sizeof(float));
+  b->naive_work = malloc(nws * sizeof(float));
+  return b->work && b->naive_work ? 0 : -1;
+}
+
+enum impl { NAIVE, OURS_BF16, OURS_FP32, STEP };
+
+/* One run of the whole case with implementation `im`. */
+static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt,
+                    muonref_error *err)
+{
+  if (im == STEP)
+    return muonref_optimizer_step(opt, b->param, b->grad, err);
+  muonref_options f = *o;
+  f.ns_format = im == OURS_FP32 ? MUONREF_NS_FP32 : MUONREF_NS_BF16;
+  for (size_t i = 0; i < c->n; i++) {
+    if (im == NAIVE) {
+      bench_naive_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], o, b->naive_work);
+    } else {
+      int st = muonref_fast_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], &f, b->work, err);
+      if (st)
+        return st;
+    }
+  }
+  return MUONREF_OK;
+}
+
+/* slot[im] <- median seconds of the timed runs of implementation im, after
+ * `warmup` runs of each.  The implementations take turns run by run, so
+ * that a slow spell of a noisy machine falls on all of them alike and the
+ * ratios hold better than the times.  Stops after `reps` rounds, or earlier
+ * when another round would end past `deadline` (bench_now() seconds; 0: no
+ * deadline), but always times one round; *runs gets the rounds timed.
+ * Returns 0, or the error status. */
+static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt, int warmup,
+                      int reps, double deadline, double *slot[4], int *runs, muonref_error *err)
+{
+  double t[4][64];
+  reps = reps > 64 ? 64 : reps;
+  for (int k = 0; k < warmup; k++)
+    for (int im = NAIVE; im <= STEP; im++)
+      if (run_once((enum impl)im, c, b, o, opt, err))
+        return err->status;
+  int k = 0;
+  while (k < reps) {
+    double round = bench_now();
+    for (int im = NAIVE; im <= STEP; im++) {
+      double t0 = bench_now();
+      if (run_once((enum impl)im, c, b, o, opt, err))
+        return err->status;
+      t[im][k] = bench_now() - t0;
+    }
+    k++;
+    round = bench_now() - round;
+    if (deadline > 0 && bench_now() + round > deadline)
+      break;
+  }
+  for (int im = NAIVE; im <= STEP; im++)
+    *slot[im] = bench_median(t[im], (size_t)k);
+  *runs = k;
+  return 0;
+}
+
+/* max over the case's distinct shapes of ||ours fp32 - naive||_F / ||naive||_F. */
+static double fp32_vs_naive(const bench_case *c, bufs *b, const muonref_options *o)
+{
+  muonref_options f = *o;
+  f.ns_format = MUONREF_NS_FP32;
+  double worst = 0.0;
+  for (size_t i = 0; i < c->n; i++) {
+    int seen = 0; /* each shape once: the set repeats its layers */
+    for (size_t j = 0; j < i; j++)
+      seen |= c->rows[j] == c->rows[i] && c->cols[j] == c->cols[i];
+    if (seen)
+      continue;
+    size_t len = c->rows[i] * c->cols[i];
+    float *ours = b->param[i]; /* scratch: the parameters are not needed after the step timing */
+    bench_naive_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], o, b->naive_work);
+    muonref_fast_ns(ours, b->in[i], c->rows[i], c->cols[i], &f, b->work, NULL);
+    double num = 0.0, den = 0.0;
+    for (size_t j = 0; j < len; j++) {
+      double d = (double)ours[j] - (double)b->out[i][j];
+      num += d * d;
+      den += (double)b->out[i][j] * (double)b->out[i][j];
+    }
+    worst = fmax(worst, den > 0 ? sqrt(num / den) : sqrt(num));
+  }
+  return worst;
+}
+
+static muonref_optimizer *make_optimizer(const bench_case *c, const muonref_options *o, muonref_error *err)
+{
+  muonref_shape shapes[BENCH_MAX_MATS];
+  for (size_t i = 0; i < c->n; i++)
+    shapes[i] = (muonref_shape){2, {c->rows[i], c->cols[i]}};
+  muonref_group g = {*o, c->n, shapes};
+  return muonref_optimizer_create(&g, 1, err);
+}
+
+int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, bench_result *r, muonref_error *err)
+{
+  bufs b;
+  muonref_options o;
+  memset(r, 0, sizeof *r);
+  for (int k = 0; k < TORCH_KINDS; k++)
+    r->torch_s[k] = -1;
+  muonref_profile_options("nemo", &o, err);
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  for (size_t i = 0; i < c->n; i++)
+    r->flops += bench_ns_flops(c->rows[i], c->cols[i], o.ns_steps);
+  muonref_optimizer *opt = NULL;
+  int st = alloc_bufs(&b, c, r) ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the case %s", c->name)
+                                : MUONREF_OK;
+  if (!st && !(opt = make_optimizer(c, &o, err)))
+    st = err->status;
+  if (!st) {
+    r->opt_work_bytes = muonref_optimizer_workspace_floats(opt) * sizeof(float);
+    double *slot[] = {&r->naive_s, &r->bf16_s, &r->fp32_s, &r->step_s};
+    st = time_impls(c, &b, &o, opt, warmup, reps, deadline, slot, &r->runs, err);
+  }
+  if (!st)
+    r->fp32_vs_naive = fp32_vs_naive(c, &b, &o);
+  muonref_optimizer_free(opt);
+  free_bufs(&b, c->n);
+  return st;
+}

@@ -1,0 +1,188 @@
+/* muonref: the fused element-wise passes of the fast Newton-Schulz
+ * iteration (see ns_kernels.h).  Each pass is written once as an
+ * always-inline body with the format as a constant, so that the compiler
+ * emits a branch-free vector loop per format; 8-lane vectors (simd.h) carry
+ * the bulk and the same scalar operations finish the tail, giving the bits
+ * of the scalar loop.  Transposes and the mirror go tile by tile (TILE x
+ * TILE floats, both tiles in L1) instead of striding over whole rows. */
+#include "ns_kernels.h"
+#include "simd.h"
+
+enum { TILE = 32 };
+
+MUONREF_INLINE float rnd(float x, int bf16) { return bf16 ? simd_bf16(x) : x; }
+
+MUONREF_INLINE void rnd_v(v8f *x, int bf16)
+{
+  if (bf16)
+    simd_bf16_v(x);
+}
+
+/* x[0..len) <- R(x[0..len)). */
+MUONREF_INLINE void round_run(float *x, size_t len, int bf16)
+{
+  if (!bf16)
+    return;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    v8f v;
+    simd_load(&v, x + i);
+    simd_bf16_v(&v);
+    simd_store(x + i, &v);
+  }
+  for (; i < len; i++)
+    x[i] = simd_bf16(x[i]);
+}
+
+/* dst[j*ldd + i] <- src[i*lds + j] for the tile i < r, j < c. */
+MUONREF_INLINE void tile_transpose(float *dst, size_t ldd, const float *src, size_t lds, size_t r, size_t c)
+{
+  for (size_t j = 0; j < c; j++)
+    for (size_t i = 0; i < r; i++)
+      dst[j * ldd + i] = src[i * lds + j];
+}
+
+/* out (n x m) <- X^T for X (m x n), tile by tile. */
+static void transpose(float *out, const float *X, size_t m, size_t n)
+{
+  for (size_t i0 = 0; i0 < m; i0 += TILE)
+    for (size_t j0 = 0; j0 < n; j0 += TILE) {
+      size_t r = m - i0 < TILE ? m - i0 : TILE, c = n - j0 < TILE ? n - j0 : TILE;
+      tile_transpose(out + j0 * m + i0, m, X + i0 * n + j0, n, r, c);
+    }
+}
+
+MUONREF_CLONES void muonref_nsk_load(float *X, const float *in, size_t m, size_t n, int tr, int bf16)
+{
+  if (tr)
+    transpose(X, in, n, m);
+  else
+    memcpy(X, in, m * n * sizeof *X);
+  round_run(X, m * n, bf16);
+}
+
+MUONREF_CLONES void muonref_nsk_store(float *out, const float *X, size_t m, size_t n, int tr)
+{
+  if (tr)
+    transpose(out, X, m, n);
+  else
+    memcpy(out, X, m * n * sizeof *X);
+}
+
+MUONREF_INLINE void scale_body(float *x, size_t len, float d, int bf16)
+{
+  size_t i = 0;
+  v8f dv = {d, d, d, d, d, d, d, d};
+  for (; i + 8 <= len; i += 8) {
+    v8f v;
+    simd_load(&v, x + i);
+    v /= dv;
+    rnd_v(&v, bf16);
+    simd_store(x + i, &v);
+  }
+  for (; i < len; i++)
+    x[i] = rnd(x[i] / d, bf16);
+}
+
+MUONREF_CLONES void muonref_nsk_scale(float *x, size_t len, float d, int bf16)
+{
+  if (d == 0.0f)
+    memset(x, 0, len * sizeof *x);
+  else if (bf16)
+    scale_body(x, len, d, 1);
+  else
+    scale_body(x, len, d, 0);
+}
+
+/* Rounds the upper part (j >= i) of the tile at (i0, j0) of S (m x m). */
+MUONREF_INLINE void round_tile_upper(float *S, size_t m, size_t i0, size_t j0, size_t r, size_t c, int bf16)
+{
+  for (size_t i = i0; i < i0 + r; i++) {
+    size_t j = i > j0 ? i : j0;
+    if (j < j0 + c)
+      round_run(S + i * m + j, j0 + c - j, bf16);
+  }
+}
+
+MUONREF_INLINE void sym_finish_body(float *S, size_t m, int bf16)
+{
+  for (size_t i0 = 0; i0 < m; i0 += TILE)
+    for (size_t j0 = i0; j0 < m; j0 += TILE) {
+      size_t r = m - i0 < TILE ? m - i0 : TILE, c = m - j0 < TILE ? m - j0 : TILE;
+      round_tile_upper(S, m, i0, j0, r, c, bf16);
+      if (j0 > i0) {
+        tile_transpose(S + j0 * m + i0, m, S + i0 * m + j0, m, r, c);
+      } else { /* the diagonal tile: only below its diagonal */
+        for (size_t j = 1; j < r; j++)
+          for (size_t i = 0; i < j; i++)
+            S[(i0 + j) * m + i0 + i] = S[(i0 + i) * m + i0 + j];
+      }
+    }
+}
+
+MUONREF_CLONES void muonref_nsk_sym_finish(float *S, size_t m, int bf16)
+{
+  if (bf16)
+    sym_finish_body(S, m, 1);
+  else
+    sym_finish_body(S, m, 0);
+}
+
+MUONREF_INLINE void poly_body(float *B, const float *A, const float *AA, size_t m, float b, float c, int bf16)
+{
+  v8f bv = {b, b, b, b, b, b, b, b}, cv = {c, c, c, c, c, c, c, c};
+  for (size_t i = 0; i < m; i++) {
+    size_t j = i * m + i, end = (i + 1) * m;
+    for (; j + 8 <= end; j += 8) {
+      v8f a, aa;
+      simd_load(&a, A + j);
+      simd_load(&aa, AA + j);
+      rnd_v(&aa, bf16);
+      aa *= cv;
+      rnd_v(&aa, bf16);
+      a *= bv;
+      rnd_v(&a, bf16);
+      a += aa;
+      rnd_v(&a, bf16);
+      simd_store(B + j, &a);
+    }
+    for (; j < end; j++)
+      B[j] = rnd(rnd(b * A[j], bf16) + rnd(c * rnd(AA[j], bf16), bf16), bf16);
+  }
+}
+
+MUONREF_CLONES void muonref_nsk_poly_upper(float *B, const float *A, const float *AA, size_t m, float b, float c,
+                                           int bf16)
+{
+  if (bf16)
+    poly_body(B, A, AA, m, b, c, 1);
+  else
+    poly_body(B, A, AA, m, b, c, 0);
+}
+
+MUONREF_INLINE void axpy_body(float *X, const float *BX, size_t len, float a, int bf16)
+{
+  v8f av = {a, a, a, a, a, a, a, a};
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    v8f x, y;
+    simd_load(&x, X + i);
+    simd_load(&y, BX + i);
+    rnd_v(&y, bf16);
+    x *= av;
+    rnd_v(&x, bf16);
+    x += y;
+    rnd_v(&x, bf16);
+    simd_store(X + i, &x);
+  }
+  for (; i < len; i++)
+    X[i] = rnd(rnd(a * X[i], bf16) + rnd(BX[i], bf16), bf16);
+}
+
+MUONREF_CLONES void muonref_nsk_axpy(float *X, const float *BX, size_t len, float a, int bf16)
+{
+  if (bf16)
+    axpy_body(X, BX, len, a, 1);
+  else
+    axpy_body(X, BX, len, a, 0);
+}

@@ -1,0 +1,62 @@
+/* muonref: portable 8-lane float vectors (GCC vector extensions) and the
+ * bf16 rounding on them, for the fused element-wise passes of the fast path.
+ * Not installed.
+ *
+ * The vector extensions compile on any x86-64 (two SSE2 halves per 8-lane
+ * operation); functions marked MUONREF_CLONES also get an AVX2 clone chosen
+ * at load time (GCC target_clones), with no FMA, so that a * x + y stays two
+ * binary32 roundings, as the definition in fast/ns.c requires.  Loads and
+ * stores go through memcpy, so any alignment is fine. */
+#ifndef MUONREF_SIMD_H
+#define MUONREF_SIMD_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(MUONREF_NO_CLONES)
+#define MUONREF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MUONREF_CLONES
+#endif
+
+#define MUONREF_INLINE static inline __attribute__((always_inline))
+
+/* Bits of a bf16-rounded binary32 (RNE, NaN quieted), as in fast/bf16.c. */
+MUONREF_INLINE uint32_t simd_bf16_bits(uint32_t v)
+{
+  uint32_t r = (v + 0x7FFFu + ((v >> 16) & 1u)) & 0xFFFF0000u;
+  uint32_t q = (v | 0x00400000u) & 0xFFFF0000u;
+  return (v & 0x7FFFFFFFu) > 0x7F800000u ? q : r;
+}
+
+/* x rounded to bf16 (scalar). */
+MUONREF_INLINE float simd_bf16(float x)
+{
+  uint32_t v;
+  memcpy(&v, &x, sizeof v);
+  v = simd_bf16_bits(v);
+  memcpy(&x, &v, sizeof v);
+  return x;
+}
+
+/* *x rounded to bf16, lane by lane (the same bits as simd_bf16). */
+MUONREF_INLINE void simd_bf16_v(v8f *x)
+{
+  v8u v;
+  memcpy(&v, x, sizeof v);
+  v8u r = (v + 0x7FFFu + ((v >> 16) & 1u)) & 0xFFFF0000u;
+  v8u q = (v | 0x00400000u) & 0xFFFF0000u;
+  v8u nan = (v8u)((v8i)(v & 0x7FFFFFFFu) > (v8i){0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000,
+                                                  0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000});
+  v = (r & ~nan) | (q & nan);
+  memcpy(x, &v, sizeof v);
+}
+
+MUONREF_INLINE void simd_load(v8f *v, const float *p) { memcpy(v, p, sizeof *v); }
+MUONREF_INLINE void simd_store(float *p, const v8f *v) { memcpy(p, v, sizeof *v); }
+
+#endif
