@@ -130,9 +130,5 @@ int main(void)
   tcase_add_test(t, array_equals_scalar);
   tcase_add_test(t, round_trip_is_exact);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

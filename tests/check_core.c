@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "muonref.h"
+#include "testutil.h"
 
 static muonref_options nemo(void)
 {
@@ -397,9 +398,5 @@ int main(void)
   tcase_add_test(t, gradient_checks);
   tcase_add_test(t, status_names_and_errors);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

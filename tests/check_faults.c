@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
+#include "testutil.h"
 
 static char vectors_dir[4096];
 
@@ -68,9 +69,5 @@ int main(void)
   tcase_add_loop_test(t, every_fault_is_caught_in_bf16, 0, MUONREF_FAULT_COUNT - 1);
   tcase_add_loop_test(t, every_fault_is_caught_in_fp32, 0, MUONREF_FAULT_COUNT - 1);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -319,9 +319,5 @@ int main(void)
   tcase_add_test(t, step_count_matters);
   tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 70);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -760,9 +760,5 @@ int main(void)
   tcase_add_loop_test(t, precision_doubling_polar, 0, 3);
   tcase_add_test(t, precision_doubling_reports_disagreement);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return tu_run_suite(s);
 }

@@ -415,9 +415,5 @@ int main(void)
   tcase_add_test(t, fresh_state_and_zero_gradient);
   tcase_add_test(t, bf16_format_step);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return tu_run_suite(s);
 }

@@ -554,9 +554,5 @@ int main(void)
   tcase_add_test(t, zero_gradient_finite_update);
   tcase_add_test(t, create_errors);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -429,9 +429,5 @@ int main(void)
   tcase_add_test(t, deepseek_tail_fixed_point);
   tcase_add_test(t, divergent_run_is_reported_not_failed);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../vectors/tensor.h"
+#include "testutil.h"
 
 static json_t *parse(const char *text)
 {
@@ -84,9 +85,5 @@ int main(void)
   tcase_add_test(t, f64_and_bf16_round_trip);
   tcase_add_loop_test(t, malformed_tensors_are_named, 0, (int)(sizeof BAD / sizeof BAD[0]));
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_ENV);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -131,3 +131,12 @@ muonref_options tu_nemo(void)
     abort();
   return o;
 }
+
+int tu_run_suite(Suite *s)
+{
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_ENV);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -34,6 +34,11 @@ double tu_phi(const muonref_options *o, double x);
 /* max |a - b| / max |b| over n elements (relative max-norm error). */
 double tu_rel_err(const float *a, const double *b, size_t n);
 
+/* Runs suite s (CK_ENV verbosity), frees it, and returns the process exit
+ * status: EXIT_SUCCESS when no test failed. */
+#include <check.h>
+int tu_run_suite(Suite *s);
+
 /* The nemo profile, or aborts the test. */
 muonref_options tu_nemo(void);
 
