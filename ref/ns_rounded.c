@@ -8,6 +8,7 @@
 #include <mpfr.h>
 #include <stdlib.h>
 #include <string.h>
+#include "muonref/mpmat.h"
 #include "muonref/ns_rounded.h"
 
 #define PREC 128
@@ -70,21 +71,6 @@ static void dot(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_t sb, 
   round_bf16(c, out);
 }
 
-static mpfr_t *alloc_mat(size_t n)
-{
-  mpfr_t *m = malloc((n ? n : 1) * sizeof *m);
-  for (size_t i = 0; m && i < n; i++)
-    mpfr_init2(m[i], PREC), mpfr_set_zero(m[i], 1);
-  return m;
-}
-
-static void free_mat(mpfr_t *m, size_t n)
-{
-  for (size_t i = 0; m && i < n; i++)
-    mpfr_clear(m[i]);
-  free(m);
-}
-
 /* X <- R(X / d) with d = R(R(||X||_F) (+|max) eps); 0 when d = 0. */
 static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
 {
@@ -143,12 +129,14 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
 {
   int tr = rows > cols;
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  mpfr_t *X = alloc_mat(m * n), *BX = alloc_mat(m * n), *A = alloc_mat(m * m), *S = alloc_mat(m * m);
-  if (!X || !BX || !A || !S) {
-    free_mat(X, X ? m * n : 0), free_mat(BX, BX ? m * n : 0), free_mat(A, A ? m * m : 0), free_mat(S, S ? m * m : 0);
+  muonref_mpmat Xm = {0}, BXm = {0}, Am = {0}, Sm = {0};
+  if (muonref_mpmat_init(&Xm, m, n, PREC) || muonref_mpmat_init(&BXm, m, n, PREC) ||
+      muonref_mpmat_init(&Am, m, m, PREC) || muonref_mpmat_init(&Sm, m, m, PREC)) {
+    muonref_mpmat_clear(&Xm), muonref_mpmat_clear(&BXm), muonref_mpmat_clear(&Am), muonref_mpmat_clear(&Sm);
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 reference Newton-Schulz of a (%zu, %zu) matrix",
                         rows, cols);
   }
+  mpfr_t *X = Xm.e, *BX = BXm.e, *A = Am.e, *S = Sm.e;
   ctx c = {0};
   mpfr_init2(c.t8, 8), mpfr_init2(c.t24, 24), mpfr_init2(c.t8b, 8);
   mpfr_inits2(PREC, c.acc, c.term, c.absum, (mpfr_ptr)0);
@@ -165,6 +153,6 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
       out[tr ? j * m + i : i * n + j] = mpfr_get_flt(X[i * n + j], MPFR_RNDN); /* exact: bf16 values */
   *uncertain = c.flags;
   mpfr_clears(c.t8, c.t24, c.t8b, c.acc, c.term, c.absum, (mpfr_ptr)0);
-  free_mat(X, m * n), free_mat(BX, m * n), free_mat(A, m * m), free_mat(S, m * m);
+  muonref_mpmat_clear(&Xm), muonref_mpmat_clear(&BXm), muonref_mpmat_clear(&Am), muonref_mpmat_clear(&Sm);
   return MUONREF_OK;
 }
