@@ -15,8 +15,8 @@ int cmd_gen(int argc, char **argv)
     if (i + 1 < argc && !strcmp(argv[i], "--prec")) {
       char *end;
       prec = strtol(argv[++i], &end, 10);
-      if (*end || prec < 128 || prec > 65536) {
-        fprintf(stderr, "muonref gen: --prec '%s': expected an integer from 128 to 65536 (bits)\n", argv[i]);
+      if (*end || prec < 256 || prec > 65536) {
+        fprintf(stderr, "muonref gen: --prec '%s': expected an integer from 256 to 65536 (bits)\n", argv[i]);
         return EXIT_USAGE;
       }
     } else if (i + 1 < argc && !strcmp(argv[i], "--out")) {

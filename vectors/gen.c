@@ -72,9 +72,12 @@ static json_t *file_json(const char *profile, const char *area, const char *head
   json_object_set_new(f, "formatVersion", json_integer(1));
   json_object_set_new(gen, "name", json_string("muonref"));
   json_object_set_new(gen, "version", json_string(PACKAGE_VERSION));
-  json_object_set_new(gen, "reference",
-                      json_string("GNU MPFR; every value is the exact result correctly rounded to its format, "
-                                  "agreeing at the working precision and at twice it"));
+  char ref[256];
+  snprintf(ref, sizeof ref,
+           "GNU MPFR %s at a working precision of at least 256 bits; every value is the exact result correctly "
+           "rounded to its format, identical at the working precision and at twice it",
+           mpfr_get_version());
+  json_object_set_new(gen, "reference", json_string(ref));
   json_object_set_new(gen, "seed", json_integer(GEN_SEED));
   json_object_set_new(f, "generator", gen);
   json_object_set_new(f, "profile", json_string(profile));
