@@ -69,6 +69,7 @@ static int parse(int argc, char **argv, ref_args *a)
     fprintf(stderr, "muonref ref: %s\n", e.message);
     return EXIT_USAGE;
   }
+  a->o.ns_format = MUONREF_NS_EXACT; /* the reference: no rounding inside Newton-Schulz */
   return EXIT_OK;
 }
 

@@ -15,6 +15,7 @@ size_t muonref_shape_numel(const muonref_shape *s)
 static int check_shape(const muonref_shape *s, muonref_error *err)
 {
   char b[256];
+  size_t n = 1;
   if (s->ndim < 0 || s->ndim > MUONREF_MAX_NDIM)
     return muonref_fail(err, MUONREF_ESHAPE,
                         "Invalid parameter shape: %d dimensions, at most %d are supported", s->ndim,
@@ -24,6 +25,12 @@ static int check_shape(const muonref_shape *s, muonref_error *err)
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Invalid parameter shape %s: every dimension must be at least 1",
                           muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  for (int i = 0; i < s->ndim; i++) {
+    if (s->dims[i] > MUONREF_MAX_NUMEL / n)
+      return muonref_fail(err, MUONREF_ESHAPE, "Invalid parameter shape %s: more than %zu elements",
+                          muonref_py_shape(b, sizeof b, s->dims, s->ndim), (size_t)MUONREF_MAX_NUMEL);
+    n *= s->dims[i];
+  }
   return MUONREF_OK;
 }
 
@@ -56,10 +63,13 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
 int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err)
 {
   char b[256];
-  int ok = s->ndim == 2 && s->dims[0] >= 1 && s->dims[1] >= 1;
+  int ok = s->ndim == 2 && s->dims[0] >= 1 && s->dims[1] >= 1 && s->dims[0] <= MUONREF_MAX_NUMEL / s->dims[1];
   if (ok)
     return MUONREF_OK;
   int nd = s->ndim < 0 ? 0 : s->ndim > MUONREF_MAX_NDIM ? MUONREF_MAX_NDIM : s->ndim;
+  if (s->ndim == 2 && s->dims[0] >= 1 && s->dims[1] >= 1)
+    return muonref_fail(err, MUONREF_ESHAPE, "Invalid matrix shape %s: more than %zu elements",
+                        muonref_py_shape(b, sizeof b, s->dims, nd), (size_t)MUONREF_MAX_NUMEL);
   return muonref_fail(err, MUONREF_ESHAPE, "Expected a matrix, got a tensor of shape %s",
                       muonref_py_shape(b, sizeof b, s->dims, nd));
 }

@@ -3,6 +3,7 @@
  * Element-wise updates are evaluated in binary64 from the float32 inputs
  * and rounded once to float32, so that each stored value is within one
  * rounding of the exact step defined in spec/muon.md. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,12 +193,62 @@ static void adamw_step(const muonref_optimizer *opt, param *p, float *w, const f
   }
 }
 
+/* Whether the step of parameter i (gradient g) keeps every stored value
+ * inside binary32: the momentum and its Nesterov input (Muon), the second
+ * moment (AdamW), and the parameter |decay p| + |step| (|O| <= 2, an upper
+ * bound of Newton-Schulz outputs for the supported coefficients; AdamW
+ * |m / denom| <= 1 / sqrt(1 - beta2) / bias terms, bounded by step_size *
+ * 1e3).  A step that would overflow is refused before anything is written
+ * (MUONREF_ENUMERIC), instead of storing Inf or NaN. */
+static int range_check(const muonref_optimizer *opt, size_t i, const float *w, const float *g, muonref_error *err)
+{
+  const param *p = &opt->params[i];
+  double limit = FLT_MAX, step_bound;
+  size_t n = p->route.numel;
+  if (p->route.use_muon) {
+    muonref_muon_plan pl;
+    muonref_muon_plan_make(p->options, &p->route, &pl);
+    const float *M = p->state.momentum_buffer;
+    for (size_t j = 0; j < n; j++) {
+      double m = pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j];
+      double u = pl.in_grad * (double)g[j] + pl.in_mom * m;
+      if (fabs(m) > limit || fabs(u) > limit)
+        return muonref_fail(err, MUONREF_ENUMERIC,
+                            "Step for parameter %zu would overflow binary32: the momentum at element %zu exceeds %g", i, j,
+                            limit);
+    }
+    step_bound = 2.0 * pl.alpha;
+  } else {
+    muonref_adamw_plan pl;
+    muonref_adamw_plan_make(p->options, p->state.step + 1, &pl);
+    const float *v = p->state.exp_avg_sq;
+    for (size_t j = 0; j < n; j++)
+      if (pl.beta2 * (double)v[j] + pl.one_minus_beta2 * (double)g[j] * (double)g[j] > limit)
+        return muonref_fail(err, MUONREF_ENUMERIC,
+                            "Step for parameter %zu would overflow binary32: the second moment at element %zu exceeds %g",
+                            i, j, limit);
+    step_bound = pl.step_size * 1e3;
+  }
+  for (size_t j = 0; j < n; j++)
+    if (fabs((double)w[j]) + step_bound > limit)
+      return muonref_fail(err, MUONREF_ENUMERIC,
+                          "Step for parameter %zu would overflow binary32: element %zu of the parameter is %g", i, j,
+                          (double)w[j]);
+  return MUONREF_OK;
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const muonref_grad *grads,
                            muonref_error *err)
 {
+  if (!params || !grads)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params and grads must not be NULL");
   for (size_t i = 0; i < opt->n_params; i++) {
     int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
     if (st && !(opt->fault == MUONREF_FAULT_NONFINITE_ACCEPTED && st == MUONREF_ENONFINITE))
+      return st;
+    if (!st && grads[i].data && !params[i])
+      return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params[%zu] is NULL", i);
+    if (!st && grads[i].data && (st = range_check(opt, i, params[i], grads[i].data, err)))
       return st;
   }
   for (size_t i = 0; i < opt->n_params; i++) {
@@ -238,6 +289,13 @@ static int finite_buffer(const float *b, size_t n)
 int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_param_state *st,
                                 muonref_error *err)
 {
+  if (!st)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: no state given (NULL)", i);
+  if ((st->initialized != 0 && st->initialized != 1) || (st->use_muon != 0 && st->use_muon != 1))
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: initialized and use_muon must be 0 or 1", i);
+  if (st->step > MUONREF_MAX_STEP)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: step %ld, at most %ld are supported", i, st->step,
+                        (long)MUONREF_MAX_STEP);
   if (i >= opt->n_params)
     return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the optimizer has %zu parameters", i,
                         opt->n_params);

@@ -52,11 +52,17 @@ static int ns_in_format(muonref_mpmat *O, const muonref_mpmat *U, const muonref_
   int st = u && out ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the bf16 Newton-Schulz");
   if (!st) {
     muonref_mpmat_get_float(u, U);
-    for (size_t i = 0; i < n; i++)
-      if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
+    for (size_t i = 0; !st && i < n; i++) {
+      if (!isfinite(u[i]))
+        st = muonref_fail(err, MUONREF_ENUMERIC,
+                          "Exact step: the Newton-Schulz input overflows binary32 at element %zu, so the bf16 "
+                          "semantics (which start from a binary32 matrix) are undefined; use ns_format exact", i);
+      else if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
         flags |= MUONREF_NSR_INPUT_NOT_FP32;
+    }
     unsigned cert = 0;
-    st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &cert, err);
+    if (!st)
+      st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &cert, err);
     flags |= cert;
   }
   if (!st)

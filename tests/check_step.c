@@ -507,6 +507,50 @@ START_TEST(zero_gradient_finite_update)
 }
 END_TEST
 
+/* Finite gradients near FLT_MAX: the step is refused, nothing written
+ * (never Inf or NaN stored); a step count beyond MUONREF_MAX_STEP, or
+ * flags outside 0/1, are refused on import; NULL arrays are refused. */
+START_TEST(overflow_and_bad_state_refused)
+{
+  muonref_options o = opts();
+  muonref_shape sh[2] = {{2, {2, 2}}, {1, {3}}};
+  muonref_group g = {o, 2, sh};
+  muonref_error e;
+  muonref_optimizer *a = muonref_optimizer_create(&g, 1, &e);
+  float w[4] = {1, 2, 3, 4}, b[3] = {1, 2, 3}, gw[4] = {3e38f, 0, 0, 3e38f}, gb[3] = {0, 0, 0};
+  float *ps[2] = {w, b};
+  muonref_grad gr[2] = {{gw, 0, 0}, {gb, 0, 0}};
+  ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, &e), MUONREF_ENUMERIC);
+  ck_assert_str_eq(e.message, "Step for parameter 0 would overflow binary32: the momentum at element 0 exceeds 3.40282e+38");
+  ck_assert(w[0] == 1 && w[3] == 4 && b[0] == 1);
+  gw[0] = gw[3] = 1.0f;
+  gb[1] = 2e19f; /* g^2 (1 - beta2) = 2e37: fine; 3e19: 4.5e37 still fine; 1e20 overflows */
+  ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, &e), MUONREF_OK);
+  gb[1] = 1e20f;
+  ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, &e), MUONREF_ENUMERIC);
+  ck_assert_str_eq(e.message, "Step for parameter 1 would overflow binary32: the second moment at element 1 exceeds 3.40282e+38");
+  muonref_param_state st;
+  muonref_optimizer_state(a, 1, &st);
+  ck_assert(isfinite(st.exp_avg_sq[1]) && st.step == 1);
+  muonref_param_state big = st;
+  big.step = MUONREF_MAX_STEP + 1;
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 1, &big, &e), MUONREF_ESTATE);
+  big = st;
+  big.use_muon = 7;
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 1, &big, &e), MUONREF_ESTATE);
+  ck_assert_str_eq(e.message, "State for parameter 1: initialized and use_muon must be 0 or 1");
+  ck_assert_int_eq(muonref_optimizer_set_state(a, 1, NULL, &e), MUONREF_ESTATE);
+  ck_assert_int_eq(muonref_optimizer_step(a, ps, NULL, &e), MUONREF_EOPTION);
+  muonref_optimizer_free(a);
+  /* a shape whose element count overflows is refused, not wrapped to 0 */
+  muonref_shape huge = {2, {(size_t)1 << 32, (size_t)1 << 32}};
+  muonref_group gh = {o, 1, &huge};
+  ck_assert_ptr_null(muonref_optimizer_create(&gh, 1, &e));
+  ck_assert_int_eq(e.status, MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Invalid parameter shape (4294967296, 4294967296): more than 1099511627776 elements");
+}
+END_TEST
+
 START_TEST(create_errors)
 {
   muonref_error e;
@@ -553,6 +597,7 @@ int main(void)
   tcase_add_test(t, momentum_buffer_untouched_by_ns);
   tcase_add_test(t, zero_gradient_finite_update);
   tcase_add_test(t, create_errors);
+  tcase_add_test(t, overflow_and_bad_state_refused);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

@@ -62,8 +62,9 @@ static int walk(const char *path, list *l, muonref_error *err)
 int muonref_files_collect(char *const *paths, int n, char ***out, size_t *count, muonref_error *err)
 {
   list l = {0};
-  push(&l, "");
-  l.n = 0;
+  if (!(l.v = calloc(1, sizeof *l.v)))
+    return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+  l.cap = 1;
   for (int i = 0; i < n; i++) {
     int st = walk(paths[i], &l, err);
     if (st) {

@@ -142,6 +142,13 @@ static int read_shape(const json_t *j, const char *where, muonref_shape *out, mu
       return muonref_fail(err, MUONREF_EFORMAT, "%s: \"shape\"[%d] must be a positive integer", where, k);
     out->dims[k] = (size_t)json_integer_value(d);
   }
+  size_t n = 1;
+  for (int k = 0; k < out->ndim; k++) {
+    if (out->dims[k] > MUONREF_MAX_NUMEL / n)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: \"shape\" has more than %zu elements", where,
+                          (size_t)MUONREF_MAX_NUMEL);
+    n *= out->dims[k];
+  }
   return MUONREF_OK;
 }
 

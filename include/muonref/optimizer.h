@@ -25,6 +25,10 @@ typedef struct muonref_group {
 
 typedef struct muonref_optimizer muonref_optimizer;
 
+/* Most steps a state may count (2^53: exactly representable in binary64,
+ * the format the bias corrections are computed in). */
+#define MUONREF_MAX_STEP (1L << 53)
+
 /* The state of one parameter (spec/muon.md, "State").  initialized is 0
  * until the parameter's first step with a gradient; then use_muon tells the
  * branch, step counts the steps taken, and the branch's buffers hold numel
@@ -60,8 +64,11 @@ const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_
  * row-major), updated in place; grads[i] is its gradient (data NULL: no
  * gradient, the parameter and its state are left as they are).
  * Every gradient is checked first (muonref_grad_check); on any failure
- * nothing is written: parameters and state stay as they were.
- * Returns MUONREF_OK, MUONREF_EGRAD, MUONREF_ENONFINITE or MUONREF_ENOMEM. */
+ * nothing is written: parameters and state stay as they were.  A step that
+ * would store a value beyond binary32's range (gradients near FLT_MAX) is
+ * refused the same way with MUONREF_ENUMERIC, never stored as Inf or NaN.
+ * Returns MUONREF_OK, MUONREF_EGRAD, MUONREF_ENONFINITE, MUONREF_ENUMERIC,
+ * MUONREF_EOPTION (NULL params or grads) or MUONREF_ENOMEM. */
 int muonref_optimizer_step(muonref_optimizer *opt, float *const *params,
                            const muonref_grad *grads, muonref_error *err);
 
@@ -73,7 +80,8 @@ int muonref_optimizer_state(const muonref_optimizer *opt, size_t i, muonref_para
 /* Replaces parameter i's state by a copy of *st.  An uninitialized *st
  * clears the state.  Errors leave the state unchanged: MUONREF_ESTATE when
  * st->use_muon differs from the parameter's routing, st->numel from its size,
- * a needed buffer is NULL, or step < 1 for an initialized state; also
+ * a needed buffer is NULL, step < 1 for an initialized state, step above
+ * MUONREF_MAX_STEP, initialized or use_muon not 0 or 1, or st NULL; also
  * MUONREF_ENONFINITE for a non-finite buffer value, MUONREF_ENOMEM. */
 int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i,
                                 const muonref_param_state *st, muonref_error *err);

@@ -13,6 +13,9 @@ extern "C" {
 
 /* Most dimensions a parameter may have. */
 #define MUONREF_MAX_NDIM 8
+/* Most elements a parameter or matrix may have (2^40: far beyond memory,
+ * small enough that sizes and byte counts never overflow size_t). */
+#define MUONREF_MAX_NUMEL ((size_t)1 << 40)
 
 /* A parameter shape: ndim dimensions (0 for a scalar), row-major. */
 typedef struct muonref_shape {
@@ -30,7 +33,8 @@ typedef struct muonref_route {
   size_t numel;   /* number of elements of the parameter */
 } muonref_route;
 
-/* Number of elements of a shape (1 for ndim 0). */
+/* Number of elements of a shape (1 for ndim 0); for a shape that
+ * muonref_route_param accepts it does not overflow. */
 size_t muonref_shape_numel(const muonref_shape *s);
 
 /* Routes a parameter of shape *s under group options *o:
@@ -40,7 +44,8 @@ size_t muonref_shape_numel(const muonref_shape *s);
  * Errors (out untouched): MUONREF_ESHAPE for ndim outside 0..MUONREF_MAX_NDIM
  * ("Invalid parameter shape: 9 dimensions, at most 8 are supported"), for a
  * zero dimension ("Invalid parameter shape (0, 4): every dimension must be at
- * least 1"), and for use_muon TRUE on ndim < 2
+ * least 1"), for more than MUONREF_MAX_NUMEL elements ("Invalid parameter
+ * shape (...): more than 1099511627776 elements"), and for use_muon TRUE on ndim < 2
  * ("use_muon=True needs at least two dimensions, got shape (48,)"). */
 int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                         muonref_route *out, muonref_error *err);
