@@ -53,7 +53,10 @@ static json_t *result_for(muonref_checker *c, const json_t *test, const char *ki
   }
   char key[512];
   snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
-  return json_incref(json_object_get(c->results, key));
+  json_t *r = json_object_get(c->results, key);
+  if (r)
+    json_object_set_new(c->used, key, json_true());
+  return json_incref(r);
 }
 
 /* Judges one test; counts it in a; logs a failure. */
@@ -66,6 +69,12 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   muonref_verdict v;
   int st = muonref_judge(test, kind, r, c->format, &v, where, err);
   json_decref(r);
+  if (st == MUONREF_EFORMAT && !c->fast && !strncmp(err->message, "result", 6)) {
+    char msg[MUONREF_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%s", err->message);
+    muonref_fail(err, st, "%s: the entry for %s tcId %lld: %.400s", c->results_path, muonref_basename(file),
+                 (long long)json_integer_value(json_object_get(test, "tcId")), msg);
+  }
   if (st)
     return st;
   if (v.pass) {
@@ -84,6 +93,34 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   return MUONREF_OK;
 }
 
+/* Every tcId an integer >= 1, unique in the file; numberOfTests right. */
+static int check_ids(const json_t *j, const char *file, muonref_error *err)
+{
+  json_t *seen = json_object();
+  const json_t *groups = json_object_get(j, "testGroups");
+  long n = 0;
+  int st = MUONREF_OK;
+  for (size_t g = 0; !st && g < json_array_size(groups); g++) {
+    const json_t *tests = json_object_get(json_array_get(groups, g), "tests");
+    for (size_t t = 0; !st && t < json_array_size(tests); t++, n++) {
+      const json_t *id = json_object_get(json_array_get(tests, t), "tcId");
+      char key[32];
+      snprintf(key, sizeof key, "%lld", (long long)json_integer_value(id));
+      if (!json_is_integer(id) || json_integer_value(id) < 1)
+        st = muonref_fail(err, MUONREF_EFORMAT, "%s: testGroups[%zu].tests[%zu]: \"tcId\" must be an integer >= 1", file,
+                          g, t);
+      else if (json_object_get(seen, key))
+        st = muonref_fail(err, MUONREF_EFORMAT, "%s: testGroups[%zu].tests[%zu]: tcId %s appears twice", file, g, t, key);
+      else
+        json_object_set_new(seen, key, json_true());
+    }
+  }
+  json_decref(seen);
+  if (!st && json_integer_value(json_object_get(j, "numberOfTests")) != n)
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: \"numberOfTests\" must be %ld, the number of tests in the file", file, n);
+  return st;
+}
+
 static int check_file(muonref_checker *c, const char *file, muonref_error *err)
 {
   json_t *j = muonref_vector_file_load(file, err);
@@ -91,8 +128,9 @@ static int check_file(muonref_checker *c, const char *file, muonref_error *err)
     return err->status;
   const char *profile = json_string_value(json_object_get(j, "profile"));
   muonref_area_count *a = area(c, profile, json_string_value(json_object_get(j, "area")));
+  json_object_set_new(c->used, muonref_basename(file), json_true()); /* a judged file */
   const json_t *groups = json_object_get(j, "testGroups");
-  int st = MUONREF_OK;
+  int st = check_ids(j, file, err);
   for (size_t g = 0; !st && g < json_array_size(groups); g++) {
     const json_t *grp = json_array_get(groups, g), *tests = json_object_get(grp, "tests");
     const char *kind = json_string_value(json_object_get(grp, "kind"));
@@ -135,23 +173,52 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
     }
     char key[512];
     snprintf(key, sizeof key, "%s#%lld", file, (long long)json_integer_value(json_object_get(e, "tcId")));
+    if (json_object_get(c->results, key)) {
+      st = muonref_fail(err, MUONREF_EFORMAT, "%s: results[%zu]: a second result for %s tcId %lld", path, i, file,
+                        (long long)json_integer_value(json_object_get(e, "tcId")));
+      break;
+    }
     json_object_set(c->results, key, (json_t *)e);
   }
+  snprintf(c->results_path, sizeof c->results_path, "%s", path);
   const char *name = json_string_value(json_object_get(j, "implementation"));
   snprintf(c->impl_name, sizeof c->impl_name, "%s", name ? name : path);
   json_decref(j);
   return st;
 }
 
+/* Every entry of a results file that names a judged file must name one of
+ * its cases (entries for files not judged in this run are ignored). */
+static int check_all_used(const muonref_checker *c, muonref_error *err)
+{
+  const char *key;
+  json_t *v;
+  json_object_foreach(c->results, key, v) {
+    char file[512];
+    snprintf(file, sizeof file, "%s", key);
+    char *hash = strrchr(file, '#');
+    if (hash)
+      *hash = '\0';
+    if (json_object_get(c->used, file) && !json_object_get(c->used, key))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: a result for %s tcId %s, which is no case of that file",
+                          c->results_path, file, hash ? hash + 1 : "?");
+  }
+  return MUONREF_OK;
+}
+
 int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err)
 {
   char **files = NULL;
   size_t count = 0;
+  if (!c->used)
+    c->used = json_object();
   int st = muonref_files_collect(paths, n, &files, &count, err);
   for (size_t i = 0; !st && i < count; i++)
     st = check_file(c, files[i], err);
   if (!st && count == 0)
     st = muonref_fail(err, MUONREF_EFORMAT, "no vector files (*.json) under the given paths");
+  if (!st && !c->fast)
+    st = check_all_used(c, err);
   muonref_files_free(files);
   return st;
 }
@@ -169,5 +236,6 @@ void muonref_checker_free(muonref_checker *c)
 {
   json_decref(c->results);
   json_decref(c->written);
-  c->results = c->written = NULL;
+  json_decref(c->used);
+  c->results = c->written = c->used = NULL;
 }

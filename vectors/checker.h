@@ -20,6 +20,8 @@ typedef struct muonref_checker {
   muonref_ns_format format;
   int fault;                /* fast path: deliberate fault (0 none) */
   json_t *results;          /* results mode: "file#tcId" -> result entry */
+  json_t *used;             /* results mode: the keys a case asked for */
+  char results_path[1024];
   json_t *written;          /* fast mode: results to write, or NULL */
   char impl_name[256];
   muonref_area_count areas[256];

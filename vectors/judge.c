@@ -198,6 +198,9 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
     }
     if (json_is_null(e))
       continue;
+    if (!json_is_object(g) || !json_is_integer(json_object_get(g, "step")))
+      return muonref_fail(err, MUONREF_EFORMAT, "result.%s: a state must be null or an object with an integer \"step\"",
+                          name);
     if (json_integer_value(json_object_get(g, "step")) != json_integer_value(json_object_get(e, "step"))) {
       v->pass = 0;
       snprintf(v->detail, sizeof v->detail, "%s.step: %lld, expected %lld", name,
@@ -232,8 +235,13 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
   const json_t *exp = f == MUONREF_NS_BF16 && json_object_get(test, "expectedBf16") ? json_object_get(test, "expectedBf16")
                                                                                     : json_object_get(test, "expected");
   const json_t *ep = json_object_get(exp, "params"), *gp = json_object_get(res, "params");
-  if (!json_is_array(ep))
+  if (!json_is_array(ep) || !json_is_array(json_object_get(json_object_get(test, "expected"), "params")))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".params must be an array", where);
+  if (t->kind == T_ELEMENTWISE && (json_array_size(t->atol) != json_array_size(ep) || t->max_ulp < 0 ||
+                                   (t->state_atol && json_array_size(t->state_atol) != json_array_size(ep))))
+    return muonref_fail(err, MUONREF_EFORMAT,
+                        "%s: the tolerance needs \"maxUlp\" >= 0 and one \"atol\" (and \"stateAtol\") per parameter",
+                        where);
   if (json_array_size(gp) != json_array_size(ep))
     return failf(v, "params: %s, expected %s tensors", json_is_array(gp) ? "wrong count" : "missing", "the case's");
   for (size_t i = 0; v->pass && i < json_array_size(ep); i++) {
@@ -244,6 +252,10 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
       return st;
   }
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
+  if (gs && !json_is_array(gs))
+    return muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
+  if (v->pass && json_is_array(gs) && json_array_size(gs) != json_array_size(es))
+    return failf(v, "state: %s, expected one entry per parameter%s", "wrong count", "");
   if (v->pass && json_is_array(gs) && json_is_array(es))
     return judge_state(gs, es, t, t->state_atol, v, where, err);
   return MUONREF_OK;

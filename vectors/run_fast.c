@@ -155,7 +155,17 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
   muonref_optimizer *opt = NULL;
   const json_t *steps = json_object_get(test, "steps");
   size_t n_steps = json_array_size(steps);
-  json_int_t rt = json_integer_value(json_object_get(test, "roundTripAfter"));
+  const json_t *rtj = json_object_get(test, "roundTripAfter");
+  json_int_t rt = json_integer_value(rtj);
+  if (!json_is_array(steps) || n_steps == 0) {
+    muonref_fail(err, MUONREF_EFORMAT, "%s: \"steps\" must be a non-empty array", where);
+    return NULL;
+  }
+  if (rtj && (!json_is_integer(rtj) || rt < 1 || (size_t)rt >= n_steps)) {
+    muonref_fail(err, MUONREF_EFORMAT, "%s: \"roundTripAfter\" must be an integer from 1 to %zu (steps - 1)", where,
+                 n_steps - 1);
+    return NULL;
+  }
   int st = load_params(&r, test, where, err);
   if (!st)
     st = load_groups(&r, test, profile, format, where, err);
