@@ -37,9 +37,9 @@ int cmd_gen(int argc, char **argv)
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (st) {
     fprintf(stderr, "muonref gen: %s\n", err.message);
-    return st == MUONREF_EIO ? EXIT_USAGE : EXIT_INTERNAL;
+    return st == MUONREF_EIO || st == MUONREF_EOPTION ? EXIT_USAGE : EXIT_INTERNAL;
   }
   printf("muonref gen: %ld files, %ld tests (%ld with exact bf16 expectations) in %s/ at %ld bits, %.1f s\n", s.files,
-         s.tests, s.bf16_certified, out, prec, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+         s.tests, s.bf16_certified, s.dir, prec, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   return EXIT_OK;
 }

@@ -91,16 +91,37 @@ static json_t *file_json(const char *profile, const char *area, const char *head
   return f;
 }
 
+/* Removes the temporary files of a failed run. */
+static void unlink_all(char paths[][4200], size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    unlink(paths[i]);
+}
+
 int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen_summary *sum, muonref_error *err)
 {
   const char *profile = "nemo";
+  size_t n_areas = sizeof AREAS / sizeof AREAS[0];
+  int known = !only;
+  for (size_t a = 0; only && a < n_areas; a++)
+    known |= !strcmp(only, AREAS[a].name);
+  if (!known) {
+    char list[512] = "";
+    for (size_t a = 0, used = 0; a < n_areas && used < sizeof list; a++)
+      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", AREAS[a].name);
+    return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, list);
+  }
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
   mkdir(out_dir, 0777);
   if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
     return muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
   memset(sum, 0, sizeof *sum);
-  for (size_t a = 0; a < sizeof AREAS / sizeof AREAS[0]; a++) {
+  /* every file is written to a temporary name first and renamed into place
+   * only when all of them were written, so a failure leaves no partial set */
+  static char tmp[sizeof AREAS / sizeof AREAS[0]][4200], final[sizeof AREAS / sizeof AREAS[0]][4200];
+  size_t n_written = 0;
+  for (size_t a = 0; a < n_areas; a++) {
     if (only && strcmp(only, AREAS[a].name))
       continue;
     gen_ctx g = {.prec = prec, .profile = profile, .groups = json_array()};
@@ -108,18 +129,31 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen
     AREAS[a].fill(&g);
     if (g.failed) {
       json_decref(g.groups);
-      return muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s", AREAS[a].name, g.error);
+      unlink_all(tmp, n_written);
+      return muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s (no file was written)", AREAS[a].name, g.error);
     }
     json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g.groups, g.n_tests);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s_%s.json", dir, profile, AREAS[a].name);
-    int st = muonref_json_write_atomic(f, path, 1, err);
+    snprintf(final[n_written], sizeof final[0], "%s/%s_%s.json", dir, profile, AREAS[a].name);
+    snprintf(tmp[n_written], sizeof tmp[0], "%s.new", final[n_written]);
+    int st = muonref_json_write_atomic(f, tmp[n_written], 1, err);
     json_decref(f);
-    if (st)
-      return st;
+    if (st) {
+      char msg[MUONREF_ERROR_MESSAGE_MAX];
+      snprintf(msg, sizeof msg, "%s", err->message);
+      unlink_all(tmp, n_written);
+      return muonref_fail(err, st, "%.480s (no file was written)", msg);
+    }
+    n_written++;
     sum->files++;
     sum->tests += g.n_tests;
     sum->bf16_certified += g.n_bf16_certified;
   }
+  for (size_t i = 0; i < n_written; i++)
+    if (rename(tmp[i], final[i]) != 0) {
+      unlink_all(tmp + i, n_written - i);
+      return muonref_fail(err, MUONREF_EIO, "%s: cannot rename into place (%zu of %zu files were replaced)", final[i], i,
+                          n_written);
+    }
+  snprintf(sum->dir, sizeof sum->dir, "%s", dir);
   return MUONREF_OK;
 }
