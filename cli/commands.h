@@ -15,6 +15,7 @@ typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
   const char *summary;
+  const char *usage; /* printed by `muonref NAME --help` (NULL: NAME handles --help) */
 } command;
 
 int cmd_profile(int argc, char **argv);

@@ -13,13 +13,21 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const command COMMANDS[] = {
-  {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)"},
-  {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)"},
-  {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)"},
-  {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)"},
-  {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)"},
-  {"ref", cmd_ref, "run the high-precision reference on a tensor file (muonref ref polar|ns|step FILE)"},
-  {"version", cmd_version, "print the version"},
+  {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)", NULL},
+  {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)",
+   "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE) [--write-results FILE] [--quiet]\n"
+   "                     [VECTOR FILES OR DIRS...]    (default: vectors; --fault list names the faults;\n"
+   "                     --quiet drops the per-case FAIL lines, the table still prints)"},
+  {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)",
+   "gen [--prec BITS] [--out DIR] [--area NAME]    (writes DIR/nemo/*.json; BITS >= 256, default 256)"},
+  {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
+   "ns --preset NAME [--steps K] --sigma S | ns --report DIR [--smin S]    (spec/ns-study.md)"},
+  {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)", "profile NAME    (profiles: nemo)"},
+  {"ref", cmd_ref, "run the high-precision reference on a tensor file (muonref ref polar|ns|step FILE)",
+   "ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
+   "  FILE: a tensor {\"dtype\": \"f32\", \"shape\": [r, c], \"hex\": \"...\"} (spec/vectors.md section 1);\n"
+   "  for step also {\"param\": tensor, \"grads\": [tensor, ...]}"},
+  {"version", cmd_version, "print the version", "version"},
 };
 
 static int usage(FILE *f)
@@ -38,9 +46,15 @@ int main(int argc, char **argv)
     return usage(stderr);
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
     return usage(stdout);
-  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-    if (!strcmp(argv[1], COMMANDS[i].name))
-      return COMMANDS[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+    if (strcmp(argv[1], COMMANDS[i].name))
+      continue;
+    if (argc == 3 && COMMANDS[i].usage && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+      printf("usage: muonref %s\n%s\n", COMMANDS[i].usage, COMMANDS[i].summary);
+      return EXIT_OK;
+    }
+    return COMMANDS[i].run(argc - 1, argv + 1);
+  }
   fprintf(stderr, "muonref: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return EXIT_USAGE;

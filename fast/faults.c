@@ -12,7 +12,7 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
   [MUONREF_FAULT_NESTEROV_EMA_BLEND] = {"nesterov_ema_blend", "Nesterov input (1 - beta) G + beta M with a sum buffer",
                                         "mixing Keller's lerp Nesterov with a sum buffer"},
   [MUONREF_FAULT_WRONG_COEFFICIENT] = {"wrong_coefficient", "Newton-Schulz c = 2.0 instead of 2.0315",
-                                       "a rounded coefficient (shared/reference/measurements.md)"},
+                                       "a rounded coefficient"},
   [MUONREF_FAULT_BF16_SCALARS] = {"bf16_scalars", "coefficients and eps rounded to bf16 before use",
                                   "PyTorch 1.13 CPU: Python scalars times bf16 tensors are rounded to bf16 (measured)"},
   [MUONREF_FAULT_FOUR_STEPS] = {"four_steps", "one Newton-Schulz step fewer (4 instead of 5)", "step-count drift"},

@@ -22,15 +22,17 @@ else
   status=1
 fi
 
+step=2
 for impl in fast-bf16 fast-fp32; do
-  note "2. muonref check --impl $impl"
+  note "$step. muonref check --impl $impl"
+  step=3
   "$muonref" check --impl "$impl" "$out/vectors" >"$out/$impl.txt"
   rc=$?
   cat "$out/$impl.txt"
   [ $rc -gt $status ] && status=$rc
 done
 
-note "3. the PyTorch test port (tests/torch_nemo_port.py) through vectors/drivers/torch_driver.py"
+note "4. the PyTorch test port (tests/torch_nemo_port.py) through vectors/drivers/torch_driver.py"
 if "$python" -c 'import torch' >/dev/null 2>&1; then
   "$python" "$src/vectors/drivers/torch_driver.py" --optimizer "$src/tests/torch_nemo_port.py:Muon" --adapter nemo \
     --ns-format bf16 --out "$out/torch-results.json" "$out/vectors" || exit 2
