@@ -1,7 +1,9 @@
 /* muonref: the vector checker (see checker.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "checker.h"
 #include "files.h"
 #include "judge.h"
@@ -151,6 +153,11 @@ static int check_file(muonref_checker *c, const char *file, muonref_error *err)
 int muonref_checker_results(muonref_checker *c, const char *path, muonref_error *err)
 {
   memset(c, 0, sizeof *c);
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
+  if (S_ISDIR(sb.st_mode))
+    return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a results file (JSON)", path);
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
   if (!j)

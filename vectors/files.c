@@ -30,11 +30,31 @@ static int ends_with_json(const char *s)
   return n > 5 && !strcmp(s + n - 5, ".json");
 }
 
-static int walk(const char *path, list *l, muonref_error *err)
+/* Whether the real path of p was seen already (records it if not): a file
+ * named twice, or reached again through a symbolic link, is judged once,
+ * and a link loop ends. */
+static int seen_before(list *seen, const char *p)
+{
+  char *real = realpath(p, NULL);
+  if (!real)
+    return 0;
+  for (size_t i = 0; i < seen->n; i++)
+    if (!strcmp(seen->v[i], real)) {
+      free(real);
+      return 1;
+    }
+  push(seen, real);
+  free(real);
+  return 0;
+}
+
+static int walk(const char *path, list *l, list *seen, muonref_error *err)
 {
   struct stat sb;
   if (stat(path, &sb) != 0)
     return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
+  if (seen_before(seen, path))
+    return MUONREF_OK;
   if (!S_ISDIR(sb.st_mode))
     return push(l, path) ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory");
   struct dirent **names;
@@ -49,8 +69,8 @@ static int walk(const char *path, list *l, muonref_error *err)
       snprintf(sub, sizeof sub, "%s/%s", path, d);
       struct stat s2;
       if (stat(sub, &s2) == 0 && S_ISDIR(s2.st_mode))
-        st = walk(sub, l, err);
-      else if (ends_with_json(d))
+        st = walk(sub, l, seen, err);
+      else if (ends_with_json(d) && !seen_before(seen, sub))
         st = push(l, sub) ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory");
     }
     free(names[i]);
@@ -61,17 +81,21 @@ static int walk(const char *path, list *l, muonref_error *err)
 
 int muonref_files_collect(char *const *paths, int n, char ***out, size_t *count, muonref_error *err)
 {
-  list l = {0};
-  if (!(l.v = calloc(1, sizeof *l.v)))
+  list l = {0}, seen = {0};
+  if (!(l.v = calloc(1, sizeof *l.v)) || !(seen.v = calloc(1, sizeof *seen.v))) {
+    free(l.v);
     return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
-  l.cap = 1;
+  }
+  l.cap = seen.cap = 1;
   for (int i = 0; i < n; i++) {
-    int st = walk(paths[i], &l, err);
+    int st = walk(paths[i], &l, &seen, err);
     if (st) {
       muonref_files_free(l.v);
+      muonref_files_free(seen.v);
       return st;
     }
   }
+  muonref_files_free(seen.v);
   *out = l.v;
   *count = l.n;
   return MUONREF_OK;
@@ -92,6 +116,11 @@ const char *muonref_basename(const char *path)
 
 json_t *muonref_vector_file_load(const char *path, muonref_error *err)
 {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno)), NULL;
+  if (S_ISDIR(sb.st_mode))
+    return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a JSON file", path), NULL;
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
   if (!j) {
