@@ -12,4 +12,5 @@
 #include "muonref/bf16.h"
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
+#include "muonref/rng.h"
 #endif

@@ -3,23 +3,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "muonref/rng.h"
 #include "study.h"
 
-/* splitmix64 (Steele, Lea, Flood 2014; the public-domain reference code). */
-static uint64_t next(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-/* Standard normal deviate by Box-Muller from two 53-bit uniforms. */
-static double normal(uint64_t *s)
-{
-  double u1 = ((next(s) >> 11) + 0.5) * 0x1p-53, u2 = (next(s) >> 11) * 0x1p-53;
-  return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
+/* The project's seeded source (include/muonref/rng.h). */
+static double normal(uint64_t *s) { return muonref_rng_normal(s); }
 
 /* q (n x n, row-major) <- an orthogonal matrix: Q of the QR of a Gaussian
  * matrix (dgeqrf + dorgqr). */

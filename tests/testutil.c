@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "muonref/rng.h"
 #include "testutil.h"
 
 uint64_t tu_seed(uint64_t fallback)
@@ -17,20 +18,9 @@ uint64_t tu_seed(uint64_t fallback)
   return s;
 }
 
-uint64_t tu_next(tu_rng *r)
-{
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t tu_next(tu_rng *r) { return muonref_rng_next(&r->s); }
 
-double tu_normal(tu_rng *r)
-{
-  double u1 = ((double)(tu_next(r) >> 11) + 0.5) * 0x1p-53;
-  double u2 = (double)(tu_next(r) >> 11) * 0x1p-53;
-  return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
+double tu_normal(tu_rng *r) { return muonref_rng_normal(&r->s); }
 
 void tu_fill_normal(tu_rng *r, float *x, size_t n, double scale)
 {

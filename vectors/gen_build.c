@@ -12,24 +12,14 @@
 #include "muonref/plan.h"
 #include "muonref/profile.h"
 #include "muonref/ref.h"
+#include "muonref/rng.h"
 #include "tensor.h"
 
 /* ---- the seeded source (spec/vectors.md section 6) ---- */
 
-uint64_t gen_next(gen_rng *r)
-{
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t gen_next(gen_rng *r) { return muonref_rng_next(&r->s); }
 
-double gen_normal(gen_rng *r)
-{
-  double u1 = ((double)(gen_next(r) >> 11) + 0.5) * 0x1p-53;
-  double u2 = (double)(gen_next(r) >> 11) * 0x1p-53;
-  return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
+double gen_normal(gen_rng *r) { return muonref_rng_normal(&r->s); }
 
 float *gen_normal_array(gen_ctx *g, size_t n, double scale)
 {
