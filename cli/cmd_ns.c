@@ -254,7 +254,7 @@ static int run_report(const ns_args *a)
   free(sets);
   if (rc) {
     fprintf(stderr, "muonref ns: %s\n", err.message);
-    return EXIT_INTERNAL;
+    return rc == MUONREF_EIO ? EXIT_USAGE : EXIT_INTERNAL; /* an unwritable place is the caller's input */
   }
   if (!plotted)
     fprintf(stderr, "muonref ns: gnuplot not found: plots skipped (CSV and index.md written)\n");
@@ -274,8 +274,11 @@ int cmd_ns(int argc, char **argv)
   if (a.preset || a.coeffs) {
     if ((rc = one_set(&a, &s)))
       return rc;
-    if (a.sigma_s)
+    if (a.sigma_s) {
+      if (a.smin != 1e-3)
+        fprintf(stderr, "muonref ns: --smin applies to the band study, not to --sigma; ignored\n");
       return print_sigma(&a, &s);
+    }
     print_study(&s, a.steps, a.smin);
     return EXIT_OK;
   }
