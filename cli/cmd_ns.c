@@ -254,7 +254,7 @@ static int run_report(const ns_args *a)
   free(sets);
   if (rc) {
     fprintf(stderr, "muonref ns: %s\n", err.message);
-    return rc == MUONREF_EIO ? EXIT_USAGE : EXIT_INTERNAL; /* an unwritable place is the caller's input */
+    return EXIT_INTERNAL;
   }
   if (!plotted)
     fprintf(stderr, "muonref ns: gnuplot not found: plots skipped (CSV and index.md written)\n");
