@@ -1,6 +1,7 @@
 /* muonref: judging a result against a vector case (see judge.h). */
 #include <lapacke.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,15 @@ double muonref_ulp32(double x)
   return ldexp(1.0, e - 24);
 }
 
-static int failf(muonref_verdict *v, const char *fmt, const char *a, const char *b)
+/* Marks v failed with a printf-formatted detail; returns MUONREF_OK (a
+ * failed case is a verdict, not an error). */
+__attribute__((format(printf, 2, 3))) static int failf(muonref_verdict *v, const char *fmt, ...)
 {
+  va_list ap;
+  va_start(ap, fmt);
   v->pass = 0;
-  snprintf(v->detail, sizeof v->detail, fmt, a, b);
+  vsnprintf(v->detail, sizeof v->detail, fmt, ap);
+  va_end(ap);
   return MUONREF_OK;
 }
 
@@ -95,8 +101,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
   if (!same_shape(got, exp)) {
     muonref_py_shape(b1, sizeof b1, got->shape.dims, got->shape.ndim);
     muonref_py_shape(b2, sizeof b2, exp->shape.dims, exp->shape.ndim);
-    v->pass = 0;
-    snprintf(v->detail, sizeof v->detail, "%s: shape %s, expected %s", name, b1, b2);
+    failf(v, "%s: shape %s, expected %s", name, b1, b2);
     return;
   }
   if (t->kind == T_RELATIVE || t->kind == T_SVBAND) {
@@ -109,8 +114,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
     if (t->kind == T_RELATIVE && t->rel > 0)
       v->worst = fmax(v->worst, rel / t->rel);
     if (t->kind == T_RELATIVE && !(rel <= t->rel)) {
-      v->pass = 0;
-      snprintf(v->detail, sizeof v->detail, "%s: relative Frobenius deviation %.3g > allowed %.3g", name, rel, t->rel);
+      failf(v, "%s: relative Frobenius deviation %.3g > allowed %.3g", name, rel, t->rel);
     }
     if (t->kind == T_SVBAND && got->shape.ndim == 2) {
       size_t m = got->shape.dims[0] < got->shape.dims[1] ? got->shape.dims[0] : got->shape.dims[1];
@@ -119,8 +123,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
       for (size_t k = 0; !bad && k < m; k++)
         bad = s[k] < t->lo || s[k] > t->hi;
       if (bad) {
-        v->pass = 0;
-        snprintf(v->detail, sizeof v->detail, "%s: singular values [%.4g, %.4g] outside the band [%.4g, %.4g] (relative deviation %.3g)",
+        failf(v, "%s: singular values [%.4g, %.4g] outside the band [%.4g, %.4g] (relative deviation %.3g)",
                  name, s[m - 1], s[0], t->lo, t->hi, rel);
       }
       free(s);
@@ -147,8 +150,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
   if (worst > 1.0) {
     double g = value(got, at), e = value(exp, at);
     double allowed = t->kind == T_BITWISE ? 0.0 : t->max_ulp * muonref_ulp32(e) + atol;
-    v->pass = 0;
-    snprintf(v->detail, sizeof v->detail, "%s[%zu]: got %.9g, expected %.9g, |diff| %.3g > allowed %.3g (%s)", name,
+    failf(v, "%s[%zu]: got %.9g, expected %.9g, |diff| %.3g > allowed %.3g (%s)", name,
              at, g, e, fabs(g - e), allowed, t->kind == T_BITWISE ? "bitwise" : "ulp + atol");
   }
 }
@@ -167,7 +169,7 @@ static int compare_json(const json_t *got, const json_t *exp, const tol *t, size
 {
   muonref_tensor a, b;
   if (!got)
-    return failf(v, "%s: missing from the result%s", name, "");
+    return failf(v, "%s: missing from the result", name);
   int st = tensor(&a, got, "result", name, err);
   if (!st && (st = tensor(&b, exp, where, name, err)))
     muonref_tensor_free(&a);
@@ -191,8 +193,7 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
     char name[64];
     snprintf(name, sizeof name, "state[%zu]", i);
     if (json_is_null(e) != json_is_null(g) || !g) {
-      v->pass = 0;
-      snprintf(v->detail, sizeof v->detail, "%s: %s, expected %s", name, json_is_null(g) || !g ? "no state" : "a state",
+      failf(v, "%s: %s, expected %s", name, json_is_null(g) || !g ? "no state" : "a state",
                json_is_null(e) ? "none" : "a state");
       return MUONREF_OK;
     }
@@ -202,8 +203,7 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
       return muonref_fail(err, MUONREF_EFORMAT, "result.%s: a state must be null or an object with an integer \"step\"",
                           name);
     if (json_integer_value(json_object_get(g, "step")) != json_integer_value(json_object_get(e, "step"))) {
-      v->pass = 0;
-      snprintf(v->detail, sizeof v->detail, "%s.step: %lld, expected %lld", name,
+      failf(v, "%s.step: %lld, expected %lld", name,
                (long long)json_integer_value(json_object_get(g, "step")),
                (long long)json_integer_value(json_object_get(e, "step")));
       return MUONREF_OK;
@@ -243,7 +243,7 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
                         "%s: the tolerance needs \"maxUlp\" >= 0 and one \"atol\" (and \"stateAtol\") per parameter",
                         where);
   if (json_array_size(gp) != json_array_size(ep))
-    return failf(v, "params: %s, expected %s tensors", json_is_array(gp) ? "wrong count" : "missing", "the case's");
+    return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
   for (size_t i = 0; v->pass && i < json_array_size(ep); i++) {
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
@@ -255,7 +255,7 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
   if (gs && !json_is_array(gs))
     return muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
   if (v->pass && json_is_array(gs) && json_array_size(gs) != json_array_size(es))
-    return failf(v, "state: %s, expected one entry per parameter%s", "wrong count", "");
+    return failf(v, "state: %zu entries, expected one per parameter (%zu)", json_array_size(gs), json_array_size(es));
   if (v->pass && json_is_array(gs) && json_is_array(es))
     return judge_state(gs, es, t, t->state_atol, v, where, err);
   return MUONREF_OK;
@@ -266,7 +266,7 @@ static int judge_transpose_pair(const json_t *res, muonref_verdict *v, muonref_e
 {
   muonref_tensor a, b;
   if (!json_object_get(res, "outputT"))
-    return failf(v, "outputT: missing from the result%s%s", "", "");
+    return failf(v, "outputT: missing from the result");
   int st = tensor(&a, json_object_get(res, "output"), "result", "output", err);
   if (!st && (st = tensor(&b, json_object_get(res, "outputT"), "result", "outputT", err)))
     muonref_tensor_free(&a);
@@ -278,7 +278,7 @@ static int judge_transpose_pair(const json_t *res, muonref_verdict *v, muonref_e
     for (size_t j = 0; ok && j < c; j++)
       ok = memcmp(&a.f[i * c + j], &b.f[j * r + i], sizeof(float)) == 0;
   if (!ok)
-    failf(v, "outputT is not bitwise the transpose of output%s%s", "", "");
+    failf(v, "outputT is not bitwise the transpose of output");
   muonref_tensor_free(&a);
   muonref_tensor_free(&b);
   return MUONREF_OK;
@@ -295,8 +295,8 @@ static int judge_error(const json_t *test, const json_t *res, muonref_verdict *v
     int ran = json_is_array(json_object_get(res, "params")) || json_is_object(json_object_get(res, "output"));
     if (acceptable && ran)
       return MUONREF_OK;
-    return failf(v, acceptable ? "neither the error \"%s\" nor outputs%s" : "no error raised; expected \"%s\"%s",
-                 want ? want : "?", "");
+    return failf(v, acceptable ? "neither the error \"%s\" nor outputs" : "no error raised; expected \"%s\"",
+                 want ? want : "?");
   }
   if (!want || strcmp(got, want))
     return failf(v, "error \"%s\", expected \"%s\"", got, want ? want : "?");
@@ -310,13 +310,13 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
   v->worst = 0;
   v->detail[0] = '\0';
   if (!result)
-    return failf(v, "not run (no result)%s%s", "", "");
+    return failf(v, "not run (no result)");
   if (json_object_get(result, "skipped"))
-    return failf(v, "skipped: %s%s", json_string_value(json_object_get(result, "skipped")), "");
+    return failf(v, "skipped: %s", json_string_value(json_object_get(result, "skipped")));
   if (!strcmp(kind, "error"))
     return judge_error(test, result, v);
   if (json_object_get(result, "error"))
-    return failf(v, "raised \"%s\"%s", json_string_value(json_object_get(result, "error")), "");
+    return failf(v, "raised \"%s\"", json_string_value(json_object_get(result, "error")));
   tol t;
   int st = read_tol(test, format, &t, where, err);
   if (st)
