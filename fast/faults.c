@@ -67,8 +67,6 @@ int muonref_fault_parse(const char *name)
   return -1;
 }
 
-int muonref_fault_is(int f, int which) { return f == which; }
-
 void muonref_fault_options(int f, muonref_options *o)
 {
   switch (f) {

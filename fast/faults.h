@@ -62,6 +62,5 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
                              muonref_muon_plan *p);
 void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p);
 unsigned muonref_fault_ns_flags(int f);
-int muonref_fault_is(int f, int which);
 
 #endif

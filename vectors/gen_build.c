@@ -1,6 +1,5 @@
 /* muonref: building vector cases and computing their expected values with
  * the reference (see gen.h).  Tolerances follow spec/vectors.md section 5. */
-#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,17 +328,6 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
 
 /* ---- ns and transpose cases ---- */
 
-/* Singular values (descending) of the row-major (rows, cols) float matrix. */
-static void singular_values(double *s, const float *a, size_t rows, size_t cols)
-{
-  double *d = malloc(rows * cols * sizeof *d);
-  for (size_t i = 0; i < rows * cols; i++)
-    d[i] = a[i];
-  LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'N', (lapack_int)rows, (lapack_int)cols, d, (lapack_int)cols, s, NULL,
-                 (lapack_int)rows, NULL, (lapack_int)cols);
-  free(d);
-}
-
 void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *const *flags, const float *in,
                 size_t rows, size_t cols, int ns_steps)
 {
@@ -383,7 +371,8 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
     json_object_set_new(tb, "kind", json_string("bitwise"));
     g->n_bf16_certified++;
   } else {
-    singular_values(sv, exact, rows, cols);
+    muonref_tensor et = {MUONREF_TENSOR_F32, shape, n, exact, NULL};
+    muonref_tensor_singular_values(&et, sv);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Noise"));
     json_object_set_new(tb, "kind", json_string("svBand"));
     json_object_set_new(tb, "lo", json_real(fmax(0.0, sv[m - 1] - 0.3)));

@@ -80,11 +80,12 @@ static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char 
   return MUONREF_OK;
 }
 
-/* Singular values of a 2-D tensor (descending), into s (min(r,c)). */
-static int singular_values(const muonref_tensor *t, double *s)
+int muonref_tensor_singular_values(const muonref_tensor *t, double *s)
 {
   size_t r = t->shape.dims[0], c = t->shape.dims[1];
   double *a = malloc(r * c * sizeof *a);
+  if (!a)
+    return -1;
   for (size_t i = 0; i < r * c; i++)
     a[i] = value(t, i);
   int info = (int)LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'N', (lapack_int)r, (lapack_int)c, a, (lapack_int)c, s, NULL,
@@ -119,7 +120,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
     if (t->kind == T_SVBAND && got->shape.ndim == 2) {
       size_t m = got->shape.dims[0] < got->shape.dims[1] ? got->shape.dims[0] : got->shape.dims[1];
       double *s = malloc(m * sizeof *s);
-      int bad = singular_values(got, s) != 0 || !isfinite(s[0]);
+      int bad = muonref_tensor_singular_values(got, s) != 0 || !isfinite(s[0]);
       for (size_t k = 0; !bad && k < m; k++)
         bad = s[k] < t->lo || s[k] > t->hi;
       if (bad) {

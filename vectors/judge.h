@@ -22,6 +22,12 @@ typedef struct muonref_verdict {
 int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,
                   muonref_verdict *v, const char *where, muonref_error *err);
 
+/* Singular values (descending) of the 2-D tensor t into s (min(rows, cols)
+ * doubles), by LAPACKE_dgesdd on a binary64 copy.  Returns 0, -1 when out
+ * of memory, or LAPACK's info. */
+struct muonref_tensor;
+int muonref_tensor_singular_values(const struct muonref_tensor *t, double *s);
+
 /* The binary32 ulp of x: the spacing of binary32 numbers at |x|, the
  * smallest subnormal 2^-149 for |x| < 2^-126 (glibc's ULPDIFF convention). */
 double muonref_ulp32(double x);

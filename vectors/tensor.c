@@ -12,11 +12,6 @@
 static const char *const DTYPE_NAMES[] = {"f32", "f64", "bf16"};
 static const int DIGITS[] = {8, 16, 4};
 
-const char *muonref_tensor_dtype_name(muonref_tensor_dtype d)
-{
-  return (unsigned)d < 3 ? DTYPE_NAMES[d] : NULL;
-}
-
 int muonref_tensor_alloc(muonref_tensor *t, muonref_tensor_dtype dtype, const muonref_shape *shape,
                          muonref_error *err)
 {

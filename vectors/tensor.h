@@ -53,7 +53,4 @@ json_t *muonref_tensor_to_json(const muonref_tensor *t, int approx);
  * character other than 0-9a-f; also MUONREF_ENOMEM. */
 int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *where, muonref_error *err);
 
-/* The spelling of a dtype ("f32", "f64", "bf16"). */
-const char *muonref_tensor_dtype_name(muonref_tensor_dtype d);
-
 #endif
