@@ -30,6 +30,7 @@ static void print_options(const char *name, const muonref_options *o)
   printf("ns_eps             %s\n", muonref_py_float(b, sizeof b, o->ns_eps));
   printf("eps_mode           %s\n", muonref_eps_mode_name(o->eps_mode));
   printf("ns_format          %s\n", muonref_ns_format_name(o->ns_format));
+  printf("bf16_order         %s (the judge accepts every order: spec/muon.md 7.1)\n", muonref_bf16_order_name(o->bf16_order));
 }
 
 int cmd_profile(int argc, char **argv)

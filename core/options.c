@@ -13,6 +13,7 @@ static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
+static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
 
 static const char *name_of(const char *const *names, int v)
 {
@@ -110,6 +111,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
     return s;
+  if ((s = check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err)))
+    return s;
   return MUONREF_OK;
 }
 
@@ -143,6 +146,7 @@ ENUM_FUNCS(muonref_momentum_form, momentum_form, MOMENTUM_NAMES, "momentum_form"
 ENUM_FUNCS(muonref_coeff_order, coeff_order, ORDER_NAMES, "coeff_order")
 ENUM_FUNCS(muonref_eps_mode, eps_mode, EPS_NAMES, "eps_mode")
 ENUM_FUNCS(muonref_ns_format, ns_format, FORMAT_NAMES, "ns_format")
+ENUM_FUNCS(muonref_bf16_order, bf16_order, BF16_ORDER_NAMES, "bf16_order")
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

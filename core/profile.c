@@ -28,6 +28,7 @@ static void nemo(muonref_options *o)
   o->ns_eps = 1e-7;
   o->eps_mode = MUONREF_EPS_ADD;
   o->ns_format = MUONREF_NS_BF16;
+  o->bf16_order = MUONREF_BF16_SEPARATE;
 }
 
 static const struct {

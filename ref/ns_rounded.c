@@ -3,7 +3,9 @@
  * section 7 (the same formulas as fast/ns.c, here in MPFR):
  *   X <- R(in^(T));  n <- R(sqrt(sum x^2));  d <- R(n + eps) | R(max(n, eps))
  *   X <- R(X / d);   per step: A <- R(X X^T); S <- R(A A);
- *   B <- R(R(b A) + R(c S));  X <- R(R(a X) + R(B X)). */
+ *   B <- R(R(b A) + R(c S));  X <- R(R(a X) + R(B X))
+ * in the SEPARATE order; the KELLER and FUSED orders of options.h round
+ * other intermediates (spec/muon.md section 7.1). */
 #include <math.h>
 #include <mpfr.h>
 #include <stdlib.h>
@@ -108,20 +110,74 @@ static void scale_add(ctx *c, mpfr_t *t, mpfr_t *x, float s, mpfr_t *y, size_t l
   }
 }
 
-static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, size_t m, size_t n, muonref_coeff t)
+/* t <- R(s x + y) element-wise over len, exactly and rounded once (a fused
+ * kernel such as torch.addmm), with the certificate that every binary32
+ * evaluation of s x + y rounds to the same bf16 value: a kernel rounds
+ * s x, the sum (and perhaps a scaled product) to binary32, at most 4 ulp of
+ * |s x| + |y| in all, so the interval x_exact +- 2^-22 (|s x| + |y|) must lie
+ * inside one bf16 rounding interval.  y holds exact binary32 values (dot
+ * products certified by dot_exact). */
+static void fused_add(ctx *c, mpfr_t *t, mpfr_t *x, float s, mpfr_t *y, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    int inexact = mpfr_mul_d(c->term, x[i], (double)s, MPFR_RNDN) != 0; /* exact: 8 x 24 bits */
+    mpfr_abs(c->absum, c->term, MPFR_RNDU);
+    inexact |= mpfr_add(t[i], c->term, y[i], MPFR_RNDN) != 0;
+    if (mpfr_cmpabs(y[i], c->absum) > 0)
+      mpfr_abs(c->acc, y[i], MPFR_RNDU), mpfr_add(c->absum, c->absum, c->acc, MPFR_RNDU);
+    else
+      mpfr_add(c->absum, c->absum, c->absum, MPFR_RNDU); /* 2 max(|s x|, |y|) >= |s x| + |y| */
+    mpfr_mul_2si(c->absum, c->absum, -22, MPFR_RNDU);
+    mpfr_sub(c->acc, t[i], c->absum, MPFR_RNDD);
+    mpfr_set(c->t8, c->acc, MPFR_RNDN);
+    mpfr_add(c->acc, t[i], c->absum, MPFR_RNDU);
+    mpfr_set(c->t8b, c->acc, MPFR_RNDN);
+    if (inexact || !mpfr_equal_p(c->t8, c->t8b))
+      c->flags |= MUONREF_NSR_DOUBLE_ROUNDING;
+    round_bf16(c, t[i]);
+  }
+}
+
+/* One Newton-Schulz step in the bf16 evaluation order `ord` (options.h,
+ * spec/muon.md section 7.1).  A and S are (m, m), X and BX (m, n), n >= m;
+ * BX doubles as the (m, m) product C A of the KELLER order. */
+static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, size_t m, size_t n, muonref_coeff t,
+                 muonref_bf16_order ord)
 {
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < m; j++)
       dot(c, A[i * m + j], &X[i * n], 1, &X[j * n], 1, n);
+  if (ord == MUONREF_BF16_SEPARATE) { /* B = R(R(b A) + R(c R(A A))) */
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < m; j++)
+        dot(c, S[i * m + j], &A[i * m], 1, &A[j], m, m);
+    scale_add(c, S, S, (float)t.c, NULL, m * m);
+    scale_add(c, A, A, (float)t.b, S, m * m); /* A now holds B */
+  } else if (ord == MUONREF_BF16_KELLER) { /* B = R(R(b A) + R(R(c A) A)) */
+    scale_add(c, S, A, (float)t.c, NULL, m * m);
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < m; j++)
+        dot(c, BX[i * m + j], &S[i * m], 1, &A[j], m, m);
+    scale_add(c, A, A, (float)t.b, BX, m * m);
+  } else { /* FUSED: B = R(b A + c (A A)) */
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < m; j++) {
+        dot_exact(c, S[i * m + j], &A[i * m], 1, &A[j], m, m);
+        mpfr_mul_d(S[i * m + j], S[i * m + j], (double)(float)t.c, MPFR_RNDN); /* exact: 24 x 24 bits */
+      }
+    fused_add(c, A, A, (float)t.b, S, m * m);
+  }
   for (size_t i = 0; i < m; i++)
-    for (size_t j = 0; j < m; j++)
-      dot(c, S[i * m + j], &A[i * m], 1, &A[j], m, m);
-  scale_add(c, S, S, (float)t.c, NULL, m * m);
-  scale_add(c, A, A, (float)t.b, S, m * m); /* A now holds B */
-  for (size_t i = 0; i < m; i++)
-    for (size_t j = 0; j < n; j++)
-      dot(c, BX[i * n + j], &A[i * m], 1, &X[j], n, m);
-  scale_add(c, X, X, (float)t.a, BX, m * n);
+    for (size_t j = 0; j < n; j++) {
+      if (ord == MUONREF_BF16_FUSED)
+        dot_exact(c, BX[i * n + j], &A[i * m], 1, &X[j], n, m);
+      else
+        dot(c, BX[i * n + j], &A[i * m], 1, &X[j], n, m);
+    }
+  if (ord == MUONREF_BF16_FUSED)
+    fused_add(c, X, X, (float)t.a, BX, m * n);
+  else
+    scale_add(c, X, X, (float)t.a, BX, m * n);
 }
 
 int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
@@ -147,7 +203,7 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
     }
   normalize(&c, X, m * n, o);
   for (int k = 0; k < o->ns_steps; k++)
-    step(&c, X, A, S, BX, m, n, muonref_ns_coeff_at(o, k));
+    step(&c, X, A, S, BX, m, n, muonref_ns_coeff_at(o, k), o->bf16_order);
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++)
       out[tr ? j * m + i : i * n + j] = mpfr_get_flt(X[i * n + j], MPFR_RNDN); /* exact: bf16 values */

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include "muonref.h"
 #include "muonref/ns_rounded.h"
@@ -48,6 +49,96 @@ START_TEST(structured_inputs_certified_and_equal_to_fast_bf16)
 }
 END_TEST
 
+/* bf16(x), round to nearest even, from the bits (an independent code). */
+static float r16(float x)
+{
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+/* One Newton-Schulz run in binary32 arithmetic with bf16 rounding where
+ * spec/muon.md section 7.2 puts it for `ord`, on the wide (m, n) matrix x
+ * (m <= n, already rounded to bf16): the plain evaluation a port makes. */
+static void ns_binary32(float *x, size_t m, size_t n, int steps, int ord)
+{
+  float *A = calloc(m * m, 4), *S = calloc(m * m, 4), *B = calloc(m * m, 4), *BX = calloc(m * n, 4);
+  float ss = 0;
+  for (size_t i = 0; i < m * n; i++)
+    ss += x[i] * x[i];
+  float d = r16(r16(sqrtf(ss)) + 1e-7f);
+  for (size_t i = 0; i < m * n; i++)
+    x[i] = r16(x[i] / d);
+  const float a = 3.4445f, b = -4.7750f, c = 2.0315f;
+  for (int k = 0; k < steps; k++) {
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < m; j++) {
+        float acc = 0;
+        for (size_t l = 0; l < n; l++)
+          acc += x[i * n + l] * x[j * n + l];
+        A[i * m + j] = r16(acc);
+      }
+    for (size_t i = 0; i < m * m; i++)
+      S[i] = ord == MUONREF_BF16_KELLER ? r16(c * A[i]) : A[i];
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < m; j++) {
+        float acc = 0;
+        for (size_t l = 0; l < m; l++)
+          acc += S[i * m + l] * A[l * m + j];
+        if (ord == MUONREF_BF16_SEPARATE)
+          B[i * m + j] = r16(r16(b * A[i * m + j]) + r16(c * r16(acc)));
+        else if (ord == MUONREF_BF16_KELLER)
+          B[i * m + j] = r16(r16(b * A[i * m + j]) + r16(acc));
+        else
+          B[i * m + j] = r16(b * A[i * m + j] + c * acc);
+      }
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        float acc = 0;
+        for (size_t l = 0; l < m; l++)
+          acc += B[i * m + l] * x[l * n + j];
+        BX[i * n + j] = ord == MUONREF_BF16_FUSED ? acc : r16(acc);
+      }
+    for (size_t i = 0; i < m * n; i++)
+      x[i] = ord == MUONREF_BF16_FUSED ? r16(a * x[i] + BX[i]) : r16(r16(a * x[i]) + BX[i]);
+  }
+  free(A), free(S), free(B), free(BX);
+}
+
+/* Every accepted order (spec/muon.md 7.2) of the reference equals the plain
+ * binary32 evaluation of that order on certified structured inputs, and
+ * the orders do give different results on some of them. */
+START_TEST(orders_equal_a_plain_binary32_evaluation)
+{
+  size_t m = CASES[_i].m, n = CASES[_i].n, len = m * n;
+  float *g = malloc(len * 4), *ref = malloc(len * 4), *x = malloc(len * 4);
+  structured(g, m, n, CASES[_i].d, 0);
+  static int differs;
+  float first[8 * 32];
+  for (int ord = 0; ord < MUONREF_N_BF16_ORDERS; ord++) {
+    muonref_options o = tu_nemo();
+    o.bf16_order = (muonref_bf16_order)ord;
+    unsigned unc = 99;
+    ck_assert_int_eq(muonref_ref_ns_bf16(ref, g, m, n, &o, &unc, NULL), MUONREF_OK);
+    ck_assert_msg(unc == 0, "case %d order %d not certified: flags %u", _i, ord, unc);
+    for (size_t k = 0; k < len; k++)
+      x[k] = r16(g[k]);
+    ns_binary32(x, m, n, o.ns_steps, ord);
+    for (size_t k = 0; k < len; k++)
+      ck_assert_msg(ref[k] == x[k], "case %d order %d element %zu: ref %a plain %a", _i, ord, k, ref[k], x[k]);
+    if (ord == 0)
+      memcpy(first, ref, len * 4);
+    else
+      differs |= memcmp(first, ref, len * 4) != 0;
+  }
+  if (_i == (int)(sizeof CASES / sizeof CASES[0]) - 1)
+    ck_assert_msg(differs, "no structured case tells the orders apart");
+  free(g), free(ref), free(x);
+}
+END_TEST
+
 START_TEST(random_inputs_not_certified)
 {
   tu_rng r = {tu_seed(31)};
@@ -80,6 +171,7 @@ int main(void)
   TCase *t = tcase_create("ns_bf16ref");
   tcase_set_timeout(t, 120);
   tcase_add_loop_test(t, structured_inputs_certified_and_equal_to_fast_bf16, 0, (int)(sizeof CASES / sizeof CASES[0]));
+  tcase_add_loop_test(t, orders_equal_a_plain_binary32_evaluation, 0, (int)(sizeof CASES / sizeof CASES[0]));
   tcase_add_test(t, random_inputs_not_certified);
   tcase_add_test(t, zero_input_gives_zero);
   suite_add_tcase(s, t);

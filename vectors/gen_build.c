@@ -116,8 +116,8 @@ static void sim_free(sim *s, int n)
 
 /* Runs the reference over the case's steps with Newton-Schulz in `format`
  * (EXACT or BF16); *uncertain collects the bf16 certificate. */
-static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format, sim *s, unsigned *uncertain,
-                    muonref_error *err)
+static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format, muonref_bf16_order order, sim *s,
+                    unsigned *uncertain, muonref_error *err)
 {
   memset(s, 0, sizeof *s);
   *uncertain = 0;
@@ -139,6 +139,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
         continue;
       muonref_options o = c->options[c->group_of[i]];
       o.ns_format = format;
+      o.bf16_order = order;
       muonref_route r;
       int st = muonref_route_param(&o, &c->shapes[i], &r, err);
       if (st)
@@ -156,6 +157,19 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       }
     }
   return MUONREF_OK;
+}
+
+/* Whether a and b hold the same parameters and state buffers bit for bit. */
+static int sim_equal(const gen_step_case *c, const sim *a, const sim *b)
+{
+  for (int i = 0; i < c->n_params; i++) {
+    size_t n = muonref_shape_numel(&c->shapes[i]) * sizeof(float);
+    if (memcmp(a->p[i], b->p[i], n) || memcmp(a->st[i].momentum_buffer, b->st[i].momentum_buffer, n) ||
+        memcmp(a->st[i].exp_avg, b->st[i].exp_avg, n) || memcmp(a->st[i].exp_avg_sq, b->st[i].exp_avg_sq, n) ||
+        a->st[i].step != b->st[i].step)
+      return 0;
+  }
+  return 1;
 }
 
 static json_t *expected_json(const gen_step_case *c, const sim *s)
@@ -287,18 +301,30 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     free_case(c);
     return;
   }
-  sim exact, b16;
+  sim exact;
   unsigned unc_exact, unc_bf16 = 0;
-  int st = simulate(g, c, MUONREF_NS_EXACT, &exact, &unc_exact, &err);
+  int st = simulate(g, c, MUONREF_NS_EXACT, MUONREF_BF16_SEPARATE, &exact, &unc_exact, &err);
   int any_muon = 0;
   for (int i = 0; !st && i < c->n_params; i++)
     any_muon |= exact.muon_steps[i] > 0;
-  int with_bf16 = 0;
+  /* bf16: every accepted evaluation order (spec/muon.md 7.1) must be
+   * certified; expectedBf16 is the SEPARATE order's result, and
+   * expectedBf16Orders names each other order's result or the order it
+   * equals bit for bit. */
+  int with_bf16 = 0, n_sims = 0;
+  sim b16[MUONREF_N_BF16_ORDERS];
   if (!st && any_muon) {
-    st = simulate(g, c, MUONREF_NS_BF16, &b16, &unc_bf16, &err);
-    with_bf16 = !st && unc_bf16 == 0;
-    if (!st && !with_bf16)
-      sim_free(&b16, c->n_params);
+    with_bf16 = 1;
+    for (int k = 0; !st && with_bf16 && k < MUONREF_N_BF16_ORDERS; k++) {
+      st = simulate(g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, &err);
+      n_sims = k + 1;
+      with_bf16 = !st && unc_bf16 == 0;
+    }
+    if (!with_bf16) {
+      for (int k = 0; k < n_sims; k++)
+        sim_free(&b16[k], c->n_params);
+      n_sims = 0;
+    }
   }
   if (st) {
     gen_fail(g, c->comment, &err);
@@ -309,7 +335,17 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
   }
   json_object_set_new(t, "expected", expected_json(c, &exact));
   if (with_bf16) {
-    json_object_set_new(t, "expectedBf16", expected_json(c, &b16));
+    json_t *orders = json_object();
+    json_object_set_new(t, "expectedBf16", expected_json(c, &b16[0]));
+    for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++) {
+      int same = 0;
+      while (same < k && !sim_equal(c, &b16[same], &b16[k]))
+        same++;
+      json_object_set_new(orders, muonref_bf16_order_name((muonref_bf16_order)k),
+                          same < k ? json_string(muonref_bf16_order_name((muonref_bf16_order)same))
+                                   : expected_json(c, &b16[k]));
+    }
+    json_object_set_new(t, "expectedBf16Orders", orders);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
     g->n_bf16_certified++;
   } else if (any_muon) {
@@ -321,8 +357,8 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
   json_object_set_new(t, "tolerance", tol);
   push_test(g, t);
   sim_free(&exact, c->n_params);
-  if (with_bf16)
-    sim_free(&b16, c->n_params);
+  for (int k = 0; k < n_sims; k++)
+    sim_free(&b16[k], c->n_params);
   free_case(c);
 }
 
@@ -341,6 +377,7 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
   size_t n = rows * cols, m = rows < cols ? rows : cols;
   float *exact = malloc(n * sizeof *exact), *b16 = malloc(n * sizeof *b16), *q = malloc(n * sizeof *q);
   double *gd = malloc(n * sizeof *gd), *sv = malloc(m * sizeof *sv);
+  float *ob[MUONREF_N_BF16_ORDERS] = {NULL}; /* the bf16 result per evaluation order; ob[0] is b16 */
   int nf = 0;
   while (flags && flags[nf])
     nf++;
@@ -363,10 +400,30 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
     else
       json_array_append_new(json_object_get(t, "flags"), json_string("NoPolarFactor"));
   }
-  unsigned unc = 1;
+  unsigned unc = 0;
   o.ns_format = MUONREF_NS_BF16;
-  if (muonref_ref_ns_bf16(b16, in, rows, cols, &o, &unc, &err) == MUONREF_OK && unc == 0) {
+  ob[0] = b16;
+  for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++)
+    ob[k] = malloc(n * sizeof(float));
+  for (int k = 0; unc == 0 && k < MUONREF_N_BF16_ORDERS; k++) {
+    unsigned u = 1;
+    o.bf16_order = (muonref_bf16_order)k;
+    if (!ob[k] || muonref_ref_ns_bf16(ob[k], in, rows, cols, &o, &u, &err) != MUONREF_OK)
+      u = 1;
+    unc |= u;
+  }
+  if (unc == 0) {
+    json_t *orders = json_object();
     json_object_set_new(e, "bf16", tensor_json(b16, &shape));
+    for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++) {
+      int same = 0;
+      while (same < k && memcmp(ob[same], ob[k], n * sizeof(float)))
+        same++;
+      json_object_set_new(orders, muonref_bf16_order_name((muonref_bf16_order)k),
+                          same < k ? json_string(muonref_bf16_order_name((muonref_bf16_order)same))
+                                   : tensor_json(ob[k], &shape));
+    }
+    json_object_set_new(e, "bf16Orders", orders);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
     json_object_set_new(tb, "kind", json_string("bitwise"));
     g->n_bf16_certified++;
@@ -390,6 +447,8 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
   t = NULL;
 done:
   json_decref(t), json_decref(e), json_decref(tol), json_decref(tf), json_decref(tb);
+  for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++)
+    free(ob[k]);
   free(exact), free(b16), free(q), free(gd), free(sv);
 }
 

@@ -21,16 +21,26 @@ double muonref_ulp32(double x)
   return ldexp(1.0, e - 24);
 }
 
-/* Marks v failed with a printf-formatted detail; returns MUONREF_OK (a
- * failed case is a verdict, not an error). */
+/* Marks v failed with a printf-formatted detail (the first failure's
+ * detail is kept); returns MUONREF_OK (a failed case is a verdict, not an
+ * error). */
 __attribute__((format(printf, 2, 3))) static int failf(muonref_verdict *v, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
+  if (v->pass)
+    vsnprintf(v->detail, sizeof v->detail, fmt, ap);
   v->pass = 0;
-  vsnprintf(v->detail, sizeof v->detail, fmt, ap);
   va_end(ap);
   return MUONREF_OK;
+}
+
+/* Adds the tensor `name` to v's list of failing tensors. */
+static void note_failing(muonref_verdict *v, const char *name)
+{
+  size_t used = strlen(v->failing);
+  if (used + strlen(name) + 3 < sizeof v->failing)
+    snprintf(v->failing + used, sizeof v->failing - used, "%s%s", used ? ", " : "", name);
 }
 
 static double value(const muonref_tensor *t, size_t i) { return t->d ? t->d[i] : (double)t->f[i]; }
@@ -102,6 +112,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
   if (!same_shape(got, exp)) {
     muonref_py_shape(b1, sizeof b1, got->shape.dims, got->shape.ndim);
     muonref_py_shape(b2, sizeof b2, exp->shape.dims, exp->shape.ndim);
+    note_failing(v, name);
     failf(v, "%s: shape %s, expected %s", name, b1, b2);
     return;
   }
@@ -115,6 +126,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
     if (t->kind == T_RELATIVE && t->rel > 0)
       v->worst = fmax(v->worst, rel / t->rel);
     if (t->kind == T_RELATIVE && !(rel <= t->rel)) {
+      note_failing(v, name);
       failf(v, "%s: relative Frobenius deviation %.3g > allowed %.3g", name, rel, t->rel);
     }
     if (t->kind == T_SVBAND && got->shape.ndim == 2) {
@@ -124,6 +136,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
       for (size_t k = 0; !bad && k < m; k++)
         bad = s[k] < t->lo || s[k] > t->hi;
       if (bad) {
+        note_failing(v, name);
         failf(v, "%s: singular values [%.4g, %.4g] outside the band [%.4g, %.4g] (relative deviation %.3g)",
                  name, s[m - 1], s[0], t->lo, t->hi, rel);
       }
@@ -149,6 +162,7 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
   if (isfinite(worst))
     v->worst = fmax(v->worst, worst);
   if (worst > 1.0) {
+    note_failing(v, name);
     double g = value(got, at), e = value(exp, at);
     double allowed = t->kind == T_BITWISE ? 0.0 : t->max_ulp * muonref_ulp32(e) + atol;
     failf(v, "%s[%zu]: got %.9g, expected %.9g, |diff| %.3g > allowed %.3g (%s)", name,
@@ -169,8 +183,10 @@ static int compare_json(const json_t *got, const json_t *exp, const tol *t, size
                         muonref_verdict *v, const char *where, muonref_error *err)
 {
   muonref_tensor a, b;
-  if (!got)
+  if (!got) {
+    note_failing(v, name);
     return failf(v, "%s: missing from the result", name);
+  }
   int st = tensor(&a, got, "result", name, err);
   if (!st && (st = tensor(&b, exp, where, name, err)))
     muonref_tensor_free(&a);
@@ -189,14 +205,15 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
   tol bt = *t;
   if (bt.kind != T_BITWISE)
     bt.kind = T_ELEMENTWISE;
-  for (size_t i = 0; v->pass && i < json_array_size(exp); i++) {
+  for (size_t i = 0; i < json_array_size(exp); i++) {
     const json_t *e = json_array_get(exp, i), *g = json_array_get(got, i);
     char name[64];
     snprintf(name, sizeof name, "state[%zu]", i);
     if (json_is_null(e) != json_is_null(g) || !g) {
+      note_failing(v, name);
       failf(v, "%s: %s, expected %s", name, json_is_null(g) || !g ? "no state" : "a state",
                json_is_null(e) ? "none" : "a state");
-      return MUONREF_OK;
+      continue;
     }
     if (json_is_null(e))
       continue;
@@ -204,13 +221,15 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
       return muonref_fail(err, MUONREF_EFORMAT, "result.%s: a state must be null or an object with an integer \"step\"",
                           name);
     if (json_integer_value(json_object_get(g, "step")) != json_integer_value(json_object_get(e, "step"))) {
+      snprintf(name + strlen(name), sizeof name - strlen(name), ".step");
+      note_failing(v, name);
       failf(v, "%s.step: %lld, expected %lld", name,
                (long long)json_integer_value(json_object_get(g, "step")),
                (long long)json_integer_value(json_object_get(e, "step")));
-      return MUONREF_OK;
+      continue;
     }
     const char *keys[] = {"momentum_buffer", "exp_avg", "exp_avg_sq"};
-    for (int k = 0; v->pass && k < 3; k++) {
+    for (int k = 0; k < 3; k++) {
       const json_t *eb = json_object_get(e, keys[k]);
       char n2[96];
       snprintf(n2, sizeof n2, "%s.%s", name, keys[k]);
@@ -230,11 +249,10 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
   return MUONREF_OK;
 }
 
-static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f, const tol *t, muonref_verdict *v,
+/* A step result against one expectation exp ({"params", "state"}). */
+static int judge_step(const json_t *test, const json_t *res, const json_t *exp, const tol *t, muonref_verdict *v,
                       const char *where, muonref_error *err)
 {
-  const json_t *exp = f == MUONREF_NS_BF16 && json_object_get(test, "expectedBf16") ? json_object_get(test, "expectedBf16")
-                                                                                    : json_object_get(test, "expected");
   const json_t *ep = json_object_get(exp, "params"), *gp = json_object_get(res, "params");
   if (!json_is_array(ep) || !json_is_array(json_object_get(json_object_get(test, "expected"), "params")))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".params must be an array", where);
@@ -245,7 +263,7 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
                         where);
   if (json_array_size(gp) != json_array_size(ep))
     return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
-  for (size_t i = 0; v->pass && i < json_array_size(ep); i++) {
+  for (size_t i = 0; i < json_array_size(ep); i++) {
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
     int st = compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
@@ -255,9 +273,9 @@ static int judge_step(const json_t *test, const json_t *res, muonref_ns_format f
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
   if (gs && !json_is_array(gs))
     return muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
-  if (v->pass && json_is_array(gs) && json_array_size(gs) != json_array_size(es))
+  if (json_is_array(gs) && json_array_size(gs) != json_array_size(es))
     return failf(v, "state: %zu entries, expected one per parameter (%zu)", json_array_size(gs), json_array_size(es));
-  if (v->pass && json_is_array(gs) && json_is_array(es))
+  if (json_is_array(gs) && json_is_array(es))
     return judge_state(gs, es, t, t->state_atol, v, where, err);
   return MUONREF_OK;
 }
@@ -304,12 +322,67 @@ static int judge_error(const json_t *test, const json_t *res, muonref_verdict *v
   return MUONREF_OK;
 }
 
+/* The result of a step, ns or transpose case against one expectation. */
+static int judge_one(const json_t *test, const char *kind, const json_t *res, const json_t *exp, const tol *t,
+                     muonref_verdict *v, const char *where, muonref_error *err)
+{
+  v->pass = 1;
+  v->worst = 0;
+  v->detail[0] = v->failing[0] = '\0';
+  v->orders = 0;
+  if (!strcmp(kind, "step"))
+    return judge_step(test, res, exp, t, v, where, err);
+  return compare_json(json_object_get(res, "output"), exp, t, 0, "output", v, where, err);
+}
+
+/* Judges res against the primary expectation and, where `orders` is an
+ * object (a bf16 case's accepted evaluation orders, spec/vectors.md 2.1),
+ * against each order's: passes when any matches; v->orders has a bit per
+ * matching order.  An order given as a string shares the values of the
+ * earlier order it names. */
+static int judge_orders(const json_t *test, const char *kind, const json_t *res, const json_t *primary,
+                        const json_t *orders, const tol *t, muonref_verdict *v, const char *where, muonref_error *err)
+{
+  muonref_verdict vk[MUONREF_N_BF16_ORDERS];
+  int n = json_is_object(orders) ? MUONREF_N_BF16_ORDERS : 1, first = -1;
+  unsigned mask = 0;
+  for (int k = 0; k < n; k++) {
+    const char *name = muonref_bf16_order_name((muonref_bf16_order)k);
+    const json_t *e = k ? json_object_get(orders, name) : primary;
+    muonref_bf16_order same;
+    if (json_is_string(e)) {
+      if (muonref_bf16_order_parse(json_string_value(e), &same, NULL) || (int)same >= k)
+        return muonref_fail(err, MUONREF_EFORMAT, "%s: bf16 order \"%s\" must name an earlier order, not \"%s\"", where,
+                            name, json_string_value(e));
+      vk[k] = vk[same];
+    } else if (!e) {
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: the bf16 orders lack \"%s\"", where, name);
+    } else {
+      int st = judge_one(test, kind, res, e, t, &vk[k], where, err);
+      if (st)
+        return st;
+    }
+    if (vk[k].pass) {
+      mask |= 1u << k;
+      first = first < 0 ? k : first;
+    }
+  }
+  *v = vk[first < 0 ? 0 : first];
+  v->orders = n > 1 ? mask : 0;
+  if (first < 0 && n > 1) {
+    size_t used = strlen(v->detail);
+    snprintf(v->detail + used, sizeof v->detail - used, "; no accepted bf16 evaluation order matches");
+  }
+  return MUONREF_OK;
+}
+
 int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,
                   muonref_verdict *v, const char *where, muonref_error *err)
 {
   v->pass = 1;
   v->worst = 0;
-  v->detail[0] = '\0';
+  v->detail[0] = v->failing[0] = '\0';
+  v->orders = 0;
   if (!result)
     return failf(v, "not run (no result)");
   if (json_object_get(result, "skipped"))
@@ -322,14 +395,18 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
   int st = read_tol(test, format, &t, where, err);
   if (st)
     return st;
-  if (!strcmp(kind, "step"))
-    return judge_step(test, result, format, &t, v, where, err);
-  const json_t *exp = json_object_get(test, "expected");
-  const json_t *e = format == MUONREF_NS_BF16 && json_object_get(exp, "bf16") ? json_object_get(exp, "bf16")
-                                                                              : json_object_get(exp, "exact");
-  if (!e)
-    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".exact missing", where);
-  st = compare_json(json_object_get(result, "output"), e, &t, 0, "output", v, where, err);
+  int bf16 = format == MUONREF_NS_BF16;
+  const json_t *exp = json_object_get(test, "expected"), *e, *orders;
+  if (!strcmp(kind, "step")) {
+    e = bf16 && json_object_get(test, "expectedBf16") ? json_object_get(test, "expectedBf16") : exp;
+    orders = bf16 && e != exp ? json_object_get(test, "expectedBf16Orders") : NULL;
+  } else {
+    e = bf16 && json_object_get(exp, "bf16") ? json_object_get(exp, "bf16") : json_object_get(exp, "exact");
+    orders = bf16 && json_object_get(exp, "bf16") ? json_object_get(exp, "bf16Orders") : NULL;
+    if (!e)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".exact missing", where);
+  }
+  st = judge_orders(test, kind, result, e, orders, &t, v, where, err);
   if (!st && v->pass && !strcmp(kind, "transpose"))
     st = judge_transpose_pair(result, v, err);
   return st;

@@ -9,14 +9,24 @@
 
 typedef struct muonref_verdict {
   int pass;
-  char detail[768]; /* on failure: the quantity, the deviation and the allowance */
+  char detail[768]; /* on failure: the first failing quantity, its deviation
+                       and its allowance */
+  char failing[512]; /* on failure: every failing tensor, comma-separated
+                        ("params[0], state[0].momentum_buffer") */
   double worst;      /* the largest deviation / allowance over the judged values
                         (0 for exact matches; a measure of the margin) */
+  unsigned orders;   /* bf16 cases with accepted evaluation orders: bit k set
+                        when the result matches order k (muonref_bf16_order);
+                        0 for other cases */
 } muonref_verdict;
 
 /* Judges `result` (spec/vectors.md section 4; NULL = not run) against
  * `test` of kind `kind` for an implementation whose Newton-Schulz runs in
- * `format` (BF16 or FP32).  Writes *v and returns MUONREF_OK, or
+ * `format` (BF16 or FP32).  A bf16 case with accepted evaluation orders
+ * (spec/vectors.md 2.1, "expectedBf16Orders" / "bf16Orders") passes when
+ * the result matches any one of them; v->orders names those it matches.
+ * Every parameter and state tensor is judged (v->failing lists the failing
+ * ones).  Writes *v and returns MUONREF_OK, or
  * MUONREF_EFORMAT naming `where` when the test or the result is malformed
  * (a missing or mistyped member). */
 int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,

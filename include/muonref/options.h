@@ -75,6 +75,26 @@ typedef enum muonref_ns_format {
   MUONREF_NS_EXACT = 2
 } muonref_ns_format;
 
+/* The bf16 evaluation order of one Newton-Schulz step (spec/muon.md
+ * section 7.1): which intermediate results are rounded to bf16.  It
+ * changes no value in exact or binary32 arithmetic, only the rounding
+ * sequence of the BF16 format; the reference (ref/ns_rounded.c) computes
+ * every order, the fast path evaluates SEPARATE.  With A = X X^T:
+ *   SEPARATE: S = R(A A); B = R(R(b A) + R(c S)); X = R(R(a X) + R(B X))
+ *             (NeMo `b*A + c*(A@A)`: spec/muon.md's defining order)
+ *   KELLER:   C = R(c A); B = R(R(b A) + R(C A)); X = R(R(a X) + R(B X))
+ *             (`b * A + c * A @ A` parsed as (c*A)@A: Keller Jordan's
+ *             muon.py, Moonlight, torch.optim.Muon without addmm)
+ *   FUSED:    B = R(b A + c A A); X = R(a X + B X), one rounding each
+ *             (torch.addmm(A, A, A, beta=b, alpha=c) and
+ *             torch.addmm(X, B, X, beta=a): torch.optim.Muon, timm) */
+typedef enum muonref_bf16_order {
+  MUONREF_BF16_SEPARATE = 0,
+  MUONREF_BF16_KELLER = 1,
+  MUONREF_BF16_FUSED = 2
+} muonref_bf16_order;
+#define MUONREF_N_BF16_ORDERS 3
+
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
  * a X + (b A + c A A) X with A = X X^T. */
 typedef struct muonref_coeff {
@@ -103,6 +123,7 @@ typedef struct muonref_options {
   double ns_eps;             /* normalisation epsilon, >= 0              */
   muonref_eps_mode eps_mode;
   muonref_ns_format ns_format;
+  muonref_bf16_order bf16_order; /* rounding sequence of a BF16 step   */
 } muonref_options;
 
 /* Checks every field of *o against its valid range, in the order of the
@@ -129,6 +150,8 @@ const char *muonref_eps_mode_name(muonref_eps_mode m);
 int muonref_eps_mode_parse(const char *s, muonref_eps_mode *out, muonref_error *err);
 const char *muonref_ns_format_name(muonref_ns_format f);
 int muonref_ns_format_parse(const char *s, muonref_ns_format *out, muonref_error *err);
+const char *muonref_bf16_order_name(muonref_bf16_order o);
+int muonref_bf16_order_parse(const char *s, muonref_bf16_order *out, muonref_error *err);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */
