@@ -14,7 +14,8 @@ static int usage(void)
 {
   fprintf(stderr,
           "usage: muonref check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE)\n"
-          "                     [--write-results FILE] [--quiet] [VECTOR FILES OR DIRS...]\n"
+          "                     [--write-results FILE] [--baseline FILE] [--write-failures FILE]\n"
+          "                     [--quiet] [VECTOR FILES OR DIRS...]\n"
           "       muonref check --fault list\n"
           "Judges an implementation against golden vectors (default: the vectors/ folder).\n");
   return EXIT_USAGE;
@@ -31,12 +32,13 @@ static int list_faults(void)
 
 int cmd_check(int argc, char **argv)
 {
-  const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL;
+  const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *baseline = NULL, *write_failures = NULL;
   char *paths[256];
   int n = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") || !strcmp(a, "--write-results");
+    int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") || !strcmp(a, "--write-results") ||
+                !strcmp(a, "--baseline") || !strcmp(a, "--write-failures");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
@@ -49,6 +51,10 @@ int cmd_check(int argc, char **argv)
       fault = argv[++i];
     else if (!strcmp(a, "--write-results"))
       write = argv[++i];
+    else if (!strcmp(a, "--baseline"))
+      baseline = argv[++i];
+    else if (!strcmp(a, "--write-failures"))
+      write_failures = argv[++i];
     else if (!strcmp(a, "--quiet"))
       quiet = 1;
     else if (a[0] == '-' && a[1]) {
@@ -89,6 +95,13 @@ int cmd_check(int argc, char **argv)
     return EXIT_USAGE;
   }
   c.log = quiet ? NULL : stdout;
+  if (baseline && muonref_checker_baseline(&c, baseline, &err)) {
+    fprintf(stderr, "muonref check: --baseline %s\n", err.message);
+    muonref_checker_free(&c);
+    return EXIT_USAGE;
+  }
+  if (write_failures)
+    c.failures = json_object();
   if (write) {
     c.written = json_object();
     json_object_set_new(c.written, "implementation", json_string(c.impl_name));
@@ -100,6 +113,8 @@ int cmd_check(int argc, char **argv)
   int st = muonref_checker_run(&c, paths, n, &err);
   if (!st && write)
     st = muonref_json_write_atomic(c.written, write, 0, &err);
+  if (!st && write_failures)
+    st = muonref_checker_write_failures(&c, write_failures, &err);
   if (st) {
     fprintf(stderr, "muonref check: %s\n", err.message);
     muonref_checker_free(&c);

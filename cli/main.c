@@ -16,8 +16,14 @@ static const command COMMANDS[] = {
   {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)", NULL},
   {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)",
    "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE) [--write-results FILE] [--quiet]\n"
+   "                     [--baseline FILE] [--write-failures FILE] [--no-diagnosis]\n"
    "                     [VECTOR FILES OR DIRS...]    (default: vectors; --fault list names the faults;\n"
-   "                     --quiet drops the per-case FAIL lines, the table still prints)"},
+   "                     --quiet drops the per-case FAIL lines, the table still prints;\n"
+   "                     --write-failures writes the failing cases as FILE#TCID lines, and\n"
+   "                     --baseline reads such a file: its cases count as known failures, so the\n"
+   "                     exit status is 1 only for new failures (a port's CI);\n"
+   "                     with --results each failing case gets a diagnosis: the deliberate fault or\n"
+   "                     the platform effect that gives the port's result, when one does)"},
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)",
    "gen [--prec BITS] [--out DIR] [--area NAME]    (writes DIR/nemo/*.json; BITS >= 256, default 256)"},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",

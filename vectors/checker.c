@@ -15,6 +15,7 @@ void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int faul
   c->fast = 1;
   c->format = format;
   c->fault = fault;
+  c->orders_all = ~0u;
   snprintf(c->impl_name, sizeof c->impl_name, "muonref fast path (%s)", format == MUONREF_NS_BF16 ? "bf16" : "fp32");
 }
 
@@ -61,6 +62,24 @@ static json_t *result_for(muonref_checker *c, const json_t *test, const char *ki
   return json_incref(r);
 }
 
+/* Counts the bf16 evaluation orders a passing case matched (bit mask);
+ * remembers the first case that shares no order with the earlier ones. */
+static void count_orders(muonref_checker *c, unsigned orders, const char *key)
+{
+  c->order_cases++;
+  for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
+    c->order_count[k] += (orders >> k) & 1u;
+  if (c->orders_all && !(c->orders_all & orders) && !c->order_break[0]) {
+    char names[64] = "";
+    for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
+      if ((orders >> k) & 1u)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? "," : "",
+                 muonref_bf16_order_name((muonref_bf16_order)k));
+    snprintf(c->order_break, sizeof c->order_break, "%.180s matched only %s", key, names);
+  }
+  c->orders_all &= orders;
+}
+
 /* Judges one test; counts it in a; logs a failure. */
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
@@ -79,18 +98,37 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   }
   if (st)
     return st;
+  long long id = json_integer_value(json_object_get(test, "tcId"));
+  char key[512];
+  snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
+  int known = c->baseline && json_object_get(c->baseline, key);
   if (v.pass) {
     a->passed++, c->passed++;
+    a->any_passed = 1;
     a->worst = v.worst > a->worst ? v.worst : a->worst;
+    if (v.orders)
+      count_orders(c, v.orders, key);
+    if (known) {
+      c->fixed++;
+      if (c->log)
+        fprintf(c->log, "FIXED %s tcId %lld: listed in the baseline, passes now\n", muonref_basename(file), id);
+    }
     return MUONREF_OK;
   }
-  a->failed++, c->failed++;
+  if (known)
+    a->known++, c->known++;
+  else
+    a->failed++, c->failed++;
+  if (c->failures)
+    json_object_set_new(c->failures, key, json_string(json_string_value(json_object_get(test, "comment"))));
   if (c->log) {
     char flags[256];
     flags_text(test, flags, sizeof flags);
-    fprintf(c->log, "FAIL %s tcId %lld [%s] %s: %s\n", muonref_basename(file),
-            (long long)json_integer_value(json_object_get(test, "tcId")), flags,
+    fprintf(c->log, "%s %s tcId %lld [%s] %s: %s", known ? "KNOWN" : "FAIL", muonref_basename(file), id, flags,
             json_string_value(json_object_get(test, "comment")), v.detail);
+    if (strchr(v.failing, ','))
+      fprintf(c->log, " [failing: %s]", v.failing);
+    fputc('\n', c->log);
   }
   return MUONREF_OK;
 }
@@ -188,6 +226,21 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
     json_object_set(c->results, key, (json_t *)e);
   }
   snprintf(c->results_path, sizeof c->results_path, "%s", path);
+  c->orders_all = ~0u;
+  const char *mode = json_string_value(json_object_get(j, "mode"));
+  snprintf(c->mode, sizeof c->mode, "%s", mode ? mode : "");
+  const json_t *plat = json_object_get(j, "platform");
+  if (plat && !json_is_object(plat) && !st)
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: member \"platform\" must be an object (name: finding)", path);
+  const char *pk;
+  json_t *pv;
+  json_object_foreach((json_t *)plat, pk, pv) {
+    size_t used = strlen(c->platform);
+    char *text = json_is_string(pv) ? NULL : json_dumps(pv, JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(c->platform + used, sizeof c->platform - used, "%s%s=%s", used ? ", " : "", pk,
+             text ? text : json_string_value(pv));
+    free(text);
+  }
   const char *name = json_string_value(json_object_get(j, "implementation"));
   snprintf(c->impl_name, sizeof c->impl_name, "%s", name ? name : path);
   json_decref(j);
@@ -233,10 +286,83 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
 void muonref_checker_report(const muonref_checker *c, FILE *out)
 {
   fprintf(out, "\n%-28s %8s %8s  %s\n", "area", "passed", "failed", "worst deviation / allowance (passing cases)");
-  for (int i = 0; i < c->n_areas; i++)
-    fprintf(out, "%-28s %8ld %8ld  %.3g\n", c->areas[i].name, c->areas[i].passed, c->areas[i].failed, c->areas[i].worst);
+  for (int i = 0; i < c->n_areas; i++) {
+    const muonref_area_count *a = &c->areas[i];
+    char known[48] = "";
+    if (a->known)
+      snprintf(known, sizeof known, "  (+%ld known)", a->known);
+    if (a->any_passed)
+      fprintf(out, "%-28s %8ld %8ld  %.3g%s\n", a->name, a->passed, a->failed, a->worst, known);
+    else
+      fprintf(out, "%-28s %8ld %8ld  -%s\n", a->name, a->passed, a->failed, known);
+  }
+  if (c->order_cases) {
+    fprintf(out, "bf16 evaluation orders matched (of %ld cases that tell them apart or not):", c->order_cases);
+    for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
+      fprintf(out, " %s %ld%s", muonref_bf16_order_name((muonref_bf16_order)k), c->order_count[k],
+              k + 1 < MUONREF_N_BF16_ORDERS ? "," : "\n");
+    if (c->order_break[0])
+      fprintf(out, "WARNING: no one bf16 evaluation order matches every case (%s): the port evaluates "
+                   "Newton-Schulz differently in different cases\n", c->order_break);
+  }
+  if (c->mode[0])
+    fprintf(out, "mode: %s%s\n", c->mode,
+            !strcmp(c->mode, "neutral") ? " (bf16 operations computed in binary32 and rounded once: the port's logic, "
+                                          "not the platform's arithmetic)" : "");
+  if (c->platform[0])
+    fprintf(out, "platform: %s\n", c->platform);
   fprintf(out, "implementation: %s; Newton-Schulz in %s\n", c->impl_name, c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
+  if (c->baseline)
+    fprintf(out, "baseline: %ld known failures not counted, %ld baseline cases pass now\n", c->known, c->fixed);
   fprintf(out, "%ld passed, %ld failed\n", c->passed, c->failed);
+}
+
+int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error *err)
+{
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
+  c->baseline = json_object();
+  char line[1024];
+  int st = MUONREF_OK;
+  for (long n = 1; !st && fgets(line, sizeof line, f); n++) {
+    char key[1024];
+    if (line[0] == '#' || sscanf(line, "%1023s", key) != 1)
+      continue;
+    char *hash = strrchr(key, '#');
+    char *end = NULL;
+    long long id = hash ? strtoll(hash + 1, &end, 10) : 0;
+    if (!hash || hash == key || !end || *end || id < 1)
+      st = muonref_fail(err, MUONREF_EFORMAT, "%s:%ld: expected FILE#TCID (e.g. nemo_momentum.json#3), got \"%.200s\"",
+                        path, n, key);
+    else
+      json_object_set_new(c->baseline, key, json_true());
+  }
+  fclose(f);
+  return st;
+}
+
+int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err)
+{
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    return muonref_fail(err, MUONREF_EIO, "%s: path too long", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", tmp, strerror(errno));
+  fprintf(f, "# muonref check expected failures of %s: one FILE#TCID per line (--baseline reads it)\n", c->impl_name);
+  const char *key;
+  json_t *v;
+  json_object_foreach(c->failures, key, v)
+    fprintf(f, "%s  %s\n", key, json_string_value(v) ? json_string_value(v) : "");
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(e));
+  }
+  return MUONREF_OK;
 }
 
 void muonref_checker_free(muonref_checker *c)
@@ -244,5 +370,7 @@ void muonref_checker_free(muonref_checker *c)
   json_decref(c->results);
   json_decref(c->written);
   json_decref(c->used);
-  c->results = c->written = c->used = NULL;
+  json_decref(c->baseline);
+  json_decref(c->failures);
+  c->results = c->written = c->used = c->baseline = c->failures = NULL;
 }

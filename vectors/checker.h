@@ -11,7 +11,8 @@
 
 typedef struct muonref_area_count {
   char name[128];
-  long passed, failed;
+  long passed, failed, known; /* known: failures listed in the baseline */
+  int any_passed;
   double worst; /* the largest deviation / allowance seen among passing cases */
 } muonref_area_count;
 
@@ -28,6 +29,18 @@ typedef struct muonref_checker {
   int n_areas;
   long passed, failed;
   FILE *log;                /* one line per failing case, or NULL */
+  /* bf16 evaluation orders (spec/muon.md 7.2) over the passing cases that
+   * publish them: how many matched each order, and the orders that matched
+   * every one of them so far (all bits set before the first) */
+  long order_cases, order_count[MUONREF_N_BF16_ORDERS];
+  unsigned orders_all;
+  char order_break[256];    /* the first case that no order shared with the
+                               earlier ones, or "" */
+  char mode[32];            /* results mode: the driver's "mode" ("raw", "neutral") or "" */
+  char platform[1024];      /* results mode: the driver's "platform" findings, one line */
+  json_t *baseline;         /* known failures "file#tcId" -> true, or NULL */
+  long known, fixed;        /* failures listed in the baseline; baseline cases now passing */
+  json_t *failures;         /* every failing case "file#tcId" -> comment (for --write-failures) */
 } muonref_checker;
 
 /* Initialises c for our fast path in `format` with fault f (0: none). */
@@ -36,6 +49,15 @@ void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int faul
 /* Initialises c from an outside implementation's results file.  Errors:
  * MUONREF_EIO, MUONREF_EFORMAT (naming the file and the member). */
 int muonref_checker_results(muonref_checker *c, const char *path, muonref_error *err);
+
+/* Reads an expected-failures file (one "FILE#TCID" per line, text after
+ * whitespace and lines starting with '#' ignored; what --write-failures
+ * writes): failing cases listed there are counted as known, not failed.
+ * Errors: MUONREF_EIO, MUONREF_EFORMAT (naming the file and line). */
+int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error *err);
+
+/* Writes every failing case as an expected-failures file (atomically). */
+int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err);
 
 /* Judges every case of the vector files named by paths (files or folders). */
 int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err);
