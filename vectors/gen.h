@@ -35,6 +35,8 @@ typedef struct gen_step_case {
   int round_trip_after;          /* 0: none */
   json_t *raw_options[GEN_MAX_PARAMS]; /* error cases: options JSON verbatim (owned) */
   const char *error_status, *error_message; /* error cases */
+  int error_any;                 /* error cases: any error message passes (the
+                                    profile's port raises its framework's own) */
 } gen_step_case;
 
 /* A generation run: precision, the file being built, counters. */

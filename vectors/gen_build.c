@@ -295,6 +295,8 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     json_t *e = json_object(), *er = json_object();
     json_object_set_new(er, "status", json_string(c->error_status));
     json_object_set_new(er, "message", json_string(c->error_message));
+    if (c->error_any)
+      json_object_set_new(er, "match", json_string("any"));
     json_object_set_new(e, "error", er);
     json_object_set_new(t, "expected", e);
     push_test(g, t);

@@ -317,6 +317,9 @@ static int judge_error(const json_t *test, const json_t *res, muonref_verdict *v
     return failf(v, acceptable ? "neither the error \"%s\" nor outputs" : "no error raised; expected \"%s\"",
                  want ? want : "?");
   }
+  const char *match = json_string_value(json_object_get(json_object_get(json_object_get(test, "expected"), "error"), "match"));
+  if (match && !strcmp(match, "any"))
+    return MUONREF_OK; /* the profile's port raises its framework's own message */
   if (!want || strcmp(got, want))
     return failf(v, "error \"%s\", expected \"%s\"", got, want ? want : "?");
   return MUONREF_OK;
