@@ -15,6 +15,7 @@ static int usage(void)
   fprintf(stderr,
           "usage: muonref check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE)\n"
           "                     [--write-results FILE] [--baseline FILE] [--write-failures FILE]\n"
+          "                     [--no-diagnosis]\n"
           "                     [--quiet] [VECTOR FILES OR DIRS...]\n"
           "       muonref check --fault list\n"
           "Judges an implementation against golden vectors (default: the vectors/ folder).\n");
@@ -34,7 +35,7 @@ int cmd_check(int argc, char **argv)
 {
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *baseline = NULL, *write_failures = NULL;
   char *paths[256];
-  int n = 0, quiet = 0;
+  int n = 0, quiet = 0, no_diagnosis = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") || !strcmp(a, "--write-results") ||
@@ -57,6 +58,8 @@ int cmd_check(int argc, char **argv)
       write_failures = argv[++i];
     else if (!strcmp(a, "--quiet"))
       quiet = 1;
+    else if (!strcmp(a, "--no-diagnosis"))
+      no_diagnosis = 1;
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
@@ -95,6 +98,7 @@ int cmd_check(int argc, char **argv)
     return EXIT_USAGE;
   }
   c.log = quiet ? NULL : stdout;
+  c.diagnose = !impl && !no_diagnosis;
   if (baseline && muonref_checker_baseline(&c, baseline, &err)) {
     fprintf(stderr, "muonref check: --baseline %s\n", err.message);
     muonref_checker_free(&c);

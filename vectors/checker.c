@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "checker.h"
+#include "diagnose.h"
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
@@ -80,6 +81,31 @@ static void count_orders(muonref_checker *c, unsigned orders, const char *key)
   c->orders_all &= orders;
 }
 
+/* Diagnoses a failing case of an outside implementation; counts and logs
+ * the diagnosis. */
+static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *profile, const json_t *r)
+{
+  muonref_diagnosis d;
+  if (!strcmp(kind, "error"))
+    return;
+  if (!muonref_diagnose(test, kind, profile, r, c->format, c->platform_json, &d)) {
+    c->undiagnosed++;
+    if (c->log)
+      fprintf(c->log, "  diagnosis: none: no catalogued fault or measured platform effect gives this result\n");
+    return;
+  }
+  if (!c->diagnoses)
+    c->diagnoses = json_object();
+  json_t *e = json_object_get(c->diagnoses, d.key);
+  if (!e) {
+    e = json_pack("{s:i,s:s}", "count", 0, "text", d.text);
+    json_object_set_new(c->diagnoses, d.key, e);
+  }
+  json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+  if (c->log)
+    fprintf(c->log, "  diagnosis: %s\n", d.text);
+}
+
 /* Judges one test; counts it in a; logs a failure. */
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
@@ -89,7 +115,8 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     return err->status;
   muonref_verdict v;
   int st = muonref_judge(test, kind, r, c->format, &v, where, err);
-  json_decref(r);
+  if (st || v.pass)
+    json_decref(r), r = NULL;
   if (st == MUONREF_EFORMAT && !c->fast && !strncmp(err->message, "result", 6)) {
     char msg[MUONREF_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err->message);
@@ -130,6 +157,9 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
       fprintf(c->log, " [failing: %s]", v.failing);
     fputc('\n', c->log);
   }
+  if (c->diagnose && !known)
+    diagnose(c, test, kind, profile, r);
+  json_decref(r);
   return MUONREF_OK;
 }
 
@@ -234,6 +264,8 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
     st = muonref_fail(err, MUONREF_EFORMAT, "%s: member \"platform\" must be an object (name: finding)", path);
   const char *pk;
   json_t *pv;
+  if (json_is_object(plat))
+    c->platform_json = json_incref((json_t *)plat);
   json_object_foreach((json_t *)plat, pk, pv) {
     size_t used = strlen(c->platform);
     char *text = json_is_string(pv) ? NULL : json_dumps(pv, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -314,6 +346,15 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   fprintf(out, "implementation: %s; Newton-Schulz in %s\n", c->impl_name, c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
   if (c->baseline)
     fprintf(out, "baseline: %ld known failures not counted, %ld baseline cases pass now\n", c->known, c->fixed);
+  const char *key;
+  json_t *e;
+  json_object_foreach(c->diagnoses, key, e)
+    fprintf(out, "diagnosis: %lld failure%s [%s]: %s\n", (long long)json_integer_value(json_object_get(e, "count")),
+            json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s", key,
+            json_string_value(json_object_get(e, "text")));
+  if (c->undiagnosed)
+    fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
+            c->undiagnosed);
   fprintf(out, "%ld passed, %ld failed\n", c->passed, c->failed);
 }
 
@@ -372,5 +413,7 @@ void muonref_checker_free(muonref_checker *c)
   json_decref(c->used);
   json_decref(c->baseline);
   json_decref(c->failures);
-  c->results = c->written = c->used = c->baseline = c->failures = NULL;
+  json_decref(c->platform_json);
+  json_decref(c->diagnoses);
+  c->results = c->written = c->used = c->baseline = c->failures = c->platform_json = c->diagnoses = NULL;
 }

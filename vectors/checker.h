@@ -41,6 +41,10 @@ typedef struct muonref_checker {
   json_t *baseline;         /* known failures "file#tcId" -> true, or NULL */
   long known, fixed;        /* failures listed in the baseline; baseline cases now passing */
   json_t *failures;         /* every failing case "file#tcId" -> comment (for --write-failures) */
+  int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
+  json_t *platform_json;    /* results mode: the "platform" object, or NULL */
+  json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
+  long undiagnosed;         /* failing cases (not error cases) nothing explains */
 } muonref_checker;
 
 /* Initialises c for our fast path in `format` with fault f (0: none). */

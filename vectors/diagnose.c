@@ -1,0 +1,150 @@
+/* muonref: why a port failed a case (see diagnose.h). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../fast/faults.h"
+#include "diagnose.h"
+#include "judge.h"
+#include "run_fast.h"
+#include "tensor.h"
+
+/* A copy of `test` whose expectations are the outcome `r` of a run (its
+ * params and state, or its output), with every accepted order removed. */
+static json_t *expecting(const json_t *test, const char *kind, const json_t *r)
+{
+  json_t *t = json_deep_copy(test), *e = json_object();
+  if (!strcmp(kind, "step")) {
+    json_object_set(e, "params", json_object_get(r, "params"));
+    json_object_set(e, "state", json_object_get(r, "state"));
+    if (json_object_get(t, "expectedBf16"))
+      json_object_set(t, "expectedBf16", e);
+    json_object_del(t, "expectedBf16Orders");
+  } else {
+    json_object_set(e, "exact", json_object_get(r, "output"));
+    json_object_set(e, "bf16", json_object_get(r, "output"));
+  }
+  json_object_set_new(t, "expected", e);
+  return t;
+}
+
+/* Whether `result` passes `test` with the expectations of fault f's run. */
+static int matches_fault(const json_t *test, const char *kind, const char *profile, const json_t *result,
+                         muonref_ns_format format, int f)
+{
+  muonref_error err = {0};
+  json_t *r = muonref_run_fast(test, kind, profile, format, f, "diagnosis", &err);
+  if (!r || json_object_get(r, "error")) {
+    json_decref(r);
+    return 0;
+  }
+  json_t *t = expecting(test, kind, r);
+  muonref_verdict v;
+  int ok = muonref_judge(t, kind, result, format, &v, "diagnosis", &err) == MUONREF_OK && v.pass;
+  json_decref(t);
+  json_decref(r);
+  return ok;
+}
+
+/* Whether the case runs Newton-Schulz on a tall matrix (rows > cols): the
+ * ports that transpose with a strided view are exposed there. */
+static int has_tall_matrix(const json_t *test, const char *kind)
+{
+  if (strcmp(kind, "step")) {
+    const json_t *shape = json_object_get(json_object_get(test, "input"), "shape");
+    /* a transpose pair runs both orientations */
+    return !strcmp(kind, "transpose") ||
+           json_integer_value(json_array_get(shape, 0)) > json_integer_value(json_array_get(shape, 1));
+  }
+  const json_t *params = json_object_get(test, "params");
+  for (size_t i = 0; i < json_array_size(params); i++) {
+    const json_t *shape = json_object_get(json_object_get(json_array_get(params, i), "init"), "shape");
+    if (json_array_size(shape) < 2)
+      continue;
+    long long rows = json_integer_value(json_array_get(shape, 0)), cols = 1;
+    for (size_t k = 1; k < json_array_size(shape); k++)
+      cols *= json_integer_value(json_array_get(shape, k));
+    if (rows > cols)
+      return 1;
+  }
+  return 0;
+}
+
+/* Whether an ns/transpose output holds values that are not bf16 values. */
+static int output_not_bf16(const json_t *result)
+{
+  muonref_tensor t;
+  muonref_error err = {0};
+  if (muonref_tensor_from_json(&t, json_object_get(result, "output"), "output", &err))
+    return 0;
+  int wide = 0;
+  for (size_t i = 0; i < t.numel && !wide; i++) {
+    float x = t.d ? (float)t.d[i] : t.f[i];
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    wide = (u & 0xffffu) != 0 || (t.d && (double)x != t.d[i]);
+  }
+  muonref_tensor_free(&t);
+  return wide;
+}
+
+/* The value of platform finding `name` in the results file's "platform". */
+static const char *finding(const json_t *platform, const char *name)
+{
+  return json_string_value(json_object_get(platform, name));
+}
+
+int muonref_diagnose(const json_t *test, const char *kind, const char *profile, const json_t *result,
+                     muonref_ns_format format, const json_t *platform, muonref_diagnosis *d)
+{
+  memset(d, 0, sizeof *d);
+  if (!strcmp(kind, "error") || !result || json_object_get(result, "skipped") || json_object_get(result, "error"))
+    return 0;
+  if (format == MUONREF_NS_BF16 && strcmp(kind, "step") && output_not_bf16(result)) {
+    snprintf(d->key, sizeof d->key, "not-bf16");
+    snprintf(d->text, sizeof d->text,
+             "the Newton-Schulz output holds values that are not bf16: the port runs it in fp32 or wider; "
+             "judge it with --ns-format fp32");
+    return 1;
+  }
+  for (int f = 1; f < MUONREF_FAULT_COUNT; f++)
+    if (matches_fault(test, kind, profile, result, format, f)) {
+      const muonref_fault_info *i = muonref_fault_info_at(f);
+      size_t used = strlen(d->key);
+      if (used)
+        snprintf(d->key + used, sizeof d->key - used, "+%s", i->name);
+      else {
+        snprintf(d->key, sizeof d->key, "%s", i->name);
+        snprintf(d->text, sizeof d->text, "exactly what fault %s gives: %s%s", i->name, i->description,
+                 f == MUONREF_FAULT_BF16_SCALARS
+                     ? " (what PyTorch 1.13 on CPU does to Python scalars times bf16 tensors: a platform effect; "
+                       "--mode neutral judges the port's logic)"
+                     : "");
+      }
+    }
+  if (d->key[0])
+    return 1;
+  /* platform effects the fast path does not model bit for bit */
+  const char *scal = finding(platform, "scalar_times_bf16");
+  const char *strided = finding(platform, "matmul_strided");
+  int scal_bf16 = scal && strstr(scal, "bf16");
+  int strided_bad = strided && strcmp(strided, "binary32");
+  if (format == MUONREF_NS_BF16 && has_tall_matrix(test, kind) && strided_bad) {
+    snprintf(d->key, sizeof d->key, "platform:strided-matmul%s", scal_bf16 ? "+scalars" : "");
+    snprintf(d->text, sizeof d->text,
+             "platform: no catalogued fault gives this result; the case runs Newton-Schulz on a tall matrix, and this "
+             "PyTorch's bf16 matmul on a transposed (strided) view accumulates in %s, not binary32 (driver probe)%s; "
+             "rerun the driver with --mode neutral to judge the port's logic",
+             strided, scal_bf16 ? ", with Python scalars rounded to bf16 as well" : "");
+    return 1;
+  }
+  if (format == MUONREF_NS_BF16 && scal_bf16) {
+    snprintf(d->key, sizeof d->key, "platform?:scalars");
+    snprintf(d->text, sizeof d->text,
+             "possibly platform: no catalogued fault gives this result, and this PyTorch rounds Python scalars to bf16 "
+             "before multiplying a bf16 tensor (driver probe), which changes the Newton-Schulz coefficients; rerun "
+             "the driver with --mode neutral to tell the port's logic from the platform");
+    return 1;
+  }
+  return 0;
+}
