@@ -63,6 +63,8 @@ static void dot_exact(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_
   }
   if (any && mpfr_get_exp(c->absum) - umin > 24) /* sum |terms| >= 2^24 u */
     c->flags |= MUONREF_NSR_INEXACT_SUM;
+  if (any && mpfr_get_exp(c->absum) - umin > 8) /* a partial sum may need more than bf16's 8 bits */
+    c->flags |= MUONREF_NSR_BF16_ACCUM;
   mpfr_set(out, c->acc, MPFR_RNDN);
 }
 
@@ -78,7 +80,10 @@ static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
 {
   mpfr_t n, eps;
   mpfr_inits2(PREC, n, eps, (mpfr_ptr)0);
+  unsigned before = c->flags;
   dot_exact(c, n, X, 1, X, 1, len); /* the sum of squares is not rounded, */
+  /* reductions accumulate in binary32 whatever the strides: no bf16 accumulation to flag */
+  c->flags = (c->flags & ~(unsigned)MUONREF_NSR_BF16_ACCUM) | (before & MUONREF_NSR_BF16_ACCUM);
   mpfr_sqrt(n, n, MPFR_RNDN);        /* only the norm is                   */
   round_bf16(c, n);
   mpfr_set_flt(eps, (float)o->ns_eps, MPFR_RNDN);

@@ -107,9 +107,20 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
 }
 
 /* Judges one test; counts it in a; logs a failure. */
+static int has_flag(const json_t *test, const char *flag)
+{
+  const json_t *f = json_object_get(test, "flags");
+  for (size_t i = 0; i < json_array_size(f); i++)
+    if (json_is_string(json_array_get(f, i)) && !strcmp(json_string_value(json_array_get(f, i)), flag))
+      return 1;
+  return 0;
+}
+
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
 {
+  if (c->only_flag && !has_flag(test, c->only_flag))
+    return MUONREF_OK;
   json_t *r = result_for(c, test, kind, file, profile, where, err);
   if (!r && c->fast)
     return err->status;

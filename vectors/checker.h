@@ -42,6 +42,7 @@ typedef struct muonref_checker {
   long known, fixed;        /* failures listed in the baseline; baseline cases now passing */
   json_t *failures;         /* every failing case "file#tcId" -> comment (for --write-failures) */
   int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
+  const char *only_flag;    /* judge only the cases carrying this flag (NULL: all) */
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
   json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */

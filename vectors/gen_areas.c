@@ -75,6 +75,22 @@ static void grad_structured(gen_ctx *g, gen_step_case *c, int k, int i, int shif
     c->n_steps = k + 1;
 }
 
+/* Gradient of parameter i at step k: scale times the first rows of a
+ * Sylvester Hadamard matrix (all singular values equal).  On a wide
+ * (16, 32) matrix the bf16 Newton-Schulz result of such a gradient is the
+ * same with the scalars rounded to bf16 (checked by the generator, flag
+ * PlatformRobust): these cases judge a port's logic on PyTorch 1.13 CPU. */
+static void grad_equal_scales(gen_step_case *c, int k, int i, float scale)
+{
+  size_t rows = c->shapes[i].dims[0], cols = numel(c, i) / rows;
+  float d[64];
+  for (size_t r = 0; r < rows && r < 64; r++)
+    d[r] = scale;
+  c->grads[k][i] = gen_structured(rows, cols, d, 0);
+  if (k >= c->n_steps)
+    c->n_steps = k + 1;
+}
+
 static void grad_zero(gen_step_case *c, int k, int i)
 {
   c->grads[k][i] = gen_zeros(numel(c, i));
@@ -263,6 +279,22 @@ void gen_area_weight_decay(gen_ctx *g)
     flags(&c, "WeightDecay", "AdamW", NULL);
     gen_add_step(g, &c);
   }
+  /* platform-robust decay order: a wide matrix with equal singular values
+   * (spec/vectors.md 5.3) */
+  static const struct { double lr, wd; } R[] = {{0.5, 0.2}, {1.0, 0.5}};
+  for (size_t k = 0; k < 2; k++) {
+    gen_step_case c;
+    char comment[256];
+    snprintf(comment, sizeof comment,
+             "lr %g, weight_decay %g on a wide (16, 32) Muon matrix with equal singular values, two steps: decay "
+             "before the update (a case PyTorch 1.13 CPU's bf16 effects cannot change)", R[k].lr, R[k].wd);
+    muonref_options o = base_s(g, R[k].lr, R[k].wd);
+    begin(&c, comment, &o);
+    int w = param(g, &c, "wide", shape2(16, 32), 0);
+    grad_equal_scales(&c, 0, w, 1.0f), grad_equal_scales(&c, 1, w, 0.5f);
+    flags(&c, "WeightDecay", "DecayOrder", NULL);
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- momentum and Nesterov ---- */
@@ -428,6 +460,19 @@ void gen_area_gradients(gen_ctx *g)
     flags(&c, "GradientScale", "BugB21", "BugB01");
     gen_add_step(g, &c);
   }
+  /* platform-robust missing gradient: a wide matrix with equal singular
+   * values (spec/vectors.md 5.3) */
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.1);
+    begin(&c, "a wide (16, 32) Muon matrix with equal singular values: a gradient at step 1, none at step 2, one at "
+              "step 3 (a case PyTorch 1.13 CPU's bf16 effects cannot change)", &o);
+    int a = param(g, &c, "wide", shape2(16, 32), 0);
+    grad_equal_scales(&c, 0, a, 1.0f);
+    grad_equal_scales(&c, 2, a, 0.25f);
+    flags(&c, "MissingGradient", "BugB15", NULL);
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- Newton-Schulz ---- */
@@ -510,6 +555,28 @@ void gen_area_newton_schulz(gen_ctx *g)
                    &(muonref_shape){3, {3, 4, 5}}, "ESHAPE", "Expected a matrix, got a tensor of shape (3, 4, 5)");
   gen_add_ns_error(g, "a 1-D input is refused by the Newton-Schulz function", &(muonref_shape){1, {7}}, "ESHAPE",
                    "Expected a matrix, got a tensor of shape (7,)");
+  /* tall matrices with equal singular values: the transpose rule shows in
+   * the bf16 rounding, and the generator checks that PyTorch 1.13 CPU's
+   * bf16 effects cannot change the result (PlatformRobust): every partial
+   * sum fits bf16 and bf16-rounded scalars give the same bits */
+  gen_group(g, "ns");
+  /* (rows, cols) and the column scales: the first four were found by a search
+   * of small dyadic scales for inputs where the transpose rule changes the
+   * bf16 bits while bf16-rounded scalars do not */
+  static const struct { size_t rows, cols; float d[8]; } T[] = {
+    {16, 4, {0.75f, 0.5f, 1, 1}}, {16, 4, {1, 0.75f, 0.5f, 1}}, {16, 4, {0.375f, 1, 1, 1}},
+    {8, 4, {0.375f, 0.375f, 0.25f, 0.75f}}, {32, 8, {1, 1, 1, 0.5f, 1, 1, 1, 0.5f}}, {64, 8, {1, 0.5f, 1, 0.5f, 1, 0.5f, 1, 0.5f}},
+  };
+  const char *fe[] = {"NewtonSchulz", "Structured", "Transpose", NULL};
+  for (size_t k = 0; k < sizeof T / sizeof T[0]; k++) {
+    char comment[256];
+    float *x = gen_structured(T[k].cols, T[k].rows, T[k].d, 1);
+    snprintf(comment, sizeof comment,
+             "tall (%zu, %zu), Hadamard columns times dyadic scales: iterated on the wide side and transposed back",
+             T[k].rows, T[k].cols);
+    gen_add_ns(g, "ns", comment, fe, x, T[k].rows, T[k].cols, 5);
+    free(x);
+  }
 }
 
 /* ---- transpose pairs ---- */

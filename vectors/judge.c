@@ -61,6 +61,7 @@ typedef struct tol {
   double max_ulp, rel, lo, hi;
   const json_t *atol; /* array, one per tensor, or NULL (0) */
   const json_t *state_atol; /* array of {"buffer": atol} per parameter, or NULL */
+  const json_t *update_rel; /* array, one per parameter (0: elementwise), or NULL */
 } tol;
 
 static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char *where, muonref_error *err)
@@ -77,6 +78,7 @@ static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char 
   t->hi = json_number_value(json_object_get(j, "hi"));
   t->atol = json_object_get(j, "atol");
   t->state_atol = json_object_get(j, "stateAtol");
+  t->update_rel = json_object_get(j, "updateRel");
   if (!strcmp(k, "bitwise"))
     t->kind = T_BITWISE;
   else if (!strcmp(k, "elementwise"))
@@ -198,6 +200,49 @@ static int compare_json(const json_t *got, const json_t *exp, const tol *t, size
   return MUONREF_OK;
 }
 
+/* A Muon parameter judged on its update (spec/vectors.md 5.1, Bf16Noise):
+ * ||(got - init) - (exp - init)||_F <= rel ||exp - init||_F
+ *                                       + sqrt(n) (atol + maxUlp ulp(max |exp|)). */
+static int compare_update(const json_t *got, const json_t *exp, const json_t *init, double rel, double atol,
+                          double max_ulp, const char *name, muonref_verdict *v, const char *where, muonref_error *err)
+{
+  muonref_tensor g, e, p;
+  if (!got) {
+    note_failing(v, name);
+    return failf(v, "%s: missing from the result", name);
+  }
+  int st = tensor(&g, got, "result", name, err);
+  if (!st && (st = tensor(&e, exp, where, name, err)))
+    muonref_tensor_free(&g);
+  if (!st && (st = tensor(&p, init, where, "init", err)))
+    muonref_tensor_free(&g), muonref_tensor_free(&e);
+  if (st)
+    return st;
+  if (!same_shape(&g, &e) || !same_shape(&p, &e)) {
+    note_failing(v, name);
+    failf(v, "%s: shape differs from the expected one", name);
+  } else {
+    double num = 0, den = 0, big = 0;
+    for (size_t k = 0; k < e.numel; k++) {
+      double de = value(&e, k) - value(&p, k), dg = value(&g, k) - value(&p, k);
+      num += (dg - de) * (dg - de), den += de * de;
+      big = fmax(big, fabs(value(&e, k)));
+    }
+    num = sqrt(num), den = sqrt(den);
+    double allowed = rel * den + sqrt((double)e.numel) * (atol + max_ulp * muonref_ulp32(big));
+    double ratio = num <= allowed ? (allowed > 0 ? num / allowed : 0) : INFINITY;
+    if (isfinite(ratio))
+      v->worst = fmax(v->worst, ratio);
+    else {
+      note_failing(v, name);
+      failf(v, "%s: the update deviates by %.3g of its norm (Frobenius), allowed %.3g (bf16 noise, relative)", name,
+            den > 0 ? num / den : num, den > 0 ? allowed / den : allowed);
+    }
+  }
+  muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&p);
+  return MUONREF_OK;
+}
+
 /* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>. */
 static int judge_state(const json_t *got, const json_t *exp, const tol *t, const json_t *state_atol,
                        muonref_verdict *v, const char *where, muonref_error *err)
@@ -263,10 +308,16 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
                         where);
   if (json_array_size(gp) != json_array_size(ep))
     return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
+  if (t->update_rel && json_array_size(t->update_rel) != json_array_size(ep))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"updateRel\" per parameter", where);
   for (size_t i = 0; i < json_array_size(ep); i++) {
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
-    int st = compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
+    double rel = json_number_value(json_array_get(t->update_rel, i));
+    int st = rel > 0 ? compare_update(json_array_get(gp, i), json_array_get(ep, i),
+                                      json_object_get(json_array_get(json_object_get(test, "params"), i), "init"), rel,
+                                      json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)
+                     : compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
     if (st)
       return st;
   }

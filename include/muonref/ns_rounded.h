@@ -16,9 +16,17 @@ enum {
   MUONREF_NSR_DOUBLE_ROUNDING = 1u << 1, /* rounding through binary32 first gives
                                          another bf16 value at some operation */
   MUONREF_NSR_RANGE = 1u << 2,        /* a value left the normal bf16 range */
-  MUONREF_NSR_INPUT_NOT_FP32 = 1u << 3 /* (steps) U is not exactly binary32, so
+  MUONREF_NSR_INPUT_NOT_FP32 = 1u << 3, /* (steps) U is not exactly binary32, so
                                          ports computing U in fp32 may differ */
+  /* Informational, not a reason to withhold the certificate: some partial
+   * sum of some dot product does not fit bf16's 8 significant bits in some
+   * order, so an implementation that accumulates in bf16 (PyTorch 1.13 CPU's
+   * bf16 matmul on strided operands, measured) may give another result. */
+  MUONREF_NSR_BF16_ACCUM = 1u << 4
 };
+/* The bits that withhold the certificate. */
+#define MUONREF_NSR_UNCERTAIN \
+  (MUONREF_NSR_INEXACT_SUM | MUONREF_NSR_DOUBLE_ROUNDING | MUONREF_NSR_RANGE | MUONREF_NSR_INPUT_NOT_FP32)
 
 /* out <- NS(in) in bf16 semantics for the row-major (rows, cols) matrix
  * `in` (float32 values), under o's coefficients, order, ns_steps, ns_eps and
@@ -31,6 +39,8 @@ enum {
  * term's ulp u and the sum of their magnitudes is below 2^24 u) and the
  * same bf16 value results when each operation is rounded to binary32 first
  * (as PyTorch's bf16 kernels do); otherwise the MUONREF_NSR_* reasons.
+ * MUONREF_NSR_BF16_ACCUM may be set on a certified result: test
+ * (*uncertain & MUONREF_NSR_UNCERTAIN) for the certificate.
  * Returns MUONREF_OK or MUONREF_ENOMEM. */
 int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                         unsigned *uncertain, muonref_error *err);
