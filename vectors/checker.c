@@ -277,12 +277,24 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   json_t *pv;
   if (json_is_object(plat))
     c->platform_json = json_incref((json_t *)plat);
+  size_t as_spec = 0;
   json_object_foreach((json_t *)plat, pk, pv) {
+    const char *text = json_string_value(pv);
+    /* the probe's values that spec/muon.md section 7 requires */
+    if (text && (!strcmp(text, "binary32") || !strcmp(text, "one rounding") ||
+                 !strcmp(text, "one rounding, binary32 scalars"))) {
+      as_spec++;
+      continue;
+    }
     size_t used = strlen(c->platform);
-    char *text = json_is_string(pv) ? NULL : json_dumps(pv, JSON_COMPACT | JSON_ENCODE_ANY);
-    snprintf(c->platform + used, sizeof c->platform - used, "%s%s=%s", used ? ", " : "", pk,
-             text ? text : json_string_value(pv));
-    free(text);
+    char *dump = text ? NULL : json_dumps(pv, JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(c->platform + used, sizeof c->platform - used, "%s%s = %s", used ? "; " : "", pk, text ? text : dump);
+    free(dump);
+  }
+  if (plat && json_object_size(plat)) {
+    size_t used = strlen(c->platform);
+    snprintf(c->platform + used, sizeof c->platform - used, "%s%zu other finding%s as the spec requires",
+             used ? "; " : "", as_spec, as_spec == 1 ? "" : "s");
   }
   const char *name = json_string_value(json_object_get(j, "implementation"));
   snprintf(c->impl_name, sizeof c->impl_name, "%s", name ? name : path);
@@ -353,7 +365,7 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
             !strcmp(c->mode, "neutral") ? " (bf16 operations computed in binary32 and rounded once: the port's logic, "
                                           "not the platform's arithmetic)" : "");
   if (c->platform[0])
-    fprintf(out, "platform: %s\n", c->platform);
+    fprintf(out, "platform (driver probe): %s\n", c->platform);
   fprintf(out, "implementation: %s; Newton-Schulz in %s\n", c->impl_name, c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
   if (c->baseline)
     fprintf(out, "baseline: %ld known failures not counted, %ld baseline cases pass now\n", c->known, c->fixed);

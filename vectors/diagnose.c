@@ -94,6 +94,21 @@ static const char *finding(const json_t *platform, const char *name)
   return json_string_value(json_object_get(platform, name));
 }
 
+/* The first "matmul_*" finding of the probe whose value is not "binary32"
+ * (vectors/drivers/platform_probe.py: e.g. "matmul_8x16x8_transposed_a":
+ * "not binary32 (21 of 64 differ)"), or NULL. */
+static const char *matmul_effect(const json_t *platform, const char **value)
+{
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)platform, key, v)
+    if (!strncmp(key, "matmul_", 7) && json_is_string(v) && strcmp(json_string_value(v), "binary32")) {
+      *value = json_string_value(v);
+      return key;
+    }
+  return NULL;
+}
+
 int muonref_diagnose(const json_t *test, const char *kind, const char *profile, const json_t *result,
                      muonref_ns_format format, const json_t *platform, muonref_diagnosis *d)
 {
@@ -125,25 +140,25 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
   if (d->key[0])
     return 1;
   /* platform effects the fast path does not model bit for bit */
-  const char *scal = finding(platform, "scalar_times_bf16");
-  const char *strided = finding(platform, "matmul_strided");
+  const char *scal = finding(platform, "scalar_mul");
+  const char *mval = NULL, *mkey = matmul_effect(platform, &mval);
   int scal_bf16 = scal && strstr(scal, "bf16");
-  int strided_bad = strided && strcmp(strided, "binary32");
-  if (format == MUONREF_NS_BF16 && has_tall_matrix(test, kind) && strided_bad) {
-    snprintf(d->key, sizeof d->key, "platform:strided-matmul%s", scal_bf16 ? "+scalars" : "");
+  if (format == MUONREF_NS_BF16 && mkey && has_tall_matrix(test, kind)) {
+    snprintf(d->key, sizeof d->key, "platform:matmul%s", scal_bf16 ? "+scalars" : "");
     snprintf(d->text, sizeof d->text,
-             "platform: no catalogued fault gives this result; the case runs Newton-Schulz on a tall matrix, and this "
-             "PyTorch's bf16 matmul on a transposed (strided) view accumulates in %s, not binary32 (driver probe)%s; "
-             "rerun the driver with --mode neutral to judge the port's logic",
-             strided, scal_bf16 ? ", with Python scalars rounded to bf16 as well" : "");
+             "platform: no catalogued fault gives this result; the case runs Newton-Schulz on a tall matrix (a "
+             "transposed view), and this PyTorch's bf16 matmul does not accumulate in binary32 for some shapes and "
+             "layouts (driver probe: %s = %s)%s; rerun the driver with --mode neutral to judge the port's logic",
+             mkey, mval, scal_bf16 ? ", and it rounds Python scalars to bf16" : "");
     return 1;
   }
-  if (format == MUONREF_NS_BF16 && scal_bf16) {
-    snprintf(d->key, sizeof d->key, "platform?:scalars");
+  if (format == MUONREF_NS_BF16 && (scal_bf16 || mkey)) {
+    snprintf(d->key, sizeof d->key, "platform?:%s", scal_bf16 ? "scalars" : "matmul");
     snprintf(d->text, sizeof d->text,
-             "possibly platform: no catalogued fault gives this result, and this PyTorch rounds Python scalars to bf16 "
-             "before multiplying a bf16 tensor (driver probe), which changes the Newton-Schulz coefficients; rerun "
-             "the driver with --mode neutral to tell the port's logic from the platform");
+             "possibly platform: no catalogued fault gives this result, and this PyTorch %s (driver probe); rerun "
+             "the driver with --mode neutral to tell the port's logic from the platform",
+             scal_bf16 ? "rounds Python scalars to bf16 before multiplying a bf16 tensor"
+                       : "has a bf16 matmul that does not accumulate in binary32 for some shapes");
     return 1;
   }
   return 0;

@@ -22,9 +22,10 @@ typedef struct muonref_diagnosis {
  * --ns-format fp32"); every fault whose fast-path run the result matches
  * under the case's tolerance (each fault is run on the case: about a
  * millisecond per small case); a platform effect recorded in `platform` (the
- * results file's "platform" object, may be NULL): "matmul_strided" other
- * than "binary32" on a case with a tall matrix, "scalar_times_bf16"
- * rounding to bf16.  Returns 1 and fills *d when something explains it,
+ * results file's "platform" object of vectors/drivers/platform_probe.py,
+ * may be NULL): a "matmul_*" finding other than "binary32" on a case that
+ * runs Newton-Schulz on a tall matrix, or, as a possible cause only,
+ * "scalar_mul" rounded to bf16 or such a matmul finding on any bf16 case.  Returns 1 and fills *d when something explains it,
  * else 0 (d->key empty). */
 int muonref_diagnose(const json_t *test, const char *kind, const char *profile, const json_t *result,
                      muonref_ns_format format, const json_t *platform, muonref_diagnosis *d);
