@@ -161,6 +161,11 @@ if "$python" "$driver" --optimizer "$srcdir/tests/torch_nemo_port.py:Muon" --ns-
   echo "FAIL: --ns-in-step without --ns-function was accepted"
   status=1
 fi
+if "$python" "$driver" --optimizer "$srcdir/tests/torch_nemo_port.py:Muon" --mode fast \
+     --out "$work/x.json" "$vectors" 2>/dev/null; then
+  echo "FAIL: --mode fast was accepted"
+  status=1
+fi
 
 # 6. the results file says how it was made
 "$python" - "$work/port.json" "$work/keller_order-neutral.json" <<'PY' || status=1
