@@ -33,6 +33,11 @@ target=nemo/core/optim/muon.py
 work=$(mktemp -d "${TMPDIR:-/tmp}/nemo-seed.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 
+if ! "$python" -c '' >/dev/null 2>&1; then
+  echo "SKIP: no Python at $python"
+  exit 77
+fi
+
 # 0. the extractor's self-checks, on synthetic seeds written here
 printf '%s\n' 'a/b.pyadded3 + / 0 -' '@@ -0,0 +1,3 @@+x = 1 + 2+if x:+    x += 1e+7' >"$work/good.txt"
 printf '%s\n' 'a/b.pyadded3 + / 0 -' '@@ -0,0 +1,3 @@+x = 1 + +    2+y = 3' >"$work/bad.txt"
