@@ -15,7 +15,10 @@ What must hold, on any platform:
 - a Newton-Schulz iteration written with plain bf16 tensor operations, run
   under Neutral, equals bit for bit the test port's explicit
   binary32-then-round emulation (tests/torch_nemo_port.py), and gives
-  bitwise transposes for transposed inputs;
+  bitwise transposes for transposed inputs; written in Keller's order
+  (b*A + c*A@A) or with torch.optim.Muon's two addmm, it equals the
+  emulations of tests/torch_port_keller_order.py and torch_port_addmm.py
+  (and differs from the spec's order);
 - views stay views, float32 results stay float32, in-place and out=
   operations write their bf16 tensor.
 """
@@ -32,6 +35,8 @@ sys.path.insert(0, os.path.join(HERE, '..', 'vectors', 'drivers'))
 sys.path.insert(0, HERE)
 import platform_probe  # noqa: E402
 import torch_nemo_port  # noqa: E402
+import torch_port_addmm  # noqa: E402
+import torch_port_keller_order  # noqa: E402
 from neutral import Neutral  # noqa: E402
 
 BF = torch.bfloat16
@@ -49,7 +54,25 @@ def same(x, y):
     return bool(torch.equal(x.contiguous().view(ints), y.contiguous().view(ints)))
 
 
-def native_ns(grad, steps=5):
+def spec_order(x, a, b, c):
+    aa = x @ x.T
+    bb = b * aa + c * (aa @ aa)
+    return a * x + bb @ x
+
+
+def keller_order(x, a, b, c):
+    aa = x @ x.T
+    bb = b * aa + c * aa @ aa  # Python: (c * aa) @ aa
+    return a * x + bb @ x
+
+
+def addmm_order(x, a, b, c):
+    aa = x @ x.T
+    bb = torch.addmm(aa, aa, aa, beta=b, alpha=c)
+    return torch.addmm(x, bb, x, beta=a)
+
+
+def native_ns(grad, steps=5, step=spec_order):
     """Spec section 7 written with plain bf16 tensor operations (how ports write it): what bf16
     arithmetic this gives is the platform's, or the neutral mode's."""
     a, b, c = torch_nemo_port.NS_COEFFS
@@ -59,9 +82,7 @@ def native_ns(grad, steps=5):
         x = x.T
     x = x / (x.norm() + torch_nemo_port.NS_EPS)
     for _ in range(steps):
-        aa = x @ x.T
-        bb = b * aa + c * (aa @ aa)
-        x = a * x + bb @ x
+        x = step(x, a, b, c)
     if transpose:
         x = x.T
     return x.to(grad.dtype)
@@ -207,6 +228,19 @@ class NewtonSchulz(unittest.TestCase):
                 with Neutral():
                     got = native_ns(x)
                 self.assertTrue(same(got, torch_nemo_port.zeropower_via_newtonschulz5(x)))
+
+    def test_other_orders_under_neutral_are_the_variants_emulations(self):
+        """Keller's b*A + c*A@A and torch.optim.Muon's two addmm, written natively, under Neutral
+        equal the explicit emulations of tests/torch_port_keller_order.py and torch_port_addmm.py."""
+        g = torch.Generator().manual_seed(19)
+        for step, port in ((keller_order, torch_port_keller_order), (addmm_order, torch_port_addmm)):
+            for shape in ((8, 8), (16, 32), (32, 16), (10, 30), (64, 64)):
+                x = torch.randn(*shape, generator=g)
+                with self.subTest(order=step.__name__, shape=shape):
+                    with Neutral():
+                        got = native_ns(x, step=step)
+                    self.assertTrue(same(got, port.zeropower_via_newtonschulz5(x)))
+                    self.assertFalse(same(got, torch_nemo_port.zeropower_via_newtonschulz5(x)))
 
     def test_transpose_pairs_are_bitwise_under_neutral(self):
         g = torch.Generator().manual_seed(17)
