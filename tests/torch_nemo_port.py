@@ -221,6 +221,11 @@ class Muon(Optimizer):
         """Spec section 4: decoupled decay with the unscaled learning rate."""
         return 1.0 - lr * weight_decay
 
+    def _orthogonalize(self, matrix: torch.Tensor, steps: int) -> torch.Tensor:
+        """Spec section 7: the module's Newton-Schulz function, looked up by its global name at
+        every call (the driver's --ns-in-step rebinds it; the NS variants of tests/ override this)."""
+        return zeropower_via_newtonschulz5(matrix, steps=steps)
+
     def _muon_update(self, param: torch.Tensor, grad: torch.Tensor, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         lr, beta, wd = float(group['lr']), float(group['momentum']), float(group['weight_decay'])
         if 'momentum_buffer' not in state:
@@ -229,7 +234,7 @@ class Muon(Optimizer):
         new, update = self._momentum(buf.double(), grad.double(), beta, bool(group['nesterov']))
         rows = param.shape[0]
         matrix = update.float().reshape(rows, -1)  # U is a binary32 matrix (rows, d1*d2*...)
-        orthogonal = zeropower_via_newtonschulz5(matrix, steps=group['ns_steps'])
+        orthogonal = self._orthogonalize(matrix, group['ns_steps'])
         scale = update_scale(matrix.shape, group['scale_mode'])
         decay = self._muon_decay(lr, wd, scale) if wd != 0 else 1.0
         alpha = lr * scale
@@ -282,13 +287,28 @@ def _mm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return _bf16(x.float() @ y.float())
 
 
+def ns_step(x: torch.Tensor, a: float, b: float, c: float) -> torch.Tensor:
+    """One quintic step in bf16, in the order of spec/muon.md section 7:
+    A = X X^T, B = b A + c (A A), X = a X + B X, each operation rounded to bf16."""
+    aa = _mm(x, x.T)
+    bb = _add(_scal(b, aa), _scal(c, _mm(aa, aa)))
+    return _add(_scal(a, x), _mm(bb, x))
+
+
 def zeropower_via_newtonschulz5(grad: torch.Tensor, steps: int = 5) -> torch.Tensor:
+    """Spec section 7 in bf16: the approximate orthogonal factor of a matrix (see ns_bf16)."""
+    return ns_bf16(grad, steps, ns_step)
+
+
+def ns_bf16(grad: torch.Tensor, steps: int, step: Callable[..., torch.Tensor]) -> torch.Tensor:
     """Spec section 7 in bf16: the approximate orthogonal factor of a matrix.
 
     Runs on the wide orientation (transposes when rows > cols), normalises by
     bf16(bf16(||X||_F) + eps), and applies `steps` quintic steps with Keller's
-    triple; every operation's result is rounded to bf16, the scalars enter as
-    binary32.  Returns the result in the dtype of `grad`.
+    triple, each `step(x, a, b, c)` (ns_step: the spec's order; the variants
+    of tests/ pass other orders); every operation's result is rounded to
+    bf16, the scalars enter as binary32.  Returns the result in the dtype of
+    `grad`.
     """
     if grad.ndim != 2:
         raise ValueError(f"Expected a matrix, got a tensor of shape {tuple(grad.shape)}")
@@ -309,9 +329,7 @@ def zeropower_via_newtonschulz5(grad: torch.Tensor, steps: int = 5) -> torch.Ten
     else:
         x = _bf16(x.float() / d.float())
     for _ in range(steps):
-        aa = _mm(x, x.T)
-        bb = _add(_scal(b, aa), _scal(c, _mm(aa, aa)))
-        x = _add(_scal(a, x), _mm(bb, x))
+        x = step(x, a, b, c)
     if transpose:
         x = x.T
     return x.to(grad.dtype).contiguous()

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
-    torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC]
-                    [--adapter NAME] [--ns-format bf16|fp32] --out RESULTS.json
-                    VECTOR_FILES_OR_DIRS...
+    torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
+                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral]
+                    --out RESULTS.json VECTOR_FILES_OR_DIRS...
 
 The results file (spec/vectors.md section 4) is then judged by
 `muonref check --results RESULTS.json VECTORS...`.  See README.md here.
@@ -13,10 +13,17 @@ command-line input or an unreadable vector file.  A case that raises is
 recorded as skipped (valid cases) or as the error it raised (error cases);
 the driver never stops on one case.
 
+The results file also records the PyTorch version, the CPU's flags and the
+findings of platform_probe.py (how this PyTorch evaluates bf16 operations),
+and the mode: `raw` runs the port as it is, `neutral` evaluates every bf16
+operation in binary32 and rounds once (neutral.py), so that the verdicts
+judge the port's logic rather than the platform's arithmetic.
+
 Standard library and torch only.
 """
 
 import argparse
+import contextlib
 import copy
 import importlib
 import importlib.util
@@ -25,7 +32,7 @@ import os
 import struct
 import sys
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from adapters import ADAPTERS  # noqa: E402
@@ -35,6 +42,9 @@ try:
 except ImportError as exc:  # pragma: no cover
     sys.stderr.write(f"torch_driver.py: cannot import torch: {exc}\n")
     sys.exit(2)
+
+import platform_probe  # noqa: E402
+from neutral import Neutral  # noqa: E402
 
 DEFAULT_NS_FUNCTION = 'zeropower_via_newtonschulz5'
 
@@ -194,10 +204,15 @@ def load_vectors(path: str) -> Dict[str, Any]:
 
 
 class Runner:
-    def __init__(self, cls, ns_fn, adapter):
+    def __init__(self, cls, ns_fn, adapter, mode='raw'):
         self.cls = cls
         self.ns_fn = ns_fn
         self.adapter = adapter
+        self.mode = mode
+
+    def evaluation(self):
+        """The context a case runs in: nothing for raw, the Neutral dispatch mode for neutral."""
+        return Neutral() if self.mode == 'neutral' else contextlib.nullcontext()
 
     # -- step cases
 
@@ -277,6 +292,11 @@ class Runner:
     # -- one case of any kind
 
     def run_case(self, kind: str, case: Dict[str, Any]) -> Dict[str, Any]:
+        # the whole case (construction, steps, state round trip, Newton-Schulz calls) runs in the mode
+        with self.evaluation():
+            return self._run_case(kind, case)
+
+    def _run_case(self, kind: str, case: Dict[str, Any]) -> Dict[str, Any]:
         try:
             if kind in ('ns', 'transpose') or (kind == 'error' and 'input' in case):
                 x = as_f32(decode_tensor(case['input'], 'input'))
@@ -303,6 +323,35 @@ class Runner:
             return {'skipped': f"{type(exc).__name__}: {exc}"}
 
 
+def ns_globals(cls, module) -> List[Tuple[Any, str]]:
+    """(module, name) of every module-global name that refers to the default Newton-Schulz
+    function, in the optimizer class's own module and in the module it was loaded from
+    (the same one unless the class is re-exported)."""
+    modules = [module]
+    own = sys.modules.get(getattr(cls, '__module__', None) or '')
+    if own is not None and own is not module:
+        modules.append(own)
+    default = None
+    for m in modules:
+        default = default or getattr(m, DEFAULT_NS_FUNCTION, None)
+    if default is None:
+        return []
+    return [(m, name) for m in modules for name, value in vars(m).items() if value is default]
+
+
+@contextlib.contextmanager
+def rebound(places: List[Tuple[Any, str]], fn):
+    """Binds every (module, name) to fn for the duration of the block, then restores it."""
+    saved = [(m, name, getattr(m, name)) for m, name in places]
+    try:
+        for m, name in places:
+            setattr(m, name, fn)
+        yield
+    finally:
+        for m, name, value in saved:
+            setattr(m, name, value)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog='torch_driver.py',
@@ -313,10 +362,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument(
         '--ns-function',
         metavar='MODULE_OR_FILE:FUNC',
-        help=f"the Newton-Schulz function f(matrix, steps) (default: {DEFAULT_NS_FUNCTION} of the optimizer's module)",
+        help=f"the Newton-Schulz function f(matrix, steps) for the ns and transpose cases (default: "
+        f"{DEFAULT_NS_FUNCTION} of the optimizer's module); step() keeps its own unless --ns-in-step",
+    )
+    parser.add_argument(
+        '--ns-in-step',
+        action='store_true',
+        help=f"with --ns-function: also use that function inside step(), by rebinding every global name of the "
+        f"optimizer's module that refers to its {DEFAULT_NS_FUNCTION} for the duration of the run (works when "
+        f"step() looks the function up by that module-global name; the function must accept the call step() makes)",
     )
     parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
     parser.add_argument('--ns-format', default='bf16', help="bf16 or fp32: the port's Newton-Schulz format (default bf16)")
+    parser.add_argument(
+        '--mode',
+        default='raw',
+        help="raw (default): the port's bf16 operations as this PyTorch evaluates them; neutral: every bf16 "
+        "operation computed in binary32 with binary32 scalars and rounded once to bf16 (judges the port's logic, "
+        "not the platform's arithmetic)",
+    )
     parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
     parser.add_argument('vectors', nargs='+', metavar='VECTOR_FILES_OR_DIRS')
     args = parser.parse_args(argv)
@@ -325,6 +389,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
         if args.ns_format not in ('bf16', 'fp32'):
             raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
+        if args.mode not in ('raw', 'neutral'):
+            raise UsageError(f"--mode {args.mode!r}: expected 'raw' or 'neutral'")
+        if args.ns_in_step and not args.ns_function:
+            raise UsageError("--ns-in-step needs --ns-function (the function to use inside step())")
         files = vector_files(args.vectors)
         docs = [(f, load_vectors(f)) for f in files]
         cls, module = load_object(args.optimizer, '--optimizer')
@@ -336,6 +404,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                 raise UsageError(f"--ns-function {args.ns_function!r}: not a function")
         else:
             ns_fn = getattr(module, DEFAULT_NS_FUNCTION, None)
+        places = []
+        if args.ns_in_step:
+            places = ns_globals(cls, module)
+            if not places:
+                raise UsageError(
+                    f"--ns-in-step: the optimizer's module {getattr(module, '__name__', '?')!r} has no global "
+                    f"{DEFAULT_NS_FUNCTION} to replace"
+                )
         out_dir = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(out_dir):
             raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
@@ -343,22 +419,45 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"torch_driver.py: {exc}\n")
         return 2
 
-    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter])
+    # what this PyTorch does with bf16, measured before any case runs (outside any mode)
+    platform = platform_probe.describe()
+    off = platform_probe.deviations(platform['platform'])
+    sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, mode {args.mode}\n")
+    for line in platform_probe.format_findings(platform['platform']).splitlines():
+        sys.stderr.write(f"torch_driver.py: platform: {line}\n")
+    if off and args.mode == 'raw':
+        sys.stderr.write(
+            f"torch_driver.py: {len(off)} bf16 behaviours differ from spec/muon.md section 7 on this platform; "
+            f"--mode neutral judges the port's logic without them\n"
+        )
+
+    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode)
     results = []
     counts = {'run': 0, 'skipped': 0}
-    for path, doc in docs:
-        base = os.path.basename(path)
-        for gi, group in enumerate(doc['testGroups']):
-            kind = group.get('kind') if isinstance(group, dict) else None
-            for case in group.get('tests', []) if isinstance(group, dict) else []:
-                entry = {'file': base, 'tcId': case.get('tcId')}
-                entry.update(runner.run_case(kind, case))
-                counts['skipped' if 'skipped' in entry else 'run'] += 1
-                results.append(entry)
+    with rebound(places, ns_fn):
+        for path, doc in docs:
+            base = os.path.basename(path)
+            for gi, group in enumerate(doc['testGroups']):
+                kind = group.get('kind') if isinstance(group, dict) else None
+                for case in group.get('tests', []) if isinstance(group, dict) else []:
+                    entry = {'file': base, 'tcId': case.get('tcId')}
+                    entry.update(runner.run_case(kind, case))
+                    counts['skipped' if 'skipped' in entry else 'run'] += 1
+                    results.append(entry)
     impl = f"{args.optimizer} (adapter {args.adapter}"
     impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {DEFAULT_NS_FUNCTION}" if ns_fn else ", no ns")
-    impl += f"), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
-    doc = {'implementation': impl, 'nsFormat': args.ns_format, 'results': results}
+    if args.ns_in_step:
+        impl += " also in step"
+    impl += f", mode {args.mode}), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
+    doc = {
+        'implementation': impl,
+        'nsFormat': args.ns_format,
+        'mode': args.mode,
+        'torch': platform['torch'],
+        'cpu': platform['cpu'],
+        'platform': platform['platform'],
+        'results': results,
+    }
     try:
         with open(args.out, 'w', encoding='utf-8') as f:
             json.dump(doc, f, indent=1)

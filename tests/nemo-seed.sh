@@ -1,0 +1,113 @@
+#!/bin/sh
+# tests/nemo-seed.sh: NeMo's own Muon optimizer, unmodified, through the driver
+# and the judge, in --mode neutral and --mode raw (make check).
+#
+# NeMo's code is not part of this repository: where the shared seeds exist
+# beside the source tree ($srcdir/../shared/seeds, as in CI), the seed that
+# adds nemo/core/optim/muon.py is found and the file extracted into a
+# temporary folder (tests/extract_seed.py, self-checked: the hunk's line
+# count and a parse), run through vectors/drivers/torch_driver.py in both
+# modes and judged by `muonref check --results`.  Elsewhere it skips.
+#
+# Asserted today (issue 9; to be tightened once the judge's error catalogue
+# and per-order expectations land): the extractor refuses a synthetic seed
+# whose split is wrong; every case runs in both modes (none skipped); in
+# neutral mode NeMo fails nothing outside nemo_errors.json (its gradient
+# checks differ from the spec's messages); every case failing in neutral
+# mode also fails in raw mode.  The counts are printed.
+#
+# Exit: 0 pass; 77 skip (no seeds, no NeMo seed, or no torch); 1 fail.
+# Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON
+# (default /usr/bin/python3), MUONREF_SEEDS (default $srcdir/../shared/seeds).
+
+LC_ALL=C; export LC_ALL
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+seeds=${MUONREF_SEEDS:-$srcdir/../shared/seeds}
+extract=$srcdir/tests/extract_seed.py
+driver=$srcdir/vectors/drivers/torch_driver.py
+vectors=$srcdir/vectors/nemo
+target=nemo/core/optim/muon.py
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nemo-seed.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+
+if ! "$python" -c '' >/dev/null 2>&1; then
+  echo "SKIP: no Python at $python"
+  exit 77
+fi
+
+# 0. the extractor's self-checks, on synthetic seeds written here
+printf '%s\n' 'a/b.pyadded3 + / 0 -' '@@ -0,0 +1,3 @@+x = 1 + 2+if x:+    x += 1e+7' >"$work/good.txt"
+printf '%s\n' 'a/b.pyadded3 + / 0 -' '@@ -0,0 +1,3 @@+x = 1 + +    2+y = 3' >"$work/bad.txt"
+if ! "$python" "$extract" "$work/good.txt" a/b.py "$work/good.py" 2>/dev/null ||
+   [ "$(cat "$work/good.py")" != "$(printf 'x = 1 + 2\nif x:\n    x += 1e+7')" ]; then
+  echo "FAIL: tests/extract_seed.py does not extract a synthetic seed"
+  exit 1
+fi
+if "$python" "$extract" "$work/bad.txt" a/b.py "$work/bad.py" 2>"$work/bad.err"; then
+  echo "FAIL: tests/extract_seed.py accepted a seed it splits wrongly"
+  exit 1
+fi
+echo "ok: the extractor's self-check refuses a wrong split: $(cat "$work/bad.err")"
+
+if [ ! -d "$seeds" ]; then
+  echo "SKIP: no seeds folder $seeds"
+  exit 77
+fi
+if ! "$python" -c 'import torch' >/dev/null 2>&1; then
+  echo "SKIP: $python cannot import torch"
+  exit 77
+fi
+seed=$("$python" "$extract" --find "$seeds" "$target" 2>/dev/null) || {
+  echo "SKIP: no seed in $seeds adds $target"
+  exit 77
+}
+if [ ! -x "$muonref" ]; then
+  echo "FAIL: $muonref is not an executable (run from the build tree)"
+  exit 1
+fi
+mkdir "$work/nemo" && "$python" "$extract" "$seed" "$target" "$work/nemo/muon.py" || {
+  echo "FAIL: extracting $target from $seed"
+  exit 1
+}
+
+status=0
+for mode in neutral raw; do
+  if ! "$python" "$driver" --optimizer "$work/nemo/muon.py:Muon" --mode $mode \
+       --out "$work/$mode.json" "$vectors" 2>"$work/$mode.driver"; then
+    echo "FAIL: the driver failed in mode $mode:"
+    cat "$work/$mode.driver"
+    exit 1
+  fi
+  grep -v 'platform:\|UserWarning\|x = grad' "$work/$mode.driver"
+  if ! grep -q ' 0 skipped' "$work/$mode.driver"; then
+    echo "FAIL: mode $mode: cases were skipped"
+    status=1
+  fi
+  "$muonref" check --results "$work/$mode.json" "$vectors" >"$work/$mode.check" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+    echo "FAIL: muonref check --results exited $rc in mode $mode:"
+    cat "$work/$mode.check"
+    exit 1
+  fi
+  sed -n 's/^FAIL \([^ ]*\) tcId \([0-9]*\).*/\1 \2/p' "$work/$mode.check" | sort >"$work/$mode.failed"
+  echo "NeMo's optimizer, mode $mode: $(tail -n 1 "$work/$mode.check")"
+  awk '{print $1}' "$work/$mode.failed" | uniq -c | sed 's/^/  failed in /'
+done
+
+# neutral: nothing but the error messages fails
+if grep -v '^nemo_errors.json ' "$work/neutral.failed" >"$work/neutral.other"; then
+  echo "FAIL: in neutral mode NeMo fails cases outside nemo_errors.json:"
+  cat "$work/neutral.other"
+  status=1
+fi
+# every neutral failure is a raw failure too
+if [ -n "$(comm -23 "$work/neutral.failed" "$work/raw.failed")" ]; then
+  echo "FAIL: cases fail in neutral mode but pass in raw mode:"
+  comm -23 "$work/neutral.failed" "$work/raw.failed"
+  status=1
+fi
+exit $status

@@ -1,0 +1,18 @@
+#!/bin/sh
+# tests/torch-neutral.sh: unit tests of the driver's neutral mode and platform
+# probe (tests/torch_neutral_test.py; make check).  Prints the platform probe's
+# findings first, for the log.
+#
+# Exit: 0 pass; 77 skip (no torch for $PYTHON); 1 fail.
+# Environment: MUONREF_SRCDIR (the source tree, exported by make check),
+# MUONREF_TORCH_PYTHON (default /usr/bin/python3: Debian's, with python3-torch).
+
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+
+if ! "$python" -c 'import torch' >/dev/null 2>&1; then
+  echo "SKIP: $python cannot import torch (Debian: apt-get install python3-torch)"
+  exit 77
+fi
+"$python" "$srcdir/vectors/drivers/platform_probe.py" || exit 1
+"$python" "$srcdir/tests/torch_neutral_test.py" -v 2>&1 || exit 1

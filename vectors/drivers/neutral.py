@@ -1,0 +1,172 @@
+"""The driver's neutral mode: every bf16 tensor operation evaluated as spec/muon.md section 7 says.
+
+spec/muon.md section 7 defines a bf16 operation as: computed with products
+accumulated in at least binary32, the scalars entering as binary32 values,
+the result rounded once to bf16 (round to nearest even).  PyTorch 1.13 on
+the CPU does otherwise in places (platform_probe.py measures where): it
+rounds a Python scalar to bf16 before multiplying a bf16 tensor, and its
+small bf16 matmuls accumulate in less than binary32.  A port run there
+fails cases for the platform's arithmetic, not for its own logic.
+
+`Neutral` is a TorchDispatchMode under which every aten operation that has
+a bf16 tensor argument and computes something is evaluated as follows:
+
+1. each bf16 tensor argument is converted to a contiguous float32 tensor
+   (exact), whatever its strides;
+2. the operation runs on those (Python scalars enter as binary32: PyTorch's
+   float32 kernels compute in float32);
+3. every floating result whose dtype would have been bf16 (found by running
+   the operation on meta tensors of the original dtypes and strides) is
+   rounded once to bf16 (`.to(torch.bfloat16)`, nearest even); results of
+   other dtypes (a float32 tensor times a bf16 one is float32) are kept;
+4. an in-place or `out=` operation writes the rounded result back into its
+   bf16 tensor (`copy_`) and returns that tensor.
+
+Operations that only move, view or create data (views of every kind,
+copies and dtype conversions, `*_like` factories, fills, `.item()`,
+random fills) run unchanged: they do no arithmetic, and a view must stay a
+view.  Operations without a bf16 tensor argument run unchanged: float32
+and float64 arithmetic is the platform's own (and the same on every
+platform up to the order of float32 accumulation).
+
+A port's code runs unchanged otherwise: the mode changes how each bf16
+operation is evaluated, not which operations run.  So a port judged in
+neutral mode is judged for its logic (its order of operations, its
+formats, its coefficients), and a port that fails only in raw mode fails
+for the platform's arithmetic.
+
+Standard library and torch only (PyTorch 1.13's
+torch.utils._python_dispatch.TorchDispatchMode).
+"""
+
+from typing import Any, List, Optional
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+BF16 = torch.bfloat16
+F32 = torch.float32
+
+# aten operations (overload packet names) that do no arithmetic: they run as they are
+PASS_THROUGH = frozenset(
+    (
+        '_to_copy', 'to', 'copy_', 'clone', 'contiguous', '_copy_from', '_copy_from_and_resize',
+        'empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like', 'randn_like',
+        'new_empty', 'new_empty_strided', 'new_zeros', 'new_ones', 'new_full',
+        'empty', 'empty_strided', 'zeros', 'ones', 'full', 'scalar_tensor',
+        'zero_', 'fill_', 'lift', 'lift_fresh', 'lift_fresh_copy', 'detach_', 'set_', 'resize_', 'resize_as_',
+        '_local_scalar_dense', 'item', 'is_nonzero', 'equal', 'is_same_size', '_has_compatible_shallow_copy_type',
+        'normal_', 'uniform_', 'bernoulli_', 'random_', 'exponential_', 'geometric_', 'cauchy_', 'log_normal_',
+        'to_sparse', 'to_dense', '_to_dense', 'record_stream',
+    )
+)
+
+
+def _is_bf16(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.dtype == BF16
+
+
+def _is_view(func) -> bool:
+    """An operation whose result aliases an input without writing it (t, view, select, ...)."""
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in func._schema.returns)
+
+
+def _written(func, args, kwargs) -> List[Any]:
+    """The argument values the operation writes (self of an in-place op, out= tensors), in schema order."""
+    out = []
+    pos = 0
+    for a in func._schema.arguments:
+        if a.kwarg_only:
+            present, value = a.name in kwargs, kwargs.get(a.name)
+        else:
+            present = pos < len(args) or a.name in kwargs
+            value = args[pos] if pos < len(args) else kwargs.get(a.name)
+            pos += 1
+        if present and a.alias_info is not None and a.alias_info.is_write:
+            out.append(value)
+    return out
+
+
+def _upcast(x: Any) -> Any:
+    """A bf16 tensor as a contiguous float32 tensor (exact); anything else unchanged."""
+    if _is_bf16(x):
+        return x.to(F32, memory_format=torch.contiguous_format)
+    return x
+
+
+def _meta(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device='meta')
+    return x
+
+
+def _result_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]]:
+    """The dtypes of the operation's results as PyTorch would give them, from a run on meta
+    tensors (None where a result is not a tensor); None when the operation has no meta kernel."""
+    try:
+        out = func(*tree_map(_meta, args), **tree_map(_meta, kwargs))
+    except Exception:
+        return None
+    flat, _ = tree_flatten(out)
+    return [t.dtype if isinstance(t, torch.Tensor) else None for t in flat]
+
+
+def _fallback_dtype(args, kwargs) -> torch.dtype:
+    """Without a meta kernel: bf16 unless a float32/float64 tensor of at least one dimension
+    takes part (type promotion lets 0-dim tensors and Python scalars not widen the result)."""
+    flat, _ = tree_flatten((args, kwargs))
+    wide = [t for t in flat if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != BF16 and t.dim() > 0]
+    return max((t.dtype for t in wide), key=lambda d: torch.finfo(d).bits) if wide else BF16
+
+
+class Neutral(TorchDispatchMode):
+    """Under `with Neutral():` every bf16 operation computes in binary32 and rounds once (see the module)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = 0  # how many operations were re-evaluated (a test's check that the mode did work)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        flat, _ = tree_flatten((args, kwargs))
+        if not any(_is_bf16(x) for x in flat):
+            return func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        if name in PASS_THROUGH or _is_view(func):
+            return func(*args, **kwargs)
+        self.ops += 1
+        dtypes = _result_dtypes(func, args, kwargs)
+        written = _written(func, args, kwargs)
+        up_args = tree_map(_upcast, args)
+        up_kwargs = tree_map(_upcast, kwargs)
+        out = func(*up_args, **up_kwargs)
+        if written:
+            # the float32 stand-ins of the written bf16 tensors hold the result: round it into them
+            up_written = _written(func, up_args, up_kwargs)
+            for orig, up in zip(written, up_written):
+                if isinstance(orig, (list, tuple)):
+                    for o, u in zip(orig, up):
+                        if o is not u:
+                            o.copy_(u)
+                elif orig is not up:
+                    orig.copy_(up)
+            # an in-place or out= operation returns the tensors it wrote
+            outs, spec = tree_flatten(out)
+            ups, _ = tree_flatten(up_written)
+            origs, _ = tree_flatten(written)
+            mapped = []
+            for t in outs:
+                hit = [o for o, u in zip(origs, ups) if u is t]
+                mapped.append(hit[0] if hit else t)
+            return tree_unflatten(mapped, spec)
+        outs, spec = tree_flatten(out)
+        fallback = _fallback_dtype(args, kwargs) if dtypes is None else None
+        rounded = []
+        for i, t in enumerate(outs):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                want = dtypes[i] if dtypes is not None and i < len(dtypes) and dtypes[i] is not None else fallback
+                if want is not None and want != t.dtype:
+                    t = t.to(want)  # float32 -> bf16: round to nearest even, once
+            rounded.append(t)
+        return tree_unflatten(rounded, spec)
