@@ -371,7 +371,7 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
   int any_muon = 0;
   for (int i = 0; !st && i < c->n_params; i++)
     any_muon |= exact.muon_steps[i] > 0;
-  /* bf16: every accepted evaluation order (spec/muon.md 7.1) must be
+  /* bf16: every accepted evaluation order (spec/muon.md 7.2) must be
    * certified; expectedBf16 is the SEPARATE order's result, and
    * expectedBf16Orders names each other order's result or the order it
    * equals bit for bit. */
