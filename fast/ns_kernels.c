@@ -186,3 +186,12 @@ MUONREF_CLONES void muonref_nsk_axpy(float *X, const float *BX, size_t len, floa
   else
     axpy_body(X, BX, len, a, 0);
 }
+
+MUONREF_CLONES void muonref_nsk_to_bf16(uint16_t *dst, const float *src, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    uint32_t v;
+    memcpy(&v, src + i, sizeof v);
+    dst[i] = (uint16_t)(v >> 16);
+  }
+}
