@@ -396,6 +396,31 @@ START_TEST(native_close_to_blas_on_random_inputs)
 }
 END_TEST
 
+/* bf16 dot-product instructions (vdpbf16ps) treat subnormal inputs as zero
+ * and flush subnormal sums (spec/muon.md section 7): an input entry whose
+ * normalized bf16 value is subnormal (2^-133..2^-126) reaches a product
+ * through OpenBLAS but not through oneDNN.  The two paths may then differ,
+ * by no more than a few subnormals' worth in any entry. */
+START_TEST(native_flush_of_subnormals_is_tiny)
+{
+  if (!native_here())
+    return;
+  enum { R = 4, C = 8 };
+  float g[R * C] = {0}, a[R * C], b[R * C];
+  for (int i = 0; i < R; i++)
+    g[i * C + i] = 1.0f;                /* an orthogonal start ... */
+  g[1 * C + 0] = ldexpf(1.0f, -129);    /* ... with subnormal-bf16 entries */
+  g[2 * C + 5] = ldexpf(-3.0f, -130);
+  ns_with(a, g, R, C, MUONREF_NSF_GEMM_BLAS);
+  ns_with(b, g, R, C, MUONREF_NSF_GEMM_DNNL);
+  for (int k = 0; k < R * C; k++) {
+    ck_assert_msg(fabsf(a[k] - b[k]) <= ldexpf(1.0f, -120), "entry %d: %a vs %a", k, a[k], b[k]);
+    if (fabsf(a[k]) >= ldexpf(1.0f, -100))
+      ck_assert_msg(same_bits(&a[k], &b[k], 1), "entry %d: %a vs %a", k, a[k], b[k]);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("ns");
@@ -414,6 +439,7 @@ int main(void)
   tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 70);
   tcase_add_loop_test(t, native_equals_blas_where_order_is_free, 0, 4);
   tcase_add_loop_test(t, native_close_to_blas_on_random_inputs, 0, 4);
+  tcase_add_test(t, native_flush_of_subnormals_is_tiny);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }
