@@ -26,7 +26,7 @@
  * fused passes round them: the same definition, with oneDNN's order of
  * accumulation instead of OpenBLAS's (both binary32; the Bf16Exact vectors
  * are independent of it by construction).  X X^T and A A compute the upper
- * block triangle only (block rows of NSD_BLOCK), B X is a full product.
+ * block triangle only (block rows of NSD_BLOCK = 128), B X is a full product.
  * MUONREF_NS_GEMM=blas|dnnl|auto (environment) or the flags
  * MUONREF_NSF_GEMM_BLAS / _DNNL choose; auto takes oneDNN above the same
  * m^2 n as ssymm (a choice by shape, so results stay deterministic).
@@ -99,8 +99,10 @@ static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n,
 
 /* Rows per block of the upper block triangle of a symmetric product:
  * smaller blocks skip more of the lower triangle, larger ones keep oneDNN's
- * kernels efficient; 256 skips 3/8 of the work at m = 1024. */
-enum { NSD_BLOCK = 256 };
+ * kernels efficient; 128 computes 36/64 of the full product at m = 1024
+ * (256: 40/64).  Timings here were too noisy (load average 7 on 2 cores)
+ * to tell 128 from 256 apart; 64 was not faster. */
+enum { NSD_BLOCK = 128 };
 
 /* C (m x m, upper block triangle) <- P P^T for P (m x k, bf16) when sym == 0,
  * or P P for the symmetric P (m x m, k == m) when sym != 0. */

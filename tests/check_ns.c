@@ -328,7 +328,8 @@ static void ns_with(float *out, const float *in, size_t rows, size_t cols, unsig
   ck_assert_msg(st == MUONREF_OK, "%s", e.message);
 }
 
-/* Shapes with m > 256, so that the upper block triangle has two block rows. */
+/* Shapes with m > 256, so that the upper block triangle has three block
+ * rows (of 128, fast/ns.c), the last one partial, and one below a block. */
 static const size_t NATIVE_SHAPES[][2] = {{300, 520}, {520, 300}, {257, 257}, {40, 96}};
 
 /* On an input whose every product sum has one non-zero term (rows of a
