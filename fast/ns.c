@@ -117,24 +117,23 @@ static int upper_product(float *C, const uint16_t *P, size_t m, size_t k, int sy
   return 0;
 }
 
-/* ns_step in bf16 with oneDNN's products; Xb (m n) and Pb (m m) hold bf16
- * copies of X and of A, then B.  Returns 0, or -1 when oneDNN failed. */
+/* ns_step in bf16 with oneDNN's products.  Xb (m n) holds the bf16 bit
+ * patterns of X on entry and on return; Pb (m m) those of A, then of B.
+ * Each bf16 copy is written by the pass that finishes its matrix.
+ * Returns 0, or -1 when oneDNN failed. */
 static int ns_step_dnnl(float *X, float *A, float *B, float *BX, uint16_t *Xb, uint16_t *Pb, size_t m, size_t n,
                         muonref_coeff t)
 {
-  muonref_nsk_to_bf16(Xb, X, m * n);
   if (upper_product(A, Xb, m, n, 0))
     return -1;
-  muonref_nsk_sym_finish(A, m, 1);                       /* A <- R(X X^T), full */
-  muonref_nsk_to_bf16(Pb, A, m * m);
+  muonref_nsk_sym_finish_copy(A, Pb, m, 1);              /* A <- R(X X^T), full */
   if (upper_product(B, Pb, m, m, 1))
     return -1;
   muonref_nsk_poly_upper(B, A, B, m, (float)t.b, (float)t.c, 1); /* B <- R(R(b A) + R(c R(A A))) */
-  muonref_nsk_sym_finish(B, m, 0);                       /* mirror only */
-  muonref_nsk_to_bf16(Pb, B, m * m);
+  muonref_nsk_sym_finish_copy(B, Pb, m, 0);              /* mirror only */
   if (muonref_nsd_matmul(BX, n, Pb, m, Xb, n, 1, m, n, m))
     return -1;
-  muonref_nsk_axpy(X, BX, m * n, (float)t.a, 1);         /* X <- R(R(a X) + R(B X)) */
+  muonref_nsk_axpy_copy(X, Xb, BX, m * n, (float)t.a);   /* X <- R(R(a X) + R(B X)) */
   return 0;
 }
 
@@ -207,6 +206,8 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
   uint16_t *Pb = (uint16_t *)(B + m * m), *Xb = (uint16_t *)(B + 2 * m * m);
   muonref_nsk_load(X, in, m, n, tr, bf16);
   muonref_nsk_scale(X, m * n, divisor(X, m * n, o, bf16, flags), bf16);
+  if (dnnl)
+    muonref_nsk_to_bf16(Xb, X, m * n);
   for (int k = 0; k < o->ns_steps; k++) {
     muonref_coeff t = muonref_ns_coeff_at(o, k);
     if (!dnnl) {

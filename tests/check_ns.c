@@ -264,6 +264,17 @@ START_TEST(fused_passes_match_the_definition)
       for (size_t j = i; j < m; j++)
         W[i * m + j] = W[j * m + i] = bf ? r16(A[i * m + j]) : A[i * m + j];
     ck_assert_msg(same_bits(S, W, m * m), "sym_finish m %zu bf16 %d", m, bf);
+    /* sym_finish_copy: the same, and the bf16 bit patterns of the result */
+    uint16_t *Sb = malloc(m * m * 2), *Yb = malloc(m * n * 2);
+    memcpy(S, A, m * m * 4);
+    muonref_nsk_sym_finish_copy(S, Sb, m, 1);
+    for (size_t k = 0; k < m * m; k++) {
+      float want = r16(W[k]); /* W: the mirrored upper triangle of A, rounded when bf */
+      uint32_t bits;
+      memcpy(&bits, &S[k], 4);
+      ck_assert_msg(same_bits(&S[k], &want, 1) || isnan(want), "sym_finish_copy m %zu k %zu", m, k);
+      ck_assert_msg(Sb[k] == (uint16_t)(bits >> 16), "sym_finish_copy bits m %zu k %zu", m, k);
+    }
     /* poly_upper: B = R(R(b A) + R(c R(AA))) on the upper triangle */
     memcpy(S, AA, m * m * 4);
     muonref_nsk_poly_upper(S, W, S, m, b, c, bf);
@@ -280,6 +291,17 @@ START_TEST(fused_passes_match_the_definition)
       float want = bf ? r16(r16(a * X[k]) + r16(BX[k])) : a * X[k] + BX[k];
       ck_assert_msg(same_bits(&Y[k], &want, 1) || (isnan(Y[k]) && isnan(want)), "axpy m %zu k %zu", m, k);
     }
+    /* axpy_copy (bf16): the same as axpy, and the bf16 bit patterns of X */
+    memcpy(Z, X, m * n * 4);
+    muonref_nsk_axpy_copy(Z, Yb, BX, m * n, a);
+    for (size_t k = 0; k < m * n; k++) {
+      float want = r16(r16(a * X[k]) + r16(BX[k]));
+      uint32_t bits;
+      memcpy(&bits, &Z[k], 4);
+      ck_assert_msg(same_bits(&Z[k], &want, 1) || (isnan(Z[k]) && isnan(want)), "axpy_copy m %zu k %zu", m, k);
+      ck_assert_msg(Yb[k] == (uint16_t)(bits >> 16), "axpy_copy bits m %zu k %zu", m, k);
+    }
+    free(Sb), free(Yb);
     /* load with and without transposition, scale, store */
     muonref_nsk_load(Y, X, m, n, 0, bf);
     muonref_nsk_load(Z, X, n, m, 1, bf); /* X read as (m, n): Z = R(X^T), (n x m) */
