@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench.h"
+#include "fast/ns_internal.h"
 
 /* Pseudo-random N(0, 1) values (xorshift64* and Box-Muller), deterministic. */
 static void fill_normal(float *x, size_t n, uint64_t *s)
@@ -58,7 +59,9 @@ static int alloc_bufs(bufs *b, const bench_case *c, bench_result *r)
   return b->work && b->naive_work ? 0 : -1;
 }
 
-enum impl { NAIVE, OURS_BF16, OURS_FP32, STEP };
+/* OURS_BF16 dispatches as a user's call does (native bf16 where usable);
+ * OURS_BF16_BLAS is forced onto OpenBLAS (the path of CPUs without bf16). */
+enum impl { NAIVE, OURS_BF16, OURS_FP32, STEP, OURS_BF16_BLAS, N_IMPL };
 
 /* One run of the whole case with implementation `im`. */
 static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt,
@@ -68,11 +71,12 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
     return muonref_optimizer_step(opt, b->param, b->grad, err);
   muonref_options f = *o;
   f.ns_format = im == OURS_FP32 ? MUONREF_NS_FP32 : MUONREF_NS_BF16;
+  unsigned flags = im == OURS_BF16_BLAS ? MUONREF_NSF_GEMM_BLAS : 0;
   for (size_t i = 0; i < c->n; i++) {
     if (im == NAIVE) {
       bench_naive_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], o, b->naive_work);
     } else {
-      int st = muonref_fast_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], &f, b->work, err);
+      int st = muonref_fast_ns_flags(b->out[i], b->in[i], c->rows[i], c->cols[i], &f, b->work, flags, err);
       if (st)
         return st;
     }
@@ -88,18 +92,18 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
  * deadline), but always times one round; *runs gets the rounds timed.
  * Returns 0, or the error status. */
 static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt, int warmup,
-                      int reps, double deadline, double *slot[4], int *runs, muonref_error *err)
+                      int reps, double deadline, double *slot[N_IMPL], int *runs, muonref_error *err)
 {
-  double t[4][64];
+  double t[N_IMPL][64];
   reps = reps > 64 ? 64 : reps;
   for (int k = 0; k < warmup; k++)
-    for (int im = NAIVE; im <= STEP; im++)
+    for (int im = NAIVE; im < N_IMPL; im++)
       if (run_once((enum impl)im, c, b, o, opt, err))
         return err->status;
   int k = 0;
   while (k < reps) {
     double round = bench_now();
-    for (int im = NAIVE; im <= STEP; im++) {
+    for (int im = NAIVE; im < N_IMPL; im++) {
       double t0 = bench_now();
       if (run_once((enum impl)im, c, b, o, opt, err))
         return err->status;
@@ -110,7 +114,7 @@ static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, mu
     if (deadline > 0 && bench_now() + round > deadline)
       break;
   }
-  for (int im = NAIVE; im <= STEP; im++)
+  for (int im = NAIVE; im < N_IMPL; im++)
     *slot[im] = bench_median(t[im], (size_t)k);
   *runs = k;
   return 0;
@@ -170,7 +174,7 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
     st = err->status;
   if (!st) {
     r->opt_work_bytes = muonref_optimizer_workspace_floats(opt) * sizeof(float);
-    double *slot[] = {&r->naive_s, &r->bf16_s, &r->fp32_s, &r->step_s};
+    double *slot[] = {&r->naive_s, &r->bf16_s, &r->fp32_s, &r->step_s, &r->bf16_blas_s};
     st = time_impls(c, &b, &o, opt, warmup, reps, deadline, slot, &r->runs, err);
   }
   if (!st)

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "config.h"
 #include "../bench/bench.h"
+#include "../fast/ns_dnnl.h"
 #include "commands.h"
 
 #ifndef MUONREF_PYTHON
@@ -33,7 +35,7 @@ static const char USAGE[] =
   "  LIST: comma-separated RxC shapes (1..16384) and 'transformer' (12 layers of 768x768 x4\n"
   "        and 768x3072 x2); 'none' for no case.\n"
   "  Defaults: --shapes 256x1024,1024x1024,1024x4096,4096x1024,transformer;\n"
-  "        --torch-bf16-shapes 1024x1024; --torch-fp32-shapes: the single shapes run;\n"
+  "        --torch-bf16-shapes 1024x1024,1024x4096; --torch-fp32-shapes: the single shapes run;\n"
   "        --torch-bf16-native-shapes none (PyTorch bf16 with oneDNN disabled: ~2.7 GFLOP/s,\n"
   "        12 s a run for 1024x1024); --reps 5 (single shapes, after 1 warm-up);\n"
   "        --set-reps 2 (sets, no warm-up: the single shapes before warm the library up);\n"
@@ -155,7 +157,8 @@ static int select_cases(const char *opt, const char *list, const bench_case *cas
 {
   for (int i = 0; i < n; i++)
     want[i] = list ? 0 : (default_singles && cases[i].n == 1) ||
-                           (default_1024 && !strcmp(cases[i].name, "1024x1024"));
+                           (default_1024 && (!strcmp(cases[i].name, "1024x1024") ||
+                                             !strcmp(cases[i].name, "1024x4096")));
   if (!list || !strcmp(list, "none"))
     return 0;
   char buf[1024];
@@ -202,6 +205,27 @@ static void run_torch(const args *a, const bench_case *cases, int n, int *const 
       results[i].torch_s[k] = s[k][i];
 }
 
+/* oneDNN runs on OpenMP (libgomp), whose threads spin after each parallel
+ * region by default; on a shared 2-core machine they spin against
+ * OpenBLAS's threads and other processes, and the native bf16
+ * Newton-Schulz measured 790-930 ms a run at 1024x1024 instead of 93-171 ms
+ * with OMP_WAIT_POLICY=PASSIVE (here, load average 7).  libgomp reads the
+ * policy once, when it is loaded, so the bench sets it and re-executes
+ * itself unless the caller chose a policy; the PyTorch script inherits it.
+ * argv is main's argv + 1 (cli/main.c), so argv - 1 is the whole command. */
+static void passive_openmp(char **argv)
+{
+#ifdef HAVE_DNNL
+  if (getenv("OMP_WAIT_POLICY"))
+    return;
+  if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
+    execv("/proc/self/exe", argv - 1);
+  /* exec failed: go on with the default policy (reported) */
+#else
+  (void)argv;
+#endif
+}
+
 int cmd_bench(int argc, char **argv)
 {
   static const char *const OPT[TORCH_KINDS] = {"--torch-bf16-shapes", "--torch-fp32-shapes",
@@ -213,6 +237,7 @@ int cmd_bench(int argc, char **argv)
   int *const want[TORCH_KINDS] = {w[0], w[1], w[2]};
   if (parse_args(argc, argv, &a))
     return EXIT_USAGE;
+  passive_openmp(argv);
   int n = build_cases(&a, cases);
   if (n < 0)
     return EXIT_USAGE;
@@ -223,7 +248,17 @@ int cmd_bench(int argc, char **argv)
   if (strchr(a.python, '\'') || (a.script && strchr(a.script, '\'')))
     return bad("--python/--torch-script", "a path must not contain a single quote");
   bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), a.budget, openblas_get_corename(), 0, 0,
-                  "not asked for (--no-torch)", -1, -1};
+                  "not asked for (--no-torch)", -1, -1, -1, -1, 0, NULL, NULL};
+  const char *why = NULL;
+  m.native = muonref_nsd_usable(&why);
+  m.native_note = m.native ? "oneDNN bf16 matmul (AVX-512 BF16 or AMX) above m^2 n = 262144, OpenBLAS below" : why;
+  m.omp_wait_policy = getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "default";
+  if (!a.json)
+    fprintf(stderr, "muonref bench: peak ...\n");
+  if (bench_peak(a.quick ? 1 : 3, &m.peak_fp32, &m.peak_bf16, &why)) {
+    fprintf(stderr, "muonref bench: out of memory for the peak microbenchmark\n");
+    return EXIT_INTERNAL;
+  }
   double deadline = bench_now() + a.budget;
   for (int i = 0; i < n; i++) {
     muonref_error err;

@@ -18,7 +18,18 @@
  * 2 m^2 n (ssymm) = 3 m^2 n + m^3, against 4 m^2 n + 2 m^3 for three GEMMs.
  * The element-wise operations are fused into one pass after each BLAS call
  * (fast/ns_kernels.c); the workspace is the caller's, so a step allocates
- * nothing when work is given.
+ * nothing when work is given (oneDNN, below, keeps its own scratch).
+ *
+ * Native bf16 (fast/ns_dnnl.c): where oneDNN was found at configure time
+ * and the CPU has bf16 dot-product instructions, the bf16 products run as
+ * oneDNN matmuls on bf16 operands with binary32 results, then the same
+ * fused passes round them: the same definition, with oneDNN's order of
+ * accumulation instead of OpenBLAS's (both binary32; the Bf16Exact vectors
+ * are independent of it by construction).  X X^T and A A compute the upper
+ * block triangle only (block rows of NSD_BLOCK = 128), B X is a full product.
+ * MUONREF_NS_GEMM=blas|dnnl|auto (environment) or the flags
+ * MUONREF_NSF_GEMM_BLAS / _DNNL choose; auto takes oneDNN above the same
+ * m^2 n as ssymm (a choice by shape, so results stay deterministic).
  * spec/muon.md, section "Newton-Schulz", is the definition. */
 #include <cblas.h>
 #include <math.h>
@@ -26,6 +37,7 @@
 #include <string.h>
 #include "muonref/bf16.h"
 #include "muonref/ns.h"
+#include "ns_dnnl.h"
 #include "ns_internal.h"
 #include "ns_kernels.h"
 #include "muonref/route.h"
@@ -33,7 +45,7 @@
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
 {
   size_t m = rows < cols ? rows : cols, n = rows < cols ? cols : rows;
-  return 2 * m * n + 3 * m * m;
+  return 2 * m * n + 3 * m * m + (m * n + 1) / 2;
 }
 
 static float round1(float x, int bf16) { return bf16 ? muonref_bf16_round(x) : x; }
@@ -85,6 +97,66 @@ static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n,
   muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16);     /* X <- R(R(a X) + R(B X)) */
 }
 
+/* Rows per block of the upper block triangle of a symmetric product:
+ * smaller blocks skip more of the lower triangle, larger ones keep oneDNN's
+ * kernels efficient; 128 computes 36/64 of the full product at m = 1024
+ * (256: 40/64).  Timings here were too noisy (load average 7 on 2 cores)
+ * to tell 128 from 256 apart; 64 was not faster. */
+enum { NSD_BLOCK = 128 };
+
+/* C (m x m, upper block triangle) <- P P^T for P (m x k, bf16) when sym == 0,
+ * or P P for the symmetric P (m x m, k == m) when sym != 0. */
+static int upper_product(float *C, const uint16_t *P, size_t m, size_t k, int sym)
+{
+  for (size_t i0 = 0; i0 < m; i0 += NSD_BLOCK) {
+    size_t r = m - i0 < NSD_BLOCK ? m - i0 : NSD_BLOCK;
+    const uint16_t *W = sym ? P + i0 : P + i0 * k; /* columns i0.. of P, or rows i0.. of P as P^T */
+    if (muonref_nsd_matmul(C + i0 * m + i0, m, P + i0 * k, k, W, sym ? m : 1, sym ? 1 : k, r, m - i0, k))
+      return -1;
+  }
+  return 0;
+}
+
+/* ns_step in bf16 with oneDNN's products.  Xb (m n) holds the bf16 bit
+ * patterns of X on entry and on return; Pb (m m) those of A, then of B.
+ * Each bf16 copy is written by the pass that finishes its matrix.
+ * Returns 0, or -1 when oneDNN failed. */
+static int ns_step_dnnl(float *X, float *A, float *B, float *BX, uint16_t *Xb, uint16_t *Pb, size_t m, size_t n,
+                        muonref_coeff t)
+{
+  if (upper_product(A, Xb, m, n, 0))
+    return -1;
+  muonref_nsk_sym_finish_copy(A, Pb, m, 1);              /* A <- R(X X^T), full */
+  if (upper_product(B, Pb, m, m, 1))
+    return -1;
+  muonref_nsk_poly_upper(B, A, B, m, (float)t.b, (float)t.c, 1); /* B <- R(R(b A) + R(c R(A A))) */
+  muonref_nsk_sym_finish_copy(B, Pb, m, 0);              /* mirror only */
+  if (muonref_nsd_matmul(BX, n, Pb, m, Xb, n, 1, m, n, m))
+    return -1;
+  muonref_nsk_axpy_copy(X, Xb, BX, m * n, (float)t.a);   /* X <- R(R(a X) + R(B X)) */
+  return 0;
+}
+
+/* 1 to run the bf16 products through oneDNN, 0 through OpenBLAS, or a
+ * MUONREF_EOPTION with err set when the choice is invalid or unavailable. */
+static int use_dnnl(unsigned flags, int bf16, size_t m, size_t n, muonref_error *err)
+{
+  muonref_gemm_kind kind;
+  const char *bad = NULL, *why = NULL;
+  if (muonref_nsd_env(&kind, &bad))
+    return muonref_fail(err, MUONREF_EOPTION, "MUONREF_NS_GEMM='%.100s': expected auto, blas or dnnl", bad);
+  if (flags & MUONREF_NSF_GEMM_BLAS)
+    kind = MUONREF_GEMM_BLAS;
+  else if (flags & MUONREF_NSF_GEMM_DNNL)
+    kind = MUONREF_GEMM_DNNL;
+  if (!bf16 || kind == MUONREF_GEMM_BLAS)
+    return 0;
+  int usable = muonref_nsd_usable(&why);
+  if (kind == MUONREF_GEMM_DNNL && !usable)
+    return muonref_fail(err, MUONREF_EOPTION, "native bf16 GEMM (MUONREF_NS_GEMM=dnnl) is not available: %s", why);
+  return usable && (kind == MUONREF_GEMM_DNNL || m * m * n > SMALL_M2N);
+}
+
 int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                     float *work, muonref_error *err)
 {
@@ -117,19 +189,35 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
   int bf16 = o->ns_format == MUONREF_NS_BF16;
   int tr = !(flags & MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
+  int dnnl = use_dnnl(flags, bf16, m, n, err);
+  if (dnnl < 0)
+    return dnnl;
   float *owned = NULL;
   if (!work || m > n) { /* m > n only under MUONREF_NSF_NO_TRANSPOSE: more than the documented size */
-    owned = malloc((2 * m * n + 3 * m * m) * sizeof *owned);
+    owned = malloc((2 * m * n + 3 * m * m + (m * n + 1) / 2) * sizeof *owned);
     if (!owned)
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace of a (%zu, %zu) matrix",
                           rows, cols);
     work = owned;
   }
+  /* X, BX (m n floats each), A, B (m m each); for oneDNN the bf16 copies
+   * Pb (m m halves, in the third m m) and Xb (m n halves, at the end) */
   float *X = work, *BX = X + m * n, *A = BX + m * n, *B = A + m * m;
+  uint16_t *Pb = (uint16_t *)(B + m * m), *Xb = (uint16_t *)(B + 2 * m * m);
   muonref_nsk_load(X, in, m, n, tr, bf16);
   muonref_nsk_scale(X, m * n, divisor(X, m * n, o, bf16, flags), bf16);
-  for (int k = 0; k < o->ns_steps; k++)
-    ns_step(X, A, B, BX, m, n, muonref_ns_coeff_at(o, k), bf16);
+  if (dnnl)
+    muonref_nsk_to_bf16(Xb, X, m * n);
+  for (int k = 0; k < o->ns_steps; k++) {
+    muonref_coeff t = muonref_ns_coeff_at(o, k);
+    if (!dnnl) {
+      ns_step(X, A, B, BX, m, n, t, bf16);
+    } else if (ns_step_dnnl(X, A, B, BX, Xb, Pb, m, n, t)) {
+      free(owned);
+      return muonref_fail(err, MUONREF_ENOMEM, "oneDNN's bf16 matmul failed on a (%zu, %zu) Newton-Schulz step "
+                          "(out of memory or an unsupported layout)", rows, cols);
+    }
+  }
   muonref_nsk_store(out, X, m, n, tr);
   free(owned);
   return MUONREF_OK;

@@ -10,7 +10,11 @@
 enum {
   MUONREF_NSF_NO_TRANSPOSE = 1u << 0, /* iterate on the tall side as given  */
   MUONREF_NSF_MAX_NORM = 1u << 1,     /* normalize by max |x| not ||X||_F   */
-  MUONREF_NSF_BF16_SCALARS = 1u << 2  /* coefficients and eps rounded to bf16 */
+  MUONREF_NSF_BF16_SCALARS = 1u << 2, /* coefficients and eps rounded to bf16 */
+  /* Not deviations: which GEMM a bf16 run uses, over MUONREF_NS_GEMM
+   * (fast/ns_dnnl.h); _DNNL fails with MUONREF_EOPTION where unavailable. */
+  MUONREF_NSF_GEMM_BLAS = 1u << 3,    /* OpenBLAS on bf16-valued floats */
+  MUONREF_NSF_GEMM_DNNL = 1u << 4     /* oneDNN's native bf16 matmul at every size */
 };
 
 /* muonref_fast_ns with the deviations in flags (see ns.h for the rest). */

@@ -34,6 +34,16 @@ MUONREF_INLINE void round_run(float *x, size_t len, int bf16)
     x[i] = simd_bf16(x[i]);
 }
 
+/* dst[0..len) <- the upper 16 bits of src[0..len). */
+MUONREF_INLINE void to_bf16_run(uint16_t *dst, const float *src, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    uint32_t v;
+    memcpy(&v, src + i, sizeof v);
+    dst[i] = (uint16_t)(v >> 16);
+  }
+}
+
 /* dst[j*ldd + i] <- src[i*lds + j] for the tile i < r, j < c. */
 MUONREF_INLINE void tile_transpose(float *dst, size_t ldd, const float *src, size_t lds, size_t r, size_t c)
 {
@@ -104,7 +114,15 @@ MUONREF_INLINE void round_tile_upper(float *S, size_t m, size_t i0, size_t j0, s
   }
 }
 
-MUONREF_INLINE void sym_finish_body(float *S, size_t m, int bf16)
+/* Sb rows of the tile at (i0, j0) <- the bf16 bit patterns of S's. */
+MUONREF_INLINE void copy_tile(uint16_t *Sb, const float *S, size_t m, size_t i0, size_t j0, size_t r, size_t c)
+{
+  for (size_t i = i0; i < i0 + r; i++)
+    to_bf16_run(Sb + i * m + j0, S + i * m + j0, c);
+}
+
+/* With Sb != NULL, also Sb <- the bf16 bit patterns of the finished S. */
+MUONREF_INLINE void sym_finish_body(float *S, uint16_t *Sb, size_t m, int bf16)
 {
   for (size_t i0 = 0; i0 < m; i0 += TILE)
     for (size_t j0 = i0; j0 < m; j0 += TILE) {
@@ -112,20 +130,32 @@ MUONREF_INLINE void sym_finish_body(float *S, size_t m, int bf16)
       round_tile_upper(S, m, i0, j0, r, c, bf16);
       if (j0 > i0) {
         tile_transpose(S + j0 * m + i0, m, S + i0 * m + j0, m, r, c);
+        if (Sb)
+          copy_tile(Sb, S, m, j0, i0, c, r);
       } else { /* the diagonal tile: only below its diagonal */
         for (size_t j = 1; j < r; j++)
           for (size_t i = 0; i < j; i++)
             S[(i0 + j) * m + i0 + i] = S[(i0 + i) * m + i0 + j];
       }
+      if (Sb)
+        copy_tile(Sb, S, m, i0, j0, r, c);
     }
 }
 
 MUONREF_CLONES void muonref_nsk_sym_finish(float *S, size_t m, int bf16)
 {
   if (bf16)
-    sym_finish_body(S, m, 1);
+    sym_finish_body(S, NULL, m, 1);
   else
-    sym_finish_body(S, m, 0);
+    sym_finish_body(S, NULL, m, 0);
+}
+
+MUONREF_CLONES void muonref_nsk_sym_finish_copy(float *S, uint16_t *Sb, size_t m, int bf16)
+{
+  if (bf16)
+    sym_finish_body(S, Sb, m, 1);
+  else
+    sym_finish_body(S, Sb, m, 0);
 }
 
 MUONREF_INLINE void poly_body(float *B, const float *A, const float *AA, size_t m, float b, float c, int bf16)
@@ -160,7 +190,8 @@ MUONREF_CLONES void muonref_nsk_poly_upper(float *B, const float *A, const float
     poly_body(B, A, AA, m, b, c, 0);
 }
 
-MUONREF_INLINE void axpy_body(float *X, const float *BX, size_t len, float a, int bf16)
+/* With Xb != NULL, also Xb <- the bf16 bit patterns of the new X. */
+MUONREF_INLINE void axpy_body(float *X, uint16_t *Xb, const float *BX, size_t len, float a, int bf16)
 {
   v8f av = {a, a, a, a, a, a, a, a};
   size_t i = 0;
@@ -174,15 +205,27 @@ MUONREF_INLINE void axpy_body(float *X, const float *BX, size_t len, float a, in
     x += y;
     rnd_v(&x, bf16);
     simd_store(X + i, &x);
+    if (Xb)
+      to_bf16_run(Xb + i, X + i, 8);
   }
-  for (; i < len; i++)
+  for (; i < len; i++) {
     X[i] = rnd(rnd(a * X[i], bf16) + rnd(BX[i], bf16), bf16);
+    if (Xb)
+      to_bf16_run(Xb + i, X + i, 1);
+  }
 }
 
 MUONREF_CLONES void muonref_nsk_axpy(float *X, const float *BX, size_t len, float a, int bf16)
 {
   if (bf16)
-    axpy_body(X, BX, len, a, 1);
+    axpy_body(X, NULL, BX, len, a, 1);
   else
-    axpy_body(X, BX, len, a, 0);
+    axpy_body(X, NULL, BX, len, a, 0);
 }
+
+MUONREF_CLONES void muonref_nsk_axpy_copy(float *X, uint16_t *Xb, const float *BX, size_t len, float a)
+{
+  axpy_body(X, Xb, BX, len, a, 1);
+}
+
+MUONREF_CLONES void muonref_nsk_to_bf16(uint16_t *dst, const float *src, size_t len) { to_bf16_run(dst, src, len); }

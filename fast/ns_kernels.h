@@ -10,6 +10,7 @@
 #define MUONREF_NS_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* X (m x n) <- R(in) when tr == 0 (in is (m, n)), or R(in^T) when tr != 0
  * (in is (n, m)).  X and in must not overlap. */
@@ -31,5 +32,18 @@ void muonref_nsk_poly_upper(float *B, const float *A, const float *AA, size_t m,
 
 /* X[0..len) <- R(R(a X) + R(BX)). */
 void muonref_nsk_axpy(float *X, const float *BX, size_t len, float a, int bf16);
+
+/* muonref_nsk_sym_finish, and Sb (m x m) <- the bf16 bit patterns of the
+ * finished S (S must be bf16-valued afterwards: bf16 != 0, or already
+ * rounded). */
+void muonref_nsk_sym_finish_copy(float *S, uint16_t *Sb, size_t m, int bf16);
+
+/* muonref_nsk_axpy in bf16, and Xb[0..len) <- the bf16 bit patterns of the
+ * new X. */
+void muonref_nsk_axpy_copy(float *X, uint16_t *Xb, const float *BX, size_t len, float a);
+
+/* dst[0..len) <- the bf16 bit patterns of the bf16-valued src[0..len)
+ * (the upper 16 bits; exact because src is already rounded). */
+void muonref_nsk_to_bf16(uint16_t *dst, const float *src, size_t len);
 
 #endif

@@ -28,17 +28,24 @@ def need(obj, keys, where):
         if k not in obj:
             fails.append("%s: no key %r" % (where, k))
 need(d, ["flop_model", "ns_steps", "reps", "set_reps", "warmup", "openblas_threads", "time_budget_s", "cases",
-         "peak_rss_kib", "torch", "targets"], "top")
+         "peak_rss_kib", "torch", "targets", "bf16_gemm", "peak_model", "peak_gflops"], "top")
+need(d.get("bf16_gemm", {}), ["native", "note", "omp_wait_policy"], "bf16_gemm")
+if not (isinstance(d.get("peak_gflops", {}).get("fp32"), (int, float)) and d["peak_gflops"]["fp32"] > 0):
+    fails.append("peak_gflops.fp32 is not a positive number")
+if d.get("bf16_gemm", {}).get("native") and not (d.get("peak_gflops", {}).get("bf16") or 0) > 0:
+    fails.append("native bf16 GEMM but no measured bf16 peak")
 if not d.get("cases"):
     fails.append("no cases")
 for c in d.get("cases", []):
     where = c.get("name", "?")
     need(c, ["name", "matrices", "runs", "gflop", "ns_workspace_bytes", "optimizer_workspace_bytes",
-             "seconds", "gflops", "ratios", "fp32_vs_naive_rel_err"], where)
-    need(c.get("seconds", {}), ["naive_fp32", "bf16", "fp32", "step", "torch_bf16", "torch_fp32"], where)
-    need(c.get("ratios", {}), ["bf16_over_naive", "fp32_over_naive", "step_over_naive",
+             "seconds", "gflops", "ratios", "fraction_of_peak", "fp32_vs_naive_rel_err"], where)
+    need(c.get("seconds", {}), ["naive_fp32", "bf16", "bf16_blas", "fp32", "step", "torch_bf16", "torch_fp32"], where)
+    need(c.get("fraction_of_peak", {}), ["naive_fp32", "bf16", "bf16_blas", "fp32", "torch_bf16", "torch_fp32"], where)
+    need(c.get("ratios", {}), ["bf16_over_naive", "bf16_blas_over_naive", "bf16_over_torch_bf16", "step_over_bf16",
+                               "fp32_over_naive", "step_over_naive",
                                "torch_bf16_over_bf16", "torch_fp32_over_bf16"], where)
-    for k in ("naive_fp32", "bf16", "fp32", "step"):
+    for k in ("naive_fp32", "bf16", "bf16_blas", "fp32", "step"):
         v = c.get("seconds", {}).get(k)
         if not isinstance(v, (int, float)) or v <= 0:
             fails.append("%s: seconds.%s = %r is not a positive number" % (where, k, v))

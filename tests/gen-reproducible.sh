@@ -1,22 +1,35 @@
 #!/bin/sh
 # muonref test: `muonref gen` reproduces the committed vectors byte for
-# byte, at the default precision and at twice it (the published values are
+# byte, at the default precision on 1 and on 2 threads (the cases'
+# reference computations run in parallel; the output must not depend on
+# the thread count) and at twice the precision (the published values are
 # correctly rounded: a higher working precision cannot change them).
+# An invalid --threads is refused with exit status 2.
 # Prints Check-style summary lines so tests/summary.sh counts it.
 set -u
 src=${MUONREF_SRCDIR:-.}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 checks=0; fails=0
-for prec in 256 512; do
+for run in "256 1" "256 2" "512 2"; do
+  set -- $run
+  prec=$1 threads=$2
   checks=$((checks + 1))
-  if ./muonref gen --prec $prec --out "$tmp/$prec" >"$tmp/log" 2>&1 && diff -r "$src/vectors/nemo" "$tmp/$prec/nemo" >"$tmp/diff"; then
-    echo "gen --prec $prec: identical to the committed vectors"
+  if ./muonref gen --prec $prec --threads $threads --out "$tmp/$prec-$threads" >"$tmp/log" 2>&1 &&
+     diff -r "$src/vectors/nemo" "$tmp/$prec-$threads/nemo" >"$tmp/diff"; then
+    echo "gen --prec $prec --threads $threads: identical to the committed vectors ($(sed -n 's/.* bits, //p' "$tmp/log"))"
   else
     fails=$((fails + 1))
-    echo "gen-reproducible:0:F:gen:prec_$prec:0: muonref gen --prec $prec differs from vectors/ or failed"
+    echo "gen-reproducible:0:F:gen:prec_${prec}_threads_$threads:0: muonref gen --prec $prec --threads $threads differs from vectors/ or failed"
     cat "$tmp/log"; head -20 "$tmp/diff"
   fi
 done
+checks=$((checks + 1))
+./muonref gen --threads -1 --out "$tmp/bad" >"$tmp/log" 2>&1
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "^muonref gen: --threads '-1': expected an integer from 0" "$tmp/log" || [ -e "$tmp/bad" ]; then
+  fails=$((fails + 1))
+  echo "gen-reproducible:0:F:gen:bad_threads:0: --threads -1 gave exit $rc: $(cat "$tmp/log")"
+fi
 echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
 [ $fails -eq 0 ]

@@ -99,7 +99,8 @@ static void unlink_all(char paths[][4200], size_t n)
     unlink(paths[i]);
 }
 
-int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen_summary *sum, muonref_error *err)
+int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int threads, gen_summary *sum,
+                    muonref_error *err)
 {
   const char *profile = "nemo";
   size_t n_areas = sizeof AREAS / sizeof AREAS[0];
@@ -112,43 +113,76 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen
       used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", AREAS[a].name);
     return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, list);
   }
+  if (threads < 0 || threads > GEN_MAX_THREADS)
+    return muonref_fail(err, MUONREF_EOPTION, "--threads %d: expected 0 (every core) to %d", threads,
+                        GEN_MAX_THREADS);
+  if (threads == 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cores < 1 ? 1 : cores > GEN_MAX_THREADS ? GEN_MAX_THREADS : (int)cores;
+  }
+  if (!mpfr_buildopt_tls_p()) /* MPFR's caches and flags are global without TLS: one thread */
+    threads = 1;
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
   mkdir(out_dir, 0777);
   if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
     return muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
   memset(sum, 0, sizeof *sum);
-  /* every file is written to a temporary name first and renamed into place
-   * only when all of them were written, so a failure leaves no partial set */
-  static char tmp[sizeof AREAS / sizeof AREAS[0]][4200], final[sizeof AREAS / sizeof AREAS[0]][4200];
-  size_t n_written = 0;
+  sum->threads = threads;
+  /* 1. every area's cases in order, on this thread (the seeded inputs);
+   * 2. their reference computations on `threads` threads, each into its
+   *    case's own JSON object, so that the bytes do not depend on it;
+   * 3. every file written to a temporary name first and renamed into place
+   *    only when all of them were written, so a failure leaves no partial set */
+  static gen_ctx ctx[sizeof AREAS / sizeof AREAS[0]];
+  gen_ctx *run[sizeof AREAS / sizeof AREAS[0]];
+  size_t area_of[sizeof AREAS / sizeof AREAS[0]], n_run = 0;
   for (size_t a = 0; a < n_areas; a++) {
     if (only && strcmp(only, AREAS[a].name))
       continue;
-    gen_ctx g = {.prec = prec, .profile = profile, .groups = json_array()};
-    g.rng.s = GEN_SEED + 1000u * (unsigned)a;
-    AREAS[a].fill(&g);
-    if (g.failed) {
-      json_decref(g.groups);
+    gen_ctx *g = &ctx[n_run];
+    *g = (gen_ctx){.prec = prec, .profile = profile, .groups = json_array()};
+    g->rng.s = GEN_SEED + 1000u * (unsigned)a;
+    AREAS[a].fill(g);
+    area_of[n_run] = a;
+    run[n_run++] = g;
+  }
+  gen_run_jobs(run, n_run, threads); /* a thread that did not start leaves its share to the others */
+  static char tmp[sizeof AREAS / sizeof AREAS[0]][4200], final[sizeof AREAS / sizeof AREAS[0]][4200];
+  size_t n_written = 0;
+  int st = MUONREF_OK;
+  for (size_t k = 0; k < n_run && !st; k++) {
+    gen_ctx *g = run[k];
+    size_t a = area_of[k];
+    if (g->failed) {
       unlink_all(tmp, n_written);
-      return muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s (no file was written)", AREAS[a].name, g.error);
+      st = muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s (no file was written)", AREAS[a].name, g->error);
+      break;
     }
-    json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g.groups, g.n_tests);
+    json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g->groups, g->n_tests);
+    g->groups = NULL; /* f owns it */
     snprintf(final[n_written], sizeof final[0], "%s/%s_%s.json", dir, profile, AREAS[a].name);
-    snprintf(tmp[n_written], sizeof tmp[0], "%s.new", final[n_written]);
-    int st = muonref_json_write_atomic(f, tmp[n_written], 1, err);
+    snprintf(tmp[n_written], sizeof tmp[0], "%.4100s.new", final[n_written]);
+    int wst = muonref_json_write_atomic(f, tmp[n_written], 1, err);
     json_decref(f);
-    if (st) {
+    if (wst) {
       char msg[MUONREF_ERROR_MESSAGE_MAX];
       snprintf(msg, sizeof msg, "%s", err->message);
       unlink_all(tmp, n_written);
-      return muonref_fail(err, st, "%.480s (no file was written)", msg);
+      st = muonref_fail(err, wst, "%.480s (no file was written)", msg);
+      break;
     }
     n_written++;
     sum->files++;
-    sum->tests += g.n_tests;
-    sum->bf16_certified += g.n_bf16_certified;
+    sum->tests += g->n_tests;
+    sum->bf16_certified += g->n_bf16_certified;
   }
+  for (size_t k = 0; k < n_run; k++) {
+    json_decref(run[k]->groups);
+    run[k]->groups = NULL;
+  }
+  if (st)
+    return st;
   for (size_t i = 0; i < n_written; i++)
     if (rename(tmp[i], final[i]) != 0) {
       unlink_all(tmp + i, n_written - i);

@@ -39,7 +39,15 @@ typedef struct gen_step_case {
                                     profile's port raises its framework's own) */
 } gen_step_case;
 
-/* A generation run: precision, the file being built, counters. */
+/* A case whose expected values are still to be computed (gen_build.c). */
+typedef struct gen_job gen_job;
+
+/* A generation run: precision, the file being built, counters, and the
+ * cases queued for the reference.  gen_add_step and gen_add_ns write a
+ * case's inputs at once, in order, and queue its reference computation;
+ * gen_run_jobs computes the queue, on several threads, writing each
+ * case's expected values into its own JSON object, so that the files do
+ * not depend on the thread count. */
 typedef struct gen_ctx {
   mpfr_prec_t prec;
   const char *profile;
@@ -51,7 +59,18 @@ typedef struct gen_ctx {
   gen_rng rng;
   int failed;          /* a reference computation failed: stop */
   char error[1024];
+  gen_job **jobs;      /* queued reference computations, in case order */
+  size_t n_jobs, cap_jobs;
 } gen_ctx;
+
+/* Computes every queued case of ctx[0..n) on `threads` threads (>= 1;
+ * jobs are taken in order, each by one thread), then, per context, adds
+ * the certified bf16 count, sets failed/error from its first failing case
+ * in case order, and frees the queue.  The computations must be reentrant
+ * (MPFR with thread-local state: mpfr_buildopt_tls_p(), checked by the
+ * caller).  Returns 0, or -1 when a thread could not be started (the
+ * remaining jobs then run on the calling thread). */
+int gen_run_jobs(gen_ctx *const *ctx, size_t n, int threads);
 
 /* Starts a test group of `kind` in the current file. */
 void gen_group(gen_ctx *g, const char *kind);

@@ -1,6 +1,7 @@
 /* muonref: building vector cases and computing their expected values with
  * the reference (see gen.h).  Tolerances follow spec/vectors.md section 5. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,60 @@ static int n_flags(const gen_step_case *c)
   return n;
 }
 
+/* ---- the queue of reference computations ---- */
+
+struct gen_job {
+  int is_step;               /* gen_add_step's case, else gen_add_ns's */
+  json_t *t;                 /* the case's JSON (a reference of our own) */
+  mpfr_prec_t prec;
+  const char *profile;
+  char *comment;
+  gen_step_case c;           /* step: the case (owned arrays) */
+  int ns_kind_ns;            /* ns: "ns" (with the polar factor) or "transpose" */
+  float *in;                 /* ns: the input (owned) */
+  size_t rows, cols;
+  int ns_steps;
+  int failed;                /* results */
+  muonref_error err;
+  long n_bf16_certified;
+};
+
+static void enqueue(gen_ctx *g, gen_job *j)
+{
+  if (g->n_jobs == g->cap_jobs) {
+    size_t cap = g->cap_jobs ? 2 * g->cap_jobs : 64;
+    gen_job **a = realloc(g->jobs, cap * sizeof *a);
+    if (!a) { /* out of memory: fail the area (its file is not written) */
+      muonref_error e;
+      muonref_fail(&e, MUONREF_ENOMEM, "out of memory for the case queue");
+      gen_fail(g, j->comment, &e);
+      return;
+    }
+    g->jobs = a, g->cap_jobs = cap;
+  }
+  g->jobs[g->n_jobs++] = j;
+}
+
+static gen_job *new_job(gen_ctx *g, json_t *t, const char *comment)
+{
+  gen_job *j = calloc(1, sizeof *j);
+  if (j) {
+    j->t = json_incref(t);
+    j->prec = g->prec;
+    j->profile = g->profile;
+    j->comment = strdup(comment ? comment : "");
+  }
+  return j;
+}
+
+static void free_job(gen_job *j)
+{
+  json_decref(j->t);
+  free(j->comment);
+  free(j->in);
+  free(j);
+}
+
 /* o with the Newton-Schulz scalars (coefficients, eps) rounded to bf16:
  * what PyTorch 1.13 on CPU computes with Python scalars times bf16 tensors
  * (spec/vectors.md 5.3). */
@@ -343,9 +398,79 @@ static int scalars_robust(gen_ctx *g, const gen_step_case *c, const sim *b16)
   return same;
 }
 
+/* The expected values of a valid step case, into j->t. */
+static void run_step(gen_job *j)
+{
+  gen_step_case *c = &j->c;
+  gen_ctx g = {.prec = j->prec, .profile = j->profile};
+  json_t *t = j->t;
+  muonref_error *err = &j->err;
+  sim exact;
+  unsigned unc_exact, unc_bf16 = 0;
+  int st = simulate(&g, c, MUONREF_NS_EXACT, MUONREF_BF16_SEPARATE, &exact, &unc_exact, err);
+  int any_muon = 0;
+  for (int i = 0; !st && i < c->n_params; i++)
+    any_muon |= exact.muon_steps[i] > 0;
+  /* bf16: every accepted evaluation order (spec/muon.md 7.2) must be
+   * certified; expectedBf16 is the SEPARATE order's result, and
+   * expectedBf16Orders names each other order's result or the order it
+   * equals bit for bit. */
+  int with_bf16 = 0, n_sims = 0;
+  sim b16[MUONREF_N_BF16_ORDERS];
+  if (!st && any_muon) {
+    with_bf16 = 1;
+    for (int k = 0; !st && with_bf16 && k < MUONREF_N_BF16_ORDERS; k++) {
+      st = simulate(&g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, err);
+      n_sims = k + 1;
+      with_bf16 = !st && (unc_bf16 & MUONREF_NSR_UNCERTAIN) == 0;
+    }
+    if (!with_bf16) {
+      for (int k = 0; k < n_sims; k++)
+        sim_free(&b16[k], c->n_params);
+      n_sims = 0;
+    }
+  }
+  if (st) {
+    j->failed = 1;
+    sim_free(&exact, c->n_params);
+    free_case(c);
+    return;
+  }
+  json_object_set_new(t, "expected", expected_json(c, &exact));
+  if (with_bf16) {
+    json_t *orders = json_object();
+    json_object_set_new(t, "expectedBf16", expected_json(c, &b16[0]));
+    for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++) {
+      int same = 0;
+      while (same < k && !sim_equal(c, &b16[same], &b16[k]))
+        same++;
+      json_object_set_new(orders, muonref_bf16_order_name((muonref_bf16_order)k),
+                          same < k ? json_string(muonref_bf16_order_name((muonref_bf16_order)same))
+                                   : expected_json(c, &b16[k]));
+    }
+    json_object_set_new(t, "expectedBf16Orders", orders);
+    json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
+    if ((!has_tall_muon(c) || !(unc_bf16 & MUONREF_NSR_BF16_ACCUM)) && scalars_robust(&g, c, &b16[0]))
+      json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
+    j->n_bf16_certified++;
+  } else if (any_muon) {
+    json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Noise"));
+    json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
+  } else {
+    json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust")); /* no Muon step */
+  }
+  json_t *tol = json_object();
+  json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0));
+  json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16));
+  json_object_set_new(t, "tolerance", tol);
+  sim_free(&exact, c->n_params);
+  for (int k = 0; k < n_sims; k++)
+    sim_free(&b16[k], c->n_params);
+  free_case(c);
+}
+
 void gen_add_step(gen_ctx *g, gen_step_case *c)
 {
-  muonref_error err = {0};
   if (g->failed) {
     free_case(c);
     return;
@@ -365,106 +490,54 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     free_case(c);
     return;
   }
-  sim exact;
-  unsigned unc_exact, unc_bf16 = 0;
-  int st = simulate(g, c, MUONREF_NS_EXACT, MUONREF_BF16_SEPARATE, &exact, &unc_exact, &err);
-  int any_muon = 0;
-  for (int i = 0; !st && i < c->n_params; i++)
-    any_muon |= exact.muon_steps[i] > 0;
-  /* bf16: every accepted evaluation order (spec/muon.md 7.2) must be
-   * certified; expectedBf16 is the SEPARATE order's result, and
-   * expectedBf16Orders names each other order's result or the order it
-   * equals bit for bit. */
-  int with_bf16 = 0, n_sims = 0;
-  sim b16[MUONREF_N_BF16_ORDERS];
-  if (!st && any_muon) {
-    with_bf16 = 1;
-    for (int k = 0; !st && with_bf16 && k < MUONREF_N_BF16_ORDERS; k++) {
-      st = simulate(g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, &err);
-      n_sims = k + 1;
-      with_bf16 = !st && (unc_bf16 & MUONREF_NSR_UNCERTAIN) == 0;
-    }
-    if (!with_bf16) {
-      for (int k = 0; k < n_sims; k++)
-        sim_free(&b16[k], c->n_params);
-      n_sims = 0;
-    }
-  }
-  if (st) {
-    gen_fail(g, c->comment, &err);
-    json_decref(t);
-    sim_free(&exact, c->n_params);
+  push_test(g, t); /* in order now; the expected values follow from the queue */
+  gen_job *j = new_job(g, t, c->comment);
+  if (!j) {
+    muonref_error e;
+    muonref_fail(&e, MUONREF_ENOMEM, "out of memory for the case queue");
+    gen_fail(g, c->comment, &e);
     free_case(c);
     return;
   }
-  json_object_set_new(t, "expected", expected_json(c, &exact));
-  if (with_bf16) {
-    json_t *orders = json_object();
-    json_object_set_new(t, "expectedBf16", expected_json(c, &b16[0]));
-    for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++) {
-      int same = 0;
-      while (same < k && !sim_equal(c, &b16[same], &b16[k]))
-        same++;
-      json_object_set_new(orders, muonref_bf16_order_name((muonref_bf16_order)k),
-                          same < k ? json_string(muonref_bf16_order_name((muonref_bf16_order)same))
-                                   : expected_json(c, &b16[k]));
-    }
-    json_object_set_new(t, "expectedBf16Orders", orders);
-    json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
-    if ((!has_tall_muon(c) || !(unc_bf16 & MUONREF_NSR_BF16_ACCUM)) && scalars_robust(g, c, &b16[0]))
-      json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
-    g->n_bf16_certified++;
-  } else if (any_muon) {
-    json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Noise"));
-    json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
-  } else {
-    json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust")); /* no Muon step */
+  for (int i = 0; i < c->n_params; i++) { /* only step_inputs needed them: drop them on this thread */
+    json_decref(c->raw_options[i]);
+    c->raw_options[i] = NULL;
   }
-  json_t *tol = json_object();
-  json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0));
-  json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16));
-  json_object_set_new(t, "tolerance", tol);
-  push_test(g, t);
-  sim_free(&exact, c->n_params);
-  for (int k = 0; k < n_sims; k++)
-    sim_free(&b16[k], c->n_params);
-  free_case(c);
+  j->is_step = 1;
+  j->c = *c; /* takes the arrays */
+  j->c.comment = j->comment;
+  enqueue(g, j);
 }
 
 /* ---- ns and transpose cases ---- */
 
-void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *const *flags, const float *in,
-                size_t rows, size_t cols, int ns_steps)
+/* The expected values of an ns or transpose case, into j->t. */
+static void run_ns(gen_job *j)
 {
-  if (g->failed)
-    return;
-  muonref_error err = {0};
+  muonref_error *err = &j->err;
   muonref_options o;
-  muonref_profile_options(g->profile, &o, NULL);
-  o.ns_steps = ns_steps;
+  size_t rows = j->rows, cols = j->cols;
+  const float *in = j->in;
+  json_t *t = j->t;
+  muonref_profile_options(j->profile, &o, NULL);
+  o.ns_steps = j->ns_steps;
   o.ns_format = MUONREF_NS_EXACT;
   size_t n = rows * cols, m = rows < cols ? rows : cols;
   float *exact = malloc(n * sizeof *exact), *b16 = malloc(n * sizeof *b16), *q = malloc(n * sizeof *q);
   double *gd = malloc(n * sizeof *gd), *sv = malloc(m * sizeof *sv);
   float *ob[MUONREF_N_BF16_ORDERS] = {NULL}; /* the bf16 result per evaluation order; ob[0] is b16 */
-  int nf = 0;
-  while (flags && flags[nf])
-    nf++;
-  json_t *t = new_test(g, comment, flags, nf, "valid");
   muonref_shape shape = {2, {rows, cols}};
-  json_object_set_new(t, "input", tensor_json(in, &shape));
-  json_object_set_new(t, "nsSteps", json_integer(ns_steps));
   json_t *e = json_object(), *tol = json_object(), *tf = json_object(), *tb = json_object();
-  int st = muonref_ref_ns_cr(exact, NULL, in, rows, cols, &o, g->prec, NULL, &err);
+  int st = muonref_ref_ns_cr(exact, NULL, in, rows, cols, &o, j->prec, NULL, err);
   if (st) {
-    gen_fail(g, comment, &err);
+    j->failed = 1;
     goto done;
   }
   json_object_set_new(e, "exact", tensor_json(exact, &shape));
   for (size_t i = 0; i < n; i++)
     gd[i] = in[i];
-  if (!strcmp(kind, "ns")) {
-    if (muonref_ref_polar_cr(q, NULL, NULL, gd, rows, cols, g->prec, NULL, &err) == MUONREF_OK)
+  if (j->ns_kind_ns) {
+    if (muonref_ref_polar_cr(q, NULL, NULL, gd, rows, cols, j->prec, NULL, err) == MUONREF_OK)
       json_object_set_new(e, "polar", tensor_json(q, &shape));
     else
       json_array_append_new(json_object_get(t, "flags"), json_string("NoPolarFactor"));
@@ -477,7 +550,7 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
   for (int k = 0; (unc & MUONREF_NSR_UNCERTAIN) == 0 && k < MUONREF_N_BF16_ORDERS; k++) {
     unsigned u = 1;
     o.bf16_order = (muonref_bf16_order)k;
-    if (!ob[k] || muonref_ref_ns_bf16(ob[k], in, rows, cols, &o, &u, &err) != MUONREF_OK)
+    if (!ob[k] || muonref_ref_ns_bf16(ob[k], in, rows, cols, &o, &u, err) != MUONREF_OK)
       u = 1;
     unc |= u;
   }
@@ -497,16 +570,16 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
     muonref_options os = scalars_bf16(o);
     os.bf16_order = MUONREF_BF16_SEPARATE;
     unsigned u = 1;
-    if (!strcmp(kind, "ns") && (rows <= cols || !(unc & MUONREF_NSR_BF16_ACCUM)) && ob[1] &&
-        muonref_ref_ns_bf16(ob[1], in, rows, cols, &os, &u, &err) == MUONREF_OK && !memcmp(ob[1], b16, n * sizeof(float)))
+    if (j->ns_kind_ns && (rows <= cols || !(unc & MUONREF_NSR_BF16_ACCUM)) && ob[1] &&
+        muonref_ref_ns_bf16(ob[1], in, rows, cols, &os, &u, err) == MUONREF_OK && !memcmp(ob[1], b16, n * sizeof(float)))
       json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     json_object_set_new(tb, "kind", json_string("bitwise"));
-    g->n_bf16_certified++;
+    j->n_bf16_certified++;
   } else {
     muonref_tensor et = {MUONREF_TENSOR_F32, shape, n, exact, NULL};
     muonref_tensor_singular_values(&et, sv);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Noise"));
-    if (!strcmp(kind, "ns")) /* a transpose pair's bitwise rule meets the strided kernels */
+    if (j->ns_kind_ns) /* a transpose pair's bitwise rule meets the strided kernels */
       json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     json_object_set_new(tb, "kind", json_string("svBand"));
     json_object_set_new(tb, "lo", json_real(fmax(0.0, sv[m - 1] - 0.3)));
@@ -520,13 +593,127 @@ void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *c
   json_object_set_new(t, "expected", e);
   json_object_set_new(t, "tolerance", tol);
   e = tol = NULL;
-  push_test(g, t);
-  t = NULL;
 done:
-  json_decref(t), json_decref(e), json_decref(tol), json_decref(tf), json_decref(tb);
+  json_decref(e), json_decref(tol), json_decref(tf), json_decref(tb);
   for (int k = 1; k < MUONREF_N_BF16_ORDERS; k++)
     free(ob[k]);
   free(exact), free(b16), free(q), free(gd), free(sv);
+}
+
+void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *const *flags, const float *in,
+                size_t rows, size_t cols, int ns_steps)
+{
+  if (g->failed)
+    return;
+  int nf = 0;
+  while (flags && flags[nf])
+    nf++;
+  json_t *t = new_test(g, comment, flags, nf, "valid");
+  muonref_shape shape = {2, {rows, cols}};
+  json_object_set_new(t, "input", tensor_json(in, &shape));
+  json_object_set_new(t, "nsSteps", json_integer(ns_steps));
+  push_test(g, t); /* in order now; the expected values follow from the queue */
+  gen_job *j = new_job(g, t, comment);
+  if (j)
+    j->in = malloc(rows * cols * sizeof *j->in);
+  if (!j || !j->in || !j->comment) {
+    muonref_error e;
+    muonref_fail(&e, MUONREF_ENOMEM, "out of memory for the case queue");
+    gen_fail(g, comment, &e);
+    if (j)
+      free_job(j);
+    return;
+  }
+  memcpy(j->in, in, rows * cols * sizeof *j->in);
+  j->ns_kind_ns = !strcmp(kind, "ns");
+  j->rows = rows, j->cols = cols, j->ns_steps = ns_steps;
+  enqueue(g, j);
+}
+
+/* ---- running the queue ---- */
+
+typedef struct pool {
+  gen_job **jobs; /* every context's jobs, in order */
+  size_t n;
+  size_t next;    /* the next job to take (under lock) */
+  pthread_mutex_t lock;
+} pool;
+
+static void run_job(gen_job *j)
+{
+  if (j->is_step)
+    run_step(j);
+  else
+    run_ns(j);
+}
+
+static void *worker(void *arg)
+{
+  pool *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    size_t i = p->next < p->n ? p->next++ : p->n;
+    pthread_mutex_unlock(&p->lock);
+    if (i == p->n)
+      break;
+    run_job(p->jobs[i]);
+  }
+  mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); /* this thread's constant caches */
+  return NULL;
+}
+
+int gen_run_jobs(gen_ctx *const *ctx, size_t n, int threads)
+{
+  pool p = {NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+  size_t total = 0;
+  for (size_t k = 0; k < n; k++)
+    total += ctx[k]->n_jobs;
+  p.jobs = malloc((total ? total : 1) * sizeof *p.jobs);
+  int st = 0;
+  if (!p.jobs) { /* run each context's queue in place, on this thread */
+    for (size_t k = 0; k < n; k++)
+      for (size_t i = 0; i < ctx[k]->n_jobs; i++)
+        run_job(ctx[k]->jobs[i]);
+  } else {
+    for (size_t k = 0; k < n; k++)
+      for (size_t i = 0; i < ctx[k]->n_jobs; i++)
+        p.jobs[p.n++] = ctx[k]->jobs[i];
+    pthread_t tid[64];
+    int started = 0;
+    threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    for (int i = 1; i < threads && (size_t)i < p.n; i++) {
+      if (pthread_create(&tid[started], NULL, worker, &p) != 0) {
+        st = -1;
+        break;
+      }
+      started++;
+    }
+    for (;;) { /* the calling thread works too */
+      pthread_mutex_lock(&p.lock);
+      size_t i = p.next < p.n ? p.next++ : p.n;
+      pthread_mutex_unlock(&p.lock);
+      if (i == p.n)
+        break;
+      run_job(p.jobs[i]);
+    }
+    for (int i = 0; i < started; i++)
+      pthread_join(tid[i], NULL);
+    free(p.jobs);
+  }
+  for (size_t k = 0; k < n; k++) {
+    gen_ctx *g = ctx[k];
+    for (size_t i = 0; i < g->n_jobs; i++) {
+      gen_job *j = g->jobs[i];
+      g->n_bf16_certified += j->n_bf16_certified;
+      if (j->failed)
+        gen_fail(g, j->comment, &j->err);
+      free_job(j);
+    }
+    free(g->jobs);
+    g->jobs = NULL;
+    g->n_jobs = g->cap_jobs = 0;
+  }
+  return st;
 }
 
 void gen_add_ns_error(gen_ctx *g, const char *comment, const muonref_shape *shape, const char *status,

@@ -11,7 +11,9 @@ extern "C" {
 #endif
 
 /* Floats of workspace muonref_fast_ns needs for a (rows, cols) matrix:
- * with m = min(rows, cols), n = max(rows, cols): 2 m n + 3 m m. */
+ * with m = min(rows, cols), n = max(rows, cols): 2 m n + 3 m m + ceil(m n / 2)
+ * (the last part holds a bf16 copy of the iterate for the native bf16 path,
+ * fast/ns.c; the size is the same on every CPU). */
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
 
 /* out <- NS(in) for the row-major (rows, cols) matrix `in`, under the
@@ -21,7 +23,13 @@ size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
  * muonref_ns_workspace_floats(rows, cols) floats, or is NULL (then it is
  * allocated and freed inside).  Returns MUONREF_OK; MUONREF_EOPTION for
  * ns_format EXACT ("ns_format 'exact' is not available on the fast path");
- * MUONREF_ENOMEM.  Rows and cols >= 1.
+ * MUONREF_ENOMEM (also when oneDNN's matmul fails); MUONREF_EOPTION when
+ * the environment variable MUONREF_NS_GEMM is not auto, blas or dnnl, or
+ * is dnnl where the native bf16 path is unavailable (built without
+ * oneDNN, or a CPU without bf16 instructions).  Rows and cols >= 1.
+ * bf16 products: OpenBLAS sgemm on bf16-valued floats, or, where oneDNN
+ * and bf16 instructions exist and m^2 n > 262144 (or MUONREF_NS_GEMM=dnnl),
+ * oneDNN's bf16 matmul; both accumulate in binary32 and round once.
  * Transposition: when rows > cols it iterates on in^T and writes the
  * transpose back, so that NS(G^T) == NS(G)^T bitwise. */
 int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols,
