@@ -6,7 +6,9 @@
  * in binary64 with round-to-nearest; every formula that produces one is
  * multiplied by REF_BOUND_SAFETY (1 + 2^-28), which covers the relative
  * rounding error of a binary64 sum of up to 2^24 non-negative terms, and
- * adds REF_BOUND_SLACK per term for products that underflow. */
+ * adds REF_BOUND_SLACK per term for products that underflow (only where
+ * some term has two non-zero factors: a product with a zero factor is an
+ * exact zero, so exact zeros keep bound 0). */
 #include <float.h>
 #include <math.h>
 #include "muonref/mpround.h"

@@ -126,9 +126,12 @@ static void gram_bound(double *eC, const double *aP, const double *eP, size_t r,
     for (size_t j = i; j < r; j++) {
       const double *pi = aP + i * k, *pj = aP + j * k, *ei = eP + i * k, *ej = eP + j * k;
       double s = 0;
-      for (size_t l = 0; l < k; l++)
+      int nz = 0; /* some term has two non-zero factors (only then can one underflow) */
+      for (size_t l = 0; l < k; l++) {
         s += g * pi[l] * pj[l] + ei[l] * pj[l] + pi[l] * ej[l] + u * ei[l] * ej[l];
-      eC[i * r + j] = eC[j * r + i] = s * REF_BOUND_SAFETY + slack;
+        nz |= pi[l] + ei[l] != 0 && pj[l] + ej[l] != 0;
+      }
+      eC[i * r + j] = eC[j * r + i] = s * REF_BOUND_SAFETY + (nz ? slack : 0);
     }
 }
 
@@ -139,12 +142,14 @@ static void apply_bound(ns_bnd *b, size_t m, size_t n, double a)
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++) {
       double mag = aa * b->aX[i * n + j], prop = aa * b->eX[i * n + j];
+      int nz = b->aX[i * n + j] + b->eX[i * n + j] != 0; /* as in gram_bound */
       for (size_t l = 0; l < m; l++) {
         double bil = b->aB[i * m + l], ebil = b->eA[i * m + l], xlj = b->aX[l * n + j], exlj = b->eX[l * n + j];
         mag += bil * xlj;
         prop += ebil * xlj + (bil + b->u * ebil) * exlj;
+        nz |= bil + ebil != 0 && xlj + exlj != 0;
       }
-      b->eY[i * n + j] = (g * mag + prop) * REF_BOUND_SAFETY + slack;
+      b->eY[i * n + j] = (g * mag + prop) * REF_BOUND_SAFETY + (nz ? slack : 0);
     }
 }
 
