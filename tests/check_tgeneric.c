@@ -452,8 +452,8 @@ static void bf16r(mpfr_t x)
   mpfr_prec_round(x, 2048, MPFR_RNDN);
 }
 
-/* The bf16 semantics of spec/muon.md section 7 in the SEPARATE or KELLER
- * order, written from the spec at 2048 bits. */
+/* The bf16 semantics of spec/muon.md section 7 in the SEPARATE, KELLER or
+ * FUSED order (section 7.2), written from the spec at 2048 bits. */
 static void bf16_oracle(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o)
 {
   int tr = rows > cols;
@@ -498,29 +498,31 @@ static void bf16_oracle(float *out, const float *in, size_t rows, size_t cols, c
           mpfr_fma(A[i * m + j], X[i * n + l], X[j * n + l], A[i * m + j], MPFR_RNDN);
         bf16r(A[i * m + j]);
       }
-    if (o->bf16_order == MUONREF_BF16_KELLER) /* S = R(R(c A) A) */
-      for (size_t i = 0; i < m * m; i++)
-        {
+    /* FUSED (addmm): B = R(b A + c A A) and X = R(a X + B X), one rounding each */
+    int keller = o->bf16_order == MUONREF_BF16_KELLER, fused = o->bf16_order == MUONREF_BF16_FUSED;
+    if (keller) /* S = R(R(c A) A) */
+      for (size_t i = 0; i < m * m; i++) {
         mpfr_mul_d(T[i], A[i], cc, MPFR_RNDN);
         bf16r(T[i]);
       }
     for (size_t i = 0; i < m; i++)
       for (size_t j = 0; j < m; j++) {
-        mpfr_set_zero(S[i * m + j], 1);
+        mpfr_t *sij = &S[i * m + j];
+        mpfr_set_zero(*sij, 1);
         for (size_t l = 0; l < m; l++)
-          mpfr_fma(S[i * m + j], o->bf16_order == MUONREF_BF16_KELLER ? T[i * m + l] : A[i * m + l], A[l * m + j],
-                   S[i * m + j], MPFR_RNDN);
-        bf16r(S[i * m + j]);
-        if (o->bf16_order != MUONREF_BF16_KELLER)
-          {
-          mpfr_mul_d(S[i * m + j], S[i * m + j], cc, MPFR_RNDN);
-          bf16r(S[i * m + j]);
+          mpfr_fma(*sij, keller ? T[i * m + l] : A[i * m + l], A[l * m + j], *sij, MPFR_RNDN);
+        if (!fused)
+          bf16r(*sij);
+        if (!keller) { /* SEPARATE: R(c R(A A)); FUSED: c (A A), exact */
+          mpfr_mul_d(*sij, *sij, cc, MPFR_RNDN);
+          if (!fused)
+            bf16r(*sij);
         }
       }
-    for (size_t i = 0; i < m * m; i++) /* A <- B = R(R(b A) + S) */
-      {
+    for (size_t i = 0; i < m * m; i++) { /* A <- B = R(R(b A) + S), or R(b A + S) */
       mpfr_mul_d(A[i], A[i], cb, MPFR_RNDN);
-      bf16r(A[i]);
+      if (!fused)
+        bf16r(A[i]);
       mpfr_add(A[i], A[i], S[i], MPFR_RNDN);
       bf16r(A[i]);
     }
@@ -529,12 +531,13 @@ static void bf16_oracle(float *out, const float *in, size_t rows, size_t cols, c
         mpfr_set_zero(T[i * n + j], 1);
         for (size_t l = 0; l < m; l++)
           mpfr_fma(T[i * n + j], A[i * m + l], X[l * n + j], T[i * n + j], MPFR_RNDN);
-        bf16r(T[i * n + j]);
+        if (!fused)
+          bf16r(T[i * n + j]);
       }
-    for (size_t i = 0; i < m * n; i++)
-      {
+    for (size_t i = 0; i < m * n; i++) {
       mpfr_mul_d(X[i], X[i], ca, MPFR_RNDN);
-      bf16r(X[i]);
+      if (!fused)
+        bf16r(X[i]);
       mpfr_add(X[i], X[i], T[i], MPFR_RNDN);
       bf16r(X[i]);
     }
@@ -557,7 +560,7 @@ START_TEST(ns_bf16_generic)
   for (int it = 0; it < 120; it++) {
     size_t rows = 1 + rnd(&r, 6), cols = 1 + rnd(&r, 6), n = rows * cols;
     muonref_options o = rand_options(&r);
-    o.bf16_order = rnd(&r, 2) ? MUONREF_BF16_KELLER : MUONREF_BF16_SEPARATE;
+    o.bf16_order = (muonref_bf16_order)rnd(&r, 3);
     int kind = (int)rnd(&r, 4); /* structured: integer entries, a power-of-two scale, zeros */
     double *x = malloc(n * sizeof *x);
     float *g = malloc(n * 4), *out = malloc(n * 4), *want = malloc(n * 4);
@@ -588,6 +591,54 @@ START_TEST(ns_bf16_generic)
    * third must be certified for the comparison to mean anything */
   fprintf(stderr, "tgeneric ns_bf16: %d of %d structured cases certified\n", cert, gen);
   ck_assert_msg(gen > 0 && 3 * cert >= gen, "only %d of %d structured bf16 cases certified", cert, gen);
+}
+END_TEST
+
+/* ---------- errors, as ref.h documents them, from every entry point ---------- */
+
+START_TEST(errors_as_documented)
+{
+  muonref_options o = tu_nemo();
+  muonref_error e;
+  muonref_ref_cr_report rep;
+  float g[6] = {1, 2, 3, 4, 5, 6}, o32[6] = {7, 7, 7, 7, 7, 7};
+  double gd[6] = {1, 2, 3, 4, 5, 6}, q64[6];
+  /* invalid options: EOPTION with muonref_options_validate's message, nothing written */
+  o.ns_steps = 0;
+  ck_assert_int_eq(muonref_ref_ns_cr(o32, NULL, g, 2, 3, &o, 128, &rep, &e), MUONREF_EOPTION);
+  ck_assert_msg(strstr(e.message, "Newton-Schulz steps") != NULL, "%s", e.message);
+  ck_assert(o32[0] == 7 && o32[5] == 7);
+  o = tu_nemo();
+  /* shapes: ESHAPE, naming both shapes */
+  muonref_mpmat a = {0}, b = {0};
+  ck_assert_int_eq(muonref_mpmat_init(&a, 2, 3, 64), 0);
+  ck_assert_int_eq(muonref_mpmat_init(&b, 3, 2, 64), 0);
+  ck_assert_int_eq(muonref_ref_ns(&b, &a, &o, &e), MUONREF_ESHAPE);
+  ck_assert_msg(strstr(e.message, "shapes must match") != NULL, "%s", e.message);
+  ck_assert_int_eq(muonref_ref_polar(&b, NULL, &a, &e), MUONREF_ESHAPE);
+  ck_assert_msg(strstr(e.message, "Polar factor output is (3, 2)") != NULL, "%s", e.message);
+  ck_assert_int_eq(muonref_ref_polar_cr(o32, q64, NULL, gd, 0, 3, 128, &rep, &e), MUONREF_ESHAPE);
+  ck_assert_msg(strstr(e.message, "input is empty") != NULL, "%s", e.message);
+  muonref_mpmat_clear(&a), muonref_mpmat_clear(&b);
+  /* non-finite input: ENONFINITE naming the element */
+  gd[4] = NAN;
+  ck_assert_int_eq(muonref_ref_polar_cr(o32, NULL, NULL, gd, 2, 3, 128, &rep, &e), MUONREF_ENONFINITE);
+  ck_assert_msg(strstr(e.message, "element 4") != NULL, "%s", e.message);
+  /* the step: precision out of range (EOPTION), a NaN state (ENONFINITE); nothing written */
+  muonref_route rt = {1, 2, 3, 6};
+  float p[6] = {1, 1, 1, 1, 1, 1}, mb[6] = {0, 0, 0, NAN, 0, 0};
+  muonref_param_state st = {0, 1, 0, 6, mb, NULL, NULL};
+  ck_assert_int_eq(muonref_ref_step_cr(&o, &rt, p, &st, g, 20, &rep, &e), MUONREF_EOPTION);
+  ck_assert_msg(strstr(e.message, "precision 20 bits is outside") != NULL, "%s", e.message);
+  st.initialized = 1, st.step = 1;
+  ck_assert_int_eq(muonref_ref_step_cr(&o, &rt, p, &st, g, 128, &rep, &e), MUONREF_ENONFINITE);
+  ck_assert_msg(strstr(e.message, "momentum_buffer element 3 is nan") != NULL, "%s", e.message);
+  ck_assert(p[0] == 1 && st.step == 1);
+  /* ns_bf16 never fails on valid arguments; an uninitialized certificate
+   * word is overwritten */
+  unsigned unc = 12345;
+  ck_assert_int_eq(muonref_ref_ns_bf16(o32, g, 2, 3, &o, &unc, &e), MUONREF_OK);
+  ck_assert(unc != 12345);
 }
 END_TEST
 
@@ -627,6 +678,7 @@ int main(void)
   tcase_add_test(t, step_generic);
   tcase_add_test(t, step_near_ties_retry_or_refuse);
   tcase_add_test(t, ns_bf16_generic);
+  tcase_add_test(t, errors_as_documented);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }
