@@ -9,7 +9,18 @@
  * and rounds once to prec = prec(out); B = b A + c A A and the norm are
  * rounded once too (mpfr_fmma, mpfr_sqrt).  A and A A are symmetric, so
  * only their upper triangles are computed (half the work of a GEMM).
- * The workspace (X, A, A A, the next X) is allocated once per call. */
+ * The workspace (X, A, A A, the next X) is allocated once per call.
+ *
+ * Running error bound (muonref_ref_ns_bounded, spec/reference.md 5.1): an
+ * elementwise bound E_M >= |M_computed - M_exact| in units of 2^-p is
+ * carried beside every matrix M, in binary64, from the products' and
+ * roundings' error terms (section 1) and |M_exact| <= |M_computed| + E_M:
+ *   C = P Q:     E_C = g_k |P||Q| + E_P |Q| + |P| E_Q + 2^-p E_P E_Q,
+ *                g_k = 1 + k 2^-63 (k terms, accumulator p + 64 bits);
+ *   B = bA + cS: E_B = |b||A| + |c||S| + |b| E_A + |c| E_S;
+ *   Y = aX + BX: E_Y = g_(m+1) (|a||X| + |B||X|) + |a| E_X + E_B |X| + (|B| + 2^-p E_B) E_X;
+ * the normalization's bound is derived in section 5.1. */
+#include <math.h>
 #include <stdlib.h>
 #include "muonref/ref.h"
 #include "ref_internal.h"
@@ -62,11 +73,10 @@ static void ns_step(ns_work *w, muonref_coeff t)
   w->Y = tmp;
 }
 
-/* X <- X / d with d from o's eps rule; X <- 0 when d = 0. */
-static void normalize(muonref_mpmat *X, const muonref_options *o)
+/* X <- X / d with d from o's eps rule; X <- 0 when d = 0.  d (X's
+ * precision) receives the divisor. */
+static void normalize(muonref_mpmat *X, mpfr_ptr d, const muonref_options *o)
 {
-  mpfr_t d;
-  mpfr_init2(d, X->prec);
   muonref_mpmat_frobenius(d, X);
   if (o->eps_mode == MUONREF_EPS_ADD)
     mpfr_add_d(d, d, o->ns_eps, MPFR_RNDN);
@@ -78,7 +88,130 @@ static void normalize(muonref_mpmat *X, const muonref_options *o)
     else
       mpfr_div(X->e[i], X->e[i], d, MPFR_RNDN);
   }
-  mpfr_clear(d);
+}
+
+/* ---- the running bound (see the head of this file) ---- */
+
+typedef struct ns_bnd {
+  double u;                       /* 2^-p (an over-estimate when tiny) */
+  double *eX, *eY, *aX;           /* m x n */
+  double *eA, *eS, *aA, *aS, *aB; /* m x m; eA holds E_B after the step's axpby */
+} ns_bnd;
+
+static void bnd_free(ns_bnd *b)
+{
+  free(b->eX), free(b->eY), free(b->aX), free(b->eA), free(b->eS), free(b->aA), free(b->aS), free(b->aB);
+}
+
+static int bnd_init(ns_bnd *b, size_t m, size_t n, mpfr_prec_t p)
+{
+  b->u = muonref_ref_ulp_unit(p);
+  b->eX = calloc(m * n, sizeof(double)), b->eY = calloc(m * n, sizeof(double)), b->aX = calloc(m * n, sizeof(double));
+  b->eA = calloc(m * m, sizeof(double)), b->eS = calloc(m * m, sizeof(double));
+  b->aA = calloc(m * m, sizeof(double)), b->aS = calloc(m * m, sizeof(double)), b->aB = calloc(m * m, sizeof(double));
+  return b->eX && b->eY && b->aX && b->eA && b->eS && b->aA && b->aS && b->aB ? MUONREF_OK : MUONREF_ENOMEM;
+}
+
+static void abs_of(double *a, const muonref_mpmat *M)
+{
+  for (size_t i = 0; i < M->rows * M->cols; i++)
+    a[i] = muonref_ref_absu(M->e[i]);
+}
+
+/* E_C for C = P P^T (P r x k, |P| = aP, E_P = eP): see the head. */
+static void gram_bound(double *eC, const double *aP, const double *eP, size_t r, size_t k, double u)
+{
+  double g = 1 + (double)k * 0x1p-63, slack = (double)(4 * k + 1) * REF_BOUND_SLACK;
+  for (size_t i = 0; i < r; i++)
+    for (size_t j = i; j < r; j++) {
+      const double *pi = aP + i * k, *pj = aP + j * k, *ei = eP + i * k, *ej = eP + j * k;
+      double s = 0;
+      int nz = 0; /* some term has two non-zero factors (only then can one underflow) */
+      for (size_t l = 0; l < k; l++) {
+        s += g * pi[l] * pj[l] + ei[l] * pj[l] + pi[l] * ej[l] + u * ei[l] * ej[l];
+        nz |= pi[l] + ei[l] != 0 && pj[l] + ej[l] != 0;
+      }
+      eC[i * r + j] = eC[j * r + i] = s * REF_BOUND_SAFETY + (nz ? slack : 0);
+    }
+}
+
+/* E_Y for Y = a X + B X (B m x m, X m x n). */
+static void apply_bound(ns_bnd *b, size_t m, size_t n, double a)
+{
+  double g = 1 + (double)(m + 1) * 0x1p-63, slack = (double)(3 * m + 2) * REF_BOUND_SLACK, aa = fabs(a);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++) {
+      double mag = aa * b->aX[i * n + j], prop = aa * b->eX[i * n + j];
+      int nz = b->aX[i * n + j] + b->eX[i * n + j] != 0; /* as in gram_bound */
+      for (size_t l = 0; l < m; l++) {
+        double bil = b->aB[i * m + l], ebil = b->eA[i * m + l], xlj = b->aX[l * n + j], exlj = b->eX[l * n + j];
+        mag += bil * xlj;
+        prop += ebil * xlj + (bil + b->u * ebil) * exlj;
+        nz |= bil + ebil != 0 && xlj + exlj != 0;
+      }
+      b->eY[i * n + j] = (g * mag + prop) * REF_BOUND_SAFETY + (nz ? slack : 0);
+    }
+}
+
+/* One step with its bound: w->X and b->eX advance together. */
+static void ns_step_bounded(ns_work *w, ns_bnd *b, muonref_coeff t)
+{
+  size_t m = w->X.rows, n = w->X.cols;
+  abs_of(b->aX, &w->X);
+  muonref_mpmat_gram(&w->A, &w->X);
+  gram_bound(b->eA, b->aX, b->eX, m, n, b->u);
+  abs_of(b->aA, &w->A);
+  muonref_mpmat_gram(&w->AA, &w->A);
+  gram_bound(b->eS, b->aA, b->eA, m, m, b->u);
+  abs_of(b->aS, &w->AA);
+  muonref_mpmat_axpby(&w->A, t.b, &w->A, t.c, &w->AA); /* A <- B */
+  double fb = fabs(t.b), fc = fabs(t.c);
+  for (size_t i = 0; i < m * m; i++) /* E_B into eA */
+    b->eA[i] = (fb * b->aA[i] + fc * b->aS[i] + fb * b->eA[i] + fc * b->eS[i]) * REF_BOUND_SAFETY;
+  abs_of(b->aB, &w->A);
+  apply_step(&w->Y, &w->A, &w->X, t.a);
+  apply_bound(b, m, n, t.a);
+  muonref_mpmat tmp = w->X;
+  w->X = w->Y;
+  w->Y = tmp;
+  double *e = b->eX;
+  b->eX = b->eY;
+  b->eY = e;
+}
+
+/* The normalization's bound (spec/reference.md 5.1).  X holds the
+ * normalized values x = RN(x_in / d) (so |x_in / d| <= |x| (1 + 2^-52)),
+ * ein the input's error bound (N = m n doubles, units 2^-p, may be all
+ * zero), d the computed divisor.  Writes b->eX. */
+static void normalize_bound(ns_bnd *b, const muonref_mpmat *X, const double *ein, mpfr_srcptr d,
+                            const muonref_options *o)
+{
+  size_t N = X->rows * X->cols;
+  double eta = 0;
+  for (size_t i = 0; i < N; i++)
+    eta += ein[i] * ein[i];
+  eta = sqrt(eta) * REF_BOUND_SAFETY;
+  if (mpfr_zero_p(d)) { /* X = 0 exactly; the exact input may still be non-zero */
+    for (size_t i = 0; i < N; i++)
+      b->eX[i] = eta > 0 ? INFINITY : 0;
+    return;
+  }
+  long de;
+  double dm = mpfr_get_d_2exp(&de, d, MPFR_RNDD); /* d = dm 2^de, 1/2 <= dm < 1 */
+  double inv_d = muonref_ref_ldexp_up((1.0 / dm) * (1 + 0x1p-52), -de); /* >= 1 / d */
+  double c = (1 + (double)N * 0x1p-63) * (1 + 0x1p-50);
+  double rho1 = (o->eps_mode == MUONREF_EPS_ADD ? 2 : 1) * c + eta * inv_d; /* |d - d_exact| / (d 2^-p) */
+  double rho = rho1 * b->u;
+  if (!(rho <= 0x1p-20)) {
+    for (size_t i = 0; i < N; i++)
+      b->eX[i] = INFINITY;
+    return;
+  }
+  double f = rho1 / (1 - rho) * (1 + 0x1p-50);
+  for (size_t i = 0; i < N; i++) {
+    double ax = muonref_ref_absu(X->e[i]) * (1 + 0x1p-52), ei = ein[i] * inv_d;
+    b->eX[i] = (ax + ei + (ax + b->u * ei) * f) * REF_BOUND_SAFETY;
+  }
 }
 
 /* Checks the arguments of muonref_ref_ns. */
@@ -102,29 +235,57 @@ static int check_args(const muonref_mpmat *out, const muonref_mpmat *in, const m
 
 int muonref_ref_ns(muonref_mpmat *out, const muonref_mpmat *in, const muonref_options *o, muonref_error *err)
 {
+  return muonref_ref_ns_bounded(out, NULL, in, NULL, o, err);
+}
+
+int muonref_ref_ns_bounded(muonref_mpmat *out, double *bound, const muonref_mpmat *in, const double *in_err,
+                           const muonref_options *o, muonref_error *err)
+{
   int st = check_args(out, in, o, err);
   if (st)
     return st;
   int tr = muonref_ns_transposes(in->rows, in->cols);
   size_t m = tr ? in->cols : in->rows, n = tr ? in->rows : in->cols;
   ns_work w = {{0}, {0}, {0}, {0}};
+  ns_bnd b = {0};
+  double *ein = NULL;
   st = work_init(&w, m, n, out->prec);
+  if (!st && bound) {
+    st = bnd_init(&b, m, n, out->prec);
+    ein = calloc(m * n, sizeof *ein);
+    st = st || !ein ? MUONREF_ENOMEM : MUONREF_OK;
+  }
   if (st) {
-    work_clear(&w);
+    work_clear(&w), bnd_free(&b), free(ein);
     return muonref_fail(err, st, "Out of memory for the exact Newton-Schulz workspace of a (%zu, %zu) matrix at %ld bits",
                         in->rows, in->cols, (long)out->prec);
   }
-  if (tr)
-    muonref_mpmat_transpose(&w.X, in);
-  else
-    muonref_mpmat_copy(&w.X, in);
-  normalize(&w.X, o);
-  for (int k = 0; k < o->ns_steps; k++)
-    ns_step(&w, muonref_ns_coeff_at(o, k));
+  for (size_t i = 0; i < in->rows; i++)
+    for (size_t j = 0; j < in->cols; j++) {
+      size_t s = i * in->cols + j, t = tr ? j * in->rows + i : s;
+      int inex = mpfr_set(w.X.e[t], in->e[s], MPFR_RNDN);
+      if (ein) /* |rounded - given| <= 2^-p |rounded| (1 + 2^-p), plus the given error */
+        ein[t] = (in_err ? in_err[s] : 0) + (inex ? muonref_ref_absu(w.X.e[t]) * (1 + 0x1p-52) : 0);
+    }
+  mpfr_t d;
+  mpfr_init2(d, out->prec);
+  normalize(&w.X, d, o);
+  if (bound) {
+    normalize_bound(&b, &w.X, ein, d, o);
+    for (int k = 0; k < o->ns_steps; k++)
+      ns_step_bounded(&w, &b, muonref_ns_coeff_at(o, k));
+  } else {
+    for (int k = 0; k < o->ns_steps; k++)
+      ns_step(&w, muonref_ns_coeff_at(o, k));
+  }
+  mpfr_clear(d);
   if (tr)
     muonref_mpmat_transpose(out, &w.X);
   else
     muonref_mpmat_copy(out, &w.X);
-  work_clear(&w);
+  for (size_t i = 0; bound && i < m; i++)
+    for (size_t j = 0; j < n; j++)
+      bound[tr ? j * m + i : i * n + j] = b.eX[i * n + j];
+  work_clear(&w), bnd_free(&b), free(ein);
   return MUONREF_OK;
 }

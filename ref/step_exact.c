@@ -24,11 +24,22 @@
 #include "ref_internal.h"
 
 /* r <- a b + c d (a, c binary64 scalars; b, d mpfr) rounded to odd, and
- * the float32 rounding of it. */
-static float fmma_odd(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, mpfr_srcptr c, mpfr_srcptr d)
+ * the float32 rounding of it.  *inex (may be NULL) receives whether r is
+ * inexact (then |r - (a b + c d)| < ulp(r) <= 2^(1-prec) |r|). */
+static float fmma_odd_inex(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, mpfr_srcptr c, mpfr_srcptr d, int *inex)
 {
-  muonref_mpfr_round_odd(r, mpfr_fmma(r, a, b, c, d, MPFR_RNDZ));
+  int t = mpfr_fmma(r, a, b, c, d, MPFR_RNDZ);
+  muonref_mpfr_round_odd(r, t);
+  if (inex)
+    *inex = t != 0;
   return muonref_mpfr_get_float(r);
+}
+
+/* 1 unless the float32 rounding of the exact value v_exact is not
+ * established: |r - v_exact| <= b 2^-p (b in units of 2^-p). */
+static int f32_certified(mpfr_srcptr r, double b, mpfr_prec_t p)
+{
+  return muonref_ref_can_round(r, b, p, 24, -149, 128);
 }
 
 /* Binary64 scalar as an exact 53-bit MPFR value. */
@@ -41,11 +52,11 @@ static void scalar(mpfr_t s, double v)
 /* O <- NS(U) in o's format: exact (muonref_ref_ns), or the bf16 semantics
  * (muonref_ref_ns_bf16) on U rounded to binary32, recording its
  * certificate, and MUONREF_NSR_INPUT_NOT_FP32 when that rounding was inexact. */
-static int ns_in_format(muonref_mpmat *O, const muonref_mpmat *U, const muonref_options *o, unsigned *uncertain,
-                        muonref_error *err)
+static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, const double *eU,
+                        const muonref_options *o, unsigned *uncertain, muonref_error *err)
 {
   if (o->ns_format != MUONREF_NS_BF16)
-    return muonref_ref_ns(O, U, o, err);
+    return eO ? muonref_ref_ns_bounded(O, eO, U, eU, o, err) : muonref_ref_ns(O, U, o, err);
   size_t n = U->rows * U->cols;
   float *u = malloc(n * sizeof *u), *out = malloc(n * sizeof *out);
   unsigned flags = 0;
@@ -67,6 +78,25 @@ static int ns_in_format(muonref_mpmat *O, const muonref_mpmat *U, const muonref_
   }
   if (!st)
     muonref_mpmat_set_float(O, out);
+  /* The bf16 result is a function of the binary32 rounding of U: exact
+   * (bound 0) when that rounding, and whether it was exact, are
+   * established by U's bound; otherwise no bound. */
+  int all_ok = 1;
+  for (size_t i = 0; !st && eO && all_ok && i < n; i++) {
+    int ok = f32_certified(U->e[i], eU[i], U->prec);
+    if (ok && eU[i] > 0) { /* is the exact U exactly u too, or not?  |U - u| > eU 2^-p settles it */
+      mpfr_t dist;
+      mpfr_init2(dist, U->prec + 64);
+      mpfr_sub_d(dist, U->e[i], (double)u[i], MPFR_RNDN);
+      mpfr_abs(dist, dist, MPFR_RNDD);
+      mpfr_mul_2si(dist, dist, (long)U->prec, MPFR_RNDD);
+      ok = mpfr_cmp_d(dist, eU[i] * (1 + 0x1p-50)) > 0;
+      mpfr_clear(dist);
+    }
+    all_ok = ok;
+  }
+  for (size_t j = 0; !st && eO && j < n; j++)
+    eO[j] = all_ok ? 0 : INFINITY;
   if (uncertain)
     *uncertain |= flags;
   free(u), free(out);
@@ -74,7 +104,7 @@ static int ns_in_format(muonref_mpmat *O, const muonref_mpmat *U, const muonref_
 }
 
 static int muon_branch(const muonref_options *o, const muonref_route *r, float *param, float *M, const float *grad,
-                       mpfr_prec_t prec, unsigned *uncertain, muonref_error *err)
+                       mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc, muonref_error *err)
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(o, r, &pl);
@@ -95,26 +125,38 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
   scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nal, -pl.alpha);
   mpfr_init2(x, 24), mpfr_init2(y, 24);
   float *Mout = malloc(n * sizeof *Mout);
-  if (!Mout)
+  double *eU = n_unc ? malloc(n * sizeof *eU) : NULL, *eO = n_unc ? malloc(n * sizeof *eO) : NULL;
+  if (!Mout || (n_unc && (!eU || !eO)))
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
                       r->cols);
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, M[i], MPFR_RNDN), mpfr_set_flt(y, grad[i], MPFR_RNDN);
-    Mout[i] = fmma_odd(Mx.e[i], keep, x, mg, y);
+    int inex_m, inex_u = 0;
+    Mout[i] = fmma_odd_inex(Mx.e[i], keep, x, mg, y, &inex_m); /* its float is always the correct rounding */
     if (pl.nesterov)
-      mpfr_fmma(U.e[i], ig, y, im, Mx.e[i], MPFR_RNDN);
+      inex_u = mpfr_fmma(U.e[i], ig, y, im, Mx.e[i], MPFR_RNDN) != 0;
     else
       mpfr_set(U.e[i], Mx.e[i], MPFR_RNDN);
+    if (eU) { /* |U - U_exact| in units of 2^-prec */
+      double em = inex_m ? 2 * muonref_ref_absu(Mx.e[i]) : 0;
+      eU[i] = pl.nesterov ? ((inex_u ? muonref_ref_absu(U.e[i]) * (1 + 0x1p-52) : 0) + fabs(pl.in_mom) * em) * REF_BOUND_SAFETY
+                          : em;
+    }
   }
   if (!st)
-    st = ns_in_format(&O, &U, o, uncertain, err);
+    st = ns_in_format(&O, eO, &U, eU, o, uncertain, err);
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, param[i], MPFR_RNDN);
-    param[i] = fmma_odd(U.e[i], dec, x, nal, O.e[i]); /* U is free now: scratch */
+    int inex;
+    param[i] = fmma_odd_inex(U.e[i], dec, x, nal, O.e[i], &inex); /* U is free now: scratch */
+    if (n_unc) {
+      double b = ((inex ? 2 * muonref_ref_absu(U.e[i]) : 0) + fabs(pl.alpha) * eO[i]) * REF_BOUND_SAFETY;
+      *n_unc += !f32_certified(U.e[i], b, prec);
+    }
   }
   if (!st)
     memcpy(M, Mout, n * sizeof *M);
-  free(Mout);
+  free(Mout), free(eU), free(eO);
   mpfr_clears(keep, mg, ig, im, dec, nal, x, y, (mpfr_ptr)0);
   muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
   return st;
@@ -122,7 +164,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
 
 /* The AdamW branch after the step count became t; n elements. */
 static void adamw_branch(const muonref_options *o, long t, size_t n, float *param, float *m, float *v,
-                         const float *grad, mpfr_prec_t prec)
+                         const float *grad, mpfr_prec_t prec, size_t *n_unc)
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
@@ -137,18 +179,27 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     mpfr_set_flt(y, grad[i], MPFR_RNDN);
     mpfr_sqr(g2, y, MPFR_RNDN);
     mpfr_set_flt(x, m[i], MPFR_RNDN);
-    float m1 = fmma_odd(mx, b1, x, c1, y);
+    int in_m, in_v, inexact;
+    float m1 = fmma_odd_inex(mx, b1, x, c1, y, &in_m);
     mpfr_set_flt(x, v[i], MPFR_RNDN);
-    float v1 = fmma_odd(vx, b2, x, c2, g2);
-    mpfr_sqrt(den, vx, MPFR_RNDN);
-    mpfr_div(den, den, bc2, MPFR_RNDN);
-    mpfr_add(den, den, eps, MPFR_RNDN);
+    float v1 = fmma_odd_inex(vx, b2, x, c2, g2, &in_v);
+    inexact = in_m | in_v;
+    inexact |= mpfr_sqrt(den, vx, MPFR_RNDN) != 0;
+    inexact |= mpfr_div(den, den, bc2, MPFR_RNDN) != 0;
+    inexact |= mpfr_add(den, den, eps, MPFR_RNDN) != 0;
     if (mpfr_zero_p(den)) /* spec: a zero denominator moves nothing */
       mpfr_set_zero(q, 1);
     else
-      mpfr_div(q, mx, den, MPFR_RNDN);
+      inexact |= mpfr_div(q, mx, den, MPFR_RNDN) != 0;
     mpfr_set_flt(x, param[i], MPFR_RNDN);
-    param[i] = fmma_odd(den, dec, x, nss, q); /* den is free now: scratch */
+    int inex;
+    /* |q - q_exact| <= 8 2^-prec |q| (spec/reference.md 5.2); 0 when every
+     * operation above was exact */
+    double eq = mpfr_zero_p(q) || !inexact ? 0 : 8 * muonref_ref_absu(q) * (1 + 0x1p-40);
+    param[i] = fmma_odd_inex(den, dec, x, nss, q, &inex); /* den is free now: scratch */
+    if (n_unc)
+      *n_unc += !f32_certified(den, ((inex ? 2 * muonref_ref_absu(den) : 0) + fabs(pl.step_size) * eq) * REF_BOUND_SAFETY,
+                               prec);
     m[i] = m1;
     v[i] = v1;
   }
@@ -225,6 +276,13 @@ int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *pa
 int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                            const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err)
 {
+  return muonref_ref_step_bounded(o, r, param, state, grad, prec, ns_uncertain, NULL, err);
+}
+
+int muonref_ref_step_bounded(const muonref_options *o, const muonref_route *r, float *param,
+                             muonref_param_state *state, const float *grad, mpfr_prec_t prec,
+                             unsigned *ns_uncertain, size_t *n_uncertified, muonref_error *err)
+{
   if (!grad)
     return MUONREF_OK;
   int st = check_args(o, r, param, state, grad, prec, err);
@@ -238,11 +296,11 @@ int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, flo
     state->step = 0;
   }
   if (r->use_muon) {
-    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, ns_uncertain, err);
+    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, ns_uncertain, n_uncertified, err);
     if (st)
       return st;
   } else {
-    adamw_branch(o, state->step + 1, n, param, state->exp_avg, state->exp_avg_sq, grad, prec);
+    adamw_branch(o, state->step + 1, n, param, state->exp_avg, state->exp_avg_sq, grad, prec, n_uncertified);
   }
   state->initialized = 1;
   state->use_muon = r->use_muon;

@@ -6,8 +6,11 @@
  * spec/vectors.md 5.3), except where this file says why it cannot.  Runs
  * over the committed vectors ($MUONREF_SRCDIR/vectors). */
 #include <check.h>
+#include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
 #include "testutil.h"
@@ -93,6 +96,70 @@ START_TEST(correct_path_passes_every_platform_robust_case)
 }
 END_TEST
 
+/* Failures of fault f over the cases carrying `flag` (any number of them). */
+static long flag_failures(muonref_ns_format format, int fault, const char *flag)
+{
+  muonref_checker c;
+  muonref_error err = {0};
+  char *paths[1] = {vectors_dir};
+  muonref_checker_fast(&c, format, fault);
+  c.only_flag = flag;
+  int st = muonref_checker_run(&c, paths, 1, &err);
+  ck_assert_msg(st == MUONREF_OK, "%s", err.message);
+  ck_assert_msg(c.passed + c.failed > 0, "no case carries the flag %s", flag);
+  muonref_checker_free(&c);
+  return c.failed;
+}
+
+/* Every fault a vector note links (spec/vectors.md 2.5, "faults") exists and
+ * fails at least one case carrying that flag, in bf16 or in fp32; each
+ * (flag, fault) pair is checked once. */
+START_TEST(every_note_fault_link_is_caught_by_its_flag)
+{
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/nemo", vectors_dir);
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "%s", dir);
+  json_t *seen = json_object();
+  long links = 0;
+  for (struct dirent *de; (de = readdir(d));) {
+    size_t len = strlen(de->d_name);
+    if (len < 5 || strcmp(de->d_name + len - 5, ".json"))
+      continue;
+    char path[8400];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s: %s", path, je.text);
+    const char *flag;
+    json_t *note;
+    json_object_foreach(json_object_get(doc, "notes"), flag, note) {
+      const json_t *faults = json_object_get(note, "faults");
+      ck_assert_msg(json_is_array(faults), "%s: note %s has no faults array", path, flag);
+      for (size_t i = 0; i < json_array_size(faults); i++) {
+        const char *name = json_string_value(json_array_get(faults, i));
+        char key[256];
+        snprintf(key, sizeof key, "%s/%s", flag, name);
+        if (json_object_get(seen, key))
+          continue;
+        json_object_set_new(seen, key, json_true());
+        int f = muonref_fault_parse(name);
+        ck_assert_msg(f >= 1, "%s: note %s links the unknown fault %s", path, flag, name);
+        long n = flag_failures(MUONREF_NS_BF16, f, flag);
+        if (!n)
+          n = flag_failures(MUONREF_NS_FP32, f, flag);
+        ck_assert_msg(n > 0, "note %s links fault %s, which fails no case with that flag", flag, name);
+        links++;
+      }
+    }
+    json_decref(doc);
+  }
+  closedir(d);
+  json_decref(seen);
+  ck_assert_int_ge(links, 30);
+}
+END_TEST
+
 START_TEST(at_least_twenty_faults)
 {
   ck_assert_int_ge(MUONREF_FAULT_COUNT - 1, 20);
@@ -113,6 +180,7 @@ int main(void)
   tcase_set_timeout(t, 300);
   tcase_add_test(t, at_least_twenty_faults);
   tcase_add_test(t, correct_path_passes_everything);
+  tcase_add_test(t, every_note_fault_link_is_caught_by_its_flag);
   tcase_add_loop_test(t, every_fault_is_caught_in_bf16, 0, MUONREF_FAULT_COUNT - 1);
   tcase_add_loop_test(t, every_fault_is_caught_in_fp32, 0, MUONREF_FAULT_COUNT - 1);
   tcase_add_test(t, correct_path_passes_every_platform_robust_case);

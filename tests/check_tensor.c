@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../vectors/judge.h"
 #include "../vectors/tensor.h"
 #include "testutil.h"
 
@@ -77,12 +78,39 @@ START_TEST(malformed_tensors_are_named)
 }
 END_TEST
 
+/* The judge says whether an error is about the result entry or about the
+ * vector (the checker adds the results file's context on that flag, never
+ * by reading the message). */
+START_TEST(judge_flags_result_side_errors)
+{
+  json_t *test = parse("{\"tcId\": 1, \"comment\": \"c\", \"flags\": [], \"result\": \"valid\", \"input\": "
+                       "{\"dtype\":\"f32\",\"shape\":[1,1],\"hex\":\"3f800000\"}, \"nsSteps\": 5, "
+                       "\"expected\": {\"exact\": {\"dtype\":\"f32\",\"shape\":[1,1],\"hex\":\"3f800000\"}}, "
+                       "\"tolerance\": {\"fp32\": {\"kind\": \"elementwise\", \"maxUlp\": 2}, "
+                       "\"bf16\": {\"kind\": \"elementwise\", \"maxUlp\": 2}}}");
+  json_t *good = parse("{\"output\": {\"dtype\":\"f32\",\"shape\":[1,1],\"hex\":\"3f800000\"}}");
+  json_t *bad = parse("{\"output\": {\"dtype\":\"f32\",\"shape\":[1,1],\"hex\":\"zz\"}}");
+  muonref_verdict v = {0};
+  muonref_error e;
+  ck_assert_msg(muonref_judge(test, "ns", good, MUONREF_NS_FP32, &v, "f.json tcId 1", &e) == MUONREF_OK, "%s",
+                e.message);
+  ck_assert(v.pass && !v.bad_result);
+  ck_assert_int_eq(muonref_judge(test, "ns", bad, MUONREF_NS_FP32, &v, "f.json tcId 1", &e), MUONREF_EFORMAT);
+  ck_assert(v.bad_result);
+  json_object_set_new(json_object_get(json_object_get(test, "expected"), "exact"), "hex", json_string("zz"));
+  ck_assert_int_eq(muonref_judge(test, "ns", good, MUONREF_NS_FP32, &v, "f.json tcId 1", &e), MUONREF_EFORMAT);
+  ck_assert(!v.bad_result);
+  json_decref(test), json_decref(good), json_decref(bad);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tensor");
   TCase *t = tcase_create("tensor");
   tcase_add_test(t, f32_round_trip_exact);
   tcase_add_test(t, f64_and_bf16_round_trip);
+  tcase_add_test(t, judge_flags_result_side_errors);
   tcase_add_loop_test(t, malformed_tensors_are_named, 0, (int)(sizeof BAD / sizeof BAD[0]));
   suite_add_tcase(s, t);
   return tu_run_suite(s);

@@ -124,11 +124,11 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   json_t *r = result_for(c, test, kind, file, profile, where, err);
   if (!r && c->fast)
     return err->status;
-  muonref_verdict v;
+  muonref_verdict v = {0};
   int st = muonref_judge(test, kind, r, c->format, &v, where, err);
   if (st || v.pass)
     json_decref(r), r = NULL;
-  if (st == MUONREF_EFORMAT && !c->fast && !strncmp(err->message, "result", 6)) {
+  if (st == MUONREF_EFORMAT && !c->fast && v.bad_result) {
     char msg[MUONREF_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err->message);
     muonref_fail(err, st, "%s: the entry for %s tcId %lld: %.400s", c->results_path, muonref_basename(file),

@@ -37,36 +37,211 @@ static const struct {
   {"errors", gen_area_errors, "Invalid options and inputs with the exact message of the error catalogue (section 12)."},
 };
 
-static json_t *notes(void)
+/* The table of flags (Project Wycheproof's notes): every flag a test may
+ * carry, with a structured note written into each file that uses it
+ * (spec/vectors.md section 2.5).  bugType: BASIC (the semantics every port
+ * must get right), EDGE_CASE, KNOWN_BUG (a public bug report, "bug-reports
+ * Bnn"), ERROR_HANDLING, JUDGING (how a case is judged, not a class of
+ * bug).  faults: the deliberate faults of fast/faults.h (muonref check
+ * --fault NAME) that fail at least one case with this flag, in bf16 or fp32
+ * (tests/check_faults proves each link). */
+typedef struct flag_note {
+  const char *flag, *bug_type, *description, *effect;
+  const char *links[3];
+  const char *faults[6];
+} flag_note;
+
+static const flag_note NOTES[] = {
+  /* routing, spec/muon.md section 2 */
+  {"Routing", "BASIC", "which optimizer a parameter takes: Muon for a 2-D matrix whose dimensions are all below "
+   "adam_dim_threshold, AdamW otherwise", "a misrouted parameter gets the other optimizer's update",
+   {"spec/muon.md section 2"}, {"route_all_matrices", "threshold_inclusive"}},
+  {"RoutingShape", "EDGE_CASE", "routing by the number of dimensions: biases, scalars, convolution filters, 3-D tensors "
+   "and a (1, 1) matrix", "a port that routes by ndim >= 2 sends filters and 3-D tensors to Muon",
+   {"spec/muon.md section 2"}, {"route_all_matrices"}},
+  {"RoutingThreshold", "EDGE_CASE", "a dimension equal to adam_dim_threshold goes to AdamW (the comparison is strict)",
+   "an inclusive comparison routes the boundary shapes to Muon", {"spec/muon.md section 2"},
+   {"threshold_inclusive", "route_all_matrices"}},
+  {"RoutingForced", "BASIC", "use_muon=True or False overrides the shape rule (a forced tensor is flattened to "
+   "(dims[0], rest))", "ignoring the override leaves the parameter on its shape's branch", {"spec/muon.md section 2"},
+   {NULL}},
+  /* scaling, section 5 */
+  {"Scaling", "BASIC", "the update's shape factor under scale_mode fan_in, fan_out and none",
+   "a wrong factor scales every Muon update of non-square matrices", {"spec/muon.md section 5"},
+   {"fan_swapped", "conv_scale_unflattened"}},
+  {"Square", "EDGE_CASE", "a square matrix: every scale rule gives the same factor, so a swapped rule cannot show here",
+   NULL, {"spec/muon.md section 5"}, {NULL}},
+  {"NonSquare", "BASIC", "tall and wide matrices, where fan_in and fan_out differ", "a swapped rule changes the step size",
+   {"spec/muon.md section 5"}, {"fan_swapped", "no_transpose"}},
+  {"Layout", "EDGE_CASE", "both storage layouts, (out, in) and (in, out), of one layer",
+   "a factor taken from the storage layout differs between the two", {"spec/muon.md section 5", "bug-reports B07"},
+   {"fan_swapped", "no_transpose"}},
+  {"ConvFlatten", "EDGE_CASE", "a convolution filter forced to Muon is scaled from its flattened (out, in * kh * kw) "
+   "shape", "a factor from the unflattened last two dimensions is wrong", {"spec/muon.md section 5", "bug-reports B03"},
+   {"conv_scale_unflattened"}},
+  /* weight decay, sections 4, 8, 9 */
+  {"WeightDecay", "BASIC", "decoupled weight decay P (1 - lr wd) with the unscaled lr, in both branches",
+   "decay with the scaled lr, the Muon lr on AdamW parameters, or on the wrong groups", {"spec/muon.md section 4",
+   "spec/muon.md section 8", "spec/muon.md section 9"},
+   {"decay_scaled_lr", "decay_after_update", "decay_skipped_group", "adam_decay_muon_lr"}},
+  {"DecayOrder", "BASIC", "decay acts before the update: P' = P (1 - lr wd) - alpha O",
+   "decay after the update multiplies the update by the decay factor as well", {"spec/muon.md section 8"},
+   {"decay_after_update"}},
+  {"Groups", "BASIC", "several parameter groups with their own options", "options of one group applied to another",
+   {"spec/muon.md section 1"}, {"decay_skipped_group", "adam_lr_no_ratio"}},
+  /* momentum, section 6 */
+  {"Momentum", "BASIC", "sum-form momentum M' = beta M + G over several steps whose gradient directions change",
+   "an EMA buffer beta M + (1 - beta) G shrinks the update by (1 - beta)", {"spec/muon.md section 6"},
+   {"ema_momentum"}},
+  {"Nesterov", "BASIC", "nesterov=True: the update orthogonalises G + beta M'", "the plain or an EMA-blended input",
+   {"spec/muon.md section 6"}, {"nesterov_ignored", "nesterov_ema_blend"}},
+  {"NoNesterov", "BASIC", "nesterov=False: the update orthogonalises M'", NULL, {"spec/muon.md section 6"},
+   {"ema_momentum"}},
+  {"BugB09", "KNOWN_BUG", "bug-reports B09: sum vs EMA momentum buffers", "ports disagree by a factor (1 - beta)",
+   {"bug-reports B09", "spec/muon.md section 6"}, {"ema_momentum"}},
+  /* AdamW, section 9 */
+  {"AdamW", "BASIC", "the AdamW fallback: moments, bias correction, eps placement, lr ratio",
+   "every non-Muon parameter moves differently", {"spec/muon.md section 9"},
+   {"adam_no_bias_correction", "adam_eps_inside", "adam_lr_no_ratio", "adam_decay_muon_lr"}},
+  {"AdamEps", "EDGE_CASE", "gradients small enough that eps, added after sqrt(v) / sqrt(bc2), matters",
+   "eps inside the correction changes the step", {"spec/muon.md section 9"}, {"adam_eps_inside"}},
+  {"BiasCorrection", "BASIC", "the first steps, where bias correction changes the AdamW step most",
+   "no bias correction gives steps too small by (1 - beta1^t)", {"spec/muon.md section 9"},
+   {"adam_no_bias_correction"}},
+  /* gradients, sections 3 and 7 */
+  {"MissingGradient", "BASIC", "a parameter without gradient is skipped: untouched, no state",
+   "zero-filling runs decay and momentum on it", {"spec/muon.md section 3", "bug-reports B15"},
+   {"missing_grad_as_zeros"}},
+  {"BugB15", "KNOWN_BUG", "bug-reports B15: a parameter without gradient is skipped, not zero-filled", NULL,
+   {"bug-reports B15"}, {"missing_grad_as_zeros"}},
+  {"ZeroGradient", "EDGE_CASE", "zero gradients: only decay acts (Newton-Schulz of 0 is 0)",
+   "a NaN from normalising 0, or decay of the wrong size", {"spec/muon.md section 3", "spec/muon.md section 7"},
+   {"decay_scaled_lr", "adam_decay_muon_lr"}},
+  {"BugB16", "KNOWN_BUG", "bug-reports B16: a zero gradient gives a finite zero update", "NaN parameters",
+   {"bug-reports B16"}, {NULL}},
+  {"GradientScale", "BASIC", "the orthogonalised update does not depend on the gradient's scale (up to eps)",
+   "clipping or eps terms that break scale invariance", {"spec/muon.md section 7", "bug-reports B21"},
+   {"eps_1e-8", "eps_clamp"}},
+  {"BugB21", "KNOWN_BUG", "bug-reports B21: the orthogonalised update is not clipped by the gradient norm", NULL,
+   {"bug-reports B21"}, {NULL}},
+  {"BugB01", "KNOWN_BUG", "bug-reports B01: a Muon-routed matrix must not get plain lr * g",
+   "the update is not orthogonalised", {"bug-reports B01"}, {NULL}},
+  {"BugB03", "KNOWN_BUG", "bug-reports B03: conv filters forced to Muon are flattened to (out, rest)", NULL,
+   {"bug-reports B03", "spec/muon.md section 2"}, {NULL}},
+  {"BugB04", "KNOWN_BUG", "bug-reports B04: a (C, 1, 1) LayerScale is not a matrix",
+   "a port routing by ndim >= 2 runs Newton-Schulz on it", {"bug-reports B04", "spec/muon.md section 2"},
+   {"route_all_matrices", "conv_scale_unflattened"}},
+  {"BugB07", "KNOWN_BUG", "bug-reports B07: the scale ratio depends on the storage layout", NULL,
+   {"bug-reports B07", "spec/muon.md section 5"}, {"fan_swapped", "no_transpose"}},
+  /* Newton-Schulz, section 7 */
+  {"NewtonSchulz", "BASIC", "the Newton-Schulz iteration: normalisation, coefficients, step count",
+   "a wrong coefficient, step count or norm changes every Muon update", {"spec/muon.md section 7"},
+   {"wrong_coefficient", "four_steps", "six_steps", "max_norm", "bf16_scalars"}},
+  {"Structured", "BASIC", "structured inputs (Hadamard rows times dyadic scales) on which the bf16 result is exactly "
+   "defined whatever the order of accumulation", NULL, {"spec/vectors.md section 5.2"},
+   {"wrong_coefficient", "bf16_scalars", "no_transpose"}},
+  {"Random", "BASIC", "Gaussian random inputs: judged to 3e-5 in fp32, loosely in bf16", NULL,
+   {"spec/vectors.md section 5.1"}, {"wrong_coefficient", "no_transpose"}},
+  {"StepCount", "BASIC", "ns_steps other than the default", "a fixed step count", {"spec/muon.md section 7"},
+   {"four_steps", "six_steps"}},
+  {"TinyNorm", "EDGE_CASE", "inputs whose Frobenius norm is near eps", "eps clamped, or 1e-8 instead of 1e-7",
+   {"spec/muon.md section 7"}, {"eps_1e-8", "eps_clamp"}},
+  {"Epsilon", "EDGE_CASE", "the normalisation ||X|| + eps, visible when ||X|| is small", NULL,
+   {"spec/muon.md section 7"}, {"eps_1e-8", "eps_clamp"}},
+  {"ZeroMatrix", "EDGE_CASE", "Newton-Schulz of the zero matrix is zero", "NaN from 0 / 0",
+   {"spec/muon.md section 7", "bug-reports B16"}, {NULL}},
+  {"RankDeficient", "EDGE_CASE", "a rank-deficient input: the iteration is defined, the polar factor is not", NULL,
+   {"spec/muon.md section 7"}, {NULL}},
+  {"IllConditioned", "EDGE_CASE", "an ill-conditioned input: small singular values stay far from 1", NULL,
+   {"spec/muon.md section 7"}, {NULL}},
+  {"NoPolarFactor", "JUDGING", "the exact polar factor is not published: the reference refuses it (rank-deficient "
+   "or too ill-conditioned, spec/reference.md section 3)", NULL, {"spec/reference.md section 3"}, {NULL}},
+  {"Transpose", "BASIC", "the iteration runs on the wide orientation: NS(G^T) = NS(G)^T bit for bit",
+   "iterating on the tall side changes bf16 roundings and the cost", {"spec/muon.md section 7"}, {"no_transpose"}},
+  {"BugB24", "KNOWN_BUG", "bug-reports B24: a non-matrix input to Newton-Schulz gets a clear error", NULL,
+   {"bug-reports B24", "spec/muon.md section 12"}, {NULL}},
+  /* state, section 11 */
+  {"StateRoundTrip", "BASIC", "the optimizer state is exported and imported into a fresh optimizer mid-run",
+   "a lost step count restarts bias correction", {"spec/muon.md section 11"}, {"state_step_reset"}},
+  {"BugB13", "KNOWN_BUG", "bug-reports B13: save, load, step equals an uninterrupted run", NULL,
+   {"bug-reports B13", "spec/muon.md section 11"}, {"state_step_reset"}},
+  {"BugB14", "KNOWN_BUG", "bug-reports B14: the saved state holds every momentum buffer", NULL,
+   {"bug-reports B14", "spec/muon.md section 11"}, {"state_step_reset"}},
+  /* errors, section 12 */
+  {"ErrorMessage", "ERROR_HANDLING", "the implementation must refuse with exactly this status and message (or any "
+   "message where the test says match any)", NULL, {"spec/muon.md section 12", "spec/vectors.md section 2.4"},
+   {NULL}},
+  {"NanOption", "ERROR_HANDLING", "NeMo accepts this value; refusing it or running are both acceptable", NULL,
+   {"spec/vectors.md section 2.4"}, {NULL}},
+  {"BadGradient", "ERROR_HANDLING", "a NaN, infinite, sparse or complex gradient", NULL,
+   {"spec/muon.md section 12", "spec/vectors.md section 2.4"}, {NULL}},
+  {"BugB19", "KNOWN_BUG", "bug-reports B19: complex gradients are refused", NULL,
+   {"bug-reports B19", "spec/muon.md section 12"}, {NULL}},
+  /* judging, spec/vectors.md section 5 */
+  {"Bf16Exact", "JUDGING", "expectedBf16 / expected.bf16 is the exact result of the bf16 semantics in each accepted "
+   "evaluation order (expectedBf16Orders / bf16Orders), certified independent of the order of accumulation", NULL,
+   {"spec/vectors.md section 5.2", "spec/muon.md section 7.2"}, {"bf16_scalars", "wrong_coefficient"}},
+  {"Bf16Noise", "JUDGING", "the bf16 Newton-Schulz result is not exactly defined here (2-5 % from the exact one at "
+   "these sizes); a Muon parameter's update is judged relative to its norm, with an allowance 1.5 times the largest "
+   "deviation measured for correct bf16 implementations", NULL, {"spec/vectors.md section 5.1"}, {NULL}},
+  {"PlatformRobust", "JUDGING", "no measured platform effect of PyTorch 1.13 CPU (bf16-rounded scalars, bf16 "
+   "accumulation on strided operands) can change this case's verdict: a correct port passes it on that platform, raw",
+   NULL, {"spec/vectors.md section 5.3"}, {NULL}},
+};
+
+/* The note of one flag as a JSON object. */
+static json_t *note_json(const flag_note *n)
 {
-  static const char *const N[][2] = {
-    {"Bf16Exact", "expectedBf16 / expected.bf16 is the exact result of the bf16 semantics in each accepted evaluation order (expectedBf16Orders / bf16Orders), certified independent of the order of accumulation"},
-    {"Bf16Noise", "the bf16 Newton-Schulz result is not exactly defined here (2-5 % from the exact one at these sizes); a Muon parameter's update is judged relative to its norm, with an allowance 1.5 times the largest deviation measured for correct bf16 implementations"},
-    {"PlatformRobust", "no measured platform effect of PyTorch 1.13 CPU (bf16-rounded scalars, bf16 accumulation on strided operands) can change this case's verdict: a correct port passes it on that platform, raw"},
-    {"ZeroGradient", "zero gradients: only decay acts"},
-    {"ErrorMessage", "the implementation must refuse with exactly this message"},
-    {"NanOption", "NeMo accepts this value; refusing it or running are both acceptable"},
-    {"StateRoundTrip", "the optimizer state is exported and imported into a fresh optimizer mid-run"},
-  };
-  json_t *o = json_object();
-  for (size_t i = 0; i < sizeof N / sizeof N[0]; i++)
-    json_object_set_new(o, N[i][0], json_string(N[i][1]));
-  json_object_set_new(o, "BugB01", json_string("bug-reports B01: a Muon-routed matrix must not get plain lr * g"));
-  json_object_set_new(o, "BugB03", json_string("bug-reports B03: conv filters forced to Muon are flattened to (out, rest)"));
-  json_object_set_new(o, "BugB04", json_string("bug-reports B04: a (C, 1, 1) LayerScale is not a matrix"));
-  json_object_set_new(o, "BugB07", json_string("bug-reports B07: the scale ratio depends on the storage layout"));
-  json_object_set_new(o, "BugB09", json_string("bug-reports B09: sum vs EMA momentum buffers"));
-  json_object_set_new(o, "BugB13", json_string("bug-reports B13: save, load, step equals an uninterrupted run"));
-  json_object_set_new(o, "BugB14", json_string("bug-reports B14: the saved state holds every momentum buffer"));
-  json_object_set_new(o, "BugB15", json_string("bug-reports B15: a parameter without gradient is skipped, not zero-filled"));
-  json_object_set_new(o, "BugB16", json_string("bug-reports B16: a zero gradient gives a finite zero update"));
-  json_object_set_new(o, "BugB19", json_string("bug-reports B19: complex gradients are refused"));
-  json_object_set_new(o, "BugB21", json_string("bug-reports B21: the orthogonalised update is not clipped by the gradient norm"));
-  json_object_set_new(o, "BugB24", json_string("bug-reports B24: a non-matrix input to Newton-Schulz gets a clear error"));
+  json_t *o = json_object(), *links = json_array(), *faults = json_array();
+  json_object_set_new(o, "bugType", json_string(n->bug_type));
+  json_object_set_new(o, "description", json_string(n->description));
+  if (n->effect)
+    json_object_set_new(o, "effect", json_string(n->effect));
+  for (size_t i = 0; i < 3 && n->links[i]; i++)
+    json_array_append_new(links, json_string(n->links[i]));
+  json_object_set_new(o, "links", links);
+  for (size_t i = 0; i < 6 && n->faults[i]; i++)
+    json_array_append_new(faults, json_string(n->faults[i]));
+  json_object_set_new(o, "faults", faults);
   return o;
 }
 
-static json_t *file_json(const char *profile, const char *area, const char *header, json_t *groups, long n_tests)
+/* The notes of the flags the tests of `groups` use, in table order; NULL
+ * with *missing set to a flag that has no note. */
+static json_t *notes(const json_t *groups, const char **missing)
+{
+  json_t *used = json_object();
+  for (size_t i = 0; i < json_array_size(groups); i++) {
+    const json_t *tests = json_object_get(json_array_get(groups, i), "tests");
+    for (size_t t = 0; t < json_array_size(tests); t++) {
+      const json_t *fl = json_object_get(json_array_get(tests, t), "flags");
+      for (size_t k = 0; k < json_array_size(fl); k++)
+        json_object_set_new(used, json_string_value(json_array_get(fl, k)), json_true());
+    }
+  }
+  json_t *o = json_object();
+  for (size_t i = 0; i < sizeof NOTES / sizeof NOTES[0]; i++)
+    if (json_object_get(used, NOTES[i].flag)) {
+      json_object_set_new(o, NOTES[i].flag, note_json(&NOTES[i]));
+      json_object_del(used, NOTES[i].flag);
+    }
+  const char *key;
+  json_t *v;
+  *missing = NULL;
+  json_object_foreach(used, key, v) {
+    static char name[128];
+    snprintf(name, sizeof name, "%s", key);
+    *missing = name;
+    break;
+  }
+  json_decref(used);
+  if (*missing)
+    json_decref(o), o = NULL;
+  return o;
+}
+
+static json_t *file_json(const char *profile, const char *area, const char *header, json_t *groups, json_t *note,
+                         long n_tests)
 {
   json_t *f = json_object(), *gen = json_object(), *h = json_array();
   json_object_set_new(f, "schema", json_string("muonref-vectors-v1"));
@@ -76,7 +251,8 @@ static json_t *file_json(const char *profile, const char *area, const char *head
   char ref[256];
   snprintf(ref, sizeof ref,
            "GNU MPFR %s at a working precision of at least 256 bits; every value is the exact result correctly "
-           "rounded to its format, identical at the working precision and at twice it",
+           "rounded to its format, certified by an explicit error bound (spec/reference.md section 5) and "
+           "identical at the working precision and at twice it",
            mpfr_get_version());
   json_object_set_new(gen, "reference", json_string(ref));
   json_object_set_new(gen, "seed", json_integer(GEN_SEED));
@@ -87,7 +263,7 @@ static json_t *file_json(const char *profile, const char *area, const char *head
   json_array_append_new(h, json_string(header));
   json_array_append_new(h, json_string("Generated by `muonref gen`; do not edit. Format: spec/vectors.md."));
   json_object_set_new(f, "header", h);
-  json_object_set_new(f, "notes", notes());
+  json_object_set_new(f, "notes", note);
   json_object_set_new(f, "testGroups", groups);
   return f;
 }
@@ -159,7 +335,15 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
       st = muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s (no file was written)", AREAS[a].name, g->error);
       break;
     }
-    json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g->groups, g->n_tests);
+    const char *missing;
+    json_t *note = notes(g->groups, &missing);
+    if (!note) {
+      unlink_all(tmp, n_written);
+      st = muonref_fail(err, MUONREF_ENUMERIC, "area %s: flag %s has no note in vectors/gen.c's table (no file was "
+                        "written)", AREAS[a].name, missing);
+      break;
+    }
+    json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g->groups, note, g->n_tests);
     g->groups = NULL; /* f owns it */
     snprintf(final[n_written], sizeof final[0], "%s/%s_%s.json", dir, profile, AREAS[a].name);
     snprintf(tmp[n_written], sizeof tmp[0], "%.4100s.new", final[n_written]);

@@ -746,7 +746,7 @@ void gen_area_errors(gen_ctx *g)
     c.error_message = G[k].msg;
     c.result = G[k].result;
     c.error_any = G[k].any;
-    flags(&c, "ErrorMessage", G[k].kind ? "BadGradient" : "RoutingForced", NULL);
+    flags(&c, "ErrorMessage", G[k].kind ? "BadGradient" : "RoutingForced", G[k].kind == 4 ? "BugB19" : NULL);
     gen_add_step(g, &c);
   }
 }

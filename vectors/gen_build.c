@@ -719,8 +719,8 @@ int gen_run_jobs(gen_ctx *const *ctx, size_t n, int threads)
 void gen_add_ns_error(gen_ctx *g, const char *comment, const muonref_shape *shape, const char *status,
                       const char *message)
 {
-  const char *flags[] = {"ErrorMessage", "PlatformRobust", NULL};
-  json_t *t = new_test(g, comment, flags, 2, "invalid");
+  const char *flags[] = {"ErrorMessage", "PlatformRobust", "BugB24", NULL}; /* B24: a non-matrix input */
+  json_t *t = new_test(g, comment, flags, 3, "invalid");
   size_t n = muonref_shape_numel(shape);
   float *z = gen_zeros(n);
   json_object_set_new(t, "input", tensor_json(z, shape));

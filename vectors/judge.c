@@ -190,6 +190,7 @@ static int compare_json(const json_t *got, const json_t *exp, const tol *t, size
     return failf(v, "%s: missing from the result", name);
   }
   int st = tensor(&a, got, "result", name, err);
+  v->bad_result |= st != 0;
   if (!st && (st = tensor(&b, exp, where, name, err)))
     muonref_tensor_free(&a);
   if (st)
@@ -212,6 +213,7 @@ static int compare_update(const json_t *got, const json_t *exp, const json_t *in
     return failf(v, "%s: missing from the result", name);
   }
   int st = tensor(&g, got, "result", name, err);
+  v->bad_result |= st != 0;
   if (!st && (st = tensor(&e, exp, where, name, err)))
     muonref_tensor_free(&g);
   if (!st && (st = tensor(&p, init, where, "init", err)))
@@ -263,7 +265,7 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
     if (json_is_null(e))
       continue;
     if (!json_is_object(g) || !json_is_integer(json_object_get(g, "step")))
-      return muonref_fail(err, MUONREF_EFORMAT, "result.%s: a state must be null or an object with an integer \"step\"",
+      return v->bad_result = 1, muonref_fail(err, MUONREF_EFORMAT, "result.%s: a state must be null or an object with an integer \"step\"",
                           name);
     if (json_integer_value(json_object_get(g, "step")) != json_integer_value(json_object_get(e, "step"))) {
       snprintf(name + strlen(name), sizeof name - strlen(name), ".step");
@@ -323,7 +325,7 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
   }
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
   if (gs && !json_is_array(gs))
-    return muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
+    return v->bad_result = 1, muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
   if (json_is_array(gs) && json_array_size(gs) != json_array_size(es))
     return failf(v, "state: %zu entries, expected one per parameter (%zu)", json_array_size(gs), json_array_size(es));
   if (json_is_array(gs) && json_is_array(es))
@@ -340,6 +342,7 @@ static int judge_transpose_pair(const json_t *res, muonref_verdict *v, muonref_e
   int st = tensor(&a, json_object_get(res, "output"), "result", "output", err);
   if (!st && (st = tensor(&b, json_object_get(res, "outputT"), "result", "outputT", err)))
     muonref_tensor_free(&a);
+  v->bad_result |= st != 0;
   if (st)
     return st;
   size_t r = a.shape.dims[0], c = a.shape.dims[1];
@@ -384,6 +387,7 @@ static int judge_one(const json_t *test, const char *kind, const json_t *res, co
   v->worst = 0;
   v->detail[0] = v->failing[0] = '\0';
   v->orders = 0;
+  v->bad_result = 0;
   if (!strcmp(kind, "step"))
     return judge_step(test, res, exp, t, v, where, err);
   return compare_json(json_object_get(res, "output"), exp, t, 0, "output", v, where, err);
@@ -414,7 +418,7 @@ static int judge_orders(const json_t *test, const char *kind, const json_t *res,
     } else {
       int st = judge_one(test, kind, res, e, t, &vk[k], where, err);
       if (st)
-        return st;
+        return v->bad_result = vk[k].bad_result, st;
     }
     if (vk[k].pass) {
       mask |= 1u << k;
@@ -437,6 +441,7 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
   v->worst = 0;
   v->detail[0] = v->failing[0] = '\0';
   v->orders = 0;
+  v->bad_result = 0;
   if (!result)
     return failf(v, "not run (no result)");
   if (json_object_get(result, "skipped"))

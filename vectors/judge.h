@@ -18,6 +18,8 @@ typedef struct muonref_verdict {
   unsigned orders;   /* bf16 cases with accepted evaluation orders: bit k set
                         when the result matches order k (muonref_bf16_order);
                         0 for other cases */
+  int bad_result;    /* the error returned is about the result entry (a
+                        malformed tensor or state), not about the vector */
 } muonref_verdict;
 
 /* Judges `result` (spec/vectors.md section 4; NULL = not run) against

@@ -83,11 +83,18 @@ int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *pa
 int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                            const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
 
-/* ---- correct rounding, demonstrated (ref/crcheck.c) ----
- * Each *_cr function computes at prec and again at 2 * prec, rounds both
- * results to the output formats and compares them bit for bit.  Agreement
- * shows the rounded outputs do not depend on the working precision;
- * disagreement is reported, never hidden. */
+/* ---- correct rounding, certified (ref/crcheck.c) ----
+ * Each *_cr function certifies every published output by an explicit error
+ * bound (spec/reference.md section 5): the result at q = 2 * prec carries
+ * an elementwise bound B (a running bound for Newton-Schulz and the step,
+ * an a priori one for the polar factor), and an output is published only
+ * when the whole interval [v - B, v + B] rounds to one value of its format
+ * (MPFR's can-round test).  Outputs that cannot be rounded are recomputed
+ * at 2q, then 4q (up to 8 * prec, Ziv's strategy); when some still cannot,
+ * nothing is published and MUONREF_ENUMERIC is returned.  As a second,
+ * independent check the results at prec and at 2 * prec are rounded and
+ * compared bit for bit; any disagreement is reported (MUONREF_ENUMERIC),
+ * never hidden.  The sign of a zero result is not certified. */
 typedef struct muonref_ref_cr_report {
   mpfr_prec_t prec, prec_hi; /* the two working precisions               */
   size_t n_outputs;          /* rounded outputs compared                 */
@@ -97,28 +104,46 @@ typedef struct muonref_ref_cr_report {
   unsigned ns_uncertain;     /* steps with ns_format bf16: the MUONREF_NSR_*
                                 reasons the bf16 Newton-Schulz result is not
                                 certified (0: certified; ns_rounded.h)     */
+  /* the error-bound certificate (fields added after the above): */
+  size_t n_published;        /* outputs the function writes (certified ones) */
+  size_t n_certified;        /* of which the bound at prec_cert certified    */
+  size_t n_uncertified;      /* not certified at the highest precision tried */
+  mpfr_prec_t prec_cert;     /* precision of the published results (2 prec,
+                                or more after retries; 0: none certified)   */
+  int retries;               /* recomputations at higher precision (Ziv)     */
+  double bound_log2;         /* log2 of the largest absolute error bound of a
+                                published output at prec_cert (-inf: none)  */
 } muonref_ref_cr_report;
 
+/* The largest working precision a *_cr function retries at: 8 * prec. */
+#define MUONREF_REF_CR_MAX_FACTOR 8
+
 /* NS of the float32 (rows, cols) matrix `in`: out32 (float32) and out64
- * (binary64, may be NULL) receive the prec_hi results.  Compares the
- * float32 and binary64 roundings.  Returns MUONREF_OK when all agree,
- * MUONREF_ENUMERIC (with the count and first element in the message and
- * *rep) when some differ, or muonref_ref_ns's errors.  rep may be NULL. */
+ * (binary64, may be NULL) receive the certified results (prec_cert).
+ * Certifies out32 and, when given, out64 with the running bound of
+ * spec/reference.md 5.1; compares the float32 and binary64 roundings at
+ * prec and 2 prec.  Returns MUONREF_OK when all agree and all published
+ * outputs are certified, MUONREF_ENUMERIC (with the count and first element
+ * in the message and *rep) otherwise, or muonref_ref_ns's errors.  rep may
+ * be NULL. */
 int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows, size_t cols,
                       const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 /* Polar factor of the binary64 (rows, cols) matrix g: q32 (float32), q64
  * (binary64, may be NULL) and sv (min(rows, cols) binary64 singular
- * values, may be NULL) from prec_hi; compares the float32 and binary64
- * roundings of q and the binary64 singular values.  Status as
- * muonref_ref_ns_cr, plus muonref_ref_polar's errors. */
+ * values, may be NULL) from prec_cert; certifies the published ones with
+ * the a priori bound of spec/reference.md 5.3 (not a running bound) and
+ * compares the float32 and binary64 roundings of q and the binary64
+ * singular values at prec and 2 prec.  Status as muonref_ref_ns_cr, plus
+ * muonref_ref_polar's errors. */
 int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
                          mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 /* muonref_ref_step at prec and at 2 * prec on copies; compares the float32
- * parameter and state buffers.  When they agree the prec_hi results are
- * written as muonref_ref_step would; when they differ nothing is written
- * and MUONREF_ENUMERIC is returned. */
+ * parameter and state buffers, and certifies them with the running bound of
+ * spec/reference.md 5.2 (retrying at 4 and 8 prec).  When they agree and
+ * are certified the prec_cert results are written as muonref_ref_step
+ * would; otherwise nothing is written and MUONREF_ENUMERIC is returned. */
 int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                         const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
