@@ -112,8 +112,9 @@ class SGD:
     def params(self):
         return [list(x) for x in self.p]
 
-    def state(self):
-        return [{'momentum_buffer': [0.0] * len(x)} if c else None for x, c in zip(self.p, self.count)]
+    def state(self):  # extra keys are ignored; a missing step is counted by the writer
+        return [{'momentum_buffer': [0.0] * len(x), 'use_muon': True} if c else None
+                for x, c in zip(self.p, self.count)]
 
     def newton_schulz(self, x, steps):
         return rw.Tensor.from_nested([[2 * v for v in row] for row in x.tolist()])
@@ -130,6 +131,9 @@ check('names given', 'w' in port.seen and 'b' in port.seen)
 check('round trip skipped without callbacks', 'export_state' in res[2].get('skipped', ''))
 check('ns', res[3]['output'] == {'dtype': 'f32', 'shape': [1, 2], 'hex': f32hex(2.0, 4.0)})
 check('transpose', res[4]['outputT'] == {'dtype': 'f32', 'shape': [2, 1], 'hex': f32hex(2.0, 4.0)})
+check('adamw state, step counted', rw._state_entry({'exp_avg': [1.0], 'exp_avg_sq': [2.0]}, 3)
+      == {'step': 3, 'exp_avg': T(1.0), 'exp_avg_sq': T(2.0)})
+check('incomplete state is null', rw._state_entry({'exp_avg': [1.0]}, 3) is None)
 check('error message', res[5] == {'file': 'unit.json', 'tcId': 5, 'error': 'Invalid learning rate: -1.0'})
 
 # round trip with callbacks: the state travels, params are re-read

@@ -47,10 +47,11 @@ params()
 state()            (optional)
     Every parameter's state, in index order: None (no state), or a dict
     {'step': int, 'momentum_buffer': T} (Muon) or
-    {'step': int, 'exp_avg': T, 'exp_avg_sq': T} (AdamW).  A Muon state
-    without 'step' gets the number of steps in which the parameter received
-    a gradient (spec/muon.md section 11), as torch_driver.py does.  Without
-    this callback the state is not written and not judged.
+    {'step': int, 'exp_avg': T, 'exp_avg_sq': T} (AdamW); other keys are
+    ignored.  A state without 'step' gets the number of steps in which the
+    parameter received a gradient (spec/muon.md section 11), as
+    torch_driver.py does for Muon states (Paddle and Keras keep no step).
+    Without this callback the state is not written and not judged.
 newton_schulz(x, steps)   (optional)
     The port's Newton-Schulz function on the f32 matrix Tensor x, with
     `steps` steps.  Without it, ns and transpose cases are written as
@@ -325,6 +326,22 @@ def read_vector_files(paths: Sequence[str]) -> List[tuple]:
 # ---------------------------------------------------------------- running cases
 
 
+def _state_entry(st: Any, steps_with_grad: int) -> Optional[Dict[str, Any]]:
+    """One parameter's state in the results layout, from what state() returned: the
+    buffers of its branch and `step` (the count of steps with a gradient when the port
+    keeps none); other keys (e.g. a cached routing flag) are ignored."""
+    if not st:
+        return None
+    keys = ('momentum_buffer',) if 'momentum_buffer' in st else ('exp_avg', 'exp_avg_sq')
+    if not all(k in st for k in keys):
+        return None
+    step = st.get('step')
+    out: Dict[str, Any] = {'step': steps_with_grad if step is None else int(step)}
+    for k in keys:
+        out[k] = encode_tensor(st[k])
+    return out
+
+
 class _Skip(Exception):
     """A case this implementation cannot run (recorded as skipped with the reason)."""
 
@@ -377,13 +394,7 @@ class _Runner:
         if self.cb['state'] is not None:
             states = []
             for st, n in zip(self.cb['state'](), counts):
-                if not st:
-                    states.append(None)
-                    continue
-                st = dict(st)
-                if 'momentum_buffer' in st and st.get('step') is None:
-                    st['step'] = n
-                states.append({k: (int(v) if k == 'step' else encode_tensor(v)) for k, v in st.items()})
+                states.append(_state_entry(st, n))
             out['state'] = states
         return out
 
