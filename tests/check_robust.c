@@ -204,6 +204,68 @@ START_TEST(parameter_overflow_is_refused)
 }
 END_TEST
 
+/* spec/muon.md section 1: with every option invalid, validation reports
+ * them one at a time in the documented order (each fixed in turn). */
+START_TEST(validation_runs_in_the_documented_order)
+{
+  muonref_options o = tu_nemo();
+  o.lr = -1.0;
+  o.momentum = 1.0;
+  o.ns_steps = 0;
+  o.weight_decay = -0.01;
+  o.adam_beta1 = 1.0;
+  o.adam_eps = -1e-8;
+  o.adam_lr_ratio = -0.025;
+  o.adam_dim_threshold = 0;
+  o.scale_mode = (muonref_scale_mode)7;
+  o.nesterov = 2;
+  o.use_muon = (muonref_use_muon)3;
+  o.momentum_form = (muonref_momentum_form)5;
+  o.n_coeffs = 0;
+  o.coeff_order = (muonref_coeff_order)2;
+  o.ns_eps = -1.0;
+  o.eps_mode = (muonref_eps_mode)2;
+  o.ns_format = (muonref_ns_format)3;
+  const muonref_options ok = tu_nemo();
+  static const char *const order[] = {
+    "Invalid learning rate: -1.0", "Invalid momentum: 1.0", "Invalid number of Newton-Schulz steps: 0",
+    "Invalid weight decay: -0.01", "Invalid AdamW betas: (1.0, 0.95)", "Invalid AdamW epsilon: -1e-08",
+    "Invalid AdamW learning rate ratio: -0.025", "Invalid AdamW dimension threshold: 0",
+    "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none')", "Invalid nesterov: 2 (expected 0 or 1)",
+    "Invalid use_muon: 3 (expected None, False or True)", "Unknown momentum_form 5, expected one of ('sum', 'ema')",
+    "Invalid number of Newton-Schulz coefficient triples: 0 (expected 1 to 32)",
+    "Unknown coeff_order 2, expected one of ('cycle', 'repeat_last')", "Invalid Newton-Schulz epsilon: -1.0",
+    "Unknown eps_mode 2, expected one of ('add', 'clamp')",
+    "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')",
+  };
+  muonref_error e;
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+    ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+    ck_assert_str_eq(e.message, order[k]);
+    switch (k) { /* fix the option just reported */
+    case 0: o.lr = ok.lr; break;
+    case 1: o.momentum = ok.momentum; break;
+    case 2: o.ns_steps = ok.ns_steps; break;
+    case 3: o.weight_decay = ok.weight_decay; break;
+    case 4: o.adam_beta1 = ok.adam_beta1; break;
+    case 5: o.adam_eps = ok.adam_eps; break;
+    case 6: o.adam_lr_ratio = ok.adam_lr_ratio; break;
+    case 7: o.adam_dim_threshold = ok.adam_dim_threshold; break;
+    case 8: o.scale_mode = ok.scale_mode; break;
+    case 9: o.nesterov = ok.nesterov; break;
+    case 10: o.use_muon = ok.use_muon; break;
+    case 11: o.momentum_form = ok.momentum_form; break;
+    case 12: o.n_coeffs = ok.n_coeffs; break;
+    case 13: o.coeff_order = ok.coeff_order; break;
+    case 14: o.ns_eps = ok.ns_eps; break;
+    case 15: o.eps_mode = ok.eps_mode; break;
+    default: o.ns_format = ok.ns_format; break;
+    }
+  }
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("robust");
@@ -213,6 +275,7 @@ int main(void)
   tcase_add_test(tc, step_divergence_changes_nothing_in_any_parameter);
   tcase_add_test(tc, bf16_rounding_to_infinity_is_refused);
   tcase_add_test(tc, parameter_overflow_is_refused);
+  tcase_add_test(tc, validation_runs_in_the_documented_order);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
