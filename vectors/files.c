@@ -67,9 +67,10 @@ static int walk(const char *path, list *l, list *seen, muonref_error *err)
     const char *d = names[i]->d_name;
     if (!st && d[0] != '.') {
       char sub[4096];
-      snprintf(sub, sizeof sub, "%s/%s", path, d);
       struct stat s2;
-      if (stat(sub, &s2) == 0 && S_ISDIR(s2.st_mode))
+      if (snprintf(sub, sizeof sub, "%s/%s", path, d) >= (int)sizeof sub)
+        st = muonref_fail(err, MUONREF_EIO, "%.200s.../%s: path longer than PATH_MAX (4096 bytes)", path, d);
+      else if (stat(sub, &s2) == 0 && S_ISDIR(s2.st_mode))
         st = walk(sub, l, seen, err);
       else if (ends_with_json(d) && !seen_before(seen, sub))
         st = push(l, sub) ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory");
@@ -127,8 +128,9 @@ json_t *muonref_vector_file_load(const char *path, muonref_error *err)
 
 int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err)
 {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    return muonref_fail(err, MUONREF_EIO, "%.200s...: cannot write: path too long", path);
   size_t flags = JSON_REAL_PRECISION(17) | (indent ? JSON_INDENT(indent) : JSON_COMPACT);
   FILE *f = fopen(tmp, "w");
   int ok = f && json_dumpf(j, f, flags) == 0 && fputc('\n', f) != EOF;

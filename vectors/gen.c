@@ -112,6 +112,15 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen
     return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, list);
   }
   char dir[4096];
+  /* the longest name written below is DIR/PROFILE/PROFILE_AREA.json.tmp.PID
+   * (muonref_json_write_atomic): refuse a folder whose paths would not fit
+   * PATH_MAX (4096) rather than truncate them */
+  size_t longest = 0;
+  for (size_t a = 0; a < n_areas; a++)
+    longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
+  if (strlen(out_dir) + 2 * strlen(profile) + longest + 32 >= sizeof dir)
+    return muonref_fail(err, MUONREF_EOPTION, "--out: a folder name of %zu bytes is too long: the files in it would "
+                        "pass PATH_MAX (4096 bytes)", strlen(out_dir));
   snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
   mkdir(out_dir, 0777);
   if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
