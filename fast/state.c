@@ -137,7 +137,7 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     for (int k = 0; k < sh.ndim; k++)
       put_u64(&b, sh.dims[k]);
     put_u32(&b, (uint32_t)st.initialized);
-    put_u32(&b, (uint32_t)(st.initialized ? st.use_muon : muonref_optimizer_route(opt, i)->use_muon));
+    put_u32(&b, (uint32_t)(st.initialized ? st.use_muon : 0)); /* one encoding: no branch before a state */
     put_u64(&b, (uint64_t)(int64_t)(st.initialized ? st.step : 0));
     put_u64(&b, muonref_optimizer_route(opt, i)->numel);
     if (st.initialized && st.use_muon) {
@@ -282,8 +282,20 @@ static float *get_buffer(cur *c, size_t n, int *nonfinite)
 static int parse(cur *c, muonref_state_file *out, const char *path, muonref_error *err)
 {
   char b[64];
-  take(c, out->profile, 32);
-  out->profile[31] = '\0';
+  unsigned char name[32];
+  take(c, name, 32);
+  size_t len = 0;
+  while (len < 32 && name[len] >= 0x20 && name[len] < 0x7f)
+    len++;
+  for (size_t k = len; k < 32; k++)
+    if (name[k] != 0)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: the profile name must be printable ASCII padded with NUL bytes "
+                          "(at most 31)", path);
+  if (len == 32)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the profile name must be printable ASCII padded with NUL bytes "
+                        "(at most 31)", path);
+  memcpy(out->profile, name, len);
+  out->profile[len] = '\0';
   uint64_t ng = get_u64(c), np = get_u64(c);
   /* every group takes at least 100 bytes and every parameter 28: bounds
    * the counts by the file's size before anything is allocated */
@@ -316,6 +328,9 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     if (group >= ng)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: group %llu, the file has %zu groups", path, i,
                           (unsigned long long)group, out->n_groups);
+    if (i > 0 && group < out->param_group[i - 1])
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: group %llu after group %zu (parameters are "
+                          "numbered in group order)", path, i, (unsigned long long)group, out->param_group[i - 1]);
     if (ndim > MUONREF_MAX_NDIM)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: %u dimensions, at most %d are supported", path, i,
                           ndim, MUONREF_MAX_NDIM);
@@ -334,9 +349,9 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     uint64_t step = get_u64(c), n = get_u64(c);
     if (c->short_read)
       break;
-    if (init > 1 || muon > 1)
-      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: initialized %u and use_muon %u must be 0 or 1",
-                          path, i, init, muon);
+    if (init > 1 || muon > 1 || (!init && muon))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: initialized %u and use_muon %u must be 0 or 1 "
+                          "(use_muon 0 before a state exists)", path, i, init, muon);
     if ((int64_t)step < 0 || step > (uint64_t)MUONREF_MAX_STEP || (!init && step != 0) || (init && step < 1))
       return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: step %lld (an initialized state has 1 to 2^53, "
                           "an uninitialized one 0)", path, i, (long long)step);
