@@ -142,7 +142,12 @@ static int print_sigma(const ns_args *a, const mst_set *s)
   mpfr_inits2(MST_PREC, x, y, (mpfr_ptr)0);
   mpfr_set_d(x, a->sigma, MPFR_RNDN);
   mst_mp_phi(y, x, s, a->steps ? a->steps : s->default_steps, 0);
-  mpfr_printf("%#.17Rg\n", y);
+  if (mpfr_nan_p(y))
+    printf("undefined (the iteration left the real numbers' range)\n");
+  else if (mpfr_inf_p(y))
+    printf("diverged (beyond MPFR's exponent range)\n");
+  else
+    mpfr_printf("%#.17Rg\n", y);
   mpfr_clears(x, y, (mpfr_ptr)0);
   return EXIT_OK;
 }
@@ -158,7 +163,7 @@ static void print_study(const mst_set *s, int steps, double smin)
          s->o.n_coeffs, s->norm_safety, smin);
   printf("%-5s %-20s %-20s %-20s\n", "step", "min phi_k", "max phi_k", "phi_k(s_min)");
   for (int k = 0; k <= K; k++)
-    printf("%-5d %-20.12g %-20.12g %-20.12g\n", k, lo[k], hi[k], ps[k]);
+    printf("%-5d %-20s %-20s %-20s\n", k, mst_num("%.12g", lo[k]), mst_num("%.12g", hi[k]), mst_num("%.12g", ps[k]));
   printf("band stops shrinking after step: %d\nconvergent: %s\nsteps for phi(s_min) within 1%%: %d\n"
          "steps for the band within 1%%: %d\n\n",
          sum.stop_step, sum.convergent ? "yes" : "no", sum.steps_smin_1pct, sum.steps_band_1pct);

@@ -12,8 +12,16 @@
  *               parameter and a fresh state) or an object {"param": tensor,
  *               "grads": [tensor, ...]}: prints {"param": f32, "state": ...}
  *               after the steps, routed by the profile's options
- * Options: --prec BITS (default 256), --profile NAME (default nemo). */
+ * Options: --prec BITS (default 256, at most 65536), --profile NAME
+ * (default nemo), --max-cpu SECONDS (default 600).
+ * Resource limits (spec/reference.md, "Cost and limits"): before computing,
+ * the CPU time is estimated from the shape, the steps and the precision
+ * (measured here: polar 6e-6 s and 5 Newton-Schulz steps 3e-6 s per
+ * min(r,c)^2 max(r,c) at 256 bits, the p and 2p runs included, times
+ * (BITS / 256)^1.2); above 10 s the estimate is printed on stderr, above
+ * --max-cpu the run is refused (exit 2) naming the estimate. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,14 +34,40 @@
 typedef struct ref_args {
   const char *what, *file, *profile;
   long prec;
+  double max_cpu; /* seconds of estimated CPU time allowed */
   muonref_options o;
 } ref_args;
 
+/* Estimated CPU seconds of the reference on an (r, c) matrix: `polar`, or
+ * `ns_steps` Newton-Schulz steps; calibrated on this project's machine
+ * (see the file comment).  The exponent 1.2 of the precision is measured
+ * from 256 to 4096 bits (32x32: x28 for 16x the bits). */
+static double estimate_seconds(int polar, size_t r, size_t c, int ns_steps, long prec)
+{
+  double m = (double)(r < c ? r : c), n = (double)(r < c ? c : r);
+  double per = polar ? 6e-6 : 3e-6 * ns_steps / 5.0;
+  return per * m * m * n * pow((double)prec / 256.0, 1.2);
+}
+
+/* Refuses (exit 2) or warns about a run estimated at `sec` CPU seconds. */
+static int within_limits(const ref_args *a, const char *what, double sec)
+{
+  if (sec > a->max_cpu) {
+    fprintf(stderr, "muonref ref: %s at %ld bits: estimated %.3g s of CPU time, more than the limit of %.3g s "
+                    "(raise it with --max-cpu SECONDS, or lower --prec)\n", what, a->prec, sec, a->max_cpu);
+    return EXIT_USAGE;
+  }
+  if (sec > 10)
+    fprintf(stderr, "muonref ref: %s at %ld bits: estimated %.3g s of CPU time\n", what, a->prec, sec);
+  return EXIT_OK;
+}
+
 static int usage(void)
 {
-  fprintf(stderr, "usage: muonref ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
+  fprintf(stderr, "usage: muonref ref polar|ns|step FILE [--prec BITS] [--profile NAME] [--max-cpu SECONDS]\n"
                   "Runs the high-precision reference on the tensor in FILE and prints the correctly\n"
-                  "rounded result as JSON (computed at BITS and 2*BITS; default 256).\n");
+                  "rounded result as JSON (computed at BITS and 2*BITS; default 256).  Runs whose\n"
+                  "estimated CPU time exceeds --max-cpu (default 600 s) are refused.\n");
   return EXIT_USAGE;
 }
 
@@ -42,7 +76,17 @@ static int parse(int argc, char **argv, ref_args *a)
   a->what = a->file = NULL;
   a->profile = "nemo";
   a->prec = MUONREF_REF_PREC;
+  a->max_cpu = 600;
   for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--max-cpu")) {
+      char *end;
+      a->max_cpu = strtod(argv[++i], &end);
+      if (*end || !(a->max_cpu > 0) || !isfinite(a->max_cpu)) {
+        fprintf(stderr, "muonref ref: --max-cpu '%s': expected a positive number of seconds\n", argv[i]);
+        return EXIT_USAGE;
+      }
+      continue;
+    }
     if (i + 1 < argc && !strcmp(argv[i], "--prec")) {
       char *end;
       a->prec = strtol(argv[++i], &end, 10);
@@ -125,6 +169,9 @@ static int fail(const muonref_error *e)
 static int run_polar(const ref_args *a, const muonref_tensor *g)
 {
   size_t r = g->shape.dims[0], c = g->shape.dims[1], k = r < c ? r : c;
+  int lim = within_limits(a, "polar factor", estimate_seconds(1, r, c, 0, a->prec));
+  if (lim)
+    return lim;
   double *gd = malloc(r * c * sizeof *gd);
   muonref_tensor q, q64, sv;
   if (!gd || new_tensor(&q, MUONREF_TENSOR_F32, r, c) || new_tensor(&q64, MUONREF_TENSOR_F64, r, c) ||
@@ -155,6 +202,9 @@ static int run_ns(const ref_args *a, const muonref_tensor *g)
     return EXIT_USAGE;
   }
   size_t r = g->shape.dims[0], c = g->shape.dims[1];
+  int lim = within_limits(a, "Newton-Schulz", estimate_seconds(0, r, c, a->o.ns_steps, a->prec));
+  if (lim)
+    return lim;
   muonref_tensor out, out64;
   if (new_tensor(&out, MUONREF_TENSOR_F32, r, c) || new_tensor(&out64, MUONREF_TENSOR_F64, r, c))
     return fprintf(stderr, "muonref ref: out of memory\n"), EXIT_INTERNAL;
@@ -199,6 +249,13 @@ static int run_step(const ref_args *a, const json_t *j)
     fprintf(stderr, "muonref ref step: %s: %s\n", a->file, p.f ? e.message : "the parameter must be f32 or bf16");
     muonref_tensor_free(&p);
     return EXIT_USAGE;
+  }
+  size_t n_steps0 = single ? 1 : json_array_size(gl);
+  double est = r.use_muon ? (double)n_steps0 * estimate_seconds(0, r.rows, r.cols, a->o.ns_steps, a->prec)
+                          : (double)n_steps0 * 1e-6 * (double)r.numel * pow((double)a->prec / 256.0, 1.2);
+  if ((rc = within_limits(a, r.use_muon ? "Muon steps" : "AdamW steps", est))) {
+    muonref_tensor_free(&p);
+    return rc;
   }
   float *b1 = calloc(r.numel, sizeof(float)), *b2 = calloc(r.numel, sizeof(float));
   muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2};

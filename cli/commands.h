@@ -24,5 +24,6 @@ int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_ref(int argc, char **argv);
 int cmd_ns(int argc, char **argv);
+int cmd_state(int argc, char **argv);
 
 #endif

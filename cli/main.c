@@ -33,6 +33,8 @@ static const command COMMANDS[] = {
    "ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
    "  FILE: a tensor {\"dtype\": \"f32\", \"shape\": [r, c], \"hex\": \"...\"} (spec/vectors.md section 1);\n"
    "  for step also {\"param\": tensor, \"grads\": [tensor, ...]}"},
+  {"state", cmd_state, "check a state file (a checkpoint) and print a summary (muonref state FILE)",
+   "state FILE    (spec/muon.md section 11.1; exit 2 for a corrupted, truncated or foreign file)"},
   {"version", cmd_version, "print the version", "version"},
 };
 

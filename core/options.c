@@ -116,6 +116,24 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   return MUONREF_OK;
 }
 
+int muonref_ns_options_validate(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if (!o)
+    return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: no options given (NULL)");
+  if (o->ns_steps < 1 || o->ns_steps > MUONREF_MAX_NS_STEPS)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
+  if ((s = check_coeffs(o, err)))
+    return s;
+  if ((s = check_enum(ORDER_NAMES, "coeff_order", (int)o->coeff_order, err)))
+    return s;
+  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
+    return s;
+  if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
+    return s;
+  return check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err);
+}
+
 /* Finds s in names; else fails with "Unknown <opt> 'S', expected one of
  * ('a', 'b')" (Python repr of the string and the tuple, as NeMo words it). */
 static int parse_in(const char *const *names, const char *opt, const char *s, int *out,

@@ -180,6 +180,14 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
                           float *work, unsigned flags, muonref_error *err)
 {
   muonref_options rounded;
+  int st = muonref_ns_options_validate(o, err);
+  if (st)
+    return st;
+  if (!out || !in)
+    return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: the input and output matrices must not be NULL");
+  if (rows < 1 || cols < 1 || rows > MUONREF_MAX_NUMEL / cols)
+    return muonref_fail(err, MUONREF_ESHAPE, "Newton-Schulz: invalid matrix shape (%zu, %zu): each side at least 1, "
+                        "at most %zu elements", rows, cols, (size_t)MUONREF_MAX_NUMEL);
   if (flags & MUONREF_NSF_BF16_SCALARS) {
     rounded = bf16_scalars(o);
     o = &rounded;
@@ -218,7 +226,19 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
                           "(out of memory or an unsupported layout)", rows, cols);
     }
   }
-  muonref_nsk_store(out, X, m, n, tr);
+  /* What was computed is checked before anything is written: growing
+   * coefficients, or an input element that rounds to bf16 infinity, give
+   * Inf or NaN here; out is then left untouched. */
+  for (size_t i = 0; i < m * n; i++)
+    if (!isfinite(X[i])) {
+      st = muonref_fail(err, MUONREF_ENUMERIC,
+                        "Newton-Schulz diverged: output element %zu of a (%zu, %zu) matrix is not finite after %d "
+                        "steps in %s (nothing written)", tr ? (i % n) * m + i / n : i, rows, cols, o->ns_steps,
+                        bf16 ? "bf16" : "fp32");
+      break;
+    }
+  if (!st)
+    muonref_nsk_store(out, X, m, n, tr);
   free(owned);
-  return MUONREF_OK;
+  return st;
 }

@@ -20,6 +20,7 @@ typedef struct param {
   muonref_shape shape;
   muonref_route route;
   muonref_param_state state;      /* buffers allocated at creation */
+  size_t pending_off;             /* Muon: where its Newton-Schulz output waits in opt->pending */
 } param;
 
 struct muonref_optimizer {
@@ -28,7 +29,9 @@ struct muonref_optimizer {
   param *params;
   float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix */
   size_t ns_work_floats;
-  float *update;    /* U and O of the largest Muon matrix */
+  float *update;    /* the Newton-Schulz input (U or M) of the largest Muon matrix */
+  float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
+                       a step is computed and checked whole before anything is written */
   int fault;        /* MUONREF_FAULT_NONE, or a deliberate fault (faults.h) */
   float *zeros;     /* MUONREF_FAULT_MISSING_GRAD_AS_ZEROS: a zero gradient */
 };
@@ -51,6 +54,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->groups);
   free(opt->ns_work);
   free(opt->update);
+  free(opt->pending);
   free(opt->zeros);
   free(opt);
 }
@@ -71,7 +75,7 @@ static int alloc_state(param *p)
 /* Routes and allocates every parameter; sizes the shared workspaces. */
 static int build_params(muonref_optimizer *opt, const muonref_group *groups, muonref_error *err)
 {
-  size_t k = 0, max_ws = 0, max_mat = 0;
+  size_t k = 0, max_ws = 0, max_mat = 0, pending = 0;
   for (size_t g = 0; g < opt->n_groups; g++)
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
       param *p = &opt->params[k];
@@ -88,6 +92,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
         size_t ws = muonref_ns_workspace_floats(p->route.rows, p->route.cols);
         max_ws = ws > max_ws ? ws : max_ws;
         max_mat = p->route.numel > max_mat ? p->route.numel : max_mat;
+        p->pending_off = pending;
+        pending += p->route.numel;
       }
     }
   size_t max_numel = 0;
@@ -97,8 +103,9 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
   opt->ns_work_floats = max_ws;
   opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
-  opt->update = max_mat ? malloc(2 * max_mat * sizeof(float)) : NULL;
-  if ((max_ws && !opt->ns_work) || (max_mat && !opt->update))
+  opt->update = max_mat ? malloc(max_mat * sizeof(float)) : NULL;
+  opt->pending = pending ? malloc(pending * sizeof(float)) : NULL;
+  if ((max_ws && !opt->ns_work) || (max_mat && !opt->update) || (pending && !opt->pending))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
 }
@@ -149,61 +156,121 @@ const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_
 
 size_t muonref_optimizer_workspace_floats(const muonref_optimizer *opt) { return opt->ns_work_floats; }
 
-/* The Muon branch on parameter p (numel n, matrix rows x cols). */
-static int muon_step(muonref_optimizer *opt, param *p, float *w, const float *g, muonref_error *err)
+size_t muonref_optimizer_group_count(const muonref_optimizer *opt) { return opt->n_groups; }
+
+const muonref_options *muonref_optimizer_group_options(const muonref_optimizer *opt, size_t g)
+{
+  return g < opt->n_groups ? &opt->groups[g] : NULL;
+}
+
+int muonref_optimizer_param_info(const muonref_optimizer *opt, size_t i, size_t *group, muonref_shape *shape)
+{
+  if (i >= opt->n_params)
+    return MUONREF_EOPTION;
+  if (group)
+    *group = opt->params[i].group;
+  if (shape)
+    *shape = opt->params[i].shape;
+  return MUONREF_OK;
+}
+
+/* Phase 1 of the Muon branch on parameter i (gradient g): the new momentum
+ * and Newton-Schulz input into opt->update, O into the parameter's place in
+ * opt->pending, and a check that every value the step will store (the
+ * momentum, the parameter) is finite.  Writes no state and no parameter. */
+static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, muonref_error *err)
+{
+  param *p = &opt->params[i];
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(p->options, &p->route, &pl);
+  muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, &pl);
+  size_t n = p->route.numel;
+  const float *M = p->state.momentum_buffer;
+  float *U = opt->update, *O = opt->pending + p->pending_off;
+  for (size_t j = 0; j < n; j++) {
+    double m = pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j];
+    U[j] = (float)(pl.nesterov ? pl.in_grad * (double)g[j] + pl.in_mom * m : m);
+  }
+  muonref_error e = {0};
+  int st = muonref_fast_ns_flags(O, U, p->route.rows, p->route.cols, p->options, opt->ns_work,
+                                 muonref_fault_ns_flags(opt->fault), &e);
+  if (st == MUONREF_ENUMERIC)
+    return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
+  if (st)
+    return muonref_fail(err, st, "%s", e.message);
+  if (opt->fault == MUONREF_FAULT_NONFINITE_ACCEPTED)
+    return MUONREF_OK;
+  double decay = pl.apply_decay ? pl.decay : 1.0;
+  for (size_t j = 0; j < n; j++) {
+    float nw = (float)(decay * (double)w[j] - pl.alpha * (double)O[j]);
+    if (!isfinite(nw))
+      return muonref_fail(err, MUONREF_ENUMERIC,
+                          "Step for parameter %zu would overflow binary32: element %zu of the parameter would become "
+                          "%s (it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w[j]);
+  }
+  return MUONREF_OK;
+}
+
+/* Phase 2 of the Muon branch: stores the momentum and the parameter from
+ * the checked O (the momentum recomputed exactly as in phase 1). */
+static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *g)
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(p->options, &p->route, &pl);
   muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, &pl);
   size_t n = p->route.numel;
-  float *M = p->state.momentum_buffer, *U = opt->update, *O = opt->update + n;
-  for (size_t i = 0; i < n; i++) {
-    double m = pl.mom_keep * (double)M[i] + pl.mom_grad * (double)g[i];
-    if (pl.nesterov)
-      U[i] = (float)(pl.in_grad * (double)g[i] + pl.in_mom * m);
-    M[i] = (float)m;
-  }
-  int st = muonref_fast_ns_flags(O, pl.nesterov ? U : M, p->route.rows, p->route.cols, p->options, opt->ns_work,
-                                 muonref_fault_ns_flags(opt->fault), err);
-  if (st)
-    return st;
+  float *M = p->state.momentum_buffer;
+  const float *O = opt->pending + p->pending_off;
+  for (size_t j = 0; j < n; j++)
+    M[j] = (float)(pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j]);
   double decay = pl.apply_decay ? pl.decay : 1.0;
-  for (size_t i = 0; i < n; i++)
-    w[i] = (float)(decay * (double)w[i] - pl.alpha * (double)O[i]);
-  return MUONREF_OK;
+  for (size_t j = 0; j < n; j++)
+    w[j] = (float)(decay * (double)w[j] - pl.alpha * (double)O[j]);
 }
 
-/* The AdamW branch on parameter p after its step count became t. */
-static void adamw_step(const muonref_optimizer *opt, param *p, float *w, const float *g)
+/* The AdamW branch on parameter i whose step count becomes t: with write
+ * == 0 only checks that every value it would store is finite (phase 1);
+ * with write == 1 stores them (phase 2). */
+static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, const float *g, int write,
+                      muonref_error *err)
 {
+  const param *p = &opt->params[i];
   muonref_adamw_plan pl;
-  muonref_adamw_plan_make(p->options, p->state.step, &pl);
+  muonref_adamw_plan_make(p->options, t, &pl);
   muonref_fault_adamw_plan(opt->fault, p->group, p->options, &pl);
   float *m = p->state.exp_avg, *v = p->state.exp_avg_sq;
   double decay = pl.apply_decay ? pl.decay : 1.0;
-  for (size_t i = 0; i < p->route.numel; i++) {
-    double gi = g[i];
-    double mi = pl.beta1 * (double)m[i] + pl.one_minus_beta1 * gi;
-    double vi = pl.beta2 * (double)v[i] + pl.one_minus_beta2 * gi * gi;
-    double denom = sqrt(vi) / pl.sqrt_bc2 + pl.eps;
-    double q = denom == 0.0 ? 0.0 : mi / denom; /* spec: a zero denominator moves nothing */
-    w[i] = (float)(decay * (double)w[i] - pl.step_size * q);
-    m[i] = (float)mi;
-    v[i] = (float)vi;
+  for (size_t j = 0; j < p->route.numel; j++) {
+    double gj = g[j];
+    double mj = pl.beta1 * (double)m[j] + pl.one_minus_beta1 * gj;
+    double vj = pl.beta2 * (double)v[j] + pl.one_minus_beta2 * gj * gj;
+    double denom = sqrt(vj) / pl.sqrt_bc2 + pl.eps;
+    double q = denom == 0.0 ? 0.0 : mj / denom; /* spec: a zero denominator moves nothing */
+    float nw = (float)(decay * (double)w[j] - pl.step_size * q);
+    if (write) {
+      w[j] = nw;
+      m[j] = (float)mj;
+      v[j] = (float)vj;
+    } else if (!isfinite(nw) && opt->fault != MUONREF_FAULT_NONFINITE_ACCEPTED) {
+      return muonref_fail(err, MUONREF_ENUMERIC,
+                          "Step for parameter %zu would overflow binary32: element %zu of the parameter would become "
+                          "%s (it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w[j]);
+    }
   }
+  return MUONREF_OK;
 }
 
-/* Whether the step of parameter i (gradient g) keeps every stored value
- * inside binary32: the momentum and its Nesterov input (Muon), the second
- * moment (AdamW), and the parameter |decay p| + |step| (|O| <= 2, an upper
- * bound of Newton-Schulz outputs for the supported coefficients; AdamW
- * |m / denom| <= 1 / sqrt(1 - beta2) / bias terms, bounded by step_size *
- * 1e3).  A step that would overflow is refused before anything is written
- * (MUONREF_ENUMERIC), instead of storing Inf or NaN. */
-static int range_check(const muonref_optimizer *opt, size_t i, const float *w, const float *g, muonref_error *err)
+/* Whether the buffers of the step of parameter i (gradient g) stay inside
+ * binary32: the momentum and its Nesterov input (Muon), the second moment
+ * (AdamW), computed element-wise in binary64 exactly as the step will.  A
+ * step that would overflow is refused before anything is written
+ * (MUONREF_ENUMERIC), instead of storing Inf or NaN.  The Newton-Schulz
+ * output and the parameters are checked where they are computed
+ * (muon_compute, adamw_step with write == 0). */
+static int range_check(const muonref_optimizer *opt, size_t i, const float *g, muonref_error *err)
 {
   const param *p = &opt->params[i];
-  double limit = FLT_MAX, step_bound;
+  double limit = FLT_MAX;
   size_t n = p->route.numel;
   if (p->route.use_muon) {
     muonref_muon_plan pl;
@@ -217,7 +284,6 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *w, c
                             "Step for parameter %zu would overflow binary32: the momentum at element %zu exceeds %g", i, j,
                             limit);
     }
-    step_bound = 2.0 * pl.alpha;
   } else {
     muonref_adamw_plan pl;
     muonref_adamw_plan_make(p->options, p->state.step + 1, &pl);
@@ -227,44 +293,48 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *w, c
         return muonref_fail(err, MUONREF_ENUMERIC,
                             "Step for parameter %zu would overflow binary32: the second moment at element %zu exceeds %g",
                             i, j, limit);
-    step_bound = pl.step_size * 1e3;
   }
-  for (size_t j = 0; j < n; j++)
-    if (fabs((double)w[j]) + step_bound > limit)
-      return muonref_fail(err, MUONREF_ENUMERIC,
-                          "Step for parameter %zu would overflow binary32: element %zu of the parameter is %g", i, j,
-                          (double)w[j]);
   return MUONREF_OK;
 }
 
 int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const muonref_grad *grads,
                            muonref_error *err)
 {
-  if (!params || !grads)
-    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params and grads must not be NULL");
+  if (!opt || !params || !grads)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: opt, params and grads must not be NULL");
   for (size_t i = 0; i < opt->n_params; i++) {
     int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
     if (st && !(opt->fault == MUONREF_FAULT_NONFINITE_ACCEPTED && st == MUONREF_ENONFINITE))
       return st;
     if (!st && grads[i].data && !params[i])
       return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params[%zu] is NULL", i);
-    if (!st && grads[i].data && (st = range_check(opt, i, params[i], grads[i].data, err)))
+    if (!st && grads[i].data && (st = range_check(opt, i, grads[i].data, err)))
       return st;
   }
+  /* Phase 1: compute every parameter's step and check what would be
+   * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
     const float *g = grads[i].data ? grads[i].data : opt->zeros; /* zeros only under a fault */
     if (!g)
       continue;
+    int st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
+                               : adamw_step(opt, i, p->state.step + 1, params[i], g, 0, err);
+    if (st)
+      return st;
+  }
+  /* Phase 2: store. */
+  for (size_t i = 0; i < opt->n_params; i++) {
+    param *p = &opt->params[i];
+    const float *g = grads[i].data ? grads[i].data : opt->zeros;
+    if (!g)
+      continue;
     p->state.initialized = 1;
     p->state.step++;
-    if (p->route.use_muon) {
-      int st = muon_step(opt, p, params[i], g, err);
-      if (st)
-        return st;
-    } else {
-      adamw_step(opt, p, params[i], g);
-    }
+    if (p->route.use_muon)
+      muon_apply(opt, p, params[i], g);
+    else
+      adamw_step(opt, i, p->state.step, params[i], g, 1, NULL);
   }
   return MUONREF_OK;
 }

@@ -13,4 +13,5 @@
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
 #include "muonref/rng.h"
+#include "muonref/state.h"
 #endif

@@ -328,13 +328,30 @@ static int write_exact(const char *dir, const mst_set *sets, size_t n, const mst
   return rc;
 }
 
+const char *mst_num(const char *fmt, double x)
+{
+  static char ring[16][64];
+  static unsigned next;
+  if (isnan(x))
+    return "undefined";
+  if (isinf(x))
+    return "diverged";
+  char *b = ring[next++ % 16];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  snprintf(b, sizeof ring[0], fmt, x);
+#pragma GCC diagnostic pop
+  return b;
+}
+
 static void steps_text(char *b, size_t n, int k) { k < 0 ? snprintf(b, n, "–") : snprintf(b, n, "%d", k); }
 
 /* One sentence on what the scalar band of a set does up to the horizon. */
 static void scalar_reading(FILE *f, const mst_set *set, const mst_scalar_summary *s)
 {
-  fprintf(f, "After %d steps [s_min, 1] is mapped into [%.4f, %.4f] and phi(s_min) = %.4g. ", s->steps, s->lo, s->hi,
-          s->phi_smin);
+  int finite = isfinite(s->horizon_lo) && isfinite(s->horizon_hi);
+  fprintf(f, "After %d steps [s_min, 1] is mapped into [%s, %s] and phi(s_min) = %s. ", s->steps,
+          mst_num("%.4f", s->lo), mst_num("%.4f", s->hi), mst_num("%.4g", s->phi_smin));
   if (s->lo < 0) {
     int neg = -1;
     for (int k = 0; k < set->o.n_coeffs && neg < 0; k++)
@@ -349,23 +366,25 @@ static void scalar_reading(FILE *f, const mst_set *set, const mst_scalar_summary
   if (s->convergent)
     fprintf(f, "The set converges to 1: the band lies within 1%% of 1 from step %d on, phi(s_min) from step %d.\n\n",
             s->steps_band_1pct, s->steps_smin_1pct);
-  else if (!isfinite(s->horizon_lo) || !isfinite(s->horizon_hi) || fabs(s->horizon_lo) > 10 ||
-           fabs(s->horizon_hi) > 10)
+  else if (!finite || fabs(s->horizon_lo) > 10 || fabs(s->horizon_hi) > 10)
     fprintf(f, "Run beyond its %d default steps (order %s) the iteration **diverges**: the band at step %d is "
-               "[%.3g, %.3g].\n\n",
-            s->steps, muonref_coeff_order_name(set->o.coeff_order), MST_HORIZON, s->horizon_lo, s->horizon_hi);
+               "%s%s%s%s%s.\n\n",
+            s->steps, muonref_coeff_order_name(set->o.coeff_order), MST_HORIZON, finite ? "[" : "",
+            finite ? mst_num("%.3g", s->horizon_lo) : "beyond binary64's range: diverged, no value", finite ? ", " : "",
+            finite ? mst_num("%.3g", s->horizon_hi) : "", finite ? "]" : "");
   else if (s->horizon_hi - s->horizon_lo < 1e-6)
-    fprintf(f, "Its last triple has a fixed point other than 1: repeated, it drives the band to %.4f, not 1.\n\n",
-            s->horizon_hi);
+    fprintf(f, "Its last triple has a fixed point other than 1: repeated, it drives the band to %s, not 1.\n\n",
+            mst_num("%.4f", s->horizon_hi));
   else if (s->stop_step == 0)
     fprintf(f, "The band is never narrower than [s_min, 1] itself (checked up to step %d).\n\n", MST_HORIZON);
   else {
-    fprintf(f, "The band is narrowest at step %d, [%.4f, %.4f], and no later step narrows it", s->stop_step,
-            s->stop_lo, s->stop_hi);
+    fprintf(f, "The band is narrowest at step %d, [%s, %s], and no later step narrows it", s->stop_step,
+            mst_num("%.4f", s->stop_lo), mst_num("%.4f", s->stop_hi));
     if (s->late_width > 1.5 * (s->stop_hi - s->stop_lo) || s->late_lo < s->stop_lo - 0.05 ||
         s->late_hi > s->stop_hi + 0.05)
-      fprintf(f, "; but later steps (order %s) move it away again: values from %.4f to %.4f occur up to step %d",
-              muonref_coeff_order_name(set->o.coeff_order), s->late_lo, s->late_hi, MST_HORIZON);
+      fprintf(f, "; but later steps (order %s) move it away again: values from %s to %s occur up to step %d",
+              muonref_coeff_order_name(set->o.coeff_order), mst_num("%.4f", s->late_lo), mst_num("%.4f", s->late_hi),
+              MST_HORIZON);
     fprintf(f, ". It never closes on 1.\n\n");
   }
 }
@@ -401,13 +420,15 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
     if (s->stop_step == 0)
       snprintf(band, sizeof band, "never narrower than step 0");
     else if (s->stop_step > 0)
-      snprintf(band, sizeof band, "[%.4f, %.4f]", s->stop_lo, s->stop_hi);
+      snprintf(band, sizeof band, "[%s, %s]", mst_num("%.4f", s->stop_lo), mst_num("%.4f", s->stop_hi));
     else
       snprintf(band, sizeof band, "still shrinking at %d", MST_HORIZON);
-    fprintf(f, "| %s | %d | [%.4f, %.4f] | %s | %s | %s | %s | %s | %.4g | [%.4g, %.4g] | %.4g | %.4g | %.4g–%.4g | "
+    fprintf(f, "| %s | %d | [%s, %s] | %s | %s | %s | %s | %s | %s | [%s, %s] | %s | %s | %s–%s | "
                "%d/%d/%d of %d |\n",
-            sets[i].name, s->steps, s->lo, s->hi, a, band, s->convergent ? "yes" : "no", b, c, s->phi_smin,
-            s->horizon_lo, s->horizon_hi, mf[i].f64, mf[i].fp32, mf[i].bf16_min, mf[i].bf16_max,
+            sets[i].name, s->steps, mst_num("%.4f", s->lo), mst_num("%.4f", s->hi), a, band,
+            s->convergent ? "yes" : "no", b, c, mst_num("%.4g", s->phi_smin), mst_num("%.4g", s->horizon_lo),
+            mst_num("%.4g", s->horizon_hi), mst_num("%.4g", mf[i].f64), mst_num("%.4g", mf[i].fp32),
+            mst_num("%.4g", mf[i].bf16_min), mst_num("%.4g", mf[i].bf16_max),
             mf[i].blowups[MST_F64], mf[i].blowups[MST_FP32], mf[i].blowups[MST_BF16], mf[i].runs);
   }
   fprintf(f, "\nThe last column counts runs (all inputs and seeds, steps 0 to default + 2) whose distance to the "
@@ -449,7 +470,7 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
              "max relative difference (distances > 1e-8) |\n|---|---|---|\n",
           ex_names, MUONREF_REF_PREC);
   for (size_t i = 0; i < n; i++)
-    fprintf(f, "| %s | %.2g | %.2g |\n", sets[i].name, mf[i].exact_diff, mf[i].exact_rel);
+    fprintf(f, "| %s | %s | %s |\n", sets[i].name, mst_num("%.2g", mf[i].exact_diff), mst_num("%.2g", mf[i].exact_rel));
   double worst = 0.0;
   for (size_t i = 0; i < n; i++)
     worst = fmax(worst, mf[i].exact_rel);
@@ -463,8 +484,9 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
   for (size_t i = 0; i < n; i++) {
     if (plotted)
       fprintf(f, "![formats %s](plots/formats_%s.png)\n\n", sets[i].name, sets[i].name);
-    fprintf(f, "%s on %s, step %d: binary64 %.4g, fp32 %.4g, bf16 %.4g–%.4g over seeds.", sets[i].name, ins[0].name,
-            sets[i].default_steps, mf[i].f64, mf[i].fp32, mf[i].bf16_min, mf[i].bf16_max);
+    fprintf(f, "%s on %s, step %d: binary64 %s, fp32 %s, bf16 %s–%s over seeds.", sets[i].name, ins[0].name,
+            sets[i].default_steps, mst_num("%.4g", mf[i].f64), mst_num("%.4g", mf[i].fp32),
+            mst_num("%.4g", mf[i].bf16_min), mst_num("%.4g", mf[i].bf16_max));
     if (mf[i].blowups[MST_BF16] > mf[i].blowups[MST_F64])
       fprintf(f, " **bf16 alone failed**: %d of %d bf16 runs reached a distance > 2 within the steps shown, "
                  "binary64 %d.", mf[i].blowups[MST_BF16], mf[i].runs, mf[i].blowups[MST_F64]);

@@ -170,6 +170,13 @@ typedef struct mst_report_config {
   const char *gnuplot;   /* gnuplot program, or NULL: plots skipped       */
 } mst_report_config;
 
+/* x in printf format fmt (one double conversion) for pages and tables
+ * meant for people, or "diverged" (+-Inf: the iteration overflowed) or
+ * "undefined" (NaN): such output never shows "nan" or "inf".  The result
+ * lives in one of 16 rotating static buffers (valid for 15 more calls; not
+ * thread-safe), so that one printf may hold several. */
+const char *mst_num(const char *fmt, double x);
+
 /* Writes the whole study of sets[0..n) into the new directory dir (see
  * spec/ns-study.md, "Report" for the files).  The files are written into a
  * temporary sibling directory renamed to dir at the end, so nothing is left

@@ -56,6 +56,20 @@ START_TEST(f64_and_bf16_round_trip)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_tensor.c: a bf16 signalling NaN (quiet bit clear,
+ * 0x7fb1) came back quieted (0x7ff1); every bf16 pattern must survive. */
+START_TEST(bf16_signalling_nan_survives)
+{
+  json_t *j = parse("{\"dtype\":\"bf16\",\"shape\":[1,4],\"hex\":\"7fb1ff817f80ffff\"}");
+  muonref_tensor t;
+  ck_assert_int_eq(muonref_tensor_from_json(&t, j, "t", NULL), 0);
+  json_t *k = muonref_tensor_to_json(&t, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(k, "hex")), "7fb1ff817f80ffff");
+  json_decref(j), json_decref(k);
+  muonref_tensor_free(&t);
+}
+END_TEST
+
 static const struct { const char *json, *message; } BAD[] = {
   {"[1]", "f.json: x: expected a tensor object {\"dtype\", \"shape\", \"hex\"}"},
   {"{\"dtype\":\"f16\",\"shape\":[1],\"hex\":\"0000\"}", "f.json: x: \"dtype\" must be one of \"f32\", \"f64\", \"bf16\""},
@@ -111,6 +125,7 @@ int main(void)
   tcase_add_test(t, f32_round_trip_exact);
   tcase_add_test(t, f64_and_bf16_round_trip);
   tcase_add_test(t, judge_flags_result_side_errors);
+  tcase_add_test(t, bf16_signalling_nan_survives);
   tcase_add_loop_test(t, malformed_tensors_are_named, 0, (int)(sizeof BAD / sizeof BAD[0]));
   suite_add_tcase(s, t);
   return tu_run_suite(s);

@@ -57,6 +57,17 @@ mkdir "$tmp/full" && touch "$tmp/full/x"
 $MUONREF ns --report "$tmp/full" --presets simple --quick >/dev/null 2>&1
 check "non-empty directory: exit 2" [ $? -eq 2 ]
 check "non-empty directory: untouched" [ "$(ls -A "$tmp/full")" = x ]
+# cubic5 diverges past its 5 steps: the page and the band table name the
+# values "diverged" or "undefined", never nan or inf (issue 16)
+MUONREF_GNUPLOT= $MUONREF ns --report "$tmp/div" --presets cubic5 --seeds 1 --quick >/dev/null 2>&1
+check "diverging set: exit 0" [ $? -eq 0 ]
+check "diverging set: page prints no nan or inf" sh -c "! grep -qiwE -e '-?nan' -e '-?inf' '$tmp/div/index.md'"
+check "diverging set: page names the divergence" grep -q 'beyond binary64.s range: diverged' "$tmp/div/index.md"
+rm -rf "$tmp/div"
+$MUONREF ns --preset cubic5 --steps 100 >"$tmp/band.txt"
+check "band table at step 100: no nan" sh -c "! grep -qiwE -e '-?nan' -e '-?inf' '$tmp/band.txt' && grep -q undefined '$tmp/band.txt'"
+rm -f "$tmp/band.txt"
+check "phi at step 100: undefined, not nan" [ "$($MUONREF ns --preset cubic5 --steps 100 --sigma 0.5 | cut -c1-9)" = undefined ]
 pct=$(( (checks - fails) * 100 / checks ))
 echo "$pct%: Checks: $checks, Failures: $fails, Errors: 0"
 [ "$fails" -eq 0 ]

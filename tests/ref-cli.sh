@@ -51,5 +51,26 @@ check missing_file_exits_2 $?
 [ $? -eq 2 ]
 check unknown_operation_exits_2 $?
 
+# resource limits (spec/reference.md, "Cost and limits"): a run estimated
+# above --max-cpu is refused before any work, naming the estimate
+"$muonref" ref ns "$tmp/m.json" --prec 65536 --max-cpu 0.001 2>"$tmp/err" >/dev/null
+[ $? -eq 2 ] && grep -q 'estimated .* s of CPU time, more than the limit of 0.001 s' "$tmp/err"
+check over_cpu_limit_refused $?
+"$py" -c "
+import struct
+v = [((i * 7919) % 13) / 13.0 - 0.5 for i in range(64 * 64)]
+print('{\"dtype\":\"f32\",\"shape\":[64,64],\"hex\":\"' + ''.join('%08x' % struct.unpack('>I', struct.pack('>f', x))[0] for x in v) + '\"}')
+" >"$tmp/m64.json"
+"$muonref" ref polar "$tmp/m64.json" --prec 65536 2>"$tmp/err" >/dev/null
+[ $? -eq 2 ] && grep -q 'more than the limit of 600 s' "$tmp/err"
+check default_limit_refuses_hours_of_work $?
+"$muonref" ref ns "$tmp/m.json" --max-cpu -1 2>/dev/null
+[ $? -eq 2 ]
+check bad_max_cpu_exits_2 $?
+long=$(printf 'd%.0s' $(seq 1 4090))
+"$muonref" gen --out "$tmp/$long" 2>"$tmp/err" >/dev/null
+[ $? -eq 2 ] && grep -q 'PATH_MAX' "$tmp/err" && [ ! -e "$tmp/$long" ]
+check gen_out_past_path_max_refused $?
+
 echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
 [ $fails -eq 0 ]

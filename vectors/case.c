@@ -1,4 +1,5 @@
 /* muonref: the parts of a vector case (see case.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,7 +55,9 @@ static int set_option(muonref_options *o, const char *key, const json_t *v, cons
     if (!json_is_integer(v))
       return bad(err, where, key, "an integer");
     json_int_t n = json_integer_value(v);
-    o->ns_steps = n < -1000000 ? -1000000 : n > 1000000 ? 1000000 : (int)n;
+    if (n < INT_MIN || n > INT_MAX) /* never clamped: the catalogue message must show the value given */
+      return bad(err, where, key, "an integer that fits a C int (-2147483648 to 2147483647)");
+    o->ns_steps = (int)n;
   } else if (!strcmp(key, "adam_dim_threshold")) {
     if (!json_is_integer(v))
       return bad(err, where, key, "an integer");

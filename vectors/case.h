@@ -10,7 +10,8 @@
 /* Fills *out from the options object `j` of a case: the profile's defaults,
  * then each member present (spec/vectors.md section 3).  Errors:
  * MUONREF_EFORMAT (message names `where` and the member) for a member of
- * the wrong JSON type or an unknown member; MUONREF_EOPTION with the
+ * the wrong JSON type, an unknown member, or an ns_steps that does not fit
+ * an int (never clamped); MUONREF_EOPTION with the
  * catalogue message for a string value that is not a valid spelling
  * (e.g. scale_mode 'rows').  Range checks are not made here:
  * muonref_options_validate does them. */

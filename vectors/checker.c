@@ -9,6 +9,7 @@
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
+#include "validate.h"
 
 void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int fault)
 {
@@ -237,11 +238,13 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
     return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode))
     return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a results file (JSON)", path);
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
+  json_t *j = muonref_json_load_strict(path, err);
   if (!j)
-    return muonref_fail(err, je.line < 0 ? MUONREF_EIO : MUONREF_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column,
-                        je.text);
+    return err->status;
+  if (muonref_results_file_validate(j, path, err)) {
+    json_decref(j);
+    return err->status;
+  }
   const char *fmt = json_string_value(json_object_get(j, "nsFormat"));
   const json_t *rs = json_object_get(j, "results");
   int st = MUONREF_OK;

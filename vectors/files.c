@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "files.h"
+#include "validate.h"
 
 typedef struct list { char **v; size_t n, cap; } list;
 
@@ -66,9 +67,10 @@ static int walk(const char *path, list *l, list *seen, muonref_error *err)
     const char *d = names[i]->d_name;
     if (!st && d[0] != '.') {
       char sub[4096];
-      snprintf(sub, sizeof sub, "%s/%s", path, d);
       struct stat s2;
-      if (stat(sub, &s2) == 0 && S_ISDIR(s2.st_mode))
+      if (snprintf(sub, sizeof sub, "%s/%s", path, d) >= (int)sizeof sub)
+        st = muonref_fail(err, MUONREF_EIO, "%.200s.../%s: path longer than PATH_MAX (4096 bytes)", path, d);
+      else if (stat(sub, &s2) == 0 && S_ISDIR(s2.st_mode))
         st = walk(sub, l, seen, err);
       else if (ends_with_json(d) && !seen_before(seen, sub))
         st = push(l, sub) ? MUONREF_OK : muonref_fail(err, MUONREF_ENOMEM, "out of memory");
@@ -116,34 +118,8 @@ const char *muonref_basename(const char *path)
 
 json_t *muonref_vector_file_load(const char *path, muonref_error *err)
 {
-  struct stat sb;
-  if (stat(path, &sb) != 0)
-    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno)), NULL;
-  if (S_ISDIR(sb.st_mode))
-    return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a JSON file", path), NULL;
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
-  if (!j) {
-    if (je.line < 0 || access(path, R_OK) != 0)
-      muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, je.text);
-    else
-      muonref_fail(err, MUONREF_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    return NULL;
-  }
-  const char *schema = json_string_value(json_object_get(j, "schema"));
-  const char *what = NULL;
-  if (!json_is_object(j))
-    what = "the file must hold a JSON object";
-  else if (!schema || strcmp(schema, "muonref-vectors-v1"))
-    what = "member \"schema\" must be \"muonref-vectors-v1\"";
-  else if (json_integer_value(json_object_get(j, "formatVersion")) != 1)
-    what = "member \"formatVersion\" must be 1";
-  else if (!json_is_string(json_object_get(j, "profile")) || !json_is_string(json_object_get(j, "area")))
-    what = "members \"profile\" and \"area\" must be strings";
-  else if (!json_is_array(json_object_get(j, "testGroups")))
-    what = "member \"testGroups\" must be an array";
-  if (what) {
-    muonref_fail(err, MUONREF_EFORMAT, "%s: %s", path, what);
+  json_t *j = muonref_json_load_strict(path, err);
+  if (j && muonref_vector_file_validate(j, path, err)) {
     json_decref(j);
     return NULL;
   }
@@ -152,8 +128,9 @@ json_t *muonref_vector_file_load(const char *path, muonref_error *err)
 
 int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err)
 {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    return muonref_fail(err, MUONREF_EIO, "%.200s...: cannot write: path too long", path);
   size_t flags = JSON_REAL_PRECISION(17) | (indent ? JSON_INDENT(indent) : JSON_COMPACT);
   FILE *f = fopen(tmp, "w");
   int ok = f && json_dumpf(j, f, flags) == 0 && fputc('\n', f) != EOF;

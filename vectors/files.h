@@ -14,10 +14,11 @@
 int muonref_files_collect(char *const *paths, int n, char ***out, size_t *count, muonref_error *err);
 void muonref_files_free(char **files);
 
-/* Loads a vector file and checks its header (schema
- * "muonref-vectors-v1", formatVersion 1, profile, area, testGroups).
+/* Loads a vector file (duplicate JSON keys refused) and validates all of
+ * it (muonref_vector_file_validate, validate.h) before anything is judged.
  * Errors: MUONREF_EIO (unreadable), MUONREF_EFORMAT ("FILE:LINE:COL: what"
- * for JSON syntax, "FILE: member X ..." for the header). */
+ * for JSON syntax and duplicate keys, "FILE: testGroups[g].tests[t] (tcId
+ * N): rule" for the content). */
 json_t *muonref_vector_file_load(const char *path, muonref_error *err);
 
 /* Writes j to path through a temporary file and rename(2), sorted keys off,

@@ -206,11 +206,20 @@ static json_t *run_ns_case(const json_t *test, const char *kind, const char *pro
   snprintf(w, sizeof w, "%s.input", where);
   if (muonref_tensor_from_json(&in, json_object_get(test, "input"), w, err))
     return NULL;
+  if (in.dtype != MUONREF_TENSOR_F32) { /* validate.c refuses it first; never read in.f of another dtype */
+    muonref_tensor_free(&in);
+    muonref_fail(err, MUONREF_EFORMAT, "%s: the input must be an f32 tensor", w);
+    return NULL;
+  }
   if (muonref_ns_check_shape(&in.shape, err)) {
     muonref_tensor_free(&in);
     return error_result(err->message);
   }
-  muonref_profile_options(profile, &o, NULL);
+  if (muonref_profile_options(profile, &o, err)) { /* never run on uninitialised options */
+    muonref_tensor_free(&in);
+    muonref_fail(err, MUONREF_EFORMAT, "%s: unknown profile '%s'", where, profile);
+    return NULL;
+  }
   o.ns_format = format;
   json_t *steps = json_object_get(test, "nsSteps");
   if (steps)

@@ -22,11 +22,18 @@ size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
  * `in` is never written; out must not overlap in.  work holds at least
  * muonref_ns_workspace_floats(rows, cols) floats, or is NULL (then it is
  * allocated and freed inside).  Returns MUONREF_OK; MUONREF_EOPTION for
- * ns_format EXACT ("ns_format 'exact' is not available on the fast path");
- * MUONREF_ENOMEM (also when oneDNN's matmul fails); MUONREF_EOPTION when
- * the environment variable MUONREF_NS_GEMM is not auto, blas or dnnl, or
- * is dnnl where the native bf16 path is unavailable (built without
- * oneDNN, or a CPU without bf16 instructions).  Rows and cols >= 1.
+ * ns_format EXACT ("ns_format 'exact' is not available on the fast path"),
+ * for options muonref_ns_options_validate refuses (ns_steps outside
+ * 1..MUONREF_MAX_NS_STEPS, no or non-finite coefficients, a bad enum or
+ * eps) and for a NULL in, out or o; MUONREF_ESHAPE for rows or cols 0 or
+ * more than MUONREF_MAX_NUMEL elements; MUONREF_ENUMERIC when the computed
+ * result holds Inf or NaN ("Newton-Schulz diverged: ...": growing
+ * coefficients, or a finite binary32 input element that rounds to bf16
+ * infinity), out then untouched; MUONREF_ENOMEM (also when oneDNN's matmul
+ * fails); MUONREF_EOPTION when the environment variable MUONREF_NS_GEMM is
+ * not auto, blas or dnnl, or is dnnl where the native bf16 path is
+ * unavailable (built without oneDNN, or a CPU without bf16 instructions).
+ * Never aborts.
  * bf16 products: OpenBLAS sgemm on bf16-valued floats, or, where oneDNN
  * and bf16 instructions exist and m^2 n > 262144 (or MUONREF_NS_GEMM=dnnl),
  * oneDNN's bf16 matmul; both accumulate in binary32 and round once.

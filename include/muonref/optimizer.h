@@ -64,9 +64,15 @@ const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_
  * row-major), updated in place; grads[i] is its gradient (data NULL: no
  * gradient, the parameter and its state are left as they are).
  * Every gradient is checked first (muonref_grad_check); on any failure
- * nothing is written: parameters and state stay as they were.  A step that
- * would store a value beyond binary32's range (gradients near FLT_MAX) is
- * refused the same way with MUONREF_ENUMERIC, never stored as Inf or NaN.
+ * nothing is written: parameters and state stay as they were.  The whole
+ * step is then computed (every Newton-Schulz output kept in a buffer the
+ * optimizer allocates at creation, as large as its Muon parameters) and
+ * every value it would store is checked before the first is written: a
+ * step whose momentum, Newton-Schulz output or parameters would not be
+ * finite binary32 values (gradients near FLT_MAX, an element that rounds
+ * to bf16 infinity, coefficients that make the iteration diverge) is
+ * refused the same way with MUONREF_ENUMERIC ("Step for parameter I would
+ * overflow binary32: ..."), never stored as Inf or NaN.
  * Returns MUONREF_OK, MUONREF_EGRAD, MUONREF_ENONFINITE, MUONREF_ENUMERIC,
  * MUONREF_EOPTION (NULL params or grads) or MUONREF_ENOMEM. */
 int muonref_optimizer_step(muonref_optimizer *opt, float *const *params,
@@ -85,6 +91,14 @@ int muonref_optimizer_state(const muonref_optimizer *opt, size_t i, muonref_para
  * MUONREF_ENONFINITE for a non-finite buffer value, MUONREF_ENOMEM. */
 int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i,
                                 const muonref_param_state *st, muonref_error *err);
+
+/* The optimizer's groups as created: their number, the options of group g
+ * (NULL for g out of range; the pointer lives as long as opt), and the
+ * group and shape of parameter i (MUONREF_EOPTION for i out of range).
+ * Used by the state file (state.h) to record and compare them. */
+size_t muonref_optimizer_group_count(const muonref_optimizer *opt);
+const muonref_options *muonref_optimizer_group_options(const muonref_optimizer *opt, size_t g);
+int muonref_optimizer_param_info(const muonref_optimizer *opt, size_t i, size_t *group, muonref_shape *shape);
 
 /* Floats of Newton-Schulz workspace the optimizer holds (sized once at
  * creation for its largest Muon matrix; no allocation inside a step). */

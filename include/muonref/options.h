@@ -134,6 +134,13 @@ typedef struct muonref_options {
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
 int muonref_options_validate(const muonref_options *o, muonref_error *err);
 
+/* Checks the fields the Newton-Schulz iteration reads, with the messages
+ * of muonref_options_validate: ns_steps (1..MUONREF_MAX_NS_STEPS),
+ * n_coeffs (1..MUONREF_MAX_COEFFS) and finite coefficients, coeff_order,
+ * ns_eps (finite, >= 0), eps_mode, ns_format.  o == NULL is refused.
+ * Returns MUONREF_OK or MUONREF_EOPTION (message in err). */
+int muonref_ns_options_validate(const muonref_options *o, muonref_error *err);
+
 /* The spelling of enum values used in the spec, the vectors and the CLI:
  * "fan_in", "sum", "cycle", "add", "bf16", ...  Each *_name returns NULL for
  * a value outside the enum; each *_parse returns MUONREF_OK and writes *out,

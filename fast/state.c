@@ -1,0 +1,522 @@
+/* muonref: the state file (see state.h; spec/muon.md section 11.1).
+ *
+ * Layout, every integer and float little-endian, IEEE binary64 / binary32:
+ *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
+ *   n_groups u64, n_params u64;
+ *   per group: lr f64, momentum f64, nesterov u32, ns_steps i32,
+ *     weight_decay f64, scale_mode u32, adam_beta1 f64, adam_beta2 f64,
+ *     adam_eps f64, adam_lr_ratio f64, adam_dim_threshold i64, use_muon i32,
+ *     momentum_form u32, coeff_order u32, ns_eps f64, eps_mode u32,
+ *     ns_format u32, n_coeffs u32, n_coeffs x (a, b, c) f64;
+ *   per parameter: group u64, ndim u32, ndim x dim u64, initialized u32,
+ *     use_muon u32, step i64, numel u64, then when initialized the buffers
+ *     as numel f32 each: momentum_buffer (Muon) or exp_avg, exp_avg_sq;
+ *   CRC-32 (zlib's crc32, the ISO-HDLC polynomial) of every byte before it,
+ *   u32. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "muonref/pyfmt.h"
+#include "muonref/state.h"
+
+/* ------------------------------------------------------------- writing */
+
+typedef struct buf {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+} buf;
+
+static void put(buf *b, const void *src, size_t n)
+{
+  if (b->oom)
+    return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n)
+      cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p, b->cap = cap;
+  }
+  memcpy(b->p + b->n, src, n);
+  b->n += n;
+}
+
+static void put_u32(buf *b, uint32_t v)
+{
+  unsigned char x[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+  put(b, x, 4);
+}
+
+static void put_u64(buf *b, uint64_t v)
+{
+  put_u32(b, (uint32_t)v);
+  put_u32(b, (uint32_t)(v >> 32));
+}
+
+static void put_f64(buf *b, double d)
+{
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  put_u64(b, u);
+}
+
+static void put_f32s(buf *b, const float *x, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[i], 4);
+    put_u32(b, u);
+  }
+}
+
+static void put_options(buf *b, const muonref_options *o)
+{
+  put_f64(b, o->lr);
+  put_f64(b, o->momentum);
+  put_u32(b, (uint32_t)o->nesterov);
+  put_u32(b, (uint32_t)o->ns_steps);
+  put_f64(b, o->weight_decay);
+  put_u32(b, (uint32_t)o->scale_mode);
+  put_f64(b, o->adam_beta1);
+  put_f64(b, o->adam_beta2);
+  put_f64(b, o->adam_eps);
+  put_f64(b, o->adam_lr_ratio);
+  put_u64(b, (uint64_t)(int64_t)o->adam_dim_threshold);
+  put_u32(b, (uint32_t)o->use_muon);
+  put_u32(b, (uint32_t)o->momentum_form);
+  put_u32(b, (uint32_t)o->coeff_order);
+  put_f64(b, o->ns_eps);
+  put_u32(b, (uint32_t)o->eps_mode);
+  put_u32(b, (uint32_t)o->ns_format);
+  put_u32(b, (uint32_t)o->n_coeffs);
+  for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS; k++) {
+    put_f64(b, o->coeffs[k].a);
+    put_f64(b, o->coeffs[k].b);
+    put_f64(b, o->coeffs[k].c);
+  }
+}
+
+int muonref_state_save(const muonref_optimizer *opt, const char *profile, const char *path, muonref_error *err)
+{
+  if (!opt || !path)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_state_save: opt and path must not be NULL");
+  if (!profile || !profile[0])
+    profile = "custom";
+  if (strlen(profile) > 31)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_state_save: profile name '%.40s...' longer than 31 bytes",
+                        profile);
+  buf b = {0};
+  char name[32] = {0};
+  memcpy(name, profile, strlen(profile));
+  put(&b, MUONREF_STATE_MAGIC, 8);
+  put_u32(&b, MUONREF_STATE_VERSION);
+  put(&b, name, 32);
+  size_t ng = muonref_optimizer_group_count(opt), np = muonref_optimizer_param_count(opt);
+  put_u64(&b, ng);
+  put_u64(&b, np);
+  for (size_t g = 0; g < ng; g++)
+    put_options(&b, muonref_optimizer_group_options(opt, g));
+  for (size_t i = 0; i < np; i++) {
+    size_t group;
+    muonref_shape sh;
+    muonref_param_state st;
+    muonref_optimizer_param_info(opt, i, &group, &sh);
+    muonref_optimizer_state(opt, i, &st);
+    put_u64(&b, group);
+    put_u32(&b, (uint32_t)sh.ndim);
+    for (int k = 0; k < sh.ndim; k++)
+      put_u64(&b, sh.dims[k]);
+    put_u32(&b, (uint32_t)st.initialized);
+    put_u32(&b, (uint32_t)(st.initialized ? st.use_muon : 0)); /* one encoding: no branch before a state */
+    put_u64(&b, (uint64_t)(int64_t)(st.initialized ? st.step : 0));
+    put_u64(&b, muonref_optimizer_route(opt, i)->numel);
+    if (st.initialized && st.use_muon) {
+      put_f32s(&b, st.momentum_buffer, st.numel);
+    } else if (st.initialized) {
+      put_f32s(&b, st.exp_avg, st.numel);
+      put_f32s(&b, st.exp_avg_sq, st.numel);
+    }
+  }
+  if (b.oom) {
+    free(b.p);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file of %zu parameters", np);
+  }
+  /* the CRC of every byte before it (crc32_z: no 4 GiB limit of uInt) */
+  put_u32(&b, (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), b.p, b.n));
+  if (b.oom) {
+    free(b.p);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file of %zu parameters", np);
+  }
+
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+    free(b.p);
+    return muonref_fail(err, MUONREF_EIO, "%.200s...: cannot write: path too long", path);
+  }
+  FILE *f = fopen(tmp, "wb");
+  int ok = f && fwrite(b.p, 1, b.n, f) == b.n && fflush(f) == 0 && fsync(fileno(f)) == 0;
+  int e = errno;
+  if (f && fclose(f) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  free(b.p);
+  if (ok && rename(tmp, path) == 0)
+    return MUONREF_OK;
+  if (ok)
+    e = errno;
+  unlink(tmp);
+  return muonref_fail(err, MUONREF_EIO, "%s: cannot write the state file: %s", path, strerror(e));
+}
+
+/* ------------------------------------------------------------- reading */
+
+typedef struct cur {
+  const unsigned char *p;
+  size_t n, at;
+  int short_read;
+} cur;
+
+static int take(cur *c, void *dst, size_t n)
+{
+  if (c->short_read || n > c->n - c->at) {
+    c->short_read = 1;
+    memset(dst, 0, n);
+    return 0;
+  }
+  memcpy(dst, c->p + c->at, n);
+  c->at += n;
+  return 1;
+}
+
+static uint32_t get_u32(cur *c)
+{
+  unsigned char x[4];
+  take(c, x, 4);
+  return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
+}
+
+static uint64_t get_u64(cur *c)
+{
+  uint64_t lo = get_u32(c);
+  return lo | (uint64_t)get_u32(c) << 32;
+}
+
+static double get_f64(cur *c)
+{
+  uint64_t u = get_u64(c);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+static void get_options(cur *c, muonref_options *o)
+{
+  memset(o, 0, sizeof *o);
+  o->lr = get_f64(c);
+  o->momentum = get_f64(c);
+  o->nesterov = (int)get_u32(c);
+  o->ns_steps = (int)get_u32(c);
+  o->weight_decay = get_f64(c);
+  o->scale_mode = (muonref_scale_mode)get_u32(c);
+  o->adam_beta1 = get_f64(c);
+  o->adam_beta2 = get_f64(c);
+  o->adam_eps = get_f64(c);
+  o->adam_lr_ratio = get_f64(c);
+  o->adam_dim_threshold = (long)(int64_t)get_u64(c);
+  o->use_muon = (muonref_use_muon)(int32_t)get_u32(c);
+  o->momentum_form = (muonref_momentum_form)get_u32(c);
+  o->coeff_order = (muonref_coeff_order)get_u32(c);
+  o->ns_eps = get_f64(c);
+  o->eps_mode = (muonref_eps_mode)get_u32(c);
+  o->ns_format = (muonref_ns_format)get_u32(c);
+  uint32_t nc = get_u32(c);
+  o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
+  for (int k = 0; k < o->n_coeffs; k++) {
+    o->coeffs[k].a = get_f64(c);
+    o->coeffs[k].b = get_f64(c);
+    o->coeffs[k].c = get_f64(c);
+  }
+}
+
+void muonref_state_file_free(muonref_state_file *f)
+{
+  if (!f)
+    return;
+  for (size_t i = 0; f->states && i < f->n_params; i++) {
+    free(f->states[i].momentum_buffer);
+    free(f->states[i].exp_avg);
+    free(f->states[i].exp_avg_sq);
+  }
+  free(f->options), free(f->param_group), free(f->shapes), free(f->states);
+  memset(f, 0, sizeof *f);
+}
+
+static float *get_buffer(cur *c, size_t n, int *nonfinite)
+{
+  if (c->short_read || n > (c->n - c->at) / 4) {
+    c->short_read = 1;
+    return NULL;
+  }
+  float *x = malloc(n ? n * sizeof *x : 1);
+  for (size_t i = 0; x && i < n; i++) {
+    uint32_t u = get_u32(c);
+    memcpy(&x[i], &u, 4);
+    if (!isfinite(x[i]))
+      *nonfinite = 1;
+  }
+  return x;
+}
+
+/* The body of a file whose magic, CRC and version are checked. */
+static int parse(cur *c, muonref_state_file *out, const char *path, muonref_error *err)
+{
+  char b[64];
+  unsigned char name[32];
+  take(c, name, 32);
+  size_t len = 0;
+  while (len < 32 && name[len] >= 0x20 && name[len] < 0x7f)
+    len++;
+  for (size_t k = len; k < 32; k++)
+    if (name[k] != 0)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: the profile name must be printable ASCII padded with NUL bytes "
+                          "(at most 31)", path);
+  if (len == 32)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the profile name must be printable ASCII padded with NUL bytes "
+                        "(at most 31)", path);
+  memcpy(out->profile, name, len);
+  out->profile[len] = '\0';
+  uint64_t ng = get_u64(c), np = get_u64(c);
+  /* every group takes at least 100 bytes and every parameter 28: bounds
+   * the counts by the file's size before anything is allocated */
+  if (ng > c->n / 100 || np > c->n / 28)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: %llu groups and %llu parameters do not fit in %zu bytes", path,
+                        (unsigned long long)ng, (unsigned long long)np, c->n);
+  out->n_groups = (size_t)ng;
+  out->n_params = (size_t)np;
+  out->options = calloc(out->n_groups + 1, sizeof *out->options);
+  out->param_group = calloc(out->n_params + 1, sizeof *out->param_group);
+  out->shapes = calloc(out->n_params + 1, sizeof *out->shapes);
+  out->states = calloc(out->n_params + 1, sizeof *out->states);
+  if (!out->options || !out->param_group || !out->shapes || !out->states)
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
+  for (size_t g = 0; g < out->n_groups; g++) {
+    muonref_error e;
+    get_options(c, &out->options[g]);
+    if (c->short_read)
+      break;
+    if (muonref_options_validate(&out->options[g], &e))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: invalid options: %s", path, g, e.message);
+  }
+  for (size_t i = 0; i < out->n_params && !c->short_read; i++) {
+    muonref_param_state *st = &out->states[i];
+    muonref_shape *sh = &out->shapes[i];
+    uint64_t group = get_u64(c);
+    uint32_t ndim = get_u32(c);
+    if (c->short_read)
+      break;
+    if (group >= ng)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: group %llu, the file has %zu groups", path, i,
+                          (unsigned long long)group, out->n_groups);
+    if (i > 0 && group < out->param_group[i - 1])
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: group %llu after group %zu (parameters are "
+                          "numbered in group order)", path, i, (unsigned long long)group, out->param_group[i - 1]);
+    if (ndim > MUONREF_MAX_NDIM)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: %u dimensions, at most %d are supported", path, i,
+                          ndim, MUONREF_MAX_NDIM);
+    out->param_group[i] = (size_t)group;
+    sh->ndim = (int)ndim;
+    size_t numel = 1;
+    for (uint32_t k = 0; k < ndim; k++) {
+      uint64_t d = get_u64(c);
+      if (!c->short_read && (d < 1 || d > MUONREF_MAX_NUMEL || numel > MUONREF_MAX_NUMEL / d))
+        return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: dimension %u is %llu (each at least 1, at most "
+                            "%zu elements in all)", path, i, k, (unsigned long long)d, (size_t)MUONREF_MAX_NUMEL);
+      sh->dims[k] = (size_t)d;
+      numel *= d ? (size_t)d : 1;
+    }
+    uint32_t init = get_u32(c), muon = get_u32(c);
+    uint64_t step = get_u64(c), n = get_u64(c);
+    if (c->short_read)
+      break;
+    if (init > 1 || muon > 1 || (!init && muon))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: initialized %u and use_muon %u must be 0 or 1 "
+                          "(use_muon 0 before a state exists)", path, i, init, muon);
+    if ((int64_t)step < 0 || step > (uint64_t)MUONREF_MAX_STEP || (!init && step != 0) || (init && step < 1))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: step %lld (an initialized state has 1 to 2^53, "
+                          "an uninitialized one 0)", path, i, (long long)step);
+    if (n != numel)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: %llu state elements, its shape %s has %zu", path,
+                          i, (unsigned long long)n, muonref_py_shape(b, sizeof b, sh->dims, sh->ndim), numel);
+    st->initialized = (int)init;
+    st->use_muon = (int)muon;
+    st->step = (long)step;
+    st->numel = numel;
+    int nonfinite = 0;
+    if (init && muon) {
+      if (!(st->momentum_buffer = get_buffer(c, numel, &nonfinite)) && !c->short_read)
+        return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
+    } else if (init) {
+      if (!(st->exp_avg = get_buffer(c, numel, &nonfinite)) && !c->short_read)
+        return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
+      if (!c->short_read && !(st->exp_avg_sq = get_buffer(c, numel, &nonfinite)) && !c->short_read)
+        return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
+    }
+    if (nonfinite && !c->short_read)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: a state buffer holds a non-finite value", path, i);
+  }
+  if (c->short_read)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: truncated: the counts in the file need more bytes than it has",
+                        path);
+  if (c->at != c->n)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: %zu bytes after the last parameter (expected none)", path,
+                        c->n - c->at);
+  return MUONREF_OK;
+}
+
+int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err)
+{
+  memset(out, 0, sizeof *out);
+  if (!path)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_state_file_read: path must not be NULL");
+  FILE *f = fopen(path, "rb");
+  struct stat sb;
+  if (!f || fstat(fileno(f), &sb) != 0) {
+    int e = errno;
+    if (f)
+      fclose(f);
+    return muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, strerror(e));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    fclose(f);
+    return muonref_fail(err, MUONREF_EIO, "%s: not a regular file", path);
+  }
+  const uint64_t header = 8 + 4 + 32 + 8 + 8;
+  if ((uint64_t)sb.st_size > MUONREF_STATE_MAX_BYTES) {
+    fclose(f);
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: %lld bytes, a state file has at most %llu", path,
+                        (long long)sb.st_size, (unsigned long long)MUONREF_STATE_MAX_BYTES);
+  }
+  size_t n = (size_t)sb.st_size;
+  unsigned char *p = malloc(n ? n : 1);
+  if (!p) {
+    fclose(f);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s (%zu bytes)", path, n);
+  }
+  size_t got = fread(p, 1, n, f);
+  fclose(f);
+  int st = MUONREF_OK;
+  if (got != n)
+    st = muonref_fail(err, MUONREF_EIO, "%s: cannot read: short read (%zu of %zu bytes)", path, got, n);
+  else if (n >= 8 && memcmp(p, MUONREF_STATE_MAGIC, 8))
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: not a muonref state file (bad magic)", path);
+  else if (n < header + 4)
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: truncated: %zu bytes, a state file has at least %llu", path, n,
+                      (unsigned long long)(header + 4));
+  if (!st) {
+    cur c = {p, n - 4, 0, 0};
+    cur tail = {p + n - 4, 4, 0, 0};
+    out->crc = get_u32(&tail);
+    out->bytes = n;
+    uint32_t crc = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), p, n - 4);
+    unsigned char magic[8];
+    take(&c, magic, 8);
+    out->version = get_u32(&c);
+    if (crc != out->crc)
+      st = muonref_fail(err, MUONREF_EFORMAT, "%s: CRC-32 mismatch: stored 0x%08x, computed 0x%08x (the file is "
+                        "corrupted or truncated)", path, out->crc, crc);
+    else if (out->version != MUONREF_STATE_VERSION)
+      st = muonref_fail(err, MUONREF_EFORMAT, "%s: version %u, this muonref reads version %u", path, out->version,
+                        MUONREF_STATE_VERSION);
+    else
+      st = parse(&c, out, path, err);
+  }
+  free(p);
+  if (st) {
+    muonref_state_file_free(out);
+  }
+  return st;
+}
+
+/* ------------------------------------------------------------- loading */
+
+/* The name of the first field in which a and b differ bitwise, or NULL. */
+static const char *options_differ(const muonref_options *a, const muonref_options *b)
+{
+#define SAME_D(f) (memcmp(&a->f, &b->f, sizeof(double)) == 0)
+  if (!SAME_D(lr)) return "lr";
+  if (!SAME_D(momentum)) return "momentum";
+  if (a->nesterov != b->nesterov) return "nesterov";
+  if (a->ns_steps != b->ns_steps) return "ns_steps";
+  if (!SAME_D(weight_decay)) return "weight_decay";
+  if (a->scale_mode != b->scale_mode) return "scale_mode";
+  if (!SAME_D(adam_beta1) || !SAME_D(adam_beta2)) return "adam_betas";
+  if (!SAME_D(adam_eps)) return "adam_eps";
+  if (!SAME_D(adam_lr_ratio)) return "adam_lr_ratio";
+  if (a->adam_dim_threshold != b->adam_dim_threshold) return "adam_dim_threshold";
+  if (a->use_muon != b->use_muon) return "use_muon";
+  if (a->momentum_form != b->momentum_form) return "momentum_form";
+  if (a->coeff_order != b->coeff_order) return "coeff_order";
+  if (!SAME_D(ns_eps)) return "ns_eps";
+  if (a->eps_mode != b->eps_mode) return "eps_mode";
+  if (a->ns_format != b->ns_format) return "ns_format";
+  if (a->n_coeffs != b->n_coeffs) return "coeffs";
+  for (int k = 0; k < a->n_coeffs && k < MUONREF_MAX_COEFFS; k++)
+    if (!SAME_D(coeffs[k].a) || !SAME_D(coeffs[k].b) || !SAME_D(coeffs[k].c))
+      return "coeffs";
+#undef SAME_D
+  return NULL;
+}
+
+int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *err)
+{
+  if (!opt || !path)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_state_load: opt and path must not be NULL");
+  muonref_state_file f;
+  int st = muonref_state_file_read(path, &f, err);
+  if (st)
+    return st;
+  size_t ng = muonref_optimizer_group_count(opt), np = muonref_optimizer_param_count(opt);
+  char b1[64], b2[64];
+  if (f.n_groups != ng || f.n_params != np)
+    st = muonref_fail(err, MUONREF_ESTATE, "%s: %zu groups and %zu parameters, the optimizer has %zu and %zu", path,
+                      f.n_groups, f.n_params, ng, np);
+  for (size_t g = 0; !st && g < ng; g++) {
+    const char *d = options_differ(&f.options[g], muonref_optimizer_group_options(opt, g));
+    if (d)
+      st = muonref_fail(err, MUONREF_ESTATE, "%s: group %zu: option %s differs from the optimizer's", path, g, d);
+  }
+  for (size_t i = 0; !st && i < np; i++) {
+    size_t group;
+    muonref_shape sh;
+    const muonref_route *r = muonref_optimizer_route(opt, i);
+    muonref_optimizer_param_info(opt, i, &group, &sh);
+    int same = f.param_group[i] == group && f.shapes[i].ndim == sh.ndim;
+    for (int k = 0; same && k < sh.ndim; k++)
+      same = f.shapes[i].dims[k] == sh.dims[k];
+    if (!same)
+      st = muonref_fail(err, MUONREF_ESTATE, "%s: parameter %zu: group %zu shape %s, the optimizer's is group %zu "
+                        "shape %s", path, i, f.param_group[i],
+                        muonref_py_shape(b1, sizeof b1, f.shapes[i].dims, f.shapes[i].ndim), group,
+                        muonref_py_shape(b2, sizeof b2, sh.dims, sh.ndim));
+    else if (f.states[i].initialized && f.states[i].use_muon != r->use_muon)
+      st = muonref_fail(err, MUONREF_ESTATE, "%s: parameter %zu: routed to %s, the state is %s's", path, i,
+                        r->use_muon ? "Muon" : "AdamW", f.states[i].use_muon ? "Muon" : "AdamW");
+  }
+  /* every check that muonref_optimizer_set_state makes has passed: the
+   * states are replaced only now, all of them */
+  for (size_t i = 0; !st && i < np; i++)
+    st = muonref_optimizer_set_state(opt, i, &f.states[i], err);
+  muonref_state_file_free(&f);
+  return st;
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# muonref fuzzing: builds the fuzz targets of fuzz/ with clang's libFuzzer,
+# AddressSanitizer and UndefinedBehaviorSanitizer (the project's sources
+# compiled directly, not the gcc-built libraries), then runs each target
+# for SECONDS seconds from its committed seed corpus fuzz/corpus/TARGET.
+#   fuzz/run.sh [SECONDS] [TARGET...]     (default 60 s, every target)
+# Environment: FUZZ_BUILD (default fuzz-build/ in the current folder) holds
+# the binaries, the grown corpora (FUZZ_BUILD/corpus/TARGET) and any crash
+# file (FUZZ_BUILD/crash-TARGET-*); CC_FUZZ the compiler (default clang).  Exit status: 0 no finding, 1 a target
+# crashed (its crash file is named), 77 clang or libFuzzer is missing.
+# For each target it prints "fuzz TARGET: N executions in S s, no finding".
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+targets=${*:-"vectors results tensor coeffs state"}
+build=${FUZZ_BUILD:-$PWD/fuzz-build}
+cc=${CC_FUZZ:-clang}
+command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found (Debian: clang)"; exit 77; }
+mkdir -p "$build/obj" "$build/corpus" || exit 2
+flags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+  -std=gnu11 -I$src/include -I$src -I/usr/include/x86_64-linux-gnu -I/usr/include/x86_64-linux-gnu/openblas-pthread"
+libs="-ljansson -llapacke -lopenblas -lmpfr -lgmp -lz -lm"
+srcs="core/status.c core/pyfmt.c core/options.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
+  core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/optimizer.c fast/faults.c fast/state.c
+  vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c study/set.c"
+objs=""
+for f in $srcs; do
+  o=$build/obj/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')
+  if [ ! -f "$o" ] || [ "$src/$f" -nt "$o" ]; then
+    $cc $flags -c "$src/$f" -o "$o" || { echo "fuzz: cannot compile $f"; exit 2; }
+  fi
+  objs="$objs $o"
+done
+status=0
+for t in $targets; do
+  bin=$build/fuzz_$t
+  $cc $flags -fsanitize=fuzzer -DJUDGE_CASES="\"$src/fuzz/judge_cases.json\"" "$src/fuzz/fuzz_$t.c" $objs $libs \
+    -o "$bin" || { echo "fuzz: cannot build fuzz_$t"; exit 2; }
+  mkdir -p "$build/corpus/$t"
+  log=$build/fuzz_$t.log
+  # the grown corpus first (new inputs go there), the committed seeds read only
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=20 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$build/crash-$t-" "$build/corpus/$t" "$src/fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s += $1} END {print s + 0}')
+  if [ $rc -ne 0 ]; then
+    echo "fuzz $t: FINDING after $runs executions (exit $rc): $(ls "$build"/crash-$t-* 2>/dev/null | head -1)"
+    grep -m 3 -E 'ERROR|runtime error|==ABORT|deadly signal' "$log"
+    status=1
+  else
+    echo "fuzz $t: $runs executions in $secs s, no finding"
+  fi
+done
+exit $status

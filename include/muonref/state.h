@@ -1,0 +1,75 @@
+/* muonref: the optimizer's state as a file (a checkpoint), spec/muon.md
+ * section 11.1 "State file" defines the format.
+ *
+ * muonref_state_save writes everything needed to resume: the profile name,
+ * every group's options, every parameter's group and shape, and each
+ * parameter's state (initialized, branch, step, buffers), closed by a
+ * CRC-32 (zlib) of all the bytes before it.  muonref_state_load reads a
+ * file back into an optimizer built with the same groups: a round trip is
+ * bitwise.  A truncated or corrupted file (CRC mismatch), another magic or
+ * version, or a file whose options or shapes differ from the optimizer's
+ * is refused and changes nothing. */
+#ifndef MUONREF_STATE_H
+#define MUONREF_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "muonref/optimizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MUONREF_STATE_MAGIC "MUONSTAT" /* 8 bytes, no NUL */
+#define MUONREF_STATE_VERSION 1u
+/* Most bytes a state file may have (4 GiB): larger files are refused
+ * before anything is allocated. */
+#define MUONREF_STATE_MAX_BYTES ((uint64_t)1 << 32)
+
+/* A state file read into memory (owned; free with muonref_state_file_free). */
+typedef struct muonref_state_file {
+  uint32_t version;
+  char profile[32];            /* NUL-terminated */
+  size_t n_groups;
+  muonref_options *options;    /* n_groups */
+  size_t n_params;
+  size_t *param_group;         /* n_params */
+  muonref_shape *shapes;       /* n_params */
+  muonref_param_state *states; /* n_params; buffers owned */
+  uint32_t crc;                /* the CRC-32 stored (and verified) */
+  uint64_t bytes;              /* the file's size */
+} muonref_state_file;
+
+/* Writes opt's groups and state to path, atomically (a temporary file in the
+ * same folder, then rename(2): a failed save leaves no partial file and an
+ * older file at path intact).  profile names the profile the options came
+ * from (at most 31 bytes; NULL or "" is recorded as "custom").  Errors:
+ * MUONREF_EOPTION (NULL opt or path, a profile name too long), MUONREF_EIO
+ * (naming the path and the reason), MUONREF_ENOMEM. */
+int muonref_state_save(const muonref_optimizer *opt, const char *profile, const char *path, muonref_error *err);
+
+/* Reads and checks a state file completely: size (at least the fixed
+ * header and the CRC, at most MUONREF_STATE_MAX_BYTES), magic, CRC-32,
+ * version, every count and shape (numel as muonref_route_param allows),
+ * options valid (muonref_options_validate), flags 0 or 1, step in
+ * 0..MUONREF_MAX_STEP, finite buffers, no trailing bytes.  Fills *out
+ * (zeroed on failure).  Errors: MUONREF_EIO (unreadable), MUONREF_EFORMAT
+ * ("FILE: ..." naming the rule: "not a muonref state file (bad magic)",
+ * "truncated", "CRC-32 mismatch: stored 0x..., computed 0x... (corrupted)",
+ * "version 2, this muonref reads version 1", ...), MUONREF_ENOMEM. */
+int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err);
+void muonref_state_file_free(muonref_state_file *f);
+
+/* Loads the state file at path into opt.  The file must have been saved
+ * from an optimizer with the same groups: the same number of groups and
+ * parameters, bitwise the same options, each parameter in the same group
+ * with the same shape; otherwise MUONREF_ESTATE naming the first
+ * difference.  All checks run before the first state is replaced: on any
+ * error opt is unchanged.  Errors: those of muonref_state_file_read,
+ * MUONREF_ESTATE, MUONREF_EOPTION (NULL arguments). */
+int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,302 @@
+/* muonref tests: the state file (include/muonref/state.h, spec/muon.md
+ * section 11.1).  A round trip through the file is bitwise, and stepping on
+ * after loading gives bitwise what stepping on without it gives; every
+ * corruption kind (a bit flip in each byte, each truncation, trailing bytes,
+ * another magic or version, a non-finite buffer, other options or shapes)
+ * is refused and leaves the optimizer unchanged; `muonref state FILE`
+ * prints the summary or exits 2. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "muonref.h"
+#include "testutil.h"
+
+enum { NP = 3 };
+static const muonref_shape SHAPES[NP] = {{2, {4, 8}}, {1, {8}}, {2, {2, 2}}};
+static char dir[64];
+
+static void setup(void)
+{
+  snprintf(dir, sizeof dir, "/tmp/muonref-state.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *path(const char *name)
+{
+  static char p[4][128];
+  static int k;
+  char *s = p[k++ % 4];
+  snprintf(s, 128, "%s/%s", dir, name);
+  return s;
+}
+
+/* Group 0: the nemo profile over params 0 (Muon) and 1 (AdamW); group 1:
+ * lr 0.5, fp32 Newton-Schulz over param 2 (Muon), which gets no gradient
+ * unless `all`. */
+static muonref_optimizer *make(double lr1, const muonref_shape *shapes)
+{
+  muonref_options a = tu_nemo(), b = tu_nemo();
+  b.lr = lr1;
+  b.ns_format = MUONREF_NS_FP32;
+  muonref_group g[2] = {{a, 2, shapes}, {b, 1, shapes + 2}};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(g, 2, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  return opt;
+}
+
+typedef struct model {
+  float w[NP][32];
+  float g[NP][32];
+} model;
+
+static void init_model(model *m)
+{
+  tu_rng r = {20261130};
+  for (int i = 0; i < NP; i++) {
+    tu_fill_normal(&r, m->w[i], 32, 1.0);
+    tu_fill_normal(&r, m->g[i], 32, 0.1);
+  }
+}
+
+static void step(muonref_optimizer *opt, model *m, int all, int k)
+{
+  float *ps[NP];
+  muonref_grad gs[NP];
+  for (int i = 0; i < NP; i++) {
+    for (int j = 0; j < 32; j++)
+      m->g[i][j] = m->g[i][j] * 0.75f + 0.01f * (float)((j + k) % 5);
+    ps[i] = m->w[i];
+    gs[i] = (muonref_grad){i < 2 || all ? m->g[i] : NULL, MUONREF_DENSE, MUONREF_FLOAT32};
+  }
+  muonref_error e;
+  ck_assert_msg(muonref_optimizer_step(opt, ps, gs, &e) == MUONREF_OK, "%s", e.message);
+}
+
+/* Whether the states of a and b are bitwise equal. */
+static int same_state(const muonref_optimizer *a, const muonref_optimizer *b)
+{
+  for (size_t i = 0; i < NP; i++) {
+    muonref_param_state x, y;
+    muonref_optimizer_state(a, i, &x);
+    muonref_optimizer_state(b, i, &y);
+    if (x.initialized != y.initialized || x.step != y.step || x.use_muon != y.use_muon || x.numel != y.numel)
+      return 0;
+    size_t n = x.numel * sizeof(float);
+    if (x.use_muon ? memcmp(x.momentum_buffer, y.momentum_buffer, n)
+                   : memcmp(x.exp_avg, y.exp_avg, n) || memcmp(x.exp_avg_sq, y.exp_avg_sq, n))
+      return 0;
+  }
+  return 1;
+}
+
+static unsigned char *slurp(const char *p, size_t *n)
+{
+  FILE *f = fopen(p, "rb");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  rewind(f);
+  unsigned char *b = malloc(*n + 1);
+  ck_assert_uint_eq(fread(b, 1, *n, f), *n);
+  fclose(f);
+  return b;
+}
+
+static void spill(const char *p, const unsigned char *b, size_t n)
+{
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+  fclose(f);
+}
+
+/* Rewrites the trailing CRC-32 after an edit (a file that is valid again). */
+static void fix_crc(unsigned char *b, size_t n)
+{
+  uint32_t c = (uint32_t)crc32(0L, b, (uInt)(n - 4));
+  for (int k = 0; k < 4; k++)
+    b[n - 4 + k] = (unsigned char)(c >> (8 * k));
+}
+
+START_TEST(round_trip_is_bitwise)
+{
+  model m1, m2;
+  init_model(&m1);
+  muonref_optimizer *a = make(0.5, SHAPES), *b = make(0.5, SHAPES);
+  for (int k = 0; k < 3; k++)
+    step(a, &m1, 0, k);
+  muonref_error e;
+  ck_assert_int_eq(muonref_state_save(a, "nemo", path("s1"), &e), MUONREF_OK);
+  ck_assert_msg(muonref_state_load(b, path("s1"), &e) == MUONREF_OK, "%s", e.message);
+  ck_assert(same_state(a, b));
+  ck_assert_int_eq(muonref_state_save(b, "nemo", path("s2"), &e), MUONREF_OK);
+  size_t n1, n2;
+  unsigned char *f1 = slurp(path("s1"), &n1), *f2 = slurp(path("s2"), &n2);
+  ck_assert(n1 == n2 && memcmp(f1, f2, n1) == 0); /* save(load(save(x))) == save(x), byte for byte */
+  free(f1), free(f2);
+  /* stepping on: with the loaded state as without the file */
+  m2 = m1;
+  for (int k = 3; k < 6; k++) {
+    step(a, &m1, 1, k);
+    step(b, &m2, 1, k);
+  }
+  ck_assert(memcmp(&m1, &m2, sizeof m1) == 0);
+  ck_assert(same_state(a, b));
+  muonref_optimizer_free(a);
+  muonref_optimizer_free(b);
+}
+END_TEST
+
+/* Loads `file` into an optimizer with state; asserts refusal with `status`,
+ * a message containing `what`, and no change. */
+static void refused(muonref_optimizer *opt, const muonref_optimizer *snapshot, const char *file, int status,
+                    const char *what)
+{
+  muonref_error e = {0};
+  int st = muonref_state_load(opt, file, &e);
+  ck_assert_msg(st == status, "status %d, expected %d: %s", st, status, e.message);
+  ck_assert_msg(!what || strstr(e.message, what), "message '%s' lacks '%s'", e.message, what);
+  ck_assert(same_state(opt, snapshot));
+}
+
+START_TEST(every_corruption_is_refused_and_changes_nothing)
+{
+  model m;
+  init_model(&m);
+  muonref_optimizer *a = make(0.5, SHAPES), *b = make(0.5, SHAPES), *snap = make(0.5, SHAPES);
+  for (int k = 0; k < 2; k++)
+    step(a, &m, 1, k);
+  muonref_error e;
+  ck_assert_int_eq(muonref_state_save(a, NULL, path("s"), &e), MUONREF_OK);
+  /* b holds another state (one step): every refused load must keep it */
+  step(b, &m, 0, 9);
+  ck_assert_int_eq(muonref_state_save(b, NULL, path("b"), &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_state_load(snap, path("b"), &e), MUONREF_OK);
+  size_t n;
+  unsigned char *good = slurp(path("s"), &n), *x = malloc(n + 8);
+  /* a single-bit flip in every byte of the file (bit i mod 8 of byte i;
+   * CRC-32 detects every single-bit error, so each must be refused) */
+  for (size_t i = 0; i < n; i++)
+    for (int bit = (int)(i % 8); bit == (int)(i % 8); bit++) {
+      memcpy(x, good, n);
+      x[i] ^= (unsigned char)(1u << bit);
+      spill(path("x"), x, n);
+      muonref_error e2 = {0};
+      ck_assert_msg(muonref_state_load(b, path("x"), &e2) == MUONREF_EFORMAT, "flip of bit %d of byte %zu accepted",
+                    bit, i);
+      ck_assert(same_state(b, snap));
+    }
+  /* every truncation, and trailing bytes */
+  for (size_t len = 0; len < n; len++) {
+    spill(path("x"), good, len);
+    refused(b, snap, path("x"), MUONREF_EFORMAT, NULL);
+  }
+  memcpy(x, good, n);
+  x[n] = 0;
+  spill(path("x"), x, n + 1);
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "CRC-32 mismatch");
+  /* another magic; another version (with a matching CRC) */
+  memcpy(x, good, n);
+  x[0] = 'X';
+  spill(path("x"), x, n);
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
+  memcpy(x, good, n);
+  x[8] = 2;
+  fix_crc(x, n);
+  spill(path("x"), x, n);
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 2, this muonref reads version 1");
+  /* a NaN in the last buffer with a matching CRC: caught by the content check */
+  memcpy(x, good, n);
+  memcpy(x + n - 8, &(uint32_t){0x7fc00000u}, 4);
+  fix_crc(x, n);
+  spill(path("x"), x, n);
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "non-finite");
+  /* files of other optimizers: other options, other shapes */
+  muonref_optimizer *c = make(0.25, SHAPES);
+  ck_assert_int_eq(muonref_state_save(c, NULL, path("c"), &e), MUONREF_OK);
+  refused(b, snap, path("c"), MUONREF_ESTATE, "group 1: option lr differs from the optimizer's");
+  muonref_shape other[NP] = {{2, {8, 4}}, {1, {8}}, {2, {2, 2}}};
+  muonref_optimizer *d = make(0.5, other);
+  ck_assert_int_eq(muonref_state_save(d, NULL, path("d"), &e), MUONREF_OK);
+  refused(b, snap, path("d"), MUONREF_ESTATE, "parameter 0: group 0 shape (8, 4), the optimizer's is group 0 shape (4, 8)");
+  refused(b, snap, path("missing"), MUONREF_EIO, "missing");
+  free(good), free(x);
+  muonref_optimizer_free(a), muonref_optimizer_free(b), muonref_optimizer_free(snap);
+  muonref_optimizer_free(c), muonref_optimizer_free(d);
+}
+END_TEST
+
+START_TEST(save_is_atomic_and_errors_are_named)
+{
+  muonref_optimizer *a = make(0.5, SHAPES);
+  muonref_error e;
+  ck_assert_int_eq(muonref_state_save(a, NULL, "/nonexistent-dir/s", &e), MUONREF_EIO);
+  ck_assert(strstr(e.message, "/nonexistent-dir/s: cannot write the state file") == e.message);
+  ck_assert_int_eq(muonref_state_save(a, "a-profile-name-longer-than-31-bytes", path("s"), &e), MUONREF_EOPTION);
+  ck_assert_int_eq(access(path("s"), F_OK), -1); /* nothing written */
+  ck_assert_int_eq(muonref_state_save(NULL, NULL, path("s"), &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_state_load(a, NULL, &e), MUONREF_EOPTION);
+  muonref_optimizer_free(a);
+}
+END_TEST
+
+/* `muonref state FILE`: the summary of a good file, exit 2 for a bad one. */
+START_TEST(state_command)
+{
+  const char *mr = getenv("MUONREF");
+  if (!mr || access(mr, X_OK) != 0)
+    return; /* run by make check, which sets MUONREF */
+  model m;
+  init_model(&m);
+  muonref_optimizer *a = make(0.5, SHAPES);
+  step(a, &m, 0, 0);
+  muonref_error e;
+  ck_assert_int_eq(muonref_state_save(a, "nemo", path("s"), &e), MUONREF_OK);
+  char cmd[512], out[4096] = {0};
+  snprintf(cmd, sizeof cmd, "'%s' state '%s' 2>&1", mr, path("s"));
+  FILE *p = popen(cmd, "r");
+  size_t got = fread(out, 1, sizeof out - 1, p);
+  int rc = pclose(p);
+  out[got] = '\0';
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_msg(strstr(out, "profile nemo, 2 groups, 3 parameters") && strstr(out, "(verified)") &&
+                strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
+                strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
+                strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5"),
+                "%s", out);
+  size_t n;
+  unsigned char *b = slurp(path("s"), &n);
+  b[n / 2] ^= 4;
+  spill(path("s"), b, n);
+  free(b);
+  snprintf(cmd, sizeof cmd, "'%s' state '%s' >/dev/null 2>&1", mr, path("s"));
+  rc = system(cmd);
+  ck_assert_int_eq(WEXITSTATUS(rc), 2);
+  muonref_optimizer_free(a);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("state");
+  TCase *tc = tcase_create("state");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120); /* about 1200 small files are written and read */
+  tcase_add_test(tc, round_trip_is_bitwise);
+  tcase_add_test(tc, every_corruption_is_refused_and_changes_nothing);
+  tcase_add_test(tc, save_is_atomic_and_errors_are_named);
+  tcase_add_test(tc, state_command);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}

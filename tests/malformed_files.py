@@ -1,0 +1,226 @@
+"""Malformed vector and results files: each must exit 2 with a message that
+names the file, the case and the rule (see tests/malformed-files.sh).
+
+Usage: malformed_files.py SRCDIR MUONREF.  Standard library only."""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+src, muonref = sys.argv[1], sys.argv[2]
+repro = os.path.join(src, 'tests', 'data', 'repro')
+vec = os.path.join(src, 'vectors', 'nemo')
+checks = fails = 0
+
+
+def check(name, ok, detail=''):
+    global checks, fails
+    checks += 1
+    if not ok:
+        fails += 1
+        print(f"malformed-files:0:F:malformed:{name}:0: {detail}")
+
+
+def run(args):
+    p = subprocess.run([muonref, 'check', '--quiet'] + args, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stderr
+
+
+def expect2(name, args, *fragments):
+    """muonref check ARGS exits 2 and its message holds every fragment."""
+    rc, err = run(args)
+    missing = [f for f in fragments if f not in err]
+    check(name, rc == 2 and not missing, f"exit {rc}, message {err.strip()!r}, missing {missing}")
+
+
+# ---- the reproducers of issue 16, as they were reported
+for impl in ('fast-fp32', 'fast-bf16'):
+    expect2(f'repro_ns_f64_input_{impl}', ['--impl', impl, f'{repro}/ns_f64_input.json'],
+            'ns_f64_input.json', 'tcId 3', 'input: dtype "f64" is not allowed')
+    expect2(f'repro_ns_unknown_profile_{impl}', ['--impl', impl, f'{repro}/ns_unknown_profile.json'],
+            'ns_unknown_profile.json', "Unknown profile 'keller'")
+    expect2(f'repro_step_unknown_profile_{impl}', ['--impl', impl, f'{repro}/step_unknown_profile.json'],
+            'step_unknown_profile.json', "Unknown profile 'keller'")
+    expect2(f'repro_err_no_expected_error_{impl}', ['--impl', impl, f'{repro}/err_no_expected_error.json'],
+            'err_no_expected_error.json', 'tcId 1', 'expected.error must be an object')
+expect2('repro_res_transpose_f64', ['--results', f'{repro}/res_transpose_f64.json', f'{vec}/nemo_transpose.json'],
+        'res_transpose_f64.json', 'nemo_transpose.json tcId 1', 'output: dtype "f64" is not allowed')
+
+
+def load(name):
+    with open(os.path.join(vec, name)) as f:
+        return json.load(f)
+
+
+def first(doc, kind):
+    for g in doc['testGroups']:
+        if g['kind'] == kind:
+            return g['tests'][0]
+    raise KeyError(kind)
+
+
+tmp = tempfile.mkdtemp()
+
+
+def mutant(name, base, mutate, *fragments, raw=None):
+    """Writes a mutated copy of vector file `base`, expects exit 2 with the fragments."""
+    doc = copy.deepcopy(load(base))
+    path = os.path.join(tmp, base)
+    if raw is None:
+        mutate(doc)
+        text = json.dumps(doc)
+    else:
+        text = raw(json.dumps(doc))
+    with open(path, 'w') as f:
+        f.write(text)
+    for impl in ('fast-fp32', 'fast-bf16'):
+        expect2(f'{name}_{impl}', ['--impl', impl, path], base, *fragments)
+    os.remove(path)
+
+
+def setp(path_fn, value):
+    def m(doc):
+        path_fn(doc, value)
+    return m
+
+
+step_file, ns_file, err_file, tr_file = 'nemo_momentum.json', 'nemo_newton_schulz.json', 'nemo_errors.json', \
+    'nemo_transpose.json'
+muon_step = None
+for g in load(step_file)['testGroups']:
+    for i, t in enumerate(g['tests']):
+        if t['expected']['state'][0] and 'momentum_buffer' in t['expected']['state'][0] and 'expectedBf16' in t:
+            muon_step = i
+            break
+    break
+assert muon_step is not None
+
+
+def st(doc):
+    return doc['testGroups'][0]['tests'][muon_step]
+
+
+tc = f"tcId {load(step_file)['testGroups'][0]['tests'][muon_step]['tcId']}"
+
+# duplicate JSON keys, anywhere
+mutant('duplicate_key_top', step_file, None, 'duplicate', raw=lambda s: s.replace('"area":', '"area": "x", "area":', 1))
+mutant('duplicate_key_in_tensor', step_file, None, 'duplicate',
+       raw=lambda s: s.replace('"dtype": "f32"', '"dtype": "f32", "dtype": "f32"', 1))
+# header
+mutant('unknown_profile', step_file, lambda d: d.update(profile='keller'), "Unknown profile 'keller'")
+mutant('number_of_tests', step_file, lambda d: d.update(numberOfTests=d['numberOfTests'] + 1), 'numberOfTests')
+mutant('unknown_top_member', step_file, lambda d: d.update(extra=1), 'unknown member "extra"')
+mutant('format_version_real', step_file, lambda d: d.update(formatVersion=1.0), 'formatVersion')
+mutant('unknown_kind', step_file, lambda d: d['testGroups'][0].update(kind='steps'), 'testGroups[0]', '"kind"')
+# tcId
+mutant('tcid_over_int', step_file, lambda d: st(d).update(tcId=2 ** 40), 'tcId', 'from 1 to 2147483647')
+mutant('tcid_negative', step_file, lambda d: st(d).update(tcId=-3), 'tcId', 'from 1 to 2147483647')
+mutant('result_wrong', step_file, lambda d: st(d).update(result='invalid'), tc, '"result"')
+# parameters and groups
+mutant('param_index_out_of_range', step_file, lambda d: st(d)['groups'][0]['params'].append(7), tc,
+       'parameter index')
+mutant('param_index_twice', step_file, lambda d: st(d)['groups'][0]['params'].__setitem__(0, 0) or
+       st(d)['groups'][0]['params'].append(0), tc, 'listed twice')
+mutant('param_index_negative', step_file, lambda d: st(d)['groups'][0]['params'].__setitem__(0, -1), tc,
+       'parameter index')
+mutant('option_wrong_type', step_file, lambda d: st(d)['groups'][0]['options'].update(nesterov=1), tc,
+       'option "nesterov" must be true or false')
+mutant('option_out_of_range', step_file, lambda d: st(d)['groups'][0]['options'].update(momentum=1.5), tc,
+       'valid options', 'Invalid momentum: 1.5')
+mutant('ns_steps_over_int', step_file, lambda d: st(d)['groups'][0]['options'].update(ns_steps=2 ** 40), tc,
+       'option "ns_steps" must be an integer that fits a C int')
+mutant('unknown_option', step_file, lambda d: st(d)['groups'][0]['options'].update(foo=1), tc,
+       'unknown option "foo"')
+mutant('grads_count', step_file, lambda d: st(d)['steps'][0]['grads'].append(None), tc, 'steps[0].grads',
+       'one per parameter')
+mutant('grad_shape', step_file, lambda d: st(d)['steps'][0]['grads'][0].update(
+    shape=list(reversed(st(d)['steps'][0]['grads'][0]['shape']))) if len(set(st(d)['steps'][0]['grads'][0]['shape'])) > 1
+    else st(d)['steps'][0]['grads'][0].update(shape=[1] + st(d)['steps'][0]['grads'][0]['shape']), tc,
+    'steps[0].grads[0]')
+mutant('grad_f64', step_file, lambda d: st(d)['steps'][0]['grads'][0].update(
+    dtype='f64', hex=st(d)['steps'][0]['grads'][0]['hex'] * 2), tc, 'dtype "f64" is not allowed')
+mutant('round_trip_range', step_file, lambda d: st(d).update(roundTripAfter=len(st(d)['steps'])), tc,
+       'roundTripAfter')
+# every tensor of every tier
+mutant('expected_missing', step_file, lambda d: st(d).pop('expected'), tc, '"expected"')
+mutant('expected_params_count', step_file, lambda d: st(d)['expected']['params'].pop(), tc, 'expected.params')
+mutant('expected_bf16_bad_hex', step_file, lambda d: st(d)['expectedBf16']['params'][0].update(
+    hex='zz' + st(d)['expectedBf16']['params'][0]['hex'][2:]), tc, 'expectedBf16.params[0]', "'z'")
+mutant('expected_bf16_state_shape', step_file, lambda d: st(d)['expectedBf16']['state'][0]['momentum_buffer'].update(
+    shape=[1]), tc, 'expectedBf16.state[0].momentum_buffer')
+mutant('state_step_zero', step_file, lambda d: st(d)['expected']['state'][0].update(step=0), tc,
+       'expected.state[0].step')
+mutant('state_mixed_buffers', step_file, lambda d: st(d)['expected']['state'][0].update(
+    exp_avg=st(d)['expected']['state'][0]['momentum_buffer']), tc, 'unknown member "exp_avg"')
+mutant('tolerance_missing_bf16', step_file, lambda d: st(d)['tolerance'].pop('bf16'), tc, 'tolerance.bf16')
+mutant('tolerance_atol_count', step_file, lambda d: st(d)['tolerance']['fp32']['atol'].append(0.0), tc,
+       'tolerance.fp32.atol')
+mutant('tolerance_negative_ulp', step_file, lambda d: st(d)['tolerance']['fp32'].update(maxUlp=-1), tc,
+       'tolerance.fp32.maxUlp')
+mutant('tolerance_unknown_kind', step_file, lambda d: st(d)['tolerance']['fp32'].update(kind='ulp'), tc,
+       'tolerance.fp32.kind')
+# ns and transpose tests
+mutant('ns_input_f64', ns_file, lambda d: first(d, 'ns').update(
+    input=dict(first(d, 'ns')['input'], dtype='f64', hex=first(d, 'ns')['input']['hex'] * 2)), 'tcId 1',
+    'input: dtype "f64"')
+mutant('ns_exact_missing', ns_file, lambda d: first(d, 'ns')['expected'].pop('exact'), 'tcId 1', 'expected.exact')
+mutant('ns_polar_shape', ns_file, lambda d: first(d, 'ns')['expected']['polar'].update(shape=[1, 1], hex='00000000'),
+       'tcId 1', 'expected.polar', 'the shape of input')
+mutant('ns_steps_zero', ns_file, lambda d: first(d, 'ns').update(nsSteps=0), 'tcId 1', 'nsSteps')
+mutant('ns_svband_inverted', ns_file, lambda d: first(d, 'ns')['tolerance'].update(
+    bf16={'kind': 'svBand', 'lo': 2.0, 'hi': 1.0}), 'tcId 1', 'tolerance.bf16.hi')
+mutant('ns_tolerance_foreign_member', ns_file, lambda d: first(d, 'ns')['tolerance'].update(
+    fp32={'kind': 'relative', 'max': 1e-5, 'maxUlp': 3}), 'tcId 1', 'does not belong to kind')
+mutant('transpose_square', tr_file, lambda d: first(d, 'transpose').update(
+    input={'dtype': 'f32', 'shape': [1, 1], 'hex': '3f800000'}), 'tcId 1', 'non-square')
+# error tests
+mutant('error_status_unknown', err_file, lambda d: first(d, 'error')['expected']['error'].update(status='EWHAT'),
+       'tcId 1', 'expected.error.status')
+mutant('error_message_empty', err_file, lambda d: first(d, 'error')['expected']['error'].update(message=''),
+       'tcId 1', 'expected.error.message')
+mutant('error_result_valid', err_file, lambda d: first(d, 'error').update(result='valid'), 'tcId 1', '"result"')
+
+
+# ---- results files: validated completely before judging
+def results(name, entries, *fragments, top=None):
+    doc = {'implementation': 'test', 'nsFormat': 'fp32', 'results': entries}
+    if top:
+        doc.update(top)
+    path = os.path.join(tmp, 'results.json')
+    with open(path, 'w') as f:
+        json.dump(doc, f)
+    expect2(name, ['--results', path, f'{vec}/nemo_transpose.json'], 'results.json', *fragments)
+
+
+out = first(load(tr_file), 'transpose')['expected']['exact']
+outT = {'dtype': 'f32', 'shape': list(reversed(out['shape'])), 'hex': out['hex']}
+results('results_ns_format', [], 'nsFormat', top={'nsFormat': 'fp16'})
+results('results_unknown_member', [], 'unknown member "extra"', top={'extra': 1})
+results('results_tcid_over_int', [{'file': 'nemo_transpose.json', 'tcId': 2 ** 40, 'output': out}], 'tcId')
+results('results_two_outcomes', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': out, 'error': 'x'}],
+        'nemo_transpose.json tcId 1', 'exactly one outcome')
+results('results_outputT_shape', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': out, 'outputT': out}],
+        'nemo_transpose.json tcId 1', 'outputT')
+results('results_outputT_f64', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': out,
+                                 'outputT': dict(outT, dtype='f64', hex=outT['hex'] * 2)}],
+        'nemo_transpose.json tcId 1', 'outputT: dtype "f64"')
+results('results_bad_hex', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': dict(out, hex=out['hex'][:-1])}],
+        'nemo_transpose.json tcId 1', 'output', 'digits')
+results('results_file_path', [{'file': '../nemo_transpose.json', 'tcId': 1, 'output': out}], '"file"')
+results('results_error_not_string', [{'file': 'nemo_transpose.json', 'tcId': 1, 'error': 3}], '"error"')
+path = os.path.join(tmp, 'dup.json')
+with open(path, 'w') as f:
+    f.write('{"nsFormat": "fp32", "nsFormat": "bf16", "results": []}')
+expect2('results_duplicate_key', ['--results', path, f'{vec}/nemo_transpose.json'], 'dup.json', 'duplicate')
+
+# ---- and the committed vectors stay valid
+for impl in ('fast-fp32', 'fast-bf16'):
+    rc, err = run(['--impl', impl, vec])
+    check(f'committed_vectors_valid_{impl}', rc == 0, f'exit {rc}: {err.strip()}')
+
+shutil.rmtree(tmp)
+print(f"{(checks - fails) * 100 // checks}%: Checks: {checks}, Failures: {fails}, Errors: 0")
+sys.exit(1 if fails else 0)
