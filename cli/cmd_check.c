@@ -1,23 +1,62 @@
 /* muonref check: judges an implementation against vector files
  * (spec/vectors.md): our fast path in-process (--impl fast-bf16 |
  * fast-fp32, optionally with a deliberate --fault) or an outside
- * implementation's results file (--results FILE). */
+ * implementation's results file (--results FILE).  The verdicts go to
+ * standard output (FAIL lines and the per-area table), and on request to a
+ * JUnit XML file (--junit) or as TAP 14 on standard output (--tap; the
+ * human-readable lines then go to standard error); vectors/report.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
+#include "../vectors/report.h"
 #include "commands.h"
 
 static int usage(void)
 {
-  fprintf(stderr,
-          "usage: muonref check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE)\n"
-          "                     [--write-results FILE] [--quiet] [VECTOR FILES OR DIRS...]\n"
-          "       muonref check --fault list\n"
-          "Judges an implementation against golden vectors (default: the vectors/ folder).\n");
+  fprintf(stderr, "usage: muonref %s\n", MUONREF_CHECK_USAGE);
   return EXIT_USAGE;
+}
+
+/* What the per-case callback feeds: the JUnit log, the TAP stream, the
+ * --verbose lines and the progress line on a terminal. */
+typedef struct sinks {
+  muonref_case_log junit; /* kept only with --junit */
+  int want_junit;
+  muonref_tap tap;
+  int want_tap;
+  FILE *verbose;           /* one line per passing case (--verbose), or NULL */
+  int progress;            /* 1: a progress line on standard error (a terminal) */
+  long done, failed;
+  struct timespec last;
+} sinks;
+
+static double seconds_since(struct timespec *last)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double s = (double)(now.tv_sec - last->tv_sec) + 1e-9 * (double)(now.tv_nsec - last->tv_nsec);
+  *last = now;
+  return s;
+}
+
+static int on_case(void *ctx, const muonref_case_verdict *v, muonref_error *err)
+{
+  sinks *s = ctx;
+  double t = seconds_since(&s->last);
+  s->done++, s->failed += !v->pass;
+  if (s->verbose && v->pass)
+    fprintf(s->verbose, "ok   %s tcId %lld [%s] %s (%.3g of the allowance)\n", v->file, v->tc_id, v->flags, v->comment,
+            v->worst);
+  if (s->want_tap)
+    muonref_tap_case(&s->tap, v);
+  if (s->progress) /* ends in \r: the next line written to the terminal overwrites it */
+    fprintf(stderr, "\033[Kmuonref check: %ld cases judged, %ld failed so far\r", s->done, s->failed);
+  return s->want_junit ? muonref_case_log_add(&s->junit, v, t, err) : MUONREF_OK;
 }
 
 static int list_faults(void)
@@ -31,12 +70,13 @@ static int list_faults(void)
 
 int cmd_check(int argc, char **argv)
 {
-  const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL;
+  const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
   char *paths[256];
-  int n = 0, quiet = 0;
+  int n = 0, quiet = 0, verbose = 0, tap = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") || !strcmp(a, "--write-results");
+    int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
+                !strcmp(a, "--write-results") || !strcmp(a, "--junit");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
@@ -49,8 +89,14 @@ int cmd_check(int argc, char **argv)
       fault = argv[++i];
     else if (!strcmp(a, "--write-results"))
       write = argv[++i];
-    else if (!strcmp(a, "--quiet"))
+    else if (!strcmp(a, "--junit"))
+      junit = argv[++i];
+    else if (!strcmp(a, "--tap"))
+      tap = 1;
+    else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
       quiet = 1;
+    else if (!strcmp(a, "--verbose") || !strcmp(a, "-v"))
+      verbose = 1;
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
@@ -59,6 +105,10 @@ int cmd_check(int argc, char **argv)
   }
   if (fault && !strcmp(fault, "list"))
     return list_faults();
+  if (quiet && verbose) {
+    fprintf(stderr, "muonref check: --quiet and --verbose exclude each other\n");
+    return usage();
+  }
   if (!!impl == !!results) {
     fprintf(stderr, "muonref check: give exactly one of --impl and --results\n");
     return usage();
@@ -88,24 +138,51 @@ int cmd_check(int argc, char **argv)
     muonref_checker_free(&c);
     return EXIT_USAGE;
   }
-  c.log = quiet ? NULL : stdout;
+  FILE *human = tap ? stderr : stdout; /* with --tap, standard output is TAP only */
+  c.log = quiet ? NULL : human;
+  sinks sk = {0};
+  sk.want_junit = junit != NULL;
+  sk.want_tap = tap;
+  sk.verbose = verbose ? human : NULL;
+  sk.progress = !quiet && !verbose && !tap && isatty(STDERR_FILENO);
+  clock_gettime(CLOCK_MONOTONIC, &sk.last);
+  c.on_case = on_case;
+  c.on_case_ctx = &sk;
   if (write) {
     c.written = json_object();
     json_object_set_new(c.written, "implementation", json_string(c.impl_name));
     json_object_set_new(c.written, "nsFormat", json_string(muonref_ns_format_name(c.format)));
     json_object_set_new(c.written, "results", json_array());
   }
-  if (n == 0)
-    paths[n++] = "vectors";
+  if (n == 0) {
+    const char *dflt = muonref_default_vectors(&err);
+    if (!dflt) {
+      fprintf(stderr, "muonref check: %s\n", err.message);
+      muonref_checker_free(&c);
+      return EXIT_USAGE;
+    }
+    paths[n++] = (char *)dflt;
+  }
+  if (tap)
+    muonref_tap_begin(&sk.tap, stdout, c.impl_name);
   int st = muonref_checker_run(&c, paths, n, &err);
+  if (sk.progress)
+    fputs("\033[K", stderr);
   if (!st && write)
     st = muonref_json_write_atomic(c.written, write, 0, &err);
+  if (!st && junit)
+    st = muonref_junit_write(&sk.junit, c.impl_name, muonref_ns_format_name(c.format), junit, &err);
+  muonref_case_log_free(&sk.junit);
   if (st) {
+    if (tap)
+      muonref_tap_bail(&sk.tap, err.message);
     fprintf(stderr, "muonref check: %s\n", err.message);
     muonref_checker_free(&c);
     return st == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }
-  muonref_checker_report(&c, stdout);
+  if (tap)
+    muonref_tap_end(&sk.tap);
+  muonref_checker_report(&c, human);
   muonref_checker_free(&c);
   return c.failed ? EXIT_FAILED : EXIT_OK;
 }

@@ -18,7 +18,46 @@ typedef struct command {
   const char *usage; /* printed by `muonref NAME --help` (NULL: NAME handles --help) */
 } command;
 
+/* `muonref check --help` (also printed on a usage error); man/muonref-check.1
+ * is generated from it by help2man (make man). */
+#define MUONREF_CHECK_USAGE \
+  "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE) [OPTIONS] [VECTOR FILES OR DIRS...]\n" \
+  "       muonref check --fault list\n" \
+  "Judges an implementation against golden vectors.  Without vector paths: ./vectors if it exists, else\n" \
+  "the installed set (muonref vectors prints its path).\n" \
+  "\n" \
+  "Options:\n" \
+  "  --impl fast-bf16|fast-fp32  judge muonref's own fast path, Newton-Schulz in bf16 or fp32\n" \
+  "  --fault NAME         run the fast path with a deliberate fault (mutation testing; list: --fault list)\n" \
+  "  --results FILE       judge an outside implementation's results file (spec/vectors.md section 4)\n" \
+  "  --write-results FILE with --impl: also write the fast path's results file\n" \
+  "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
+  "                       classname PROFILE.AREA, the judge's message as the failure message\n" \
+  "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \
+  "                       FAIL lines go to standard error)\n" \
+  "  -q, --quiet          no per-case lines and no progress line; the table and the totals still print\n" \
+  "  -v, --verbose        a line for every case, passing ones included\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "On a terminal a progress line (cases judged, failures so far) shows on standard error.\n" \
+  "Exit status: 0 every case passed; 1 a case failed; 2 usage error or unusable input (a\n" \
+  "malformed vector or results file, an unwritable --junit FILE); 3 internal failure."
+
+/* `muonref vectors --help`. */
+#define MUONREF_VECTORS_USAGE \
+  "vectors [-q|--quiet] [-v|--verbose] [VECTOR FILES OR DIRS...]\n" \
+  "Lists golden vector sets: each file's profile, area and case count, and the folder they come from.\n" \
+  "Without paths: ./vectors if it exists, else the installed set.\n" \
+  "\n" \
+  "Options:\n" \
+  "  -q, --quiet          print only the folder of the vectors\n" \
+  "  -v, --verbose        also list each file's test groups (kind and case count)\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."
+
 int cmd_profile(int argc, char **argv);
+int cmd_vectors(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

@@ -15,9 +15,7 @@ static int cmd_version(int argc, char **argv)
 static const command COMMANDS[] = {
   {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)", NULL},
   {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)",
-   "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE) [--write-results FILE] [--quiet]\n"
-   "                     [VECTOR FILES OR DIRS...]    (default: vectors; --fault list names the faults;\n"
-   "                     --quiet drops the per-case FAIL lines, the table still prints)"},
+   MUONREF_CHECK_USAGE},
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)",
    "gen [--prec BITS] [--out DIR] [--area NAME]    (writes DIR/nemo/*.json; BITS >= 256, default 256)"},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
@@ -27,6 +25,8 @@ static const command COMMANDS[] = {
    "ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
    "  FILE: a tensor {\"dtype\": \"f32\", \"shape\": [r, c], \"hex\": \"...\"} (spec/vectors.md section 1);\n"
    "  for step also {\"param\": tensor, \"grads\": [tensor, ...]}"},
+  {"vectors", cmd_vectors, "list the golden vector sets: profiles, areas, case counts, folder",
+   MUONREF_VECTORS_USAGE},
   {"version", cmd_version, "print the version", "version"},
 };
 
@@ -50,7 +50,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], COMMANDS[i].name))
       continue;
     if (argc == 3 && COMMANDS[i].usage && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-      printf("usage: muonref %s\n%s\n", COMMANDS[i].usage, COMMANDS[i].summary);
+      /* a one-line usage is followed by the summary; a longer one says it all */
+      printf("usage: muonref %s\n", COMMANDS[i].usage);
+      if (!strchr(COMMANDS[i].usage, '\n'))
+        printf("%s\n", COMMANDS[i].summary);
       return EXIT_OK;
     }
     return COMMANDS[i].run(argc - 1, argv + 1);

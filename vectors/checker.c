@@ -61,6 +61,22 @@ static json_t *result_for(muonref_checker *c, const json_t *test, const char *ki
   return json_incref(r);
 }
 
+/* Hands one verdict to c->on_case, if set. */
+static int on_case(muonref_checker *c, const muonref_area_count *a, const json_t *test, const char *kind,
+                   const char *file, const char *profile, const muonref_verdict *v, muonref_error *err)
+{
+  if (!c->on_case)
+    return MUONREF_OK;
+  char flags[256];
+  flags_text(test, flags, sizeof flags);
+  const char *comment = json_string_value(json_object_get(test, "comment"));
+  const char *area = strchr(a->name, '/') ? strchr(a->name, '/') + 1 : a->name; /* "profile/area" */
+  muonref_case_verdict cv = {muonref_basename(file), (long long)json_integer_value(json_object_get(test, "tcId")),
+                             profile ? profile : "", area, kind, comment ? comment : "", flags,
+                             v->pass, v->pass ? "" : v->detail, "", v->worst};
+  return c->on_case(c->on_case_ctx, &cv, err);
+}
+
 /* Judges one test; counts it in a; logs a failure. */
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
@@ -82,7 +98,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   if (v.pass) {
     a->passed++, c->passed++;
     a->worst = v.worst > a->worst ? v.worst : a->worst;
-    return MUONREF_OK;
+    return on_case(c, a, test, kind, file, profile, &v, err);
   }
   a->failed++, c->failed++;
   if (c->log) {
@@ -92,7 +108,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
             (long long)json_integer_value(json_object_get(test, "tcId")), flags,
             json_string_value(json_object_get(test, "comment")), v.detail);
   }
-  return MUONREF_OK;
+  return on_case(c, a, test, kind, file, profile, &v, err);
 }
 
 /* Every tcId an integer >= 1, unique in the file; numberOfTests right. */
