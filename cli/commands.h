@@ -27,10 +27,11 @@ typedef struct command {
   "the installed set (muonref vectors prints its path).\n" \
   "\n" \
   "Options:\n" \
-  "  --impl fast-bf16|fast-fp32  judge muonref's own fast path, Newton-Schulz in bf16 or fp32\n" \
+  "  --impl fast-bf16|fast-fp32\n" \
+  "                       judge muonref's own fast path, Newton-Schulz in bf16 or fp32\n" \
   "  --fault NAME         run the fast path with a deliberate fault (mutation testing; list: --fault list)\n" \
   "  --results FILE       judge an outside implementation's results file (spec/vectors.md section 4)\n" \
-  "  --write-results FILE with --impl: also write the fast path's results file\n" \
+  "  --write-results FILE  with --impl: also write the fast path's results file\n" \
   "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \
   "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \

@@ -2,8 +2,12 @@
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC]
-                    [--adapter NAME] [--ns-format bf16|fp32] --out RESULTS.json
-                    VECTOR_FILES_OR_DIRS...
+                    [--adapter NAME] [--ns-format bf16|fp32] [-q|-v] --out RESULTS.json
+                    [VECTOR_FILES_OR_DIRS...]
+
+Without vector paths it reads ./vectors if that folder exists, else the
+vectors installed beside the driver ($(pkgdatadir)/vectors, the folder
+above this file's), as `muonref check` does.
 
 The results file (spec/vectors.md section 4) is then judged by
 `muonref check --results RESULTS.json VECTORS...`.  See README.md here.
@@ -157,6 +161,18 @@ def load_object(spec: str, option: str):
 
 
 # ---------------------------------------------------------------- vectors
+
+
+def default_vectors() -> str:
+    """./vectors, else the folder above this script's: $(pkgdatadir)/vectors once
+    installed (the driver is in $(pkgdatadir)/drivers), vectors/ in a source tree."""
+    if os.path.isdir('vectors'):
+        return 'vectors'
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = parent if os.path.basename(parent) == 'vectors' else os.path.join(parent, 'vectors')
+    if os.path.isdir(installed):
+        return installed
+    raise UsageError(f"no vectors given, and neither ./vectors nor {installed!r} is a folder")
 
 
 def vector_files(paths: List[str]) -> List[str]:
@@ -318,9 +334,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
     parser.add_argument('--ns-format', default='bf16', help="bf16 or fp32: the port's Newton-Schulz format (default bf16)")
     parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
-    parser.add_argument('vectors', nargs='+', metavar='VECTOR_FILES_OR_DIRS')
+    talk = parser.add_mutually_exclusive_group()
+    talk.add_argument('-q', '--quiet', action='store_true', help="no progress and no closing count line")
+    talk.add_argument('-v', '--verbose', action='store_true', help="a line per case on standard error")
+    parser.add_argument(
+        'vectors', nargs='*', metavar='VECTOR_FILES_OR_DIRS', help="default: ./vectors, else the installed vectors"
+    )
     args = parser.parse_args(argv)
     try:
+        if not args.vectors:
+            args.vectors = [default_vectors()]
         if args.adapter not in ADAPTERS:
             raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
         if args.ns_format not in ('bf16', 'fp32'):
@@ -346,6 +369,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     runner = Runner(cls, ns_fn, ADAPTERS[args.adapter])
     results = []
     counts = {'run': 0, 'skipped': 0}
+    # a progress line on a terminal only (rewritten in place), never in a log
+    progress = not args.quiet and not args.verbose and sys.stderr.isatty()
     for path, doc in docs:
         base = os.path.basename(path)
         for gi, group in enumerate(doc['testGroups']):
@@ -355,6 +380,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                 entry.update(runner.run_case(kind, case))
                 counts['skipped' if 'skipped' in entry else 'run'] += 1
                 results.append(entry)
+                if args.verbose:
+                    what = f"skipped: {entry['skipped']}" if 'skipped' in entry else 'run'
+                    sys.stderr.write(f"{base} tcId {entry['tcId']}: {what}\n")
+                elif progress:
+                    sys.stderr.write(
+                        f"\033[Ktorch_driver.py: {len(results)} cases, {counts['skipped']} skipped so far\r"
+                    )
+                    sys.stderr.flush()
+    if progress:
+        sys.stderr.write("\033[K")
     impl = f"{args.optimizer} (adapter {args.adapter}"
     impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {DEFAULT_NS_FUNCTION}" if ns_fn else ", no ns")
     impl += f"), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
@@ -366,10 +401,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"torch_driver.py: --out {args.out!r}: cannot write: {exc}\n")
         return 2
-    sys.stderr.write(
-        f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
-        f"{counts['run']} run, {counts['skipped']} skipped -> {args.out}\n"
-    )
+    if not args.quiet:
+        sys.stderr.write(
+            f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
+            f"{counts['run']} run, {counts['skipped']} skipped -> {args.out}\n"
+        )
     return 0
 
 
