@@ -9,6 +9,7 @@
 #  - a missing port or profile: a usage error naming it (pytest exit 4).
 # The vectors are found as an installed user's would be: the plugin runs in
 # an empty folder and takes the PROFILE folder above the driver's.
+# (-p no:muonref: the plugin a `make install` registered stays out; this one is loaded.)
 # Exit 0 pass, 1 fail, 77 skip (no torch or pytest for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-$PWD/muonref}
@@ -26,7 +27,7 @@ run_pytest() { # NAME ARGS...: pytest in an empty folder; output in $work/NAME.o
   name=$1; shift
   mkdir -p "$work/$name"
   (cd "$work/$name" && PYTHONPATH="$srcdir/vectors/drivers" MUONREF="$muonref" \
-     "$python" -m pytest -p pytest_muonref -p no:cacheprovider -q -rf "$@") >"$work/$name.out" 2>&1
+     "$python" -m pytest -p no:muonref -p pytest_muonref -p no:cacheprovider -q -rf "$@") >"$work/$name.out" 2>&1
   rc=$?
 }
 
