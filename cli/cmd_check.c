@@ -72,7 +72,7 @@ int cmd_check(int argc, char **argv)
 {
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
   char *paths[256];
-  int n = 0, quiet = 0, verbose = 0, tap = 0;
+  int n = 0, quiet = muonref_verbosity < 0, verbose = muonref_verbosity > 0, tap = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
@@ -93,10 +93,6 @@ int cmd_check(int argc, char **argv)
       junit = argv[++i];
     else if (!strcmp(a, "--tap"))
       tap = 1;
-    else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
-      quiet = 1;
-    else if (!strcmp(a, "--verbose") || !strcmp(a, "-v"))
-      verbose = 1;
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
@@ -105,10 +101,6 @@ int cmd_check(int argc, char **argv)
   }
   if (fault && !strcmp(fault, "list"))
     return list_faults();
-  if (quiet && verbose) {
-    fprintf(stderr, "muonref check: --quiet and --verbose exclude each other\n");
-    return usage();
-  }
   if (!!impl == !!results) {
     fprintf(stderr, "muonref check: give exactly one of --impl and --results\n");
     return usage();

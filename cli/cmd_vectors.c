@@ -15,14 +15,10 @@ static int usage(void)
 int cmd_vectors(int argc, char **argv)
 {
   char *paths[256];
-  int n = 0, quiet = 0, verbose = 0;
+  int n = 0, quiet = muonref_verbosity < 0, verbose = muonref_verbosity > 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
-      quiet = 1;
-    else if (!strcmp(a, "--verbose") || !strcmp(a, "-v"))
-      verbose = 1;
-    else if (a[0] == '-' && a[1]) {
+    if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref vectors: unknown option %s\n", a);
       return usage();
     } else if (n < 256)
@@ -31,10 +27,6 @@ int cmd_vectors(int argc, char **argv)
       fprintf(stderr, "muonref vectors: more than 256 paths\n");
       return EXIT_USAGE;
     }
-  }
-  if (quiet && verbose) {
-    fprintf(stderr, "muonref vectors: --quiet and --verbose exclude each other\n");
-    return usage();
   }
   muonref_error err = {0};
   int given = n > 0;

@@ -11,6 +11,15 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
+/* -q/--quiet and -v/--verbose, the same for every subcommand: main.c takes
+ * them out of argv before the subcommand parses it (both: a usage error).
+ *   -1 quiet:   no progress, no per-item or informational lines; the
+ *               result itself (a table, a value, a listing) and errors still print
+ *    0 normal:  the result; a progress line on standard error only when it is a terminal
+ *    1 verbose: also a line per item where the command has items (check: every
+ *               case; vectors: every test group) */
+extern int muonref_verbosity;
+
 typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
@@ -36,7 +45,7 @@ typedef struct command {
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \
   "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \
   "                       FAIL lines go to standard error)\n" \
-  "  -q, --quiet          no per-case lines and no progress line; the table and the totals still print\n" \
+  "  -q, --quiet          no per-case FAIL lines and no progress line; the table and the totals still print\n" \
   "  -v, --verbose        a line for every case, passing ones included\n" \
   "  -h, --help           print this help\n" \
   "\n" \

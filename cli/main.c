@@ -4,6 +4,8 @@
 #include "commands.h"
 #include "config.h"
 
+int muonref_verbosity = 0;
+
 static int cmd_version(int argc, char **argv)
 {
   (void)argc;
@@ -35,7 +37,11 @@ static int usage(FILE *f)
   fprintf(f, "usage: muonref COMMAND [ARGS]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
     fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-  fprintf(f, "\nexit status: 0 success, 1 a judged case failed, 2 usage error or unusable input,\n"
+  fprintf(f, "\noptions of every command:\n"
+             "  -q, --quiet    no progress and no informational lines: the result and errors only\n"
+             "  -v, --verbose  also a line per item where the command has items (check: every case)\n"
+             "  -h, --help     the command's usage (muonref COMMAND --help)\n"
+             "\nexit status: 0 success, 1 a judged case failed, 2 usage error or unusable input,\n"
              "3 internal or numerical failure\n");
   return f == stdout ? EXIT_OK : EXIT_USAGE;
 }
@@ -49,6 +55,23 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
     if (strcmp(argv[1], COMMANDS[i].name))
       continue;
+    /* -q/--quiet and -v/--verbose mean the same in every subcommand: taken out here */
+    int quiet = 0, verbose = 0, n = 2;
+    for (int k = 2; k < argc; k++) {
+      if (!strcmp(argv[k], "-q") || !strcmp(argv[k], "--quiet"))
+        quiet = 1;
+      else if (!strcmp(argv[k], "-v") || !strcmp(argv[k], "--verbose"))
+        verbose = 1;
+      else
+        argv[n++] = argv[k];
+    }
+    argv[n] = NULL;
+    argc = n;
+    if (quiet && verbose) {
+      fprintf(stderr, "muonref %s: --quiet and --verbose exclude each other\n", argv[1]);
+      return EXIT_USAGE;
+    }
+    muonref_verbosity = quiet ? -1 : verbose;
     if (argc == 3 && COMMANDS[i].usage && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
       /* a one-line usage is followed by the summary; a longer one says it all */
       printf("usage: muonref %s\n", COMMANDS[i].usage);
