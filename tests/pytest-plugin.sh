@@ -6,7 +6,8 @@
 #  - tests/torch_nemo_port_faulty_ema.py: exactly the cases `muonref check`
 #    fails on the driver's results fail, with the judge's message;
 #  - no --muonref-optimizer: the plugin adds no item (pytest exit 5);
-#  - a missing port or profile: a usage error naming it (pytest exit 4).
+#  - a missing port or profile: a usage error naming it (pytest exit 4);
+#  - --muonref-mode is handed to the driver as --mode.
 # The vectors are found as an installed user's would be: the plugin runs in
 # an empty folder and takes the PROFILE folder above the driver's.
 # (-p no:muonref: the plugin a `make install` registered stays out; this one is loaded.)
@@ -66,4 +67,8 @@ run_pytest missing --muonref-optimizer=no_such_port.py:Muon
 run_pytest profile --muonref-optimizer="$srcdir/tests/torch_nemo_port.py:Muon" --muonref-profile no_such_profile
 [ $rc -eq 4 ] && grep -q "muonref-profile 'no_such_profile'" "$work/profile.out" &&
   echo "ok: an unknown profile is a usage error" || { fail "unknown profile: exit $rc"; tail -n 3 "$work/profile.out"; }
+# 5. --muonref-mode reaches the driver as --mode (a mode it refuses: the driver's message)
+run_pytest mode --muonref-optimizer="$srcdir/tests/torch_nemo_port.py:Muon" --muonref-mode no_such_mode
+[ $rc -eq 4 ] && grep -q -- "--mode" "$work/mode.out" && grep -q "no_such_mode" "$work/mode.out" &&
+  echo "ok: --muonref-mode goes to the driver" || { fail "--muonref-mode: exit $rc"; tail -n 3 "$work/mode.out"; }
 exit $status

@@ -17,6 +17,7 @@
 # Prints a Check-style summary line.  Exit 0 pass, 1 fail, 77 skip.
 src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}
+case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
 vectors=$src/vectors/nemo
 for tool in xmllint perl prove; do
   command -v $tool >/dev/null 2>&1 || { echo "SKIP: no $tool (apt-get install libxml2-utils perl)"; exit 77; }
@@ -122,6 +123,18 @@ rc=$?
 # --verbose: one line per case
 nv=$("$muonref" check --impl fast-bf16 --verbose "$vectors" | grep -c '^ok ')
 [ "$nv" = "$total" ] && ok || bad verbose "--verbose printed $nv 'ok' lines, expected $total"
+
+# no vector path, no ./vectors: the installed set, or (not installed) exit 2 naming where it looked
+mkdir "$work/empty"
+inst=$(cd "$work/empty" && "$muonref" vectors -q 2>"$work/dflt.err"); rc=$?
+if [ $rc -eq 0 ]; then
+  case $inst in "vectors: /"*/vectors) ok ;; *) bad default-vectors "muonref vectors -q in an empty folder: '$inst'" ;; esac
+else
+  [ $rc -eq 2 ] && grep -q 'neither ./vectors nor the installed set /.*/vectors is a folder' "$work/dflt.err" && ok ||
+    bad default-vectors "exit $rc: $(cat "$work/dflt.err")"
+  (cd "$work/empty" && "$muonref" check --impl fast-bf16 >/dev/null 2>"$work/dflt2.err"); rc=$?
+  [ $rc -eq 2 ] && grep -q 'installed set' "$work/dflt2.err" && ok || bad default-check "check: exit $rc"
+fi
 
 echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
 [ $fails -eq 0 ]

@@ -1,7 +1,7 @@
 """pytest plugin: every muonref golden vector case as one pytest item.
 
     pytest -p pytest_muonref --muonref-optimizer my_port.py:Muon [--muonref-profile nemo]
-           [--muonref-ns-format bf16|fp32] [--muonref-adapter NAME] [--muonref-ns-function M:F]
+           [--muonref-mode MODE] [--muonref-ns-format bf16|fp32] [--muonref-adapter NAME] [--muonref-ns-function M:F]
            [--muonref-vectors PATH] [--muonref-driver-option OPT ...] [--muonref-bin PATH]
 
 (`make install` registers the plugin with pytest, so that `-p pytest_muonref`
@@ -45,6 +45,8 @@ def pytest_addoption(parser):
                 help="the profile whose vectors are run (default nemo)")
     g.addoption('--muonref-vectors', metavar='PATH',
                 help="vector files or folder (default: PROFILE under ./vectors, else the installed vectors)")
+    g.addoption('--muonref-mode', metavar='MODE',
+                help="passed to the driver as --mode MODE (the driver's platform mode, where it has one)")
     g.addoption('--muonref-ns-format', default='bf16', choices=('bf16', 'fp32'),
                 help="the format the port's Newton-Schulz runs in (the driver's --ns-format; default bf16)")
     g.addoption('--muonref-adapter', default='nemo', metavar='NAME',
@@ -98,6 +100,8 @@ def _verdicts(config):
         argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
                 '--adapter', config.getoption('muonref_adapter'),
                 '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
+        if config.getoption('muonref_mode'):
+            argv += ['--mode=' + config.getoption('muonref_mode')]
         if config.getoption('muonref_ns_function'):
             argv += ['--ns-function', config.getoption('muonref_ns_function')]
         argv += config.getoption('muonref_driver_option') + [vectors]
