@@ -124,6 +124,31 @@ rc=$?
 nv=$("$muonref" check --impl fast-bf16 --verbose "$vectors" | grep -c '^ok ')
 [ "$nv" = "$total" ] && ok || bad verbose "--verbose printed $nv 'ok' lines, expected $total"
 
+# free text with markup, '#', '\', a line break and a control character in a
+# case's comment: the JUnit file stays valid and says it back (the control
+# character as U+FFFD), the TAP line stays one test point with no directive
+odd='odd & <chars> "quoted" it'"'"'s # hash \ back
+line'
+"${MUONREF_PYTHON:-python3}" - "$vectors/nemo_errors.json" "$work/odd.json" "$odd" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["testGroups"][0]["tests"][0]["comment"] = sys.argv[3] + "\x01end"
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$muonref" check --impl fast-bf16 --junit "$work/odd.xml" --tap "$work/odd.json" >"$work/odd.tap" 2>/dev/null
+xmllint --noout --schema "$src/vectors/junit.xsd" "$work/odd.xml" 2>/dev/null && ok || bad odd-junit "not valid: $(head -c 300 "$work/odd.xml")"
+got=$(xmllint --xpath 'string(//testcase[1]/@name)' "$work/odd.xml")
+want="odd.json#1 $odd$(printf '\357\277\275')end"
+[ "$got" = "$want" ] && ok || bad odd-name "testcase name '$got', expected '$want'"
+sed '1s/^TAP version 14$/TAP version 13/' "$work/odd.tap" >"$work/odd.tap13"
+perl -MTAP::Parser -e '
+  my $p = TAP::Parser->new({ exec => ["cat", $ARGV[0]] });
+  my ($first, $bad) = (undef, 0);
+  while (my $r = $p->next) { $first //= $r if $r->is_test; $bad++ if $r->is_unknown }
+  exit(($bad || !$first || $first->directive ne "" || $first->description !~ /\\# hash \\\\ back line\x{fffd}end|\\# hash \\\\ back line\xef\xbf\xbdend/
+        || $p->parse_errors || !$p->is_good_plan) ? 1 : 0);
+' "$work/odd.tap13" && ok || bad odd-tap "the odd comment broke the TAP stream: $(sed -n 3p "$work/odd.tap")"
+
 # no vector path, no ./vectors: the installed set, or (not installed) exit 2 naming where it looked
 mkdir "$work/empty"
 inst=$(cd "$work/empty" && "$muonref" vectors -q 2>"$work/dflt.err"); rc=$?

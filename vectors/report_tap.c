@@ -7,7 +7,8 @@
 #include "report.h"
 
 /* A test point's description: '#' and '\' escaped ("\#", "\\": TAP 14,
- * "Escaping"), line breaks as spaces (a description is one line). */
+ * "Escaping"), line breaks as spaces (a description is one line), other
+ * control characters as U+FFFD (as in the JUnit report). */
 static void description(FILE *f, const char *s)
 {
   for (; *s; s++) {
@@ -15,6 +16,8 @@ static void description(FILE *f, const char *s)
       fputc('\\', f), fputc(*s, f);
     else if (*s == '\n' || *s == '\r')
       fputc(' ', f);
+    else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      fputs("\xef\xbf\xbd", f);
     else
       fputc(*s, f);
   }
