@@ -5,9 +5,11 @@
  * standard output (FAIL lines and the per-area table), and on request to a
  * JUnit XML file (--junit) or as TAP 14 on standard output (--tap; the
  * human-readable lines then go to standard error); vectors/report.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "../fast/faults.h"
@@ -68,20 +70,99 @@ static int list_faults(void)
   return EXIT_OK;
 }
 
+/* What `muonref check` was asked for. */
+typedef struct check_args {
+  const char *impl, *results, *fault, *write, *junit, *torch;
+  const char *torch_opts[32];
+  int n_torch_opts, quiet, verbose, tap, f;
+} check_args;
+
+static int run_check(const check_args *a, char **paths, int n);
+
+#ifndef MUONREF_DRIVER_SRC
+#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
+#endif
+#ifndef MUONREF_DRIVER_INST
+#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
+#endif
+#ifndef MUONREF_PYTHON
+#define MUONREF_PYTHON "python3"
+#endif
+
+/* --torch: runs the PyTorch driver (the source tree's if readable, else the
+ * installed one, as `muonref bench` finds its script) over paths, writing
+ * its results file to out.  Returns EXIT_OK, or the exit status for the
+ * driver's failure (its own message is on standard error). */
+static int run_driver(const check_args *a, char **paths, int n, const char *out)
+{
+  const char *driver = access(MUONREF_DRIVER_SRC, R_OK) == 0 ? MUONREF_DRIVER_SRC : MUONREF_DRIVER_INST;
+  const char *argv[32 + 256 + 12];
+  int k = 0;
+  argv[k++] = MUONREF_PYTHON;
+  argv[k++] = driver;
+  if (a->quiet || a->tap)
+    argv[k++] = "--quiet";
+  else if (a->verbose)
+    argv[k++] = "--verbose";
+  argv[k++] = "--optimizer";
+  argv[k++] = a->torch;
+  for (int i = 0; i < a->n_torch_opts; i++)
+    argv[k++] = a->torch_opts[i];
+  argv[k++] = "--out";
+  argv[k++] = out;
+  for (int i = 0; i < n; i++)
+    argv[k++] = paths[i];
+  argv[k] = NULL;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "muonref check: --torch: cannot start %s: %s\n", MUONREF_PYTHON, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  if (pid == 0) {
+    if (a->tap) /* standard output carries TAP only */
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "muonref check: --torch: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return EXIT_INTERNAL;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return EXIT_OK;
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  fprintf(stderr, "muonref check: --torch: the driver %s exited %d\n", driver, code);
+  return code == 2 ? EXIT_USAGE : EXIT_INTERNAL;
+}
+
 int cmd_check(int argc, char **argv)
 {
+  check_args ca = {0};
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
   char *paths[256];
-  int n = 0, quiet = muonref_verbosity < 0, verbose = muonref_verbosity > 0, tap = 0;
+  const char *torch_spec = NULL, *topts[32];
+  int n = 0, tap = 0, n_topts = 0;
+  ca.quiet = muonref_verbosity < 0, ca.verbose = muonref_verbosity > 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
-                !strcmp(a, "--write-results") || !strcmp(a, "--junit");
+                !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
+                !strcmp(a, "--torch-option");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
     }
-    if (!strcmp(a, "--impl"))
+    if (!strcmp(a, "--torch"))
+      torch_spec = argv[++i];
+    else if (!strcmp(a, "--torch-option") || !strncmp(a, "--torch-option=", 15)) {
+      if (n_topts == 32) {
+        fprintf(stderr, "muonref check: more than 32 --torch-option\n");
+        return EXIT_USAGE;
+      }
+      topts[n_topts++] = a[14] == '=' ? a + 15 : argv[++i];
+    } else if (!strcmp(a, "--impl"))
       impl = argv[++i];
     else if (!strcmp(a, "--results"))
       results = argv[++i];
@@ -101,9 +182,13 @@ int cmd_check(int argc, char **argv)
   }
   if (fault && !strcmp(fault, "list"))
     return list_faults();
-  if (!!impl == !!results) {
-    fprintf(stderr, "muonref check: give exactly one of --impl and --results\n");
+  if (!!impl + !!results + !!torch_spec != 1) {
+    fprintf(stderr, "muonref check: give exactly one of --impl, --results and --torch\n");
     return usage();
+  }
+  if (n_topts && !torch_spec) {
+    fprintf(stderr, "muonref check: --torch-option applies to --torch only\n");
+    return EXIT_USAGE;
   }
   if (impl && strcmp(impl, "fast-bf16") && strcmp(impl, "fast-fp32")) {
     fprintf(stderr, "muonref check: --impl '%s': expected fast-bf16 or fast-fp32\n", impl);
@@ -119,6 +204,44 @@ int cmd_check(int argc, char **argv)
     fprintf(stderr, "muonref check: --write-results applies to --impl only\n");
     return EXIT_USAGE;
   }
+  ca.impl = impl, ca.results = results, ca.fault = fault, ca.write = write, ca.junit = junit, ca.tap = tap, ca.f = f;
+  ca.torch = torch_spec, ca.n_torch_opts = n_topts;
+  memcpy(ca.torch_opts, topts, (size_t)n_topts * sizeof topts[0]);
+  muonref_error err = {0};
+  if (n == 0) {
+    const char *dflt = muonref_default_vectors(&err);
+    if (!dflt) {
+      fprintf(stderr, "muonref check: %s\n", err.message);
+      return EXIT_USAGE;
+    }
+    paths[n++] = (char *)dflt;
+  }
+  if (!torch_spec)
+    return run_check(&ca, paths, n);
+  /* --torch: the driver writes a results file in a private folder, which is judged and removed */
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096], out[4200];
+  snprintf(dir, sizeof dir, "%s/muonref-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "muonref check: --torch: cannot make a folder for the results (%s): %s\n", dir, strerror(errno));
+    return EXIT_USAGE;
+  }
+  snprintf(out, sizeof out, "%s/results.json", dir);
+  int rc = run_driver(&ca, paths, n, out);
+  if (rc == EXIT_OK) {
+    ca.results = out;
+    rc = run_check(&ca, paths, n);
+  }
+  unlink(out);
+  rmdir(dir);
+  return rc;
+}
+
+/* Judges (our fast path, or the results file a->results) and reports. */
+static int run_check(const check_args *a, char **paths, int n)
+{
+  const char *impl = a->impl, *results = a->results, *fault = a->fault, *write = a->write, *junit = a->junit;
+  int quiet = a->quiet, verbose = a->verbose, tap = a->tap, f = a->f;
   muonref_checker c;
   muonref_error err = {0};
   if (impl) {
@@ -145,15 +268,6 @@ int cmd_check(int argc, char **argv)
     json_object_set_new(c.written, "implementation", json_string(c.impl_name));
     json_object_set_new(c.written, "nsFormat", json_string(muonref_ns_format_name(c.format)));
     json_object_set_new(c.written, "results", json_array());
-  }
-  if (n == 0) {
-    const char *dflt = muonref_default_vectors(&err);
-    if (!dflt) {
-      fprintf(stderr, "muonref check: %s\n", err.message);
-      muonref_checker_free(&c);
-      return EXIT_USAGE;
-    }
-    paths[n++] = (char *)dflt;
   }
   if (tap)
     muonref_tap_begin(&sk.tap, stdout, c.impl_name);

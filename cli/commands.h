@@ -30,7 +30,8 @@ typedef struct command {
 /* `muonref check --help` (also printed on a usage error); man/muonref-check.1
  * is generated from it by help2man (make man). */
 #define MUONREF_CHECK_USAGE \
-  "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE) [OPTIONS] [VECTOR FILES OR DIRS...]\n" \
+  "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE | --torch MODULE_OR_FILE:CLASS)\n" \
+  "                     [OPTIONS] [VECTOR FILES OR DIRS...]\n" \
   "       muonref check --fault list\n" \
   "Judges an implementation against golden vectors.  Without vector paths: ./vectors if it exists, else\n" \
   "the installed set (muonref vectors prints its path).\n" \
@@ -40,6 +41,10 @@ typedef struct command {
   "                       judge muonref's own fast path, Newton-Schulz in bf16 or fp32\n" \
   "  --fault NAME         run the fast path with a deliberate fault (mutation testing; list: --fault list)\n" \
   "  --results FILE       judge an outside implementation's results file (spec/vectors.md section 4)\n" \
+  "  --torch MODULE_OR_FILE:CLASS\n" \
+  "                       run a PyTorch optimizer through the driver torch_driver.py (its --optimizer)\n" \
+  "                       and judge its results: driver and judge in one command\n" \
+  "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32\n" \
   "  --write-results FILE  with --impl: also write the fast path's results file\n" \
   "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \
@@ -51,7 +56,8 @@ typedef struct command {
   "\n" \
   "On a terminal a progress line (cases judged, failures so far) shows on standard error.\n" \
   "Exit status: 0 every case passed; 1 a case failed; 2 usage error or unusable input (a\n" \
-  "malformed vector or results file, an unwritable --junit FILE); 3 internal failure."
+  "malformed vector or results file, an unwritable --junit FILE, a port the driver cannot load);\n" \
+  "3 internal failure."
 
 /* `muonref vectors --help`. */
 #define MUONREF_VECTORS_USAGE \

@@ -6,7 +6,7 @@
 #  2. judges muonref's fast path with one command and gets a JUnit file that
 #     validates against the installed schema;
 #  3. judges a PyTorch port with the installed driver (no vector path given)
-#     and `muonref check --results`;
+#     and `muonref check --results`, and with the one command `muonref check --torch`;
 #  4. judges it with pytest through the registered plugin (no -p, no
 #     PYTHONPATH beyond the plugin folder configure chose);
 #  5. reads `man muonref-check` and muonref-vectors(5) from the installed pages.
@@ -44,6 +44,12 @@ if "$python" -c 'import torch' 2>/dev/null; then
   "$muonref" check --quiet --results results.json >port.out 2>&1 &&
     echo "ok: the port through the installed driver: $(tail -n 1 port.out)" || fail "port: $(tail -n 3 port.out)"
 else echo "skipped: $python has no torch"; fi
+
+# 3b. the same in one command
+if "$python" -c 'import torch' 2>/dev/null; then
+  PATH=$bindir:$PATH muonref check --quiet --torch "$port:Muon" >one.out 2>&1 &&
+    echo "ok: muonref check --torch (one command): $(tail -n 1 one.out)" || fail "check --torch: $(tail -n 3 one.out)"
+fi
 
 # 4. the same through pytest and the registered plugin
 if [ "$plugindir" != no ] && "$python" -c 'import torch, pytest' 2>/dev/null; then
