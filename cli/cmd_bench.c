@@ -263,7 +263,7 @@ int cmd_bench(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     muonref_error err;
     int set = cases[i].n > 1;
-    if (!a.json)
+    if (!a.json && muonref_verbosity >= 0)
       fprintf(stderr, "muonref bench: %s ...\n", cases[i].name);
     if (bench_run_case(&cases[i], set ? 0 : 1, set ? a.set_reps : a.reps, deadline, &results[i], &err)) {
       fprintf(stderr, "muonref bench: %s: %s\n", cases[i].name, err.message);
@@ -275,7 +275,7 @@ int cmd_bench(int argc, char **argv)
     for (int i = 0; i < n; i++)
       any_torch |= want[k][i];
   if (!a.no_torch && any_torch) {
-    if (!a.json)
+    if (!a.json && muonref_verbosity >= 0)
       fprintf(stderr, "muonref bench: PyTorch ...\n");
     run_torch(&a, cases, n, want, results, &m);
   } else if (!a.no_torch) {

@@ -1,25 +1,64 @@
 /* muonref check: judges an implementation against vector files
  * (spec/vectors.md): our fast path in-process (--impl fast-bf16 |
  * fast-fp32, optionally with a deliberate --fault) or an outside
- * implementation's results file (--results FILE). */
+ * implementation's results file (--results FILE).  The verdicts go to
+ * standard output (FAIL lines and the per-area table), and on request to a
+ * JUnit XML file (--junit) or as TAP 14 on standard output (--tap; the
+ * human-readable lines then go to standard error); vectors/report.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
+#include "../vectors/report.h"
 #include "commands.h"
 
 static int usage(void)
 {
-  fprintf(stderr,
-          "usage: muonref check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE)\n"
-          "                     [--write-results FILE] [--baseline FILE] [--write-failures FILE]\n"
-          "                     [--no-diagnosis]\n"
-          "                     [--quiet] [VECTOR FILES OR DIRS...]\n"
-          "       muonref check --fault list\n"
-          "Judges an implementation against golden vectors (default: the vectors/ folder).\n");
+  fprintf(stderr, "usage: muonref %s\n", MUONREF_CHECK_USAGE);
   return EXIT_USAGE;
+}
+
+/* What the per-case callback feeds: the JUnit log, the TAP stream, the
+ * --verbose lines and the progress line on a terminal. */
+typedef struct sinks {
+  muonref_case_log junit; /* kept only with --junit */
+  int want_junit;
+  muonref_tap tap;
+  int want_tap;
+  FILE *verbose;           /* one line per passing case (--verbose), or NULL */
+  int progress;            /* 1: a progress line on standard error (a terminal) */
+  long done, failed;
+  struct timespec last;
+} sinks;
+
+static double seconds_since(struct timespec *last)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double s = (double)(now.tv_sec - last->tv_sec) + 1e-9 * (double)(now.tv_nsec - last->tv_nsec);
+  *last = now;
+  return s;
+}
+
+static int on_case(void *ctx, const muonref_case_verdict *v, muonref_error *err)
+{
+  sinks *s = ctx;
+  double t = seconds_since(&s->last);
+  s->done++, s->failed += !v->pass;
+  if (s->verbose && v->pass)
+    fprintf(s->verbose, "ok   %s tcId %lld [%s] %s (%.3g of the allowance)\n", v->file, v->tc_id, v->flags, v->comment,
+            v->worst);
+  if (s->want_tap)
+    muonref_tap_case(&s->tap, v);
+  if (s->progress) /* ends in \r: the next line written to the terminal overwrites it */
+    fprintf(stderr, "\033[Kmuonref check: %ld cases judged, %ld failed so far\r", s->done, s->failed);
+  return s->want_junit ? muonref_case_log_add(&s->junit, v, t, err) : MUONREF_OK;
 }
 
 static int list_faults(void)
@@ -31,20 +70,99 @@ static int list_faults(void)
   return EXIT_OK;
 }
 
+/* What `muonref check` was asked for. */
+typedef struct check_args {
+  const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures;
+  const char *torch_opts[32];
+  int n_torch_opts, quiet, verbose, tap, f, no_diagnosis;
+} check_args;
+
+static int run_check(const check_args *a, char **paths, int n);
+
+#ifndef MUONREF_DRIVER_SRC
+#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
+#endif
+#ifndef MUONREF_DRIVER_INST
+#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
+#endif
+#ifndef MUONREF_PYTHON
+#define MUONREF_PYTHON "python3"
+#endif
+
+/* --torch: runs the PyTorch driver (the source tree's if readable, else the
+ * installed one, as `muonref bench` finds its script) over paths, writing
+ * its results file to out.  Returns EXIT_OK, or the exit status for the
+ * driver's failure (its own message is on standard error). */
+static int run_driver(const check_args *a, char **paths, int n, const char *out)
+{
+  const char *driver = access(MUONREF_DRIVER_SRC, R_OK) == 0 ? MUONREF_DRIVER_SRC : MUONREF_DRIVER_INST;
+  const char *argv[32 + 256 + 12];
+  int k = 0;
+  argv[k++] = MUONREF_PYTHON;
+  argv[k++] = driver;
+  if (a->quiet || a->tap)
+    argv[k++] = "--quiet";
+  else if (a->verbose)
+    argv[k++] = "--verbose";
+  argv[k++] = "--optimizer";
+  argv[k++] = a->torch;
+  for (int i = 0; i < a->n_torch_opts; i++)
+    argv[k++] = a->torch_opts[i];
+  argv[k++] = "--out";
+  argv[k++] = out;
+  for (int i = 0; i < n; i++)
+    argv[k++] = paths[i];
+  argv[k] = NULL;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "muonref check: --torch: cannot start %s: %s\n", MUONREF_PYTHON, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  if (pid == 0) {
+    if (a->tap) /* standard output carries TAP only */
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "muonref check: --torch: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return EXIT_INTERNAL;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return EXIT_OK;
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  fprintf(stderr, "muonref check: --torch: the driver %s exited %d\n", driver, code);
+  return code == 2 ? EXIT_USAGE : EXIT_INTERNAL;
+}
+
 int cmd_check(int argc, char **argv)
 {
-  const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *baseline = NULL, *write_failures = NULL;
+  check_args ca = {0};
+  const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
   char *paths[256];
-  int n = 0, quiet = 0, no_diagnosis = 0;
+  const char *torch_spec = NULL, *topts[32];
+  int n = 0, tap = 0, n_topts = 0;
+  ca.quiet = muonref_verbosity < 0, ca.verbose = muonref_verbosity > 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") || !strcmp(a, "--write-results") ||
-                !strcmp(a, "--baseline") || !strcmp(a, "--write-failures");
+    int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
+                !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
+                !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
     }
-    if (!strcmp(a, "--impl"))
+    if (!strcmp(a, "--torch"))
+      torch_spec = argv[++i];
+    else if (!strcmp(a, "--torch-option") || !strncmp(a, "--torch-option=", 15)) {
+      if (n_topts == 32) {
+        fprintf(stderr, "muonref check: more than 32 --torch-option\n");
+        return EXIT_USAGE;
+      }
+      topts[n_topts++] = a[14] == '=' ? a + 15 : argv[++i];
+    } else if (!strcmp(a, "--impl"))
       impl = argv[++i];
     else if (!strcmp(a, "--results"))
       results = argv[++i];
@@ -52,14 +170,16 @@ int cmd_check(int argc, char **argv)
       fault = argv[++i];
     else if (!strcmp(a, "--write-results"))
       write = argv[++i];
+    else if (!strcmp(a, "--junit"))
+      junit = argv[++i];
+    else if (!strcmp(a, "--tap"))
+      tap = 1;
     else if (!strcmp(a, "--baseline"))
-      baseline = argv[++i];
+      ca.baseline = argv[++i];
     else if (!strcmp(a, "--write-failures"))
-      write_failures = argv[++i];
-    else if (!strcmp(a, "--quiet"))
-      quiet = 1;
+      ca.write_failures = argv[++i];
     else if (!strcmp(a, "--no-diagnosis"))
-      no_diagnosis = 1;
+      ca.no_diagnosis = 1;
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
@@ -68,9 +188,13 @@ int cmd_check(int argc, char **argv)
   }
   if (fault && !strcmp(fault, "list"))
     return list_faults();
-  if (!!impl == !!results) {
-    fprintf(stderr, "muonref check: give exactly one of --impl and --results\n");
+  if (!!impl + !!results + !!torch_spec != 1) {
+    fprintf(stderr, "muonref check: give exactly one of --impl, --results and --torch\n");
     return usage();
+  }
+  if (n_topts && !torch_spec) {
+    fprintf(stderr, "muonref check: --torch-option applies to --torch only\n");
+    return EXIT_USAGE;
   }
   if (impl && strcmp(impl, "fast-bf16") && strcmp(impl, "fast-fp32")) {
     fprintf(stderr, "muonref check: --impl '%s': expected fast-bf16 or fast-fp32\n", impl);
@@ -86,6 +210,44 @@ int cmd_check(int argc, char **argv)
     fprintf(stderr, "muonref check: --write-results applies to --impl only\n");
     return EXIT_USAGE;
   }
+  ca.impl = impl, ca.results = results, ca.fault = fault, ca.write = write, ca.junit = junit, ca.tap = tap, ca.f = f;
+  ca.torch = torch_spec, ca.n_torch_opts = n_topts;
+  memcpy(ca.torch_opts, topts, (size_t)n_topts * sizeof topts[0]);
+  muonref_error err = {0};
+  if (n == 0) {
+    const char *dflt = muonref_default_vectors(&err);
+    if (!dflt) {
+      fprintf(stderr, "muonref check: %s\n", err.message);
+      return EXIT_USAGE;
+    }
+    paths[n++] = (char *)dflt;
+  }
+  if (!torch_spec)
+    return run_check(&ca, paths, n);
+  /* --torch: the driver writes a results file in a private folder, which is judged and removed */
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096], out[4200];
+  snprintf(dir, sizeof dir, "%s/muonref-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "muonref check: --torch: cannot make a folder for the results (%s): %s\n", dir, strerror(errno));
+    return EXIT_USAGE;
+  }
+  snprintf(out, sizeof out, "%s/results.json", dir);
+  int rc = run_driver(&ca, paths, n, out);
+  if (rc == EXIT_OK) {
+    ca.results = out;
+    rc = run_check(&ca, paths, n);
+  }
+  unlink(out);
+  rmdir(dir);
+  return rc;
+}
+
+/* Judges (our fast path, or the results file a->results) and reports. */
+static int run_check(const check_args *a, char **paths, int n)
+{
+  const char *impl = a->impl, *results = a->results, *fault = a->fault, *write = a->write, *junit = a->junit;
+  int quiet = a->quiet, verbose = a->verbose, tap = a->tap, f = a->f;
   muonref_checker c;
   muonref_error err = {0};
   if (impl) {
@@ -97,34 +259,52 @@ int cmd_check(int argc, char **argv)
     muonref_checker_free(&c);
     return EXIT_USAGE;
   }
-  c.log = quiet ? NULL : stdout;
-  c.diagnose = !impl && !no_diagnosis;
-  if (baseline && muonref_checker_baseline(&c, baseline, &err)) {
+  FILE *human = tap ? stderr : stdout; /* with --tap, standard output is TAP only */
+  c.log = quiet ? NULL : human;
+  c.diagnose = !impl && !a->no_diagnosis;
+  if (a->baseline && muonref_checker_baseline(&c, a->baseline, &err)) {
     fprintf(stderr, "muonref check: --baseline %s\n", err.message);
     muonref_checker_free(&c);
     return EXIT_USAGE;
   }
-  if (write_failures)
+  if (a->write_failures)
     c.failures = json_object();
+  sinks sk = {0};
+  sk.want_junit = junit != NULL;
+  sk.want_tap = tap;
+  sk.verbose = verbose ? human : NULL;
+  sk.progress = !quiet && !verbose && !tap && isatty(STDERR_FILENO);
+  clock_gettime(CLOCK_MONOTONIC, &sk.last);
+  c.on_case = on_case;
+  c.on_case_ctx = &sk;
   if (write) {
     c.written = json_object();
     json_object_set_new(c.written, "implementation", json_string(c.impl_name));
     json_object_set_new(c.written, "nsFormat", json_string(muonref_ns_format_name(c.format)));
     json_object_set_new(c.written, "results", json_array());
   }
-  if (n == 0)
-    paths[n++] = "vectors";
+  if (tap)
+    muonref_tap_begin(&sk.tap, stdout, c.impl_name);
   int st = muonref_checker_run(&c, paths, n, &err);
+  if (sk.progress)
+    fputs("\033[K", stderr);
   if (!st && write)
     st = muonref_json_write_atomic(c.written, write, 0, &err);
-  if (!st && write_failures)
-    st = muonref_checker_write_failures(&c, write_failures, &err);
+  if (!st && a->write_failures)
+    st = muonref_checker_write_failures(&c, a->write_failures, &err);
+  if (!st && junit)
+    st = muonref_junit_write(&sk.junit, c.impl_name, muonref_ns_format_name(c.format), junit, &err);
+  muonref_case_log_free(&sk.junit);
   if (st) {
+    if (tap)
+      muonref_tap_bail(&sk.tap, err.message);
     fprintf(stderr, "muonref check: %s\n", err.message);
     muonref_checker_free(&c);
     return st == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }
-  muonref_checker_report(&c, stdout);
+  if (tap)
+    muonref_tap_end(&sk.tap);
+  muonref_checker_report(&c, human);
   muonref_checker_free(&c);
   return c.failed ? EXIT_FAILED : EXIT_OK;
 }

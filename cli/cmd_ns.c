@@ -263,7 +263,8 @@ static int run_report(const ns_args *a)
   }
   if (!plotted)
     fprintf(stderr, "muonref ns: gnuplot not found: plots skipped (CSV and index.md written)\n");
-  printf("report written to %s\n", a->report);
+  if (muonref_verbosity >= 0)
+    printf("report written to %s\n", a->report);
   return EXIT_OK;
 }
 

@@ -11,6 +11,15 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
+/* -q/--quiet and -v/--verbose, the same for every subcommand: main.c takes
+ * them out of argv before the subcommand parses it (both: a usage error).
+ *   -1 quiet:   no progress, no per-item or informational lines; the
+ *               result itself (a table, a value, a listing) and errors still print
+ *    0 normal:  the result; a progress line on standard error only when it is a terminal
+ *    1 verbose: also a line per item where the command has items (check: every
+ *               case; vectors: every test group) */
+extern int muonref_verbosity;
+
 typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
@@ -18,7 +27,58 @@ typedef struct command {
   const char *usage; /* printed by `muonref NAME --help` (NULL: NAME handles --help) */
 } command;
 
+/* `muonref check --help` (also printed on a usage error); man/muonref-check.1
+ * is generated from it by help2man (make man). */
+#define MUONREF_CHECK_USAGE \
+  "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE | --torch MODULE_OR_FILE:CLASS)\n" \
+  "                     [OPTIONS] [VECTOR FILES OR DIRS...]\n" \
+  "       muonref check --fault list\n" \
+  "Judges an implementation against golden vectors.  Without vector paths: ./vectors if it exists, else\n" \
+  "the installed set (muonref vectors prints its path).\n" \
+  "\n" \
+  "Options:\n" \
+  "  --impl fast-bf16|fast-fp32\n" \
+  "                       judge muonref's own fast path, Newton-Schulz in bf16 or fp32\n" \
+  "  --fault NAME         run the fast path with a deliberate fault (mutation testing; list: --fault list)\n" \
+  "  --results FILE       judge an outside implementation's results file (spec/vectors.md section 4)\n" \
+  "  --torch MODULE_OR_FILE:CLASS\n" \
+  "                       run a PyTorch optimizer through the driver torch_driver.py (its --optimizer)\n" \
+  "                       and judge its results: driver and judge in one command\n" \
+  "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32\n" \
+  "  --write-results FILE  with --impl: also write the fast path's results file\n" \
+  "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
+  "                       classname PROFILE.AREA, the judge's message as the failure message\n" \
+  "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \
+  "                       FAIL lines go to standard error)\n" \
+  "  --baseline FILE      an expected-failures file (FILE#TCID lines): its failing cases count as known,\n" \
+  "                       so the exit status is 1 only for new failures (a port's CI)\n" \
+  "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \
+  "  --no-diagnosis       with --results/--torch: no diagnosis line under each failing case (by default the\n" \
+  "                       catalogued fault or the platform effect that gives the port's result is named)\n" \
+  "  -q, --quiet          no per-case FAIL lines and no progress line; the table and the totals still print\n" \
+  "  -v, --verbose        a line for every case, passing ones included\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "On a terminal a progress line (cases judged, failures so far) shows on standard error.\n" \
+  "Exit status: 0 every case passed; 1 a case failed; 2 usage error or unusable input (a\n" \
+  "malformed vector or results file, an unwritable --junit FILE, a port the driver cannot load);\n" \
+  "3 internal failure."
+
+/* `muonref vectors --help`. */
+#define MUONREF_VECTORS_USAGE \
+  "vectors [-q|--quiet] [-v|--verbose] [VECTOR FILES OR DIRS...]\n" \
+  "Lists golden vector sets: each file's profile, area and case count, and the folder they come from.\n" \
+  "Without paths: ./vectors if it exists, else the installed set.\n" \
+  "\n" \
+  "Options:\n" \
+  "  -q, --quiet          print only the folder of the vectors\n" \
+  "  -v, --verbose        also list each file's test groups (kind and case count)\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."
+
 int cmd_profile(int argc, char **argv);
+int cmd_vectors(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

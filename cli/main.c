@@ -4,6 +4,8 @@
 #include "commands.h"
 #include "config.h"
 
+int muonref_verbosity = 0;
+
 static int cmd_version(int argc, char **argv)
 {
   (void)argc;
@@ -15,15 +17,7 @@ static int cmd_version(int argc, char **argv)
 static const command COMMANDS[] = {
   {"bench", cmd_bench, "time the fast Newton-Schulz and optimizer step (muonref bench --help)", NULL},
   {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)",
-   "check (--impl fast-bf16|fast-fp32 [--fault NAME] | --results FILE) [--write-results FILE] [--quiet]\n"
-   "                     [--baseline FILE] [--write-failures FILE] [--no-diagnosis]\n"
-   "                     [VECTOR FILES OR DIRS...]    (default: vectors; --fault list names the faults;\n"
-   "                     --quiet drops the per-case FAIL lines, the table still prints;\n"
-   "                     --write-failures writes the failing cases as FILE#TCID lines, and\n"
-   "                     --baseline reads such a file: its cases count as known failures, so the\n"
-   "                     exit status is 1 only for new failures (a port's CI);\n"
-   "                     with --results each failing case gets a diagnosis: the deliberate fault or\n"
-   "                     the platform effect that gives the port's result, when one does)"},
+   MUONREF_CHECK_USAGE},
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)",
    "gen [--prec BITS] [--out DIR] [--area NAME]    (writes DIR/nemo/*.json; BITS >= 256, default 256)"},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
@@ -35,6 +29,8 @@ static const command COMMANDS[] = {
    "  for step also {\"param\": tensor, \"grads\": [tensor, ...]}"},
   {"state", cmd_state, "check a state file (a checkpoint) and print a summary (muonref state FILE)",
    "state FILE    (spec/muon.md section 11.1; exit 2 for a corrupted, truncated or foreign file)"},
+  {"vectors", cmd_vectors, "list the golden vector sets: profiles, areas, case counts, folder",
+   MUONREF_VECTORS_USAGE},
   {"version", cmd_version, "print the version", "version"},
 };
 
@@ -43,7 +39,11 @@ static int usage(FILE *f)
   fprintf(f, "usage: muonref COMMAND [ARGS]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
     fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-  fprintf(f, "\nexit status: 0 success, 1 a judged case failed, 2 usage error or unusable input,\n"
+  fprintf(f, "\noptions of every command:\n"
+             "  -q, --quiet    no progress and no informational lines: the result and errors only\n"
+             "  -v, --verbose  also a line per item where the command has items (check: every case)\n"
+             "  -h, --help     the command's usage (muonref COMMAND --help)\n"
+             "\nexit status: 0 success, 1 a judged case failed, 2 usage error or unusable input,\n"
              "3 internal or numerical failure\n");
   return f == stdout ? EXIT_OK : EXIT_USAGE;
 }
@@ -57,8 +57,28 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
     if (strcmp(argv[1], COMMANDS[i].name))
       continue;
+    /* -q/--quiet and -v/--verbose mean the same in every subcommand: taken out here */
+    int quiet = 0, verbose = 0, n = 2;
+    for (int k = 2; k < argc; k++) {
+      if (!strcmp(argv[k], "-q") || !strcmp(argv[k], "--quiet"))
+        quiet = 1;
+      else if (!strcmp(argv[k], "-v") || !strcmp(argv[k], "--verbose"))
+        verbose = 1;
+      else
+        argv[n++] = argv[k];
+    }
+    argv[n] = NULL;
+    argc = n;
+    if (quiet && verbose) {
+      fprintf(stderr, "muonref %s: --quiet and --verbose exclude each other\n", argv[1]);
+      return EXIT_USAGE;
+    }
+    muonref_verbosity = quiet ? -1 : verbose;
     if (argc == 3 && COMMANDS[i].usage && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-      printf("usage: muonref %s\n%s\n", COMMANDS[i].usage, COMMANDS[i].summary);
+      /* a one-line usage is followed by the summary; a longer one says it all */
+      printf("usage: muonref %s\n", COMMANDS[i].usage);
+      if (!strchr(COMMANDS[i].usage, '\n'))
+        printf("%s\n", COMMANDS[i].summary);
       return EXIT_OK;
     }
     return COMMANDS[i].run(argc - 1, argv + 1);

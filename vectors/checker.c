@@ -83,18 +83,21 @@ static void count_orders(muonref_checker *c, unsigned orders, const char *key)
 }
 
 /* Diagnoses a failing case of an outside implementation; counts and logs
- * the diagnosis. */
-static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *profile, const json_t *r)
+ * the diagnosis; its text into text (n bytes). */
+static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *profile, const json_t *r,
+                     char *text, size_t n)
 {
   muonref_diagnosis d;
   if (!strcmp(kind, "error"))
     return;
   if (!muonref_diagnose(test, kind, profile, r, c->format, c->platform_json, &d)) {
     c->undiagnosed++;
+    snprintf(text, n, "none: no catalogued fault or measured platform effect gives this result");
     if (c->log)
-      fprintf(c->log, "  diagnosis: none: no catalogued fault or measured platform effect gives this result\n");
+      fprintf(c->log, "  diagnosis: %s\n", text);
     return;
   }
+  snprintf(text, n, "%s", d.text);
   if (!c->diagnoses)
     c->diagnoses = json_object();
   json_t *e = json_object_get(c->diagnoses, d.key);
@@ -105,6 +108,23 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
   json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
   if (c->log)
     fprintf(c->log, "  diagnosis: %s\n", d.text);
+}
+
+/* Hands one verdict to c->on_case, if set. */
+static int on_case(muonref_checker *c, const muonref_area_count *a, const json_t *test, const char *kind,
+                   const char *file, const char *profile, const muonref_verdict *v, const char *diagnosis,
+                   muonref_error *err)
+{
+  if (!c->on_case)
+    return MUONREF_OK;
+  char flags[256];
+  flags_text(test, flags, sizeof flags);
+  const char *comment = json_string_value(json_object_get(test, "comment"));
+  const char *area = strchr(a->name, '/') ? strchr(a->name, '/') + 1 : a->name; /* "profile/area" */
+  muonref_case_verdict cv = {muonref_basename(file), (long long)json_integer_value(json_object_get(test, "tcId")),
+                             profile ? profile : "", area, kind, comment ? comment : "", flags,
+                             v->pass, v->pass ? "" : v->detail, diagnosis, v->worst};
+  return c->on_case(c->on_case_ctx, &cv, err);
 }
 
 /* Judges one test; counts it in a; logs a failure. */
@@ -152,7 +172,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
       if (c->log)
         fprintf(c->log, "FIXED %s tcId %lld: listed in the baseline, passes now\n", muonref_basename(file), id);
     }
-    return MUONREF_OK;
+    return on_case(c, a, test, kind, file, profile, &v, "", err);
   }
   if (known)
     a->known++, c->known++;
@@ -169,10 +189,11 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
       fprintf(c->log, " [failing: %s]", v.failing);
     fputc('\n', c->log);
   }
+  char dtext[512] = "";
   if (c->diagnose && !known)
-    diagnose(c, test, kind, profile, r);
+    diagnose(c, test, kind, profile, r, dtext, sizeof dtext);
   json_decref(r);
-  return MUONREF_OK;
+  return on_case(c, a, test, kind, file, profile, &v, dtext, err);
 }
 
 /* Every tcId an integer >= 1, unique in the file; numberOfTests right. */

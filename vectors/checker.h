@@ -16,6 +16,23 @@ typedef struct muonref_area_count {
   double worst; /* the largest deviation / allowance seen among passing cases */
 } muonref_area_count;
 
+/* One judged case, as handed to muonref_checker.on_case (the JUnit and TAP
+ * writers of vectors/report.h, the progress line of `muonref check`).  The
+ * strings belong to the checker and live only during the call. */
+typedef struct muonref_case_verdict {
+  const char *file;      /* the vector file's name (no folder), e.g. "nemo_routing.json" */
+  long long tc_id;       /* the case's tcId in that file */
+  const char *profile;   /* the file's "profile", e.g. "nemo" */
+  const char *area;      /* the file's "area", e.g. "routing" */
+  const char *kind;      /* the test group's "kind": step, ns, transpose, error */
+  const char *comment;   /* the case's "comment" ("" when it has none) */
+  const char *flags;     /* its "flags", joined by commas ("" when none) */
+  int pass;              /* 1 passed, 0 failed */
+  const char *message;   /* on failure the judge's detail (quantity, deviation, allowance); "" on a pass */
+  const char *diagnosis; /* a likely cause of a failure; "" when the judge gives none */
+  double worst;          /* deviation / allowance (muonref_verdict.worst) */
+} muonref_case_verdict;
+
 typedef struct muonref_checker {
   int fast;                 /* 1: run our fast path; 0: judge a results file */
   muonref_ns_format format;
@@ -46,6 +63,11 @@ typedef struct muonref_checker {
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
   json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */
+  /* Called once per judged case after it is counted (NULL: not called);
+   * a nonzero return (a muonref_status, e.g. MUONREF_ENOMEM or
+   * MUONREF_EIO) stops the run with that status, its message in *err. */
+  int (*on_case)(void *ctx, const muonref_case_verdict *v, muonref_error *err);
+  void *on_case_ctx;
 } muonref_checker;
 
 /* Initialises c for our fast path in `format` with fault f (0: none). */

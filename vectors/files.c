@@ -110,6 +110,23 @@ void muonref_files_free(char **files)
   free(files);
 }
 
+#ifndef MUONREF_VECTORS_DIR
+#define MUONREF_VECTORS_DIR "/usr/local/share/muonref/vectors"
+#endif
+
+const char *muonref_default_vectors(muonref_error *err)
+{
+  struct stat sb;
+  if (stat("vectors", &sb) == 0 && S_ISDIR(sb.st_mode))
+    return "vectors";
+  if (stat(MUONREF_VECTORS_DIR, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return MUONREF_VECTORS_DIR;
+  muonref_fail(err, MUONREF_EIO,
+               "no vectors given, and neither ./vectors nor the installed set %s is a folder "
+               "(name vector files or folders, or run `make install`)", MUONREF_VECTORS_DIR);
+  return NULL;
+}
+
 const char *muonref_basename(const char *path)
 {
   const char *s = strrchr(path, '/');

@@ -25,6 +25,14 @@ json_t *muonref_vector_file_load(const char *path, muonref_error *err);
  * indented by `indent` (0: compact).  Errors: MUONREF_EIO. */
 int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err);
 
+/* The golden vectors used when a command is given none: "vectors" (the
+ * folder of that name in the working directory, as in a source checkout)
+ * if it exists, else the installed set MUONREF_VECTORS_DIR
+ * ($(pkgdatadir)/vectors, e.g. /usr/local/share/muonref/vectors, where
+ * `make install` puts every profile's files).  Returns a static string, or
+ * NULL with MUONREF_EIO naming both places when neither is a folder. */
+const char *muonref_default_vectors(muonref_error *err);
+
 /* The last path component of path. */
 const char *muonref_basename(const char *path);
 

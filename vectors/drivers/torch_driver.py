@@ -2,8 +2,12 @@
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
-                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral]
-                    --out RESULTS.json VECTOR_FILES_OR_DIRS...
+                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral] [-q|-v]
+                    --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
+
+Without vector paths it reads ./vectors if that folder exists, else the
+vectors installed beside the driver ($(pkgdatadir)/vectors, the folder
+above this file's), as `muonref check` does.
 
 The results file (spec/vectors.md section 4) is then judged by
 `muonref check --results RESULTS.json VECTORS...`.  See README.md here.
@@ -167,6 +171,18 @@ def load_object(spec: str, option: str):
 
 
 # ---------------------------------------------------------------- vectors
+
+
+def default_vectors() -> str:
+    """./vectors, else the folder above this script's: $(pkgdatadir)/vectors once
+    installed (the driver is in $(pkgdatadir)/drivers), vectors/ in a source tree."""
+    if os.path.isdir('vectors'):
+        return 'vectors'
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = parent if os.path.basename(parent) == 'vectors' else os.path.join(parent, 'vectors')
+    if os.path.isdir(installed):
+        return installed
+    raise UsageError(f"no vectors given, and neither ./vectors nor {installed!r} is a folder")
 
 
 def vector_files(paths: List[str]) -> List[str]:
@@ -382,9 +398,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         "not the platform's arithmetic)",
     )
     parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
-    parser.add_argument('vectors', nargs='+', metavar='VECTOR_FILES_OR_DIRS')
+    talk = parser.add_mutually_exclusive_group()
+    talk.add_argument('-q', '--quiet', action='store_true', help="no progress and no closing count line")
+    talk.add_argument('-v', '--verbose', action='store_true', help="a line per case on standard error")
+    parser.add_argument(
+        'vectors', nargs='*', metavar='VECTOR_FILES_OR_DIRS', help="default: ./vectors, else the installed vectors"
+    )
     args = parser.parse_args(argv)
     try:
+        if not args.vectors:
+            args.vectors = [default_vectors()]
         if args.adapter not in ADAPTERS:
             raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
         if args.ns_format not in ('bf16', 'fp32'):
@@ -434,6 +457,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode)
     results = []
     counts = {'run': 0, 'skipped': 0}
+    # a progress line on a terminal only (rewritten in place), never in a log
+    progress = not args.quiet and not args.verbose and sys.stderr.isatty()
     with rebound(places, ns_fn):
         for path, doc in docs:
             base = os.path.basename(path)
@@ -444,6 +469,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                     entry.update(runner.run_case(kind, case))
                     counts['skipped' if 'skipped' in entry else 'run'] += 1
                     results.append(entry)
+                    if args.verbose:
+                        what = f"skipped: {entry['skipped']}" if 'skipped' in entry else 'run'
+                        sys.stderr.write(f"{base} tcId {entry['tcId']}: {what}\n")
+                    elif progress:
+                        sys.stderr.write(
+                            f"\033[Ktorch_driver.py: {len(results)} cases, {counts['skipped']} skipped so far\r"
+                        )
+                        sys.stderr.flush()
+    if progress:
+        sys.stderr.write("\033[K")
     impl = f"{args.optimizer} (adapter {args.adapter}"
     impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {DEFAULT_NS_FUNCTION}" if ns_fn else ", no ns")
     if args.ns_in_step:
@@ -465,10 +500,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"torch_driver.py: --out {args.out!r}: cannot write: {exc}\n")
         return 2
-    sys.stderr.write(
-        f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
-        f"{counts['run']} run, {counts['skipped']} skipped -> {args.out}\n"
-    )
+    if not args.quiet:
+        sys.stderr.write(
+            f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
+            f"{counts['run']} run, {counts['skipped']} skipped -> {args.out}\n"
+        )
     return 0
 
 

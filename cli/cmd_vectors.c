@@ -1,0 +1,95 @@
+/* muonref vectors: lists golden vector sets (profile, area, case count per
+ * file, and the folder), by default the set `muonref check` would judge
+ * against (./vectors, else the installed $(pkgdatadir)/vectors). */
+#include <stdio.h>
+#include <string.h>
+#include "../vectors/files.h"
+#include "commands.h"
+
+static int usage(void)
+{
+  fprintf(stderr, "usage: muonref %s\n", MUONREF_VECTORS_USAGE);
+  return EXIT_USAGE;
+}
+
+int cmd_vectors(int argc, char **argv)
+{
+  char *paths[256];
+  int n = 0, quiet = muonref_verbosity < 0, verbose = muonref_verbosity > 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "muonref vectors: unknown option %s\n", a);
+      return usage();
+    } else if (n < 256)
+      paths[n++] = argv[i];
+    else {
+      fprintf(stderr, "muonref vectors: more than 256 paths\n");
+      return EXIT_USAGE;
+    }
+  }
+  muonref_error err = {0};
+  int given = n > 0;
+  if (!given) {
+    const char *d = muonref_default_vectors(&err);
+    if (!d) {
+      fprintf(stderr, "muonref vectors: %s\n", err.message);
+      return EXIT_USAGE;
+    }
+    paths[n++] = (char *)d;
+  }
+  char **files = NULL;
+  size_t count = 0;
+  if (muonref_files_collect(paths, n, &files, &count, &err)) {
+    fprintf(stderr, "muonref vectors: %s\n", err.message);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  if (count == 0) {
+    fprintf(stderr, "muonref vectors: no vector files (*.json) under the given paths\n");
+    muonref_files_free(files);
+    return EXIT_USAGE;
+  }
+  /* everything is read before anything is printed: a bad file prints nothing but its error */
+  json_t *docs = json_array();
+  for (size_t i = 0; i < count; i++) {
+    json_t *j = muonref_vector_file_load(files[i], &err);
+    if (!j) {
+      fprintf(stderr, "muonref vectors: %s\n", err.message);
+      json_decref(docs);
+      muonref_files_free(files);
+      return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+    }
+    json_array_append_new(docs, j);
+  }
+  if (given)
+    for (int i = 0; i < n; i++)
+      printf("%s%s", i ? " " : "vectors: ", paths[i]);
+  else
+    printf("vectors: %s", paths[0]);
+  printf("\n");
+  if (quiet) {
+    json_decref(docs);
+    muonref_files_free(files);
+    return EXIT_OK;
+  }
+  printf("%-10s %-16s %6s  %s\n", "profile", "area", "cases", "file");
+  long total = 0;
+  for (size_t i = 0; i < count; i++) {
+    const json_t *j = json_array_get(docs, i);
+    long cases = (long)json_integer_value(json_object_get(j, "numberOfTests"));
+    total += cases;
+    printf("%-10s %-16s %6ld  %s\n", json_string_value(json_object_get(j, "profile")),
+           json_string_value(json_object_get(j, "area")), cases, files[i]);
+    const json_t *groups = json_object_get(j, "testGroups");
+    for (size_t g = 0; verbose && g < json_array_size(groups); g++) {
+      const json_t *grp = json_array_get(groups, g);
+      const char *kind = json_string_value(json_object_get(grp, "kind"));
+      printf("%-10s %-16s %6zu    group %zu: kind %s\n", "", "", json_array_size(json_object_get(grp, "tests")), g,
+             kind ? kind : "?");
+    }
+  }
+  printf("%zu files, %ld cases\n", count, total);
+  json_decref(docs);
+  muonref_files_free(files);
+  return EXIT_OK;
+}

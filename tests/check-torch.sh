@@ -1,0 +1,43 @@
+#!/bin/sh
+# muonref test: `muonref check --torch MODULE_OR_FILE:CLASS` (driver and
+# judge in one command) gives the verdicts of the two-step path
+# (torch_driver.py, then muonref check --results), passes --torch-option on
+# to the driver, reports a port the driver cannot load as a usage error
+# (exit 2), refuses --torch with --impl, and leaves no temporary file.
+# Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-torch.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+mkdir "$work/tmp"
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+vec=$srcdir/vectors/nemo
+
+for port in torch_nemo_port torch_nemo_port_faulty_ema; do
+  p=$srcdir/tests/$port.py
+  TMPDIR=$work/tmp "$muonref" check --torch "$p:Muon" "$vec" >"$work/one.out" 2>"$work/one.err"; rc1=$?
+  "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$p:Muon" --out "$work/r.json" "$vec"
+  "$muonref" check --results "$work/r.json" "$vec" >"$work/two.out" 2>&1; rc2=$?
+  if [ $rc1 -eq $rc2 ] && diff "$work/one.out" "$work/two.out" >"$work/diff"; then
+    echo "ok: $port: one command gives the two-step verdicts (exit $rc1, $(tail -n 1 "$work/one.out"))"
+  else
+    fail "$port: exit $rc1 vs $rc2"; head -n 5 "$work/diff"
+  fi
+done
+[ "$rc1" -eq 1 ] || fail "the faulty port passes"
+
+TMPDIR=$work/tmp "$muonref" check -q --torch "$srcdir/tests/torch_nemo_port.py:Muon" \
+  --torch-option=--ns-format=fp32 "$vec/nemo_newton_schulz.json" >"$work/fp32.out" 2>&1
+grep -q 'Newton-Schulz in fp32' "$work/fp32.out" && echo "ok: --torch-option reaches the driver" ||
+  fail "--torch-option=--ns-format=fp32 did not: $(tail -n 2 "$work/fp32.out")"
+
+TMPDIR=$work/tmp "$muonref" check --torch "$work/no_such_port.py:Muon" "$vec" >/dev/null 2>"$work/bad.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no_such_port.py" "$work/bad.err" && echo "ok: a port the driver cannot load: exit 2" ||
+  fail "missing port: exit $rc: $(cat "$work/bad.err")"
+"$muonref" check --torch x.py:Muon --impl fast-bf16 "$vec" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && echo "ok: --torch with --impl is a usage error" || fail "--torch with --impl: exit $rc"
+[ -z "$(ls -A "$work/tmp")" ] && echo "ok: no temporary file left" || fail "left in TMPDIR: $(ls -A "$work/tmp")"
+exit $status

@@ -1,0 +1,72 @@
+/* muonref: machine-readable verdicts of `muonref check`, fed by the
+ * checker's per-case callback (muonref_checker.on_case, checker.h):
+ *
+ *  - JUnit XML (report_junit.c), the format GitLab, Jenkins and GitHub test
+ *    reporters read: one <testsuite> per vector file (profile.area), one
+ *    <testcase> per vector case.  The structure follows the Ant/Surefire
+ *    JUnit report as described by the Jenkins xUnit plugin's junit-10.xsd
+ *    and Maven Surefire's surefire-test-report-3.0.xsd; vectors/junit.xsd is
+ *    our own schema of the subset we write, and tests/report-formats.sh
+ *    validates our output against it with xmllint.
+ *  - TAP version 14 (report_tap.c; https://testanything.org/tap-version-14-specification.html)
+ *    streamed case by case; tests/report-formats.sh parses it with Perl's
+ *    TAP::Parser (prove's parser).
+ *
+ * Nothing is half-written: the JUnit file appears whole (temporary file and
+ * rename(2)) or not at all; a TAP stream that stops early ends in "Bail out!". */
+#ifndef MUONREF_VECTORS_REPORT_H
+#define MUONREF_VECTORS_REPORT_H
+
+#include <stdio.h>
+#include "checker.h"
+
+/* One case kept for the JUnit file: owned copies of a muonref_case_verdict. */
+typedef struct muonref_case_record {
+  char *file, *profile, *area, *kind, *comment, *flags, *message, *diagnosis;
+  long long tc_id;
+  int pass;
+  double seconds; /* wall-clock seconds spent on the case (running it, if ours, and judging it) */
+} muonref_case_record;
+
+/* The cases of one run, in the order judged.  Zero-initialise; free with
+ * muonref_case_log_free. */
+typedef struct muonref_case_log {
+  muonref_case_record *v;
+  size_t n, cap;
+} muonref_case_log;
+
+/* Appends a copy of v taking `seconds`.  Errors: MUONREF_ENOMEM. */
+int muonref_case_log_add(muonref_case_log *log, const muonref_case_verdict *v, double seconds, muonref_error *err);
+void muonref_case_log_free(muonref_case_log *log);
+
+/* Writes the cases of log to path as JUnit XML (UTF-8): <testsuites> named
+ * "muonref check: IMPL" holding one <testsuite name="PROFILE.AREA"> per
+ * area in order of first appearance, with the properties implementation and
+ * nsFormat; each case a <testcase classname="PROFILE.AREA" name="FILE#TCID
+ * COMMENT" file="FILE" time="SECONDS">, a failing one with
+ * <failure message="JUDGE'S MESSAGE" type="muonref.judge"> whose text is
+ * the message and, when not empty, a "diagnosis: ..." line.  Characters
+ * XML 1.0 forbids are written as U+FFFD.  Written to a temporary file in
+ * path's folder, then renamed over path.  Errors: MUONREF_EIO naming path
+ * (folder missing or not writable, disk full); nothing is left behind. */
+int muonref_junit_write(const muonref_case_log *log, const char *impl, const char *ns_format, const char *path,
+                        muonref_error *err);
+
+/* A TAP version 14 stream on out. */
+typedef struct muonref_tap {
+  FILE *out;
+  long n; /* test points written */
+} muonref_tap;
+
+/* Writes "TAP version 14" and a comment naming the implementation. */
+void muonref_tap_begin(muonref_tap *t, FILE *out, const char *impl);
+/* Writes one test point: "ok N - PROFILE.AREA FILE#TCID COMMENT" ('#' and
+ * '\' escaped as TAP 14 requires, newlines as spaces) and, for a failure, a
+ * YAML block (message, diagnosis, file, tcId, kind, flags). */
+void muonref_tap_case(muonref_tap *t, const muonref_case_verdict *v);
+/* Writes the plan "1..N" (TAP 14 allows it last). */
+void muonref_tap_end(muonref_tap *t);
+/* Writes "Bail out! WHY" (first line of why only): the run stopped early. */
+void muonref_tap_bail(muonref_tap *t, const char *why);
+
+#endif

@@ -1,0 +1,199 @@
+/* muonref: JUnit XML report of a check run (see report.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "report.h"
+
+static char *dup_or_empty(const char *s)
+{
+  return strdup(s ? s : "");
+}
+
+int muonref_case_log_add(muonref_case_log *log, const muonref_case_verdict *v, double seconds, muonref_error *err)
+{
+  if (log->n == log->cap) {
+    size_t cap = log->cap ? 2 * log->cap : 64;
+    muonref_case_record *p = realloc(log->v, cap * sizeof *p);
+    if (!p)
+      return muonref_fail(err, MUONREF_ENOMEM, "out of memory keeping the verdicts for the JUnit report");
+    log->v = p, log->cap = cap;
+  }
+  muonref_case_record r = {dup_or_empty(v->file), dup_or_empty(v->profile), dup_or_empty(v->area),
+                           dup_or_empty(v->kind), dup_or_empty(v->comment), dup_or_empty(v->flags),
+                           dup_or_empty(v->message), dup_or_empty(v->diagnosis), v->tc_id, v->pass, seconds};
+  if (!r.file || !r.profile || !r.area || !r.kind || !r.comment || !r.flags || !r.message || !r.diagnosis) {
+    log->v[log->n++] = r; /* freed with the log */
+    return muonref_fail(err, MUONREF_ENOMEM, "out of memory keeping the verdicts for the JUnit report");
+  }
+  log->v[log->n++] = r;
+  return MUONREF_OK;
+}
+
+void muonref_case_log_free(muonref_case_log *log)
+{
+  for (size_t i = 0; i < log->n; i++) {
+    muonref_case_record *r = &log->v[i];
+    free(r->file), free(r->profile), free(r->area), free(r->kind);
+    free(r->comment), free(r->flags), free(r->message), free(r->diagnosis);
+  }
+  free(log->v);
+  memset(log, 0, sizeof *log);
+}
+
+/* Writes s as XML character data or attribute text: the five markup
+ * characters as entities, tab/newline/CR kept (as references inside an
+ * attribute, so that they survive attribute normalisation), other C0
+ * controls (not allowed in XML 1.0) as U+FFFD.  Input is taken as UTF-8. */
+static void xml_text(FILE *f, const char *s, int attribute)
+{
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs(attribute ? "&quot;" : "\"", f); break;
+    case '\'': fputs(attribute ? "&apos;" : "'", f); break;
+    case '\n': fputs(attribute ? "&#10;" : "\n", f); break;
+    case '\r': fputs("&#13;", f); break;
+    case '\t': fputs(attribute ? "&#9;" : "\t", f); break;
+    default:
+      if (*p < 0x20)
+        fputs("\xef\xbf\xbd", f);
+      else
+        fputc(*p, f);
+    }
+  }
+}
+
+static void classname(const muonref_case_record *r, char *buf, size_t n)
+{
+  snprintf(buf, n, "%s.%s", r->profile, r->area);
+}
+
+static void write_case(FILE *f, const muonref_case_record *r)
+{
+  char cls[300];
+  classname(r, cls, sizeof cls);
+  fputs("    <testcase classname=\"", f);
+  xml_text(f, cls, 1);
+  fprintf(f, "\" name=\"");
+  xml_text(f, r->file, 1);
+  fprintf(f, "#%lld", r->tc_id);
+  if (r->comment[0]) {
+    fputc(' ', f);
+    xml_text(f, r->comment, 1);
+  }
+  fputs("\" file=\"", f);
+  xml_text(f, r->file, 1);
+  fprintf(f, "\" time=\"%.6f\"", r->seconds);
+  if (r->pass) {
+    fputs("/>\n", f);
+    return;
+  }
+  fputs(">\n      <failure type=\"muonref.judge\" message=\"", f);
+  xml_text(f, r->message, 1);
+  fputs("\">", f);
+  xml_text(f, r->message, 0);
+  if (r->diagnosis[0]) {
+    fputs("\ndiagnosis: ", f);
+    xml_text(f, r->diagnosis, 0);
+  }
+  fprintf(f, "\nkind: %s; flags: ", r->kind);
+  xml_text(f, r->flags, 0);
+  fputs("</failure>\n    </testcase>\n", f);
+}
+
+static void write_property(FILE *f, const char *name, const char *value)
+{
+  fprintf(f, "      <property name=\"%s\" value=\"", name);
+  xml_text(f, value, 1);
+  fputs("\"/>\n", f);
+}
+
+/* done: log->n zeroed bytes, marks of the cases written */
+static void write_xml(FILE *f, const muonref_case_log *log, const char *impl, const char *ns_format, char *done)
+{
+  long failed = 0;
+  double total = 0;
+  for (size_t i = 0; i < log->n; i++)
+    failed += !log->v[i].pass, total += log->v[i].seconds;
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"muonref check: ", f);
+  xml_text(f, impl, 1);
+  fprintf(f, "\" tests=\"%zu\" failures=\"%ld\" errors=\"0\" skipped=\"0\" time=\"%.6f\">\n", log->n, failed, total);
+  /* one suite per area, in order of first appearance */
+  for (size_t i = 0; i < log->n; i++) {
+    if (done[i])
+      continue;
+    char cls[300], other[300];
+    classname(&log->v[i], cls, sizeof cls);
+    long n = 0, nf = 0;
+    double t = 0;
+    for (size_t j = i; j < log->n; j++) {
+      classname(&log->v[j], other, sizeof other);
+      if (!strcmp(cls, other))
+        n++, nf += !log->v[j].pass, t += log->v[j].seconds;
+    }
+    fputs("  <testsuite name=\"", f);
+    xml_text(f, cls, 1);
+    fprintf(f, "\" tests=\"%ld\" failures=\"%ld\" errors=\"0\" skipped=\"0\" time=\"%.6f\">\n", n, nf, t);
+    fputs("    <properties>\n", f);
+    write_property(f, "implementation", impl);
+    write_property(f, "nsFormat", ns_format);
+    write_property(f, "file", log->v[i].file);
+    fputs("    </properties>\n", f);
+    for (size_t j = i; j < log->n; j++) {
+      classname(&log->v[j], other, sizeof other);
+      if (strcmp(cls, other))
+        continue;
+      write_case(f, &log->v[j]);
+      done[j] = 1;
+    }
+    fputs("  </testsuite>\n", f);
+  }
+  fputs("</testsuites>\n", f);
+}
+
+int muonref_junit_write(const muonref_case_log *log, const char *impl, const char *ns_format, const char *path,
+                        muonref_error *err)
+{
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 16), *done = calloc(log->n + 1, 1);
+  if (!tmp || !done) {
+    free(tmp), free(done);
+    return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+  }
+  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int e = errno;
+    free(tmp), free(done);
+    return muonref_fail(err, MUONREF_EIO, "--junit %s: cannot create a file beside it: %s", path, strerror(e));
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask); /* mkstemp made it 0600: give it a new file's usual mode */
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    int e = errno;
+    close(fd), unlink(tmp), free(tmp), free(done);
+    return muonref_fail(err, MUONREF_EIO, "--junit %s: %s", path, strerror(e));
+  }
+  write_xml(f, log, impl, ns_format, done);
+  free(done);
+  int bad = ferror(f);
+  int e = errno;
+  if (fclose(f) != 0 && !bad)
+    bad = 1, e = errno;
+  if (!bad && rename(tmp, path) != 0)
+    bad = 1, e = errno;
+  if (bad) {
+    unlink(tmp), free(tmp);
+    return muonref_fail(err, MUONREF_EIO, "--junit %s: cannot write: %s", path, strerror(e));
+  }
+  free(tmp);
+  return MUONREF_OK;
+}
