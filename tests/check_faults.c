@@ -19,7 +19,9 @@ static char vectors_dir[4096];
 
 /* Faults that are the nemo profile's own port's behaviour: the catalogue
  * rule (spec/vectors.md 2.4) makes the cases that would catch them
- * "acceptable". */
+ * "acceptable", so no claim is made about them under this profile (the
+ * fast path with such a fault may still trip another of its guards, e.g.
+ * a non-finite Newton-Schulz result, and fail a case NeMo passes). */
 static int nemo_behaviour(int f) { return f == MUONREF_FAULT_NONFINITE_ACCEPTED; }
 
 /* Faults no PlatformRobust case can catch, and why (spec/vectors.md 5.3). */
@@ -59,9 +61,7 @@ END_TEST
 START_TEST(every_fault_is_caught_in_bf16)
 {
   int f = _i + 1;
-  if (nemo_behaviour(f))
-    ck_assert_msg(failures(MUONREF_NS_BF16, f) == 0, "fault %s is NeMo's behaviour, yet fails", muonref_fault_info_at(f)->name);
-  else
+  if (!nemo_behaviour(f))
     ck_assert_msg(failures(MUONREF_NS_BF16, f) > 0, "fault %s passes every bf16 case", muonref_fault_info_at(f)->name);
 }
 END_TEST
@@ -69,9 +69,7 @@ END_TEST
 START_TEST(every_fault_is_caught_in_fp32)
 {
   int f = _i + 1;
-  if (nemo_behaviour(f))
-    ck_assert_msg(failures(MUONREF_NS_FP32, f) == 0, "fault %s is NeMo's behaviour, yet fails", muonref_fault_info_at(f)->name);
-  else
+  if (!nemo_behaviour(f))
     ck_assert_msg(failures(MUONREF_NS_FP32, f) > 0, "fault %s passes every fp32 case", muonref_fault_info_at(f)->name);
 }
 END_TEST
@@ -81,6 +79,8 @@ END_TEST
 START_TEST(every_fault_is_caught_by_a_platform_robust_case)
 {
   int f = _i + 1;
+  if (nemo_behaviour(f))
+    return;
   long n = failures_in(MUONREF_NS_BF16, f, "PlatformRobust");
   if (not_platform_robust(f))
     ck_assert_msg(n == 0 || f == MUONREF_FAULT_BF16_SCALARS, "fault %s: exempt (%s) but caught by %ld cases: drop the exemption",

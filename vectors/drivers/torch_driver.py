@@ -445,14 +445,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     # what this PyTorch does with bf16, measured before any case runs (outside any mode)
     platform = platform_probe.describe()
     off = platform_probe.deviations(platform['platform'])
-    sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, mode {args.mode}\n")
-    for line in platform_probe.format_findings(platform['platform']).splitlines():
-        sys.stderr.write(f"torch_driver.py: platform: {line}\n")
-    if off and args.mode == 'raw':
-        sys.stderr.write(
-            f"torch_driver.py: {len(off)} bf16 behaviours differ from spec/muon.md section 7 on this platform; "
-            f"--mode neutral judges the port's logic without them\n"
-        )
+    if args.verbose:  # the findings are in the results file; -v shows them here too
+        sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, mode {args.mode}\n")
+        for line in platform_probe.format_findings(platform['platform']).splitlines():
+            sys.stderr.write(f"torch_driver.py: platform: {line}\n")
 
     runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode)
     results = []
@@ -501,9 +497,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"torch_driver.py: --out {args.out!r}: cannot write: {exc}\n")
         return 2
     if not args.quiet:
+        note = ''
+        if off and args.mode == 'raw':
+            note = (f"; {len(off)} bf16 behaviours of this platform differ from spec/muon.md section 7 "
+                    f"(-v lists them; --mode neutral judges the port's logic without them)")
         sys.stderr.write(
             f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
-            f"{counts['run']} run, {counts['skipped']} skipped -> {args.out}\n"
+            f"{counts['run']} run, {counts['skipped']} skipped, mode {args.mode} -> {args.out}{note}\n"
         )
     return 0
 
