@@ -93,10 +93,10 @@ def zeropower_via_newtonschulz(G, steps, coefficients, eps=1e-7, safety_factor=1
     X.div_(norm.add_(eps) if scale_eps else norm.clamp_(min=eps))
     X = X.contiguous()
     mm = torch.baddbmm if X.ndim > 2 else torch.addmm
-    zeros = torch.zeros((*X.shape[:-1], X.size(-2)), dtype=X.dtype)
     for a, b, c in seq:
-        # A = X X^T as a beta=0 addmm like upstream (same accumulation), from zeros, not torch.empty
-        A = mm(zeros, X, X.mT, beta=0.0, alpha=1.0)
+        # A = X X^T by a plain (batched) matmul: upstream's baddbmm(empty, X, X^T, beta=0, out=)
+        # returns non-finite values on PyTorch 1.13 CPU in bf16 (spec/profiles/timm.md 9a)
+        A = X @ X.mT
         B = mm(A, A, A, beta=b, alpha=c)
         X = mm(X, B, X, beta=a, alpha=1.0)
     if tall:
