@@ -310,7 +310,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument(
         '--ns-function',
         metavar='MODULE_OR_FILE:FUNC',
-        help=f"the Newton-Schulz function f(matrix, steps) (default: {DEFAULT_NS_FUNCTION} of the optimizer's module)",
+        help=f"the Newton-Schulz function, called through the adapter (default: the adapter's, "
+        f"{DEFAULT_NS_FUNCTION} for nemo, in the optimizer's module)",
     )
     parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
     parser.add_argument('--ns-format', default='bf16', help="bf16 or fp32: the port's Newton-Schulz format (default bf16)")
