@@ -16,6 +16,19 @@ Table of the adapters:
 |--------|-------------------------------|--------------------|-----------------|
 | nemo   | the first group's options, spec names, `adam_betas` as a tuple | every group's options, same mapping | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
 | plain  | none but `lr` of the first group | every option, spec names, `adam_betas` as a tuple | same as `nemo` |
+| keller | none: `SingleDeviceMuonWithAuxAdam(param_groups)` | per vector group one Muon dict (`lr, momentum, weight_decay, use_muon=True`) and one Adam dict (`lr = lr * adam_lr_ratio, betas, eps, weight_decay, use_muon=False`), parameters split by spec/muon.md 2 | `momentum_buffer`; `step` (int), `exp_avg`, `exp_avg_sq` |
+| torch  | the first group's `lr, weight_decay, momentum, nesterov, ns_steps, adjust_lr_fn` | the same keys per group | `momentum_buffer` |
+| moonlight | `lr, wd, momentum, nesterov, ns_steps, adamw_betas, adamw_eps` and `muon_params` / `adamw_params` split by spec/muon.md 2 (one group) | none | `momentum_buffer`; `step`, `moment1`, `moment2` |
+| timm   | the first group's entries but `use_muon` | `lr, momentum, nesterov, ns_steps, weight_decay, adjust_lr_fn, ns_coefficients="original", betas, eps = adam_eps, fallback_lr_scale = adam_lr_ratio`, `use_muon` when not None | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
+
+The profile adapters (keller, torch, moonlight, timm) run a port of another
+profile over vectors written in nemo's option names (spec/profiles/).  Their
+rule: an option the port can take is mapped exactly; an option at nemo's
+default that the port cannot set (its scale rule, its AdamW lr rule, its fixed
+Newton-Schulz steps) is left to the port's own fixed behaviour, so that a
+cross-profile run shows the difference and the judge's diagnosis names it; a
+non-default value the port cannot take raises NotExpressible, which the driver
+records as a skipped case with the reason.
 
 Muon step counts: NeMo's optimizer (and the test port) keep no step count
 for Muon parameters.  When the state of a Muon parameter has no `step`,
@@ -83,10 +96,42 @@ def _count(v: Any) -> int:
     return int(v.item()) if isinstance(v, torch.Tensor) else int(v)
 
 
+class NotExpressible(Exception):
+    """A vector's options ask for something the adapter's port cannot be set to."""
+
+
+# spec/muon.md section 1: the nemo defaults, which the profile adapters read as "the port's own".
+NEMO_DEFAULTS = {
+    'lr': 0.02, 'momentum': 0.95, 'nesterov': True, 'ns_steps': 5, 'weight_decay': 0.0,
+    'scale_mode': 'fan_in', 'adam_betas': (0.9, 0.95), 'adam_eps': 1e-08, 'adam_lr_ratio': 0.025,
+    'adam_dim_threshold': 8192, 'use_muon': None,
+}
+KELLER_TRIPLE = (3.4445, -4.775, 2.0315)
+
+
+def nemo_routes_to_muon(shape, use_muon, threshold) -> bool:
+    """spec/muon.md section 2, as a user of a manually routed port would apply it."""
+    if use_muon is True:
+        return True
+    if use_muon is False:
+        return False
+    return len(shape) == 2 and all(d < threshold for d in shape)
+
+
 class Adapter:
     """The `nemo` mapping: NeMo's constructor takes every option by its spec name."""
 
     name = 'nemo'
+    ns_function_name = 'zeropower_via_newtonschulz5'
+
+    def construct(self, cls, groups):
+        """The optimizer over groups, a list of (vector options, parameters) pairs."""
+        param_groups = []
+        for options, params in groups:
+            entry = dict(self.group_entries(options))
+            entry['params'] = params
+            param_groups.append(entry)
+        return cls(param_groups, **self.constructor_kwargs(groups[0][0]))
 
     def constructor_kwargs(self, options: Dict[str, Any]) -> Dict[str, Any]:
         """Keyword arguments of the constructor, from the first group's options."""
@@ -122,4 +167,130 @@ class PlainAdapter(Adapter):
         return {'lr': canonical(options)['lr']} if 'lr' in options else {}
 
 
-ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter())}
+def _opt(options, name):
+    o = canonical(options)
+    return o[name] if name in o else NEMO_DEFAULTS[name]
+
+
+def _require(options, name, allowed, port):
+    """The option's value when the port can take it; NotExpressible otherwise."""
+    v = _opt(options, name)
+    if v not in allowed:
+        raise NotExpressible(f"{port}: {name}={v!r} is not expressible (the port takes only {allowed!r})")
+    return v
+
+
+class KellerAdapter(Adapter):
+    """Keller Jordan's SingleDeviceMuonWithAuxAdam (spec/profiles/keller.md): manual groups with exact keys."""
+
+    name = 'keller'
+
+    def construct(self, cls, groups):
+        param_groups = []
+        for options, params in groups:
+            o = canonical(options)
+            _require(o, 'nesterov', (True,), 'keller')
+            _require(o, 'ns_steps', (5,), 'keller')
+            _require(o, 'scale_mode', ('fan_in',), 'keller')
+            thr, um = _opt(o, 'adam_dim_threshold'), _opt(o, 'use_muon')
+            muon = [p for p in params if nemo_routes_to_muon(tuple(p.shape), um, thr)]
+            adam = [p for p in params if not nemo_routes_to_muon(tuple(p.shape), um, thr)]
+            lr, wd = _opt(o, 'lr'), _opt(o, 'weight_decay')
+            if muon:
+                param_groups.append(dict(params=muon, lr=lr, momentum=_opt(o, 'momentum'), weight_decay=wd, use_muon=True))
+            if adam:
+                ratio = _opt(o, 'adam_lr_ratio')
+                a_lr = lr * ratio if isinstance(lr, float) and isinstance(ratio, float) else lr
+                param_groups.append(dict(params=adam, lr=a_lr, betas=tuple(_opt(o, 'adam_betas')),
+                                         eps=_opt(o, 'adam_eps'), weight_decay=wd, use_muon=False))
+        return cls(param_groups)
+
+
+class TorchAdapter(Adapter):
+    """torch.optim.Muon (spec/profiles/torch.md): 2-D Muon parameters only, no AdamW."""
+
+    name = 'torch'
+    ns_function_name = '_zeropower_via_newtonschulz'
+
+    def group_entries(self, options):
+        o = canonical(options)
+        scale = _require(o, 'scale_mode', ('fan_in',), 'torch')
+        return {'lr': _opt(o, 'lr'), 'weight_decay': _opt(o, 'weight_decay'), 'momentum': _opt(o, 'momentum'),
+                'nesterov': _opt(o, 'nesterov'), 'ns_steps': _opt(o, 'ns_steps'),
+                'adjust_lr_fn': None if scale == 'fan_in' else scale}
+
+    def constructor_kwargs(self, options):
+        return self.group_entries(options)
+
+    def construct(self, cls, groups):
+        for options, params in groups:
+            o = canonical(options)
+            for p in params:
+                if not nemo_routes_to_muon(tuple(p.shape), _opt(o, 'use_muon'), _opt(o, 'adam_dim_threshold')):
+                    raise NotExpressible(f"torch: a parameter of shape {tuple(p.shape)} routed to AdamW "
+                                         "(torch.optim.Muon has no AdamW fallback)")
+        return super().construct(cls, groups)
+
+    def newton_schulz(self, fn, matrix, steps):
+        return fn(matrix, KELLER_TRIPLE, steps, 1e-07)
+
+
+class MoonlightAdapter(Adapter):
+    """Moonlight's Muon (spec/profiles/moonlight.md): one group, muon_params / adamw_params lists."""
+
+    name = 'moonlight'
+
+    def construct(self, cls, groups):
+        first = canonical(groups[0][0])
+        for options, _ in groups[1:]:
+            o = canonical(options)
+            if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
+                raise NotExpressible("moonlight: groups with different options (Moonlight's Muon has one group)")
+        _require(first, 'scale_mode', ('fan_in',), 'moonlight')
+        _require(first, 'adam_lr_ratio', (0.025, 1.0), 'moonlight')
+        muon, adam = [], []
+        for options, params in groups:
+            o = canonical(options)
+            for p in params:
+                (muon if nemo_routes_to_muon(tuple(p.shape), _opt(o, 'use_muon'), _opt(o, 'adam_dim_threshold')) else adam).append(p)
+        return cls(lr=_opt(first, 'lr'), wd=_opt(first, 'weight_decay'), muon_params=muon,
+                   momentum=_opt(first, 'momentum'), nesterov=_opt(first, 'nesterov'), ns_steps=_opt(first, 'ns_steps'),
+                   adamw_params=adam, adamw_betas=tuple(_opt(first, 'adam_betas')), adamw_eps=_opt(first, 'adam_eps'))
+
+    def read_state(self, state, steps_with_grad):
+        if 'moment1' in state and 'moment2' in state:
+            return {'step': _count(state['step']), 'exp_avg': state['moment1'], 'exp_avg_sq': state['moment2']}
+        return super().read_state(state, steps_with_grad)
+
+
+class TimmAdapter(Adapter):
+    """timm's Muon (spec/profiles/timm.md): Keller's triple as preset "original", shared eps."""
+
+    name = 'timm'
+    ns_function_name = 'zeropower_via_newtonschulz'
+
+    def group_entries(self, options):
+        o = canonical(options)
+        scale = _require(o, 'scale_mode', ('fan_in', 'none'), 'timm')
+        um = _opt(o, 'use_muon')
+        if um is None and _opt(o, 'adam_dim_threshold') != NEMO_DEFAULTS['adam_dim_threshold']:
+            raise NotExpressible("timm: adam_dim_threshold is not expressible (timm routes by its own heuristic)")
+        entry = {'lr': _opt(o, 'lr'), 'momentum': _opt(o, 'momentum'), 'nesterov': _opt(o, 'nesterov'),
+                 'ns_steps': _opt(o, 'ns_steps'), 'weight_decay': _opt(o, 'weight_decay'),
+                 'adjust_lr_fn': 'original' if scale == 'fan_in' else None, 'ns_coefficients': 'original',
+                 'betas': tuple(_opt(o, 'adam_betas')), 'eps': _opt(o, 'adam_eps'),
+                 'fallback_lr_scale': _opt(o, 'adam_lr_ratio')}
+        if um is not None:
+            entry['use_muon'] = um
+        return entry
+
+    def constructor_kwargs(self, options):
+        kw = self.group_entries(options)
+        kw.pop('use_muon', None)
+        return kw
+
+    def newton_schulz(self, fn, matrix, steps):
+        return fn(matrix, steps, [KELLER_TRIPLE], eps=1e-07)
+
+
+ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter())}

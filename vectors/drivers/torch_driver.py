@@ -39,7 +39,7 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from adapters import ADAPTERS  # noqa: E402
+from adapters import ADAPTERS, NotExpressible  # noqa: E402
 
 try:
     import torch
@@ -236,13 +236,8 @@ class Runner:
         groups = case['groups']
         if not isinstance(groups, list) or not groups:
             raise ValueError("groups: expected a non-empty list")
-        param_groups = []
-        for g in groups:
-            entry = dict(self.adapter.group_entries(g.get('options', {})))
-            entry['params'] = [params[i] for i in g['params']]
-            param_groups.append(entry)
-        kwargs = self.adapter.constructor_kwargs(groups[0].get('options', {}))
-        return self.cls(param_groups, **kwargs)
+        # the adapter builds the optimizer from (options, parameters) per vector group
+        return self.adapter.construct(self.cls, [(g.get('options', {}), [params[i] for i in g['params']]) for g in groups])
 
     def decode_step_inputs(self, case: Dict[str, Any]):
         """Everything a step case needs, decoded before the implementation is called."""
@@ -330,6 +325,8 @@ class Runner:
                 inputs = self.decode_step_inputs(case)
                 try:
                     return self.run_step(case, *inputs)
+                except NotExpressible:
+                    raise
                 except Exception as exc:
                     return {'error': str(exc)}
             return {'skipped': f"unknown case kind {kind!r}"}
@@ -378,8 +375,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument(
         '--ns-function',
         metavar='MODULE_OR_FILE:FUNC',
-        help=f"the Newton-Schulz function f(matrix, steps) for the ns and transpose cases (default: "
-        f"{DEFAULT_NS_FUNCTION} of the optimizer's module); step() keeps its own unless --ns-in-step",
+        help=f"the Newton-Schulz function, called through the adapter, for the ns and transpose cases (default: the "
+        f"adapter's, {DEFAULT_NS_FUNCTION} for nemo, in the optimizer's module); step() keeps its own unless "
+        f"--ns-in-step",
     )
     parser.add_argument(
         '--ns-in-step',
@@ -426,7 +424,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not callable(ns_fn):
                 raise UsageError(f"--ns-function {args.ns_function!r}: not a function")
         else:
-            ns_fn = getattr(module, DEFAULT_NS_FUNCTION, None)
+            ns_name = ADAPTERS[args.adapter].ns_function_name if args.adapter in ADAPTERS else DEFAULT_NS_FUNCTION
+            ns_fn = getattr(module, ns_name, None)
         places = []
         if args.ns_in_step:
             places = ns_globals(cls, module)
@@ -476,7 +475,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if progress:
         sys.stderr.write("\033[K")
     impl = f"{args.optimizer} (adapter {args.adapter}"
-    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {DEFAULT_NS_FUNCTION}" if ns_fn else ", no ns")
+    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {ADAPTERS[args.adapter].ns_function_name}" if ns_fn else ", no ns")
     if args.ns_in_step:
         impl += " also in step"
     impl += f", mode {args.mode}), torch {torch.__version__}, via vectors/drivers/torch_driver.py"

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Checks that each profile port (tests/torch_<profile>_port.py) does what its spec page
+(spec/profiles/<profile>.md) states, on small hand-checkable inputs; no upstream code needed.
+Run by tests/profile-ports.sh under `make check`. Prints one line per check; exit 1 on a failure."""
+
+import math
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_keller_port as keller  # noqa: E402
+import torch_moonlight_port as moonlight  # noqa: E402
+import torch_timm_port as timm  # noqa: E402
+import torch_torch_port as tport  # noqa: E402
+
+failures = 0
+
+
+def check(name, ok):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {name}")
+    failures += not ok
+
+
+def error_of(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def P(*shape, value=0.0):
+    return torch.nn.Parameter(torch.full(shape, value))
+
+
+# ---- keller (spec/profiles/keller.md)
+w, b = P(4, 8), P(5)
+opt = keller.SingleDeviceMuonWithAuxAdam([dict(params=[w], use_muon=True), dict(params=[b], use_muon=False)])
+w.grad = torch.ones(4, 8)
+opt.step()
+M = opt.state[w]["momentum_buffer"]
+check("keller 4: EMA buffer after one step of ones is 1 - beta", torch.allclose(M, torch.full_like(M, 0.05)))
+check("keller 8: p.grad holds the Nesterov input (1-beta)G + beta M", torch.allclose(w.grad, torch.full_like(M, 0.05 + 0.95 * 0.05)))
+check("keller 3: a missing gradient becomes zeros and counts an Adam step", b.grad is not None and opt.state[b]["step"] == 1)
+check("keller 1.1: group keys are exact (nesterov refused)",
+      error_of(lambda: keller.SingleDeviceMuonWithAuxAdam([dict(params=[P(2, 2)], use_muon=True, nesterov=True)])) == "AssertionError: ")
+check("keller 1.1: use_muon is required",
+      error_of(lambda: keller.SingleDeviceMuonWithAuxAdam([dict(params=[P(2, 2)])])) == "AssertionError: ")
+# 4-D scale from the last two dims: a (4, 2, 3, 1) filter gets sqrt(3) on top of the flattened NS output
+conv, flat = P(4, 2, 3, 1), P(4, 6)
+g = torch.randn(4, 2, 3, 1, generator=torch.Generator().manual_seed(1))
+o = keller.SingleDeviceMuonWithAuxAdam([dict(params=[conv, flat], use_muon=True, lr=1.0)])
+conv.grad, flat.grad = g.clone(), g.reshape(4, 6).clone()
+o.step()
+ratio = (conv.detach().reshape(4, 6).norm() / flat.detach().norm()).item()
+check(f"keller 4.5: 4-D scale sqrt(kh/kw) = sqrt(3) (measured {ratio:.4f})", abs(ratio - math.sqrt(3)) < 0.02)
+a = P(3, value=1.0)
+o = keller.SingleDeviceMuonWithAuxAdam([dict(params=[a], use_muon=False, lr=0.1, eps=0.5)])
+a.grad = torch.ones(3)
+o.step()
+check("keller 6: Adam step 1 moves by lr/(1+eps)", torch.allclose(a.detach(), torch.full((3,), 1 - 0.1 / 1.5)))
+
+# ---- torch (spec/profiles/torch.md)
+check("torch 1.1: Learning rate should be >= 0 but is: -1.0",
+      error_of(lambda: tport.Muon([P(2, 2)], lr=-1.0)) == "ValueError: Learning rate should be >= 0 but is: -1.0")
+check("torch 1.1: NaN lr refused", error_of(lambda: tport.Muon([P(2, 2)], lr=float("nan"))) is not None)
+check("torch 1.1: momentum has no upper bound", error_of(lambda: tport.Muon([P(2, 2)], momentum=1.5)) is None)
+check("torch 1.1: 2-D only, at construction", error_of(lambda: tport.Muon([P(3)])) ==
+      "ValueError: Muon only supports 2D parameters whereas we found a parameter with size: torch.Size([3])")
+check("torch 1.1: adjust_lr_fn checked", error_of(lambda: tport.Muon([P(2, 2)], adjust_lr_fn="x")) ==
+      "ValueError: Adjust learning rate function x is not supported")
+moves = {}
+for fn in (None, "match_rms_adamw"):
+    q = P(16, 4)
+    o = tport.Muon([q], lr=1.0, weight_decay=0.0, adjust_lr_fn=fn)
+    q.grad = torch.randn(16, 4, generator=torch.Generator().manual_seed(2))
+    gq = q.grad.clone()
+    o.step()
+    moves[fn] = q.detach().norm().item()
+check("torch 7: p.grad untouched", torch.equal(q.grad, gq))
+r = moves["match_rms_adamw"] / moves[None]
+check(f"torch 4.4: match_rms_adamw / original = 0.2*sqrt(16)/sqrt(4) = 0.4 (measured {r:.6f})", abs(r - 0.4) < 1e-6)
+check("torch 6: state is momentum_buffer only", set(o.state[q]) == {"momentum_buffer"})
+
+# ---- moonlight (spec/profiles/moonlight.md)
+w, b = P(4, 8), P(5, value=1.0)
+o = moonlight.Muon(lr=0.1, wd=0.0, muon_params=[w], adamw_params=[b], adamw_eps=0.5)
+check("moonlight 7: use_muon in the state from construction", o.state[w] == {"use_muon": True} and o.state[b] == {"use_muon": False})
+w.grad, b.grad = torch.ones(4, 8), torch.ones(5)
+o.step()
+check("moonlight 4: sum buffer after one step of ones is 1", torch.allclose(o.state[w]["momentum_buffer"], torch.ones(4, 8)))
+s2 = math.sqrt(0.05)
+check("moonlight 6: AdamW eps on the uncorrected sqrt(v): step 1 moves by lr*sqrt(1-b2)/(sqrt(1-b2)+eps)",
+      torch.allclose(b.detach(), torch.full((5,), 1 - 0.1 * s2 / (s2 + 0.5))))
+check("moonlight 1.1: 4-D Muon parameter: AssertionError: 4", error_of(lambda: moonlight.Muon(muon_params=[P(2, 3, 3, 3)])) == "AssertionError: 4")
+check("moonlight 6: state keys", set(o.state[b]) == {"use_muon", "step", "moment1", "moment2"})
+u = P(8, 32)
+o = moonlight.Muon(lr=1.0, wd=0.0, muon_params=[u], nesterov=False)
+u.grad = torch.randn(8, 32, generator=torch.Generator().manual_seed(3))
+o.step()
+rms = (u.detach().norm() / math.sqrt(u.numel())).item()
+check(f"moonlight 4.5: update RMS about 0.2 (0.2*sqrt(32)*O, O RMS about 1/sqrt(32); measured {rms:.3f})", 0.13 < rms < 0.27)
+
+# ---- timm (spec/profiles/timm.md)
+check("timm 1.1: Invalid learning rate: -1.0", error_of(lambda: timm.Muon([P(2, 2)], lr=-1.0)) == "ValueError: Invalid learning rate: -1.0")
+check("timm 1.1: NaN lr accepted", error_of(lambda: timm.Muon([P(2, 2)], lr=float("nan"))) is None)
+check("timm 1.1: Invalid momentum: 1.0", error_of(lambda: timm.Muon([P(2, 2)], momentum=1.0)) == "ValueError: Invalid momentum: 1.0")
+q = P(8, 8)
+o = timm.Muon([q])
+q.grad = torch.ones(8, 8).to_sparse()
+check("timm 1.2: Muon does not support sparse gradients", error_of(o.step) == "RuntimeError: Muon does not support sparse gradients")
+routes = {s: timm.suitable_for_muon(torch.empty(s)) for s in [(64, 128), (96, 3, 4, 4), (4, 2048), (64,), (1, 196, 768), (3, 16), (4, 512), (4, 513)]}
+check("timm 2: routing examples (64,128) (96,3,4,4) (4,512) Muon; (4,2048) (64,) (1,196,768) (3,16) (4,513) AdamW",
+      routes == {(64, 128): True, (96, 3, 4, 4): True, (4, 2048): False, (64,): False, (1, 196, 768): False,
+                 (3, 16): False, (4, 512): True, (4, 513): False})
+for nesterov in (False, True):
+    q, bias = P(8, 8), P(8, value=1.0)
+    o = timm.Muon([q, bias], nesterov=nesterov, lr=0.1, fallback_lr_scale=0.5, eps=0.5)
+    q.grad, bias.grad = torch.ones(8, 8), torch.ones(8)
+    o.step()
+    check(f"timm 8: nesterov={nesterov}: p.grad {'rewritten' if nesterov else 'untouched'}",
+          torch.equal(q.grad, torch.ones(8, 8)) != nesterov)
+    m_num = (0.9 * 0.1 + 0.1) / 0.1 if nesterov else 1.0   # NAdamW numerator / bc1 at step 1
+    check(f"timm 6: nesterov={nesterov}: fallback lr = lr*fallback_lr_scale, eps shared"
+          f"{', NAdamW' if nesterov else ''}", torch.allclose(bias.detach(), torch.full((8,), 1 - 0.05 * m_num / 1.5)))
+check("timm 7: state keys", set(o.state[q]) == {"use_muon", "momentum_buffer"} and set(o.state[bias]) == {"use_muon", "step", "exp_avg", "exp_avg_sq"})
+seq_ok = True
+X = torch.randn(6, 10, generator=torch.Generator().manual_seed(4))
+one = timm.zeropower_via_newtonschulz(X, 7, [(3.4445, -4.775, 2.0315), (2.0, -1.5, 0.5)])
+ref = timm.zeropower_via_newtonschulz(X, 7, [(3.4445, -4.775, 2.0315)] + [(2.0, -1.5, 0.5)] * 6)
+check("timm 5: coefficient order repeat_last", torch.equal(one, ref))
+
+print(f"{failures} failed")
+sys.exit(1 if failures else 0)
