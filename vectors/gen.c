@@ -35,6 +35,12 @@ static const struct {
   {"transpose", gen_area_transpose, "Transpose pairs: NS(G^T) must be bitwise NS(G)^T for one implementation (section 7)."},
   {"state", gen_area_state, "State export and import into a fresh optimizer in the middle of a run (section 11)."},
   {"errors", gen_area_errors, "Invalid options and inputs with the exact message of the error catalogue (section 12)."},
+  {"sharded", gen_area_sharded, "Muon matrices owned whole by ranks (sorted by size as in Keller's distributed Muon, or "
+                                "round robin as in ZeRO-1): the expected values are the unsharded run's; the member "
+                                "\"sharding\" says which rank owns which parameter (spec/vectors.md 2.5)."},
+  {"sharded_tp", gen_area_sharded_tp, "Muon matrices split by rows or columns over ranks (tensor parallel): the "
+                                      "expected values are the update of the whole matrix; the member \"sharding\" "
+                                      "gives each rank's slice (spec/vectors.md 2.5)."},
 };
 
 static json_t *notes(void)
@@ -134,6 +140,19 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, gen
       return muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s (no file was written)", AREAS[a].name, g.error);
     }
     json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g.groups, g.n_tests);
+    if (!strncmp(AREAS[a].name, "sharded", 7)) { /* only these files carry the flags: the others stay unchanged */
+      static const char *const S[][2] = {
+        {"Sharded", "the case carries a \"sharding\" member (spec/vectors.md 2.5): run over several ranks as it says, "
+                    "it must give the unsharded result"},
+        {"SortedBySize", "whole Muon matrices owned by rank (position mod world size) in the order sorted by shape, "
+                         "largest first (Keller's distributed Muon)"},
+        {"RoundRobin", "whole Muon matrices owned by rank (position mod world size) in the case's order (ZeRO-1)"},
+        {"RowSplit", "every Muon matrix split by rows over the ranks (tensor parallel)"},
+        {"ColSplit", "every Muon matrix split by columns over the ranks (tensor parallel)"},
+      };
+      for (size_t k = 0; k < sizeof S / sizeof S[0]; k++)
+        json_object_set_new(json_object_get(f, "notes"), S[k][0], json_string(S[k][1]));
+    }
     snprintf(final[n_written], sizeof final[0], "%s/%s_%s.json", dir, profile, AREAS[a].name);
     snprintf(tmp[n_written], sizeof tmp[0], "%s.new", final[n_written]);
     int st = muonref_json_write_atomic(f, tmp[n_written], 1, err);
