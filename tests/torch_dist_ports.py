@@ -44,6 +44,7 @@ import torch
 import torch.distributed as dist
 
 from torch_nemo_port import Muon as _Port
+from torch_nemo_port import zeropower_via_newtonschulz5  # noqa: F401  (the driver's ns and transpose cases)
 
 __all__ = ['KellerMuon', 'Zero1Muon', 'TensorParallelMuon', 'FaultyPerShardNS', 'FaultyStalePad', 'FaultyOrder',
            'HangingMuon']
