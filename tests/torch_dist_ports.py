@@ -31,12 +31,13 @@ And three faulty ones, each a bug real distributed ports had:
   (odd ranks break ties in reverse), so ranks update and gather different
   parameters at the same position.
 
-HangingMuon (a rank that never returns from step) tests the driver's
-timeout.  AdamW parameters are replicated: every rank updates them.
+HangingMuon (a rank that never returns from step) and DyingMuon (a rank
+that exits in step) test how the driver ends a run.  AdamW parameters are replicated: every rank updates them.
 
 Standard library and torch only.
 """
 
+import os
 import time
 from typing import Any, Dict, List
 
@@ -47,7 +48,7 @@ from torch_nemo_port import Muon as _Port
 from torch_nemo_port import zeropower_via_newtonschulz5  # noqa: F401  (the driver's ns and transpose cases)
 
 __all__ = ['KellerMuon', 'Zero1Muon', 'TensorParallelMuon', 'FaultyPerShardNS', 'FaultyStalePad', 'FaultyOrder',
-           'HangingMuon']
+           'HangingMuon', 'DyingMuon']
 
 
 class _Distributed(_Port):
@@ -193,4 +194,11 @@ class HangingMuon(KellerMuon):
         if dist.get_rank() == dist.get_world_size() - 1:
             while True:
                 time.sleep(1)
+        return super().step(closure)
+
+
+class DyingMuon(KellerMuon):
+    def step(self, closure=None):
+        if dist.get_rank() == dist.get_world_size() - 1:
+            os._exit(7)
         return super().step(closure)

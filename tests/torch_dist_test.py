@@ -13,7 +13,9 @@ row's port, world size and vector file, then the judge, and checks:
   names (computed from the vectors: see FAULT_CASES), and every FAIL line
   carries the judge's sharding hint;
 * the hanging port: the driver exits 3 within the case timeout plus a
-  margin, naming the hang, and every case is skipped.
+  margin, naming the hang, and every case is skipped;
+* the port whose last rank exits in step: the driver exits 3 naming the
+  rank and its exit status, every case skipped.
 
 Prints one line per run and a Check-style summary.  Exit 0 when every check
 passed.
@@ -63,7 +65,7 @@ RUNS = [
     ('FaultyPerShardNS', 2, TP), ('FaultyPerShardNS', 4, TP),
     ('FaultyStalePad', 2, OWN), ('FaultyStalePad', 4, OWN),
     ('FaultyOrder', 2, OWN), ('FaultyOrder', 4, OWN),
-    ('HangingMuon', 2, OWN),
+    ('HangingMuon', 2, OWN), ('DyingMuon', 4, OWN),
 ]
 
 checks = fails = 0
@@ -88,6 +90,11 @@ for port, ws, vec in RUNS:
     wall = time.monotonic() - t0
     doc = json.load(open(out))
     skipped = [r for r in doc['results'] if 'skipped' in r]
+    if port == 'DyingMuon':
+        print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")
+        check(rc == 3 and len(skipped) == len(doc['results']) and 'rank 3 stopped (exit status 7)' in skipped[0]['skipped'],
+              f'{port}_{ws}_ended')
+        continue
     if port == 'HangingMuon':
         print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")
         check(rc == 3 and len(skipped) == len(doc['results']) and 'hangs' in skipped[0]['skipped'], f'{port}_{ws}_ended')
