@@ -31,7 +31,9 @@ And three faulty ones, each a bug real distributed ports had:
   (odd ranks break ties in reverse), so ranks update and gather different
   parameters at the same position.
 
-HangingMuon (a rank that never returns from step) and DyingMuon (a rank
+FaultyNoBroadcast (ZeRO-1 without the broadcast: each rank holds only its
+own updates) tests the driver's check that ranks agree.  HangingMuon (a
+rank that never returns from step) and DyingMuon (a rank
 that exits in step) test how the driver ends a run.  AdamW parameters are replicated: every rank updates them.
 
 Standard library and torch only.
@@ -48,7 +50,7 @@ from torch_nemo_port import Muon as _Port
 from torch_nemo_port import zeropower_via_newtonschulz5  # noqa: F401  (the driver's ns and transpose cases)
 
 __all__ = ['KellerMuon', 'Zero1Muon', 'TensorParallelMuon', 'FaultyPerShardNS', 'FaultyStalePad', 'FaultyOrder',
-           'HangingMuon', 'DyingMuon']
+           'FaultyNoBroadcast', 'HangingMuon', 'DyingMuon']
 
 
 class _Distributed(_Port):
@@ -127,6 +129,14 @@ class Zero1Muon(_Distributed):
             if owner == rank:
                 self._update_one(p, group)
             dist.broadcast(p.data, src=owner)
+
+
+class FaultyNoBroadcast(_Distributed):
+    def _muon_group(self, muon, group) -> None:
+        ws, rank = dist.get_world_size(), dist.get_rank()
+        for j, p in enumerate(muon):
+            if j % ws == rank:
+                self._update_one(p, group)
 
 
 class TensorParallelMuon(_Distributed):

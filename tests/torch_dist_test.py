@@ -12,6 +12,8 @@ row's port, world size and vector file, then the judge, and checks:
 * a faulty port: the judge exits 1, the cases that fail are those the row
   names (computed from the vectors: see FAULT_CASES), and every FAIL line
   carries the judge's sharding hint;
+* FaultyNoBroadcast: also that the results file lists the parameters the
+  ranks disagree on and the judge's hints name them;
 * the hanging port: the driver exits 3 within the case timeout plus a
   margin, naming the hang, and every case is skipped;
 * the port whose last rank exits in step: the driver exits 3 naming the
@@ -56,6 +58,8 @@ FAULT_CASES = {
     'FaultyStalePad': lambda case, ws: muon_count(case) % ws != 0,
     # odd ranks order equal shapes differently: cases with equal shapes, at world size > 1
     'FaultyOrder': lambda case, ws: ws > 1 and ties(case),
+    # without the broadcast, rank 0 misses the updates of the matrices other ranks own
+    'FaultyNoBroadcast': lambda case, ws: ws > 1 and muon_count(case) > 1,
 }
 
 RUNS = [
@@ -65,6 +69,7 @@ RUNS = [
     ('FaultyPerShardNS', 2, TP), ('FaultyPerShardNS', 4, TP),
     ('FaultyStalePad', 2, OWN), ('FaultyStalePad', 4, OWN),
     ('FaultyOrder', 2, OWN), ('FaultyOrder', 4, OWN),
+    ('FaultyNoBroadcast', 2, OWN),
     ('HangingMuon', 2, OWN), ('DyingMuon', 4, OWN),
 ]
 
@@ -118,6 +123,9 @@ for port, ws, vec in RUNS:
         print(f"  expected failures {sorted(want)}, got {sorted(got)}")
     hints = judge.stdout.count('sharded case:')
     check(hints >= len(got) > 0, f'{port}_{ws}_hint')
+    if port == 'FaultyNoBroadcast':  # the driver saw the ranks disagree, and the judge says so
+        check(len(doc['distributed']['ranksDisagree']) >= len(got) and
+              judge.stdout.count('ranks hold different values of params') >= len(got), f'{port}_{ws}_disagree')
 
 print(f"{(checks - fails) * 100 // max(checks, 1)}%: Checks: {checks}, Failures: {fails}, Errors: 0")
 sys.exit(1 if fails else 0)
