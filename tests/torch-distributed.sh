@@ -26,7 +26,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/torch-distributed.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 tag=muonref-dist-$$-$(date +%s%N)
 status=0
-checks=0 fails=0
 fail() { fails=$((fails + 1)); echo "torch-distributed:0:F:dist:$1:0: $2"; status=1; }
 
 # the processes that carry this run's tag: the driver and its ranks inherit
@@ -35,8 +34,18 @@ tagged() {
   grep -lsz "^MUONREF_DIST_TEST_TAG=$tag\$" /proc/[0-9]*/environ 2>/dev/null | sed 's,^/proc/,,; s,/environ$,,'
 }
 
-MUONREF_DIST_TEST_TAG=$tag "$python" "$srcdir/tests/torch_dist_test.py" "$muonref" "$srcdir" "$work" 2>"$work/driver.log" ||
-  { status=1; grep -v 'platform:' "$work/driver.log"; }
+MUONREF_DIST_TEST_TAG=$tag "$python" "$srcdir/tests/torch_dist_test.py" "$muonref" "$srcdir" "$work" \
+  >"$work/runs.log" 2>"$work/driver.log" || { status=1; grep -v 'platform:' "$work/driver.log"; }
+# its checks count in this test's one summary line (tests/summary.sh reads the last)
+grep -v '^[0-9]*%: Checks:' "$work/runs.log"
+line=$(grep '^[0-9]*%: Checks:' "$work/runs.log" | tail -n 1)
+if [ -n "$line" ]; then
+  checks=$(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
+  fails=$(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')
+else
+  checks=1 fails=1
+  echo "torch-distributed:0:F:dist:helper:0: tests/torch_dist_test.py printed no summary"
+fi
 
 # 2. the driver killed while its four ranks run a hanging port
 for sig in TERM KILL; do

@@ -27,7 +27,9 @@ lowest rank that holds some.  `ns`, `transpose` and `error` cases: rank
 A rank that stops with an error, or a run in which no case finishes for
 `--case-timeout` seconds (a port that hangs), is ended: every rank
 process is terminated, then killed, and the unfinished cases are written
-as skipped with the reason.  Rank processes also end themselves when the
+as skipped with the reason.  Once every case has its result, a rank that
+fails or waits in the closing barrier (up to 30 s) changes nothing: the
+ranks are ended and the results written.  Rank processes also end themselves when the
 driver disappears.  Collectives time out after `--dist-timeout` seconds.
 
 Standard library and torch only.
@@ -293,6 +295,13 @@ class Ranks:
             codes = [p.exitcode for p in self.procs]
             if all(c == 0 for c in codes):
                 return finished, None
+            if finished == n_cases:
+                # every result is written: a rank that fails or waits in the closing
+                # barrier changes none of them (stop() ends it)
+                if all(c is not None for c in codes) or time.monotonic() - last > min(case_timeout, 30.0):
+                    return finished, None
+                time.sleep(0.05)
+                continue
             for r, c in enumerate(codes):
                 if c not in (None, 0):
                     why = f"rank {r} stopped (exit status {c})"
