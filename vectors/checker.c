@@ -127,6 +127,30 @@ static int on_case(muonref_checker *c, const muonref_area_count *a, const json_t
   return c->on_case(c->on_case_ctx, &cv, err);
 }
 
+/* A failing case with a "sharding" member run over several ranks: the
+ * catalogue of faults knows single-process ports only, so say where to
+ * look (spec/vectors.md 2.6). */
+static void sharding_hint(muonref_checker *c, const json_t *test, const char *key)
+{
+  json_int_t ws = json_integer_value(json_object_get(c->distributed_json, "worldSize"));
+  if (!json_object_get(test, "sharding") || ws < 2)
+    return;
+  c->sharded_failed++;
+  if (!c->log)
+    return;
+  fprintf(c->log, "  hint: sharded case: run at world size %lld, the port does not give the whole matrix's update; if it "
+                  "passes with --world-size 1, the fault is in the sharding (a slice orthogonalised alone, padding with "
+                  "stale data, ranks disagreeing on the parameter order: spec/vectors.md 2.6)", (long long)ws);
+  const json_t *dis = json_object_get(c->distributed_json, "ranksDisagree");
+  size_t n = strlen(key);
+  for (size_t i = 0; i < json_array_size(dis); i++) {
+    const char *d = json_string_value(json_array_get(dis, i));
+    if (d && !strncmp(d, key, n) && d[n] == ':')
+      fprintf(c->log, "; ranks hold different values of%s", d + n + 1);
+  }
+  fputc('\n', c->log);
+}
+
 /* Judges one test; counts it in a; logs a failure. */
 static int has_flag(const json_t *test, const char *flag)
 {
@@ -192,6 +216,8 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   char dtext[512] = "";
   if (c->diagnose && !known)
     diagnose(c, test, kind, profile, r, dtext, sizeof dtext);
+  if (!known)
+    sharding_hint(c, test, key);
   json_decref(r);
   return on_case(c, a, test, kind, file, profile, &v, dtext, err);
 }
@@ -301,6 +327,9 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   json_t *pv;
   if (json_is_object(plat))
     c->platform_json = json_incref((json_t *)plat);
+  const json_t *dist = json_object_get(j, "distributed");
+  if (json_is_object(dist))
+    c->distributed_json = json_incref((json_t *)dist);
   size_t as_spec = 0;
   json_object_foreach((json_t *)plat, pk, pv) {
     const char *text = json_string_value(pv);
@@ -402,6 +431,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   if (c->undiagnosed)
     fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
             c->undiagnosed);
+  if (c->sharded_failed)
+    fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
+            c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
   fprintf(out, "%ld passed, %ld failed\n", c->passed, c->failed);
 }
 
@@ -461,6 +493,8 @@ void muonref_checker_free(muonref_checker *c)
   json_decref(c->baseline);
   json_decref(c->failures);
   json_decref(c->platform_json);
+  json_decref(c->distributed_json);
+  c->distributed_json = NULL;
   json_decref(c->diagnoses);
   c->results = c->written = c->used = c->baseline = c->failures = c->platform_json = c->diagnoses = NULL;
 }

@@ -61,6 +61,8 @@ typedef struct muonref_checker {
   int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
   const char *only_flag;    /* judge only the cases carrying this flag (NULL: all) */
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
+  json_t *distributed_json; /* results mode: the driver's "distributed" object (--world-size), or NULL */
+  long sharded_failed;      /* failing cases with a "sharding" member, run over several ranks */
   json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */
   /* Called once per judged case after it is counted (NULL: not called);

@@ -35,6 +35,12 @@ static const struct {
   {"transpose", gen_area_transpose, "Transpose pairs: NS(G^T) must be bitwise NS(G)^T for one implementation (section 7)."},
   {"state", gen_area_state, "State export and import into a fresh optimizer in the middle of a run (section 11)."},
   {"errors", gen_area_errors, "Invalid options and inputs with the exact message of the error catalogue (section 12)."},
+  {"sharded", gen_area_sharded, "Muon matrices owned whole by ranks (sorted by size as in Keller's distributed Muon, or "
+                                "round robin as in ZeRO-1): the expected values are the unsharded run's; the member "
+                                "\"sharding\" says which rank owns which parameter (spec/vectors.md 2.6)."},
+  {"sharded_tp", gen_area_sharded_tp, "Muon matrices split by rows or columns over ranks (tensor parallel): the "
+                                      "expected values are the update of the whole matrix; the member \"sharding\" "
+                                      "gives each rank's slice (spec/vectors.md 2.6)."},
 };
 
 /* The table of flags (Project Wycheproof's notes): every flag a test may
@@ -184,6 +190,18 @@ static const flag_note NOTES[] = {
   {"Bf16Noise", "JUDGING", "the bf16 Newton-Schulz result is not exactly defined here (2.0-4.1 % from the exact one at "
    "these sizes); a Muon parameter's update is judged relative to its norm, with an allowance 1.5 times the largest "
    "deviation measured for correct bf16 implementations", NULL, {"spec/vectors.md section 5.1"}, {NULL}},
+  /* sharded areas, spec/vectors.md 2.6 */
+  {"Sharded", "BASIC", "the case carries a \"sharding\" member: run over several ranks as it says, it must give the "
+   "unsharded result", "a port that orthogonalises each shard alone, pads with stale data or whose ranks disagree on the "
+   "parameter order gives another update", {"spec/vectors.md section 2.6"}, {NULL}},
+  {"SortedBySize", "BASIC", "whole Muon matrices owned by rank (position mod world size) in the order sorted by shape, "
+   "largest first (Keller's distributed Muon)", NULL, {"spec/vectors.md section 2.6"}, {NULL}},
+  {"RoundRobin", "BASIC", "whole Muon matrices owned by rank (position mod world size) in the case's order (ZeRO-1)",
+   NULL, {"spec/vectors.md section 2.6"}, {NULL}},
+  {"RowSplit", "BASIC", "every Muon matrix split by rows over the ranks (tensor parallel)", NULL,
+   {"spec/vectors.md section 2.6"}, {NULL}},
+  {"ColSplit", "BASIC", "every Muon matrix split by columns over the ranks (tensor parallel)", NULL,
+   {"spec/vectors.md section 2.6"}, {NULL}},
   {"PlatformRobust", "JUDGING", "no measured platform effect of PyTorch 1.13 CPU (bf16-rounded scalars, bf16 "
    "accumulation on strided operands) can change this case's verdict: a correct port passes it on that platform, raw",
    NULL, {"spec/vectors.md section 5.3"}, {NULL}},

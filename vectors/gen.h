@@ -37,6 +37,8 @@ typedef struct gen_step_case {
   const char *error_status, *error_message; /* error cases */
   int error_any;                 /* error cases: any error message passes (the
                                     profile's port raises its framework's own) */
+  json_t *sharding;              /* step cases: the "sharding" member (owned;
+                                    spec/vectors.md 2.6), or NULL */
 } gen_step_case;
 
 /* A case whose expected values are still to be computed (gen_build.c). */
@@ -108,5 +110,7 @@ void gen_area_newton_schulz(gen_ctx *g);
 void gen_area_transpose(gen_ctx *g);
 void gen_area_state(gen_ctx *g);
 void gen_area_errors(gen_ctx *g);
+void gen_area_sharded(gen_ctx *g);
+void gen_area_sharded_tp(gen_ctx *g);
 
 #endif

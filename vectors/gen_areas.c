@@ -753,3 +753,213 @@ void gen_area_errors(gen_ctx *g)
     gen_add_step(g, &c);
   }
 }
+
+/* ---- sharded and tensor-parallel cases (spec/vectors.md 2.6) ----
+ * The case is an ordinary step case (its expected values are the
+ * unsharded run's); the "sharding" member says how each world size in
+ * SHARD_WORLD_SIZES lays the parameters over the ranks. */
+
+static const int SHARD_WORLD_SIZES[] = {1, 2, 4};
+
+static int routed_muon(const gen_step_case *c, int i)
+{
+  muonref_route r = {0};
+  return muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) == MUONREF_OK && r.use_muon;
+}
+
+/* Whether shape a sorts before shape b in "sorted" order: larger first,
+ * comparing the dimensions lexicographically (as Python compares
+ * torch.Size tuples), a prefix before its extensions in reverse. */
+static int shape_greater(const muonref_shape *a, const muonref_shape *b)
+{
+  for (int k = 0; k < a->ndim && k < b->ndim; k++)
+    if (a->dims[k] != b->dims[k])
+      return a->dims[k] > b->dims[k];
+  return a->ndim > b->ndim;
+}
+
+/* The processing order of the Muon parameters: per group, in group order;
+ * "sorted": a stable sort by shape, largest first; else the case's order. */
+static int shard_order(const gen_step_case *c, int sorted, int *order)
+{
+  int n = 0;
+  for (int gi = 0; gi < c->n_groups; gi++) {
+    int first = n;
+    for (int i = 0; i < c->n_params; i++)
+      if (c->group_of[i] == gi && routed_muon(c, i))
+        order[n++] = i;
+    for (int a = first + 1; sorted && a < n; a++) /* insertion sort: stable */
+      for (int b = a; b > first && shape_greater(&c->shapes[order[b]], &c->shapes[order[b - 1]]); b--) {
+        int t = order[b];
+        order[b] = order[b - 1], order[b - 1] = t;
+      }
+  }
+  return n;
+}
+
+/* "sharding" of an ownership scheme: per world size N, the Muon parameter at
+ * position j of its group's order is owned by rank j mod N; the others are
+ * replicated. */
+static json_t *sharding_owner(const gen_step_case *c, int sorted)
+{
+  int order[GEN_MAX_PARAMS], pos[GEN_MAX_PARAMS];
+  int n = shard_order(c, sorted, order);
+  json_t *s = json_object(), *jo = json_array(), *layouts = json_array();
+  for (int i = 0; i < c->n_params; i++)
+    pos[i] = -1;
+  for (int gi = 0, j = 0; gi < c->n_groups; gi++)
+    for (int k = 0, p = 0; k < n; k++)
+      if (c->group_of[order[k]] == gi)
+        pos[order[k]] = p++, (void)j;
+  for (int k = 0; k < n; k++)
+    json_array_append_new(jo, json_integer(order[k]));
+  json_object_set_new(s, "scheme", json_string(sorted ? "sorted" : "roundRobin"));
+  json_object_set_new(s, "order", jo);
+  for (size_t w = 0; w < sizeof SHARD_WORLD_SIZES / sizeof SHARD_WORLD_SIZES[0]; w++) {
+    int ws = SHARD_WORLD_SIZES[w];
+    json_t *l = json_object(), *ps = json_array();
+    json_object_set_new(l, "worldSize", json_integer(ws));
+    for (int i = 0; i < c->n_params; i++) {
+      json_t *e = json_object();
+      if (pos[i] >= 0)
+        json_object_set_new(e, "owner", json_integer(pos[i] % ws));
+      else
+        json_object_set_new(e, "replicated", json_true());
+      json_array_append_new(ps, e);
+    }
+    json_object_set_new(l, "params", ps);
+    json_array_append_new(layouts, l);
+  }
+  json_object_set_new(s, "layouts", layouts);
+  return s;
+}
+
+/* "sharding" of a split scheme: every Muon matrix (2-D) split along dim
+ * over N ranks, rank r holding [bounds[r], bounds[r+1]) with the first
+ * (size mod N) ranks one row or column more (torch.tensor_split); the
+ * others are replicated. */
+static json_t *sharding_split(const gen_step_case *c, int dim)
+{
+  json_t *s = json_object(), *layouts = json_array();
+  json_object_set_new(s, "scheme", json_string(dim ? "cols" : "rows"));
+  for (size_t w = 0; w < sizeof SHARD_WORLD_SIZES / sizeof SHARD_WORLD_SIZES[0]; w++) {
+    int ws = SHARD_WORLD_SIZES[w];
+    json_t *l = json_object(), *ps = json_array();
+    json_object_set_new(l, "worldSize", json_integer(ws));
+    for (int i = 0; i < c->n_params; i++) {
+      json_t *e = json_object();
+      if (routed_muon(c, i) && c->shapes[i].ndim == 2) {
+        size_t len = c->shapes[i].dims[dim], q = len / (size_t)ws, rem = len % (size_t)ws, at = 0;
+        json_t *b = json_array();
+        json_array_append_new(b, json_integer(0));
+        for (int r = 0; r < ws; r++) {
+          at += q + ((size_t)r < rem);
+          json_array_append_new(b, json_integer((json_int_t)at));
+        }
+        json_object_set_new(e, "dim", json_integer(dim));
+        json_object_set_new(e, "bounds", b);
+      } else {
+        json_object_set_new(e, "replicated", json_true());
+      }
+      json_array_append_new(ps, e);
+    }
+    json_object_set_new(l, "params", ps);
+    json_array_append_new(layouts, l);
+  }
+  json_object_set_new(s, "layouts", layouts);
+  return s;
+}
+
+void gen_area_sharded(gen_ctx *g)
+{
+  /* shapes of the Muon matrices (0-terminated), a (32,) AdamW bias or not,
+   * steps, the scheme; structured gradients unless random */
+  static const struct {
+    const char *what;
+    size_t sh[6][2];
+    int bias, steps, sorted, random, nesterov, missing;
+    double wd;
+  } S[] = {
+    {"three matrices of different shapes, two steps: sorted by size, padded to the world size", {{8, 32}, {16, 32}, {32, 8}}, 1, 2, 1, 0, 1, 0, 0.0},
+    {"two equal (16, 32) matrices and an (8, 16): ranks must agree on the order of equal shapes", {{16, 32}, {8, 16}, {16, 32}}, 0, 2, 1, 0, 1, 0, 0.0},
+    {"five matrices, three steps, weight decay 0.1: more matrices than ranks", {{16, 32}, {8, 16}, {16, 8}, {4, 16}, {16, 32}}, 1, 3, 1, 0, 1, 0, 0.1},
+    {"one matrix: at world size 4 three ranks own nothing", {{16, 32}}, 1, 2, 1, 0, 1, 0, 0.0},
+    {"three matrices, the second without a gradient at step 2: its owner skips it (no zero fill)", {{16, 32}, {8, 32}, {32, 16}}, 0, 3, 1, 0, 1, 1, 0.0},
+    {"four equal (16, 32) matrices without Nesterov: as many as ranks at world size 4", {{16, 32}, {16, 32}, {16, 32}, {16, 32}}, 0, 2, 1, 0, 0, 0, 0.01},
+    {"three matrices owned round robin in the case's order, with a bias", {{8, 32}, {32, 8}, {16, 16}}, 1, 2, 0, 0, 1, 0, 0.0},
+    {"four matrices round robin, weight decay 0.05, three steps", {{16, 32}, {16, 32}, {8, 16}, {16, 8}}, 0, 3, 0, 0, 1, 0, 0.05},
+    {"three random (16, 24) / (24, 16) matrices sorted by size (bf16 judged on the update)", {{16, 24}, {24, 16}, {16, 24}}, 1, 2, 1, 1, 1, 0, 0.0},
+  };
+  gen_group(g, "step");
+  for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = S[k].random ? base(g, 0.02, S[k].wd) : base_s(g, 0.02, S[k].wd);
+    o.nesterov = S[k].nesterov;
+    snprintf(comment, sizeof comment, "%s (%s)", S[k].what, S[k].sorted ? "sorted by size" : "round robin");
+    begin(&c, comment, &o);
+    int idx[6], n = 0;
+    for (; n < 6 && S[k].sh[n][0]; n++)
+      idx[n] = param(g, &c, "w", shape2(S[k].sh[n][0], S[k].sh[n][1]), 0);
+    int b = S[k].bias ? param(g, &c, "bias", (muonref_shape){1, {32}}, 0) : -1;
+    for (int s = 0; s < S[k].steps; s++) {
+      for (int i = 0; i < n; i++) {
+        if (S[k].missing && i == 1 && s == 1)
+          continue;
+        if (S[k].random)
+          grad_normal(g, &c, s, idx[i], 1.0);
+        else
+          grad_structured(g, &c, s, idx[i], -s);
+      }
+      if (b >= 0)
+        grad_normal(g, &c, s, b, 1.0);
+    }
+    flags(&c, "Sharded", S[k].sorted ? "SortedBySize" : "RoundRobin", S[k].missing ? "MissingGradient" : NULL);
+    c.sharding = sharding_owner(&c, S[k].sorted);
+    gen_add_step(g, &c);
+  }
+}
+
+void gen_area_sharded_tp(gen_ctx *g)
+{
+  static const struct {
+    const char *what;
+    size_t sh[3][2];
+    int bias, steps, dim, random, nesterov;
+    double wd;
+  } S[] = {
+    /* random gradients where rows are split: the rows of a structured
+     * gradient are orthogonal, so orthogonalising row blocks alone would
+     * change little */
+    {"a random (16, 32) matrix split by rows, with a replicated bias, two steps", {{16, 32}}, 1, 2, 0, 1, 1, 0.0},
+    {"a (16, 32) matrix split by columns, two steps", {{16, 32}}, 0, 2, 1, 0, 1, 0.0},
+    {"random (10, 32) and (32, 8) matrices split by rows, unevenly at world size 4 (3, 3, 2, 2)", {{10, 32}, {32, 8}}, 0, 2, 0, 1, 1, 0.0},
+    {"a tall (16, 10) matrix split by columns unevenly, weight decay 0.1, three steps", {{16, 10}}, 1, 3, 1, 0, 1, 0.1},
+    {"a random (16, 24) matrix split by rows (bf16 judged on the update)", {{16, 24}}, 0, 2, 0, 1, 1, 0.0},
+    {"two matrices (8, 32) and (32, 16) split by columns, without Nesterov, three steps", {{8, 32}, {32, 16}}, 0, 3, 1, 0, 0, 0.01},
+  };
+  gen_group(g, "step");
+  for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
+    gen_step_case c;
+    muonref_options o = S[k].random ? base(g, 0.02, S[k].wd) : base_s(g, 0.02, S[k].wd);
+    o.nesterov = S[k].nesterov;
+    begin(&c, S[k].what, &o);
+    int idx[3], n = 0;
+    for (; n < 3 && S[k].sh[n][0]; n++)
+      idx[n] = param(g, &c, "w", shape2(S[k].sh[n][0], S[k].sh[n][1]), 0);
+    int b = S[k].bias ? param(g, &c, "bias", (muonref_shape){1, {16}}, 0) : -1;
+    for (int s = 0; s < S[k].steps; s++) {
+      for (int i = 0; i < n; i++) {
+        if (S[k].random)
+          grad_normal(g, &c, s, idx[i], 1.0);
+        else
+          grad_structured(g, &c, s, idx[i], -s);
+      }
+      if (b >= 0)
+        grad_normal(g, &c, s, b, 1.0);
+    }
+    flags(&c, "Sharded", S[k].dim ? "ColSplit" : "RowSplit", NULL);
+    c.sharding = sharding_split(&c, S[k].dim);
+    gen_add_step(g, &c);
+  }
+}

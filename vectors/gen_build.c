@@ -282,6 +282,8 @@ static json_t *step_inputs(gen_step_case *c, json_t *t)
 
 static void free_case(gen_step_case *c)
 {
+  json_decref(c->sharding);
+  c->sharding = NULL;
   for (int i = 0; i < c->n_params; i++) {
     free(c->init[i]);
     json_decref(c->raw_options[i]);
@@ -477,6 +479,8 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
   }
   json_t *t = new_test(g, c->comment, c->flags, n_flags(c), c->error_message ? (c->result ? c->result : "invalid") : c->result);
   step_inputs(c, t);
+  if (c->sharding) /* how ranks hold the parameters; the expected values stay the unsharded run's */
+    json_object_set(t, "sharding", c->sharding);
   if (c->error_message) {
     json_t *e = json_object(), *er = json_object();
     json_object_set_new(er, "status", json_string(c->error_status));

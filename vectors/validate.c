@@ -484,11 +484,97 @@ static int orders_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf
   return MUONREF_OK;
 }
 
+/* The "sharding" member of a step test (spec/vectors.md 2.6): a scheme,
+ * an optional order (a permutation of parameter indices) and one layout per
+ * world size, each giving every parameter an owner, "replicated" or a split
+ * (dim 0 or 1 with non-decreasing bounds from 0 to that dimension). */
+static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
+{
+  static const char *const MEMBERS[] = {"scheme", "order", "layouts", NULL};
+  static const char *const LAYOUT[] = {"worldSize", "params", NULL};
+  int st;
+  if (!json_is_object(sh))
+    return failv(c, "\"sharding\" must be an object {\"scheme\", \"layouts\"}");
+  if ((st = only_members(c, sh, "sharding", MEMBERS)))
+    return st;
+  const char *scheme = json_string_value(json_object_get(sh, "scheme"));
+  if (!scheme || (strcmp(scheme, "sorted") && strcmp(scheme, "roundRobin") && strcmp(scheme, "rows") &&
+                  strcmp(scheme, "cols")))
+    return failv(c, "sharding.scheme must be \"sorted\", \"roundRobin\", \"rows\" or \"cols\"");
+  const json_t *order = json_object_get(sh, "order");
+  for (size_t i = 0; order && i < json_array_size(order); i++) {
+    char n[48];
+    snprintf(n, sizeof n, "sharding.order[%zu]", i);
+    if ((st = int_in(c, json_array_get(order, i), n, 0, (long long)vf->n_params - 1, NULL)))
+      return st;
+  }
+  if (order && !json_is_array(order))
+    return failv(c, "sharding.order must be an array of parameter indices");
+  const json_t *layouts = json_object_get(sh, "layouts");
+  if (!json_is_array(layouts) || json_array_size(layouts) == 0)
+    return failv(c, "sharding.layouts must be a non-empty array of {\"worldSize\", \"params\"}");
+  for (size_t l = 0; l < json_array_size(layouts); l++) {
+    const json_t *lay = json_array_get(layouts, l), *ps = json_object_get(lay, "params");
+    char n[96];
+    long long ws = 0;
+    snprintf(n, sizeof n, "sharding.layouts[%zu]", l);
+    if (!json_is_object(lay) || (st = only_members(c, lay, n, LAYOUT)))
+      return json_is_object(lay) ? st : failv(c, "%s must be an object {\"worldSize\", \"params\"}", n);
+    snprintf(n, sizeof n, "sharding.layouts[%zu].worldSize", l);
+    if ((st = int_in(c, json_object_get(lay, "worldSize"), n, 1, 64, &ws)))
+      return st;
+    if (!json_is_array(ps) || json_array_size(ps) != vf->n_params)
+      return failv(c, "sharding.layouts[%zu].params must hold one entry per parameter (%zu)", l, vf->n_params);
+    for (size_t i = 0; i < vf->n_params; i++) {
+      const json_t *e = json_array_get(ps, i);
+      snprintf(n, sizeof n, "sharding.layouts[%zu].params[%zu]", l, i);
+      if (!json_is_object(e) || json_object_size(e) == 0)
+        return failv(c, "%s must be {\"owner\": r}, {\"replicated\": true} or {\"dim\": d, \"bounds\": [...]}", n);
+      if (json_object_get(e, "owner")) {
+        static const char *const OWN[] = {"owner", NULL};
+        char m[128];
+        snprintf(m, sizeof m, "%s.owner", n);
+        if ((st = only_members(c, e, n, OWN)) || (st = int_in(c, json_object_get(e, "owner"), m, 0, ws - 1, NULL)))
+          return st;
+      } else if (json_object_get(e, "replicated")) {
+        static const char *const REP[] = {"replicated", NULL};
+        if ((st = only_members(c, e, n, REP)))
+          return st;
+        if (!json_is_true(json_object_get(e, "replicated")))
+          return failv(c, "%s.replicated must be true", n);
+      } else {
+        static const char *const SPLIT[] = {"dim", "bounds", NULL};
+        char m[128];
+        long long dim = 0;
+        snprintf(m, sizeof m, "%s.dim", n);
+        if ((st = only_members(c, e, n, SPLIT)) || (st = int_in(c, json_object_get(e, "dim"), m, 0, 1, &dim)))
+          return st;
+        const json_t *b = json_object_get(e, "bounds");
+        if (vf->shapes[i].ndim < 2)
+          return failv(c, "%s: a split needs a matrix parameter", n);
+        if (!json_is_array(b) || json_array_size(b) != (size_t)ws + 1)
+          return failv(c, "%s.bounds must hold world size + 1 = %lld integers", n, ws + 1);
+        long long prev = 0;
+        for (size_t k = 0; k <= (size_t)ws; k++) {
+          long long v = 0;
+          snprintf(m, sizeof m, "%s.bounds[%zu]", n, k);
+          if ((st = int_in(c, json_array_get(b, k), m, prev, (long long)vf->shapes[i].dims[dim], &v)))
+            return st;
+          if ((k == 0 && v != 0) || (k == (size_t)ws && v != (long long)vf->shapes[i].dims[dim]))
+            return failv(c, "%s.bounds must run from 0 to the dimension's size %zu", n, vf->shapes[i].dims[dim]);
+          prev = v;
+        }
+      }
+    }
+  }
+  return MUONREF_OK;
+}
+
 static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
 {
   static const char *const MEMBERS[] = {"tcId", "comment", "flags", "result", "groups", "params", "steps",
                                         "roundTripAfter", "expected", "expectedBf16", "expectedBf16Orders",
-                                        "tolerance", NULL};
+                                        "tolerance", "sharding", NULL};
   int st = only_members(c, t, "test", MEMBERS);
   if (!st)
     st = run_ok(c, t, vf, 0);
@@ -501,6 +587,8 @@ static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
     st = failv(c, "\"expectedBf16Orders\" needs \"expectedBf16\" (the separate order's result)");
   if (!st && orders)
     st = orders_ok(c, orders, "expectedBf16Orders", vf, NULL);
+  if (!st && json_object_get(t, "sharding"))
+    st = sharding_ok(c, json_object_get(t, "sharding"), vf);
   if (!st)
     st = tolerances_ok(c, t, vf->n_params, 1);
   return st;
@@ -806,7 +894,8 @@ static int entry_ok(ctx *c, const json_t *e)
 
 int muonref_results_file_validate(const json_t *j, const char *file, muonref_error *err)
 {
-  static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "platform", "torch", "cpu", NULL};
+  static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "platform", "torch", "cpu",
+                                    "distributed", NULL};
   ctx c = {file, "", err};
   if (!json_is_object(j))
     return failv(&c, "the file must hold a JSON object");
@@ -834,6 +923,12 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
     return failv(&c, "member \"torch\" must be a string (the PyTorch version)");
   if (json_object_get(j, "cpu") && !json_is_array(json_object_get(j, "cpu")))
     return failv(&c, "member \"cpu\" must be an array of strings (CPU flags)");
+  const json_t *dist = json_object_get(j, "distributed");
+  if (dist && !(json_is_object(dist) && json_is_integer(json_object_get(dist, "worldSize")) &&
+                json_integer_value(json_object_get(dist, "worldSize")) >= 1 &&
+                (!json_object_get(dist, "ranksDisagree") || json_is_array(json_object_get(dist, "ranksDisagree")))))
+    return failv(&c, "member \"distributed\" must be an object with an integer \"worldSize\" >= 1 (and an array "
+                     "\"ranksDisagree\"), as torch_driver.py --world-size writes it");
   const json_t *rs = json_object_get(j, "results");
   if (!json_is_array(rs))
     return failv(&c, "member \"results\" must be an array");

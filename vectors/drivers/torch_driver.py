@@ -3,6 +3,7 @@
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
                     [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral] [-q|-v]
+                    [--world-size N [--case-timeout S] [--dist-timeout S]]
                     --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
 
 Without vector paths it reads ./vectors if that folder exists, else the
@@ -13,7 +14,9 @@ The results file (spec/vectors.md section 4) is then judged by
 `muonref check --results RESULTS.json VECTORS...`.  See README.md here.
 
 Exit status: 0 the results were written (whatever the cases gave); 2 bad
-command-line input or an unreadable vector file.  A case that raises is
+command-line input or an unreadable vector file; 3 (--world-size) a rank
+stopped or the port hung: the rank processes were ended and the results
+file was written with the unfinished cases skipped.  A case that raises is
 recorded as skipped (valid cases) or as the error it raised (error cases);
 the driver never stops on one case.
 
@@ -47,6 +50,7 @@ except ImportError as exc:  # pragma: no cover
     sys.stderr.write(f"torch_driver.py: cannot import torch: {exc}\n")
     sys.exit(2)
 
+import distributed  # noqa: E402
 import platform_probe  # noqa: E402
 from neutral import Neutral  # noqa: E402
 
@@ -395,6 +399,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         "operation computed in binary32 with binary32 scalars and rounded once to bf16 (judges the port's logic, "
         "not the platform's arithmetic)",
     )
+    parser.add_argument(
+        '--world-size',
+        type=int,
+        metavar='N',
+        help="run the port under torch.distributed (gloo, 127.0.0.1) in N rank processes, each case sharded as its "
+        "'sharding' member says (distributed.py)",
+    )
+    parser.add_argument('--case-timeout', type=float, default=120.0, metavar='S',
+                        help="with --world-size: end the run when no case finishes for S seconds (default 120)")
+    parser.add_argument('--dist-timeout', type=float, default=60.0, metavar='S',
+                        help="with --world-size: the process group's collective timeout (default 60)")
     parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument('-q', '--quiet', action='store_true', help="no progress and no closing count line")
@@ -412,6 +427,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
         if args.mode not in ('raw', 'neutral'):
             raise UsageError(f"--mode {args.mode!r}: expected 'raw' or 'neutral'")
+        if args.world_size is not None and not 1 <= args.world_size <= 64:
+            raise UsageError(f"--world-size {args.world_size}: expected 1 to 64")
         if args.ns_in_step and not args.ns_function:
             raise UsageError("--ns-in-step needs --ns-function (the function to use inside step())")
         files = vector_files(args.vectors)
@@ -441,21 +458,36 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"torch_driver.py: {exc}\n")
         return 2
 
-    # what this PyTorch does with bf16, measured before any case runs (outside any mode)
-    platform = platform_probe.describe()
-    off = platform_probe.deviations(platform['platform'])
-    if args.verbose:  # the findings are in the results file; -v shows them here too
-        sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, mode {args.mode}\n")
-        for line in platform_probe.format_findings(platform['platform']).splitlines():
-            sys.stderr.write(f"torch_driver.py: platform: {line}\n")
+    platform = {}
+    off = []
+
+    def probe():
+        # what this PyTorch does with bf16, measured before any case runs (outside any mode)
+        platform.update(platform_probe.describe())
+        off[:] = platform_probe.deviations(platform['platform'])
+        if args.verbose:  # the findings are in the results file; -v shows them here too
+            sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, "
+                             f"mode {args.mode}\n")
+            for line in platform_probe.format_findings(platform['platform']).splitlines():
+                sys.stderr.write(f"torch_driver.py: platform: {line}\n")
 
     runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode)
     results = []
     counts = {'run': 0, 'skipped': 0}
     # a progress line on a terminal only (rewritten in place), never in a log
     progress = not args.quiet and not args.verbose and sys.stderr.isatty()
+    dist_info, why = None, None
+    if args.world_size is not None:  # rank processes under torch.distributed: distributed.py
+        cfg = {'optimizer': args.optimizer, 'ns_function': args.ns_function, 'ns_in_step': args.ns_in_step,
+               'adapter': args.adapter, 'mode': args.mode, 'files': files, 'dist_timeout': args.dist_timeout}
+        results, dist_info, why = distributed.run(args.world_size, cfg, files, load_vectors, encode_tensor,
+                                                  args.case_timeout, before=probe)
+        for entry in results:
+            counts['skipped' if 'skipped' in entry else 'run'] += 1
+    else:
+        probe()
     with rebound(places, ns_fn):
-        for path, doc in docs:
+        for path, doc in docs if args.world_size is None else []:
             base = os.path.basename(path)
             for gi, group in enumerate(doc['testGroups']):
                 kind = group.get('kind') if isinstance(group, dict) else None
@@ -478,7 +510,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {ADAPTERS[args.adapter].ns_function_name}" if ns_fn else ", no ns")
     if args.ns_in_step:
         impl += " also in step"
-    impl += f", mode {args.mode}), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
+    impl += f", mode {args.mode}" + (f", world size {args.world_size}" if dist_info else "")
+    impl += f"), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
     doc = {
         'implementation': impl,
         'nsFormat': args.ns_format,
@@ -488,6 +521,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         'platform': platform['platform'],
         'results': results,
     }
+    if dist_info is not None:
+        doc['distributed'] = dist_info
     try:
         with open(args.out, 'w', encoding='utf-8') as f:
             json.dump(doc, f, indent=1)
@@ -504,6 +539,14 @@ def main(argv: Optional[List[str]] = None) -> int:
             f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
             f"{counts['run']} run, {counts['skipped']} skipped, mode {args.mode} -> {args.out}{note}\n"
         )
+    if dist_info is not None and not args.quiet:
+        sys.stderr.write(f"torch_driver.py: world size {args.world_size}: {dist_info['seconds']} s wall, rank processes "
+                         f"started and ended\n")
+        for d in dist_info['ranksDisagree']:
+            sys.stderr.write(f"torch_driver.py: ranks hold different values of {d}\n")
+    if why:
+        sys.stderr.write(f"torch_driver.py: world size {args.world_size}: {why}\n")
+        return 3
     return 0
 
 

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Helper of tests/torch-distributed.sh: the distributed ports through
+`torch_driver.py --world-size N` and `muonref check --results`.
+
+    torch_dist_test.py MUONREF SRCDIR WORKDIR
+
+In one Python process (torch is imported once; the driver forks its rank
+processes from it), for each row of RUNS: runs the driver's main() on the
+row's port, world size and vector file, then the judge, and checks:
+
+* a correct port: exit 0 from the judge (every case passes), no case skipped;
+* a faulty port: the judge exits 1, the cases that fail are those the row
+  names (computed from the vectors: see FAULT_CASES), and every FAIL line
+  carries the judge's sharding hint;
+* FaultyNoBroadcast: also that the results file lists the parameters the
+  ranks disagree on and the judge's hints name them;
+* the hanging port: the driver exits 3 within the case timeout plus a
+  margin, naming the hang, and every case is skipped;
+* the port whose last rank exits in step: the driver exits 3 naming the
+  rank and its exit status, every case skipped.
+
+Prints one line per run and a Check-style summary.  Exit 0 when every check
+passed.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+SRC = sys.argv[2]
+sys.path.insert(0, os.path.join(SRC, 'vectors', 'drivers'))
+import torch_driver  # noqa: E402
+
+MUONREF, WORK = sys.argv[1], sys.argv[3]
+PORTS = os.path.join(SRC, 'tests', 'torch_dist_ports.py')
+V = os.path.join(SRC, 'vectors', 'nemo')
+OWN, TP = os.path.join(V, 'nemo_sharded.json'), os.path.join(V, 'nemo_sharded_tp.json')
+
+
+def muon_count(case):
+    """Muon parameters of the case: the entries of its order (ownership schemes)."""
+    return len(case['sharding'].get('order', []))
+
+
+def ties(case):
+    shapes = [tuple(case['params'][i]['init']['shape']) for i in case['sharding'].get('order', [])]
+    return len(shapes) != len(set(shapes))
+
+
+# which cases a faulty port must fail, by world size, from the vectors
+FAULT_CASES = {
+    # every split case with more than one rank (a slice alone is not the matrix)
+    'FaultyPerShardNS': lambda case, ws: ws > 1,
+    # the last parameter keeps a stale copy when the count is not a multiple of the world size
+    'FaultyStalePad': lambda case, ws: muon_count(case) % ws != 0,
+    # odd ranks order equal shapes differently: cases with equal shapes, at world size > 1
+    'FaultyOrder': lambda case, ws: ws > 1 and ties(case),
+    # without the broadcast, rank 0 misses the updates of the matrices other ranks own
+    'FaultyNoBroadcast': lambda case, ws: ws > 1 and muon_count(case) > 1,
+}
+
+RUNS = [
+    ('KellerMuon', 1, OWN), ('KellerMuon', 2, OWN), ('KellerMuon', 4, OWN),
+    ('Zero1Muon', 1, OWN), ('Zero1Muon', 2, OWN), ('Zero1Muon', 4, OWN),
+    ('TensorParallelMuon', 1, TP), ('TensorParallelMuon', 2, TP), ('TensorParallelMuon', 4, TP),
+    ('FaultyPerShardNS', 2, TP), ('FaultyPerShardNS', 4, TP),
+    ('FaultyStalePad', 2, OWN), ('FaultyStalePad', 4, OWN),
+    ('FaultyOrder', 2, OWN), ('FaultyOrder', 4, OWN),
+    ('FaultyNoBroadcast', 2, OWN),
+    ('HangingMuon', 2, OWN), ('DyingMuon', 4, OWN),
+]
+
+checks = fails = 0
+
+
+def check(ok, what):
+    global checks, fails
+    checks += 1
+    if not ok:
+        fails += 1
+        print(f"torch-distributed:0:F:dist:{what}:0: failed")
+    return ok
+
+
+for port, ws, vec in RUNS:
+    out = os.path.join(WORK, f'{port}-{ws}.json')
+    argv = ['--optimizer', f'{PORTS}:{port}', '--world-size', str(ws), '--out', out, vec]
+    if port == 'HangingMuon':
+        argv[:0] = ['--case-timeout', '8', '--dist-timeout', '600']
+    t0 = time.monotonic()
+    rc = torch_driver.main(argv)
+    wall = time.monotonic() - t0
+    doc = json.load(open(out))
+    skipped = [r for r in doc['results'] if 'skipped' in r]
+    if port == 'DyingMuon':
+        print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")
+        check(rc == 3 and len(skipped) == len(doc['results']) and 'rank 3 stopped (exit status 7)' in skipped[0]['skipped'],
+              f'{port}_{ws}_ended')
+        continue
+    if port == 'HangingMuon':
+        print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")
+        check(rc == 3 and len(skipped) == len(doc['results']) and 'hangs' in skipped[0]['skipped'], f'{port}_{ws}_ended')
+        check(wall < 8 + 60, f'{port}_{ws}_timely')
+        continue
+    judge = subprocess.run([MUONREF, 'check', '--results', out, vec], capture_output=True, text=True)
+    last = judge.stdout.strip().splitlines()[-1] if judge.stdout.strip() else judge.stderr.strip()
+    print(f"{port} at world size {ws} on {os.path.basename(vec)}: {last} (driver {wall:.1f} s, ranks "
+          f"{doc['distributed']['seconds']} s)")
+    check(rc == 0 and not skipped, f'{port}_{ws}_ran')
+    if port not in FAULT_CASES:
+        check(judge.returncode == 0, f'{port}_{ws}_passes')
+        if judge.returncode != 0:
+            print(judge.stdout[-3000:])
+        continue
+    cases = json.load(open(vec))['testGroups'][0]['tests']
+    want = {c['tcId'] for c in cases if FAULT_CASES[port](c, ws)}
+    got = {int(m) for m in re.findall(r'^FAIL \S+ tcId (\d+)', judge.stdout, re.M)}
+    check(judge.returncode == 1 and got == want, f'{port}_{ws}_fails_its_cases')
+    if got != want:
+        print(f"  expected failures {sorted(want)}, got {sorted(got)}")
+    hints = judge.stdout.count('sharded case:')
+    check(hints >= len(got) > 0, f'{port}_{ws}_hint')
+    if port == 'FaultyNoBroadcast':  # the driver saw the ranks disagree, and the judge says so
+        check(len(doc['distributed']['ranksDisagree']) >= len(got) and
+              judge.stdout.count('ranks hold different values of params') >= len(got), f'{port}_{ws}_disagree')
+
+print(f"{(checks - fails) * 100 // max(checks, 1)}%: Checks: {checks}, Failures: {fails}, Errors: 0")
+sys.exit(1 if fails else 0)

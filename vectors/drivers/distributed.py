@@ -1,0 +1,401 @@
+"""torch.distributed runs of torch_driver.py: `--world-size N`.
+
+The driver starts N rank processes (forked before any case runs, so that
+torch is imported once), each of which joins a gloo process group on
+127.0.0.1 (a free port), builds the port, and runs every case of the vector
+files.  A case with a `sharding` member (spec/vectors.md 2.6) gives each
+rank the parameters as its layout for N says:
+
+* `{"owner": r}` or `{"replicated": true}`: the whole parameter and its
+  whole gradient, on every rank (as after a data-parallel all-reduce); the
+  Parameter carries `muonref_owner` (r, or None when replicated);
+* `{"dim": d, "bounds": [b0, ..., bN]}`: rank r gets the slice
+  [b_r, b_{r+1}) along d of the initial value and of every gradient; the
+  Parameter carries `partition_dim` (d), `partition_bounds`,
+  `full_shape` and `tensor_model_parallel = True` (Megatron's names).
+
+A case without `sharding` runs as if every parameter were replicated.
+After the last step the driver assembles one result, in the results file's
+usual layout (spec/vectors.md section 4): a split parameter and its state
+are the concatenation of the ranks' slices; a whole parameter is rank 0's
+(every rank must hold the same values: the cases where ranks disagree are
+listed in the results file's `distributed.ranksDisagree`); the state of an
+owned parameter is its owner's, or, when the owner holds none, that of the
+lowest rank that holds some.  `ns`, `transpose` and `error` cases: rank
+0's outputs.
+
+A rank that stops with an error, or a run in which no case finishes for
+`--case-timeout` seconds (a port that hangs), is ended: every rank
+process is terminated, then killed, and the unfinished cases are written
+as skipped with the reason.  Once every case has its result, a rank that
+fails or waits in the closing barrier (up to 30 s) changes nothing: the
+ranks are ended and the results written.  Rank processes also end themselves when the
+driver disappears.  Collectives time out after `--dist-timeout` seconds.
+
+Standard library and torch only.
+"""
+
+import datetime
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+ALONE = {'replicated': True}
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def split_bounds(size: int, world_size: int) -> List[int]:
+    """torch.tensor_split's bounds: the first (size mod N) slices one longer."""
+    q, rem = divmod(size, world_size)
+    out = [0]
+    for r in range(world_size):
+        out.append(out[-1] + q + (1 if r < rem else 0))
+    return out
+
+
+def layout(case: Dict[str, Any], world_size: int) -> Optional[List[Dict[str, Any]]]:
+    """The per-parameter layout of a case at world_size: the case's own for that
+    size, else derived by its scheme's rule (spec/vectors.md 2.6); None for a case
+    without a sharding member."""
+    sh = case.get('sharding')
+    if not isinstance(sh, dict):
+        return None
+    layouts = sh.get('layouts') or []
+    for l in layouts:
+        if l.get('worldSize') == world_size:
+            return l['params']
+    base = layouts[0]['params']
+    n = len(case['params'])
+    out = [dict(ALONE) for _ in range(n)]
+    if sh.get('scheme') in ('rows', 'cols'):
+        for i, e in enumerate(base):
+            if 'dim' in e:
+                size = decode_shape(case['params'][i]['init'])[e['dim']]
+                out[i] = {'dim': e['dim'], 'bounds': split_bounds(size, world_size)}
+        return out
+    group_of = {}
+    for gi, g in enumerate(case['groups']):
+        for i in g['params']:
+            group_of[i] = gi
+    pos: Dict[int, int] = {}
+    for i in sh.get('order', []):
+        gi = group_of.get(i)
+        out[i] = {'owner': pos.get(gi, 0) % world_size}
+        pos[gi] = pos.get(gi, 0) + 1
+    return out
+
+
+def decode_shape(t: Dict[str, Any]) -> List[int]:
+    return list(t['shape'])
+
+
+# ---------------------------------------------------------------- in a rank
+
+
+def _piece(t: Optional[torch.Tensor], e: Dict[str, Any], rank: int) -> Optional[torch.Tensor]:
+    if t is None or 'dim' not in e:
+        return None if t is None else t.clone()
+    lo, hi = e['bounds'][rank], e['bounds'][rank + 1]
+    return t.narrow(e['dim'], lo, hi - lo).clone().contiguous()
+
+
+def make_runner(base_cls):
+    """A Runner (torch_driver.Runner) that runs step cases sharded; results hold
+    raw tensors, which the driver assembles over the ranks."""
+
+    class ShardedRunner(base_cls):
+        def __init__(self, *a, rank: int, world_size: int, **k):
+            super().__init__(*a, **k)
+            self.rank, self.world_size = rank, world_size
+
+        def run_step(self, case, inits, steps):
+            lay = layout(case, self.world_size) or [dict(ALONE) for _ in inits]
+            params = []
+            for t, e in zip(inits, lay):
+                p = torch.nn.Parameter(_piece(t, e, self.rank))
+                self._mark(p, e, t)
+                params.append(p)
+            steps = [[_piece(g, e, self.rank) for g, e in zip(grads, lay)] for grads in steps]
+            opt = self.build(case, params)
+            counts = [0] * len(params)
+            round_trip = case.get('roundTripAfter')
+            for k, grads in enumerate(steps):
+                for p, g in zip(params, grads):
+                    p.grad = g
+                opt.step()
+                for i, g in enumerate(grads):
+                    counts[i] += g is not None
+                if round_trip is not None and k + 1 == round_trip:
+                    import copy
+
+                    saved = copy.deepcopy(opt.state_dict())
+                    fresh = []
+                    for p, e, t in zip(params, lay, inits):
+                        q = torch.nn.Parameter(p.detach().clone())
+                        self._mark(q, e, t)
+                        fresh.append(q)
+                    params = fresh
+                    opt = self.build(case, params)
+                    opt.load_state_dict(saved)
+            out_state = []
+            for p, n in zip(params, counts):
+                p.grad = None
+                st = self.adapter.read_state(opt.state.get(p, {}), n)
+                if st is not None:
+                    st = {k: (v.detach().float().clone() if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
+                out_state.append(st)
+            return {'params': [p.detach().float().clone() for p in params], 'state': out_state}
+
+        @staticmethod
+        def _mark(p, e, whole):
+            if 'dim' in e:
+                p.tensor_model_parallel = True
+                p.partition_dim = e['dim']
+                p.partition_bounds = list(e['bounds'])
+                p.full_shape = tuple(whole.shape)
+            else:
+                p.muonref_owner = e.get('owner')
+
+    return ShardedRunner
+
+
+def _watch_parent(parent: int) -> None:
+    """Ends this rank when the driver is gone (it cannot clean up after a kill)."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work: str, parent: int) -> None:
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    torch.set_num_threads(1)
+    import torch.distributed as dist
+    import torch_driver as td
+    from adapters import ADAPTERS
+
+    progress = os.path.join(work, f'rank{rank}.progress')
+    try:
+        dist.init_process_group(
+            'gloo',
+            init_method=f'tcp://127.0.0.1:{port}',
+            rank=rank,
+            world_size=world_size,
+            timeout=datetime.timedelta(seconds=cfg['dist_timeout']),
+        )
+        cls, module = td.load_object(cfg['optimizer'], '--optimizer')
+        ns_fn = td.load_object(cfg['ns_function'], '--ns-function')[0] if cfg['ns_function'] else getattr(
+            module, td.DEFAULT_NS_FUNCTION, None
+        )
+        places = td.ns_globals(cls, module) if cfg['ns_in_step'] else []
+        runner = make_runner(td.Runner)(cls, ns_fn, ADAPTERS[cfg['adapter']], cfg['mode'], rank=rank, world_size=world_size)
+        with td.rebound(places, ns_fn):
+            for idx, (path, kind, case) in enumerate(cases_of(cfg['files'], td.load_vectors)):
+                with open(progress, 'w') as f:
+                    f.write(f"{idx} {os.path.basename(path)}#{case.get('tcId')}\n")
+                out = runner.run_case(kind, case)
+                tmp = os.path.join(work, f'r{rank}.{idx}.pt.tmp')
+                torch.save(out, tmp)
+                os.replace(tmp, os.path.join(work, f'r{rank}.{idx}.pt'))
+        dist.barrier()
+        dist.destroy_process_group()
+    except BaseException:  # the driver reads why from here
+        with open(os.path.join(work, f'rank{rank}.error'), 'w') as f:
+            f.write(traceback.format_exc())
+        os._exit(1)
+    os._exit(0)
+
+
+def cases_of(files: List[str], load) -> List[Tuple[str, str, Dict[str, Any]]]:
+    out = []
+    for path in files:
+        doc = load(path)
+        for group in doc['testGroups']:
+            kind = group.get('kind') if isinstance(group, dict) else None
+            for case in group.get('tests', []) if isinstance(group, dict) else []:
+                out.append((path, kind, case))
+    return out
+
+
+# ---------------------------------------------------------------- in the driver
+
+
+class Ranks:
+    """The rank processes of one run: started by start(), always ended by stop()."""
+
+    def __init__(self, world_size: int, cfg: Dict[str, Any]):
+        self.world_size, self.cfg = world_size, cfg
+        self.work = tempfile.mkdtemp(prefix='muonref-dist.')
+        self.port = free_port()
+        self.pids: List[int] = []
+        self.started = time.monotonic()
+
+    def start(self) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context('fork')  # torch is imported once, before any thread pool exists
+        self.procs = []
+        for r in range(self.world_size):
+            p = ctx.Process(
+                target=_rank_main, args=(r, self.world_size, self.port, self.cfg, self.work, os.getpid()), daemon=True
+            )
+            p.start()
+            self.procs.append(p)
+            self.pids.append(p.pid)
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+        end = time.monotonic() + 5
+        for p in self.procs:
+            p.join(max(0.1, end - time.monotonic()))
+        for p in self.procs:
+            if p.is_alive():
+                p.kill()
+                p.join()
+
+    def done(self, idx: int) -> bool:
+        return all(os.path.exists(os.path.join(self.work, f'r{r}.{idx}.pt')) for r in range(self.world_size))
+
+    def running(self) -> str:
+        out = []
+        for r in range(self.world_size):
+            try:
+                with open(os.path.join(self.work, f'rank{r}.progress')) as f:
+                    out.append(f"rank {r} in {f.read().split()[1]}")
+            except (OSError, IndexError):
+                out.append(f"rank {r} starting")
+        return ', '.join(out)
+
+    def wait(self, n_cases: int, case_timeout: float) -> Tuple[int, Optional[str]]:
+        """Waits until every rank finished or one failed or hung; returns (cases done, why not all)."""
+        finished, last = 0, time.monotonic()
+        while True:
+            while finished < n_cases and self.done(finished):
+                finished += 1
+                last = time.monotonic()
+            codes = [p.exitcode for p in self.procs]
+            if all(c == 0 for c in codes):
+                return finished, None
+            if finished == n_cases:
+                # every result is written: a rank that fails or waits in the closing
+                # barrier changes none of them (stop() ends it)
+                if all(c is not None for c in codes) or time.monotonic() - last > min(case_timeout, 30.0):
+                    return finished, None
+                time.sleep(0.05)
+                continue
+            for r, c in enumerate(codes):
+                if c not in (None, 0):
+                    why = f"rank {r} stopped (exit status {c})"
+                    try:
+                        with open(os.path.join(self.work, f'rank{r}.error')) as f:
+                            why += ': ' + f.read().strip().splitlines()[-1]
+                    except (OSError, IndexError):
+                        pass
+                    return finished, why
+            if time.monotonic() - last > case_timeout:
+                return finished, (
+                    f"no case finished for {case_timeout:g} s ({self.running()}): the port hangs or a rank waits "
+                    f"in a collective the others never reach; every rank process was ended"
+                )
+            time.sleep(0.05)
+
+    def outputs(self, idx: int) -> List[Dict[str, Any]]:
+        return [torch.load(os.path.join(self.work, f'r{r}.{idx}.pt')) for r in range(self.world_size)]
+
+    def cleanup(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def assemble(case: Dict[str, Any], kind: str, outs: List[Dict[str, Any]], world_size: int, encode, where: str,
+             disagree: List[str]) -> Dict[str, Any]:
+    """One result from the ranks' outputs of a case (module docstring)."""
+    for r, o in enumerate(outs):
+        if 'skipped' in o:
+            return {'skipped': f"rank {r}: {o['skipped']}"}
+    first = outs[0]
+    if 'params' not in first or not isinstance(first['params'], list) or not first['params'] or not isinstance(
+        first['params'][0], torch.Tensor
+    ):
+        return first  # ns, transpose, error: already encoded
+    lay = layout(case, world_size) or [dict(ALONE) for _ in first['params']]
+    params, state = [], []
+    for i, e in enumerate(lay):
+        if 'dim' in e:
+            params.append(torch.cat([o['params'][i] for o in outs], dim=e['dim']))
+            sts = [o['state'][i] for o in outs]
+            if any(s is None for s in sts):
+                state.append(None if all(s is None for s in sts) else sts[0])
+            else:
+                state.append({k: (torch.cat([s[k] for s in sts], dim=e['dim']) if isinstance(v, torch.Tensor) else v)
+                              for k, v in sts[0].items()})
+            continue
+        params.append(first['params'][i])
+        if any(not torch.equal(o['params'][i].view(torch.int32), first['params'][i].view(torch.int32)) for o in outs[1:]):
+            disagree.append(f"{where}: params[{i}]")
+        owner = e.get('owner', 0)
+        st = outs[owner]['state'][i] if owner < len(outs) else None
+        if st is None:
+            st = next((o['state'][i] for o in outs if o['state'][i] is not None), None)
+        state.append(st)
+    enc = lambda st: None if st is None else {k: (encode(v) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
+    return {'params': [encode(p) for p in params], 'state': [enc(s) for s in state]}
+
+
+def run(world_size: int, cfg: Dict[str, Any], files: List[str], load, encode, case_timeout: float,
+        before=None) -> Tuple[List[Dict[str, Any]], Dict[str, Any], Optional[str]]:
+    """Runs every case of files over world_size ranks.  before() runs in the driver
+    while the ranks start.  Returns (results, the results file's `distributed`
+    member, why the run ended early or None)."""
+    cases = cases_of(files, load)
+    ranks = Ranks(world_size, cfg)
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+
+    def end(signum, frame):
+        raise SystemExit(128 + signum)
+
+    for s in old:
+        signal.signal(s, end)
+    try:
+        ranks.start()
+        if before is not None:
+            before()
+        finished, why = ranks.wait(len(cases), case_timeout)
+        wall = time.monotonic() - ranks.started
+        results, disagree = [], []
+        for idx, (path, kind, case) in enumerate(cases):
+            base = os.path.basename(path)
+            entry = {'file': base, 'tcId': case.get('tcId')}
+            if idx < finished:
+                entry.update(assemble(case, kind, ranks.outputs(idx), world_size, encode, f"{base}#{case.get('tcId')}",
+                                      disagree))
+            else:
+                entry['skipped'] = f"not finished at world size {world_size}: {why}"
+            results.append(entry)
+        info = {'worldSize': world_size, 'backend': 'gloo', 'seconds': round(wall, 2), 'ranksDisagree': disagree}
+        return results, info, why
+    finally:
+        ranks.stop()
+        ranks.cleanup()
+        for s, h in old.items():
+            signal.signal(s, h)
