@@ -70,6 +70,25 @@ static int check_coeffs(const muonref_options *o, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* The Newton-Schulz fields after ns_steps, in the order of
+ * muonref_options_validate: coefficients, their order, eps, eps_mode,
+ * ns_format, bf16_order (shared with muonref_ns_options_validate). */
+static int check_ns_fields(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if ((s = check_coeffs(o, err)))
+    return s;
+  if ((s = check_enum(ORDER_NAMES, "coeff_order", (int)o->coeff_order, err)))
+    return s;
+  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
+    return s;
+  if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
+    return s;
+  if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
+    return s;
+  return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
+}
+
 int muonref_options_validate(const muonref_options *o, muonref_error *err)
 {
   int s;
@@ -101,37 +120,16 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
                         (int)o->use_muon);
   if ((s = check_enum(MOMENTUM_NAMES, "momentum_form", (int)o->momentum_form, err)))
     return s;
-  if ((s = check_coeffs(o, err)))
-    return s;
-  if ((s = check_enum(ORDER_NAMES, "coeff_order", (int)o->coeff_order, err)))
-    return s;
-  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
-    return s;
-  if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
-    return s;
-  if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
-    return s;
-  if ((s = check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err)))
-    return s;
-  return MUONREF_OK;
+  return check_ns_fields(o, err);
 }
 
 int muonref_ns_options_validate(const muonref_options *o, muonref_error *err)
 {
-  int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: no options given (NULL)");
   if (o->ns_steps < 1 || o->ns_steps > MUONREF_MAX_NS_STEPS)
     return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
-  if ((s = check_coeffs(o, err)))
-    return s;
-  if ((s = check_enum(ORDER_NAMES, "coeff_order", (int)o->coeff_order, err)))
-    return s;
-  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
-    return s;
-  if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
-    return s;
-  return check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err);
+  return check_ns_fields(o, err);
 }
 
 /* Finds s in names; else fails with "Unknown <opt> 'S', expected one of

@@ -137,7 +137,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err);
 /* Checks the fields the Newton-Schulz iteration reads, with the messages
  * of muonref_options_validate: ns_steps (1..MUONREF_MAX_NS_STEPS),
  * n_coeffs (1..MUONREF_MAX_COEFFS) and finite coefficients, coeff_order,
- * ns_eps (finite, >= 0), eps_mode, ns_format.  o == NULL is refused.
+ * ns_eps (finite, >= 0), eps_mode, ns_format, bf16_order.  o == NULL is
+ * refused.
  * Returns MUONREF_OK or MUONREF_EOPTION (message in err). */
 int muonref_ns_options_validate(const muonref_options *o, muonref_error *err);
 
