@@ -77,7 +77,7 @@ static void count_orders(muonref_checker *c, unsigned orders, const char *key)
       if ((orders >> k) & 1u)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? "," : "",
                  muonref_bf16_order_name((muonref_bf16_order)k));
-    snprintf(c->order_break, sizeof c->order_break, "%.180s matched only %s", key, names);
+    snprintf(c->order_break, sizeof c->order_break, "%.160s matched only %.60s", key, names);
   }
   c->orders_all &= orders;
 }
