@@ -180,20 +180,34 @@ static int tensor(muonref_tensor *t, const json_t *j, const char *where, const c
   return muonref_tensor_from_json(t, j, w, err);
 }
 
+/* Decodes the result's tensor got and the expected exp (both called name)
+ * into a and b, and sets *loaded when both are decoded (the caller frees
+ * them).  A missing result fails v and returns MUONREF_OK; a malformed
+ * tensor returns MUONREF_EFORMAT (v->bad_result set when it is the
+ * result's), nothing left allocated. */
+static int load_pair(const json_t *got, const json_t *exp, const char *name, muonref_tensor *a, muonref_tensor *b,
+                     int *loaded, muonref_verdict *v, const char *where, muonref_error *err)
+{
+  *loaded = 0;
+  if (!got) {
+    note_failing(v, name);
+    return failf(v, "%s: missing from the result", name);
+  }
+  int st = tensor(a, got, "result", name, err);
+  v->bad_result |= st != 0;
+  if (!st && (st = tensor(b, exp, where, name, err)))
+    muonref_tensor_free(a);
+  *loaded = !st;
+  return st;
+}
+
 /* Compares the tensor got[name] with exp[name]. */
 static int compare_json(const json_t *got, const json_t *exp, const tol *t, size_t i, const char *name,
                         muonref_verdict *v, const char *where, muonref_error *err)
 {
   muonref_tensor a, b;
-  if (!got) {
-    note_failing(v, name);
-    return failf(v, "%s: missing from the result", name);
-  }
-  int st = tensor(&a, got, "result", name, err);
-  v->bad_result |= st != 0;
-  if (!st && (st = tensor(&b, exp, where, name, err)))
-    muonref_tensor_free(&a);
-  if (st)
+  int loaded, st = load_pair(got, exp, name, &a, &b, &loaded, v, where, err);
+  if (st || !loaded)
     return st;
   compare(&a, &b, t, i, name, v);
   muonref_tensor_free(&a);
@@ -208,18 +222,13 @@ static int compare_update(const json_t *got, const json_t *exp, const json_t *in
                           double max_ulp, const char *name, muonref_verdict *v, const char *where, muonref_error *err)
 {
   muonref_tensor g, e, p;
-  if (!got) {
-    note_failing(v, name);
-    return failf(v, "%s: missing from the result", name);
-  }
-  int st = tensor(&g, got, "result", name, err);
-  v->bad_result |= st != 0;
-  if (!st && (st = tensor(&e, exp, where, name, err)))
-    muonref_tensor_free(&g);
-  if (!st && (st = tensor(&p, init, where, "init", err)))
-    muonref_tensor_free(&g), muonref_tensor_free(&e);
-  if (st)
+  int loaded, st = load_pair(got, exp, name, &g, &e, &loaded, v, where, err);
+  if (st || !loaded)
     return st;
+  if ((st = tensor(&p, init, where, "init", err))) {
+    muonref_tensor_free(&g), muonref_tensor_free(&e);
+    return st;
+  }
   if (!same_shape(&g, &e) || !same_shape(&p, &e)) {
     note_failing(v, name);
     failf(v, "%s: shape differs from the expected one", name);
