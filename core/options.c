@@ -8,7 +8,11 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", NULL};
+/* NeMo's scale_mode option spells only the first three (its message lists them). */
+static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", NULL};
 static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
@@ -89,17 +93,58 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
   return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
 }
 
-int muonref_options_validate(const muonref_options *o, muonref_error *err)
+/* The ns_steps range of a catalogue: NeMo 1..MUONREF_MAX_NS_STEPS (message
+ * "Invalid number of Newton-Schulz steps: 0"); torch.optim.Muon 0..99
+ * (_zeropower_via_newtonschulz refuses ns_steps >= 100; a negative count,
+ * an empty range there, is refused here with the NeMo wording). */
+static int check_ns_steps(const muonref_options *o, muonref_error *err)
+{
+  if (o->catalogue == MUONREF_CATALOGUE_TORCH) {
+    if (o->ns_steps >= 100)
+      return muonref_fail(err, MUONREF_EOPTION, "Number of steps must be less than 100 for computational efficiency");
+    if (o->ns_steps >= 0)
+      return MUONREF_OK;
+  } else if (o->ns_steps >= 1 && o->ns_steps <= MUONREF_MAX_NS_STEPS) {
+    return MUONREF_OK;
+  }
+  return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
+}
+
+/* torch.optim.Muon.__init__'s checks, in its order (torch.md 1.1):
+ * `not 0.0 <= x` refuses negatives and NaN; inf, which torch accepts, is
+ * refused here too (with the same wording: muonref is stricter). */
+static int validate_torch_head(const muonref_options *o, muonref_error *err)
 {
   int s;
-  char b1[40], b2[40];
+  if ((s = check_real(o->lr < 0.0, o->lr, "Learning rate should be >= 0 but is", err)))
+    return s;
+  if ((s = check_real(o->momentum < 0.0, o->momentum, "momentum should be >= 0 but is", err)))
+    return s;
+  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "weight decay should be >= 0 but is", err)))
+    return s;
+  return check_ns_steps(o, err);
+}
+
+/* NeMo's Muon.__init__ checks, in its order. */
+static int validate_nemo_head(const muonref_options *o, muonref_error *err)
+{
+  int s;
   if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
     return s;
   if ((s = check_real(!(o->momentum >= 0.0 && o->momentum < 1.0), o->momentum, "Invalid momentum", err)))
     return s;
-  if (o->ns_steps < 1 || o->ns_steps > MUONREF_MAX_NS_STEPS)
-    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
-  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight decay", err)))
+  if ((s = check_ns_steps(o, err)))
+    return s;
+  return check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight decay", err);
+}
+
+int muonref_options_validate(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  char b1[40], b2[40];
+  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
+    return s;
+  if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err) : validate_nemo_head(o, err)))
     return s;
   if (!(o->adam_beta1 >= 0.0 && o->adam_beta1 < 1.0 && o->adam_beta2 >= 0.0 && o->adam_beta2 < 1.0))
     return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW betas: (%s, %s)", F(b1, o->adam_beta1),
@@ -120,15 +165,20 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
                         (int)o->use_muon);
   if ((s = check_enum(MOMENTUM_NAMES, "momentum_form", (int)o->momentum_form, err)))
     return s;
+  if ((s = check_enum(ROUTE_NAMES, "route_rule", (int)o->route_rule, err)))
+    return s;
   return check_ns_fields(o, err);
 }
 
 int muonref_ns_options_validate(const muonref_options *o, muonref_error *err)
 {
+  int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: no options given (NULL)");
-  if (o->ns_steps < 1 || o->ns_steps > MUONREF_MAX_NS_STEPS)
-    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
+  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
+    return s;
+  if ((s = check_ns_steps(o, err)))
+    return s;
   return check_ns_fields(o, err);
 }
 
@@ -157,12 +207,22 @@ static int parse_in(const char *const *names, const char *opt, const char *s, in
     return st;                                                                     \
   }
 
-ENUM_FUNCS(muonref_scale_mode, scale_mode, SCALE_NAMES, "scale_mode")
+const char *muonref_scale_mode_name(muonref_scale_mode v) { return name_of(SCALE_NAMES, (int)v); }
+int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err)
+{
+  int v, st = parse_in(NEMO_SCALE_NAMES, "scale_mode", s, &v, err);
+  if (st == MUONREF_OK)
+    *out = (muonref_scale_mode)v;
+  return st;
+}
 ENUM_FUNCS(muonref_momentum_form, momentum_form, MOMENTUM_NAMES, "momentum_form")
 ENUM_FUNCS(muonref_coeff_order, coeff_order, ORDER_NAMES, "coeff_order")
 ENUM_FUNCS(muonref_eps_mode, eps_mode, EPS_NAMES, "eps_mode")
 ENUM_FUNCS(muonref_ns_format, ns_format, FORMAT_NAMES, "ns_format")
 ENUM_FUNCS(muonref_bf16_order, bf16_order, BF16_ORDER_NAMES, "bf16_order")
+
+const char *muonref_route_rule_name(muonref_route_rule r) { return name_of(ROUTE_NAMES, (int)r); }
+const char *muonref_catalogue_name(muonref_catalogue c) { return name_of(CATALOGUE_NAMES, (int)c); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

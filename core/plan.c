@@ -11,6 +11,8 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
   switch (mode) {
   case MUONREF_SCALE_FAN_IN: return sqrt(fmax(1.0, r / c));
   case MUONREF_SCALE_FAN_OUT: return sqrt(fmax(1.0, c / r));
+  /* torch/optim/_muon.py _adjust_lr "match_rms_adamw": 0.2 * math.sqrt(max(A, B)) */
+  case MUONREF_SCALE_RMS_ADAMW: return 0.2 * sqrt(fmax(r, c));
   default: return 1.0;
   }
 }

@@ -1,4 +1,7 @@
-/* muonref: the profile table (see profile.h; spec/muon.md "Profiles"). */
+/* muonref: the profile table (see profile.h; spec/muon.md "Profiles",
+ * spec/profiles/).  A profile is data: its defaults and the names under
+ * which its port takes each option. */
+#include <stddef.h>
 #include <string.h>
 #include "muonref/pyfmt.h"
 #include "muonref/presets.h"
@@ -29,31 +32,90 @@ static void nemo(muonref_options *o)
   o->eps_mode = MUONREF_EPS_ADD;
   o->ns_format = MUONREF_NS_BF16;
   o->bf16_order = MUONREF_BF16_SEPARATE;
+  o->route_rule = MUONREF_ROUTE_THRESHOLD;
+  o->catalogue = MUONREF_CATALOGUE_NEMO;
 }
 
-static const struct {
-  const char *name;
-  void (*fill)(muonref_options *);
-} PROFILES[] = {{"nemo", nemo}};
-
-size_t muonref_profile_count(void) { return sizeof PROFILES / sizeof PROFILES[0]; }
-
-const char *muonref_profile_name(size_t i)
+/* torch: torch.optim.Muon, pytorch/pytorch torch/optim/_muon.py @b5ee4d7a
+ * (PyTorch 2.9; spec/profiles/torch.md): Muon(params, lr=1e-3,
+ * weight_decay=0.1, momentum=0.95, nesterov=True, ns_coefficients=(3.4445,
+ * -4.775, 2.0315), eps=1e-07, ns_steps=5, adjust_lr_fn=None); EMA momentum
+ * by lerp, eps clamped, addmm (bf16 order fused), 2-D parameters only.  The
+ * adam_* fields are unused (no fallback); they keep nemo's valid values. */
+static void torch_muon(muonref_options *o)
 {
-  return i < muonref_profile_count() ? PROFILES[i].name : NULL;
+  nemo(o);
+  o->lr = 1e-3;
+  o->weight_decay = 0.1;
+  o->momentum_form = MUONREF_MOMENTUM_EMA;
+  o->eps_mode = MUONREF_EPS_CLAMP;
+  o->bf16_order = MUONREF_BF16_FUSED;
+  o->route_rule = MUONREF_ROUTE_TWO_D_ONLY;
+  o->catalogue = MUONREF_CATALOGUE_TORCH;
+}
+
+#define K(name, kind, field) {name, kind, offsetof(muonref_options, field)}
+
+/* NeMo's option names (the constructor's keywords and group keys). */
+static const muonref_option_key NEMO_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("scale_mode", MUONREF_KEY_SCALE_MODE, scale_mode),
+  K("adam_betas", MUONREF_KEY_BETAS, adam_beta1),
+  K("adam_eps", MUONREF_KEY_REAL, adam_eps),
+  K("adam_lr_ratio", MUONREF_KEY_REAL, adam_lr_ratio),
+  K("adam_dim_threshold", MUONREF_KEY_LONG, adam_dim_threshold),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
+/* torch.optim.Muon's `defaults` keys, in its signature's order. */
+static const muonref_option_key TORCH_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("ns_coefficients", MUONREF_KEY_COEFF3, coeffs),
+  K("eps", MUONREF_KEY_REAL, ns_eps),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("adjust_lr_fn", MUONREF_KEY_ADJUST_LR, scale_mode),
+};
+
+#undef K
+#define N(a) (sizeof a / sizeof a[0])
+
+static const muonref_profile PROFILES[] = {
+  {"nemo", "NVIDIA-NeMo PR #16427, nemo/core/optim/muon.py (../shared/seeds)", nemo, NEMO_KEYS, N(NEMO_KEYS)},
+  {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", torch_muon, TORCH_KEYS, N(TORCH_KEYS)},
+};
+
+size_t muonref_profile_count(void) { return N(PROFILES); }
+
+const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) ? &PROFILES[i] : NULL; }
+
+const char *muonref_profile_name(size_t i) { return i < N(PROFILES) ? PROFILES[i].name : NULL; }
+
+const muonref_profile *muonref_profile_get(const char *name)
+{
+  for (size_t i = 0; name && i < N(PROFILES); i++)
+    if (strcmp(name, PROFILES[i].name) == 0)
+      return &PROFILES[i];
+  return NULL;
 }
 
 int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err)
 {
-  for (size_t i = 0; name && i < muonref_profile_count(); i++)
-    if (strcmp(name, PROFILES[i].name) == 0) {
-      PROFILES[i].fill(out);
-      return MUONREF_OK;
-    }
-  const char *names[sizeof PROFILES / sizeof PROFILES[0]];
-  for (size_t i = 0; i < muonref_profile_count(); i++)
+  const muonref_profile *p = muonref_profile_get(name);
+  if (p) {
+    p->fill(out);
+    return MUONREF_OK;
+  }
+  const char *names[N(PROFILES)];
+  for (size_t i = 0; i < N(PROFILES); i++)
     names[i] = PROFILES[i].name;
   char list[256];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown profile '%s', expected one of %s", name ? name : "",
-                      muonref_py_str_tuple(list, sizeof list, names, muonref_profile_count()));
+                      muonref_py_str_tuple(list, sizeof list, names, N(PROFILES)));
 }

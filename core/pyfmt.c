@@ -88,6 +88,19 @@ char *muonref_py_shape(char *buf, size_t n, const size_t *shape, int ndim)
   return buf;
 }
 
+char *muonref_py_torch_size(char *buf, size_t n, const size_t *shape, int ndim)
+{
+  size_t used = 0;
+  if (n == 0)
+    return buf;
+  buf[0] = '\0';
+  put(buf, n, &used, "torch.Size([");
+  for (int i = 0; i < ndim; i++)
+    put(buf, n, &used, i ? ", %zu" : "%zu", shape[i]);
+  put(buf, n, &used, "])");
+  return buf;
+}
+
 char *muonref_py_str_tuple(char *buf, size_t n, const char *const *names, size_t count)
 {
   size_t used = 0;

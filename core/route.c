@@ -49,6 +49,14 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
   int st = check_shape(s, err);
   if (st)
     return st;
+  if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY) { /* torch.optim.Muon.__init__ (torch.md 1.1 rule 7) */
+    if (s->ndim != 2)
+      return muonref_fail(err, MUONREF_ESHAPE,
+                          "Muon only supports 2D parameters whereas we found a parameter with size: %s",
+                          muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
+    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1]};
+    return MUONREF_OK;
+  }
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));

@@ -124,7 +124,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_eps, "Invalid AdamW epsilon: -1e-08"},
   {m_ratio, "Invalid AdamW learning rate ratio: -0.025"},
   {m_thr, "Invalid AdamW dimension threshold: 0"},
-  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none')"},
+  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw')"},
   {m_nesterov, "Invalid nesterov: 2 (expected 0 or 1)"},
   {m_use_muon, "Invalid use_muon: 3 (expected None, False or True)"},
   {m_form, "Unknown momentum_form 5, expected one of ('sum', 'ema')"},

@@ -36,53 +36,79 @@ static int bad(muonref_error *err, const char *where, const char *key, const cha
   return muonref_fail(err, MUONREF_EFORMAT, "%s: option \"%s\" must be %s", where, key, what);
 }
 
-/* One member of an options object. */
-static int set_option(muonref_options *o, const char *key, const json_t *v, const char *where, muonref_error *err)
+#define FIELD(o, k, type) ((type *)((char *)(o) + (k)->offset))
+
+/* One member of an options object, read through the profile's key k. */
+static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                   muonref_error *err)
 {
-  double x;
-  struct { const char *name; double *field; } reals[] = {
-    {"lr", &o->lr}, {"momentum", &o->momentum}, {"weight_decay", &o->weight_decay},
-    {"adam_eps", &o->adam_eps}, {"adam_lr_ratio", &o->adam_lr_ratio},
-  };
-  for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
-    if (!strcmp(key, reals[i].name))
-      return real_value(v, reals[i].field) ? MUONREF_OK : bad(err, where, key, "a number or \"nan\"/\"inf\"/\"-inf\"");
-  if (!strcmp(key, "nesterov")) {
+  double x, y;
+  const char *s = json_string_value(v);
+  switch (k->kind) {
+  case MUONREF_KEY_REAL:
+    return real_value(v, FIELD(o, k, double)) ? MUONREF_OK : bad(err, where, k->name, "a number or \"nan\"/\"inf\"/\"-inf\"");
+  case MUONREF_KEY_BOOL:
     if (!json_is_boolean(v))
-      return bad(err, where, key, "true or false");
-    o->nesterov = json_is_true(v);
-  } else if (!strcmp(key, "ns_steps")) {
+      return bad(err, where, k->name, "true or false");
+    *FIELD(o, k, int) = json_is_true(v);
+    return MUONREF_OK;
+  case MUONREF_KEY_INT:
+  case MUONREF_KEY_LONG: {
     if (!json_is_integer(v))
-      return bad(err, where, key, "an integer");
+      return bad(err, where, k->name, "an integer");
     json_int_t n = json_integer_value(v);
+    if (k->kind == MUONREF_KEY_LONG) {
+      *FIELD(o, k, long) = (long)n;
+      return MUONREF_OK;
+    }
     if (n < INT_MIN || n > INT_MAX) /* never clamped: the catalogue message must show the value given */
-      return bad(err, where, key, "an integer that fits a C int (-2147483648 to 2147483647)");
-    o->ns_steps = (int)n;
-  } else if (!strcmp(key, "adam_dim_threshold")) {
-    if (!json_is_integer(v))
-      return bad(err, where, key, "an integer");
-    o->adam_dim_threshold = (long)json_integer_value(v);
-  } else if (!strcmp(key, "scale_mode")) {
-    if (!json_is_string(v))
-      return bad(err, where, key, "a string");
-    return muonref_scale_mode_parse(json_string_value(v), &o->scale_mode, err);
-  } else if (!strcmp(key, "adam_betas")) {
-    if (!json_is_array(v) || json_array_size(v) != 2 || !real_value(json_array_get(v, 0), &x))
-      return bad(err, where, key, "an array of two numbers");
-    o->adam_beta1 = x;
-    if (!real_value(json_array_get(v, 1), &o->adam_beta2))
-      return bad(err, where, key, "an array of two numbers");
-  } else if (!strcmp(key, "use_muon")) {
+      return bad(err, where, k->name, "an integer that fits a C int (-2147483648 to 2147483647)");
+    *FIELD(o, k, int) = (int)n;
+    return MUONREF_OK;
+  }
+  case MUONREF_KEY_BETAS:
+    if (!json_is_array(v) || json_array_size(v) != 2 || !real_value(json_array_get(v, 0), &x) ||
+        !real_value(json_array_get(v, 1), &y))
+      return bad(err, where, k->name, "an array of two numbers");
+    o->adam_beta1 = x, o->adam_beta2 = y;
+    return MUONREF_OK;
+  case MUONREF_KEY_SCALE_MODE:
+    if (!s)
+      return bad(err, where, k->name, "a string");
+    return muonref_scale_mode_parse(s, &o->scale_mode, err);
+  case MUONREF_KEY_USE_MUON:
     if (json_is_null(v))
       o->use_muon = MUONREF_USE_MUON_AUTO;
     else if (json_is_boolean(v))
       o->use_muon = json_is_true(v) ? MUONREF_USE_MUON_TRUE : MUONREF_USE_MUON_FALSE;
     else
-      return bad(err, where, key, "null, true or false");
-  } else {
-    return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown option \"%s\"", where, key);
+      return bad(err, where, k->name, "null, true or false");
+    return MUONREF_OK;
+  case MUONREF_KEY_COEFF3: {
+    double c[3];
+    if (!json_is_array(v))
+      return bad(err, where, k->name, "an array of numbers");
+    for (size_t i = 0; i < json_array_size(v); i++)
+      if (!real_value(json_array_get(v, i), i < 3 ? &c[i] : &x))
+        return bad(err, where, k->name, "an array of numbers");
+    if (json_array_size(v) != 3) /* torch/optim/_muon.py _zeropower_via_newtonschulz */
+      return muonref_fail(err, MUONREF_EOPTION, "Coefficients must be a tuple of exactly 3 values");
+    o->n_coeffs = 1;
+    o->coeffs[0] = (muonref_coeff){c[0], c[1], c[2]};
+    return MUONREF_OK;
   }
-  return MUONREF_OK;
+  case MUONREF_KEY_ADJUST_LR:
+    if (json_is_null(v) || (s && !strcmp(s, "original")))
+      o->scale_mode = MUONREF_SCALE_FAN_IN;
+    else if (s && !strcmp(s, "match_rms_adamw"))
+      o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+    else if (s) /* torch/optim/_muon.py Muon.__init__ */
+      return muonref_fail(err, MUONREF_EOPTION, "Adjust learning rate function %s is not supported", s);
+    else
+      return bad(err, where, k->name, "null or a string");
+    return MUONREF_OK;
+  }
+  return bad(err, where, k->name, "of a known kind");
 }
 
 int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
@@ -93,33 +119,59 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
   int st = muonref_profile_options(profile, out, err);
   if (st)
     return st;
+  const muonref_profile *p = muonref_profile_get(profile);
   if (!json_is_object(j))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: \"options\" must be an object", where);
-  json_object_foreach((json_t *)j, key, v)
-    if ((st = set_option(out, key, v, where, err)))
+  json_object_foreach((json_t *)j, key, v) {
+    size_t i = 0;
+    while (i < p->n_keys && strcmp(key, p->keys[i].name))
+      i++;
+    if (i == p->n_keys)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown option \"%s\" (profile %s)", where, key, profile);
+    if ((st = set_key(out, &p->keys[i], v, where, err)))
       return st;
+  }
   return MUONREF_OK;
 }
 
-json_t *muonref_case_options_json(const muonref_options *o)
+static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
 {
+  switch (k->kind) {
+  case MUONREF_KEY_REAL: return muonref_case_real_json(*FIELD(o, k, const double));
+  case MUONREF_KEY_BOOL: return json_boolean(*FIELD(o, k, const int));
+  case MUONREF_KEY_INT: return json_integer(*FIELD(o, k, const int));
+  case MUONREF_KEY_LONG: return json_integer(*FIELD(o, k, const long));
+  case MUONREF_KEY_BETAS: {
+    json_t *b = json_array();
+    json_array_append_new(b, muonref_case_real_json(o->adam_beta1));
+    json_array_append_new(b, muonref_case_real_json(o->adam_beta2));
+    return b;
+  }
+  case MUONREF_KEY_SCALE_MODE: {
+    const char *sm = muonref_scale_mode_name(o->scale_mode);
+    return json_string(sm ? sm : "?");
+  }
+  case MUONREF_KEY_USE_MUON:
+    return o->use_muon == MUONREF_USE_MUON_AUTO ? json_null() : json_boolean(o->use_muon == MUONREF_USE_MUON_TRUE);
+  case MUONREF_KEY_COEFF3: {
+    json_t *c = json_array();
+    json_array_append_new(c, muonref_case_real_json(o->coeffs[0].a));
+    json_array_append_new(c, muonref_case_real_json(o->coeffs[0].b));
+    json_array_append_new(c, muonref_case_real_json(o->coeffs[0].c));
+    return c;
+  }
+  case MUONREF_KEY_ADJUST_LR:
+    return o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_string("match_rms_adamw") : json_null();
+  }
+  return json_null();
+}
+
+json_t *muonref_case_options_json(const muonref_options *o, const char *profile)
+{
+  const muonref_profile *p = muonref_profile_get(profile);
   json_t *j = json_object();
-  json_object_set_new(j, "lr", muonref_case_real_json(o->lr));
-  json_object_set_new(j, "momentum", muonref_case_real_json(o->momentum));
-  json_object_set_new(j, "nesterov", json_boolean(o->nesterov));
-  json_object_set_new(j, "ns_steps", json_integer(o->ns_steps));
-  json_object_set_new(j, "weight_decay", muonref_case_real_json(o->weight_decay));
-  const char *sm = muonref_scale_mode_name(o->scale_mode);
-  json_object_set_new(j, "scale_mode", json_string(sm ? sm : "?"));
-  json_t *betas = json_array();
-  json_array_append_new(betas, muonref_case_real_json(o->adam_beta1));
-  json_array_append_new(betas, muonref_case_real_json(o->adam_beta2));
-  json_object_set_new(j, "adam_betas", betas);
-  json_object_set_new(j, "adam_eps", muonref_case_real_json(o->adam_eps));
-  json_object_set_new(j, "adam_lr_ratio", muonref_case_real_json(o->adam_lr_ratio));
-  json_object_set_new(j, "adam_dim_threshold", json_integer(o->adam_dim_threshold));
-  json_object_set_new(j, "use_muon", o->use_muon == MUONREF_USE_MUON_AUTO ? json_null()
-                                                                         : json_boolean(o->use_muon == MUONREF_USE_MUON_TRUE));
+  for (size_t i = 0; p && i < p->n_keys; i++)
+    json_object_set_new(j, p->keys[i].name, key_json(o, &p->keys[i]));
   return j;
 }
 

@@ -8,19 +8,23 @@
 #include "tensor.h"
 
 /* Fills *out from the options object `j` of a case: the profile's defaults,
- * then each member present (spec/vectors.md section 3).  Errors:
- * MUONREF_EFORMAT (message names `where` and the member) for a member of
- * the wrong JSON type, an unknown member, or an ns_steps that does not fit
- * an int (never clamped); MUONREF_EOPTION with the
- * catalogue message for a string value that is not a valid spelling
- * (e.g. scale_mode 'rows').  Range checks are not made here:
+ * then each member present, named as the profile's port names it (its key
+ * table, profile.h; spec/vectors.md section 3).  Errors: MUONREF_EOPTION
+ * for an unknown profile; MUONREF_EFORMAT (message names `where` and the
+ * member) for a member of the wrong JSON type, a member the profile does
+ * not have, or an integer that does not fit an int (never clamped);
+ * MUONREF_EOPTION with the catalogue message for a value that is not a
+ * valid spelling (scale_mode 'rows', adjust_lr_fn 'cosine', three
+ * coefficients expected).  Range checks are not made here:
  * muonref_options_validate does them. */
 int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
                          muonref_error *err);
 
-/* The options object of o for the profile's constructor options (new
- * reference; NULL when out of memory). */
-json_t *muonref_case_options_json(const muonref_options *o);
+/* The options object of o under the port names of `profile` (every key
+ * of its table, in the table's order; new reference; an empty object for
+ * an unknown profile).  Fields no key names are not written: the reader
+ * takes them from the profile's defaults. */
+json_t *muonref_case_options_json(const muonref_options *o, const char *profile);
 
 /* A real option value: a JSON number, or "nan", "inf", "-inf". */
 json_t *muonref_case_real_json(double x);

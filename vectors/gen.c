@@ -9,6 +9,7 @@
 #include "files.h"
 #include "gen.h"
 #include "gen_run.h"
+#include "muonref/profile.h"
 
 #define GEN_SEED 20261130u
 
@@ -42,6 +43,29 @@ static const struct {
                                       "expected values are the update of the whole matrix; the member \"sharding\" "
                                       "gives each rank's slice (spec/vectors.md 2.6)."},
 };
+
+/* The areas of each profile: every area whose semantics its port has
+ * (torch.optim.Muon has no AdamW fallback and no distributed variant).
+ * Everything else about a profile is its row in core/profile.c. */
+static const struct {
+  const char *profile;
+  const char *const areas[16];
+} PROFILE_AREAS[] = {
+  {"nemo", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
+            "errors", "sharded", "sharded_tp", NULL}},
+  {"torch", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
+             "errors", NULL}},
+};
+
+static int profile_has_area(const char *profile, const char *area)
+{
+  for (size_t p = 0; p < sizeof PROFILE_AREAS / sizeof PROFILE_AREAS[0]; p++)
+    if (!strcmp(PROFILE_AREAS[p].profile, profile))
+      for (int a = 0; PROFILE_AREAS[p].areas[a]; a++)
+        if (!strcmp(PROFILE_AREAS[p].areas[a], area))
+          return 1;
+  return 0;
+}
 
 /* The table of flags (Project Wycheproof's notes): every flag a test may
  * carry, with a structured note written into each file that uses it
@@ -85,6 +109,9 @@ static const flag_note NOTES[] = {
   {"ConvFlatten", "EDGE_CASE", "a convolution filter forced to Muon is scaled from its flattened (out, in * kh * kw) "
    "shape", "a factor from the unflattened last two dimensions is wrong", {"spec/muon.md section 5", "bug-reports B03"},
    {"conv_scale_unflattened"}},
+  {"RmsAdamw", "BASIC", "the rms_adamw shape factor 0.2 sqrt(max(rows, cols)) (torch.optim.Muon adjust_lr_fn "
+   "\"match_rms_adamw\"; Moonlight)", "the fan_in factor sqrt(max(1, rows/cols)), or the 0.2 left out",
+   {"spec/muon.md section 5", "spec/profiles/torch.md section 4", "bug-reports B08"}, {NULL}},
   /* weight decay, sections 4, 8, 9 */
   {"WeightDecay", "BASIC", "decoupled weight decay P (1 - lr wd) with the unscaled lr, in both branches",
    "decay with the scaled lr, the Muon lr on AdamW parameters, or on the wrong groups", {"spec/muon.md section 4",
@@ -293,11 +320,10 @@ static void unlink_all(char paths[][4200], size_t n)
     unlink(paths[i]);
 }
 
-int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int threads, gen_summary *sum,
-                    muonref_error *err)
+int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, const char *only_profile, int threads,
+                    gen_summary *sum, muonref_error *err)
 {
-  const char *profile = "nemo";
-  size_t n_areas = sizeof AREAS / sizeof AREAS[0];
+  size_t n_areas = sizeof AREAS / sizeof AREAS[0], n_profiles = muonref_profile_count();
   int known = !only;
   for (size_t a = 0; only && a < n_areas; a++)
     known |= !strcmp(only, AREAS[a].name);
@@ -306,6 +332,11 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
     for (size_t a = 0, used = 0; a < n_areas && used < sizeof list; a++)
       used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", AREAS[a].name);
     return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, list);
+  }
+  if (only_profile && !muonref_profile_get(only_profile)) {
+    muonref_options o;
+    muonref_profile_options(only_profile, &o, err);
+    return MUONREF_EOPTION;
   }
   if (threads < 0 || threads > GEN_MAX_THREADS)
     return muonref_fail(err, MUONREF_EOPTION, "--threads %d: expected 0 (every core) to %d", threads,
@@ -316,42 +347,51 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
   }
   if (!mpfr_buildopt_tls_p()) /* MPFR's caches and flags are global without TLS: one thread */
     threads = 1;
-  char dir[4096];
-  /* the longest name written below is DIR/PROFILE/PROFILE_AREA.json.tmp.PID
-   * (muonref_json_write_atomic): refuse a folder whose paths would not fit
-   * PATH_MAX (4096) rather than truncate them */
-  size_t longest = 0;
+  /* the longest name written below is DIR/PROFILE/PROFILE_AREA.json.new
+   * (muonref_json_write_atomic adds .tmp.PID): refuse a folder whose paths
+   * would not fit PATH_MAX (4096) rather than truncate them */
+  size_t longest = 0, longest_p = 0;
   for (size_t a = 0; a < n_areas; a++)
     longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
-  if (strlen(out_dir) + 2 * strlen(profile) + longest + 32 >= sizeof dir)
+  for (size_t p = 0; p < n_profiles; p++)
+    longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
+  if (strlen(out_dir) + 2 * longest_p + longest + 32 >= 4096)
     return muonref_fail(err, MUONREF_EOPTION, "--out: a folder name of %zu bytes is too long: the files in it would "
                         "pass PATH_MAX (4096 bytes)", strlen(out_dir));
-  snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
-  mkdir(out_dir, 0777);
-  if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
-    return muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
   memset(sum, 0, sizeof *sum);
   sum->threads = threads;
-  /* 1. every area's cases in order, on this thread (the seeded inputs);
+  /* 1. every (profile, area)'s cases in order, on this thread (the seeded
+   *    inputs: an area's seed does not depend on the profile);
    * 2. their reference computations on `threads` threads, each into its
    *    case's own JSON object, so that the bytes do not depend on it;
    * 3. every file written to a temporary name first and renamed into place
    *    only when all of them were written, so a failure leaves no partial set */
-  static gen_ctx ctx[sizeof AREAS / sizeof AREAS[0]];
-  gen_ctx *run[sizeof AREAS / sizeof AREAS[0]];
-  size_t area_of[sizeof AREAS / sizeof AREAS[0]], n_run = 0;
-  for (size_t a = 0; a < n_areas; a++) {
-    if (only && strcmp(only, AREAS[a].name))
+  enum { MAXF = 16 * (sizeof AREAS / sizeof AREAS[0]) };
+  static gen_ctx ctx[MAXF];
+  gen_ctx *run[MAXF];
+  size_t area_of[MAXF], n_run = 0;
+  mkdir(out_dir, 0777);
+  for (size_t p = 0; p < n_profiles && p < 16; p++) {
+    const char *profile = muonref_profile_name(p);
+    if (only_profile && strcmp(only_profile, profile))
       continue;
-    gen_ctx *g = &ctx[n_run];
-    *g = (gen_ctx){.prec = prec, .profile = profile, .groups = json_array()};
-    g->rng.s = GEN_SEED + 1000u * (unsigned)a;
-    AREAS[a].fill(g);
-    area_of[n_run] = a;
-    run[n_run++] = g;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
+    if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
+      return muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
+    for (size_t a = 0; a < n_areas; a++) {
+      if ((only && strcmp(only, AREAS[a].name)) || !profile_has_area(profile, AREAS[a].name))
+        continue;
+      gen_ctx *g = &ctx[n_run];
+      *g = (gen_ctx){.prec = prec, .profile = profile, .groups = json_array()};
+      g->rng.s = GEN_SEED + 1000u * (unsigned)a;
+      AREAS[a].fill(g);
+      area_of[n_run] = a;
+      run[n_run++] = g;
+    }
   }
   gen_run_jobs(run, n_run, threads); /* a thread that did not start leaves its share to the others */
-  static char tmp[sizeof AREAS / sizeof AREAS[0]][4200], final[sizeof AREAS / sizeof AREAS[0]][4200];
+  static char tmp[MAXF][4200], final[MAXF][4200];
   size_t n_written = 0;
   int st = MUONREF_OK;
   for (size_t k = 0; k < n_run && !st; k++) {
@@ -359,7 +399,8 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
     size_t a = area_of[k];
     if (g->failed) {
       unlink_all(tmp, n_written);
-      st = muonref_fail(err, MUONREF_ENUMERIC, "area %s: %s (no file was written)", AREAS[a].name, g->error);
+      st = muonref_fail(err, MUONREF_ENUMERIC, "%s area %s: %s (no file was written)", g->profile, AREAS[a].name,
+                        g->error);
       break;
     }
     const char *missing;
@@ -370,9 +411,9 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
                         "written)", AREAS[a].name, missing);
       break;
     }
-    json_t *f = file_json(profile, AREAS[a].name, AREAS[a].header, g->groups, note, g->n_tests);
+    json_t *f = file_json(g->profile, AREAS[a].name, AREAS[a].header, g->groups, note, g->n_tests);
     g->groups = NULL; /* f owns it */
-    snprintf(final[n_written], sizeof final[0], "%s/%s_%s.json", dir, profile, AREAS[a].name);
+    snprintf(final[n_written], sizeof final[0], "%s/%s/%s_%s.json", out_dir, g->profile, g->profile, AREAS[a].name);
     snprintf(tmp[n_written], sizeof tmp[0], "%.4100s.new", final[n_written]);
     int wst = muonref_json_write_atomic(f, tmp[n_written], 1, err);
     json_decref(f);
@@ -387,6 +428,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
     sum->files++;
     sum->tests += g->n_tests;
     sum->bf16_certified += g->n_bf16_certified;
+    sum->left_out += g->n_left_out;
   }
   for (size_t k = 0; k < n_run; k++) {
     json_decref(run[k]->groups);
@@ -400,6 +442,6 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int
       return muonref_fail(err, MUONREF_EIO, "%s: cannot rename into place (%zu of %zu files were replaced)", final[i], i,
                           n_written);
     }
-  snprintf(sum->dir, sizeof sum->dir, "%s", dir);
+  snprintf(sum->dir, sizeof sum->dir, "%s", out_dir);
   return MUONREF_OK;
 }

@@ -39,6 +39,8 @@ typedef struct gen_step_case {
                                     profile's port raises its framework's own) */
   json_t *sharding;              /* step cases: the "sharding" member (owned;
                                     spec/vectors.md 2.6), or NULL */
+  char comment_buf[512];         /* the comment as fitted to a profile */
+  char error_buf[512];           /* the message of a case the profile refuses */
 } gen_step_case;
 
 /* A case whose expected values are still to be computed (gen_build.c). */
@@ -55,9 +57,11 @@ typedef struct gen_ctx {
   const char *profile;
   json_t *groups;      /* the current file's testGroups */
   json_t *group;       /* the current test group */
+  json_t *refused_group; /* the error group of cases the profile refuses (or NULL) */
   long next_id;
   long n_tests;
   long n_bf16_certified;
+  long n_left_out;     /* cases the profile's port cannot be given */
   gen_rng rng;
   int failed;          /* a reference computation failed: stop */
   char error[1024];

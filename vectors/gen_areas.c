@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gen.h"
+#include "muonref/plan.h"
 #include "muonref/profile.h"
 
 /* ---- small builders ---- */
@@ -197,6 +198,24 @@ void gen_area_scaling(gen_ctx *g)
     int i = param(g, &c, "conv", (muonref_shape){4, {16, 2, 1, 4}}, 0);
     grad_structured(g, &c, 0, i, 0);
     flags(&c, "Scaling", "ConvFlatten", NULL);
+    gen_add_step(g, &c);
+  }
+  /* 0.2 sqrt(max(rows, cols)), torch.optim.Muon's "match_rms_adamw" (the
+   * RMS of AdamW's update, arXiv:2502.16982): left out of profiles whose
+   * port has no such rule (nemo); last in the area, so that the earlier
+   * cases' inputs do not depend on it */
+  static const size_t RS[][2] = {{16, 64}, {64, 16}, {32, 32}, {8, 128}};
+  for (size_t k = 0; k < sizeof RS / sizeof RS[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.scale_mode = MUONREF_SCALE_RMS_ADAMW;
+    snprintf(comment, sizeof comment, "(%zu, %zu) with the rms_adamw rule 0.2 sqrt(max(rows, cols)): factor %g", RS[k][0],
+             RS[k][1], muonref_scale_factor(o.scale_mode, RS[k][0], RS[k][1]));
+    begin(&c, comment, &o);
+    int i = param(g, &c, "w", shape2(RS[k][0], RS[k][1]), 0);
+    grad_structured(g, &c, 0, i, 0);
+    flags(&c, "Scaling", "RmsAdamw", NULL);
     gen_add_step(g, &c);
   }
 }
@@ -665,7 +684,16 @@ void gen_area_state(gen_ctx *g)
 
 /* ---- errors ---- */
 
-/* An error case with one matrix and one bias, options given verbatim. */
+/* The profile's defaults (the catalogue its validation applies). */
+static muonref_options defaults(gen_ctx *g)
+{
+  muonref_options o;
+  muonref_profile_options(g->profile, &o, NULL);
+  return o;
+}
+
+/* An error case with one matrix and one bias (a second matrix where the
+ * profile takes only 2-D parameters), options given verbatim. */
 static void error_case(gen_ctx *g, const char *comment, const char *options_json, const char *status,
                        const char *message, const char *result)
 {
@@ -674,7 +702,9 @@ static void error_case(gen_ctx *g, const char *comment, const char *options_json
   begin(&c, comment, &o);
   json_error_t je;
   c.raw_options[0] = json_loads(options_json, 0, &je);
-  int a = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+  int two_d = o.route_rule == MUONREF_ROUTE_TWO_D_ONLY;
+  int a = param(g, &c, "hidden", shape2(8, 16), 0);
+  int b = two_d ? param(g, &c, "proj", shape2(8, 8), 0) : param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
   grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
   c.error_status = status;
   c.error_message = message;
@@ -683,9 +713,80 @@ static void error_case(gen_ctx *g, const char *comment, const char *options_json
   gen_add_step(g, &c);
 }
 
+/* torch.optim.Muon's catalogue (spec/profiles/torch.md 1.1, 1.2): the
+ * constructor's checks in order, then the step's. */
+static void errors_torch(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"negative learning rate", "{\"lr\": -1.0}", "Learning rate should be >= 0 but is: -1.0", NULL},
+    {"negative learning rate, small", "{\"lr\": -0.001}", "Learning rate should be >= 0 but is: -0.001", NULL},
+    {"lr = nan: `not 0.0 <= nan` refuses it", "{\"lr\": \"nan\"}", "Learning rate should be >= 0 but is: nan", NULL},
+    {"negative momentum", "{\"momentum\": -0.5}", "momentum should be >= 0 but is: -0.5", NULL},
+    {"negative weight decay", "{\"weight_decay\": -0.01}", "weight decay should be >= 0 but is: -0.01", NULL},
+    {"weight_decay = inf: torch accepts it, muonref refuses it", "{\"weight_decay\": \"inf\"}",
+     "weight decay should be >= 0 but is: inf", "acceptable"},
+    {"unknown adjust_lr_fn", "{\"adjust_lr_fn\": \"cosine\"}", "Adjust learning rate function cosine is not supported", NULL},
+    {"adjust_lr_fn spelled in capitals", "{\"adjust_lr_fn\": \"ORIGINAL\"}",
+     "Adjust learning rate function ORIGINAL is not supported", NULL},
+    {"100 Newton-Schulz steps (at the step)", "{\"ns_steps\": 100}",
+     "Number of steps must be less than 100 for computational efficiency", NULL},
+    {"two coefficients (at the step)", "{\"ns_coefficients\": [3.4445, -4.775]}",
+     "Coefficients must be a tuple of exactly 3 values", NULL},
+    {"four coefficients (at the step)", "{\"ns_coefficients\": [3.4445, -4.775, 2.0315, 0.0]}",
+     "Coefficients must be a tuple of exactly 3 values", NULL},
+    {"first violation wins: lr before momentum", "{\"lr\": -1.0, \"momentum\": -2.0}",
+     "Learning rate should be >= 0 but is: -1.0", NULL},
+    {"first violation wins: momentum before weight_decay", "{\"momentum\": -2.0, \"weight_decay\": -1.0}",
+     "momentum should be >= 0 but is: -2.0", NULL},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  struct { const char *what; int kind; const char *status, *msg, *result; int any; } G[] = {
+    {"a bias (48,): refused at construction", 0, "ESHAPE",
+     "Muon only supports 2D parameters whereas we found a parameter with size: torch.Size([48])", NULL, 0},
+    {"a conv filter (4, 2, 3, 3): refused at construction", 5, "ESHAPE",
+     "Muon only supports 2D parameters whereas we found a parameter with size: torch.Size([4, 2, 3, 3])", NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; torch runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient: muonref refuses it; torch runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused at the step", 3, "EGRAD", "Muon does not support sparse gradients", NULL, 0},
+    {"a complex gradient on a real parameter: refused (PyTorch refuses the assignment itself, so any message passes)",
+     4, "EGRAD", "Muon does not support complex gradients", NULL, 1},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    begin(&c, G[k].what, &o);
+    muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){1, {48}} : G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}}
+                                                                                   : shape2(8, 16);
+    int a = param(g, &c, "hidden", s0, 0), b = param(g, &c, "proj", shape2(8, 8), 0);
+    grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
+    if (G[k].kind == 1)
+      c.grads[0][b][3] = NAN;
+    if (G[k].kind == 2)
+      c.grads[0][a][5] = INFINITY;
+    if (G[k].kind == 3)
+      c.grad_kind[0][a] = "sparse";
+    if (G[k].kind == 4)
+      c.grad_kind[0][a] = "c64";
+    c.error_status = G[k].status;
+    c.error_message = G[k].msg;
+    c.result = G[k].result;
+    c.error_any = G[k].any;
+    flags(&c, "ErrorMessage", G[k].kind == 0 || G[k].kind == 5 ? "RoutingShape" : "BadGradient",
+          G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_TORCH) {
+    errors_torch(g);
+    return;
+  }
   static const struct { const char *what, *opt, *msg; } E[] = {
     {"negative learning rate", "{\"lr\": -1.0}", "Invalid learning rate: -1.0"},
     {"negative learning rate, small", "{\"lr\": -0.001}", "Invalid learning rate: -0.001"},

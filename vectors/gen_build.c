@@ -237,13 +237,13 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   return t;
 }
 
-static json_t *step_inputs(gen_step_case *c, json_t *t)
+static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
 {
   json_t *groups = json_array(), *params = json_array(), *steps = json_array();
   for (int gi = 0; gi < c->n_groups; gi++) {
     json_t *gj = json_object(), *idx = json_array();
     json_object_set_new(gj, "options", c->raw_options[gi] ? json_incref(c->raw_options[gi])
-                                                          : muonref_case_options_json(&c->options[gi]));
+                                                          : muonref_case_options_json(&c->options[gi], profile));
     for (int i = 0; i < c->n_params; i++)
       if (c->group_of[i] == gi)
         json_array_append_new(idx, json_integer(i));
@@ -471,17 +471,134 @@ static void run_step(gen_job *j)
   free_case(c);
 }
 
+/* ---- one case table for every profile (spec/profiles/README.md,
+ * "A profile is data") ----
+ * An area builds its cases from the profile's defaults and varies options
+ * by their meaning (muonref_options fields).  A case is then fitted to the
+ * profile: fields the profile's routing does not use go back to its
+ * defaults; a case whose options the profile's port cannot be given (no key
+ * of its table sets the field) is left out; under TWO_D_ONLY routing the
+ * parameters that are not 2-D are left out of a case that keeps a 2-D one;
+ * and a case the profile refuses at construction becomes an error case
+ * with the profile's own message.  Nothing changes for nemo. */
+
+/* Whether a and b are the same options, field by field. */
+static int options_equal(const muonref_options *a, const muonref_options *b)
+{
+  int same = a->lr == b->lr && a->momentum == b->momentum && a->nesterov == b->nesterov &&
+             a->ns_steps == b->ns_steps && a->weight_decay == b->weight_decay && a->scale_mode == b->scale_mode &&
+             a->adam_beta1 == b->adam_beta1 && a->adam_beta2 == b->adam_beta2 && a->adam_eps == b->adam_eps &&
+             a->adam_lr_ratio == b->adam_lr_ratio && a->adam_dim_threshold == b->adam_dim_threshold &&
+             a->use_muon == b->use_muon && a->momentum_form == b->momentum_form && a->n_coeffs == b->n_coeffs &&
+             a->coeff_order == b->coeff_order && a->ns_eps == b->ns_eps && a->eps_mode == b->eps_mode &&
+             a->ns_format == b->ns_format && a->bf16_order == b->bf16_order && a->route_rule == b->route_rule &&
+             a->catalogue == b->catalogue;
+  for (int k = 0; same && k < a->n_coeffs; k++)
+    same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
+  return same;
+}
+
+/* Whether o survives a round trip through the profile's option names. */
+static int expressible(const muonref_options *o, const char *profile)
+{
+  muonref_options back;
+  json_t *j = muonref_case_options_json(o, profile);
+  int ok = j && muonref_case_options(j, profile, &back, "case", NULL) == MUONREF_OK && options_equal(o, &back);
+  json_decref(j);
+  return ok;
+}
+
+static void drop_param(gen_step_case *c, int i)
+{
+  free(c->init[i]);
+  for (int k = 0; k < c->n_steps; k++)
+    free(c->grads[k][i]);
+  for (int j = i; j + 1 < c->n_params; j++) {
+    c->names[j] = c->names[j + 1], c->shapes[j] = c->shapes[j + 1], c->init[j] = c->init[j + 1];
+    c->group_of[j] = c->group_of[j + 1];
+    for (int k = 0; k < c->n_steps; k++)
+      c->grads[k][j] = c->grads[k][j + 1], c->grad_kind[k][j] = c->grad_kind[k][j + 1];
+  }
+  c->n_params--;
+}
+
+/* Fits a valid case to g's profile (see above).  Returns 0 when the case
+ * is to be left out. */
+static int fit_to_profile(gen_ctx *g, gen_step_case *c)
+{
+  muonref_options d;
+  muonref_profile_options(g->profile, &d, NULL);
+  for (int gi = 0; gi < c->n_groups; gi++) {
+    muonref_options *o = &c->options[gi];
+    if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY) { /* no fallback: its options are unused */
+      o->adam_beta1 = d.adam_beta1, o->adam_beta2 = d.adam_beta2, o->adam_eps = d.adam_eps;
+      o->adam_lr_ratio = d.adam_lr_ratio, o->adam_dim_threshold = d.adam_dim_threshold, o->use_muon = d.use_muon;
+    }
+    if (!expressible(o, g->profile))
+      return 0;
+  }
+  if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY && !c->sharding) {
+    int any2 = 0, dropped = 0;
+    for (int i = 0; i < c->n_params; i++)
+      any2 |= c->shapes[i].ndim == 2;
+    for (int i = c->n_params - 1; any2 && i >= 0; i--)
+      if (c->shapes[i].ndim != 2)
+        drop_param(c, i), dropped = 1;
+    if (dropped) {
+      snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: the parameters that are not 2-D are left out]",
+               c->comment, g->profile);
+      c->comment = c->comment_buf;
+    }
+  }
+  /* refused at construction: an error case with the profile's message */
+  muonref_error e;
+  int st = MUONREF_OK;
+  for (int gi = 0; !st && gi < c->n_groups; gi++)
+    st = muonref_options_validate(&c->options[gi], &e);
+  for (int i = 0; !st && i < c->n_params; i++) {
+    muonref_route r;
+    st = muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, &e);
+  }
+  if (st) {
+    const char *name = muonref_status_name(st);
+    c->error_status = strncmp(name, "MUONREF_", 8) ? name : name + 8;
+    snprintf(c->error_buf, sizeof c->error_buf, "%s", e.message);
+    c->error_message = c->error_buf;
+    int n = 0;
+    while (n < 5 && c->flags[n])
+      n++;
+    c->flags[n] = "ErrorMessage";
+  }
+  return 1;
+}
+
 void gen_add_step(gen_ctx *g, gen_step_case *c)
 {
   if (g->failed) {
     free_case(c);
     return;
   }
+  if (!c->error_message && !fit_to_profile(g, c)) {
+    g->n_left_out++;
+    free_case(c);
+    return;
+  }
   json_t *t = new_test(g, c->comment, c->flags, n_flags(c), c->error_message ? (c->result ? c->result : "invalid") : c->result);
-  step_inputs(c, t);
+  step_inputs(c, g->profile, t);
   if (c->sharding) /* how ranks hold the parameters; the expected values stay the unsharded run's */
     json_object_set(t, "sharding", c->sharding);
   if (c->error_message) {
+    json_t *step_group = NULL;
+    if (strcmp(json_string_value(json_object_get(g->group, "kind")), "error")) {
+      /* a case the profile refuses at construction: into the file's trailing
+       * error group, made when first needed */
+      step_group = g->group;
+      if (!g->refused_group) {
+        gen_group(g, "error");
+        g->refused_group = g->group;
+      }
+      g->group = g->refused_group;
+    }
     json_t *e = json_object(), *er = json_object();
     json_object_set_new(er, "status", json_string(c->error_status));
     json_object_set_new(er, "message", json_string(c->error_message));
@@ -491,6 +608,8 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     json_object_set_new(e, "error", er);
     json_object_set_new(t, "expected", e);
     push_test(g, t);
+    if (step_group)
+      g->group = step_group;
     free_case(c);
     return;
   }
@@ -723,6 +842,12 @@ int gen_run_jobs(gen_ctx *const *ctx, size_t n, int threads)
 void gen_add_ns_error(gen_ctx *g, const char *comment, const muonref_shape *shape, const char *status,
                       const char *message)
 {
+  muonref_options d;
+  muonref_profile_options(g->profile, &d, NULL);
+  if (d.catalogue != MUONREF_CATALOGUE_NEMO) { /* the messages are NeMo's (muonref_ns_check_shape) */
+    g->n_left_out++;
+    return;
+  }
   const char *flags[] = {"ErrorMessage", "PlatformRobust", "BugB24", NULL}; /* B24: a non-matrix input */
   json_t *t = new_test(g, comment, flags, 3, "invalid");
   size_t n = muonref_shape_numel(shape);

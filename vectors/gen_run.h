@@ -5,22 +5,25 @@
 #include <mpfr.h>
 #include "muonref/status.h"
 
-typedef struct gen_summary { long files, tests, bf16_certified; int threads; char dir[4096]; } gen_summary;
+/* What a run wrote: files, tests, tests with exact bf16 expectations,
+ * cases left out (the profile's port cannot be given their options), the
+ * threads used and the output folder. */
+typedef struct gen_summary { long files, tests, bf16_certified, left_out; int threads; char dir[4096]; } gen_summary;
 
 /* The most threads muonref_gen_all runs. */
 #define GEN_MAX_THREADS 64
 
-/* Writes every vector file (or only area `only`, if not NULL) under
- * out_dir/<profile>/ with the reference at prec bits (and 2 prec for the
+/* Writes every vector file of every profile (or only area `only`, only
+ * profile `only_profile`, where not NULL) under out_dir/<profile>/ with the reference at prec bits (and 2 prec for the
  * correct-rounding check).  The cases' reference computations run on
  * `threads` threads (0: one per online core; 1 when MPFR was built without
  * thread-local storage, mpfr_buildopt_tls_p()); the files are the same
  * bytes for every thread count (sum->threads reports the count used).  All files are written under temporary names and
  * renamed into place only when every one was written.  Errors:
- * MUONREF_EOPTION (unknown area; threads outside 0..GEN_MAX_THREADS), MUONREF_EIO (the folder or a file cannot
+ * MUONREF_EOPTION (unknown area or profile; threads outside 0..GEN_MAX_THREADS), MUONREF_EIO (the folder or a file cannot
  * be written; no file is replaced), MUONREF_ENUMERIC (a reference value
  * could not be certified; no file is replaced). */
-int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, int threads, gen_summary *sum,
-                    muonref_error *err);
+int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, const char *only_profile, int threads,
+                    gen_summary *sum, muonref_error *err);
 
 #endif

@@ -48,14 +48,42 @@ typedef enum muonref_eps_mode {
 } muonref_eps_mode;
 
 /* The shape factor s of the update -lr * s * O of a (rows, cols) matrix.
- *   FAN_IN:  sqrt(max(1, rows/cols))   (NeMo default, modded-nanogpt)
- *   FAN_OUT: sqrt(max(1, cols/rows))   (the same rule on (in, out) layouts)
- *   NONE:    1 */
+ *   FAN_IN:    sqrt(max(1, rows/cols))   (NeMo default, modded-nanogpt;
+ *              torch.optim.Muon's adjust_lr_fn "original")
+ *   FAN_OUT:   sqrt(max(1, cols/rows))   (the same rule on (in, out) layouts)
+ *   NONE:      1
+ *   RMS_ADAMW: 0.2 sqrt(max(rows, cols)) (torch.optim.Muon's
+ *              "match_rms_adamw", Moonlight: arXiv:2502.16982 section 2.2) */
 typedef enum muonref_scale_mode {
   MUONREF_SCALE_FAN_IN = 0,
   MUONREF_SCALE_FAN_OUT = 1,
-  MUONREF_SCALE_NONE = 2
+  MUONREF_SCALE_NONE = 2,
+  MUONREF_SCALE_RMS_ADAMW = 3
 } muonref_scale_mode;
+
+/* How parameters are routed between Muon and the AdamW fallback
+ * (spec/muon.md section 2).
+ *   THRESHOLD:  use_muon, else 2-D and both dimensions below
+ *               adam_dim_threshold (NeMo)
+ *   TWO_D_ONLY: every parameter is a Muon parameter and must have exactly
+ *               two dimensions, else the optimizer is refused at
+ *               construction; use_muon, adam_dim_threshold and the adam_*
+ *               options are unused (torch.optim.Muon) */
+typedef enum muonref_route_rule {
+  MUONREF_ROUTE_THRESHOLD = 0,
+  MUONREF_ROUTE_TWO_D_ONLY = 1
+} muonref_route_rule;
+
+/* Which port's option checks and messages validation applies (the error
+ * catalogue of spec/muon.md section 12 and spec/profiles/).
+ *   NEMO:  NeMo's Muon.__init__ checks, and muonref's for the other fields
+ *   TORCH: torch.optim.Muon's (pytorch/pytorch torch/optim/_muon.py
+ *          @b5ee4d7a): lr, momentum, weight_decay >= 0 (momentum has no
+ *          upper bound), ns_steps < 100 (0 runs no iteration) */
+typedef enum muonref_catalogue {
+  MUONREF_CATALOGUE_NEMO = 0,
+  MUONREF_CATALOGUE_TORCH = 1
+} muonref_catalogue;
 
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
@@ -124,18 +152,26 @@ typedef struct muonref_options {
   muonref_eps_mode eps_mode;
   muonref_ns_format ns_format;
   muonref_bf16_order bf16_order; /* rounding sequence of a BF16 step   */
+  muonref_route_rule route_rule; /* THRESHOLD (zero) or TWO_D_ONLY      */
+  muonref_catalogue catalogue;   /* whose checks and messages apply     */
 } muonref_options;
 
-/* Checks every field of *o against its valid range, in the order of the
- * NeMo constructor (lr, momentum, ns_steps, weight_decay, adam betas,
- * adam_eps, adam_lr_ratio, adam_dim_threshold, scale_mode), then the
- * generalised fields.  Non-finite values are rejected everywhere.
+/* Checks every field of *o against its valid range under o->catalogue.
+ * NEMO: in the order of the NeMo constructor (lr, momentum, ns_steps,
+ * weight_decay, adam betas, adam_eps, adam_lr_ratio, adam_dim_threshold,
+ * scale_mode), then the generalised fields; ns_steps 1..MUONREF_MAX_NS_STEPS.
+ * TORCH: lr, momentum, weight_decay with torch.optim.Muon's messages
+ * ("Learning rate should be >= 0 but is: -1.0"; momentum unbounded above),
+ * ns_steps 0..99 ("Number of steps must be less than 100 for computational
+ * efficiency"), then the same generalised fields.  Non-finite values are
+ * rejected everywhere (stricter than torch, which accepts inf).
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
 int muonref_options_validate(const muonref_options *o, muonref_error *err);
 
 /* Checks the fields the Newton-Schulz iteration reads, with the messages
- * of muonref_options_validate: ns_steps (1..MUONREF_MAX_NS_STEPS),
+ * of muonref_options_validate: ns_steps (1..MUONREF_MAX_NS_STEPS; 0..99
+ * under the TORCH catalogue, 0 meaning the normalised input is returned),
  * n_coeffs (1..MUONREF_MAX_COEFFS) and finite coefficients, coeff_order,
  * ns_eps (finite, >= 0), eps_mode, ns_format, bf16_order.  o == NULL is
  * refused.
@@ -147,7 +183,9 @@ int muonref_ns_options_validate(const muonref_options *o, muonref_error *err);
  * a value outside the enum; each *_parse returns MUONREF_OK and writes *out,
  * or MUONREF_EOPTION with a message naming the option and the accepted
  * spellings (for scale_mode the NeMo wording
- * "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')"). */
+ * "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')":
+ * NeMo's option takes those three; "rms_adamw" has a name but is reached
+ * only through a profile's own option, e.g. torch's adjust_lr_fn). */
 const char *muonref_scale_mode_name(muonref_scale_mode m);
 int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err);
 const char *muonref_momentum_form_name(muonref_momentum_form f);
@@ -160,6 +198,8 @@ const char *muonref_ns_format_name(muonref_ns_format f);
 int muonref_ns_format_parse(const char *s, muonref_ns_format *out, muonref_error *err);
 const char *muonref_bf16_order_name(muonref_bf16_order o);
 int muonref_bf16_order_parse(const char *s, muonref_bf16_order *out, muonref_error *err);
+const char *muonref_route_rule_name(muonref_route_rule r);
+const char *muonref_catalogue_name(muonref_catalogue c);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

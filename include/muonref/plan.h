@@ -52,7 +52,8 @@ typedef struct muonref_adamw_plan {
 } muonref_adamw_plan;
 
 /* The shape factor of scale_mode for a (rows, cols) matrix (rows, cols >= 1):
- * fan_in sqrt(max(1, rows/cols)), fan_out sqrt(max(1, cols/rows)), none 1;
+ * fan_in sqrt(max(1, rows/cols)), fan_out sqrt(max(1, cols/rows)), none 1,
+ * rms_adamw 0.2 sqrt(max(rows, cols)) (torch.optim.Muon "match_rms_adamw");
  * the ratio and the root in binary64, as in the NeMo seed's update_scale. */
 double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols);
 

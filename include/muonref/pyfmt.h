@@ -26,6 +26,11 @@ char *muonref_py_float(char *buf, size_t n, double x);
  * shape has ndim entries (ndim may be 0).  Returns buf. */
 char *muonref_py_shape(char *buf, size_t n, const size_t *shape, int ndim);
 
+/* Writes str(torch.Size(shape)) as PyTorch prints it: "torch.Size([])",
+ * "torch.Size([48])", "torch.Size([4, 2, 3, 3])" (the messages of
+ * torch.optim.Muon quote p.size()).  Returns buf. */
+char *muonref_py_torch_size(char *buf, size_t n, const size_t *shape, int ndim);
+
 /* Writes Python's repr of a tuple of count strings: "('nemo',)",
  * "('fan_in', 'fan_out', 'none')".  Returns buf. */
 char *muonref_py_str_tuple(char *buf, size_t n, const char *const *names, size_t count);

@@ -37,7 +37,11 @@ typedef struct muonref_route {
  * muonref_route_param accepts it does not overflow. */
 size_t muonref_shape_numel(const muonref_shape *s);
 
-/* Routes a parameter of shape *s under group options *o:
+/* Routes a parameter of shape *s under group options *o.  Under
+ * route_rule TWO_D_ONLY every parameter is a Muon parameter and must have
+ * two dimensions, else MUONREF_ESHAPE with torch.optim.Muon's message
+ * "Muon only supports 2D parameters whereas we found a parameter with size:
+ * torch.Size([48])".  Under THRESHOLD:
  *   use_muon TRUE  -> Muon, provided ndim >= 2;
  *   use_muon FALSE -> AdamW;
  *   use_muon AUTO  -> Muon iff ndim == 2 and max(dims) < adam_dim_threshold.

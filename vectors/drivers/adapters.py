@@ -118,14 +118,66 @@ def nemo_routes_to_muon(shape, use_muon, threshold) -> bool:
     return len(shape) == 2 and all(d < threshold for d in shape)
 
 
+def native(options: Dict[str, Any]) -> Dict[str, Any]:
+    """A profile's own options as Python values: "nan"/"inf"/"-inf" as floats, arrays as tuples."""
+    out = {}
+    for name, v in options.items():
+        if isinstance(v, list):
+            v = tuple(real_value(x) for x in v)
+        elif isinstance(v, str) and v in NONFINITE:
+            v = NONFINITE[v]
+        out[name] = v
+    return out
+
+
+# How another profile's options read in nemo's names (the adapters' common language): each
+# option maps to a nemo option, or must hold the value nemo's port has (else NotExpressible).
+TO_NEMO = {
+    'torch': {
+        'rename': {'lr': 'lr', 'weight_decay': 'weight_decay', 'momentum': 'momentum', 'nesterov': 'nesterov',
+                   'ns_steps': 'ns_steps'},
+        'fixed': {'ns_coefficients': (3.4445, -4.775, 2.0315), 'eps': 1e-07, 'adjust_lr_fn': None},
+        # torch.optim.Muon's own defaults where nemo's differ (a torch case that gives no lr means 1e-3)
+        'defaults': {'lr': 1e-3, 'weight_decay': 0.1},
+    },
+}
+
+
+def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
+    """Options of a `profile` vector in nemo's names, for a port of another profile."""
+    if profile == 'nemo':
+        return options
+    if profile not in TO_NEMO:
+        raise NotExpressible(f"options of profile {profile!r} have no mapping to nemo's names")
+    m = TO_NEMO[profile]
+    out = dict(m['defaults'])
+    for name, v in native(options).items():
+        if name in m['rename']:
+            out[m['rename'][name]] = v
+        elif name in m['fixed']:
+            if v != m['fixed'][name] and not (name == 'adjust_lr_fn' and v == 'original'):
+                raise NotExpressible(f"{profile} option {name}={v!r} has no nemo equivalent")
+        else:
+            raise NotExpressible(f"{profile} option {name!r} has no nemo equivalent")
+    return out
+
+
 class Adapter:
     """The `nemo` mapping: NeMo's constructor takes every option by its spec name."""
 
     name = 'nemo'
     ns_function_name = 'zeropower_via_newtonschulz5'
 
+    def options_of(self, profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
+        """A vector group's options as construct() takes them: a file of the adapter's own
+        profile keeps its port's names (construct_native runs them); any other profile's
+        options are read in nemo's names (to_nemo), which every adapter maps."""
+        return {'__native__': native(options)} if profile == self.name and profile != 'nemo' else to_nemo(profile, options)
+
     def construct(self, cls, groups):
         """The optimizer over groups, a list of (vector options, parameters) pairs."""
+        if groups and '__native__' in groups[0][0]:
+            return self.construct_native(cls, [(o['__native__'], p) for o, p in groups])
         param_groups = []
         for options, params in groups:
             entry = dict(self.group_entries(options))
@@ -136,6 +188,12 @@ class Adapter:
     def constructor_kwargs(self, options: Dict[str, Any]) -> Dict[str, Any]:
         """Keyword arguments of the constructor, from the first group's options."""
         return canonical(options)
+
+    def construct_native(self, cls, groups):
+        """A vector of the port's own profile: every group's options go into its group dict
+        by the port's names, and the first group's also into the constructor (whose checks
+        are the ones the catalogue states: PyTorch does not re-check group values)."""
+        return cls([dict(o, params=p) for o, p in groups], **groups[0][0])
 
     def group_entries(self, options: Dict[str, Any]) -> Dict[str, Any]:
         """The entries of a parameter-group dict besides 'params'."""
@@ -223,6 +281,8 @@ class TorchAdapter(Adapter):
         return self.group_entries(options)
 
     def construct(self, cls, groups):
+        if groups and '__native__' in groups[0][0]:
+            return super().construct(cls, groups)
         for options, params in groups:
             o = canonical(options)
             for p in params:

@@ -229,6 +229,7 @@ class Runner:
         self.ns_fn = ns_fn
         self.adapter = adapter
         self.mode = mode
+        self.profile = 'nemo'  # the profile of the file being run (its options are named as its port names them)
 
     def evaluation(self):
         """The context a case runs in: nothing for raw, the Neutral dispatch mode for neutral."""
@@ -241,7 +242,8 @@ class Runner:
         if not isinstance(groups, list) or not groups:
             raise ValueError("groups: expected a non-empty list")
         # the adapter builds the optimizer from (options, parameters) per vector group
-        return self.adapter.construct(self.cls, [(g.get('options', {}), [params[i] for i in g['params']]) for g in groups])
+        return self.adapter.construct(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
+                                                  [params[i] for i in g['params']]) for g in groups])
 
     def decode_step_inputs(self, case: Dict[str, Any]):
         """Everything a step case needs, decoded before the implementation is called."""
@@ -489,6 +491,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     with rebound(places, ns_fn):
         for path, doc in docs if args.world_size is None else []:
             base = os.path.basename(path)
+            runner.profile = doc.get('profile', 'nemo')
             for gi, group in enumerate(doc['testGroups']):
                 kind = group.get('kind') if isinstance(group, dict) else None
                 for case in group.get('tests', []) if isinstance(group, dict) else []:

@@ -1,0 +1,70 @@
+#!/bin/sh
+# muonref test (and the main job's last table): the cross matrix of the
+# profiles.  Each profile's PyTorch test port, written from its spec page
+# (spec/profiles/), runs through vectors/drivers/torch_driver.py over every
+# profile's golden vectors; `muonref check` judges each run.  The matrix must
+# be diagonal: a port passes every case of its own profile and fails at least
+# one case of every other profile (and each such failure carries a reason).
+# Ports run in --mode neutral (bf16 operations computed in binary32 and
+# rounded once): the matrix compares the ports' logic, not PyTorch 1.13 CPU's
+# bf16 kernels (spec/vectors.md 5.3).
+# Usage: tests/cross-matrix.sh [VECTORS_DIR]   (default: $srcdir/vectors)
+# Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+vectors=${1:-$srcdir/vectors}
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/cross-matrix.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+# profile -> the port written from its page, and the adapter that maps its options
+port_of() {
+  case $1 in
+    nemo) echo "$srcdir/tests/torch_nemo_port.py:Muon nemo" ;;
+    torch) echo "$srcdir/tests/torch_torch_port.py:Muon torch" ;;
+    *) echo "" ;;
+  esac
+}
+
+profiles=
+for d in "$vectors"/*/; do
+  p=$(basename "$d")
+  ls "$d"*.json >/dev/null 2>&1 && [ -n "$(port_of "$p")" ] && profiles="$profiles $p"
+done
+[ -n "$profiles" ] || { echo "FAIL: no profile with a test port under $vectors"; exit 1; }
+
+printf '%-8s' "port"
+for v in $profiles; do printf ' | %-18s' "vectors/$v"; done
+printf '\n'
+for p in $profiles; do
+  set -- $(port_of "$p")
+  printf '%-8s' "$p"
+  for v in $profiles; do
+    "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --mode neutral --optimizer "$1" --adapter "$2" \
+      --out "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.drv" 2>&1 || { printf ' | %-18s' "driver failed"; fail "$p on $v: $(tail -n 1 "$work/$p-$v.drv")"; continue; }
+    "$muonref" check --results "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.out" 2>&1
+    rc=$?
+    line=$(tail -n 1 "$work/$p-$v.out")
+    printf ' | %-18s' "$line"
+    if [ "$p" = "$v" ]; then
+      [ $rc -eq 0 ] || fail "port $p fails its own profile: $line"
+    else
+      [ $rc -eq 1 ] || fail "port $p passes profile $v (exit $rc): the profiles are not told apart"
+      # every failing case says why: a FAIL line with a reason after the case
+      grep '^FAIL ' "$work/$p-$v.out" | grep -qv ': ' && fail "port $p on $v: a failure without a reason"
+    fi
+  done
+  printf '\n'
+done
+for p in $profiles; do
+  for v in $profiles; do
+    [ "$p" = "$v" ] || [ ! -f "$work/$p-$v.out" ] && continue
+    echo "$p port on $v vectors, first failures:"
+    grep -A1 '^FAIL ' "$work/$p-$v.out" | head -n 4 | cut -c1-220
+  done
+done
+[ $status -eq 0 ] && echo "ok: the cross matrix is diagonal over:$profiles"
+exit $status
