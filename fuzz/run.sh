@@ -31,6 +31,13 @@ srcs="core/status.c core/pyfmt.c core/options.c core/presets.c core/profile.c co
   core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c study/set.c"
 objs=""
+# an object is rebuilt when its source is newer, and every object when any
+# header changed (a struct that grew must not meet objects of the old layout)
+hsum=$(cat "$src"/include/muonref/*.h "$src"/core/*.h "$src"/fast/*.h "$src"/ref/*.h "$src"/vectors/*.h "$cfg" 2>/dev/null | cksum)
+if [ "$(cat "$build/obj/headers.sum" 2>/dev/null)" != "$hsum" ]; then
+  rm -f "$build"/obj/*.o
+  mkdir -p "$build/obj" && echo "$hsum" >"$build/obj/headers.sum"
+fi
 for f in $srcs; do
   o=$build/obj/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')
   if [ ! -f "$o" ] || [ "$src/$f" -nt "$o" ]; then

@@ -73,9 +73,55 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("keller", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'keller', expected one of ('nemo',)");
+  ck_assert_str_eq(e.message, "Unknown profile 'keller', expected one of ('nemo', 'torch')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
+}
+END_TEST
+
+/* spec/profiles/torch.md sections 1 and 1.1: torch.optim.Muon's defaults,
+ * its checks and their exact messages (compared with upstream's by
+ * tests/upstream-diff.py), 2-D-only routing, ns_steps 0..99. */
+START_TEST(torch_profile_defaults_and_catalogue)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_profile_options("torch", &o, &e), MUONREF_OK);
+  ck_assert(o.lr == 1e-3 && o.weight_decay == 0.1 && o.momentum == 0.95 && o.nesterov == 1 && o.ns_steps == 5);
+  ck_assert(o.n_coeffs == 1 && o.coeffs[0].a == 3.4445 && o.coeffs[0].b == -4.775 && o.coeffs[0].c == 2.0315);
+  ck_assert(o.ns_eps == 1e-7 && o.eps_mode == MUONREF_EPS_CLAMP && o.momentum_form == MUONREF_MOMENTUM_EMA);
+  ck_assert(o.bf16_order == MUONREF_BF16_FUSED && o.route_rule == MUONREF_ROUTE_TWO_D_ONLY);
+  ck_assert_int_eq(muonref_options_validate(&o, NULL), MUONREF_OK);
+  static const struct { int field; double v; const char *msg; } C[] = {
+    {0, -1.0, "Learning rate should be >= 0 but is: -1.0"},
+    {0, NAN, "Learning rate should be >= 0 but is: nan"},
+    {1, -0.5, "momentum should be >= 0 but is: -0.5"},
+    {2, -0.01, "weight decay should be >= 0 but is: -0.01"},
+    {3, 100, "Number of steps must be less than 100 for computational efficiency"},
+    {3, -3, "Invalid number of Newton-Schulz steps: -3"},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    t = o;
+    if (C[k].field == 0) t.lr = C[k].v;
+    if (C[k].field == 1) t.momentum = C[k].v;
+    if (C[k].field == 2) t.weight_decay = C[k].v;
+    if (C[k].field == 3) t.ns_steps = (int)C[k].v;
+    ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+    ck_assert_str_eq(e.message, C[k].msg);
+  }
+  t = o, t.momentum = 2.0, t.ns_steps = 0; /* no upper bound on momentum; 0 steps: the normalised input */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_ns_options_validate(&t, &e), MUONREF_OK);
+  muonref_shape bias = {1, {48}}, conv = {4, {4, 2, 3, 3}}, w = {2, {16, 8}};
+  muonref_route r;
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Muon only supports 2D parameters whereas we found a parameter with size: torch.Size([48])");
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message,
+                   "Muon only supports 2D parameters whereas we found a parameter with size: torch.Size([4, 2, 3, 3])");
+  o.use_muon = MUONREF_USE_MUON_FALSE; /* unused under two_d_only */
+  ck_assert_int_eq(muonref_route_param(&o, &w, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon == 1 && r.rows == 16 && r.cols == 8);
 }
 END_TEST
 
@@ -273,6 +319,10 @@ START_TEST(scale_factors)
   ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_OUT, 16, 64) == 2.0);
   ck_assert(muonref_scale_factor(MUONREF_SCALE_NONE, 64, 16) == 1.0);
   ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_IN, 48, 32) == sqrt(1.5));
+  /* rms_adamw: Python's 0.2 * math.sqrt(max(A, B)) printed 1.6, 1.1313708498984762 */
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RMS_ADAMW, 64, 16) == 1.6);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RMS_ADAMW, 16, 64) == 1.6);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RMS_ADAMW, 32, 32) == 1.1313708498984762);
 }
 END_TEST
 
@@ -384,6 +434,7 @@ int main(void)
   tcase_add_test(t, py_shape_and_tuple);
   tcase_add_test(t, nemo_profile_has_the_seed_defaults);
   tcase_add_test(t, unknown_profile_is_named);
+  tcase_add_test(t, torch_profile_defaults_and_catalogue);
   tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
   tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);
   tcase_add_test(t, enum_parse_messages);
