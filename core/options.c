@@ -11,8 +11,9 @@
 static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", NULL};
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", NULL};
+static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
@@ -99,7 +100,10 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
  * an empty range there, is refused here with the NeMo wording). */
 static int check_ns_steps(const muonref_options *o, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_TORCH) {
+  if (o->catalogue == MUONREF_CATALOGUE_NONE) { /* any count the iteration can run; 0: none */
+    if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
+      return MUONREF_OK;
+  } else if (o->catalogue == MUONREF_CATALOGUE_TORCH) {
     if (o->ns_steps >= 100)
       return muonref_fail(err, MUONREF_EOPTION, "Number of steps must be less than 100 for computational efficiency");
     if (o->ns_steps >= 0)
@@ -125,6 +129,22 @@ static int validate_torch_head(const muonref_options *o, muonref_error *err)
   return check_ns_steps(o, err);
 }
 
+/* A port that checks nothing (Moonlight): only what cannot be computed is
+ * refused, in the NeMo order and wording. */
+static int validate_none_head(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if ((s = check_real(0, o->lr, "Invalid learning rate", err)) || (s = check_real(0, o->momentum, "Invalid momentum", err)))
+    return s;
+  if ((s = check_ns_steps(o, err)) || (s = check_real(0, o->weight_decay, "Invalid weight decay", err)))
+    return s;
+  char b1[40], b2[40];
+  if (!isfinite(o->adam_beta1) || !isfinite(o->adam_beta2))
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW betas: (%s, %s)", F(b1, o->adam_beta1),
+                        F(b2, o->adam_beta2));
+  return check_real(0, o->adam_eps, "Invalid AdamW epsilon", err);
+}
+
 /* NeMo's Muon.__init__ checks, in its order. */
 static int validate_nemo_head(const muonref_options *o, muonref_error *err)
 {
@@ -144,12 +164,15 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
-  if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err) : validate_nemo_head(o, err)))
+  int none = o->catalogue == MUONREF_CATALOGUE_NONE;
+  if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
+           : none                                 ? validate_none_head(o, err)
+                                                  : validate_nemo_head(o, err)))
     return s;
-  if (!(o->adam_beta1 >= 0.0 && o->adam_beta1 < 1.0 && o->adam_beta2 >= 0.0 && o->adam_beta2 < 1.0))
+  if (!none && !(o->adam_beta1 >= 0.0 && o->adam_beta1 < 1.0 && o->adam_beta2 >= 0.0 && o->adam_beta2 < 1.0))
     return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW betas: (%s, %s)", F(b1, o->adam_beta1),
                         F(b2, o->adam_beta2));
-  if ((s = check_real(o->adam_eps < 0.0, o->adam_eps, "Invalid AdamW epsilon", err)))
+  if (!none && (s = check_real(o->adam_eps < 0.0, o->adam_eps, "Invalid AdamW epsilon", err)))
     return s;
   if ((s = check_real(o->adam_lr_ratio < 0.0, o->adam_lr_ratio, "Invalid AdamW learning rate ratio", err)))
     return s;
@@ -166,6 +189,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(MOMENTUM_NAMES, "momentum_form", (int)o->momentum_form, err)))
     return s;
   if ((s = check_enum(ROUTE_NAMES, "route_rule", (int)o->route_rule, err)))
+    return s;
+  if ((s = check_enum(ADAM_EPS_NAMES, "adam_eps_mode", (int)o->adam_eps_mode, err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -223,6 +248,7 @@ ENUM_FUNCS(muonref_bf16_order, bf16_order, BF16_ORDER_NAMES, "bf16_order")
 
 const char *muonref_route_rule_name(muonref_route_rule r) { return name_of(ROUTE_NAMES, (int)r); }
 const char *muonref_catalogue_name(muonref_catalogue c) { return name_of(CATALOGUE_NAMES, (int)c); }
+const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m) { return name_of(ADAM_EPS_NAMES, (int)m); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

@@ -45,7 +45,8 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   p->bias_correction2 = 1.0 - pow(o->adam_beta2, (double)t);
   p->sqrt_bc2 = sqrt(p->bias_correction2);
   p->step_size = p->lr / p->bias_correction1;
-  p->eps = o->adam_eps;
+  /* UNCORRECTED: m / ((sqrt(v) + eps) / s2) = m / (sqrt(v) / s2 + eps / s2) */
+  p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
   p->apply_decay = o->weight_decay != 0.0;
   p->decay = 1.0 - p->lr * o->weight_decay;
 }

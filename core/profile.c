@@ -54,6 +54,26 @@ static void torch_muon(muonref_options *o)
   o->catalogue = MUONREF_CATALOGUE_TORCH;
 }
 
+/* moonlight: MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2
+ * (spec/profiles/moonlight.md): Muon(lr=1e-3, wd=0.1, muon_params,
+ * momentum=0.95, nesterov=True, ns_steps=5, adamw_params,
+ * adamw_betas=(0.9, 0.95), adamw_eps=1e-8); Keller's January 2025
+ * Newton-Schulz (sum momentum, eps added, bf16 order keller), the update
+ * scaled by 0.2 sqrt(max(A, B)), AdamW with the same lr and eps on the
+ * uncorrected sqrt(v); routing by the caller's two lists; no checks. */
+static void moonlight(muonref_options *o)
+{
+  nemo(o);
+  o->lr = 1e-3;
+  o->weight_decay = 0.1;
+  o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+  o->adam_lr_ratio = 1.0;
+  o->bf16_order = MUONREF_BF16_KELLER;
+  o->route_rule = MUONREF_ROUTE_MANUAL;
+  o->catalogue = MUONREF_CATALOGUE_NONE;
+  o->adam_eps_mode = MUONREF_ADAM_EPS_UNCORRECTED;
+}
+
 #define K(name, kind, field) {name, kind, offsetof(muonref_options, field)}
 
 /* NeMo's option names (the constructor's keywords and group keys). */
@@ -83,12 +103,27 @@ static const muonref_option_key TORCH_KEYS[] = {
   K("adjust_lr_fn", MUONREF_KEY_ADJUST_LR, scale_mode),
 };
 
+/* Moonlight's constructor keywords; use_muon says which of its two lists
+ * (muon_params: true, adamw_params: false) a group's parameters go to. */
+static const muonref_option_key MOONLIGHT_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("wd", MUONREF_KEY_REAL, weight_decay),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("adamw_betas", MUONREF_KEY_BETAS, adam_beta1),
+  K("adamw_eps", MUONREF_KEY_REAL, adam_eps),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
 #undef K
 #define N(a) (sizeof a / sizeof a[0])
 
 static const muonref_profile PROFILES[] = {
-  {"nemo", "NVIDIA-NeMo PR #16427, nemo/core/optim/muon.py (../shared/seeds)", nemo, NEMO_KEYS, N(NEMO_KEYS)},
-  {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", torch_muon, TORCH_KEYS, N(TORCH_KEYS)},
+  {"nemo", "NVIDIA-NeMo PR #16427, nemo/core/optim/muon.py (../shared/seeds)", nemo, NEMO_KEYS, N(NEMO_KEYS), 0},
+  {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", torch_muon, TORCH_KEYS, N(TORCH_KEYS), 0},
+  {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", moonlight, MOONLIGHT_KEYS,
+   N(MOONLIGHT_KEYS), 1},
 };
 
 size_t muonref_profile_count(void) { return N(PROFILES); }

@@ -57,6 +57,10 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
     *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1]};
     return MUONREF_OK;
   }
+  if (o->route_rule == MUONREF_ROUTE_MANUAL && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2)
+    /* Moonlight: `assert p.ndim == 2, p.ndim` for every muon_params entry */
+    return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs exactly two dimensions, got shape %s",
+                        muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));

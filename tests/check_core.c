@@ -73,9 +73,44 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("keller", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'keller', expected one of ('nemo', 'torch')");
+  ck_assert_str_eq(e.message, "Unknown profile 'keller', expected one of ('nemo', 'torch', 'moonlight')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
+}
+END_TEST
+
+/* spec/profiles/moonlight.md: defaults, no checks (only what cannot be
+ * computed is refused), manual routing, AdamW eps on the uncorrected
+ * sqrt(v) (spec/muon.md 9). */
+START_TEST(moonlight_profile)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_profile_options("moonlight", &o, &e), MUONREF_OK);
+  ck_assert(o.lr == 1e-3 && o.weight_decay == 0.1 && o.momentum == 0.95 && o.nesterov == 1 && o.ns_steps == 5);
+  ck_assert(o.adam_beta1 == 0.9 && o.adam_beta2 == 0.95 && o.adam_eps == 1e-8 && o.adam_lr_ratio == 1.0);
+  ck_assert(o.scale_mode == MUONREF_SCALE_RMS_ADAMW && o.bf16_order == MUONREF_BF16_KELLER);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_SUM && o.eps_mode == MUONREF_EPS_ADD);
+  ck_assert(o.route_rule == MUONREF_ROUTE_MANUAL && o.adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED);
+  t = o, t.lr = -1.0, t.momentum = 1.5, t.weight_decay = -0.1, t.adam_beta1 = 1.0, t.adam_eps = -1.0, t.ns_steps = 0;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK); /* Moonlight checks nothing */
+  t = o, t.lr = NAN;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid learning rate: nan");
+  t = o, t.ns_steps = -1;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  muonref_shape conv = {4, {4, 2, 3, 3}}, bias = {1, {48}};
+  muonref_route r;
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "use_muon=True needs exactly two dimensions, got shape (4, 2, 3, 3)");
+  o.use_muon = MUONREF_USE_MUON_FALSE;
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  /* eps on the uncorrected sqrt(v): eps / sqrt(1 - beta2^t) in the corrected form */
+  muonref_adamw_plan pl;
+  muonref_adamw_plan_make(&o, 2, &pl);
+  ck_assert(pl.eps == 1e-8 / sqrt(1.0 - 0.95 * 0.95));
 }
 END_TEST
 
@@ -435,6 +470,7 @@ int main(void)
   tcase_add_test(t, nemo_profile_has_the_seed_defaults);
   tcase_add_test(t, unknown_profile_is_named);
   tcase_add_test(t, torch_profile_defaults_and_catalogue);
+  tcase_add_test(t, moonlight_profile);
   tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
   tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);
   tcase_add_test(t, enum_parse_messages);

@@ -25,6 +25,7 @@ port_of() {
   case $1 in
     nemo) echo "$srcdir/tests/torch_nemo_port.py:Muon nemo" ;;
     torch) echo "$srcdir/tests/torch_torch_port.py:Muon torch" ;;
+    moonlight) echo "$srcdir/tests/torch_moonlight_port.py:Muon moonlight" ;;
     *) echo "" ;;
   esac
 }

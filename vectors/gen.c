@@ -55,6 +55,8 @@ static const struct {
             "errors", "sharded", "sharded_tp", NULL}},
   {"torch", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
              "errors", NULL}},
+  {"moonlight", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+                 "state", "errors", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)

@@ -12,6 +12,20 @@
 
 /* ---- small builders ---- */
 
+/* The profile's defaults (its routing rule, the catalogue its validation
+ * applies). */
+static muonref_options defaults(gen_ctx *g)
+{
+  muonref_options o;
+  muonref_profile_options(g->profile, &o, NULL);
+  return o;
+}
+
+/* Cases written after the nemo set was published run for every other
+ * profile; vectors/nemo/ stays byte for byte what it was (its cases are
+ * frozen until a change to them is explained). */
+static int nemo_frozen(const gen_ctx *g) { return !strcmp(g->profile, "nemo"); }
+
 static muonref_options base(gen_ctx *g, double lr, double wd)
 {
   muonref_options o;
@@ -147,6 +161,40 @@ void gen_area_routing(gen_ctx *g)
       else
         grad_normal(g, &c, 0, i, 1.0);
       flags(&c, "Routing", R[k].fl, zero ? "ZeroGradient" : NULL);
+      gen_add_step(g, &c);
+    }
+  if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
+    return;
+  /* a port routed by the caller's lists (Moonlight's muon_params and
+   * adamw_params): each parameter takes the branch it was given, at the
+   * profile's own AdamW lr */
+  static const struct { const char *what; int ndim; size_t d[4]; int muon; } M[] = {
+    {"hidden (16, 8) in the Muon list", 2, {16, 8}, 1},
+    {"wide (8, 32) in the Muon list", 2, {8, 32}, 1},
+    {"(1, 1) in the Muon list", 2, {1, 1}, 1},
+    {"(64, 16) in the Muon list", 2, {64, 16}, 1},
+    {"matrix (16, 8) in the AdamW list", 2, {16, 8}, 0},
+    {"embedding-like (40, 8) in the AdamW list", 2, {40, 8}, 0},
+    {"bias (16,) in the AdamW list", 1, {16}, 0},
+    {"conv filter (4, 2, 3, 3) in the AdamW list", 4, {4, 2, 3, 3}, 0},
+    {"LayerScale (16, 1, 1) in the AdamW list", 3, {16, 1, 1}, 0},
+  };
+  for (size_t k = 0; k < sizeof M / sizeof M[0]; k++)
+    for (int zero = 0; zero < 2; zero++) {
+      gen_step_case c;
+      char comment[256];
+      snprintf(comment, sizeof comment, "%s (%s)", M[k].what,
+               zero ? "zero gradient: only the branch's decay acts" : "one step with a gradient");
+      muonref_options o = base(g, 0.05, 0.1);
+      o.use_muon = M[k].muon ? MUONREF_USE_MUON_TRUE : MUONREF_USE_MUON_FALSE;
+      begin(&c, comment, &o);
+      muonref_shape s = {M[k].ndim, {M[k].d[0], M[k].d[1], M[k].d[2], M[k].d[3]}};
+      int i = param(g, &c, "p", s, 0);
+      if (zero)
+        grad_zero(&c, 0, i);
+      else
+        grad_normal(g, &c, 0, i, 1.0);
+      flags(&c, "Routing", "RoutingForced", zero ? "ZeroGradient" : NULL);
       gen_add_step(g, &c);
     }
 }
@@ -314,6 +362,26 @@ void gen_area_weight_decay(gen_ctx *g)
     flags(&c, "WeightDecay", "DecayOrder", NULL);
     gen_add_step(g, &c);
   }
+  if (nemo_frozen(g))
+    return;
+  /* decay in both branches at the profile's own AdamW lr ratio */
+  for (size_t k = 0; k < 3; k++)
+    for (int zero = 0; zero < 2; zero++) {
+      gen_step_case c;
+      char comment[256];
+      snprintf(comment, sizeof comment,
+               "lr %g, weight_decay %g at the profile's AdamW lr on a tall Muon matrix and a bias: %s", D[k].lr, D[k].wd,
+               zero ? "zero gradients, so exactly the decay" : "decay with the unscaled lr before the update");
+      muonref_options o = base_s(g, D[k].lr, D[k].wd);
+      begin(&c, comment, &o);
+      int w = param(g, &c, "tall", shape2(32, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
+      if (zero)
+        grad_zero(&c, 0, w), grad_zero(&c, 0, b);
+      else
+        grad_structured(g, &c, 0, w, 0), grad_normal(g, &c, 0, b, 1.0);
+      flags(&c, "WeightDecay", zero ? "ZeroGradient" : "DecayOrder", NULL);
+      gen_add_step(g, &c);
+    }
 }
 
 /* ---- momentum and Nesterov ---- */
@@ -359,9 +427,13 @@ void gen_area_momentum(gen_ctx *g)
     muonref_options o = base(g, 0.02, 0.0);
     o.momentum = 0.9;
     o.nesterov = nes;
-    begin(&c, nes ? "beta 0.9, ones gradient, two steps, Nesterov: the buffer holds 1 then 1.9 (sum form)"
-                  : "beta 0.9, ones gradient, two steps, no Nesterov: the buffer holds 1 then 1.9 (sum form)",
-          &o);
+    int ema = o.momentum_form == MUONREF_MOMENTUM_EMA; /* the profile's form */
+    static const char *const TEXT[2][2] = {
+      {"beta 0.9, ones gradient, two steps, no Nesterov: the buffer holds 1 then 1.9 (sum form)",
+       "beta 0.9, ones gradient, two steps, Nesterov: the buffer holds 1 then 1.9 (sum form)"},
+      {"beta 0.9, ones gradient, two steps, no Nesterov: the buffer holds 0.1 then 0.19 (EMA form)",
+       "beta 0.9, ones gradient, two steps, Nesterov: the buffer holds 0.1 then 0.19 (EMA form)"}};
+    begin(&c, TEXT[ema][nes], &o);
     int i = param(g, &c, "w", shape2(4, 8), 0);
     for (int k = 0; k < 2; k++) {
       c.grads[k][i] = gen_zeros(32);
@@ -416,6 +488,22 @@ void gen_area_adamw(gen_ctx *g)
     for (int s = 0; s < steps; s++)
       grad_normal(g, &c, s, e, 1.0);
     flags(&c, "AdamW", "BiasCorrection", "RoutingThreshold");
+    gen_add_step(g, &c);
+  }
+  if (nemo_frozen(g))
+    return;
+  /* the same semantics at the profile's own AdamW lr ratio */
+  for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.02, 0.0);
+    o.adam_beta1 = A[k].b1, o.adam_beta2 = A[k].b2, o.adam_eps = A[k].eps;
+    snprintf(comment, sizeof comment, "AdamW at the profile's lr ratio, three steps, %s", A[k].what);
+    begin(&c, comment, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), cv = param(g, &c, "conv", (muonref_shape){4, {4, 2, 3, 3}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, A[k].scale), grad_normal(g, &c, s, cv, A[k].scale);
+    flags(&c, "AdamW", k >= 4 ? "AdamEps" : NULL, NULL);
     gen_add_step(g, &c);
   }
 }
@@ -544,7 +632,11 @@ void gen_area_newton_schulz(gen_ctx *g)
     for (int i = 0; i < 4; i++)
       d[i] = ldexpf(1.0f, TINY[k]);
     float *x = gen_structured(4, 16, d, 0);
-    snprintf(comment, sizeof comment, "tiny norm 2^%d x 8: X / (||X|| + 1e-7) differs from a clamp or another eps", TINY[k]);
+    snprintf(comment, sizeof comment,
+             defaults(g).eps_mode == MUONREF_EPS_CLAMP
+                 ? "tiny norm 2^%d x 8: X / max(||X||, 1e-7) differs from an added or another eps"
+                 : "tiny norm 2^%d x 8: X / (||X|| + 1e-7) differs from a clamp or another eps",
+             TINY[k]);
     gen_add_ns(g, "ns", comment, ft, x, 4, 16, 5);
     free(x);
   }
@@ -684,14 +776,6 @@ void gen_area_state(gen_ctx *g)
 
 /* ---- errors ---- */
 
-/* The profile's defaults (the catalogue its validation applies). */
-static muonref_options defaults(gen_ctx *g)
-{
-  muonref_options o;
-  muonref_profile_options(g->profile, &o, NULL);
-  return o;
-}
-
 /* An error case with one matrix and one bias (a second matrix where the
  * profile takes only 2-D parameters), options given verbatim. */
 static void error_case(gen_ctx *g, const char *comment, const char *options_json, const char *status,
@@ -780,11 +864,66 @@ static void errors_torch(gen_ctx *g)
   }
 }
 
+/* A port that checks nothing (Moonlight, spec/profiles/moonlight.md 1.1):
+ * only what its code refuses on its own, with its own exception (any
+ * message passes), and what muonref refuses while the port runs on. */
+static void errors_none(gen_ctx *g)
+{
+  struct { const char *what; int kind; const char *status, *msg, *result; int any; } G[] = {
+    {"a conv filter (4, 2, 3, 3) among the Muon parameters: the port asserts p.ndim == 2 (bug-reports B03)", 0, "ESHAPE",
+     "use_muon=True needs exactly two dimensions, got shape (4, 2, 3, 3)", NULL, 1},
+    {"a bias (48,) among the Muon parameters: refused", 5, "ESHAPE",
+     "use_muon=True needs exactly two dimensions, got shape (48,)", NULL, 1},
+    {"a NaN gradient: muonref refuses it before anything is written; the port runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient on the Muon matrix: muonref refuses it; the port runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused; the port fails inside PyTorch with PyTorch's own message", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 1},
+    {"a complex gradient (bug-reports B19): muonref refuses it; the port casts it to real with a warning (acceptable)", 4,
+     "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    begin(&c, G[k].what, &o);
+    muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){4, {4, 2, 3, 3}} : G[k].kind == 5 ? (muonref_shape){1, {48}}
+                                                                                           : shape2(8, 16);
+    int a = param(g, &c, "hidden", s0, 0);
+    muonref_options ob = o;
+    ob.use_muon = MUONREF_USE_MUON_FALSE;
+    c.options[1] = ob;
+    c.n_groups = 2;
+    int b = param(g, &c, "bias", (muonref_shape){1, {8}}, 1);
+    grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
+    if (G[k].kind == 1)
+      c.grads[0][b][3] = NAN;
+    if (G[k].kind == 2)
+      c.grads[0][a][5] = INFINITY;
+    if (G[k].kind == 3)
+      c.grad_kind[0][a] = "sparse";
+    if (G[k].kind == 4)
+      c.grad_kind[0][a] = "c64";
+    c.error_status = G[k].status;
+    c.error_message = G[k].msg;
+    c.result = G[k].result;
+    c.error_any = G[k].any;
+    flags(&c, "ErrorMessage", G[k].kind == 0 || G[k].kind == 5 ? "RoutingForced" : "BadGradient",
+          G[k].kind == 4 ? "BugB19" : G[k].kind == 0 ? "BugB03" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
   if (defaults(g).catalogue == MUONREF_CATALOGUE_TORCH) {
     errors_torch(g);
+    return;
+  }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_NONE) {
+    errors_none(g);
     return;
   }
   static const struct { const char *what, *opt, *msg; } E[] = {

@@ -34,6 +34,7 @@ port_of() {
   case $1 in
     nemo) echo "$src/tests/torch_nemo_port.py:Muon nemo raw" ;;
     torch) echo "$src/tests/torch_torch_port.py:Muon torch neutral" ;;
+    moonlight) echo "$src/tests/torch_moonlight_port.py:Muon moonlight neutral" ;;
   esac
 }
 have_torch=0

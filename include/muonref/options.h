@@ -68,21 +68,40 @@ typedef enum muonref_scale_mode {
  *   TWO_D_ONLY: every parameter is a Muon parameter and must have exactly
  *               two dimensions, else the optimizer is refused at
  *               construction; use_muon, adam_dim_threshold and the adam_*
- *               options are unused (torch.optim.Muon) */
+ *               options are unused (torch.optim.Muon)
+ *   MANUAL:     the caller names each parameter's branch (use_muon TRUE or
+ *               FALSE; AUTO falls back to the THRESHOLD rule); a Muon
+ *               parameter must have exactly two dimensions (Moonlight's
+ *               muon_params / adamw_params lists and its `assert p.ndim == 2`) */
 typedef enum muonref_route_rule {
   MUONREF_ROUTE_THRESHOLD = 0,
-  MUONREF_ROUTE_TWO_D_ONLY = 1
+  MUONREF_ROUTE_TWO_D_ONLY = 1,
+  MUONREF_ROUTE_MANUAL = 2
 } muonref_route_rule;
+
+/* Where AdamW's eps enters (spec/muon.md section 9; t = step count).
+ *   CORRECTED:   m / (sqrt(v) / sqrt(1 - beta2^t) + eps)   (NeMo, torch.optim.AdamW)
+ *   UNCORRECTED: m / ((sqrt(v) + eps) / sqrt(1 - beta2^t)), eps on the
+ *                uncorrected sqrt(v) (Moonlight toy_train.py @c2ad5b2:
+ *                `moment1 / (eps + moment2.sqrt())`, then `lr / scale`) */
+typedef enum muonref_adam_eps_mode {
+  MUONREF_ADAM_EPS_CORRECTED = 0,
+  MUONREF_ADAM_EPS_UNCORRECTED = 1
+} muonref_adam_eps_mode;
 
 /* Which port's option checks and messages validation applies (the error
  * catalogue of spec/muon.md section 12 and spec/profiles/).
  *   NEMO:  NeMo's Muon.__init__ checks, and muonref's for the other fields
  *   TORCH: torch.optim.Muon's (pytorch/pytorch torch/optim/_muon.py
  *          @b5ee4d7a): lr, momentum, weight_decay >= 0 (momentum has no
- *          upper bound), ns_steps < 100 (0 runs no iteration) */
+ *          upper bound), ns_steps < 100 (0 runs no iteration)
+ *   NONE:  the port checks nothing (Moonlight): any finite value is
+ *          accepted; muonref refuses only what cannot be computed
+ *          (non-finite values, ns_steps < 0, and the enum fields) */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
-  MUONREF_CATALOGUE_TORCH = 1
+  MUONREF_CATALOGUE_TORCH = 1,
+  MUONREF_CATALOGUE_NONE = 2
 } muonref_catalogue;
 
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
@@ -154,6 +173,7 @@ typedef struct muonref_options {
   muonref_bf16_order bf16_order; /* rounding sequence of a BF16 step   */
   muonref_route_rule route_rule; /* THRESHOLD (zero) or TWO_D_ONLY      */
   muonref_catalogue catalogue;   /* whose checks and messages apply     */
+  muonref_adam_eps_mode adam_eps_mode; /* CORRECTED (zero) or UNCORRECTED */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -200,6 +220,7 @@ const char *muonref_bf16_order_name(muonref_bf16_order o);
 int muonref_bf16_order_parse(const char *s, muonref_bf16_order *out, muonref_error *err);
 const char *muonref_route_rule_name(muonref_route_rule r);
 const char *muonref_catalogue_name(muonref_catalogue c);
+const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

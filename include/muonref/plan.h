@@ -46,7 +46,7 @@ typedef struct muonref_adamw_plan {
   double bias_correction2;   /* 1 - beta2^t */
   double sqrt_bc2;           /* sqrt(bias_correction2) */
   double step_size;          /* lr / bias_correction1 */
-  double eps;
+  double eps;                /* adam_eps; adam_eps / sqrt_bc2 when UNCORRECTED */
   int apply_decay;
   double decay;              /* 1 - lr * weight_decay */
 } muonref_adamw_plan;

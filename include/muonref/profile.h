@@ -51,6 +51,8 @@ typedef struct muonref_profile {
   void (*fill)(muonref_options *); /* writes the complete defaults */
   const muonref_option_key *keys;  /* the port's option names, in its signature's order */
   size_t n_keys;
+  int one_group;                   /* 1: the port puts every parameter into one group
+                                      (Moonlight): groups may differ only in use_muon */
 } muonref_profile;
 
 /* The profile named `name`, or NULL. */
@@ -58,7 +60,7 @@ const muonref_profile *muonref_profile_get(const char *name);
 
 /* Writes the defaults of profile `name` into *out.  Returns MUONREF_OK, or
  * MUONREF_EOPTION with "Unknown profile 'NAME', expected one of ('nemo',
- * 'torch')" (out untouched) when no profile has that name. */
+ * 'torch', 'moonlight')" (out untouched) when no profile has that name. */
 int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
 
 /* Number of profiles; profile i (0-based; NULL past the end) and its name. */

@@ -41,7 +41,9 @@ size_t muonref_shape_numel(const muonref_shape *s);
  * route_rule TWO_D_ONLY every parameter is a Muon parameter and must have
  * two dimensions, else MUONREF_ESHAPE with torch.optim.Muon's message
  * "Muon only supports 2D parameters whereas we found a parameter with size:
- * torch.Size([48])".  Under THRESHOLD:
+ * torch.Size([48])".  Under MANUAL, use_muon TRUE needs exactly two
+ * dimensions (MUONREF_ESHAPE "use_muon=True needs exactly two dimensions,
+ * got shape (4, 2, 3, 3)"), otherwise as THRESHOLD.  Under THRESHOLD:
  *   use_muon TRUE  -> Muon, provided ndim >= 2;
  *   use_muon FALSE -> AdamW;
  *   use_muon AUTO  -> Muon iff ndim == 2 and max(dims) < adam_dim_threshold.

@@ -140,6 +140,13 @@ TO_NEMO = {
         # torch.optim.Muon's own defaults where nemo's differ (a torch case that gives no lr means 1e-3)
         'defaults': {'lr': 1e-3, 'weight_decay': 0.1},
     },
+    'moonlight': {
+        'rename': {'lr': 'lr', 'wd': 'weight_decay', 'momentum': 'momentum', 'nesterov': 'nesterov',
+                   'ns_steps': 'ns_steps', 'adamw_betas': 'adam_betas', 'adamw_eps': 'adam_eps', 'use_muon': 'use_muon'},
+        'fixed': {},
+        # Moonlight's defaults, and its AdamW lr (the Muon lr: ratio 1)
+        'defaults': {'lr': 1e-3, 'weight_decay': 0.1, 'adam_betas': (0.9, 0.95), 'adam_eps': 1e-8, 'adam_lr_ratio': 1.0},
+    },
 }
 
 
@@ -174,10 +181,15 @@ class Adapter:
         options are read in nemo's names (to_nemo), which every adapter maps."""
         return {'__native__': native(options)} if profile == self.name and profile != 'nemo' else to_nemo(profile, options)
 
-    def construct(self, cls, groups):
-        """The optimizer over groups, a list of (vector options, parameters) pairs."""
+    def build(self, cls, groups):
+        """The optimizer over groups, a list of (options_of(...), parameters) pairs: a
+        vector of the port's own profile by construct_native, any other by construct."""
         if groups and '__native__' in groups[0][0]:
             return self.construct_native(cls, [(o['__native__'], p) for o, p in groups])
+        return self.construct(cls, groups)
+
+    def construct(self, cls, groups):
+        """The optimizer over groups, a list of (options in nemo's names, parameters) pairs."""
         param_groups = []
         for options, params in groups:
             entry = dict(self.group_entries(options))
@@ -281,8 +293,6 @@ class TorchAdapter(Adapter):
         return self.group_entries(options)
 
     def construct(self, cls, groups):
-        if groups and '__native__' in groups[0][0]:
-            return super().construct(cls, groups)
         for options, params in groups:
             o = canonical(options)
             for p in params:
@@ -316,6 +326,13 @@ class MoonlightAdapter(Adapter):
         return cls(lr=_opt(first, 'lr'), wd=_opt(first, 'weight_decay'), muon_params=muon,
                    momentum=_opt(first, 'momentum'), nesterov=_opt(first, 'nesterov'), ns_steps=_opt(first, 'ns_steps'),
                    adamw_params=adam, adamw_betas=tuple(_opt(first, 'adam_betas')), adamw_eps=_opt(first, 'adam_eps'))
+
+    def construct_native(self, cls, groups):
+        """A moonlight vector: one group; use_muon says which list a group's parameters join."""
+        first = {k: v for k, v in groups[0][0].items() if k != 'use_muon'}
+        muon = [p for o, ps in groups if o.get('use_muon') for p in ps]
+        adam = [p for o, ps in groups if not o.get('use_muon') for p in ps]
+        return cls(muon_params=muon, adamw_params=adam, **first)
 
     def read_state(self, state, steps_with_grad):
         if 'moment1' in state and 'moment2' in state:

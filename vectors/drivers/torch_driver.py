@@ -242,7 +242,7 @@ class Runner:
         if not isinstance(groups, list) or not groups:
             raise ValueError("groups: expected a non-empty list")
         # the adapter builds the optimizer from (options, parameters) per vector group
-        return self.adapter.construct(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
+        return self.adapter.build(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
                                                   [params[i] for i in g['params']]) for g in groups])
 
     def decode_step_inputs(self, case: Dict[str, Any]):
