@@ -7,7 +7,9 @@
 # one case of every other profile (and each such failure carries a reason).
 # Ports run in --mode neutral (bf16 operations computed in binary32 and
 # rounded once): the matrix compares the ports' logic, not PyTorch 1.13 CPU's
-# bf16 kernels (spec/vectors.md 5.3).
+# bf16 kernels (spec/vectors.md 5.3).  Each port also runs raw over its own
+# profile: it must pass every case flagged PlatformRobust there (the flag's
+# promise, spec/vectors.md 5.3, checked for every profile).
 # Usage: tests/cross-matrix.sh [VECTORS_DIR]   (default: $srcdir/vectors)
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -66,6 +68,15 @@ for p in $profiles; do
     echo "$p port on $v vectors, first failures:"
     grep -A1 '^FAIL ' "$work/$p-$v.out" | head -n 4 | cut -c1-220
   done
+done
+for p in $profiles; do
+  set -- $(port_of "$p")
+  "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --mode raw --optimizer "$1" --adapter "$2" \
+    --out "$work/raw-$p.json" "$vectors/$p" >/dev/null 2>&1 || { fail "$p raw: the driver failed"; continue; }
+  "$muonref" check --results "$work/raw-$p.json" "$vectors/$p" >"$work/raw-$p.out" 2>&1
+  n=$(grep '^FAIL ' "$work/raw-$p.out" | grep -c 'PlatformRobust')
+  [ "$n" -eq 0 ] && echo "ok: $p port raw on PyTorch $("$python" -c 'import torch; print(torch.__version__)'): $(tail -n 1 "$work/raw-$p.out"), every PlatformRobust case passes" ||
+    { fail "$p port raw: $n PlatformRobust cases fail"; grep '^FAIL ' "$work/raw-$p.out" | grep PlatformRobust | head -n 3; }
 done
 [ $status -eq 0 ] && echo "ok: the cross matrix is diagonal over:$profiles"
 exit $status

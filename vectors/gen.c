@@ -42,6 +42,9 @@ static const struct {
   {"sharded_tp", gen_area_sharded_tp, "Muon matrices split by rows or columns over ranks (tensor parallel): the "
                                       "expected values are the update of the whole matrix; the member \"sharding\" "
                                       "gives each rank's slice (spec/vectors.md 2.6)."},
+  /* new areas go last: an area's seed is its index here */
+  {"defaults", gen_area_defaults, "Cases that give no options (format v2): the profile's own constructor defaults "
+                                  "apply, so a port whose default differs fails (spec/vectors.md 3.1)."},
 };
 
 /* The areas of each profile: every area whose semantics its port has
@@ -52,11 +55,11 @@ static const struct {
   const char *const areas[16];
 } PROFILE_AREAS[] = {
   {"nemo", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "sharded", "sharded_tp", NULL}},
+            "errors", "sharded", "sharded_tp", "defaults", NULL}},
   {"torch", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-             "errors", NULL}},
+             "errors", "defaults", NULL}},
   {"moonlight", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-                 "state", "errors", NULL}},
+                 "state", "errors", "defaults", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -111,6 +114,10 @@ static const flag_note NOTES[] = {
   {"ConvFlatten", "EDGE_CASE", "a convolution filter forced to Muon is scaled from its flattened (out, in * kh * kw) "
    "shape", "a factor from the unflattened last two dimensions is wrong", {"spec/muon.md section 5", "bug-reports B03"},
    {"conv_scale_unflattened"}},
+  {"Defaults", "BASIC", "the case gives no options: the port's own constructor defaults apply (the profile's, "
+   "core/profile.c)", "a port whose default differs (Nesterov, lr, weight decay, betas, eps, coefficients) fails "
+   "here although every case that states its options passes", {"spec/vectors.md section 3.1",
+   "spec/profiles/README.md"}, {NULL}},
   {"RmsAdamw", "BASIC", "the rms_adamw shape factor 0.2 sqrt(max(rows, cols)) (torch.optim.Muon adjust_lr_fn "
    "\"match_rms_adamw\"; Moonlight)", "the fan_in factor sqrt(max(1, rows/cols)), or the 0.2 left out",
    {"spec/muon.md section 5", "spec/profiles/torch.md section 4", "bug-reports B08"}, {NULL}},

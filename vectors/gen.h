@@ -39,6 +39,8 @@ typedef struct gen_step_case {
                                     profile's port raises its framework's own) */
   json_t *sharding;              /* step cases: the "sharding" member (owned;
                                     spec/vectors.md 2.6), or NULL */
+  int defaults_only;             /* step cases: write no option but use_muon (the
+                                    port's own constructor defaults apply) */
   char comment_buf[512];         /* the comment as fitted to a profile */
   char error_buf[512];           /* the message of a case the profile refuses */
 } gen_step_case;
@@ -116,5 +118,6 @@ void gen_area_state(gen_ctx *g);
 void gen_area_errors(gen_ctx *g);
 void gen_area_sharded(gen_ctx *g);
 void gen_area_sharded_tp(gen_ctx *g);
+void gen_area_defaults(gen_ctx *g);
 
 #endif

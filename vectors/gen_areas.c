@@ -1203,3 +1203,42 @@ void gen_area_sharded_tp(gen_ctx *g)
     gen_add_step(g, &c);
   }
 }
+
+/* ---- defaults: cases that give no options ----
+ * Judged against the profile's own constructor defaults (core/profile.c):
+ * a port whose default differs from its profile's (Nesterov, lr, weight
+ * decay, betas, eps, coefficients) fails here although every case that
+ * states its options passes. */
+void gen_area_defaults(gen_ctx *g)
+{
+  gen_group(g, "step");
+  static const struct { const char *what; int steps, with_bias, zero_mid; } D[] = {
+    {"no options: a tall (32, 8) and a wide (8, 32) Muon matrix and a bias, three steps", 3, 1, 0},
+    {"no options: a square (16, 16) Muon matrix, two steps", 2, 0, 0},
+    {"no options: three steps, the middle one with zero gradients (the decay alone)", 3, 1, 1},
+    {"no options: one step on a (64, 16) matrix and an embedding-like bias (64,)", 1, 1, 0},
+  };
+  for (size_t k = 0; k < sizeof D / sizeof D[0]; k++) {
+    gen_step_case c;
+    muonref_options o = defaults(g);
+    begin(&c, D[k].what, &o);
+    c.defaults_only = 1;
+    int a = k == 1 ? param(g, &c, "square", shape2(16, 16), 0) : k == 3 ? param(g, &c, "proj", shape2(64, 16), 0)
+                                                                     : param(g, &c, "tall", shape2(32, 8), 0);
+    int w = k == 0 || k == 2 ? param(g, &c, "wide", shape2(8, 32), 0) : -1;
+    int b = D[k].with_bias ? param(g, &c, "bias", (muonref_shape){1, {k == 3 ? 64u : 32u}}, 0) : -1;
+    for (int s = 0; s < D[k].steps; s++) {
+      int zero = D[k].zero_mid && s == 1;
+      if (zero)
+        grad_zero(&c, s, a);
+      else
+        grad_normal(g, &c, s, a, 1.0);
+      if (w >= 0)
+        zero ? grad_zero(&c, s, w) : grad_normal(g, &c, s, w, 1.0);
+      if (b >= 0)
+        zero ? grad_zero(&c, s, b) : grad_normal(g, &c, s, b, 1.0);
+    }
+    flags(&c, "Defaults", D[k].zero_mid ? "ZeroGradient" : NULL, NULL);
+    gen_add_step(g, &c);
+  }
+}

@@ -237,13 +237,29 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   return t;
 }
 
+/* A group's options object: every key of the profile, or for a case of
+ * defaults only the routing key a manually routed port needs. */
+static json_t *group_options_json(const gen_step_case *c, int gi, const char *profile)
+{
+  if (c->raw_options[gi])
+    return json_incref(c->raw_options[gi]);
+  json_t *j = muonref_case_options_json(&c->options[gi], profile);
+  if (c->defaults_only) {
+    json_t *only = json_object(), *um = json_object_get(j, "use_muon");
+    if (um && c->options[gi].route_rule == MUONREF_ROUTE_MANUAL)
+      json_object_set(only, "use_muon", um);
+    json_decref(j);
+    j = only;
+  }
+  return j;
+}
+
 static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
 {
   json_t *groups = json_array(), *params = json_array(), *steps = json_array();
   for (int gi = 0; gi < c->n_groups; gi++) {
     json_t *gj = json_object(), *idx = json_array();
-    json_object_set_new(gj, "options", c->raw_options[gi] ? json_incref(c->raw_options[gi])
-                                                          : muonref_case_options_json(&c->options[gi], profile));
+    json_object_set_new(gj, "options", group_options_json(c, gi, profile));
     for (int i = 0; i < c->n_params; i++)
       if (c->group_of[i] == gi)
         json_array_append_new(idx, json_integer(i));
