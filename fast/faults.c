@@ -52,6 +52,25 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
   [MUONREF_FAULT_NONFINITE_ACCEPTED] = {"nonfinite_accepted", "NaN/Inf gradients are not rejected", "no input check"},
   [MUONREF_FAULT_STATE_STEP_RESET] = {"state_step_reset", "importing state drops the step count",
                                       "checkpoint bugs (bug-reports B13/B14)"},
+  [MUONREF_FAULT_SUM_MOMENTUM] = {"sum_momentum", "momentum buffer in sum form beta M + G where the profile keeps an EMA",
+                                  "torch.optim.Muon's docstring formulas vs its code @b5ee4d7a; KellerJordan/Muon "
+                                  "28c793b (2025-01) vs eb22579, issue #52 (bug-reports B09)"},
+  [MUONREF_FAULT_EPS_ADD] = {"eps_add", "X / (||X|| + eps) where the profile clamps: max(||X||, eps)",
+                             "torch.optim.Muon's docstring (\"term added to the denominator\") vs its clamp @b5ee4d7a"},
+  [MUONREF_FAULT_NESTEROV_SUM_INPUT] = {"nesterov_sum_input", "Nesterov input G + beta M with an EMA buffer",
+                                        "torch.optim.Muon's docstring (g_t + mu B_t) applied to its EMA buffer"},
+  [MUONREF_FAULT_RMS_AS_FAN_IN] = {"rms_as_fan_in", "the fan_in factor sqrt(max(1, rows/cols)) where the profile "
+                                   "scales by 0.2 sqrt(max(rows, cols))",
+                                   "Keller's rule in Moonlight's place (spec/profiles/moonlight.md 10; bug-reports B08)"},
+  [MUONREF_FAULT_RMS_WITHOUT_FACTOR] = {"rms_without_factor", "sqrt(max(rows, cols)) without the 0.2 of match_rms_adamw",
+                                        "NVIDIA-NeMo/Emerging-Optimizers #80 (bug-reports B08)"},
+  [MUONREF_FAULT_ADAM_EPS_CORRECTED] = {"adam_eps_corrected", "AdamW eps on the corrected sqrt(v_hat) where the "
+                                        "profile adds it to the uncorrected sqrt(v)",
+                                        "Moonlight toy_train.py @c2ad5b2 vs Keller's adam_update (moonlight_eps_corrected)"},
+  [MUONREF_FAULT_ND_FLATTENED] = {"nd_flattened", "a parameter of more than two dimensions flattened to "
+                                  "(d0, rest) and updated where the profile refuses it",
+                                  "pytorch/pytorch PR #180561 (conv support for torch.optim.Muon); MoonshotAI/Moonlight "
+                                  "issue #37 (bug-reports B03)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -81,8 +100,21 @@ void muonref_fault_options(int f, muonref_options *o)
   case MUONREF_FAULT_EPS_CLAMP: o->eps_mode = MUONREF_EPS_CLAMP; break;
   case MUONREF_FAULT_EPS_1E8: o->ns_eps = 1e-8; break;
   case MUONREF_FAULT_FAN_SWAPPED:
-    if (o->scale_mode != MUONREF_SCALE_NONE)
+    if (o->scale_mode == MUONREF_SCALE_FAN_IN || o->scale_mode == MUONREF_SCALE_FAN_OUT)
       o->scale_mode = o->scale_mode == MUONREF_SCALE_FAN_IN ? MUONREF_SCALE_FAN_OUT : MUONREF_SCALE_FAN_IN;
+    break;
+  case MUONREF_FAULT_SUM_MOMENTUM: o->momentum_form = MUONREF_MOMENTUM_SUM; break;
+  case MUONREF_FAULT_EPS_ADD: o->eps_mode = MUONREF_EPS_ADD; break;
+  case MUONREF_FAULT_RMS_AS_FAN_IN:
+    if (o->scale_mode == MUONREF_SCALE_RMS_ADAMW)
+      o->scale_mode = MUONREF_SCALE_FAN_IN;
+    break;
+  case MUONREF_FAULT_ADAM_EPS_CORRECTED: o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED; break;
+  case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
+    if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
+      o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;
+    if (o->route_rule == MUONREF_ROUTE_MANUAL)
+      o->route_rule = MUONREF_ROUTE_THRESHOLD;
     break;
   default: break;
   }
@@ -110,6 +142,19 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
   case MUONREF_FAULT_NESTEROV_EMA_BLEND:
     if (p->nesterov)
       p->in_grad = 1.0 - o->momentum;
+    break;
+  case MUONREF_FAULT_NESTEROV_SUM_INPUT:
+    if (p->nesterov && o->momentum_form == MUONREF_MOMENTUM_EMA)
+      p->in_grad = 1.0;
+    break;
+  case MUONREF_FAULT_RMS_WITHOUT_FACTOR:
+    if (o->scale_mode == MUONREF_SCALE_RMS_ADAMW) {
+      muonref_route r;
+      if (muonref_route_param(o, s, &r, NULL) == MUONREF_OK) {
+        p->scale = sqrt(fmax((double)r.rows, (double)r.cols));
+        p->alpha = o->lr * p->scale;
+      }
+    }
     break;
   case MUONREF_FAULT_DECAY_SCALED_LR: p->decay = 1.0 - p->alpha * o->weight_decay; break;
   case MUONREF_FAULT_DECAY_SKIPPED_GROUP: p->apply_decay = p->apply_decay && group == 0; break;

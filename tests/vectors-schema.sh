@@ -10,7 +10,7 @@ if ! "$py" -c 'import jsonschema' 2>/dev/null; then
   echo "SKIP: $py has no jsonschema (apt-get install python3-jsonschema)"
   exit 77
 fi
-"$py" - "$src/spec/vectors.schema.json" "$src"/vectors/nemo/*.json <<'PY'
+"$py" - "$src/spec/vectors.schema.json" "$src"/vectors/*/*.json <<'PY'
 import json, sys
 import jsonschema
 schema = json.load(open(sys.argv[1]))

@@ -116,11 +116,11 @@ static const flag_note NOTES[] = {
    {"conv_scale_unflattened"}},
   {"Defaults", "BASIC", "the case gives no options: the port's own constructor defaults apply (the profile's, "
    "core/profile.c)", "a port whose default differs (Nesterov, lr, weight decay, betas, eps, coefficients) fails "
-   "here although every case that states its options passes", {"spec/vectors.md section 3.1",
-   "spec/profiles/README.md"}, {NULL}},
+   "here although every case that states its options passes", {"spec/vectors.md section 3.1"}, {NULL}},
   {"RmsAdamw", "BASIC", "the rms_adamw shape factor 0.2 sqrt(max(rows, cols)) (torch.optim.Muon adjust_lr_fn "
    "\"match_rms_adamw\"; Moonlight)", "the fan_in factor sqrt(max(1, rows/cols)), or the 0.2 left out",
-   {"spec/muon.md section 5", "spec/profiles/torch.md section 4", "bug-reports B08"}, {NULL}},
+   {"spec/muon.md section 5", "spec/profiles/torch.md section 4", "bug-reports B08"},
+   {"rms_as_fan_in", "rms_without_factor"}},
   /* weight decay, sections 4, 8, 9 */
   {"WeightDecay", "BASIC", "decoupled weight decay P (1 - lr wd) with the unscaled lr, in both branches",
    "decay with the scaled lr, the Muon lr on AdamW parameters, or on the wrong groups", {"spec/muon.md section 4",
