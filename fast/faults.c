@@ -71,6 +71,9 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                   "(d0, rest) and updated where the profile refuses it",
                                   "pytorch/pytorch PR #180561 (conv support for torch.optim.Muon); MoonshotAI/Moonlight "
                                   "issue #37 (bug-reports B03)"},
+  [MUONREF_FAULT_FAN_IN_AS_RMS] = {"fan_in_as_rms", "0.2 sqrt(max(rows, cols)) where the profile scales by the fan_in "
+                                   "factor sqrt(max(1, rows/cols))",
+                                   "Moonlight's match-AdamW-RMS rule in Keller's place (bug-reports B08)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -110,6 +113,10 @@ void muonref_fault_options(int f, muonref_options *o)
       o->scale_mode = MUONREF_SCALE_FAN_IN;
     break;
   case MUONREF_FAULT_ADAM_EPS_CORRECTED: o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED; break;
+  case MUONREF_FAULT_FAN_IN_AS_RMS:
+    if (o->scale_mode == MUONREF_SCALE_FAN_IN)
+      o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+    break;
   case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
     if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
       o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;
