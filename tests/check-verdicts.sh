@@ -12,7 +12,12 @@
 #     still exits 1; a malformed baseline is a usage error (exit 2);
 #  5. fp32 Newton-Schulz outputs judged as bf16 get the --ns-format fp32 hint;
 #  6. the correct path's results match the "separate" bf16 order everywhere;
-#     results mixing orders across cases get the order warning.
+#     results mixing orders across cases get the order warning;
+#  7. overflow (spec/muon.md 7.3): the fast path passes the area in bf16 and
+#     fp32 and matches no norm-overflow alternative; results carrying the
+#     alternative (a zero Newton-Schulz output) pass, named per case and
+#     counted; NaN in their place fails naming the alternative; a finite run
+#     of the bf16-infinity case fails, a non-finite one passes.
 #
 # Exit: 0 pass; 1 fail.  Environment: MUONREF_SRCDIR, MUONREF (make check).
 
@@ -32,7 +37,10 @@ check() { # check DESCRIPTION COMMAND...
 "$muonref" check --impl fast-bf16 --fault ema_momentum --quiet --write-results "$work/ema.json" "$vectors" >/dev/null
 "$muonref" check --results "$work/ema.json" "$vectors" >"$work/ema.txt"
 check "fault results exit 1" test $? -eq 1
-nfail=$(grep -c '^FAIL' "$work/ema.txt")
+# (error cases carry no diagnosis: the EMA form's finite run of the
+# bf16-infinity case of nemo_overflow.json fails there undiagnosed)
+nall=$(grep -c '^FAIL' "$work/ema.txt")
+nfail=$(grep '^FAIL' "$work/ema.txt" | grep -vc '\[ErrorMessage')
 ndiag=$(grep -c '^  diagnosis: exactly what fault ema_momentum gives' "$work/ema.txt")
 check "every one of the $nfail failures is diagnosed as ema_momentum ($ndiag)" test "$nfail" -gt 0 -a "$nfail" -eq "$ndiag"
 check "the summary counts them" grep -q "^diagnosis: $nfail failures \[ema_momentum" "$work/ema.txt"
@@ -53,17 +61,17 @@ check "--no-diagnosis prints no diagnosis" sh -c "! grep -q diagnosis '$work/nos
 
 # 4. expected failures
 "$muonref" check --results "$work/ema.json" --quiet --write-failures "$work/known.txt" "$vectors" >/dev/null
-check "--write-failures lists one line per failure" test "$(grep -vc '^#' "$work/known.txt")" -eq "$nfail"
+check "--write-failures lists one line per failure" test "$(grep -vc '^#' "$work/known.txt")" -eq "$nall"
 "$muonref" check --results "$work/ema.json" --baseline "$work/known.txt" "$vectors" >"$work/base.txt"
 check "with the baseline the same failures exit 0" test $? -eq 0
-check "they are reported KNOWN" test "$(grep -c '^KNOWN' "$work/base.txt")" -eq "$nfail"
+check "they are reported KNOWN" test "$(grep -c '^KNOWN' "$work/base.txt")" -eq "$nall"
 head -n 1 "$work/known.txt" >"$work/partial.txt"
 grep -v '^#' "$work/known.txt" | tail -n +2 >>"$work/partial.txt"
 "$muonref" check --results "$work/ema.json" --quiet --baseline "$work/partial.txt" "$vectors" >/dev/null
 check "a failure missing from the baseline still exits 1" test $? -eq 1
 "$muonref" check --impl fast-bf16 --quiet --write-results "$work/good.json" "$vectors" >/dev/null
 "$muonref" check --results "$work/good.json" --baseline "$work/known.txt" "$vectors" >"$work/fixed.txt"
-check "baseline cases that pass now are FIXED" test "$(grep -c '^FIXED' "$work/fixed.txt")" -eq "$nfail"
+check "baseline cases that pass now are FIXED" test "$(grep -c '^FIXED' "$work/fixed.txt")" -eq "$nall"
 printf 'not a case line\n' >"$work/bad.txt"
 "$muonref" check --results "$work/good.json" --baseline "$work/bad.txt" "$vectors" >/dev/null 2>"$work/bad.err"
 check "a malformed baseline exits 2" test $? -eq 2
@@ -99,4 +107,59 @@ EOF
 "$muonref" check --results "$work/mixed.json" "$vectors" >"$work/mixed.txt"
 check "results in another accepted order pass" test $? -eq 0
 check "results mixing orders get the warning" grep -q 'WARNING: no one bf16 evaluation order matches every case' "$work/mixed.txt"
+
+# 7. overflow: both outcomes of a binary32 norm, and the bf16-infinity rule
+ov=$vectors/nemo_overflow.json
+for f in bf16 fp32; do
+  "$muonref" check --impl fast-$f --write-results "$work/ov-$f.json" "$ov" >"$work/ov-$f.txt"
+  check "the fast path ($f) passes the overflow area" test $? -eq 0
+  check "and matches no norm-overflow alternative ($f: its norm is binary64)" sh -c "! grep -q 'norm overflowed' '$work/ov-$f.txt'"
+done
+"$python" - "$work/ov-bf16.json" "$ov" "$work" <<'EOF'
+import json, sys
+r, v, out = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+tests = {t['tcId']: t for g in v['testGroups'] for t in g['tests']}
+step = next(i for i, t in tests.items() if 'expectedNormOverflow' in t)
+ns = next(i for i, t in tests.items() if 'normOverflow' in t.get('expected', {}))
+inf = next(i for i, t in tests.items() if t.get('expected', {}).get('run') == 'nonFinite')
+def write(name, edit):
+    rr = json.loads(json.dumps(r))
+    for e in rr['results']:
+        edit(e)
+    json.dump(rr, open(f"{out}/{name}.json", 'w'))
+def alt(e):
+    if e['tcId'] == step:
+        e['params'] = tests[step]['expectedNormOverflow']['params']
+        e['state'] = tests[step]['expectedNormOverflow']['state']
+    if e['tcId'] == ns:
+        e['output'] = tests[ns]['expected']['normOverflow']
+def nan(e):
+    if e['tcId'] == step:
+        p = tests[step]['expectedNormOverflow']['params'][0]
+        e['params'][0] = dict(p, hex='7fc00000' * (len(p['hex']) // 8))
+def finite(e):
+    if e['tcId'] == inf:
+        del e['error']
+        e['params'] = [p['init'] for p in tests[inf]['params']]
+def nonfinite(e):
+    if e['tcId'] == inf:
+        finite(e)
+        p = e['params'][0]
+        e['params'][0] = dict(p, hex='7fc00000' + p['hex'][8:])
+write('ov-alt', alt), write('ov-nan', nan), write('ov-finite', finite), write('ov-nonfinite', nonfinite)
+print(f"{step} {ns} {inf}", file=open(f"{out}/ov-ids", 'w'))
+EOF
+read -r st ns inf <"$work/ov-ids"
+"$muonref" check --results "$work/ov-alt.json" "$ov" >"$work/ov-alt.txt"
+check "results with the norm-overflow alternative pass" test $? -eq 0
+check "the verdict names it for tcId $st and $ns" sh -c "grep -q '^PASS nemo_overflow.json tcId $st: norm overflowed binary32' '$work/ov-alt.txt' &&
+  grep -q '^PASS nemo_overflow.json tcId $ns: norm overflowed binary32' '$work/ov-alt.txt'"
+check "the report counts 2 such cases" grep -q '^norm overflowed binary32: 2 cases matched' "$work/ov-alt.txt"
+"$muonref" check --results "$work/ov-nan.json" "$ov" >"$work/ov-nan.txt"
+check "NaN where the norm overflowed fails" test $? -eq 1
+check "naming the alternative it does not match" grep -q "^FAIL nemo_overflow.json tcId $st .*nor the norm-overflow alternative" "$work/ov-nan.txt"
+"$muonref" check --results "$work/ov-finite.json" "$ov" >"$work/ov-finite.txt"
+check "a finite run on bf16-infinite gradients fails" grep -q "^FAIL nemo_overflow.json tcId $inf .*ran and stored only finite values" "$work/ov-finite.txt"
+"$muonref" check --results "$work/ov-nonfinite.json" "$ov" >"$work/ov-nonfinite.txt"
+check "a run storing a non-finite value there passes (NeMo's NaN)" test $? -eq 0
 exit $status

@@ -183,6 +183,37 @@ mutant('error_message_empty', err_file, lambda d: first(d, 'error')['expected'][
        'tcId 1', 'expected.error.message')
 mutant('error_result_valid', err_file, lambda d: first(d, 'error').update(result='valid'), 'tcId 1', '"result"')
 
+# overflow (spec/vectors.md 2.7): the norm-overflow alternative and "run"
+ov_file = 'nemo_overflow.json'
+_ov = {t['tcId']: t for g in load(ov_file)['testGroups'] for t in g['tests']}
+ov_step = next(i for i, t in _ov.items() if 'expectedNormOverflow' in t)
+ov_ns = next(i for i, t in _ov.items() if 'normOverflow' in t.get('expected', {}))
+ov_err = next(i for i, t in _ov.items() if t.get('expected', {}).get('run'))
+
+
+def ov(doc, tcid):
+    return next(t for g in doc['testGroups'] for t in g['tests'] if t['tcId'] == tcid)
+
+
+def _other_state(d):
+    mb = ov(d, ov_step)['expectedNormOverflow']['state'][0]['momentum_buffer']
+    mb['hex'] = '00000000' + mb['hex'][8:]
+
+
+mutant('norm_overflow_state_differs', ov_file, _other_state, f'tcId {ov_step}',
+       'expectedNormOverflow.state must equal expected.state')
+mutant('norm_overflow_params_count', ov_file, lambda d: ov(d, ov_step)['expectedNormOverflow']['params'].pop(),
+       f'tcId {ov_step}', 'expectedNormOverflow.params')
+mutant('norm_overflow_ns_nonzero', ov_file, lambda d: ov(d, ov_ns)['expected']['normOverflow'].update(
+    hex='3f800000' + ov(d, ov_ns)['expected']['normOverflow']['hex'][8:]), f'tcId {ov_ns}',
+    'expected.normOverflow must be the zero matrix')
+mutant('norm_overflow_ns_shape', ov_file, lambda d: ov(d, ov_ns)['expected']['normOverflow'].update(
+    shape=[1, 1], hex='00000000'), f'tcId {ov_ns}', 'expected.normOverflow', 'the shape of input')
+mutant('run_unknown_value', ov_file, lambda d: ov(d, ov_err)['expected'].update(run='finite'), f'tcId {ov_err}',
+       'expected.run must be "nonFinite"')
+mutant('run_on_invalid_case', ov_file, lambda d: ov(d, ov_err).update(result='invalid'), f'tcId {ov_err}',
+       'expected.run belongs to an "acceptable"')
+
 
 # ---- results files: validated completely before judging
 def results(name, entries, *fragments, top=None):

@@ -13,7 +13,9 @@
 # wrong; every case runs in both modes (none skipped); in neutral mode NeMo
 # passes every case (its own profile); in raw mode every failure carries a
 # diagnosis (none is "none"), and NeMo passes every PlatformRobust case
-# (spec/vectors.md 5.3).  The counts are printed.
+# (spec/vectors.md 5.3); in both modes NeMo's float32 norm overflows on
+# every NormOverflow case and matches its alternative (spec/muon.md 7.3).
+# The counts are printed.
 #
 # Exit: 0 pass; 77 skip (no seeds, no NeMo seed, or no torch); 1 fail.
 # Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON
@@ -95,6 +97,16 @@ for mode in neutral raw; do
   sed -n 's/^FAIL \([^ ]*\) tcId \([0-9]*\).*/\1 \2/p' "$work/$mode.check" | sort >"$work/$mode.failed"
   echo "NeMo's optimizer, mode $mode: $(tail -n 1 "$work/$mode.check")"
   awk '{print $1}' "$work/$mode.failed" | uniq -c | sed 's/^/  failed in /'
+  # spec/muon.md 7.3: NeMo's X.norm() on bf16 accumulates in float32 and
+  # overflows on the NormOverflow cases; it must match their alternative
+  nov=$("$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(1 for g in d["testGroups"] for t in g["tests"] if "NormOverflow" in t["flags"]))' "$vectors/nemo_overflow.json")
+  n=$(sed -n 's/^norm overflowed binary32: \([0-9]*\) case.*/\1/p' "$work/$mode.check")
+  if [ "${n:-0}" -eq "$nov" ] && [ "$nov" -gt 0 ]; then
+    echo "ok: mode $mode: NeMo's binary32 norm overflows and matches the alternative in all $nov NormOverflow cases"
+  else
+    echo "FAIL: mode $mode: NeMo matched the norm-overflow alternative in ${n:-0} cases, not in the $nov NormOverflow cases"
+    status=1
+  fi
 done
 
 # neutral: NeMo passes its own profile

@@ -4,7 +4,7 @@
     torch_fault_cases.py --fault ema|decay --check-output FILE VECTOR_FILES_OR_DIRS...
 
 Reads the output of `muonref check --results` (FILE; only lines holding
-`tcId N` or `tcId=N` are used, with the first `*.json` word of the line as
+`tcId N` or `tcId=N` and not starting with `PASS ` are used, with the first `*.json` word of the line as
 the vector file), computes from the vector files the cases the fault can
 change, and exits 0 when at least one case failed and every failing case is
 one of them; 1 otherwise (it prints why); 2 on bad input.
@@ -12,7 +12,11 @@ one of them; 1 otherwise (it prints why); 2 on bad input.
 The sets are computed from the vectors, never listed by hand:
 
 * ema (momentum buffer kept as beta M + (1 - beta) G): the cases whose
-  expected state (`expected` or `expectedBf16`) holds a momentum buffer;
+  expected state (`expected` or `expectedBf16`) holds a momentum buffer,
+  and the error cases whose run must store a non-finite value
+  (`"run": "nonFinite"`, spec/muon.md 7.3): there the sum form's Nesterov
+  input leaves binary32 while the EMA form's, (1 - beta) times smaller,
+  stays finite;
 * decay (Muon weight decay with lr * scale): the cases with a parameter that
   is routed to Muon (spec/muon.md section 2), receives a gradient, and has
   weight_decay != 0 and a scale factor != 1 (section 5).
@@ -108,7 +112,10 @@ def candidates(files, fault):
             for case in group.get('tests', []):
                 if 'groups' not in case:
                     continue
-                hit = holds_momentum_buffer(case) if fault == 'ema' else scaled_decay_matters(case)
+                if fault == 'ema':
+                    hit = holds_momentum_buffer(case) or (case.get('expected') or {}).get('run') == 'nonFinite'
+                else:
+                    hit = scaled_decay_matters(case)
                 if hit:
                     out.add((base, int(case['tcId'])))
     return out
@@ -117,6 +124,8 @@ def candidates(files, fault):
 def failing_cases(text):
     out = set()
     for line in text.splitlines():
+        if line.startswith('PASS '):  # a pass that names its outcome (norm overflowed binary32)
+            continue
         m = LINE_ID.search(line)
         if not m:
             continue

@@ -194,6 +194,11 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     a->worst = v.worst > a->worst ? v.worst : a->worst;
     if (v.orders)
       count_orders(c, v.orders, key);
+    if (v.norm_overflow) {
+      c->norm_overflow++;
+      if (c->log)
+        fprintf(c->log, "PASS %s tcId %lld: %s\n", muonref_basename(file), id, v.detail);
+    }
     if (known) {
       c->fixed++;
       if (c->log)
@@ -416,6 +421,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
       fprintf(out, "WARNING: no one bf16 evaluation order matches every case (%s): the port evaluates "
                    "Newton-Schulz differently in different cases\n", c->order_break);
   }
+  if (c->norm_overflow)
+    fprintf(out, "norm overflowed binary32: %ld case%s matched the alternative of a zero Newton-Schulz output "
+                 "(spec/vectors.md 2.7)\n", c->norm_overflow, c->norm_overflow == 1 ? "" : "s");
   if (c->mode[0])
     fprintf(out, "mode: %s%s\n", c->mode,
             !strcmp(c->mode, "neutral") ? " (bf16 operations computed in binary32 and rounded once: the port's logic, "

@@ -51,6 +51,8 @@ typedef struct muonref_checker {
    * every one of them so far (all bits set before the first) */
   long order_cases, order_count[MUONREF_N_BF16_ORDERS];
   unsigned orders_all;
+  long norm_overflow;       /* passing cases that matched their norm-overflow
+                               alternative (spec/vectors.md 2.7) */
   char order_break[256];    /* the first case that no order shared with the
                                earlier ones, or "" */
   char mode[32];            /* results mode: the driver's "mode" ("raw", "neutral") or "" */

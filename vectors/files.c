@@ -114,16 +114,22 @@ void muonref_files_free(char **files)
 #define MUONREF_VECTORS_DIR "/usr/local/share/muonref/vectors"
 #endif
 
+/* The installed set: $MUONREF_VECTORS_DIR when set and not empty (a staged
+   `make install DESTDIR=...` or a relocated tree, whose files are not where
+   configure put them), else the configured $(pkgdatadir)/vectors. */
 const char *muonref_default_vectors(muonref_error *err)
 {
   struct stat sb;
   if (stat("vectors", &sb) == 0 && S_ISDIR(sb.st_mode))
     return "vectors";
-  if (stat(MUONREF_VECTORS_DIR, &sb) == 0 && S_ISDIR(sb.st_mode))
-    return MUONREF_VECTORS_DIR;
+  const char *env = getenv("MUONREF_VECTORS_DIR");
+  const char *installed = env && *env ? env : MUONREF_VECTORS_DIR;
+  if (stat(installed, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return installed;
   muonref_fail(err, MUONREF_EIO,
-               "no vectors given, and neither ./vectors nor the installed set %s is a folder "
-               "(name vector files or folders, or run `make install`)", MUONREF_VECTORS_DIR);
+               "no vectors given, and neither ./vectors nor the installed set %s%s is a folder "
+               "(name vector files or folders, or run `make install`)", installed,
+               installed == env ? " ($MUONREF_VECTORS_DIR)" : "");
   return NULL;
 }
 

@@ -42,6 +42,9 @@ static const struct {
   {"sharded_tp", gen_area_sharded_tp, "Muon matrices split by rows or columns over ranks (tensor parallel): the "
                                       "expected values are the update of the whole matrix; the member \"sharding\" "
                                       "gives each rank's slice (spec/vectors.md 2.6)."},
+  {"overflow", gen_area_overflow, "Gradients whose Frobenius norm leaves fp16's range or binary32's (a binary32 norm "
+                                  "overflows: both outcomes published, \"expectedNormOverflow\"), and elements that round to "
+                                  "bf16 infinity (spec/muon.md 7.3, spec/vectors.md 2.7)."},
   /* new areas go last: an area's seed is its index here */
   {"defaults", gen_area_defaults, "Cases that give no options (format v2): the profile's own constructor defaults "
                                   "apply, so a port whose default differs fails (spec/vectors.md 3.1)."},
@@ -55,11 +58,11 @@ static const struct {
   const char *const areas[16];
 } PROFILE_AREAS[] = {
   {"nemo", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "sharded", "sharded_tp", "defaults", NULL}},
+            "errors", "sharded", "sharded_tp", "overflow", "defaults", NULL}},
   {"torch", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-             "errors", "defaults", NULL}},
+             "errors", "overflow", "defaults", NULL}},
   {"moonlight", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-                 "state", "errors", "defaults", NULL}},
+                 "state", "errors", "overflow", "defaults", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -210,6 +213,19 @@ static const flag_note NOTES[] = {
   {"BugB14", "KNOWN_BUG", "bug-reports B14: the saved state holds every momentum buffer", NULL,
    {"bug-reports B14", "spec/muon.md section 11"}, {"state_step_reset"}},
   /* errors, section 12 */
+  /* overflow, spec/muon.md 7.3 */
+  {"Overflow", "EDGE_CASE", "gradients far beyond the usual range: beyond fp16's largest value, beyond binary32's once "
+   "squared, or rounding to bf16 infinity", "a port computing in fp16 overflows; a port that clamps the gradient or "
+   "returns NaN on a finite step fails", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},
+  {"Fp16Range", "EDGE_CASE", "elements above fp16's 65504 with an ordinary binary32 sum of squares: only the ordinary "
+   "step passes", "Inf or NaN from fp16 arithmetic", {"spec/muon.md section 7.3"}, {NULL}},
+  {"NormOverflow", "EDGE_CASE", "the sum of squares of the Newton-Schulz input overflows binary32: the exact norm's step "
+   "and the zero Newton-Schulz output of a binary32 norm both pass (expectedNormOverflow, expected.normOverflow); "
+   "momentum, decay and the other parameters must match either way", "a port that clamps or returns NaN fails; the "
+   "judge names the outcome a result matched", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},
+  {"Bf16Infinity", "EDGE_CASE", "gradient elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf: no finite step is "
+   "defined; refusing or storing a non-finite value pass (\"run\": \"nonFinite\")", "a finite result: the port "
+   "altered the gradient", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},
   {"ErrorMessage", "ERROR_HANDLING", "the implementation must refuse with exactly this status and message (or any "
    "message where the test says match any)", NULL, {"spec/muon.md section 12", "spec/vectors.md section 2.4"},
    {NULL}},

@@ -35,6 +35,9 @@ typedef struct gen_step_case {
   int round_trip_after;          /* 0: none */
   json_t *raw_options[GEN_MAX_PARAMS]; /* error cases: options JSON verbatim (owned) */
   const char *error_status, *error_message; /* error cases */
+  int error_run_nonfinite;        /* "acceptable" error cases: a run passes only
+                                    when it stores a non-finite value
+                                    ("run": "nonFinite", spec/vectors.md 2.7) */
   int error_any;                 /* error cases: any error message passes (the
                                     profile's port raises its framework's own) */
   json_t *sharding;              /* step cases: the "sharding" member (owned;
@@ -117,6 +120,10 @@ void gen_area_transpose(gen_ctx *g);
 void gen_area_state(gen_ctx *g);
 void gen_area_errors(gen_ctx *g);
 void gen_area_sharded(gen_ctx *g);
+/* Gradients whose Frobenius norm leaves fp16 or binary32, and elements that
+ * round to bf16 infinity (spec/muon.md 7.3): the builder every profile's
+ * table runs for its area "overflow". */
+void gen_area_overflow(gen_ctx *g);
 void gen_area_sharded_tp(gen_ctx *g);
 void gen_area_defaults(gen_ctx *g);
 

@@ -1242,3 +1242,101 @@ void gen_area_defaults(gen_ctx *g)
     gen_add_step(g, &c);
   }
 }
+
+/* ---- overflow: norms beyond fp16 and binary32, elements at bf16 infinity ----
+ * spec/muon.md 7.3, spec/vectors.md 2.7.  One builder for every profile's
+ * table: the options are the profile's (base, base_s), the inputs scaled
+ * Hadamard matrices whose bf16 results are exactly defined. */
+
+/* A step case with one Muon matrix of shape (rows, cols) whose gradient is
+ * scale times Hadamard rows at each of `steps` steps, weight decay 0.1 so
+ * that the decay shows beside a zero update. */
+static void overflow_step(gen_ctx *g, const char *comment, size_t rows, size_t cols, float scale, int steps,
+                          const char *flag)
+{
+  gen_step_case c;
+  muonref_options o = base_s(g, 0.02, 0.1);
+  begin(&c, comment, &o);
+  int i = param(g, &c, "hidden", shape2(rows, cols), 0);
+  for (int k = 0; k < steps; k++)
+    grad_equal_scales(&c, k, i, scale);
+  flags(&c, "Overflow", flag, NULL);
+  gen_add_step(g, &c);
+}
+
+void gen_area_overflow(gen_ctx *g)
+{
+  /* 69632 = 1.0625 * 2^16: above fp16's largest finite value (65504), so a
+   * port that computes in fp16 overflows; the sum of squares (about 2^41)
+   * is far from binary32's limit, so there is no alternative outcome */
+  const float FP16_OVER = 69632.0f;
+  /* 1.375 * 2^66 ~ 1.01e20: each square (1.0e40) already overflows binary32 */
+  const float HUGE_G = 0x1.6p66f;
+  gen_group(g, "step");
+  overflow_step(g, "gradient elements +-69632 (beyond fp16's 65504), two steps: the ordinary step; a port computing in fp16 "
+                "overflows", 16, 32, FP16_OVER, 2, "Fp16Range");
+  overflow_step(g, "gradient elements +-1.01e20, two steps: the exact norm gives the full step; a binary32 norm overflows to "
+                "+Inf and gives a zero Newton-Schulz output, so only the decay moves the parameter (both published)", 16,
+                32, HUGE_G, 2, NULL);
+  overflow_step(g, "a tall (32, 16) matrix with gradient elements +-1.01e20: both outcomes, on the transposed side", 32, 16,
+                HUGE_G, 1, NULL);
+  { /* an AdamW parameter beside it: its step must be the ordinary one in
+       both outcomes */
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.1);
+    begin(&c, "a matrix with gradient elements +-1.01e20 (both outcomes) beside a bias on AdamW with an ordinary gradient, "
+              "whose step must be the same in both", &o);
+    int a = param(g, &c, "huge", shape2(16, 32), 0), d = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    grad_equal_scales(&c, 0, a, HUGE_G);
+    grad_normal(g, &c, 0, d, 1.0);
+    flags(&c, "Overflow", NULL, NULL);
+    gen_add_step(g, &c);
+  }
+  gen_group(g, "ns");
+  {
+    const char *f16[] = {"NewtonSchulz", "Overflow", "Fp16Range", NULL};
+    const char *fno[] = {"NewtonSchulz", "Overflow", NULL};
+    float d[16];
+    for (int k = 0; k < 16; k++)
+      d[k] = FP16_OVER;
+    float *x = gen_structured(16, 32, d, 0);
+    gen_add_ns(g, "ns", "input elements +-69632 (beyond fp16's 65504): the ordinary result", f16, x, 16, 32, 5);
+    free(x);
+    for (int k = 0; k < 16; k++)
+      d[k] = HUGE_G;
+    x = gen_structured(16, 32, d, 0);
+    gen_add_ns(g, "ns", "input elements +-1.01e20: the exact norm gives the ordinary result, a binary32 norm the zero matrix "
+               "(both published)", fno, x, 16, 32, 5);
+    free(x);
+  }
+  /* elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf, and with
+   * Nesterov (the profile's default) G + beta M leaves binary32 in every
+   * format: no finite step is defined.  muonref refuses (ENUMERIC); NeMo
+   * runs and stores NaN.  A run passes only when it stores a non-finite
+   * value: a finite one means the port altered the gradient (clamped or
+   * dropped it).  No ns case: in fp32 such an input has a finite result.
+   * An EMA profile's Nesterov input (1 - beta) G + beta M stays below bf16's
+   * largest value: the step is defined there, and the case is not made. */
+  if (defaults(g).momentum_form != MUONREF_MOMENTUM_SUM)
+    return;
+  gen_group(g, "error");
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    begin(&c, "gradient elements between 0x7f7fc000 (3.3961e38, rounds to bf16 +Inf) and FLT_MAX, Nesterov: no finite step "
+              "is defined; refusing (muonref: ENUMERIC) or storing a non-finite value (NeMo: NaN) pass, a finite result "
+              "fails", &o);
+    int a = param(g, &c, "hidden", shape2(8, 16), 0);
+    grad_zero(&c, 0, a);
+    union { uint32_t u; float f; } lo = {0x7f7fc000u}, hi = {0x7f7fffffu};
+    for (size_t e = 0; e < numel(&c, a); e++)
+      c.grads[0][a][e] = (e % 3 == 0 ? -1.0f : 1.0f) * (e % 2 ? hi.f : lo.f);
+    c.error_status = "ENUMERIC";
+    c.error_message = "Step for parameter 0 would overflow binary32: the Nesterov input at element 0 exceeds 3.40282e+38";
+    c.result = "acceptable";
+    c.error_any = 1;
+    c.error_run_nonfinite = 1;
+    flags(&c, "ErrorMessage", "Overflow", "Bf16Infinity");
+    gen_add_step(g, &c);
+  }
+}

@@ -436,6 +436,98 @@ static int scalars_robust(gen_ctx *g, const gen_step_case *c, const sim *b16, mu
   return same;
 }
 
+/* ---- the norm-overflow alternative (spec/muon.md 7.3, spec/vectors.md 2.7) ----
+ * A port may accumulate the Frobenius norm in binary32: where the sum of
+ * squares of the Newton-Schulz input reaches binary32's overflow threshold
+ * its norm is +Inf, X / (Inf + eps) is 0 and so is the Newton-Schulz
+ * output.  The generator publishes that outcome as an alternative only
+ * where every binary32 accumulation overflows (exact sum of squares at
+ * least 2^130: n <= 2^20 terms lose less than 1/16 of it), and refuses a
+ * case whose sum lies between 2^126 (below which none can overflow) and
+ * 2^130, where the outcome would depend on the order of accumulation. */
+#define NORM_OVERFLOW_SURE 0x1p130
+#define NORM_OVERFLOW_NEVER 0x1p126
+
+/* 1 when the sum of squares of x[0..n) (exactly as binary64 sees it: the
+ * relative error is far inside the band) makes every binary32 norm
+ * overflow, 0 when none, -1 in between. */
+static int norm_overflows(const double *x, size_t n)
+{
+  double s = 0;
+  for (size_t i = 0; i < n; i++)
+    s += x[i] * x[i];
+  return s >= NORM_OVERFLOW_SURE ? 1 : s < NORM_OVERFLOW_NEVER ? 0 : -1;
+}
+
+/* Which groups of c have their Muon steps' Newton-Schulz inputs overflow a
+ * binary32 norm (bit per group in *groups).  EOPTION naming the case when
+ * a step is in the undecided band, or some Muon steps of the case overflow
+ * and others do not. */
+static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonref_error *err)
+{
+  int over[GEN_MAX_PARAMS] = {0}, under[GEN_MAX_PARAMS] = {0};
+  *groups = 0;
+  for (int i = 0; i < c->n_params; i++) {
+    const muonref_options *o = &c->options[c->group_of[i]];
+    muonref_route r = {0};
+    if (muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon)
+      continue;
+    muonref_muon_plan pl;
+    muonref_muon_plan_make(o, &r, &pl);
+    size_t n = r.numel;
+    double *m = calloc(n, sizeof *m), *u = malloc(n * sizeof *u);
+    if (!m || !u) {
+      free(m), free(u);
+      return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+    }
+    for (int k = 0; k < c->n_steps; k++) {
+      const float *gr = c->grads[k][i];
+      if (!gr)
+        continue;
+      for (size_t e = 0; e < n; e++) {
+        m[e] = pl.mom_keep * m[e] + pl.mom_grad * gr[e];
+        u[e] = pl.nesterov ? pl.in_grad * gr[e] + pl.in_mom * m[e] : m[e];
+      }
+      int f = norm_overflows(u, n);
+      if (f < 0) {
+        free(m), free(u);
+        return muonref_fail(err, MUONREF_EOPTION, "step %d of parameter %d: the Newton-Schulz input's sum of squares "
+                            "lies between 2^126 and 2^130, where a binary32 norm may or may not overflow", k + 1, i);
+      }
+      (f ? over : under)[c->group_of[i]]++;
+    }
+    free(m), free(u);
+  }
+  int n_over = 0, n_under = 0;
+  for (int gi = 0; gi < c->n_groups; gi++) {
+    n_over += over[gi], n_under += under[gi];
+    if (over[gi])
+      *groups |= 1u << gi;
+  }
+  /* one alternative outcome with no Newton-Schulz rounding in it, judged
+   * under the fp32 tolerance in every format: every Muon step overflows */
+  if (n_over && n_under)
+    return muonref_fail(err, MUONREF_EOPTION, "a binary32 norm overflows on %d Muon steps of the case and not on %d (the "
+                        "alternative needs every Muon step to overflow)", n_over, n_under);
+  return MUONREF_OK;
+}
+
+/* The case's outcome when the Newton-Schulz output of every group in
+ * `groups` is zero: zero coefficients (one step of (0, 0, 0)) give exactly
+ * that in the exact format, with momentum and decay as specified. */
+static int simulate_norm_overflow(gen_ctx *g, const gen_step_case *c, unsigned groups, sim *s, muonref_error *err)
+{
+  gen_step_case z = *c;
+  for (int gi = 0; gi < c->n_groups; gi++)
+    if (groups & (1u << gi)) {
+      z.options[gi].n_coeffs = 1;
+      z.options[gi].coeffs[0].a = z.options[gi].coeffs[0].b = z.options[gi].coeffs[0].c = 0.0;
+      z.options[gi].ns_steps = 1;
+    }
+  unsigned unc = 0;
+  return simulate(g, &z, MUONREF_NS_EXACT, MUONREF_BF16_SEPARATE, s, &unc, err);
+}
+
 /* The expected values of a valid step case, into j->t. */
 static void run_step(gen_job *j)
 {
@@ -475,6 +567,23 @@ static void run_step(gen_job *j)
     return;
   }
   json_object_set_new(t, "expected", expected_json(c, &exact));
+  unsigned over_groups = 0;
+  if ((st = norm_overflow_groups(c, &over_groups, err)) == MUONREF_OK && over_groups) {
+    sim alt;
+    if ((st = simulate_norm_overflow(&g, c, over_groups, &alt, err)) == MUONREF_OK) {
+      json_object_set_new(t, "expectedNormOverflow", expected_json(c, &alt));
+      json_array_append_new(json_object_get(t, "flags"), json_string("NormOverflow"));
+    }
+    sim_free(&alt, c->n_params);
+  }
+  if (st) {
+    j->failed = 1;
+    sim_free(&exact, c->n_params);
+    for (int k = 0; k < n_sims; k++)
+      sim_free(&b16[k], c->n_params);
+    free_case(c);
+    return;
+  }
   if (with_bf16) {
     json_t *orders = json_object();
     json_object_set_new(t, "expectedBf16", expected_json(c, &b16[0]));
@@ -677,6 +786,12 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     free_case(c);
     return;
   }
+  if (c->error_message && !c->raw_options[0]) { /* an error case built from options: name the branches */
+    muonref_options d;
+    muonref_profile_options(g->profile, &d, NULL);
+    if (d.route_rule == MUONREF_ROUTE_MANUAL)
+      split_auto_groups(c);
+  }
   json_t *t = new_test(g, c->comment, c->flags, n_flags(c), c->error_message ? (c->result ? c->result : "invalid") : c->result);
   step_inputs(c, g->profile, t);
   if (c->sharding) /* how ranks hold the parameters; the expected values stay the unsharded run's */
@@ -698,6 +813,8 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     json_object_set_new(er, "message", json_string(c->error_message));
     if (c->error_any)
       json_object_set_new(er, "match", json_string("any"));
+    if (c->error_run_nonfinite)
+      json_object_set_new(e, "run", json_string("nonFinite"));
     json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     json_object_set_new(e, "error", er);
     json_object_set_new(t, "expected", e);
@@ -753,6 +870,18 @@ static void run_ns(gen_job *j)
   json_object_set_new(e, "exact", tensor_json(exact, &shape));
   for (size_t i = 0; i < n; i++)
     gd[i] = in[i];
+  switch (norm_overflows(gd, n)) { /* the norm-overflow alternative: the zero matrix */
+  case 1:
+    memset(q, 0, n * sizeof *q);
+    json_object_set_new(e, "normOverflow", tensor_json(q, &shape));
+    json_array_append_new(json_object_get(t, "flags"), json_string("NormOverflow"));
+    break;
+  case -1:
+    muonref_fail(err, MUONREF_EOPTION, "the input's sum of squares lies between 2^126 and 2^130, where a binary32 norm "
+                 "may or may not overflow");
+    j->failed = 1;
+    goto done;
+  }
   if (j->ns_kind_ns) {
     if (muonref_ref_polar_cr(q, NULL, NULL, gd, rows, cols, j->prec, NULL, err) == MUONREF_OK)
       json_object_set_new(e, "polar", tensor_json(q, &shape));

@@ -375,6 +375,26 @@ static int judge_error(const json_t *test, const json_t *res, muonref_verdict *v
   if (!got) {
     /* "acceptable": running is fine, but it must have produced the outputs of its kind */
     int ran = json_is_array(json_object_get(res, "params")) || json_is_object(json_object_get(res, "output"));
+    const char *run = json_string_value(json_object_get(json_object_get(test, "expected"), "run"));
+    if (acceptable && ran && run && !strcmp(run, "nonFinite")) {
+      /* no finite result is defined (spec/vectors.md 2.7): a run passes
+       * only when it stored a non-finite value somewhere */
+      const json_t *ps = json_object_get(res, "params");
+      for (size_t i = 0; i < json_array_size(ps); i++) {
+        muonref_tensor pt = {0};
+        muonref_error e2;
+        if (muonref_tensor_from_json(&pt, json_array_get(ps, i), "result.params", &e2) != MUONREF_OK)
+          continue;
+        int nonfinite = 0;
+        for (size_t k = 0; k < pt.numel && !nonfinite; k++)
+          nonfinite = !isfinite(value(&pt, k));
+        muonref_tensor_free(&pt);
+        if (nonfinite)
+          return MUONREF_OK;
+      }
+      return failf(v, "ran and stored only finite values: no finite step is defined for this gradient (the port altered "
+                      "it, e.g. clamped it); refuse the step or leave the non-finite result");
+    }
     if (acceptable && ran)
       return MUONREF_OK;
     return failf(v, acceptable ? "neither the error \"%s\" nor outputs" : "no error raised; expected \"%s\"",
@@ -396,6 +416,7 @@ static int judge_one(const json_t *test, const char *kind, const json_t *res, co
   v->worst = 0;
   v->detail[0] = v->failing[0] = '\0';
   v->orders = 0;
+  v->norm_overflow = 0;
   v->bad_result = 0;
   if (!strcmp(kind, "step"))
     return judge_step(test, res, exp, t, v, where, err);
@@ -443,6 +464,48 @@ static int judge_orders(const json_t *test, const char *kind, const json_t *res,
   return MUONREF_OK;
 }
 
+/* A result that matched no expectation against the case's norm-overflow
+ * alternative (spec/vectors.md 2.7), if it has one: a step case's
+ * "expectedNormOverflow" (every Muon update zero, momentum and decay as
+ * specified) under the case's fp32 tolerance, whatever the format, since
+ * that outcome has no Newton-Schulz rounding in it; an ns or transpose
+ * case's "expected".normOverflow, the zero matrix, element for element.
+ * When it matches, *v becomes a pass naming the alternative; otherwise *v
+ * keeps the primary verdict, with the alternative's first failure added. */
+static int judge_norm_overflow(const json_t *test, const char *kind, const json_t *res, muonref_verdict *v,
+                               const char *where, muonref_error *err)
+{
+  int step = !strcmp(kind, "step");
+  const json_t *alt = step ? json_object_get(test, "expectedNormOverflow")
+                           : json_object_get(json_object_get(test, "expected"), "normOverflow");
+  if (!alt)
+    return MUONREF_OK;
+  tol t;
+  muonref_verdict va;
+  if (step) {
+    int st = read_tol(test, MUONREF_NS_FP32, &t, where, err);
+    if (st)
+      return st;
+    t.update_rel = NULL;
+  } else {
+    memset(&t, 0, sizeof t);
+    t.kind = T_ELEMENTWISE; /* max_ulp 0, no atol: each element equal to 0 (either sign) */
+  }
+  int st = judge_one(test, kind, res, alt, &t, &va, where, err);
+  if (st)
+    return v->bad_result = va.bad_result, st;
+  if (va.pass) {
+    *v = va;
+    v->norm_overflow = 1;
+    snprintf(v->detail, sizeof v->detail,
+             "norm overflowed binary32: matches the case's alternative (a zero Newton-Schulz output)");
+    return MUONREF_OK;
+  }
+  size_t used = strlen(v->detail);
+  snprintf(v->detail + used, sizeof v->detail - used, "; nor the norm-overflow alternative (%.200s)", va.detail);
+  return MUONREF_OK;
+}
+
 int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,
                   muonref_verdict *v, const char *where, muonref_error *err)
 {
@@ -450,6 +513,7 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
   v->worst = 0;
   v->detail[0] = v->failing[0] = '\0';
   v->orders = 0;
+  v->norm_overflow = 0;
   v->bad_result = 0;
   if (!result)
     return failf(v, "not run (no result)");
@@ -475,6 +539,8 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
       return muonref_fail(err, MUONREF_EFORMAT, "%s: \"expected\".exact missing", where);
   }
   st = judge_orders(test, kind, result, e, orders, &t, v, where, err);
+  if (!st && !v->pass)
+    st = judge_norm_overflow(test, kind, result, v, where, err);
   if (!st && v->pass && !strcmp(kind, "transpose"))
     st = judge_transpose_pair(result, v, err);
   return st;

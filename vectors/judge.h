@@ -18,6 +18,10 @@ typedef struct muonref_verdict {
   unsigned orders;   /* bf16 cases with accepted evaluation orders: bit k set
                         when the result matches order k (muonref_bf16_order);
                         0 for other cases */
+  int norm_overflow; /* the result matched the case's norm-overflow
+                        alternative (spec/vectors.md 2.7): the port's
+                        binary32 Frobenius norm overflowed to +Inf and its
+                        Newton-Schulz output was zero */
   int bad_result;    /* the error returned is about the result entry (a
                         malformed tensor or state), not about the vector */
 } muonref_verdict;

@@ -574,7 +574,7 @@ static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
 {
   static const char *const MEMBERS[] = {"tcId", "comment", "flags", "result", "groups", "params", "steps",
                                         "roundTripAfter", "expected", "expectedBf16", "expectedBf16Orders",
-                                        "tolerance", "sharding", NULL};
+                                        "expectedNormOverflow", "tolerance", "sharding", NULL};
   int st = only_members(c, t, "test", MEMBERS);
   if (!st)
     st = run_ok(c, t, vf, 0);
@@ -587,6 +587,13 @@ static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
     st = failv(c, "\"expectedBf16Orders\" needs \"expectedBf16\" (the separate order's result)");
   if (!st && orders)
     st = orders_ok(c, orders, "expectedBf16Orders", vf, NULL);
+  const json_t *alt = json_object_get(t, "expectedNormOverflow");
+  if (!st && alt)
+    st = outcome_ok(c, alt, "expectedNormOverflow", vf);
+  /* the alternative changes the Newton-Schulz output only: the state
+   * (momentum buffers, AdamW moments, step counts) is the same bit for bit */
+  if (!st && alt && !json_equal(json_object_get(alt, "state"), json_object_get(json_object_get(t, "expected"), "state")))
+    st = failv(c, "expectedNormOverflow.state must equal expected.state (only the Newton-Schulz output differs)");
   if (!st && json_object_get(t, "sharding"))
     st = sharding_ok(c, json_object_get(t, "sharding"), vf);
   if (!st)
@@ -598,8 +605,8 @@ static int ns_test_ok(ctx *c, const json_t *t, const char *kind)
 {
   static const char *const MEMBERS[] = {"tcId", "comment", "flags", "result", "input", "nsSteps", "expected",
                                         "tolerance", NULL};
-  static const char *const NS_EXP[] = {"exact", "polar", "bf16", "bf16Orders", NULL};
-  static const char *const TR_EXP[] = {"exact", "bf16", "bf16Orders", NULL};
+  static const char *const NS_EXP[] = {"exact", "polar", "bf16", "normOverflow", "bf16Orders", NULL};
+  static const char *const TR_EXP[] = {"exact", "bf16", "normOverflow", "bf16Orders", NULL};
   int tr = !strcmp(kind, "transpose");
   muonref_shape s;
   char b[64];
@@ -627,6 +634,21 @@ static int ns_test_ok(ctx *c, const json_t *t, const char *kind)
   if (json_object_get(e, "bf16Orders") && (st = orders_ok(c, json_object_get(e, "bf16Orders"), "expected.bf16Orders",
                                                         NULL, &s)))
     return st;
+  const json_t *zero = json_object_get(e, "normOverflow");
+  if (zero) { /* the norm-overflow alternative: the zero matrix of the input's shape */
+    muonref_tensor z = {0};
+    muonref_error e2;
+    int nonzero = 0;
+    if ((st = tensor_ok(c, zero, "expected.normOverflow", DT_F32, &s, "input", NULL, NULL)))
+      return st;
+    if (muonref_tensor_from_json(&z, zero, "expected.normOverflow", &e2) != MUONREF_OK)
+      return failv(c, "expected.normOverflow: %s", e2.message);
+    for (size_t k = 0; k < z.numel && !nonzero; k++)
+      nonzero = (z.f ? (double)z.f[k] : z.d[k]) != 0.0;
+    muonref_tensor_free(&z);
+    if (nonzero)
+      return failv(c, "expected.normOverflow must be the zero matrix (a binary32 norm's overflow gives X = 0)");
+  }
   for (int i = 0; i < 3; i++) { /* the tensors: exact, polar, bf16 */
     char n[32];
     snprintf(n, sizeof n, "expected.%s", NS_EXP[i]);
@@ -642,7 +664,7 @@ static int error_test_ok(ctx *c, const json_t *t, vfile *vf)
   static const char *const RUN[] = {"tcId", "comment", "flags", "result", "groups", "params", "steps",
                                     "roundTripAfter", "expected", NULL};
   static const char *const NS[] = {"tcId", "comment", "flags", "result", "input", "nsSteps", "expected", NULL};
-  static const char *const EXP[] = {"error", NULL};
+  static const char *const EXP[] = {"error", "run", NULL};
   static const char *const ERR[] = {"status", "message", "match", NULL};
   int ns = json_object_get(t, "input") != NULL;
   int st = only_members(c, t, "test", ns ? NS : RUN);
@@ -664,6 +686,12 @@ static int error_test_ok(ctx *c, const json_t *t, vfile *vf)
                     "it expects");
   if ((st = only_members(c, e, "expected", EXP)) || (st = only_members(c, er, "expected.error", ERR)))
     return st;
+  const json_t *run = json_object_get(e, "run");
+  const char *result = json_string_value(json_object_get(t, "result"));
+  if (run && !(json_is_string(run) && !strcmp(json_string_value(run), "nonFinite")))
+    return failv(c, "expected.run must be \"nonFinite\"");
+  if (run && (ns || !result || strcmp(result, "acceptable")))
+    return failv(c, "expected.run belongs to an \"acceptable\" step error test (it says how a run is judged)");
   const char *status = json_string_value(json_object_get(er, "status"));
   const char *msg = json_string_value(json_object_get(er, "message"));
   const json_t *match = json_object_get(er, "match");
