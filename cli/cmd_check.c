@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "muonref/profile.h"
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
@@ -142,14 +143,15 @@ int cmd_check(int argc, char **argv)
   check_args ca = {0};
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
   char *paths[256];
-  const char *torch_spec = NULL, *topts[32];
+  const char *torch_spec = NULL, *topts[32], *profile = NULL;
   int n = 0, tap = 0, n_topts = 0;
   ca.quiet = muonref_verbosity < 0, ca.verbose = muonref_verbosity > 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
                 !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
-                !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures");
+                !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures") ||
+                !strcmp(a, "--profile");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
@@ -180,6 +182,8 @@ int cmd_check(int argc, char **argv)
       ca.write_failures = argv[++i];
     else if (!strcmp(a, "--no-diagnosis"))
       ca.no_diagnosis = 1;
+    else if (!strcmp(a, "--profile"))
+      profile = argv[++i];
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
@@ -214,6 +218,18 @@ int cmd_check(int argc, char **argv)
   ca.torch = torch_spec, ca.n_torch_opts = n_topts;
   memcpy(ca.torch_opts, topts, (size_t)n_topts * sizeof topts[0]);
   muonref_error err = {0};
+  static char profile_dir[4200];
+  if (profile && n) {
+    fprintf(stderr, "muonref check: --profile selects a profile of the default vectors; give it or vector paths, "
+                    "not both\n");
+    return EXIT_USAGE;
+  }
+  if (profile && !muonref_profile_get(profile)) {
+    muonref_options o;
+    muonref_profile_options(profile, &o, &err);
+    fprintf(stderr, "muonref check: --profile: %s\n", err.message);
+    return EXIT_USAGE;
+  }
   if (n == 0) {
     const char *dflt = muonref_default_vectors(&err);
     if (!dflt) {
@@ -221,6 +237,10 @@ int cmd_check(int argc, char **argv)
       return EXIT_USAGE;
     }
     paths[n++] = (char *)dflt;
+    if (profile) { /* one profile's folder of the default set */
+      snprintf(profile_dir, sizeof profile_dir, "%s/%s", dflt, profile);
+      paths[0] = profile_dir;
+    }
   }
   if (!torch_spec)
     return run_check(&ca, paths, n);

@@ -53,6 +53,8 @@ typedef struct command {
   "  --baseline FILE      an expected-failures file (FILE#TCID lines): its failing cases count as known,\n" \
   "                       so the exit status is 1 only for new failures (a port's CI)\n" \
   "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \
+  "  --profile NAME       without vector paths: only that profile's folder of the default set (./vectors\n" \
+  "                       or the installed one), e.g. --profile torch\n" \
   "  --no-diagnosis       with --results/--torch: no diagnosis line under each failing case (by default the\n" \
   "                       catalogued fault or the platform effect that gives the port's result is named)\n" \
   "  -q, --quiet          no per-case FAIL lines and no progress line; the table and the totals still print\n" \

@@ -41,13 +41,13 @@ else echo "skipped: no xmllint"; fi
 if "$python" -c 'import torch' 2>/dev/null; then
   "$python" "$pkgdatadir/drivers/torch_driver.py" -q --optimizer "$port:Muon" --out results.json 2>driver.err ||
     fail "the installed driver: $(cat driver.err)"
-  "$muonref" check --quiet --results results.json >port.out 2>&1 &&
+  "$muonref" check --quiet --profile nemo --results results.json >port.out 2>&1 &&
     echo "ok: the port through the installed driver: $(tail -n 1 port.out)" || fail "port: $(tail -n 3 port.out)"
 else echo "skipped: $python has no torch"; fi
 
 # 3b. the same in one command
 if "$python" -c 'import torch' 2>/dev/null; then
-  PATH=$bindir:$PATH muonref check --quiet --torch "$port:Muon" >one.out 2>&1 &&
+  PATH=$bindir:$PATH muonref check --quiet --profile nemo --torch "$port:Muon" >one.out 2>&1 &&
     echo "ok: muonref check --torch (one command): $(tail -n 1 one.out)" || fail "check --torch: $(tail -n 3 one.out)"
 fi
 

@@ -417,12 +417,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     talk.add_argument('-q', '--quiet', action='store_true', help="no progress and no closing count line")
     talk.add_argument('-v', '--verbose', action='store_true', help="a line per case on standard error")
     parser.add_argument(
-        'vectors', nargs='*', metavar='VECTOR_FILES_OR_DIRS', help="default: ./vectors, else the installed vectors"
+        'vectors', nargs='*', metavar='VECTOR_FILES_OR_DIRS',
+        help="default: the adapter's profile's folder (e.g. nemo/) of ./vectors, else of the installed vectors"
     )
     args = parser.parse_args(argv)
     try:
-        if not args.vectors:
-            args.vectors = [default_vectors()]
+        if not args.vectors:  # the set of the adapter's own profile, where there is one
+            d = default_vectors()
+            own = os.path.join(d, args.adapter)
+            args.vectors = [own if os.path.isdir(own) else d]
         if args.adapter not in ADAPTERS:
             raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
         if args.ns_format not in ('bf16', 'fp32'):

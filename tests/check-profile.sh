@@ -1,0 +1,33 @@
+#!/bin/sh
+# muonref test: `muonref check --profile NAME` judges only that profile's
+# folder of the default vectors (./vectors here), refuses an unknown profile
+# and --profile beside vector paths (exit 2); the driver, given no vectors,
+# runs its adapter's profile.  Exit 0 pass, 1 fail.
+srcdir=$(cd "${MUONREF_SRCDIR:-$(dirname "$0")/..}" && pwd)
+muonref=$(cd "$(dirname "${MUONREF:-./muonref}")" && pwd)/$(basename "${MUONREF:-./muonref}")
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-profile.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+ln -s "$srcdir/vectors" "$work/vectors"
+cd "$work" || exit 1
+for p in nemo torch moonlight; do
+  n=$(ls "vectors/$p"/*.json | wc -l)
+  "$muonref" check --impl fast-bf16 --profile "$p" >out 2>&1; rc=$?
+  areas=$(grep -c "^$p/" out); others=$(grep -E '^[a-z]+/' out | grep -vc "^$p/")
+  [ $rc -eq 0 ] && [ "$areas" -eq "$n" ] && [ "$others" -eq 0 ] && echo "ok: --profile $p: $n areas, $(tail -n 1 out)" ||
+    fail "--profile $p: exit $rc, $areas of $n areas, $others of other profiles"
+done
+"$muonref" check --impl fast-bf16 --profile keller >out 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "Unknown profile 'keller'" out && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc: $(cat out)"
+"$muonref" check --impl fast-bf16 --profile nemo vectors/nemo >out 2>&1; rc=$?
+[ $rc -eq 2 ] && echo "ok: --profile with vector paths: exit 2" || fail "--profile with paths: exit $rc"
+if "$python" -c 'import torch' >/dev/null 2>&1; then
+  "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$srcdir/tests/torch_torch_port.py:Muon" \
+    --adapter torch --mode neutral --out r.json >drv.out 2>&1 || fail "driver: $(cat drv.out)"
+  "$muonref" check --profile torch --results r.json >out 2>&1; rc=$?
+  [ $rc -eq 0 ] && echo "ok: the driver with no vectors ran its adapter's profile (torch): $(tail -n 1 out)" ||
+    fail "driver default: exit $rc: $(tail -n 2 out)"
+fi
+exit $status
