@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include "commands.h"
 #include "muonref.h"
+#include "core/pyfmt.h"
 
 static void print_options(const char *name, const muonref_options *o)
 {

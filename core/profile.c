@@ -1,8 +1,9 @@
 /* muonref: the profile table (see profile.h; spec/muon.md "Profiles"). */
 #include <string.h>
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
+#include "core/fail.h"
 
 /* nemo: the defaults of nemo.core.optim.muon.Muon (NVIDIA-NeMo PR #16427)
  * and its zeropower_via_newtonschulz5: Keller's triple for every step,
@@ -34,13 +35,27 @@ static void nemo(muonref_options *o)
 static const struct {
   const char *name;
   void (*fill)(muonref_options *);
-} PROFILES[] = {{"nemo", nemo}};
+} PROFILES[] = {[MUONREF_PROFILE_NEMO] = {"nemo", nemo}};
+
+/* every id has its entry, in id order */
+_Static_assert(sizeof PROFILES / sizeof PROFILES[0] == MUONREF_PROFILE_COUNT, "one PROFILES entry per profile id");
 
 size_t muonref_profile_count(void) { return sizeof PROFILES / sizeof PROFILES[0]; }
 
 const char *muonref_profile_name(size_t i)
 {
   return i < muonref_profile_count() ? PROFILES[i].name : NULL;
+}
+
+int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_error *err)
+{
+  if (!o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_options_init: o must not be NULL");
+  if ((int)id < 0 || (size_t)id >= muonref_profile_count())
+    return muonref_fail(err, MUONREF_EOPTION, "Unknown profile id %d, expected 0 to %zu", (int)id,
+                        muonref_profile_count() - 1);
+  PROFILES[id].fill(o);
+  return MUONREF_OK;
 }
 
 int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err)

@@ -41,6 +41,7 @@
 #include "ns_internal.h"
 #include "ns_kernels.h"
 #include "muonref/route.h"
+#include "core/fail.h"
 
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
 {

@@ -9,6 +9,7 @@
 #include "files.h"
 #include "gen.h"
 #include "gen_run.h"
+#include "core/fail.h"
 
 #define GEN_SEED 20261130u
 

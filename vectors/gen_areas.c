@@ -8,13 +8,14 @@
 #include <string.h>
 #include "gen.h"
 #include "muonref/profile.h"
+#include "core/fail.h"
 
 /* ---- small builders ---- */
 
 static muonref_options base(gen_ctx *g, double lr, double wd)
 {
   muonref_options o;
-  muonref_profile_options(g->profile, &o, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &o, NULL)); /* checked by gen */
   o.lr = lr;
   o.weight_decay = wd;
   return o;

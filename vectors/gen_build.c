@@ -10,11 +10,12 @@
 #include "judge.h"
 #include "muonref/bf16.h"
 #include "muonref/ns_rounded.h"
-#include "muonref/plan.h"
+#include "core/plan.h"
 #include "muonref/profile.h"
 #include "muonref/ref.h"
-#include "muonref/rng.h"
+#include "core/rng.h"
 #include "tensor.h"
+#include "core/fail.h"
 
 /* ---- the seeded source (spec/vectors.md section 6) ---- */
 
@@ -200,7 +201,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options *o = &c->options[c->group_of[i]];
     muonref_route r = {0};
-    muonref_route_param(o, &c->shapes[i], &r, NULL);
+    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL));
     double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0;
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
@@ -523,7 +524,7 @@ static void run_ns(gen_job *j)
   size_t rows = j->rows, cols = j->cols;
   const float *in = j->in;
   json_t *t = j->t;
-  muonref_profile_options(j->profile, &o, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(j->profile, &o, NULL));
   o.ns_steps = j->ns_steps;
   o.ns_format = MUONREF_NS_EXACT;
   size_t n = rows * cols, m = rows < cols ? rows : cols;

@@ -5,6 +5,7 @@
 #ifndef MUONREF_NS_ROUNDED_H
 #define MUONREF_NS_ROUNDED_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include "muonref/options.h"
 #include "muonref/status.h"
@@ -42,7 +43,7 @@ enum {
  * MUONREF_NSR_BF16_ACCUM may be set on a certified result: test
  * (*uncertain & MUONREF_NSR_UNCERTAIN) for the certificate.
  * Returns MUONREF_OK or MUONREF_ENOMEM. */
-int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                         unsigned *uncertain, muonref_error *err);
 
 #endif
