@@ -79,7 +79,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_mpmat_gram(muonref_mpmat *c, const muo
  * exactly, each element rounded once (mpfr_fmma) to prec(c).  c may be a
  * or b.  MUONREF_ESHAPE on mismatched shapes. */
 MUONREF_API MUONREF_NODISCARD int muonref_mpmat_axpby(muonref_mpmat *c, double alpha, const muonref_mpmat *a, double beta,
-                        const muonref_mpmat *b);
+                                                      const muonref_mpmat *b);
 
 /* out <- ||m||_F = sqrt(sum of squares), the sum accumulated in
  * prec(out) + MUONREF_REF_GUARD bits, the root rounded to prec(out). */

@@ -41,7 +41,7 @@ MUONREF_API size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
  * Transposition: when rows > cols it iterates on in^T and writes the
  * transpose back, so that NS(G^T) == NS(G)^T bitwise. */
 MUONREF_API MUONREF_NODISCARD int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols,
-                    const muonref_options *o, float *work, muonref_error *err);
+                                                  const muonref_options *o, float *work, muonref_error *err);
 
 #ifdef __cplusplus
 }

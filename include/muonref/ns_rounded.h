@@ -44,6 +44,6 @@ enum {
  * (*uncertain & MUONREF_NSR_UNCERTAIN) for the certificate.
  * Returns MUONREF_OK or MUONREF_ENOMEM. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
-                        unsigned *uncertain, muonref_error *err);
+                                                      unsigned *uncertain, muonref_error *err);
 
 #endif

@@ -34,12 +34,14 @@ typedef struct muonref_optimizer muonref_optimizer;
  * MUONREF_ESHAPE with the message of the offending group, MUONREF_ENOMEM).
  * The groups are copied; the caller keeps ownership of its arrays. */
 MUONREF_API muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups,
-                                            muonref_error *err);
+                                                        muonref_error *err);
 
 /* Frees the optimizer and its state (NULL is a no-op). */
 MUONREF_API void muonref_optimizer_free(muonref_optimizer *opt);
 
-/* Number of parameters, and the routing of parameter i. */
+/* Number of parameters (the n_params every step takes), and the routing
+ * of parameter i (owned by opt, valid until muonref_optimizer_free; NULL
+ * for i out of range). */
 MUONREF_API size_t muonref_optimizer_param_count(const muonref_optimizer *opt);
 MUONREF_API const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_t i);
 
@@ -76,18 +78,19 @@ MUONREF_API MUONREF_NODISCARD int muonref_optimizer_step(muonref_optimizer *opt,
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_state(const muonref_optimizer *opt, size_t i,
                                                           muonref_param_state *out, muonref_error *err);
 
-/* Replaces parameter i's state by a copy of *st.  An uninitialized *st
- * clears the state.  Errors leave the state unchanged: MUONREF_ESTATE when
+/* Replaces parameter i's state by a copy of *st (st's buffers, numel floats
+ * each, stay the caller's).  An uninitialized *st clears the state.  Errors leave the state unchanged: MUONREF_ESTATE when
  * st->use_muon differs from the parameter's routing, st->numel from its size,
  * a needed buffer is NULL, step < 1 for an initialized state, step above
  * MUONREF_MAX_STEP, initialized or use_muon not 0 or 1, or st NULL; also
  * MUONREF_ENONFINITE for a non-finite buffer value, MUONREF_ENOMEM. */
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i,
-                                const muonref_param_state *st, muonref_error *err);
+                                                              const muonref_param_state *st, muonref_error *err);
 
 /* The optimizer's groups as created: their number, the options of group g
  * (NULL for g out of range; the pointer lives as long as opt), and the
- * group and shape of parameter i (MUONREF_EOPTION for i out of range).
+ * group and shape of parameter i into *group and *shape (either may be
+ * NULL; MUONREF_EOPTION, no message, for i out of range).
  * Used by the state file (state.h) to record and compare them. */
 MUONREF_API size_t muonref_optimizer_group_count(const muonref_optimizer *opt);
 MUONREF_API const muonref_options *muonref_optimizer_group_options(const muonref_optimizer *opt, size_t g);

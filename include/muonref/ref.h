@@ -74,7 +74,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar(muonref_mpmat *q, muonref_mp
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
  * muonref_ref_ns's errors. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                     const float *grad, mpfr_prec_t prec, muonref_error *err);
+                                                   const float *grad, mpfr_prec_t prec, muonref_error *err);
 
 /* muonref_ref_step, and for o->ns_format == MUONREF_NS_BF16 the
  * certificate of the bf16 Newton-Schulz input and result into *ns_uncertain
@@ -82,7 +82,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_step(const muonref_options *o, con
  * the Newton-Schulz input U is not exactly a binary32 matrix), OR-ed into
  * *ns_uncertain: the caller sets it to 0 first. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                           const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
+                                                         const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
 
 /* ---- correct rounding, certified (ref/crcheck.c) ----
  * Each *_cr function certifies every published output by an explicit error
@@ -128,7 +128,7 @@ typedef struct muonref_ref_cr_report {
  * in the message and *rep) otherwise, or muonref_ref_ns's errors.  rep may
  * be NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows, size_t cols,
-                      const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+                                                    const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 /* Polar factor of the binary64 (rows, cols) matrix g: q32 (float32), q64
  * (binary64, may be NULL) and sv (min(rows, cols) binary64 singular
@@ -138,7 +138,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_cr(float *out32, double *out64,
  * singular values at prec and 2 prec.  Status as muonref_ref_ns_cr, plus
  * muonref_ref_polar's errors. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
-                         mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+                                                       mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 /* muonref_ref_step at prec and at 2 * prec on copies; compares the float32
  * parameter and state buffers, and certifies them with the running bound of
@@ -146,7 +146,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar_cr(float *q32, double *q64, 
  * are certified the prec_cert results are written as muonref_ref_step
  * would; otherwise nothing is written and MUONREF_ENUMERIC is returned. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                        const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+                                                      const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,7 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * shape (...): more than 1099511627776 elements"), and for use_muon TRUE on ndim < 2
  * ("use_muon=True needs at least two dimensions, got shape (48,)"). */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
-                        muonref_route *out, muonref_error *err);
+                                                      muonref_route *out, muonref_error *err);
 
 /* Checks that s is a matrix Newton-Schulz accepts: exactly two dimensions,
  * each at least 1.  Returns MUONREF_OK or MUONREF_ESHAPE with the NeMo
