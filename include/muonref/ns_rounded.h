@@ -10,6 +10,10 @@
 #include "muonref/options.h"
 #include "muonref/status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Why a bf16 result is not certified (bit flags of *uncertain). */
 enum {
   MUONREF_NSR_INEXACT_SUM = 1u << 0,  /* some dot product or the norm has a partial
@@ -46,4 +50,7 @@ enum {
 MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                                                       unsigned *uncertain, muonref_error *err);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
