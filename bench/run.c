@@ -5,6 +5,7 @@
 #include <string.h>
 #include "bench.h"
 #include "fast/ns_internal.h"
+#include "core/fail.h"
 
 /* Pseudo-random N(0, 1) values (xorshift64* and Box-Muller), deterministic. */
 static void fill_normal(float *x, size_t n, uint64_t *s)
@@ -68,7 +69,7 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
                     muonref_error *err)
 {
   if (im == STEP)
-    return muonref_optimizer_step(opt, b->param, b->grad, err);
+    return muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), b->param, b->grad, err);
   muonref_options f = *o;
   f.ns_format = im == OURS_FP32 ? MUONREF_NS_FP32 : MUONREF_NS_BF16;
   unsigned flags = im == OURS_BF16_BLAS ? MUONREF_NSF_GEMM_BLAS : 0;
@@ -135,7 +136,7 @@ static double fp32_vs_naive(const bench_case *c, bufs *b, const muonref_options 
     size_t len = c->rows[i] * c->cols[i];
     float *ours = b->param[i]; /* scratch: the parameters are not needed after the step timing */
     bench_naive_ns(b->out[i], b->in[i], c->rows[i], c->cols[i], o, b->naive_work);
-    muonref_fast_ns(ours, b->in[i], c->rows[i], c->cols[i], &f, b->work, NULL);
+    MUONREF_UNCHECKED(muonref_fast_ns(ours, b->in[i], c->rows[i], c->cols[i], &f, b->work, NULL));
     double num = 0.0, den = 0.0;
     for (size_t j = 0; j < len; j++) {
       double d = (double)ours[j] - (double)b->out[i][j];
@@ -163,7 +164,8 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
   memset(r, 0, sizeof *r);
   for (int k = 0; k < TORCH_KINDS; k++)
     r->torch_s[k] = -1;
-  muonref_profile_options("nemo", &o, err);
+  if (muonref_options_init(&o, MUONREF_PROFILE_NEMO, err))
+    return err ? err->status : MUONREF_EOPTION;
   o.use_muon = MUONREF_USE_MUON_TRUE;
   for (size_t i = 0; i < c->n; i++)
     r->flops += bench_ns_flops(c->rows[i], c->cols[i], o.ns_steps);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/fail.h"
 #include "muonref/profile.h"
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
@@ -226,7 +227,7 @@ int cmd_check(int argc, char **argv)
   }
   if (profile && !muonref_profile_get(profile)) {
     muonref_options o;
-    muonref_profile_options(profile, &o, &err);
+    MUONREF_UNCHECKED(muonref_profile_options(profile, &o, &err)); /* for its "Unknown profile" message */
     fprintf(stderr, "muonref check: --profile: %s\n", err.message);
     return EXIT_USAGE;
   }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include "commands.h"
 #include "muonref.h"
+#include "core/pyfmt.h"
 
 /* One option of the port, as its key table (profile.h) names it. */
 static void print_key(const muonref_options *o, const muonref_option_key *k)

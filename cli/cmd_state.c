@@ -8,6 +8,7 @@
 #include <string.h>
 #include "commands.h"
 #include "muonref.h"
+#include "core/pyfmt.h"
 
 static void print_group(size_t g, const muonref_options *o, size_t n_params)
 {

@@ -1,7 +1,8 @@
 /* muonref: gradient checks made before a step writes anything (grad.h). */
 #include <math.h>
 #include "muonref/grad.h"
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
+#include "core/fail.h"
 
 int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonref_error *err)
 {

@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 #include "muonref/options.h"
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
+#include "core/fail.h"
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 

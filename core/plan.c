@@ -3,7 +3,7 @@
  * _muon_update, _adamw_update), evaluated in binary64 like Python floats;
  * the EMA momentum form is that of KellerJordan/Muon muon_update @857d1ad. */
 #include <math.h>
-#include "muonref/plan.h"
+#include "core/plan.h"
 
 double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
 {

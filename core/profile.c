@@ -3,7 +3,8 @@
  * which its port takes each option. */
 #include <stddef.h>
 #include <string.h>
-#include "muonref/pyfmt.h"
+#include "core/fail.h"
+#include "core/pyfmt.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
 
@@ -120,13 +121,27 @@ static const muonref_option_key MOONLIGHT_KEYS[] = {
 #define N(a) (sizeof a / sizeof a[0])
 
 static const muonref_profile PROFILES[] = {
+  /* in muonref_profile_id order */
   {"nemo", "NVIDIA-NeMo PR #16427, nemo/core/optim/muon.py (../shared/seeds)", nemo, NEMO_KEYS, N(NEMO_KEYS), 0},
   {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", torch_muon, TORCH_KEYS, N(TORCH_KEYS), 0},
   {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", moonlight, MOONLIGHT_KEYS,
    N(MOONLIGHT_KEYS), 1},
 };
 
+/* every id has its entry, in id order */
+_Static_assert(sizeof PROFILES / sizeof PROFILES[0] == MUONREF_PROFILE_COUNT, "one PROFILES entry per profile id");
+
 size_t muonref_profile_count(void) { return N(PROFILES); }
+
+int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_error *err)
+{
+  if (!o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_options_init: o must not be NULL");
+  if ((int)id < 0 || (size_t)id >= N(PROFILES))
+    return muonref_fail(err, MUONREF_EOPTION, "Unknown profile id %d, expected 0 to %zu", (int)id, N(PROFILES) - 1);
+  PROFILES[id].fill(o);
+  return MUONREF_OK;
+}
 
 const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) ? &PROFILES[i] : NULL; }
 

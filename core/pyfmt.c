@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 
 /* Shortest round-trip digits of finite x > 0: digits (no dot) and e. */
 static void shortest_digits(double x, char *digits, size_t n, int *exp10)

@@ -1,6 +1,6 @@
 /* muonref: splitmix64 and Box-Muller normal deviates (see rng.h). */
 #include <math.h>
-#include "muonref/rng.h"
+#include "core/rng.h"
 
 uint64_t muonref_rng_next(uint64_t *state)
 {

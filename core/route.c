@@ -1,7 +1,8 @@
 /* muonref: routing between the Muon update and the AdamW fallback (see
  * route.h; rule from the NeMo seed, Muon.selects_muon and _muon_update). */
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 #include "muonref/route.h"
+#include "core/fail.h"
 
 size_t muonref_shape_numel(const muonref_shape *s)
 {

@@ -1,19 +1,5 @@
 /* muonref: status codes and error reports (see include/muonref/status.h). */
-#include <stdarg.h>
-#include <stdio.h>
 #include "muonref/status.h"
-
-int muonref_fail(muonref_error *err, int status, const char *fmt, ...)
-{
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->status = status;
-  }
-  return status;
-}
 
 void muonref_error_clear(muonref_error *err)
 {

@@ -1,6 +1,8 @@
-/* muonref: the fault table and its hooks (see faults.h). */
+/* muonref: the fault table and its hooks (see faults.h); compiled into the
+ * noinst libmuonref_hooks only, with MUONREF_TEST_HOOKS. */
 #include <math.h>
 #include <string.h>
+#include "core/plan.h"
 #include "faults.h"
 #include "ns_internal.h"
 
@@ -129,7 +131,8 @@ void muonref_fault_options(int f, muonref_options *o)
 
 void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s, muonref_route *r)
 {
-  if (o->use_muon != MUONREF_USE_MUON_AUTO || s->ndim < 2)
+  if ((f != MUONREF_FAULT_THRESHOLD_INCLUSIVE && f != MUONREF_FAULT_ROUTE_ALL_MATRICES) ||
+      o->use_muon != MUONREF_USE_MUON_AUTO || s->ndim < 2)
     return;
   int muon = r->use_muon;
   if (f == MUONREF_FAULT_THRESHOLD_INCLUSIVE && s->ndim == 2)

@@ -1,17 +1,37 @@
 /* muonref: deliberate faults of the fast path, for mutation testing of the
- * vectors (`muonref check --impl fast-bf16 --fault NAME`).  Each fault is a
- * real difference between Muon ports or a public bug report (the `source`
- * of each entry names it; ../shared/reference/ has the details).  A fault
- * perturbs the options, the routing, the scalar schedule, the
- * Newton-Schulz iteration or the step's gradient handling through the hooks
- * below; fault 0 (MUONREF_FAULT_NONE) is the spec.  Not installed. */
+ * vectors (`muonref check --impl fast-bf16 --fault NAME`) and the judge's
+ * diagnosis.  Each fault is a real difference between Muon ports or a
+ * public bug report (the `source` of each entry names it;
+ * ../shared/reference/ has the details); fault 0 (MUONREF_FAULT_NONE) is
+ * the spec.  Not installed.
+ *
+ * The test-control seam (SQLite's design): faults that are only option
+ * values (momentum form, a coefficient, the step count, eps and its mode,
+ * the scale rule) are not known to the optimizer at all; the harness sets
+ * them with muonref_fault_options before it creates the optimizer or runs
+ * Newton-Schulz.  The others sit behind MUONREF_TEST_HOOKS, defined only
+ * for the noinst libmuonref_hooks (linked by the muonref command, the
+ * tests and the vectors library; fast/faults.c is compiled there only).
+ * Without it, as in the installed libmuonref, MUONREF_HOOK(x) is nothing
+ * and MUONREF_HOOK_OR(x, v) is v: the optimizer carries no fault id and
+ * its code is the spec's alone. */
 #ifndef MUONREF_FAULTS_H
 #define MUONREF_FAULTS_H
 
+#ifndef MUONREF_TEST_HOOKS
+#define MUONREF_HOOK(x) ((void)0)
+#define MUONREF_HOOK_OR(x, otherwise) (otherwise)
+#else
+#define MUONREF_HOOK(x) (x)
+#define MUONREF_HOOK_OR(x, otherwise) (x)
+
 #include "muonref/options.h"
-#include "muonref/plan.h"
+#include "core/plan.h"
 #include "muonref/route.h"
 
+/* Stable ids: results files, known-failure lists and scripts name faults by
+ * name, but the numbers are kept too; a new fault is appended before
+ * MUONREF_FAULT_COUNT, never inserted. */
 enum {
   MUONREF_FAULT_NONE = 0,
   MUONREF_FAULT_EMA_MOMENTUM,
@@ -63,13 +83,20 @@ const muonref_fault_info *muonref_fault_info_at(int f);
 /* The fault named `name`, or -1. */
 int muonref_fault_parse(const char *name);
 
-/* Hooks, each a no-op for faults it does not concern.  group is the
- * parameter's group index, shape its shape. */
+/* The harness's part: sets the option values of fault f in *o (a no-op
+ * for the faults that are not option values).  Applied to every group's
+ * options before muonref_optimizer_create_fault, and to the options of a
+ * Newton-Schulz run. */
 void muonref_fault_options(int f, muonref_options *o);
+
+/* The optimizer's hooks (fast/optimizer.c), each a no-op for faults it
+ * does not concern.  group is the parameter's group index, shape its
+ * shape. */
 void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s, muonref_route *r);
 void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
                              muonref_muon_plan *p);
 void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p);
 unsigned muonref_fault_ns_flags(int f);
 
+#endif /* MUONREF_TEST_HOOKS */
 #endif

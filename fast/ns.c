@@ -41,6 +41,7 @@
 #include "ns_internal.h"
 #include "ns_kernels.h"
 #include "muonref/route.h"
+#include "core/fail.h"
 
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
 {
@@ -56,7 +57,7 @@ static float round1(float x, int bf16) { return bf16 ? muonref_bf16_round(x) : x
 static float divisor(const float *X, size_t len, const muonref_options *o, int bf16, unsigned flags)
 {
   double nrm = 0.0;
-  if (flags & MUONREF_NSF_MAX_NORM) {
+  if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_MAX_NORM)) {
     for (size_t i = 0; i < len; i++)
       nrm = fmax(nrm, fabs((double)X[i]));
   } else {
@@ -188,14 +189,14 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
   if (rows < 1 || cols < 1 || rows > MUONREF_MAX_NUMEL / cols)
     return muonref_fail(err, MUONREF_ESHAPE, "Newton-Schulz: invalid matrix shape (%zu, %zu): each side at least 1, "
                         "at most %zu elements", rows, cols, (size_t)MUONREF_MAX_NUMEL);
-  if (flags & MUONREF_NSF_BF16_SCALARS) {
+  if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_BF16_SCALARS)) {
     rounded = bf16_scalars(o);
     o = &rounded;
   }
   if (o->ns_format == MUONREF_NS_EXACT)
     return muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   int bf16 = o->ns_format == MUONREF_NS_BF16;
-  int tr = !(flags & MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
+  int tr = !MUONREF_NSF_FAULT(flags, MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
   int dnnl = use_dnnl(flags, bf16, m, n, err);
   if (dnnl < 0)

@@ -15,6 +15,10 @@
 #ifndef MUONREF_NS_DNNL_H
 #define MUONREF_NS_DNNL_H
 
+/* internal to the library: hidden even where a header included later
+ * (dnnl.h) or GCC's target_clones would export them */
+#pragma GCC visibility push(hidden)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,5 +48,7 @@ int muonref_nsd_env(muonref_gemm_kind *kind, const char **bad);
  * unsupported layout); C is then unspecified. */
 int muonref_nsd_matmul(float *C, size_t ldc, const uint16_t *A, size_t lda, const uint16_t *W, size_t wsk,
                        size_t wsn, size_t m, size_t cn, size_t k);
+
+#pragma GCC visibility pop
 
 #endif

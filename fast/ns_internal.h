@@ -17,6 +17,16 @@ enum {
   MUONREF_NSF_GEMM_DNNL = 1u << 4     /* oneDNN's native bf16 matmul at every size */
 };
 
+/* Whether flags ask for deviation f (NO_TRANSPOSE, MAX_NORM, BF16_SCALARS):
+ * these three are test hooks of the faults of the same names
+ * (fast/faults.h); without MUONREF_TEST_HOOKS, as in the installed
+ * library, they are constant 0 and their branches compile to nothing. */
+#ifdef MUONREF_TEST_HOOKS
+#define MUONREF_NSF_FAULT(flags, f) ((flags) & (f))
+#else
+#define MUONREF_NSF_FAULT(flags, f) ((void)(flags), 0u)
+#endif
+
 /* muonref_fast_ns with the deviations in flags (see ns.h for the rest). */
 int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                           float *work, unsigned flags, muonref_error *err);

@@ -9,6 +9,10 @@
 #ifndef MUONREF_NS_KERNELS_H
 #define MUONREF_NS_KERNELS_H
 
+/* internal to the library: hidden even where a header included later
+ * (dnnl.h) or GCC's target_clones would export them */
+#pragma GCC visibility push(hidden)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,5 +49,7 @@ void muonref_nsk_axpy_copy(float *X, uint16_t *Xb, const float *BX, size_t len, 
 /* dst[0..len) <- the bf16 bit patterns of the bf16-valued src[0..len)
  * (the upper 16 bits; exact because src is already rounded). */
 void muonref_nsk_to_bf16(uint16_t *dst, const float *src, size_t len);
+
+#pragma GCC visibility pop
 
 #endif

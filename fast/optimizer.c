@@ -10,9 +10,10 @@
 #include "faults.h"
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
-#include "muonref/plan.h"
+#include "core/plan.h"
 #include "ns_internal.h"
 #include "optimizer_internal.h"
+#include "core/fail.h"
 
 typedef struct param {
   const muonref_options *options; /* the group's options (in opt->groups) */
@@ -32,9 +33,16 @@ struct muonref_optimizer {
   float *update;    /* the Newton-Schulz input (U or M) of the largest Muon matrix */
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
+#ifdef MUONREF_TEST_HOOKS
   int fault;        /* MUONREF_FAULT_NONE, or a deliberate fault (faults.h) */
   float *zeros;     /* MUONREF_FAULT_MISSING_GRAD_AS_ZEROS: a zero gradient */
+#endif
 };
+
+/* The test-control seam (faults.h): without MUONREF_TEST_HOOKS, as in the
+ * installed library, FAULT_IS is 0 and MISSING_GRAD is NULL. */
+#define FAULT_IS(opt, name) MUONREF_HOOK_OR((opt)->fault == MUONREF_FAULT_##name, 0)
+#define MISSING_GRAD(opt) MUONREF_HOOK_OR((const float *)(opt)->zeros, (const float *)NULL)
 
 static void free_params(muonref_optimizer *opt)
 {
@@ -55,7 +63,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->ns_work);
   free(opt->update);
   free(opt->pending);
-  free(opt->zeros);
+  MUONREF_HOOK(free(opt->zeros));
   free(opt);
 }
 
@@ -85,7 +93,7 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
       int st = muonref_route_param(p->options, &p->shape, &p->route, err);
       if (st)
         return st;
-      muonref_fault_route(opt->fault, p->options, &p->shape, &p->route);
+      MUONREF_HOOK(muonref_fault_route(opt->fault, p->options, &p->shape, &p->route));
       if (!alloc_state(p))
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
       if (p->route.use_muon) {
@@ -96,11 +104,13 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
         pending += p->route.numel;
       }
     }
+#ifdef MUONREF_TEST_HOOKS
   size_t max_numel = 0;
   for (size_t i = 0; i < opt->n_params; i++)
     max_numel = opt->params[i].route.numel > max_numel ? opt->params[i].route.numel : max_numel;
-  if (opt->fault == MUONREF_FAULT_MISSING_GRAD_AS_ZEROS && !(opt->zeros = calloc(max_numel + 1, sizeof(float))))
+  if (FAULT_IS(opt, MISSING_GRAD_AS_ZEROS) && !(opt->zeros = calloc(max_numel + 1, sizeof(float))))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
+#endif
   opt->ns_work_floats = max_ws;
   opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
   opt->update = max_mat ? malloc(max_mat * sizeof(float)) : NULL;
@@ -110,20 +120,19 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
   return MUONREF_OK;
 }
 
-muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups, muonref_error *err)
-{
-  return muonref_optimizer_create_fault(groups, n_groups, MUONREF_FAULT_NONE, err);
-}
-
-muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
-                                                  muonref_error *err)
+/* muonref_optimizer_create; fault is used only with MUONREF_TEST_HOOKS. */
+static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, int fault, muonref_error *err)
 {
   muonref_optimizer *opt = calloc(1, sizeof *opt);
   if (!opt) {
     muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
     return NULL;
   }
+#ifdef MUONREF_TEST_HOOKS
   opt->fault = fault;
+#else
+  (void)fault;
+#endif
   opt->n_groups = n_groups;
   for (size_t g = 0; g < n_groups; g++)
     opt->n_params += groups[g].n_params;
@@ -136,7 +145,6 @@ muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, s
     st = muonref_options_validate(&groups[g].options, err);
     if (!st && groups[g].options.ns_format == MUONREF_NS_EXACT)
       st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
-    muonref_fault_options(fault, &opt->groups[g]);
   }
   if (!st)
     st = build_params(opt, groups, err);
@@ -145,6 +153,35 @@ muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, s
     return NULL;
   }
   return opt;
+}
+
+muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups, muonref_error *err)
+{
+  return create(groups, n_groups, 0, err);
+}
+
+#ifdef MUONREF_TEST_HOOKS
+muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
+                                                  muonref_error *err)
+{
+  return create(groups, n_groups, fault, err);
+}
+#endif
+
+/* The scalar schedules of parameter p (core/plan.c), the one place the
+ * plan hooks act: the range check and both phases of the step use these. */
+static void muon_plan(const muonref_optimizer *opt, const param *p, muonref_muon_plan *pl)
+{
+  (void)opt;
+  muonref_muon_plan_make(p->options, &p->route, pl);
+  MUONREF_HOOK(muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, pl));
+}
+
+static void adamw_plan(const muonref_optimizer *opt, const param *p, long t, muonref_adamw_plan *pl)
+{
+  (void)opt;
+  muonref_adamw_plan_make(p->options, t, pl);
+  MUONREF_HOOK(muonref_fault_adamw_plan(opt->fault, p->group, p->options, pl));
 }
 
 size_t muonref_optimizer_param_count(const muonref_optimizer *opt) { return opt->n_params; }
@@ -182,8 +219,7 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
 {
   param *p = &opt->params[i];
   muonref_muon_plan pl;
-  muonref_muon_plan_make(p->options, &p->route, &pl);
-  muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, &pl);
+  muon_plan(opt, p, &pl);
   size_t n = p->route.numel;
   const float *M = p->state.momentum_buffer;
   float *U = opt->update, *O = opt->pending + p->pending_off;
@@ -193,12 +229,12 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
   }
   muonref_error e = {0};
   int st = muonref_fast_ns_flags(O, U, p->route.rows, p->route.cols, p->options, opt->ns_work,
-                                 muonref_fault_ns_flags(opt->fault), &e);
+                                 MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0), &e);
   if (st == MUONREF_ENUMERIC)
     return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
   if (st)
     return muonref_fail(err, st, "%s", e.message);
-  if (opt->fault == MUONREF_FAULT_NONFINITE_ACCEPTED)
+  if (FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;
   double decay = pl.apply_decay ? pl.decay : 1.0;
   for (size_t j = 0; j < n; j++) {
@@ -216,8 +252,7 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
 static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *g)
 {
   muonref_muon_plan pl;
-  muonref_muon_plan_make(p->options, &p->route, &pl);
-  muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, &pl);
+  muon_plan(opt, p, &pl);
   size_t n = p->route.numel;
   float *M = p->state.momentum_buffer;
   const float *O = opt->pending + p->pending_off;
@@ -236,8 +271,7 @@ static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, 
 {
   const param *p = &opt->params[i];
   muonref_adamw_plan pl;
-  muonref_adamw_plan_make(p->options, t, &pl);
-  muonref_fault_adamw_plan(opt->fault, p->group, p->options, &pl);
+  adamw_plan(opt, p, t, &pl);
   float *m = p->state.exp_avg, *v = p->state.exp_avg_sq;
   double decay = pl.apply_decay ? pl.decay : 1.0;
   for (size_t j = 0; j < p->route.numel; j++) {
@@ -251,7 +285,7 @@ static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, 
       w[j] = nw;
       m[j] = (float)mj;
       v[j] = (float)vj;
-    } else if (!isfinite(nw) && opt->fault != MUONREF_FAULT_NONFINITE_ACCEPTED) {
+    } else if (!isfinite(nw) && !FAULT_IS(opt, NONFINITE_ACCEPTED)) {
       return muonref_fail(err, MUONREF_ENUMERIC,
                           "Step for parameter %zu would overflow binary32: element %zu of the parameter would become "
                           "%s (it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w[j]);
@@ -274,7 +308,7 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *g, m
   size_t n = p->route.numel;
   if (p->route.use_muon) {
     muonref_muon_plan pl;
-    muonref_muon_plan_make(p->options, &p->route, &pl);
+    muon_plan(opt, p, &pl);
     const float *M = p->state.momentum_buffer;
     for (size_t j = 0; j < n; j++) {
       double m = pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j];
@@ -286,7 +320,7 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *g, m
     }
   } else {
     muonref_adamw_plan pl;
-    muonref_adamw_plan_make(p->options, p->state.step + 1, &pl);
+    adamw_plan(opt, p, p->state.step + 1, &pl);
     const float *v = p->state.exp_avg_sq;
     for (size_t j = 0; j < n; j++)
       if (pl.beta2 * (double)v[j] + pl.one_minus_beta2 * (double)g[j] * (double)g[j] > limit)
@@ -297,14 +331,17 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *g, m
   return MUONREF_OK;
 }
 
-int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const muonref_grad *grads,
-                           muonref_error *err)
+int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
+                           const muonref_grad *grads, muonref_error *err)
 {
   if (!opt || !params || !grads)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: opt, params and grads must not be NULL");
+  if (n_params != opt->n_params)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: n_params is %zu, the optimizer has %zu parameters",
+                        n_params, opt->n_params);
   for (size_t i = 0; i < opt->n_params; i++) {
     int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
-    if (st && !(opt->fault == MUONREF_FAULT_NONFINITE_ACCEPTED && st == MUONREF_ENONFINITE))
+    if (st && !(FAULT_IS(opt, NONFINITE_ACCEPTED) && st == MUONREF_ENONFINITE))
       return st;
     if (!st && grads[i].data && !params[i])
       return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params[%zu] is NULL", i);
@@ -315,7 +352,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const m
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = grads[i].data ? grads[i].data : opt->zeros; /* zeros only under a fault */
+    const float *g = grads[i].data ? grads[i].data : MISSING_GRAD(opt);
     if (!g)
       continue;
     int st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
@@ -326,7 +363,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const m
   /* Phase 2: store. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = grads[i].data ? grads[i].data : opt->zeros;
+    const float *g = grads[i].data ? grads[i].data : MISSING_GRAD(opt);
     if (!g)
       continue;
     p->state.initialized = 1;
@@ -339,10 +376,13 @@ int muonref_optimizer_step(muonref_optimizer *opt, float *const *params, const m
   return MUONREF_OK;
 }
 
-int muonref_optimizer_state(const muonref_optimizer *opt, size_t i, muonref_param_state *out)
+int muonref_optimizer_state(const muonref_optimizer *opt, size_t i, muonref_param_state *out, muonref_error *err)
 {
+  if (!opt || !out)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_state: opt and out must not be NULL");
   if (i >= opt->n_params)
-    return MUONREF_EOPTION;
+    return muonref_fail(err, MUONREF_EOPTION, "State for parameter %zu: the optimizer has %zu parameters", i,
+                        opt->n_params);
   *out = opt->params[i].state;
   return MUONREF_OK;
 }
@@ -396,7 +436,7 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
   if (!finite_buffer(b1, n) || !finite_buffer(b2, n))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
   p->state.initialized = 1;
-  p->state.step = opt->fault == MUONREF_FAULT_STATE_STEP_RESET ? 0 : st->step;
+  p->state.step = FAULT_IS(opt, STATE_STEP_RESET) ? 0 : st->step;
   if (p->route.use_muon) {
     memcpy(p->state.momentum_buffer, st->momentum_buffer, n * sizeof(float));
   } else {

@@ -5,8 +5,12 @@
 
 #include "muonref/optimizer.h"
 
-/* muonref_optimizer_create with fault f (0: none) switched on. */
+#ifdef MUONREF_TEST_HOOKS
+/* muonref_optimizer_create with the hooks of fault f (0: none) switched
+ * on; the option values of f are the caller's (muonref_fault_options on
+ * the groups' options first).  Only in builds with MUONREF_TEST_HOOKS. */
 muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
                                                   muonref_error *err);
+#endif
 
 #endif

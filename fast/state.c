@@ -21,8 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 #include "muonref/state.h"
+#include "core/fail.h"
 
 /* ------------------------------------------------------------- writing */
 
@@ -130,8 +131,10 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     size_t group;
     muonref_shape sh;
     muonref_param_state st;
-    muonref_optimizer_param_info(opt, i, &group, &sh);
-    muonref_optimizer_state(opt, i, &st);
+    if (muonref_optimizer_param_info(opt, i, &group, &sh) || muonref_optimizer_state(opt, i, &st, NULL)) {
+      free(b.p); /* never: i < np */
+      return muonref_fail(err, MUONREF_EOPTION, "muonref_state_save: parameter %zu of %zu has no state", i, np);
+    }
     put_u64(&b, group);
     put_u32(&b, (uint32_t)sh.ndim);
     for (int k = 0; k < sh.ndim; k++)
@@ -500,8 +503,7 @@ int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *
     size_t group;
     muonref_shape sh;
     const muonref_route *r = muonref_optimizer_route(opt, i);
-    muonref_optimizer_param_info(opt, i, &group, &sh);
-    int same = f.param_group[i] == group && f.shapes[i].ndim == sh.ndim;
+    int same = muonref_optimizer_param_info(opt, i, &group, &sh) == MUONREF_OK && f.param_group[i] == group && f.shapes[i].ndim == sh.ndim;
     for (int k = 0; same && k < sh.ndim; k++)
       same = f.shapes[i].dims[k] == sh.dims[k];
     if (!same)

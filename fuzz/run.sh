@@ -19,7 +19,7 @@ cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found (Debian: clang)"; exit 77; }
 mkdir -p "$build/obj" "$build/corpus" || exit 2
 flags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-  -std=gnu11 -I$src/include -I$src -I/usr/include/x86_64-linux-gnu -I/usr/include/x86_64-linux-gnu/openblas-pthread"
+  -std=gnu11 -DMUONREF_TEST_HOOKS -I$src/include -I$src -I/usr/include/x86_64-linux-gnu -I/usr/include/x86_64-linux-gnu/openblas-pthread"
 libs="-ljansson -llapacke -lopenblas -lmpfr -lgmp -lz -lm"
 # config.h of the build (the current folder) or of an in-tree build: with
 # oneDNN configured (HAVE_DNNL), fast/ns_dnnl.c needs -ldnnl
@@ -27,7 +27,7 @@ cfg=$PWD/config.h
 [ -f "$cfg" ] || cfg=$src/config.h
 flags="$flags -I$(dirname "$cfg")"
 grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
-srcs="core/status.c core/pyfmt.c core/options.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
+srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
   core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c study/set.c"
 objs=""

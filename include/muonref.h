@@ -2,16 +2,13 @@
 #ifndef MUONREF_H
 #define MUONREF_H
 #include "muonref/status.h"
-#include "muonref/pyfmt.h"
 #include "muonref/options.h"
 #include "muonref/profile.h"
 #include "muonref/presets.h"
 #include "muonref/route.h"
-#include "muonref/plan.h"
 #include "muonref/grad.h"
 #include "muonref/bf16.h"
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
-#include "muonref/rng.h"
 #include "muonref/state.h"
 #endif

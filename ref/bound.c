@@ -11,7 +11,7 @@
  * exact zero, so exact zeros keep bound 0). */
 #include <float.h>
 #include <math.h>
-#include "muonref/mpround.h"
+#include "ref/mpround.h"
 #include "ref_internal.h"
 
 double muonref_ref_absu(mpfr_srcptr x)

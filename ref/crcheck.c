@@ -23,6 +23,7 @@
 #include <string.h>
 #include "muonref/ref.h"
 #include "ref_internal.h"
+#include "core/fail.h"
 
 /* Counts the outputs where lo and hi differ bitwise (n floats or doubles). */
 static void compare(muonref_ref_cr_report *rep, const void *lo, const void *hi, size_t n, size_t width,

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "muonref/mpmat.h"
-#include "muonref/mpround.h"
+#include "ref/mpround.h"
 #include "ref_internal.h"
 
 int muonref_mpmat_init(muonref_mpmat *m, size_t rows, size_t cols, mpfr_prec_t prec)

@@ -4,7 +4,7 @@
  * the function is safe whatever range the caller has set. */
 #include <math.h>
 #include <string.h>
-#include "muonref/mpround.h"
+#include "ref/mpround.h"
 
 /* +-2^k as a double (k within double's range). */
 static double pow2(mpfr_exp_t k, int neg) { return neg ? -ldexp(1.0, (int)k) : ldexp(1.0, (int)k); }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include "muonref/ref.h"
 #include "ref_internal.h"
+#include "core/fail.h"
 
 typedef struct ns_work {
   muonref_mpmat X, A, AA, Y; /* X, Y: m x n; A, AA: m x m */
@@ -64,9 +65,9 @@ static void apply_step(muonref_mpmat *Y, const muonref_mpmat *B, const muonref_m
 /* One step with triple t on w->X (result in w->X). */
 static void ns_step(ns_work *w, muonref_coeff t)
 {
-  muonref_mpmat_gram(&w->A, &w->X);
-  muonref_mpmat_gram(&w->AA, &w->A);             /* A A = A A^T: A is symmetric */
-  muonref_mpmat_axpby(&w->A, t.b, &w->A, t.c, &w->AA); /* A <- B */
+  MUONREF_UNCHECKED(muonref_mpmat_gram(&w->A, &w->X));
+  MUONREF_UNCHECKED(muonref_mpmat_gram(&w->AA, &w->A));             /* A A = A A^T: A is symmetric */
+  MUONREF_UNCHECKED(muonref_mpmat_axpby(&w->A, t.b, &w->A, t.c, &w->AA)); /* A <- B */
   apply_step(&w->Y, &w->A, &w->X, t.a);
   muonref_mpmat tmp = w->X;
   w->X = w->Y;
@@ -158,13 +159,13 @@ static void ns_step_bounded(ns_work *w, ns_bnd *b, muonref_coeff t)
 {
   size_t m = w->X.rows, n = w->X.cols;
   abs_of(b->aX, &w->X);
-  muonref_mpmat_gram(&w->A, &w->X);
+  MUONREF_UNCHECKED(muonref_mpmat_gram(&w->A, &w->X));
   gram_bound(b->eA, b->aX, b->eX, m, n, b->u);
   abs_of(b->aA, &w->A);
-  muonref_mpmat_gram(&w->AA, &w->A);
+  MUONREF_UNCHECKED(muonref_mpmat_gram(&w->AA, &w->A));
   gram_bound(b->eS, b->aA, b->eA, m, m, b->u);
   abs_of(b->aS, &w->AA);
-  muonref_mpmat_axpby(&w->A, t.b, &w->A, t.c, &w->AA); /* A <- B */
+  MUONREF_UNCHECKED(muonref_mpmat_axpby(&w->A, t.b, &w->A, t.c, &w->AA)); /* A <- B */
   double fb = fabs(t.b), fc = fabs(t.c);
   for (size_t i = 0; i < m * m; i++) /* E_B into eA */
     b->eA[i] = (fb * b->aA[i] + fc * b->aS[i] + fb * b->eA[i] + fc * b->eS[i]) * REF_BOUND_SAFETY;
@@ -280,9 +281,9 @@ int muonref_ref_ns_bounded(muonref_mpmat *out, double *bound, const muonref_mpma
   }
   mpfr_clear(d);
   if (tr)
-    muonref_mpmat_transpose(out, &w.X);
+    MUONREF_UNCHECKED(muonref_mpmat_transpose(out, &w.X));
   else
-    muonref_mpmat_copy(out, &w.X);
+    MUONREF_UNCHECKED(muonref_mpmat_copy(out, &w.X));
   for (size_t i = 0; bound && i < m; i++)
     for (size_t j = 0; j < n; j++)
       bound[tr ? j * m + i : i * n + j] = b.eX[i * n + j];

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "muonref/mpmat.h"
 #include "muonref/ns_rounded.h"
+#include "core/fail.h"
 
 #define PREC 128
 

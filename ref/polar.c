@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include "muonref/ref.h"
 #include "ref_internal.h"
+#include "core/fail.h"
 
 #define MAX_SWEEPS 60
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <mpfr.h>
 #include "muonref/mpmat.h"
-#include "muonref/optimizer.h"
+#include "muonref/param_state.h"
 #include "muonref/options.h"
 #include "muonref/route.h"
 #include "muonref/status.h"

@@ -17,11 +17,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "muonref/plan.h"
-#include "muonref/mpround.h"
+#include "core/plan.h"
+#include "ref/mpround.h"
 #include "muonref/ns_rounded.h"
 #include "muonref/ref.h"
 #include "ref_internal.h"
+#include "core/fail.h"
 
 /* r <- a b + c d (a, c binary64 scalars; b, d mpfr) rounded to odd, and
  * the float32 rounding of it.  *inex (may be NULL) receives whether r is

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "muonref/ref.h"
 #include "study.h"
+#include "core/fail.h"
 
 /* The nemo options with s's first K triples unrolled (norm safety folded
  * into step 1), eps 0: the exact iteration the study means. */
@@ -29,7 +30,7 @@ static int measure(mst_trace *t, int k, const muonref_mpmat *x, const muonref_mp
 {
   mpfr_t nd, nq;
   mpfr_inits2(x->prec, nd, nq, (mpfr_ptr)0);
-  muonref_mpmat_axpby(d, 1.0, x, -1.0, q);
+  MUONREF_UNCHECKED(muonref_mpmat_axpby(d, 1.0, x, -1.0, q));
   muonref_mpmat_frobenius(nd, d);
   muonref_mpmat_frobenius(nq, q);
   mpfr_div(nd, nd, nq, MPFR_RNDN);

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "muonref/rng.h"
+#include "core/rng.h"
 #include "study.h"
 
 /* The project's seeded source (include/muonref/rng.h). */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "study.h"
+#include "core/fail.h"
 
 /* Terminals: each plot is drawn twice, as PNG and as SVG. */
 static const char *const TERMS[][2] = {

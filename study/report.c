@@ -11,6 +11,7 @@
 #include "config.h"
 #include "muonref/mpmat.h"
 #include "study.h"
+#include "core/fail.h"
 
 /* Steps of the band table and of the band plots. */
 #define BAND_STEPS 30

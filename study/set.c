@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "study.h"
+#include "core/fail.h"
 
 void mst_set_from_preset(mst_set *s, const muonref_preset *p)
 {

@@ -3,10 +3,14 @@
  * order, the scalar schedule, gradient checks. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "muonref.h"
 #include "testutil.h"
+#include "core/fail.h"
+#include "core/pyfmt.h"
+#include "core/plan.h"
 
 static muonref_options nemo(void)
 {
@@ -157,6 +161,33 @@ START_TEST(torch_profile_defaults_and_catalogue)
   o.use_muon = MUONREF_USE_MUON_FALSE; /* unused under two_d_only */
   ck_assert_int_eq(muonref_route_param(&o, &w, &r, &e), MUONREF_OK);
   ck_assert(r.use_muon == 1 && r.rows == 16 && r.cols == 8);
+}
+END_TEST
+
+/* The initializer by id gives the profile's options bit for bit, valid;
+ * an id without a profile is refused and writes nothing. */
+START_TEST(options_init_by_profile_id)
+{
+  muonref_error e;
+  ck_assert_uint_eq(muonref_profile_count(), MUONREF_PROFILE_COUNT);
+  for (int id = 0; id < MUONREF_PROFILE_COUNT; id++) {
+    muonref_options a, b;
+    memset(&a, 0xa5, sizeof a), memset(&b, 0x5a, sizeof b);
+    ck_assert_int_eq(muonref_options_init(&a, (muonref_profile_id)id, &e), MUONREF_OK);
+    ck_assert_int_eq(muonref_profile_options(muonref_profile_name((size_t)id), &b, &e), MUONREF_OK);
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    ck_assert_int_eq(muonref_options_validate(&a, &e), MUONREF_OK);
+  }
+  ck_assert_str_eq(muonref_profile_name(MUONREF_PROFILE_NEMO), "nemo");
+  muonref_options o, before;
+  memset(&o, 0x11, sizeof o), before = o;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_COUNT, &e), MUONREF_EOPTION);
+  char want[96];
+  snprintf(want, sizeof want, "Unknown profile id %d, expected 0 to %d", MUONREF_PROFILE_COUNT, MUONREF_PROFILE_COUNT - 1);
+  ck_assert_str_eq(e.message, want);
+  ck_assert(memcmp(&o, &before, sizeof o) == 0);
+  ck_assert_int_eq(muonref_options_init(&o, (muonref_profile_id)-1, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_options_init(NULL, MUONREF_PROFILE_NEMO, &e), MUONREF_EOPTION);
 }
 END_TEST
 
@@ -471,6 +502,7 @@ int main(void)
   tcase_add_test(t, unknown_profile_is_named);
   tcase_add_test(t, torch_profile_defaults_and_catalogue);
   tcase_add_test(t, moonlight_profile);
+  tcase_add_test(t, options_init_by_profile_id);
   tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
   tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);
   tcase_add_test(t, enum_parse_messages);

@@ -10,6 +10,7 @@
 #include "muonref/ns_rounded.h"
 #include "muonref/ref.h"
 #include "testutil.h"
+#include "core/plan.h"
 
 /* Muon 24x16 (tall), Muon 16x40 (wide), AdamW vector 48. */
 static const muonref_shape SHAPES[] = {{2, {24, 16}}, {2, {16, 40}}, {1, {48}}};
@@ -85,13 +86,13 @@ START_TEST(exact_step_tracks_fast_fp32_step)
       tu_fill_normal(&rng, g[i], muonref_shape_numel(&SHAPES[i]), 0.5);
       gr[i] = (muonref_grad){g[i], MUONREF_DENSE, MUONREF_FLOAT32};
     }
-    ck_assert_int_eq(muonref_optimizer_step(opt, fp, gr, &e), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), fp, gr, &e), MUONREF_OK);
     for (int i = 0; i < NP; i++) {
       const muonref_route *r = muonref_optimizer_route(opt, (size_t)i);
       ck_assert_msg(muonref_ref_step(&o, r, rp[i].p, &rp[i].st, g[i], 160, &e) == MUONREF_OK, "%s", e.message);
       ck_assert(rp[i].st.initialized && rp[i].st.step == s && rp[i].st.numel == r->numel);
       muonref_param_state fs;
-      ck_assert_int_eq(muonref_optimizer_state(opt, (size_t)i, &fs), MUONREF_OK);
+      ck_assert_int_eq(muonref_optimizer_state(opt, (size_t)i, &fs, NULL), MUONREF_OK);
       double scale = muonref_scale_factor(o.scale_mode, r->rows, r->cols);
       for (size_t k = 0; k < r->numel; k++) {
         if (r->use_muon) {

@@ -90,7 +90,7 @@ START_TEST(zero_gradients_decay_only)
   muonref_optimizer *opt = muonref_optimizer_create(groups, 2, NULL);
   float *params[4] = {f.p[0], f.p[2], f.p[1], f.p[3]};
   muonref_grad gr[4] = {{f.g[0], 0, 0}, {f.g[2], 0, 0}, {f.g[1], 0, 0}, {f.g[3], 0, 0}};
-  ck_assert_int_eq(muonref_optimizer_step(opt, params, gr, NULL), MUONREF_OK);
+  ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), params, gr, NULL), MUONREF_OK);
   for (size_t j = 0; j < f.n[0]; j++)
     ck_assert(f.p[0][j] == (float)((double)keep[0][j] * (1.0 - LR * WD)));
   for (size_t j = 0; j < f.n[2]; j++)
@@ -122,7 +122,7 @@ START_TEST(adamw_three_steps_by_hand)
     memcpy(gt, G[t - 1], sizeof gt);
     muonref_grad gr = {gt, MUONREF_DENSE, MUONREF_FLOAT32};
     float *pp = p;
-    ck_assert_int_eq(muonref_optimizer_step(opt, &pp, &gr, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), &pp, &gr, NULL), MUONREF_OK);
     for (int i = 0; i < 3; i++) {
       /* m = 0.9 m + 0.1 g; v = 0.95 v + 0.05 g^2; p = p(1 - lr wd) - lr/(1-0.9^t) m/(sqrt(v)/sqrt(1-0.95^t) + eps) */
       hm[i] = 0.9 * hm[i] + 0.1 * G[t - 1][i];
@@ -134,7 +134,7 @@ START_TEST(adamw_three_steps_by_hand)
     }
   }
   muonref_param_state st;
-  ck_assert_int_eq(muonref_optimizer_state(opt, 0, &st), MUONREF_OK);
+  ck_assert_int_eq(muonref_optimizer_state(opt, 0, &st, NULL), MUONREF_OK);
   ck_assert(st.initialized && !st.use_muon && st.step == 3 && st.momentum_buffer == NULL);
   /* step 1 of element 0: the update is lr * sign(g) up to eps (bias correction cancels) */
   muonref_optimizer_free(opt);
@@ -156,19 +156,19 @@ START_TEST(muon_step_matches_definition)
   for (int step = 0; step < 2; step++) {
     fixture_grads(&f, 100 + step);
     muonref_grad gr = {f.g[0], MUONREF_DENSE, MUONREF_FLOAT32};
-    ck_assert_int_eq(muonref_optimizer_step(opt, f.p, &gr, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), f.p, &gr, NULL), MUONREF_OK);
     for (size_t j = 0; j < n; j++) {
       double m = 0.95 * buf[j] + f.g[0][j];
       u[j] = (float)(f.g[0][j] + 0.95 * m);
       buf[j] = (float)m;
     }
-    muonref_fast_ns(orth, u, 48, 32, &o, NULL, NULL);
+    ck_assert_int_eq(muonref_fast_ns(orth, u, 48, 32, &o, NULL, NULL), MUONREF_OK);
     for (size_t j = 0; j < n; j++)
       want[j] = (float)((1 - LR * WD) * want[j] - LR * sqrt(48.0 / 32.0) * orth[j]);
   }
   ck_assert(memcmp(f.p[0], want, n * 4) == 0);
   muonref_param_state st;
-  muonref_optimizer_state(opt, 0, &st);
+  ck_assert_int_eq(muonref_optimizer_state(opt, 0, &st, NULL), MUONREF_OK);
   ck_assert(memcmp(st.momentum_buffer, buf, n * 4) == 0);
   ck_assert(st.use_muon && st.step == 2 && st.exp_avg == NULL);
   free(want), free(buf), free(u), free(orth);
@@ -196,7 +196,7 @@ START_TEST(scale_modes_on_tall_matrix)
     memcpy(keep, f.p[1], 1024 * 4);
     fixture_grads(&f, 300);
     muonref_grad gr = {f.g[1], MUONREF_DENSE, MUONREF_FLOAT32};
-    muonref_optimizer_step(opt, &f.p[1], &gr, NULL);
+    ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), &f.p[1], &gr, NULL), MUONREF_OK);
     upd[mode] = malloc(1024 * 4);
     for (int j = 0; j < 1024; j++)
       upd[mode][j] = keep[j] - f.p[1][j];
@@ -231,8 +231,8 @@ START_TEST(scale_modes_on_tall_matrix)
       for (int j = 0; j < 16; j++)
         gt[j * 64 + i] = f.g[1][i * 16 + j];
     muonref_grad ga = {f.g[1], 0, 0}, gb = {gt, 0, 0};
-    muonref_optimizer_step(a, &f.p[1], &ga, NULL);
-    muonref_optimizer_step(b, &pt, &gb, NULL);
+    ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), &f.p[1], &ga, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(b, muonref_optimizer_param_count(b), &pt, &gb, NULL), MUONREF_OK);
   }
   for (int i = 0; i < 64; i++)
     for (int j = 0; j < 16; j++)
@@ -262,9 +262,9 @@ START_TEST(nesterov_on_and_off_by_hand)
     float p[4] = {0, 0, 0, 0}, g1[4] = {1, 0, 0, 0}, g2[4] = {0, 0, 0, 1};
     float *pp = p;
     muonref_grad gr1 = {g1, 0, 0}, gr2 = {g2, 0, 0};
-    muonref_optimizer_step(opt, &pp, &gr1, NULL);
+    ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), &pp, &gr1, NULL), MUONREF_OK);
     float after1 = p[0];
-    muonref_optimizer_step(opt, &pp, &gr2, NULL);
+    ck_assert_int_eq(muonref_optimizer_step(opt, muonref_optimizer_param_count(opt), &pp, &gr2, NULL), MUONREF_OK);
     double u0 = nes ? beta * beta : beta, u1 = nes ? 1 + beta : 1.0;
     double nrm = sqrt(u0 * u0 + u1 * u1) + 1e-7;
     /* step 1: U1 = (1 + beta) G1 or G1, both normalize to diag(~1, 0) */
@@ -274,7 +274,7 @@ START_TEST(nesterov_on_and_off_by_hand)
     ck_assert_msg(fabs(p[3] + tu_phi(&o, u1 / nrm)) < 1e-5, "nesterov %d p11 %g", nes, p[3]);
     ck_assert(p[1] == 0.0f && p[2] == 0.0f);
     muonref_param_state st;
-    muonref_optimizer_state(opt, 0, &st);
+    ck_assert_int_eq(muonref_optimizer_state(opt, 0, &st, NULL), MUONREF_OK);
     ck_assert(st.momentum_buffer[0] == (float)beta && st.momentum_buffer[3] == 1.0f);
     muonref_optimizer_free(opt);
   }
@@ -294,24 +294,24 @@ START_TEST(state_round_trip_bitwise)
   for (int step = 0; step < 2; step++) {
     fixture_grads(&f, 100 + step);
     dense(gr, &f);
-    ck_assert_int_eq(muonref_optimizer_step(a, f.p, gr, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), f.p, gr, NULL), MUONREF_OK);
   }
   for (int i = 0; i < NP; i++)
     memcpy(h.p[i], f.p[i], f.n[i] * 4);
   muonref_optimizer *b = make(&o, 0, NP);
   for (int i = 0; i < NP; i++) {
     muonref_param_state st;
-    muonref_optimizer_state(a, (size_t)i, &st);
+    ck_assert_int_eq(muonref_optimizer_state(a, (size_t)i, &st, NULL), MUONREF_OK);
     ck_assert_int_eq(muonref_optimizer_set_state(b, (size_t)i, &st, NULL), MUONREF_OK);
   }
   fixture_grads(&f, 102);
   dense(gr, &f);
-  muonref_optimizer_step(a, f.p, gr, NULL);
-  muonref_optimizer_step(b, h.p, gr, NULL);
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), f.p, gr, NULL), MUONREF_OK);
+  ck_assert_int_eq(muonref_optimizer_step(b, muonref_optimizer_param_count(b), h.p, gr, NULL), MUONREF_OK);
   for (int i = 0; i < NP; i++)
     ck_assert_msg(memcmp(f.p[i], h.p[i], f.n[i] * 4) == 0, "parameter %d", i);
   muonref_param_state st;
-  muonref_optimizer_state(b, 2, &st);
+  ck_assert_int_eq(muonref_optimizer_state(b, 2, &st, NULL), MUONREF_OK);
   ck_assert_int_eq(st.step, 3);
   muonref_optimizer_free(a), muonref_optimizer_free(b);
   fixture_free(&f), fixture_free(&h);
@@ -343,7 +343,7 @@ START_TEST(state_import_errors)
   ck_assert_int_eq(muonref_optimizer_set_state(a, 9, &st, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 9: the optimizer has 5 parameters");
   muonref_param_state now;
-  muonref_optimizer_state(a, 0, &now);
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, &now, NULL), MUONREF_OK);
   ck_assert(!now.initialized && now.momentum_buffer[5] == 0.0f);
   muonref_optimizer_free(a);
 }
@@ -364,14 +364,14 @@ START_TEST(no_gradient_skipped)
   dense(gr, &f);
   gr[0].data = NULL;
   gr[2].data = NULL;
-  ck_assert_int_eq(muonref_optimizer_step(a, f.p, gr, NULL), MUONREF_OK);
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), f.p, gr, NULL), MUONREF_OK);
   ck_assert(memcmp(f.p[0], keep0, f.n[0] * 4) == 0 && memcmp(f.p[2], keep2, f.n[2] * 4) == 0);
   muonref_param_state st;
-  muonref_optimizer_state(a, 0, &st);
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, &st, NULL), MUONREF_OK);
   ck_assert(!st.initialized && st.step == 0);
-  muonref_optimizer_state(a, 2, &st);
+  ck_assert_int_eq(muonref_optimizer_state(a, 2, &st, NULL), MUONREF_OK);
   ck_assert(!st.initialized && st.step == 0);
-  muonref_optimizer_state(a, 1, &st);
+  ck_assert_int_eq(muonref_optimizer_state(a, 1, &st, NULL), MUONREF_OK);
   ck_assert(st.initialized && st.step == 1);
   free(keep0), free(keep2);
   muonref_optimizer_free(a);
@@ -389,14 +389,14 @@ START_TEST(bad_gradient_changes_nothing)
   muonref_grad gr[NP];
   fixture_grads(&f, 1);
   dense(gr, &f);
-  muonref_optimizer_step(a, f.p, gr, NULL); /* state exists */
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), f.p, gr, NULL), MUONREF_OK); /* state exists */
   float *keep[NP], *mom = malloc(f.n[0] * 4);
   for (int i = 0; i < NP; i++) {
     keep[i] = malloc(f.n[i] * 4);
     memcpy(keep[i], f.p[i], f.n[i] * 4);
   }
   muonref_param_state st;
-  muonref_optimizer_state(a, 0, &st);
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, &st, NULL), MUONREF_OK);
   memcpy(mom, st.momentum_buffer, f.n[0] * 4);
   muonref_error e;
   for (int kind = 0; kind < 3; kind++) {
@@ -408,11 +408,11 @@ START_TEST(bad_gradient_changes_nothing)
       f.g[4][0] = INFINITY;
     else
       gr[4].layout = MUONREF_SPARSE;
-    int s = muonref_optimizer_step(a, f.p, gr, &e);
+    int s = muonref_optimizer_step(a, muonref_optimizer_param_count(a), f.p, gr, &e);
     ck_assert_int_eq(s, kind == 2 ? MUONREF_EGRAD : MUONREF_ENONFINITE);
     for (int i = 0; i < NP; i++)
       ck_assert(memcmp(f.p[i], keep[i], f.n[i] * 4) == 0);
-    muonref_optimizer_state(a, 0, &st);
+    ck_assert_int_eq(muonref_optimizer_state(a, 0, &st, NULL), MUONREF_OK);
     ck_assert(memcmp(st.momentum_buffer, mom, f.n[0] * 4) == 0 && st.step == 1);
   }
   ck_assert_str_eq(e.message, "Muon does not support sparse gradients");
@@ -441,8 +441,8 @@ START_TEST(forced_muon_flattens_filters)
   for (int step = 0; step < 2; step++) {
     fixture_grads(&f, 400 + step);
     muonref_grad gr = {f.g[3], 0, 0};
-    muonref_optimizer_step(a, &f.p[3], &gr, NULL);
-    muonref_optimizer_step(b, &pq, &gr, NULL);
+    ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), &f.p[3], &gr, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(b, muonref_optimizer_param_count(b), &pq, &gr, NULL), MUONREF_OK);
   }
   ck_assert(memcmp(q, f.p[3], sizeof q) == 0);
   ck_assert(muonref_optimizer_route(a, 0)->use_muon && muonref_optimizer_route(a, 0)->cols == 36);
@@ -464,12 +464,12 @@ START_TEST(momentum_buffer_untouched_by_ns)
   for (int step = 0; step < 3; step++) {
     fixture_grads(&f, 500 + step);
     muonref_grad gr = {f.g[0], 0, 0};
-    muonref_optimizer_step(a, f.p, &gr, NULL);
+    ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), f.p, &gr, NULL), MUONREF_OK);
     for (size_t j = 0; j < f.n[0]; j++)
       m[j] = (float)(0.95 * m[j] + f.g[0][j]);
   }
   muonref_param_state st;
-  muonref_optimizer_state(a, 0, &st);
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, &st, NULL), MUONREF_OK);
   ck_assert(memcmp(st.momentum_buffer, m, f.n[0] * 4) == 0);
   free(m);
   muonref_optimizer_free(a);
@@ -497,7 +497,7 @@ START_TEST(zero_gradient_finite_update)
       b[i] = (float)i;
     float *ps[2] = {p, b};
     muonref_grad gr[2] = {{z, 0, 0}, {z, 0, 0}};
-    ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), ps, gr, NULL), MUONREF_OK);
     for (int i = 0; i < 24; i++)
       ck_assert(p[i] == (float)i);
     for (int i = 0; i < 5; i++)
@@ -520,17 +520,17 @@ START_TEST(overflow_and_bad_state_refused)
   float w[4] = {1, 2, 3, 4}, b[3] = {1, 2, 3}, gw[4] = {3e38f, 0, 0, 3e38f}, gb[3] = {0, 0, 0};
   float *ps[2] = {w, b};
   muonref_grad gr[2] = {{gw, 0, 0}, {gb, 0, 0}};
-  ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, &e), MUONREF_ENUMERIC);
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), ps, gr, &e), MUONREF_ENUMERIC);
   ck_assert_str_eq(e.message, "Step for parameter 0 would overflow binary32: the momentum at element 0 exceeds 3.40282e+38");
   ck_assert(w[0] == 1 && w[3] == 4 && b[0] == 1);
   gw[0] = gw[3] = 1.0f;
   gb[1] = 2e19f; /* g^2 (1 - beta2) = 2e37: fine; 3e19: 4.5e37 still fine; 1e20 overflows */
-  ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), ps, gr, &e), MUONREF_OK);
   gb[1] = 1e20f;
-  ck_assert_int_eq(muonref_optimizer_step(a, ps, gr, &e), MUONREF_ENUMERIC);
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), ps, gr, &e), MUONREF_ENUMERIC);
   ck_assert_str_eq(e.message, "Step for parameter 1 would overflow binary32: the second moment at element 1 exceeds 3.40282e+38");
   muonref_param_state st;
-  muonref_optimizer_state(a, 1, &st);
+  ck_assert_int_eq(muonref_optimizer_state(a, 1, &st, NULL), MUONREF_OK);
   ck_assert(isfinite(st.exp_avg_sq[1]) && st.step == 1);
   muonref_param_state big = st;
   big.step = MUONREF_MAX_STEP + 1;
@@ -540,7 +540,20 @@ START_TEST(overflow_and_bad_state_refused)
   ck_assert_int_eq(muonref_optimizer_set_state(a, 1, &big, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 1: initialized and use_muon must be 0 or 1");
   ck_assert_int_eq(muonref_optimizer_set_state(a, 1, NULL, &e), MUONREF_ESTATE);
-  ck_assert_int_eq(muonref_optimizer_step(a, ps, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_optimizer_step(a, muonref_optimizer_param_count(a), ps, NULL, &e), MUONREF_EOPTION);
+  /* the arrays' count must be the optimizer's; a mismatch changes nothing */
+  w[0] = 1.0f;
+  gb[1] = 0.0f;
+  ck_assert_int_eq(muonref_optimizer_step(a, 1, ps, gr, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "muonref_optimizer_step: n_params is 1, the optimizer has 2 parameters");
+  ck_assert_int_eq(muonref_optimizer_step(a, 3, ps, gr, &e), MUONREF_EOPTION);
+  ck_assert(w[0] == 1.0f);
+  ck_assert_int_eq(muonref_optimizer_state(a, 1, &st, NULL), MUONREF_OK);
+  ck_assert(st.step == 1);
+  /* the state getter reports an index out of range like its siblings */
+  ck_assert_int_eq(muonref_optimizer_state(a, 2, &st, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "State for parameter 2: the optimizer has 2 parameters");
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, NULL, &e), MUONREF_EOPTION);
   muonref_optimizer_free(a);
   /* a shape whose element count overflows is refused, not wrapped to 0 */
   muonref_shape huge = {2, {(size_t)1 << 32, (size_t)1 << 32}};

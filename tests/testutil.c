@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "muonref/rng.h"
+#include "core/rng.h"
 #include "testutil.h"
 
 uint64_t tu_seed(uint64_t fallback)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "case.h"
 #include "muonref/profile.h"
+#include "core/fail.h"
 
 static int real_value(const json_t *v, double *out)
 {

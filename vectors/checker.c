@@ -10,6 +10,7 @@
 #include "judge.h"
 #include "run_fast.h"
 #include "validate.h"
+#include "core/fail.h"
 
 void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int fault)
 {

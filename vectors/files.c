@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "files.h"
 #include "validate.h"
+#include "core/fail.h"
 
 typedef struct list { char **v; size_t n, cap; } list;
 

@@ -9,6 +9,7 @@
 #include "files.h"
 #include "gen.h"
 #include "gen_run.h"
+#include "core/fail.h"
 #include "muonref/profile.h"
 
 #define GEN_SEED 20261130u
@@ -360,7 +361,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   }
   if (only_profile && !muonref_profile_get(only_profile)) {
     muonref_options o;
-    muonref_profile_options(only_profile, &o, err);
+    MUONREF_UNCHECKED(muonref_profile_options(only_profile, &o, err)); /* for its "Unknown profile" message */
     return MUONREF_EOPTION;
   }
   if (threads < 0 || threads > GEN_MAX_THREADS)

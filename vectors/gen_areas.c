@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gen.h"
-#include "muonref/plan.h"
+#include "core/plan.h"
 #include "muonref/profile.h"
+#include "core/fail.h"
 
 /* ---- small builders ---- */
 
@@ -17,7 +18,7 @@
 static muonref_options defaults(gen_ctx *g)
 {
   muonref_options o;
-  muonref_profile_options(g->profile, &o, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &o, NULL)); /* the profile is known here */
   return o;
 }
 
@@ -29,7 +30,7 @@ static int nemo_frozen(const gen_ctx *g) { return !strcmp(g->profile, "nemo"); }
 static muonref_options base(gen_ctx *g, double lr, double wd)
 {
   muonref_options o;
-  muonref_profile_options(g->profile, &o, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &o, NULL)); /* checked by gen */
   o.lr = lr;
   o.weight_decay = wd;
   return o;

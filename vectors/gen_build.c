@@ -10,11 +10,12 @@
 #include "judge.h"
 #include "muonref/bf16.h"
 #include "muonref/ns_rounded.h"
-#include "muonref/plan.h"
+#include "core/plan.h"
 #include "muonref/profile.h"
 #include "muonref/ref.h"
-#include "muonref/rng.h"
+#include "core/rng.h"
 #include "tensor.h"
+#include "core/fail.h"
 
 /* ---- the seeded source (spec/vectors.md section 6) ---- */
 
@@ -200,7 +201,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options *o = &c->options[c->group_of[i]];
     muonref_route r = {0};
-    muonref_route_param(o, &c->shapes[i], &r, NULL);
+    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL));
     double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0;
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
@@ -710,7 +711,7 @@ static void split_auto_groups(gen_step_case *c)
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
 {
   muonref_options d;
-  muonref_profile_options(g->profile, &d, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
   const muonref_profile *prof = muonref_profile_get(g->profile);
   if (d.route_rule == MUONREF_ROUTE_MANUAL)
     split_auto_groups(c);
@@ -788,7 +789,7 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
   }
   if (c->error_message && !c->raw_options[0]) { /* an error case built from options: name the branches */
     muonref_options d;
-    muonref_profile_options(g->profile, &d, NULL);
+    MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
     if (d.route_rule == MUONREF_ROUTE_MANUAL)
       split_auto_groups(c);
   }
@@ -853,7 +854,7 @@ static void run_ns(gen_job *j)
   size_t rows = j->rows, cols = j->cols;
   const float *in = j->in;
   json_t *t = j->t;
-  muonref_profile_options(j->profile, &o, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(j->profile, &o, NULL));
   o.ns_steps = j->ns_steps;
   o.ns_format = MUONREF_NS_EXACT;
   size_t n = rows * cols, m = rows < cols ? rows : cols;
@@ -915,7 +916,7 @@ static void run_ns(gen_job *j)
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
     /* robust in the port's own order (the profile's; see run_step) */
     muonref_options pd;
-    muonref_profile_options(j->profile, &pd, NULL);
+    MUONREF_UNCHECKED(muonref_profile_options(j->profile, &pd, NULL)); /* the profile is known here */
     int po = (int)pd.bf16_order;
     int agree = !memcmp(ob[0], ob[1], n * sizeof(float)) && !memcmp(ob[0], ob[2], n * sizeof(float));
     muonref_options os = scalars_bf16(o);
@@ -1074,7 +1075,7 @@ void gen_add_ns_error(gen_ctx *g, const char *comment, const muonref_shape *shap
                       const char *message)
 {
   muonref_options d;
-  muonref_profile_options(g->profile, &d, NULL);
+  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
   if (d.catalogue != MUONREF_CATALOGUE_NEMO) { /* the messages are NeMo's (muonref_ns_check_shape) */
     g->n_left_out++;
     return;

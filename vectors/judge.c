@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "judge.h"
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 #include "tensor.h"
+#include "core/fail.h"
 
 double muonref_ulp32(double x)
 {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "report.h"
+#include "core/fail.h"
 
 static char *dup_or_empty(const char *s)
 {

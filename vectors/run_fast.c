@@ -2,12 +2,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../fast/faults.h"
-#include "../fast/ns_internal.h"
-#include "../fast/optimizer_internal.h"
+#include "fast/faults.h"
+#include "fast/ns_internal.h"
+#include "fast/optimizer_internal.h"
 #include "case.h"
 #include "muonref/profile.h"
 #include "run_fast.h"
+#include "core/fail.h"
 
 static json_t *error_result(const char *message)
 {
@@ -106,7 +107,7 @@ static int run_steps(muonref_optimizer *opt, run *r, const json_t *steps, size_t
       st = muonref_case_grad(json_array_get(gl, i), r->params[i].numel, &gt[s], &grads[s], w, err);
     }
     if (!st)
-      st = muonref_optimizer_step(opt, ptrs, grads, err);
+      st = muonref_optimizer_step(opt, r->n, ptrs, grads, err);
     for (size_t s = 0; s < r->n; s++)
       muonref_tensor_free(&gt[s]);
   }
@@ -120,8 +121,7 @@ static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, 
   muonref_optimizer *fresh = muonref_optimizer_create_fault(r->groups, r->n_groups, fault, err);
   for (size_t s = 0; fresh && s < r->n; s++) {
     muonref_param_state st;
-    muonref_optimizer_state(opt, s, &st);
-    if (muonref_optimizer_set_state(fresh, s, &st, err)) {
+    if (muonref_optimizer_state(opt, s, &st, err) || muonref_optimizer_set_state(fresh, s, &st, err)) {
       muonref_optimizer_free(fresh);
       fresh = NULL;
     }
@@ -139,7 +139,8 @@ static json_t *step_result(muonref_optimizer *opt, run *r)
   }
   for (size_t s = 0; s < r->n; s++) {
     muonref_param_state st;
-    muonref_optimizer_state(opt, s, &st);
+    if (muonref_optimizer_state(opt, s, &st, NULL)) /* s < r->n, the optimizer's count: never */
+      continue;
     json_array_set_new(sts, r->order[s], muonref_case_state_json(&st, &r->params[r->order[s]].shape));
   }
   json_object_set_new(res, "params", ps);
@@ -175,6 +176,11 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
   }
   if (st)
     goto done;
+  /* the fault's option values, set as a port would: on options it has
+   * validated (invalid ones are refused by the optimizer as they are) */
+  for (size_t g = 0; g < r.n_groups; g++)
+    if (muonref_options_validate(&r.groups[g].options, NULL) == MUONREF_OK)
+      muonref_fault_options(fault, &r.groups[g].options);
   if (!(opt = muonref_optimizer_create_fault(r.groups, r.n_groups, fault, err))) {
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
     goto done;

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "muonref/bf16.h"
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 #include "tensor.h"
+#include "core/fail.h"
 
 static const char *const DTYPE_NAMES[] = {"f32", "f64", "bf16"};
 static const int DIGITS[] = {8, 16, 4};

@@ -10,9 +10,10 @@
 #include <unistd.h>
 #include "case.h"
 #include "muonref/profile.h"
-#include "muonref/pyfmt.h"
+#include "core/pyfmt.h"
 #include "tensor.h"
 #include "validate.h"
+#include "core/fail.h"
 
 #define TCID_MAX 2147483647LL
 

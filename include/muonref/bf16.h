@@ -7,6 +7,7 @@
 #ifndef MUONREF_BF16_H
 #define MUONREF_BF16_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,16 +19,16 @@ extern "C" {
  * largest bf16 (0x1.fep127) round to +-Inf exactly when IEEE rounding would;
  * subnormals round like normals (same exponent range); a NaN stays a NaN of
  * the same sign (quiet bit set, payload truncated). */
-uint16_t muonref_bf16_from_float(float x);
+MUONREF_API uint16_t muonref_bf16_from_float(float x);
 
 /* The binary32 value of bf16 bits b (exact). */
-float muonref_bf16_to_float(uint16_t b);
+MUONREF_API float muonref_bf16_to_float(uint16_t b);
 
 /* muonref_bf16_to_float(muonref_bf16_from_float(x)). */
-float muonref_bf16_round(float x);
+MUONREF_API float muonref_bf16_round(float x);
 
 /* Rounds each of x[0..n) to bf16 in place. */
-void muonref_bf16_round_array(float *x, size_t n);
+MUONREF_API void muonref_bf16_round_array(float *x, size_t n);
 
 #ifdef __cplusplus
 }

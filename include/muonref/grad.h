@@ -3,6 +3,7 @@
 #ifndef MUONREF_GRAD_H
 #define MUONREF_GRAD_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include "muonref/status.h"
 
@@ -30,7 +31,7 @@ typedef struct muonref_grad {
  *   NaN/Inf -> MUONREF_ENONFINITE "Non-finite gradient for parameter 2:
  *              element 17 is nan"
  * A NULL data pointer (no gradient) is valid. */
-int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonref_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef MUONREF_MPMAT_H
 #define MUONREF_MPMAT_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <mpfr.h>
@@ -34,55 +35,55 @@ typedef struct muonref_mpmat {
  * Returns MUONREF_OK; MUONREF_EOPTION when prec is outside
  * [MUONREF_REF_PREC_MIN, MPFR_PREC_MAX] or rows * cols overflows;
  * MUONREF_ENOMEM.  On failure m is left empty (clear is a no-op on it). */
-int muonref_mpmat_init(muonref_mpmat *m, size_t rows, size_t cols, mpfr_prec_t prec);
+MUONREF_API MUONREF_NODISCARD int muonref_mpmat_init(muonref_mpmat *m, size_t rows, size_t cols, mpfr_prec_t prec);
 
 /* Frees the elements of m and leaves it empty (0 x 0).  Idempotent. */
-void muonref_mpmat_clear(muonref_mpmat *m);
+MUONREF_API void muonref_mpmat_clear(muonref_mpmat *m);
 
 /* m <- x, x holding rows * cols values in m's row-major layout.  Exact (the
  * precision is at least 53 bits); NaN and +-Inf are kept. */
-void muonref_mpmat_set_float(muonref_mpmat *m, const float *x);
-void muonref_mpmat_set_double(muonref_mpmat *m, const double *x);
+MUONREF_API void muonref_mpmat_set_float(muonref_mpmat *m, const float *x);
+MUONREF_API void muonref_mpmat_set_double(muonref_mpmat *m, const double *x);
 
 /* x <- m, each element correctly rounded to nearest-even in the target
  * format with its exact exponent range (mpround.h). */
-void muonref_mpmat_get_float(float *x, const muonref_mpmat *m);
-void muonref_mpmat_get_double(double *x, const muonref_mpmat *m);
-void muonref_mpmat_get_bf16(uint16_t *x, const muonref_mpmat *m);
+MUONREF_API void muonref_mpmat_get_float(float *x, const muonref_mpmat *m);
+MUONREF_API void muonref_mpmat_get_double(double *x, const muonref_mpmat *m);
+MUONREF_API void muonref_mpmat_get_bf16(uint16_t *x, const muonref_mpmat *m);
 
 /* 1 if every element is finite (no NaN, no Inf), else 0; *bad (if not
  * NULL) receives the index of the first non-finite element. */
-int muonref_mpmat_is_finite(const muonref_mpmat *m, size_t *bad);
+MUONREF_API int muonref_mpmat_is_finite(const muonref_mpmat *m, size_t *bad);
 
 /* dst <- src rounded (RNDN) to dst's precision.  Same shape required:
  * MUONREF_ESHAPE otherwise.  dst may be src. */
-int muonref_mpmat_copy(muonref_mpmat *dst, const muonref_mpmat *src);
+MUONREF_API MUONREF_NODISCARD int muonref_mpmat_copy(muonref_mpmat *dst, const muonref_mpmat *src);
 
 /* dst (cols, rows) <- src^T for src (rows, cols), rounded to dst's
  * precision.  MUONREF_ESHAPE when the shapes do not match; dst must not be
  * src. */
-int muonref_mpmat_transpose(muonref_mpmat *dst, const muonref_mpmat *src);
+MUONREF_API MUONREF_NODISCARD int muonref_mpmat_transpose(muonref_mpmat *dst, const muonref_mpmat *src);
 
 /* c (r, k) <- a (r, n) b (n, k).  Each element is sum_l a_il b_lj
  * accumulated in prec(c) + MUONREF_REF_GUARD bits and rounded once to
  * prec(c): |error| <= 2^-prec(c) |s| + n 2^-(prec(c)+GUARD) sum_l |a_il b_lj|.
  * MUONREF_ESHAPE on mismatched shapes; c must not be a or b. */
-int muonref_mpmat_mul(muonref_mpmat *c, const muonref_mpmat *a, const muonref_mpmat *b);
+MUONREF_API MUONREF_NODISCARD int muonref_mpmat_mul(muonref_mpmat *c, const muonref_mpmat *a, const muonref_mpmat *b);
 
 /* c (r, r) <- a a^T for a (r, n), with the same accumulation as mul; only
  * the upper triangle is computed and mirrored, so c is exactly symmetric.
  * MUONREF_ESHAPE on mismatched shapes; c must not be a. */
-int muonref_mpmat_gram(muonref_mpmat *c, const muonref_mpmat *a);
+MUONREF_API MUONREF_NODISCARD int muonref_mpmat_gram(muonref_mpmat *c, const muonref_mpmat *a);
 
 /* c <- alpha a + beta b element-wise, alpha and beta binary64 scalars taken
  * exactly, each element rounded once (mpfr_fmma) to prec(c).  c may be a
  * or b.  MUONREF_ESHAPE on mismatched shapes. */
-int muonref_mpmat_axpby(muonref_mpmat *c, double alpha, const muonref_mpmat *a, double beta,
-                        const muonref_mpmat *b);
+MUONREF_API MUONREF_NODISCARD int muonref_mpmat_axpby(muonref_mpmat *c, double alpha, const muonref_mpmat *a, double beta,
+                                                      const muonref_mpmat *b);
 
 /* out <- ||m||_F = sqrt(sum of squares), the sum accumulated in
  * prec(out) + MUONREF_REF_GUARD bits, the root rounded to prec(out). */
-void muonref_mpmat_frobenius(mpfr_ptr out, const muonref_mpmat *m);
+MUONREF_API void muonref_mpmat_frobenius(mpfr_ptr out, const muonref_mpmat *m);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #ifndef MUONREF_NS_H
 #define MUONREF_NS_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include "muonref/options.h"
 
@@ -14,7 +15,7 @@ extern "C" {
  * with m = min(rows, cols), n = max(rows, cols): 2 m n + 3 m m + ceil(m n / 2)
  * (the last part holds a bf16 copy of the iterate for the native bf16 path,
  * fast/ns.c; the size is the same on every CPU). */
-size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
+MUONREF_API size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
 
 /* out <- NS(in) for the row-major (rows, cols) matrix `in`, under the
  * coefficient list, order, ns_steps, ns_eps, eps_mode and ns_format of *o
@@ -39,8 +40,8 @@ size_t muonref_ns_workspace_floats(size_t rows, size_t cols);
  * oneDNN's bf16 matmul; both accumulate in binary32 and round once.
  * Transposition: when rows > cols it iterates on in^T and writes the
  * transpose back, so that NS(G^T) == NS(G)^T bitwise. */
-int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols,
-                    const muonref_options *o, float *work, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_fast_ns(float *out, const float *in, size_t rows, size_t cols,
+                                                  const muonref_options *o, float *work, muonref_error *err);
 
 #ifdef __cplusplus
 }

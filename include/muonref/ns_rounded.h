@@ -5,9 +5,14 @@
 #ifndef MUONREF_NS_ROUNDED_H
 #define MUONREF_NS_ROUNDED_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include "muonref/options.h"
 #include "muonref/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Why a bf16 result is not certified (bit flags of *uncertain). */
 enum {
@@ -42,7 +47,10 @@ enum {
  * MUONREF_NSR_BF16_ACCUM may be set on a certified result: test
  * (*uncertain & MUONREF_NSR_UNCERTAIN) for the certificate.
  * Returns MUONREF_OK or MUONREF_ENOMEM. */
-int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
-                        unsigned *uncertain, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+                                                      unsigned *uncertain, muonref_error *err);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

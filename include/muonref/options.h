@@ -11,6 +11,7 @@
 #ifndef MUONREF_OPTIONS_H
 #define MUONREF_OPTIONS_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include "muonref/status.h"
 
@@ -187,7 +188,7 @@ typedef struct muonref_options {
  * rejected everywhere (stricter than torch, which accepts inf).
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
-int muonref_options_validate(const muonref_options *o, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_options_validate(const muonref_options *o, muonref_error *err);
 
 /* Checks the fields the Newton-Schulz iteration reads, with the messages
  * of muonref_options_validate: ns_steps (1..MUONREF_MAX_NS_STEPS; 0..99
@@ -196,7 +197,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err);
  * ns_eps (finite, >= 0), eps_mode, ns_format, bf16_order.  o == NULL is
  * refused.
  * Returns MUONREF_OK or MUONREF_EOPTION (message in err). */
-int muonref_ns_options_validate(const muonref_options *o, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ns_options_validate(const muonref_options *o, muonref_error *err);
 
 /* The spelling of enum values used in the spec, the vectors and the CLI:
  * "fan_in", "sum", "cycle", "add", "bf16", ...  Each *_name returns NULL for
@@ -206,25 +207,25 @@ int muonref_ns_options_validate(const muonref_options *o, muonref_error *err);
  * "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')":
  * NeMo's option takes those three; "rms_adamw" has a name but is reached
  * only through a profile's own option, e.g. torch's adjust_lr_fn). */
-const char *muonref_scale_mode_name(muonref_scale_mode m);
-int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err);
-const char *muonref_momentum_form_name(muonref_momentum_form f);
-int muonref_momentum_form_parse(const char *s, muonref_momentum_form *out, muonref_error *err);
-const char *muonref_coeff_order_name(muonref_coeff_order o);
-int muonref_coeff_order_parse(const char *s, muonref_coeff_order *out, muonref_error *err);
-const char *muonref_eps_mode_name(muonref_eps_mode m);
-int muonref_eps_mode_parse(const char *s, muonref_eps_mode *out, muonref_error *err);
-const char *muonref_ns_format_name(muonref_ns_format f);
-int muonref_ns_format_parse(const char *s, muonref_ns_format *out, muonref_error *err);
-const char *muonref_bf16_order_name(muonref_bf16_order o);
-int muonref_bf16_order_parse(const char *s, muonref_bf16_order *out, muonref_error *err);
-const char *muonref_route_rule_name(muonref_route_rule r);
-const char *muonref_catalogue_name(muonref_catalogue c);
-const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m);
+MUONREF_API const char *muonref_scale_mode_name(muonref_scale_mode m);
+MUONREF_API MUONREF_NODISCARD int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err);
+MUONREF_API const char *muonref_momentum_form_name(muonref_momentum_form f);
+MUONREF_API MUONREF_NODISCARD int muonref_momentum_form_parse(const char *s, muonref_momentum_form *out, muonref_error *err);
+MUONREF_API const char *muonref_coeff_order_name(muonref_coeff_order o);
+MUONREF_API MUONREF_NODISCARD int muonref_coeff_order_parse(const char *s, muonref_coeff_order *out, muonref_error *err);
+MUONREF_API const char *muonref_eps_mode_name(muonref_eps_mode m);
+MUONREF_API MUONREF_NODISCARD int muonref_eps_mode_parse(const char *s, muonref_eps_mode *out, muonref_error *err);
+MUONREF_API const char *muonref_ns_format_name(muonref_ns_format f);
+MUONREF_API MUONREF_NODISCARD int muonref_ns_format_parse(const char *s, muonref_ns_format *out, muonref_error *err);
+MUONREF_API const char *muonref_bf16_order_name(muonref_bf16_order o);
+MUONREF_API MUONREF_NODISCARD int muonref_bf16_order_parse(const char *s, muonref_bf16_order *out, muonref_error *err);
+MUONREF_API const char *muonref_route_rule_name(muonref_route_rule r);
+MUONREF_API const char *muonref_catalogue_name(muonref_catalogue c);
+MUONREF_API const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */
-muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k);
+MUONREF_API muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #ifndef MUONREF_PRESETS_H
 #define MUONREF_PRESETS_H
 
+#include "muonref/api.h"
 #include "muonref/options.h"
 
 #ifdef __cplusplus
@@ -31,25 +32,25 @@ typedef struct muonref_preset {
 } muonref_preset;
 
 /* The preset named `name` (canonical name or alias), or NULL. */
-const muonref_preset *muonref_preset_find(const char *name);
+MUONREF_API const muonref_preset *muonref_preset_find(const char *name);
 
 /* Number of presets and preset i (0-based; NULL past the end). */
-size_t muonref_preset_count(void);
-const muonref_preset *muonref_preset_at(size_t i);
+MUONREF_API size_t muonref_preset_count(void);
+MUONREF_API const muonref_preset *muonref_preset_at(size_t i);
 
 /* Copies preset p's list and order into o (n_coeffs, coeffs, coeff_order);
  * other fields are left as they are.  When p->coeff_safety is f > 0, entry
  * k < n_coeffs - 1 is stored as (a/f, b/pow(f,3), c/pow(f,5)) in binary64,
  * the division the Polar Express paper's Python performs.  norm_safety is
  * not represented in muonref_options (see muonref_preset_norm_safety). */
-void muonref_preset_apply(const muonref_preset *p, muonref_options *o);
+MUONREF_API void muonref_preset_apply(const muonref_preset *p, muonref_options *o);
 
 /* The effective triple k (0 <= k < p->n_coeffs) of p after coeff_safety,
  * as muonref_preset_apply stores it. */
-muonref_coeff muonref_preset_coeff(const muonref_preset *p, int k);
+MUONREF_API muonref_coeff muonref_preset_coeff(const muonref_preset *p, int k);
 
 /* p's normalisation safety factor: p->norm_safety, or 1.0 when it is 0. */
-double muonref_preset_norm_safety(const muonref_preset *p);
+MUONREF_API double muonref_preset_norm_safety(const muonref_preset *p);
 
 #ifdef __cplusplus
 }

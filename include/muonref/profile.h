@@ -12,6 +12,7 @@
 #define MUONREF_PROFILE_H
 
 #include <stddef.h>
+#include "muonref/api.h"
 #include "muonref/options.h"
 
 #ifdef __cplusplus
@@ -55,18 +56,40 @@ typedef struct muonref_profile {
                                       (Moonlight): groups may differ only in use_muon */
 } muonref_profile;
 
-/* The profile named `name`, or NULL. */
-const muonref_profile *muonref_profile_get(const char *name);
+/* The profiles by number.  The numbers are stable: a new profile is
+ * appended before MUONREF_PROFILE_COUNT and no number is ever reused, so
+ * code written against one version keeps meaning the same port.
+ * muonref_profile_name(id) is the profile's name. */
+typedef enum muonref_profile_id {
+  MUONREF_PROFILE_NEMO = 0,      /* nemo.core.optim.muon.Muon (NVIDIA-NeMo PR #16427) */
+  MUONREF_PROFILE_TORCH = 1,     /* torch.optim.Muon (pytorch/pytorch torch/optim/_muon.py @b5ee4d7a) */
+  MUONREF_PROFILE_MOONLIGHT = 2, /* Moonlight's Muon (MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2) */
+  MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
+} muonref_profile_id;
 
-/* Writes the defaults of profile `name` into *out.  Returns MUONREF_OK, or
- * MUONREF_EOPTION with "Unknown profile 'NAME', expected one of ('nemo',
- * 'torch', 'moonlight')" (out untouched) when no profile has that name. */
-int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
+/* The options initializer: writes the complete defaults of profile `id`
+ * into *o, every field set (a zero-initialised muonref_options is not
+ * valid: lr and ns_steps 0, no coefficients).  The result passes
+ * muonref_options_validate; change single fields afterwards.  Returns
+ * MUONREF_OK, or MUONREF_EOPTION ("Unknown profile id N, expected 0 to M")
+ * with *o untouched for an id without a profile, or for NULL o. */
+MUONREF_API MUONREF_NODISCARD int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_error *err);
 
-/* Number of profiles; profile i (0-based; NULL past the end) and its name. */
-size_t muonref_profile_count(void);
-const muonref_profile *muonref_profile_at(size_t i);
-const char *muonref_profile_name(size_t i);
+/* The profile named `name`, or NULL (the row is static data: never free it). */
+MUONREF_API const muonref_profile *muonref_profile_get(const char *name);
+
+/* The same as muonref_options_init, by name: writes the defaults of
+ * profile `name` into *out.  Returns MUONREF_OK, or MUONREF_EOPTION with
+ * "Unknown profile 'NAME', expected one of ('nemo', 'torch', 'moonlight')"
+ * (out untouched) when no profile has that name. */
+MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
+
+/* Number of profiles (MUONREF_PROFILE_COUNT of the library: a library newer
+ * than the header may know more); the profile with id i and its name (NULL
+ * past the end). */
+MUONREF_API size_t muonref_profile_count(void);
+MUONREF_API const muonref_profile *muonref_profile_at(size_t i);
+MUONREF_API const char *muonref_profile_name(size_t i);
 
 #ifdef __cplusplus
 }

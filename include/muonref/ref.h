@@ -9,10 +9,11 @@
 #ifndef MUONREF_REF_H
 #define MUONREF_REF_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include <mpfr.h>
 #include "muonref/mpmat.h"
-#include "muonref/optimizer.h"
+#include "muonref/param_state.h"
 #include "muonref/options.h"
 #include "muonref/route.h"
 #include "muonref/status.h"
@@ -32,7 +33,7 @@ extern "C" {
  * Errors: MUONREF_EOPTION (muonref_options_validate's message),
  * MUONREF_ESHAPE (shapes differ or are empty), MUONREF_ENONFINITE (NaN or
  * Inf in `in`, naming the element), MUONREF_ENOMEM. */
-int muonref_ref_ns(muonref_mpmat *out, const muonref_mpmat *in, const muonref_options *o, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_ns(muonref_mpmat *out, const muonref_mpmat *in, const muonref_options *o, muonref_error *err);
 
 /* The polar factor of g: q <- U V^T for the thin SVD g = U diag(s) V^T,
  * g and q (rows, cols) row-major (q has orthonormal columns when rows >=
@@ -48,7 +49,7 @@ int muonref_ref_ns(muonref_mpmat *out, const muonref_mpmat *in, const muonref_op
  * Other errors: MUONREF_ESHAPE (q not g's shape, sv not (min, 1), empty g),
  * MUONREF_ENONFINITE, MUONREF_ENOMEM, MUONREF_ENUMERIC for Jacobi not
  * converging within its sweep limit.  q must not be g. */
-int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *g, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *g, muonref_error *err);
 
 /* One exact optimizer step of one parameter routed as *r under *o (the
  * branch, shape and scalars from core: muonref_muon_plan_make,
@@ -72,16 +73,16 @@ int muonref_ref_polar(muonref_mpmat *q, muonref_mpmat *sv, const muonref_mpmat *
  * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
  * muonref_ref_ns's errors. */
-int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                     const float *grad, mpfr_prec_t prec, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                                                   const float *grad, mpfr_prec_t prec, muonref_error *err);
 
 /* muonref_ref_step, and for o->ns_format == MUONREF_NS_BF16 the
  * certificate of the bf16 Newton-Schulz input and result into *ns_uncertain
  * (may be NULL; bits of ns_rounded.h, plus MUONREF_NSR_INPUT_NOT_FP32 when
  * the Newton-Schulz input U is not exactly a binary32 matrix), OR-ed into
  * *ns_uncertain: the caller sets it to 0 first. */
-int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                           const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_step_flags(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                                                         const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, muonref_error *err);
 
 /* ---- correct rounding, certified (ref/crcheck.c) ----
  * Each *_cr function certifies every published output by an explicit error
@@ -126,8 +127,8 @@ typedef struct muonref_ref_cr_report {
  * outputs are certified, MUONREF_ENUMERIC (with the count and first element
  * in the message and *rep) otherwise, or muonref_ref_ns's errors.  rep may
  * be NULL. */
-int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows, size_t cols,
-                      const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows, size_t cols,
+                                                    const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 /* Polar factor of the binary64 (rows, cols) matrix g: q32 (float32), q64
  * (binary64, may be NULL) and sv (min(rows, cols) binary64 singular
@@ -136,16 +137,16 @@ int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows,
  * compares the float32 and binary64 roundings of q and the binary64
  * singular values at prec and 2 prec.  Status as muonref_ref_ns_cr, plus
  * muonref_ref_polar's errors. */
-int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
-                         mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
+                                                       mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 /* muonref_ref_step at prec and at 2 * prec on copies; compares the float32
  * parameter and state buffers, and certifies them with the running bound of
  * spec/reference.md 5.2 (retrying at 4 and 8 prec).  When they agree and
  * are certified the prec_cert results are written as muonref_ref_step
  * would; otherwise nothing is written and MUONREF_ENUMERIC is returned. */
-int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
-                        const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                                                      const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
 #ifdef __cplusplus
 }

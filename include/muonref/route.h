@@ -4,6 +4,7 @@
 #ifndef MUONREF_ROUTE_H
 #define MUONREF_ROUTE_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include "muonref/options.h"
 
@@ -35,7 +36,7 @@ typedef struct muonref_route {
 
 /* Number of elements of a shape (1 for ndim 0); for a shape that
  * muonref_route_param accepts it does not overflow. */
-size_t muonref_shape_numel(const muonref_shape *s);
+MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
 
 /* Routes a parameter of shape *s under group options *o.  Under
  * route_rule TWO_D_ONLY every parameter is a Muon parameter and must have
@@ -53,18 +54,18 @@ size_t muonref_shape_numel(const muonref_shape *s);
  * least 1"), for more than MUONREF_MAX_NUMEL elements ("Invalid parameter
  * shape (...): more than 1099511627776 elements"), and for use_muon TRUE on ndim < 2
  * ("use_muon=True needs at least two dimensions, got shape (48,)"). */
-int muonref_route_param(const muonref_options *o, const muonref_shape *s,
-                        muonref_route *out, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
+                                                      muonref_route *out, muonref_error *err);
 
 /* Checks that s is a matrix Newton-Schulz accepts: exactly two dimensions,
  * each at least 1.  Returns MUONREF_OK or MUONREF_ESHAPE with the NeMo
  * wording "Expected a matrix, got a tensor of shape (3, 4, 5)". */
-int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err);
 
 /* Whether Newton-Schulz iterates on the transpose of a (rows, cols) matrix:
  * true iff rows > cols, so the iteration always runs on the wide side and
  * NS(G^T) = NS(G)^T (NeMo, Keller, torch, timm, Paddle). */
-int muonref_ns_transposes(size_t rows, size_t cols);
+MUONREF_API int muonref_ns_transposes(size_t rows, size_t cols);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #ifndef MUONREF_STATE_H
 #define MUONREF_STATE_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "muonref/optimizer.h"
@@ -46,7 +47,7 @@ typedef struct muonref_state_file {
  * from (at most 31 bytes; NULL or "" is recorded as "custom").  Errors:
  * MUONREF_EOPTION (NULL opt or path, a profile name too long), MUONREF_EIO
  * (naming the path and the reason), MUONREF_ENOMEM. */
-int muonref_state_save(const muonref_optimizer *opt, const char *profile, const char *path, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_state_save(const muonref_optimizer *opt, const char *profile, const char *path, muonref_error *err);
 
 /* Reads and checks a state file completely: size (at least the fixed
  * header and the CRC, at most MUONREF_STATE_MAX_BYTES), magic, CRC-32,
@@ -57,8 +58,8 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
  * ("FILE: ..." naming the rule: "not a muonref state file (bad magic)",
  * "truncated", "CRC-32 mismatch: stored 0x..., computed 0x... (corrupted)",
  * "version 2, this muonref reads version 1", ...), MUONREF_ENOMEM. */
-int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err);
-void muonref_state_file_free(muonref_state_file *f);
+MUONREF_API MUONREF_NODISCARD int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err);
+MUONREF_API void muonref_state_file_free(muonref_state_file *f);
 
 /* Loads the state file at path into opt.  The file must have been saved
  * from an optimizer with the same groups: the same number of groups and
@@ -67,7 +68,7 @@ void muonref_state_file_free(muonref_state_file *f);
  * difference.  All checks run before the first state is replaced: on any
  * error opt is unchanged.  Errors: those of muonref_state_file_read,
  * MUONREF_ESTATE, MUONREF_EOPTION (NULL arguments). */
-int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *err);
+MUONREF_API MUONREF_NODISCARD int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef MUONREF_STATUS_H
 #define MUONREF_STATUS_H
 
+#include "muonref/api.h"
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -36,17 +37,11 @@ typedef struct muonref_error {
   char message[MUONREF_ERROR_MESSAGE_MAX];
 } muonref_error;
 
-/* Writes status and a printf-formatted message into err (if err is not NULL)
- * and returns status, so that callers can write `return muonref_fail(...)`.
- * The message is truncated to MUONREF_ERROR_MESSAGE_MAX - 1 bytes. */
-int muonref_fail(muonref_error *err, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Clears err to MUONREF_OK with an empty message (no-op on NULL). */
-void muonref_error_clear(muonref_error *err);
+MUONREF_API void muonref_error_clear(muonref_error *err);
 
 /* The symbolic name of a status ("MUONREF_EOPTION", ...); "unknown" else. */
-const char *muonref_status_name(int status);
+MUONREF_API const char *muonref_status_name(int status);
 
 #ifdef __cplusplus
 }

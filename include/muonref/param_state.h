@@ -1,0 +1,35 @@
+/* muonref: the state of one parameter, shared by the fast optimizer
+ * (optimizer.h) and the reference step (ref.h): plain data, the caller or
+ * the optimizer owns the buffers as each function says. */
+#ifndef MUONREF_PARAM_STATE_H
+#define MUONREF_PARAM_STATE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most steps a state may count (2^53: exactly representable in binary64,
+ * the format the bias corrections are computed in). */
+#define MUONREF_MAX_STEP (1L << 53)
+
+/* The state of one parameter (spec/muon.md, "State").  initialized is 0
+ * until the parameter's first step with a gradient; then use_muon tells the
+ * branch, step counts the steps taken, and the branch's buffers hold numel
+ * floats each (momentum_buffer for Muon; exp_avg and exp_avg_sq for AdamW;
+ * the other pointers are NULL). */
+typedef struct muonref_param_state {
+  int initialized;
+  int use_muon;
+  long step;
+  size_t numel;
+  float *momentum_buffer;
+  float *exp_avg;
+  float *exp_avg_sq;
+} muonref_param_state;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
