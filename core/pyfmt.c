@@ -75,30 +75,29 @@ static void put(char *buf, size_t n, size_t *used, const char *fmt, ...)
     *used = n - 1;
 }
 
-char *muonref_py_shape(char *buf, size_t n, const size_t *shape, int ndim)
+/* open, the dimensions separated by ", ", then close (one-element: close1) */
+static char *dims(char *buf, size_t n, const size_t *shape, int ndim, const char *open, const char *close,
+                  const char *close1)
 {
   size_t used = 0;
   if (n == 0)
     return buf;
   buf[0] = '\0';
-  put(buf, n, &used, "(");
+  put(buf, n, &used, "%s", open);
   for (int i = 0; i < ndim; i++)
     put(buf, n, &used, i ? ", %zu" : "%zu", shape[i]);
-  put(buf, n, &used, ndim == 1 ? ",)" : ")");
+  put(buf, n, &used, "%s", ndim == 1 ? close1 : close);
   return buf;
+}
+
+char *muonref_py_shape(char *buf, size_t n, const size_t *shape, int ndim)
+{
+  return dims(buf, n, shape, ndim, "(", ")", ",)");
 }
 
 char *muonref_py_torch_size(char *buf, size_t n, const size_t *shape, int ndim)
 {
-  size_t used = 0;
-  if (n == 0)
-    return buf;
-  buf[0] = '\0';
-  put(buf, n, &used, "torch.Size([");
-  for (int i = 0; i < ndim; i++)
-    put(buf, n, &used, i ? ", %zu" : "%zu", shape[i]);
-  put(buf, n, &used, "])");
-  return buf;
+  return dims(buf, n, shape, ndim, "torch.Size([", "])", "])");
 }
 
 char *muonref_py_str_tuple(char *buf, size_t n, const char *const *names, size_t count)

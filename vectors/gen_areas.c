@@ -271,29 +271,38 @@ void gen_area_scaling(gen_ctx *g)
 
 /* ---- weight decay ---- */
 
+/* A tall (32, 8) Muon matrix and a bias (32,) with lr and weight decay wd
+ * (and the AdamW lr ratio, unless negative: the profile's), one step with
+ * structured and N(0, 1) gradients, or with zero gradients. */
+static void decay_case(gen_ctx *g, const char *comment, double lr, double wd, double ratio, int zero)
+{
+  gen_step_case c;
+  muonref_options o = base_s(g, lr, wd);
+  if (ratio >= 0.0)
+    o.adam_lr_ratio = ratio;
+  begin(&c, comment, &o);
+  int w = param(g, &c, "tall", shape2(32, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
+  if (zero)
+    grad_zero(&c, 0, w), grad_zero(&c, 0, b);
+  else
+    grad_structured(g, &c, 0, w, 0), grad_normal(g, &c, 0, b, 1.0);
+  flags(&c, "WeightDecay", zero ? "ZeroGradient" : "DecayOrder", NULL);
+  gen_add_step(g, &c);
+}
+
 void gen_area_weight_decay(gen_ctx *g)
 {
   gen_group(g, "step");
   static const struct { double lr, wd, ratio; } D[] = {{0.02, 0.01, 0.025}, {0.5, 0.2, 0.1}, {1.0, 0.5, 1.0}};
   for (size_t k = 0; k < 3; k++)
     for (int zero = 0; zero < 2; zero++) {
-      gen_step_case c;
       char comment[256];
       snprintf(comment, sizeof comment,
                "lr %g, weight_decay %g, adam_lr_ratio %g on a tall Muon matrix (scale 2) and a bias: %s", D[k].lr,
                D[k].wd, D[k].ratio,
                zero ? "zero gradients, so exactly p (1 - lr wd) and p (1 - lr ratio wd)"
                     : "decay with the unscaled lr before the update");
-      muonref_options o = base_s(g, D[k].lr, D[k].wd);
-      o.adam_lr_ratio = D[k].ratio;
-      begin(&c, comment, &o);
-      int w = param(g, &c, "tall", shape2(32, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
-      if (zero)
-        grad_zero(&c, 0, w), grad_zero(&c, 0, b);
-      else
-        grad_structured(g, &c, 0, w, 0), grad_normal(g, &c, 0, b, 1.0);
-      flags(&c, "WeightDecay", zero ? "ZeroGradient" : "DecayOrder", NULL);
-      gen_add_step(g, &c);
+      decay_case(g, comment, D[k].lr, D[k].wd, D[k].ratio, zero);
     }
   /* two groups, the second without decay (the seed's test_weight_decay_uses_the_group_learning_rate) */
   for (int zero = 0; zero < 2; zero++) {
@@ -368,20 +377,11 @@ void gen_area_weight_decay(gen_ctx *g)
   /* decay in both branches at the profile's own AdamW lr ratio */
   for (size_t k = 0; k < 3; k++)
     for (int zero = 0; zero < 2; zero++) {
-      gen_step_case c;
       char comment[256];
       snprintf(comment, sizeof comment,
                "lr %g, weight_decay %g at the profile's AdamW lr on a tall Muon matrix and a bias: %s", D[k].lr, D[k].wd,
                zero ? "zero gradients, so exactly the decay" : "decay with the unscaled lr before the update");
-      muonref_options o = base_s(g, D[k].lr, D[k].wd);
-      begin(&c, comment, &o);
-      int w = param(g, &c, "tall", shape2(32, 8), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
-      if (zero)
-        grad_zero(&c, 0, w), grad_zero(&c, 0, b);
-      else
-        grad_structured(g, &c, 0, w, 0), grad_normal(g, &c, 0, b, 1.0);
-      flags(&c, "WeightDecay", zero ? "ZeroGradient" : "DecayOrder", NULL);
-      gen_add_step(g, &c);
+      decay_case(g, comment, D[k].lr, D[k].wd, -1.0, zero);
     }
 }
 
@@ -798,6 +798,47 @@ static void error_case(gen_ctx *g, const char *comment, const char *options_json
   gen_add_step(g, &c);
 }
 
+/* A case of a bad shape or gradient: parameter 0 ("hidden", shape s0)
+ * and parameter 1 (name1, shape s1, in group g1; a second group takes
+ * use_muon FALSE), one step of N(0, 1) gradients, made bad by e->kind:
+ * 1 a NaN in parameter 1's gradient, 2 an Inf in parameter 0's, 3
+ * parameter 0's gradient sparse, 4 complex (0 and 5: the shape alone). */
+typedef struct bad_input {
+  const char *what;
+  int kind;
+  const char *status, *msg, *result;
+  int any;
+} bad_input;
+
+static void bad_input_case(gen_ctx *g, const bad_input *e, const muonref_options *o, muonref_shape s0,
+                           const char *name1, muonref_shape s1, int g1, const char *flag2, const char *flag3)
+{
+  gen_step_case c;
+  begin(&c, e->what, o);
+  int a = param(g, &c, "hidden", s0, 0);
+  if (g1) {
+    c.options[1] = *o;
+    c.options[1].use_muon = MUONREF_USE_MUON_FALSE;
+    c.n_groups = 2;
+  }
+  int b = param(g, &c, name1, s1, g1);
+  grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
+  if (e->kind == 1)
+    c.grads[0][b][3] = NAN;
+  if (e->kind == 2)
+    c.grads[0][a][5] = INFINITY;
+  if (e->kind == 3)
+    c.grad_kind[0][a] = "sparse";
+  if (e->kind == 4)
+    c.grad_kind[0][a] = "c64";
+  c.error_status = e->status;
+  c.error_message = e->msg;
+  c.result = e->result;
+  c.error_any = e->any;
+  flags(&c, "ErrorMessage", flag2, flag3);
+  gen_add_step(g, &c);
+}
+
 /* torch.optim.Muon's catalogue (spec/profiles/torch.md 1.1, 1.2): the
  * constructor's checks in order, then the step's. */
 static void errors_torch(gen_ctx *g)
@@ -826,7 +867,7 @@ static void errors_torch(gen_ctx *g)
   };
   for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
     error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
-  struct { const char *what; int kind; const char *status, *msg, *result; int any; } G[] = {
+  static const bad_input G[] = {
     {"a bias (48,): refused at construction", 0, "ESHAPE",
      "Muon only supports 2D parameters whereas we found a parameter with size: torch.Size([48])", NULL, 0},
     {"a conv filter (4, 2, 3, 3): refused at construction", 5, "ESHAPE",
@@ -840,28 +881,12 @@ static void errors_torch(gen_ctx *g)
      4, "EGRAD", "Muon does not support complex gradients", NULL, 1},
   };
   for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
-    gen_step_case c;
     muonref_options o = base(g, 0.02, 0.0);
-    begin(&c, G[k].what, &o);
+    int shape = G[k].kind == 0 || G[k].kind == 5;
     muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){1, {48}} : G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}}
                                                                                    : shape2(8, 16);
-    int a = param(g, &c, "hidden", s0, 0), b = param(g, &c, "proj", shape2(8, 8), 0);
-    grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
-    if (G[k].kind == 1)
-      c.grads[0][b][3] = NAN;
-    if (G[k].kind == 2)
-      c.grads[0][a][5] = INFINITY;
-    if (G[k].kind == 3)
-      c.grad_kind[0][a] = "sparse";
-    if (G[k].kind == 4)
-      c.grad_kind[0][a] = "c64";
-    c.error_status = G[k].status;
-    c.error_message = G[k].msg;
-    c.result = G[k].result;
-    c.error_any = G[k].any;
-    flags(&c, "ErrorMessage", G[k].kind == 0 || G[k].kind == 5 ? "RoutingShape" : "BadGradient",
-          G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
-    gen_add_step(g, &c);
+    bad_input_case(g, &G[k], &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
+                   G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
   }
 }
 
@@ -870,7 +895,7 @@ static void errors_torch(gen_ctx *g)
  * message passes), and what muonref refuses while the port runs on. */
 static void errors_none(gen_ctx *g)
 {
-  struct { const char *what; int kind; const char *status, *msg, *result; int any; } G[] = {
+  static const bad_input G[] = {
     {"a conv filter (4, 2, 3, 3) among the Muon parameters: the port asserts p.ndim == 2 (bug-reports B03)", 0, "ESHAPE",
      "use_muon=True needs exactly two dimensions, got shape (4, 2, 3, 3)", NULL, 1},
     {"a bias (48,) among the Muon parameters: refused", 5, "ESHAPE",
@@ -885,34 +910,13 @@ static void errors_none(gen_ctx *g)
      "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
   };
   for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
-    gen_step_case c;
     muonref_options o = base(g, 0.02, 0.0);
     o.use_muon = MUONREF_USE_MUON_TRUE;
-    begin(&c, G[k].what, &o);
+    int shape = G[k].kind == 0 || G[k].kind == 5;
     muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){4, {4, 2, 3, 3}} : G[k].kind == 5 ? (muonref_shape){1, {48}}
                                                                                            : shape2(8, 16);
-    int a = param(g, &c, "hidden", s0, 0);
-    muonref_options ob = o;
-    ob.use_muon = MUONREF_USE_MUON_FALSE;
-    c.options[1] = ob;
-    c.n_groups = 2;
-    int b = param(g, &c, "bias", (muonref_shape){1, {8}}, 1);
-    grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
-    if (G[k].kind == 1)
-      c.grads[0][b][3] = NAN;
-    if (G[k].kind == 2)
-      c.grads[0][a][5] = INFINITY;
-    if (G[k].kind == 3)
-      c.grad_kind[0][a] = "sparse";
-    if (G[k].kind == 4)
-      c.grad_kind[0][a] = "c64";
-    c.error_status = G[k].status;
-    c.error_message = G[k].msg;
-    c.result = G[k].result;
-    c.error_any = G[k].any;
-    flags(&c, "ErrorMessage", G[k].kind == 0 || G[k].kind == 5 ? "RoutingForced" : "BadGradient",
-          G[k].kind == 4 ? "BugB19" : G[k].kind == 0 ? "BugB03" : NULL);
-    gen_add_step(g, &c);
+    bad_input_case(g, &G[k], &o, s0, "bias", (muonref_shape){1, {8}}, 1, shape ? "RoutingForced" : "BadGradient",
+                   G[k].kind == 4 ? "BugB19" : G[k].kind == 0 ? "BugB03" : NULL);
   }
 }
 
@@ -958,7 +962,7 @@ void gen_area_errors(gen_ctx *g)
    * and complex gradients (measured: PyTorch 1.13 CPU, seed
    * nemo/core/optim/muon.py), and refuses a sparse one with PyTorch's own
    * error, so any error message passes there. */
-  struct { const char *what; int kind; const char *status, *msg, *result; int any; } G[] = {
+  static const bad_input G[] = {
     {"use_muon=True on a bias (48,)", 0, "ESHAPE", "use_muon=True needs at least two dimensions, got shape (48,)", NULL, 0},
     {"a NaN gradient: muonref refuses it before anything is written; NeMo runs and stores NaN (acceptable)", 1,
      "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
@@ -970,28 +974,12 @@ void gen_area_errors(gen_ctx *g)
      "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
   };
   for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
-    gen_step_case c;
     muonref_options o = base(g, 0.02, 0.0);
     if (G[k].kind == 0)
       o.use_muon = MUONREF_USE_MUON_TRUE;
-    begin(&c, G[k].what, &o);
-    int a = param(g, &c, "hidden", G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), 0);
-    int b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
-    grad_normal(g, &c, 0, a, 1.0), grad_normal(g, &c, 0, b, 1.0);
-    if (G[k].kind == 1)
-      c.grads[0][b][3] = NAN;
-    if (G[k].kind == 2)
-      c.grads[0][a][5] = INFINITY;
-    if (G[k].kind == 3)
-      c.grad_kind[0][a] = "sparse";
-    if (G[k].kind == 4)
-      c.grad_kind[0][a] = "c64";
-    c.error_status = G[k].status;
-    c.error_message = G[k].msg;
-    c.result = G[k].result;
-    c.error_any = G[k].any;
-    flags(&c, "ErrorMessage", G[k].kind ? "BadGradient" : "RoutingForced", G[k].kind == 4 ? "BugB19" : NULL);
-    gen_add_step(g, &c);
+    bad_input_case(g, &G[k], &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
+                   (muonref_shape){1, {8}}, 0, G[k].kind ? "BadGradient" : "RoutingForced",
+                   G[k].kind == 4 ? "BugB19" : NULL);
   }
 }
 
