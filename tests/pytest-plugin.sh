@@ -37,6 +37,12 @@ run_pytest port --muonref-optimizer="$srcdir/tests/torch_nemo_port.py:Muon" --mu
 grep -q "^$total passed" "$work/port.out" && [ $rc -eq 0 ] && echo "ok: the port: $total items pass" ||
   { fail "the port: exit $rc, expected $total passed"; tail -n 5 "$work/port.out"; }
 
+# 1b. another profile: its own port, the adapter following --muonref-profile
+ntorch=$("$muonref" vectors "$srcdir/vectors/torch" | sed -n 's/^[0-9]* files, \([0-9]*\) cases$/\1/p')
+run_pytest torch --muonref-optimizer="$srcdir/tests/torch_torch_port.py:Muon" --muonref-profile torch --muonref-mode neutral
+grep -q "^$ntorch passed" "$work/torch.out" && [ $rc -eq 0 ] && echo "ok: profile torch, its port (neutral): $ntorch items pass" ||
+  { fail "profile torch: exit $rc, expected $ntorch passed"; tail -n 5 "$work/torch.out"; }
+
 # 2. the faulty port fails exactly the cases muonref check fails
 run_pytest ema --muonref-optimizer="$srcdir/tests/torch_nemo_port_faulty_ema.py:Muon"
 "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$srcdir/tests/torch_nemo_port_faulty_ema.py:Muon" \

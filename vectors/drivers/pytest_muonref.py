@@ -49,8 +49,8 @@ def pytest_addoption(parser):
                 help="passed to the driver as --mode MODE (the driver's platform mode, where it has one)")
     g.addoption('--muonref-ns-format', default='bf16', choices=('bf16', 'fp32'),
                 help="the format the port's Newton-Schulz runs in (the driver's --ns-format; default bf16)")
-    g.addoption('--muonref-adapter', default='nemo', metavar='NAME',
-                help="the driver's option mapping (--adapter; default nemo)")
+    g.addoption('--muonref-adapter', metavar='NAME',
+                help="the driver's option mapping (--adapter; default: the profile's own, e.g. torch)")
     g.addoption('--muonref-ns-function', metavar='MODULE_OR_FILE:FUNC',
                 help="the Newton-Schulz function (the driver's --ns-function)")
     g.addoption('--muonref-driver-option', action='append', default=[], metavar='OPT',
@@ -98,7 +98,7 @@ def _verdicts(config):
         results = os.path.join(work, 'results.json')
         report = os.path.join(work, 'junit.xml')
         argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
-                '--adapter', config.getoption('muonref_adapter'),
+                '--adapter', config.getoption('muonref_adapter') or config.getoption('muonref_profile'),
                 '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
         if config.getoption('muonref_mode'):
             argv += ['--mode=' + config.getoption('muonref_mode')]
