@@ -225,9 +225,8 @@ int cmd_check(int argc, char **argv)
                     "not both\n");
     return EXIT_USAGE;
   }
-  if (profile && !muonref_profile_get(profile)) {
-    muonref_options o;
-    MUONREF_UNCHECKED(muonref_profile_options(profile, &o, &err)); /* for its "Unknown profile" message */
+  muonref_options known; /* only the check: the lookup's error names the profiles */
+  if (profile && muonref_profile_options(profile, &known, &err)) {
     fprintf(stderr, "muonref check: --profile: %s\n", err.message);
     return EXIT_USAGE;
   }

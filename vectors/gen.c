@@ -359,11 +359,9 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
       used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", AREAS[a].name);
     return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, list);
   }
-  if (only_profile && !muonref_profile_get(only_profile)) {
-    muonref_options o;
-    MUONREF_UNCHECKED(muonref_profile_options(only_profile, &o, err)); /* for its "Unknown profile" message */
+  muonref_options profile_defaults; /* only the check: the lookup's error names the profiles */
+  if (only_profile && muonref_profile_options(only_profile, &profile_defaults, err))
     return MUONREF_EOPTION;
-  }
   if (threads < 0 || threads > GEN_MAX_THREADS)
     return muonref_fail(err, MUONREF_EOPTION, "--threads %d: expected 0 (every core) to %d", threads,
                         GEN_MAX_THREADS);
