@@ -15,6 +15,10 @@ static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", NULL};
 static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
+static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
+static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", NULL};
+static const char *const CONV_NAMES[] = {"flatten", "batched", "keller", "two_d", NULL};
+static const char *const MISSING_GRAD_NAMES[] = {"skip", "zeros", NULL};
 static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
@@ -193,6 +197,14 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(ADAM_EPS_NAMES, "adam_eps_mode", (int)o->adam_eps_mode, err)))
     return s;
+  if ((s = check_enum(SCALE_SHAPE_NAMES, "scale_shape", (int)o->scale_shape, err)))
+    return s;
+  if ((s = check_enum(SCALE_FORMAT_NAMES, "scale_format", (int)o->scale_format, err)))
+    return s;
+  if ((s = check_enum(CONV_NAMES, "conv_mode", (int)o->conv_mode, err)))
+    return s;
+  if ((s = check_enum(MISSING_GRAD_NAMES, "missing_grad", (int)o->missing_grad, err)))
+    return s;
   return check_ns_fields(o, err);
 }
 
@@ -250,6 +262,10 @@ ENUM_FUNCS(muonref_bf16_order, bf16_order, BF16_ORDER_NAMES, "bf16_order")
 const char *muonref_route_rule_name(muonref_route_rule r) { return name_of(ROUTE_NAMES, (int)r); }
 const char *muonref_catalogue_name(muonref_catalogue c) { return name_of(CATALOGUE_NAMES, (int)c); }
 const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m) { return name_of(ADAM_EPS_NAMES, (int)m); }
+const char *muonref_scale_shape_name(muonref_scale_shape v) { return name_of(SCALE_SHAPE_NAMES, (int)v); }
+const char *muonref_scale_format_name(muonref_scale_format v) { return name_of(SCALE_FORMAT_NAMES, (int)v); }
+const char *muonref_conv_mode_name(muonref_conv_mode v) { return name_of(CONV_NAMES, (int)v); }
+const char *muonref_missing_grad_name(muonref_missing_grad v) { return name_of(MISSING_GRAD_NAMES, (int)v); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

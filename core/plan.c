@@ -29,8 +29,11 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->in_mom = o->nesterov ? beta : 1.0;
   p->apply_decay = o->weight_decay != 0.0;
   p->decay = 1.0 - o->lr * o->weight_decay;
-  p->scale = muonref_scale_factor(o->scale_mode, r->rows, r->cols);
-  p->alpha = o->lr * p->scale;
+  p->scale = muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols);
+  /* KellerJordan/Muon @857d1ad: `update *= s` on the bf16 Newton-Schulz
+   * output (s a binary32 scalar, opmath), then `p.add_(update, alpha=-lr)` */
+  p->update_scale = o->scale_format == MUONREF_SCALE_FORMAT_BF16_UPDATE && o->ns_format == MUONREF_NS_BF16;
+  p->alpha = p->update_scale ? o->lr : o->lr * p->scale;
 }
 
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p)

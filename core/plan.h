@@ -21,8 +21,10 @@ extern "C" {
  *   M <- mom_keep * M + mom_grad * G
  *   U <- in_grad * G + in_mom * M          (Nesterov; else U = M)
  *   O <- NS(U)
+ *   O <- R_bf16(fl32(scale) * O)            (only when update_scale)
  *   P <- decay * P                          (only when apply_decay)
- *   P <- P - alpha * O                      (alpha = lr * scale)          */
+ *   P <- P - alpha * O                      (alpha = lr * scale, or lr
+ *                                            when update_scale)           */
 typedef struct muonref_muon_plan {
   double mom_keep, mom_grad;
   int nesterov;
@@ -30,6 +32,7 @@ typedef struct muonref_muon_plan {
   int apply_decay;
   double decay;
   double scale;
+  int update_scale; /* scale_format BF16_UPDATE in the bf16 format */
   double alpha;
 } muonref_muon_plan;
 

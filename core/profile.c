@@ -73,9 +73,39 @@ static void moonlight(muonref_options *o)
   o->route_rule = MUONREF_ROUTE_MANUAL;
   o->catalogue = MUONREF_CATALOGUE_NONE;
   o->adam_eps_mode = MUONREF_ADAM_EPS_UNCORRECTED;
+  o->conv_mode = MUONREF_CONV_TWO_D; /* `assert p.ndim == 2, p.ndim` */
 }
 
-#define K(name, kind, field) {name, kind, offsetof(muonref_options, field)}
+/* keller: KellerJordan/Muon muon.py @857d1ad (2025-11-23; unchanged since
+ * 5bc6993), SingleDeviceMuonWithAuxAdam (spec/profiles/keller.md): Muon
+ * groups lr 0.02, momentum 0.95, weight_decay 0; muon_update with its
+ * defaults nesterov=True, ns_steps=5: EMA momentum by lerp, Nesterov
+ * lerp(G, M, beta), Keller's triple with eps added (bf16 order keller),
+ * the scale sqrt(max(1, G.size(-2)/G.size(-1))) of the original shape
+ * multiplied into the bf16 update, 4-D flattened and other N-D batched,
+ * a missing gradient taken as zeros; AdamW groups (adam_fill) lr 3e-4,
+ * betas (0.9, 0.95), eps 1e-10 after the bias correction, their own lr
+ * (ratio 1); routing by each group's use_muon; bare asserts only. */
+static void keller(muonref_options *o)
+{
+  nemo(o);
+  o->momentum_form = MUONREF_MOMENTUM_EMA;
+  o->bf16_order = MUONREF_BF16_KELLER;
+  o->adam_eps = 1e-10;
+  o->adam_lr_ratio = 1.0;
+  o->route_rule = MUONREF_ROUTE_MANUAL;
+  o->catalogue = MUONREF_CATALOGUE_NONE;
+  o->scale_shape = MUONREF_SCALE_SHAPE_LAST_TWO;
+  o->scale_format = MUONREF_SCALE_FORMAT_BF16_UPDATE;
+  o->conv_mode = MUONREF_CONV_KELLER;
+  o->missing_grad = MUONREF_MISSING_GRAD_ZEROS;
+}
+
+/* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
+static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
+
+#define K(name, kind, field) {name, kind, offsetof(muonref_options, field), MUONREF_KEY_ANY}
+#define KB(name, kind, field, branch) {name, kind, offsetof(muonref_options, field), branch}
 
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key NEMO_KEYS[] = {
@@ -117,15 +147,30 @@ static const muonref_option_key MOONLIGHT_KEYS[] = {
   K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
 };
 
+/* Keller's group keys: Muon groups exactly {params, lr, momentum,
+ * weight_decay, use_muon}, AdamW groups exactly {params, lr, betas, eps,
+ * weight_decay, use_muon} (the constructor's asserts). */
+static const muonref_option_key KELLER_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  KB("momentum", MUONREF_KEY_REAL, momentum, MUONREF_KEY_MUON_ONLY),
+  KB("betas", MUONREF_KEY_BETAS, adam_beta1, MUONREF_KEY_ADAM_ONLY),
+  KB("eps", MUONREF_KEY_REAL, adam_eps, MUONREF_KEY_ADAM_ONLY),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
 #undef K
+#undef KB
 #define N(a) (sizeof a / sizeof a[0])
 
 static const muonref_profile PROFILES[] = {
   /* in muonref_profile_id order */
-  {"nemo", "NVIDIA-NeMo PR #16427, nemo/core/optim/muon.py (../shared/seeds)", nemo, NEMO_KEYS, N(NEMO_KEYS), 0},
-  {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", torch_muon, TORCH_KEYS, N(TORCH_KEYS), 0},
+  {"nemo", "NVIDIA-NeMo PR #16427, nemo/core/optim/muon.py (../shared/seeds)", nemo, NEMO_KEYS, N(NEMO_KEYS), 0, NULL},
+  {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", torch_muon, TORCH_KEYS, N(TORCH_KEYS), 0, NULL},
   {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", moonlight, MOONLIGHT_KEYS,
-   N(MOONLIGHT_KEYS), 1},
+   N(MOONLIGHT_KEYS), 1, NULL},
+  {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23), SingleDeviceMuonWithAuxAdam", keller, KELLER_KEYS,
+   N(KELLER_KEYS), 0, keller_adam},
 };
 
 /* every id has its entry, in id order */

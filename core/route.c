@@ -55,22 +55,41 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",
                           muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
-    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1]};
+    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1]};
     return MUONREF_OK;
   }
-  if (o->route_rule == MUONREF_ROUTE_MANUAL && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2)
+  if (o->conv_mode == MUONREF_CONV_TWO_D && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2)
     /* Moonlight: `assert p.ndim == 2, p.ndim` for every muon_params entry */
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs exactly two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
-  size_t numel = muonref_shape_numel(s);
-  out->numel = numel;
+  out->numel = muonref_shape_numel(s);
   out->use_muon = selects_muon(o, s);
-  out->rows = out->use_muon ? s->dims[0] : numel;
-  out->cols = out->use_muon ? numel / s->dims[0] : 1;
+  muonref_route_matrices(o, s, out);
   return MUONREF_OK;
+}
+
+void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, muonref_route *r)
+{
+  size_t numel = r->numel;
+  int batched = o->conv_mode == MUONREF_CONV_BATCHED || (o->conv_mode == MUONREF_CONV_KELLER && s->ndim != 4);
+  r->batch = 1;
+  if (!r->use_muon) {
+    r->rows = numel, r->cols = 1;
+    r->scale_rows = numel, r->scale_cols = 1;
+    return;
+  }
+  if (batched && s->ndim > 2) {
+    r->rows = s->dims[s->ndim - 2], r->cols = s->dims[s->ndim - 1];
+    r->batch = numel / (r->rows * r->cols);
+  } else {
+    r->rows = s->dims[0], r->cols = numel / s->dims[0];
+  }
+  int last_two = o->scale_shape == MUONREF_SCALE_SHAPE_LAST_TWO && s->ndim >= 2;
+  r->scale_rows = last_two ? s->dims[s->ndim - 2] : r->rows;
+  r->scale_cols = last_two ? s->dims[s->ndim - 1] : r->cols;
 }
 
 int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err)

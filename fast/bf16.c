@@ -32,6 +32,27 @@ float muonref_bf16_to_float(uint16_t b)
 
 float muonref_bf16_round(float x) { return muonref_bf16_to_float(muonref_bf16_from_float(x)); }
 
+/* Round to odd into binary32 (truncate, then set the last bit when
+ * inexact) keeps enough bits (24 >= 8 + 2) for the bf16 rounding after it
+ * to be the correct rounding of x (Boldo and Melquiond, "Emulation of FMA
+ * and correctly rounded sums: proved algorithms using rounding to odd",
+ * IEEE TC 2008). */
+float muonref_bf16_round_double(double x)
+{
+  if (isnan(x))
+    return muonref_bf16_round((float)x);
+  float f = (float)x;
+  if ((double)f != x) {
+    if (fabs((double)f) > fabs(x))
+      f = nextafterf(f, 0.0f); /* toward zero: the truncation (FLT_MAX for x beyond it) */
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u |= 1u;
+    memcpy(&f, &u, sizeof f);
+  }
+  return muonref_bf16_round(f);
+}
+
 void muonref_bf16_round_array(float *x, size_t n)
 {
   /* Branch-free on the bits (memcpy keeps it free of aliasing trouble and

@@ -76,6 +76,23 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
   [MUONREF_FAULT_FAN_IN_AS_RMS] = {"fan_in_as_rms", "0.2 sqrt(max(rows, cols)) where the profile scales by the fan_in "
                                    "factor sqrt(max(1, rows/cols))",
                                    "Moonlight's match-AdamW-RMS rule in Keller's place (bug-reports B08)"},
+  [MUONREF_FAULT_MISSING_GRAD_SKIPPED] = {"missing_grad_skipped", "a parameter without gradient is skipped where the "
+                                          "profile's port zero-fills its gradient and steps",
+                                          "KellerJordan/Muon 3b04428 (PR #36, skip when grad is None), replaced by "
+                                          "5bc6993 (PR #38) after issue #37 (bug-reports B15)"},
+  [MUONREF_FAULT_CONV_SCALE_FLATTENED] = {"conv_scale_flattened", "the scale factor from the flattened (d0, rest) "
+                                          "matrix where the profile takes the last two dimensions of the shape",
+                                          "KellerJordan/Muon 28c793b scaled the flattened update; "
+                                          "grad.size(-2) / grad.size(-1) since 7a93fd1 (spec/profiles/keller.md 10)"},
+  [MUONREF_FAULT_BATCHED_AS_FLATTENED] = {"batched_as_flattened", "a Muon parameter of 3 or more dimensions "
+                                          "flattened to one (d0, rest) matrix where the profile orthogonalises each "
+                                          "trailing (d[-2], d[-1]) matrix on its own",
+                                          "NeMo's and Moonlight's flattening vs KellerJordan/Muon @857d1ad "
+                                          "zeropower_via_newtonschulz5 (norm over dim=(-2, -1), batched matmuls)"},
+  [MUONREF_FAULT_SCALE_IN_LR] = {"scale_in_lr", "the scale factor folded into the lr (alpha = lr s, binary64) where "
+                                 "the profile multiplies it into the bf16 update and rounds",
+                                 "KellerJordan/Muon eb22579 .. 53b3831 (alpha=-lr * max(1, rows/cols)**0.5); the "
+                                 "bf16 in-place `update *= ...` since 7a93fd1 (spec/profiles/keller.md 10)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -119,11 +136,18 @@ void muonref_fault_options(int f, muonref_options *o)
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
     break;
+  case MUONREF_FAULT_MISSING_GRAD_SKIPPED: o->missing_grad = MUONREF_MISSING_GRAD_SKIP; break;
+  case MUONREF_FAULT_CONV_SCALE_FLATTENED: o->scale_shape = MUONREF_SCALE_SHAPE_FLATTENED; break;
+  case MUONREF_FAULT_BATCHED_AS_FLATTENED:
+    if (o->conv_mode == MUONREF_CONV_BATCHED || o->conv_mode == MUONREF_CONV_KELLER)
+      o->conv_mode = MUONREF_CONV_FLATTEN;
+    break;
+  case MUONREF_FAULT_SCALE_IN_LR: o->scale_format = MUONREF_SCALE_FORMAT_LR; break;
   case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
     if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
       o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;
-    if (o->route_rule == MUONREF_ROUTE_MANUAL)
-      o->route_rule = MUONREF_ROUTE_THRESHOLD;
+    if (o->conv_mode == MUONREF_CONV_TWO_D)
+      o->conv_mode = MUONREF_CONV_FLATTEN;
     break;
   default: break;
   }
@@ -140,8 +164,7 @@ void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s
   if (f == MUONREF_FAULT_ROUTE_ALL_MATRICES)
     muon = 1;
   r->use_muon = muon;
-  r->rows = muon ? s->dims[0] : r->numel;
-  r->cols = muon ? r->numel / s->dims[0] : 1;
+  muonref_route_matrices(o, s, r);
 }
 
 void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
@@ -161,7 +184,7 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
     if (o->scale_mode == MUONREF_SCALE_RMS_ADAMW) {
       muonref_route r;
       if (muonref_route_param(o, s, &r, NULL) == MUONREF_OK) {
-        p->scale = sqrt(fmax((double)r.rows, (double)r.cols));
+        p->scale = sqrt(fmax((double)r.scale_rows, (double)r.scale_cols));
         p->alpha = o->lr * p->scale;
       }
     }

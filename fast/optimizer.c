@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "faults.h"
+#include "muonref/bf16.h"
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
 #include "core/plan.h"
@@ -33,16 +34,24 @@ struct muonref_optimizer {
   float *update;    /* the Newton-Schulz input (U or M) of the largest Muon matrix */
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
+  float *zeros;     /* the zero gradient of missing_grad ZEROS (and of the
+                       fault missing_grad_as_zeros); NULL when no group needs it */
 #ifdef MUONREF_TEST_HOOKS
   int fault;        /* MUONREF_FAULT_NONE, or a deliberate fault (faults.h) */
-  float *zeros;     /* MUONREF_FAULT_MISSING_GRAD_AS_ZEROS: a zero gradient */
 #endif
 };
 
 /* The test-control seam (faults.h): without MUONREF_TEST_HOOKS, as in the
- * installed library, FAULT_IS is 0 and MISSING_GRAD is NULL. */
+ * installed library, FAULT_IS is 0. */
 #define FAULT_IS(opt, name) MUONREF_HOOK_OR((opt)->fault == MUONREF_FAULT_##name, 0)
-#define MISSING_GRAD(opt) MUONREF_HOOK_OR((const float *)(opt)->zeros, (const float *)NULL)
+
+/* The gradient parameter p steps with when it has none: zeros under
+ * missing_grad ZEROS (Keller), else NULL (the parameter is skipped). */
+static const float *missing_grad(const muonref_optimizer *opt, const struct param *p)
+{
+  int zeros = p->options->missing_grad == MUONREF_MISSING_GRAD_ZEROS || FAULT_IS(opt, MISSING_GRAD_AS_ZEROS);
+  return zeros ? opt->zeros : NULL;
+}
 
 static void free_params(muonref_optimizer *opt)
 {
@@ -63,7 +72,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->ns_work);
   free(opt->update);
   free(opt->pending);
-  MUONREF_HOOK(free(opt->zeros));
+  free(opt->zeros);
   free(opt);
 }
 
@@ -104,13 +113,14 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
         pending += p->route.numel;
       }
     }
-#ifdef MUONREF_TEST_HOOKS
   size_t max_numel = 0;
-  for (size_t i = 0; i < opt->n_params; i++)
+  int zeros = FAULT_IS(opt, MISSING_GRAD_AS_ZEROS);
+  for (size_t i = 0; i < opt->n_params; i++) {
     max_numel = opt->params[i].route.numel > max_numel ? opt->params[i].route.numel : max_numel;
-  if (FAULT_IS(opt, MISSING_GRAD_AS_ZEROS) && !(opt->zeros = calloc(max_numel + 1, sizeof(float))))
+    zeros |= opt->params[i].options->missing_grad == MUONREF_MISSING_GRAD_ZEROS;
+  }
+  if (zeros && !(opt->zeros = calloc(max_numel + 1, sizeof(float))))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
-#endif
   opt->ns_work_floats = max_ws;
   opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
   opt->update = max_mat ? malloc(max_mat * sizeof(float)) : NULL;
@@ -228,12 +238,20 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
     U[j] = (float)(pl.nesterov ? pl.in_grad * (double)g[j] + pl.in_mom * m : m);
   }
   muonref_error e = {0};
-  int st = muonref_fast_ns_flags(O, U, p->route.rows, p->route.cols, p->options, opt->ns_work,
-                                 MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0), &e);
+  size_t mat = p->route.rows * p->route.cols;
+  int st = MUONREF_OK;
+  for (size_t b = 0; !st && b < p->route.batch; b++) /* each matrix of a batch on its own */
+    st = muonref_fast_ns_flags(O + b * mat, U + b * mat, p->route.rows, p->route.cols, p->options, opt->ns_work,
+                               MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0), &e);
   if (st == MUONREF_ENUMERIC)
     return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
   if (st)
     return muonref_fail(err, st, "%s", e.message);
+  if (pl.update_scale) { /* Keller: the bf16 update scaled in place, s a binary32 scalar */
+    double s32 = (double)(float)pl.scale;
+    for (size_t j = 0; j < n; j++)
+      O[j] = muonref_bf16_round_double(s32 * (double)O[j]);
+  }
   if (FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;
   double decay = pl.apply_decay ? pl.decay : 1.0;
@@ -352,7 +370,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = grads[i].data ? grads[i].data : MISSING_GRAD(opt);
+    const float *g = grads[i].data ? grads[i].data : missing_grad(opt, p);
     if (!g)
       continue;
     int st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
@@ -363,7 +381,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   /* Phase 2: store. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = grads[i].data ? grads[i].data : MISSING_GRAD(opt);
+    const float *g = grads[i].data ? grads[i].data : missing_grad(opt, p);
     if (!g)
       continue;
     p->state.initialized = 1;

@@ -347,6 +347,14 @@ int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float 
   muonref_ref_cr_report local;
   rep = rep ? rep : &local;
   rep_init(rep, prec);
+  if (!grad && o->missing_grad == MUONREF_MISSING_GRAD_ZEROS) { /* Keller: a missing gradient steps as zeros */
+    float *zeros = calloc(r->numel ? r->numel : 1, sizeof *zeros);
+    if (!zeros)
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the zero gradient of %zu elements", r->numel);
+    int st = muonref_ref_step_cr(o, r, param, state, zeros, prec, rep, err);
+    free(zeros);
+    return st;
+  }
   if (!grad)
     return MUONREF_OK;
   size_t n = r->numel;

@@ -111,11 +111,11 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
   muonref_muon_plan_make(o, r, &pl);
   size_t n = r->numel;
   muonref_mpmat Mx = {0}, U = {0}, O = {0};
-  int st = muonref_mpmat_init(&Mx, r->rows, r->cols, prec);
+  int st = muonref_mpmat_init(&Mx, r->batch * r->rows, r->cols, prec);
   if (!st)
-    st = muonref_mpmat_init(&U, r->rows, r->cols, prec);
+    st = muonref_mpmat_init(&U, r->batch * r->rows, r->cols, prec);
   if (!st)
-    st = muonref_mpmat_init(&O, r->rows, r->cols, prec);
+    st = muonref_mpmat_init(&O, r->batch * r->rows, r->cols, prec);
   if (st) {
     muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
@@ -144,8 +144,16 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
                           : em;
     }
   }
-  if (!st)
-    st = ns_in_format(&O, eO, &U, eU, o, uncertain, err);
+  size_t mat = r->rows * r->cols;
+  for (size_t b = 0; !st && b < r->batch; b++) { /* each matrix of a batch on its own (conv_mode) */
+    muonref_mpmat Ob = {r->rows, r->cols, prec, O.e + b * mat}, Ub = {r->rows, r->cols, prec, U.e + b * mat};
+    st = ns_in_format(&Ob, eO ? eO + b * mat : NULL, &Ub, eU ? eU + b * mat : NULL, o, uncertain, err);
+  }
+  if (!st && pl.update_scale) /* Keller: O <- R_bf16(fl32(s) O), exact before the rounding (8 + 24 bits) */
+    for (size_t i = 0; i < n; i++) {
+      mpfr_mul_d(O.e[i], O.e[i], (double)(float)pl.scale, MPFR_RNDN);
+      mpfr_set_d(O.e[i], muonref_mpfr_round_format(O.e[i], 8, -133, 128), MPFR_RNDN);
+    }
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, param[i], MPFR_RNDN);
     int inex;
@@ -257,9 +265,12 @@ static int check_args(const muonref_options *o, const muonref_route *r, const fl
   if (prec < MUONREF_REF_PREC_MIN || prec > MPFR_PREC_MAX)
     return muonref_fail(err, MUONREF_EOPTION, "Exact step: precision %ld bits is outside [%d, %ld]", (long)prec,
                         MUONREF_REF_PREC_MIN, (long)MPFR_PREC_MAX);
-  if (r->numel == 0 || (r->use_muon && r->rows * r->cols != r->numel))
-    return muonref_fail(err, MUONREF_ESHAPE, "Exact step: route (%zu, %zu) with %zu elements is not a valid routing",
-                        r->rows, r->cols, r->numel);
+  if (r->numel == 0 || (r->use_muon && (r->batch < 1 || r->batch * r->rows * r->cols != r->numel ||
+                                          r->scale_rows < 1 || r->scale_cols < 1)))
+    return muonref_fail(err, MUONREF_ESHAPE,
+                        "Exact step: route of %zu (%zu, %zu) matrices, scale shape (%zu, %zu), with %zu elements is "
+                        "not a valid routing (batch * rows * cols must be the element count, each at least 1)",
+                        r->batch, r->rows, r->cols, r->scale_rows, r->scale_cols, r->numel);
   st = check_state(r, s, err);
   if (!st)
     st = check_finite(grad, r->numel, "grad", err);
@@ -267,6 +278,10 @@ static int check_args(const muonref_options *o, const muonref_route *r, const fl
     st = check_finite(param, r->numel, "param", err);
   return st;
 }
+
+static int step_checked(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                        const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, size_t *n_uncertified,
+                        muonref_error *err);
 
 int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                      const float *grad, mpfr_prec_t prec, muonref_error *err)
@@ -284,8 +299,23 @@ int muonref_ref_step_bounded(const muonref_options *o, const muonref_route *r, f
                              muonref_param_state *state, const float *grad, mpfr_prec_t prec,
                              unsigned *ns_uncertain, size_t *n_uncertified, muonref_error *err)
 {
+  float *zeros = NULL;
+  if (!grad && o->missing_grad == MUONREF_MISSING_GRAD_ZEROS) /* Keller: a missing gradient steps as zeros */
+    grad = zeros = calloc(r->numel ? r->numel : 1, sizeof *zeros);
   if (!grad)
-    return MUONREF_OK;
+    return o->missing_grad == MUONREF_MISSING_GRAD_ZEROS
+             ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the zero gradient of %zu elements", r->numel)
+             : MUONREF_OK;
+  int st = step_checked(o, r, param, state, grad, prec, ns_uncertain, n_uncertified, err);
+  free(zeros);
+  return st;
+}
+
+/* muonref_ref_step_bounded with a gradient. */
+static int step_checked(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
+                        const float *grad, mpfr_prec_t prec, unsigned *ns_uncertain, size_t *n_uncertified,
+                        muonref_error *err)
+{
   int st = check_args(o, r, param, state, grad, prec, err);
   if (st)
     return st;

@@ -418,7 +418,7 @@ START_TEST(muon_plan_forms)
 {
   muonref_options o = nemo();
   o.weight_decay = 0.01;
-  muonref_route r = {1, 64, 16, 1024};
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16};
   muonref_muon_plan p;
   muonref_muon_plan_make(&o, &r, &p);
   ck_assert(p.mom_keep == 0.95 && p.mom_grad == 1.0 && p.in_grad == 1.0 && p.in_mom == 0.95);

@@ -32,10 +32,22 @@ static const char *not_platform_robust(int f)
   if (f == MUONREF_FAULT_EPS_ADD)
     return "an added eps differs from a clamped one only on inputs of tiny norm, whose bf16 result PyTorch 1.13 "
            "CPU's rounding of the eps itself to bf16 changes";
+  if (f == MUONREF_FAULT_SCALE_IN_LR)
+    return "the bf16 rounding of s O shows only in exactly defined bf16 results, which PyTorch 1.13 CPU's rounding "
+           "of the scalars to bf16 changes itself";
   if (f == MUONREF_FAULT_NO_TRANSPOSE)
     return "the transpose rule shows only in the bf16 rounding of tall matrices, which PyTorch 1.13 CPU's strided "
            "bf16 matmul changes itself";
   return nemo_behaviour(f) ? "NeMo's own behaviour" : NULL;
+}
+
+/* Faults that only the bf16 format can show, and why. */
+static const char *bf16_only(int f)
+{
+  if (f == MUONREF_FAULT_SCALE_IN_LR)
+    return "the two places of the scale factor differ only by the bf16 rounding of s O; in fp32 they agree to "
+           "within a binary32 rounding, inside every tolerance";
+  return NULL;
 }
 
 static long failures_in(muonref_ns_format format, int fault, const char *only_flag)
@@ -72,7 +84,10 @@ END_TEST
 START_TEST(every_fault_is_caught_in_fp32)
 {
   int f = _i + 1;
-  if (!nemo_behaviour(f))
+  if (bf16_only(f))
+    ck_assert_msg(failures(MUONREF_NS_FP32, f) == 0, "fault %s: exempt in fp32 (%s) but caught: drop the exemption",
+                  muonref_fault_info_at(f)->name, bf16_only(f));
+  else if (!nemo_behaviour(f))
     ck_assert_msg(failures(MUONREF_NS_FP32, f) > 0, "fault %s passes every fp32 case", muonref_fault_info_at(f)->name);
 }
 END_TEST

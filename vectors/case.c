@@ -123,16 +123,37 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
   const muonref_profile *p = muonref_profile_get(profile);
   if (!json_is_object(j))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: \"options\" must be an object", where);
+  /* the group's branch first: an AdamW group may have defaults of its own
+   * and takes only its branch's keys */
+  json_t *um = json_object_get(j, "use_muon");
+  muonref_key_branch branch = um && json_is_boolean(um) ? (json_is_true(um) ? MUONREF_KEY_MUON_ONLY : MUONREF_KEY_ADAM_ONLY)
+                                         : MUONREF_KEY_ANY;
+  if (branch == MUONREF_KEY_ADAM_ONLY && p->adam_fill)
+    p->adam_fill(out);
   json_object_foreach((json_t *)j, key, v) {
     size_t i = 0;
     while (i < p->n_keys && strcmp(key, p->keys[i].name))
       i++;
     if (i == p->n_keys)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown option \"%s\" (profile %s)", where, key, profile);
+    if (p->keys[i].branch != MUONREF_KEY_ANY && branch != MUONREF_KEY_ANY && p->keys[i].branch != branch)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: option \"%s\" belongs to %s groups only, this group has "
+                          "use_muon %s (profile %s)", where, key,
+                          p->keys[i].branch == MUONREF_KEY_MUON_ONLY ? "Muon" : "AdamW",
+                          branch == MUONREF_KEY_MUON_ONLY ? "true" : "false", profile);
     if ((st = set_key(out, &p->keys[i], v, where, err)))
       return st;
   }
   return MUONREF_OK;
+}
+
+int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_muon)
+{
+  if (k->branch == MUONREF_KEY_MUON_ONLY)
+    return use_muon != MUONREF_USE_MUON_FALSE;
+  if (k->branch == MUONREF_KEY_ADAM_ONLY)
+    return use_muon != MUONREF_USE_MUON_TRUE;
+  return 1;
 }
 
 static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
@@ -172,7 +193,8 @@ json_t *muonref_case_options_json(const muonref_options *o, const char *profile)
   const muonref_profile *p = muonref_profile_get(profile);
   json_t *j = json_object();
   for (size_t i = 0; p && i < p->n_keys; i++)
-    json_object_set_new(j, p->keys[i].name, key_json(o, &p->keys[i]));
+    if (muonref_case_key_applies(&p->keys[i], o->use_muon))
+      json_object_set_new(j, p->keys[i].name, key_json(o, &p->keys[i]));
   return j;
 }
 

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include "muonref/optimizer.h"
+#include "muonref/profile.h"
 #include "tensor.h"
 
 /* Fills *out from the options object `j` of a case: the profile's defaults,
@@ -25,6 +26,11 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
  * an unknown profile).  Fields no key names are not written: the reader
  * takes them from the profile's defaults. */
 json_t *muonref_case_options_json(const muonref_options *o, const char *profile);
+
+/* Whether key k is an option of a group routed by use_muon (a key of one
+ * branch only, muonref_key_branch, is not written for the other; AUTO
+ * takes every key). */
+int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_muon);
 
 /* A real option value: a JSON number, or "nan", "inf", "-inf". */
 json_t *muonref_case_real_json(double x);

@@ -49,6 +49,9 @@ static const struct {
   /* new areas go last: an area's seed is its index here */
   {"defaults", gen_area_defaults, "Cases that give no options (format v2): the profile's own constructor defaults "
                                   "apply, so a port whose default differs fails (spec/vectors.md 3.1)."},
+  {"conv", gen_area_conv, "Muon parameters of more than two dimensions: the flattened matrix or a batch of its "
+                          "trailing matrices, and the shape the scale factor comes from (sections 2, 5); a missing "
+                          "gradient among random ones (section 3)."},
 };
 
 /* The areas of each profile: every area whose semantics its port has
@@ -64,6 +67,8 @@ static const struct {
              "errors", "overflow", "defaults", NULL}},
   {"moonlight", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
                  "state", "errors", "overflow", "defaults", NULL}},
+  {"keller", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+              "state", "errors", "overflow", "defaults", "conv", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -158,6 +163,17 @@ static const flag_note NOTES[] = {
   {"MissingGradient", "BASIC", "a parameter without gradient is skipped: untouched, no state",
    "zero-filling runs decay and momentum on it", {"spec/muon.md section 3", "bug-reports B15"},
    {"missing_grad_as_zeros"}},
+  {"NdMuon", "BASIC", "a Muon parameter of more than two dimensions: the profile's port orthogonalises the flattened "
+   "(d0, rest) matrix or each trailing (d[-2], d[-1]) matrix of the batch (conv_mode)",
+   "the other layout gives another update", {"spec/muon.md section 2", "spec/profiles/keller.md 2"},
+   {"batched_as_flattened", "conv_scale_flattened"}},
+  {"ConvScale", "BASIC", "the scale factor of an N-D Muon parameter comes from the flattened matrix or from the last "
+   "two dimensions of its shape (scale_shape; Keller: kh/kw for a conv filter)",
+   "a factor from the other shape", {"spec/muon.md section 5", "spec/profiles/keller.md 4"}, {"conv_scale_flattened"}},
+  {"MissingGradientZeros", "BASIC", "a parameter without gradient steps with a zero gradient (the profile's port "
+   "zero-fills p.grad, KellerJordan/Muon PR #38): decayed, its momentum decays and moves it, AdamW counts the step",
+   "skipping it leaves the parameter and its state where they were", {"spec/muon.md section 3", "bug-reports B15"},
+   {"missing_grad_skipped"}},
   {"BugB15", "KNOWN_BUG", "bug-reports B15: a parameter without gradient is skipped, not zero-filled", NULL,
    {"bug-reports B15"}, {"missing_grad_as_zeros"}},
   {"ZeroGradient", "EDGE_CASE", "zero gradients: only decay acts (Newton-Schulz of 0 is 0)",

@@ -126,5 +126,8 @@ void gen_area_sharded(gen_ctx *g);
 void gen_area_overflow(gen_ctx *g);
 void gen_area_sharded_tp(gen_ctx *g);
 void gen_area_defaults(gen_ctx *g);
+/* Muon parameters of more than two dimensions: batched or flattened, the
+ * shape of the scale factor; a missing gradient among random ones. */
+void gen_area_conv(gen_ctx *g);
 
 #endif

@@ -138,9 +138,9 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
   for (int k = 0; k < c->n_steps; k++)
     for (int i = 0; i < c->n_params; i++) {
       const float *gr = c->grads[k][i];
-      if (!gr)
-        continue;
       muonref_options o = c->options[c->group_of[i]];
+      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
+        continue; /* skipped; under ZEROS the reference steps with a zero gradient */
       o.ns_format = format;
       o.bf16_order = order;
       muonref_route r;
@@ -155,7 +155,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       s->steps[i]++;
       s->muon_steps[i] += r.use_muon;
       for (size_t j = 0; j < r.numel; j++) {
-        s->max_grad[i] = fmax(s->max_grad[i], fabs(gr[j]));
+        s->max_grad[i] = fmax(s->max_grad[i], gr ? fabs(gr[j]) : 0.0);
         s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
       }
     }
@@ -206,7 +206,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
     if (r.use_muon) {
-      double alpha = o->lr * muonref_scale_factor(o->scale_mode, r.rows, r.cols);
+      double alpha = o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols);
       if (bf16 && !bf16_exact && s->muon_steps[i] > 0)
         rel = BF16_NOISE_UPDATE_REL; /* judged on the update, relative */
       else
@@ -220,7 +220,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     /* A port that rounds p d and alpha O separately before subtracting
      * loses up to an ulp of the larger of them per step, which is many ulps
      * of the result where the two nearly cancel. */
-    double big = fmax(s->max_param[i], r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.rows, r.cols) : lr_a);
+    double big = fmax(s->max_param[i], r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols) : lr_a);
     a += s->steps[i] * 2.0 * muonref_ulp32(big);
     json_array_append_new(atol, json_real(a));
     json_array_append_new(satol, sa);
@@ -410,8 +410,11 @@ static int has_low_rank_muon_grad(const gen_step_case *c)
         continue;
       size_t m = r.rows < r.cols ? r.rows : r.cols;
       double *sv = malloc(m * sizeof *sv);
-      muonref_tensor t = {MUONREF_TENSOR_F32, {2, {r.rows, r.cols}}, r.numel, c->grads[k][i], NULL};
-      int low = !sv || muonref_tensor_singular_values(&t, sv) != MUONREF_OK || sv[m - 1] < 1e-3 * sv[0];
+      int low = !sv;
+      for (size_t b = 0; !low && b < r.batch; b++) { /* each matrix of a batch on its own */
+        muonref_tensor t = {MUONREF_TENSOR_F32, {2, {r.rows, r.cols}}, r.rows * r.cols, c->grads[k][i] + b * r.rows * r.cols, NULL};
+        low = muonref_tensor_singular_values(&t, sv) != MUONREF_OK || sv[m - 1] < 1e-3 * sv[0];
+      }
       free(sv);
       if (low)
         return 1;
@@ -648,7 +651,9 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->use_muon == b->use_muon && a->momentum_form == b->momentum_form && a->n_coeffs == b->n_coeffs &&
              a->coeff_order == b->coeff_order && a->ns_eps == b->ns_eps && a->eps_mode == b->eps_mode &&
              a->ns_format == b->ns_format && a->bf16_order == b->bf16_order && a->route_rule == b->route_rule &&
-             a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode;
+             a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode &&
+             a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
+             a->missing_grad == b->missing_grad;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -706,6 +711,50 @@ static void split_auto_groups(gen_step_case *c)
   }
 }
 
+/* Under MANUAL routing with a group per branch (Keller), a group's options
+ * of the other branch are unused: they return to the profile's defaults d,
+ * and an AdamW group's lr becomes the AdamW lr itself (lr * adam_lr_ratio,
+ * the binary64 product core/plan.c computes) where the profile's ratio is
+ * 1 and no key sets it.  A case giving no options takes the branch's
+ * defaults (adam_fill). */
+static void fit_branch(muonref_options *o, const muonref_options *d, const muonref_profile *prof, int defaults_only)
+{
+  muonref_options b = *d;
+  if (o->use_muon == MUONREF_USE_MUON_FALSE && prof->adam_fill)
+    prof->adam_fill(&b);
+  if (defaults_only) {
+    b.use_muon = o->use_muon;
+    *o = b;
+    return;
+  }
+  if (o->use_muon == MUONREF_USE_MUON_TRUE) {
+    o->adam_beta1 = b.adam_beta1, o->adam_beta2 = b.adam_beta2, o->adam_eps = b.adam_eps;
+    o->adam_lr_ratio = b.adam_lr_ratio, o->adam_eps_mode = b.adam_eps_mode;
+  } else if (o->use_muon == MUONREF_USE_MUON_FALSE) {
+    int ratio_key = 0;
+    for (size_t k = 0; k < prof->n_keys; k++)
+      ratio_key |= prof->keys[k].offset == offsetof(muonref_options, adam_lr_ratio);
+    if (!ratio_key && b.adam_lr_ratio == 1.0)
+      o->lr = o->lr * o->adam_lr_ratio, o->adam_lr_ratio = 1.0;
+    muonref_options keep = *o; /* the AdamW and shared fields */
+    *o = b;
+    o->lr = keep.lr, o->weight_decay = keep.weight_decay, o->use_muon = keep.use_muon;
+    o->adam_beta1 = keep.adam_beta1, o->adam_beta2 = keep.adam_beta2, o->adam_eps = keep.adam_eps;
+    o->adam_lr_ratio = keep.adam_lr_ratio, o->adam_eps_mode = keep.adam_eps_mode;
+    o->missing_grad = keep.missing_grad, o->ns_format = keep.ns_format;
+  }
+}
+
+/* Whether some parameter of c has no gradient at some step. */
+static int has_missing_grad(const gen_step_case *c)
+{
+  for (int k = 0; k < c->n_steps; k++)
+    for (int i = 0; i < c->n_params; i++)
+      if (!c->grads[k][i])
+        return 1;
+  return 0;
+}
+
 /* Fits a valid case to g's profile (see above).  Returns 0 when the case
  * is to be left out. */
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
@@ -721,6 +770,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     if (!options_equal(&a, &c->options[0]))
       return 0; /* the port has one group: options cannot differ between parameters */
   }
+  for (int gi = 0; !prof->one_group && d.route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++)
+    fit_branch(&c->options[gi], &d, prof, c->defaults_only);
   int reset = 0, dropped = 0;
   for (int gi = 0; gi < c->n_groups; gi++) {
     muonref_options *o = &c->options[gi];
@@ -741,8 +792,45 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (c->shapes[i].ndim != 2)
         drop_param(c, i), dropped = 1;
   }
+  if (d.missing_grad == MUONREF_MISSING_GRAD_ZEROS && has_missing_grad(c)) { /* the port zero-fills: say so */
+    for (int f = 0; f < 6 && c->flags[f]; f++)
+      if (!strcmp(c->flags[f], "MissingGradient"))
+        c->flags[f] = "MissingGradientZeros";
+    for (int f = 0; f < 6 && c->flags[f]; f++)
+      if (!strcmp(c->flags[f], "BugB15")) { /* B15 is the skip; its note would say the opposite here */
+        for (int h = f; h < 5; h++)
+          c->flags[h] = c->flags[h + 1];
+        c->flags[5] = NULL;
+      }
+    if (c->comment != c->comment_buf) {
+      snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
+      c->comment = c->comment_buf;
+    }
+    size_t used = strlen(c->comment_buf);
+    snprintf(c->comment_buf + used, sizeof c->comment_buf - used,
+             " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW step count move]",
+             g->profile);
+  }
+  for (int i = 0; i < c->n_params; i++) { /* an N-D Muon parameter batched or scaled otherwise than flattened */
+    muonref_route r;
+    if (c->shapes[i].ndim <= 2 || muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) ||
+        !r.use_muon || (r.batch == 1 && r.scale_rows == r.rows && r.scale_cols == r.cols))
+      continue;
+    if (c->comment != c->comment_buf) {
+      snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
+      c->comment = c->comment_buf;
+    }
+    size_t used = strlen(c->comment_buf);
+    snprintf(c->comment_buf + used, sizeof c->comment_buf - used,
+             " [profile %s: %s is %zu (%zu, %zu) %s, its scale factor from (%zu, %zu)]", g->profile, c->names[i],
+             r.batch, r.rows, r.cols, r.batch > 1 ? "matrices orthogonalised one by one" : "matrix", r.scale_rows,
+             r.scale_cols);
+    break;
+  }
   if (reset || dropped) { /* the comment was written for a port with a fallback: say what applies */
-    snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: no AdamW fallback%s%s]", c->comment, g->profile,
+    char was[sizeof c->comment_buf - 200];
+    snprintf(was, sizeof was, "%s", c->comment); /* c->comment may be comment_buf itself */
+    snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: no AdamW fallback%s%s]", was, g->profile,
              reset ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter takes Muon" : "",
              dropped ? "; the parameters that are not 2-D are left out" : "");
     c->comment = c->comment_buf;

@@ -27,6 +27,12 @@ MUONREF_API float muonref_bf16_to_float(uint16_t b);
 /* muonref_bf16_to_float(muonref_bf16_from_float(x)). */
 MUONREF_API float muonref_bf16_round(float x);
 
+/* The binary64 x correctly rounded to bf16 (nearest, ties to even; no
+ * double rounding through binary32), as a bf16-valued float: Inf beyond
+ * the bf16 range as muonref_bf16_from_float, NaN stays NaN.  For products
+ * of a binary32 and a bf16 value, which binary64 holds exactly. */
+MUONREF_API float muonref_bf16_round_double(double x);
+
 /* Rounds each of x[0..n) to bf16 in place. */
 MUONREF_API void muonref_bf16_round_array(float *x, size_t n);
 

@@ -71,9 +71,8 @@ typedef enum muonref_scale_mode {
  *               construction; use_muon, adam_dim_threshold and the adam_*
  *               options are unused (torch.optim.Muon)
  *   MANUAL:     the caller names each parameter's branch (use_muon TRUE or
- *               FALSE; AUTO falls back to the THRESHOLD rule); a Muon
- *               parameter must have exactly two dimensions (Moonlight's
- *               muon_params / adamw_params lists and its `assert p.ndim == 2`) */
+ *               FALSE; AUTO falls back to the THRESHOLD rule: Moonlight's
+ *               muon_params / adamw_params lists, Keller's groups) */
 typedef enum muonref_route_rule {
   MUONREF_ROUTE_THRESHOLD = 0,
   MUONREF_ROUTE_TWO_D_ONLY = 1,
@@ -104,6 +103,63 @@ typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_TORCH = 1,
   MUONREF_CATALOGUE_NONE = 2
 } muonref_catalogue;
+
+/* Which shape the scale factor (scale_mode) is computed from, for a Muon
+ * parameter of shape (d0, ..., d[n-1]) (spec/muon.md section 5).
+ *   FLATTENED: the (rows, cols) matrix the Newton-Schulz iteration sees
+ *              (NeMo; for a 2-D parameter the only choice)
+ *   LAST_TWO:  (d[n-2], d[n-1]) of the original shape (KellerJordan/Muon
+ *              muon.py @857d1ad muon_update: `max(1, grad.size(-2) /
+ *              grad.size(-1))**0.5`; for a 4-D conv filter that is kh/kw,
+ *              whatever the flattened matrix is) */
+typedef enum muonref_scale_shape {
+  MUONREF_SCALE_SHAPE_FLATTENED = 0,
+  MUONREF_SCALE_SHAPE_LAST_TWO = 1
+} muonref_scale_shape;
+
+/* Where the scale factor s enters the update (spec/muon.md section 8).
+ *   LR:          P <- P - (lr s) O, lr s one binary64 scalar (NeMo, torch)
+ *   BF16_UPDATE: in the bf16 format, O <- R_bf16(fl32(s) O) first, in place
+ *                on the bf16 Newton-Schulz output, then P <- P - lr O
+ *                (KellerJordan/Muon @857d1ad: `update *= max(1, ...)**0.5`
+ *                on the bf16 tensor, then `p.add_(update, alpha=-lr)`); in
+ *                the fp32 and exact formats the same as LR */
+typedef enum muonref_scale_format {
+  MUONREF_SCALE_FORMAT_LR = 0,
+  MUONREF_SCALE_FORMAT_BF16_UPDATE = 1
+} muonref_scale_format;
+
+/* How a Muon parameter of more than two dimensions becomes matrices
+ * (spec/muon.md section 2).
+ *   FLATTEN: one (d0, d1 * ... * d[n-1]) matrix (NeMo)
+ *   BATCHED: a batch of d0 * ... * d[n-3] matrices (d[n-2], d[n-1]), each
+ *            normalised and orthogonalised on its own (a 3-D tensor in
+ *            KellerJordan/Muon; timm's conv_mode "batched" layout aside)
+ *   KELLER:  4-D flattened as FLATTEN, every other N-D batched as BATCHED
+ *            (KellerJordan/Muon @857d1ad muon_update: `if update.ndim == 4:
+ *            update = update.view(len(update), -1)`, then
+ *            zeropower_via_newtonschulz5 on the batch, norm over dim=(-2, -1))
+ *   TWO_D:   a Muon parameter must have exactly two dimensions; use_muon
+ *            TRUE on another shape is refused (Moonlight toy_train.py
+ *            @c2ad5b2: `assert p.ndim == 2, p.ndim` for every muon_params
+ *            entry) */
+typedef enum muonref_conv_mode {
+  MUONREF_CONV_FLATTEN = 0,
+  MUONREF_CONV_BATCHED = 1,
+  MUONREF_CONV_KELLER = 2,
+  MUONREF_CONV_TWO_D = 3
+} muonref_conv_mode;
+
+/* What a parameter without a gradient does in a step (spec/muon.md section 3).
+ *   SKIP:  nothing: no decay, no momentum decay, no step count (NeMo, torch)
+ *   ZEROS: the step runs with a zero gradient: decayed, the momentum
+ *          decays and moves the parameter, AdamW's step count grows
+ *          (KellerJordan/Muon @5bc6993, PR #38: `p.grad = torch.zeros_like(p)`
+ *          "Force synchronization") */
+typedef enum muonref_missing_grad {
+  MUONREF_MISSING_GRAD_SKIP = 0,
+  MUONREF_MISSING_GRAD_ZEROS = 1
+} muonref_missing_grad;
 
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
@@ -175,6 +231,10 @@ typedef struct muonref_options {
   muonref_route_rule route_rule; /* THRESHOLD (zero) or TWO_D_ONLY      */
   muonref_catalogue catalogue;   /* whose checks and messages apply     */
   muonref_adam_eps_mode adam_eps_mode; /* CORRECTED (zero) or UNCORRECTED */
+  muonref_scale_shape scale_shape;     /* FLATTENED (zero) or LAST_TWO */
+  muonref_scale_format scale_format;   /* LR (zero) or BF16_UPDATE */
+  muonref_conv_mode conv_mode;         /* FLATTEN (zero), BATCHED, KELLER or TWO_D */
+  muonref_missing_grad missing_grad;   /* SKIP (zero) or ZEROS */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -222,6 +282,10 @@ MUONREF_API MUONREF_NODISCARD int muonref_bf16_order_parse(const char *s, muonre
 MUONREF_API const char *muonref_route_rule_name(muonref_route_rule r);
 MUONREF_API const char *muonref_catalogue_name(muonref_catalogue c);
 MUONREF_API const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m);
+MUONREF_API const char *muonref_scale_shape_name(muonref_scale_shape s);
+MUONREF_API const char *muonref_scale_format_name(muonref_scale_format f);
+MUONREF_API const char *muonref_conv_mode_name(muonref_conv_mode m);
+MUONREF_API const char *muonref_missing_grad_name(muonref_missing_grad m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

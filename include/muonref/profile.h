@@ -37,12 +37,22 @@ typedef enum muonref_key_kind {
                              "Adjust learning rate function X is not supported" */
 } muonref_key_kind;
 
-/* One option of a port: its name, kind and the muonref_options field it
- * sets (offsetof). */
+/* Which groups of a port take an option (ports whose Muon and AdamW
+ * groups have key sets of their own, KellerJordan/Muon's
+ * SingleDeviceMuonWithAuxAdam: `assert set(group.keys()) == {...}`). */
+typedef enum muonref_key_branch {
+  MUONREF_KEY_ANY = 0,       /* every group */
+  MUONREF_KEY_MUON_ONLY = 1, /* groups with use_muon true only */
+  MUONREF_KEY_ADAM_ONLY = 2  /* groups with use_muon false only */
+} muonref_key_branch;
+
+/* One option of a port: its name, kind, the muonref_options field it
+ * sets (offsetof) and the groups that take it. */
 typedef struct muonref_option_key {
   const char *name;
   muonref_key_kind kind;
   size_t offset;
+  muonref_key_branch branch;
 } muonref_option_key;
 
 /* One row of the profile table (static data; never freed). */
@@ -54,6 +64,9 @@ typedef struct muonref_profile {
   size_t n_keys;
   int one_group;                   /* 1: the port puts every parameter into one group
                                       (Moonlight): groups may differ only in use_muon */
+  void (*adam_fill)(muonref_options *); /* NULL, or the defaults a group with use_muon
+                                      false takes on top of fill's (Keller: its AdamW
+                                      groups default to lr 3e-4) */
 } muonref_profile;
 
 /* The profiles by number.  The numbers are stable: a new profile is
@@ -64,6 +77,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_NEMO = 0,      /* nemo.core.optim.muon.Muon (NVIDIA-NeMo PR #16427) */
   MUONREF_PROFILE_TORCH = 1,     /* torch.optim.Muon (pytorch/pytorch torch/optim/_muon.py @b5ee4d7a) */
   MUONREF_PROFILE_MOONLIGHT = 2, /* Moonlight's Muon (MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2) */
+  MUONREF_PROFILE_KELLER = 3,    /* SingleDeviceMuonWithAuxAdam (KellerJordan/Muon muon.py @857d1ad) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 

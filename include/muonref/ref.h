@@ -66,7 +66,12 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar(muonref_mpmat *q, muonref_mp
  * and FP32; for BF16 it is the bf16-semantics iteration of spec/muon.md
  * section 7 (muonref_ref_ns_bf16) on U rounded to binary32, everything else
  * staying exact (see muonref_ref_step_flags for its certificate).
- * grad NULL: no step, nothing is written, MUONREF_OK.
+ * A Muon parameter's r->batch matrices (conv_mode) are each normalised
+ * and orthogonalised on their own; under scale_format BF16_UPDATE in the
+ * bf16 format the output is scaled and rounded to bf16 before the update
+ * (core/plan.h).
+ * grad NULL: no step, nothing is written, MUONREF_OK; under missing_grad
+ * ZEROS the step runs with a zero gradient instead.
  * Errors (nothing is written, except that an uninitialized state's buffers
  * may already be zeroed on MUONREF_ENOMEM): MUONREF_EOPTION (invalid options, prec out
  * of range), MUONREF_ESTATE (an initialized state of the other branch or

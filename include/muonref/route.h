@@ -25,13 +25,22 @@ typedef struct muonref_shape {
 } muonref_shape;
 
 /* The routing decision for one parameter.  For a Muon parameter the
- * gradient is read as the row-major (rows, cols) matrix with rows = dims[0]
- * and cols = the product of the other dimensions. */
+ * gradient is read as `batch` row-major (rows, cols) matrices one after
+ * the other (batch * rows * cols = numel): under conv_mode FLATTEN one
+ * matrix with rows = dims[0] and cols = the product of the other
+ * dimensions; under BATCHED (and KELLER for ndim != 4) the matrices
+ * (dims[n-2], dims[n-1]) of the leading dimensions' product.  The scale
+ * factor of the update is computed from (scale_rows, scale_cols): the
+ * matrix's (rows, cols), or under scale_shape LAST_TWO (dims[n-2],
+ * dims[n-1]) of the original shape. */
 typedef struct muonref_route {
-  int use_muon;   /* 1: Muon update; 0: AdamW fallback */
-  size_t rows;    /* Muon: dims[0]; AdamW: number of elements */
-  size_t cols;    /* Muon: product of dims[1..]; AdamW: 1 */
-  size_t numel;   /* number of elements of the parameter */
+  int use_muon;      /* 1: Muon update; 0: AdamW fallback */
+  size_t rows;       /* Muon: rows of each matrix; AdamW: number of elements */
+  size_t cols;       /* Muon: columns of each matrix; AdamW: 1 */
+  size_t numel;      /* number of elements of the parameter */
+  size_t batch;      /* Muon: number of matrices (>= 1); AdamW: 1 */
+  size_t scale_rows; /* Muon: the shape the scale factor is computed from */
+  size_t scale_cols;
 } muonref_route;
 
 /* Number of elements of a shape (1 for ndim 0); for a shape that
@@ -42,9 +51,10 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * route_rule TWO_D_ONLY every parameter is a Muon parameter and must have
  * two dimensions, else MUONREF_ESHAPE with torch.optim.Muon's message
  * "Muon only supports 2D parameters whereas we found a parameter with size:
- * torch.Size([48])".  Under MANUAL, use_muon TRUE needs exactly two
- * dimensions (MUONREF_ESHAPE "use_muon=True needs exactly two dimensions,
- * got shape (4, 2, 3, 3)"), otherwise as THRESHOLD.  Under THRESHOLD:
+ * torch.Size([48])".  Under conv_mode TWO_D, use_muon TRUE needs exactly
+ * two dimensions (MUONREF_ESHAPE "use_muon=True needs exactly two
+ * dimensions, got shape (4, 2, 3, 3)", Moonlight's assert).  MANUAL
+ * routes as THRESHOLD (its groups name use_muon).  Under THRESHOLD:
  *   use_muon TRUE  -> Muon, provided ndim >= 2;
  *   use_muon FALSE -> AdamW;
  *   use_muon AUTO  -> Muon iff ndim == 2 and max(dims) < adam_dim_threshold.
@@ -56,6 +66,13 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * ("use_muon=True needs at least two dimensions, got shape (48,)"). */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
+
+/* Fills the matrix layout of r (rows, cols, batch, scale_rows,
+ * scale_cols; see muonref_route) from r->use_muon and r->numel for a
+ * parameter of shape *s under o's conv_mode and scale_shape.  For a caller
+ * that changed r->use_muon after muonref_route_param (a test hook); no
+ * errors (the shape was accepted by muonref_route_param). */
+MUONREF_API void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, muonref_route *r);
 
 /* Checks that s is a matrix Newton-Schulz accepts: exactly two dimensions,
  * each at least 1.  Returns MUONREF_OK or MUONREF_ESHAPE with the NeMo

@@ -147,6 +147,14 @@ TO_NEMO = {
         # Moonlight's defaults, and its AdamW lr (the Muon lr: ratio 1)
         'defaults': {'lr': 1e-3, 'weight_decay': 0.1, 'adam_betas': (0.9, 0.95), 'adam_eps': 1e-8, 'adam_lr_ratio': 1.0},
     },
+    'keller': {
+        'rename': {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'betas': 'adam_betas',
+                   'eps': 'adam_eps', 'use_muon': 'use_muon'},
+        'fixed': {},
+        # SingleDeviceMuonWithAuxAdam's group defaults; an AdamW group's lr is its own (ratio 1)
+        'defaults': {'adam_eps': 1e-10, 'adam_lr_ratio': 1.0},
+        'adam_defaults': {'lr': 3e-4},
+    },
 }
 
 
@@ -158,6 +166,8 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
         raise NotExpressible(f"options of profile {profile!r} have no mapping to nemo's names")
     m = TO_NEMO[profile]
     out = dict(m['defaults'])
+    if options.get('use_muon') is False:
+        out.update(m.get('adam_defaults', {}))
     for name, v in native(options).items():
         if name in m['rename']:
             out[m['rename'][name]] = v
@@ -174,6 +184,9 @@ class Adapter:
 
     name = 'nemo'
     ns_function_name = 'zeropower_via_newtonschulz5'
+    # whether the port steps a parameter that has no gradient (zero-filled, Keller): the
+    # step count of a state without its own counter then counts every optimizer step
+    missing_grad_steps = False
 
     def options_of(self, profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
         """A vector group's options as construct() takes them: a file of the adapter's own
@@ -254,6 +267,7 @@ class KellerAdapter(Adapter):
     """Keller Jordan's SingleDeviceMuonWithAuxAdam (spec/profiles/keller.md): manual groups with exact keys."""
 
     name = 'keller'
+    missing_grad_steps = True  # `p.grad = torch.zeros_like(p)` (spec/profiles/keller.md 3)
 
     def construct(self, cls, groups):
         param_groups = []
@@ -274,6 +288,10 @@ class KellerAdapter(Adapter):
                 param_groups.append(dict(params=adam, lr=a_lr, betas=tuple(_opt(o, 'adam_betas')),
                                          eps=_opt(o, 'adam_eps'), weight_decay=wd, use_muon=False))
         return cls(param_groups)
+
+    def construct_native(self, cls, groups):
+        """A keller vector: each group's keys are exactly its branch's (the port asserts the key sets)."""
+        return cls([dict(o, params=p) for o, p in groups])
 
 
 class TorchAdapter(Adapter):

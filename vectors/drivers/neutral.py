@@ -35,13 +35,23 @@ neutral mode is judged for its logic (its order of operations, its
 formats, its coefficients), and a port that fails only in raw mode fails
 for the platform's arithmetic.
 
+A norm is one operation.  PyTorch 1.13 decomposes `norm` with a `dim`
+argument (`X.norm(dim=(-2, -1), keepdim=True)`, Keller's per-matrix norm)
+into bf16 `mul`, `sum` and `sqrt` before a dispatch mode sees it, which
+would round the squares and the sum to bf16 one by one; `Neutral` also
+enters a TorchFunctionMode (`_NormAsOne`) that evaluates every norm
+function on a bf16 tensor in float32 and rounds the norm once, as the
+plain `X.norm()` (one aten `norm`) already is.
+
 Standard library and torch only (PyTorch 1.13's
-torch.utils._python_dispatch.TorchDispatchMode).
+torch.utils._python_dispatch.TorchDispatchMode and
+torch.overrides.TorchFunctionMode).
 """
 
 from typing import Any, List, Optional
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -120,12 +130,47 @@ def _fallback_dtype(args, kwargs) -> torch.dtype:
     return max((t.dtype for t in wide), key=lambda d: torch.finfo(d).bits) if wide else BF16
 
 
+# the norm functions that PyTorch 1.13 may decompose before dispatch
+NORM_FUNCTIONS = frozenset(
+    f for f in (torch.Tensor.norm, torch.norm, torch.functional.norm, torch.linalg.norm,
+                torch.linalg.vector_norm, torch.linalg.matrix_norm) if f is not None
+)
+
+
+class _NormAsOne(TorchFunctionMode):
+    """A norm of a bf16 tensor computed in float32 and rounded once to bf16 (see the module)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        flat, _ = tree_flatten((args, kwargs))
+        if func in NORM_FUNCTIONS and any(_is_bf16(x) for x in flat) and kwargs.get('dtype') is None \
+                and kwargs.get('out') is None:
+            out = func(*tree_map(_upcast, args), **tree_map(_upcast, kwargs))
+            return out.to(BF16) if isinstance(out, torch.Tensor) and out.dtype == F32 else out
+        return func(*args, **kwargs)
+
+
 class Neutral(TorchDispatchMode):
     """Under `with Neutral():` every bf16 operation computes in binary32 and rounds once (see the module)."""
 
     def __init__(self):
         super().__init__()
         self.ops = 0  # how many operations were re-evaluated (a test's check that the mode did work)
+        self._norms = _NormAsOne()
+
+    def __enter__(self):
+        self._norms.__enter__()
+        try:
+            return super().__enter__()
+        except BaseException:
+            self._norms.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            return super().__exit__(exc_type, exc, tb)
+        finally:
+            self._norms.__exit__(exc_type, exc, tb)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

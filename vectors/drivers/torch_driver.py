@@ -271,8 +271,8 @@ class Runner:
                 p.grad = None if g is None else g.clone()
             opt.step()
             for i, g in enumerate(grads):
-                if g is not None:
-                    counts[i] += 1
+                if g is not None or self.adapter.missing_grad_steps:
+                    counts[i] += 1  # the steps a parameter took (a zero-filling port steps without a gradient)
             if round_trip is not None and k + 1 == round_trip:
                 saved = copy.deepcopy(opt.state_dict())
                 params = [torch.nn.Parameter(p.detach().clone()) for p in params]
