@@ -118,6 +118,47 @@ START_TEST(round_trip_is_exact)
 }
 END_TEST
 
+/* Oracle for binary64 inputs, from the definition: the bf16 neighbours of
+ * x below and above (found on the float truncation of x), compared with x
+ * in binary64; the nearer wins, a tie goes to the even one. */
+static float oracle_double(double x)
+{
+  float t = (float)x;
+  if (fabs((double)t) > fabs(x))
+    t = nextafterf(t, 0.0f); /* the truncation */
+  uint16_t lo = (uint16_t)(bits(t) >> 16), hi = (uint16_t)(lo + 1);
+  double xl = muonref_bf16_to_float(lo);
+  double xh = (lo & 0x7FFF) == 0x7F7F ? copysign(0x1p128, x) : (double)muonref_bf16_to_float(hi);
+  double dl = fabs(x - xl), dh = fabs(x - xh);
+  uint16_t r = dl < dh ? lo : dh < dl ? hi : (lo & 1) ? hi : lo;
+  return muonref_bf16_to_float(r);
+}
+
+/* muonref_bf16_round_double: the correct rounding of binary64 values,
+ * including the double-rounding traps (a value just above a bf16 tie whose
+ * rounding to binary32 lands on the tie), products of binary32 and bf16
+ * values (Keller's scaled update), overflow and NaN. */
+START_TEST(round_double_is_correct)
+{
+  /* 1 + 2^-8 + 2^-40: rounded to binary32 first it is the tie 1 + 2^-8 (to 1); correctly it rounds up */
+  ck_assert(bits(muonref_bf16_round_double(1.0 + 0x1p-8 + 0x1p-40)) == 0x3F810000u);
+  ck_assert(bits(muonref_bf16_round_double(1.0 + 0x1p-8 - 0x1p-40)) == 0x3F800000u);
+  ck_assert(bits(muonref_bf16_round_double(1.0 + 0x1p-8)) == 0x3F800000u); /* the tie itself: even */
+  ck_assert(bits(muonref_bf16_round_double(-(1.0 + 3 * 0x1p-8 - 0x1p-45))) == 0xBF810000u);
+  ck_assert(isinf(muonref_bf16_round_double(0x1.ffp127)) && isinf(muonref_bf16_round_double(1e300)));
+  ck_assert(muonref_bf16_round_double(0x1.fe7fffffp127) == 0x1.fep127f);
+  ck_assert(isnan(muonref_bf16_round_double(NAN)));
+  ck_assert(bits(muonref_bf16_round_double(0x1p-134 + 0x1p-160)) == 0x00000001u << 16); /* above half the smallest */
+  tu_rng r = {tu_seed(1) + 11};
+  for (int i = 0; i < 1 << 18; i++) {
+    float a = from_bits(((uint32_t)tu_next(&r) & 0x807FFFFFu) | 0x3F000000u);   /* [0.5, 1) and sign */
+    float b = muonref_bf16_to_float((uint16_t)(((uint32_t)tu_next(&r) & 0x807Fu) | 0x3F80u)); /* bf16 in [1, 2) */
+    double x = (double)a * (double)b * ldexp(1.0, (int)(tu_next(&r) % 200) - 100); /* exact in binary64 */
+    ck_assert_msg(bits(muonref_bf16_round_double(x)) == bits(oracle_double(x)), "x = %a", x);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("bf16");
@@ -129,6 +170,7 @@ int main(void)
   tcase_add_test(t, against_oracle_random);
   tcase_add_test(t, array_equals_scalar);
   tcase_add_test(t, round_trip_is_exact);
+  tcase_add_test(t, round_double_is_correct);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

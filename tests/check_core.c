@@ -76,10 +76,67 @@ START_TEST(unknown_profile_is_named)
 {
   muonref_error e;
   muonref_options o;
-  ck_assert_int_eq(muonref_profile_options("keller", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'keller', expected one of ('nemo', 'torch', 'moonlight')");
+  ck_assert_int_eq(muonref_profile_options("paddle", &o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
+}
+END_TEST
+
+/* spec/profiles/keller.md: Muon and AdamW group defaults (adam_fill), the
+ * fixed Keller semantics, N-D routing (4-D flattened, other N-D batched),
+ * the scale from the last two dims, the scale multiplied into the bf16
+ * update only in the bf16 format. */
+START_TEST(keller_profile)
+{
+  muonref_error e;
+  muonref_options o, a;
+  const muonref_profile *p = muonref_profile_get("keller");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_KELLER, &e), MUONREF_OK);
+  ck_assert(o.lr == 0.02 && o.momentum == 0.95 && o.weight_decay == 0.0 && o.nesterov == 1 && o.ns_steps == 5);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_EMA && o.bf16_order == MUONREF_BF16_KELLER);
+  ck_assert(o.eps_mode == MUONREF_EPS_ADD && o.ns_eps == 1e-7 && o.route_rule == MUONREF_ROUTE_MANUAL);
+  ck_assert(o.scale_shape == MUONREF_SCALE_SHAPE_LAST_TWO && o.scale_format == MUONREF_SCALE_FORMAT_BF16_UPDATE);
+  ck_assert(o.conv_mode == MUONREF_CONV_KELLER && o.missing_grad == MUONREF_MISSING_GRAD_ZEROS);
+  ck_assert(o.catalogue == MUONREF_CATALOGUE_NONE && o.adam_lr_ratio == 1.0 && o.adam_eps == 1e-10);
+  a = o;
+  ck_assert_ptr_nonnull(p->adam_fill);
+  p->adam_fill(&a);
+  ck_assert(a.lr == 3e-4 && a.adam_beta1 == 0.9 && a.adam_beta2 == 0.95);
+  /* the key table: momentum only in Muon groups, betas and eps only in AdamW groups */
+  int muon_only = 0, adam_only = 0;
+  for (size_t k = 0; k < p->n_keys; k++) {
+    muon_only += p->keys[k].branch == MUONREF_KEY_MUON_ONLY;
+    adam_only += p->keys[k].branch == MUONREF_KEY_ADAM_ONLY;
+  }
+  ck_assert_int_eq(muon_only, 1);
+  ck_assert_int_eq(adam_only, 2);
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  muonref_route r;
+  muonref_shape conv = {4, {8, 4, 3, 1}}, t3 = {3, {3, 16, 8}}, t5 = {5, {2, 2, 4, 4, 8}}, bias = {1, {48}};
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon && r.batch == 1 && r.rows == 8 && r.cols == 12 && r.scale_rows == 3 && r.scale_cols == 1);
+  ck_assert_int_eq(muonref_route_param(&o, &t3, &r, &e), MUONREF_OK);
+  ck_assert(r.batch == 3 && r.rows == 16 && r.cols == 8 && r.scale_rows == 16 && r.scale_cols == 8);
+  ck_assert_int_eq(muonref_route_param(&o, &t5, &r, &e), MUONREF_OK);
+  ck_assert(r.batch == 16 && r.rows == 4 && r.cols == 8 && r.numel == 512);
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "use_muon=True needs at least two dimensions, got shape (48,)");
+  /* the scale: sqrt(max(1, 3/1)) from the kernel, into the bf16 update, lr alone as alpha */
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_OK);
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(&o, &r, &pl);
+  ck_assert(pl.scale == sqrt(3.0) && pl.update_scale == 1 && pl.alpha == 0.02);
+  o.ns_format = MUONREF_NS_FP32;
+  muonref_muon_plan_make(&o, &r, &pl);
+  ck_assert(pl.update_scale == 0 && pl.alpha == 0.02 * sqrt(3.0));
+  /* nemo's flattening of the same filter: one (8, 12) matrix, scale from it */
+  muonref_options n;
+  ck_assert_int_eq(muonref_options_init(&n, MUONREF_PROFILE_NEMO, &e), MUONREF_OK);
+  n.use_muon = MUONREF_USE_MUON_TRUE;
+  ck_assert_int_eq(muonref_route_param(&n, &t3, &r, &e), MUONREF_OK);
+  ck_assert(r.batch == 1 && r.rows == 3 && r.cols == 128 && r.scale_rows == 3 && r.scale_cols == 128);
 }
 END_TEST
 
@@ -502,6 +559,7 @@ int main(void)
   tcase_add_test(t, unknown_profile_is_named);
   tcase_add_test(t, torch_profile_defaults_and_catalogue);
   tcase_add_test(t, moonlight_profile);
+  tcase_add_test(t, keller_profile);
   tcase_add_test(t, options_init_by_profile_id);
   tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
   tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);

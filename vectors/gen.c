@@ -165,11 +165,11 @@ static const flag_note NOTES[] = {
    {"missing_grad_as_zeros"}},
   {"NdMuon", "BASIC", "a Muon parameter of more than two dimensions: the profile's port orthogonalises the flattened "
    "(d0, rest) matrix or each trailing (d[-2], d[-1]) matrix of the batch (conv_mode)",
-   "the other layout gives another update", {"spec/muon.md section 2", "spec/profiles/keller.md 2"},
+   "the other layout gives another update", {"spec/muon.md section 2", "spec/profiles/keller.md section 2"},
    {"batched_as_flattened", "conv_scale_flattened"}},
   {"ConvScale", "BASIC", "the scale factor of an N-D Muon parameter comes from the flattened matrix or from the last "
    "two dimensions of its shape (scale_shape; Keller: kh/kw for a conv filter)",
-   "a factor from the other shape", {"spec/muon.md section 5", "spec/profiles/keller.md 4"}, {"conv_scale_flattened"}},
+   "a factor from the other shape", {"spec/muon.md section 5", "spec/profiles/keller.md section 4"}, {"conv_scale_flattened"}},
   {"MissingGradientZeros", "BASIC", "a parameter without gradient steps with a zero gradient (the profile's port "
    "zero-fills p.grad, KellerJordan/Muon PR #38): decayed, its momentum decays and moves it, AdamW counts the step",
    "skipping it leaves the parameter and its state where they were", {"spec/muon.md section 3", "bug-reports B15"},
