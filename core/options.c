@@ -19,6 +19,7 @@ static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
 static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", NULL};
 static const char *const CONV_NAMES[] = {"flatten", "batched", "keller", "two_d", NULL};
 static const char *const MISSING_GRAD_NAMES[] = {"skip", "zeros", NULL};
+static const char *const GRAD_AFTER_NAMES[] = {"keep", "nesterov_input", NULL};
 static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
@@ -205,6 +206,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(MISSING_GRAD_NAMES, "missing_grad", (int)o->missing_grad, err)))
     return s;
+  if ((s = check_enum(GRAD_AFTER_NAMES, "grad_after_step", (int)o->grad_after_step, err)))
+    return s;
   return check_ns_fields(o, err);
 }
 
@@ -266,6 +269,7 @@ const char *muonref_scale_shape_name(muonref_scale_shape v) { return name_of(SCA
 const char *muonref_scale_format_name(muonref_scale_format v) { return name_of(SCALE_FORMAT_NAMES, (int)v); }
 const char *muonref_conv_mode_name(muonref_conv_mode v) { return name_of(CONV_NAMES, (int)v); }
 const char *muonref_missing_grad_name(muonref_missing_grad v) { return name_of(MISSING_GRAD_NAMES, (int)v); }
+const char *muonref_grad_after_name(muonref_grad_after v) { return name_of(GRAD_AFTER_NAMES, (int)v); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

@@ -99,6 +99,7 @@ static void keller(muonref_options *o)
   o->scale_format = MUONREF_SCALE_FORMAT_BF16_UPDATE;
   o->conv_mode = MUONREF_CONV_KELLER;
   o->missing_grad = MUONREF_MISSING_GRAD_ZEROS;
+  o->grad_after_step = MUONREF_GRAD_AFTER_NESTEROV_INPUT; /* `grad.lerp_(momentum, beta)` */
 }
 
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */

@@ -187,6 +187,54 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
   return e;
 }
 
+/* What p.grad holds after the last step (spec/muon.md 8.1), into
+ * e.gradAfter with one absolute tolerance per parameter in
+ * e.gradAfterAtol, for a profile whose port writes p.grad
+ * (grad_after_step NESTEROV_INPUT); nothing for KEEP, where the judge
+ * takes the last step's gradients themselves.  The Nesterov input U =
+ * in_grad G + in_mom M' is evaluated in binary64 from the reference's
+ * stored binary32 momentum M' (what the port's own lerp reads) and rounded
+ * once; a port's binary32 lerp differs from it by a few roundings of the
+ * larger of |G| and |M'|: the allowance is 8 binary32 ulps of the largest
+ * such magnitude of the parameter. */
+static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
+{
+  int any = 0;
+  for (int i = 0; i < c->n_params; i++)
+    any |= c->options[c->group_of[i]].grad_after_step != MUONREF_GRAD_AFTER_KEEP;
+  if (!any || c->n_steps < 1)
+    return;
+  json_t *ga = json_array(), *at = json_array();
+  int k = c->n_steps - 1;
+  for (int i = 0; i < c->n_params; i++) {
+    const muonref_options *o = &c->options[c->group_of[i]];
+    const float *g = c->grads[k][i];
+    size_t n = muonref_shape_numel(&c->shapes[i]);
+    muonref_route r = {0};
+    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL)); /* a valid case's shapes route */
+    if (!g && o->missing_grad != MUONREF_MISSING_GRAD_ZEROS) {
+      json_array_append_new(ga, json_null()), json_array_append_new(at, json_real(0.0));
+      continue;
+    }
+    float *u = calloc(n ? n : 1, sizeof *u);
+    double big = 0;
+    int nesterov_input = r.use_muon && o->nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+    muonref_muon_plan pl;
+    if (nesterov_input)
+      muonref_muon_plan_make(o, &r, &pl);
+    for (size_t j = 0; u && j < n; j++) {
+      double gj = g ? g[j] : 0.0, mj = nesterov_input ? s->st[i].momentum_buffer[j] : 0.0;
+      u[j] = nesterov_input ? (float)(pl.in_grad * gj + pl.in_mom * mj) : (float)gj;
+      big = fmax(big, fmax(fabs(gj), fabs(mj)));
+    }
+    json_array_append_new(ga, u ? tensor_json(u, &c->shapes[i]) : json_null());
+    json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big) : 0.0));
+    free(u);
+  }
+  json_object_set_new(e, "gradAfter", ga);
+  json_object_set_new(e, "gradAfterAtol", at);
+}
+
 /* The relative deviation allowed to the update of a Muon parameter whose
  * bf16 Newton-Schulz result is not exactly defined (Bf16Noise): 1.5 times
  * the largest measured on the nemo set by correct bf16 implementations,
@@ -571,6 +619,7 @@ static void run_step(gen_job *j)
     return;
   }
   json_object_set_new(t, "expected", expected_json(c, &exact));
+  grad_after_json(c, &exact, json_object_get(t, "expected"));
   unsigned over_groups = 0;
   if ((st = norm_overflow_groups(c, &over_groups, err)) == MUONREF_OK && over_groups) {
     sim alt;
@@ -653,7 +702,7 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->ns_format == b->ns_format && a->bf16_order == b->bf16_order && a->route_rule == b->route_rule &&
              a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode &&
              a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
-             a->missing_grad == b->missing_grad;
+             a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;

@@ -343,6 +343,59 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
   return MUONREF_OK;
 }
 
+/* What p.grad holds after the last step (spec/vectors.md 2.1, "gradAfter";
+ * spec/muon.md 8.1), judged only when the result reports it (a PyTorch port
+ * through the driver): against expected.gradAfter within gradAfterAtol
+ * where the profile's port writes p.grad, else against the last step's
+ * gradients themselves, bit for bit (null: the parameter had none, and
+ * p.grad stays None). */
+static int judge_grad_after(const json_t *test, const json_t *res, muonref_verdict *v, const char *where,
+                            muonref_error *err)
+{
+  const json_t *got = json_object_get(res, "gradAfter");
+  if (!got)
+    return MUONREF_OK;
+  if (!json_is_array(got))
+    return v->bad_result = 1, muonref_fail(err, MUONREF_EFORMAT, "result.gradAfter: must be an array (a tensor or "
+                                           "null per parameter)");
+  const json_t *exp = json_object_get(test, "expected");
+  const json_t *eg = json_object_get(exp, "gradAfter"), *ea = json_object_get(exp, "gradAfterAtol");
+  const json_t *steps = json_object_get(test, "steps");
+  if (!eg) /* the port leaves p.grad alone: the last step's gradients */
+    eg = json_object_get(json_array_get(steps, json_array_size(steps) - 1), "grads"), ea = NULL;
+  if (!json_is_array(eg))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: no gradients to judge p.grad after the step by", where);
+  if (json_array_size(got) != json_array_size(eg))
+    return failf(v, "gradAfter: %zu entries, expected one per parameter (%zu)", json_array_size(got),
+                 json_array_size(eg));
+  for (size_t i = 0; i < json_array_size(eg); i++) {
+    const json_t *g = json_array_get(got, i), *e = json_array_get(eg, i);
+    char name[96];
+    snprintf(name, sizeof name, "p.grad of params[%zu] after the step", i);
+    if (json_is_null(e) && json_is_null(g))
+      continue;
+    if (json_is_null(e))
+      return note_failing(v, name), failf(v, "%s: a tensor, expected None (the parameter had no gradient)", name);
+    if (json_is_null(g))
+      return note_failing(v, name), failf(v, "%s: None, expected %s", name,
+                                           ea ? "the tensor the profile's port leaves there" : "the gradient it was given");
+    tol t = {.kind = ea ? T_ELEMENTWISE : T_BITWISE, .atol = ea};
+    muonref_tensor a, b;
+    int loaded, st = load_pair(g, e, name, &a, &b, &loaded, v, where, err);
+    if (st || !loaded)
+      return st;
+    compare(&a, &b, &t, i, name, v);
+    muonref_tensor_free(&a), muonref_tensor_free(&b);
+    if (!v->pass) {
+      size_t used = strlen(v->detail);
+      snprintf(v->detail + used, sizeof v->detail - used, " (%s)",
+               ea ? "the profile's port writes the Nesterov input into p.grad" : "step() must leave p.grad as it was");
+      return MUONREF_OK;
+    }
+  }
+  return MUONREF_OK;
+}
+
 /* The transpose of a 2-D f32 result must equal output^T bit for bit. */
 static int judge_transpose_pair(const json_t *res, muonref_verdict *v, muonref_error *err)
 {
@@ -544,5 +597,7 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
     st = judge_norm_overflow(test, kind, result, v, where, err);
   if (!st && v->pass && !strcmp(kind, "transpose"))
     st = judge_transpose_pair(result, v, err);
+  if (!st && v->pass && !strcmp(kind, "step"))
+    st = judge_grad_after(test, result, v, where, err);
   return st;
 }

@@ -403,10 +403,38 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
   return MUONREF_OK;
 }
 
-/* expected / expectedBf16 of a step test: params and state. */
+/* gradAfter and gradAfterAtol of an outcome (spec/vectors.md 2.1): both or
+ * neither; one entry per parameter, a tensor of its shape or null, and a
+ * finite allowance >= 0. */
+static int grad_after_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf)
+{
+  const json_t *ga = json_object_get(o, "gradAfter"), *at = json_object_get(o, "gradAfterAtol");
+  char name[160], pn[64];
+  int st;
+  if (!ga && !at)
+    return MUONREF_OK;
+  if (!json_is_array(ga) || json_array_size(ga) != vf->n_params || !json_is_array(at) ||
+      json_array_size(at) != vf->n_params)
+    return failv(c, "%s.gradAfter and .gradAfterAtol go together: arrays of %zu entries, one per parameter", oname,
+                 vf->n_params);
+  for (size_t i = 0; i < vf->n_params; i++) {
+    const json_t *a = json_array_get(at, i);
+    if (!json_is_number(a) || !(json_number_value(a) >= 0) || !isfinite(json_number_value(a)))
+      return failv(c, "%s.gradAfterAtol[%zu] must be a finite number >= 0", oname, i);
+    if (json_is_null(json_array_get(ga, i)))
+      continue;
+    snprintf(name, sizeof name, "%s.gradAfter[%zu]", oname, i);
+    snprintf(pn, sizeof pn, "params[%zu].init", i);
+    if ((st = tensor_ok(c, json_array_get(ga, i), name, DT_F32, &vf->shapes[i], pn, NULL, NULL)))
+      return st;
+  }
+  return MUONREF_OK;
+}
+
+/* expected / expectedBf16 of a step test: params and state (and gradAfter). */
 static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf)
 {
-  static const char *const MEMBERS[] = {"params", "state", NULL};
+  static const char *const MEMBERS[] = {"params", "state", "gradAfter", "gradAfterAtol", NULL};
   static const char *const MUON[] = {"step", "momentum_buffer", NULL};
   static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
   char name[128], pn[64];
@@ -416,6 +444,8 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
   if ((st = only_members(c, o, oname, MEMBERS)))
     return st;
   const json_t *ps = json_object_get(o, "params"), *ss = json_object_get(o, "state");
+  if ((st = grad_after_ok(c, o, oname, vf)))
+    return st;
   if (!json_is_array(ps) || json_array_size(ps) != vf->n_params)
     return failv(c, "%s.params must be an array of %zu tensors, one per parameter", oname, vf->n_params);
   if (!json_is_array(ss) || json_array_size(ss) != vf->n_params)
@@ -876,7 +906,7 @@ static int state_list_ok(ctx *c, const json_t *ss)
 
 static int entry_ok(ctx *c, const json_t *e)
 {
-  static const char *const STEP[] = {"file", "tcId", "params", "state", NULL};
+  static const char *const STEP[] = {"file", "tcId", "params", "state", "gradAfter", NULL};
   static const char *const NS[] = {"file", "tcId", "output", "outputT", NULL};
   static const char *const ERR[] = {"file", "tcId", "error", NULL};
   static const char *const SKIP[] = {"file", "tcId", "skipped", NULL};
@@ -900,6 +930,16 @@ static int entry_ok(ctx *c, const json_t *e)
       char n[32];
       snprintf(n, sizeof n, "params[%zu]", i);
       if ((st = tensor_ok(c, json_array_get(ps, i), n, DT_F32, NULL, NULL, NULL, NULL)))
+        return st;
+    }
+    const json_t *ga = json_object_get(e, "gradAfter");
+    if (ga && !json_is_array(ga))
+      return failv(c, "\"gradAfter\" must be an array (an f32 tensor or null per parameter)");
+    for (size_t i = 0; ga && i < json_array_size(ga); i++) {
+      char n[32];
+      snprintf(n, sizeof n, "gradAfter[%zu]", i);
+      if (!json_is_null(json_array_get(ga, i)) &&
+          (st = tensor_ok(c, json_array_get(ga, i), n, DT_F32, NULL, NULL, NULL, NULL)))
         return st;
     }
     if (json_object_get(e, "state"))

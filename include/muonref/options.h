@@ -161,6 +161,20 @@ typedef enum muonref_missing_grad {
   MUONREF_MISSING_GRAD_ZEROS = 1
 } muonref_missing_grad;
 
+/* What a step leaves in a PyTorch port's p.grad (spec/muon.md section 8.1;
+ * judged by the results protocol, spec/vectors.md 2.1; muonref's C API
+ * never writes a gradient).
+ *   KEEP:           the gradient the caller set (NeMo, torch, Moonlight)
+ *   NESTEROV_INPUT: with Nesterov, a Muon parameter's p.grad holds the
+ *                   Nesterov input U, written in place (KellerJordan/Muon
+ *                   @857d1ad muon_update: `update = grad.lerp_(momentum,
+ *                   beta)`); a zero-filled missing gradient is the zero
+ *                   tensor, then U */
+typedef enum muonref_grad_after {
+  MUONREF_GRAD_AFTER_KEEP = 0,
+  MUONREF_GRAD_AFTER_NESTEROV_INPUT = 1
+} muonref_grad_after;
+
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
   MUONREF_USE_MUON_AUTO = -1,
@@ -235,6 +249,7 @@ typedef struct muonref_options {
   muonref_scale_format scale_format;   /* LR (zero) or BF16_UPDATE */
   muonref_conv_mode conv_mode;         /* FLATTEN (zero), BATCHED, KELLER or TWO_D */
   muonref_missing_grad missing_grad;   /* SKIP (zero) or ZEROS */
+  muonref_grad_after grad_after_step;  /* KEEP (zero) or NESTEROV_INPUT */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -286,6 +301,7 @@ MUONREF_API const char *muonref_scale_shape_name(muonref_scale_shape s);
 MUONREF_API const char *muonref_scale_format_name(muonref_scale_format f);
 MUONREF_API const char *muonref_conv_mode_name(muonref_conv_mode m);
 MUONREF_API const char *muonref_missing_grad_name(muonref_missing_grad m);
+MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

@@ -278,6 +278,8 @@ class Runner:
                 params = [torch.nn.Parameter(p.detach().clone()) for p in params]
                 opt = self.build(case, params)
                 opt.load_state_dict(saved)
+        # what step() left in p.grad (spec/vectors.md 2.1 "gradAfter"), before the driver clears it
+        grad_after = [None if p.grad is None else encode_tensor(as_f32(p.grad.detach())) for p in params]
         for p in params:
             p.grad = None
         out_state = []
@@ -286,7 +288,8 @@ class Runner:
             if st is not None:
                 st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
             out_state.append(st)
-        return {'params': [encode_tensor(as_f32(p.detach())) for p in params], 'state': out_state}
+        return {'params': [encode_tensor(as_f32(p.detach())) for p in params], 'state': out_state,
+                'gradAfter': grad_after}
 
     # -- ns and transpose cases
 

@@ -1,0 +1,60 @@
+#!/bin/sh
+# muonref test: what step() leaves in p.grad is judged (spec/muon.md 8.1,
+# spec/vectors.md 2.1 "gradAfter").  Two variants whose parameters and
+# state are exactly their correct port's differ only there:
+# - tests/torch_keller_port_grad_kept.py keeps the caller's gradient where
+#   Keller's port writes the Nesterov input into it (vectors/keller publish
+#   expected.gradAfter);
+# - tests/torch_nemo_port_faulty_grad_written.py writes the Nesterov input
+#   into p.grad where NeMo's port leaves it (the judge takes the last
+#   step's gradients themselves).
+# Each must fail, every failure must be a p.grad failure, and the correct
+# ports pass (their own profiles: tests/cross-matrix.sh).  A results file
+# without "gradAfter" (an older driver) is not judged on it.
+# Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/grad-after.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+status=0
+driver="$srcdir/vectors/drivers/torch_driver.py"
+
+# variant name, port, adapter, mode, vector files
+check_variant() {
+  name=$1 port=$2 adapter=$3 mode=$4
+  shift 4
+  "$python" "$driver" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --out "$work/$name.json" "$@" \
+    >"$work/$name.drv" 2>&1 || { echo "FAIL: $name: the driver failed: $(tail -n 1 "$work/$name.drv")"; status=1; return; }
+  "$muonref" check --no-diagnosis --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
+  rc=$?
+  nf=$(grep -c '^FAIL ' "$work/$name.out")
+  ng=$(grep '^FAIL ' "$work/$name.out" | grep -c 'after the step')
+  if [ $rc -ne 1 ] || [ "$nf" -eq 0 ]; then
+    echo "FAIL: $name passes (exit $rc): $(tail -n 1 "$work/$name.out")"
+    status=1
+  elif [ "$nf" -ne "$ng" ]; then
+    echo "FAIL: $name: $nf failures, only $ng about p.grad:"
+    grep '^FAIL ' "$work/$name.out" | grep -v 'after the step' | head -3
+    status=1
+  else
+    echo "ok: $name fails $nf cases, each on what p.grad holds after the step ($(grep '^FAIL ' "$work/$name.out" | head -n 1 | sed 's/.*: p.grad/p.grad/' | cut -c1-160))"
+  fi
+  # the same results without gradAfter are not judged on it: they pass
+  "$python" - "$work/$name.json" "$work/$name-old.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for e in r['results']:
+    e.pop('gradAfter', None)
+json.dump(r, open(sys.argv[2], 'w'))
+PY
+  "$muonref" check -q --results "$work/$name-old.json" "$@" >"$work/$name-old.out" 2>&1 ||
+    { echo "FAIL: $name without gradAfter: $(tail -n 1 "$work/$name-old.out")"; status=1; }
+}
+
+check_variant keller_grad_kept "$srcdir/tests/torch_keller_port_grad_kept.py:SingleDeviceMuonWithAuxAdam" keller neutral \
+  "$srcdir/vectors/keller/keller_momentum.json" "$srcdir/vectors/keller/keller_gradients.json"
+check_variant nemo_grad_written "$srcdir/tests/torch_nemo_port_faulty_grad_written.py:Muon" nemo raw \
+  "$srcdir/vectors/nemo/nemo_momentum.json" "$srcdir/vectors/nemo/nemo_gradients.json"
+exit $status
