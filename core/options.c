@@ -9,11 +9,12 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", NULL};
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", NULL};
+static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", NULL};
@@ -88,6 +89,8 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
     return s;
+  if ((s = check_real(!(o->ns_safety > 0.0), o->ns_safety, "Invalid Newton-Schulz safety factor", err)))
+    return s;
   if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
     return s;
   if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
@@ -101,7 +104,8 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
  * an empty range there, is refused here with the NeMo wording). */
 static int check_ns_steps(const muonref_options *o, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_NONE) { /* any count the iteration can run; 0: none */
+  if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM) {
+    /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
   } else if (o->catalogue == MUONREF_CATALOGUE_TORCH) {
@@ -126,6 +130,25 @@ static int validate_torch_head(const muonref_options *o, muonref_error *err)
   if ((s = check_real(o->momentum < 0.0, o->momentum, "momentum should be >= 0 but is", err)))
     return s;
   if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "weight decay should be >= 0 but is", err)))
+    return s;
+  return check_ns_steps(o, err);
+}
+
+/* timm's Muon.__init__ checks, in its order (timm.md 1.1: _validate_scalar,
+ * `value < min_value or value >= max_value` refuses only negatives and
+ * momentum >= 1; NaN and inf, which timm accepts, are refused here with the
+ * same wording), then ns_steps (not checked by timm; negative counts are
+ * refused with the NeMo wording). */
+static int validate_timm_head(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
+    return s;
+  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight_decay", err)))
+    return s;
+  if ((s = check_real(!(o->momentum >= 0.0 && o->momentum < 1.0), o->momentum, "Invalid momentum", err)))
+    return s;
+  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid epsilon", err)))
     return s;
   return check_ns_steps(o, err);
 }
@@ -167,6 +190,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   int none = o->catalogue == MUONREF_CATALOGUE_NONE;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
+           : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : none                                 ? validate_none_head(o, err)
                                                   : validate_nemo_head(o, err)))
     return s;
@@ -192,6 +216,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(ROUTE_NAMES, "route_rule", (int)o->route_rule, err)))
     return s;
   if ((s = check_enum(ADAM_EPS_NAMES, "adam_eps_mode", (int)o->adam_eps_mode, err)))
+    return s;
+  if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (int)o->adam_variant, err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -250,6 +276,7 @@ ENUM_FUNCS(muonref_bf16_order, bf16_order, BF16_ORDER_NAMES, "bf16_order")
 const char *muonref_route_rule_name(muonref_route_rule r) { return name_of(ROUTE_NAMES, (int)r); }
 const char *muonref_catalogue_name(muonref_catalogue c) { return name_of(CATALOGUE_NAMES, (int)c); }
 const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m) { return name_of(ADAM_EPS_NAMES, (int)m); }
+const char *muonref_adam_variant_name(muonref_adam_variant v) { return name_of(ADAM_VARIANT_NAMES, (int)v); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {
