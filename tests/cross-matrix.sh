@@ -28,6 +28,7 @@ port_of() {
     nemo) echo "$srcdir/tests/torch_nemo_port.py:Muon nemo" ;;
     torch) echo "$srcdir/tests/torch_torch_port.py:Muon torch" ;;
     moonlight) echo "$srcdir/tests/torch_moonlight_port.py:Muon moonlight" ;;
+    timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
     *) echo "" ;;
   esac
 }

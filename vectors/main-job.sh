@@ -35,6 +35,7 @@ port_of() {
     nemo) echo "$src/tests/torch_nemo_port.py:Muon nemo raw" ;;
     torch) echo "$src/tests/torch_torch_port.py:Muon torch neutral" ;;
     moonlight) echo "$src/tests/torch_moonlight_port.py:Muon moonlight neutral" ;;
+    timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
   esac
 }
 have_torch=0
