@@ -383,6 +383,7 @@ static muonref_options scalars_bf16(muonref_options o)
     o.coeffs[k].c = muonref_bf16_round((float)o.coeffs[k].c);
   }
   o.ns_eps = muonref_bf16_round((float)o.ns_eps);
+  o.ns_safety = muonref_bf16_round((float)o.ns_safety); /* timm's norm.mul(safety_factor) on a bf16 norm */
   return o;
 }
 
