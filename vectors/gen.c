@@ -164,6 +164,9 @@ static const flag_note NOTES[] = {
   {"NAdamW", "BASIC", "a fallback that runs NAdamW with nesterov=True: numerator beta1 m + (1 - beta1) g (timm)",
    "plain AdamW moves the fallback parameters by m alone", {"spec/muon.md section 9", "spec/profiles/timm.md section 6"},
    {"nadamw_as_adamw"}},
+  {"SharedEps", "EDGE_CASE", "one eps for the Newton-Schulz normalisation and the AdamW fallback (timm's eps): the "
+   "value the case sets is both", "a fallback with its own eps (1e-8) moves the AdamW parameters differently where "
+   "the gradients are small", {"spec/profiles/timm.md section 6", "spec/muon.md section 9"}, {"eps_split"}},
   {"AdamEps", "EDGE_CASE", "gradients small enough that eps, added after sqrt(v) / sqrt(bc2), matters",
    "eps inside the correction changes the step", {"spec/muon.md section 9"}, {"adam_eps_inside"}},
   {"BiasCorrection", "BASIC", "the first steps, where bias correction changes the AdamW step most",

@@ -761,6 +761,10 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: one eps for Newton-Schulz and AdamW, %g]",
              c->comment, g->profile, c->options[0].ns_eps);
     c->comment = c->comment_buf;
+    int n = 0;
+    while (n < 4 && c->flags[n])
+      n++;
+    c->flags[n] = "SharedEps";
   }
   if (d.route_rule == MUONREF_ROUTE_TIMM && !strstr(c->comment, g->profile))
     /* the comments speak of the threshold rule (unless written for this
