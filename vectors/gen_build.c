@@ -709,8 +709,15 @@ static void split_auto_groups(gen_step_case *c)
   }
 }
 
-/* Fits a valid case to g's profile (see above).  Returns 0 when the case
- * is to be left out. */
+/* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
+ * data"): MANUAL routing splits AUTO groups; a one-group port takes only
+ * groups differing in use_muon; TWO_D_ONLY resets the unused AdamW options
+ * and drops the non-2-D parameters; a port with one shared eps
+ * (MUONREF_KEY_EPS_SHARED, timm) takes the eps the case sets as both (flag
+ * SharedEps); options no key can express leave the case out; under TIMM
+ * routing the comment says where the heuristic routes a parameter unlike
+ * the threshold rule; a case refused at construction becomes an error case
+ * with the profile's message.  Returns 0 when the case is to be left out. */
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
 {
   muonref_options d;
