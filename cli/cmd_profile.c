@@ -29,6 +29,22 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_ADJUST_LR:
     printf("%s\n", o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? "'match_rms_adamw'" : "None");
     break;
+  case MUONREF_KEY_COEFF_LIST: /* the list, as timm's `ns_coefficients` takes it */
+    printf("[");
+    for (int i = 0; i < o->n_coeffs; i++)
+      printf("%s(%s, %s, %s)", i ? ", " : "", muonref_py_float(b, sizeof b, o->coeffs[i].a),
+             muonref_py_float(c, sizeof c, o->coeffs[i].b), muonref_py_float(d, sizeof d, o->coeffs[i].c));
+    printf("]\n");
+    break;
+  case MUONREF_KEY_ADJUST_LR_TIMM:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_FAN_IN       ? "'original'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW  ? "'match_rms_adamw'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_TO_RMS ? "'rms_to_rms'"
+                                                               : "None");
+    break;
+  case MUONREF_KEY_EPS_SHARED: /* one value for Newton-Schulz and the fallback */
+    printf("%s\n", muonref_py_float(b, sizeof b, *(const double *)f));
+    break;
   }
 }
 
@@ -74,7 +90,10 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("bf16_order         %s (the judge accepts every order: spec/muon.md 7.1)\n", muonref_bf16_order_name(o->bf16_order));
   printf("route_rule         %s\n", muonref_route_rule_name(o->route_rule));
   printf("catalogue          %s\n", muonref_catalogue_name(o->catalogue));
+  printf("adam_eps           %s\n", muonref_py_float(b, sizeof b, o->adam_eps));
   printf("adam_eps_mode      %s\n", muonref_adam_eps_mode_name(o->adam_eps_mode));
+  printf("adam_variant       %s\n", muonref_adam_variant_name(o->adam_variant));
+  printf("ns_safety          %s\n", muonref_py_float(b, sizeof b, o->ns_safety));
   printf("scale_shape        %s\n", muonref_scale_shape_name(o->scale_shape));
   printf("scale_format       %s\n", muonref_scale_format_name(o->scale_format));
   printf("conv_mode          %s\n", muonref_conv_mode_name(o->conv_mode));

@@ -9,11 +9,12 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", NULL};
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", NULL};
+static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
 static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", NULL};
@@ -93,6 +94,8 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
     return s;
+  if ((s = check_real(!(o->ns_safety > 0.0), o->ns_safety, "Invalid Newton-Schulz safety factor", err)))
+    return s;
   if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
     return s;
   if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
@@ -106,7 +109,8 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
  * an empty range there, is refused here with the NeMo wording). */
 static int check_ns_steps(const muonref_options *o, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_NONE) { /* any count the iteration can run; 0: none */
+  if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM) {
+    /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
   } else if (o->catalogue == MUONREF_CATALOGUE_TORCH) {
@@ -131,6 +135,25 @@ static int validate_torch_head(const muonref_options *o, muonref_error *err)
   if ((s = check_real(o->momentum < 0.0, o->momentum, "momentum should be >= 0 but is", err)))
     return s;
   if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "weight decay should be >= 0 but is", err)))
+    return s;
+  return check_ns_steps(o, err);
+}
+
+/* timm's Muon.__init__ checks, in its order (timm.md 1.1: _validate_scalar,
+ * `value < min_value or value >= max_value` refuses only negatives and
+ * momentum >= 1; NaN and inf, which timm accepts, are refused here with the
+ * same wording), then ns_steps (not checked by timm; negative counts are
+ * refused with the NeMo wording). */
+static int validate_timm_head(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
+    return s;
+  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight_decay", err)))
+    return s;
+  if ((s = check_real(!(o->momentum >= 0.0 && o->momentum < 1.0), o->momentum, "Invalid momentum", err)))
+    return s;
+  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid epsilon", err)))
     return s;
   return check_ns_steps(o, err);
 }
@@ -172,6 +195,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   int none = o->catalogue == MUONREF_CATALOGUE_NONE;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
+           : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : none                                 ? validate_none_head(o, err)
                                                   : validate_nemo_head(o, err)))
     return s;
@@ -207,6 +231,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(MISSING_GRAD_NAMES, "missing_grad", (int)o->missing_grad, err)))
     return s;
   if ((s = check_enum(GRAD_AFTER_NAMES, "grad_after_step", (int)o->grad_after_step, err)))
+    return s;
+  if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (int)o->adam_variant, err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -270,6 +296,7 @@ const char *muonref_scale_format_name(muonref_scale_format v) { return name_of(S
 const char *muonref_conv_mode_name(muonref_conv_mode v) { return name_of(CONV_NAMES, (int)v); }
 const char *muonref_missing_grad_name(muonref_missing_grad v) { return name_of(MISSING_GRAD_NAMES, (int)v); }
 const char *muonref_grad_after_name(muonref_grad_after v) { return name_of(GRAD_AFTER_NAMES, (int)v); }
+const char *muonref_adam_variant_name(muonref_adam_variant v) { return name_of(ADAM_VARIANT_NAMES, (int)v); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

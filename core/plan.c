@@ -13,6 +13,8 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
   case MUONREF_SCALE_FAN_OUT: return sqrt(fmax(1.0, c / r));
   /* torch/optim/_muon.py _adjust_lr "match_rms_adamw": 0.2 * math.sqrt(max(A, B)) */
   case MUONREF_SCALE_RMS_ADAMW: return 0.2 * sqrt(fmax(r, c));
+  /* timm/optim/muon.py @aa4b5850 get_lr_scale "rms_to_rms": (out_chs / in_chs) ** 0.5 */
+  case MUONREF_SCALE_RMS_TO_RMS: return sqrt(r / c);
   default: return 1.0;
   }
 }
@@ -52,4 +54,6 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
   p->apply_decay = o->weight_decay != 0.0;
   p->decay = 1.0 - p->lr * o->weight_decay;
+  /* timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group["nesterov"] else adamw(...) */
+  p->nadamw = o->adam_variant == MUONREF_ADAM_NADAMW || (o->adam_variant == MUONREF_ADAM_FOLLOW_NESTEROV && o->nesterov);
 }

@@ -40,7 +40,9 @@ typedef struct muonref_muon_plan {
  *   m <- beta1 * m + one_minus_beta1 * g
  *   v <- beta2 * v + one_minus_beta2 * g * g
  *   P <- decay * P                          (only when apply_decay)
- *   P <- P - step_size * m / (sqrt(v) / sqrt_bc2 + eps)                  */
+ *   P <- P - step_size * n / (sqrt(v) / sqrt_bc2 + eps)
+ * with n = m (AdamW) or n = beta1 * m + one_minus_beta1 * g (nadamw: timm's
+ * NAdamW, timm/optim/nadamw.py @aa4b5850; m the new first moment).       */
 typedef struct muonref_adamw_plan {
   long step;
   double lr;              /* lr * adam_lr_ratio */
@@ -52,11 +54,13 @@ typedef struct muonref_adamw_plan {
   double eps;                /* adam_eps; adam_eps / sqrt_bc2 when UNCORRECTED */
   int apply_decay;
   double decay;              /* 1 - lr * weight_decay */
+  int nadamw;                /* 1: the numerator is beta1 m + (1 - beta1) g (adam_variant) */
 } muonref_adamw_plan;
 
 /* The shape factor of scale_mode for a (rows, cols) matrix (rows, cols >= 1):
  * fan_in sqrt(max(1, rows/cols)), fan_out sqrt(max(1, cols/rows)), none 1,
- * rms_adamw 0.2 sqrt(max(rows, cols)) (torch.optim.Muon "match_rms_adamw");
+ * rms_adamw 0.2 sqrt(max(rows, cols)) (torch.optim.Muon "match_rms_adamw"),
+ * rms_to_rms sqrt(rows/cols) (timm's "rms_to_rms");
  * the ratio and the root in binary64, as in the NeMo seed's update_scale. */
 double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols);
 

@@ -35,6 +35,8 @@ static void nemo(muonref_options *o)
   o->bf16_order = MUONREF_BF16_SEPARATE;
   o->route_rule = MUONREF_ROUTE_THRESHOLD;
   o->catalogue = MUONREF_CATALOGUE_NEMO;
+  o->ns_safety = 1.0;
+  o->adam_variant = MUONREF_ADAM_ADAMW;
 }
 
 /* torch: torch.optim.Muon, pytorch/pytorch torch/optim/_muon.py @b5ee4d7a
@@ -74,6 +76,34 @@ static void moonlight(muonref_options *o)
   o->catalogue = MUONREF_CATALOGUE_NONE;
   o->adam_eps_mode = MUONREF_ADAM_EPS_UNCORRECTED;
   o->conv_mode = MUONREF_CONV_TWO_D; /* `assert p.ndim == 2, p.ndim` */
+}
+
+/* timm: huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850
+ * (spec/profiles/timm.md): Muon(params, lr=0.02, weight_decay=0,
+ * momentum=0.95, nesterov=False, ns_steps=5, ns_coefficients="quintic",
+ * eps=1e-7, safety_factor=1.0, adjust_lr_fn="match_rms_adamw",
+ * conv_mode="flatten", ..., fallback_lr_scale=1.0, betas=(0.9, 0.95));
+ * EMA momentum by lerp, eps clamped (times safety_factor), addmm (bf16
+ * order fused), the quintic list repeating its last triple, routing by
+ * timm's heuristic, one eps for Newton-Schulz and the fallback, whose AdamW
+ * becomes NAdamW with nesterov (timm/optim/nadamw.py). */
+static void timm(muonref_options *o)
+{
+  nemo(o);
+  o->nesterov = 0;
+  o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+  o->adam_eps = 1e-7;
+  o->adam_lr_ratio = 1.0;
+  o->momentum_form = MUONREF_MOMENTUM_EMA;
+  muonref_preset_apply(muonref_preset_find("quintic"), o);
+  o->coeff_order = MUONREF_ORDER_REPEAT_LAST; /* muon.py: coeffs + [coeffs[-1]] * (steps - n) */
+  o->eps_mode = MUONREF_EPS_CLAMP;
+  o->bf16_order = MUONREF_BF16_FUSED;
+  o->route_rule = MUONREF_ROUTE_TIMM;
+  o->catalogue = MUONREF_CATALOGUE_TIMM;
+  o->ns_safety = 1.0;
+  o->adam_variant = MUONREF_ADAM_FOLLOW_NESTEROV;
+  o->grad_after_step = MUONREF_GRAD_AFTER_NESTEROV_INPUT; /* `update = grad.lerp_(momentum_buf, momentum)` */
 }
 
 /* keller: KellerJordan/Muon muon.py @857d1ad (2025-11-23; unchanged since
@@ -160,6 +190,24 @@ static const muonref_option_key KELLER_KEYS[] = {
   K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
 };
 
+/* timm's Muon keywords and group keys (muon.py @aa4b5850), in its
+ * signature's order; conv_mode, normalize_spatial, algo, scale_eps,
+ * capturable and verbose are left at timm's defaults (not expressible). */
+static const muonref_option_key TIMM_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("ns_coefficients", MUONREF_KEY_COEFF_LIST, coeffs),
+  K("eps", MUONREF_KEY_EPS_SHARED, ns_eps),
+  K("safety_factor", MUONREF_KEY_REAL, ns_safety),
+  K("adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, scale_mode),
+  K("fallback_lr_scale", MUONREF_KEY_REAL, adam_lr_ratio),
+  K("betas", MUONREF_KEY_BETAS, adam_beta1),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -172,6 +220,8 @@ static const muonref_profile PROFILES[] = {
    N(MOONLIGHT_KEYS), 1, NULL},
   {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23), SingleDeviceMuonWithAuxAdam", keller, KELLER_KEYS,
    N(KELLER_KEYS), 0, keller_adam},
+  {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", timm, TIMM_KEYS,
+   N(TIMM_KEYS), 0, NULL},
 };
 
 /* every id has its entry, in id order */

@@ -35,10 +35,29 @@ static int check_shape(const muonref_shape *s, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* timm's heuristic (huggingface/pytorch-image-models timm/optim/muon.py
+ * @aa4b5850 _is_suitable_for_muon, min_dim_size = 4, max_aspect_ratio =
+ * 128.0): at least two dimensions above 1, neither dims[0] nor dims[1] is
+ * 1, and the matrix (dims[0], product of the rest) has both sides >= 4 and
+ * an aspect ratio max / min <= 128 (the ratio in binary64, as Python's `/`). */
+static int timm_suitable(const muonref_shape *s)
+{
+  int big = 0;
+  for (int i = 0; i < s->ndim; i++)
+    big += s->dims[i] > 1;
+  if (s->ndim < 2 || big < 2 || s->dims[0] == 1 || s->dims[1] == 1)
+    return 0;
+  size_t rows = s->dims[0], cols = muonref_shape_numel(s) / s->dims[0];
+  size_t lo = rows < cols ? rows : cols, hi = rows < cols ? cols : rows;
+  return lo >= 4 && (double)hi / (double)lo <= 128.0;
+}
+
 static int selects_muon(const muonref_options *o, const muonref_shape *s)
 {
   if (o->use_muon != MUONREF_USE_MUON_AUTO)
     return o->use_muon == MUONREF_USE_MUON_TRUE;
+  if (o->route_rule == MUONREF_ROUTE_TIMM)
+    return timm_suitable(s);
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
@@ -62,6 +81,9 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
     /* Moonlight: `assert p.ndim == 2, p.ndim` for every muon_params entry */
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs exactly two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  if (o->route_rule == MUONREF_ROUTE_TIMM && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
+    /* timm's zeropower_via_newtonschulz: `assert G.ndim in (2, 3)`, at the step */
+    return muonref_fail(err, MUONREF_ESHAPE, "Input must be 2D or 3D, got %dD. Flatten batch dims first.", s->ndim);
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));

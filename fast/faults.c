@@ -93,6 +93,21 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                  "the profile multiplies it into the bf16 update and rounds",
                                  "KellerJordan/Muon eb22579 .. 53b3831 (alpha=-lr * max(1, rows/cols)**0.5); the "
                                  "bf16 in-place `update *= ...` since 7a93fd1 (spec/profiles/keller.md 10)"},
+  [MUONREF_FAULT_NESTEROV_DEFAULT_ON] = {"nesterov_default_on", "nesterov=True where the case leaves the option out "
+                                         "(and so NAdamW for the fallback)",
+                                         "huggingface/pytorch-image-models a501499b (2025-10-16, \"Remove nesterov=True "
+                                         "default for Muon\"); bug-reports N06"},
+  [MUONREF_FAULT_NADAMW_AS_ADAMW] = {"nadamw_as_adamw", "the fallback runs AdamW where the profile runs NAdamW "
+                                     "(nesterov=True in timm)",
+                                     "timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group[\"nesterov\"]; a port "
+                                     "of the fallback as plain AdamW (spec/profiles/timm.md 6)"},
+  [MUONREF_FAULT_EPS_SPLIT] = {"eps_split", "the AdamW fallback with its own eps 1e-8 where the profile shares one eps "
+                               "with Newton-Schulz", "timm/optim/muon.py @aa4b5850 `eps=group[\"eps\"]` for both "
+                               "(spec/profiles/timm.md 10, timm_eps_split)"},
+  [MUONREF_FAULT_SAFETY_IGNORED] = {"safety_ignored", "the norm's safety factor left out: X / max(||X||, eps) where the "
+                                    "profile divides by max(safety ||X||, eps)",
+                                    "timm/optim/muon.py @aa4b5850 zeropower_via_newtonschulz `.mul(safety_factor)`; "
+                                    "Keller's normalisation, which has no such factor"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -132,6 +147,9 @@ void muonref_fault_options(int f, muonref_options *o)
       o->scale_mode = MUONREF_SCALE_FAN_IN;
     break;
   case MUONREF_FAULT_ADAM_EPS_CORRECTED: o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED; break;
+  case MUONREF_FAULT_NADAMW_AS_ADAMW: o->adam_variant = MUONREF_ADAM_ADAMW; break;
+  case MUONREF_FAULT_EPS_SPLIT: o->adam_eps = 1e-8; break;
+  case MUONREF_FAULT_SAFETY_IGNORED: o->ns_safety = 1.0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;

@@ -72,6 +72,11 @@ enum {
   MUONREF_FAULT_CONV_SCALE_FLATTENED,
   MUONREF_FAULT_BATCHED_AS_FLATTENED,
   MUONREF_FAULT_SCALE_IN_LR,
+  /* faults of timm's port (spec/profiles/timm.md section 10) */
+  MUONREF_FAULT_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/run_fast.c): it depends on the options given */
+  MUONREF_FAULT_NADAMW_AS_ADAMW,
+  MUONREF_FAULT_EPS_SPLIT,
+  MUONREF_FAULT_SAFETY_IGNORED,
   MUONREF_FAULT_COUNT
 };
 

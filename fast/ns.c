@@ -3,7 +3,8 @@
  * For the wide orientation X (m x n, m <= n; the transpose of the input
  * when rows > cols), with R the rounding of the format (bf16: round to
  * nearest even after each operation; fp32: the binary32 operation itself):
- *   X <- R(in);  nrm <- R(||X||_F);  d <- R(nrm + eps) | R(max(nrm, eps))
+ *   X <- R(in);  nrm <- R(||X||_F);  nrm <- R(nrm s) (s = ns_safety, when not 1)
+ *   d <- R(nrm + eps) | R(max(nrm, eps))
  *   X <- R(X / d)                     (X <- 0 when d = 0)
  *   for k in 0..ns_steps-1, (a, b, c) = coefficient triple k:
  *     A <- R(X X^T)                   (ssyrk, fp32 accumulation, mirrored)
@@ -51,7 +52,8 @@ size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
 
 static float round1(float x, int bf16) { return bf16 ? muonref_bf16_round(x) : x; }
 
-/* The divisor d = R(R(||X||_F) (+|max) eps) of X[0..len), the norm summed
+/* The divisor d = R(R(R(||X||_F) ns_safety) (+|max) eps) of X[0..len) (the
+ * product only when ns_safety is not 1: timm's safety_factor), the norm summed
  * in binary64 in index order.  With MUONREF_NSF_MAX_NORM the norm is
  * max |x| (a deliberate fault). */
 static float divisor(const float *X, size_t len, const muonref_options *o, int bf16, unsigned flags)
@@ -67,6 +69,8 @@ static float divisor(const float *X, size_t len, const muonref_options *o, int b
     nrm = sqrt(ss);
   }
   float r = round1((float)nrm, bf16), eps = (float)o->ns_eps;
+  if (o->ns_safety != 1.0) /* timm's safety_factor: R(R(||X||) s), s as binary32 */
+    r = round1(r * (float)o->ns_safety, bf16);
   return round1(o->eps_mode == MUONREF_EPS_ADD ? r + eps : fmaxf(r, eps), bf16);
 }
 

@@ -297,7 +297,8 @@ static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, 
     double mj = pl.beta1 * (double)m[j] + pl.one_minus_beta1 * gj;
     double vj = pl.beta2 * (double)v[j] + pl.one_minus_beta2 * gj * gj;
     double denom = sqrt(vj) / pl.sqrt_bc2 + pl.eps;
-    double q = denom == 0.0 ? 0.0 : mj / denom; /* spec: a zero denominator moves nothing */
+    double nj = pl.nadamw ? pl.beta1 * mj + pl.one_minus_beta1 * gj : mj; /* timm's NAdamW numerator */
+    double q = denom == 0.0 ? 0.0 : nj / denom; /* spec: a zero denominator moves nothing */
     float nw = (float)(decay * (double)w[j] - pl.step_size * q);
     if (write) {
       w[j] = nw;

@@ -226,6 +226,9 @@ static double get_f64(cur *c)
 static void get_options(cur *c, muonref_options *o)
 {
   memset(o, 0, sizeof *o);
+  /* fields the file does not store keep their nemo values (zero, except
+   * ns_safety: 1.0, a factor that changes nothing; 0 is not valid) */
+  o->ns_safety = 1.0;
   o->lr = get_f64(c);
   o->momentum = get_f64(c);
   o->nesterov = (int)get_u32(c);

@@ -2,7 +2,8 @@
  *
  * The formulas are those of fast/ns.c and spec/muon.md with R = identity:
  * on the wide orientation X (m x n, m <= n),
- *   X <- X / d,  d = ||X||_F + eps  or  max(||X||_F, eps)   (X <- 0 if d = 0)
+ *   X <- X / d,  d = s ||X||_F + eps  or  max(s ||X||_F, eps)   (X <- 0 if d = 0;
+ *   s = ns_safety, timm's safety_factor, 1 elsewhere)
  *   A <- X X^T;  B <- b A + c A A;  X <- a X + B X          (per step)
  * with (a, b, c) = muonref_ns_coeff_at(o, k), the binary64 coefficients
  * taken exactly.  Every product accumulates in prec + MUONREF_REF_GUARD bits
@@ -79,6 +80,8 @@ static void ns_step(ns_work *w, muonref_coeff t)
 static void normalize(muonref_mpmat *X, mpfr_ptr d, const muonref_options *o)
 {
   muonref_mpmat_frobenius(d, X);
+  if (o->ns_safety != 1.0) /* timm's safety_factor, binary64 */
+    mpfr_mul_d(d, d, o->ns_safety, MPFR_RNDN);
   if (o->eps_mode == MUONREF_EPS_ADD)
     mpfr_add_d(d, d, o->ns_eps, MPFR_RNDN);
   else if (mpfr_cmp_d(d, o->ns_eps) < 0)
@@ -201,7 +204,9 @@ static void normalize_bound(ns_bnd *b, const muonref_mpmat *X, const double *ein
   double dm = mpfr_get_d_2exp(&de, d, MPFR_RNDD); /* d = dm 2^de, 1/2 <= dm < 1 */
   double inv_d = muonref_ref_ldexp_up((1.0 / dm) * (1 + 0x1p-52), -de); /* >= 1 / d */
   double c = (1 + (double)N * 0x1p-63) * (1 + 0x1p-50);
-  double rho1 = (o->eps_mode == MUONREF_EPS_ADD ? 2 : 1) * c + eta * inv_d; /* |d - d_exact| / (d 2^-p) */
+  /* |d - d_exact| / (d 2^-p); ns_safety s != 1 adds one rounding and scales the norm's error by s */
+  double s = o->ns_safety != 1.0 ? o->ns_safety : 1.0;
+  double rho1 = ((o->eps_mode == MUONREF_EPS_ADD ? 2 : 1) + (s != 1.0)) * c + eta * inv_d * fmax(1.0, s) * (1 + 0x1p-50);
   double rho = rho1 * b->u;
   if (!(rho <= 0x1p-20)) {
     for (size_t i = 0; i < N; i++)

@@ -76,7 +76,8 @@ static void dot(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_t sb, 
   round_bf16(c, out);
 }
 
-/* X <- R(X / d) with d = R(R(||X||_F) (+|max) eps); 0 when d = 0. */
+/* X <- R(X / d) with d = R(R(R(||X||_F) s) (+|max) eps) (s = ns_safety, the
+ * product only when s is not 1); 0 when d = 0. */
 static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
 {
   mpfr_t n, eps;
@@ -87,6 +88,10 @@ static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
   c->flags = (c->flags & ~(unsigned)MUONREF_NSR_BF16_ACCUM) | (before & MUONREF_NSR_BF16_ACCUM);
   mpfr_sqrt(n, n, MPFR_RNDN);        /* only the norm is                   */
   round_bf16(c, n);
+  if (o->ns_safety != 1.0) { /* timm's safety_factor: R(R(||X||) s), s as binary32 */
+    mpfr_mul_d(n, n, (double)(float)o->ns_safety, MPFR_RNDN); /* exact: 8 x 24 bits < PREC */
+    round_bf16(c, n);
+  }
   mpfr_set_flt(eps, (float)o->ns_eps, MPFR_RNDN);
   if (o->eps_mode == MUONREF_EPS_ADD)
     mpfr_add(n, n, eps, MPFR_RNDN);

@@ -5,7 +5,8 @@
  *   Muon:  M' = mom_keep M + mom_grad G;  U = in_grad G + in_mom M' (Nesterov)
  *          or U = M';  O = NS(U) (muonref_ref_ns);  P' = decay P - alpha O
  *   AdamW: m' = beta1 m + (1 - beta1) g;  v' = beta2 v + (1 - beta2) g^2;
- *          q = m' / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0);
+ *          q = n / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0),
+ *          n = m', or beta1 m' + (1 - beta1) g under the plan's nadamw;
  *          P' = decay P - step_size q
  * (decay = 1 unless the plan applies it).  Each stored float is computed by
  * one two-term mpfr_fmma rounded toward zero and made round-to-odd
@@ -177,13 +178,13 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
-  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q;
+  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx;
   scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
   scalar(bc2, pl.sqrt_bc2), scalar(eps, pl.eps);
   scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nss, -pl.step_size);
   mpfr_inits2(24, x, y, (mpfr_ptr)0);
   mpfr_init2(g2, 48); /* g^2, exact */
-  mpfr_inits2(prec, mx, vx, den, q, (mpfr_ptr)0);
+  mpfr_inits2(prec, mx, vx, den, q, nx, (mpfr_ptr)0);
   for (size_t i = 0; i < n; i++) {
     mpfr_set_flt(y, grad[i], MPFR_RNDN);
     mpfr_sqr(g2, y, MPFR_RNDN);
@@ -196,15 +197,21 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     inexact |= mpfr_sqrt(den, vx, MPFR_RNDN) != 0;
     inexact |= mpfr_div(den, den, bc2, MPFR_RNDN) != 0;
     inexact |= mpfr_add(den, den, eps, MPFR_RNDN) != 0;
+    if (pl.nadamw) /* timm's NAdamW numerator beta1 m' + (1 - beta1) g, from the unrounded m' */
+      inexact |= mpfr_fmma(nx, b1, mx, c1, y, MPFR_RNDN) != 0;
+    else
+      mpfr_set(nx, mx, MPFR_RNDN);
     if (mpfr_zero_p(den)) /* spec: a zero denominator moves nothing */
       mpfr_set_zero(q, 1);
     else
-      inexact |= mpfr_div(q, mx, den, MPFR_RNDN) != 0;
+      inexact |= mpfr_div(q, nx, den, MPFR_RNDN) != 0;
     mpfr_set_flt(x, param[i], MPFR_RNDN);
     int inex;
     /* |q - q_exact| <= 8 2^-prec |q| (spec/reference.md 5.2); 0 when every
      * operation above was exact */
     double eq = mpfr_zero_p(q) || !inexact ? 0 : 8 * muonref_ref_absu(q) * (1 + 0x1p-40);
+    if (pl.nadamw && !mpfr_zero_p(q) && inexact) /* m' (inexact by < |m'| 2^-prec) enters n times beta1 */
+      eq += 2 * fabs(pl.beta1) * muonref_ref_absu(mx) / fabs(mpfr_get_d(den, MPFR_RNDD)) * (1 + 0x1p-40);
     param[i] = fmma_odd_inex(den, dec, x, nss, q, &inex); /* den is free now: scratch */
     if (n_unc)
       *n_unc += !f32_certified(den, ((inex ? 2 * muonref_ref_absu(den) : 0) + fabs(pl.step_size) * eq) * REF_BOUND_SAFETY,
@@ -212,7 +219,7 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     m[i] = m1;
     v[i] = v1;
   }
-  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, (mpfr_ptr)0);
+  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, (mpfr_ptr)0);
 }
 
 /* The first non-finite value of x[0..n), or n. */

@@ -77,7 +77,7 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("paddle", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller')");
+  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }
@@ -221,6 +221,87 @@ START_TEST(torch_profile_defaults_and_catalogue)
 }
 END_TEST
 
+/* spec/profiles/timm.md sections 1, 1.1, 2, 4, 5, 6: timm's defaults, its
+ * checks and their exact messages (upstream's _validate_scalar wording,
+ * timm/optim/muon.py @aa4b5850), the routing heuristic on the docstring's
+ * examples and its boundaries, rms_to_rms, the quintic list repeating its
+ * last triple, NAdamW under nesterov, the safety factor's range. */
+START_TEST(timm_profile_defaults_catalogue_and_routing)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_TIMM, &e), MUONREF_OK);
+  ck_assert_str_eq(muonref_profile_name(MUONREF_PROFILE_TIMM), "timm");
+  ck_assert(o.lr == 0.02 && o.weight_decay == 0.0 && o.momentum == 0.95 && o.nesterov == 0 && o.ns_steps == 5);
+  ck_assert(o.ns_eps == 1e-7 && o.adam_eps == 1e-7 && o.ns_safety == 1.0 && o.adam_lr_ratio == 1.0);
+  ck_assert(o.adam_beta1 == 0.9 && o.adam_beta2 == 0.95 && o.scale_mode == MUONREF_SCALE_RMS_ADAMW);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_EMA && o.eps_mode == MUONREF_EPS_CLAMP && o.bf16_order == MUONREF_BF16_FUSED);
+  ck_assert(o.route_rule == MUONREF_ROUTE_TIMM && o.catalogue == MUONREF_CATALOGUE_TIMM);
+  ck_assert(o.adam_variant == MUONREF_ADAM_FOLLOW_NESTEROV && o.coeff_order == MUONREF_ORDER_REPEAT_LAST);
+  ck_assert(o.n_coeffs == 5 && o.coeffs[0].a == 4.0848 && o.coeffs[4].c == 1.2012);
+  muonref_coeff k7 = muonref_ns_coeff_at(&o, 7); /* coeffs + [coeffs[-1]] * (steps - n) */
+  ck_assert(k7.a == 2.8366 && k7.b == -3.0525 && k7.c == 1.2012);
+  static const struct { int field; double v; const char *msg; } C[] = {
+    {0, -1.0, "Invalid learning rate: -1.0"},   {1, -0.01, "Invalid weight_decay: -0.01"},
+    {2, 1.0, "Invalid momentum: 1.0"},          {2, -0.5, "Invalid momentum: -0.5"},
+    {3, -1e-7, "Invalid epsilon: -1e-07"},      {4, -3, "Invalid number of Newton-Schulz steps: -3"},
+    {5, 0.0, "Invalid Newton-Schulz safety factor: 0.0"}, {0, NAN, "Invalid learning rate: nan"},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    t = o;
+    if (C[k].field == 0) t.lr = C[k].v;
+    if (C[k].field == 1) t.weight_decay = C[k].v;
+    if (C[k].field == 2) t.momentum = C[k].v;
+    if (C[k].field == 3) t.ns_eps = C[k].v;
+    if (C[k].field == 4) t.ns_steps = (int)C[k].v;
+    if (C[k].field == 5) t.ns_safety = C[k].v;
+    ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+    ck_assert_str_eq(e.message, C[k].msg);
+  }
+  t = o, t.lr = -1.0, t.weight_decay = -1.0; /* timm's order: lr first */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid learning rate: -1.0");
+  t = o, t.ns_steps = 0, t.ns_safety = 1.01; /* 0 steps: no iteration */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK);
+  static const struct { int ndim; size_t d[4]; int muon; size_t rows, cols; } R[] = {
+    {2, {64, 128}, 1, 64, 128}, {4, {96, 3, 4, 4}, 1, 96, 48}, {2, {4, 2048}, 0, 8192, 1}, {1, {64}, 0, 64, 1},
+    {3, {1, 196, 768}, 0, 150528, 1}, {2, {3, 16}, 0, 48, 1}, {2, {4, 512}, 1, 4, 512}, {2, {4, 516}, 0, 2064, 1},
+    {2, {512, 4}, 1, 512, 4}, {4, {8, 1, 3, 3}, 0, 72, 1}, {3, {16, 1, 1}, 0, 16, 1}, {2, {1, 1}, 0, 1, 1},
+  };
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    muonref_shape s = {R[k].ndim, {R[k].d[0], R[k].d[1], R[k].d[2], R[k].d[3]}};
+    muonref_route r;
+    ck_assert_int_eq(muonref_route_param(&o, &s, &r, &e), MUONREF_OK);
+    ck_assert_msg(r.use_muon == R[k].muon && r.rows == R[k].rows && r.cols == R[k].cols, "shape %zu", k);
+  }
+  muonref_shape bias = {1, {48}}, tall = {3, {16, 1, 1}};
+  muonref_route r;
+  t = o, t.use_muon = MUONREF_USE_MUON_TRUE; /* no shape check but the Newton-Schulz input's */
+  ck_assert_int_eq(muonref_route_param(&t, &bias, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Input must be 2D or 3D, got 1D. Flatten batch dims first.");
+  ck_assert_int_eq(muonref_route_param(&t, &tall, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon && r.rows == 16 && r.cols == 1);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RMS_TO_RMS, 16, 64) == 0.5);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RMS_TO_RMS, 64, 16) == 2.0);
+  muonref_adamw_plan pl;
+  muonref_adamw_plan_make(&o, 1, &pl);
+  ck_assert(!pl.nadamw && pl.eps == 1e-7 && pl.lr == 0.02);
+  t = o, t.nesterov = 1;
+  muonref_adamw_plan_make(&t, 1, &pl);
+  ck_assert(pl.nadamw);
+  t.adam_variant = MUONREF_ADAM_ADAMW;
+  muonref_adamw_plan_make(&t, 1, &pl);
+  ck_assert(!pl.nadamw);
+  ck_assert_str_eq(muonref_adam_variant_name(MUONREF_ADAM_FOLLOW_NESTEROV), "follow_nesterov");
+  ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_TIMM), "timm");
+  ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_TIMM), "timm");
+  ck_assert_str_eq(muonref_scale_mode_name(MUONREF_SCALE_RMS_TO_RMS), "rms_to_rms");
+  t = o, t.adam_variant = (muonref_adam_variant)3;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown adam_variant 3, expected one of ('adamw', 'nadamw', 'follow_nesterov')");
+}
+END_TEST
+
 /* The initializer by id gives the profile's options bit for bit, valid;
  * an id without a profile is refused and writes nothing. */
 START_TEST(options_init_by_profile_id)
@@ -293,7 +374,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_eps, "Invalid AdamW epsilon: -1e-08"},
   {m_ratio, "Invalid AdamW learning rate ratio: -0.025"},
   {m_thr, "Invalid AdamW dimension threshold: 0"},
-  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw')"},
+  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms')"},
   {m_nesterov, "Invalid nesterov: 2 (expected 0 or 1)"},
   {m_use_muon, "Invalid use_muon: 3 (expected None, False or True)"},
   {m_form, "Unknown momentum_form 5, expected one of ('sum', 'ema')"},
@@ -560,6 +641,7 @@ int main(void)
   tcase_add_test(t, torch_profile_defaults_and_catalogue);
   tcase_add_test(t, moonlight_profile);
   tcase_add_test(t, keller_profile);
+  tcase_add_test(t, timm_profile_defaults_catalogue_and_routing);
   tcase_add_test(t, options_init_by_profile_id);
   tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
   tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);

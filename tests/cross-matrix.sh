@@ -29,6 +29,7 @@ port_of() {
     torch) echo "$srcdir/tests/torch_torch_port.py:Muon torch" ;;
     moonlight) echo "$srcdir/tests/torch_moonlight_port.py:Muon moonlight" ;;
     keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam keller" ;;
+    timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
     *) echo "" ;;
   esac
 }

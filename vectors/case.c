@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "case.h"
+#include "muonref/presets.h"
 #include "muonref/profile.h"
 #include "core/fail.h"
 
@@ -38,6 +39,66 @@ static int bad(muonref_error *err, const char *where, const char *key, const cha
 }
 
 #define FIELD(o, k, type) ((type *)((char *)(o) + (k)->offset))
+
+/* timm's coefficient presets by timm's names (timm/optim/muon.py @aa4b5850
+ * _COEFFICIENTS) and muonref's preset of the same numbers. */
+static const char *const TIMM_PRESETS[][2] = {
+  {"original", "simple"}, {"polar_express", "polar_express_timm"}, {"polar_express_safer", "polar_express_safer"},
+  {"quintic", "quintic"}};
+
+static int triple_value(const json_t *t, muonref_coeff *c)
+{
+  double x[3];
+  if (!json_is_array(t) || json_array_size(t) != 3)
+    return 0;
+  for (size_t i = 0; i < 3; i++)
+    if (!real_value(json_array_get(t, i), &x[i]))
+      return 0;
+  *c = (muonref_coeff){x[0], x[1], x[2]};
+  return 1;
+}
+
+/* timm's ns_coefficients (resolve_ns_coefficients): a preset name, one
+ * triple, or a non-empty list of triples (at most MUONREF_MAX_COEFFS);
+ * the coefficient order is the profile's (repeat_last).  Messages are
+ * timm's where timm has one. */
+static int set_coeff_list(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                          muonref_error *err)
+{
+  const char *s = json_string_value(v);
+  if (s) {
+    for (size_t i = 0; i < sizeof TIMM_PRESETS / sizeof TIMM_PRESETS[0]; i++)
+      if (!strcmp(s, TIMM_PRESETS[i][0])) {
+        const muonref_preset *p = muonref_preset_find(TIMM_PRESETS[i][1]);
+        o->n_coeffs = p->n_coeffs;
+        for (int j = 0; j < p->n_coeffs; j++)
+          o->coeffs[j] = muonref_preset_coeff(p, j);
+        return MUONREF_OK;
+      }
+    return muonref_fail(err, MUONREF_EOPTION, "Unknown coefficients preset '%s'. Valid options: original, "
+                        "polar_express, polar_express_safer, quintic", s);
+  }
+  if (!json_is_array(v))
+    return bad(err, where, k->name, "a preset name, a triple or a list of triples");
+  muonref_coeff c;
+  if (triple_value(v, &c)) {
+    o->n_coeffs = 1;
+    o->coeffs[0] = c;
+    return MUONREF_OK;
+  }
+  size_t n = json_array_size(v);
+  if (n == 0)
+    return muonref_fail(err, MUONREF_EOPTION, "Coefficient list cannot be empty");
+  if (n > MUONREF_MAX_COEFFS)
+    return bad(err, where, k->name, "a list of at most 32 triples");
+  muonref_coeff list[MUONREF_MAX_COEFFS];
+  for (size_t i = 0; i < n; i++)
+    if (!triple_value(json_array_get(v, i), &list[i]))
+      return bad(err, where, k->name, "a list of triples of numbers");
+  o->n_coeffs = (int)n;
+  memcpy(o->coeffs, list, n * sizeof list[0]);
+  return MUONREF_OK;
+}
 
 /* One member of an options object, read through the profile's key k. */
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
@@ -107,6 +168,27 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       return muonref_fail(err, MUONREF_EOPTION, "Adjust learning rate function %s is not supported", s);
     else
       return bad(err, where, k->name, "null or a string");
+    return MUONREF_OK;
+  case MUONREF_KEY_COEFF_LIST:
+    return set_coeff_list(o, k, v, where, err);
+  case MUONREF_KEY_ADJUST_LR_TIMM:
+    if (json_is_null(v))
+      o->scale_mode = MUONREF_SCALE_NONE; /* falsy: scale 1.0 */
+    else if (s && !strcmp(s, "original"))
+      o->scale_mode = MUONREF_SCALE_FAN_IN;
+    else if (s && !strcmp(s, "match_rms_adamw"))
+      o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+    else if (s && !strcmp(s, "rms_to_rms"))
+      o->scale_mode = MUONREF_SCALE_RMS_TO_RMS;
+    else if (s) /* timm/optim/muon.py get_lr_scale: an assertion at the step */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid scaling function \"%s\" for Muon", s);
+    else
+      return bad(err, where, k->name, "null or a string");
+    return MUONREF_OK;
+  case MUONREF_KEY_EPS_SHARED:
+    if (!real_value(v, FIELD(o, k, double)))
+      return bad(err, where, k->name, "a number or \"nan\"/\"inf\"/\"-inf\"");
+    o->adam_eps = *FIELD(o, k, double); /* timm: `eps=group["eps"]` for the fallback too */
     return MUONREF_OK;
   }
   return bad(err, where, k->name, "of a known kind");
@@ -184,6 +266,27 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   }
   case MUONREF_KEY_ADJUST_LR:
     return o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_string("match_rms_adamw") : json_null();
+  case MUONREF_KEY_COEFF_LIST: {
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_coeffs; i++) {
+      json_t *c = json_array();
+      json_array_append_new(c, muonref_case_real_json(o->coeffs[i].a));
+      json_array_append_new(c, muonref_case_real_json(o->coeffs[i].b));
+      json_array_append_new(c, muonref_case_real_json(o->coeffs[i].c));
+      json_array_append_new(l, c);
+    }
+    return l;
+  }
+  case MUONREF_KEY_ADJUST_LR_TIMM:
+    switch (o->scale_mode) {
+    case MUONREF_SCALE_FAN_IN: return json_string("original");
+    case MUONREF_SCALE_RMS_ADAMW: return json_string("match_rms_adamw");
+    case MUONREF_SCALE_RMS_TO_RMS: return json_string("rms_to_rms");
+    case MUONREF_SCALE_NONE: return json_null();
+    default: return json_string("?"); /* fan_out: not expressible (the round trip refuses "?") */
+    }
+  case MUONREF_KEY_EPS_SHARED:
+    return muonref_case_real_json(*FIELD(o, k, const double));
   }
   return json_null();
 }

@@ -69,6 +69,8 @@ static const struct {
                  "state", "errors", "overflow", "defaults", NULL}},
   {"keller", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
               "state", "errors", "overflow", "defaults", "conv", NULL}},
+  {"timm", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
+            "errors", "overflow", "defaults", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -106,6 +108,10 @@ static const flag_note NOTES[] = {
   {"RoutingThreshold", "EDGE_CASE", "a dimension equal to adam_dim_threshold goes to AdamW (the comparison is strict)",
    "an inclusive comparison routes the boundary shapes to Muon", {"spec/muon.md section 2"},
    {"threshold_inclusive", "route_all_matrices"}},
+  {"RoutingHeuristic", "EDGE_CASE", "timm's routing heuristic: Muon when at least two dimensions exceed 1, neither "
+   "of the first two is 1, and the flattened matrix has sides >= 4 and an aspect ratio <= 128",
+   "the threshold rule, or an inclusive ratio, routes these shapes to the other branch",
+   {"spec/muon.md section 2", "spec/profiles/timm.md section 2"}, {"route_all_matrices"}},
   {"RoutingForced", "BASIC", "use_muon=True or False overrides the shape rule (a forced tensor is flattened to "
    "(dims[0], rest))", "ignoring the override leaves the parameter on its shape's branch", {"spec/muon.md section 2"},
    {NULL}},
@@ -130,6 +136,12 @@ static const flag_note NOTES[] = {
    "\"match_rms_adamw\"; Moonlight)", "the fan_in factor sqrt(max(1, rows/cols)), or the 0.2 left out",
    {"spec/muon.md section 5", "spec/profiles/torch.md section 4", "bug-reports B08"},
    {"rms_as_fan_in", "rms_without_factor"}},
+  {"RmsToRms", "BASIC", "the rms_to_rms shape factor sqrt(rows/cols) (timm's adjust_lr_fn \"rms_to_rms\"; Scion)",
+   "another shape rule (fan_in, 0.2 sqrt(max(rows, cols)))", {"spec/muon.md section 5", "spec/profiles/timm.md section 4"},
+   {NULL}},
+  {"SafetyFactor", "BASIC", "the norm times a safety factor before eps: X / max(s ||X||, eps) (timm's safety_factor)",
+   "the factor left out makes every update about s times too large before Newton-Schulz",
+   {"spec/muon.md section 7", "spec/profiles/timm.md section 5"}, {"safety_ignored"}},
   /* weight decay, sections 4, 8, 9 */
   {"WeightDecay", "BASIC", "decoupled weight decay P (1 - lr wd) with the unscaled lr, in both branches",
    "decay with the scaled lr, the Muon lr on AdamW parameters, or on the wrong groups", {"spec/muon.md section 4",
@@ -154,6 +166,12 @@ static const flag_note NOTES[] = {
   {"AdamW", "BASIC", "the AdamW fallback: moments, bias correction, eps placement, lr ratio",
    "every non-Muon parameter moves differently", {"spec/muon.md section 9"},
    {"adam_no_bias_correction", "adam_eps_inside", "adam_lr_no_ratio", "adam_decay_muon_lr"}},
+  {"NAdamW", "BASIC", "a fallback that runs NAdamW with nesterov=True: numerator beta1 m + (1 - beta1) g (timm)",
+   "plain AdamW moves the fallback parameters by m alone", {"spec/muon.md section 9", "spec/profiles/timm.md section 6"},
+   {"nadamw_as_adamw"}},
+  {"SharedEps", "EDGE_CASE", "one eps for the Newton-Schulz normalisation and the AdamW fallback (timm's eps): the "
+   "value the case sets is both", "a fallback with its own eps (1e-8) moves the AdamW parameters differently where "
+   "the gradients are small", {"spec/profiles/timm.md section 6", "spec/muon.md section 9"}, {"eps_split"}},
   {"AdamEps", "EDGE_CASE", "gradients small enough that eps, added after sqrt(v) / sqrt(bc2), matters",
    "eps inside the correction changes the step", {"spec/muon.md section 9"}, {"adam_eps_inside"}},
   {"BiasCorrection", "BASIC", "the first steps, where bias correction changes the AdamW step most",

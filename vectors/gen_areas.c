@@ -164,6 +164,34 @@ void gen_area_routing(gen_ctx *g)
       flags(&c, "Routing", R[k].fl, zero ? "ZeroGradient" : NULL);
       gen_add_step(g, &c);
     }
+  if (defaults(g).route_rule == MUONREF_ROUTE_TIMM) {
+    /* timm's heuristic (spec/profiles/timm.md 2; options.h MUONREF_ROUTE_TIMM):
+     * its boundaries, one step each; AUTO routing, the profile's defaults */
+    static const struct { const char *what; int ndim; size_t d[4]; } H[] = {
+      {"(4, 512): aspect ratio exactly 128 (AdamW only above 128): Muon", 2, {4, 512}},
+      {"(4, 520): aspect ratio 130 > 128: AdamW", 2, {4, 520}},
+      {"(4, 4): both sides at the minimum 4: Muon", 2, {4, 4}},
+      {"(3, 16): a side below 4: AdamW", 2, {3, 16}},
+      {"(8, 1): a unit dimension: AdamW", 2, {8, 1}},
+      {"(1, 8, 16): a leading unit dimension (a position embedding): AdamW", 3, {1, 8, 16}},
+      {"(8, 1, 3, 3): dims[1] = 1 (a depthwise conv): AdamW", 4, {8, 1, 3, 3}},
+      {"(4, 2, 2, 2): flattened (4, 8): Muon", 4, {4, 2, 2, 2}},
+      {"(2, 8, 8): flattened (2, 64), a side below 4: AdamW", 3, {2, 8, 8}},
+      {"(16, 4, 3, 3): flattened (16, 36): Muon", 4, {16, 4, 3, 3}},
+    };
+    for (size_t k = 0; k < sizeof H / sizeof H[0]; k++) {
+      gen_step_case c;
+      char comment[256];
+      snprintf(comment, sizeof comment, "timm's routing heuristic, %s (one step, weight_decay 0.1)", H[k].what);
+      muonref_options o = base(g, 0.05, 0.1);
+      begin(&c, comment, &o);
+      muonref_shape sh = {H[k].ndim, {H[k].d[0], H[k].d[1], H[k].d[2], H[k].d[3]}};
+      int i = param(g, &c, "p", sh, 0);
+      grad_normal(g, &c, 0, i, 1.0);
+      flags(&c, "Routing", "RoutingHeuristic", NULL);
+      gen_add_step(g, &c);
+    }
+  }
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
     return;
   /* a port routed by the caller's lists (Moonlight's muon_params and
@@ -265,6 +293,50 @@ void gen_area_scaling(gen_ctx *g)
     int i = param(g, &c, "w", shape2(RS[k][0], RS[k][1]), 0);
     grad_structured(g, &c, 0, i, 0);
     flags(&c, "Scaling", "RmsAdamw", NULL);
+    gen_add_step(g, &c);
+  }
+  if (nemo_frozen(g))
+    return;
+  /* sqrt(rows/cols), timm's "rms_to_rms" (below 1 for a wide matrix):
+   * left out of profiles whose port has no such rule */
+  static const size_t TS[][2] = {{16, 64}, {64, 16}, {32, 32}};
+  for (size_t k = 0; k < sizeof TS / sizeof TS[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.scale_mode = MUONREF_SCALE_RMS_TO_RMS;
+    snprintf(comment, sizeof comment, "(%zu, %zu) with the rms_to_rms rule sqrt(rows/cols): factor %g", TS[k][0], TS[k][1],
+             muonref_scale_factor(o.scale_mode, TS[k][0], TS[k][1]));
+    begin(&c, comment, &o);
+    int i = param(g, &c, "w", shape2(TS[k][0], TS[k][1]), 0);
+    grad_structured(g, &c, 0, i, 0);
+    flags(&c, "Scaling", "RmsToRms", NULL);
+    gen_add_step(g, &c);
+  }
+  /* the norm times a safety factor before eps (timm's safety_factor):
+   * 1.01 shrinks every update by about 1%; with a tiny norm the clamp acts
+   * on the product.  Left out of profiles whose port has no such factor. */
+  static const struct { double safety; int tiny; const char *what; } SF[] = {
+    {1.01, 0, "safety factor 1.01 on (8, 16): X / (1.01 ||X||)"},
+    {1.25, 0, "safety factor 1.25 on (16, 8)"},
+    {1.01, 1, "safety factor 1.01 on a tiny gradient 2^-26 x 8 (the clamp at eps acts on 1.01 ||X||)"},
+  };
+  for (size_t k = 0; k < sizeof SF / sizeof SF[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.ns_safety = SF[k].safety;
+    begin(&c, SF[k].what, &o);
+    int i = param(g, &c, "w", k == 1 ? shape2(16, 8) : shape2(8, 16), 0);
+    if (SF[k].tiny) {
+      float d[8];
+      for (int j = 0; j < 8; j++)
+        d[j] = ldexpf(1.0f, -26);
+      c.grads[0][i] = gen_structured(8, 16, d, 0);
+      c.n_steps = 1;
+    } else {
+      grad_structured(g, &c, 0, i, 0);
+    }
+    flags(&c, "Scaling", "SafetyFactor", SF[k].tiny ? "TinyNorm" : NULL);
     gen_add_step(g, &c);
   }
 }
@@ -505,6 +577,31 @@ void gen_area_adamw(gen_ctx *g)
     for (int s = 0; s < 3; s++)
       grad_normal(g, &c, s, b, A[k].scale), grad_normal(g, &c, s, cv, A[k].scale);
     flags(&c, "AdamW", k >= 4 ? "AdamEps" : NULL, NULL);
+    gen_add_step(g, &c);
+  }
+  if (defaults(g).adam_variant == MUONREF_ADAM_ADAMW)
+    return;
+  /* a fallback that becomes NAdamW with nesterov (timm): the numerator
+   * beta1 m + (1 - beta1) g, with and without Nesterov, with decay */
+  static const struct { int nes; double b1, b2, eps, ratio, wd, scale; const char *what; } N[] = {
+    {1, 0.9, 0.95, 1e-7, 1.0, 0.0, 1.0, "nesterov=True: NAdamW, the defaults"},
+    {1, 0.8, 0.99, 1e-6, 0.5, 0.1, 1.0, "nesterov=True: NAdamW, betas (0.8, 0.99), lr scale 0.5, weight_decay 0.1"},
+    {1, 0.9, 0.95, 1e-4, 1.0, 0.0, 1e-4, "nesterov=True: NAdamW, gradients 1e-4 with eps 1e-4"},
+    {0, 0.8, 0.99, 1e-6, 0.5, 0.1, 1.0, "nesterov=False: AdamW, betas (0.8, 0.99), lr scale 0.5, weight_decay 0.1"},
+  };
+  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.02, N[k].wd);
+    o.nesterov = N[k].nes;
+    o.adam_beta1 = N[k].b1, o.adam_beta2 = N[k].b2, o.adam_eps = N[k].eps, o.ns_eps = N[k].eps;
+    o.adam_lr_ratio = N[k].ratio;
+    snprintf(comment, sizeof comment, "the fallback, three steps on a bias (32,) and a (3, 16) matrix, %s", N[k].what);
+    begin(&c, comment, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(3, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, N[k].scale), grad_normal(g, &c, s, m, N[k].scale);
+    flags(&c, "AdamW", N[k].nes ? "NAdamW" : "NoNesterov", NULL);
     gen_add_step(g, &c);
   }
 }
@@ -927,9 +1024,66 @@ static void errors_none(gen_ctx *g)
   }
 }
 
+/* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py
+ * @aa4b5850): the constructor's _validate_scalar checks in order (lr,
+ * weight_decay, momentum < 1, eps), then the step's (sparse gradients,
+ * coefficients, get_lr_scale's assertion, Newton-Schulz's 2-D/3-D
+ * assertion).  NaN passes timm's checks (`nan < 0` is False): muonref
+ * refuses it, "acceptable". */
+static void errors_timm(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"negative learning rate", "{\"lr\": -1.0}", "Invalid learning rate: -1.0", NULL},
+    {"negative learning rate, small", "{\"lr\": -0.001}", "Invalid learning rate: -0.001", NULL},
+    {"negative weight decay (timm spells it weight_decay)", "{\"weight_decay\": -0.01}", "Invalid weight_decay: -0.01",
+     NULL},
+    {"momentum 1.0 (must be below 1)", "{\"momentum\": 1.0}", "Invalid momentum: 1.0", NULL},
+    {"negative momentum", "{\"momentum\": -0.5}", "Invalid momentum: -0.5", NULL},
+    {"negative eps", "{\"eps\": -1e-07}", "Invalid epsilon: -1e-07", NULL},
+    {"first violation wins: lr before weight_decay", "{\"lr\": -1.0, \"weight_decay\": -1.0}",
+     "Invalid learning rate: -1.0", NULL},
+    {"first violation wins: weight_decay before momentum", "{\"weight_decay\": -1.0, \"momentum\": 2.0}",
+     "Invalid weight_decay: -1.0", NULL},
+    {"first violation wins: momentum before eps", "{\"momentum\": 2.0, \"eps\": -1.0}", "Invalid momentum: 2.0", NULL},
+    {"lr = nan: timm's check (nan < 0) lets it through, muonref refuses it", "{\"lr\": \"nan\"}",
+     "Invalid learning rate: nan", "acceptable"},
+    {"unknown coefficient preset (at the step)", "{\"ns_coefficients\": \"cubic\"}",
+     "Unknown coefficients preset 'cubic'. Valid options: original, polar_express, polar_express_safer, quintic", NULL},
+    {"empty coefficient list (at the step)", "{\"ns_coefficients\": []}", "Coefficient list cannot be empty", NULL},
+    {"unknown adjust_lr_fn (an assertion at the step)", "{\"adjust_lr_fn\": \"cosine\"}",
+     "Invalid scaling function \"cosine\" for Muon", NULL},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"use_muon=True on a bias (48,): timm asserts a 2-D or 3-D Newton-Schulz input at the step", 0, "ESHAPE",
+     "Input must be 2D or 3D, got 1D. Flatten batch dims first.", NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; timm runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient on the Muon matrix: muonref refuses it; timm runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: timm's own message (seed 000, muon.py L825)", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 0},
+    {"a complex gradient (bug-reports B19): muonref refuses it; timm casts it to real with a warning (acceptable)", 4,
+     "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    if (G[k].kind == 0)
+      o.use_muon = MUONREF_USE_MUON_TRUE;
+    bad_input_case(g, &G[k], &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
+                   (muonref_shape){1, {8}}, 0, G[k].kind ? "BadGradient" : "RoutingForced",
+                   G[k].kind == 4 ? "BugB19" : NULL);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_TIMM) {
+    errors_timm(g);
+    return;
+  }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_TORCH) {
     errors_torch(g);
     return;

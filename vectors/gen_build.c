@@ -10,6 +10,7 @@
 #include "judge.h"
 #include "muonref/bf16.h"
 #include "muonref/ns_rounded.h"
+#include "core/pyfmt.h"
 #include "core/plan.h"
 #include "muonref/profile.h"
 #include "muonref/ref.h"
@@ -430,6 +431,7 @@ static muonref_options scalars_bf16(muonref_options o)
     o.coeffs[k].c = muonref_bf16_round((float)o.coeffs[k].c);
   }
   o.ns_eps = muonref_bf16_round((float)o.ns_eps);
+  o.ns_safety = muonref_bf16_round((float)o.ns_safety); /* timm's norm.mul(safety_factor) on a bf16 norm */
   return o;
 }
 
@@ -702,7 +704,8 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->ns_format == b->ns_format && a->bf16_order == b->bf16_order && a->route_rule == b->route_rule &&
              a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode &&
              a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
-             a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step;
+             a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step &&
+             a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -806,6 +809,15 @@ static int has_missing_grad(const gen_step_case *c)
 
 /* Fits a valid case to g's profile (see above).  Returns 0 when the case
  * is to be left out. */
+/* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
+ * data"): MANUAL routing splits AUTO groups; a one-group port takes only
+ * groups differing in use_muon; TWO_D_ONLY resets the unused AdamW options
+ * and drops the non-2-D parameters; a port with one shared eps
+ * (MUONREF_KEY_EPS_SHARED, timm) takes the eps the case sets as both (flag
+ * SharedEps); options no key can express leave the case out; under TIMM
+ * routing the comment says where the heuristic routes a parameter unlike
+ * the threshold rule; a case refused at construction becomes an error case
+ * with the profile's message.  Returns 0 when the case is to be left out. */
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
 {
   muonref_options d;
@@ -821,9 +833,17 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   }
   for (int gi = 0; !prof->one_group && d.route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++)
     fit_branch(&c->options[gi], &d, prof, c->defaults_only);
-  int reset = 0, dropped = 0;
+  int reset = 0, dropped = 0, shared = 0;
+  for (size_t k = 0; k < prof->n_keys; k++)
+    shared |= prof->keys[k].kind == MUONREF_KEY_EPS_SHARED;
   for (int gi = 0; gi < c->n_groups; gi++) {
     muonref_options *o = &c->options[gi];
+    if (shared && o->adam_eps != o->ns_eps) { /* one eps (timm): the one the case sets is both */
+      if (o->ns_eps == d.ns_eps)
+        o->ns_eps = o->adam_eps, reset |= 2;
+      else if (o->adam_eps == d.adam_eps)
+        o->adam_eps = o->ns_eps, reset |= 2;
+    }
     if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY) { /* no fallback: its options are unused */
       muonref_options before = *o;
       o->adam_beta1 = d.adam_beta1, o->adam_beta2 = d.adam_beta2, o->adam_eps = d.adam_eps;
@@ -876,14 +896,46 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
              r.scale_cols);
     break;
   }
-  if (reset || dropped) { /* the comment was written for a port with a fallback: say what applies */
+  if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
     char was[sizeof c->comment_buf - 200];
     snprintf(was, sizeof was, "%s", c->comment); /* c->comment may be comment_buf itself */
     snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: no AdamW fallback%s%s]", was, g->profile,
-             reset ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter takes Muon" : "",
+             (reset & 1) ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter takes Muon" : "",
              dropped ? "; the parameters that are not 2-D are left out" : "");
     c->comment = c->comment_buf;
+  } else if (reset & 2) { /* the comment names one of the two eps: say that the port has one */
+    char was[sizeof c->comment_buf - 200];
+    snprintf(was, sizeof was, "%s", c->comment); /* c->comment may be comment_buf itself */
+    snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: one eps for Newton-Schulz and AdamW, %g]",
+             was, g->profile, c->options[0].ns_eps);
+    c->comment = c->comment_buf;
+    int n = 0;
+    while (n < 4 && c->flags[n])
+      n++;
+    c->flags[n] = "SharedEps";
   }
+  if (d.route_rule == MUONREF_ROUTE_TIMM && !strstr(c->comment, g->profile))
+    /* the comments speak of the threshold rule (unless written for this
+     * profile, naming it): say where the profile's heuristic differs */
+    for (int i = 0; i < c->n_params; i++) {
+      muonref_options t = c->options[c->group_of[i]];
+      muonref_route rt, rh;
+      if (muonref_route_param(&t, &c->shapes[i], &rh, NULL))
+        continue;
+      t.route_rule = MUONREF_ROUTE_THRESHOLD;
+      t.adam_dim_threshold = 8192; /* nemo's default: what the comments assume */
+      if (muonref_route_param(&t, &c->shapes[i], &rt, NULL) || rt.use_muon == rh.use_muon)
+        continue;
+      char b[128];
+      if (c->comment != c->comment_buf) {
+        snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
+        c->comment = c->comment_buf;
+      }
+      size_t used = strlen(c->comment_buf);
+      snprintf(c->comment_buf + used, sizeof c->comment_buf - used, " [profile %s: its heuristic routes %s %s to %s]",
+               g->profile, c->names[i], muonref_py_shape(b, sizeof b, c->shapes[i].dims, c->shapes[i].ndim),
+               rh.use_muon ? "Muon" : "AdamW");
+    }
   /* refused at construction: an error case with the profile's message */
   muonref_error e;
   int st = MUONREF_OK;

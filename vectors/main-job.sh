@@ -36,6 +36,7 @@ port_of() {
     torch) echo "$src/tests/torch_torch_port.py:Muon torch neutral" ;;
     moonlight) echo "$src/tests/torch_moonlight_port.py:Muon moonlight neutral" ;;
     keller) echo "$src/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam keller neutral" ;;
+    timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
   esac
 }
 have_torch=0

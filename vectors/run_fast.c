@@ -179,8 +179,14 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
   /* the fault's option values, set as a port would: on options it has
    * validated (invalid ones are refused by the optimizer as they are) */
   for (size_t g = 0; g < r.n_groups; g++)
-    if (muonref_options_validate(&r.groups[g].options, NULL) == MUONREF_OK)
+    if (muonref_options_validate(&r.groups[g].options, NULL) == MUONREF_OK) {
       muonref_fault_options(fault, &r.groups[g].options);
+      /* a default of the port, not an option value: it acts where the
+       * case leaves nesterov out (the defaults area) */
+      const json_t *oj = json_object_get(json_array_get(json_object_get(test, "groups"), g), "options");
+      if (fault == MUONREF_FAULT_NESTEROV_DEFAULT_ON && !json_object_get(oj, "nesterov"))
+        r.groups[g].options.nesterov = 1;
+    }
   if (!(opt = muonref_optimizer_create_fault(r.groups, r.n_groups, fault, err))) {
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
     goto done;

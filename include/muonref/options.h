@@ -54,12 +54,16 @@ typedef enum muonref_eps_mode {
  *   FAN_OUT:   sqrt(max(1, cols/rows))   (the same rule on (in, out) layouts)
  *   NONE:      1
  *   RMS_ADAMW: 0.2 sqrt(max(rows, cols)) (torch.optim.Muon's
- *              "match_rms_adamw", Moonlight: arXiv:2502.16982 section 2.2) */
+ *              "match_rms_adamw", Moonlight: arXiv:2502.16982 section 2.2)
+ *   RMS_TO_RMS: sqrt(rows/cols)          (timm's adjust_lr_fn "rms_to_rms",
+ *              huggingface/pytorch-image-models timm/optim/muon.py
+ *              @aa4b5850 get_lr_scale: `(out_chs / in_chs) ** 0.5`) */
 typedef enum muonref_scale_mode {
   MUONREF_SCALE_FAN_IN = 0,
   MUONREF_SCALE_FAN_OUT = 1,
   MUONREF_SCALE_NONE = 2,
-  MUONREF_SCALE_RMS_ADAMW = 3
+  MUONREF_SCALE_RMS_ADAMW = 3,
+  MUONREF_SCALE_RMS_TO_RMS = 4
 } muonref_scale_mode;
 
 /* How parameters are routed between Muon and the AdamW fallback
@@ -72,11 +76,20 @@ typedef enum muonref_scale_mode {
  *               options are unused (torch.optim.Muon)
  *   MANUAL:     the caller names each parameter's branch (use_muon TRUE or
  *               FALSE; AUTO falls back to the THRESHOLD rule: Moonlight's
- *               muon_params / adamw_params lists, Keller's groups) */
+ *               muon_params / adamw_params lists, Keller's groups)
+ *   TIMM:       use_muon TRUE or FALSE as given (TRUE needs at least two
+ *               dimensions: timm's Newton-Schulz asserts a 2-D or 3-D
+ *               input); AUTO: timm's heuristic (timm/optim/muon.py
+ *               @aa4b5850 _is_suitable_for_muon with min_dim_size 4,
+ *               max_aspect_ratio 128.0): AdamW unless at least two
+ *               dimensions exceed 1, dims[0] and dims[1] both exceed 1,
+ *               and the flattened (dims[0], product of the rest) has
+ *               min >= 4 and max / min <= 128 */
 typedef enum muonref_route_rule {
   MUONREF_ROUTE_THRESHOLD = 0,
   MUONREF_ROUTE_TWO_D_ONLY = 1,
-  MUONREF_ROUTE_MANUAL = 2
+  MUONREF_ROUTE_MANUAL = 2,
+  MUONREF_ROUTE_TIMM = 3
 } muonref_route_rule;
 
 /* Where AdamW's eps enters (spec/muon.md section 9; t = step count).
@@ -97,11 +110,18 @@ typedef enum muonref_adam_eps_mode {
  *          upper bound), ns_steps < 100 (0 runs no iteration)
  *   NONE:  the port checks nothing (Moonlight): any finite value is
  *          accepted; muonref refuses only what cannot be computed
- *          (non-finite values, ns_steps < 0, and the enum fields) */
+ *          (non-finite values, ns_steps < 0, and the enum fields)
+ *   TIMM:  timm's Muon.__init__ (timm/optim/muon.py @aa4b5850 through
+ *          _helpers._validate_scalar): lr, weight_decay >= 0, 0 <= momentum
+ *          < 1, eps (ns_eps) >= 0, "Invalid learning rate: -1.0",
+ *          "Invalid weight_decay: -0.01", "Invalid momentum: 1.0",
+ *          "Invalid epsilon: -1e-07"; ns_steps 0..MUONREF_MAX_NS_STEPS (0
+ *          runs no iteration); NaN, which timm accepts, is refused */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
   MUONREF_CATALOGUE_TORCH = 1,
-  MUONREF_CATALOGUE_NONE = 2
+  MUONREF_CATALOGUE_NONE = 2,
+  MUONREF_CATALOGUE_TIMM = 3
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -174,6 +194,20 @@ typedef enum muonref_grad_after {
   MUONREF_GRAD_AFTER_KEEP = 0,
   MUONREF_GRAD_AFTER_NESTEROV_INPUT = 1
 } muonref_grad_after;
+/* Which AdamW the fallback runs (spec/muon.md section 9; m', v' the new
+ * moments):
+ *   ADAMW:  P -= step_size m' / (sqrt(v') / sqrt_bc2 + eps)
+ *   NADAMW: the numerator is beta1 m' + (1 - beta1) g (not stored): timm's
+ *           NAdamW (timm/optim/nadamw.py @aa4b5850 _single_tensor_nadamw:
+ *           `exp_avg = exp_avg.mul(beta1).add_(grad, alpha=1 - beta1)`)
+ *   FOLLOW_NESTEROV: NADAMW when the group's nesterov is set, else ADAMW
+ *           (timm/optim/muon.py @aa4b5850 Muon.step: "use nadamw for
+ *           fallback optimizer if nesterov is enabled") */
+typedef enum muonref_adam_variant {
+  MUONREF_ADAM_ADAMW = 0,
+  MUONREF_ADAM_NADAMW = 1,
+  MUONREF_ADAM_FOLLOW_NESTEROV = 2
+} muonref_adam_variant;
 
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
@@ -250,6 +284,13 @@ typedef struct muonref_options {
   muonref_conv_mode conv_mode;         /* FLATTEN (zero), BATCHED, KELLER or TWO_D */
   muonref_missing_grad missing_grad;   /* SKIP (zero) or ZEROS */
   muonref_grad_after grad_after_step;  /* KEEP (zero) or NESTEROV_INPUT */
+  /* --- timm (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) --- */
+  double ns_safety;          /* > 0, finite; the Frobenius norm is multiplied by it before
+                                eps enters: d = max(R(R(||X||) ns_safety), ns_eps) (CLAMP) or
+                                R(R(R(||X||) ns_safety) + ns_eps) (ADD); 1.0 changes nothing.
+                                timm's safety_factor: `X.norm(...).mul(safety_factor)
+                                .clamp_(min=eps)` (zeropower_via_newtonschulz) */
+  muonref_adam_variant adam_variant; /* ADAMW (zero), NADAMW, FOLLOW_NESTEROV (timm) */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -261,6 +302,10 @@ typedef struct muonref_options {
  * ns_steps 0..99 ("Number of steps must be less than 100 for computational
  * efficiency"), then the same generalised fields.  Non-finite values are
  * rejected everywhere (stricter than torch, which accepts inf).
+ * TIMM: lr, weight_decay, momentum, ns_eps with timm's messages (see
+ * muonref_catalogue), ns_steps 0..MUONREF_MAX_NS_STEPS, then the same
+ * generalised fields.  Every catalogue: ns_safety finite and > 0 ("Invalid
+ * Newton-Schulz safety factor: 0.0"), adam_variant one of its values.
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
 MUONREF_API MUONREF_NODISCARD int muonref_options_validate(const muonref_options *o, muonref_error *err);
@@ -302,6 +347,7 @@ MUONREF_API const char *muonref_scale_format_name(muonref_scale_format f);
 MUONREF_API const char *muonref_conv_mode_name(muonref_conv_mode m);
 MUONREF_API const char *muonref_missing_grad_name(muonref_missing_grad m);
 MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
+MUONREF_API const char *muonref_adam_variant_name(muonref_adam_variant v);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

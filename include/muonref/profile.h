@@ -32,9 +32,18 @@ typedef enum muonref_key_kind {
   MUONREF_KEY_COEFF3,     /* one triple for every step (n_coeffs 1): [a, b, c];
                              another length: "Coefficients must be a tuple of
                              exactly 3 values" (torch.optim.Muon) */
-  MUONREF_KEY_ADJUST_LR   /* torch's adjust_lr_fn: null or "original" (fan_in),
+  MUONREF_KEY_ADJUST_LR,  /* torch's adjust_lr_fn: null or "original" (fan_in),
                              "match_rms_adamw" (rms_adamw); another string:
                              "Adjust learning rate function X is not supported" */
+  MUONREF_KEY_COEFF_LIST, /* timm's ns_coefficients: a list of triples [[a, b, c], ...]
+                             (n_coeffs of them; written so), one triple [a, b, c], or a
+                             preset name ("original", "quintic", ...: presets.h) */
+  MUONREF_KEY_ADJUST_LR_TIMM, /* timm's adjust_lr_fn: "original" (fan_in),
+                             "match_rms_adamw" (rms_adamw), "rms_to_rms", null (none);
+                             another string: 'Invalid scaling function "x" for Muon' */
+  MUONREF_KEY_EPS_SHARED  /* timm's eps: one value for ns_eps (the field named) and
+                             adam_eps; written from ns_eps, so options whose two eps
+                             differ are not expressible */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -78,6 +87,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_TORCH = 1,     /* torch.optim.Muon (pytorch/pytorch torch/optim/_muon.py @b5ee4d7a) */
   MUONREF_PROFILE_MOONLIGHT = 2, /* Moonlight's Muon (MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2) */
   MUONREF_PROFILE_KELLER = 3,    /* SingleDeviceMuonWithAuxAdam (KellerJordan/Muon muon.py @857d1ad) */
+  MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 
@@ -94,7 +104,7 @@ MUONREF_API const muonref_profile *muonref_profile_get(const char *name);
 
 /* The same as muonref_options_init, by name: writes the defaults of
  * profile `name` into *out.  Returns MUONREF_OK, or MUONREF_EOPTION with
- * "Unknown profile 'NAME', expected one of ('nemo', 'torch', 'moonlight')"
+ * "Unknown profile 'NAME', expected one of ('nemo', 'torch', 'moonlight', 'timm')"
  * (out untouched) when no profile has that name. */
 MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
 

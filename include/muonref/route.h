@@ -63,7 +63,11 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * zero dimension ("Invalid parameter shape (0, 4): every dimension must be at
  * least 1"), for more than MUONREF_MAX_NUMEL elements ("Invalid parameter
  * shape (...): more than 1099511627776 elements"), and for use_muon TRUE on ndim < 2
- * ("use_muon=True needs at least two dimensions, got shape (48,)"). */
+ * ("use_muon=True needs at least two dimensions, got shape (48,)"; under
+ * TIMM timm's assertion "Input must be 2D or 3D, got 1D. Flatten batch dims
+ * first.").  Under TIMM, use_muon AUTO applies timm's heuristic
+ * (options.h, MUONREF_ROUTE_TIMM) instead of the threshold; rows and cols
+ * are the same flattened view. */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
 

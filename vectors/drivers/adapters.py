@@ -107,6 +107,9 @@ NEMO_DEFAULTS = {
     'adam_dim_threshold': 8192, 'use_muon': None,
 }
 KELLER_TRIPLE = (3.4445, -4.775, 2.0315)
+# timm's default ns_coefficients "quintic" (timm/optim/muon.py @aa4b5850 _COEFFICIENTS)
+TIMM_QUINTIC = ((4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5913, 2.3037),
+                (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012))
 
 
 def nemo_routes_to_muon(shape, use_muon, threshold) -> bool:
@@ -140,6 +143,15 @@ TO_NEMO = {
         # torch.optim.Muon's own defaults where nemo's differ (a torch case that gives no lr means 1e-3)
         'defaults': {'lr': 1e-3, 'weight_decay': 0.1},
     },
+    'timm': {
+        'rename': {'lr': 'lr', 'weight_decay': 'weight_decay', 'momentum': 'momentum', 'nesterov': 'nesterov',
+                   'ns_steps': 'ns_steps', 'betas': 'adam_betas', 'fallback_lr_scale': 'adam_lr_ratio',
+                   'use_muon': 'use_muon'},
+        # Keller's triple (nemo's), timm's "original" scale (nemo's fan_in), no safety factor
+        'fixed': {'ns_coefficients': ((3.4445, -4.775, 2.0315),), 'safety_factor': 1.0, 'adjust_lr_fn': 'original'},
+        # timm's defaults where nemo's differ: its Nesterov, its fallback lr scale and eps (shared: 'eps' below)
+        'defaults': {'nesterov': False, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-7},
+    },
     'moonlight': {
         'rename': {'lr': 'lr', 'wd': 'weight_decay', 'momentum': 'momentum', 'nesterov': 'nesterov',
                    'ns_steps': 'ns_steps', 'adamw_betas': 'adam_betas', 'adamw_eps': 'adam_eps', 'use_muon': 'use_muon'},
@@ -171,6 +183,14 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
     for name, v in native(options).items():
         if name in m['rename']:
             out[m['rename'][name]] = v
+        elif profile == 'timm' and name == 'eps':
+            # one eps: nemo's adam_eps, and its Newton-Schulz eps must be nemo's fixed 1e-7
+            if v != 1e-07:
+                raise NotExpressible(f"timm option eps={v!r}: nemo's Newton-Schulz eps is fixed at 1e-07")
+            out['adam_eps'] = v
+        elif profile == 'timm' and name == 'ns_coefficients':
+            if tuple(tuple(real_value(x) for x in t) for t in v) != m['fixed'][name]:
+                raise NotExpressible(f"timm option ns_coefficients={v!r} has no nemo equivalent")
         elif name in m['fixed']:
             if v != m['fixed'][name] and not (name == 'adjust_lr_fn' and v == 'original'):
                 raise NotExpressible(f"{profile} option {name}={v!r} has no nemo equivalent")
@@ -239,6 +259,11 @@ class Adapter:
     def newton_schulz(self, fn, matrix: torch.Tensor, steps: int) -> torch.Tensor:
         """Calls the port's Newton-Schulz function on a float32 matrix."""
         return fn(matrix, steps)
+
+    def newton_schulz_of(self, profile: str, fn, matrix: torch.Tensor, steps: int) -> torch.Tensor:
+        """The Newton-Schulz call of a case of `profile` (its cases give no options: the
+        profile's defaults apply); newton_schulz unless the adapter's port needs to be told."""
+        return self.newton_schulz(fn, matrix, steps)
 
 
 class PlainAdapter(Adapter):
@@ -386,6 +411,29 @@ class TimmAdapter(Adapter):
 
     def newton_schulz(self, fn, matrix, steps):
         return fn(matrix, steps, [KELLER_TRIPLE], eps=1e-07)
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        """timm's own cases: its defaults (the quintic list, eps 1e-7, safety 1.0); any
+        other profile's: nemo's (Keller's triple)."""
+        if profile == 'timm':
+            return fn(matrix, steps, [tuple(t) for t in TIMM_QUINTIC], eps=1e-07)
+        return self.newton_schulz(fn, matrix, steps)
+
+    def construct_native(self, cls, groups):
+        """A timm vector: every group's options by timm's names (ns_coefficients a list of
+        triples, betas a pair, use_muon only when given) in its group dict; the first
+        group's, but use_muon (a group key only), also into the constructor."""
+        def entry(o):
+            o = dict(o)
+            if 'ns_coefficients' in o and not isinstance(o['ns_coefficients'], str):
+                o['ns_coefficients'] = [tuple(real_value(x) for x in t) if isinstance(t, (list, tuple)) else t
+                                        for t in o['ns_coefficients']]
+            if o.get('use_muon', 0) is None:
+                del o['use_muon']
+            return o
+        kwargs = entry(groups[0][0])
+        kwargs.pop('use_muon', None)
+        return cls([dict(entry(o), params=p) for o, p in groups], **kwargs)
 
 
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter())}

@@ -296,7 +296,7 @@ class Runner:
     def ns(self, x: torch.Tensor, steps: int) -> torch.Tensor:
         if self.ns_fn is None:
             raise RuntimeError("no Newton-Schulz function (give --ns-function)")
-        out = self.adapter.newton_schulz(self.ns_fn, x.clone(), steps)
+        out = self.adapter.newton_schulz_of(self.profile, self.ns_fn, x.clone(), steps)
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"the Newton-Schulz function returned {type(out).__name__}, not a tensor")
         return out
