@@ -76,6 +76,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
   [MUONREF_FAULT_FAN_IN_AS_RMS] = {"fan_in_as_rms", "0.2 sqrt(max(rows, cols)) where the profile scales by the fan_in "
                                    "factor sqrt(max(1, rows/cols))",
                                    "Moonlight's match-AdamW-RMS rule in Keller's place (bug-reports B08)"},
+  [MUONREF_FAULT_CACHED_GROUP_OPTIONS] = {"cached_group_options", "lr, momentum, weight_decay and betas read once at "
+                                          "construction: changes a scheduler makes in param_groups between steps are "
+                                          "ignored (the harness does not apply a step's setOptions)",
+                                          "ports that copy group options into per-parameter state or closures at "
+                                          "__init__ (a scheduler's lr then never reaches the update)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)

@@ -68,6 +68,8 @@ enum {
   MUONREF_FAULT_ADAM_EPS_CORRECTED,
   MUONREF_FAULT_ND_FLATTENED,
   MUONREF_FAULT_FAN_IN_AS_RMS,
+  /* faults a learning-rate scheduler exposes (spec/vectors.md 2.8) */
+  MUONREF_FAULT_CACHED_GROUP_OPTIONS,
   MUONREF_FAULT_COUNT
 };
 
