@@ -245,6 +245,27 @@ class Runner:
         return self.adapter.build(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
                                                   [params[i] for i in g['params']]) for g in groups])
 
+    def set_step_options(self, opt, case: Dict[str, Any], k: int, params: List[torch.nn.Parameter],
+                         current: List[Dict[str, Any]]) -> None:
+        """Before step k: the step's "setOptions" (format 2, spec/vectors.md 2.8), set as a
+        scheduler sets them: `opt.param_groups[j][key] = value` in every param group that holds
+        the vector group's parameters, under the port's names (Adapter.set_options).  `current`
+        holds each vector group's options as last set (the case's "options" at first) and is
+        updated.  A file of format 1 has no such member: nothing is set."""
+        changes = case['steps'][k].get('setOptions') if k < len(case.get('steps', [])) else None
+        if changes is None:
+            return
+        groups = case['groups']
+        if not isinstance(changes, list) or len(changes) != len(groups):
+            raise ValueError(f"steps[{k}].setOptions: expected a list of {len(groups)} objects, one per group")
+        for gi, (g, change) in enumerate(zip(groups, changes)):
+            if not isinstance(change, dict):
+                raise ValueError(f"steps[{k}].setOptions[{gi}]: expected an object of option values")
+            if not change:
+                continue
+            current[gi].update(change)
+            self.adapter.set_options(opt, [params[i] for i in g['params']], self.profile, current[gi], list(change))
+
     def decode_step_inputs(self, case: Dict[str, Any]):
         """Everything a step case needs, decoded before the implementation is called."""
         inits = [as_f32(decode_tensor(p['init'], f"params[{i}].init")) for i, p in enumerate(case['params'])]
@@ -266,7 +287,9 @@ class Runner:
         opt = self.build(case, params)
         counts = [0] * len(params)
         round_trip = case.get('roundTripAfter')
+        current = [dict(g.get('options', {})) for g in case['groups']]
         for k, grads in enumerate(steps):
+            self.set_step_options(opt, case, k, params, current)
             for p, g in zip(params, grads):
                 p.grad = None if g is None else g.clone()
             opt.step()
