@@ -968,8 +968,8 @@ static int entry_ok(ctx *c, const json_t *e)
 
 int muonref_results_file_validate(const json_t *j, const char *file, muonref_error *err)
 {
-  static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "platform", "torch", "cpu",
-                                    "distributed", NULL};
+  static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "lifecycle", "platform", "torch",
+                                    "cpu", "distributed", NULL};
   ctx c = {file, "", err};
   if (!json_is_object(j))
     return failv(&c, "the file must hold a JSON object");
@@ -986,6 +986,10 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
   if (mode && !(json_is_string(mode) && (!strcmp(json_string_value(mode), "raw") ||
                                          !strcmp(json_string_value(mode), "neutral"))))
     return failv(&c, "member \"mode\" must be \"raw\" or \"neutral\" (the driver's --mode)");
+  const json_t *lc = json_object_get(j, "lifecycle");
+  if (lc && !(json_is_string(lc) && (!strcmp(json_string_value(lc), "assign") ||
+                                     !strcmp(json_string_value(lc), "training-loop"))))
+    return failv(&c, "member \"lifecycle\" must be \"assign\" or \"training-loop\" (the driver's --lifecycle)");
   if (plat && !json_is_object(plat))
     return failv(&c, "member \"platform\" must be an object of probe findings (name: value)");
   const char *pk;
