@@ -93,8 +93,12 @@ typedef struct gen_ctx {
  * remaining jobs then run on the calling thread). */
 int gen_run_jobs(gen_ctx *const *ctx, size_t n, int threads);
 
-/* The options group gi of case c runs step k with: c->options[gi], with
- * the scheduled values of c->sched[k][gi] when c->has_schedule. */
+/* The options group gi (0 <= gi < c->n_groups) of case c runs step k
+ * (0 <= k < c->n_steps) with, returned by value: c->options[gi], with lr,
+ * momentum, weight_decay and the AdamW betas of c->sched[k][gi] when
+ * c->has_schedule (spec/vectors.md 2.8: what a scheduler set in
+ * param_groups before step k).  No errors; indices are the caller's to
+ * keep in range. */
 muonref_options gen_step_options(const gen_step_case *c, int k, int gi);
 
 /* Starts a test group of `kind` in the current file. */
