@@ -108,6 +108,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                     "profile divides by max(safety ||X||, eps)",
                                     "timm/optim/muon.py @aa4b5850 zeropower_via_newtonschulz `.mul(safety_factor)`; "
                                     "Keller's normalisation, which has no such factor"},
+  [MUONREF_FAULT_CACHED_GROUP_OPTIONS] = {"cached_group_options", "lr, momentum, weight_decay and betas read once at "
+                                          "construction: changes a scheduler makes in param_groups between steps are "
+                                          "ignored (the harness does not apply a step's setOptions)",
+                                          "ports that copy group options into per-parameter state or closures at "
+                                          "__init__ (a scheduler's lr then never reaches the update)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)

@@ -77,6 +77,8 @@ enum {
   MUONREF_FAULT_NADAMW_AS_ADAMW,
   MUONREF_FAULT_EPS_SPLIT,
   MUONREF_FAULT_SAFETY_IGNORED,
+  /* faults a learning-rate scheduler exposes (spec/vectors.md 2.8) */
+  MUONREF_FAULT_CACHED_GROUP_OPTIONS,
   MUONREF_FAULT_COUNT
 };
 

@@ -215,6 +215,35 @@ mutant('run_on_invalid_case', ov_file, lambda d: ov(d, ov_err).update(result='in
        'expected.run belongs to an "acceptable"')
 
 
+# format 2 (spec/vectors.md 2.8): steps that set options, and what they may set
+sc_file = 'nemo_schedule.json'
+
+
+def sc(doc):
+    return doc['testGroups'][0]['tests'][0]
+
+
+sc_tc = f"tcId {sc(load(sc_file))['tcId']}"
+mutant('set_options_in_format_1', step_file, lambda d: st(d)['steps'][0].update(setOptions=[{'lr': 0.01}]), tc,
+       'unknown member "setOptions"')
+mutant('format_2_schema_v1', sc_file, lambda d: d.update(schema='muonref-vectors-v1'),
+       'member "schema" must be "muonref-vectors-v2" (formatVersion 2)')
+mutant('format_version_3', sc_file, lambda d: d.update(formatVersion=3), 'formatVersion" must be 1 or 2')
+mutant('set_options_not_schedulable', sc_file, lambda d: sc(d)['steps'][0]['setOptions'][0].update(nesterov=False),
+       sc_tc, 'steps[0].setOptions[0]', 'option "nesterov" cannot be changed between steps')
+mutant('set_options_unknown_name', sc_file, lambda d: sc(d)['steps'][0]['setOptions'][0].update(wd=0.1),
+       sc_tc, 'steps[0].setOptions[0]', 'unknown option "wd" (profile nemo)')
+mutant('set_options_wrong_type', sc_file, lambda d: sc(d)['steps'][1]['setOptions'][0].update(lr='fast'),
+       sc_tc, 'steps[1].setOptions[0]', 'option "lr" must be a number')
+mutant('set_options_invalid_value', sc_file, lambda d: sc(d)['steps'][2]['setOptions'][0].update(momentum=1.5),
+       sc_tc, 'steps[2].setOptions[0]', 'a "valid" test must run every step with valid options')
+mutant('set_options_count', sc_file, lambda d: sc(d)['steps'][0]['setOptions'].append({}),
+       sc_tc, 'steps[0].setOptions must be an array of 1 objects, one per group')
+mutant('set_options_entry_null', sc_file, lambda d: sc(d)['steps'][0]['setOptions'].__setitem__(0, None),
+       sc_tc, 'steps[0].setOptions[0] must be an object')
+mutant('set_options_with_round_trip', sc_file, lambda d: sc(d).update(roundTripAfter=2),
+       sc_tc, 'a test with "setOptions" has no "roundTripAfter"')
+
 # ---- results files: validated completely before judging
 def results(name, entries, *fragments, top=None):
     doc = {'implementation': 'test', 'nsFormat': 'fp32', 'results': entries}

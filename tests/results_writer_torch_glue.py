@@ -58,3 +58,7 @@ def export_state():
 
 def import_state(saved):
     _opt.load_state_dict(saved)
+
+
+def set_options(index, options):  # a scheduler's change (format 2): the group dict, as torch's schedulers do
+    _opt.param_groups[index].update(options)

@@ -145,6 +145,31 @@ check('round trip run', res[2]['params'] == [T(0.0)] and saved == [1, 'S'])
 check('no ns callback: skipped', 'newton_schulz' in res[3].get('skipped', ''))
 check('no state callback: no state', 'state' not in res[1])
 
+# steps that set options (format 2): the callback gets the group index and the changed options
+sched = [('unit.json', {'testGroups': [{'kind': 'step', 'tests': [
+    {'tcId': 6, 'groups': [{'options': {'lr': 0.5}, 'params': [0]}, {'options': {'lr': 0.25}, 'params': [1]}],
+     'params': [{'name': 'w', 'init': T(1.0)}, {'name': 'b', 'init': T(1.0)}],
+     'steps': [{'grads': [T(1.0), T(1.0)]},
+               {'grads': [T(1.0), T(1.0)], 'setOptions': [{}, {'lr': '-inf'}]},
+               {'grads': [T(1.0), T(1.0)], 'setOptions': [{'lr': 1}, {}]}]}]}]})]
+calls = []
+
+
+def set_lr(index, options):
+    calls.append((index, options))
+    for q, g in enumerate((0, 1)):
+        if g == index:
+            port.lr[q] = options['lr']
+
+
+res = {r['tcId']: r for r in rw.run_vectors(sched, make_optimizer=port.make_optimizer, step=port.step,
+                                              params=port.params, set_options=set_lr)}
+check('set_options: called per changed group, options read', calls == [(1, {'lr': -math.inf}), (0, {'lr': 1.0})])
+check('set_options: later steps use them', res[6]['params'][0] == T(-1.0))  # 1 - 0.5 - 0.5 - 1
+res = {r['tcId']: r for r in rw.run_vectors(sched, make_optimizer=port.make_optimizer, step=port.step,
+                                              params=port.params)}
+check('set_options missing: skipped with the reason', 'set_options callback' in res[6].get('skipped', ''))
+
 # write_results and the command line refuse what they cannot use
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, 'v.json')

@@ -1,5 +1,6 @@
 /* muonref: the parts of a vector case (see case.h). */
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -236,6 +237,40 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
   if (k->branch == MUONREF_KEY_ADAM_ONLY)
     return use_muon != MUONREF_USE_MUON_TRUE;
   return 1;
+}
+
+/* Whether key k sets an option a scheduler may change between steps. */
+static int schedulable(const muonref_option_key *k)
+{
+  return k->offset == offsetof(muonref_options, lr) || k->offset == offsetof(muonref_options, momentum) ||
+         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS;
+}
+
+int muonref_case_step_options(const json_t *set, const char *profile, muonref_options *o, const char *where,
+                              muonref_error *err)
+{
+  const char *key;
+  json_t *v;
+  const muonref_profile *p = muonref_profile_get(profile);
+  if (!p)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown profile '%s'", where, profile);
+  if (!json_is_object(set))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s must be an object of option values ({} when the group keeps its "
+                        "options)", where);
+  json_object_foreach((json_t *)set, key, v) {
+    size_t i = 0;
+    while (i < p->n_keys && strcmp(key, p->keys[i].name))
+      i++;
+    if (i == p->n_keys)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown option \"%s\" (profile %s)", where, key, profile);
+    if (!schedulable(&p->keys[i]))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: option \"%s\" cannot be changed between steps (format 2 "
+                          "allows the options setting lr, momentum, weight_decay and the AdamW betas)", where, key);
+    int st = set_key(o, &p->keys[i], v, where, err);
+    if (st)
+      return st;
+  }
+  return MUONREF_OK;
 }
 
 static json_t *key_json(const muonref_options *o, const muonref_option_key *k)

@@ -21,6 +21,19 @@
 int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
                          muonref_error *err);
 
+/* Applies one group's entry of a step's "setOptions" (format v2,
+ * spec/vectors.md 2.8) to *o, the options that group ran its previous step
+ * with: each member, named as the profile's port names it, sets its field
+ * through the same key table as muonref_case_options.  Only the options a
+ * scheduler changes may appear: those setting lr, momentum, weight_decay
+ * or the AdamW betas.  Errors (*o may then be partly written):
+ * MUONREF_EFORMAT naming `where` and the member for `set` not an object,
+ * a member the profile does not have, one that is not schedulable, or a
+ * value of the wrong JSON type.  Range checks are the caller's
+ * (muonref_options_validate). */
+int muonref_case_step_options(const json_t *set, const char *profile, muonref_options *o, const char *where,
+                              muonref_error *err);
+
 /* The options object of o under the port names of `profile` (every key
  * of its table, in the table's order; new reference; an empty object for
  * an unknown profile).  Fields no key names are not written: the reader

@@ -329,6 +329,8 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   c->orders_all = ~0u;
   const char *mode = json_string_value(json_object_get(j, "mode"));
   snprintf(c->mode, sizeof c->mode, "%s", mode ? mode : "");
+  const char *lifecycle = json_string_value(json_object_get(j, "lifecycle"));
+  snprintf(c->lifecycle, sizeof c->lifecycle, "%s", lifecycle ? lifecycle : "");
   const json_t *plat = json_object_get(j, "platform");
   if (plat && !json_is_object(plat) && !st)
     st = muonref_fail(err, MUONREF_EFORMAT, "%s: member \"platform\" must be an object (name: finding)", path);
@@ -429,6 +431,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     fprintf(out, "mode: %s%s\n", c->mode,
             !strcmp(c->mode, "neutral") ? " (bf16 operations computed in binary32 and rounded once: the port's logic, "
                                           "not the platform's arithmetic)" : "");
+  if (!strcmp(c->lifecycle, "training-loop"))
+    fprintf(out, "lifecycle: training-loop (zero_grad(set_to_none=True), gradients accumulated in .grad over two "
+                 "micro-batches, step(closure))\n");
   if (c->platform[0])
     fprintf(out, "platform (driver probe): %s\n", c->platform);
   fprintf(out, "implementation: %s; Newton-Schulz in %s\n", c->impl_name, c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");

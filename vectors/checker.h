@@ -56,6 +56,7 @@ typedef struct muonref_checker {
   char order_break[256];    /* the first case that no order shared with the
                                earlier ones, or "" */
   char mode[32];            /* results mode: the driver's "mode" ("raw", "neutral") or "" */
+  char lifecycle[32];       /* results lifecycle: the driver's "lifecycle" ("assign", "training-loop") or "" */
   char platform[1024];      /* results mode: the driver's "platform" findings, one line */
   json_t *baseline;         /* known failures "file#tcId" -> true, or NULL */
   long known, fixed;        /* failures listed in the baseline; baseline cases now passing */

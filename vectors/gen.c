@@ -49,6 +49,10 @@ static const struct {
   /* new areas go last: an area's seed is its index here */
   {"defaults", gen_area_defaults, "Cases that give no options (format v2): the profile's own constructor defaults "
                                   "apply, so a port whose default differs fails (spec/vectors.md 3.1)."},
+  {"schedule", gen_area_schedule, "Options changed in param_groups between steps, as a learning-rate scheduler does "
+                                  "(format v2, member \"setOptions\" of a step): lr warm-up and decay down to 0, a "
+                                  "weight-decay change, a momentum change (the buffer stays, beta changes) and AdamW "
+                                  "betas, on Muon and AdamW groups (spec/vectors.md 2.8)."},
   {"conv", gen_area_conv, "Muon parameters of more than two dimensions: the flattened matrix or a batch of its "
                           "trailing matrices, and the shape the scale factor comes from (sections 2, 5); a missing "
                           "gradient among random ones (section 3)."},
@@ -59,18 +63,18 @@ static const struct {
  * Everything else about a profile is its row in core/profile.c. */
 static const struct {
   const char *profile;
-  const char *const areas[16];
+  const char *const areas[24];
 } PROFILE_AREAS[] = {
   {"nemo", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "sharded", "sharded_tp", "overflow", "defaults", NULL}},
+            "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", NULL}},
   {"torch", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-             "errors", "overflow", "defaults", NULL}},
+             "errors", "overflow", "defaults", "schedule", NULL}},
   {"moonlight", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-                 "state", "errors", "overflow", "defaults", NULL}},
+                 "state", "errors", "overflow", "defaults", "schedule", NULL}},
   {"keller", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-              "state", "errors", "overflow", "defaults", "conv", NULL}},
+              "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"timm", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "overflow", "defaults", NULL}},
+            "errors", "overflow", "defaults", "schedule", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -132,6 +136,13 @@ static const flag_note NOTES[] = {
   {"Defaults", "BASIC", "the case gives no options: the port's own constructor defaults apply (the profile's, "
    "core/profile.c)", "a port whose default differs (Nesterov, lr, weight decay, betas, eps, coefficients) fails "
    "here although every case that states its options passes", {"spec/vectors.md section 3.1"}, {NULL}},
+  {"Schedule", "BASIC", "lr, weight_decay, momentum or the AdamW betas are set in optimizer.param_groups between "
+   "steps (a step's \"setOptions\"): every later step uses the new values", "a port that caches its options at "
+   "construction (or per parameter at its first step) keeps stepping with the old ones",
+   {"spec/vectors.md section 2.8"}, {"cached_group_options"}},
+  {"ScheduleMomentum", "EDGE_CASE", "the momentum factor changes mid-run: the buffer is kept and the new beta "
+   "multiplies it from the next step on", "a port that resets the buffer, or keeps the old beta, differs from that "
+   "step on", {"spec/vectors.md section 2.8", "spec/muon.md section 6"}, {"cached_group_options"}},
   {"RmsAdamw", "BASIC", "the rms_adamw shape factor 0.2 sqrt(max(rows, cols)) (torch.optim.Muon adjust_lr_fn "
    "\"match_rms_adamw\"; Moonlight)", "the fan_in factor sqrt(max(1, rows/cols)), or the 0.2 left out",
    {"spec/muon.md section 5", "spec/profiles/torch.md section 4", "bug-reports B08"},
@@ -349,8 +360,20 @@ static json_t *file_json(const char *profile, const char *area, const char *head
                          long n_tests)
 {
   json_t *f = json_object(), *gen = json_object(), *h = json_array();
-  json_object_set_new(f, "schema", json_string("muonref-vectors-v1"));
-  json_object_set_new(f, "formatVersion", json_integer(1));
+  /* format 2 only where a step sets options (spec/vectors.md 2.8): a
+   * reader of format 1 must refuse such a file rather than ignore the
+   * changes; every other file stays format 1, byte for byte */
+  int v2 = 0;
+  for (size_t gi = 0; gi < json_array_size(groups); gi++) {
+    const json_t *ts = json_object_get(json_array_get(groups, gi), "tests");
+    for (size_t t = 0; t < json_array_size(ts); t++) {
+      const json_t *steps = json_object_get(json_array_get(ts, t), "steps");
+      for (size_t k = 0; k < json_array_size(steps); k++)
+        v2 |= json_object_get(json_array_get(steps, k), "setOptions") != NULL;
+    }
+  }
+  json_object_set_new(f, "schema", json_string(v2 ? "muonref-vectors-v2" : "muonref-vectors-v1"));
+  json_object_set_new(f, "formatVersion", json_integer(v2 ? 2 : 1));
   json_object_set_new(gen, "name", json_string("muonref"));
   json_object_set_new(gen, "version", json_string(PACKAGE_VERSION));
   char ref[256];

@@ -16,6 +16,11 @@ typedef struct gen_rng { uint64_t s; } gen_rng;
 uint64_t gen_next(gen_rng *r);
 double gen_normal(gen_rng *r);
 
+/* The options a scheduler may change between steps (format v2,
+ * spec/vectors.md 2.8): the values in effect for one group at one step.
+ * Every other option stays the group's constructor value. */
+typedef struct gen_sched { double lr, momentum, weight_decay, adam_beta1, adam_beta2; } gen_sched;
+
 /* A test under construction (kind "step" or "error"): parameters and
  * groups and steps, kept as arrays until gen_step_finish writes the JSON. */
 #define GEN_MAX_PARAMS 8
@@ -44,6 +49,11 @@ typedef struct gen_step_case {
                                     spec/vectors.md 2.6), or NULL */
   int defaults_only;             /* step cases: write no option but use_muon (the
                                     port's own constructor defaults apply) */
+  int has_schedule;              /* step cases: sched[][] holds per-step option
+                                    values (format v2, spec/vectors.md 2.8) */
+  gen_sched sched[GEN_MAX_STEPS][GEN_MAX_PARAMS]; /* [k][gi]: the values group gi
+                                    runs step k with (set in param_groups before
+                                    that step); with has_schedule only */
   char comment_buf[512];         /* the comment as fitted to a profile */
   char error_buf[512];           /* the message of a case the profile refuses */
 } gen_step_case;
@@ -82,6 +92,14 @@ typedef struct gen_ctx {
  * caller).  Returns 0, or -1 when a thread could not be started (the
  * remaining jobs then run on the calling thread). */
 int gen_run_jobs(gen_ctx *const *ctx, size_t n, int threads);
+
+/* The options group gi (0 <= gi < c->n_groups) of case c runs step k
+ * (0 <= k < c->n_steps) with, returned by value: c->options[gi], with lr,
+ * momentum, weight_decay and the AdamW betas of c->sched[k][gi] when
+ * c->has_schedule (spec/vectors.md 2.8: what a scheduler set in
+ * param_groups before step k).  No errors; indices are the caller's to
+ * keep in range. */
+muonref_options gen_step_options(const gen_step_case *c, int k, int gi);
 
 /* Starts a test group of `kind` in the current file. */
 void gen_group(gen_ctx *g, const char *kind);
@@ -129,5 +147,8 @@ void gen_area_defaults(gen_ctx *g);
 /* Muon parameters of more than two dimensions: batched or flattened, the
  * shape of the scale factor; a missing gradient among random ones. */
 void gen_area_conv(gen_ctx *g);
+/* lr, weight_decay, momentum and AdamW betas changed in param_groups
+ * between steps, as a scheduler does (format v2, spec/vectors.md 2.8). */
+void gen_area_schedule(gen_ctx *g);
 
 #endif

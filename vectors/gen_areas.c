@@ -1536,3 +1536,133 @@ void gen_area_conv(gen_ctx *g)
     gen_add_step(g, &c);
   }
 }
+
+/* ---- schedule: options changed between steps (format v2, spec/vectors.md 2.8) ----
+ * A scheduler sets lr, weight_decay, momentum (and an AdamW group's betas)
+ * in optimizer.param_groups before a step; the step and every later one
+ * use the new values, and the state (momentum buffer, moments, step
+ * counts) is kept.  Each case states the values of every step. */
+
+/* Starts the schedule of c: every step runs with its groups' options. */
+static void sched_begin(gen_step_case *c)
+{
+  c->has_schedule = 1;
+  for (int k = 0; k < GEN_MAX_STEPS; k++)
+    for (int gi = 0; gi < c->n_groups; gi++)
+      c->sched[k][gi] = (gen_sched){c->options[gi].lr, c->options[gi].momentum, c->options[gi].weight_decay,
+                                    c->options[gi].adam_beta1, c->options[gi].adam_beta2};
+}
+
+/* Group gi's value of `field` (an offset into gen_sched) is v from step k on. */
+#define SCHED_SET(c, k, gi, field, v)                                                                                 \
+  do {                                                                                                                \
+    for (int k_ = (k); k_ < GEN_MAX_STEPS; k_++)                                                                      \
+      (c)->sched[k_][gi].field = (v);                                                                                 \
+  } while (0)
+
+void gen_area_schedule(gen_ctx *g)
+{
+  gen_group(g, "step");
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    begin(&c, "lr warm-up 0.005, 0.01, 0.02 over the first three steps (set before each), then decayed to 0.01; "
+              "a wide (16, 32) matrix and a bias, weight decay 0.1 (decay 1 - lr wd follows the lr)", &o);
+    int w = param(g, &c, "wide", shape2(16, 32), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
+    for (int k = 0; k < 4; k++)
+      grad_normal(g, &c, k, w, 1.0), grad_normal(g, &c, k, b, 1.0);
+    sched_begin(&c);
+    SCHED_SET(&c, 0, 0, lr, 0.005);
+    SCHED_SET(&c, 1, 0, lr, 0.01);
+    SCHED_SET(&c, 2, 0, lr, 0.02);
+    SCHED_SET(&c, 3, 0, lr, 0.01);
+    flags(&c, "Schedule", "WeightDecay", NULL);
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    begin(&c, "lr decayed 0.02, 0.01, then 0 at step 3 (the parameters stay; the momentum buffer, the AdamW moments "
+              "and the step counts still advance), then 0.01 again; a tall (32, 16) matrix and a bias, weight decay 0.1", &o);
+    int t = param(g, &c, "tall", shape2(32, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int k = 0; k < 4; k++)
+      grad_normal(g, &c, k, t, 1.0), grad_normal(g, &c, k, b, 1.0);
+    sched_begin(&c);
+    SCHED_SET(&c, 1, 0, lr, 0.01);
+    SCHED_SET(&c, 2, 0, lr, 0.0);
+    SCHED_SET(&c, 3, 0, lr, 0.01);
+    flags(&c, "Schedule", "WeightDecay", NULL);
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    begin(&c, "weight decay 0 for two steps, then 0.1, then 0.05; the bias has no gradient at step 3 (it is neither "
+              "decayed nor stepped there); a (16, 16) matrix and a bias", &o);
+    int s = param(g, &c, "square", shape2(16, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int k = 0; k < 4; k++) {
+      grad_normal(g, &c, k, s, 1.0);
+      if (k != 2)
+        grad_normal(g, &c, k, b, 1.0);
+    }
+    sched_begin(&c);
+    SCHED_SET(&c, 2, 0, weight_decay, 0.1);
+    SCHED_SET(&c, 3, 0, weight_decay, 0.05);
+    flags(&c, "Schedule", "WeightDecay", "MissingGradient");
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    begin(&c, "momentum 0.95 for two steps, then 0.5, then 0.9: the buffer is kept and the new beta multiplies it "
+              "(Nesterov input G + beta M with the new beta); a tall (24, 8) and a wide (8, 24) matrix", &o);
+    int t = param(g, &c, "tall", shape2(24, 8), 0), w = param(g, &c, "wide", shape2(8, 24), 0);
+    for (int k = 0; k < 4; k++)
+      grad_normal(g, &c, k, t, 1.0), grad_normal(g, &c, k, w, 1.0);
+    sched_begin(&c);
+    SCHED_SET(&c, 2, 0, momentum, 0.5);
+    SCHED_SET(&c, 3, 0, momentum, 0.9);
+    flags(&c, "Schedule", "ScheduleMomentum", NULL);
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.05);
+    begin(&c, "two groups scheduled apart: the first (a (16, 32) matrix) decays its lr 0.02, 0.01, 0.005 and its "
+              "momentum to 0.9; the second (a bias and a (16, 8) matrix forced to AdamW) warms its lr up 0.01, 0.02, "
+              "0.04, changes its weight decay to 0.1 and its AdamW betas to (0.8, 0.99)", &o);
+    int w = param(g, &c, "hidden", shape2(16, 32), 0);
+    c.n_groups = 2;
+    c.options[1] = base(g, 0.01, 0.05);
+    c.options[1].use_muon = MUONREF_USE_MUON_FALSE;
+    int b = param(g, &c, "bias", (muonref_shape){1, {16}}, 1), e = param(g, &c, "emb", shape2(16, 8), 1);
+    for (int k = 0; k < 3; k++)
+      grad_normal(g, &c, k, w, 1.0), grad_normal(g, &c, k, b, 1.0), grad_normal(g, &c, k, e, 1.0);
+    sched_begin(&c);
+    SCHED_SET(&c, 1, 0, lr, 0.01);
+    SCHED_SET(&c, 2, 0, lr, 0.005);
+    SCHED_SET(&c, 2, 0, momentum, 0.9);
+    SCHED_SET(&c, 1, 1, lr, 0.02);
+    SCHED_SET(&c, 2, 1, lr, 0.04);
+    SCHED_SET(&c, 1, 1, weight_decay, 0.1);
+    SCHED_SET(&c, 2, 1, adam_beta1, 0.8);
+    SCHED_SET(&c, 2, 1, adam_beta2, 0.99);
+    flags(&c, "Schedule", "ScheduleMomentum", "AdamW");
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    begin(&c, "AdamW betas (0.9, 0.95) changed to (0.5, 0.999) before step 3 (bias correction 1 - beta^t with the new "
+              "betas and the kept step count) and lr 0.02 to 0.01 before step 2; a (8, 16) matrix and a bias", &o);
+    int m = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {8}}, 0);
+    for (int k = 0; k < 3; k++)
+      grad_normal(g, &c, k, m, 1.0), grad_normal(g, &c, k, b, 1.0);
+    sched_begin(&c);
+    SCHED_SET(&c, 1, 0, lr, 0.01);
+    SCHED_SET(&c, 2, 0, adam_beta1, 0.5);
+    SCHED_SET(&c, 2, 0, adam_beta2, 0.999);
+    flags(&c, "Schedule", "AdamW", NULL);
+    gen_add_step(g, &c);
+  }
+}

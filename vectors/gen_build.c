@@ -102,6 +102,29 @@ static void gen_fail(gen_ctx *g, const char *comment, const muonref_error *e)
 
 /* ---- step cases ---- */
 
+muonref_options gen_step_options(const gen_step_case *c, int k, int gi)
+{
+  muonref_options o = c->options[gi];
+  if (c->has_schedule) {
+    const gen_sched *v = &c->sched[k][gi];
+    o.lr = v->lr, o.momentum = v->momentum, o.weight_decay = v->weight_decay;
+    o.adam_beta1 = v->adam_beta1, o.adam_beta2 = v->adam_beta2;
+  }
+  return o;
+}
+
+/* The options of group gi with the largest lr and momentum any step of c
+ * runs with: the tolerance's bounds grow with both (spec/vectors.md 5.1). */
+static muonref_options envelope_options(const gen_step_case *c, int gi)
+{
+  muonref_options o = c->options[gi];
+  for (int k = 0; c->has_schedule && k < c->n_steps; k++) {
+    o.lr = fmax(o.lr, c->sched[k][gi].lr);
+    o.momentum = fmax(o.momentum, c->sched[k][gi].momentum);
+  }
+  return o;
+}
+
 typedef struct sim {
   float *p[GEN_MAX_PARAMS];
   muonref_param_state st[GEN_MAX_PARAMS];
@@ -139,7 +162,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
   for (int k = 0; k < c->n_steps; k++)
     for (int i = 0; i < c->n_params; i++) {
       const float *gr = c->grads[k][i];
-      muonref_options o = c->options[c->group_of[i]];
+      muonref_options o = gen_step_options(c, k, c->group_of[i]); /* as set in param_groups before step k */
       if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
         continue; /* skipped; under ZEROS the reference steps with a zero gradient */
       o.ns_format = format;
@@ -248,7 +271,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   json_t *t = json_object(), *atol = json_array(), *satol = json_array(), *urel = json_array();
   int max_steps = 0, any_rel = 0;
   for (int i = 0; i < c->n_params; i++) {
-    const muonref_options *o = &c->options[c->group_of[i]];
+    const muonref_options env = envelope_options(c, c->group_of[i]), *o = &env;
     muonref_route r = {0};
     MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL));
     double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0;
@@ -304,6 +327,34 @@ static json_t *group_options_json(const gen_step_case *c, int gi, const char *pr
   return j;
 }
 
+/* A step's "setOptions" (format v2, spec/vectors.md 2.8): per group, the
+ * options under the profile's names whose value at step k differs from the
+ * one in effect before it (the group's "options" for k = 0); NULL when no
+ * group changes at step k. */
+static json_t *set_options_json(const gen_step_case *c, int k, const char *profile)
+{
+  if (!c->has_schedule)
+    return NULL;
+  json_t *set = json_array();
+  int any = 0;
+  for (int gi = 0; gi < c->n_groups; gi++) {
+    muonref_options now = gen_step_options(c, k, gi), before = k ? gen_step_options(c, k - 1, gi) : c->options[gi];
+    json_t *a = muonref_case_options_json(&now, profile), *b = muonref_case_options_json(&before, profile);
+    json_t *diff = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach(a, key, v)
+      if (!json_equal(v, json_object_get(b, key)))
+        json_object_set(diff, key, v);
+    any |= json_object_size(diff) > 0;
+    json_array_append_new(set, diff);
+    json_decref(a), json_decref(b);
+  }
+  if (!any)
+    json_decref(set), set = NULL;
+  return set;
+}
+
 static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
 {
   json_t *groups = json_array(), *params = json_array(), *steps = json_array();
@@ -336,6 +387,9 @@ static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
       json_array_append_new(gl, gr);
     }
     json_object_set_new(st, "grads", gl);
+    json_t *set = set_options_json(c, k, profile);
+    if (set)
+      json_object_set_new(st, "setOptions", set);
     json_array_append_new(steps, st);
   }
   json_object_set_new(t, "groups", groups);
@@ -527,7 +581,6 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
     if (muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon)
       continue;
     muonref_muon_plan pl;
-    muonref_muon_plan_make(o, &r, &pl);
     size_t n = r.numel;
     double *m = calloc(n, sizeof *m), *u = malloc(n * sizeof *u);
     if (!m || !u) {
@@ -538,6 +591,8 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
       const float *gr = c->grads[k][i];
       if (!gr)
         continue;
+      muonref_options ok = gen_step_options(c, k, c->group_of[i]); /* a scheduled momentum changes beta */
+      muonref_muon_plan_make(&ok, &r, &pl);
       for (size_t e = 0; e < n; e++) {
         m[e] = pl.mom_keep * m[e] + pl.mom_grad * gr[e];
         u[e] = pl.nesterov ? pl.in_grad * gr[e] + pl.in_mom * m[e] : m[e];
@@ -756,6 +811,8 @@ static void split_auto_groups(gen_step_case *c)
         adam_group = c->n_groups++;
         c->options[adam_group] = *o;
         c->options[adam_group].use_muon = MUONREF_USE_MUON_FALSE;
+        for (int k = 0; k < c->n_steps; k++) /* the scheduler sets both halves alike */
+          c->sched[k][adam_group] = c->sched[k][gi];
       }
       c->group_of[i] = adam_group;
     }
@@ -830,6 +887,9 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     a.use_muon = c->options[0].use_muon;
     if (!options_equal(&a, &c->options[0]))
       return 0; /* the port has one group: options cannot differ between parameters */
+    for (int k = 0; c->has_schedule && k < c->n_steps; k++)
+      if (memcmp(&c->sched[k][gi], &c->sched[k][0], sizeof c->sched[k][0]))
+        return 0; /* nor between steps of its halves */
   }
   for (int gi = 0; !prof->one_group && d.route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++)
     fit_branch(&c->options[gi], &d, prof, c->defaults_only);
@@ -849,9 +909,18 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       o->adam_beta1 = d.adam_beta1, o->adam_beta2 = d.adam_beta2, o->adam_eps = d.adam_eps;
       o->adam_lr_ratio = d.adam_lr_ratio, o->adam_dim_threshold = d.adam_dim_threshold, o->use_muon = d.use_muon;
       reset |= !options_equal(&before, o);
+      for (int k = 0; c->has_schedule && k < c->n_steps; k++) {
+        reset |= c->sched[k][gi].adam_beta1 != d.adam_beta1 || c->sched[k][gi].adam_beta2 != d.adam_beta2;
+        c->sched[k][gi].adam_beta1 = d.adam_beta1, c->sched[k][gi].adam_beta2 = d.adam_beta2;
+      }
     }
     if (!expressible(o, g->profile))
       return 0;
+    for (int k = 0; c->has_schedule && k < c->n_steps; k++) { /* every step's values, by the port's names */
+      muonref_options ok = gen_step_options(c, k, gi);
+      if (!expressible(&ok, g->profile) || muonref_options_validate(&ok, NULL))
+        return 0;
+    }
   }
   if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY && !c->sharding) {
     int any2 = 0;

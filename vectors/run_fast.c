@@ -89,32 +89,6 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
   return MUONREF_OK;
 }
 
-/* Steps first..last-1 of the case on opt. */
-static int run_steps(muonref_optimizer *opt, run *r, const json_t *steps, size_t first, size_t last,
-                     const char *where, muonref_error *err)
-{
-  float **ptrs = calloc(r->n + 1, sizeof *ptrs);
-  muonref_grad *grads = calloc(r->n + 1, sizeof *grads);
-  muonref_tensor *gt = calloc(r->n + 1, sizeof *gt);
-  int st = MUONREF_OK;
-  for (size_t k = first; !st && k < last; k++) {
-    const json_t *gl = json_object_get(json_array_get(steps, k), "grads");
-    for (size_t s = 0; !st && s < r->n; s++) {
-      char w[512];
-      size_t i = r->order[s];
-      snprintf(w, sizeof w, "%s.steps[%zu].grads[%zu]", where, k, i);
-      ptrs[s] = r->params[i].f;
-      st = muonref_case_grad(json_array_get(gl, i), r->params[i].numel, &gt[s], &grads[s], w, err);
-    }
-    if (!st)
-      st = muonref_optimizer_step(opt, r->n, ptrs, grads, err);
-    for (size_t s = 0; s < r->n; s++)
-      muonref_tensor_free(&gt[s]);
-  }
-  free(ptrs), free(grads), free(gt);
-  return st;
-}
-
 /* A fresh optimizer holding opt's state (the round trip of spec/vectors.md 2.1). */
 static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, muonref_error *err)
 {
@@ -128,6 +102,64 @@ static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, 
   }
   muonref_optimizer_free(opt);
   return fresh;
+}
+
+/* Before step k: a step's "setOptions" (format 2, spec/vectors.md 2.8)
+ * set in every group as a scheduler sets param_groups.  The fast optimizer
+ * fixes its groups' options at creation, so the change is made as PyTorch
+ * keeps it: the state (buffers, moments, step counts) carried into a fresh
+ * optimizer over the changed groups (the state round trip, which checks
+ * that every parameter keeps its branch).  The fault cached_group_options
+ * is a port that never sees the change.  Errors: MUONREF_EFORMAT for a
+ * malformed entry (validate.c refuses it first), the optimizer's own. */
+static int set_options(muonref_optimizer **opt, run *r, const json_t *step, const char *profile, int fault, size_t k,
+                       const char *where, muonref_error *err)
+{
+  const json_t *set = json_object_get(step, "setOptions");
+  if (!set || fault == MUONREF_FAULT_CACHED_GROUP_OPTIONS)
+    return MUONREF_OK;
+  if (!json_is_array(set) || json_array_size(set) != r->n_groups)
+    return muonref_fail(err, MUONREF_EFORMAT, "%s.steps[%zu].setOptions must be an array of %zu objects, one per group",
+                        where, k, r->n_groups);
+  for (size_t g = 0; g < r->n_groups; g++) {
+    char w[512];
+    snprintf(w, sizeof w, "%s.steps[%zu].setOptions[%zu]", where, k, g);
+    int st = muonref_case_step_options(json_array_get(set, g), profile, &r->groups[g].options, w, err);
+    if (st)
+      return st;
+  }
+  if (!(*opt = round_trip(*opt, r, fault, err)))
+    return err->status;
+  return MUONREF_OK;
+}
+
+/* Steps first..last-1 of the case on *opt, each after its option changes
+ * (which replace *opt: set_options). */
+static int run_steps(muonref_optimizer **opt, run *r, const json_t *steps, size_t first, size_t last,
+                     const char *profile, int fault, const char *where, muonref_error *err)
+{
+  float **ptrs = calloc(r->n + 1, sizeof *ptrs);
+  muonref_grad *grads = calloc(r->n + 1, sizeof *grads);
+  muonref_tensor *gt = calloc(r->n + 1, sizeof *gt);
+  int st = MUONREF_OK;
+  for (size_t k = first; !st && k < last; k++) {
+    const json_t *gl = json_object_get(json_array_get(steps, k), "grads");
+    if ((st = set_options(opt, r, json_array_get(steps, k), profile, fault, k, where, err)))
+      break;
+    for (size_t s = 0; !st && s < r->n; s++) {
+      char w[512];
+      size_t i = r->order[s];
+      snprintf(w, sizeof w, "%s.steps[%zu].grads[%zu]", where, k, i);
+      ptrs[s] = r->params[i].f;
+      st = muonref_case_grad(json_array_get(gl, i), r->params[i].numel, &gt[s], &grads[s], w, err);
+    }
+    if (!st)
+      st = muonref_optimizer_step(*opt, r->n, ptrs, grads, err);
+    for (size_t s = 0; s < r->n; s++)
+      muonref_tensor_free(&gt[s]);
+  }
+  free(ptrs), free(grads), free(gt);
+  return st;
 }
 
 static json_t *step_result(muonref_optimizer *opt, run *r)
@@ -192,12 +224,12 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
     goto done;
   }
   size_t split = rt > 0 && (size_t)rt < n_steps ? (size_t)rt : n_steps;
-  st = run_steps(opt, &r, steps, 0, split, where, err);
+  st = run_steps(&opt, &r, steps, 0, split, profile, fault, where, err);
   if (!st && split < n_steps) {
     if (!(opt = round_trip(opt, &r, fault, err)))
       st = err->status;
     else
-      st = run_steps(opt, &r, steps, split, n_steps, where, err);
+      st = run_steps(&opt, &r, steps, split, n_steps, profile, fault, where, err);
   }
   if (st == MUONREF_EFORMAT || st == MUONREF_ENOMEM)
     goto done;

@@ -148,6 +148,7 @@ typedef struct vfile {
   long long n_steps;
   size_t n_params;
   muonref_shape *shapes; /* parameter shapes of the current step/error case */
+  int format;            /* the file's formatVersion: 1, or 2 (steps may carry "setOptions") */
 } vfile;
 
 static int common_members(ctx *c, const json_t *t, const char *kind)
@@ -291,6 +292,47 @@ static int options_ok(ctx *c, const json_t *opts, const vfile *vf, size_t g, int
   return MUONREF_OK;
 }
 
+/* steps[k].setOptions (format 2, spec/vectors.md 2.8): one object per
+ * group, members named by the profile and schedulable only; in a "valid"
+ * test every group's options after the change must be valid.  The options
+ * each group runs with are re-derived from "groups" and the earlier steps. */
+static int set_options_ok(ctx *c, const json_t *t, const json_t *steps, const json_t *gs, const vfile *vf, size_t k, int error_test)
+{
+  const json_t *set = json_object_get(json_array_get(steps, k), "setOptions");
+  if (!set)
+    return MUONREF_OK;
+  if (error_test)
+    return failv(c, "steps[%zu]: \"setOptions\" belongs to step tests only", k);
+  if (json_object_get(t, "roundTripAfter"))
+    return failv(c, "steps[%zu]: a test with \"setOptions\" has no \"roundTripAfter\" (a state round trip restores "
+                 "the options of the state's own file, spec/vectors.md 2.8)", k);
+  size_t n_groups = json_array_size(gs);
+  if (!json_is_array(set) || json_array_size(set) != n_groups)
+    return failv(c, "steps[%zu].setOptions must be an array of %zu objects, one per group ({}: unchanged)", k, n_groups);
+  for (size_t g = 0; g < n_groups; g++) {
+    muonref_options o;
+    muonref_error e = {0};
+    char w[400];
+    snprintf(w, sizeof w, "%s: %s: groups[%zu].options", c->file, c->where, g);
+    int st = muonref_case_options(json_object_get(json_array_get(gs, g), "options"), vf->profile, &o, w, &e);
+    for (size_t j = 0; !st && j <= k; j++) { /* the values group g runs step j with */
+      const json_t *sj = json_object_get(json_array_get(steps, j), "setOptions");
+      if (!sj)
+        continue;
+      snprintf(w, sizeof w, "%s: %s: steps[%zu].setOptions[%zu]", c->file, c->where, j, g);
+      st = muonref_case_step_options(json_array_get(sj, g), vf->profile, &o, w, &e);
+    }
+    if (st == MUONREF_EFORMAT || st == MUONREF_ENOMEM)
+      return muonref_fail(c->err, st, "%s", e.message);
+    if (!st)
+      st = muonref_options_validate(&o, &e);
+    if (st)
+      return failv(c, "steps[%zu].setOptions[%zu]: a \"valid\" test must run every step with valid options, got: %s",
+                   k, g, e.message);
+  }
+  return MUONREF_OK;
+}
+
 /* params, groups, steps, roundTripAfter of a step or error test. */
 static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
 {
@@ -298,7 +340,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
                *steps = json_object_get(t, "steps");
   static const char *const PARAM_MEMBERS[] = {"name", "init", NULL};
   static const char *const GROUP_MEMBERS[] = {"options", "params", NULL};
-  static const char *const STEP_MEMBERS[] = {"grads", NULL};
+  static const char *const STEP_MEMBERS[] = {"grads", NULL}, *const STEP_MEMBERS_V2[] = {"grads", "setOptions", NULL};
   char name[96];
   int st;
   if (!json_is_array(ps) || json_array_size(ps) == 0)
@@ -347,8 +389,10 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
   for (size_t k = 0; k < json_array_size(steps); k++) {
     const json_t *s = json_array_get(steps, k), *gl = json_object_get(s, "grads");
     snprintf(name, sizeof name, "steps[%zu]", k);
-    if (!json_is_object(s) || (st = only_members(c, s, name, STEP_MEMBERS)))
+    if (!json_is_object(s) || (st = only_members(c, s, name, vf->format >= 2 ? STEP_MEMBERS_V2 : STEP_MEMBERS)))
       return json_is_object(s) ? st : failv(c, "%s must be an object {\"grads\"}", name);
+    if ((st = set_options_ok(c, t, steps, gs, vf, k, error_test)))
+      return st;
     if (!json_is_array(gl) || json_array_size(gl) != vf->n_params)
       return failv(c, "%s.grads must be an array of %zu entries, one per parameter (null: no gradient)", name,
                    vf->n_params);
@@ -771,11 +815,12 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
   if (st)
     return st;
   const char *schema = json_string_value(json_object_get(j, "schema"));
-  if (!schema || strcmp(schema, "muonref-vectors-v1"))
-    return failv(&c, "member \"schema\" must be \"muonref-vectors-v1\"");
   const json_t *fv = json_object_get(j, "formatVersion");
-  if (!json_is_integer(fv) || json_integer_value(fv) != 1)
-    return failv(&c, "member \"formatVersion\" must be 1");
+  if (!json_is_integer(fv) || (json_integer_value(fv) != 1 && json_integer_value(fv) != 2))
+    return failv(&c, "member \"formatVersion\" must be 1 or 2 (2: steps may set options, spec/vectors.md 2.8)");
+  vf.format = (int)json_integer_value(fv);
+  if (!schema || strcmp(schema, vf.format == 2 ? "muonref-vectors-v2" : "muonref-vectors-v1"))
+    return failv(&c, "member \"schema\" must be \"muonref-vectors-v%d\" (formatVersion %d)", vf.format, vf.format);
   const json_t *gen = json_object_get(j, "generator");
   if (!json_is_object(gen) || !is_string(json_object_get(gen, "name")))
     return failv(&c, "member \"generator\" must be an object with a string \"name\"");
@@ -963,8 +1008,8 @@ static int entry_ok(ctx *c, const json_t *e)
 
 int muonref_results_file_validate(const json_t *j, const char *file, muonref_error *err)
 {
-  static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "platform", "torch", "cpu",
-                                    "distributed", NULL};
+  static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "lifecycle", "platform", "torch",
+                                    "cpu", "distributed", NULL};
   ctx c = {file, "", err};
   if (!json_is_object(j))
     return failv(&c, "the file must hold a JSON object");
@@ -981,6 +1026,10 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
   if (mode && !(json_is_string(mode) && (!strcmp(json_string_value(mode), "raw") ||
                                          !strcmp(json_string_value(mode), "neutral"))))
     return failv(&c, "member \"mode\" must be \"raw\" or \"neutral\" (the driver's --mode)");
+  const json_t *lc = json_object_get(j, "lifecycle");
+  if (lc && !(json_is_string(lc) && (!strcmp(json_string_value(lc), "assign") ||
+                                     !strcmp(json_string_value(lc), "training-loop"))))
+    return failv(&c, "member \"lifecycle\" must be \"assign\" or \"training-loop\" (the driver's --lifecycle)");
   if (plat && !json_is_object(plat))
     return failv(&c, "member \"platform\" must be an object of probe findings (name: value)");
   const char *pk;

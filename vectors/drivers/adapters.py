@@ -264,6 +264,51 @@ class Adapter:
         """The Newton-Schulz call of a case of `profile` (its cases give no options: the
         profile's defaults apply); newton_schulz unless the adapter's port needs to be told."""
         return self.newton_schulz(fn, matrix, steps)
+    # The options a scheduler changes (spec/vectors.md 2.8), in nemo's names, and the key each
+    # has in this port's param_groups (None: the port has no such option).
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': 'adam_betas'}
+
+    def set_options(self, opt, params, profile: str, options: Dict[str, Any], changed) -> None:
+        """Before a step: sets one vector group's changed options in every entry of
+        opt.param_groups that holds one of its parameters (params, by identity), as a
+        scheduler does (`group[key] = value`).  options: the vector group's options after the
+        change, in the names of `profile` (JSON values); changed: the names in it that changed.
+        A file of the adapter's own profile is set by the port's own names; any other through
+        nemo's names (to_nemo) and SCHEDULE_KEYS.  Raises NotExpressible for an option the port
+        cannot take, ValueError when no param group holds the parameters or a group lacks the
+        key (a port that keeps the option elsewhere would silently ignore the change)."""
+        own = self.options_of(profile, options)
+        if '__native__' in own:
+            def entries(group):
+                return {k: own['__native__'][k] for k in changed}
+        else:
+            rename = TO_NEMO[profile]['rename'] if profile != 'nemo' else {k: k for k in changed}
+            names = [rename.get(k) for k in changed]
+            if None in names:
+                raise NotExpressible(f"{profile} options {list(changed)!r} have no nemo equivalent")
+
+            def entries(group):
+                return self.schedule_entries(own, names, group)
+        targets = [g for g in opt.param_groups if any(p is q for p in g['params'] for q in params)]
+        if not targets:
+            raise ValueError("no entry of optimizer.param_groups holds the parameters of this vector group")
+        for group in targets:
+            for key, value in entries(group).items():
+                if key not in group:
+                    raise ValueError(f"optimizer.param_groups has no key {key!r}: the option cannot be scheduled")
+                group[key] = value
+
+    def schedule_entries(self, options: Dict[str, Any], names, group: Dict[str, Any]) -> Dict[str, Any]:
+        """The param-group entries that set the options `names` (nemo's) to their values in
+        `options` (nemo's names) in param group `group` of this port."""
+        o = canonical(options)
+        out = {}
+        for name in names:
+            key = self.SCHEDULE_KEYS.get(name)
+            if key is None:
+                raise NotExpressible(f"{self.name}: option {name} cannot be scheduled (the port has no such option)")
+            out[key] = o[name]
+        return out
 
 
 class PlainAdapter(Adapter):
@@ -317,6 +362,20 @@ class KellerAdapter(Adapter):
     def construct_native(self, cls, groups):
         """A keller vector: each group's keys are exactly its branch's (the port asserts the key sets)."""
         return cls([dict(o, params=p) for o, p in groups])
+    def schedule_entries(self, options, names, group):
+        """A Muon dict takes lr, momentum, weight_decay; an Adam dict lr * adam_lr_ratio, betas,
+        weight_decay (the split of construct)."""
+        o, out, muon = canonical(options), {}, bool(group.get('use_muon'))
+        for name in names:
+            if name == 'lr':
+                out['lr'] = _opt(o, 'lr') if muon else _opt(o, 'lr') * _opt(o, 'adam_lr_ratio')
+            elif name == 'weight_decay':
+                out['weight_decay'] = _opt(o, 'weight_decay')
+            elif name == 'momentum' and muon:
+                out['momentum'] = _opt(o, 'momentum')
+            elif name == 'adam_betas' and not muon:
+                out['betas'] = tuple(_opt(o, 'adam_betas'))
+        return out
 
 
 class TorchAdapter(Adapter):
@@ -324,6 +383,7 @@ class TorchAdapter(Adapter):
 
     name = 'torch'
     ns_function_name = '_zeropower_via_newtonschulz'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': None}
 
     def group_entries(self, options):
         o = canonical(options)
@@ -352,6 +412,7 @@ class MoonlightAdapter(Adapter):
     """Moonlight's Muon (spec/profiles/moonlight.md): one group, muon_params / adamw_params lists."""
 
     name = 'moonlight'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'wd', 'adam_betas': 'adamw_betas'}
 
     def construct(self, cls, groups):
         first = canonical(groups[0][0])
@@ -388,6 +449,7 @@ class TimmAdapter(Adapter):
 
     name = 'timm'
     ns_function_name = 'zeropower_via_newtonschulz'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': 'betas'}
 
     def group_entries(self, options):
         o = canonical(options)

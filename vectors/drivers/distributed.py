@@ -134,7 +134,9 @@ def make_runner(base_cls):
             opt = self.build(case, params)
             counts = [0] * len(params)
             round_trip = case.get('roundTripAfter')
+            current = [dict(g.get('options', {})) for g in case['groups']]
             for k, grads in enumerate(steps):
+                self.set_step_options(opt, case, k, params, current)
                 for p, g in zip(params, grads):
                     p.grad = g
                 opt.step()

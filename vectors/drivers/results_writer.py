@@ -63,6 +63,15 @@ export_state() and import_state(saved)   (optional, both or neither)
     steps.  `saved` is opaque to the writer: whatever export_state returns
     (a state dict, a serialized checkpoint).  Without these callbacks such
     cases are written as skipped, with the reason.
+set_options(index, options)   (optional)
+    For steps that set options (format 2, spec/vectors.md 2.8: the
+    `schedule` files): before such a step the writer calls it once per
+    parameter group that changes, with the group's index (its position in
+    make_optimizer's `groups`) and a dict {spec name: Python value} of the
+    changed options only (as `options` above), which the port sets as a
+    scheduler does (PyTorch: optimizer.param_groups[index].update(options)).
+    The change stays for the later steps.  Without this callback such cases
+    are written as skipped, with the reason.
 
 Values returned by the callbacks (params, state buffers, NS outputs) may be
 a Tensor, a nested list of numbers (row-major, shape inferred), a number
@@ -378,9 +387,20 @@ class _Runner:
         round_trip = case.get('roundTripAfter')
         if round_trip is not None and (self.cb['export_state'] is None or self.cb['import_state'] is None):
             raise _Skip("roundTripAfter needs the export_state and import_state callbacks")
+        sets = [s.get('setOptions') for s in case.get('steps', [])]
+        if any(sets) and self.cb['set_options'] is None:
+            raise _Skip("steps that set options (setOptions) need the set_options callback")
         self.cb['make_optimizer'](self.groups(case, inits, complex_flags))
         counts = [0] * len(inits)
         for k, grads in enumerate(steps):
+            if k < len(sets) and sets[k]:
+                if not isinstance(sets[k], list) or len(sets[k]) != len(case['groups']):
+                    raise ValueError(f"steps[{k}].setOptions: expected a list of {len(case['groups'])} objects")
+                for gi, change in enumerate(sets[k]):
+                    if not isinstance(change, dict):
+                        raise ValueError(f"steps[{k}].setOptions[{gi}]: expected an object of option values")
+                    if change:
+                        self.cb['set_options'](gi, canonical_options(change))
             self.cb['step']([None if g is None else g.copy() for g in grads])
             for i, g in enumerate(grads):
                 if g is not None:
@@ -439,7 +459,8 @@ class _Runner:
 
 def run_vectors(docs, **callbacks) -> List[Dict[str, Any]]:
     """The results entries for every case of the (path, document) pairs."""
-    names = ('make_optimizer', 'step', 'params', 'state', 'newton_schulz', 'export_state', 'import_state')
+    names = ('make_optimizer', 'step', 'params', 'state', 'newton_schulz', 'export_state', 'import_state',
+             'set_options')
     unknown = set(callbacks) - set(names)
     if unknown:
         raise TypeError(f"unknown callbacks {sorted(unknown)}, expected some of {names}")
@@ -495,7 +516,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             spec.loader.exec_module(glue)
         except Exception as exc:
             raise UsageError(f"glue {glue_path!r}: loading failed: {type(exc).__name__}: {exc}") from None
-        names = ('make_optimizer', 'step', 'params', 'state', 'newton_schulz', 'export_state', 'import_state')
+        names = ('make_optimizer', 'step', 'params', 'state', 'newton_schulz', 'export_state', 'import_state',
+                 'set_options')
         callbacks = {n: getattr(glue, n) for n in names if callable(getattr(glue, n, None))}
         counts = write_results(out, vectors, implementation=getattr(glue, 'IMPLEMENTATION', glue_path),
                                ns_format=getattr(glue, 'NS_FORMAT', 'bf16'), **callbacks)

@@ -2,7 +2,8 @@
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
-                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral] [-q|-v]
+                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral]
+                    [--lifecycle assign|training-loop] [-q|-v]
                     [--world-size N [--case-timeout S] [--dist-timeout S]]
                     --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
 
@@ -59,6 +60,39 @@ DEFAULT_NS_FUNCTION = 'zeropower_via_newtonschulz5'
 
 class UsageError(Exception):
     """Bad command-line input or unusable vector file (exit 2)."""
+
+
+class LifecycleError(Exception):
+    """--lifecycle training-loop: the port broke the training loop's contract (zero_grad,
+    step(closure)); the case is recorded as skipped with the message, never as the port's error."""
+
+
+LIFECYCLES = ('assign', 'training-loop')
+
+
+def split_gradient(g: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Two float32 micro-batch gradients whose float32 sum g1 + g2 is g bit for bit
+    (--lifecycle training-loop).  g1 is g with the 16 low bits of each element cleared
+    (bf16 truncation toward zero), g2 = g - g1.  Exact: for finite g, g1 has g's sign
+    and exponent or is 0 below it, so g - g1 is the value of g's 16 low significand
+    bits, an integer multiple of ulp(g) below 2^16 ulp(g): representable in binary32
+    (24-bit significand; subnormals are multiples of the smallest subnormal), hence
+    computed exactly, and g1 + g2 = g is representable, hence exact too.  Rounding to
+    nearest instead could carry into bf16 infinity near FLT_MAX, which truncation
+    cannot.  Where g1 == g (the low bits are 0: zeros, bf16 values) g2 is a zero of
+    g's sign, so that -0 + -0 = -0; a non-finite element goes whole into g1 with g2 a
+    zero of its sign (inf + 0 = inf; NaN + 0 keeps a quiet NaN's payload).  A signalling
+    NaN is quieted by any float32 addition, so no gradient accumulation carries one: the
+    vectors hold none (checked when a step runs: the driver compares the accumulated .grad
+    with the vector's bits).  Shapes: g1, g2 have g's shape; new tensors.  Tested:
+    tests/torch_lifecycle_test.py."""
+    g = g.detach().to(torch.float32).contiguous()
+    g1 = (g.view(torch.int32) & -65536).view(torch.float32)
+    finite = torch.isfinite(g)
+    g1 = torch.where(finite, g1, g)
+    zero = torch.copysign(torch.zeros_like(g), g)
+    g2 = torch.where(finite & (g1 != g), g - g1, zero)
+    return g1, g2
 
 
 # ---------------------------------------------------------------- tensors
@@ -224,11 +258,12 @@ def load_vectors(path: str) -> Dict[str, Any]:
 
 
 class Runner:
-    def __init__(self, cls, ns_fn, adapter, mode='raw'):
+    def __init__(self, cls, ns_fn, adapter, mode='raw', lifecycle='assign'):
         self.cls = cls
         self.ns_fn = ns_fn
         self.adapter = adapter
         self.mode = mode
+        self.lifecycle = lifecycle
         self.profile = 'nemo'  # the profile of the file being run (its options are named as its port names them)
 
     def evaluation(self):
@@ -244,6 +279,87 @@ class Runner:
         # the adapter builds the optimizer from (options, parameters) per vector group
         return self.adapter.build(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
                                                   [params[i] for i in g['params']]) for g in groups])
+
+    def set_step_options(self, opt, case: Dict[str, Any], k: int, params: List[torch.nn.Parameter],
+                         current: List[Dict[str, Any]]) -> None:
+        """Before step k: the step's "setOptions" (format 2, spec/vectors.md 2.8), set as a
+        scheduler sets them: `opt.param_groups[j][key] = value` in every param group that holds
+        the vector group's parameters, under the port's names (Adapter.set_options).  `current`
+        holds each vector group's options as last set (the case's "options" at first) and is
+        updated.  A file of format 1 has no such member: nothing is set."""
+        changes = case['steps'][k].get('setOptions') if k < len(case.get('steps', [])) else None
+        if changes is None:
+            return
+        groups = case['groups']
+        if not isinstance(changes, list) or len(changes) != len(groups):
+            raise ValueError(f"steps[{k}].setOptions: expected a list of {len(groups)} objects, one per group")
+        for gi, (g, change) in enumerate(zip(groups, changes)):
+            if not isinstance(change, dict):
+                raise ValueError(f"steps[{k}].setOptions[{gi}]: expected an object of option values")
+            if not change:
+                continue
+            current[gi].update(change)
+            self.adapter.set_options(opt, [params[i] for i in g['params']], self.profile, current[gi], list(change))
+
+    @staticmethod
+    def training_step(opt, params: List[torch.nn.Parameter], grads: List[Optional[torch.Tensor]], k: int) -> None:
+        """Step k as a training loop runs it (--lifecycle training-loop): opt.zero_grad(set_to_none=True)
+        (PyTorch >= 2.0's default; 1.13's default is False, which would leave zeros where the vector
+        has no gradient), then opt.step(closure), where the closure accumulates each gradient into
+        .grad by two backward passes, one per micro-batch (split_gradient: g1 + g2 == g bit for bit),
+        and returns the loss.  Parameters without a gradient at step k are not in the loss: their
+        .grad stays None.  Sparse and complex gradients (error cases) are assigned in the closure.
+        Raises LifecycleError when zero_grad leaves a gradient, the closure is called other than
+        exactly once, or step does not return the closure's loss; an internal error when the
+        accumulated .grad is not the vector's gradient bit for bit (the driver's own check)."""
+        opt.zero_grad(set_to_none=True)
+        left = [i for i, p in enumerate(params) if p.grad is not None]
+        if left:
+            raise LifecycleError(f"step {k + 1}: optimizer.zero_grad(set_to_none=True) left .grad set on params{left}")
+        calls = []
+        losses = []
+
+        def closure():
+            calls.append(1)
+            if len(calls) > 1:  # a second call would add the gradients again
+                raise LifecycleError(f"step {k + 1}: step(closure) called the closure twice (expected exactly once)")
+            if not torch.is_grad_enabled():
+                raise LifecycleError(f"step {k + 1}: step(closure) called the closure with gradients disabled (call it "
+                                     "under torch.enable_grad(), as torch.optim's optimizers do)")
+            micro = []
+            for b in range(2):
+                loss = None
+                for p, g in zip(params, grads):
+                    if g is None:
+                        continue
+                    if g.is_sparse or g.is_complex():  # no autograd path gives these: assigned
+                        if b == 0:
+                            p.grad = g.clone()
+                        continue
+                    part = split_gradient(g)[b]
+                    term = (p * part).sum()  # d/dp sum(p * part) = part, exactly
+                    loss = term if loss is None else loss + term
+                if loss is not None:
+                    loss.backward()
+                    micro.append(loss.detach())
+            for i, (p, g) in enumerate(zip(params, grads)):
+                if g is None and p.grad is not None:
+                    raise LifecycleError(f"step {k + 1}: params[{i}] has no gradient in the vector but .grad is set")
+                if g is not None and not g.is_sparse and not g.is_complex() and \
+                        not torch.equal(p.grad.view(torch.int32), g.to(torch.float32).contiguous().view(torch.int32)):
+                    raise AssertionError(f"step {k + 1}: the micro-batch gradients of params[{i}] do not sum to the "
+                                         "vector's bit for bit (a signalling NaN cannot be accumulated)")
+            total = sum(micro) if micro else torch.zeros(())
+            losses.append(total)
+            return total
+
+        returned = opt.step(closure)
+        if len(calls) != 1:
+            raise LifecycleError(f"step {k + 1}: step(closure) called the closure {len(calls)} times (expected exactly "
+                                 "once): the gradients of the training loop never reached the optimizer")
+        if returned is not losses[0]:
+            raise LifecycleError(f"step {k + 1}: step(closure) returned {type(returned).__name__} {returned!r}, not the "
+                                 "closure's loss (torch.optim.Optimizer.step returns what the closure returned)")
 
     def decode_step_inputs(self, case: Dict[str, Any]):
         """Everything a step case needs, decoded before the implementation is called."""
@@ -266,10 +382,15 @@ class Runner:
         opt = self.build(case, params)
         counts = [0] * len(params)
         round_trip = case.get('roundTripAfter')
+        current = [dict(g.get('options', {})) for g in case['groups']]
         for k, grads in enumerate(steps):
-            for p, g in zip(params, grads):
-                p.grad = None if g is None else g.clone()
-            opt.step()
+            self.set_step_options(opt, case, k, params, current)
+            if self.lifecycle == 'training-loop':
+                self.training_step(opt, params, grads, k)
+            else:
+                for p, g in zip(params, grads):
+                    p.grad = None if g is None else g.clone()
+                opt.step()
             for i, g in enumerate(grads):
                 if g is not None or self.adapter.missing_grad_steps:
                     counts[i] += 1  # the steps a parameter took (a zero-filling port steps without a gradient)
@@ -334,7 +455,7 @@ class Runner:
                 inputs = self.decode_step_inputs(case)
                 try:
                     return self.run_step(case, *inputs)
-                except NotExpressible:
+                except (NotExpressible, LifecycleError):
                     raise
                 except Exception as exc:
                     return {'error': str(exc)}
@@ -405,6 +526,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         "not the platform's arithmetic)",
     )
     parser.add_argument(
+        '--lifecycle',
+        default='assign',
+        help="assign (default): each step sets p.grad and calls step(); training-loop: each step calls "
+        "zero_grad(set_to_none=True), then step(closure) with a closure that accumulates the gradient into .grad in "
+        "two micro-batches (exactly the vector's in float32) and returns the loss; the closure must be called once "
+        "and its loss returned. Written as `lifecycle`",
+    )
+    parser.add_argument(
         '--world-size',
         type=int,
         metavar='N',
@@ -435,6 +564,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
         if args.mode not in ('raw', 'neutral'):
             raise UsageError(f"--mode {args.mode!r}: expected 'raw' or 'neutral'")
+        if args.lifecycle not in LIFECYCLES:
+            raise UsageError(f"--lifecycle {args.lifecycle!r}: expected one of {LIFECYCLES}")
+        if args.lifecycle != 'assign' and args.world_size is not None:
+            raise UsageError(f"--lifecycle {args.lifecycle} is not available with --world-size (the rank processes "
+                             "assign gradients)")
         if args.world_size is not None and not 1 <= args.world_size <= 64:
             raise UsageError(f"--world-size {args.world_size}: expected 1 to 64")
         if args.ns_in_step and not args.ns_function:
@@ -479,7 +613,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             for line in platform_probe.format_findings(platform['platform']).splitlines():
                 sys.stderr.write(f"torch_driver.py: platform: {line}\n")
 
-    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode)
+    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode, args.lifecycle)
     results = []
     counts = {'run': 0, 'skipped': 0}
     # a progress line on a terminal only (rewritten in place), never in a log
@@ -519,12 +653,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {ADAPTERS[args.adapter].ns_function_name}" if ns_fn else ", no ns")
     if args.ns_in_step:
         impl += " also in step"
-    impl += f", mode {args.mode}" + (f", world size {args.world_size}" if dist_info else "")
+    impl += f", mode {args.mode}" + (f", lifecycle {args.lifecycle}" if args.lifecycle != 'assign' else '') + (f", world size {args.world_size}" if dist_info else "")
     impl += f"), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
     doc = {
         'implementation': impl,
         'nsFormat': args.ns_format,
         'mode': args.mode,
+        'lifecycle': args.lifecycle,
         'torch': platform['torch'],
         'cpu': platform['cpu'],
         'platform': platform['platform'],
@@ -546,7 +681,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     f"(-v lists them; --mode neutral judges the port's logic without them)")
         sys.stderr.write(
             f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
-            f"{counts['run']} run, {counts['skipped']} skipped, mode {args.mode} -> {args.out}{note}\n"
+            f"{counts['run']} run, {counts['skipped']} skipped, mode {args.mode}, lifecycle {args.lifecycle} -> "
+            f"{args.out}{note}\n"
         )
     if dist_info is not None and not args.quiet:
         sys.stderr.write(f"torch_driver.py: world size {args.world_size}: {dist_info['seconds']} s wall, rank processes "

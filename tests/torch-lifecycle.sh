@@ -1,0 +1,112 @@
+#!/bin/sh
+# tests/torch-lifecycle.sh: torch_driver.py --lifecycle training-loop (make check;
+# spec/vectors.md 4.2, vectors/drivers/README.md "Lifecycle").
+#
+# 1. the micro-batch split is exact (tests/torch_lifecycle_test.py: g1 + g2 == g
+#    bit for bit in float32 on every kind of value; a naive split is caught);
+# 2. each profile's correct test port (nemo, torch, moonlight) run over its
+#    whole profile raw gives, in the training-loop lifecycle, the same results
+#    bit for bit as with assigned gradients, hence the same verdicts; the
+#    results file records "lifecycle" and the judge prints it;
+# 3. tests/torch_nemo_port_faulty_closure.py: IgnoresClosure (step never calls
+#    the closure) and DropsLoss (step returns None) pass with assigned
+#    gradients and fail in the training loop, every failure saying why;
+# 4. bad input: an unknown --lifecycle, --lifecycle training-loop with
+#    --world-size (exit 2), and a results file with an unknown "lifecycle"
+#    (muonref check exit 2).
+#
+# Exit: 0 pass; 77 skip (no torch for $PYTHON); 1 fail.
+# Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
+
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+driver=$srcdir/vectors/drivers/torch_driver.py
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/torch-lifecycle.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+checks=0 fails=0
+fail() { fails=$((fails + 1)); echo "torch-lifecycle:0:F:lifecycle:$1:0: $2"; }
+
+# 1.
+checks=$((checks + 1))
+"$python" "$srcdir/tests/torch_lifecycle_test.py" "$srcdir" || fail split "the micro-batch split is not exact"
+
+# run NAME LIFECYCLE PORT:CLASS ADAPTER VECTORS...: driver, then judge into $work/NAME.out, exit in $rc
+run() {
+  name=$1 lc=$2 port=$3 adapter=$4
+  shift 4
+  if ! "$python" "$driver" -q --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" --out "$work/$name.json" \
+       "$@" 2>"$work/$name.drv"; then
+    fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
+    rc=99
+    return
+  fi
+  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
+  rc=$?
+}
+
+# 2.
+for p in nemo torch moonlight; do
+  run "$p-assign" assign "$srcdir/tests/torch_${p}_port.py:Muon" "$p" "$srcdir/vectors/$p"
+  ra=$rc
+  run "$p-loop" training-loop "$srcdir/tests/torch_${p}_port.py:Muon" "$p" "$srcdir/vectors/$p"
+  rl=$rc
+  [ "$ra" -eq 99 ] || [ "$rl" -eq 99 ] && continue
+  checks=$((checks + 4))
+  "$python" - "$work/$p-assign.json" "$work/$p-loop.json" <<'PY' || fail "$p-bits" "the $p port's results differ between the lifecycles"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+diff = [f"{x['file']}#{x['tcId']}" for x, y in zip(a['results'], b['results']) if x != y]
+if len(a['results']) != len(b['results']) or diff:
+    print(f"results differ: {len(a['results'])} vs {len(b['results'])} entries; {diff[:8]}")
+    sys.exit(1)
+if a.get('lifecycle') != 'assign' or b.get('lifecycle') != 'training-loop':
+    print(f"lifecycle recorded as {a.get('lifecycle')!r} and {b.get('lifecycle')!r}")
+    sys.exit(1)
+PY
+  [ "$ra" -eq "$rl" ] || fail "$p-exit" "judge exit $ra with assigned gradients, $rl in the training loop"
+  if [ "$(grep '^FAIL' "$work/$p-assign.out")" = "$(grep '^FAIL' "$work/$p-loop.out")" ] &&
+     [ "$(tail -n 1 "$work/$p-assign.out")" = "$(tail -n 1 "$work/$p-loop.out")" ]; then
+    echo "ok: the $p port: same results bit for bit and same verdicts in both lifecycles ($(tail -n 1 "$work/$p-loop.out"))"
+  else
+    fail "$p-verdicts" "the $p port's verdicts differ between the lifecycles"
+  fi
+  grep -q '^lifecycle: training-loop' "$work/$p-loop.out" || fail "$p-report" "the judge does not print the lifecycle"
+done
+
+# 3.
+faulty=$srcdir/tests/torch_nemo_port_faulty_closure.py
+for v in "IgnoresClosure:called the closure 0 times" "DropsLoss:not the closure's loss"; do
+  cls=${v%%:*} why=${v#*:}
+  checks=$((checks + 3))
+  run "$cls-assign" assign "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+  [ "$rc" -eq 0 ] || fail "$cls-assign" "$cls fails with assigned gradients (exit $rc): its fault is the closure's"
+  run "$cls-loop" training-loop "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+  [ "$rc" -eq 1 ] || fail "$cls-loop" "$cls passes the training loop (exit $rc)"
+  n=$(grep -c '^FAIL' "$work/$cls-loop.out")
+  nw=$(grep '^FAIL' "$work/$cls-loop.out" | grep -c "skipped: LifecycleError: step 1: .*$why")
+  if [ "$n" -gt 0 ] && [ "$n" -eq "$nw" ]; then
+    echo "ok: $cls fails all $n cases of nemo_momentum.json in the training loop, each saying '$why'"
+  else
+    fail "$cls-message" "$cls: $n failures, $nw saying '$why'"
+  fi
+done
+
+# 4.
+checks=$((checks + 3))
+"$python" "$driver" -q --lifecycle loop --optimizer "$srcdir/tests/torch_nemo_port.py:Muon" --out "$work/x.json" \
+  "$srcdir/vectors/nemo/nemo_momentum.json" 2>"$work/bad1"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "lifecycle 'loop': expected one of" "$work/bad1" || fail bad-lifecycle "exit $rc: $(cat "$work/bad1")"
+"$python" "$driver" -q --lifecycle training-loop --world-size 2 --optimizer "$srcdir/tests/torch_nemo_port.py:Muon" \
+  --out "$work/x.json" "$srcdir/vectors/nemo/nemo_momentum.json" 2>"$work/bad2"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "not available with --world-size" "$work/bad2" || fail bad-world "exit $rc: $(cat "$work/bad2")"
+printf '{"nsFormat": "fp32", "lifecycle": "loop", "results": []}\n' >"$work/bad.json"
+"$muonref" check --results "$work/bad.json" "$srcdir/vectors/nemo/nemo_momentum.json" >"$work/bad3" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q 'member "lifecycle" must be "assign" or "training-loop"' "$work/bad3" ||
+  fail bad-results "muonref check exit $rc: $(cat "$work/bad3")"
+echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
+[ "$fails" -eq 0 ]

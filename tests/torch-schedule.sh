@@ -1,0 +1,89 @@
+#!/bin/sh
+# tests/torch-schedule.sh: options changed between steps (format 2,
+# spec/vectors.md 2.8; the `schedule` area of every profile), through the
+# PyTorch driver (make check).
+#
+# 1. each profile's correct test port (tests/torch_{nemo,torch,moonlight}_
+#    port.py) passes its profile's schedule file, raw and neutral: the
+#    driver sets each step's setOptions in optimizer.param_groups by the
+#    port's own names;
+# 2. tests/torch_nemo_port_faulty_cached.py (options copied at
+#    construction, scheduler changes ignored) fails every case of
+#    nemo_schedule.json, each diagnosed as the fast path's fault
+#    cached_group_options, and passes a format-1 file (nemo_momentum.json):
+#    only the schedule shows the fault;
+# 3. the fast path with --fault cached_group_options fails the schedule
+#    file of every profile in bf16 and in fp32.
+#
+# Exit: 0 pass; 77 skip (no torch for $PYTHON, or no schedule vectors); 1 fail.
+# Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
+
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+driver=$srcdir/vectors/drivers/torch_driver.py
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+ls "$srcdir"/vectors/*/*_schedule.json >/dev/null 2>&1 || { echo "SKIP: no schedule vectors"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/torch-schedule.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+checks=0 fails=0
+fail() { fails=$((fails + 1)); echo "torch-schedule:0:F:schedule:$1:0: $2"; }
+
+# drive NAME PORT ADAPTER MODE FILES...: driver then judge; the judge's exit in $rc
+drive() {
+  name=$1 port=$2 adapter=$3 mode=$4
+  shift 4
+  checks=$((checks + 1))
+  if ! "$python" "$driver" -q --mode "$mode" --optimizer "$port:Muon" --adapter "$adapter" --out "$work/$name.json" \
+       "$@" 2>"$work/$name.drv"; then
+    fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
+    rc=99
+    return
+  fi
+  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
+  rc=$?
+}
+
+for p in nemo torch moonlight; do
+  f=$srcdir/vectors/$p/${p}_schedule.json
+  [ -f "$f" ] || { fail "$p" "no $f"; continue; }
+  for mode in raw neutral; do
+    drive "$p-$mode" "$srcdir/tests/torch_${p}_port.py" "$p" "$mode" "$f"
+    if [ "$rc" -eq 0 ]; then
+      echo "ok: the $p port passes ${p}_schedule.json ($mode): $(tail -n 1 "$work/$p-$mode.out")"
+    elif [ "$rc" -ne 99 ]; then
+      fail "$p-$mode" "the $p port fails its schedule file:"; grep '^FAIL' "$work/$p-$mode.out"
+    fi
+  done
+  for impl in fast-bf16 fast-fp32; do
+    checks=$((checks + 1))
+    "$muonref" check --quiet --impl "$impl" --fault cached_group_options "$f" >"$work/fault.out" 2>&1
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "fault-$p-$impl" "--fault cached_group_options exits $rc on $f, expected 1"
+  done
+done
+
+cached=$srcdir/tests/torch_nemo_port_faulty_cached.py
+drive cached "$cached" nemo raw "$srcdir/vectors/nemo/nemo_schedule.json"
+if [ "$rc" -eq 1 ]; then
+  n=$(grep -c '^FAIL' "$work/cached.out")
+  total=$(grep -c '"tcId"' "$srcdir/vectors/nemo/nemo_schedule.json")
+  nd=$(grep -c '^  diagnosis: exactly what fault cached_group_options gives' "$work/cached.out")
+  checks=$((checks + 1))
+  if [ "$n" -eq "$total" ] && [ "$nd" -eq "$n" ]; then
+    echo "ok: the caching port fails all $n schedule cases, each diagnosed as cached_group_options"
+  else
+    fail cached-diagnosis "the caching port fails $n of $total cases, $nd diagnosed as cached_group_options:"
+    grep -E '^FAIL|diagnosis' "$work/cached.out"
+  fi
+elif [ "$rc" -ne 99 ]; then
+  fail cached "the caching port: judge exit $rc on nemo_schedule.json, expected 1"
+fi
+drive cached-v1 "$cached" nemo raw "$srcdir/vectors/nemo/nemo_momentum.json"
+if [ "$rc" -eq 0 ]; then
+  echo "ok: the caching port passes nemo_momentum.json (format 1: no option changes)"
+elif [ "$rc" -ne 99 ]; then
+  fail cached-v1 "the caching port fails nemo_momentum.json (exit $rc): its fault should show only under a schedule"
+fi
+echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
+[ "$fails" -eq 0 ]
