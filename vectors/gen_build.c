@@ -231,7 +231,8 @@ static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
   json_t *ga = json_array(), *at = json_array();
   int k = c->n_steps - 1;
   for (int i = 0; i < c->n_params; i++) {
-    const muonref_options *o = &c->options[c->group_of[i]];
+    muonref_options ok = gen_step_options(c, k, c->group_of[i]); /* as set before the last step */
+    const muonref_options *o = &ok;
     const float *g = c->grads[k][i];
     size_t n = muonref_shape_numel(&c->shapes[i]);
     muonref_route r = {0};
