@@ -46,11 +46,19 @@ run() {
   rc=$?
 }
 
+# profile -> its test port (MODULE_OR_FILE:CLASS)
+port_of() {
+  case $1 in
+    keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" ;;
+    *) echo "$srcdir/tests/torch_$1_port.py:Muon" ;;
+  esac
+}
+
 # 2.
-for p in nemo torch moonlight; do
-  run "$p-assign" assign "$srcdir/tests/torch_${p}_port.py:Muon" "$p" "$srcdir/vectors/$p"
+for p in nemo torch moonlight keller timm; do
+  run "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
   ra=$rc
-  run "$p-loop" training-loop "$srcdir/tests/torch_${p}_port.py:Muon" "$p" "$srcdir/vectors/$p"
+  run "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
   rl=$rc
   [ "$ra" -eq 99 ] || [ "$rl" -eq 99 ] && continue
   checks=$((checks + 4))

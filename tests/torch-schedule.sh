@@ -34,7 +34,7 @@ drive() {
   name=$1 port=$2 adapter=$3 mode=$4
   shift 4
   checks=$((checks + 1))
-  if ! "$python" "$driver" -q --mode "$mode" --optimizer "$port:Muon" --adapter "$adapter" --out "$work/$name.json" \
+  if ! "$python" "$driver" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --out "$work/$name.json" \
        "$@" 2>"$work/$name.drv"; then
     fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
     rc=99
@@ -44,11 +44,19 @@ drive() {
   rc=$?
 }
 
-for p in nemo torch moonlight; do
+# profile -> its test port (MODULE_OR_FILE:CLASS)
+port_of() {
+  case $1 in
+    keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" ;;
+    *) echo "$srcdir/tests/torch_$1_port.py:Muon" ;;
+  esac
+}
+
+for p in nemo torch moonlight keller timm; do
   f=$srcdir/vectors/$p/${p}_schedule.json
   [ -f "$f" ] || { fail "$p" "no $f"; continue; }
   for mode in raw neutral; do
-    drive "$p-$mode" "$srcdir/tests/torch_${p}_port.py" "$p" "$mode" "$f"
+    drive "$p-$mode" "$(port_of "$p")" "$p" "$mode" "$f"
     if [ "$rc" -eq 0 ]; then
       echo "ok: the $p port passes ${p}_schedule.json ($mode): $(tail -n 1 "$work/$p-$mode.out")"
     elif [ "$rc" -ne 99 ]; then
@@ -63,7 +71,7 @@ for p in nemo torch moonlight; do
   done
 done
 
-cached=$srcdir/tests/torch_nemo_port_faulty_cached.py
+cached=$srcdir/tests/torch_nemo_port_faulty_cached.py:Muon
 drive cached "$cached" nemo raw "$srcdir/vectors/nemo/nemo_schedule.json"
 if [ "$rc" -eq 1 ]; then
   n=$(grep -c '^FAIL' "$work/cached.out")
