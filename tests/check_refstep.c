@@ -134,7 +134,7 @@ START_TEST(adamw_outputs_are_correctly_rounded)
   muonref_options o = tu_nemo();
   o.weight_decay = 0.1;
   o.adam_eps = 1e-8;
-  muonref_route r = {0, 37, 1, 37};
+  muonref_route r = {0, 37, 1, 37, 1, 37, 1};
   tu_rng rng = {tu_seed(31) + 50};
   float p[37], m[37], v[37], g[37];
   tu_fill_normal(&rng, p, 37, 1.0);

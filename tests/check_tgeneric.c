@@ -411,7 +411,7 @@ static int adamw_near_tie(double eps, mpfr_prec_t p, float *out, muonref_param_s
   muonref_options o = tu_nemo();
   o.lr = 0x1p-24, o.weight_decay = 0, o.adam_beta1 = 0.5, o.adam_beta2 = 0.75, o.adam_eps = eps;
   o.adam_lr_ratio = 1.0;
-  muonref_route rt = {0, 1, 1, 1};
+  muonref_route rt = {0, 1, 1, 1, 1, 1, 1};
   static float m, v;
   float g = 1;
   m = v = 0;
