@@ -23,7 +23,7 @@ static const command COMMANDS[] = {
    "  writes DIR/PROFILE/PROFILE_AREA.json for every profile (or NAME); BITS >= 256, default 256"},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
    "ns --preset NAME [--steps K] --sigma S | ns --report DIR [--smin S]    (spec/ns-study.md)"},
-  {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)", "profile NAME    (profiles: nemo, torch, moonlight, timm; spec/profiles/)"},
+  {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)", "profile NAME    (profiles: nemo, torch, moonlight, keller, timm; spec/profiles/)"},
   {"ref", cmd_ref, "run the high-precision reference on a tensor file (muonref ref polar|ns|step FILE)",
    "ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
    "  FILE: a tensor {\"dtype\": \"f32\", \"shape\": [r, c], \"hex\": \"...\"} (spec/vectors.md section 1);\n"
