@@ -892,8 +892,25 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (memcmp(&c->sched[k][gi], &c->sched[k][0], sizeof c->sched[k][0]))
         return 0; /* nor between steps of its halves */
   }
-  for (int gi = 0; !prof->one_group && d.route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++)
+  for (int gi = 0; !prof->one_group && d.route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++) {
+    muonref_options before = c->options[gi];
     fit_branch(&c->options[gi], &d, prof, c->defaults_only);
+    const muonref_options *o = &c->options[gi];
+    /* a schedule states values, not changes: a fit that moves a scheduled
+     * field (an AdamW lr rescaled by its ratio) would leave the steps on the
+     * old values, so such a case is left out rather than misstated */
+    if (c->has_schedule && (o->lr != before.lr || o->weight_decay != before.weight_decay ||
+                            (o->use_muon != MUONREF_USE_MUON_FALSE && o->momentum != before.momentum) ||
+                            (o->use_muon == MUONREF_USE_MUON_FALSE &&
+                             (o->adam_beta1 != before.adam_beta1 || o->adam_beta2 != before.adam_beta2))))
+      return 0;
+    for (int k = 0; c->has_schedule && k < c->n_steps; k++) { /* the other branch's values are unused, as above */
+      if (o->use_muon == MUONREF_USE_MUON_TRUE)
+        c->sched[k][gi].adam_beta1 = o->adam_beta1, c->sched[k][gi].adam_beta2 = o->adam_beta2;
+      else if (o->use_muon == MUONREF_USE_MUON_FALSE)
+        c->sched[k][gi].momentum = o->momentum;
+    }
+  }
   int reset = 0, dropped = 0, shared = 0;
   for (size_t k = 0; k < prof->n_keys; k++)
     shared |= prof->keys[k].kind == MUONREF_KEY_EPS_SHARED;
