@@ -12,15 +12,15 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 ln -s "$srcdir/vectors" "$work/vectors"
 cd "$work" || exit 1
-for p in nemo torch moonlight timm; do
+for p in nemo torch moonlight keller timm; do
   n=$(ls "vectors/$p"/*.json | wc -l)
   "$muonref" check --impl fast-bf16 --profile "$p" >out 2>&1; rc=$?
   areas=$(grep -c "^$p/" out); others=$(grep -E '^[a-z]+/' out | grep -vc "^$p/")
   [ $rc -eq 0 ] && [ "$areas" -eq "$n" ] && [ "$others" -eq 0 ] && echo "ok: --profile $p: $n areas, $(tail -n 1 out)" ||
     fail "--profile $p: exit $rc, $areas of $n areas, $others of other profiles"
 done
-"$muonref" check --impl fast-bf16 --profile keller >out 2>&1; rc=$?
-[ $rc -eq 2 ] && grep -q "Unknown profile 'keller'" out && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc: $(cat out)"
+"$muonref" check --impl fast-bf16 --profile no_such_port >out 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "Unknown profile 'no_such_port'" out && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc: $(cat out)"
 "$muonref" check --impl fast-bf16 --profile nemo vectors/nemo >out 2>&1; rc=$?
 [ $rc -eq 2 ] && echo "ok: --profile with vector paths: exit 2" || fail "--profile with paths: exit $rc"
 if "$python" -c 'import torch' >/dev/null 2>&1; then
