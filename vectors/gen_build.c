@@ -761,7 +761,8 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode &&
              a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
              a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step &&
-             a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant;
+             a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant &&
+             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -1021,6 +1022,11 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     snprintf(c->error_buf, sizeof c->error_buf, "%s", e.message);
     c->error_message = c->error_buf;
     c->error_any = d.catalogue == MUONREF_CATALOGUE_NONE; /* a port without checks fails its own way */
+    /* Emerging-Optimizers checks num_ns_steps and the 2-D shape only: any
+     * other refusal is muonref's (a non-finite option), the port's own way */
+    if (d.catalogue == MUONREF_CATALOGUE_EMERGING && strncmp(e.message, "num_ns_steps must be", 20) &&
+        strcmp(e.message, "Only 2D parameters are supported."))
+      c->error_any = 1;
     if (c->comment != c->comment_buf) {
       snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
       c->comment = c->comment_buf;
