@@ -316,6 +316,10 @@ static const flag_note NOTES[] = {
   {"EpsFloor", "KNOWN_BUG", "a Newton-Schulz input whose norm is below 1e-7, with an eps far smaller (Emerging-Optimizers "
    "1e-15 since 7ebd3cf, issue #229)", "an eps floor of 1e-7 divides by 1e-7 and the output is far from orthogonal",
    {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"eps_floor_1e-7"}},
+  {"NormInput", "BASIC", "an exactly defined bf16 result whose Newton-Schulz input is normalised in float32 and then "
+   "cast to bf16 (Emerging-Optimizers: F.normalize before `.to(torch.bfloat16)`; norm_format input)",
+   "a port that casts first and normalises in bf16 (NeMo's order) rounds the normalised input differently",
+   {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"norm_in_bf16"}},
 };
 
 /* The note of one flag as a JSON object. */

@@ -364,6 +364,22 @@ void gen_area_scaling(gen_ctx *g)
     flags(&c, "Scaling", QS[k].mode == MUONREF_SCALE_SQRT_MAX ? "SqrtMax" : NULL, QS[k].extra != 1.0 ? "ScaleExtra" : NULL);
     gen_add_step(g, &c);
   }
+  if (!(defaults(g).ns_eps < 1e-7))
+    return;
+  /* a whole step on gradients of norm about 1e-11, for a profile whose eps
+   * is far below it (Emerging-Optimizers 1e-15): the update has its full
+   * size; an eps floor of 1e-7 shrinks it about 50-fold */
+  for (int k = 0; k < 2; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    begin(&c, k ? "two steps on (16, 8) gradients N(0, 2^-40): the update keeps its size (eps far below the norm)"
+                : "two steps on (8, 16) gradients N(0, 2^-40): the update keeps its size (eps far below the norm)", &o);
+    int i = param(g, &c, "w", k ? shape2(16, 8) : shape2(8, 16), 0);
+    grad_normal(g, &c, 0, i, ldexp(1.0, -40));
+    grad_normal(g, &c, 1, i, ldexp(1.0, -40));
+    flags(&c, "Scaling", "TinyNorm", "EpsFloor");
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- weight decay ---- */

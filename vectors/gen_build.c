@@ -708,6 +708,8 @@ static void run_step(gen_job *j)
     }
     json_object_set_new(t, "expectedBf16Orders", orders);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
+    if (c->options[0].norm_format == MUONREF_NORM_FORMAT_INPUT) /* exact bf16 bits of a float32 normalisation */
+      json_array_append_new(json_object_get(t, "flags"), json_string("NormInput"));
     /* robust in the port's own order (the profile's); a fused (addmm) port
      * meets PyTorch 1.13 CPU's addmm, which does not round once (driver
      * probe addmm_*): robust only where every order gives the same bits */
@@ -1182,6 +1184,8 @@ static void run_ns(gen_job *j)
     /* robust in the port's own order (the profile's; see run_step) */
     muonref_options pd;
     MUONREF_UNCHECKED(muonref_profile_options(j->profile, &pd, NULL)); /* the profile is known here */
+    if (pd.norm_format == MUONREF_NORM_FORMAT_INPUT) /* exact bf16 bits of a float32 normalisation */
+      json_array_append_new(json_object_get(t, "flags"), json_string("NormInput"));
     int po = (int)pd.bf16_order;
     int agree = !memcmp(ob[0], ob[1], n * sizeof(float)) && !memcmp(ob[0], ob[2], n * sizeof(float));
     muonref_options os = scalars_bf16(o);
