@@ -313,7 +313,7 @@ static const flag_note NOTES[] = {
   {"ScaleExtra", "BASIC", "an extra factor multiplying the shape factor (Emerging-Optimizers' extra_scale_factor)",
    "a port ignoring the factor scales the update by its inverse", {"spec/muon.md section 5",
    "spec/profiles/emerging.md section 5"}, {NULL}},
-  {"EpsFloor", "KNOWN_BUG", "a Newton-Schulz input whose norm is below 1e-7, with an eps far smaller (Emerging-Optimizers "
+  {"EpsFloor", "EDGE_CASE", "a Newton-Schulz input whose norm is below 1e-7, with an eps far smaller (Emerging-Optimizers "
    "1e-15 since 7ebd3cf, issue #229)", "an eps floor of 1e-7 divides by 1e-7 and the output is far from orthogonal",
    {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"eps_floor_1e-7"}},
   {"NormInput", "BASIC", "an exactly defined bf16 result whose Newton-Schulz input is normalised in float32 and then "
