@@ -45,6 +45,12 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_EPS_SHARED: /* one value for Newton-Schulz and the fallback */
     printf("%s\n", muonref_py_float(b, sizeof b, *(const double *)f));
     break;
+  case MUONREF_KEY_SCALE_MODE_EMERGING:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX     ? "'spectral'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_TO_RMS ? "'unit_rms_norm'"
+                   : o->scale_mode == MUONREF_SCALE_FAN_IN     ? "'shape_scaling'"
+                                                               : "?");
+    break;
   }
 }
 
@@ -99,6 +105,8 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("conv_mode          %s\n", muonref_conv_mode_name(o->conv_mode));
   printf("missing_grad       %s\n", muonref_missing_grad_name(o->missing_grad));
   printf("grad_after_step    %s\n", muonref_grad_after_name(o->grad_after_step));
+  printf("scale_extra        %s\n", muonref_py_float(b, sizeof b, o->scale_extra));
+  printf("norm_format        %s\n", muonref_norm_format_name(o->norm_format));
 }
 
 int cmd_profile(int argc, char **argv)

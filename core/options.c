@@ -9,12 +9,13 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", NULL};
+static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
 static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", NULL};
@@ -100,6 +101,8 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
     return s;
+  if ((s = check_enum(NORM_FORMAT_NAMES, "norm_format", (int)o->norm_format, err)))
+    return s;
   return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
 }
 
@@ -109,7 +112,13 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
  * an empty range there, is refused here with the NeMo wording). */
 static int check_ns_steps(const muonref_options *o, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM) {
+  if (o->catalogue == MUONREF_CATALOGUE_EMERGING) {
+    /* Emerging-Optimizers muon.py @fd77292 Muon.__init__ */
+    if (o->ns_steps < 1)
+      return muonref_fail(err, MUONREF_EOPTION, "num_ns_steps must be at least 1, got %d", o->ns_steps);
+    if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
+      return MUONREF_OK;
+  } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM) {
     /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
@@ -193,7 +202,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
-  int none = o->catalogue == MUONREF_CATALOGUE_NONE;
+  int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : none                                 ? validate_none_head(o, err)
@@ -233,6 +242,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(GRAD_AFTER_NAMES, "grad_after_step", (int)o->grad_after_step, err)))
     return s;
   if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (int)o->adam_variant, err)))
+    return s;
+  if ((s = check_real(0, o->scale_extra, "Invalid extra scale factor", err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -297,6 +308,7 @@ const char *muonref_conv_mode_name(muonref_conv_mode v) { return name_of(CONV_NA
 const char *muonref_missing_grad_name(muonref_missing_grad v) { return name_of(MISSING_GRAD_NAMES, (int)v); }
 const char *muonref_grad_after_name(muonref_grad_after v) { return name_of(GRAD_AFTER_NAMES, (int)v); }
 const char *muonref_adam_variant_name(muonref_adam_variant v) { return name_of(ADAM_VARIANT_NAMES, (int)v); }
+const char *muonref_norm_format_name(muonref_norm_format f) { return name_of(NORM_FORMAT_NAMES, (int)f); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

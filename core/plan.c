@@ -15,6 +15,8 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
   case MUONREF_SCALE_RMS_ADAMW: return 0.2 * sqrt(fmax(r, c));
   /* timm/optim/muon.py @aa4b5850 get_lr_scale "rms_to_rms": (out_chs / in_chs) ** 0.5 */
   case MUONREF_SCALE_RMS_TO_RMS: return sqrt(r / c);
+  /* Emerging-Optimizers muon.py @fd77292 get_muon_scale_factor "spectral": max(size_out, size_in) ** 0.5 */
+  case MUONREF_SCALE_SQRT_MAX: return sqrt(fmax(r, c));
   default: return 1.0;
   }
 }
@@ -31,7 +33,8 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->in_mom = o->nesterov ? beta : 1.0;
   p->apply_decay = o->weight_decay != 0.0;
   p->decay = 1.0 - o->lr * o->weight_decay;
-  p->scale = muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols);
+  /* Emerging-Optimizers: `orth_grad * scale_factor * extra_scale_factor` */
+  p->scale = muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols) * o->scale_extra;
   /* KellerJordan/Muon @857d1ad: `update *= s` on the bf16 Newton-Schulz
    * output (s a binary32 scalar, opmath), then `p.add_(update, alpha=-lr)` */
   p->update_scale = o->scale_format == MUONREF_SCALE_FORMAT_BF16_UPDATE && o->ns_format == MUONREF_NS_BF16;

@@ -37,6 +37,7 @@ static void nemo(muonref_options *o)
   o->catalogue = MUONREF_CATALOGUE_NEMO;
   o->ns_safety = 1.0;
   o->adam_variant = MUONREF_ADAM_ADAMW;
+  o->scale_extra = 1.0;
 }
 
 /* torch: torch.optim.Muon, pytorch/pytorch torch/optim/_muon.py @b5ee4d7a
@@ -132,6 +133,37 @@ static void keller(muonref_options *o)
   o->grad_after_step = MUONREF_GRAD_AFTER_NESTEROV_INPUT; /* `grad.lerp_(momentum, beta)` */
 }
 
+/* emerging: NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py
+ * @fd77292 (2026-08-20; the release v0.4.0 has the same defaults and eps;
+ * spec/profiles/emerging.md): Muon(params, lr=3e-4, momentum=0.95,
+ * weight_decay=0.01, *, nesterov=False, weight_decay_method="decoupled",
+ * fp32_matmul_prec="medium", coefficient_type="quintic", num_ns_steps=5,
+ * scale_mode="spectral", extra_scale_factor=1.0); EMA momentum by lerp
+ * (OrthogonalizedOptimizer.step), Newton-Schulz normalised in float32 by
+ * F.normalize (eps 1e-15 clamped) before the cast to bf16, the quintic list
+ * cycled, addmm (bf16 order fused), the scale sqrt(max(rows, cols)) without
+ * 0.2, the decoupled decay `p.add_(p, alpha=-wd * lr)` (P (1 - lr wd) rounded
+ * once), no fallback and 2-D parameters only.  nesterov=False is every
+ * tagged release's default (v0.1.0 on); the untagged snapshots 2e15dc5 to
+ * b724bb7^ (2025-09/10) had use_nesterov=True: the fault nesterov_default_on. */
+static void emerging(muonref_options *o)
+{
+  nemo(o);
+  o->lr = 3e-4;
+  o->weight_decay = 0.01;
+  o->nesterov = 0;
+  o->scale_mode = MUONREF_SCALE_SQRT_MAX;
+  o->momentum_form = MUONREF_MOMENTUM_EMA;
+  muonref_preset_apply(muonref_preset_find("quintic"), o);
+  o->coeff_order = MUONREF_ORDER_CYCLE; /* get_coefficient_iterator(mode="cycle") for quintic */
+  o->ns_eps = 1e-15;
+  o->eps_mode = MUONREF_EPS_CLAMP;
+  o->bf16_order = MUONREF_BF16_FUSED;
+  o->route_rule = MUONREF_ROUTE_TWO_D_ONLY;
+  o->catalogue = MUONREF_CATALOGUE_EMERGING;
+  o->norm_format = MUONREF_NORM_FORMAT_INPUT;
+}
+
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
 static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
 
@@ -208,6 +240,21 @@ static const muonref_option_key TIMM_KEYS[] = {
   K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
 };
 
+/* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its
+ * signature's order; lr, momentum, weight_decay are group keys, the others
+ * the optimizer's (closed over at construction).  weight_decay_method,
+ * fp32_matmul_prec ("medium": bf16), coefficient_type ("quintic"),
+ * use_syrk and weight_update_hook stay at their defaults (not expressible). */
+static const muonref_option_key EMERGING_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("num_ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, scale_mode),
+  K("extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -222,6 +269,8 @@ static const muonref_profile PROFILES[] = {
    N(KELLER_KEYS), 0, keller_adam},
   {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", timm, TIMM_KEYS,
    N(TIMM_KEYS), 0, NULL},
+  {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
+   emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
 };
 
 /* every id has its entry, in id order */

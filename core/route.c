@@ -70,6 +70,9 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
   if (st)
     return st;
   if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY) { /* torch.optim.Muon.__init__ (torch.md 1.1 rule 7) */
+    if (s->ndim != 2 && o->catalogue == MUONREF_CATALOGUE_EMERGING)
+      /* Emerging-Optimizers orthogonalized_optimizer.py @fd77292, at the step */
+      return muonref_fail(err, MUONREF_ESHAPE, "Only 2D parameters are supported.");
     if (s->ndim != 2)
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",

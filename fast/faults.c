@@ -113,6 +113,21 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                           "ignored (the harness does not apply a step's setOptions)",
                                           "ports that copy group options into per-parameter state or closures at "
                                           "__init__ (a scheduler's lr then never reaches the update)"},
+  [MUONREF_FAULT_SPECTRAL_WITH_FACTOR] = {"spectral_with_factor", "0.2 sqrt(max(rows, cols)) where the profile scales "
+                                          "by sqrt(max(rows, cols)) without 0.2",
+                                          "NVIDIA-NeMo/Emerging-Optimizers issue #80 (\"Factor 0.2 in spectral scaling "
+                                          "for Muon\"; kept without it); Kimi's rule (bug-reports B08)"},
+  [MUONREF_FAULT_SCALE_MODE_SWAPPED] = {"scale_mode_swapped", "Emerging-Optimizers' spectral sqrt(max(rows, cols)) and "
+                                        "unit_rms_norm sqrt(rows/cols) swapped",
+                                        "dion's spectral_norm is sqrt(rows/cols): the same word for the other rule "
+                                        "(spec/profiles/emerging.md 10)"},
+  [MUONREF_FAULT_NORM_IN_BF16] = {"norm_in_bf16", "Newton-Schulz input cast to bf16 first and normalised in bf16 where "
+                                  "the profile normalises in float32 before the cast",
+                                  "NeMo's and Keller's `G.bfloat16()` then `X / (X.norm() + eps)` vs Emerging-Optimizers "
+                                  "muon_utils.py @fd77292 F.normalize then `.to(torch.bfloat16)`"},
+  [MUONREF_FAULT_EPS_FLOOR_1E7] = {"eps_floor_1e-7", "normalisation eps 1e-7 clamped where the profile clamps at 1e-15",
+                                   "Emerging-Optimizers v0.1.0 .. v0.3.1 (eps=1e-7), 7ebd3cf (2026-06-22, \"Reduce eps "
+                                   "for newton_schulz\", issue #229)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -155,6 +170,15 @@ void muonref_fault_options(int f, muonref_options *o)
   case MUONREF_FAULT_NADAMW_AS_ADAMW: o->adam_variant = MUONREF_ADAM_ADAMW; break;
   case MUONREF_FAULT_EPS_SPLIT: o->adam_eps = 1e-8; break;
   case MUONREF_FAULT_SAFETY_IGNORED: o->ns_safety = 1.0; break;
+  case MUONREF_FAULT_SCALE_MODE_SWAPPED:
+    if (o->scale_mode == MUONREF_SCALE_SQRT_MAX || o->scale_mode == MUONREF_SCALE_RMS_TO_RMS)
+      o->scale_mode = o->scale_mode == MUONREF_SCALE_SQRT_MAX ? MUONREF_SCALE_RMS_TO_RMS : MUONREF_SCALE_SQRT_MAX;
+    break;
+  case MUONREF_FAULT_NORM_IN_BF16: o->norm_format = MUONREF_NORM_FORMAT_BF16; break;
+  case MUONREF_FAULT_EPS_FLOOR_1E7:
+    if (o->ns_eps < 1e-7)
+      o->ns_eps = 1e-7;
+    break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
@@ -210,6 +234,12 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
         p->scale = sqrt(fmax((double)r.scale_rows, (double)r.scale_cols));
         p->alpha = o->lr * p->scale;
       }
+    }
+    break;
+  case MUONREF_FAULT_SPECTRAL_WITH_FACTOR:
+    if (o->scale_mode == MUONREF_SCALE_SQRT_MAX) {
+      p->scale *= 0.2;
+      p->alpha = p->update_scale ? o->lr : o->lr * p->scale;
     }
     break;
   case MUONREF_FAULT_DECAY_SCALED_LR: p->decay = 1.0 - p->alpha * o->weight_decay; break;

@@ -79,6 +79,11 @@ enum {
   MUONREF_FAULT_SAFETY_IGNORED,
   /* faults a learning-rate scheduler exposes (spec/vectors.md 2.8) */
   MUONREF_FAULT_CACHED_GROUP_OPTIONS,
+  /* faults of Emerging-Optimizers' port (spec/profiles/emerging.md section 10) */
+  MUONREF_FAULT_SPECTRAL_WITH_FACTOR,
+  MUONREF_FAULT_SCALE_MODE_SWAPPED,
+  MUONREF_FAULT_NORM_IN_BF16,
+  MUONREF_FAULT_EPS_FLOOR_1E7,
   MUONREF_FAULT_COUNT
 };
 

@@ -6,6 +6,7 @@
  *   X <- R(in);  nrm <- R(||X||_F);  nrm <- R(nrm s) (s = ns_safety, when not 1)
  *   d <- R(nrm + eps) | R(max(nrm, eps))
  *   X <- R(X / d)                     (X <- 0 when d = 0)
+ *   (norm_format INPUT: these three lines in binary32, X <- R(fl32(X / d)))
  *   for k in 0..ns_steps-1, (a, b, c) = coefficient triple k:
  *     A <- R(X X^T)                   (ssyrk, fp32 accumulation, mirrored)
  *     B <- R(R(b A) + R(c R(A A)))    (A A = A A^T by ssyrk; upper triangle)
@@ -217,8 +218,12 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
    * Pb (m m halves, in the third m m) and Xb (m n halves, at the end) */
   float *X = work, *BX = X + m * n, *A = BX + m * n, *B = A + m * m;
   uint16_t *Pb = (uint16_t *)(B + m * m), *Xb = (uint16_t *)(B + 2 * m * m);
-  muonref_nsk_load(X, in, m, n, tr, bf16);
-  muonref_nsk_scale(X, m * n, divisor(X, m * n, o, bf16, flags), bf16);
+  /* norm_format INPUT (Emerging-Optimizers: F.normalize on the float32
+   * input, then `.to(torch.bfloat16)`): the load and the divisor stay in
+   * binary32, the quotient is rounded to binary32, then to bf16 */
+  int nb = bf16 && o->norm_format != MUONREF_NORM_FORMAT_INPUT;
+  muonref_nsk_load(X, in, m, n, tr, nb);
+  muonref_nsk_scale(X, m * n, divisor(X, m * n, o, nb, flags), bf16);
   if (dnnl)
     muonref_nsk_to_bf16(Xb, X, m * n);
   for (int k = 0; k < o->ns_steps; k++) {

@@ -5,7 +5,8 @@
  *   X <- R(X / d);   per step: A <- R(X X^T); S <- R(A A);
  *   B <- R(R(b A) + R(c S));  X <- R(R(a X) + R(B X))
  * in the SEPARATE order; the KELLER and FUSED orders of options.h round
- * other intermediates (spec/muon.md section 7.1). */
+ * other intermediates (spec/muon.md section 7.1); under norm_format INPUT
+ * the input and its norm stay binary32 and X <- R(fl32(in / d)). */
 #include <math.h>
 #include <mpfr.h>
 #include <stdlib.h>
@@ -76,10 +77,21 @@ static void dot(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_t sb, 
   round_bf16(c, out);
 }
 
+/* x <- fl32(x) (binary32, round to nearest even; the exponent range of the
+ * inputs here is binary32's). */
+static void round_fp32(ctx *c, mpfr_t x)
+{
+  mpfr_set(c->t24, x, MPFR_RNDN);
+  mpfr_set(x, c->t24, MPFR_RNDN);
+}
+
 /* X <- R(X / d) with d = R(R(R(||X||_F) s) (+|max) eps) (s = ns_safety, the
- * product only when s is not 1); 0 when d = 0. */
+ * product only when s is not 1); 0 when d = 0.  Under norm_format INPUT
+ * (Emerging-Optimizers' F.normalize in float32 before the bf16 cast) every
+ * R but the last is binary32's and X <- R_bf16(fl32(X / d)). */
 static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
 {
+  void (*rn)(ctx *, mpfr_t) = o->norm_format == MUONREF_NORM_FORMAT_INPUT ? round_fp32 : round_bf16;
   mpfr_t n, eps;
   mpfr_inits2(PREC, n, eps, (mpfr_ptr)0);
   unsigned before = c->flags;
@@ -87,22 +99,24 @@ static void normalize(ctx *c, mpfr_t *X, size_t len, const muonref_options *o)
   /* reductions accumulate in binary32 whatever the strides: no bf16 accumulation to flag */
   c->flags = (c->flags & ~(unsigned)MUONREF_NSR_BF16_ACCUM) | (before & MUONREF_NSR_BF16_ACCUM);
   mpfr_sqrt(n, n, MPFR_RNDN);        /* only the norm is                   */
-  round_bf16(c, n);
+  rn(c, n);
   if (o->ns_safety != 1.0) { /* timm's safety_factor: R(R(||X||) s), s as binary32 */
-    mpfr_mul_d(n, n, (double)(float)o->ns_safety, MPFR_RNDN); /* exact: 8 x 24 bits < PREC */
-    round_bf16(c, n);
+    mpfr_mul_d(n, n, (double)(float)o->ns_safety, MPFR_RNDN); /* exact: 24 x 24 bits < PREC */
+    rn(c, n);
   }
   mpfr_set_flt(eps, (float)o->ns_eps, MPFR_RNDN);
   if (o->eps_mode == MUONREF_EPS_ADD)
     mpfr_add(n, n, eps, MPFR_RNDN);
   else
     mpfr_max(n, n, eps, MPFR_RNDN);
-  round_bf16(c, n);
+  rn(c, n);
   for (size_t i = 0; i < len; i++) {
     if (mpfr_zero_p(n))
       mpfr_set_zero(X[i], 1);
     else
       mpfr_div(X[i], X[i], n, MPFR_RNDN);
+    if (rn == round_fp32)
+      round_fp32(c, X[i]); /* the binary32 quotient, then its bf16 cast: a double rounding by definition */
     round_bf16(c, X[i]);
   }
   mpfr_clears(n, eps, (mpfr_ptr)0);
@@ -210,7 +224,8 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++) {
       mpfr_set_flt(X[i * n + j], tr ? in[j * cols + i] : in[i * cols + j], MPFR_RNDN);
-      round_bf16(&c, X[i * n + j]);
+      if (o->norm_format != MUONREF_NORM_FORMAT_INPUT) /* INPUT: normalised in binary32 first */
+        round_bf16(&c, X[i * n + j]);
     }
   normalize(&c, X, m * n, o);
   for (int k = 0; k < o->ns_steps; k++)

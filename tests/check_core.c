@@ -77,7 +77,7 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("paddle", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm')");
+  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'emerging')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }
@@ -218,6 +218,77 @@ START_TEST(torch_profile_defaults_and_catalogue)
   o.use_muon = MUONREF_USE_MUON_FALSE; /* unused under two_d_only */
   ck_assert_int_eq(muonref_route_param(&o, &w, &r, &e), MUONREF_OK);
   ck_assert(r.use_muon == 1 && r.rows == 16 && r.cols == 8);
+}
+END_TEST
+
+/* emerging (spec/profiles/emerging.md; NVIDIA-NeMo/Emerging-Optimizers
+ * orthogonalized_optimizers/muon.py @fd77292): the defaults of Muon's
+ * signature, its one check and message, the 2-D rule's message, the three
+ * scale modes on get_muon_scale_factor's formulas (the values by hand), the
+ * extra factor in the plan, the decoupled decay first with 1 - lr wd. */
+START_TEST(emerging_profile_defaults_scale_and_decay)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_EMERGING, &e), MUONREF_OK);
+  ck_assert_str_eq(muonref_profile_name(MUONREF_PROFILE_EMERGING), "emerging");
+  ck_assert(o.lr == 3e-4 && o.momentum == 0.95 && o.weight_decay == 0.01 && o.nesterov == 0 && o.ns_steps == 5);
+  ck_assert(o.scale_mode == MUONREF_SCALE_SQRT_MAX && o.scale_extra == 1.0 && o.norm_format == MUONREF_NORM_FORMAT_INPUT);
+  ck_assert(o.ns_eps == 1e-15 && o.eps_mode == MUONREF_EPS_CLAMP && o.bf16_order == MUONREF_BF16_FUSED);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_EMA && o.coeff_order == MUONREF_ORDER_CYCLE);
+  ck_assert(o.route_rule == MUONREF_ROUTE_TWO_D_ONLY && o.catalogue == MUONREF_CATALOGUE_EMERGING);
+  ck_assert(o.n_coeffs == 5 && o.coeffs[0].a == 4.0848 && o.coeffs[4].c == 1.2012);
+  muonref_coeff k6 = muonref_ns_coeff_at(&o, 6); /* get_coefficient_iterator(mode="cycle"): list[6 % 5] */
+  ck_assert(k6.a == 3.9505 && k6.b == -6.3029 && k6.c == 2.6377);
+  t = o, t.ns_steps = 0;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "num_ns_steps must be at least 1, got 0");
+  t = o, t.lr = -1.0, t.momentum = 1.5, t.weight_decay = -0.1; /* unchecked by the port */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK);
+  t = o, t.scale_extra = INFINITY;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid extra scale factor: inf");
+  muonref_shape bias = {1, {48}}, mat = {2, {64, 16}};
+  muonref_route r;
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Only 2D parameters are supported.");
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_SQRT_MAX, 16, 64) == 8.0);  /* spectral: max(16, 64) ** 0.5 */
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_SQRT_MAX, 64, 16) == 8.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RMS_TO_RMS, 16, 64) == 0.5); /* unit_rms_norm: (16 / 64) ** 0.5 */
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_IN, 16, 64) == 1.0);     /* shape_scaling: max(1, 16/64) ** 0.5 */
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_IN, 64, 16) == 2.0);
+  ck_assert_int_eq(muonref_route_param(&o, &mat, &r, &e), MUONREF_OK);
+  muonref_muon_plan pl;
+  t = o, t.scale_extra = 0.2;
+  muonref_muon_plan_make(&t, &r, &pl);
+  ck_assert(pl.scale == 8.0 * 0.2 && pl.alpha == 3e-4 * (8.0 * 0.2));
+  ck_assert(pl.mom_keep == 0.95 && pl.mom_grad == 1.0 - 0.95 && pl.in_mom == 1.0 && pl.in_grad == 0.0);
+  ck_assert(pl.apply_decay && pl.decay == 1.0 - 3e-4 * 0.01);
+  /* p.add_(p, alpha=-wd * lr) in binary32 is P + R(a P) with a = fl32(-lr wd):
+   * R(a P) errs by 2^-24 |a P|, so the sum differs from P (1 - lr wd) rounded
+   * once only where that tiny error crosses a rounding boundary: never on
+   * these 4096 values at the defaults (lr wd = 3e-6), at most one ulp with
+   * the vectors' lr 0.02, wd 0.1 (within the element-wise allowance,
+   * spec/vectors.md 5.1): no field for it */
+  static const double LW[][2] = {{3e-4, 0.01}, {0.02, 0.1}};
+  for (int w = 0; w < 2; w++) {
+    float a = (float)(-LW[w][1] * LW[w][0]);
+    int differ = 0;
+    for (int k = 0; k < 4096; k++) {
+      float p = ldexpf(1.0f + (float)k / 4096.0f, k % 7 - 3);
+      volatile float prod = a * p;
+      float torch_way = p + prod, ours = (float)((double)p * (1.0 - LW[w][0] * LW[w][1]));
+      ck_assert(fabsf(torch_way - ours) <= nextafterf(fabsf(ours), INFINITY) - fabsf(ours));
+      differ += torch_way != ours;
+    }
+    if (w == 0)
+      ck_assert_int_eq(differ, 0);
+  }
+  ck_assert_str_eq(muonref_scale_mode_name(MUONREF_SCALE_SQRT_MAX), "sqrt_max");
+  ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_EMERGING), "emerging");
+  ck_assert_str_eq(muonref_norm_format_name(MUONREF_NORM_FORMAT_INPUT), "input");
+  t = o, t.norm_format = (muonref_norm_format)2;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
 }
 END_TEST
 
@@ -374,7 +445,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_eps, "Invalid AdamW epsilon: -1e-08"},
   {m_ratio, "Invalid AdamW learning rate ratio: -0.025"},
   {m_thr, "Invalid AdamW dimension threshold: 0"},
-  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms')"},
+  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max')"},
   {m_nesterov, "Invalid nesterov: 2 (expected 0 or 1)"},
   {m_use_muon, "Invalid use_muon: 3 (expected None, False or True)"},
   {m_form, "Unknown momentum_form 5, expected one of ('sum', 'ema')"},
@@ -656,6 +727,7 @@ int main(void)
   tcase_add_test(t, adamw_plan_bias_corrections);
   tcase_add_test(t, gradient_checks);
   tcase_add_test(t, status_names_and_errors);
+  tcase_add_test(t, emerging_profile_defaults_scale_and_decay);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

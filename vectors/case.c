@@ -191,6 +191,18 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       return bad(err, where, k->name, "a number or \"nan\"/\"inf\"/\"-inf\"");
     o->adam_eps = *FIELD(o, k, double); /* timm: `eps=group["eps"]` for the fallback too */
     return MUONREF_OK;
+  case MUONREF_KEY_SCALE_MODE_EMERGING:
+    if (s && !strcmp(s, "spectral"))
+      o->scale_mode = MUONREF_SCALE_SQRT_MAX;
+    else if (s && !strcmp(s, "unit_rms_norm"))
+      o->scale_mode = MUONREF_SCALE_RMS_TO_RMS;
+    else if (s && !strcmp(s, "shape_scaling"))
+      o->scale_mode = MUONREF_SCALE_FAN_IN;
+    else if (s) /* Emerging-Optimizers muon.py @fd77292 get_muon_scale_factor, at the step */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid mode for Muon update scale factor: %s", s);
+    else
+      return bad(err, where, k->name, "a string");
+    return MUONREF_OK;
   }
   return bad(err, where, k->name, "of a known kind");
 }
@@ -322,6 +334,13 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     }
   case MUONREF_KEY_EPS_SHARED:
     return muonref_case_real_json(*FIELD(o, k, const double));
+  case MUONREF_KEY_SCALE_MODE_EMERGING:
+    switch (o->scale_mode) {
+    case MUONREF_SCALE_SQRT_MAX: return json_string("spectral");
+    case MUONREF_SCALE_RMS_TO_RMS: return json_string("unit_rms_norm");
+    case MUONREF_SCALE_FAN_IN: return json_string("shape_scaling");
+    default: return json_string("?"); /* not expressible (the round trip refuses "?") */
+    }
   }
   return json_null();
 }

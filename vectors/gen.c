@@ -75,6 +75,8 @@ static const struct {
               "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"timm", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
             "errors", "overflow", "defaults", "schedule", NULL}},
+  {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
+                "errors", "overflow", "defaults", "schedule", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -303,6 +305,21 @@ static const flag_note NOTES[] = {
   {"PlatformRobust", "JUDGING", "no measured platform effect of PyTorch 1.13 CPU (bf16-rounded scalars, bf16 "
    "accumulation on strided operands) can change this case's verdict: a correct port passes it on that platform, raw",
    NULL, {"spec/vectors.md section 5.3"}, {NULL}},
+  /* Emerging-Optimizers (spec/profiles/emerging.md) */
+  {"SqrtMax", "BASIC", "the shape factor sqrt(max(rows, cols)) without 0.2 (Emerging-Optimizers' scale_mode "
+   "\"spectral\")", "a port adding Kimi's 0.2 scales 5 times too small; one taking dion's spectral_norm sqrt(rows/cols) "
+   "differs on every non-square or larger-than-1 matrix", {"spec/muon.md section 5", "spec/profiles/emerging.md section 5"},
+   {"spectral_with_factor", "scale_mode_swapped"}},
+  {"ScaleExtra", "BASIC", "an extra factor multiplying the shape factor (Emerging-Optimizers' extra_scale_factor)",
+   "a port ignoring the factor scales the update by its inverse", {"spec/muon.md section 5",
+   "spec/profiles/emerging.md section 5"}, {NULL}},
+  {"EpsFloor", "EDGE_CASE", "a Newton-Schulz input whose norm is below 1e-7, with an eps far smaller (Emerging-Optimizers "
+   "1e-15 since 7ebd3cf, issue #229)", "an eps floor of 1e-7 divides by 1e-7 and the output is far from orthogonal",
+   {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"eps_floor_1e-7"}},
+  {"NormInput", "BASIC", "an exactly defined bf16 result whose Newton-Schulz input is normalised in float32 and then "
+   "cast to bf16 (Emerging-Optimizers: F.normalize before `.to(torch.bfloat16)`; norm_format input)",
+   "a port that casts first and normalises in bf16 (NeMo's order) rounds the normalised input differently",
+   {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"norm_in_bf16"}},
 };
 
 /* The note of one flag as a JSON object. */

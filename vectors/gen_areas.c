@@ -339,6 +339,47 @@ void gen_area_scaling(gen_ctx *g)
     flags(&c, "Scaling", "SafetyFactor", SF[k].tiny ? "TinyNorm" : NULL);
     gen_add_step(g, &c);
   }
+  /* sqrt(max(rows, cols)) without 0.2, Emerging-Optimizers' "spectral"
+   * (bug-reports B08), then an extra factor multiplying the shape factor
+   * (its extra_scale_factor: 0.2 matches Moonlight, sqrt(0.1/1.9) AdamW's
+   * update RMS for beta1 0.9, as its docstring suggests).  Left out of
+   * profiles whose port has neither. */
+  static const struct { size_t r, c; muonref_scale_mode mode; double extra; } QS[] = {
+    {16, 64, MUONREF_SCALE_SQRT_MAX, 1.0}, {64, 16, MUONREF_SCALE_SQRT_MAX, 1.0}, {32, 32, MUONREF_SCALE_SQRT_MAX, 1.0},
+    {16, 64, MUONREF_SCALE_SQRT_MAX, 0.2}, {64, 16, MUONREF_SCALE_SQRT_MAX, 0.22941573387056177},
+    {64, 16, MUONREF_SCALE_FAN_IN, 0.5}, {16, 64, MUONREF_SCALE_RMS_TO_RMS, 2.0},
+  };
+  for (size_t k = 0; k < sizeof QS / sizeof QS[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.scale_mode = QS[k].mode;
+    o.scale_extra = QS[k].extra;
+    snprintf(comment, sizeof comment, "(%zu, %zu) with the %s rule times an extra factor %.17g: factor %.17g", QS[k].r,
+             QS[k].c, muonref_scale_mode_name(QS[k].mode), QS[k].extra,
+             muonref_scale_factor(QS[k].mode, QS[k].r, QS[k].c) * QS[k].extra);
+    begin(&c, comment, &o);
+    int i = param(g, &c, "w", shape2(QS[k].r, QS[k].c), 0);
+    grad_structured(g, &c, 0, i, 0);
+    flags(&c, "Scaling", QS[k].mode == MUONREF_SCALE_SQRT_MAX ? "SqrtMax" : NULL, QS[k].extra != 1.0 ? "ScaleExtra" : NULL);
+    gen_add_step(g, &c);
+  }
+  if (!(defaults(g).ns_eps < 1e-7))
+    return;
+  /* a whole step on gradients of norm about 1e-11, for a profile whose eps
+   * is far below it (Emerging-Optimizers 1e-15): the update has its full
+   * size; an eps floor of 1e-7 shrinks it about 50-fold */
+  for (int k = 0; k < 2; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    begin(&c, k ? "two steps on (16, 8) gradients N(0, 2^-40): the update keeps its size (eps far below the norm)"
+                : "two steps on (8, 16) gradients N(0, 2^-40): the update keeps its size (eps far below the norm)", &o);
+    int i = param(g, &c, "w", k ? shape2(16, 8) : shape2(8, 16), 0);
+    grad_normal(g, &c, 0, i, ldexp(1.0, -40));
+    grad_normal(g, &c, 1, i, ldexp(1.0, -40));
+    flags(&c, "Scaling", "TinyNorm", "EpsFloor");
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- weight decay ---- */
@@ -731,7 +772,9 @@ void gen_area_newton_schulz(gen_ctx *g)
       d[i] = ldexpf(1.0f, TINY[k]);
     float *x = gen_structured(4, 16, d, 0);
     snprintf(comment, sizeof comment,
-             defaults(g).eps_mode == MUONREF_EPS_CLAMP
+             defaults(g).ns_eps != 1e-7 /* Emerging-Optimizers: 1e-15; the eps is far below these norms */
+                 ? "tiny norm 2^%d x 8: X / max(||X||, eps) with the profile's eps"
+             : defaults(g).eps_mode == MUONREF_EPS_CLAMP
                  ? "tiny norm 2^%d x 8: X / max(||X||, 1e-7) differs from an added or another eps"
                  : "tiny norm 2^%d x 8: X / (||X|| + 1e-7) differs from a clamp or another eps",
              TINY[k]);
@@ -787,6 +830,24 @@ void gen_area_newton_schulz(gen_ctx *g)
              "tall (%zu, %zu), Hadamard columns times dyadic scales: iterated on the wide side and transposed back",
              T[k].rows, T[k].cols);
     gen_add_ns(g, "ns", comment, fe, x, T[k].rows, T[k].cols, 5);
+    free(x);
+  }
+  if (!(defaults(g).ns_eps < 1e-7))
+    return;
+  /* norms below 1e-7 for a profile whose eps is smaller (Emerging-Optimizers
+   * 1e-15 since 7ebd3cf, issue #229): an eps floor of 1e-7 divides by 1e-7
+   * and leaves the input far from orthogonal */
+  static const int BELOW[] = {-30, -36};
+  const char *fb[] = {"NewtonSchulz", "TinyNorm", "EpsFloor", NULL};
+  for (int k = 0; k < 2; k++) {
+    char comment[256];
+    float d[4];
+    for (int i = 0; i < 4; i++)
+      d[i] = ldexpf(1.0f, BELOW[k]);
+    float *x = gen_structured(4, 16, d, 0);
+    snprintf(comment, sizeof comment, "norm 2^%d below 1e-7: X / max(||X||, %g) normalises it; an eps of 1e-7 does not",
+             BELOW[k] + 3, defaults(g).ns_eps);
+    gen_add_ns(g, "ns", comment, fb, x, 4, 16, 5);
     free(x);
   }
 }
@@ -1024,6 +1085,50 @@ static void errors_none(gen_ctx *g)
   }
 }
 
+/* Emerging-Optimizers' checks (spec/profiles/emerging.md section 2;
+ * orthogonalized_optimizers/muon.py, orthogonalized_optimizer.py @fd77292):
+ * num_ns_steps >= 1 at construction; an unknown scale_mode and a parameter
+ * that is not 2-D at the step.  No value of lr, momentum or weight_decay is
+ * checked (a negative one runs); NaN and Inf gradients run (muonref refuses
+ * them: acceptable); a sparse or complex gradient fails inside PyTorch
+ * (any message). */
+static void errors_emerging(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"zero Newton-Schulz steps (refused at construction)", "{\"num_ns_steps\": 0}",
+     "num_ns_steps must be at least 1, got 0", NULL},
+    {"negative Newton-Schulz steps", "{\"num_ns_steps\": -3}", "num_ns_steps must be at least 1, got -3", NULL},
+    {"unknown scale_mode (get_muon_scale_factor, at the step)", "{\"scale_mode\": \"rows\"}",
+     "Invalid mode for Muon update scale factor: rows", NULL},
+    {"scale_mode of another port (NeMo's fan_in)", "{\"scale_mode\": \"fan_in\"}",
+     "Invalid mode for Muon update scale factor: fan_in", NULL},
+    {"lr = nan: the port checks nothing and runs, muonref refuses it", "{\"lr\": \"nan\"}",
+     "Invalid learning rate: nan", "acceptable"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"a bias (48,): refused at the step (`grad.ndim != 2`)", 0, "ESHAPE", "Only 2D parameters are supported.", NULL, 0},
+    {"a conv filter (4, 2, 3, 3): refused at the step", 5, "ESHAPE", "Only 2D parameters are supported.", NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; the port runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient: muonref refuses it; the port runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused; the port fails inside PyTorch with PyTorch's own message", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 1},
+    {"a complex gradient on a real parameter: refused (PyTorch refuses the assignment itself, so any message passes)",
+     4, "EGRAD", "Muon does not support complex gradients", NULL, 1},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    int shape = G[k].kind == 0 || G[k].kind == 5;
+    muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){1, {48}} : G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}}
+                                                                                   : shape2(8, 16);
+    bad_input_case(g, &G[k], &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
+                   G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
+  }
+}
+
 /* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py
  * @aa4b5850): the constructor's _validate_scalar checks in order (lr,
  * weight_decay, momentum < 1, eps), then the step's (sparse gradients,
@@ -1082,6 +1187,10 @@ void gen_area_errors(gen_ctx *g)
   gen_group(g, "error");
   if (defaults(g).catalogue == MUONREF_CATALOGUE_TIMM) {
     errors_timm(g);
+    return;
+  }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING) {
+    errors_emerging(g);
     return;
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_TORCH) {

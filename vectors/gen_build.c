@@ -708,6 +708,8 @@ static void run_step(gen_job *j)
     }
     json_object_set_new(t, "expectedBf16Orders", orders);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Exact"));
+    if (c->options[0].norm_format == MUONREF_NORM_FORMAT_INPUT) /* exact bf16 bits of a float32 normalisation */
+      json_array_append_new(json_object_get(t, "flags"), json_string("NormInput"));
     /* robust in the port's own order (the profile's); a fused (addmm) port
      * meets PyTorch 1.13 CPU's addmm, which does not round once (driver
      * probe addmm_*): robust only where every order gives the same bits */
@@ -761,7 +763,8 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode &&
              a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
              a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step &&
-             a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant;
+             a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant &&
+             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -1038,6 +1041,11 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     snprintf(c->error_buf, sizeof c->error_buf, "%s", e.message);
     c->error_message = c->error_buf;
     c->error_any = d.catalogue == MUONREF_CATALOGUE_NONE; /* a port without checks fails its own way */
+    /* Emerging-Optimizers checks num_ns_steps and the 2-D shape only: any
+     * other refusal is muonref's (a non-finite option), the port's own way */
+    if (d.catalogue == MUONREF_CATALOGUE_EMERGING && strncmp(e.message, "num_ns_steps must be", 20) &&
+        strcmp(e.message, "Only 2D parameters are supported."))
+      c->error_any = 1;
     if (c->comment != c->comment_buf) {
       snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
       c->comment = c->comment_buf;
@@ -1193,6 +1201,8 @@ static void run_ns(gen_job *j)
     /* robust in the port's own order (the profile's; see run_step) */
     muonref_options pd;
     MUONREF_UNCHECKED(muonref_profile_options(j->profile, &pd, NULL)); /* the profile is known here */
+    if (pd.norm_format == MUONREF_NORM_FORMAT_INPUT) /* exact bf16 bits of a float32 normalisation */
+      json_array_append_new(json_object_get(t, "flags"), json_string("NormInput"));
     int po = (int)pd.bf16_order;
     int agree = !memcmp(ob[0], ob[1], n * sizeof(float)) && !memcmp(ob[0], ob[2], n * sizeof(float));
     muonref_options os = scalars_bf16(o);

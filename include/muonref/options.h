@@ -57,13 +57,18 @@ typedef enum muonref_eps_mode {
  *              "match_rms_adamw", Moonlight: arXiv:2502.16982 section 2.2)
  *   RMS_TO_RMS: sqrt(rows/cols)          (timm's adjust_lr_fn "rms_to_rms",
  *              huggingface/pytorch-image-models timm/optim/muon.py
- *              @aa4b5850 get_lr_scale: `(out_chs / in_chs) ** 0.5`) */
+ *              @aa4b5850 get_lr_scale: `(out_chs / in_chs) ** 0.5`)
+ *   SQRT_MAX:  sqrt(max(rows, cols)), no 0.2 (NVIDIA-NeMo/Emerging-Optimizers
+ *              orthogonalized_optimizers/muon.py @fd77292
+ *              get_muon_scale_factor "spectral": `max(size_out, size_in) ** 0.5`;
+ *              bug-reports B08) */
 typedef enum muonref_scale_mode {
   MUONREF_SCALE_FAN_IN = 0,
   MUONREF_SCALE_FAN_OUT = 1,
   MUONREF_SCALE_NONE = 2,
   MUONREF_SCALE_RMS_ADAMW = 3,
-  MUONREF_SCALE_RMS_TO_RMS = 4
+  MUONREF_SCALE_RMS_TO_RMS = 4,
+  MUONREF_SCALE_SQRT_MAX = 5
 } muonref_scale_mode;
 
 /* How parameters are routed between Muon and the AdamW fallback
@@ -116,12 +121,17 @@ typedef enum muonref_adam_eps_mode {
  *          < 1, eps (ns_eps) >= 0, "Invalid learning rate: -1.0",
  *          "Invalid weight_decay: -0.01", "Invalid momentum: 1.0",
  *          "Invalid epsilon: -1e-07"; ns_steps 0..MUONREF_MAX_NS_STEPS (0
- *          runs no iteration); NaN, which timm accepts, is refused */
+ *          runs no iteration); NaN, which timm accepts, is refused
+ *   EMERGING: Emerging-Optimizers' Muon.__init__ (orthogonalized_optimizers/
+ *          muon.py @fd77292): only num_ns_steps >= 1, "num_ns_steps must be
+ *          at least 1, got 0"; every other value as NONE (no checks; muonref
+ *          refuses only what cannot be computed) */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
   MUONREF_CATALOGUE_TORCH = 1,
   MUONREF_CATALOGUE_NONE = 2,
-  MUONREF_CATALOGUE_TIMM = 3
+  MUONREF_CATALOGUE_TIMM = 3,
+  MUONREF_CATALOGUE_EMERGING = 4
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -209,6 +219,19 @@ typedef enum muonref_adam_variant {
   MUONREF_ADAM_FOLLOW_NESTEROV = 2
 } muonref_adam_variant;
 
+/* Where the Newton-Schulz input is normalised (spec/muon.md section 7),
+ * for ns_format BF16 (the FP32 and EXACT formats round nothing else):
+ *   BF16:  X <- R(in); d from R(||X||); X <- R(X / d), all in bf16 (NeMo)
+ *   INPUT: in the input's format, binary32, before the cast:
+ *          d <- fl32(max(fl32(||in||_F), eps)) (or + eps), X <- R_bf16(fl32(in / d)),
+ *          a double rounding (Emerging-Optimizers muon_utils.py @fd77292
+ *          newton_schulz: `F.normalize(x, p=2, dim=(-2, -1), eps=eps)` on the
+ *          float32 input, then `X = X.to(torch.bfloat16)`) */
+typedef enum muonref_norm_format {
+  MUONREF_NORM_FORMAT_BF16 = 0,
+  MUONREF_NORM_FORMAT_INPUT = 1
+} muonref_norm_format;
+
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
   MUONREF_USE_MUON_AUTO = -1,
@@ -291,6 +314,13 @@ typedef struct muonref_options {
                                 timm's safety_factor: `X.norm(...).mul(safety_factor)
                                 .clamp_(min=eps)` (zeropower_via_newtonschulz) */
   muonref_adam_variant adam_variant; /* ADAMW (zero), NADAMW, FOLLOW_NESTEROV (timm) */
+  /* --- emerging (NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py @fd77292) --- */
+  double scale_extra;        /* finite; multiplies the shape factor: s = scale_mode's factor *
+                                scale_extra, 1.0 changes nothing.  extra_scale_factor:
+                                `orth_grad * scale_factor * extra_scale_factor` (two binary32
+                                tensor products there; one binary64 factor here, within the
+                                element-wise allowance, spec/vectors.md 5.1) */
+  muonref_norm_format norm_format;   /* BF16 (zero) or INPUT (emerging) */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -305,7 +335,10 @@ typedef struct muonref_options {
  * TIMM: lr, weight_decay, momentum, ns_eps with timm's messages (see
  * muonref_catalogue), ns_steps 0..MUONREF_MAX_NS_STEPS, then the same
  * generalised fields.  Every catalogue: ns_safety finite and > 0 ("Invalid
- * Newton-Schulz safety factor: 0.0"), adam_variant one of its values.
+ * Newton-Schulz safety factor: 0.0"), adam_variant one of its values,
+ * scale_extra finite ("Invalid extra scale factor: inf"), norm_format one of
+ * its values.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
+ * then as NONE.
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
 MUONREF_API MUONREF_NODISCARD int muonref_options_validate(const muonref_options *o, muonref_error *err);
@@ -348,6 +381,7 @@ MUONREF_API const char *muonref_conv_mode_name(muonref_conv_mode m);
 MUONREF_API const char *muonref_missing_grad_name(muonref_missing_grad m);
 MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
 MUONREF_API const char *muonref_adam_variant_name(muonref_adam_variant v);
+MUONREF_API const char *muonref_norm_format_name(muonref_norm_format f);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

@@ -41,9 +41,13 @@ typedef enum muonref_key_kind {
   MUONREF_KEY_ADJUST_LR_TIMM, /* timm's adjust_lr_fn: "original" (fan_in),
                              "match_rms_adamw" (rms_adamw), "rms_to_rms", null (none);
                              another string: 'Invalid scaling function "x" for Muon' */
-  MUONREF_KEY_EPS_SHARED  /* timm's eps: one value for ns_eps (the field named) and
+  MUONREF_KEY_EPS_SHARED, /* timm's eps: one value for ns_eps (the field named) and
                              adam_eps; written from ns_eps, so options whose two eps
                              differ are not expressible */
+  MUONREF_KEY_SCALE_MODE_EMERGING /* Emerging-Optimizers' scale_mode: "spectral" (sqrt_max),
+                             "unit_rms_norm" (rms_to_rms), "shape_scaling" (fan_in);
+                             another string: "Invalid mode for Muon update scale
+                             factor: rows" (get_muon_scale_factor, at the step) */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -88,6 +92,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_MOONLIGHT = 2, /* Moonlight's Muon (MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2) */
   MUONREF_PROFILE_KELLER = 3,    /* SingleDeviceMuonWithAuxAdam (KellerJordan/Muon muon.py @857d1ad) */
   MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
+  MUONREF_PROFILE_EMERGING = 5,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292);
+                                    6 once dion (5, another branch) is merged */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 

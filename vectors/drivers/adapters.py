@@ -167,6 +167,14 @@ TO_NEMO = {
         'defaults': {'adam_eps': 1e-10, 'adam_lr_ratio': 1.0},
         'adam_defaults': {'lr': 3e-4},
     },
+    'emerging': {
+        'rename': {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
+                   'num_ns_steps': 'ns_steps'},
+        # nemo's fan_in is Emerging-Optimizers' shape_scaling, with no extra factor
+        'fixed': {'scale_mode': 'shape_scaling', 'extra_scale_factor': 1.0},
+        # Emerging-Optimizers' Muon defaults where nemo's differ
+        'defaults': {'lr': 3e-4, 'weight_decay': 0.01, 'nesterov': False},
+    },
 }
 
 
@@ -498,4 +506,74 @@ class TimmAdapter(Adapter):
         return cls([dict(entry(o), params=p) for o, p in groups], **kwargs)
 
 
-ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter())}
+class EmergingAdapter(Adapter):
+    """NVIDIA-NeMo/Emerging-Optimizers' Muon (spec/profiles/emerging.md): lr, momentum and
+    weight_decay per group, the other options the optimizer's (keyword-only); 2-D
+    parameters only, no AdamW; newton_schulz(x, steps, coefficient_type) runs bf16 under
+    the float32 matmul precision "medium", which the optimizer sets around its call."""
+
+    name = 'emerging'
+    ns_function_name = 'newton_schulz'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': None}
+    OPTIMIZER_KEYS = ('nesterov', 'num_ns_steps', 'scale_mode', 'extra_scale_factor')
+
+    def group_entries(self, options):
+        o = canonical(options)
+        return {'lr': _opt(o, 'lr'), 'momentum': _opt(o, 'momentum'), 'weight_decay': _opt(o, 'weight_decay')}
+
+    def constructor_kwargs(self, options):
+        o = canonical(options)
+        scale = _require(o, 'scale_mode', ('fan_in',), 'emerging')
+        return {'nesterov': _opt(o, 'nesterov'), 'num_ns_steps': _opt(o, 'ns_steps'),
+                'scale_mode': 'shape_scaling' if scale == 'fan_in' else scale, 'extra_scale_factor': 1.0,
+                'coefficient_type': 'simple'}
+
+    def construct(self, cls, groups):
+        first = canonical(groups[0][0])
+        for options, params in groups:
+            o = canonical(options)
+            for key in ('nesterov', 'ns_steps', 'scale_mode'):
+                if _opt(o, key) != _opt(first, key):
+                    raise NotExpressible(f"emerging: groups with different {key} (an optimizer option of the port)")
+            for p in params:
+                if not nemo_routes_to_muon(tuple(p.shape), _opt(o, 'use_muon'), _opt(o, 'adam_dim_threshold')):
+                    raise NotExpressible(f"emerging: a parameter of shape {tuple(p.shape)} routed to AdamW "
+                                         "(the port has no AdamW fallback)")
+        return super().construct(cls, groups)
+
+    def construct_native(self, cls, groups):
+        """An emerging vector: lr, momentum, weight_decay in each group dict; nesterov,
+        num_ns_steps, scale_mode and extra_scale_factor, the optimizer's own, from the first
+        group (they must agree across groups: NotExpressible otherwise)."""
+        first = groups[0][0]
+        for o, _ in groups[1:]:
+            for key in self.OPTIMIZER_KEYS:
+                if o.get(key) != first.get(key):
+                    raise NotExpressible(f"emerging: groups with different {key} (an optimizer option of the port)")
+        kwargs = {k: v for k, v in first.items() if k in self.OPTIMIZER_KEYS}
+        entries = [dict({k: v for k, v in o.items() if k not in self.OPTIMIZER_KEYS}, params=p) for o, p in groups]
+        return cls(entries, **kwargs)
+
+    @staticmethod
+    def _bf16_ns(fn, matrix, steps, coefficient_type):
+        old = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision('medium')
+        try:
+            return fn(matrix, steps, coefficient_type)
+        finally:
+            torch.set_float32_matmul_precision(old)
+
+    def newton_schulz(self, fn, matrix, steps):
+        """Another profile's Newton-Schulz case: Keller's triple is the preset "simple"
+        (eps stays the port's 1e-15, clamped)."""
+        return self._bf16_ns(fn, matrix, steps, 'simple')
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        """emerging's own cases: its defaults (quintic, cycled; eps 1e-15)."""
+        if profile == 'emerging':
+            return self._bf16_ns(fn, matrix, steps, 'quintic')
+        return self.newton_schulz(fn, matrix, steps)
+
+
+ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
+                                EmergingAdapter())}
