@@ -45,6 +45,17 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_EPS_SHARED: /* one value for Newton-Schulz and the fallback */
     printf("%s\n", muonref_py_float(b, sizeof b, *(const double *)f));
     break;
+  case MUONREF_KEY_ALGORITHM: /* dion: a group without the key is "muon"; muonref's cases name every group's */
+    printf("%s\n", o->use_muon == MUONREF_USE_MUON_FALSE ? "'adamw'" : "'muon'");
+    break;
+  case MUONREF_KEY_ADJUST_LR_DION:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_RMS_TO_RMS  ? "'spectral_norm'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? "'rms_norm'"
+                                                               : "None");
+    break;
+  case MUONREF_KEY_FLATTEN:
+    printf("%s\n", o->conv_mode == MUONREF_CONV_FLATTEN ? "True" : "False");
+    break;
   }
 }
 

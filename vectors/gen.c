@@ -75,6 +75,8 @@ static const struct {
               "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"timm", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
             "errors", "overflow", "defaults", "schedule", NULL}},
+  {"dion", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
+            "errors", "overflow", "defaults", "schedule", "conv", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
