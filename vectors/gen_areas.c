@@ -1099,8 +1099,9 @@ static void errors_dion(gen_ctx *g)
     {"first violation wins: lr before mu", "{\"lr\": -1.0, \"mu\": -2.0}", "Invalid learning rate: -1.0", NULL},
     {"first violation wins: mu before betas", "{\"mu\": -2.0, \"betas\": [0.9, -1.0]}",
      "Invalid momentum factor (mu): -2.0", NULL},
-    {"lr = nan: dion's check (nan < 0) lets it through, muonref refuses it", "{\"lr\": \"nan\"}",
-     "Invalid learning rate: nan", "acceptable"},
+    {"lr = nan in an AdamW group (the case's bias cannot be a Muon parameter): dion's check (nan < 0) lets it "
+     "through, muonref refuses it", "{\"lr\": \"nan\", \"algorithm\": \"adamw\"}", "Invalid learning rate: nan",
+     "acceptable"},
     {"an unknown algorithm (at the step)", "{\"algorithm\": \"sgd\"}", "Unknown algorithm: sgd", NULL},
   };
   for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)

@@ -565,6 +565,27 @@ static int scalars_robust(gen_ctx *g, const gen_step_case *c, const sim *b16, mu
   return same;
 }
 
+/* Whether the bf16 multiplication of a Muon output by a scalar (scale_format
+ * BF16_ALPHA: dion's `_foreach_mul(U, adjusted_lr)`) is the same on a
+ * platform that rounds the scalar to bf16 first (PyTorch 1.13 CPU, the
+ * driver's probe scalar_mul): every step's binary32 lr s of every Muon
+ * parameter is a bf16 value.  1 for other scale formats. */
+static int alpha_robust(const gen_step_case *c)
+{
+  for (int k = 0; k < c->n_steps; k++)
+    for (int i = 0; i < c->n_params; i++) {
+      muonref_options o = gen_step_options(c, k, c->group_of[i]);
+      muonref_route r;
+      if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param(&o, &c->shapes[i], &r, NULL) ||
+          !r.use_muon)
+        continue;
+      float a = (float)(o.lr * muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols));
+      if (muonref_bf16_round(a) != a)
+        return 0;
+    }
+  return 1;
+}
+
 /* ---- the norm-overflow alternative (spec/muon.md 7.3, spec/vectors.md 2.7) ----
  * A port may accumulate the Frobenius norm in binary32: where the sum of
  * squares of the Newton-Schulz input reaches binary32's overflow threshold
@@ -734,7 +755,7 @@ static void run_step(gen_job *j)
     muonref_bf16_order po = c->options[0].bf16_order;
     int orders_agree = sim_equal(c, &b16[0], &b16[1]) && sim_equal(c, &b16[0], &b16[2]);
     if ((!has_tall_muon(c) || !(unc_bf16 & MUONREF_NSR_BF16_ACCUM)) && (po != MUONREF_BF16_FUSED || orders_agree) &&
-        scalars_robust(&g, c, &b16[po], po))
+        scalars_robust(&g, c, &b16[po], po) && alpha_robust(c))
       json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     j->n_bf16_certified++;
   } else if (any_muon) {
@@ -1234,11 +1255,33 @@ done:
   free(exact), free(b16), free(q), free(gd), free(sv);
 }
 
+/* Whether a Newton-Schulz case of ns_steps steps can be given to the
+ * port of `profile`: a port without an ns_steps option whose list holds
+ * exactly its default count of triples, taken once each (dion: the five
+ * Polar Express triples are the loop, polar_express(G, epsilon) takes no
+ * step count), runs that count only; every other port takes any count
+ * (Keller's and torch's functions take `steps`). */
+static int ns_steps_expressible(const char *profile, int ns_steps)
+{
+  muonref_options d;
+  const muonref_profile *p = muonref_profile_get(profile);
+  if (!p || muonref_profile_options(profile, &d, NULL) || ns_steps == d.ns_steps || d.n_coeffs != d.ns_steps)
+    return 1;
+  for (size_t k = 0; k < p->n_keys; k++)
+    if (p->keys[k].offset == offsetof(muonref_options, ns_steps))
+      return 1;
+  return 0;
+}
+
 void gen_add_ns(gen_ctx *g, const char *kind, const char *comment, const char *const *flags, const float *in,
                 size_t rows, size_t cols, int ns_steps)
 {
   if (g->failed)
     return;
+  if (!ns_steps_expressible(g->profile, ns_steps)) {
+    g->n_left_out++;
+    return;
+  }
   int nf = 0;
   while (flags && flags[nf])
     nf++;
