@@ -79,6 +79,10 @@ enum {
   MUONREF_FAULT_SAFETY_IGNORED,
   /* faults a learning-rate scheduler exposes (spec/vectors.md 2.8) */
   MUONREF_FAULT_CACHED_GROUP_OPTIONS,
+  /* faults of dion's port (spec/profiles/dion.md section 11) */
+  MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS,
+  MUONREF_FAULT_NS5_BEFORE_POLAR_EXPRESS,
+  MUONREF_FAULT_ZERO_NORM_NAN,
   MUONREF_FAULT_COUNT
 };
 

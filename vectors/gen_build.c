@@ -275,10 +275,14 @@ static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
  * worst is 0.189 (a constant (4, 8) gradient). */
 #define BF16_NOISE_UPDATE_REL_PE 0.38
 
+/* Whether o's coefficient list starts with Polar Express's first
+ * polynomial (a = 8.16; no other list a profile runs has a > 6). */
+static int is_polar_express(const muonref_options *o) { return o->n_coeffs >= 1 && o->coeffs[0].a > 6.0; }
+
 /* The allowance of either kind for a Muon parameter with options o. */
 static double bf16_noise_rel(const muonref_options *o)
 {
-  return o->n_coeffs >= 1 && o->coeffs[0].a > 6.0 ? BF16_NOISE_UPDATE_REL_PE : BF16_NOISE_UPDATE_REL;
+  return is_polar_express(o) ? BF16_NOISE_UPDATE_REL_PE : BF16_NOISE_UPDATE_REL;
 }
 
 /* The tolerance of a step case for one format (spec/vectors.md 5.1). */
@@ -768,6 +772,8 @@ static void run_step(gen_job *j)
   } else {
     json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust")); /* no Muon step */
   }
+  if (any_muon && is_polar_express(&c->options[0])) /* dion's iteration (its faults' note) */
+    json_array_append_new(json_object_get(t, "flags"), json_string("PolarExpress"));
   json_t *tol = json_object();
   json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0));
   json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16));
@@ -990,6 +996,19 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     snprintf(c->comment_buf + used, sizeof c->comment_buf - used,
              " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW step count move]",
              g->profile);
+  }
+  for (int i = 0; i < c->n_params; i++) { /* a batch of matrices under conv_mode BATCHED (dion): flag BatchScale */
+    muonref_route r;
+    const muonref_options *o = &c->options[c->group_of[i]];
+    if (c->shapes[i].ndim <= 2 || o->conv_mode != MUONREF_CONV_BATCHED ||
+        muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon || r.batch < 2)
+      continue;
+    int n = 0;
+    while (n < 5 && c->flags[n])
+      n++;
+    if (n < 5)
+      c->flags[n] = "BatchScale";
+    break;
   }
   for (int i = 0; i < c->n_params; i++) { /* an N-D Muon parameter batched or scaled otherwise than flattened */
     muonref_route r;
@@ -1229,6 +1248,8 @@ static void run_ns(gen_job *j)
       json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     free(sb);
     json_object_set_new(tb, "kind", json_string("bitwise"));
+    if (is_polar_express(&o))
+      json_array_append_new(json_object_get(t, "flags"), json_string("PolarExpress"));
     j->n_bf16_certified++;
   } else {
     muonref_tensor et = {MUONREF_TENSOR_F32, shape, n, exact, NULL};
@@ -1237,6 +1258,8 @@ static void run_ns(gen_job *j)
     if (j->ns_kind_ns) /* a transpose pair's bitwise rule meets the strided kernels */
       json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     json_object_set_new(tb, "kind", json_string("svBand"));
+    if (is_polar_express(&o))
+      json_array_append_new(json_object_get(t, "flags"), json_string("PolarExpress"));
     json_object_set_new(tb, "lo", json_real(fmax(0.0, sv[m - 1] - 0.3)));
     json_object_set_new(tb, "hi", json_real(sv[0] + 0.3));
   }
