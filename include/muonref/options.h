@@ -130,7 +130,9 @@ typedef enum muonref_adam_eps_mode {
  *          "Muon optimizer only supports matrix parameters." (route.c).
  *          NaN and inf, which dion accepts, are refused (muonref cannot
  *          compute them), with the same wording or muonref's "Invalid
- *          weight decay" / "Invalid AdamW epsilon" */
+ *          weight decay" / "Invalid AdamW epsilon"; so is a negative
+ *          epsilon ("Invalid Newton-Schulz epsilon: -1e-08", the rule of
+ *          every catalogue for ns_eps) */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
   MUONREF_CATALOGUE_TORCH = 1,
