@@ -220,7 +220,7 @@ static const flag_note NOTES[] = {
    "eps) (dion/polar_express.py)", "the quintic list on X / (||X|| + eps) (dion's default before 199894b) changes every "
    "update; a normalisation without eps turns a zero gradient into NaN (dion PR #24)",
    {"spec/profiles/dion.md section 4", "spec/profiles/dion.md section 11"},
-   {"ns5_before_polar_express", "zero_norm_nan"}},
+   {"ns5_before_polar_express", "zero_norm_nan", "safety_ignored"}},
   {"GradientScale", "BASIC", "the orthogonalised update does not depend on the gradient's scale (up to eps)",
    "clipping or eps terms that break scale invariance", {"spec/muon.md section 7", "bug-reports B21"},
    {"eps_1e-8", "eps_clamp"}},
