@@ -19,8 +19,8 @@ for p in nemo torch moonlight timm dion; do
   [ $rc -eq 0 ] && [ "$areas" -eq "$n" ] && [ "$others" -eq 0 ] && echo "ok: --profile $p: $n areas, $(tail -n 1 out)" ||
     fail "--profile $p: exit $rc, $areas of $n areas, $others of other profiles"
 done
-"$muonref" check --impl fast-bf16 --profile keller >out 2>&1; rc=$?
-[ $rc -eq 2 ] && grep -q "Unknown profile 'keller'" out && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc: $(cat out)"
+"$muonref" check --impl fast-bf16 --profile paddle >out 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "Unknown profile 'paddle'" out && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc: $(cat out)"
 "$muonref" check --impl fast-bf16 --profile nemo vectors/nemo >out 2>&1; rc=$?
 [ $rc -eq 2 ] && echo "ok: --profile with vector paths: exit 2" || fail "--profile with paths: exit $rc"
 if "$python" -c 'import torch' >/dev/null 2>&1; then
