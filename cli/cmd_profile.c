@@ -51,6 +51,17 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
                    : o->scale_mode == MUONREF_SCALE_FAN_IN     ? "'shape_scaling'"
                                                                : "?");
     break;
+  case MUONREF_KEY_ALGORITHM: /* dion: a group without the key is "muon"; muonref's cases name every group's */
+    printf("%s\n", o->use_muon == MUONREF_USE_MUON_FALSE ? "'adamw'" : "'muon'");
+    break;
+  case MUONREF_KEY_ADJUST_LR_DION:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_RMS_TO_RMS  ? "'spectral_norm'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? "'rms_norm'"
+                                                               : "None");
+    break;
+  case MUONREF_KEY_FLATTEN:
+    printf("%s\n", o->conv_mode == MUONREF_CONV_FLATTEN ? "True" : "False");
+    break;
   }
 }
 

@@ -13,12 +13,12 @@ static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adam
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
-static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", NULL};
+static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", "bf16_alpha", NULL};
 static const char *const CONV_NAMES[] = {"flatten", "batched", "keller", "two_d", NULL};
 static const char *const MISSING_GRAD_NAMES[] = {"skip", "zeros", NULL};
 static const char *const GRAD_AFTER_NAMES[] = {"keep", "nesterov_input", NULL};
@@ -118,7 +118,8 @@ static int check_ns_steps(const muonref_options *o, muonref_error *err)
       return muonref_fail(err, MUONREF_EOPTION, "num_ns_steps must be at least 1, got %d", o->ns_steps);
     if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
-  } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM) {
+  } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM ||
+             o->catalogue == MUONREF_CATALOGUE_DION) {
     /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
@@ -167,6 +168,26 @@ static int validate_timm_head(const muonref_options *o, muonref_error *err)
   return check_ns_steps(o, err);
 }
 
+/* dion.Muon.__init__'s checks, in its order (dion.md 2; microsoft/dion
+ * dion/muon.py @0a059a4): `lr < 0.0`, `mu < 0.0`, `betas[i] < 0.0`, each
+ * with its f-string; NaN and inf, which dion accepts, are refused here
+ * with the same wording; then ns_steps (no option of dion: fixed at 5),
+ * weight_decay and the AdamW eps (unchecked by dion) only for finiteness. */
+static int validate_dion_head(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  char b1[40], b2[40];
+  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
+    return s;
+  if ((s = check_real(o->momentum < 0.0, o->momentum, "Invalid momentum factor (mu)", err)))
+    return s;
+  if (!(o->adam_beta1 >= 0.0) || !(o->adam_beta2 >= 0.0) || !isfinite(o->adam_beta1) || !isfinite(o->adam_beta2))
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid betas: (%s, %s)", F(b1, o->adam_beta1), F(b2, o->adam_beta2));
+  if ((s = check_ns_steps(o, err)) || (s = check_real(0, o->weight_decay, "Invalid weight decay", err)))
+    return s;
+  return check_real(0, o->adam_eps, "Invalid AdamW epsilon", err);
+}
+
 /* A port that checks nothing (Moonlight): only what cannot be computed is
  * refused, in the NeMo order and wording. */
 static int validate_none_head(const muonref_options *o, muonref_error *err)
@@ -202,9 +223,11 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
-  int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING;
+  int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
+             o->catalogue == MUONREF_CATALOGUE_DION;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
+           : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
            : none                                 ? validate_none_head(o, err)
                                                   : validate_nemo_head(o, err)))
     return s;

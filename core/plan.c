@@ -38,7 +38,14 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   /* KellerJordan/Muon @857d1ad: `update *= s` on the bf16 Newton-Schulz
    * output (s a binary32 scalar, opmath), then `p.add_(update, alpha=-lr)` */
   p->update_scale = o->scale_format == MUONREF_SCALE_FORMAT_BF16_UPDATE && o->ns_format == MUONREF_NS_BF16;
+  /* microsoft/dion @0a059a4 muon_update_post_orthogonalize: `U =
+   * torch._foreach_mul(U, adjusted_lr)` on the bf16 output (adjusted_lr =
+   * lr s, a Python float), then `torch._foreach_sub_(X, U)` */
+  int alpha_in = o->scale_format == MUONREF_SCALE_FORMAT_BF16_ALPHA && o->ns_format == MUONREF_NS_BF16;
   p->alpha = p->update_scale ? o->lr : o->lr * p->scale;
+  p->update_factor = p->update_scale ? p->scale : p->alpha;
+  if (alpha_in)
+    p->update_scale = 1, p->alpha = 1.0;
 }
 
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p)

@@ -21,10 +21,13 @@ extern "C" {
  *   M <- mom_keep * M + mom_grad * G
  *   U <- in_grad * G + in_mom * M          (Nesterov; else U = M)
  *   O <- NS(U)
- *   O <- R_bf16(fl32(scale) * O)            (only when update_scale)
+ *   O <- R_bf16(fl32(update_factor) * O)    (only when update_scale)
  *   P <- decay * P                          (only when apply_decay)
  *   P <- P - alpha * O                      (alpha = lr * scale, or lr
- *                                            when update_scale)           */
+ *                                            when update_scale)
+ * update_factor is scale under scale_format BF16_UPDATE (Keller: alpha =
+ * lr) and lr * scale under BF16_ALPHA (dion: alpha = 1), both in the bf16
+ * format only. */
 typedef struct muonref_muon_plan {
   double mom_keep, mom_grad;
   int nesterov;
@@ -32,7 +35,8 @@ typedef struct muonref_muon_plan {
   int apply_decay;
   double decay;
   double scale;
-  int update_scale; /* scale_format BF16_UPDATE in the bf16 format */
+  int update_scale; /* scale_format BF16_UPDATE or BF16_ALPHA in the bf16 format */
+  double update_factor; /* the binary64 factor of the bf16 update when update_scale */
   double alpha;
 } muonref_muon_plan;
 

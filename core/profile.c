@@ -133,6 +133,53 @@ static void keller(muonref_options *o)
   o->grad_after_step = MUONREF_GRAD_AFTER_NESTEROV_INPUT; /* `grad.lerp_(momentum, beta)` */
 }
 
+/* dion: microsoft/dion dion/muon.py @0a059a4 (2026-08-07), Muon(params,
+ * lr=0.01, mu=0.95, betas=(0.9, 0.95), weight_decay=0.01,
+ * cautious_wd=False, epsilon=1e-8, nesterov=False,
+ * adjust_lr="spectral_norm", flatten=False, use_polar_express=True)
+ * (spec/profiles/dion.md): sum momentum (`_foreach_mul_(M, mu)`,
+ * `_foreach_add_(M, G)`), Nesterov G + mu M, dion/polar_express.py's five
+ * Polar Express triples once each (no ns_steps option), the bf16 norm
+ * times 1.02 plus epsilon (`X.norm(...) * 1.02 + epsilon`), `b * A + c *
+ * (A @ A)` (bf16 order separate; no transpose, X^T X on a tall matrix: the
+ * same products), the scale sqrt(rows/cols) without max multiplied with
+ * lr into the bf16 output (`_foreach_mul(U, adjusted_lr)`), the decay 1 -
+ * lr wd always, N-D parameters a batch of their last two dimensions;
+ * AdamW groups by `algorithm`, with the group's lr, betas and the one
+ * epsilon (dion/scalar_opts.py adamw_update: eps after the bias
+ * correction). */
+static void dion(muonref_options *o)
+{
+  static const muonref_coeff PE[5] = {
+    /* dion/polar_express.py _POLAR_EXPRESS_COEFFS */
+    {8.156554524902461, -22.48329292557795, 15.878769915207462},
+    {4.042929935166739, -2.808917465908714, 0.5000178451051316},
+    {3.8916678022926607, -2.772484153217685, 0.5060648178503393},
+    {3.285753657755655, -2.3681294933425376, 0.46449024233003106},
+    {2.3465413258596377, -1.7097828382687081, 0.42323551169305323},
+  };
+  nemo(o);
+  o->lr = 0.01;
+  o->nesterov = 0;
+  o->weight_decay = 0.01;
+  o->scale_mode = MUONREF_SCALE_RMS_TO_RMS;
+  o->adam_eps = 1e-8;
+  o->adam_lr_ratio = 1.0;
+  o->ns_steps = 5;
+  o->n_coeffs = 5;
+  for (int k = 0; k < 5; k++)
+    o->coeffs[k] = PE[k];
+  o->coeff_order = MUONREF_ORDER_REPEAT_LAST;
+  o->ns_eps = 1e-8;
+  o->eps_mode = MUONREF_EPS_ADD;
+  o->bf16_order = MUONREF_BF16_SEPARATE;
+  o->route_rule = MUONREF_ROUTE_MANUAL;
+  o->catalogue = MUONREF_CATALOGUE_DION;
+  o->scale_format = MUONREF_SCALE_FORMAT_BF16_ALPHA;
+  o->conv_mode = MUONREF_CONV_BATCHED;
+  o->ns_safety = 1.02;
+}
+
 /* emerging: NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py
  * @fd77292 (2026-08-20; the release v0.4.0 has the same defaults and eps;
  * spec/profiles/emerging.md): Muon(params, lr=3e-4, momentum=0.95,
@@ -240,6 +287,22 @@ static const muonref_option_key TIMM_KEYS[] = {
   K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
 };
 
+/* dion's Muon keywords and group keys (muon.py @0a059a4), in its
+ * signature's order; distributed_mesh, cautious_wd (False),
+ * use_gram_newton_schulz, use_triton, use_polar_express (True) and
+ * newton_schulz_func are left at dion's defaults (not expressible). */
+static const muonref_option_key DION_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("mu", MUONREF_KEY_REAL, momentum),
+  K("betas", MUONREF_KEY_BETAS, adam_beta1),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("epsilon", MUONREF_KEY_EPS_SHARED, ns_eps),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("adjust_lr", MUONREF_KEY_ADJUST_LR_DION, scale_mode),
+  K("flatten", MUONREF_KEY_FLATTEN, conv_mode),
+  K("algorithm", MUONREF_KEY_ALGORITHM, use_muon),
+};
+
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its
  * signature's order; lr, momentum, weight_decay are group keys, the others
  * the optimizer's (closed over at construction).  weight_decay_method,
@@ -269,6 +332,8 @@ static const muonref_profile PROFILES[] = {
    N(KELLER_KEYS), 0, keller_adam},
   {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", timm, TIMM_KEYS,
    N(TIMM_KEYS), 0, NULL},
+  {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", dion,
+   DION_KEYS, N(DION_KEYS), 0, NULL},
   {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
    emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
 };

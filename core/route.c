@@ -87,6 +87,10 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
   if (o->route_rule == MUONREF_ROUTE_TIMM && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     /* timm's zeropower_via_newtonschulz: `assert G.ndim in (2, 3)`, at the step */
     return muonref_fail(err, MUONREF_ESHAPE, "Input must be 2D or 3D, got %dD. Flatten batch dims first.", s->ndim);
+  if (o->catalogue == MUONREF_CATALOGUE_DION && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
+    /* microsoft/dion dion/muon.py @0a059a4 _create_ortho_tasks: `assert
+     * all(p.ndim >= 2 ...), "Muon optimizer only supports matrix parameters."` */
+    return muonref_fail(err, MUONREF_ESHAPE, "Muon optimizer only supports matrix parameters.");
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));

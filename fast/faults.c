@@ -5,6 +5,7 @@
 #include "core/plan.h"
 #include "faults.h"
 #include "ns_internal.h"
+#include "muonref/presets.h"
 
 static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
   [MUONREF_FAULT_EMA_MOMENTUM] = {"ema_momentum", "momentum buffer kept in EMA form beta M + (1 - beta) G",
@@ -128,6 +129,22 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
   [MUONREF_FAULT_EPS_FLOOR_1E7] = {"eps_floor_1e-7", "normalisation eps 1e-7 clamped where the profile clamps at 1e-15",
                                    "Emerging-Optimizers v0.1.0 .. v0.3.1 (eps=1e-7), 7ebd3cf (2026-06-22, \"Reduce eps "
                                    "for newton_schulz\", issue #229)"},
+  [MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS] = {"lr_scale_first_two_dims", "the scale factor of a Muon parameter of 3 or "
+                                             "more dimensions from its first two dimensions (d0, d1) where the profile "
+                                             "takes its matrices' last two",
+                                             "microsoft/dion before 0c20549 (2025-09-03, \"fix bug for 3D batch "
+                                             "matrices\"): adjust_lr_spectral_norm `fan_out, fan_in = "
+                                             "param_shape[:2]` (spec/profiles/dion.md 11)"},
+  [MUONREF_FAULT_NS5_BEFORE_POLAR_EXPRESS] = {"ns5_before_polar_express", "the quintic list (4.0848, -6.8946, "
+                                              "2.9270), ... and X / (||X|| + eps) where the profile runs the Polar "
+                                              "Express list on X / (1.02 ||X|| + eps)",
+                                              "microsoft/dion before 199894b (2026-04-07, \"default: ... "
+                                              "use_polar_express=True\"): zeropower_via_newtonschulz5 by default "
+                                              "(spec/profiles/dion.md 4, 11)"},
+  [MUONREF_FAULT_ZERO_NORM_NAN] = {"zero_norm_nan", "the normalisation divides by the bare (scaled) norm, no eps: a "
+                                   "zero gradient gives 0/0 = NaN instead of a zero update",
+                                   "microsoft/dion PR #24 (2971bba, \"Fix NaN in NorMuon when gradients are zero\"; "
+                                   "bug-reports B16)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -179,6 +196,13 @@ void muonref_fault_options(int f, muonref_options *o)
     if (o->ns_eps < 1e-7)
       o->ns_eps = 1e-7;
     break;
+  case MUONREF_FAULT_NS5_BEFORE_POLAR_EXPRESS:
+    if (o->n_coeffs >= 1 && o->coeffs[0].a == 8.156554524902461) { /* dion's Polar Express list */
+      muonref_preset_apply(muonref_preset_find("quintic"), o);
+      o->ns_safety = 1.0;
+    }
+    break;
+  case MUONREF_FAULT_ZERO_NORM_NAN: o->ns_eps = 0.0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
@@ -248,6 +272,17 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
     if (p->apply_decay)
       p->alpha *= p->decay;
     break;
+  case MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS:
+    if (s->ndim > 2) { /* dion before 0c20549: `fan_out, fan_in = param_shape[:2]` */
+      p->scale = muonref_scale_factor(o->scale_mode, s->dims[0], s->dims[1]);
+      if (p->update_scale && o->scale_format == MUONREF_SCALE_FORMAT_BF16_ALPHA)
+        p->update_factor = o->lr * p->scale;
+      else if (p->update_scale)
+        p->update_factor = p->scale;
+      else
+        p->alpha = o->lr * p->scale;
+    }
+    break;
   case MUONREF_FAULT_CONV_SCALE_UNFLATTENED:
     if (s->ndim > 2) {
       p->scale = muonref_scale_factor(o->scale_mode, s->dims[s->ndim - 2], s->dims[s->ndim - 1]);
@@ -278,6 +313,7 @@ unsigned muonref_fault_ns_flags(int f)
   case MUONREF_FAULT_NO_TRANSPOSE: return MUONREF_NSF_NO_TRANSPOSE;
   case MUONREF_FAULT_MAX_NORM: return MUONREF_NSF_MAX_NORM;
   case MUONREF_FAULT_BF16_SCALARS: return MUONREF_NSF_BF16_SCALARS;
+  case MUONREF_FAULT_ZERO_NORM_NAN: return MUONREF_NSF_ZERO_NORM_NAN;
   default: return 0;
   }
 }

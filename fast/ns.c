@@ -223,7 +223,12 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
    * binary32, the quotient is rounded to binary32, then to bf16 */
   int nb = bf16 && o->norm_format != MUONREF_NORM_FORMAT_INPUT;
   muonref_nsk_load(X, in, m, n, tr, nb);
-  muonref_nsk_scale(X, m * n, divisor(X, m * n, o, nb, flags), bf16);
+  float d = divisor(X, m * n, o, nb, flags);
+  if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_ZERO_NORM_NAN) && d == 0.0f) /* the fault zero_norm_nan: X / 0 */
+    for (size_t i = 0; i < m * n; i++)
+      X[i] = X[i] / d;
+  else
+    muonref_nsk_scale(X, m * n, d, bf16);
   if (dnnl)
     muonref_nsk_to_bf16(Xb, X, m * n);
   for (int k = 0; k < o->ns_steps; k++) {

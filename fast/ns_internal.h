@@ -14,11 +14,12 @@ enum {
   /* Not deviations: which GEMM a bf16 run uses, over MUONREF_NS_GEMM
    * (fast/ns_dnnl.h); _DNNL fails with MUONREF_EOPTION where unavailable. */
   MUONREF_NSF_GEMM_BLAS = 1u << 3,    /* OpenBLAS on bf16-valued floats */
-  MUONREF_NSF_GEMM_DNNL = 1u << 4     /* oneDNN's native bf16 matmul at every size */
+  MUONREF_NSF_GEMM_DNNL = 1u << 4,    /* oneDNN's native bf16 matmul at every size */
+  MUONREF_NSF_ZERO_NORM_NAN = 1u << 5 /* a zero divisor gives X / 0 (NaN for X = 0), not zeros */
 };
 
-/* Whether flags ask for deviation f (NO_TRANSPOSE, MAX_NORM, BF16_SCALARS):
- * these three are test hooks of the faults of the same names
+/* Whether flags ask for deviation f (NO_TRANSPOSE, MAX_NORM, BF16_SCALARS,
+ * ZERO_NORM_NAN): these four are test hooks of the faults of the same names
  * (fast/faults.h); without MUONREF_TEST_HOOKS, as in the installed
  * library, they are constant 0 and their branches compile to nothing. */
 #ifdef MUONREF_TEST_HOOKS

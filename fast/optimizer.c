@@ -248,7 +248,7 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
   if (st)
     return muonref_fail(err, st, "%s", e.message);
   if (pl.update_scale) { /* Keller: the bf16 update scaled in place, s a binary32 scalar */
-    double s32 = (double)(float)pl.scale;
+    double s32 = (double)(float)pl.update_factor; /* Keller's s, dion's lr s */
     for (size_t j = 0; j < n; j++)
       O[j] = muonref_bf16_round_double(s32 * (double)O[j]);
   }

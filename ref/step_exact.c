@@ -152,7 +152,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, float *
   }
   if (!st && pl.update_scale) /* Keller: O <- R_bf16(fl32(s) O), exact before the rounding (8 + 24 bits) */
     for (size_t i = 0; i < n; i++) {
-      mpfr_mul_d(O.e[i], O.e[i], (double)(float)pl.scale, MPFR_RNDN);
+      mpfr_mul_d(O.e[i], O.e[i], (double)(float)pl.update_factor, MPFR_RNDN); /* Keller's s, dion's lr s */
       mpfr_set_d(O.e[i], muonref_mpfr_round_format(O.e[i], 8, -133, 128), MPFR_RNDN);
     }
   for (size_t i = 0; !st && i < n; i++) {

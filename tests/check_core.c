@@ -77,7 +77,7 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("paddle", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'emerging')");
+  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }
@@ -289,6 +289,65 @@ START_TEST(emerging_profile_defaults_scale_and_decay)
   ck_assert_str_eq(muonref_norm_format_name(MUONREF_NORM_FORMAT_INPUT), "input");
   t = o, t.norm_format = (muonref_norm_format)2;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+}
+END_TEST
+
+/* spec/profiles/dion.md (microsoft/dion @0a059a4): dion's defaults (muon.py
+ * Muon.__init__'s signature), its catalogue's messages (the constructor's
+ * f-strings, the step's assertion), N-D parameters batched by their last
+ * two dimensions, the scale sqrt(rows/cols) without max
+ * (adjust_lr_spectral_norm), and lr s multiplied into the bf16 output
+ * (`_foreach_mul(U, adjusted_lr)`), only in the bf16 format. */
+START_TEST(dion_profile)
+{
+  muonref_error e;
+  muonref_options o;
+  const muonref_profile *p = muonref_profile_get("dion");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_eq(p, muonref_profile_at(MUONREF_PROFILE_DION));
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_DION, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+  ck_assert(o.lr == 0.01 && o.momentum == 0.95 && o.adam_beta1 == 0.9 && o.adam_beta2 == 0.95);
+  ck_assert(o.weight_decay == 0.01 && o.ns_eps == 1e-8 && o.adam_eps == 1e-8 && o.nesterov == 0);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_SUM && o.eps_mode == MUONREF_EPS_ADD && o.ns_safety == 1.02);
+  ck_assert(o.ns_steps == 5 && o.n_coeffs == 5 && o.coeffs[0].a == 8.156554524902461 &&
+            o.coeffs[4].c == 0.42323551169305323 && o.bf16_order == MUONREF_BF16_SEPARATE);
+  ck_assert(o.scale_mode == MUONREF_SCALE_RMS_TO_RMS && o.scale_format == MUONREF_SCALE_FORMAT_BF16_ALPHA);
+  ck_assert(o.route_rule == MUONREF_ROUTE_MANUAL && o.conv_mode == MUONREF_CONV_BATCHED && o.adam_lr_ratio == 1.0);
+  ck_assert(o.catalogue == MUONREF_CATALOGUE_DION && o.missing_grad == MUONREF_MISSING_GRAD_SKIP);
+  /* the catalogue: dion's messages, its missing bounds */
+  muonref_options b = o;
+  b.lr = -1.0;
+  ck_assert_int_eq(muonref_options_validate(&b, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid learning rate: -1.0");
+  b = o, b.momentum = -0.5;
+  ck_assert_int_eq(muonref_options_validate(&b, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid momentum factor (mu): -0.5");
+  b = o, b.adam_beta2 = -0.1;
+  ck_assert_int_eq(muonref_options_validate(&b, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid betas: (0.9, -0.1)");
+  b = o, b.momentum = 1.0, b.adam_beta1 = 1.0, b.weight_decay = -0.01; /* dion checks none of these */
+  ck_assert_int_eq(muonref_options_validate(&b, &e), MUONREF_OK);
+  /* routing: a (3, 16, 8) parameter is three (16, 8) matrices; the scale sqrt(16/8) */
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  muonref_route r;
+  muonref_shape t3 = {3, {3, 16, 8}}, wide = {2, {8, 32}}, bias = {1, {48}};
+  ck_assert_int_eq(muonref_route_param(&o, &t3, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon && r.batch == 3 && r.rows == 16 && r.cols == 8 && r.scale_rows == 16 && r.scale_cols == 8);
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Muon optimizer only supports matrix parameters.");
+  b = o, b.conv_mode = MUONREF_CONV_FLATTEN; /* flatten=True: (3, 128) */
+  ck_assert_int_eq(muonref_route_param(&b, &t3, &r, &e), MUONREF_OK);
+  ck_assert(r.batch == 1 && r.rows == 3 && r.cols == 128 && r.scale_rows == 3 && r.scale_cols == 128);
+  /* the scale of a wide (8, 32) matrix: sqrt(8/32) = 0.5, below 1; alpha = lr 0.5 into the bf16 output */
+  ck_assert_int_eq(muonref_route_param(&o, &wide, &r, &e), MUONREF_OK);
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(&o, &r, &pl);
+  ck_assert(pl.scale == 0.5 && pl.update_scale == 1 && pl.update_factor == 0.005 && pl.alpha == 1.0);
+  ck_assert(pl.apply_decay && pl.decay == 1.0 - 0.01 * 0.01);
+  o.ns_format = MUONREF_NS_FP32;
+  muonref_muon_plan_make(&o, &r, &pl);
+  ck_assert(pl.update_scale == 0 && pl.alpha == 0.005);
 }
 END_TEST
 
@@ -713,6 +772,7 @@ int main(void)
   tcase_add_test(t, moonlight_profile);
   tcase_add_test(t, keller_profile);
   tcase_add_test(t, timm_profile_defaults_catalogue_and_routing);
+  tcase_add_test(t, dion_profile);
   tcase_add_test(t, options_init_by_profile_id);
   tcase_add_loop_test(t, catalogue_option_messages, 0, (int)(sizeof CATALOGUE / sizeof CATALOGUE[0]));
   tcase_add_test(t, catalogue_first_violation_wins_in_nemo_order);

@@ -35,10 +35,6 @@ static const char *not_platform_robust(int f)
   if (f == MUONREF_FAULT_SCALE_IN_LR)
     return "the bf16 rounding of s O shows only in exactly defined bf16 results, which PyTorch 1.13 CPU's rounding "
            "of the scalars to bf16 changes itself";
-  if (f == MUONREF_FAULT_SAFETY_IGNORED)
-    return "the safety factor shows in bf16 through the rounding of R(||X||) s, which PyTorch 1.13 CPU changes by "
-           "rounding the Python scalar s (and the quintic coefficients) to bf16 first, and on a random input "
-           "Newton-Schulz forgets the input's scale within the Bf16Noise allowance";
   if (f == MUONREF_FAULT_NO_TRANSPOSE)
     return "the transpose rule shows only in the bf16 rounding of tall matrices, which PyTorch 1.13 CPU's strided "
            "bf16 matmul changes itself";

@@ -30,6 +30,7 @@ port_of() {
     moonlight) echo "$srcdir/tests/torch_moonlight_port.py:Muon moonlight" ;;
     keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam keller" ;;
     timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
+    dion) echo "$srcdir/tests/torch_dion_port.py:Muon dion" ;;
     emerging) echo "$srcdir/tests/torch_emerging_port.py:Muon emerging" ;;
     *) echo "" ;;
   esac

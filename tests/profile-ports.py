@@ -10,6 +10,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_dion_port as dion  # noqa: E402
 import torch_keller_port as keller  # noqa: E402
 import torch_moonlight_port as moonlight  # noqa: E402
 import torch_timm_port as timm  # noqa: E402
@@ -132,6 +133,44 @@ X = torch.randn(6, 10, generator=torch.Generator().manual_seed(4))
 one = timm.zeropower_via_newtonschulz(X, 7, [(3.4445, -4.775, 2.0315), (2.0, -1.5, 0.5)])
 ref = timm.zeropower_via_newtonschulz(X, 7, [(3.4445, -4.775, 2.0315)] + [(2.0, -1.5, 0.5)] * 6)
 check("timm 5: coefficient order repeat_last", torch.equal(one, ref))
+
+# ---- dion (spec/profiles/dion.md)
+check("dion 2: Invalid learning rate: -1.0", error_of(lambda: dion.Muon([P(2, 2)], lr=-1.0)) == "ValueError: Invalid learning rate: -1.0")
+check("dion 2: Invalid momentum factor (mu): -0.5",
+      error_of(lambda: dion.Muon([P(2, 2)], mu=-0.5)) == "ValueError: Invalid momentum factor (mu): -0.5")
+check("dion 2: Invalid betas: (0.9, -0.1)",
+      error_of(lambda: dion.Muon([P(2, 2)], betas=(0.9, -0.1))) == "ValueError: Invalid betas: (0.9, -0.1)")
+check("dion 2: NaN lr, mu 1.0 and a negative weight_decay accepted",
+      error_of(lambda: dion.Muon([P(2, 2)], lr=float("nan"), mu=1.0, weight_decay=-1.0)) is None)
+b = P(8)
+o = dion.Muon([b])
+b.grad = torch.ones(8)
+check("dion 2: a 1-D Muon parameter: AssertionError at the step",
+      error_of(o.step) == "AssertionError: Muon optimizer only supports matrix parameters.")
+q = P(8, 8)
+o = dion.Muon([dict(params=[q], algorithm="sgd")])
+q.grad = torch.ones(8, 8)
+check("dion 2: Unknown algorithm: sgd", error_of(o.step) == "ValueError: Unknown algorithm: sgd")
+q = P(8, 8)
+o = dion.Muon([q], mu=0.5)
+for _ in range(2):
+    q.grad = torch.ones(8, 8)
+    o.step()
+check("dion 3: sum momentum buffer (1 then 1.5 for mu 0.5)", torch.equal(o.state[q]["momentum"], torch.full((8, 8), 1.5)))
+check("dion 9: Muon state key momentum", set(o.state[q]) == {"momentum"})
+check("dion 5: spectral_norm sqrt(rows/cols) without max: 0.5 for (8, 32), 2 for (32, 8)",
+      dion.adjusted_lr(1.0, (8, 32), "spectral_norm", False) == 0.5 and dion.adjusted_lr(1.0, (32, 8), "spectral_norm", False) == 2.0)
+check("dion 5: flatten=True takes (d0, rest): (4, 2, 3, 3) -> sqrt(4/18)",
+      dion.adjusted_lr(1.0, (4, 2, 3, 3), "spectral_norm", True) == math.sqrt(4 / 18))
+bias = P(8, value=1.0)
+o = dion.Muon([dict(params=[bias], algorithm="adamw")], lr=0.1, weight_decay=0.0, epsilon=0.5)
+bias.grad = torch.ones(8)
+o.step()
+check("dion 8: AdamW step 1: lr * m_hat / (sqrt(v_hat) + eps) = 0.1 / 1.5, the one epsilon",
+      torch.allclose(bias.detach(), torch.full((8,), 1 - 0.1 / 1.5)))
+check("dion 9: AdamW state keys momentum, variance, step_dev",
+      set(o.state[bias]) == {"momentum", "variance", "step_dev"} and o.state[bias]["step_dev"].dtype == torch.float32)
+check("dion 1: group keys beta1 and beta2", {"beta1", "beta2", "mu", "epsilon"} <= set(o.param_groups[0]))
 
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

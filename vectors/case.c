@@ -203,6 +203,34 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     else
       return bad(err, where, k->name, "a string");
     return MUONREF_OK;
+  case MUONREF_KEY_ALGORITHM:
+    if (s && !strcmp(s, "muon"))
+      o->use_muon = MUONREF_USE_MUON_TRUE;
+    else if (s && !strcmp(s, "adamw"))
+      o->use_muon = MUONREF_USE_MUON_FALSE;
+    else if (s) /* dion/megabatch_base.py step: `raise ValueError(f"Unknown algorithm: {algo}")` */
+      return muonref_fail(err, MUONREF_EOPTION, "Unknown algorithm: %s", s);
+    else
+      return bad(err, where, k->name, "\"muon\" or \"adamw\"");
+    return MUONREF_OK;
+  case MUONREF_KEY_ADJUST_LR_DION:
+    if (json_is_null(v))
+      o->scale_mode = MUONREF_SCALE_NONE;
+    else if (s && !strcmp(s, "spectral_norm"))
+      o->scale_mode = MUONREF_SCALE_RMS_TO_RMS;
+    else if (s && !strcmp(s, "rms_norm"))
+      o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+    else if (s) /* dion/muon.py Muon.__init__ */
+      return muonref_fail(err, MUONREF_EOPTION,
+                          "Invalid adjust_lr value: %s. Must be 'spectral_norm', 'rms_norm', or None.", s);
+    else
+      return bad(err, where, k->name, "null or a string");
+    return MUONREF_OK;
+  case MUONREF_KEY_FLATTEN:
+    if (!json_is_boolean(v))
+      return bad(err, where, k->name, "true or false");
+    o->conv_mode = json_is_true(v) ? MUONREF_CONV_FLATTEN : MUONREF_CONV_BATCHED;
+    return MUONREF_OK;
   }
   return bad(err, where, k->name, "of a known kind");
 }
@@ -341,6 +369,19 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     case MUONREF_SCALE_FAN_IN: return json_string("shape_scaling");
     default: return json_string("?"); /* not expressible (the round trip refuses "?") */
     }
+  case MUONREF_KEY_ALGORITHM:
+    return o->use_muon == MUONREF_USE_MUON_AUTO ? json_null() /* not expressible */
+                                                : json_string(o->use_muon == MUONREF_USE_MUON_TRUE ? "muon" : "adamw");
+  case MUONREF_KEY_ADJUST_LR_DION:
+    switch (o->scale_mode) {
+    case MUONREF_SCALE_RMS_TO_RMS: return json_string("spectral_norm");
+    case MUONREF_SCALE_RMS_ADAMW: return json_string("rms_norm");
+    case MUONREF_SCALE_NONE: return json_null();
+    default: return json_string("?"); /* fan_in, fan_out: not expressible (the round trip refuses "?") */
+    }
+  case MUONREF_KEY_FLATTEN:
+    return o->conv_mode == MUONREF_CONV_FLATTEN ? json_true()
+           : o->conv_mode == MUONREF_CONV_BATCHED ? json_false() : json_null(); /* null: not expressible */
   }
   return json_null();
 }

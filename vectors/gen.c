@@ -75,6 +75,8 @@ static const struct {
               "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"timm", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
             "errors", "overflow", "defaults", "schedule", NULL}},
+  {"dion", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
+            "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
                 "errors", "overflow", "defaults", "schedule", NULL}},
 };
@@ -212,6 +214,15 @@ static const flag_note NOTES[] = {
    {"decay_scaled_lr", "adam_decay_muon_lr"}},
   {"BugB16", "KNOWN_BUG", "bug-reports B16: a zero gradient gives a finite zero update", "NaN parameters",
    {"bug-reports B16"}, {NULL}},
+  {"BatchScale", "EDGE_CASE", "the scale factor of a Muon parameter batched into (d[-2], d[-1]) matrices comes from "
+   "those two dimensions (conv_mode batched: dion's adjust_lr_* on shape[-2:])",
+   "a port reading (d0, d1) scales the whole batch by another factor",
+   {"spec/profiles/dion.md section 5", "spec/profiles/dion.md section 11"}, {"lr_scale_first_two_dims"}},
+  {"PolarExpress", "BASIC", "dion's Newton-Schulz: Polar Express's five triples, each once, on X / (1.02 ||X|| + "
+   "eps) (dion/polar_express.py)", "the quintic list on X / (||X|| + eps) (dion's default before 199894b) changes every "
+   "update; a normalisation without eps turns a zero gradient into NaN (dion PR #24)",
+   {"spec/profiles/dion.md section 4", "spec/profiles/dion.md section 11"},
+   {"ns5_before_polar_express", "zero_norm_nan", "safety_ignored"}},
   {"GradientScale", "BASIC", "the orthogonalised update does not depend on the gradient's scale (up to eps)",
    "clipping or eps terms that break scale invariance", {"spec/muon.md section 7", "bug-reports B21"},
    {"eps_1e-8", "eps_clamp"}},

@@ -1182,9 +1182,63 @@ static void errors_timm(gen_ctx *g)
   }
 }
 
+/* dion's catalogue (spec/profiles/dion.md 2; microsoft/dion dion/muon.py
+ * @0a059a4): the constructor's checks in order (lr, mu, betas, adjust_lr),
+ * then the step's (an unknown algorithm, the assertion on a Muon
+ * parameter of fewer than two dimensions).  dion accepts mu >= 1, betas
+ * >= 1, a negative weight_decay and NaN (`nan < 0` is False): muonref
+ * refuses NaN, "acceptable"; the rest are step cases elsewhere or not
+ * computable. */
+static void errors_dion(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"negative learning rate", "{\"lr\": -1.0}", "Invalid learning rate: -1.0", NULL},
+    {"negative learning rate, small", "{\"lr\": -0.001}", "Invalid learning rate: -0.001", NULL},
+    {"negative momentum (dion spells it mu)", "{\"mu\": -0.5}", "Invalid momentum factor (mu): -0.5", NULL},
+    {"negative beta2", "{\"betas\": [0.9, -0.1]}", "Invalid betas: (0.9, -0.1)", NULL},
+    {"negative beta1", "{\"betas\": [-0.5, 0.95]}", "Invalid betas: (-0.5, 0.95)", NULL},
+    {"unknown adjust_lr", "{\"adjust_lr\": \"spectral\"}",
+     "Invalid adjust_lr value: spectral. Must be 'spectral_norm', 'rms_norm', or None.", NULL},
+    {"torch's adjust_lr_fn value given to dion's adjust_lr", "{\"adjust_lr\": \"match_rms_adamw\"}",
+     "Invalid adjust_lr value: match_rms_adamw. Must be 'spectral_norm', 'rms_norm', or None.", NULL},
+    {"first violation wins: lr before mu", "{\"lr\": -1.0, \"mu\": -2.0}", "Invalid learning rate: -1.0", NULL},
+    {"first violation wins: mu before betas", "{\"mu\": -2.0, \"betas\": [0.9, -1.0]}",
+     "Invalid momentum factor (mu): -2.0", NULL},
+    {"lr = nan in an AdamW group (the case's bias cannot be a Muon parameter): dion's check (nan < 0) lets it "
+     "through, muonref refuses it", "{\"lr\": \"nan\", \"algorithm\": \"adamw\"}", "Invalid learning rate: nan",
+     "acceptable"},
+    {"an unknown algorithm (at the step)", "{\"algorithm\": \"sgd\"}", "Unknown algorithm: sgd", NULL},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"algorithm \"muon\" on a bias (48,): dion asserts matrix parameters at the step", 0, "ESHAPE",
+     "Muon optimizer only supports matrix parameters.", NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; dion runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient on the Muon matrix: muonref refuses it; dion runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused; dion fails inside PyTorch with PyTorch's own message", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 1},
+    {"a complex gradient (bug-reports B19): muonref refuses it; dion casts it to the parameter's dtype (acceptable)", 4,
+     "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    bad_input_case(g, &G[k], &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
+                   (muonref_shape){1, {8}}, 1, G[k].kind ? "BadGradient" : "RoutingForced",
+                   G[k].kind == 4 ? "BugB19" : NULL);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_DION) {
+    errors_dion(g);
+    return;
+  }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_TIMM) {
     errors_timm(g);
     return;
@@ -1582,6 +1636,7 @@ void gen_area_overflow(gen_ctx *g)
   {
     gen_step_case c;
     muonref_options o = base(g, 0.02, 0.1);
+    o.nesterov = 1; /* every sum-form profile's default but dion's */
     begin(&c, "gradient elements between 0x7f7fc000 (3.3961e38, rounds to bf16 +Inf) and FLT_MAX, Nesterov: no finite step "
               "is defined; refusing (muonref: ENUMERIC) or storing a non-finite value (NeMo: NaN) pass, a finite result "
               "fails", &o);

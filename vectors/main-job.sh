@@ -37,6 +37,7 @@ port_of() {
     moonlight) echo "$src/tests/torch_moonlight_port.py:Muon moonlight neutral" ;;
     keller) echo "$src/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam keller neutral" ;;
     timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
+    dion) echo "$src/tests/torch_dion_port.py:Muon dion neutral" ;;
     emerging) echo "$src/tests/torch_emerging_port.py:Muon emerging neutral" ;;
   esac
 }

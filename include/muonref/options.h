@@ -57,7 +57,10 @@ typedef enum muonref_eps_mode {
  *              "match_rms_adamw", Moonlight: arXiv:2502.16982 section 2.2)
  *   RMS_TO_RMS: sqrt(rows/cols)          (timm's adjust_lr_fn "rms_to_rms",
  *              huggingface/pytorch-image-models timm/optim/muon.py
- *              @aa4b5850 get_lr_scale: `(out_chs / in_chs) ** 0.5`)
+ *              @aa4b5850 get_lr_scale: `(out_chs / in_chs) ** 0.5`; dion's
+ *              adjust_lr "spectral_norm", microsoft/dion
+ *              dion/megabatch_base.py @0a059a4 adjust_lr_spectral_norm:
+ *              `lr * math.sqrt(fan_out / fan_in)`, no max)
  *   SQRT_MAX:  sqrt(max(rows, cols)), no 0.2 (NVIDIA-NeMo/Emerging-Optimizers
  *              orthogonalized_optimizers/muon.py @fd77292
  *              get_muon_scale_factor "spectral": `max(size_out, size_in) ** 0.5`;
@@ -125,13 +128,27 @@ typedef enum muonref_adam_eps_mode {
  *   EMERGING: Emerging-Optimizers' Muon.__init__ (orthogonalized_optimizers/
  *          muon.py @fd77292): only num_ns_steps >= 1, "num_ns_steps must be
  *          at least 1, got 0"; every other value as NONE (no checks; muonref
- *          refuses only what cannot be computed) */
+ *          refuses only what cannot be computed)
+ *   DION:  dion.Muon.__init__ (microsoft/dion dion/muon.py @0a059a4):
+ *          lr >= 0 "Invalid learning rate: -1.0", mu >= 0 "Invalid
+ *          momentum factor (mu): -0.5" (no upper bound), both betas >= 0
+ *          "Invalid betas: (0.9, -0.1)" (no upper bound); weight_decay and
+ *          epsilon unchecked; ns_steps 0..MUONREF_MAX_NS_STEPS (dion has no
+ *          such option: the profile fixes 5); at the step a Muon parameter
+ *          with fewer than two dimensions is refused with dion's assertion
+ *          "Muon optimizer only supports matrix parameters." (route.c).
+ *          NaN and inf, which dion accepts, are refused (muonref cannot
+ *          compute them), with the same wording or muonref's "Invalid
+ *          weight decay" / "Invalid AdamW epsilon"; so is a negative
+ *          epsilon ("Invalid Newton-Schulz epsilon: -1e-08", the rule of
+ *          every catalogue for ns_eps) */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
   MUONREF_CATALOGUE_TORCH = 1,
   MUONREF_CATALOGUE_NONE = 2,
   MUONREF_CATALOGUE_TIMM = 3,
-  MUONREF_CATALOGUE_EMERGING = 4
+  MUONREF_CATALOGUE_EMERGING = 4,
+  MUONREF_CATALOGUE_DION = 5
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -153,10 +170,19 @@ typedef enum muonref_scale_shape {
  *                on the bf16 Newton-Schulz output, then P <- P - lr O
  *                (KellerJordan/Muon @857d1ad: `update *= max(1, ...)**0.5`
  *                on the bf16 tensor, then `p.add_(update, alpha=-lr)`); in
- *                the fp32 and exact formats the same as LR */
+ *                the fp32 and exact formats the same as LR
+ *   BF16_ALPHA:  in the bf16 format, O <- R_bf16(fl32(alpha) O) with
+ *                alpha = lr s the binary64 product, then P <- P - O
+ *                (microsoft/dion dion/muon.py @0a059a4
+ *                muon_update_post_orthogonalize: `U = torch._foreach_mul(U,
+ *                adjusted_lr)` on the bf16 output, adjusted_lr a Python
+ *                float from megabatch_base.adjust_lr_*, then
+ *                `torch._foreach_sub_(X, U)`); the decay (1 - lr wd) comes
+ *                first as in LR; in the fp32 and exact formats the same as LR */
 typedef enum muonref_scale_format {
   MUONREF_SCALE_FORMAT_LR = 0,
-  MUONREF_SCALE_FORMAT_BF16_UPDATE = 1
+  MUONREF_SCALE_FORMAT_BF16_UPDATE = 1,
+  MUONREF_SCALE_FORMAT_BF16_ALPHA = 2
 } muonref_scale_format;
 
 /* How a Muon parameter of more than two dimensions becomes matrices
@@ -303,7 +329,7 @@ typedef struct muonref_options {
   muonref_catalogue catalogue;   /* whose checks and messages apply     */
   muonref_adam_eps_mode adam_eps_mode; /* CORRECTED (zero) or UNCORRECTED */
   muonref_scale_shape scale_shape;     /* FLATTENED (zero) or LAST_TWO */
-  muonref_scale_format scale_format;   /* LR (zero) or BF16_UPDATE */
+  muonref_scale_format scale_format;   /* LR (zero), BF16_UPDATE or BF16_ALPHA */
   muonref_conv_mode conv_mode;         /* FLATTEN (zero), BATCHED, KELLER or TWO_D */
   muonref_missing_grad missing_grad;   /* SKIP (zero) or ZEROS */
   muonref_grad_after grad_after_step;  /* KEEP (zero) or NESTEROV_INPUT */

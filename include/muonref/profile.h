@@ -44,10 +44,20 @@ typedef enum muonref_key_kind {
   MUONREF_KEY_EPS_SHARED, /* timm's eps: one value for ns_eps (the field named) and
                              adam_eps; written from ns_eps, so options whose two eps
                              differ are not expressible */
-  MUONREF_KEY_SCALE_MODE_EMERGING /* Emerging-Optimizers' scale_mode: "spectral" (sqrt_max),
+  MUONREF_KEY_SCALE_MODE_EMERGING, /* Emerging-Optimizers' scale_mode: "spectral" (sqrt_max),
                              "unit_rms_norm" (rms_to_rms), "shape_scaling" (fan_in);
                              another string: "Invalid mode for Muon update scale
                              factor: rows" (get_muon_scale_factor, at the step) */
+  MUONREF_KEY_ALGORITHM,  /* dion's group key algorithm: "muon" (use_muon true),
+                             "adamw" (false); another string: "Unknown algorithm: X"
+                             (dion's step); AUTO is not expressible (written null,
+                             which the round trip refuses) */
+  MUONREF_KEY_ADJUST_LR_DION, /* dion's adjust_lr: "spectral_norm" (rms_to_rms),
+                             "rms_norm" (rms_adamw), null (none); another string:
+                             "Invalid adjust_lr value: X. Must be 'spectral_norm',
+                             'rms_norm', or None." (dion's constructor) */
+  MUONREF_KEY_FLATTEN     /* dion's flatten: false (conv_mode batched), true (flatten);
+                             another conv_mode is not expressible */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -92,8 +102,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_MOONLIGHT = 2, /* Moonlight's Muon (MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2) */
   MUONREF_PROFILE_KELLER = 3,    /* SingleDeviceMuonWithAuxAdam (KellerJordan/Muon muon.py @857d1ad) */
   MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
-  MUONREF_PROFILE_EMERGING = 5,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292);
-                                    6 once dion (5, another branch) is merged */
+  MUONREF_PROFILE_DION = 5,      /* dion.Muon (microsoft/dion dion/muon.py @0a059a4, Polar Express) */
+  MUONREF_PROFILE_EMERGING = 6,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 
@@ -110,7 +120,7 @@ MUONREF_API const muonref_profile *muonref_profile_get(const char *name);
 
 /* The same as muonref_options_init, by name: writes the defaults of
  * profile `name` into *out.  Returns MUONREF_OK, or MUONREF_EOPTION with
- * "Unknown profile 'NAME', expected one of ('nemo', 'torch', 'moonlight', 'timm')"
+ * "Unknown profile 'NAME', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion')"
  * (out untouched) when no profile has that name. */
 MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
 

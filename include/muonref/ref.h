@@ -67,9 +67,9 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar(muonref_mpmat *q, muonref_mp
  * section 7 (muonref_ref_ns_bf16) on U rounded to binary32, everything else
  * staying exact (see muonref_ref_step_flags for its certificate).
  * A Muon parameter's r->batch matrices (conv_mode) are each normalised
- * and orthogonalised on their own; under scale_format BF16_UPDATE in the
- * bf16 format the output is scaled and rounded to bf16 before the update
- * (core/plan.h).
+ * and orthogonalised on their own; under scale_format BF16_UPDATE (s) or
+ * BF16_ALPHA (lr s, dion) in the bf16 format the output is multiplied by
+ * that factor and rounded to bf16 before the update (core/plan.h).
  * grad NULL: no step, nothing is written, MUONREF_OK; under missing_grad
  * ZEROS the step runs with a zero gradient instead.
  * Errors (nothing is written, except that an uninitialized state's buffers

@@ -175,6 +175,17 @@ TO_NEMO = {
         # Emerging-Optimizers' Muon defaults where nemo's differ
         'defaults': {'lr': 3e-4, 'weight_decay': 0.01, 'nesterov': False},
     },
+    'dion': {
+        # dion's algorithm ("muon"/"adamw") and epsilon (one value; nemo's adam_eps) by the special
+        # cases of to_nemo; Polar Express and the factor 1.02 are no options: a port of another
+        # profile runs its own Newton-Schulz on dion's cases (and fails them)
+        'rename': {'lr': 'lr', 'mu': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
+                   'betas': 'adam_betas'},
+        # nemo flattens an N-D parameter (dion's flatten=True); adjust_lr None is nemo's scale_mode none
+        'fixed': {'flatten': True, 'adjust_lr': None},
+        # dion's defaults where nemo's differ; an AdamW group's lr is its own (ratio 1)
+        'defaults': {'lr': 0.01, 'weight_decay': 0.01, 'nesterov': False, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-8},
+    },
 }
 
 
@@ -196,6 +207,17 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
             if v != 1e-07:
                 raise NotExpressible(f"timm option eps={v!r}: nemo's Newton-Schulz eps is fixed at 1e-07")
             out['adam_eps'] = v
+        elif profile == 'dion' and name == 'algorithm':
+            if v not in ('muon', 'adamw'):
+                raise NotExpressible(f"dion option algorithm={v!r} has no nemo equivalent")
+            out['use_muon'] = v == 'muon'
+        elif profile == 'dion' and name == 'epsilon':
+            out['adam_eps'] = v  # one eps: nemo's Newton-Schulz eps (1e-7) is fixed
+        elif profile == 'dion' and name == 'adjust_lr':
+            if v is not None:
+                raise NotExpressible(f"dion option adjust_lr={v!r} has no nemo equivalent "
+                                     "(sqrt(rows/cols) without max, or 0.2 sqrt(max))")
+            out['scale_mode'] = 'none'
         elif profile == 'timm' and name == 'ns_coefficients':
             if tuple(tuple(real_value(x) for x in t) for t in v) != m['fixed'][name]:
                 raise NotExpressible(f"timm option ns_coefficients={v!r} has no nemo equivalent")
@@ -575,5 +597,104 @@ class EmergingAdapter(Adapter):
         return self.newton_schulz(fn, matrix, steps)
 
 
+class DionAdapter(Adapter):
+    """dion.Muon (spec/profiles/dion.md): groups by algorithm, beta1/beta2 group keys, one
+    epsilon, Polar Express with no step count."""
+
+    name = 'dion'
+    ns_function_name = 'polar_express'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'mu', 'weight_decay': 'weight_decay', 'adam_betas': 'betas'}
+
+    @staticmethod
+    def _group(o):
+        """A group dict of dion's keys from options by dion's names: betas become the group
+        keys beta1 and beta2 (the constructor's defaults dict splits them so)."""
+        o = dict(o)
+        if 'betas' in o:
+            o['beta1'], o['beta2'] = (real_value(x) for x in o.pop('betas'))
+        return o
+
+    def construct_native(self, cls, groups):
+        """A dion vector: every group's options in its group dict (algorithm a group key
+        only), the first group's, but algorithm, also into the constructor."""
+        kwargs = dict(groups[0][0])
+        kwargs.pop('algorithm', None)
+        if 'betas' in kwargs:
+            kwargs['betas'] = tuple(real_value(x) for x in kwargs['betas'])
+        return cls([dict(self._group(o), params=p) for o, p in groups], **kwargs)
+
+    def construct(self, cls, groups):
+        """Options in nemo's names: each group split by nemo's rule into a "muon" and an
+        "adamw" group; nemo's fan_in scale and another step count are not expressible."""
+        param_groups = []
+        for options, params in groups:
+            o = canonical(options)
+            _require(o, 'ns_steps', (5,), 'dion')
+            scale = _require(o, 'scale_mode', ('none',), 'dion')
+            thr, um = _opt(o, 'adam_dim_threshold'), _opt(o, 'use_muon')
+            muon = [p for p in params if nemo_routes_to_muon(tuple(p.shape), um, thr)]
+            adam = [p for p in params if not nemo_routes_to_muon(tuple(p.shape), um, thr)]
+            lr, wd = _opt(o, 'lr'), _opt(o, 'weight_decay')
+            b1, b2 = _opt(o, 'adam_betas')
+            common = dict(weight_decay=wd, epsilon=_opt(o, 'adam_eps'), beta1=b1, beta2=b2, flatten=True,
+                          adjust_lr=None if scale == 'none' else scale)
+            if muon:
+                param_groups.append(dict(common, params=muon, lr=lr, mu=_opt(o, 'momentum'),
+                                         nesterov=_opt(o, 'nesterov'), algorithm='muon'))
+            if adam:
+                ratio = _opt(o, 'adam_lr_ratio')
+                a_lr = lr * ratio if isinstance(lr, float) and isinstance(ratio, float) else lr
+                param_groups.append(dict(common, params=adam, lr=a_lr, algorithm='adamw'))
+        return cls(param_groups)
+
+    def read_state(self, state, steps_with_grad):
+        """Muon: state["momentum"], the step counted by the glue; AdamW: momentum, variance
+        and the float32 counter step_dev (dion.md 9)."""
+        if not state or 'momentum' not in state:
+            return None
+        if 'variance' in state:
+            return {'step': _count(state['step_dev']), 'exp_avg': state['momentum'], 'exp_avg_sq': state['variance']}
+        return {'step': steps_with_grad, 'momentum_buffer': state['momentum']}
+
+    def newton_schulz(self, fn, matrix, steps):
+        raise NotExpressible("dion: polar_express runs its own five Polar Express triples, not nemo's iteration")
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        """dion's own cases: polar_express(G, epsilon) with the optimizer's epsilon 1e-8; it
+        takes no step count (its five triples are the loop)."""
+        if profile == 'dion' and steps == 5:
+            return fn(matrix, 1e-8)
+        if profile == 'dion':
+            raise NotExpressible(f"dion: polar_express takes no step count ({steps} asked, it runs 5)")
+        return self.newton_schulz(fn, matrix, steps)
+
+    def set_options(self, opt, params, profile, options, changed):
+        """dion's own files: mu, lr and weight_decay by name, betas as beta1 and beta2."""
+        if profile != 'dion':
+            return super().set_options(opt, params, profile, options, changed)
+        own = self._group(native({k: options[k] for k in changed}))
+        targets = [g for g in opt.param_groups if any(p is q for p in g['params'] for q in params)]
+        if not targets:
+            raise ValueError("no entry of optimizer.param_groups holds the parameters of this vector group")
+        for group in targets:
+            for key, value in own.items():
+                if key not in group:
+                    raise ValueError(f"optimizer.param_groups has no key {key!r}: the option cannot be scheduled")
+                group[key] = value
+
+    def schedule_entries(self, options, names, group):
+        o, out = canonical(options), {}
+        for name in names:
+            if name == 'adam_betas':
+                out['beta1'], out['beta2'] = _opt(o, 'adam_betas')
+            elif name == 'momentum':
+                out['mu'] = _opt(o, 'momentum')
+            elif name == 'lr':
+                out['lr'] = _opt(o, 'lr') if group.get('algorithm') == 'muon' else _opt(o, 'lr') * _opt(o, 'adam_lr_ratio')
+            else:
+                out[name] = _opt(o, name)
+        return out
+
+
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
-                                EmergingAdapter())}
+                                DionAdapter(), EmergingAdapter())}

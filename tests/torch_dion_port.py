@@ -1,0 +1,152 @@
+"""PyTorch port of profile `dion` (spec/profiles/dion.md), written from the spec page.
+
+dion.Muon (microsoft/dion dion/muon.py @0a059a4) with its defaults: manual routing by
+each group's `algorithm` ("muon" or "adamw"), sum momentum in the parameter's dtype
+(Nesterov G + mu M, off by default), Polar Express in bf16 (the norm times 1.02 plus
+epsilon, five fixed triples, `B = b*A + c*(A@A)`, no transpose: X^T X on a tall
+matrix), 3-D+ parameters a batch of their last two dimensions (flatten=False), the
+decay 1 - lr * weight_decay always, lr * sqrt(rows/cols) multiplied into the bf16
+output, and AdamW groups with the group's lr, betas and the one epsilon.
+
+NS_DTYPE is the Newton-Schulz format (torch.bfloat16, the profile's);
+tests/upstream-diff.py may set torch.float32 for a neutral comparison.
+"""
+
+import math
+
+import torch
+
+NS_DTYPE = torch.bfloat16
+# section 4: dion/polar_express.py's five triples, each once (no ns_steps option)
+POLAR_EXPRESS_COEFFS = (
+    (8.156554524902461, -22.48329292557795, 15.878769915207462),
+    (4.042929935166739, -2.808917465908714, 0.5000178451051316),
+    (3.8916678022926607, -2.772484153217685, 0.5060648178503393),
+    (3.285753657755655, -2.3681294933425376, 0.46449024233003106),
+    (2.3465413258596377, -1.7097828382687081, 0.42323551169305323),
+)
+
+
+def polar_express(G, epsilon=1e-6):
+    """Section 4: bf16 cast, X / (||X||_F * 1.02 + epsilon) per matrix (keepdim, so the
+    sum stays bf16), then the five steps; tall matrices iterate on X^T X from the right."""
+    assert G.ndim >= 2
+    X = G.to(NS_DTYPE)
+    is_tall = G.size(-2) > G.size(-1)
+    X = X / (X.norm(dim=(-2, -1), keepdim=True) * 1.02 + epsilon)
+    for a, b, c in POLAR_EXPRESS_COEFFS:
+        if is_tall:
+            A = X.mT @ X
+            B = b * A + c * (A @ A)
+            X = a * X + X @ B
+        else:
+            A = X @ X.mT
+            B = b * A + c * (A @ A)
+            X = a * X + B @ X
+    return X
+
+
+def adjusted_lr(lr, shape, adjust_lr, flatten):
+    """Section 5: (fan_out, fan_in) from the last two dims (flatten: d0 and the rest);
+    spectral_norm lr * sqrt(fan_out / fan_in) without max, rms_norm lr * 0.2 *
+    sqrt(max(fan_out, fan_in)), None lr; Python floats."""
+    if flatten:
+        fan_out, fan_in = shape[0], math.prod(shape[1:])
+    else:
+        fan_out, fan_in = shape[-2:]
+    if adjust_lr is None:
+        return lr
+    if adjust_lr == "spectral_norm":
+        return lr * math.sqrt(fan_out / fan_in)
+    if adjust_lr == "rms_norm":
+        return lr * 0.2 * math.sqrt(max(fan_out, fan_in))
+    raise ValueError(f"Unknown adjust_lr value: {adjust_lr}")
+
+
+class Muon(torch.optim.Optimizer):
+    """Section 1's constructor and checks (section 2, in order); group keys are the
+    defaults dict's: lr, mu, beta1, beta2, weight_decay, cautious_wd, algorithm, step,
+    epsilon, nesterov, flatten, adjust_lr."""
+
+    def __init__(self, params, lr=0.01, mu=0.95, betas=(0.9, 0.95), weight_decay=0.01, cautious_wd=False,
+                 epsilon=1e-8, nesterov=False, adjust_lr="spectral_norm", flatten=False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if mu < 0.0:
+            raise ValueError(f"Invalid momentum factor (mu): {mu}")
+        if len(betas) != 2 or betas[0] < 0.0 or betas[1] < 0.0:
+            raise ValueError(f"Invalid betas: {betas}")
+        if adjust_lr not in ("spectral_norm", "rms_norm", None):
+            raise ValueError(
+                f"Invalid adjust_lr value: {adjust_lr}. Must be 'spectral_norm', 'rms_norm', or None.")
+        if cautious_wd:
+            raise NotImplementedError("cautious_wd is not part of the profile")
+        defaults = dict(lr=lr, mu=mu, beta1=betas[0], beta2=betas[1], weight_decay=weight_decay,
+                        cautious_wd=cautious_wd, algorithm="muon", step=0, epsilon=epsilon,
+                        nesterov=nesterov, flatten=flatten, adjust_lr=adjust_lr)
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            group["step"] += 1
+            algo = group["algorithm"]
+            if algo == "muon":
+                self._muon_group(group)
+            elif algo == "adamw":
+                self._adamw_group(group)
+            else:
+                raise ValueError(f"Unknown algorithm: {algo}")
+        return loss
+
+    def _muon_group(self, group):
+        """Sections 3, 4, 6, 7."""
+        assert all(p.ndim >= 2 for p in group["params"]), "Muon optimizer only supports matrix parameters."
+        mu = torch.tensor(group["mu"])
+        wd = torch.tensor(group["weight_decay"])
+        for p in group["params"]:
+            if p.grad is None:
+                continue  # section 7: skipped
+            state = self.state[p]
+            if "momentum" not in state:
+                state["momentum"] = torch.zeros_like(p)
+            M = state["momentum"]
+            G = p.grad.to(M.dtype)
+            M.mul_(mu)
+            M.add_(G)
+            U = M * mu + G if group["nesterov"] else M
+            U = U.to(torch.bfloat16)
+            shape = p.shape
+            if group["flatten"] and U.ndim >= 3:
+                U = U.flatten(start_dim=1)
+            elif U.ndim > 3:
+                U = U.flatten(end_dim=-3)
+            O = polar_express(U, torch.tensor(group["epsilon"])).reshape(shape)
+            p.mul_(1 - group["lr"] * wd)
+            p.sub_(O * adjusted_lr(group["lr"], shape, group["adjust_lr"], group["flatten"]))
+
+    def _adamw_group(self, group):
+        """Section 8: eps after the bias correction, float32 device counter step_dev."""
+        beta1, beta2 = group["beta1"], group["beta2"]
+        lr, eps = group["lr"], group["epsilon"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if "momentum" not in state:
+                state["momentum"] = torch.zeros_like(p)
+                state["variance"] = torch.zeros_like(p)
+                state["step_dev"] = torch.zeros((), dtype=torch.float32)
+            M, V = state["momentum"], state["variance"]
+            G = p.grad.to(M.dtype)
+            state["step_dev"] += 1
+            t = float(state["step_dev"])
+            M.lerp_(G, 1 - beta1)
+            V.mul_(beta2).addcmul_(G, G, value=1 - beta2)
+            p.mul_(1 - lr * group["weight_decay"])
+            denom = V.sqrt().div_(math.sqrt(1 - beta2 ** t)).add_(eps)
+            p.addcdiv_(M, denom, value=-(lr / (1 - beta1 ** t)))
