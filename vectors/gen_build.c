@@ -1,6 +1,7 @@
 /* muonref: building vector cases and computing their expected values with
  * the reference (see gen.h).  Tolerances follow spec/vectors.md section 5. */
 #include <math.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -905,6 +906,23 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
   }
 }
 
+/* Appends printf(fmt, ...) to c's comment, first moving the comment into
+ * c->comment_buf (it may point at an area's literal): how a case's comment
+ * says what applies in the profile it was fitted to.  Truncated at the
+ * buffer's size. */
+__attribute__((format(printf, 2, 3))) static void comment_append(gen_step_case *c, const char *fmt, ...)
+{
+  if (c->comment != c->comment_buf) {
+    snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
+    c->comment = c->comment_buf;
+  }
+  size_t used = strlen(c->comment_buf);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->comment_buf + used, sizeof c->comment_buf - used, fmt, ap);
+  va_end(ap);
+}
+
 /* Whether some parameter of c has no gradient at some step. */
 static int has_missing_grad(const gen_step_case *c)
 {
@@ -1008,14 +1026,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
           c->flags[h] = c->flags[h + 1];
         c->flags[5] = NULL;
       }
-    if (c->comment != c->comment_buf) {
-      snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
-      c->comment = c->comment_buf;
-    }
-    size_t used = strlen(c->comment_buf);
-    snprintf(c->comment_buf + used, sizeof c->comment_buf - used,
-             " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW step count move]",
-             g->profile);
+    comment_append(c, " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW "
+                      "step count move]", g->profile);
   }
   for (int i = 0; i < c->n_params; i++) { /* a batch of matrices under conv_mode BATCHED (dion): flag BatchScale */
     muonref_route r;
@@ -1035,30 +1047,18 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     if (c->shapes[i].ndim <= 2 || muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) ||
         !r.use_muon || (r.batch == 1 && r.scale_rows == r.rows && r.scale_cols == r.cols))
       continue;
-    if (c->comment != c->comment_buf) {
-      snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
-      c->comment = c->comment_buf;
-    }
-    size_t used = strlen(c->comment_buf);
-    snprintf(c->comment_buf + used, sizeof c->comment_buf - used,
-             " [profile %s: %s is %zu (%zu, %zu) %s, its scale factor from (%zu, %zu)]", g->profile, c->names[i],
-             r.batch, r.rows, r.cols, r.batch > 1 ? "matrices orthogonalised one by one" : "matrix", r.scale_rows,
-             r.scale_cols);
+    comment_append(c, " [profile %s: %s is %zu (%zu, %zu) %s, its scale factor from (%zu, %zu)]", g->profile,
+                   c->names[i], r.batch, r.rows, r.cols, r.batch > 1 ? "matrices orthogonalised one by one" : "matrix",
+                   r.scale_rows, r.scale_cols);
     break;
   }
   if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
-    char was[sizeof c->comment_buf - 200];
-    snprintf(was, sizeof was, "%s", c->comment); /* c->comment may be comment_buf itself */
-    snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: no AdamW fallback%s%s]", was, g->profile,
-             (reset & 1) ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter takes Muon" : "",
-             dropped ? "; the parameters that are not 2-D are left out" : "");
-    c->comment = c->comment_buf;
+    comment_append(c, " [profile %s: no AdamW fallback%s%s]", g->profile,
+                   (reset & 1) ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter "
+                                 "takes Muon" : "",
+                   dropped ? "; the parameters that are not 2-D are left out" : "");
   } else if (reset & 2) { /* the comment names one of the two eps: say that the port has one */
-    char was[sizeof c->comment_buf - 200];
-    snprintf(was, sizeof was, "%s", c->comment); /* c->comment may be comment_buf itself */
-    snprintf(c->comment_buf, sizeof c->comment_buf, "%s [profile %s: one eps for Newton-Schulz and AdamW, %g]",
-             was, g->profile, c->options[0].ns_eps);
-    c->comment = c->comment_buf;
+    comment_append(c, " [profile %s: one eps for Newton-Schulz and AdamW, %g]", g->profile, c->options[0].ns_eps);
     int n = 0;
     while (n < 4 && c->flags[n])
       n++;
@@ -1077,12 +1077,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (muonref_route_param(&t, &c->shapes[i], &rt, NULL) || rt.use_muon == rh.use_muon)
         continue;
       char b[128];
-      if (c->comment != c->comment_buf) {
-        snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
-        c->comment = c->comment_buf;
-      }
-      size_t used = strlen(c->comment_buf);
-      snprintf(c->comment_buf + used, sizeof c->comment_buf - used, " [profile %s: its heuristic routes %s %s to %s]",
+      comment_append(c, " [profile %s: its heuristic routes %s %s to %s]",
                g->profile, c->names[i], muonref_py_shape(b, sizeof b, c->shapes[i].dims, c->shapes[i].ndim),
                rh.use_muon ? "Muon" : "AdamW");
     }
@@ -1106,12 +1101,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     if (d.catalogue == MUONREF_CATALOGUE_EMERGING && strncmp(e.message, "num_ns_steps must be", 20) &&
         strcmp(e.message, "Only 2D parameters are supported."))
       c->error_any = 1;
-    if (c->comment != c->comment_buf) {
-      snprintf(c->comment_buf, sizeof c->comment_buf, "%s", c->comment);
-      c->comment = c->comment_buf;
-    }
-    size_t used = strlen(c->comment_buf);
-    snprintf(c->comment_buf + used, sizeof c->comment_buf - used, " [profile %s refuses it at construction]", g->profile);
+    comment_append(c, " [profile %s refuses it at construction]", g->profile);
     int n = 0;
     while (n < 5 && c->flags[n])
       n++;
