@@ -62,6 +62,21 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_FLATTEN:
     printf("%s\n", o->conv_mode == MUONREF_CONV_FLATTEN ? "True" : "False");
     break;
+  case MUONREF_KEY_NS_COEFFS_OPTAX: /* a triple (3,), or the (n, 3) list */
+    if (o->n_coeffs == 1)
+      printf("(%s, %s, %s)\n", muonref_py_float(b, sizeof b, o->coeffs[0].a),
+             muonref_py_float(c, sizeof c, o->coeffs[0].b), muonref_py_float(d, sizeof d, o->coeffs[0].c));
+    else {
+      printf("(");
+      for (int i = 0; i < o->n_coeffs; i++)
+        printf("%s(%s, %s, %s)", i ? ", " : "", muonref_py_float(b, sizeof b, o->coeffs[i].a),
+               muonref_py_float(c, sizeof c, o->coeffs[i].b), muonref_py_float(d, sizeof d, o->coeffs[i].c));
+      printf(")\n");
+    }
+    break;
+  case MUONREF_KEY_CONSISTENT_RMS:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_py_float(b, sizeof b, o->scale_extra) : "None");
+    break;
   }
 }
 
@@ -118,6 +133,9 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("grad_after_step    %s\n", muonref_grad_after_name(o->grad_after_step));
   printf("scale_extra        %s\n", muonref_py_float(b, sizeof b, o->scale_extra));
   printf("norm_format        %s\n", muonref_norm_format_name(o->norm_format));
+  printf("momentum_bias_correction %d\n", o->momentum_bias_correction);
+  printf("adam_decay_own     %d\n", o->adam_decay_own);
+  printf("adam_weight_decay  %s\n", muonref_py_float(b, sizeof b, o->adam_weight_decay));
 }
 
 int cmd_profile(int argc, char **argv)
@@ -127,7 +145,8 @@ int cmd_profile(int argc, char **argv)
   if (argc != 2) {
     fprintf(stderr, "usage: muonref profile NAME   (profiles:");
     for (size_t i = 0; i < muonref_profile_count(); i++)
-      fprintf(stderr, " %s", muonref_profile_name(i));
+      if (muonref_profile_name(i)) /* an id reserved for a profile this build lacks has none */
+        fprintf(stderr, " %s", muonref_profile_name(i));
     fprintf(stderr, ")\n");
     return EXIT_USAGE;
   }

@@ -48,6 +48,22 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
     p->update_scale = 1, p->alpha = 1.0;
 }
 
+void muonref_muon_plan_correct(const muonref_options *o, long t, muonref_muon_plan *p)
+{
+  if (!o->momentum_bias_correction)
+    return;
+  double beta = o->momentum;
+  double bc = 1.0 - pow(beta, (double)t);
+  if (o->nesterov) { /* `beta * m + (1 - beta) * g` on bias_correction(mu, t + 1), bias_correction(g, t) */
+    p->in_mom = beta / (1.0 - pow(beta, (double)(t + 1)));
+    p->in_grad = p->mom_grad / bc;
+  } else { /* `tree_bias_correction(mu, beta, count_inc)` */
+    p->nesterov = 1;
+    p->in_mom = 1.0 / bc;
+    p->in_grad = 0.0;
+  }
+}
+
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p)
 {
   p->step = t;
@@ -62,8 +78,18 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   p->step_size = p->lr / p->bias_correction1;
   /* UNCORRECTED: m / ((sqrt(v) + eps) / s2) = m / (sqrt(v) / s2 + eps / s2) */
   p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
-  p->apply_decay = o->weight_decay != 0.0;
-  p->decay = 1.0 - p->lr * o->weight_decay;
+  /* optax.contrib.muon: `optax.adamw(..., weight_decay=adam_weight_decay)` */
+  double wd = o->adam_decay_own ? o->adam_weight_decay : o->weight_decay;
+  p->apply_decay = wd != 0.0;
+  p->decay = 1.0 - p->lr * wd;
   /* timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group["nesterov"] else adamw(...) */
   p->nadamw = o->adam_variant == MUONREF_ADAM_NADAMW || (o->adam_variant == MUONREF_ADAM_FOLLOW_NESTEROV && o->nesterov);
+  p->num_mom = p->beta1, p->num_grad = p->one_minus_beta1;
+  if (o->adam_variant == MUONREF_ADAM_OPTAX_FOLLOW_NESTEROV && o->nesterov) {
+    /* optax/_src/transform.py @2edbcbe2 scale_by_adam (nesterov): b1 * m / (1 - b1^(t+1)) + (1 - b1) * g / (1 - b1^t) */
+    p->nadamw = 1;
+    p->num_mom = p->beta1 / (1.0 - pow(o->adam_beta1, (double)(t + 1)));
+    p->num_grad = p->one_minus_beta1 / p->bias_correction1;
+    p->step_size = p->lr;
+  }
 }

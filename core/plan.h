@@ -45,8 +45,11 @@ typedef struct muonref_muon_plan {
  *   v <- beta2 * v + one_minus_beta2 * g * g
  *   P <- decay * P                          (only when apply_decay)
  *   P <- P - step_size * n / (sqrt(v) / sqrt_bc2 + eps)
- * with n = m (AdamW) or n = beta1 * m + one_minus_beta1 * g (nadamw: timm's
- * NAdamW, timm/optim/nadamw.py @aa4b5850; m the new first moment).       */
+ * with n = m (AdamW) or n = num_mom * m + num_grad * g (nadamw: timm's
+ * NAdamW, timm/optim/nadamw.py @aa4b5850, num_mom = beta1, num_grad =
+ * 1 - beta1; optax's NAdam, see muonref_adam_variant; m the new first
+ * moment).  decay is 1 - lr * weight_decay, or 1 - lr * adam_weight_decay
+ * under adam_decay_own. */
 typedef struct muonref_adamw_plan {
   long step;
   double lr;              /* lr * adam_lr_ratio */
@@ -58,7 +61,10 @@ typedef struct muonref_adamw_plan {
   double eps;                /* adam_eps; adam_eps / sqrt_bc2 when UNCORRECTED */
   int apply_decay;
   double decay;              /* 1 - lr * weight_decay */
-  int nadamw;                /* 1: the numerator is beta1 m + (1 - beta1) g (adam_variant) */
+  int nadamw;                /* 1: the numerator is num_mom m + num_grad g (adam_variant) */
+  double num_mom, num_grad;  /* NADAMW (timm): beta1, 1 - beta1, with step_size lr / bc1;
+                                OPTAX_FOLLOW_NESTEROV with nesterov: beta1 / (1 - beta1^(t+1)),
+                                (1 - beta1) / (1 - beta1^t), with step_size lr */
 } muonref_adamw_plan;
 
 /* The shape factor of scale_mode for a (rows, cols) matrix (rows, cols >= 1):
@@ -71,6 +77,17 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols);
 /* Fills *p for a Muon parameter routed as *r under options *o. */
 void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r,
                             muonref_muon_plan *p);
+
+/* Applies o's momentum_bias_correction to *p (made by muonref_muon_plan_make
+ * from the same o) for the Muon step numbered t (>= 1, the step count after
+ * this step); nothing when the field is 0.  With the EMA form
+ * (mom_grad = 1 - beta), optax's mu_hat (google-deepmind/optax
+ * optax/contrib/_muon.py @2edbcbe2 scale_by_muon.update_fn):
+ *   nesterov:  U = beta / (1 - beta^(t+1)) M' + mom_grad / (1 - beta^t) G
+ *   otherwise: U = 1 / (1 - beta^t) M'     (nesterov set, in_grad 0)
+ * the factors in binary64 (optax divides in float32: within the
+ * element-wise allowance of spec/vectors.md 5.1). */
+void muonref_muon_plan_correct(const muonref_options *o, long t, muonref_muon_plan *p);
 
 /* Fills *p for the AdamW step numbered t (>= 1) under options *o. */
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p);

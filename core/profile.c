@@ -211,6 +211,49 @@ static void emerging(muonref_options *o)
   o->norm_format = MUONREF_NORM_FORMAT_INPUT;
 }
 
+/* optax: google-deepmind/optax optax/contrib/_muon.py @2edbcbe2
+ * (2026-08-07; spec/profiles/optax.md), muon(learning_rate, ns_coeffs=
+ * (3.4445, -4.7750, 2.0315), ns_steps=5, beta=0.95, eps=1e-8,
+ * weight_decay=0.0, weight_decay_mask=None, mu_dtype=None, nesterov=True,
+ * adaptive=False, adam_b1=0.9, adam_b2=0.999, adam_eps_root=0.0,
+ * adam_weight_decay=0.0, adam_learning_rate=None, preconditioning=
+ * 'frobenius', consistent_rms=None): EMA momentum (tree_update_moment) with
+ * the bias-corrected Nesterov input, Newton-Schulz in the parameter's dtype
+ * (float32: ns_format fp32), X / (||X||_F + 1e-8), transposed when rows >
+ * cols, a coefficient list run once each (a triple ns_steps times), the
+ * scale sqrt(max(1, fan_out / fan_in)) = sqrt(max(1, cols / rows)) of the
+ * (fan_in, fan_out) layout, the update -lr (s O + wd P) (nemo's decoupled
+ * P (1 - lr wd) - lr s O up to float32 roundings: within the element-wise
+ * allowance of spec/vectors.md 5.1, no field); every 2-D leaf Muon, the
+ * rest optax.adamw(lr, 0.9, 0.999, eps (the Muon eps, outside the square
+ * root), adam_weight_decay, nesterov=nesterov): NAdam with Nesterov; one
+ * transformation for every leaf (one group). */
+static void optax(muonref_options *o)
+{
+  nemo(o);
+  o->lr = 2e-2; /* learning_rate is required: the vectors always give it (nemo's value here) */
+  o->momentum = 0.95;
+  o->nesterov = 1;
+  o->weight_decay = 0.0;
+  o->scale_mode = MUONREF_SCALE_FAN_OUT;
+  o->adam_beta1 = 0.9;
+  o->adam_beta2 = 0.999;
+  o->adam_eps = 1e-8;
+  o->adam_lr_ratio = 1.0;
+  o->momentum_form = MUONREF_MOMENTUM_EMA;
+  o->coeff_order = MUONREF_ORDER_LIST;
+  o->ns_eps = 1e-8;
+  o->eps_mode = MUONREF_EPS_ADD;
+  o->ns_format = MUONREF_NS_FP32;
+  o->bf16_order = MUONREF_BF16_KELLER; /* `c2 * a @ a` is (c2 * a) @ a; in float32 no difference */
+  o->route_rule = MUONREF_ROUTE_NDIM_2;
+  o->catalogue = MUONREF_CATALOGUE_OPTAX;
+  o->adam_variant = MUONREF_ADAM_OPTAX_FOLLOW_NESTEROV;
+  o->momentum_bias_correction = 1;
+  o->adam_weight_decay = 0.0;
+  o->adam_decay_own = 1;
+}
+
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
 static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
 
@@ -318,6 +361,25 @@ static const muonref_option_key EMERGING_KEYS[] = {
   K("extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
 };
 
+/* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's
+ * order; eps is the Newton-Schulz and the Adam eps.  weight_decay_mask,
+ * mu_dtype, adaptive (False), adam_eps_root (0), adam_learning_rate (None:
+ * learning_rate), muon_weight_dimension_numbers (None: every 2-D leaf) and
+ * preconditioning ('frobenius') stay at their defaults (not expressible). */
+static const muonref_option_key OPTAX_KEYS[] = {
+  K("learning_rate", MUONREF_KEY_REAL, lr),
+  K("ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, coeffs),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("beta", MUONREF_KEY_REAL, momentum),
+  K("eps", MUONREF_KEY_EPS_SHARED, ns_eps),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("adam_b1", MUONREF_KEY_REAL, adam_beta1),
+  K("adam_b2", MUONREF_KEY_REAL, adam_beta2),
+  K("adam_weight_decay", MUONREF_KEY_REAL, adam_weight_decay),
+  K("consistent_rms", MUONREF_KEY_CONSISTENT_RMS, scale_extra),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -336,6 +398,9 @@ static const muonref_profile PROFILES[] = {
    DION_KEYS, N(DION_KEYS), 0, NULL},
   {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
    emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
+  /* [MUONREF_PROFILE_PADDLE = 7]: no row in this build (issue 12's shared numbering) */
+  [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", optax,
+                             OPTAX_KEYS, N(OPTAX_KEYS), 1, NULL},
 };
 
 /* every id has its entry, in id order */
@@ -347,7 +412,7 @@ int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_erro
 {
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_options_init: o must not be NULL");
-  if ((int)id < 0 || (size_t)id >= N(PROFILES))
+  if ((int)id < 0 || (size_t)id >= N(PROFILES) || !PROFILES[id].name)
     return muonref_fail(err, MUONREF_EOPTION, "Unknown profile id %d, expected 0 to %zu", (int)id, N(PROFILES) - 1);
   PROFILES[id].fill(o);
   return MUONREF_OK;
@@ -360,7 +425,7 @@ const char *muonref_profile_name(size_t i) { return i < N(PROFILES) ? PROFILES[i
 const muonref_profile *muonref_profile_get(const char *name)
 {
   for (size_t i = 0; name && i < N(PROFILES); i++)
-    if (strcmp(name, PROFILES[i].name) == 0)
+    if (PROFILES[i].name && strcmp(name, PROFILES[i].name) == 0)
       return &PROFILES[i];
   return NULL;
 }
@@ -373,9 +438,11 @@ int muonref_profile_options(const char *name, muonref_options *out, muonref_erro
     return MUONREF_OK;
   }
   const char *names[N(PROFILES)];
+  size_t n = 0;
   for (size_t i = 0; i < N(PROFILES); i++)
-    names[i] = PROFILES[i].name;
+    if (PROFILES[i].name) /* an id without a row in this build is no choice */
+      names[n++] = PROFILES[i].name;
   char list[256];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown profile '%s', expected one of %s", name ? name : "",
-                      muonref_py_str_tuple(list, sizeof list, names, N(PROFILES)));
+                      muonref_py_str_tuple(list, sizeof list, names, n));
 }

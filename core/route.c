@@ -58,6 +58,8 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s)
     return o->use_muon == MUONREF_USE_MUON_TRUE;
   if (o->route_rule == MUONREF_ROUTE_TIMM)
     return timm_suitable(s);
+  if (o->route_rule == MUONREF_ROUTE_NDIM_2) /* optax/contrib/_muon.py @2edbcbe2: `'muon' if x.ndim == 2 else 'adam'` */
+    return s->ndim == 2;
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }

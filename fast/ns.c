@@ -231,7 +231,7 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
     muonref_nsk_scale(X, m * n, d, bf16);
   if (dnnl)
     muonref_nsk_to_bf16(Xb, X, m * n);
-  for (int k = 0; k < o->ns_steps; k++) {
+  for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++) {
     muonref_coeff t = muonref_ns_coeff_at(o, k);
     if (!dnnl) {
       ns_step(X, A, B, BX, m, n, t, bf16);
@@ -248,7 +248,7 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
     if (!isfinite(X[i])) {
       st = muonref_fail(err, MUONREF_ENUMERIC,
                         "Newton-Schulz diverged: output element %zu of a (%zu, %zu) matrix is not finite after %d "
-                        "steps in %s (nothing written)", tr ? (i % n) * m + i / n : i, rows, cols, o->ns_steps,
+                        "steps in %s (nothing written)", tr ? (i % n) * m + i / n : i, rows, cols, muonref_ns_step_count(o),
                         bf16 ? "bf16" : "fp32");
       break;
     }

@@ -180,10 +180,11 @@ muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, s
 
 /* The scalar schedules of parameter p (core/plan.c), the one place the
  * plan hooks act: the range check and both phases of the step use these. */
-static void muon_plan(const muonref_optimizer *opt, const param *p, muonref_muon_plan *pl)
+static void muon_plan(const muonref_optimizer *opt, const param *p, long t, muonref_muon_plan *pl)
 {
   (void)opt;
   muonref_muon_plan_make(p->options, &p->route, pl);
+  muonref_muon_plan_correct(p->options, t, pl); /* t: the step count after this step */
   MUONREF_HOOK(muonref_fault_muon_plan(opt->fault, p->group, p->options, &p->shape, pl));
 }
 
@@ -229,7 +230,7 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
 {
   param *p = &opt->params[i];
   muonref_muon_plan pl;
-  muon_plan(opt, p, &pl);
+  muon_plan(opt, p, p->state.step + 1, &pl);
   size_t n = p->route.numel;
   const float *M = p->state.momentum_buffer;
   float *U = opt->update, *O = opt->pending + p->pending_off;
@@ -270,7 +271,7 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
 static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *g)
 {
   muonref_muon_plan pl;
-  muon_plan(opt, p, &pl);
+  muon_plan(opt, p, p->state.step, &pl); /* phase 2: the count is already incremented */
   size_t n = p->route.numel;
   float *M = p->state.momentum_buffer;
   const float *O = opt->pending + p->pending_off;
@@ -297,7 +298,7 @@ static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, 
     double mj = pl.beta1 * (double)m[j] + pl.one_minus_beta1 * gj;
     double vj = pl.beta2 * (double)v[j] + pl.one_minus_beta2 * gj * gj;
     double denom = sqrt(vj) / pl.sqrt_bc2 + pl.eps;
-    double nj = pl.nadamw ? pl.beta1 * mj + pl.one_minus_beta1 * gj : mj; /* timm's NAdamW numerator */
+    double nj = pl.nadamw ? pl.num_mom * mj + pl.num_grad * gj : mj; /* timm's NAdamW, optax's NAdam numerator */
     double q = denom == 0.0 ? 0.0 : nj / denom; /* spec: a zero denominator moves nothing */
     float nw = (float)(decay * (double)w[j] - pl.step_size * q);
     if (write) {
@@ -327,7 +328,7 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *g, m
   size_t n = p->route.numel;
   if (p->route.use_muon) {
     muonref_muon_plan pl;
-    muon_plan(opt, p, &pl);
+    muon_plan(opt, p, p->state.step + 1, &pl);
     const float *M = p->state.momentum_buffer;
     for (size_t j = 0; j < n; j++) {
       double m = pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j];

@@ -278,10 +278,10 @@ int muonref_ref_ns_bounded(muonref_mpmat *out, double *bound, const muonref_mpma
   normalize(&w.X, d, o);
   if (bound) {
     normalize_bound(&b, &w.X, ein, d, o);
-    for (int k = 0; k < o->ns_steps; k++)
+    for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++)
       ns_step_bounded(&w, &b, muonref_ns_coeff_at(o, k));
   } else {
-    for (int k = 0; k < o->ns_steps; k++)
+    for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++)
       ns_step(&w, muonref_ns_coeff_at(o, k));
   }
   mpfr_clear(d);

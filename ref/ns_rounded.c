@@ -228,7 +228,7 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
         round_bf16(&c, X[i * n + j]);
     }
   normalize(&c, X, m * n, o);
-  for (int k = 0; k < o->ns_steps; k++)
+  for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++)
     step(&c, X, A, S, BX, m, n, muonref_ns_coeff_at(o, k), o->bf16_order);
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++)

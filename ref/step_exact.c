@@ -6,7 +6,7 @@
  *          or U = M';  O = NS(U) (muonref_ref_ns);  P' = decay P - alpha O
  *   AdamW: m' = beta1 m + (1 - beta1) g;  v' = beta2 v + (1 - beta2) g^2;
  *          q = n / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0),
- *          n = m', or beta1 m' + (1 - beta1) g under the plan's nadamw;
+ *          n = m', or num_mom m' + num_grad g under the plan's nadamw (timm, optax);
  *          P' = decay P - step_size q
  * (decay = 1 unless the plan applies it).  Each stored float is computed by
  * one two-term mpfr_fmma rounded toward zero and made round-to-odd
@@ -105,11 +105,12 @@ static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, co
   return st;
 }
 
-static int muon_branch(const muonref_options *o, const muonref_route *r, float *param, float *M, const float *grad,
-                       mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc, muonref_error *err)
+static int muon_branch(const muonref_options *o, const muonref_route *r, long t, float *param, float *M,
+                       const float *grad, mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc, muonref_error *err)
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(o, r, &pl);
+  muonref_muon_plan_correct(o, t, &pl); /* t: the step count after this step (optax's bias correction) */
   size_t n = r->numel;
   muonref_mpmat Mx = {0}, U = {0}, O = {0};
   int st = muonref_mpmat_init(&Mx, r->batch * r->rows, r->cols, prec);
@@ -178,8 +179,9 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
-  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx;
+  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng;
   scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
+  scalar(nm, pl.num_mom), scalar(ng, pl.num_grad);
   scalar(bc2, pl.sqrt_bc2), scalar(eps, pl.eps);
   scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nss, -pl.step_size);
   mpfr_inits2(24, x, y, (mpfr_ptr)0);
@@ -197,8 +199,8 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     inexact |= mpfr_sqrt(den, vx, MPFR_RNDN) != 0;
     inexact |= mpfr_div(den, den, bc2, MPFR_RNDN) != 0;
     inexact |= mpfr_add(den, den, eps, MPFR_RNDN) != 0;
-    if (pl.nadamw) /* timm's NAdamW numerator beta1 m' + (1 - beta1) g, from the unrounded m' */
-      inexact |= mpfr_fmma(nx, b1, mx, c1, y, MPFR_RNDN) != 0;
+    if (pl.nadamw) /* the NAdam(W) numerator num_mom m' + num_grad g, from the unrounded m' */
+      inexact |= mpfr_fmma(nx, nm, mx, ng, y, MPFR_RNDN) != 0;
     else
       mpfr_set(nx, mx, MPFR_RNDN);
     if (mpfr_zero_p(den)) /* spec: a zero denominator moves nothing */
@@ -210,8 +212,8 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     /* |q - q_exact| <= 8 2^-prec |q| (spec/reference.md 5.2); 0 when every
      * operation above was exact */
     double eq = mpfr_zero_p(q) || !inexact ? 0 : 8 * muonref_ref_absu(q) * (1 + 0x1p-40);
-    if (pl.nadamw && !mpfr_zero_p(q) && inexact) /* m' (inexact by < |m'| 2^-prec) enters n times beta1 */
-      eq += 2 * fabs(pl.beta1) * muonref_ref_absu(mx) / fabs(mpfr_get_d(den, MPFR_RNDD)) * (1 + 0x1p-40);
+    if (pl.nadamw && !mpfr_zero_p(q) && inexact) /* m' (inexact by < |m'| 2^-prec) enters n times num_mom */
+      eq += 2 * fabs(pl.num_mom) * muonref_ref_absu(mx) / fabs(mpfr_get_d(den, MPFR_RNDD)) * (1 + 0x1p-40);
     param[i] = fmma_odd_inex(den, dec, x, nss, q, &inex); /* den is free now: scratch */
     if (n_unc)
       *n_unc += !f32_certified(den, ((inex ? 2 * muonref_ref_absu(den) : 0) + fabs(pl.step_size) * eq) * REF_BOUND_SAFETY,
@@ -219,7 +221,7 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     m[i] = m1;
     v[i] = v1;
   }
-  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, (mpfr_ptr)0);
+  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, (mpfr_ptr)0);
 }
 
 /* The first non-finite value of x[0..n), or n. */
@@ -334,7 +336,8 @@ static int step_checked(const muonref_options *o, const muonref_route *r, float 
     state->step = 0;
   }
   if (r->use_muon) {
-    st = muon_branch(o, r, param, state->momentum_buffer, grad, prec, ns_uncertain, n_uncertified, err);
+    st = muon_branch(o, r, state->step + 1, param, state->momentum_buffer, grad, prec, ns_uncertain, n_uncertified,
+                     err);
     if (st)
       return st;
   } else {

@@ -101,6 +101,78 @@ static int set_coeff_list(muonref_options *o, const muonref_option_key *k, const
   return MUONREF_OK;
 }
 
+/* optax's ns_coeffs (google-deepmind/optax optax/contrib/_muon.py
+ * @2edbcbe2): the preset strings of _NS_COEFFS_PRESET_DICT ('standard',
+ * 'dion'; `raise ValueError(f'Unknown ns_coeff preset string: {ns_coeffs}')`
+ * in muon), a (3,) triple, or an (n, 3) list with n >= 2 (the shape check of
+ * scale_by_muon.init_fn: `ns_coeffs must have shape (3,) or (n, 3), got
+ * {ns_coeffs.shape}`).  A (1, 3) list, which optax runs once whatever
+ * ns_steps is, has no muonref equivalent (n_coeffs 1 runs ns_steps times). */
+static int set_ns_coeffs_optax(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                               muonref_error *err)
+{
+  const char *s = json_string_value(v);
+  if (s) {
+    const char *preset = !strcmp(s, "standard") ? "simple" : !strcmp(s, "dion") ? "quintic" : NULL;
+    if (!preset)
+      return muonref_fail(err, MUONREF_EOPTION, "Unknown ns_coeff preset string: %s", s);
+    const muonref_preset *p = muonref_preset_find(preset);
+    o->n_coeffs = p->n_coeffs;
+    for (int j = 0; j < p->n_coeffs; j++)
+      o->coeffs[j] = muonref_preset_coeff(p, j);
+    return MUONREF_OK;
+  }
+  if (!json_is_array(v))
+    return bad(err, where, k->name, "a preset string, a triple or a list of triples");
+  muonref_coeff c;
+  if (triple_value(v, &c)) {
+    o->n_coeffs = 1;
+    o->coeffs[0] = c;
+    return MUONREF_OK;
+  }
+  size_t n = json_array_size(v), inner = 0;
+  double x;
+  int nested = n > 0 && json_is_array(json_array_get(v, 0));
+  if (nested)
+    inner = json_array_size(json_array_get(v, 0));
+  for (size_t i = 0; i < n; i++) { /* a rectangular array of numbers, one or two dimensions */
+    const json_t *e = json_array_get(v, i);
+    if (nested ? !json_is_array(e) || json_array_size(e) != inner : !real_value(e, &x))
+      return bad(err, where, k->name, "a preset string, a triple or a list of triples");
+    for (size_t j = 0; nested && j < inner; j++)
+      if (!real_value(json_array_get(e, j), &x))
+        return bad(err, where, k->name, "a preset string, a triple or a list of triples");
+  }
+  if (!nested || inner != 3) {
+    if (nested)
+      return muonref_fail(err, MUONREF_EOPTION, "ns_coeffs must have shape (3,) or (n, 3), got (%zu, %zu)", n, inner);
+    return muonref_fail(err, MUONREF_EOPTION, "ns_coeffs must have shape (3,) or (n, 3), got (%zu,)", n);
+  }
+  if (n < 2 || n > MUONREF_MAX_COEFFS)
+    return bad(err, where, k->name, "a triple or a list of 2 to 32 triples (a (1, 3) list is not expressible)");
+  for (size_t i = 0; i < n; i++)
+    triple_value(json_array_get(v, i), &o->coeffs[i]);
+  o->n_coeffs = (int)n;
+  return MUONREF_OK;
+}
+
+/* optax's consistent_rms: None (the fan-out scale) or a number c (c
+ * sqrt(max(fan_in, fan_out))), optax/contrib/_muon.py @2edbcbe2
+ * scale_by_shape. */
+static int set_consistent_rms(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                              muonref_error *err)
+{
+  double c;
+  if (json_is_null(v)) {
+    o->scale_mode = MUONREF_SCALE_FAN_OUT, o->scale_extra = 1.0;
+    return MUONREF_OK;
+  }
+  if (!real_value(v, &c))
+    return bad(err, where, k->name, "null or a number");
+  o->scale_mode = MUONREF_SCALE_SQRT_MAX, o->scale_extra = c;
+  return MUONREF_OK;
+}
+
 /* One member of an options object, read through the profile's key k. */
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                    muonref_error *err)
@@ -226,6 +298,10 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     else
       return bad(err, where, k->name, "null or a string");
     return MUONREF_OK;
+  case MUONREF_KEY_NS_COEFFS_OPTAX:
+    return set_ns_coeffs_optax(o, k, v, where, err);
+  case MUONREF_KEY_CONSISTENT_RMS:
+    return set_consistent_rms(o, k, v, where, err);
   case MUONREF_KEY_FLATTEN:
     if (!json_is_boolean(v))
       return bad(err, where, k->name, "true or false");
@@ -283,7 +359,9 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
 static int schedulable(const muonref_option_key *k)
 {
   return k->offset == offsetof(muonref_options, lr) || k->offset == offsetof(muonref_options, momentum) ||
-         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS;
+         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS ||
+         k->offset == offsetof(muonref_options, adam_beta1) || /* optax's adam_b1, adam_b2 */
+         k->offset == offsetof(muonref_options, adam_beta2);
 }
 
 int muonref_case_step_options(const json_t *set, const char *profile, muonref_options *o, const char *where,
@@ -379,6 +457,23 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     case MUONREF_SCALE_NONE: return json_null();
     default: return json_string("?"); /* fan_in, fan_out: not expressible (the round trip refuses "?") */
     }
+  case MUONREF_KEY_NS_COEFFS_OPTAX: {
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_coeffs; i++) {
+      json_t *c = o->n_coeffs == 1 ? l : json_array(); /* one triple: (3,) */
+      json_array_append_new(c, muonref_case_real_json(o->coeffs[i].a));
+      json_array_append_new(c, muonref_case_real_json(o->coeffs[i].b));
+      json_array_append_new(c, muonref_case_real_json(o->coeffs[i].c));
+      if (c != l)
+        json_array_append_new(l, c);
+    }
+    return l;
+  }
+  case MUONREF_KEY_CONSISTENT_RMS:
+    if (o->scale_mode == MUONREF_SCALE_FAN_OUT && o->scale_extra == 1.0)
+      return json_null();
+    return o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_case_real_json(o->scale_extra)
+                                                   : json_string("?"); /* not expressible (the round trip refuses it) */
   case MUONREF_KEY_FLATTEN:
     return o->conv_mode == MUONREF_CONV_FLATTEN ? json_true()
            : o->conv_mode == MUONREF_CONV_BATCHED ? json_false() : json_null(); /* null: not expressible */

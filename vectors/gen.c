@@ -79,6 +79,8 @@ static const struct {
             "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
                 "errors", "overflow", "defaults", "schedule", NULL}},
+  {"optax", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+             "state", "errors", "overflow", "defaults", "schedule", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -463,7 +465,8 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   for (size_t a = 0; a < n_areas; a++)
     longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
   for (size_t p = 0; p < n_profiles; p++)
-    longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
+    if (muonref_profile_name(p)) /* NULL: an id reserved for a profile this build lacks */
+      longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
   if (strlen(out_dir) + 2 * longest_p + longest + 32 >= 4096)
     return muonref_fail(err, MUONREF_EOPTION, "--out: a folder name of %zu bytes is too long: the files in it would "
                         "pass PATH_MAX (4096 bytes)", strlen(out_dir));
@@ -482,7 +485,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   mkdir(out_dir, 0777);
   for (size_t p = 0; p < n_profiles && p < 16; p++) {
     const char *profile = muonref_profile_name(p);
-    if (only_profile && strcmp(only_profile, profile))
+    if (!profile || (only_profile && strcmp(only_profile, profile)))
       continue;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);

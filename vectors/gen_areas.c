@@ -1232,9 +1232,61 @@ static void errors_dion(gen_ctx *g)
   }
 }
 
+/* optax.contrib.muon's checks (spec/profiles/optax.md 2; google-deepmind/
+ * optax optax/contrib/_muon.py @2edbcbe2): an unknown preset string at
+ * muon(), the coefficient shape and "Not enough coeffs" (inverted) at
+ * tx.init.  No value of learning_rate, beta, eps or weight_decay is
+ * checked; NaN and Inf gradients run (muonref refuses them: acceptable),
+ * and so do complex ones (the conjugate transpose since 17e3e7ae). */
+static void errors_optax(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"ns_coeffs 'muon', the preset name optax's docstring gives: the key is 'standard'", "{\"ns_coeffs\": \"muon\"}",
+     "Unknown ns_coeff preset string: muon", NULL},
+    {"ns_coeffs 'quintic' (timm's and Paddle's name of optax's 'dion' list)", "{\"ns_coeffs\": \"quintic\"}",
+     "Unknown ns_coeff preset string: quintic", NULL},
+    {"ns_coeffs of shape (2, 2)", "{\"ns_coeffs\": [[1.0, 2.0], [3.0, 4.0]]}",
+     "ns_coeffs must have shape (3,) or (n, 3), got (2, 2)", NULL},
+    {"ns_coeffs of shape (2,)", "{\"ns_coeffs\": [3.4445, -4.775]}", "ns_coeffs must have shape (3,) or (n, 3), got (2,)",
+     NULL},
+    {"ns_coeffs of shape (2, 4)", "{\"ns_coeffs\": [[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]]}",
+     "ns_coeffs must have shape (3,) or (n, 3), got (2, 4)", NULL},
+    {"the five 'dion' triples with ns_steps 4: too many coeffs, worded 'not enough' (optax's inverted message)",
+     "{\"ns_coeffs\": \"dion\", \"ns_steps\": 4}", "Not enough coeffs to perform 4 steps", NULL},
+    {"the five 'dion' triples with ns_steps 3", "{\"ns_coeffs\": \"dion\", \"ns_steps\": 3}",
+     "Not enough coeffs to perform 3 steps", NULL},
+    {"a list of three triples with ns_steps 2",
+     "{\"ns_coeffs\": [[3.4445, -4.775, 2.0315], [3.4445, -4.775, 2.0315], [3.4445, -4.775, 2.0315]], \"ns_steps\": 2}",
+     "Not enough coeffs to perform 2 steps", NULL},
+    {"learning_rate = nan: optax checks nothing, muonref refuses it", "{\"learning_rate\": \"nan\"}",
+     "Invalid learning rate: nan", "acceptable"},
+    {"beta = inf: optax checks nothing, muonref refuses it", "{\"beta\": \"inf\"}", "Invalid momentum: inf",
+     "acceptable"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"a NaN gradient: muonref refuses it before anything is written; optax runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient on the Muon matrix: muonref refuses it; optax runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a complex gradient (bug-reports B19): muonref refuses it; optax orthogonalises it with the conjugate transpose "
+     "(acceptable)", 4, "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    bad_input_case(g, &G[k], &o, shape2(8, 16), "bias", (muonref_shape){1, {8}}, 0, "BadGradient",
+                   G[k].kind == 4 ? "BugB19" : NULL);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_OPTAX) {
+    errors_optax(g);
+    return;
+  }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_DION) {
     errors_dion(g);
     return;

@@ -634,12 +634,14 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
       free(m), free(u);
       return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
     }
+    long t = 0; /* the parameter's Muon step count */
     for (int k = 0; k < c->n_steps; k++) {
       const float *gr = c->grads[k][i];
       if (!gr)
         continue;
       muonref_options ok = gen_step_options(c, k, c->group_of[i]); /* a scheduled momentum changes beta */
       muonref_muon_plan_make(&ok, &r, &pl);
+      muonref_muon_plan_correct(&ok, ++t, &pl); /* optax's bias-corrected input */
       for (size_t e = 0; e < n; e++) {
         m[e] = pl.mom_keep * m[e] + pl.mom_grad * gr[e];
         u[e] = pl.nesterov ? pl.in_grad * gr[e] + pl.in_mom * m[e] : m[e];
@@ -979,6 +981,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         c->sched[k][gi].momentum = o->momentum;
     }
   }
+  if (d.catalogue == MUONREF_CATALOGUE_OPTAX && has_missing_grad(c))
+    return 0; /* JAX has no missing gradient: every leaf has an update each step (spec/profiles/optax.md 2) */
   int reset = 0, dropped = 0, shared = 0;
   for (size_t k = 0; k < prof->n_keys; k++)
     shared |= prof->keys[k].kind == MUONREF_KEY_EPS_SHARED;
@@ -1098,6 +1102,10 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     c->error_any = d.catalogue == MUONREF_CATALOGUE_NONE; /* a port without checks fails its own way */
     /* Emerging-Optimizers checks num_ns_steps and the 2-D shape only: any
      * other refusal is muonref's (a non-finite option), the port's own way */
+    /* optax checks only its coefficients (spec/profiles/optax.md 2) */
+    if (d.catalogue == MUONREF_CATALOGUE_OPTAX && strncmp(e.message, "Not enough coeffs", 17) &&
+        strncmp(e.message, "ns_coeffs must", 14) && strncmp(e.message, "Unknown ns_coeff", 16))
+      c->error_any = 1;
     if (d.catalogue == MUONREF_CATALOGUE_EMERGING && strncmp(e.message, "num_ns_steps must be", 20) &&
         strcmp(e.message, "Only 2D parameters are supported."))
       c->error_any = 1;

@@ -34,10 +34,21 @@ typedef enum muonref_momentum_form {
 
 /* Which coefficient triple step k (0-based) uses when ns_steps exceeds the
  * list length n: CYCLE uses k mod n (Paddle, Emerging-Optimizers),
- * REPEAT_LAST uses min(k, n - 1) (timm). */
+ * REPEAT_LAST uses min(k, n - 1) (timm).
+ * LIST: a list of n >= 2 triples runs each triple once, n steps whatever
+ * ns_steps is (ns_steps >= n is only validated, under the OPTAX catalogue
+ * with optax's message "Not enough coeffs to perform <ns_steps> steps");
+ * a single triple runs ns_steps times (google-deepmind/optax
+ * optax/contrib/_muon.py @2edbcbe2 orthogonalize_via_newton_schulz: a
+ * (3,) triple `jax.lax.fori_loop(0, ns_steps, ...)`, an (n, 3) list
+ * `jax.lax.scan(..., ns_coeffs)`; scale_by_muon.init_fn: `if not
+ * ns_coeffs.shape[0] <= ns_steps: raise ValueError(f'Not enough coeffs to
+ * perform {ns_steps} steps')`; spec/profiles/optax.md 4).  optax's (1, 3)
+ * list, which runs once, is not expressible. */
 typedef enum muonref_coeff_order {
   MUONREF_ORDER_CYCLE = 0,
-  MUONREF_ORDER_REPEAT_LAST = 1
+  MUONREF_ORDER_REPEAT_LAST = 1,
+  MUONREF_ORDER_LIST = 2
 } muonref_coeff_order;
 
 /* How the normalisation epsilon enters X / d (spec/muon.md, Newton-Schulz).
@@ -92,12 +103,23 @@ typedef enum muonref_scale_mode {
  *               max_aspect_ratio 128.0): AdamW unless at least two
  *               dimensions exceed 1, dims[0] and dims[1] both exceed 1,
  *               and the flattened (dims[0], product of the rest) has
- *               min >= 4 and max / min <= 128 */
+ *               min >= 4 and max / min <= 128
+ *   NDIM_2:     use_muon TRUE or FALSE as given (TRUE needs at least two
+ *               dimensions); AUTO: Muon iff the parameter has exactly two
+ *               dimensions (and its name matches no exclude pattern: the
+ *               paddle block's rule, absent here), AdamW for 0-D, 1-D and
+ *               3-D+ (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2
+ *               muon: `lambda x: 'muon' if x.ndim == 2 else 'adam'` for
+ *               every leaf, embeddings and heads included; no size
+ *               threshold; spec/profiles/optax.md 7)
+ * (4 is NDIM_2_3, 6 NOT_1D: the shared definitions of issue 12, added by
+ * the paddle and megatron profiles.) */
 typedef enum muonref_route_rule {
   MUONREF_ROUTE_THRESHOLD = 0,
   MUONREF_ROUTE_TWO_D_ONLY = 1,
   MUONREF_ROUTE_MANUAL = 2,
-  MUONREF_ROUTE_TIMM = 3
+  MUONREF_ROUTE_TIMM = 3,
+  MUONREF_ROUTE_NDIM_2 = 5
 } muonref_route_rule;
 
 /* Where AdamW's eps enters (spec/muon.md section 9; t = step count).
@@ -141,14 +163,25 @@ typedef enum muonref_adam_eps_mode {
  *          compute them), with the same wording or muonref's "Invalid
  *          weight decay" / "Invalid AdamW epsilon"; so is a negative
  *          epsilon ("Invalid Newton-Schulz epsilon: -1e-08", the rule of
- *          every catalogue for ns_eps) */
+ *          every catalogue for ns_eps)
+ *   OPTAX: optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py
+ *          @2edbcbe2; spec/profiles/optax.md 2): no value is checked (as
+ *          NONE: muonref refuses only what cannot be computed); under
+ *          coeff_order LIST a list of more triples than ns_steps is refused
+ *          with init_fn's message, inverted as upstream words it: "Not
+ *          enough coeffs to perform 4 steps"; ns_steps 0..MUONREF_MAX_NS_STEPS
+ *          (0: `fori_loop(0, 0)` runs nothing).  The coefficient-shape and
+ *          preset-string messages are the option's (vectors/case.c,
+ *          MUONREF_KEY_NS_COEFFS_OPTAX).  (6 is PADDLE, 8 MEGATRON: the
+ *          shared numbering of issue 12.) */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
   MUONREF_CATALOGUE_TORCH = 1,
   MUONREF_CATALOGUE_NONE = 2,
   MUONREF_CATALOGUE_TIMM = 3,
   MUONREF_CATALOGUE_EMERGING = 4,
-  MUONREF_CATALOGUE_DION = 5
+  MUONREF_CATALOGUE_DION = 5,
+  MUONREF_CATALOGUE_OPTAX = 7
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -238,11 +271,23 @@ typedef enum muonref_grad_after {
  *           `exp_avg = exp_avg.mul(beta1).add_(grad, alpha=1 - beta1)`)
  *   FOLLOW_NESTEROV: NADAMW when the group's nesterov is set, else ADAMW
  *           (timm/optim/muon.py @aa4b5850 Muon.step: "use nadamw for
- *           fallback optimizer if nesterov is enabled") */
+ *           fallback optimizer if nesterov is enabled")
+ *   OPTAX_FOLLOW_NESTEROV: with the group's nesterov, optax's NAdam: with
+ *           t the step count after this step,
+ *             P -= lr_a (m_hat / (sqrt(v') / sqrt_bc2 + eps)),
+ *             m_hat = beta1 m' / (1 - beta1^(t+1)) + (1 - beta1) g / (1 - beta1^t)
+ *           (google-deepmind/optax optax/_src/transform.py @2edbcbe2
+ *           scale_by_adam: `mu_hat = jax.tree.map(lambda m, g: b1 * m + (1 -
+ *           b1) * g, tree_bias_correction(mu, b1, safe_increment(count_inc)),
+ *           tree_bias_correction(updates, b1, count_inc))`; not timm's NAdamW,
+ *           whose numerator beta1 m' + (1 - beta1) g is divided by
+ *           1 - beta1^t as a whole); without nesterov ADAMW
+ *           (optax.contrib.muon passes `nesterov=nesterov` to its adamw) */
 typedef enum muonref_adam_variant {
   MUONREF_ADAM_ADAMW = 0,
   MUONREF_ADAM_NADAMW = 1,
-  MUONREF_ADAM_FOLLOW_NESTEROV = 2
+  MUONREF_ADAM_FOLLOW_NESTEROV = 2,
+  MUONREF_ADAM_OPTAX_FOLLOW_NESTEROV = 3
 } muonref_adam_variant;
 
 /* Where the Newton-Schulz input is normalised (spec/muon.md section 7),
@@ -347,6 +392,21 @@ typedef struct muonref_options {
                                 tensor products there; one binary64 factor here, within the
                                 element-wise allowance, spec/vectors.md 5.1) */
   muonref_norm_format norm_format;   /* BF16 (zero) or INPUT (emerging) */
+  /* --- optax (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) --- */
+  int momentum_bias_correction; /* 0 (as before) or 1: the Newton-Schulz input is bias corrected with
+                                   t the Muon step count after this step (the EMA form):
+                                   nesterov U = beta M' / (1 - beta^(t+1)) + mom_grad G / (1 - beta^t),
+                                   otherwise U = M' / (1 - beta^t).  scale_by_muon.update_fn:
+                                   `mu_hat = jax.tree.map(lambda m, g: beta * m + (1 - beta) * g,
+                                   otu.tree_bias_correction(mu, beta, numerics.safe_increment(count_inc)),
+                                   otu.tree_bias_correction(updates, beta, count_inc))`, else
+                                   `otu.tree_bias_correction(mu, beta, count_inc)` */
+  double adam_weight_decay;  /* finite; the AdamW branch's decoupled decay when adam_decay_own is 1:
+                                P <- P (1 - lr_a adam_weight_decay) (optax.contrib.muon's
+                                adam_weight_decay, its `optax.adamw(..., weight_decay=
+                                adam_weight_decay)`); shared definition of issue 12 (keras too) */
+  int adam_decay_own;        /* 0: the AdamW branch decays with weight_decay (as before); 1: with
+                                adam_weight_decay */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -409,9 +469,15 @@ MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
 MUONREF_API const char *muonref_adam_variant_name(muonref_adam_variant v);
 MUONREF_API const char *muonref_norm_format_name(muonref_norm_format f);
 
-/* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
- * uses under o's list and order (see muonref_coeff_order). */
+/* The coefficient triple that Newton-Schulz step k (0-based, k <
+ * muonref_ns_step_count(o)) uses under o's list and order (see
+ * muonref_coeff_order). */
 MUONREF_API muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k);
+
+/* How many Newton-Schulz steps o runs: ns_steps, except under coeff_order
+ * LIST with n_coeffs >= 2, where the list runs once (n_coeffs steps;
+ * optax's `lax.scan` over its (n, 3) coefficients). */
+MUONREF_API int muonref_ns_step_count(const muonref_options *o);
 
 #ifdef __cplusplus
 }

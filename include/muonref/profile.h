@@ -56,8 +56,19 @@ typedef enum muonref_key_kind {
                              "rms_norm" (rms_adamw), null (none); another string:
                              "Invalid adjust_lr value: X. Must be 'spectral_norm',
                              'rms_norm', or None." (dion's constructor) */
-  MUONREF_KEY_FLATTEN     /* dion's flatten: false (conv_mode batched), true (flatten);
+  MUONREF_KEY_FLATTEN,    /* dion's flatten: false (conv_mode batched), true (flatten);
                              another conv_mode is not expressible */
+  MUONREF_KEY_NS_COEFFS_OPTAX, /* optax's ns_coeffs: a triple [a, b, c] (n_coeffs 1: run
+                             ns_steps times), a list of n >= 2 triples [[a, b, c], ...]
+                             (each once: coeff_order LIST), or a preset string
+                             "standard" (Keller's triple), "dion" (the quintic list);
+                             another string: "Unknown ns_coeff preset string: X"; another
+                             shape: "ns_coeffs must have shape (3,) or (n, 3), got (2, 2)"
+                             (optax/contrib/_muon.py @2edbcbe2); a list of one triple,
+                             which optax runs once, is not expressible */
+  MUONREF_KEY_CONSISTENT_RMS /* optax's consistent_rms: null (scale_mode fan_out, scale_extra
+                             1) or a number c (sqrt_max, scale_extra c: `sqrt(max(fan_in,
+                             fan_out)) * c`); other scale settings are not expressible */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -104,6 +115,9 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
   MUONREF_PROFILE_DION = 5,      /* dion.Muon (microsoft/dion dion/muon.py @0a059a4, Polar Express) */
   MUONREF_PROFILE_EMERGING = 6,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292) */
+  /* 7 is PADDLE (issue 12's shared numbering): until that profile is merged
+   * the id has no row (muonref_profile_at and _name give NULL) */
+  MUONREF_PROFILE_OPTAX = 8,     /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 
@@ -126,7 +140,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muon
 
 /* Number of profiles (MUONREF_PROFILE_COUNT of the library: a library newer
  * than the header may know more); the profile with id i and its name (NULL
- * past the end). */
+ * past the end, and for an id reserved for a profile this build lacks). */
 MUONREF_API size_t muonref_profile_count(void);
 MUONREF_API const muonref_profile *muonref_profile_at(size_t i);
 MUONREF_API const char *muonref_profile_name(size_t i);
