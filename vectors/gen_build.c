@@ -347,6 +347,8 @@ static json_t *group_options_json(const gen_step_case *c, int gi, const char *pr
     json_t *only = json_object(), *um = json_object_get(j, route_key);
     if (um && c->options[gi].route_rule == MUONREF_ROUTE_MANUAL)
       json_object_set(only, route_key, um);
+    if (c->options[gi].catalogue == MUONREF_CATALOGUE_OPTAX) /* optax.contrib.muon's learning_rate has no default */
+      json_object_set(only, "learning_rate", json_object_get(j, "learning_rate"));
     json_decref(j);
     j = only;
   }

@@ -175,6 +175,15 @@ TO_NEMO = {
         # Emerging-Optimizers' Muon defaults where nemo's differ
         'defaults': {'lr': 3e-4, 'weight_decay': 0.01, 'nesterov': False},
     },
+    'optax': {
+        # optax's eps (one value: nemo's adam_eps), adam_b1/adam_b2, ns_coeffs, consistent_rms and
+        # adam_weight_decay by the special cases of to_nemo; its bias-corrected Nesterov is no option
+        'rename': {'learning_rate': 'lr', 'beta': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
+                   'ns_steps': 'ns_steps'},
+        'fixed': {},
+        # optax's defaults where nemo's differ: its fan-out scale, the Adam betas and lr (ratio 1)
+        'defaults': {'scale_mode': 'fan_out', 'adam_betas': (0.9, 0.999), 'adam_lr_ratio': 1.0},
+    },
     'dion': {
         # dion's algorithm ("muon"/"adamw") and epsilon (one value; nemo's adam_eps) by the special
         # cases of to_nemo; Polar Express and the factor 1.02 are no options: a port of another
@@ -218,6 +227,21 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
                 raise NotExpressible(f"dion option adjust_lr={v!r} has no nemo equivalent "
                                      "(sqrt(rows/cols) without max, or 0.2 sqrt(max))")
             out['scale_mode'] = 'none'
+        elif profile == 'optax' and name in ('adam_b1', 'adam_b2'):
+            b = list(out.get('adam_betas', m['defaults']['adam_betas']))
+            b[name == 'adam_b2'] = real_value(v)
+            out['adam_betas'] = tuple(b)
+        elif profile == 'optax' and name == 'eps':
+            out['adam_eps'] = v  # one eps: nemo's Newton-Schulz eps (1e-7) is fixed
+        elif profile == 'optax' and name == 'ns_coeffs':
+            if not isinstance(v, (list, tuple)) or tuple(real_value(x) for x in v) != KELLER_TRIPLE:
+                raise NotExpressible(f"optax option ns_coeffs={v!r} has no nemo equivalent")
+        elif profile == 'optax' and name == 'consistent_rms':
+            if v is not None:
+                raise NotExpressible(f"optax option consistent_rms={v!r} has no nemo equivalent")
+        elif profile == 'optax' and name == 'adam_weight_decay':
+            if real_value(v) != 0.0:
+                raise NotExpressible(f"optax option adam_weight_decay={v!r} has no nemo equivalent")
         elif profile == 'timm' and name == 'ns_coefficients':
             if tuple(tuple(real_value(x) for x in t) for t in v) != m['fixed'][name]:
                 raise NotExpressible(f"timm option ns_coefficients={v!r} has no nemo equivalent")
@@ -696,5 +720,55 @@ class DionAdapter(Adapter):
         return out
 
 
+class OptaxAdapter(Adapter):
+    """optax.contrib.muon (spec/profiles/optax.md) through tests/torch_optax_port.py's Muon: one
+    transformation over every parameter (one param group), options by optax's names
+    (learning_rate, beta, eps, adam_b1, adam_b2, ...); every 2-D parameter takes Muon, the rest
+    NAdam(W); Newton-Schulz in float32 (the driver's --ns-format fp32)."""
+
+    name = 'optax'
+    ns_function_name = 'newton_schulz'
+    SCHEDULE_KEYS = {'lr': 'learning_rate', 'momentum': 'beta', 'weight_decay': 'weight_decay', 'adam_betas': None}
+
+    @staticmethod
+    def _one_group(groups, what):
+        first = groups[0][0]
+        for o, _ in groups[1:]:
+            if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
+                raise NotExpressible(f"optax: groups with different options ({what}): optax is one transformation")
+        return first, [p for _, ps in groups for p in ps]
+
+    def construct_native(self, cls, groups):
+        """An optax vector: the (equal) options of its groups as muon's keywords, every
+        parameter in one group."""
+        first, params = self._one_group(groups, 'optax names')
+        return cls(params, **first)
+
+    def construct(self, cls, groups):
+        """Options in nemo's names: lr, momentum, nesterov, ns_steps, weight_decay, adam_betas and
+        adam_eps (optax's one eps) map; nemo's fan_in scale, its threshold routing and its AdamW lr
+        ratio are left to optax's own (fan_out, every 2-D leaf, ratio 1); use_muon given is not
+        expressible (optax routes by ndim)."""
+        first, params = self._one_group([(canonical(o), p) for o, p in groups], 'nemo names')
+        o = first
+        if _opt(o, 'use_muon') is not None:
+            raise NotExpressible("optax: use_muon given (optax routes every 2-D leaf to Muon, the rest to Adam)")
+        b1, b2 = _opt(o, 'adam_betas')
+        return cls(params, learning_rate=_opt(o, 'lr'), beta=_opt(o, 'momentum'), nesterov=_opt(o, 'nesterov'),
+                   ns_steps=_opt(o, 'ns_steps'), weight_decay=_opt(o, 'weight_decay'), adam_b1=b1, adam_b2=b2,
+                   eps=_opt(o, 'adam_eps'))
+
+    def schedule_entries(self, options, names, group):
+        o, out = canonical(options), {}
+        for name in names:
+            if name == 'adam_betas':
+                out['adam_b1'], out['adam_b2'] = _opt(o, 'adam_betas')
+            elif name in self.SCHEDULE_KEYS:
+                out[self.SCHEDULE_KEYS[name]] = _opt(o, name)
+            else:
+                raise NotExpressible(f"optax: option {name} cannot be scheduled")
+        return out
+
+
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
-                                DionAdapter(), EmergingAdapter())}
+                                DionAdapter(), EmergingAdapter(), OptaxAdapter())}
