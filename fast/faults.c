@@ -141,6 +141,18 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                               "microsoft/dion before 199894b (2026-04-07, \"default: ... "
                                               "use_polar_express=True\"): zeropower_via_newtonschulz5 by default "
                                               "(spec/profiles/dion.md 4, 11)"},
+  [MUONREF_FAULT_OPTAX_SCALE_NONE] = {"optax_scale_none", "no shape scale at all (s = 1) where optax scales by "
+                                    "sqrt(max(1, cols/rows)) (or consistent_rms)",
+                                    "google-deepmind/optax before c8dc61b5 (PR #1249 \"Fix scaling factor in muon\", "
+                                    "v0.2.5; bug-reports B07; spec/profiles/optax.md 10)"},
+  [MUONREF_FAULT_OPTAX_NESTEROV_NO_BIAS_CORRECTION] = {"optax_nesterov_no_bias_correction", "the Newton-Schulz input "
+                                    "without optax's bias correction: torch's (1 - beta) G + beta M (nesterov) or M",
+                                    "a port of optax.contrib.muon's mu_hat written as torch's lerp (spec/profiles/"
+                                    "optax.md 3 and 10)"},
+  [MUONREF_FAULT_OPTAX_LIST_CYCLED] = {"optax_list_cycled", "an (n, 3) coefficient list cycled for ns_steps steps "
+                                    "where optax runs each triple once", "optax/contrib/_muon.py @2edbcbe2 "
+                                    "orthogonalize_via_newton_schulz: lax.scan over the list (ns_steps only "
+                                    "validated; spec/profiles/optax.md 4 and 10)"},
   [MUONREF_FAULT_ZERO_NORM_NAN] = {"zero_norm_nan", "the normalisation divides by the bare (scaled) norm, no eps: a "
                                    "zero gradient gives 0/0 = NaN instead of a zero update",
                                    "microsoft/dion PR #24 (2971bba, \"Fix NaN in NorMuon when gradients are zero\"; "
@@ -203,6 +215,15 @@ void muonref_fault_options(int f, muonref_options *o)
     }
     break;
   case MUONREF_FAULT_ZERO_NORM_NAN: o->ns_eps = 0.0; break;
+  case MUONREF_FAULT_OPTAX_SCALE_NONE:
+    if (o->catalogue == MUONREF_CATALOGUE_OPTAX)
+      o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;
+    break;
+  case MUONREF_FAULT_OPTAX_NESTEROV_NO_BIAS_CORRECTION: o->momentum_bias_correction = 0; break;
+  case MUONREF_FAULT_OPTAX_LIST_CYCLED:
+    if (o->coeff_order == MUONREF_ORDER_LIST)
+      o->coeff_order = MUONREF_ORDER_CYCLE;
+    break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;

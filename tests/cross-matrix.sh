@@ -32,9 +32,13 @@ port_of() {
     timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
     dion) echo "$srcdir/tests/torch_dion_port.py:Muon dion" ;;
     emerging) echo "$srcdir/tests/torch_emerging_port.py:Muon emerging" ;;
+    optax) echo "$srcdir/tests/torch_optax_port.py:Muon optax fp32" ;;
     *) echo "" ;;
   esac
 }
+# the port's Newton-Schulz format, its third word (bf16 when absent): optax runs in the
+# parameter's dtype, float32, and is judged by the fp32 tolerances (spec/vectors.md 5.1)
+nsf() { echo "${3:-bf16}"; }
 
 profiles=
 for d in "$vectors"/*/; do
@@ -51,7 +55,7 @@ for p in $profiles; do
   printf '%-8s' "$p"
   for v in $profiles; do
     "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --mode neutral --optimizer "$1" --adapter "$2" \
-      --out "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.drv" 2>&1 || { printf ' | %-18s' "driver failed"; fail "$p on $v: $(tail -n 1 "$work/$p-$v.drv")"; continue; }
+      --ns-format "$(nsf "$@")" --out "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.drv" 2>&1 || { printf ' | %-18s' "driver failed"; fail "$p on $v: $(tail -n 1 "$work/$p-$v.drv")"; continue; }
     "$muonref" check --results "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.out" 2>&1
     rc=$?
     line=$(tail -n 1 "$work/$p-$v.out")
@@ -76,7 +80,7 @@ done
 for p in $profiles; do
   set -- $(port_of "$p")
   "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --mode raw --optimizer "$1" --adapter "$2" \
-    --out "$work/raw-$p.json" "$vectors/$p" >/dev/null 2>&1 || { fail "$p raw: the driver failed"; continue; }
+    --ns-format "$(nsf "$@")" --out "$work/raw-$p.json" "$vectors/$p" >/dev/null 2>&1 || { fail "$p raw: the driver failed"; continue; }
   "$muonref" check --results "$work/raw-$p.json" "$vectors/$p" >"$work/raw-$p.out" 2>&1
   n=$(grep '^FAIL ' "$work/raw-$p.out" | grep -c 'PlatformRobust')
   [ "$n" -eq 0 ] && echo "ok: $p port raw on PyTorch $("$python" -c 'import torch; print(torch.__version__)'): $(tail -n 1 "$work/raw-$p.out"), every PlatformRobust case passes" ||

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "gen.h"
 #include "core/plan.h"
+#include "muonref/presets.h"
 #include "muonref/profile.h"
 #include "core/fail.h"
 
@@ -500,6 +501,31 @@ void gen_area_weight_decay(gen_ctx *g)
 
 /* ---- momentum and Nesterov ---- */
 
+/* optax's coefficient list (coeff_order LIST, spec/profiles/optax.md 4 and
+ * 10): the five 'dion' triples run once each whatever ns_steps is (7 and
+ * 10 here, each validated >= 5); a port that cycles the list or honours
+ * ns_steps runs 7 or 10 steps and moves the update (fault
+ * optax_list_cycled).  Two steps of N(0, 1) gradients on a (8, 16) and a
+ * (16, 8) matrix. */
+static void momentum_coeff_list(gen_ctx *g)
+{
+  static const int STEPS[] = {7, 10};
+  for (size_t k = 0; k < 2; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    muonref_preset_apply(muonref_preset_find("quintic"), &o);
+    o.coeff_order = MUONREF_ORDER_LIST; /* the preset brings its own order (cycle): optax's is the list's */
+    o.ns_steps = STEPS[k];
+    begin(&c, k == 0 ? "the 'dion' list of five triples with ns_steps 7: each triple once, five steps (optax)"
+                     : "the 'dion' list of five triples with ns_steps 10: each triple once, five steps (optax)", &o);
+    int a = param(g, &c, "wide", shape2(8, 16), 0), b = param(g, &c, "tall", shape2(16, 8), 0);
+    for (int s = 0; s < 2; s++)
+      grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 1.0);
+    flags(&c, "Momentum", "StepCount", "Nesterov");
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_momentum(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -557,7 +583,8 @@ void gen_area_momentum(gen_ctx *g)
     c.n_steps = 2;
     flags(&c, "Momentum", "BugB09", nes ? "Nesterov" : "NoNesterov");
     gen_add_step(g, &c);
-  }
+  }  if (defaults(g).coeff_order == MUONREF_ORDER_LIST) /* optax: after every other case, so their inputs stay */
+    momentum_coeff_list(g);
 }
 
 /* ---- AdamW fallback ---- */

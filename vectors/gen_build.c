@@ -816,7 +816,9 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
              a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step &&
              a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant &&
-             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format;
+             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format &&
+             a->momentum_bias_correction == b->momentum_bias_correction &&
+             a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
