@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_dion_port as dion  # noqa: E402
 import torch_keller_port as keller  # noqa: E402
 import torch_moonlight_port as moonlight  # noqa: E402
+import torch_optax_port as optax  # noqa: E402
 import torch_timm_port as timm  # noqa: E402
 import torch_torch_port as tport  # noqa: E402
 
@@ -171,6 +172,37 @@ check("dion 8: AdamW step 1: lr * m_hat / (sqrt(v_hat) + eps) = 0.1 / 1.5, the o
 check("dion 9: AdamW state keys momentum, variance, step_dev",
       set(o.state[bias]) == {"momentum", "variance", "step_dev"} and o.state[bias]["step_dev"].dtype == torch.float32)
 check("dion 1: group keys beta1 and beta2", {"beta1", "beta2", "mu", "epsilon"} <= set(o.param_groups[0]))
+
+# ---- optax (spec/profiles/optax.md)
+check("optax 2: Unknown ns_coeff preset string: muon",
+      error_of(lambda: optax.muon(0.1, ns_coeffs="muon")) == "ValueError: Unknown ns_coeff preset string: muon")
+check("optax 2: ns_coeffs must have shape (3,) or (n, 3), got (2, 2)",
+      error_of(lambda: optax.Muon([P(2, 2)], 0.1, ns_coeffs=((1.0, 2.0), (3.0, 4.0))))
+      == "ValueError: ns_coeffs must have shape (3,) or (n, 3), got (2, 2)")
+check("optax 2: 'dion' with ns_steps 4: Not enough coeffs to perform 4 steps (inverted)",
+      error_of(lambda: optax.Muon([P(2, 2)], 0.1, ns_coeffs="dion", ns_steps=4))
+      == "ValueError: Not enough coeffs to perform 4 steps")
+check("optax 2: NaN learning_rate, beta 1.0 and a negative weight_decay accepted",
+      error_of(lambda: optax.Muon([P(2, 2)], float("nan"), beta=1.0, weight_decay=-1.0)) is None)
+x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
+dion_list = optax._NS_COEFFS_PRESET_DICT["dion"]
+check("optax 4: a list runs once each: 'dion' with ns_steps 7 equals ns_steps 5",
+      torch.equal(optax.orthogonalize_via_newton_schulz(x, dion_list, 7), optax.orthogonalize_via_newton_schulz(x, dion_list, 5)))
+check("optax 4: a triple runs ns_steps times: 3 steps differ from 5",
+      not torch.equal(optax.orthogonalize_via_newton_schulz(x, optax.STANDARD, 3),
+                      optax.orthogonalize_via_newton_schulz(x, optax.STANDARD, 5)))
+check("optax 5: fan_out scale sqrt(max(1, cols/rows)): 2 for (8, 32), 1 for (32, 8); consistent_rms 0.2: 0.2 sqrt(32)",
+      optax._scale((8, 32), None) == 2.0 and optax._scale((32, 8), None) == 1.0
+      and optax._scale((8, 32), 0.2) == math.sqrt(32) * 0.2)
+w, bias = P(4, 8), P(8)
+o = optax.Muon([w, bias], 0.1)
+w.grad, bias.grad = torch.ones(4, 8), torch.ones(8)
+o.step()
+check("optax 3: EMA buffer (1 - beta) g = 0.05 after one step, count 1",
+      torch.allclose(o.state[w]["momentum_buffer"], torch.full((4, 8), 0.05)) and int(o.state[w]["step"]) == 1)
+check("optax 6: NAdam step 1 on g = 1: -lr (0.9 * 0.1 / 0.19 + 0.1 / 0.1) / (1 + 1e-8)",
+      torch.allclose(bias.detach(), torch.full((8,), -0.1 * (0.9 * 0.1 / 0.19 + 1.0) / (1 + 1e-8))))
+check("optax 7: a 1-D leaf takes Adam (exp_avg, exp_avg_sq)", {"exp_avg", "exp_avg_sq", "step"} == set(o.state[bias]))
 
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

@@ -36,8 +36,8 @@ checks=$((checks + 1))
 run() {
   name=$1 lc=$2 port=$3 adapter=$4
   shift 4
-  if ! "$python" "$driver" -q --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" --out "$work/$name.json" \
-       "$@" 2>"$work/$name.drv"; then
+  if ! "$python" "$driver" -q --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" \
+       --ns-format "$([ "$adapter" = optax ] && echo fp32 || echo bf16)" --out "$work/$name.json" "$@" 2>"$work/$name.drv"; then
     fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
     rc=99
     return
@@ -55,7 +55,7 @@ port_of() {
 }
 
 # 2.
-for p in nemo torch moonlight keller timm dion; do
+for p in nemo torch moonlight keller timm dion optax; do
   run "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
   ra=$rc
   run "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"

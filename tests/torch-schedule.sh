@@ -29,13 +29,16 @@ trap 'rm -rf "$work"' EXIT INT TERM
 checks=0 fails=0
 fail() { fails=$((fails + 1)); echo "torch-schedule:0:F:schedule:$1:0: $2"; }
 
+# the Newton-Schulz format of a port (optax: the parameter's dtype, float32)
+nsf() { [ "$1" = optax ] && echo fp32 || echo bf16; }
+
 # drive NAME PORT ADAPTER MODE FILES...: driver then judge; the judge's exit in $rc
 drive() {
   name=$1 port=$2 adapter=$3 mode=$4
   shift 4
   checks=$((checks + 1))
-  if ! "$python" "$driver" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --out "$work/$name.json" \
-       "$@" 2>"$work/$name.drv"; then
+  if ! "$python" "$driver" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --ns-format "$(nsf "$adapter")" \
+       --out "$work/$name.json" "$@" 2>"$work/$name.drv"; then
     fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
     rc=99
     return
@@ -52,7 +55,7 @@ port_of() {
   esac
 }
 
-for p in nemo torch moonlight keller timm dion emerging; do
+for p in nemo torch moonlight keller timm dion emerging optax; do
   f=$srcdir/vectors/$p/${p}_schedule.json
   [ -f "$f" ] || { fail "$p" "no $f"; continue; }
   for mode in raw neutral; do

@@ -39,6 +39,7 @@ port_of() {
     timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
     dion) echo "$src/tests/torch_dion_port.py:Muon dion neutral" ;;
     emerging) echo "$src/tests/torch_emerging_port.py:Muon emerging neutral" ;;
+    optax) echo "$src/tests/torch_optax_port.py:Muon optax neutral fp32" ;;
   esac
 }
 have_torch=0
@@ -56,15 +57,15 @@ for p in $profiles; do
     [ $rc -gt $status ] && status=$rc
   done
   set -- $(port_of "$p")
-  if [ $# -eq 3 ] && [ $have_torch -eq 1 ]; then
-    echo "-- the PyTorch test port $1 (adapter $2, mode $3) through vectors/drivers/torch_driver.py"
+  if [ $# -ge 3 ] && [ $have_torch -eq 1 ]; then
+    echo "-- the PyTorch test port $1 (adapter $2, mode $3, Newton-Schulz ${4:-bf16}) through vectors/drivers/torch_driver.py"
     "$python" "$src/vectors/drivers/torch_driver.py" --optimizer "$1" --adapter "$2" --mode "$3" \
-      --ns-format bf16 --out "$out/$p-torch-results.json" "$out/vectors/$p" || exit 2
+      --ns-format "${4:-bf16}" --out "$out/$p-torch-results.json" "$out/vectors/$p" || exit 2
     "$muonref" check --results "$out/$p-torch-results.json" "$out/vectors/$p" >"$out/$p-torch.txt"
     rc=$?
     cat "$out/$p-torch.txt"
     [ $rc -gt $status ] && status=$rc
-  elif [ $# -eq 3 ]; then
+  elif [ $# -ge 3 ]; then
     echo "skipped the PyTorch test port: $python cannot import torch (apt-get install python3-torch)"
   fi
 done
