@@ -224,7 +224,10 @@ static void emerging(muonref_options *o)
  * scale sqrt(max(1, fan_out / fan_in)) = sqrt(max(1, cols / rows)) of the
  * (fan_in, fan_out) layout, the update -lr (s O + wd P) (nemo's decoupled
  * P (1 - lr wd) - lr s O up to float32 roundings: within the element-wise
- * allowance of spec/vectors.md 5.1, no field); every 2-D leaf Muon, the
+ * allowance of spec/vectors.md 5.1, no field; verified: the test port
+ * evaluates optax's form in float32 and passes vectors/optax, its
+ * weight_decay cases at lr 1 and weight decay 0.5 included, raw and
+ * neutral); every 2-D leaf Muon, the
  * rest optax.adamw(lr, 0.9, 0.999, eps (the Muon eps, outside the square
  * root), adam_weight_decay, nesterov=nesterov): NAdam with Nesterov; one
  * transformation for every leaf (one group). */
