@@ -122,6 +122,35 @@ static void flags(gen_step_case *c, const char *a, const char *b, const char *d)
 
 /* ---- routing ---- */
 
+/* optax's routing (route rule ndim_2, spec/profiles/optax.md 7): every 2-D
+ * leaf takes Muon whatever its size, embeddings and heads included, and
+ * every other leaf Adam; two steps of N(0, 1) gradients.  The (8200, 2)
+ * matrix is one that nemo's threshold 8192 sends to AdamW. */
+static void routing_ndim_2(gen_ctx *g)
+{
+  static const struct { const char *what; muonref_shape s[4]; int n; } R[] = {
+    {"every 2-D leaf takes Muon (an embedding (64, 8), a head (8, 64)); a bias (8,) and a 3-D (2, 4, 8) tensor Adam",
+     {{2, {64, 8}}, {2, {8, 64}}, {1, {8}}, {3, {2, 4, 8}}}, 4},
+    {"a (8200, 2) matrix takes Muon: optax has no size threshold (nemo's 8192 would send it to AdamW)",
+     {{2, {8200, 2}}, {1, {4}}}, 2},
+    {"a conv filter (4, 2, 3, 3) takes Adam without dimension numbers; a (16, 16) matrix Muon",
+     {{4, {4, 2, 3, 3}}, {2, {16, 16}}}, 2},
+  };
+  static const char *const NAMES[] = {"a", "b", "c", "d"};
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.01);
+    begin(&c, R[k].what, &o);
+    for (int i = 0; i < R[k].n; i++)
+      param(g, &c, NAMES[i], R[k].s[i], 0);
+    for (int st = 0; st < 2; st++)
+      for (int i = 0; i < R[k].n; i++)
+        grad_normal(g, &c, st, i, 1.0);
+    flags(&c, "Routing", "RoutingShape", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_routing(gen_ctx *g)
 {
   static const struct { const char *what; int ndim; size_t d[4]; int use_muon; long thr; const char *fl; } R[] = {
@@ -193,6 +222,8 @@ void gen_area_routing(gen_ctx *g)
       gen_add_step(g, &c);
     }
   }
+  if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2) /* optax: after every other case, so their inputs stay */
+    routing_ndim_2(g);
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
     return;
   /* a port routed by the caller's lists (Moonlight's muon_params and
@@ -583,7 +614,8 @@ void gen_area_momentum(gen_ctx *g)
     c.n_steps = 2;
     flags(&c, "Momentum", "BugB09", nes ? "Nesterov" : "NoNesterov");
     gen_add_step(g, &c);
-  }  if (defaults(g).coeff_order == MUONREF_ORDER_LIST) /* optax: after every other case, so their inputs stay */
+  }
+  if (defaults(g).coeff_order == MUONREF_ORDER_LIST) /* optax: after every other case, so their inputs stay */
     momentum_coeff_list(g);
 }
 
