@@ -191,8 +191,13 @@ class Muon(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
+        """One tx.update and apply_updates over every parameter; the closure, when given,
+        is called first with gradients enabled and its loss returned (torch.optim's
+        protocol: optax has none, its gradients come from jax.grad)."""
+        loss = None
         if closure is not None:
-            raise ValueError("closure is not supported")
+            with torch.enable_grad():
+                loss = closure()
         group = self.param_groups[0]
         params = group['params']
         if any(p.grad is None for p in params):
@@ -210,4 +215,4 @@ class Muon(torch.optim.Optimizer):
             else:
                 self.state[p] = {'step': torch.tensor(float(st['adam']['count'])), 'exp_avg': st['adam']['mu'][i],
                                  'exp_avg_sq': st['adam']['nu'][i]}
-        return None
+        return loss
