@@ -118,6 +118,7 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("grad_after_step    %s\n", muonref_grad_after_name(o->grad_after_step));
   printf("scale_extra        %s\n", muonref_py_float(b, sizeof b, o->scale_extra));
   printf("norm_format        %s\n", muonref_norm_format_name(o->norm_format));
+  printf("clip_grad_norm     %s\n", muonref_py_float(b, sizeof b, o->clip_grad_norm));
 }
 
 int cmd_profile(int argc, char **argv)
@@ -127,7 +128,8 @@ int cmd_profile(int argc, char **argv)
   if (argc != 2) {
     fprintf(stderr, "usage: muonref profile NAME   (profiles:");
     for (size_t i = 0; i < muonref_profile_count(); i++)
-      fprintf(stderr, " %s", muonref_profile_name(i));
+      if (muonref_profile_name(i)) /* NULL: an id reserved for another branch's profile */
+        fprintf(stderr, " %s", muonref_profile_name(i));
     fprintf(stderr, ")\n");
     return EXIT_USAGE;
   }

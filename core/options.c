@@ -12,8 +12,12 @@
 static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", NULL};
+/* 4 and 5 (ndim_2_3, ndim_2) belong to the paddle and optax branches (issue 12): named here so that
+ * not_1d keeps its number; refused by muonref_options_validate until they are implemented */
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
+/* 6 and 7 (paddle, optax): as ROUTE_NAMES' 4 and 5 */
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
+                                              "megatron", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
@@ -112,8 +116,9 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
  * an empty range there, is refused here with the NeMo wording). */
 static int check_ns_steps(const muonref_options *o, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_EMERGING) {
-    /* Emerging-Optimizers muon.py @fd77292 Muon.__init__ */
+  if (o->catalogue == MUONREF_CATALOGUE_EMERGING || o->catalogue == MUONREF_CATALOGUE_MEGATRON) {
+    /* Emerging-Optimizers muon.py @fd77292 Muon.__init__; Megatron-LM muon.py 025c931a
+     * TensorParallelMuon.__init__ (the same words) */
     if (o->ns_steps < 1)
       return muonref_fail(err, MUONREF_EOPTION, "num_ns_steps must be at least 1, got %d", o->ns_steps);
     if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
@@ -223,8 +228,10 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
+  if (o->catalogue == 6 || o->catalogue == 7)
+    return muonref_fail(err, MUONREF_EOPTION, "Unknown catalogue %d: reserved, not implemented", (int)o->catalogue);
   int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
-             o->catalogue == MUONREF_CATALOGUE_DION;
+             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_MEGATRON;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
@@ -252,6 +259,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(ROUTE_NAMES, "route_rule", (int)o->route_rule, err)))
     return s;
+  if (o->route_rule == 4 || o->route_rule == 5)
+    return muonref_fail(err, MUONREF_EOPTION, "Unknown route_rule %d: reserved, not implemented", (int)o->route_rule);
   if ((s = check_enum(ADAM_EPS_NAMES, "adam_eps_mode", (int)o->adam_eps_mode, err)))
     return s;
   if ((s = check_enum(SCALE_SHAPE_NAMES, "scale_shape", (int)o->scale_shape, err)))
@@ -267,6 +276,9 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (int)o->adam_variant, err)))
     return s;
   if ((s = check_real(0, o->scale_extra, "Invalid extra scale factor", err)))
+    return s;
+  /* Megatron's clip_grad (optimizer_config.py): 0 is off; muonref refuses what cannot be a norm bound */
+  if ((s = check_real(o->clip_grad_norm < 0.0, o->clip_grad_norm, "Invalid gradient clipping norm (clip_grad)", err)))
     return s;
   return check_ns_fields(o, err);
 }

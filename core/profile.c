@@ -211,6 +211,32 @@ static void emerging(muonref_options *o)
   o->norm_format = MUONREF_NORM_FORMAT_INPUT;
 }
 
+/* megatron: NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a
+ * (get_megatron_muon_optimizer, TensorParallelMuon) with OptimizerConfig's
+ * defaults (optimizer_config.py 0075637c; spec/profiles/megatron.md):
+ * Emerging-Optimizers' Muon (emerging's row) with muon_momentum 0.95,
+ * muon_nesterov False, muon_num_ns_steps 5, muon_scale_mode "spectral",
+ * muon_extra_scale_factor 1.0, weight_decay 0.01; the parameters Megatron
+ * keeps off Muon (1-D, and 2-D ones tagged is_embedding_or_output_parameter,
+ * use_muon FALSE) go to its Adam with decoupled_weight_decay True (AdamW,
+ * eps 1e-8 after the bias-corrected square root), betas (adam_beta1 0.9,
+ * adam_beta2 0.999), the same lr (adam_lr_ratio 1); clip_grad 1.0 clips
+ * every gradient by the global norm before the step.  lr has no default
+ * (config.lr is required): 3e-4, Emerging-Optimizers' own, stands for it. */
+static void megatron(muonref_options *o)
+{
+  emerging(o);
+  o->adam_beta1 = 0.9;
+  o->adam_beta2 = 0.999;
+  o->adam_eps = 1e-8;
+  o->adam_lr_ratio = 1.0;
+  o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED;
+  o->adam_variant = MUONREF_ADAM_ADAMW;
+  o->route_rule = MUONREF_ROUTE_NOT_1D;
+  o->catalogue = MUONREF_CATALOGUE_MEGATRON;
+  o->clip_grad_norm = 1.0;
+}
+
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
 static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
 
@@ -318,6 +344,29 @@ static const muonref_option_key EMERGING_KEYS[] = {
   K("extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
 };
 
+/* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its
+ * order; weight_decay and lr are also per-group (_get_param_groups), the
+ * others one value for the optimizer.  use_muon false is the
+ * is_embedding_or_output_parameter tag (null: untagged, routed by shape;
+ * true: as null).  muon_fp32_matmul_prec ("medium": bf16),
+ * muon_coefficient_type ("quintic"), muon_tp_mode, muon_split_qkv (off in
+ * 025c931a), muon_scalar_optimizer ("adam") and decoupled_weight_decay
+ * (True) stay at their defaults (not expressible). */
+static const muonref_option_key MEGATRON_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("adam_beta1", MUONREF_KEY_REAL, adam_beta1),
+  K("adam_beta2", MUONREF_KEY_REAL, adam_beta2),
+  K("adam_eps", MUONREF_KEY_REAL, adam_eps),
+  K("clip_grad", MUONREF_KEY_REAL, clip_grad_norm),
+  K("muon_momentum", MUONREF_KEY_REAL, momentum),
+  K("muon_nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, scale_mode),
+  K("muon_num_ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("muon_extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -336,6 +385,9 @@ static const muonref_profile PROFILES[] = {
    DION_KEYS, N(DION_KEYS), 0, NULL},
   {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
    emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
+  /* 7, 8: paddle, optax (other branches, issue 12) */
+  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a, "
+   "optimizer_config.py 0075637c, clip_grads.py", megatron, MEGATRON_KEYS, N(MEGATRON_KEYS), 0, NULL},
 };
 
 /* every id has its entry, in id order */
@@ -347,20 +399,21 @@ int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_erro
 {
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_options_init: o must not be NULL");
-  if ((int)id < 0 || (size_t)id >= N(PROFILES))
+  if ((int)id < 0 || (size_t)id >= N(PROFILES) || !PROFILES[id].fill) /* or an id reserved for another branch */
     return muonref_fail(err, MUONREF_EOPTION, "Unknown profile id %d, expected 0 to %zu", (int)id, N(PROFILES) - 1);
   PROFILES[id].fill(o);
   return MUONREF_OK;
 }
 
-const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) ? &PROFILES[i] : NULL; }
+/* NULL past the end and for an id whose row another branch adds (issue 12) */
+const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) && PROFILES[i].name ? &PROFILES[i] : NULL; }
 
 const char *muonref_profile_name(size_t i) { return i < N(PROFILES) ? PROFILES[i].name : NULL; }
 
 const muonref_profile *muonref_profile_get(const char *name)
 {
   for (size_t i = 0; name && i < N(PROFILES); i++)
-    if (strcmp(name, PROFILES[i].name) == 0)
+    if (PROFILES[i].name && strcmp(name, PROFILES[i].name) == 0)
       return &PROFILES[i];
   return NULL;
 }
@@ -373,9 +426,11 @@ int muonref_profile_options(const char *name, muonref_options *out, muonref_erro
     return MUONREF_OK;
   }
   const char *names[N(PROFILES)];
+  size_t n = 0;
   for (size_t i = 0; i < N(PROFILES); i++)
-    names[i] = PROFILES[i].name;
+    if (PROFILES[i].name)
+      names[n++] = PROFILES[i].name;
   char list[256];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown profile '%s', expected one of %s", name ? name : "",
-                      muonref_py_str_tuple(list, sizeof list, names, N(PROFILES)));
+                      muonref_py_str_tuple(list, sizeof list, names, n));
 }

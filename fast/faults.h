@@ -88,6 +88,11 @@ enum {
   MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS,
   MUONREF_FAULT_NS5_BEFORE_POLAR_EXPRESS,
   MUONREF_FAULT_ZERO_NORM_NAN,
+  /* faults of Megatron-LM's port (spec/profiles/megatron.md section 7) */
+  MUONREF_FAULT_MEGATRON_CLIP_UPDATE,        /* fast/optimizer.c: after phase 1 */
+  MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON,
+  MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/run_fast.c), as nesterov_default_on */
+  MUONREF_FAULT_MEGATRON_NO_CLIP,
   MUONREF_FAULT_COUNT
 };
 

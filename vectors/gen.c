@@ -79,6 +79,10 @@ static const struct {
             "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
                 "errors", "overflow", "defaults", "schedule", NULL}},
+  /* nemo's areas without the sharded ones (single-process vectors see no tensor parallelism:
+   * spec/profiles/megatron.md 5) */
+  {"megatron", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+                "state", "errors", "overflow", "defaults", "schedule", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -316,6 +320,16 @@ static const flag_note NOTES[] = {
   {"PlatformRobust", "JUDGING", "no measured platform effect of PyTorch 1.13 CPU (bf16-rounded scalars, bf16 "
    "accumulation on strided operands) can change this case's verdict: a correct port passes it on that platform, raw",
    NULL, {"spec/vectors.md section 5.3"}, {NULL}},
+  /* Megatron-LM (spec/profiles/megatron.md) */
+  {"GradClip", "BASIC", "every gradient of every group (Muon and AdamW) multiplied by max_norm / (total_norm + 1e-6) "
+   "when that is below 1, total_norm the global L2 norm, before the step (Megatron's clip_grad, default 1.0)",
+   "a port without the clipping, or clipping the orthogonalised update instead of the raw gradients, moves the AdamW "
+   "moments (and the Muon momentum) by other amounts over steps whose norms differ",
+   {"spec/muon.md section 3.1", "spec/profiles/megatron.md section 1"}, {"megatron_no_clip", "megatron_clip_update"}},
+  {"TaggedEmbedding", "BASIC", "a 2-D parameter tagged is_embedding_or_output_parameter (use_muon false) takes AdamW "
+   "(Megatron's routing: the tag, else ndim != 1)", "a port routing by shape alone sends the embedding (or its tied "
+   "replica, bug-reports B02) to Muon", {"spec/muon.md section 2", "spec/profiles/megatron.md section 3"},
+   {"megatron_tied_embedding_muon"}},
   /* Emerging-Optimizers (spec/profiles/emerging.md) */
   {"SqrtMax", "BASIC", "the shape factor sqrt(max(rows, cols)) without 0.2 (Emerging-Optimizers' scale_mode "
    "\"spectral\")", "a port adding Kimi's 0.2 scales 5 times too small; one taking dion's spectral_norm sqrt(rows/cols) "
@@ -462,8 +476,9 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   size_t longest = 0, longest_p = 0;
   for (size_t a = 0; a < n_areas; a++)
     longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
-  for (size_t p = 0; p < n_profiles; p++)
-    longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
+  for (size_t p = 0; p < n_profiles; p++) /* an id without a row (another branch's, issue 12) has no name */
+    if (muonref_profile_name(p) && strlen(muonref_profile_name(p)) > longest_p)
+      longest_p = strlen(muonref_profile_name(p));
   if (strlen(out_dir) + 2 * longest_p + longest + 32 >= 4096)
     return muonref_fail(err, MUONREF_EOPTION, "--out: a folder name of %zu bytes is too long: the files in it would "
                         "pass PATH_MAX (4096 bytes)", strlen(out_dir));
@@ -482,7 +497,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   mkdir(out_dir, 0777);
   for (size_t p = 0; p < n_profiles && p < 16; p++) {
     const char *profile = muonref_profile_name(p);
-    if (only_profile && strcmp(only_profile, profile))
+    if (!profile || (only_profile && strcmp(only_profile, profile)))
       continue;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);

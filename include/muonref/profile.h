@@ -104,6 +104,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
   MUONREF_PROFILE_DION = 5,      /* dion.Muon (microsoft/dion dion/muon.py @0a059a4, Polar Express) */
   MUONREF_PROFILE_EMERGING = 6,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292) */
+  /* 7 and 8 are paddle's and optax's (issue 12: three branches at once; their rows land at the merge) */
+  MUONREF_PROFILE_MEGATRON = 9,  /* Megatron-LM's Muon (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 
