@@ -876,6 +876,27 @@ static void drop_param(gen_step_case *c, int i)
   c->n_params--;
 }
 
+/* Whether every parameter of group gi of c takes AdamW under the
+ * threshold rule (not 2-D, or a dimension at or above the group's
+ * adam_dim_threshold) while at least one is not 1-D (Megatron would hand it
+ * to Muon untagged): such a group keeps its meaning under Megatron's
+ * routing with the embedding/output tag (use_muon false). */
+static int threshold_adam_group(const gen_step_case *c, int gi)
+{
+  long thr = c->options[gi].adam_dim_threshold;
+  int any = 0, not_1d = 0;
+  for (int i = 0; i < c->n_params; i++) {
+    if (c->group_of[i] != gi)
+      continue;
+    const muonref_shape *s = &c->shapes[i];
+    any = 1;
+    not_1d |= s->ndim != 1;
+    if (s->ndim == 2 && s->dims[0] < (size_t)thr && s->dims[1] < (size_t)thr)
+      return 0;
+  }
+  return any && not_1d;
+}
+
 /* Megatron's routing (route_rule NOT_1D) on a case written for another
  * rule: a case forcing a 1-D parameter onto Muon (use_muon true) is not
  * expressible (0); a parameter the rule hands to Muon that is not 2-D, which
@@ -1051,6 +1072,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       }
     }
     if (d.route_rule == MUONREF_ROUTE_NOT_1D) { /* megatron routes by tag and shape: no threshold, no lr ratio */
+      if (o->use_muon == MUONREF_USE_MUON_AUTO && threshold_adam_group(c, gi))
+        o->use_muon = MUONREF_USE_MUON_FALSE, reset |= 8; /* the case's AdamW parameters, tagged */
       reset |= 4 * (o->adam_dim_threshold != d.adam_dim_threshold || o->adam_lr_ratio != d.adam_lr_ratio);
       o->adam_dim_threshold = d.adam_dim_threshold, o->adam_lr_ratio = d.adam_lr_ratio;
     }
@@ -1108,9 +1131,10 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
                    r.scale_rows, r.scale_cols);
     break;
   }
-  if (d.route_rule == MUONREF_ROUTE_NOT_1D && ((reset & 4) || dropped)) /* the comment may speak of the threshold */
+  if (d.route_rule == MUONREF_ROUTE_NOT_1D && ((reset & 12) || dropped)) /* the comment may speak of the threshold */
     comment_append(c, " [profile %s: Megatron's routing: use_muon false (the embedding/output tag) and 1-D "
-                      "parameters take AdamW at Muon's lr, every other Muon%s]", g->profile,
+                      "parameters take AdamW at Muon's lr, every other Muon%s%s]", g->profile,
+                   (reset & 8) ? "; a group the threshold rule sends to AdamW whole carries the tag" : "",
                    dropped ? "; the Muon parameters that are not 2-D (Emerging-Optimizers refuses them) are left out"
                            : "");
   else if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
