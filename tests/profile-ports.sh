@@ -21,9 +21,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-for profile in keller torch moonlight timm dion; do
+for profile in keller torch moonlight timm dion megatron; do
   class=Muon
   [ "$profile" = keller ] && class=SingleDeviceMuonWithAuxAdam
+  [ "$profile" = megatron ] && class=MegatronMuon
   if ! "$python" "$srcdir/vectors/drivers/torch_driver.py" --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" \
        --adapter "$profile" --out "$work/$profile.json" "$srcdir/vectors/nemo" 2>"$work/$profile.err"; then
     echo "FAIL: the driver failed on the $profile port:"; cat "$work/$profile.err"; status=1; continue
@@ -33,7 +34,8 @@ for profile in keller torch moonlight timm dion; do
   bad=$("$python" -c 'import json, sys
 ok = {"torch": ("ValueError: Muon only supports 2D parameters",), "keller": ("AssertionError: ",),
       "moonlight": ("AssertionError: ",), "timm": ("AssertionError: Input must be 2D or 3D",),
-      "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",)}[sys.argv[2]]
+      "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",),
+      "megatron": ("ValueError: Only 2D parameters are supported.",)}[sys.argv[2]]
 r = json.load(open(sys.argv[1]))["results"]
 bad = [e for e in r if "skipped" in e and not e["skipped"].startswith(("NotExpressible: ",) + ok)]
 for e in bad:

@@ -718,8 +718,8 @@ class MegatronAdapter(Adapter):
     others (clip_grad, muon_nesterov, muon_scale_mode, muon_num_ns_steps,
     muon_extra_scale_factor) one value for the optimizer.  Another profile's options in
     nemo's names: adam_lr_ratio and adam_dim_threshold at nemo's defaults are left to the
-    port's own rule (AdamW at Muon's lr; routing by the tag and ndim != 1) and raise
-    NotExpressible otherwise, as use_muon True on a 1-D parameter does; clipping is the
+    port's own rule (AdamW at Muon's lr; routing by the tag and ndim != 1), adam_lr_ratio 1
+    is the port's, other values raise NotExpressible, as use_muon True on a 1-D parameter does; clipping is the
     port's own default (clip_grad 1.0: nemo has none)."""
 
     name = 'megatron'
@@ -749,7 +749,7 @@ class MegatronAdapter(Adapter):
                 if _opt(o, key) != _opt(first, key):
                     raise NotExpressible(f"megatron: groups with different {key} (one value for the optimizer)")
             for key in ('adam_lr_ratio', 'adam_dim_threshold'):
-                if _opt(o, key) != NEMO_DEFAULTS[key]:
+                if _opt(o, key) != NEMO_DEFAULTS[key] and not (key == 'adam_lr_ratio' and _opt(o, key) == 1.0):
                     raise NotExpressible(f"megatron: {key}={_opt(o, key)!r} (the port has no such option)")
             um = _opt(o, 'use_muon')
             if um is True and any(len(p.shape) < 2 for p in params):
