@@ -136,6 +136,7 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("momentum_bias_correction %d\n", o->momentum_bias_correction);
   printf("adam_decay_own     %d\n", o->adam_decay_own);
   printf("adam_weight_decay  %s\n", muonref_py_float(b, sizeof b, o->adam_weight_decay));
+  printf("clip_grad_norm     %s\n", muonref_py_float(b, sizeof b, o->clip_grad_norm));
 }
 
 int cmd_profile(int argc, char **argv)

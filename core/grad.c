@@ -19,3 +19,28 @@ int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonre
                           index, i, muonref_py_float(b, sizeof b, g->data[i]));
   return MUONREF_OK;
 }
+
+double muonref_clip_coeff(double max_norm, double total_norm)
+{
+  if (!(max_norm > 0.0))
+    return 1.0; /* clip_grad 0: off */
+  double c = max_norm / (total_norm + 1.0e-6); /* Megatron clip_grads.py: `max_norm / (total_norm + 1.0e-6)` */
+  return c < 1.0 ? c : 1.0;
+}
+
+void muonref_clip_scale(float *g, size_t n, double coeff)
+{
+  if (coeff == 1.0)
+    return;
+  double c32 = (double)(float)coeff; /* the float32 scale of multi_tensor_scale / Tensor.mul_ */
+  for (size_t j = 0; j < n; j++)
+    g[j] = (float)((double)g[j] * c32);
+}
+
+double muonref_grad_sumsq(const float *g, size_t n)
+{
+  double s = 0.0;
+  for (size_t j = 0; j < n; j++)
+    s += (double)g[j] * (double)g[j];
+  return s;
+}

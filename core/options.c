@@ -15,9 +15,9 @@ static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL
 /* 4 ("ndim_2_3") and catalogue 6 ("paddle") are the shared numbering of
  * issue 12: the paddle profile adds them; until then they hold their names
  * and are refused as not implemented (check_reserved). */
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", NULL};
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
 static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
-                                              NULL};
+                                              "megatron", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", "optax_follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
@@ -116,8 +116,9 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
  * an empty range there, is refused here with the NeMo wording). */
 static int check_ns_steps(const muonref_options *o, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_EMERGING) {
-    /* Emerging-Optimizers muon.py @fd77292 Muon.__init__ */
+  if (o->catalogue == MUONREF_CATALOGUE_EMERGING || o->catalogue == MUONREF_CATALOGUE_MEGATRON) {
+    /* Emerging-Optimizers muon.py @fd77292 Muon.__init__; Megatron-LM muon.py 025c931a
+     * TensorParallelMuon.__init__ (the same words) */
     if (o->ns_steps < 1)
       return muonref_fail(err, MUONREF_EOPTION, "num_ns_steps must be at least 1, got %d", o->ns_steps);
     if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
@@ -262,7 +263,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_reserved(o, err)))
     return s;
   int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
-             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_OPTAX;
+             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_OPTAX ||
+             o->catalogue == MUONREF_CATALOGUE_MEGATRON;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
@@ -307,6 +309,9 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_real(0, o->scale_extra, "Invalid extra scale factor", err)))
     return s;
   if ((s = check_optax_fields(o, err)))
+    return s;
+  /* Megatron's clip_grad (optimizer_config.py): 0 is off; muonref refuses what cannot be a norm bound */
+  if ((s = check_real(o->clip_grad_norm < 0.0, o->clip_grad_norm, "Invalid gradient clipping norm (clip_grad)", err)))
     return s;
   return check_ns_fields(o, err);
 }

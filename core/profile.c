@@ -257,6 +257,32 @@ static void optax(muonref_options *o)
   o->adam_decay_own = 1;
 }
 
+/* megatron: NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a
+ * (get_megatron_muon_optimizer, TensorParallelMuon) with OptimizerConfig's
+ * defaults (optimizer_config.py 0075637c; spec/profiles/megatron.md):
+ * Emerging-Optimizers' Muon (emerging's row) with muon_momentum 0.95,
+ * muon_nesterov False, muon_num_ns_steps 5, muon_scale_mode "spectral",
+ * muon_extra_scale_factor 1.0, weight_decay 0.01; the parameters Megatron
+ * keeps off Muon (1-D, and 2-D ones tagged is_embedding_or_output_parameter,
+ * use_muon FALSE) go to its Adam with decoupled_weight_decay True (AdamW,
+ * eps 1e-8 after the bias-corrected square root), betas (adam_beta1 0.9,
+ * adam_beta2 0.999), the same lr (adam_lr_ratio 1); clip_grad 1.0 clips
+ * every gradient by the global norm before the step.  lr has no default
+ * (config.lr is required): 3e-4, Emerging-Optimizers' own, stands for it. */
+static void megatron(muonref_options *o)
+{
+  emerging(o);
+  o->adam_beta1 = 0.9;
+  o->adam_beta2 = 0.999;
+  o->adam_eps = 1e-8;
+  o->adam_lr_ratio = 1.0;
+  o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED;
+  o->adam_variant = MUONREF_ADAM_ADAMW;
+  o->route_rule = MUONREF_ROUTE_NOT_1D;
+  o->catalogue = MUONREF_CATALOGUE_MEGATRON;
+  o->clip_grad_norm = 1.0;
+}
+
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
 static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
 
@@ -383,6 +409,29 @@ static const muonref_option_key OPTAX_KEYS[] = {
   K("consistent_rms", MUONREF_KEY_CONSISTENT_RMS, scale_extra),
 };
 
+/* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its
+ * order; weight_decay and lr are also per-group (_get_param_groups), the
+ * others one value for the optimizer.  use_muon false is the
+ * is_embedding_or_output_parameter tag (null: untagged, routed by shape;
+ * true: as null).  muon_fp32_matmul_prec ("medium": bf16),
+ * muon_coefficient_type ("quintic"), muon_tp_mode, muon_split_qkv (off in
+ * 025c931a), muon_scalar_optimizer ("adam") and decoupled_weight_decay
+ * (True) stay at their defaults (not expressible). */
+static const muonref_option_key MEGATRON_KEYS[] = {
+  K("lr", MUONREF_KEY_REAL, lr),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("adam_beta1", MUONREF_KEY_REAL, adam_beta1),
+  K("adam_beta2", MUONREF_KEY_REAL, adam_beta2),
+  K("adam_eps", MUONREF_KEY_REAL, adam_eps),
+  K("clip_grad", MUONREF_KEY_REAL, clip_grad_norm),
+  K("muon_momentum", MUONREF_KEY_REAL, momentum),
+  K("muon_nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, scale_mode),
+  K("muon_num_ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("muon_extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -404,6 +453,9 @@ static const muonref_profile PROFILES[] = {
   /* [MUONREF_PROFILE_PADDLE = 7]: no row in this build (issue 12's shared numbering) */
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", optax,
                              OPTAX_KEYS, N(OPTAX_KEYS), 1, NULL},
+  /* 7, 8: paddle, optax (other branches, issue 12) */
+  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a, "
+   "optimizer_config.py 0075637c, clip_grads.py", megatron, MEGATRON_KEYS, N(MEGATRON_KEYS), 0, NULL},
 };
 
 /* every id has its entry, in id order */
@@ -421,7 +473,8 @@ int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_erro
   return MUONREF_OK;
 }
 
-const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) ? &PROFILES[i] : NULL; }
+/* NULL past the end and for an id whose row another branch adds (issue 12) */
+const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) && PROFILES[i].name ? &PROFILES[i] : NULL; }
 
 const char *muonref_profile_name(size_t i) { return i < N(PROFILES) ? PROFILES[i].name : NULL; }
 

@@ -60,6 +60,8 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s)
     return timm_suitable(s);
   if (o->route_rule == MUONREF_ROUTE_NDIM_2) /* optax/contrib/_muon.py @2edbcbe2: `'muon' if x.ndim == 2 else 'adam'` */
     return s->ndim == 2;
+  if (o->route_rule == MUONREF_ROUTE_NOT_1D) /* Megatron-LM muon.py 025c931a: `len(param.shape) != 1` */
+    return s->ndim != 1;
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
@@ -96,6 +98,12 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  if (o->route_rule == MUONREF_ROUTE_NOT_1D && selects_muon(o, s) && s->ndim != 2)
+    /* Megatron-LM hands every untagged parameter that is not 1-D (0-D and
+     * 3-D+ too) to Emerging-Optimizers' Muon, whose step refuses it
+     * (orthogonalized_optimizer.py: `if grad.ndim != 2: raise
+     * ValueError("Only 2D parameters are supported.")`) */
+    return muonref_fail(err, MUONREF_ESHAPE, "Only 2D parameters are supported.");
   out->numel = muonref_shape_numel(s);
   out->use_muon = selects_muon(o, s);
   muonref_route_matrices(o, s, out);

@@ -157,6 +157,26 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                    "zero gradient gives 0/0 = NaN instead of a zero update",
                                    "microsoft/dion PR #24 (2971bba, \"Fix NaN in NorMuon when gradients are zero\"; "
                                    "bug-reports B16)"},
+  [MUONREF_FAULT_MEGATRON_CLIP_UPDATE] = {"megatron_clip_update", "the global-norm clipping applied to the "
+                                          "orthogonalised Muon updates (their global norm) instead of the raw "
+                                          "gradients; the AdamW gradients unclipped",
+                                          "NVIDIA/Megatron-LM issue #5394 and DeepSpeed #8439 (bug-reports B21): "
+                                          "clipping after the orthogonalisation divides the step by its own norm "
+                                          "(spec/profiles/megatron.md 7.2)"},
+  [MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON] = {"megatron_tied_embedding_muon", "a 2-D parameter tagged "
+                                                  "is_embedding_or_output_parameter (use_muon false) routed to Muon",
+                                                  "NVIDIA/Megatron-LM issue #4641, PRs #4642 / #5034 (bug-reports B02): "
+                                                  "the tied embedding replica of a pipeline stage lacks the tag "
+                                                  "(spec/profiles/megatron.md 7.1)"},
+  [MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON] = {"megatron_nesterov_default_on", "Nesterov on where the case leaves "
+                                                  "muon_nesterov out (the profile's default is off)",
+                                                  "Megatron-LM muon.py 025c931a: TensorParallelMuon(use_nesterov=True) "
+                                                  "while OptimizerConfig's muon_nesterov is False: a caller building "
+                                                  "the class directly gets Nesterov (spec/profiles/megatron.md 7.5)"},
+  [MUONREF_FAULT_MEGATRON_NO_CLIP] = {"megatron_no_clip", "no gradient clipping where the profile clips every "
+                                      "gradient by the global norm (clip_grad 1.0)",
+                                      "a port of Emerging-Optimizers' Muon alone (no Megatron clip_grad_norm_fp32 "
+                                      "before the step; spec/profiles/megatron.md 1, 6)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -224,6 +244,7 @@ void muonref_fault_options(int f, muonref_options *o)
     if (o->coeff_order == MUONREF_ORDER_LIST)
       o->coeff_order = MUONREF_ORDER_CYCLE;
     break;
+  case MUONREF_FAULT_MEGATRON_NO_CLIP: o->clip_grad_norm = 0.0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
@@ -247,6 +268,12 @@ void muonref_fault_options(int f, muonref_options *o)
 
 void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s, muonref_route *r)
 {
+  if (f == MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON && o->route_rule == MUONREF_ROUTE_NOT_1D &&
+      o->use_muon == MUONREF_USE_MUON_FALSE && s->ndim == 2) { /* the tag lost: the shape rule alone */
+    r->use_muon = 1;
+    muonref_route_matrices(o, s, r);
+    return;
+  }
   if ((f != MUONREF_FAULT_THRESHOLD_INCLUSIVE && f != MUONREF_FAULT_ROUTE_ALL_MATRICES) ||
       o->use_muon != MUONREF_USE_MUON_AUTO || s->ndim < 2)
     return;

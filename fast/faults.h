@@ -91,6 +91,11 @@ enum {
   MUONREF_FAULT_OPTAX_SCALE_NONE,
   MUONREF_FAULT_OPTAX_NESTEROV_NO_BIAS_CORRECTION,
   MUONREF_FAULT_OPTAX_LIST_CYCLED,
+  /* faults of Megatron-LM's port (spec/profiles/megatron.md section 7) */
+  MUONREF_FAULT_MEGATRON_CLIP_UPDATE,        /* fast/optimizer.c: after phase 1 */
+  MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON,
+  MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/run_fast.c), as nesterov_default_on */
+  MUONREF_FAULT_MEGATRON_NO_CLIP,
   MUONREF_FAULT_COUNT
 };
 

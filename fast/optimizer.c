@@ -34,6 +34,10 @@ struct muonref_optimizer {
   float *update;    /* the Newton-Schulz input (U or M) of the largest Muon matrix */
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
+  float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
+                       clip_off[i] (numel floats each); NULL without clipping */
+  size_t *clip_off;
+  const float **gptr; /* the gradient each parameter steps with (its own, or clipped) */
   float *zeros;     /* the zero gradient of missing_grad ZEROS (and of the
                        fault missing_grad_as_zeros); NULL when no group needs it */
 #ifdef MUONREF_TEST_HOOKS
@@ -73,6 +77,9 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->update);
   free(opt->pending);
   free(opt->zeros);
+  free(opt->clipped);
+  free(opt->clip_off);
+  free(opt->gptr);
   free(opt);
 }
 
@@ -121,6 +128,17 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
   }
   if (zeros && !(opt->zeros = calloc(max_numel + 1, sizeof(float))))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
+  if (!(opt->gptr = calloc(opt->n_params + 1, sizeof *opt->gptr)))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
+  if (opt->n_groups && opt->groups[0].clip_grad_norm > 0.0) {
+    size_t total = 0;
+    if (!(opt->clip_off = calloc(opt->n_params + 1, sizeof *opt->clip_off)))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
+    for (size_t i = 0; i < opt->n_params; i++)
+      opt->clip_off[i] = total, total += opt->params[i].route.numel;
+    if (!(opt->clipped = malloc((total + 1) * sizeof(float))))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the clipped gradients");
+  }
   opt->ns_work_floats = max_ws;
   opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
   opt->update = max_mat ? malloc(max_mat * sizeof(float)) : NULL;
@@ -153,6 +171,9 @@ static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, i
   for (size_t g = 0; !st && g < n_groups; g++) {
     opt->groups[g] = groups[g].options;
     st = muonref_options_validate(&groups[g].options, err);
+    if (!st && groups[g].options.clip_grad_norm != groups[0].options.clip_grad_norm)
+      st = muonref_fail(err, MUONREF_EOPTION, "clip_grad_norm is one value for the optimizer: group %zu has %g, "
+                        "group 0 %g", g, groups[g].options.clip_grad_norm, groups[0].options.clip_grad_norm);
     if (!st && groups[g].options.ns_format == MUONREF_NS_EXACT)
       st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   }
@@ -351,6 +372,55 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *g, m
   return MUONREF_OK;
 }
 
+#ifdef MUONREF_TEST_HOOKS
+/* The fault megatron_clip_update: the coefficient from the global norm of
+ * the Muon parameters' Newton-Schulz outputs (opt->pending), applied to
+ * them; the gradients were left unclipped (clip_prepare). */
+static void clip_update_fault(muonref_optimizer *opt)
+{
+  if (!FAULT_IS(opt, MEGATRON_CLIP_UPDATE) || !opt->clipped)
+    return;
+  double sumsq = 0.0;
+  for (int pass = 0; pass < 2; pass++) {
+    double c = pass ? muonref_clip_coeff(opt->groups[0].clip_grad_norm, sqrt(sumsq)) : 1.0;
+    for (size_t i = 0; i < opt->n_params; i++) {
+      const param *p = &opt->params[i];
+      if (!p->route.use_muon || !opt->gptr[i])
+        continue;
+      if (pass)
+        muonref_clip_scale(opt->pending + p->pending_off, p->route.numel, c);
+      else
+        sumsq += muonref_grad_sumsq(opt->pending + p->pending_off, p->route.numel);
+    }
+  }
+}
+#endif
+
+/* Sets opt->gptr[i], the gradient parameter i steps with: grads[i].data,
+ * or missing_grad's, or (clip_grad_norm > 0 and the global norm above it)
+ * its clipped copy in opt->clipped (core/grad.c: the coefficient from the
+ * binary64 norm of every present gradient, each value R32(g R32(c))). */
+static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
+{
+  double sumsq = 0.0;
+  for (size_t i = 0; i < opt->n_params; i++) {
+    opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, &opt->params[i]);
+    if (opt->clipped && grads[i].data)
+      sumsq += muonref_grad_sumsq(grads[i].data, opt->params[i].route.numel);
+  }
+  double c = opt->clipped ? muonref_clip_coeff(opt->groups[0].clip_grad_norm, sqrt(sumsq)) : 1.0;
+  if (c == 1.0 || FAULT_IS(opt, MEGATRON_CLIP_UPDATE))
+    return;
+  for (size_t i = 0; i < opt->n_params; i++) {
+    if (!grads[i].data)
+      continue;
+    float *d = opt->clipped + opt->clip_off[i];
+    memcpy(d, grads[i].data, opt->params[i].route.numel * sizeof(float));
+    muonref_clip_scale(d, opt->params[i].route.numel, c);
+    opt->gptr[i] = d;
+  }
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -365,14 +435,20 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
       return st;
     if (!st && grads[i].data && !params[i])
       return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params[%zu] is NULL", i);
-    if (!st && grads[i].data && (st = range_check(opt, i, grads[i].data, err)))
+  }
+  clip_prepare(opt, grads);
+  for (size_t i = 0; i < opt->n_params; i++) {
+    /* as before: only a gradient that passed its check (the fault nonfinite_accepted lets others through) */
+    int st = grads[i].data && !muonref_grad_check(&grads[i], i, opt->params[i].route.numel, NULL)
+                 ? range_check(opt, i, opt->gptr[i], err) : MUONREF_OK;
+    if (st)
       return st;
   }
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = grads[i].data ? grads[i].data : missing_grad(opt, p);
+    const float *g = opt->gptr[i];
     if (!g)
       continue;
     int st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
@@ -380,10 +456,11 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (st)
       return st;
   }
+  MUONREF_HOOK(clip_update_fault(opt));
   /* Phase 2: store. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = grads[i].data ? grads[i].data : missing_grad(opt, p);
+    const float *g = opt->gptr[i];
     if (!g)
       continue;
     p->state.initialized = 1;

@@ -230,7 +230,9 @@ static void get_options(cur *c, muonref_options *o)
    * ns_safety: 1.0, a factor that changes nothing; 0 is not valid) */
   o->ns_safety = 1.0;
   o->scale_extra = 1.0; /* not stored either (nor norm_format, which stays bf16, as bf16_order and
-                           the other profile-level fields stay nemo's): 1.0 changes nothing */
+                           the other profile-level fields stay nemo's): 1.0 changes nothing;
+                           clip_grad_norm, not stored, stays 0 (no clipping): a caller restoring
+                           a megatron optimizer sets it again, as Megatron's config does */
   o->lr = get_f64(c);
   o->momentum = get_f64(c);
   o->nesterov = (int)get_u32(c);

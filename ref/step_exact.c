@@ -349,3 +349,23 @@ static int step_checked(const muonref_options *o, const muonref_route *r, float 
   state->step++;
   return MUONREF_OK;
 }
+
+int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, const size_t *numel, muonref_error *err)
+{
+  if (!out || (n && (!numel || !grads)))
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_grad_norm: out, grads and numel must not be NULL");
+  mpfr_t sum, sq, root;
+  mpfr_inits2(1200, sum, sq, (mpfr_ptr)0);
+  mpfr_init2(root, 53);
+  mpfr_set_zero(sum, 1);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; grads[i] && j < numel[i]; j++) {
+      mpfr_set_flt(sq, grads[i][j], MPFR_RNDN); /* exact */
+      mpfr_sqr(sq, sq, MPFR_RNDN);             /* exact: 48 bits */
+      mpfr_add(sum, sum, sq, MPFR_RNDN);       /* exact: the span of binary32 squares fits 1200 bits */
+    }
+  mpfr_sqrt(root, sum, MPFR_RNDN); /* the one rounding */
+  *out = mpfr_get_d(root, MPFR_RNDN);
+  mpfr_clears(sum, sq, root, (mpfr_ptr)0);
+  return MUONREF_OK;
+}

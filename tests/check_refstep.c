@@ -402,6 +402,33 @@ START_TEST(bf16_format_step)
 }
 END_TEST
 
+/* The exact global norm of gradient clipping (ref.h muonref_ref_grad_norm):
+ * by hand, ||(3, 4), (12)|| = 13 exactly, a missing gradient counts as
+ * none, no gradient is 0; (1, 2^-27) has the exact norm sqrt(1 + 2^-54),
+ * which rounds to 1 in binary64 (half an ulp above 1 is 2^-53 away: 2^-55
+ * is below it); a value 2^100 squares beyond binary32 without harm. */
+START_TEST(clip_norm_exact)
+{
+  muonref_error e;
+  double n = -1.0;
+  const float a[2] = {3.0f, 4.0f}, b[1] = {12.0f}, c[2] = {1.0f, 0x1p-27f}, d[1] = {0x1p100f};
+  const float *g[3] = {a, NULL, b};
+  size_t numel[3] = {2, 5, 1};
+  ck_assert_int_eq(muonref_ref_grad_norm(&n, 3, g, numel, &e), MUONREF_OK);
+  ck_assert(n == 13.0);
+  ck_assert_int_eq(muonref_ref_grad_norm(&n, 0, NULL, NULL, &e), MUONREF_OK);
+  ck_assert(n == 0.0);
+  const float *g2[1] = {c};
+  ck_assert_int_eq(muonref_ref_grad_norm(&n, 1, g2, numel, &e), MUONREF_OK);
+  ck_assert(n == 1.0);
+  const float *g3[1] = {d};
+  size_t one = 1;
+  ck_assert_int_eq(muonref_ref_grad_norm(&n, 1, g3, &one, &e), MUONREF_OK);
+  ck_assert(n == 0x1p100);
+  ck_assert_int_eq(muonref_ref_grad_norm(NULL, 1, g3, &one, &e), MUONREF_EOPTION);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("refstep");
@@ -415,6 +442,7 @@ int main(void)
   tcase_add_test(t, errors_change_nothing);
   tcase_add_test(t, fresh_state_and_zero_gradient);
   tcase_add_test(t, bf16_format_step);
+  tcase_add_test(t, clip_norm_exact);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

@@ -33,6 +33,7 @@ port_of() {
     dion) echo "$srcdir/tests/torch_dion_port.py:Muon dion" ;;
     emerging) echo "$srcdir/tests/torch_emerging_port.py:Muon emerging" ;;
     optax) echo "$srcdir/tests/torch_optax_port.py:Muon optax fp32" ;;
+    megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon megatron" ;;
     *) echo "" ;;
   esac
 }

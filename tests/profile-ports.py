@@ -12,6 +12,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_dion_port as dion  # noqa: E402
 import torch_keller_port as keller  # noqa: E402
+import torch_megatron_port as megatron  # noqa: E402
 import torch_moonlight_port as moonlight  # noqa: E402
 import torch_optax_port as optax  # noqa: E402
 import torch_timm_port as timm  # noqa: E402
@@ -203,6 +204,32 @@ check("optax 3: EMA buffer (1 - beta) g = 0.05 after one step, count 1",
 check("optax 6: NAdam step 1 on g = 1: -lr (0.9 * 0.1 / 0.19 + 0.1 / 0.1) / (1 + 1e-8)",
       torch.allclose(bias.detach(), torch.full((8,), -0.1 * (0.9 * 0.1 / 0.19 + 1.0) / (1 + 1e-8))))
 check("optax 7: a 1-D leaf takes Adam (exp_avg, exp_avg_sq)", {"exp_avg", "exp_avg_sq", "step"} == set(o.state[bias]))
+# ---- megatron (spec/profiles/megatron.md)
+check("megatron 2: num_ns_steps must be at least 1, got 0",
+      error_of(lambda: megatron.MegatronMuon([P(2, 2)], muon_num_ns_steps=0)) == "ValueError: num_ns_steps must be at least 1, got 0")
+w, b, e, c = P(4, 4), P(4), P(6, 4), P(2, 2, 2)
+o = megatron.MegatronMuon([dict(params=[w, b, c]), dict(params=[e], use_muon=False)])
+check("megatron 3: untagged 2-D Muon, 1-D Adam, tagged 2-D Adam, untagged 3-D Muon",
+      [o.is_muon(g, p) for g, p in ((o.param_groups[0], w), (o.param_groups[0], b), (o.param_groups[1], e),
+                                   (o.param_groups[0], c))] == [True, False, False, True])
+c.grad = torch.ones(2, 2, 2)
+check("megatron 3: a 3-D untagged parameter: Only 2D parameters are supported.",
+      error_of(o.step) == "ValueError: Only 2D parameters are supported.")
+check("megatron 6: Nesterov off, spectral, 5 steps, clip 1.0 by default",
+      not o.nesterov and o.scale_mode == "spectral" and o.num_ns_steps == 5 and o.clip_grad == 1.0)
+bias = P(2, value=1.0)
+o = megatron.MegatronMuon([bias], lr=0.1, weight_decay=0.0, clip_grad=1.0)
+g = torch.tensor([3.0, 4.0])
+check("megatron 1: clipping by the global norm 5: coefficient 1 / (5 + 1e-6)",
+      torch.equal(o._clipped([g])[0], g * (1.0 / (5.0 + 1e-6))))
+check("megatron 1: a global norm below the bound: unchanged", o._clipped([g / 10])[0] is not None and
+      torch.equal(o._clipped([g / 10])[0], g / 10))
+bias.grad = g.clone()
+o.step()
+check("megatron 4: Adam step 1 on a clipped gradient: lr * m_hat / (sqrt(v_hat) + eps), ~0.1 sign(g)",
+      torch.allclose(bias.detach(), torch.full((2,), 1 - 0.1), atol=1e-6))
+check("megatron 1: p.grad left as given (copies are scaled)", torch.equal(bias.grad, g))
+check("megatron 4: Adam state step, exp_avg, exp_avg_sq", set(o.state[bias]) == {"step", "exp_avg", "exp_avg_sq"})
 
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

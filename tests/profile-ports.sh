@@ -21,9 +21,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-for profile in keller torch moonlight timm dion optax; do
+for profile in keller torch moonlight timm dion optax megatron; do
   class=Muon
   [ "$profile" = keller ] && class=SingleDeviceMuonWithAuxAdam
+  [ "$profile" = megatron ] && class=MegatronMuon
   if ! "$python" "$srcdir/vectors/drivers/torch_driver.py" --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" \
        --adapter "$profile" --out "$work/$profile.json" "$srcdir/vectors/nemo" 2>"$work/$profile.err"; then
     echo "FAIL: the driver failed on the $profile port:"; cat "$work/$profile.err"; status=1; continue
@@ -34,7 +35,8 @@ for profile in keller torch moonlight timm dion optax; do
 ok = {"torch": ("ValueError: Muon only supports 2D parameters",), "keller": ("AssertionError: ",),
       "moonlight": ("AssertionError: ",), "timm": ("AssertionError: Input must be 2D or 3D",),
       "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",),
-      "optax": ("ValueError: optax: every leaf needs a gradient",)}[sys.argv[2]]
+      "optax": ("ValueError: optax: every leaf needs a gradient",),
+      "megatron": ("ValueError: Only 2D parameters are supported.",)}[sys.argv[2]]
 r = json.load(open(sys.argv[1]))["results"]
 bad = [e for e in r if "skipped" in e and not e["skipped"].startswith(("NotExpressible: ",) + ok)]
 for e in bad:

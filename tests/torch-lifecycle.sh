@@ -50,12 +50,13 @@ run() {
 port_of() {
   case $1 in
     keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" ;;
+    megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon" ;;
     *) echo "$srcdir/tests/torch_$1_port.py:Muon" ;;
   esac
 }
 
 # 2.
-for p in nemo torch moonlight keller timm dion optax; do
+for p in nemo torch moonlight keller timm dion optax megatron; do
   run "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
   ra=$rc
   run "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"

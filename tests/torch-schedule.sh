@@ -51,11 +51,12 @@ drive() {
 port_of() {
   case $1 in
     keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" ;;
+    megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon" ;;
     *) echo "$srcdir/tests/torch_$1_port.py:Muon" ;;
   esac
 }
 
-for p in nemo torch moonlight keller timm dion emerging optax; do
+for p in nemo torch moonlight keller timm dion emerging optax megatron; do
   f=$srcdir/vectors/$p/${p}_schedule.json
   [ -f "$f" ] || { fail "$p" "no $f"; continue; }
   for mode in raw neutral; do

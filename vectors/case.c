@@ -360,7 +360,7 @@ static int schedulable(const muonref_option_key *k)
 {
   return k->offset == offsetof(muonref_options, lr) || k->offset == offsetof(muonref_options, momentum) ||
          k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS ||
-         k->offset == offsetof(muonref_options, adam_beta1) || /* optax's adam_b1, adam_b2 */
+         k->offset == offsetof(muonref_options, adam_beta1) || /* optax's adam_b1, adam_b2; megatron's adam_beta1, adam_beta2 */
          k->offset == offsetof(muonref_options, adam_beta2);
 }
 

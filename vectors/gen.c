@@ -81,6 +81,10 @@ static const struct {
                 "errors", "overflow", "defaults", "schedule", NULL}},
   {"optax", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
              "state", "errors", "overflow", "defaults", "schedule", NULL}},
+  /* nemo's areas without the sharded ones (single-process vectors see no tensor parallelism:
+   * spec/profiles/megatron.md 5) */
+  {"megatron", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+                "state", "errors", "overflow", "defaults", "schedule", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -318,6 +322,16 @@ static const flag_note NOTES[] = {
   {"PlatformRobust", "JUDGING", "no measured platform effect of PyTorch 1.13 CPU (bf16-rounded scalars, bf16 "
    "accumulation on strided operands) can change this case's verdict: a correct port passes it on that platform, raw",
    NULL, {"spec/vectors.md section 5.3"}, {NULL}},
+  /* Megatron-LM (spec/profiles/megatron.md) */
+  {"GradClip", "BASIC", "every gradient of every group (Muon and AdamW) multiplied by max_norm / (total_norm + 1e-6) "
+   "when that is below 1, total_norm the global L2 norm, before the step (Megatron's clip_grad, default 1.0)",
+   "a port without the clipping, or clipping the orthogonalised update instead of the raw gradients, moves the AdamW "
+   "moments (and the Muon momentum) by other amounts over steps whose norms differ",
+   {"spec/muon.md section 3.1", "spec/profiles/megatron.md section 1"}, {"megatron_no_clip", "megatron_clip_update"}},
+  {"TaggedEmbedding", "BASIC", "a 2-D parameter tagged is_embedding_or_output_parameter (use_muon false) takes AdamW "
+   "(Megatron's routing: the tag, else ndim != 1)", "a port routing by shape alone sends the embedding (or its tied "
+   "replica, bug-reports B02) to Muon", {"spec/muon.md section 2", "spec/profiles/megatron.md section 3"},
+   {"megatron_tied_embedding_muon"}},
   /* Emerging-Optimizers (spec/profiles/emerging.md) */
   {"SqrtMax", "BASIC", "the shape factor sqrt(max(rows, cols)) without 0.2 (Emerging-Optimizers' scale_mode "
    "\"spectral\")", "a port adding Kimi's 0.2 scales 5 times too small; one taking dion's spectral_norm sqrt(rows/cols) "

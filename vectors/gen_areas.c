@@ -151,6 +151,42 @@ static void routing_ndim_2(gen_ctx *g)
   }
 }
 
+/* Megatron's routing (route_rule NOT_1D; spec/profiles/megatron.md 3):
+ * the is_embedding_or_output_parameter tag (use_muon false) sends a 2-D
+ * parameter to AdamW whatever its shape; untagged 2-D ones and everything
+ * not 1-D go to Muon; 1-D ones to AdamW with weight decay 0 (their own
+ * group).  The tied embedding (bug-reports B02): the output layer sharing
+ * the embedding's shape is tagged too, under its own name. */
+static void routing_tagged(gen_ctx *g)
+{
+  static const struct { const char *what; int tied, steps; } T[] = {
+    {"a tagged embedding (32, 16) takes AdamW, an untagged (16, 16) Muon, a bias (16,) AdamW without decay", 0, 2},
+    {"a tagged embedding (32, 16) and its tied output layer (32, 16), tagged under a second name: both AdamW "
+     "(bug-reports B02: the replica must keep the tag)", 1, 2},
+  };
+  for (size_t k = 0; k < sizeof T / sizeof T[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    o.clip_grad_norm = 0.0; /* the routing alone */
+    begin(&c, T[k].what, &o);
+    c.options[1] = o;
+    c.options[1].use_muon = MUONREF_USE_MUON_FALSE;
+    c.options[2] = o;
+    c.options[2].weight_decay = 0.0;
+    c.n_groups = 3;
+    param(g, &c, "decoder.linear_qkv.weight", shape2(16, 16), 0);
+    param(g, &c, "embedding.word_embeddings.weight", shape2(32, 16), 1);
+    if (T[k].tied)
+      param(g, &c, "output_layer.weight", shape2(32, 16), 1);
+    param(g, &c, "decoder.linear_qkv.bias", (muonref_shape){1, {16}}, 2);
+    for (int s = 0; s < T[k].steps; s++)
+      for (int i = 0; i < c.n_params; i++)
+        grad_normal(g, &c, s, i, 1.0);
+    flags(&c, "Routing", "RoutingForced", "TaggedEmbedding");
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_routing(gen_ctx *g)
 {
   static const struct { const char *what; int ndim; size_t d[4]; int use_muon; long thr; const char *fl; } R[] = {
@@ -224,6 +260,8 @@ void gen_area_routing(gen_ctx *g)
   }
   if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2) /* optax: after every other case, so their inputs stay */
     routing_ndim_2(g);
+  if (defaults(g).route_rule == MUONREF_ROUTE_NOT_1D) /* megatron's tag, after every other profile's cases */
+    routing_tagged(g);
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
     return;
   /* a port routed by the caller's lists (Moonlight's muon_params and
@@ -708,6 +746,73 @@ void gen_area_adamw(gen_ctx *g)
 
 /* ---- gradients: missing, zero, scale ---- */
 
+/* Step k's gradients of every parameter of c: N(0, 1), then scaled
+ * together so that their global L2 norm is about `norm` (the binary64
+ * norm of the draws; each value rounded to binary32 after scaling). */
+static void grads_global_norm(gen_ctx *g, gen_step_case *c, int k, double norm)
+{
+  double sumsq = 0.0;
+  for (int i = 0; i < c->n_params; i++) {
+    grad_normal(g, c, k, i, 1.0);
+    for (size_t j = 0; j < numel(c, i); j++)
+      sumsq += (double)c->grads[k][i][j] * (double)c->grads[k][i][j];
+  }
+  double f = norm / sqrt(sumsq);
+  for (int i = 0; i < c->n_params; i++)
+    for (size_t j = 0; j < numel(c, i); j++)
+      c->grads[k][i][j] = (float)(f * (double)c->grads[k][i][j]);
+}
+
+/* Gradient clipping by the global norm (clip_grad_norm; Megatron-LM
+ * clip_grads.py), for a profile that clips (megatron): a Muon matrix, a
+ * bias in a group without weight decay (Megatron's _get_param_groups) and
+ * a tagged embedding (use_muon false: AdamW), over steps whose global
+ * norms lie above and below the bound, so that the coefficient differs
+ * between steps and changes the AdamW moments (one step alone would not:
+ * m / sqrt(v) does not see a common factor) and the Muon momentum. */
+static void gradients_clip(gen_ctx *g)
+{
+  static const struct { const char *what; double clip, norms[4]; int n_steps, adam_only; } C[] = {
+    {"clip_grad 1.0, global norms 4, 0.25, 2: steps 1 and 3 clipped (coefficient about 1/4, 1/2), step 2 not", 1.0,
+     {4.0, 0.25, 2.0}, 3, 0},
+    {"clip_grad 0.5, global norms 3, 0.3, 0.8: steps 1 and 3 clipped, step 2 not", 0.5, {3.0, 0.3, 0.8}, 3, 0},
+    {"clip_grad 2.0, global norms 1.5, 6, 0.5, 9: steps 2 and 4 clipped", 2.0, {1.5, 6.0, 0.5, 9.0}, 4, 0},
+    {"clip_grad 0 (off), global norms 4, 0.25, 2: no clipping (the same draws as the first case)", 0.0,
+     {4.0, 0.25, 2.0}, 3, 0},
+    {"clip_grad 1.0, AdamW parameters only (two biases), global norms 10, 0.1, 3: steps 1 and 3 clipped", 1.0,
+     {10.0, 0.1, 3.0}, 3, 1},
+    {"clip_grad 1.0, global norms 0.9, 0.6, 0.3: below the bound, nothing clipped", 1.0, {0.9, 0.6, 0.3}, 3, 0},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    o.clip_grad_norm = C[k].clip;
+    begin(&c, C[k].what, &o);
+    g->rng.s = 4242; /* the same draws for the on and off cases */
+    c.options[1] = o;
+    c.options[1].weight_decay = 0.0; /* Megatron: no decay for biases and 1-D parameters */
+    c.n_groups = 2;
+    if (!C[k].adam_only) {
+      c.options[2] = o;
+      c.options[2].use_muon = MUONREF_USE_MUON_FALSE; /* is_embedding_or_output_parameter */
+      c.n_groups = 3;
+      param(g, &c, "decoder.linear_fc1.weight", shape2(16, 32), 0);
+      param(g, &c, "decoder.linear_fc1.bias", (muonref_shape){1, {16}}, 1);
+      param(g, &c, "embedding.word_embeddings.weight", shape2(24, 16), 2);
+    } else {
+      param(g, &c, "decoder.final_layernorm.weight", (muonref_shape){1, {32}}, 1);
+      param(g, &c, "decoder.linear_fc1.bias", (muonref_shape){1, {16}}, 1);
+      c.options[0] = c.options[1], c.n_groups = 1;
+      for (int i = 0; i < c.n_params; i++)
+        c.group_of[i] = 0;
+    }
+    for (int s = 0; s < C[k].n_steps; s++)
+      grads_global_norm(g, &c, s, C[k].norms[s]);
+    flags(&c, "GradClip", C[k].adam_only ? NULL : "TaggedEmbedding", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_gradients(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -778,6 +883,8 @@ void gen_area_gradients(gen_ctx *g)
     flags(&c, "MissingGradient", "BugB15", NULL);
     gen_add_step(g, &c);
   }
+  if (defaults(g).clip_grad_norm > 0.0) /* only a profile that clips: the other profiles' draws stay as they were */
+    gradients_clip(g);
 }
 
 /* ---- Newton-Schulz ---- */
@@ -1188,6 +1295,55 @@ static void errors_emerging(gen_ctx *g)
   }
 }
 
+/* Megatron-LM's checks (spec/profiles/megatron.md section 2; muon.py
+ * 025c931a): TensorParallelMuon's num_ns_steps >= 1 at construction;
+ * Emerging-Optimizers' unknown scale_mode and its 2-D rule at the step,
+ * which every untagged parameter that is not 1-D meets (a conv filter, a
+ * 0-D scalar).  Nothing else is checked: a negative clip_grad runs (the
+ * coefficient max_norm / (norm + 1e-6) is negative, below 1, and flips
+ * every gradient), as do NaN and Inf gradients (the norm is NaN, `nan <
+ * 1.0` is False: no clipping; the step stores NaN); muonref refuses them
+ * (acceptable).  The distributed-optimizer and fp16 refusals and the import
+ * check are outside what a vector expresses. */
+static void errors_megatron(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"zero Newton-Schulz steps (TensorParallelMuon, at construction)", "{\"muon_num_ns_steps\": 0}",
+     "num_ns_steps must be at least 1, got 0", NULL},
+    {"negative Newton-Schulz steps", "{\"muon_num_ns_steps\": -3}", "num_ns_steps must be at least 1, got -3", NULL},
+    {"unknown muon_scale_mode (get_muon_scale_factor, at the step)", "{\"muon_scale_mode\": \"rows\"}",
+     "Invalid mode for Muon update scale factor: rows", NULL},
+    {"negative clip_grad: Megatron scales every gradient by a negative coefficient, muonref refuses it",
+     "{\"clip_grad\": -1.0}", "Invalid gradient clipping norm (clip_grad): -1.0", "acceptable"},
+    {"lr = nan: nothing checks it, muonref refuses it", "{\"lr\": \"nan\"}", "Invalid learning rate: nan",
+     "acceptable"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"a conv filter (4, 2, 3, 3), untagged: not 1-D, so Muon, refused at the step", 5, "ESHAPE",
+     "Only 2D parameters are supported.", NULL, 0},
+    {"a 0-D scalar, untagged: `len(()) != 1`, so Muon, refused at the step", 6, "ESHAPE",
+     "Only 2D parameters are supported.", NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; the port runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient: muonref refuses it; the port runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused; the port fails inside PyTorch with PyTorch's own message", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 1},
+    {"a complex gradient on a real parameter: refused (PyTorch refuses the assignment itself, so any message passes)",
+     4, "EGRAD", "Muon does not support complex gradients", NULL, 1},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    int shape = G[k].kind == 5 || G[k].kind == 6;
+    muonref_shape s0 = G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}} : G[k].kind == 6 ? (muonref_shape){0, {0}}
+                                                                                          : shape2(8, 16);
+    bad_input_case(g, &G[k], &o, s0, "bias", (muonref_shape){1, {8}}, 0, shape ? "RoutingShape" : "BadGradient",
+                   G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
+  }
+}
+
 /* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py
  * @aa4b5850): the constructor's _validate_scalar checks in order (lr,
  * weight_decay, momentum < 1, eps), then the step's (sparse gradients,
@@ -1356,6 +1512,10 @@ void gen_area_errors(gen_ctx *g)
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING) {
     errors_emerging(g);
+    return;
+  }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_MEGATRON) {
+    errors_megatron(g);
     return;
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_TORCH) {
@@ -1680,6 +1840,7 @@ static void overflow_step(gen_ctx *g, const char *comment, size_t rows, size_t c
 {
   gen_step_case c;
   muonref_options o = base_s(g, 0.02, 0.1);
+  o.clip_grad_norm = 0.0; /* see gen_area_overflow */
   begin(&c, comment, &o);
   int i = param(g, &c, "hidden", shape2(rows, cols), 0);
   for (int k = 0; k < steps; k++)
@@ -1696,6 +1857,11 @@ void gen_area_overflow(gen_ctx *g)
   const float FP16_OVER = 69632.0f;
   /* 1.375 * 2^66 ~ 1.01e20: each square (1.0e40) already overflows binary32 */
   const float HUGE_G = 0x1.6p66f;
+  /* The step cases run without gradient clipping (megatron's clip_grad_norm
+   * 0; no other profile clips): clipped, the Newton-Schulz input would be
+   * small and nothing would overflow; and Megatron's float32 global norm of
+   * such gradients overflows to +Inf itself (coefficient 0: every gradient
+   * zeroed), which muonref's exact norm does not model (spec/muon.md 3.1) */
   gen_group(g, "step");
   overflow_step(g, "gradient elements +-69632 (beyond fp16's 65504), two steps: the ordinary step; a port computing in fp16 "
                 "overflows", 16, 32, FP16_OVER, 2, "Fp16Range");
@@ -1708,6 +1874,7 @@ void gen_area_overflow(gen_ctx *g)
        both outcomes */
     gen_step_case c;
     muonref_options o = base_s(g, 0.02, 0.1);
+    o.clip_grad_norm = 0.0;
     begin(&c, "a matrix with gradient elements +-1.01e20 (both outcomes) beside a bias on AdamW with an ordinary gradient, "
               "whose step must be the same in both", &o);
     int a = param(g, &c, "huge", shape2(16, 32), 0), d = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);

@@ -142,6 +142,33 @@ static void sim_free(sim *s, int n)
   }
 }
 
+/* Gradient clipping before step k (options.h clip_grad_norm, the first
+ * group's value: one for the optimizer): the global norm of every present
+ * gradient exactly (muonref_ref_grad_norm), the coefficient and the
+ * binary32 scaling as the port's (grad.h); clipped[i] gets a scaled copy of
+ * parameter i's gradient (freed by the caller), or stays NULL when nothing
+ * is clipped. */
+static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_error *err)
+{
+  double max_norm = gen_step_options(c, k, 0).clip_grad_norm, norm;
+  if (!(max_norm > 0.0))
+    return MUONREF_OK;
+  size_t numel[GEN_MAX_PARAMS];
+  for (int i = 0; i < c->n_params; i++)
+    numel[i] = muonref_shape_numel(&c->shapes[i]);
+  int st = muonref_ref_grad_norm(&norm, (size_t)c->n_params, (const float *const *)c->grads[k], numel, err);
+  double coeff = muonref_clip_coeff(max_norm, norm);
+  for (int i = 0; !st && coeff != 1.0 && i < c->n_params; i++) {
+    if (!c->grads[k][i])
+      continue;
+    if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
+    memcpy(clipped[i], c->grads[k][i], numel[i] * sizeof(float));
+    muonref_clip_scale(clipped[i], numel[i], coeff);
+  }
+  return st;
+}
+
 /* Runs the reference over the case's steps with Newton-Schulz in `format`
  * (EXACT or BF16); *uncertain collects the bf16 certificate. */
 static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format, muonref_bf16_order order, sim *s,
@@ -160,22 +187,23 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     for (size_t j = 0; j < n; j++)
       s->max_param[i] = fmax(s->max_param[i], fabs(c->init[i][j]));
   }
-  for (int k = 0; k < c->n_steps; k++)
-    for (int i = 0; i < c->n_params; i++) {
-      const float *gr = c->grads[k][i];
+  for (int k = 0; k < c->n_steps; k++) {
+    float *clipped[GEN_MAX_PARAMS] = {0};
+    int st = clip_step(c, k, clipped, err);
+    for (int i = 0; !st && i < c->n_params; i++) {
+      const float *gr = clipped[i] ? clipped[i] : c->grads[k][i];
       muonref_options o = gen_step_options(c, k, c->group_of[i]); /* as set in param_groups before step k */
       if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
         continue; /* skipped; under ZEROS the reference steps with a zero gradient */
       o.ns_format = format;
       o.bf16_order = order;
       muonref_route r;
-      int st = muonref_route_param(&o, &c->shapes[i], &r, err);
-      if (st)
-        return st;
+      if ((st = muonref_route_param(&o, &c->shapes[i], &r, err)))
+        break;
       muonref_ref_cr_report rep = {0};
       s->st[i].use_muon = r.use_muon;
       if ((st = muonref_ref_step_cr(&o, &r, s->p[i], &s->st[i], gr, g->prec, &rep, err)))
-        return st;
+        break;
       *uncertain |= rep.ns_uncertain;
       s->steps[i]++;
       s->muon_steps[i] += r.use_muon;
@@ -184,6 +212,11 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
         s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
       }
     }
+    for (int i = 0; i < c->n_params; i++)
+      free(clipped[i]);
+    if (st)
+      return st;
+  }
   return MUONREF_OK;
 }
 
@@ -818,7 +851,8 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant &&
              a->scale_extra == b->scale_extra && a->norm_format == b->norm_format &&
              a->momentum_bias_correction == b->momentum_bias_correction &&
-             a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own;
+             a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own &&
+             a->clip_grad_norm == b->clip_grad_norm;
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -846,6 +880,43 @@ static void drop_param(gen_step_case *c, int i)
       c->grads[k][j] = c->grads[k][j + 1], c->grad_kind[k][j] = c->grad_kind[k][j + 1];
   }
   c->n_params--;
+}
+
+/* Whether every parameter of group gi of c takes AdamW under the
+ * threshold rule (not 2-D, or a dimension at or above the group's
+ * adam_dim_threshold) while at least one is not 1-D (Megatron would hand it
+ * to Muon untagged): such a group keeps its meaning under Megatron's
+ * routing with the embedding/output tag (use_muon false). */
+static int threshold_adam_group(const gen_step_case *c, int gi)
+{
+  long thr = c->options[gi].adam_dim_threshold;
+  int any = 0, not_1d = 0;
+  for (int i = 0; i < c->n_params; i++) {
+    if (c->group_of[i] != gi)
+      continue;
+    const muonref_shape *s = &c->shapes[i];
+    any = 1;
+    not_1d |= s->ndim != 1;
+    if (s->ndim == 2 && s->dims[0] < (size_t)thr && s->dims[1] < (size_t)thr)
+      return 0;
+  }
+  return any && not_1d;
+}
+
+/* Megatron's routing (route_rule NOT_1D) on a case written for another
+ * rule: a case forcing a 1-D parameter onto Muon (use_muon true) is not
+ * expressible (0); a parameter the rule hands to Muon that is not 2-D, which
+ * Emerging-Optimizers refuses, is dropped (*dropped = 1) when others remain. */
+static int fit_not_1d(gen_step_case *c, int *dropped)
+{
+  for (int i = 0; i < c->n_params; i++)
+    if (c->options[c->group_of[i]].use_muon == MUONREF_USE_MUON_TRUE && c->shapes[i].ndim < 2)
+      return 0;
+  for (int i = c->n_params - 1; i >= 0 && c->n_params > 1; i--)
+    if (c->options[c->group_of[i]].use_muon != MUONREF_USE_MUON_FALSE && c->shapes[i].ndim != 1 &&
+        c->shapes[i].ndim != 2)
+      drop_param(c, i), *dropped = 1;
+  return 1;
 }
 
 /* Under MANUAL routing the caller names each parameter's branch: a group
@@ -1008,6 +1079,12 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         c->sched[k][gi].adam_beta1 = d.adam_beta1, c->sched[k][gi].adam_beta2 = d.adam_beta2;
       }
     }
+    if (d.route_rule == MUONREF_ROUTE_NOT_1D) { /* megatron routes by tag and shape: no threshold, no lr ratio */
+      if (o->use_muon == MUONREF_USE_MUON_AUTO && threshold_adam_group(c, gi))
+        o->use_muon = MUONREF_USE_MUON_FALSE, reset |= 8; /* the case's AdamW parameters, tagged */
+      reset |= 4 * (o->adam_dim_threshold != d.adam_dim_threshold || o->adam_lr_ratio != d.adam_lr_ratio);
+      o->adam_dim_threshold = d.adam_dim_threshold, o->adam_lr_ratio = d.adam_lr_ratio;
+    }
     if (!expressible(o, g->profile))
       return 0;
     for (int k = 0; c->has_schedule && k < c->n_steps; k++) { /* every step's values, by the port's names */
@@ -1024,6 +1101,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (c->shapes[i].ndim != 2)
         drop_param(c, i), dropped = 1;
   }
+  if (d.route_rule == MUONREF_ROUTE_NOT_1D && !c->sharding && !c->error_status && !fit_not_1d(c, &dropped))
+    return 0;
   if (d.missing_grad == MUONREF_MISSING_GRAD_ZEROS && has_missing_grad(c)) { /* the port zero-fills: say so */
     for (int f = 0; f < 6 && c->flags[f]; f++)
       if (!strcmp(c->flags[f], "MissingGradient"))
@@ -1060,7 +1139,13 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
                    r.scale_rows, r.scale_cols);
     break;
   }
-  if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
+  if (d.route_rule == MUONREF_ROUTE_NOT_1D && ((reset & 12) || dropped)) /* the comment may speak of the threshold */
+    comment_append(c, " [profile %s: Megatron's routing: use_muon false (the embedding/output tag) and 1-D "
+                      "parameters take AdamW at Muon's lr, every other Muon%s%s]", g->profile,
+                   (reset & 8) ? "; a group the threshold rule sends to AdamW whole carries the tag" : "",
+                   dropped ? "; the Muon parameters that are not 2-D (Emerging-Optimizers refuses them) are left out"
+                           : "");
+  else if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
     comment_append(c, " [profile %s: no AdamW fallback%s%s]", g->profile,
                    (reset & 1) ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter "
                                  "takes Muon" : "",
@@ -1104,13 +1189,15 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     snprintf(c->error_buf, sizeof c->error_buf, "%s", e.message);
     c->error_message = c->error_buf;
     c->error_any = d.catalogue == MUONREF_CATALOGUE_NONE; /* a port without checks fails its own way */
-    /* Emerging-Optimizers checks num_ns_steps and the 2-D shape only: any
-     * other refusal is muonref's (a non-finite option), the port's own way */
     /* optax checks only its coefficients (spec/profiles/optax.md 2) */
     if (d.catalogue == MUONREF_CATALOGUE_OPTAX && strncmp(e.message, "Not enough coeffs", 17) &&
         strncmp(e.message, "ns_coeffs must", 14) && strncmp(e.message, "Unknown ns_coeff", 16))
       c->error_any = 1;
-    if (d.catalogue == MUONREF_CATALOGUE_EMERGING && strncmp(e.message, "num_ns_steps must be", 20) &&
+    /* Emerging-Optimizers (and Megatron on top of it) checks num_ns_steps and
+     * the 2-D shape only: any other refusal is muonref's (a non-finite
+     * option), the port's own way */
+    if ((d.catalogue == MUONREF_CATALOGUE_EMERGING || d.catalogue == MUONREF_CATALOGUE_MEGATRON) &&
+        strncmp(e.message, "num_ns_steps must be", 20) &&
         strcmp(e.message, "Only 2D parameters are supported."))
       c->error_any = 1;
     comment_append(c, " [profile %s refuses it at construction]", g->profile);

@@ -40,6 +40,7 @@ port_of() {
     dion) echo "$src/tests/torch_dion_port.py:Muon dion neutral" ;;
     emerging) echo "$src/tests/torch_emerging_port.py:Muon emerging neutral" ;;
     optax) echo "$src/tests/torch_optax_port.py:Muon optax neutral fp32" ;;
+    megatron) echo "$src/tests/torch_megatron_port.py:MegatronMuon megatron neutral" ;;
   esac
 }
 have_torch=0

@@ -218,6 +218,8 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
       const json_t *oj = json_object_get(json_array_get(json_object_get(test, "groups"), g), "options");
       if (fault == MUONREF_FAULT_NESTEROV_DEFAULT_ON && !json_object_get(oj, "nesterov"))
         r.groups[g].options.nesterov = 1;
+      if (fault == MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON && !json_object_get(oj, "muon_nesterov"))
+        r.groups[g].options.nesterov = 1; /* TensorParallelMuon's own default (megatron) */
     }
   if (!(opt = muonref_optimizer_create_fault(r.groups, r.n_groups, fault, err))) {
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);

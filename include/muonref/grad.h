@@ -33,6 +33,28 @@ typedef struct muonref_grad {
  * A NULL data pointer (no gradient) is valid. */
 MUONREF_API MUONREF_NODISCARD int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonref_error *err);
 
+/* Gradient clipping by the global norm (muonref_options.clip_grad_norm,
+ * the megatron profile; spec/muon.md section 3.1).  Source: NVIDIA/Megatron-LM
+ * megatron/core/optimizer/clip_grads.py clip_grad_by_total_norm_fp32:
+ * `clip_coeff = max_norm / (total_norm + 1.0e-6)`, `if clip_coeff < 1.0:`
+ * scale every gradient by it (multi_tensor_scale, a float32 scale).
+ *
+ * muonref_clip_coeff: the factor every gradient is multiplied by, given
+ * max_norm (>= 0; 0 = clipping off) and total_norm, the L2 norm of all
+ * gradients of all groups (>= 0, binary64): c = max_norm / (total_norm +
+ * 1e-6) in binary64 when that is below 1, else exactly 1.0 (no change;
+ * also for max_norm 0). */
+MUONREF_API double muonref_clip_coeff(double max_norm, double total_norm);
+
+/* g[j] = R32(g[j] * R32(coeff)) for j < n, in place (the product of two
+ * binary32 values is exact in binary64, so one rounding, as a float32
+ * multiply by the float32 scale); coeff 1.0 changes nothing. */
+MUONREF_API void muonref_clip_scale(float *g, size_t n, double coeff);
+
+/* The sum of squares of g[0..n) in binary64 (the fast path's norm:
+ * total_norm = sqrt of the sum over every gradient). */
+MUONREF_API double muonref_grad_sumsq(const float *g, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

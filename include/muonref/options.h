@@ -112,14 +112,24 @@ typedef enum muonref_scale_mode {
  *               muon: `lambda x: 'muon' if x.ndim == 2 else 'adam'` for
  *               every leaf, embeddings and heads included; no size
  *               threshold; spec/profiles/optax.md 7)
- * (4 is NDIM_2_3, 6 NOT_1D: the shared definitions of issue 12, added by
- * the paddle and megatron profiles.) */
+ *   NOT_1D:     (megatron) use_muon FALSE: AdamW (Megatron's
+ *               `is_embedding_or_output_parameter` tag); AUTO: Muon iff
+ *               ndim != 1 (NVIDIA/Megatron-LM megatron/core/optimizer/
+ *               muon.py 025c931a get_megatron_muon_optimizer: `if not
+ *               getattr(param, 'is_embedding_or_output_parameter', False)
+ *               and len(param.shape) != 1`); a Muon parameter that is not
+ *               2-D (0-D or 3-D+) is then refused at the step with
+ *               Emerging-Optimizers' "Only 2D parameters are supported.";
+ *               TRUE as AUTO (Megatron has no way to force a 1-D
+ *               parameter onto Muon: TRUE on one is refused as elsewhere)
+ */
 typedef enum muonref_route_rule {
   MUONREF_ROUTE_THRESHOLD = 0,
   MUONREF_ROUTE_TWO_D_ONLY = 1,
   MUONREF_ROUTE_MANUAL = 2,
   MUONREF_ROUTE_TIMM = 3,
-  MUONREF_ROUTE_NDIM_2 = 5
+  MUONREF_ROUTE_NDIM_2 = 5,
+  MUONREF_ROUTE_NOT_1D = 6
 } muonref_route_rule;
 
 /* Where AdamW's eps enters (spec/muon.md section 9; t = step count).
@@ -172,8 +182,14 @@ typedef enum muonref_adam_eps_mode {
  *          enough coeffs to perform 4 steps"; ns_steps 0..MUONREF_MAX_NS_STEPS
  *          (0: `fori_loop(0, 0)` runs nothing).  The coefficient-shape and
  *          preset-string messages are the option's (vectors/case.c,
- *          MUONREF_KEY_NS_COEFFS_OPTAX).  (6 is PADDLE, 8 MEGATRON: the
- *          shared numbering of issue 12.) */
+ *          MUONREF_KEY_NS_COEFFS_OPTAX).
+ *   MEGATRON: Megatron-LM's TensorParallelMuon (megatron/core/optimizer/
+ *          muon.py 025c931a): only num_ns_steps >= 1, "num_ns_steps must
+ *          be at least 1, got 0" (the same words as EMERGING); every other
+ *          value as NONE (Megatron's config and its FusedAdam fallback
+ *          check none of them; muonref refuses only what cannot be
+ *          computed, and a negative or non-finite clip_grad_norm)
+ */
 typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NEMO = 0,
   MUONREF_CATALOGUE_TORCH = 1,
@@ -181,7 +197,8 @@ typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_TIMM = 3,
   MUONREF_CATALOGUE_EMERGING = 4,
   MUONREF_CATALOGUE_DION = 5,
-  MUONREF_CATALOGUE_OPTAX = 7
+  MUONREF_CATALOGUE_OPTAX = 7,
+  MUONREF_CATALOGUE_MEGATRON = 8
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -407,6 +424,22 @@ typedef struct muonref_options {
                                 adam_weight_decay)`); shared definition of issue 12 (keras too) */
   int adam_decay_own;        /* 0: the AdamW branch decays with weight_decay (as before); 1: with
                                 adam_weight_decay */
+  /* --- megatron (NVIDIA/Megatron-LM megatron/core/optimizer/clip_grads.py,
+   *     optimizer_config.py `clip_grad: float = 1.0`) --- */
+  double clip_grad_norm;     /* >= 0, finite; 0: no clipping (as before).  Optimizer-wide (the
+                                first group's value; every group must carry the same): before
+                                the step, with N the L2 norm of every gradient of every group
+                                (Muon and AdamW; a missing gradient counts as none, a ZEROS one
+                                as zeros) and c = clip_grad_norm / (N + 1e-6) in binary64,
+                                every gradient becomes R32(g * R32(c)) when c < 1, and is left
+                                as it is otherwise (core/grad.c muonref_clip_coeff).  Megatron
+                                clip_grad_by_total_norm_fp32: `clip_coeff = max_norm /
+                                (total_norm + 1.0e-6)`; `if clip_coeff < 1.0:
+                                multi_tensor_applier(multi_tensor_scale_impl, ..., [grads,
+                                grads], clip_coeff)` (a float32 scale), total_norm =
+                                `total_norm.item() ** (1.0 / norm_type)` of a float32 sum of
+                                squares (get_grad_norm_fp32); muonref's N is exact (MPFR) in
+                                the reference, binary64 in the fast path */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.

@@ -118,6 +118,7 @@ typedef enum muonref_profile_id {
   /* 7 is PADDLE (issue 12's shared numbering): until that profile is merged
    * the id has no row (muonref_profile_at and _name give NULL) */
   MUONREF_PROFILE_OPTAX = 8,     /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) */
+  MUONREF_PROFILE_MEGATRON = 9,  /* Megatron-LM's Muon (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 

@@ -153,6 +153,17 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar_cr(float *q32, double *q64, 
 MUONREF_API MUONREF_NODISCARD int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                                                       const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err);
 
+/* The global L2 norm of gradient clipping (options.h clip_grad_norm,
+ * megatron): sqrt of the sum of g^2 over grads[i][0..numel[i]) for every i
+ * < n with grads[i] != NULL (a missing gradient counts as none), computed
+ * exactly in MPFR (the squares and their sum at 1200 bits hold every
+ * binary32 square of up to 2^32 values without rounding) and rounded once
+ * to nearest binary64 into *out.  The coefficient and the scaled gradients
+ * follow from it by muonref_clip_coeff and muonref_clip_scale (grad.h), as
+ * in the fast path.  MUONREF_EOPTION for NULL out, or numel NULL with n > 0. */
+MUONREF_API MUONREF_NODISCARD int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, const size_t *numel,
+                                                        muonref_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -184,6 +184,17 @@ TO_NEMO = {
         # optax's defaults where nemo's differ: its fan-out scale, the Adam betas and lr (ratio 1)
         'defaults': {'scale_mode': 'fan_out', 'adam_betas': (0.9, 0.999), 'adam_lr_ratio': 1.0},
     },
+    'megatron': {
+        # Megatron's config in nemo's names; adam_beta1 and adam_beta2 become adam_betas (to_nemo)
+        'rename': {'lr': 'lr', 'weight_decay': 'weight_decay', 'muon_momentum': 'momentum',
+                   'muon_nesterov': 'nesterov', 'muon_num_ns_steps': 'ns_steps', 'adam_eps': 'adam_eps',
+                   'use_muon': 'use_muon'},
+        # nemo's fan_in is shape_scaling, no extra factor, no clipping
+        'fixed': {'muon_scale_mode': 'shape_scaling', 'muon_extra_scale_factor': 1.0, 'clip_grad': 0.0},
+        # Megatron's defaults where nemo's differ: AdamW at Muon's lr (ratio 1), betas (0.9, 0.999)
+        'defaults': {'lr': 3e-4, 'weight_decay': 0.01, 'nesterov': False, 'adam_betas': (0.9, 0.999),
+                     'adam_lr_ratio': 1.0},
+    },
     'dion': {
         # dion's algorithm ("muon"/"adamw") and epsilon (one value; nemo's adam_eps) by the special
         # cases of to_nemo; Polar Express and the factor 1.02 are no options: a port of another
@@ -220,6 +231,10 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
             if v not in ('muon', 'adamw'):
                 raise NotExpressible(f"dion option algorithm={v!r} has no nemo equivalent")
             out['use_muon'] = v == 'muon'
+        elif profile == 'megatron' and name in ('adam_beta1', 'adam_beta2'):
+            betas = list(out.get('adam_betas', m['defaults']['adam_betas']))
+            betas[name == 'adam_beta2'] = v
+            out['adam_betas'] = tuple(betas)
         elif profile == 'dion' and name == 'epsilon':
             out['adam_eps'] = v  # one eps: nemo's Newton-Schulz eps (1e-7) is fixed
         elif profile == 'dion' and name == 'adjust_lr':
@@ -770,5 +785,74 @@ class OptaxAdapter(Adapter):
         return out
 
 
+class MegatronAdapter(Adapter):
+    """Megatron-LM's Muon (spec/profiles/megatron.md) as tests/torch_megatron_port.py's
+    MegatronMuon: OptimizerConfig's names; lr, weight_decay, muon_momentum, adam_beta1,
+    adam_beta2, adam_eps and use_muon (False: the embedding/output tag) per group, the
+    others (clip_grad, muon_nesterov, muon_scale_mode, muon_num_ns_steps,
+    muon_extra_scale_factor) one value for the optimizer.  Another profile's options in
+    nemo's names: adam_lr_ratio and adam_dim_threshold at nemo's defaults are left to the
+    port's own rule (AdamW at Muon's lr; routing by the tag and ndim != 1), adam_lr_ratio 1
+    is the port's, other values raise NotExpressible, as use_muon True on a 1-D parameter does; clipping is the
+    port's own default (clip_grad 1.0: nemo has none)."""
+
+    name = 'megatron'
+    ns_function_name = 'newton_schulz'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'muon_momentum', 'weight_decay': 'weight_decay',
+                     'adam_betas': 'adam_betas'}
+    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_scale_mode', 'muon_num_ns_steps', 'muon_extra_scale_factor')
+
+    def construct_native(self, cls, groups):
+        """A megatron vector: the optimizer's keys from the first group (every group must
+        agree: NotExpressible otherwise), the rest into each group dict."""
+        first = groups[0][0]
+        for o, _ in groups[1:]:
+            for key in self.OPTIMIZER_KEYS:
+                if o.get(key) != first.get(key):
+                    raise NotExpressible(f"megatron: groups with different {key} (one value for the optimizer)")
+        kwargs = {k: v for k, v in first.items() if k in self.OPTIMIZER_KEYS}
+        entries = [dict({k: v for k, v in o.items() if k not in self.OPTIMIZER_KEYS}, params=p) for o, p in groups]
+        return cls(entries, **kwargs)
+
+    def construct(self, cls, groups):
+        first = canonical(groups[0][0])
+        entries = []
+        for options, params in groups:
+            o = canonical(options)
+            for key in ('nesterov', 'ns_steps', 'scale_mode'):
+                if _opt(o, key) != _opt(first, key):
+                    raise NotExpressible(f"megatron: groups with different {key} (one value for the optimizer)")
+            for key in ('adam_lr_ratio', 'adam_dim_threshold'):
+                if _opt(o, key) != NEMO_DEFAULTS[key] and not (key == 'adam_lr_ratio' and _opt(o, key) == 1.0):
+                    raise NotExpressible(f"megatron: {key}={_opt(o, key)!r} (the port has no such option)")
+            um = _opt(o, 'use_muon')
+            if um is True and any(len(p.shape) < 2 for p in params):
+                raise NotExpressible("megatron: use_muon=True on a parameter with fewer than two dimensions")
+            b1, b2 = _opt(o, 'adam_betas')
+            entries.append({'params': params, 'lr': _opt(o, 'lr'), 'weight_decay': _opt(o, 'weight_decay'),
+                            'muon_momentum': _opt(o, 'momentum'), 'adam_beta1': b1, 'adam_beta2': b2,
+                            'adam_eps': _opt(o, 'adam_eps'), 'use_muon': False if um is False else None})
+        scale = _require(first, 'scale_mode', ('fan_in',), 'megatron')
+        return cls(entries, muon_nesterov=_opt(first, 'nesterov'), muon_num_ns_steps=_opt(first, 'ns_steps'),
+                   muon_scale_mode='shape_scaling' if scale == 'fan_in' else scale, muon_extra_scale_factor=1.0)
+
+    def schedule_entries(self, options, names, group):
+        o, out = canonical(options), {}
+        for name in names:
+            if name == 'adam_betas':
+                out['adam_beta1'], out['adam_beta2'] = _opt(o, 'adam_betas')
+            else:
+                out[self.SCHEDULE_KEYS[name]] = _opt(o, name)
+        return out
+
+    def newton_schulz(self, fn, matrix, steps):
+        """Another profile's Newton-Schulz case: Keller's triple (the port's 'simple')."""
+        return fn(matrix, steps, 'simple')
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        """megatron's own cases: its default, quintic cycled."""
+        return fn(matrix, steps, 'quintic') if profile == 'megatron' else self.newton_schulz(fn, matrix, steps)
+
+
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
-                                DionAdapter(), EmergingAdapter(), OptaxAdapter())}
+                                DionAdapter(), EmergingAdapter(), OptaxAdapter(), MegatronAdapter())}
