@@ -79,6 +79,8 @@ static const struct {
             "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
                 "errors", "overflow", "defaults", "schedule", NULL}},
+  {"paddle", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+              "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -120,6 +122,10 @@ static const flag_note NOTES[] = {
    "of the first two is 1, and the flattened matrix has sides >= 4 and an aspect ratio <= 128",
    "the threshold rule, or an inclusive ratio, routes these shapes to the other branch",
    {"spec/muon.md section 2", "spec/profiles/timm.md section 2"}, {"route_all_matrices"}},
+  {"RoutingName", "EDGE_CASE", "a parameter whose name contains an exclude pattern, compared case-insensitively as "
+   "a substring, takes AdamW (Paddle's _default_should_use_muon)", "a whole-word, case-sensitive or regex match "
+   "routes such a name (unbiased_proj, Embed_Tokens, mlp_gate) to the other branch",
+   {"spec/profiles/paddle.md section 7", "spec/profiles/paddle.md section 11"}, {NULL}},
   {"RoutingForced", "BASIC", "use_muon=True or False overrides the shape rule (a forced tensor is flattened to "
    "(dims[0], rest))", "ignoring the override leaves the parameter on its shape's branch", {"spec/muon.md section 2"},
    {NULL}},
