@@ -381,9 +381,7 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
 static int schedulable(const muonref_option_key *k)
 {
   return k->offset == offsetof(muonref_options, lr) || k->offset == offsetof(muonref_options, momentum) ||
-         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS ||
-         (k->kind == MUONREF_KEY_REAL && (k->offset == offsetof(muonref_options, adam_beta1) ||
-                                          k->offset == offsetof(muonref_options, adam_beta2))); /* Paddle's two keys */
+         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS;
 }
 
 int muonref_case_step_options(const json_t *set, const char *profile, muonref_options *o, const char *where,

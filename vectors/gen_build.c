@@ -952,7 +952,9 @@ static int paddle_decay_fits(double w, double *w0)
 /* Whether c's groups fit paddle.optimizer.Muon's one flat list
  * (spec/profiles/paddle.md 10): they may differ only in use_muon (the
  * per-name map), adam_lr_ratio (lr_ratio(param)) and a weight decay of 0
- * (apply_decay_param_fun(name) False); every step's schedule alike. */
+ * (apply_decay_param_fun(name) False); a schedule may change the learning
+ * rate only (Paddle's LRScheduler; momentum, weight_decay and the betas are
+ * the optimizer's), the same in every group. */
 static int paddle_groups_fit(const gen_step_case *c)
 {
   double w0 = 0.0;
@@ -965,11 +967,10 @@ static int paddle_groups_fit(const gen_step_case *c)
     if (!options_equal(&a, &c->options[0]))
       return 0;
     for (int k = 0; c->has_schedule && k < c->n_steps; k++) {
-      gen_sched s = c->sched[k][gi], s0 = c->sched[k][0];
-      if (s.lr != s0.lr || s.momentum != s0.momentum || s.adam_beta1 != s0.adam_beta1 ||
-          s.adam_beta2 != s0.adam_beta2 || (s.weight_decay != s0.weight_decay && s.weight_decay != 0.0 &&
-                                            s0.weight_decay != 0.0))
-        return 0;
+      gen_sched s = c->sched[k][gi];
+      if (s.lr != c->sched[k][0].lr || s.momentum != a.momentum || s.weight_decay != c->options[gi].weight_decay ||
+          s.adam_beta1 != a.adam_beta1 || s.adam_beta2 != a.adam_beta2)
+        return 0; /* Paddle schedules the learning rate only (an LRScheduler) */
     }
   }
   return 1;
