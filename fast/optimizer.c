@@ -105,6 +105,7 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       if (st)
         return st;
       MUONREF_HOOK(muonref_fault_route(opt->fault, p->options, &p->shape, &p->route));
+      MUONREF_HOOK(muonref_fault_route_named(opt->fault, p->options, &p->shape, names ? names[k] : NULL, &p->route));
       if (!alloc_state(p))
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
       if (p->route.use_muon) {
