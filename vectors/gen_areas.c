@@ -9,6 +9,7 @@
 #include "gen.h"
 #include "core/plan.h"
 #include "muonref/profile.h"
+#include "muonref/presets.h"
 #include "core/fail.h"
 
 /* ---- small builders ---- */
@@ -285,6 +286,68 @@ void gen_area_routing(gen_ctx *g)
 
 /* ---- scaling ---- */
 
+/* One Paddle case: a wide (8, 32) and a tall (32, 8) Muon matrix and a bias
+ * (AdamW), two steps, under o. */
+static void paddle_case(gen_ctx *g, const char *comment, const muonref_options *o, const char *flag)
+{
+  gen_step_case c;
+  begin(&c, comment, o);
+  param(g, &c, "wide.weight", shape2(8, 32), 0);
+  param(g, &c, "tall.weight", shape2(32, 8), 0);
+  param(g, &c, "norm.bias", (muonref_shape){1, {8}}, 0);
+  c.n_steps = 2;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 3; i++)
+      grad_normal(g, &c, k, i, 1.0);
+  flags(&c, "Scaling", flag, NULL);
+  gen_add_step(g, &c);
+}
+
+/* paddle.optimizer.Muon's own options (spec/profiles/paddle.md 4, 5, 11):
+ * muon_version 2 and 3, muon_extra_scale_factor, every ns_coeff_type preset
+ * (cycled: aol at 5 steps wraps to its first triple, deepseekv4 past 10),
+ * a custom list, a negative weight_decay (Muon skips its decay, AdamW's
+ * kernel applies it). */
+static void paddle_scaling(gen_ctx *g)
+{
+  static const struct { const char *what; int version; double extra; const char *preset; int steps; double wd; } P[] = {
+    {"muon_version 2: sqrt(cols/rows) without max: 2 on (8, 32), 0.5 on (32, 8), times 0.2", 2, 0.2, "simple", 5, 0.1},
+    {"muon_version 3: sqrt(max(rows, cols)) = 5.66 on both, times 0.2", 3, 0.2, "simple", 5, 0.1},
+    {"muon_version 1 with muon_extra_scale_factor 1.0: sqrt(max(1, cols/rows)) alone", 1, 1.0, "simple", 5, 0.1},
+    {"muon_version 2 with muon_extra_scale_factor 0.5", 2, 0.5, "simple", 5, 0.1},
+    {"ns_coeff_type quintic (five triples, once each)", 1, 0.2, "quintic", 5, 0.1},
+    {"ns_coeff_type polar_express: the first five of its eight triples", 1, 0.2, "polar_express", 5, 0.1},
+    {"ns_coeff_type aol at ns_steps 5: triples 0, 1, 2, 3, then 0 again (cycle, not repeat-last)", 1, 0.2, "aol", 5,
+     0.1},
+    {"ns_coeff_type aol at ns_steps 6: 0, 1, 2, 3, 0, 1", 1, 0.2, "aol", 6, 0.1},
+    {"ns_coeff_type deepseekv4 at ns_steps 10: eight simple triples, then (2, -1.5, 0.5) twice", 1, 0.2, "deepseekv4",
+     10, 0.1},
+    {"ns_coeff_type deepseekv4 at ns_steps 12: past its ten triples it wraps to the first", 1, 0.2, "deepseekv4", 12,
+     0.1},
+    {"ns_coeff_type custom [(3.4445, -4.775, 2.0315), (2, -1.5, 0.5)] at ns_steps 5: cycled", 1, 0.2, NULL, 5, 0.1},
+    {"weight_decay -0.1: the Muon parameters are not decayed (only weight_decay > 0 decays), the bias is (AdamW's "
+     "1 - lr wd grows it)", 1, 0.2, "simple", 5, -0.1},
+  };
+  for (size_t k = 0; k < sizeof P / sizeof P[0]; k++) {
+    char comment[256];
+    muonref_options o = base(g, 0.05, P[k].wd);
+    o.scale_mode = P[k].version == 1 ? MUONREF_SCALE_FAN_OUT : P[k].version == 2 ? MUONREF_SCALE_RATIO_COLS
+                                                                                  : MUONREF_SCALE_SQRT_MAX;
+    o.scale_extra = P[k].extra;
+    o.ns_steps = P[k].steps;
+    if (P[k].preset) {
+      muonref_preset_apply(muonref_preset_find(P[k].preset), &o);
+    } else {
+      o.n_coeffs = 2;
+      o.coeffs[0] = (muonref_coeff){3.4445, -4.7750, 2.0315}, o.coeffs[1] = (muonref_coeff){2.0, -1.5, 0.5};
+    }
+    o.coeff_order = MUONREF_ORDER_CYCLE; /* Paddle cycles every list */
+    snprintf(comment, sizeof comment, "paddle: %s; a wide (8, 32), a tall (32, 8) Muon matrix and a bias, two steps",
+             P[k].what);
+    paddle_case(g, comment, &o, k < 4 ? "ScaleExtra" : k < 11 ? "CoeffCycle" : "DecayPositiveOnly");
+  }
+}
+
 void gen_area_scaling(gen_ctx *g)
 {
   static const size_t SH[][2] = {{16, 4}, {4, 16}, {8, 8}, {32, 8}, {8, 32}, {64, 16}};
@@ -435,6 +498,8 @@ void gen_area_scaling(gen_ctx *g)
     flags(&c, "Scaling", "TinyNorm", "EpsFloor");
     gen_add_step(g, &c);
   }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_PADDLE)
+    paddle_scaling(g);
 }
 
 /* ---- weight decay ---- */
