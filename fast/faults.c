@@ -233,7 +233,10 @@ void muonref_fault_options(int f, muonref_options *o)
     if (o->conv_mode == MUONREF_CONV_BATCHED || o->conv_mode == MUONREF_CONV_KELLER)
       o->conv_mode = MUONREF_CONV_FLATTEN;
     break;
-  case MUONREF_FAULT_SCALE_IN_LR: o->scale_format = MUONREF_SCALE_FORMAT_LR; break;
+  case MUONREF_FAULT_SCALE_IN_LR: /* Paddle's format keeps its decay and fl32(lr): muonref_fault_muon_plan */
+    if (o->scale_format != MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
+      o->scale_format = MUONREF_SCALE_FORMAT_LR;
+    break;
   case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
     if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
       o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;
@@ -291,6 +294,10 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
   case MUONREF_FAULT_DECAY_AFTER_UPDATE:
     if (p->apply_decay)
       p->alpha *= p->decay;
+    break;
+  case MUONREF_FAULT_SCALE_IN_LR: /* Paddle: the scale and 0.2 folded into alpha, no bf16 products */
+    if (o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA && p->update_scale)
+      p->update_scale = 0, p->alpha = (double)(float)o->lr * p->scale;
     break;
   case MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS:
     if (s->ndim > 2 && o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA) {

@@ -180,6 +180,12 @@ class Muon(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
+        """Paddle's step() takes no closure; as a torch optimizer this port calls one, with
+        gradients enabled, before the update and returns its loss (the driver's training loop)."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
         group = self.param_groups[0]
         muon, adamw = [], []
         for p in group['params']:
@@ -191,4 +197,4 @@ class Muon(torch.optim.Optimizer):
             self._muon_update(p, group)
         for p in adamw:
             self._adamw_update(p, group)
-        return None
+        return loss
