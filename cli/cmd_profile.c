@@ -3,6 +3,8 @@
 #include "commands.h"
 #include "muonref.h"
 #include "core/pyfmt.h"
+#include <stdlib.h>
+#include "vectors/case.h"
 
 /* One option of the port, as its key table (profile.h) names it. */
 static void print_key(const muonref_options *o, const muonref_option_key *k)
@@ -59,6 +61,16 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
                    : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? "'rms_norm'"
                                                                : "None");
     break;
+  case MUONREF_KEY_NS_COEFF_TYPE:
+  case MUONREF_KEY_NS_COEFFS:
+  case MUONREF_KEY_MUON_VERSION:
+  case MUONREF_KEY_PATTERNS: { /* as the vectors write them (vectors/case.c) */
+    json_t *j = muonref_case_options_json(o, "paddle");
+    char *t = json_dumps(json_object_get(j, k->name), JSON_ENCODE_ANY | JSON_COMPACT);
+    printf("%s\n", t ? t : "?");
+    free(t), json_decref(j);
+    break;
+  }
   case MUONREF_KEY_FLATTEN:
     printf("%s\n", o->conv_mode == MUONREF_CONV_FLATTEN ? "True" : "False");
     break;

@@ -9,12 +9,9 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", "ratio_cols", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-/* 4 ("ndim_2_3") and catalogue 6 ("paddle") are the shared numbering of
- * issue 12: the paddle profile adds them; until then they hold their names
- * and are refused as not implemented (check_reserved). */
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
 static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
                                               "megatron", NULL};
@@ -22,7 +19,7 @@ static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nest
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
-static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", "bf16_alpha", NULL};
+static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", "bf16_alpha", "bf16_scale_extra", NULL};
 static const char *const CONV_NAMES[] = {"flatten", "batched", "keller", "two_d", NULL};
 static const char *const MISSING_GRAD_NAMES[] = {"skip", "zeros", NULL};
 static const char *const GRAD_AFTER_NAMES[] = {"keep", "nesterov_input", NULL};
@@ -30,6 +27,8 @@ static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", "list", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
+/* Paddle's substring rule is the only match implemented (keras adds "regex"). */
+static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", NULL};
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
 
 static const char *name_of(const char *const *names, int v)
@@ -110,6 +109,20 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
   return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
 }
 
+/* The exclude patterns: a count 0..MUONREF_MAX_PATTERNS, each pattern
+ * NUL-terminated within MUONREF_PATTERN_LEN bytes, a known pattern_match. */
+static int check_patterns(const muonref_options *o, muonref_error *err)
+{
+  if (o->n_exclude_patterns < 0 || o->n_exclude_patterns > MUONREF_MAX_PATTERNS)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of exclude patterns: %d (expected 0 to %d)",
+                        o->n_exclude_patterns, MUONREF_MAX_PATTERNS);
+  for (int k = 0; k < o->n_exclude_patterns; k++)
+    if (!memchr(o->exclude_patterns[k], 0, MUONREF_PATTERN_LEN))
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern %d: longer than %d bytes", k,
+                          MUONREF_PATTERN_LEN - 1);
+  return check_enum(PATTERN_MATCH_NAMES, "pattern_match", (int)o->pattern_match, err);
+}
+
 /* The ns_steps range of a catalogue: NeMo 1..MUONREF_MAX_NS_STEPS (message
  * "Invalid number of Newton-Schulz steps: 0"); torch.optim.Muon 0..99
  * (_zeropower_via_newtonschulz refuses ns_steps >= 100; a negative count,
@@ -124,7 +137,8 @@ static int check_ns_steps(const muonref_options *o, muonref_error *err)
     if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
   } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM ||
-             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_OPTAX) {
+             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_PADDLE ||
+             o->catalogue == MUONREF_CATALOGUE_OPTAX) {
     /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
@@ -193,17 +207,6 @@ static int validate_dion_head(const muonref_options *o, muonref_error *err)
   return check_real(0, o->adam_eps, "Invalid AdamW epsilon", err);
 }
 
-/* The values of the shared numbering of issue 12 that another profile
- * implements (route rule 4, catalogue 6): refused until it is merged. */
-static int check_reserved(const muonref_options *o, muonref_error *err)
-{
-  if ((int)o->route_rule == 4 || (int)o->catalogue == 6)
-    return muonref_fail(err, MUONREF_EOPTION, "%s %d is not implemented in this build",
-                        (int)o->route_rule == 4 ? "route_rule" : "catalogue",
-                        (int)o->route_rule == 4 ? 4 : 6);
-  return MUONREF_OK;
-}
-
 /* The optax block: the two flags 0 or 1, adam_weight_decay finite, and
  * under the OPTAX catalogue a coefficient list no longer than ns_steps
  * (scale_by_muon.init_fn @2edbcbe2: `if not ns_coeffs.shape[0] <= ns_steps:
@@ -260,11 +263,9 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
-  if ((s = check_reserved(o, err)))
-    return s;
   int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
-             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_OPTAX ||
-             o->catalogue == MUONREF_CATALOGUE_MEGATRON;
+             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_PADDLE ||
+             o->catalogue == MUONREF_CATALOGUE_OPTAX || o->catalogue == MUONREF_CATALOGUE_MEGATRON;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
@@ -312,6 +313,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   /* Megatron's clip_grad (optimizer_config.py): 0 is off; muonref refuses what cannot be a norm bound */
   if ((s = check_real(o->clip_grad_norm < 0.0, o->clip_grad_norm, "Invalid gradient clipping norm (clip_grad)", err)))
+    return s;
+  if ((s = check_patterns(o, err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -377,6 +380,7 @@ const char *muonref_missing_grad_name(muonref_missing_grad v) { return name_of(M
 const char *muonref_grad_after_name(muonref_grad_after v) { return name_of(GRAD_AFTER_NAMES, (int)v); }
 const char *muonref_adam_variant_name(muonref_adam_variant v) { return name_of(ADAM_VARIANT_NAMES, (int)v); }
 const char *muonref_norm_format_name(muonref_norm_format f) { return name_of(NORM_FORMAT_NAMES, (int)f); }
+const char *muonref_pattern_match_name(muonref_pattern_match m) { return name_of(PATTERN_MATCH_NAMES, (int)m); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

@@ -17,7 +17,28 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
   case MUONREF_SCALE_RMS_TO_RMS: return sqrt(r / c);
   /* Emerging-Optimizers muon.py @fd77292 get_muon_scale_factor "spectral": max(size_out, size_in) ** 0.5 */
   case MUONREF_SCALE_SQRT_MAX: return sqrt(fmax(r, c));
+  /* Paddle muon.py @98af0a0f _scaling_fn, muon_version 2: (dout / din) ** 0.5 */
+  case MUONREF_SCALE_RATIO_COLS: return sqrt(c / r);
   default: return 1.0;
+  }
+}
+
+/* Paddle's update (muon.py @98af0a0f _scaling_fn, _muon_update; lr a
+ * float32 0-D tensor): the decay only when weight_decay > 0, its factor
+ * `1 - lr * weight_decay` evaluated in binary32; `O * lr` with fl32(lr);
+ * in the bf16 format `u * scale * extra_scale_factor` two bf16 products. */
+static void paddle_update(const muonref_options *o, const muonref_route *r, muonref_muon_plan *p)
+{
+  float lr32 = (float)o->lr;
+  float lw = lr32 * (float)o->weight_decay;
+  p->apply_decay = o->weight_decay > 0.0;
+  p->decay = (double)(1.0f - lw);
+  p->alpha = (double)lr32 * p->scale;
+  if (o->ns_format == MUONREF_NS_BF16) {
+    p->update_scale = 1;
+    p->update_factor = muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols);
+    p->update_factor2 = o->scale_extra;
+    p->alpha = (double)lr32;
   }
 }
 
@@ -46,6 +67,9 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->update_factor = p->update_scale ? p->scale : p->alpha;
   if (alpha_in)
     p->update_scale = 1, p->alpha = 1.0;
+  p->update_factor2 = 1.0;
+  if (o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
+    paddle_update(o, r, p);
 }
 
 void muonref_muon_plan_correct(const muonref_options *o, long t, muonref_muon_plan *p)

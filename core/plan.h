@@ -37,6 +37,8 @@ typedef struct muonref_muon_plan {
   double scale;
   int update_scale; /* scale_format BF16_UPDATE or BF16_ALPHA in the bf16 format */
   double update_factor; /* the binary64 factor of the bf16 update when update_scale */
+  double update_factor2; /* a second bf16 product O <- R_bf16(fl32(update_factor2) O) after the
+                            first, when update_scale and it is not 1.0 (Paddle's extra_scale_factor) */
   double alpha;
 } muonref_muon_plan;
 

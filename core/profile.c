@@ -180,6 +180,42 @@ static void dion(muonref_options *o)
   o->ns_safety = 1.02;
 }
 
+/* paddle: PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f
+ * (spec/profiles/paddle.md), Muon(learning_rate=0.02, momentum=0.95,
+ * adam_beta1=0.9, adam_beta2=0.95, weight_decay=0.01, ns_steps=5,
+ * ns_coeff_type="simple", nesterov=True, adam_epsilon=1e-09,
+ * muon_version=1, muon_extra_scale_factor=0.2) on the GPU path
+ * (ns_matmul_dtype bf16): EMA momentum (`lerp`), Nesterov `lerp(g, M, beta)`,
+ * the coefficient list of ns_coeff_type cycled (`coeffs[i % len]`), the
+ * float32 input normalised by max(||X||_F, adam_epsilon) before the bf16
+ * cast, `addmm` steps (fused), the scale sqrt(max(1, cols/rows)) and 0.2
+ * as two bf16 products, then `p -= O * lr` with a float32 lr, the decay
+ * only when weight_decay > 0; routing by the per-name map (use_muon) or the
+ * default rule (2-D or 3-D, no excluded name); a 3-D parameter a batch of
+ * matrices; AdamW with lr * lr_ratio, eps after the corrected sqrt, the
+ * decay with lr * lr_ratio. */
+static void paddle(muonref_options *o)
+{
+  nemo(o);
+  o->weight_decay = 0.01;
+  o->nesterov = 1;
+  o->scale_mode = MUONREF_SCALE_FAN_OUT;
+  o->adam_eps = 1e-9;
+  o->adam_lr_ratio = 1.0;
+  o->momentum_form = MUONREF_MOMENTUM_EMA;
+  muonref_preset_apply(muonref_preset_find("simple"), o);
+  o->coeff_order = MUONREF_ORDER_CYCLE; /* `coeffs[i % len(coeffs)]` */
+  o->ns_eps = 1e-9;                     /* adam_epsilon */
+  o->eps_mode = MUONREF_EPS_CLAMP;      /* F.normalize: x / max(||x||, eps) */
+  o->bf16_order = MUONREF_BF16_FUSED;   /* addmm(A, A, A, beta=b, alpha=c), addmm(X, B, X, beta=a) */
+  o->route_rule = MUONREF_ROUTE_NDIM_2_3;
+  o->catalogue = MUONREF_CATALOGUE_PADDLE;
+  o->scale_format = MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA;
+  o->conv_mode = MUONREF_CONV_BATCHED; /* 3-D: baddbmm over dim 0 */
+  o->scale_extra = 0.2;
+  o->norm_format = MUONREF_NORM_FORMAT_INPUT;
+}
+
 /* emerging: NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py
  * @fd77292 (2026-08-20; the release v0.4.0 has the same defaults and eps;
  * spec/profiles/emerging.md): Muon(params, lr=3e-4, momentum=0.95,
@@ -390,6 +426,31 @@ static const muonref_option_key EMERGING_KEYS[] = {
   K("extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
 };
 
+/* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's
+ * order, plus the per-parameter entries of its callables and map:
+ * use_muon (muon_param_info_map[name].use_muon; null: the default rule),
+ * lr_ratio (the value lr_ratio(param) returns for the group's parameters).
+ * A group with weight_decay 0 is apply_decay_param_fun(name) False; the
+ * other groups share one weight_decay (spec/profiles/paddle.md 1, 10).
+ * grad_clip, multi_precision, ns_matmul_dtype (the ns_format) are left out. */
+static const muonref_option_key PADDLE_KEYS[] = {
+  K("learning_rate", MUONREF_KEY_REAL, lr),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("adam_beta1", MUONREF_KEY_REAL, adam_beta1),
+  K("adam_beta2", MUONREF_KEY_REAL, adam_beta2),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, coeffs),
+  K("ns_coeffs", MUONREF_KEY_NS_COEFFS, coeffs),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("adam_epsilon", MUONREF_KEY_EPS_SHARED, ns_eps),
+  K("lr_ratio", MUONREF_KEY_REAL, adam_lr_ratio),
+  K("muon_version", MUONREF_KEY_MUON_VERSION, scale_mode),
+  K("muon_exclude_patterns", MUONREF_KEY_PATTERNS, exclude_patterns),
+  K("muon_extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
+  K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
+};
+
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's
  * order; eps is the Newton-Schulz and the Adam eps.  weight_decay_mask,
  * mu_dtype, adaptive (False), adam_eps_root (0), adam_learning_rate (None:
@@ -450,10 +511,10 @@ static const muonref_profile PROFILES[] = {
    DION_KEYS, N(DION_KEYS), 0, NULL},
   {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
    emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
-  /* [MUONREF_PROFILE_PADDLE = 7]: no row in this build (issue 12's shared numbering) */
+  [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f "
+   "(paddle.optimizer.Muon)", paddle, PADDLE_KEYS, N(PADDLE_KEYS), 0, NULL},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", optax,
                              OPTAX_KEYS, N(OPTAX_KEYS), 1, NULL},
-  /* 7, 8: paddle, optax (other branches, issue 12) */
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a, "
    "optimizer_config.py 0075637c, clip_grads.py", megatron, MEGATRON_KEYS, N(MEGATRON_KEYS), 0, NULL},
 };

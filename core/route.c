@@ -3,6 +3,8 @@
 #include "core/pyfmt.h"
 #include "muonref/route.h"
 #include "core/fail.h"
+#include <ctype.h>
+#include <string.h>
 
 size_t muonref_shape_numel(const muonref_shape *s)
 {
@@ -52,7 +54,31 @@ static int timm_suitable(const muonref_shape *s)
   return lo >= 4 && (double)hi / (double)lo <= 128.0;
 }
 
-static int selects_muon(const muonref_options *o, const muonref_shape *s)
+/* Whether the lower-cased pat is a substring of the lower-cased name (ASCII). */
+static int contains_ci(const char *name, const char *pat)
+{
+  for (size_t i = 0;; i++) {
+    size_t k = 0;
+    while (pat[k] && name[i + k] && tolower((unsigned char)name[i + k]) == tolower((unsigned char)pat[k]))
+      k++;
+    if (!pat[k])
+      return 1;
+    if (!name[i])
+      return 0;
+  }
+}
+
+int muonref_name_excluded(const muonref_options *o, const char *name)
+{
+  if (!name)
+    return 0;
+  for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
+    if (memchr(o->exclude_patterns[k], 0, MUONREF_PATTERN_LEN) && contains_ci(name, o->exclude_patterns[k]))
+      return 1;
+  return 0;
+}
+
+static int selects_muon(const muonref_options *o, const muonref_shape *s, const char *name)
 {
   if (o->use_muon != MUONREF_USE_MUON_AUTO)
     return o->use_muon == MUONREF_USE_MUON_TRUE;
@@ -62,12 +88,20 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s)
     return s->ndim == 2;
   if (o->route_rule == MUONREF_ROUTE_NOT_1D) /* Megatron-LM muon.py 025c931a: `len(param.shape) != 1` */
     return s->ndim != 1;
+  if (o->route_rule == MUONREF_ROUTE_NDIM_2_3) /* Paddle's _default_should_use_muon */
+    return (s->ndim == 2 || s->ndim == 3) && !muonref_name_excluded(o, name);
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
 
 int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonref_route *out,
                         muonref_error *err)
+{
+  return muonref_route_param_named(o, s, NULL, out, err);
+}
+
+int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, const char *name,
+                              muonref_route *out, muonref_error *err)
 {
   char b[256];
   int st = check_shape(s, err);
@@ -95,17 +129,22 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
     /* microsoft/dion dion/muon.py @0a059a4 _create_ortho_tasks: `assert
      * all(p.ndim >= 2 ...), "Muon optimizer only supports matrix parameters."` */
     return muonref_fail(err, MUONREF_ESHAPE, "Muon optimizer only supports matrix parameters.");
+  if (o->route_rule == MUONREF_ROUTE_NDIM_2_3 && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2 && s->ndim != 3)
+    /* PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f
+     * _zeropower_via_newtonschulz5: `raise ValueError(f"Input tensor X must
+     * be 2D or 3D (batched), got {X.ndim}D")`, at the step */
+    return muonref_fail(err, MUONREF_ESHAPE, "Input tensor X must be 2D or 3D (batched), got %dD", s->ndim);
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
-  if (o->route_rule == MUONREF_ROUTE_NOT_1D && selects_muon(o, s) && s->ndim != 2)
+  if (o->route_rule == MUONREF_ROUTE_NOT_1D && selects_muon(o, s, name) && s->ndim != 2)
     /* Megatron-LM hands every untagged parameter that is not 1-D (0-D and
      * 3-D+ too) to Emerging-Optimizers' Muon, whose step refuses it
      * (orthogonalized_optimizer.py: `if grad.ndim != 2: raise
      * ValueError("Only 2D parameters are supported.")`) */
     return muonref_fail(err, MUONREF_ESHAPE, "Only 2D parameters are supported.");
   out->numel = muonref_shape_numel(s);
-  out->use_muon = selects_muon(o, s);
+  out->use_muon = selects_muon(o, s, name);
   muonref_route_matrices(o, s, out);
   return MUONREF_OK;
 }

@@ -2,6 +2,8 @@
  * noinst libmuonref_hooks only, with MUONREF_TEST_HOOKS. */
 #include <math.h>
 #include <string.h>
+#include <strings.h>
+#include <ctype.h>
 #include "core/plan.h"
 #include "faults.h"
 #include "ns_internal.h"
@@ -135,6 +137,23 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                              "microsoft/dion before 0c20549 (2025-09-03, \"fix bug for 3D batch "
                                              "matrices\"): adjust_lr_spectral_norm `fan_out, fan_in = "
                                              "param_shape[:2]` (spec/profiles/dion.md 11)"},
+  [MUONREF_FAULT_PADDLE_ADAM_BIAS_POW_ONE] = {"paddle_adam_bias_pow_one", "AdamW's beta-pow accumulators start at 1.0 "
+                                              "where the profile starts them at beta1, beta2: step t corrects with "
+                                              "beta^(t-1), a 0/0 at step 1",
+                                              "the QKV/MLA-split revision of python/paddle/optimizer/muon.py "
+                                              "(research notes; P-0678 and P-98af fill them with beta1, beta2: "
+                                              "spec/profiles/paddle.md 11)"},
+  [MUONREF_FAULT_PADDLE_SUBSTRING_AS_WORD] = {"paddle_substring_as_word", "an exclude pattern matches a parameter's "
+                                              "name only as a whole word (between non-alphanumeric characters) "
+                                              "where the profile takes any case-insensitive substring",
+                                              "a port reading muon_exclude_patterns as names of modules: "
+                                              "'unbiased_proj.weight' and 'embedding_proj' stay on Muon "
+                                              "(spec/profiles/paddle.md 7, 11)"},
+  [MUONREF_FAULT_PADDLE_COEFF_REPEAT_LAST] = {"paddle_coeff_repeat_last", "the coefficient list's last triple "
+                                              "repeated where the profile cycles it",
+                                              "Emerging-Optimizers' muon_utils.py repeat_last_types for the same "
+                                              "preset names; a Paddle port copying it fails aol at 5 steps "
+                                              "(spec/profiles/paddle.md 11)"},
   [MUONREF_FAULT_NS5_BEFORE_POLAR_EXPRESS] = {"ns5_before_polar_express", "the quintic list (4.0848, -6.8946, "
                                               "2.9270), ... and X / (||X|| + eps) where the profile runs the Polar "
                                               "Express list on X / (1.02 ||X|| + eps)",
@@ -219,6 +238,7 @@ void muonref_fault_options(int f, muonref_options *o)
   case MUONREF_FAULT_NADAMW_AS_ADAMW: o->adam_variant = MUONREF_ADAM_ADAMW; break;
   case MUONREF_FAULT_EPS_SPLIT: o->adam_eps = 1e-8; break;
   case MUONREF_FAULT_SAFETY_IGNORED: o->ns_safety = 1.0; break;
+  case MUONREF_FAULT_PADDLE_COEFF_REPEAT_LAST: o->coeff_order = MUONREF_ORDER_REPEAT_LAST; break;
   case MUONREF_FAULT_SCALE_MODE_SWAPPED:
     if (o->scale_mode == MUONREF_SCALE_SQRT_MAX || o->scale_mode == MUONREF_SCALE_RMS_TO_RMS)
       o->scale_mode = o->scale_mode == MUONREF_SCALE_SQRT_MAX ? MUONREF_SCALE_RMS_TO_RMS : MUONREF_SCALE_SQRT_MAX;
@@ -255,7 +275,10 @@ void muonref_fault_options(int f, muonref_options *o)
     if (o->conv_mode == MUONREF_CONV_BATCHED || o->conv_mode == MUONREF_CONV_KELLER)
       o->conv_mode = MUONREF_CONV_FLATTEN;
     break;
-  case MUONREF_FAULT_SCALE_IN_LR: o->scale_format = MUONREF_SCALE_FORMAT_LR; break;
+  case MUONREF_FAULT_SCALE_IN_LR: /* Paddle's format keeps its decay and fl32(lr): muonref_fault_muon_plan */
+    if (o->scale_format != MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
+      o->scale_format = MUONREF_SCALE_FORMAT_LR;
+    break;
   case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
     if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
       o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;
@@ -320,7 +343,21 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
     if (p->apply_decay)
       p->alpha *= p->decay;
     break;
+  case MUONREF_FAULT_SCALE_IN_LR: /* Paddle: the scale and 0.2 folded into alpha, no bf16 products */
+    if (o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA && p->update_scale)
+      p->update_scale = 0, p->alpha = (double)(float)o->lr * p->scale;
+    break;
   case MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS:
+    if (s->ndim > 2 && o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA) {
+      /* Paddle P-0678 _scaling_fn: `din, dout = u.shape[0], u.shape[1]` */
+      double f2 = muonref_scale_factor(o->scale_mode, s->dims[0], s->dims[1]);
+      p->scale = f2 * o->scale_extra;
+      if (p->update_scale)
+        p->update_factor = f2;
+      else
+        p->alpha = (double)(float)o->lr * p->scale;
+      break;
+    }
     if (s->ndim > 2) { /* dion before 0c20549: `fan_out, fan_in = param_shape[:2]` */
       p->scale = muonref_scale_factor(o->scale_mode, s->dims[0], s->dims[1]);
       if (p->update_scale && o->scale_format == MUONREF_SCALE_FORMAT_BF16_ALPHA)
@@ -351,8 +388,44 @@ void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muo
     break;
   case MUONREF_FAULT_ADAM_DECAY_MUON_LR: p->decay = 1.0 - o->lr * o->weight_decay; break;
   case MUONREF_FAULT_DECAY_SKIPPED_GROUP: p->apply_decay = p->apply_decay && group == 0; break;
+  case MUONREF_FAULT_PADDLE_ADAM_BIAS_POW_ONE: /* beta_pow = 1 at creation: step t uses beta^(t-1) */
+    p->bias_correction1 = 1.0 - pow(o->adam_beta1, (double)(p->step - 1));
+    p->bias_correction2 = 1.0 - pow(o->adam_beta2, (double)(p->step - 1));
+    p->sqrt_bc2 = sqrt(p->bias_correction2);
+    p->step_size = p->lr / p->bias_correction1;
+    p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
+    break;
   default: break;
   }
+}
+
+/* Whether pat (lower-cased) occurs in name (lower-cased) between
+ * non-alphanumeric characters or the string's ends. */
+static int word_in(const char *name, const char *pat)
+{
+  size_t n = strlen(name), m = strlen(pat);
+  for (size_t i = 0; m && i + m <= n; i++) {
+    if (strncasecmp(name + i, pat, m))
+      continue;
+    int before = i == 0 || !isalnum((unsigned char)name[i - 1]);
+    int after = i + m == n || !isalnum((unsigned char)name[i + m]);
+    if (before && after)
+      return 1;
+  }
+  return 0;
+}
+
+void muonref_fault_route_named(int f, const muonref_options *o, const muonref_shape *s, const char *name,
+                               muonref_route *r)
+{
+  if (f != MUONREF_FAULT_PADDLE_SUBSTRING_AS_WORD || o->route_rule != MUONREF_ROUTE_NDIM_2_3 ||
+      o->use_muon != MUONREF_USE_MUON_AUTO || !name || (s->ndim != 2 && s->ndim != 3))
+    return;
+  int excluded = 0;
+  for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
+    excluded |= word_in(name, o->exclude_patterns[k]);
+  r->use_muon = !excluded;
+  muonref_route_matrices(o, s, r);
 }
 
 unsigned muonref_fault_ns_flags(int f)

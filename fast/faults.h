@@ -96,6 +96,10 @@ enum {
   MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON,
   MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/run_fast.c), as nesterov_default_on */
   MUONREF_FAULT_MEGATRON_NO_CLIP,
+  /* faults of Paddle's port (spec/profiles/paddle.md section 11) */
+  MUONREF_FAULT_PADDLE_ADAM_BIAS_POW_ONE,
+  MUONREF_FAULT_PADDLE_SUBSTRING_AS_WORD,
+  MUONREF_FAULT_PADDLE_COEFF_REPEAT_LAST,
   MUONREF_FAULT_COUNT
 };
 
@@ -121,6 +125,11 @@ void muonref_fault_options(int f, muonref_options *o);
  * does not concern.  group is the parameter's group index, shape its
  * shape. */
 void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s, muonref_route *r);
+/* The route of a parameter called `name` (NULL: none) under fault f, after
+ * muonref_fault_route: PADDLE_SUBSTRING_AS_WORD matches the exclude
+ * patterns of route rule NDIM_2_3 as whole words only. */
+void muonref_fault_route_named(int f, const muonref_options *o, const muonref_shape *s, const char *name,
+                               muonref_route *r);
 void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
                              muonref_muon_plan *p);
 void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p);

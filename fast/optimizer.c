@@ -97,7 +97,8 @@ static int alloc_state(param *p)
 }
 
 /* Routes and allocates every parameter; sizes the shared workspaces. */
-static int build_params(muonref_optimizer *opt, const muonref_group *groups, muonref_error *err)
+static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
+                        muonref_error *err)
 {
   size_t k = 0, max_ws = 0, max_mat = 0, pending = 0;
   for (size_t g = 0; g < opt->n_groups; g++)
@@ -106,10 +107,12 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
       p->options = &opt->groups[g];
       p->group = g;
       p->shape = groups[g].shapes[j];
-      int st = muonref_route_param(p->options, &p->shape, &p->route, err);
+      int st = muonref_route_param_named(p->options, &p->shape, names ? names[k] : NULL,
+                                         &p->route, err);
       if (st)
         return st;
       MUONREF_HOOK(muonref_fault_route(opt->fault, p->options, &p->shape, &p->route));
+      MUONREF_HOOK(muonref_fault_route_named(opt->fault, p->options, &p->shape, names ? names[k] : NULL, &p->route));
       if (!alloc_state(p))
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
       if (p->route.use_muon) {
@@ -149,7 +152,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
 }
 
 /* muonref_optimizer_create; fault is used only with MUONREF_TEST_HOOKS. */
-static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, int fault, muonref_error *err)
+static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, const char *const *names, int fault,
+                                 muonref_error *err)
 {
   muonref_optimizer *opt = calloc(1, sizeof *opt);
   if (!opt) {
@@ -178,7 +182,7 @@ static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, i
       st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   }
   if (!st)
-    st = build_params(opt, groups, err);
+    st = build_params(opt, groups, names, err);
   if (st) {
     muonref_optimizer_free(opt);
     return NULL;
@@ -188,14 +192,26 @@ static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, i
 
 muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups, muonref_error *err)
 {
-  return create(groups, n_groups, 0, err);
+  return create(groups, n_groups, NULL, 0, err);
+}
+
+muonref_optimizer *muonref_optimizer_create_named(const muonref_group *groups, size_t n_groups,
+                                                  const char *const *names, muonref_error *err)
+{
+  return create(groups, n_groups, names, 0, err);
 }
 
 #ifdef MUONREF_TEST_HOOKS
 muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
                                                   muonref_error *err)
 {
-  return create(groups, n_groups, fault, err);
+  return create(groups, n_groups, NULL, fault, err);
+}
+
+muonref_optimizer *muonref_optimizer_create_named_fault(const muonref_group *groups, size_t n_groups,
+                                                        const char *const *names, int fault, muonref_error *err)
+{
+  return create(groups, n_groups, names, fault, err);
 }
 #endif
 
@@ -273,6 +289,11 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
     double s32 = (double)(float)pl.update_factor; /* Keller's s, dion's lr s */
     for (size_t j = 0; j < n; j++)
       O[j] = muonref_bf16_round_double(s32 * (double)O[j]);
+    if (pl.update_factor2 != 1.0) { /* Paddle: `* extra_scale_factor`, a second bf16 product */
+      double e32 = (double)(float)pl.update_factor2;
+      for (size_t j = 0; j < n; j++)
+        O[j] = muonref_bf16_round_double(e32 * (double)O[j]);
+    }
   }
   if (FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;

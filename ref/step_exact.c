@@ -155,6 +155,10 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     for (size_t i = 0; i < n; i++) {
       mpfr_mul_d(O.e[i], O.e[i], (double)(float)pl.update_factor, MPFR_RNDN); /* Keller's s, dion's lr s */
       mpfr_set_d(O.e[i], muonref_mpfr_round_format(O.e[i], 8, -133, 128), MPFR_RNDN);
+      if (pl.update_factor2 != 1.0) { /* Paddle: `* extra_scale_factor`, a second bf16 product */
+        mpfr_mul_d(O.e[i], O.e[i], (double)(float)pl.update_factor2, MPFR_RNDN);
+        mpfr_set_d(O.e[i], muonref_mpfr_round_format(O.e[i], 8, -133, 128), MPFR_RNDN);
+      }
     }
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, param[i], MPFR_RNDN);

@@ -76,8 +76,8 @@ START_TEST(unknown_profile_is_named)
 {
   muonref_error e;
   muonref_options o;
-  ck_assert_int_eq(muonref_profile_options("paddle", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging', 'optax', 'megatron')");
+  ck_assert_int_eq(muonref_profile_options("mxnet", &o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown profile 'mxnet', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging', 'paddle', 'optax', 'megatron')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }
@@ -310,6 +310,78 @@ START_TEST(megatron_profile_routing_and_clipping)
   muonref_group two[2] = {gc, gu};
   ck_assert_ptr_null(muonref_optimizer_create(two, 2, &e));
   ck_assert_str_eq(e.message, "clip_grad_norm is one value for the optimizer: group 1 has 0, group 0 1");
+/* paddle (spec/profiles/paddle.md; expected values from its formulas, by hand) */
+START_TEST(paddle_profile)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_PADDLE, &e), MUONREF_OK);
+  ck_assert_str_eq(muonref_profile_name(MUONREF_PROFILE_PADDLE), "paddle");
+  ck_assert(o.lr == 0.02 && o.momentum == 0.95 && o.weight_decay == 0.01 && o.nesterov == 1 && o.ns_steps == 5);
+  ck_assert(o.scale_mode == MUONREF_SCALE_FAN_OUT && o.scale_extra == 0.2 && o.norm_format == MUONREF_NORM_FORMAT_INPUT);
+  ck_assert(o.ns_eps == 1e-9 && o.adam_eps == 1e-9 && o.eps_mode == MUONREF_EPS_CLAMP && o.bf16_order == MUONREF_BF16_FUSED);
+  ck_assert(o.momentum_form == MUONREF_MOMENTUM_EMA && o.coeff_order == MUONREF_ORDER_CYCLE && o.n_coeffs == 1);
+  ck_assert(o.route_rule == MUONREF_ROUTE_NDIM_2_3 && o.catalogue == MUONREF_CATALOGUE_PADDLE);
+  ck_assert(o.scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA && o.conv_mode == MUONREF_CONV_BATCHED);
+  ck_assert(o.adam_lr_ratio == 1.0 && o.adam_beta1 == 0.9 && o.adam_beta2 == 0.95 && o.n_exclude_patterns == 0);
+  t = o, t.lr = -1.0, t.momentum = 1.5, t.weight_decay = -0.1, t.ns_steps = 0; /* no value checks */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK);
+  t = o, t.n_exclude_patterns = 9;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid number of exclude patterns: 9 (expected 0 to 8)");
+  /* the default rule: 2-D or 3-D and no pattern a case-insensitive substring */
+  t = o, t.n_exclude_patterns = 2;
+  snprintf(t.exclude_patterns[0], MUONREF_PATTERN_LEN, "bias");
+  snprintf(t.exclude_patterns[1], MUONREF_PATTERN_LEN, "mlp.gate");
+  muonref_shape m2 = {2, {8, 16}}, m3 = {3, {2, 4, 8}}, m4 = {4, {4, 2, 3, 3}}, v1 = {1, {8}};
+  muonref_route r;
+  static const struct { const char *name; int muon; } N[] = {
+    {"unbiased_proj.weight", 0}, {"BIAS", 0}, {"layers.0.mlp.gate_proj", 0}, {"layers.0.mlp_gate", 1},
+    {"attn.qkv.weight", 1}, {NULL, 1}};
+  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
+    ck_assert_int_eq(muonref_route_param_named(&t, &m2, N[k].name, &r, &e), MUONREF_OK);
+    ck_assert_msg(r.use_muon == N[k].muon, "%s", N[k].name ? N[k].name : "(null)");
+    ck_assert_int_eq(muonref_name_excluded(&t, N[k].name), !N[k].muon);
+  }
+  ck_assert_int_eq(muonref_route_param_named(&t, &m3, "experts.w1", &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon && r.batch == 2 && r.rows == 4 && r.cols == 8 && r.scale_rows == 4 && r.scale_cols == 8);
+  ck_assert_int_eq(muonref_route_param_named(&t, &m4, "conv.weight", &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  ck_assert_int_eq(muonref_route_param_named(&t, &v1, "norm.weight", &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  t.use_muon = MUONREF_USE_MUON_TRUE;
+  ck_assert_int_eq(muonref_route_param_named(&t, &m4, "conv.weight", &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Input tensor X must be 2D or 3D (batched), got 4D");
+  ck_assert_int_eq(muonref_route_param(&t, &v1, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Input tensor X must be 2D or 3D (batched), got 1D");
+  t.use_muon = MUONREF_USE_MUON_FALSE;
+  ck_assert_int_eq(muonref_route_param_named(&t, &m2, "w", &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  /* muon_version 2: sqrt(cols/rows) without max */
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RATIO_COLS, 8, 32) == 2.0);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_RATIO_COLS, 32, 8) == 0.5);
+  ck_assert(muonref_scale_factor(MUONREF_SCALE_FAN_OUT, 8, 32) == 2.0 && muonref_scale_factor(MUONREF_SCALE_FAN_OUT, 32, 8) == 1.0);
+  /* the update: in bf16 two products by fl32(s) and fl32(0.2), alpha = fl32(lr); decay in binary32 */
+  ck_assert_int_eq(muonref_route_param(&o, &m2, &r, &e), MUONREF_OK);
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(&o, &r, &pl);
+  ck_assert(pl.update_scale && pl.update_factor == sqrt(2.0) && pl.update_factor2 == 0.2 && pl.alpha == (double)0.02f);
+  ck_assert(pl.apply_decay && pl.decay == (double)(1.0f - 0.02f * 0.01f));
+  ck_assert(pl.decay != 1.0 - 0.02 * 0.01);
+  t = o, t.ns_format = MUONREF_NS_FP32;
+  muonref_muon_plan_make(&t, &r, &pl);
+  ck_assert(!pl.update_scale && pl.alpha == (double)0.02f * (sqrt(2.0) * 0.2));
+  t = o, t.weight_decay = -0.1; /* `weight_decay > 0` only: the Muon branch skips it; AdamW applies it */
+  muonref_muon_plan_make(&t, &r, &pl);
+  ck_assert(!pl.apply_decay);
+  muonref_adamw_plan ap;
+  muonref_adamw_plan_make(&t, 1, &ap);
+  ck_assert(ap.apply_decay && ap.decay == 1.0 + 0.02 * 0.1);
+  ck_assert_str_eq(muonref_scale_mode_name(MUONREF_SCALE_RATIO_COLS), "ratio_cols");
+  ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_NDIM_2_3), "ndim_2_3");
+  ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_PADDLE), "paddle");
+  ck_assert_str_eq(muonref_scale_format_name(MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA), "bf16_scale_extra");
+  ck_assert_str_eq(muonref_pattern_match_name(MUONREF_MATCH_SUBSTRING_CI), "substring_ci");
 }
 END_TEST
 
@@ -598,7 +670,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_eps, "Invalid AdamW epsilon: -1e-08"},
   {m_ratio, "Invalid AdamW learning rate ratio: -0.025"},
   {m_thr, "Invalid AdamW dimension threshold: 0"},
-  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max')"},
+  {m_scale, "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max', 'ratio_cols')"},
   {m_nesterov, "Invalid nesterov: 2 (expected 0 or 1)"},
   {m_use_muon, "Invalid use_muon: 3 (expected None, False or True)"},
   {m_form, "Unknown momentum_form 5, expected one of ('sum', 'ema')"},
@@ -970,6 +1042,7 @@ int main(void)
   tcase_add_test(t, emerging_profile_defaults_scale_and_decay);
   tcase_add_test(t, optax_profile_plan_routing_and_list);
   tcase_add_test(t, megatron_profile_routing_and_clipping);
+  tcase_add_test(t, paddle_profile);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

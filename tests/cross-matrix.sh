@@ -32,6 +32,7 @@ port_of() {
     timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
     dion) echo "$srcdir/tests/torch_dion_port.py:Muon dion" ;;
     emerging) echo "$srcdir/tests/torch_emerging_port.py:Muon emerging" ;;
+    paddle) echo "$srcdir/tests/torch_paddle_port.py:Muon paddle" ;;
     optax) echo "$srcdir/tests/torch_optax_port.py:Muon optax fp32" ;;
     megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon megatron" ;;
     *) echo "" ;;

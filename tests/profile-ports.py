@@ -15,6 +15,7 @@ import torch_keller_port as keller  # noqa: E402
 import torch_megatron_port as megatron  # noqa: E402
 import torch_moonlight_port as moonlight  # noqa: E402
 import torch_optax_port as optax  # noqa: E402
+import torch_paddle_port as paddle  # noqa: E402
 import torch_timm_port as timm  # noqa: E402
 import torch_torch_port as tport  # noqa: E402
 
@@ -230,6 +231,53 @@ check("megatron 4: Adam step 1 on a clipped gradient: lr * m_hat / (sqrt(v_hat) 
       torch.allclose(bias.detach(), torch.full((2,), 1 - 0.1), atol=1e-6))
 check("megatron 1: p.grad left as given (copies are scaled)", torch.equal(bias.grad, g))
 check("megatron 4: Adam state step, exp_avg, exp_avg_sq", set(o.state[bias]) == {"step", "exp_avg", "exp_avg_sq"})
+# ---- paddle (spec/profiles/paddle.md)
+def PN(name, *shape, value=0.0):
+    p = P(*shape, value=value)
+    p.muonref_name = name
+    return p
+
+
+check("paddle 2: Invalid ns_coeff_type: quartic",
+      error_of(lambda: paddle.Muon(parameters=[P(2, 2)], ns_coeff_type="quartic")) == "AssertionError: Invalid ns_coeff_type: quartic")
+check("paddle 2: custom without ns_coeffs",
+      error_of(lambda: paddle.Muon(parameters=[P(2, 2)], ns_coeff_type="custom"))
+      == "AssertionError: ns_coeffs must be provided when ns_coeff_type is 'custom'.")
+check("paddle 2: a list of dicts refused",
+      error_of(lambda: paddle.Muon(parameters=[dict(params=[P(2, 2)])]))
+      == "TypeError: Muon optimizer only supports a flat list of parameters, not a list of parameter groups.")
+check("paddle 2: NaN lr, momentum 1.0 and a negative weight_decay accepted",
+      error_of(lambda: paddle.Muon(float("nan"), [P(2, 2)], momentum=1.0, weight_decay=-1.0)) is None)
+check("paddle 4: a 4-D Muon input refused",
+      error_of(lambda: paddle.zeropower_via_newtonschulz5(torch.ones(2, 2, 2, 2)))
+      == "ValueError: Input tensor X must be 2D or 3D (batched), got 4D")
+check("paddle 7: substring rule: 'bias' excludes unbiased_proj.weight, 'embed' Embed_Tokens, not mlp_gate by 'mlp.gate'",
+      not paddle.Muon._default_should_use_muon("unbiased_proj.weight", (4, 4), ["bias"])
+      and not paddle.Muon._default_should_use_muon("Embed_Tokens", (4, 4), ["embed"])
+      and paddle.Muon._default_should_use_muon("layers.0.mlp_gate", (4, 4), ["mlp.gate"])
+      and not paddle.Muon._default_should_use_muon("conv", (4, 2, 3, 3), []))
+q = PN("q", 8, 8)
+o = paddle.Muon(0.1, [q], muon_param_info_map={})
+q.grad = torch.ones(8, 8)
+check("paddle 2: a parameter missing from the map", error_of(o.step) == "AssertionError: muon_param_info_map does not have q")
+check("paddle 4: presets cycled: aol step 4 is its first triple",
+      [paddle.NS_COEFFICIENT_SETS["aol"][i % 4] for i in range(5)][4] == (4.0098, -7.0585, 2.4635))
+check("paddle 5: version 2 scale 2 on (8, 32) times 0.2, two bf16 products",
+      torch.equal(paddle.scaling_fn(torch.ones(8, 32, dtype=torch.bfloat16), 2, 0.2),
+                  torch.full((8, 32), 0.4, dtype=torch.float32).to(torch.bfloat16)))
+b = PN("b", 8, value=1.0)
+o = paddle.Muon(0.1, [b], weight_decay=0.0, adam_epsilon=0.5, muon_param_info_map={"b": paddle.MuonParamInfo(False)})
+b.grad = torch.ones(8)
+o.step()
+check("paddle 6: AdamW step 1: lr * m_hat / (sqrt(v_hat) + eps) = 0.1 / 1.5 (pows start at beta)",
+      torch.allclose(b.detach(), torch.full((8,), 1 - 0.1 / 1.5)))
+w = PN("w", 4, 8, value=1.0)
+o = paddle.Muon(0.1, [w], weight_decay=-0.5, muon_param_info_map={"w": paddle.MuonParamInfo(True)})
+w.grad = torch.zeros(4, 8)
+o.step()
+check("paddle 5: a negative weight_decay does not decay a Muon parameter (zero gradient: no change)",
+      torch.equal(w.detach(), torch.ones(4, 8)))
+check("paddle 9: Muon state moment1 only", set(o.state[w]) == {"moment1"})
 
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

@@ -173,6 +173,89 @@ static int set_consistent_rms(muonref_options *o, const muonref_option_key *k, c
   return MUONREF_OK;
 }
 
+/* Paddle's ns_coeff_type presets (muon.py @98af0a0f _NS_COEFFICIENT_SETS)
+ * and muonref's preset of the same numbers; Paddle cycles every list. */
+static const char *const PADDLE_PRESETS[][2] = {
+  {"simple", "simple"}, {"quintic", "quintic"}, {"polar_express", "polar_express"}, {"aol", "aol"},
+  {"deepseekv4", "deepseekv4"}};
+
+/* Whether o's coefficient list is exactly preset p's. */
+static int coeffs_are(const muonref_options *o, const muonref_preset *p)
+{
+  if (!p || o->n_coeffs != p->n_coeffs)
+    return 0;
+  for (int j = 0; j < p->n_coeffs; j++) {
+    muonref_coeff c = muonref_preset_coeff(p, j);
+    if (c.a != o->coeffs[j].a || c.b != o->coeffs[j].b || c.c != o->coeffs[j].c)
+      return 0;
+  }
+  return 1;
+}
+
+/* Paddle's ns_coeff_type with its sibling ns_coeffs (either may be NULL:
+ * absent), as P-98af's constructor: `assert ns_coeffs is not None` for
+ * "custom", `assert ns_coeff_type in _NS_COEFFICIENT_SETS` otherwise (the
+ * messages verbatim); ns_coeffs is read only with "custom". */
+static int set_paddle_coeffs(muonref_options *o, const json_t *type, const json_t *list, const char *where,
+                             muonref_error *err)
+{
+  const char *s = type ? json_string_value(type) : "simple";
+  if (!s)
+    return bad(err, where, "ns_coeff_type", "a string");
+  if (!strcmp(s, "custom")) {
+    if (!list || json_is_null(list))
+      return muonref_fail(err, MUONREF_EOPTION, "ns_coeffs must be provided when ns_coeff_type is 'custom'.");
+    size_t n = json_array_size(list);
+    if (!json_is_array(list) || n == 0 || n > MUONREF_MAX_COEFFS)
+      return bad(err, where, "ns_coeffs", "a list of 1 to 32 triples");
+    muonref_coeff c[MUONREF_MAX_COEFFS];
+    for (size_t i = 0; i < n; i++)
+      if (!triple_value(json_array_get(list, i), &c[i]))
+        return bad(err, where, "ns_coeffs", "a list of triples of numbers");
+    o->n_coeffs = (int)n;
+    memcpy(o->coeffs, c, n * sizeof c[0]);
+    return MUONREF_OK;
+  }
+  for (size_t i = 0; i < sizeof PADDLE_PRESETS / sizeof PADDLE_PRESETS[0]; i++)
+    if (!strcmp(s, PADDLE_PRESETS[i][0])) {
+      const muonref_preset *p = muonref_preset_find(PADDLE_PRESETS[i][1]);
+      o->n_coeffs = p->n_coeffs;
+      for (int j = 0; j < p->n_coeffs; j++)
+        o->coeffs[j] = muonref_preset_coeff(p, j);
+      return MUONREF_OK;
+    }
+  return muonref_fail(err, MUONREF_EOPTION, "Invalid ns_coeff_type: %s", s);
+}
+
+/* Paddle's name of o's coefficient list: a preset's, or NULL ("custom"). */
+static const char *paddle_preset_name(const muonref_options *o)
+{
+  for (size_t i = 0; i < sizeof PADDLE_PRESETS / sizeof PADDLE_PRESETS[0]; i++)
+    if (coeffs_are(o, muonref_preset_find(PADDLE_PRESETS[i][1])))
+      return PADDLE_PRESETS[i][0];
+  return NULL;
+}
+
+/* Paddle's muon_exclude_patterns: null or a list of strings. */
+static int set_patterns(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                        muonref_error *err)
+{
+  if (json_is_null(v)) {
+    o->n_exclude_patterns = 0;
+    return MUONREF_OK;
+  }
+  if (!json_is_array(v) || json_array_size(v) > MUONREF_MAX_PATTERNS)
+    return bad(err, where, k->name, "null or a list of at most 8 strings");
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    const char *s = json_string_value(json_array_get(v, i));
+    if (!s || strlen(s) >= MUONREF_PATTERN_LEN)
+      return bad(err, where, k->name, "a list of strings of at most 63 bytes");
+    snprintf(o->exclude_patterns[i], MUONREF_PATTERN_LEN, "%s", s);
+  }
+  o->n_exclude_patterns = (int)json_array_size(v);
+  return MUONREF_OK;
+}
+
 /* One member of an options object, read through the profile's key k. */
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                    muonref_error *err)
@@ -307,6 +390,18 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       return bad(err, where, k->name, "true or false");
     o->conv_mode = json_is_true(v) ? MUONREF_CONV_FLATTEN : MUONREF_CONV_BATCHED;
     return MUONREF_OK;
+  case MUONREF_KEY_NS_COEFF_TYPE: /* read with its sibling by muonref_case_options */
+  case MUONREF_KEY_NS_COEFFS:
+    return MUONREF_OK;
+  case MUONREF_KEY_MUON_VERSION: /* Paddle's _scaling_fn: 1, 2, anything else */
+    if (!json_is_integer(v))
+      return bad(err, where, k->name, "an integer");
+    o->scale_mode = json_integer_value(v) == 1   ? MUONREF_SCALE_FAN_OUT
+                    : json_integer_value(v) == 2 ? MUONREF_SCALE_RATIO_COLS
+                                                 : MUONREF_SCALE_SQRT_MAX;
+    return MUONREF_OK;
+  case MUONREF_KEY_PATTERNS:
+    return set_patterns(o, k, v, where, err);
   }
   return bad(err, where, k->name, "of a known kind");
 }
@@ -343,6 +438,9 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
     if ((st = set_key(out, &p->keys[i], v, where, err)))
       return st;
   }
+  for (size_t i = 0; i < p->n_keys; i++) /* Paddle: the preset name and its custom list together */
+    if (p->keys[i].kind == MUONREF_KEY_NS_COEFF_TYPE)
+      return set_paddle_coeffs(out, json_object_get(j, p->keys[i].name), json_object_get(j, "ns_coeffs"), where, err);
   return MUONREF_OK;
 }
 
@@ -477,6 +575,32 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_FLATTEN:
     return o->conv_mode == MUONREF_CONV_FLATTEN ? json_true()
            : o->conv_mode == MUONREF_CONV_BATCHED ? json_false() : json_null(); /* null: not expressible */
+  case MUONREF_KEY_NS_COEFF_TYPE: {
+    const char *name = paddle_preset_name(o);
+    return json_string(name ? name : "custom");
+  }
+  case MUONREF_KEY_NS_COEFFS: {
+    if (paddle_preset_name(o))
+      return json_null();
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_coeffs; i++)
+      json_array_append_new(l, json_pack("[o, o, o]", muonref_case_real_json(o->coeffs[i].a),
+                                         muonref_case_real_json(o->coeffs[i].b), muonref_case_real_json(o->coeffs[i].c)));
+    return l;
+  }
+  case MUONREF_KEY_MUON_VERSION:
+    return o->scale_mode == MUONREF_SCALE_FAN_OUT      ? json_integer(1)
+           : o->scale_mode == MUONREF_SCALE_RATIO_COLS ? json_integer(2)
+           : o->scale_mode == MUONREF_SCALE_SQRT_MAX   ? json_integer(3)
+                                                       : json_null(); /* null: not expressible */
+  case MUONREF_KEY_PATTERNS: {
+    if (o->n_exclude_patterns <= 0)
+      return json_null();
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++)
+      json_array_append_new(l, json_string(o->exclude_patterns[i]));
+    return l;
+  }
   }
   return json_null();
 }

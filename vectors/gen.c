@@ -79,6 +79,8 @@ static const struct {
             "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
                 "errors", "overflow", "defaults", "schedule", NULL}},
+  {"paddle", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+              "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
   {"optax", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
              "state", "errors", "overflow", "defaults", "schedule", NULL}},
   /* nemo's areas without the sharded ones (single-process vectors see no tensor parallelism:
@@ -126,6 +128,18 @@ static const flag_note NOTES[] = {
    "of the first two is 1, and the flattened matrix has sides >= 4 and an aspect ratio <= 128",
    "the threshold rule, or an inclusive ratio, routes these shapes to the other branch",
    {"spec/muon.md section 2", "spec/profiles/timm.md section 2"}, {"route_all_matrices"}},
+  {"CoeffCycle", "BASIC", "Newton-Schulz step k uses triple k mod n of the coefficient list (Paddle's ns_coeff_type "
+   "presets and custom lists, cycled)", "repeating the last triple (Emerging-Optimizers' and timm's order for the same "
+   "preset names) changes aol from step 5, deepseekv4 from step 11 and a short custom list",
+   {"spec/profiles/paddle.md section 4", "spec/profiles/paddle.md section 11"}, {"paddle_coeff_repeat_last"}},
+  {"DecayPositiveOnly", "EDGE_CASE", "the Muon branch decays only when weight_decay > 0 (Paddle's `if with_decay and "
+   "weight_decay > 0`); its AdamW kernel applies any value", "a negative weight_decay that grows the Muon parameters, "
+   "or an AdamW branch that skips it", {"spec/profiles/paddle.md section 5", "spec/profiles/paddle.md section 6"},
+   {NULL}},
+  {"RoutingName", "EDGE_CASE", "a parameter whose name contains an exclude pattern, compared case-insensitively as "
+   "a substring, takes AdamW (Paddle's _default_should_use_muon)", "a whole-word, case-sensitive or regex match "
+   "routes such a name (unbiased_proj, Embed_Tokens, mlp_gate) to the other branch",
+   {"spec/profiles/paddle.md section 7", "spec/profiles/paddle.md section 11"}, {"paddle_substring_as_word"}},
   {"RoutingForced", "BASIC", "use_muon=True or False overrides the shape rule (a forced tensor is flattened to "
    "(dims[0], rest))", "ignoring the override leaves the parameter on its shape's branch", {"spec/muon.md section 2"},
    {NULL}},

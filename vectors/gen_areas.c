@@ -10,6 +10,7 @@
 #include "core/plan.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
+#include "muonref/presets.h"
 #include "core/fail.h"
 
 /* ---- small builders ---- */
@@ -187,6 +188,59 @@ static void routing_tagged(gen_ctx *g)
   }
 }
 
+/* Paddle's default rule (spec/profiles/paddle.md 7; muon.py @98af0a0f
+ * _default_should_use_muon): 2-D or 3-D and no exclude pattern a
+ * case-insensitive substring of the name, with Paddle's own example
+ * patterns; names that pin the substring rule (not a word, not a regex). */
+static void routing_by_name(gen_ctx *g)
+{
+  static const char *const PAT[] = {"embed", "bias", "lm_head", "mlp.gate"};
+  static const struct { const char *what, *name; int ndim; size_t d[3]; } N[] = {
+    {"'bias' is a substring of 'unbiased_proj.weight': AdamW", "unbiased_proj.weight", 2, {16, 8}},
+    {"'embed' is a substring of 'embedding_proj.weight': AdamW", "embedding_proj.weight", 2, {8, 16}},
+    {"case-insensitive: 'embed' excludes 'Model.Embed_Tokens.weight': AdamW", "Model.Embed_Tokens.weight", 2, {32, 8}},
+    {"'mlp.gate' excludes 'layers.0.mlp.gate_proj.weight': AdamW", "layers.0.mlp.gate_proj.weight", 2, {8, 16}},
+    {"'mlp.gate' as a substring, not a regex: 'layers.0.mlp_gate.weight' takes Muon", "layers.0.mlp_gate.weight", 2,
+     {8, 16}},
+    {"no pattern in 'layers.0.attn.qkv.weight': Muon", "layers.0.attn.qkv.weight", 2, {8, 24}},
+    {"'lm_head.weight': AdamW", "lm_head.weight", 2, {16, 32}},
+    {"3-D 'experts.w1' (2, 4, 8), no pattern: Muon, a batch of two (4, 8) matrices", "experts.w1", 3, {2, 4, 8}},
+    {"3-D 'expert_bias' (2, 4, 8): excluded by name before its shape counts: AdamW", "expert_bias", 3, {2, 4, 8}},
+  };
+  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    snprintf(comment, sizeof comment, "Paddle's default rule with muon_exclude_patterns ['embed', 'bias', 'lm_head', "
+             "'mlp.gate']: %s (one step)", N[k].what);
+    muonref_options o = base(g, 0.05, 0.1);
+    o.n_exclude_patterns = 4;
+    for (int j = 0; j < 4; j++)
+      snprintf(o.exclude_patterns[j], MUONREF_PATTERN_LEN, "%s", PAT[j]);
+    begin(&c, comment, &o);
+    muonref_shape sh = {N[k].ndim, {N[k].d[0], N[k].d[1], N[k].d[2]}};
+    int i = param(g, &c, N[k].name, sh, 0);
+    grad_normal(g, &c, 0, i, 1.0);
+    flags(&c, "Routing", "RoutingName", NULL);
+    gen_add_step(g, &c);
+  }
+  gen_step_case c; /* all of them in one step, and a name no pattern matches */
+  muonref_options o = base(g, 0.05, 0.1);
+  o.n_exclude_patterns = 4;
+  for (int j = 0; j < 4; j++)
+    snprintf(o.exclude_patterns[j], MUONREF_PATTERN_LEN, "%s", PAT[j]);
+  begin(&c, "Paddle's default rule with muon_exclude_patterns ['embed', 'bias', 'lm_head', 'mlp.gate'] over a small "
+            "model: each parameter routed by its name and shape (two steps)", &o);
+  for (size_t k = 0; k < 6; k++)
+    param(g, &c, N[k].name, (muonref_shape){N[k].ndim, {N[k].d[0], N[k].d[1], N[k].d[2]}}, 0);
+  param(g, &c, "layers.0.norm.weight", (muonref_shape){1, {8}}, 0);
+  c.n_steps = 2;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < c.n_params; i++)
+      grad_normal(g, &c, k, i, 1.0);
+  flags(&c, "Routing", "RoutingName", NULL);
+  gen_add_step(g, &c);
+}
+
 void gen_area_routing(gen_ctx *g)
 {
   static const struct { const char *what; int ndim; size_t d[4]; int use_muon; long thr; const char *fl; } R[] = {
@@ -262,6 +316,8 @@ void gen_area_routing(gen_ctx *g)
     routing_ndim_2(g);
   if (defaults(g).route_rule == MUONREF_ROUTE_NOT_1D) /* megatron's tag, after every other profile's cases */
     routing_tagged(g);
+  if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2_3)
+    routing_by_name(g);
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
     return;
   /* a port routed by the caller's lists (Moonlight's muon_params and
@@ -299,6 +355,68 @@ void gen_area_routing(gen_ctx *g)
 }
 
 /* ---- scaling ---- */
+
+/* One Paddle case: a wide (8, 32) and a tall (32, 8) Muon matrix and a bias
+ * (AdamW), two steps, under o. */
+static void paddle_case(gen_ctx *g, const char *comment, const muonref_options *o, const char *flag)
+{
+  gen_step_case c;
+  begin(&c, comment, o);
+  param(g, &c, "wide.weight", shape2(8, 32), 0);
+  param(g, &c, "tall.weight", shape2(32, 8), 0);
+  param(g, &c, "norm.bias", (muonref_shape){1, {8}}, 0);
+  c.n_steps = 2;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 3; i++)
+      grad_normal(g, &c, k, i, 1.0);
+  flags(&c, "Scaling", flag, NULL);
+  gen_add_step(g, &c);
+}
+
+/* paddle.optimizer.Muon's own options (spec/profiles/paddle.md 4, 5, 11):
+ * muon_version 2 and 3, muon_extra_scale_factor, every ns_coeff_type preset
+ * (cycled: aol at 5 steps wraps to its first triple, deepseekv4 past 10),
+ * a custom list, a negative weight_decay (Muon skips its decay, AdamW's
+ * kernel applies it). */
+static void paddle_scaling(gen_ctx *g)
+{
+  static const struct { const char *what; int version; double extra; const char *preset; int steps; double wd; } P[] = {
+    {"muon_version 2: sqrt(cols/rows) without max: 2 on (8, 32), 0.5 on (32, 8), times 0.2", 2, 0.2, "simple", 5, 0.1},
+    {"muon_version 3: sqrt(max(rows, cols)) = 5.66 on both, times 0.2", 3, 0.2, "simple", 5, 0.1},
+    {"muon_version 1 with muon_extra_scale_factor 1.0: sqrt(max(1, cols/rows)) alone", 1, 1.0, "simple", 5, 0.1},
+    {"muon_version 2 with muon_extra_scale_factor 0.5", 2, 0.5, "simple", 5, 0.1},
+    {"ns_coeff_type quintic (five triples, once each)", 1, 0.2, "quintic", 5, 0.1},
+    {"ns_coeff_type polar_express: the first five of its eight triples", 1, 0.2, "polar_express", 5, 0.1},
+    {"ns_coeff_type aol at ns_steps 5: triples 0, 1, 2, 3, then 0 again (cycle, not repeat-last)", 1, 0.2, "aol", 5,
+     0.1},
+    {"ns_coeff_type aol at ns_steps 6: 0, 1, 2, 3, 0, 1", 1, 0.2, "aol", 6, 0.1},
+    {"ns_coeff_type deepseekv4 at ns_steps 10: eight simple triples, then (2, -1.5, 0.5) twice", 1, 0.2, "deepseekv4",
+     10, 0.1},
+    {"ns_coeff_type deepseekv4 at ns_steps 12: past its ten triples it wraps to the first", 1, 0.2, "deepseekv4", 12,
+     0.1},
+    {"ns_coeff_type custom [(3.4445, -4.775, 2.0315), (2, -1.5, 0.5)] at ns_steps 5: cycled", 1, 0.2, NULL, 5, 0.1},
+    {"weight_decay -0.1: the Muon parameters are not decayed (only weight_decay > 0 decays), the bias is (AdamW's "
+     "1 - lr wd grows it)", 1, 0.2, "simple", 5, -0.1},
+  };
+  for (size_t k = 0; k < sizeof P / sizeof P[0]; k++) {
+    char comment[256];
+    muonref_options o = base(g, 0.05, P[k].wd);
+    o.scale_mode = P[k].version == 1 ? MUONREF_SCALE_FAN_OUT : P[k].version == 2 ? MUONREF_SCALE_RATIO_COLS
+                                                                                  : MUONREF_SCALE_SQRT_MAX;
+    o.scale_extra = P[k].extra;
+    o.ns_steps = P[k].steps;
+    if (P[k].preset) {
+      muonref_preset_apply(muonref_preset_find(P[k].preset), &o);
+    } else {
+      o.n_coeffs = 2;
+      o.coeffs[0] = (muonref_coeff){3.4445, -4.7750, 2.0315}, o.coeffs[1] = (muonref_coeff){2.0, -1.5, 0.5};
+    }
+    o.coeff_order = MUONREF_ORDER_CYCLE; /* Paddle cycles every list */
+    snprintf(comment, sizeof comment, "paddle: %s; a wide (8, 32), a tall (32, 8) Muon matrix and a bias, two steps",
+             P[k].what);
+    paddle_case(g, comment, &o, k < 4 ? "ScaleExtra" : k < 11 ? "CoeffCycle" : "DecayPositiveOnly");
+  }
+}
 
 void gen_area_scaling(gen_ctx *g)
 {
@@ -450,6 +568,8 @@ void gen_area_scaling(gen_ctx *g)
     flags(&c, "Scaling", "TinyNorm", "EpsFloor");
     gen_add_step(g, &c);
   }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_PADDLE)
+    paddle_scaling(g);
 }
 
 /* ---- weight decay ---- */
@@ -1495,11 +1615,66 @@ static void errors_optax(gen_ctx *g)
   }
 }
 
+/* paddle.optimizer.Muon's catalogue (spec/profiles/paddle.md 2): no value
+ * is checked; the constructor asserts the coefficient preset (P-98af:
+ * "Invalid ns_coeff_type: quartic", "ns_coeffs must be provided when
+ * ns_coeff_type is 'custom'."), the step refuses a Muon parameter that is
+ * not 2-D or 3-D.  NaN and Inf run there (muonref refuses them:
+ * acceptable). */
+static void errors_paddle(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"an unknown preset (P-98af asserts; P-0678 ran 'simple')", "{\"ns_coeff_type\": \"quartic\"}",
+     "Invalid ns_coeff_type: quartic", NULL},
+    {"a preset name in capitals", "{\"ns_coeff_type\": \"Simple\"}", "Invalid ns_coeff_type: Simple", NULL},
+    {"the unmerged fork's preset polar_express_v3", "{\"ns_coeff_type\": \"polar_express_v3\"}",
+     "Invalid ns_coeff_type: polar_express_v3", NULL},
+    {"timm's name of the simple triple", "{\"ns_coeff_type\": \"original\"}", "Invalid ns_coeff_type: original", NULL},
+    {"'custom' without ns_coeffs", "{\"ns_coeff_type\": \"custom\"}",
+     "ns_coeffs must be provided when ns_coeff_type is 'custom'.", NULL},
+    {"'custom' with ns_coeffs None", "{\"ns_coeff_type\": \"custom\", \"ns_coeffs\": null}",
+     "ns_coeffs must be provided when ns_coeff_type is 'custom'.", NULL},
+    {"learning_rate = nan: the port checks nothing and runs, muonref refuses it", "{\"learning_rate\": \"nan\"}",
+     "Invalid learning rate: nan", "acceptable"},
+    {"weight_decay = inf: the port runs, muonref refuses it", "{\"weight_decay\": \"inf\"}",
+     "Invalid weight decay: inf", "acceptable"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"a conv filter (4, 2, 3, 3) mapped to Muon: refused at the step", 0, "ESHAPE",
+     "Input tensor X must be 2D or 3D (batched), got 4D", NULL, 0},
+    {"a bias (48,) mapped to Muon: refused at the step", 5, "ESHAPE",
+     "Input tensor X must be 2D or 3D (batched), got 1D", NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; the port runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient on the Muon matrix: muonref refuses it; the port runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused; the port fails with its framework's own message", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 1},
+    {"a complex gradient: muonref refuses it; the port casts it to float32 (`grad.astype(float32)`) and runs "
+     "(inferred: acceptable)", 4, "EGRAD", "Muon does not support complex gradients", "acceptable", 0},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    int shape = G[k].kind == 0 || G[k].kind == 5;
+    muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){4, {4, 2, 3, 3}} : G[k].kind == 5 ? (muonref_shape){1, {48}}
+                                                                                           : shape2(8, 16);
+    bad_input_case(g, &G[k], &o, s0, "bias", (muonref_shape){1, {8}}, 1, shape ? "RoutingForced" : "BadGradient",
+                   G[k].kind == 0 ? "BugB03" : NULL);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
   if (defaults(g).catalogue == MUONREF_CATALOGUE_OPTAX) {
     errors_optax(g);
+    return;
+  }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_PADDLE) {
+    errors_paddle(g);
     return;
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_DION) {
@@ -1588,7 +1763,7 @@ static const int SHARD_WORLD_SIZES[] = {1, 2, 4};
 static int routed_muon(const gen_step_case *c, int i)
 {
   muonref_route r = {0};
-  return muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) == MUONREF_OK && r.use_muon;
+  return muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) == MUONREF_OK && r.use_muon;
 }
 
 /* Whether shape a sorts before shape b in "sorted" order: larger first,

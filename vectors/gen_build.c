@@ -198,7 +198,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       o.ns_format = format;
       o.bf16_order = order;
       muonref_route r;
-      if ((st = muonref_route_param(&o, &c->shapes[i], &r, err)))
+      if ((st = muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, err)))
         break;
       muonref_ref_cr_report rep = {0};
       s->st[i].use_muon = r.use_muon;
@@ -270,7 +270,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
     const float *g = c->grads[k][i];
     size_t n = muonref_shape_numel(&c->shapes[i]);
     muonref_route r = {0};
-    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL)); /* a valid case's shapes route */
+    MUONREF_UNCHECKED(muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL)); /* a valid case's shapes route */
     if (!g && o->missing_grad != MUONREF_MISSING_GRAD_ZEROS) {
       json_array_append_new(ga, json_null()), json_array_append_new(at, json_real(0.0));
       continue;
@@ -327,7 +327,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options env = envelope_options(c, c->group_of[i]), *o = &env;
     muonref_route r = {0};
-    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL));
+    MUONREF_UNCHECKED(muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL));
     double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0;
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
@@ -557,7 +557,7 @@ static int has_tall_muon(const gen_step_case *c)
 {
   for (int i = 0; i < c->n_params; i++) {
     muonref_route r = {0};
-    if (muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) == MUONREF_OK && r.use_muon &&
+    if (muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) == MUONREF_OK && r.use_muon &&
         r.rows > r.cols)
       return 1;
   }
@@ -571,7 +571,7 @@ static int has_low_rank_muon_grad(const gen_step_case *c)
   for (int k = 0; k < c->n_steps; k++)
     for (int i = 0; i < c->n_params; i++) {
       muonref_route r = {0};
-      if (!c->grads[k][i] || muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) || !r.use_muon)
+      if (!c->grads[k][i] || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon)
         continue;
       size_t m = r.rows < r.cols ? r.rows : r.cols;
       double *sv = malloc(m * sizeof *sv);
@@ -616,7 +616,7 @@ static int alpha_robust(const gen_step_case *c)
     for (int i = 0; i < c->n_params; i++) {
       muonref_options o = gen_step_options(c, k, c->group_of[i]);
       muonref_route r;
-      if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param(&o, &c->shapes[i], &r, NULL) ||
+      if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, NULL) ||
           !r.use_muon)
         continue;
       float a = (float)(o.lr * muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols));
@@ -660,7 +660,7 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options *o = &c->options[c->group_of[i]];
     muonref_route r = {0};
-    if (muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon)
+    if (muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon)
       continue;
     muonref_muon_plan pl;
     size_t n = r.numel;
@@ -852,7 +852,10 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->scale_extra == b->scale_extra && a->norm_format == b->norm_format &&
              a->momentum_bias_correction == b->momentum_bias_correction &&
              a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own &&
-             a->clip_grad_norm == b->clip_grad_norm;
+             a->clip_grad_norm == b->clip_grad_norm &&
+             a->n_exclude_patterns == b->n_exclude_patterns && a->pattern_match == b->pattern_match;
+  for (int k = 0; same && k < a->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
+    same = !strcmp(a->exclude_patterns[k], b->exclude_patterns[k]);
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -934,7 +937,7 @@ static void split_auto_groups(gen_step_case *c)
     int adam_group = -1;
     for (int i = 0; i < c->n_params; i++) {
       muonref_route r;
-      if (c->group_of[i] != gi || muonref_route_param(&t, &c->shapes[i], &r, NULL) || r.use_muon)
+      if (c->group_of[i] != gi || muonref_route_param_named(&t, &c->shapes[i], c->names[i], &r, NULL) || r.use_muon)
         continue;
       if (adam_group < 0) {
         adam_group = c->n_groups++;
@@ -1012,6 +1015,44 @@ static int has_missing_grad(const gen_step_case *c)
 
 /* Fits a valid case to g's profile (see above).  Returns 0 when the case
  * is to be left out. */
+/* Whether weight decay w fits Paddle's one weight_decay w0 with
+ * apply_decay_param_fun: a group decays with w0 or not at all (0). */
+static int paddle_decay_fits(double w, double *w0)
+{
+  if (w == 0.0)
+    return 1;
+  if (*w0 == 0.0)
+    *w0 = w;
+  return w == *w0;
+}
+
+/* Whether c's groups fit paddle.optimizer.Muon's one flat list
+ * (spec/profiles/paddle.md 10): they may differ only in use_muon (the
+ * per-name map), adam_lr_ratio (lr_ratio(param)) and a weight decay of 0
+ * (apply_decay_param_fun(name) False); a schedule may change the learning
+ * rate only (Paddle's LRScheduler; momentum, weight_decay and the betas are
+ * the optimizer's), the same in every group. */
+static int paddle_groups_fit(const gen_step_case *c)
+{
+  double w0 = 0.0;
+  for (int gi = 0; gi < c->n_groups; gi++) {
+    muonref_options a = c->options[gi];
+    if (!paddle_decay_fits(a.weight_decay, &w0))
+      return 0;
+    a.use_muon = c->options[0].use_muon, a.adam_lr_ratio = c->options[0].adam_lr_ratio;
+    a.weight_decay = c->options[0].weight_decay;
+    if (!options_equal(&a, &c->options[0]))
+      return 0;
+    for (int k = 0; c->has_schedule && k < c->n_steps; k++) {
+      gen_sched s = c->sched[k][gi];
+      if (s.lr != c->sched[k][0].lr || s.momentum != a.momentum || s.weight_decay != c->options[gi].weight_decay ||
+          s.adam_beta1 != a.adam_beta1 || s.adam_beta2 != a.adam_beta2)
+        return 0; /* Paddle schedules the learning rate only (an LRScheduler) */
+    }
+  }
+  return 1;
+}
+
 /* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
  * data"): MANUAL routing splits AUTO groups; a one-group port takes only
  * groups differing in use_muon; TWO_D_ONLY resets the unused AdamW options
@@ -1028,6 +1069,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   const muonref_profile *prof = muonref_profile_get(g->profile);
   if (d.route_rule == MUONREF_ROUTE_MANUAL)
     split_auto_groups(c);
+  if (d.catalogue == MUONREF_CATALOGUE_PADDLE && !paddle_groups_fit(c))
+    return 0; /* Paddle: one flat list (paddle_groups_fit) */
   for (int gi = 1; prof->one_group && gi < c->n_groups; gi++) {
     muonref_options a = c->options[gi];
     a.use_muon = c->options[0].use_muon;
@@ -1120,7 +1163,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     muonref_route r;
     const muonref_options *o = &c->options[c->group_of[i]];
     if (c->shapes[i].ndim <= 2 || o->conv_mode != MUONREF_CONV_BATCHED ||
-        muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon || r.batch < 2)
+        muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon || r.batch < 2)
       continue;
     int n = 0;
     while (n < 5 && c->flags[n])
@@ -1131,7 +1174,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   }
   for (int i = 0; i < c->n_params; i++) { /* an N-D Muon parameter batched or scaled otherwise than flattened */
     muonref_route r;
-    if (c->shapes[i].ndim <= 2 || muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) ||
+    if (c->shapes[i].ndim <= 2 || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) ||
         !r.use_muon || (r.batch == 1 && r.scale_rows == r.rows && r.scale_cols == r.cols))
       continue;
     comment_append(c, " [profile %s: %s is %zu (%zu, %zu) %s, its scale factor from (%zu, %zu)]", g->profile,
@@ -1163,11 +1206,11 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     for (int i = 0; i < c->n_params; i++) {
       muonref_options t = c->options[c->group_of[i]];
       muonref_route rt, rh;
-      if (muonref_route_param(&t, &c->shapes[i], &rh, NULL))
+      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rh, NULL))
         continue;
       t.route_rule = MUONREF_ROUTE_THRESHOLD;
       t.adam_dim_threshold = 8192; /* nemo's default: what the comments assume */
-      if (muonref_route_param(&t, &c->shapes[i], &rt, NULL) || rt.use_muon == rh.use_muon)
+      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rt, NULL) || rt.use_muon == rh.use_muon)
         continue;
       char b[128];
       comment_append(c, " [profile %s: its heuristic routes %s %s to %s]",
@@ -1181,7 +1224,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     st = muonref_options_validate(&c->options[gi], &e);
   for (int i = 0; !st && i < c->n_params; i++) {
     muonref_route r;
-    st = muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, &e);
+    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, &e);
   }
   if (st) {
     const char *name = muonref_status_name(st);

@@ -39,6 +39,7 @@ port_of() {
     timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
     dion) echo "$src/tests/torch_dion_port.py:Muon dion neutral" ;;
     emerging) echo "$src/tests/torch_emerging_port.py:Muon emerging neutral" ;;
+    paddle) echo "$src/tests/torch_paddle_port.py:Muon paddle neutral" ;;
     optax) echo "$src/tests/torch_optax_port.py:Muon optax neutral fp32" ;;
     megatron) echo "$src/tests/torch_megatron_port.py:MegatronMuon megatron neutral" ;;
   esac

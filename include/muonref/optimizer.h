@@ -36,6 +36,13 @@ typedef struct muonref_optimizer muonref_optimizer;
 MUONREF_API muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups,
                                                         muonref_error *err);
 
+/* muonref_optimizer_create with the parameters' names: names[k] (NULL, or
+ * a NUL-terminated string) for parameter k in group order, borrowed for
+ * this call only; names NULL = no names.  A name is used only for routing
+ * (muonref_route_param_named: route_rule NDIM_2_3's exclude patterns). */
+MUONREF_API muonref_optimizer *muonref_optimizer_create_named(const muonref_group *groups, size_t n_groups,
+                                                              const char *const *names, muonref_error *err);
+
 /* Frees the optimizer and its state (NULL is a no-op). */
 MUONREF_API void muonref_optimizer_free(muonref_optimizer *opt);
 

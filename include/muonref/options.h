@@ -82,7 +82,12 @@ typedef enum muonref_scale_mode {
   MUONREF_SCALE_NONE = 2,
   MUONREF_SCALE_RMS_ADAMW = 3,
   MUONREF_SCALE_RMS_TO_RMS = 4,
-  MUONREF_SCALE_SQRT_MAX = 5
+  MUONREF_SCALE_SQRT_MAX = 5,
+  /* RATIO_COLS: sqrt(cols/rows), no max (PaddlePaddle/Paddle
+   *            python/paddle/optimizer/muon.py @98af0a0f _scaling_fn,
+   *            muon_version 2: `scale = (dout / din) ** 0.5` with
+   *            `din, dout = u.shape[-2], u.shape[-1]`) */
+  MUONREF_SCALE_RATIO_COLS = 6
 } muonref_scale_mode;
 
 /* How parameters are routed between Muon and the AdamW fallback
@@ -128,6 +133,14 @@ typedef enum muonref_route_rule {
   MUONREF_ROUTE_TWO_D_ONLY = 1,
   MUONREF_ROUTE_MANUAL = 2,
   MUONREF_ROUTE_TIMM = 3,
+  /* NDIM_2_3:   use_muon TRUE or FALSE as given (TRUE needs at least two
+   *             dimensions); AUTO: Muon iff the parameter has 2 or 3
+   *             dimensions and its name matches none of exclude_patterns
+   *             (PaddlePaddle/Paddle python/paddle/optimizer/muon.py
+   *             @98af0a0f _default_should_use_muon: `if len(shape) not in
+   *             (2, 3): return False`, `if any(p.lower() in name.lower() for
+   *             p in exclude_patterns): return False`, `return True`) */
+  MUONREF_ROUTE_NDIM_2_3 = 4,
   MUONREF_ROUTE_NDIM_2 = 5,
   MUONREF_ROUTE_NOT_1D = 6
 } muonref_route_rule;
@@ -197,6 +210,15 @@ typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_TIMM = 3,
   MUONREF_CATALOGUE_EMERGING = 4,
   MUONREF_CATALOGUE_DION = 5,
+  /* PADDLE: paddle.optimizer.Muon (PaddlePaddle/Paddle python/paddle/
+   *          optimizer/muon.py @98af0a0f): no check of any value (as NONE:
+   *          muonref refuses only what cannot be computed); its messages are
+   *          those of its options (the key ns_coeff_type: "Invalid
+   *          ns_coeff_type: quartic", "ns_coeffs must be provided when
+   *          ns_coeff_type is 'custom'.", vectors/case.c) and of its step (a
+   *          Muon parameter of another dimension than 2 or 3: "Input tensor
+   *          X must be 2D or 3D (batched), got 4D", core/route.c) */
+  MUONREF_CATALOGUE_PADDLE = 6,
   MUONREF_CATALOGUE_OPTAX = 7,
   MUONREF_CATALOGUE_MEGATRON = 8
 } muonref_catalogue;
@@ -232,7 +254,19 @@ typedef enum muonref_scale_shape {
 typedef enum muonref_scale_format {
   MUONREF_SCALE_FORMAT_LR = 0,
   MUONREF_SCALE_FORMAT_BF16_UPDATE = 1,
-  MUONREF_SCALE_FORMAT_BF16_ALPHA = 2
+  MUONREF_SCALE_FORMAT_BF16_ALPHA = 2,
+  /* BF16_SCALE_EXTRA: Paddle's Muon update (PaddlePaddle/Paddle python/paddle/
+   *              optimizer/muon.py @98af0a0f _scaling_fn: `return u * scale *
+   *              extra_scale_factor`, then _muon_update: `if with_decay and
+   *              weight_decay > 0: p.scale_(1 - lr * weight_decay)`, `p -=
+   *              (O * lr).astype(p.dtype)`, lr a float32 0-D tensor).  In
+   *              every format: the decay only when weight_decay > 0, with the
+   *              binary32 factor fl32(1 - fl32(fl32(lr) fl32(wd))); alpha =
+   *              fl32(lr) s scale_extra.  In the bf16 format the scale enters
+   *              the bf16 output as two bf16-rounded products by binary32
+   *              scalars, O <- R_bf16(fl32(scale_extra) R_bf16(fl32(s) O)),
+   *              s the scale_mode factor alone, then P <- P - fl32(lr) O */
+  MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA = 3
 } muonref_scale_format;
 
 /* How a Muon parameter of more than two dimensions becomes matrices
@@ -319,6 +353,24 @@ typedef enum muonref_norm_format {
   MUONREF_NORM_FORMAT_BF16 = 0,
   MUONREF_NORM_FORMAT_INPUT = 1
 } muonref_norm_format;
+
+/* Name-based exclusion from Muon (route rule NDIM_2_3): most patterns a group
+ * holds, and the bytes of one pattern with its terminating NUL. */
+#define MUONREF_MAX_PATTERNS 8
+#define MUONREF_PATTERN_LEN 64
+
+/* How an exclude pattern matches a parameter's name.
+ *   SUBSTRING_CI: the pattern, lower-cased, is a substring of the name,
+ *                 lower-cased (ASCII; PaddlePaddle/Paddle python/paddle/
+ *                 optimizer/muon.py @98af0a0f _default_should_use_muon:
+ *                 `any(pattern.lower() in name.lower() for pattern in
+ *                 exclude_patterns)`)
+ *   REGEX:        keras `re.search(p, path)` (POSIX ERE); reserved for the
+ *                 keras profile, refused by validation until it exists */
+typedef enum muonref_pattern_match {
+  MUONREF_MATCH_SUBSTRING_CI = 0,
+  MUONREF_MATCH_REGEX = 1
+} muonref_pattern_match;
 
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
@@ -409,6 +461,12 @@ typedef struct muonref_options {
                                 tensor products there; one binary64 factor here, within the
                                 element-wise allowance, spec/vectors.md 5.1) */
   muonref_norm_format norm_format;   /* BF16 (zero) or INPUT (emerging) */
+  /* --- paddle (PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f) --- */
+  int n_exclude_patterns;    /* 0..MUONREF_MAX_PATTERNS; 0 = no name rule */
+  char exclude_patterns[MUONREF_MAX_PATTERNS][MUONREF_PATTERN_LEN]; /* NUL-terminated; route rule
+                                NDIM_2_3 with use_muon AUTO sends a parameter whose name matches
+                                one of them to AdamW (muon_exclude_patterns) */
+  muonref_pattern_match pattern_match; /* SUBSTRING_CI (zero; Paddle) or REGEX (keras) */
   /* --- optax (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) --- */
   int momentum_bias_correction; /* 0 (as before) or 1: the Newton-Schulz input is bias corrected with
                                    t the Muon step count after this step (the EMA form):
@@ -501,6 +559,7 @@ MUONREF_API const char *muonref_missing_grad_name(muonref_missing_grad m);
 MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
 MUONREF_API const char *muonref_adam_variant_name(muonref_adam_variant v);
 MUONREF_API const char *muonref_norm_format_name(muonref_norm_format f);
+MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k <
  * muonref_ns_step_count(o)) uses under o's list and order (see

@@ -66,9 +66,24 @@ typedef enum muonref_key_kind {
                              shape: "ns_coeffs must have shape (3,) or (n, 3), got (2, 2)"
                              (optax/contrib/_muon.py @2edbcbe2); a list of one triple,
                              which optax runs once, is not expressible */
-  MUONREF_KEY_CONSISTENT_RMS /* optax's consistent_rms: null (scale_mode fan_out, scale_extra
+  MUONREF_KEY_CONSISTENT_RMS, /* optax's consistent_rms: null (scale_mode fan_out, scale_extra
                              1) or a number c (sqrt_max, scale_extra c: `sqrt(max(fan_in,
                              fan_out)) * c`); other scale settings are not expressible */
+  MUONREF_KEY_NS_COEFF_TYPE, /* Paddle's ns_coeff_type: "simple", "quintic", "polar_express",
+                             "aol", "deepseekv4" (presets.h's lists of those names, cycled),
+                             or "custom" with the sibling key ns_coeffs; another string:
+                             "Invalid ns_coeff_type: quartic"; "custom" without ns_coeffs:
+                             "ns_coeffs must be provided when ns_coeff_type is 'custom'."
+                             (P-98af's constructor asserts); written as the preset whose
+                             list equals coeffs, else "custom" */
+  MUONREF_KEY_NS_COEFFS,  /* Paddle's ns_coeffs: null or a list of triples [[a, b, c], ...];
+                             read only with ns_coeff_type "custom"; written null unless
+                             the list is no preset's */
+  MUONREF_KEY_MUON_VERSION, /* Paddle's muon_version: 1 (fan_out), 2 (ratio_cols), any
+                             other integer (sqrt_max); another scale_mode is not
+                             expressible (written null) */
+  MUONREF_KEY_PATTERNS    /* Paddle's muon_exclude_patterns: null (none) or a list of at
+                             most MUONREF_MAX_PATTERNS strings (exclude_patterns) */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -115,8 +130,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
   MUONREF_PROFILE_DION = 5,      /* dion.Muon (microsoft/dion dion/muon.py @0a059a4, Polar Express) */
   MUONREF_PROFILE_EMERGING = 6,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292) */
-  /* 7 is PADDLE (issue 12's shared numbering): until that profile is merged
-   * the id has no row (muonref_profile_at and _name give NULL) */
+  MUONREF_PROFILE_PADDLE = 7,    /* paddle.optimizer.Muon (PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f) */
   MUONREF_PROFILE_OPTAX = 8,     /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) */
   MUONREF_PROFILE_MEGATRON = 9,  /* Megatron-LM's Muon (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */

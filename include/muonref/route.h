@@ -71,6 +71,29 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
 
+/* muonref_route_param for a parameter called `name` (a NUL-terminated
+ * string, borrowed; NULL = no name: no exclude pattern matches it);
+ * muonref_route_param(o, s, out, err) is this with name NULL.  Under
+ * route_rule NDIM_2_3 (Paddle):
+ *   use_muon TRUE  -> Muon, provided ndim is 2 or 3; any other ndim is
+ *                     MUONREF_ESHAPE with Paddle's message "Input tensor X
+ *                     must be 2D or 3D (batched), got 4D" (P-98af
+ *                     _zeropower_via_newtonschulz5, at the step);
+ *   use_muon FALSE -> AdamW;
+ *   use_muon AUTO  -> Muon iff ndim is 2 or 3 and the name matches none of
+ *                     o's exclude_patterns (muonref_name_excluded).
+ * Other rules ignore the name.  Errors as muonref_route_param. */
+MUONREF_API MUONREF_NODISCARD int muonref_route_param_named(const muonref_options *o, const muonref_shape *s,
+                                                            const char *name, muonref_route *out,
+                                                            muonref_error *err);
+
+/* Whether `name` (NULL: never) matches one of o's n_exclude_patterns
+ * patterns under o->pattern_match: SUBSTRING_CI, the ASCII-lower-cased
+ * pattern is a substring of the lower-cased name (Paddle's `pattern.lower()
+ * in name.lower()`; "bias" matches "unbiased_proj.weight", the empty
+ * pattern matches every name). */
+MUONREF_API int muonref_name_excluded(const muonref_options *o, const char *name);
+
 /* Fills the matrix layout of r (rows, cols, batch, scale_rows,
  * scale_cols; see muonref_route) from r->use_muon and r->numel for a
  * parameter of shape *s under o's conv_mode and scale_shape.  For a caller

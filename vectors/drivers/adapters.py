@@ -206,6 +206,18 @@ TO_NEMO = {
         # dion's defaults where nemo's differ; an AdamW group's lr is its own (ratio 1)
         'defaults': {'lr': 0.01, 'weight_decay': 0.01, 'nesterov': False, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-8},
     },
+    'paddle': {
+        # paddle's adam_beta1/adam_beta2 (nemo's adam_betas) and adam_epsilon (one eps: nemo's
+        # adam_eps; nemo's Newton-Schulz eps is fixed) by the special cases of to_nemo
+        'rename': {'learning_rate': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay',
+                   'nesterov': 'nesterov', 'ns_steps': 'ns_steps', 'lr_ratio': 'adam_lr_ratio', 'use_muon': 'use_muon'},
+        # Paddle's defaults that no nemo option sets: a port of another profile runs its own
+        # coefficients and scale on them (and fails them)
+        'fixed': {'ns_coeff_type': 'simple', 'ns_coeffs': None, 'muon_version': 1, 'muon_extra_scale_factor': 0.2,
+                  'muon_exclude_patterns': None},
+        # paddle.optimizer.Muon's defaults where nemo's differ
+        'defaults': {'weight_decay': 0.01, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-9, 'nesterov': True},
+    },
 }
 
 
@@ -257,6 +269,12 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
         elif profile == 'optax' and name == 'adam_weight_decay':
             if real_value(v) != 0.0:
                 raise NotExpressible(f"optax option adam_weight_decay={v!r} has no nemo equivalent")
+        elif profile == 'paddle' and name in ('adam_beta1', 'adam_beta2'):
+            b = list(out.get('adam_betas', (0.9, 0.95)))
+            b[name == 'adam_beta2'] = v
+            out['adam_betas'] = tuple(b)
+        elif profile == 'paddle' and name == 'adam_epsilon':
+            out['adam_eps'] = v  # one eps: nemo's Newton-Schulz eps (1e-7) is fixed
         elif profile == 'timm' and name == 'ns_coefficients':
             if tuple(tuple(real_value(x) for x in t) for t in v) != m['fixed'][name]:
                 raise NotExpressible(f"timm option ns_coefficients={v!r} has no nemo equivalent")
@@ -854,5 +872,130 @@ class MegatronAdapter(Adapter):
         return fn(matrix, steps, 'quintic') if profile == 'megatron' else self.newton_schulz(fn, matrix, steps)
 
 
+class PaddleAdapter(Adapter):
+    """paddle.optimizer.Muon (spec/profiles/paddle.md): one flat list of parameters; the
+    vector's groups become its per-parameter callables and map, by parameter name
+    (`param.muonref_name`, set by the driver from the vector's params[i].name; a repeated name gets
+    "@k" appended, which no exclude pattern matches):
+    - use_muon true/false -> muon_param_info_map[name] = MuonParamInfo(use_muon); null -> the
+      default rule `cls._default_should_use_muon(name, shape, muon_exclude_patterns or [])`;
+    - weight_decay: one value w for the optimizer; a group with weight_decay 0 is
+      apply_decay_param_fun(name) False (groups with two different nonzero values:
+      NotExpressible);
+    - lr_ratio -> lr_ratio(param) (a callable returning the group's value);
+    - every other option is the optimizer's and must agree across groups (else NotExpressible).
+    Schedules set learning_rate, momentum, weight_decay, adam_beta1/2 in the one param group."""
+
+    name = 'paddle'
+    ns_function_name = 'zeropower_via_newtonschulz5'
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': None}
+    PER_PARAM = ('use_muon', 'weight_decay', 'lr_ratio', '__route')
+    REAL = ('learning_rate', 'momentum', 'adam_beta1', 'adam_beta2', 'weight_decay', 'adam_epsilon', 'lr_ratio',
+            'muon_extra_scale_factor')
+
+    def options_of(self, profile, options):
+        if profile == 'paddle':
+            return {'__native__': {k: (real_value(v) if k in self.REAL else v) for k, v in options.items()}}
+        return to_nemo(profile, options)
+
+    @staticmethod
+    def _unique_names(params):
+        seen = {}
+        for p in params:
+            base = getattr(p, 'muonref_name', None) or 'p'
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            p.muonref_name = base if k == 0 else f"{base}@{k}"
+
+    def _paddle(self, cls, groups, default_rule):
+        """groups: (options by Paddle's names, params); default_rule(name, shape, options) for
+        use_muon null."""
+        first = groups[0][0]
+        self._unique_names([p for _, ps in groups for p in ps])
+        for o, _ in groups[1:]:
+            for key in set(first) | set(o):
+                if key not in self.PER_PARAM and o.get(key) != first.get(key):
+                    raise NotExpressible(f"paddle: groups with different {key} (one flat list: an optimizer option)")
+        wds = {o.get('weight_decay', 0.01) for o, _ in groups} - {0.0}
+        if len(wds) > 1:
+            raise NotExpressible(f"paddle: groups with weight decays {sorted(wds)!r} (one weight_decay, and "
+                                 "apply_decay_param_fun can only turn it off)")
+        info, no_decay, ratio = {}, set(), {}
+        for o, params in groups:
+            for p in params:
+                um = o.get('use_muon')
+                info[p.muonref_name] = cls.MuonParamInfo(use_muon=default_rule(p.muonref_name, tuple(p.shape), o) if um is None else um)
+                ratio[p.muonref_name] = o.get('lr_ratio', 1.0)
+                if o.get('weight_decay', 0.01) == 0.0:
+                    no_decay.add(p.muonref_name)
+        kwargs = {k: v for k, v in first.items() if k not in self.PER_PARAM}
+        if 'learning_rate' in kwargs:
+            kwargs['learning_rate'] = float(kwargs['learning_rate'])
+        return cls(parameters=[p for _, ps in groups for p in ps], weight_decay=wds.pop() if wds else 0.0,
+                   lr_ratio=lambda p: ratio[p.muonref_name], apply_decay_param_fun=lambda name: name not in no_decay,
+                   muon_param_info_map=info, **kwargs)
+
+    def construct_native(self, cls, groups):
+        def rule(name, shape, o):
+            return cls._default_should_use_muon(name, shape, o.get('muon_exclude_patterns') or [])
+        return self._paddle(cls, groups, rule)
+
+    def construct(self, cls, groups):
+        """Options in nemo's names: nemo's routing rule decides each parameter's map entry;
+        nemo's fan_in scale, eps 1e-7 and AdamW ratio 0.025 are left to the port's own
+        (muon_version 1, 0.2, eps = adam_epsilon): it fails nemo's cases."""
+        out = []
+        for options, params in groups:
+            o = canonical(options)
+            b1, b2 = _opt(o, 'adam_betas')
+            out.append(({'learning_rate': _opt(o, 'lr'), 'momentum': _opt(o, 'momentum'), 'adam_beta1': b1,
+                         'adam_beta2': b2, 'weight_decay': _opt(o, 'weight_decay'), 'ns_steps': _opt(o, 'ns_steps'),
+                         'nesterov': _opt(o, 'nesterov'), 'adam_epsilon': _opt(o, 'adam_eps'),
+                         'lr_ratio': _opt(o, 'adam_lr_ratio'), 'use_muon': None,
+                         '__route': (_opt(o, 'use_muon'), _opt(o, 'adam_dim_threshold'))}, params))
+
+        def rule(name, shape, o):
+            return nemo_routes_to_muon(shape, *o['__route'])
+        return self._paddle(cls, out, rule)
+
+    def read_state(self, state, steps_with_grad):
+        """moment1 is the Muon buffer or AdamW's m; moment2 AdamW's v (paddle.md 9); the
+        step counted by the glue for both branches."""
+        if not state or 'moment1' not in state:
+            return None
+        if 'moment2' in state:
+            return {'step': steps_with_grad, 'exp_avg': state['moment1'], 'exp_avg_sq': state['moment2']}
+        return {'step': steps_with_grad, 'momentum_buffer': state['moment1']}
+
+    def newton_schulz(self, fn, matrix, steps):
+        """Another profile's Newton-Schulz case: Keller's triple is the preset "simple"; the
+        port's eps (1e-9, clamped, in float32 before the bf16 cast) stays."""
+        return fn(matrix, steps, 1e-9, None)
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        return self.newton_schulz(fn, matrix, steps)
+
+    def schedule_entries(self, options, names, group):
+        o, out = canonical(options), {}
+        for name in names:
+            if name == 'adam_betas':
+                out['adam_beta1'], out['adam_beta2'] = _opt(o, 'adam_betas')
+            else:
+                out[name] = _opt(o, name)
+        return out
+
+    def set_options(self, opt, params, profile, options, changed):
+        """paddle's own files: learning_rate is the param group's lr; momentum, weight_decay,
+        adam_beta1/2 by name (one param group)."""
+        if profile != 'paddle':
+            return super().set_options(opt, params, profile, options, changed)
+        own = self.options_of(profile, {k: options[k] for k in changed})['__native__']
+        for key, value in own.items():
+            key = 'lr' if key == 'learning_rate' else key
+            if key not in opt.param_groups[0]:
+                raise ValueError(f"optimizer.param_groups has no key {key!r}: the option cannot be scheduled")
+            opt.param_groups[0][key] = value
+
+
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
-                                DionAdapter(), EmergingAdapter(), OptaxAdapter(), MegatronAdapter())}
+                                DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter())}

@@ -276,6 +276,11 @@ class Runner:
         groups = case['groups']
         if not isinstance(groups, list) or not groups:
             raise ValueError("groups: expected a non-empty list")
+        # each parameter carries the vector's name (params[i].name) as `muonref_name`: a port that
+        # routes or decays by name (Paddle's param.name; torch's Tensor.name is the named-tensor name) reads it there
+        for p, spec in zip(params, case.get('params', [])):
+            if isinstance(spec, dict) and isinstance(spec.get('name'), str):
+                p.muonref_name = spec["name"]
         # the adapter builds the optimizer from (options, parameters) per vector group
         return self.adapter.build(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
                                                   [params[i] for i in g['params']]) for g in groups])
