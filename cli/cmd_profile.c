@@ -15,6 +15,15 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_BOOL: printf("%s\n", *(const int *)f ? "True" : "False"); break;
   case MUONREF_KEY_INT: printf("%d\n", *(const int *)f); break;
   case MUONREF_KEY_LONG: printf("%ld\n", *(const long *)f); break;
+  case MUONREF_KEY_PATTERNS: /* keras' exclude_layers, a list of strings */
+    printf("[");
+    for (int i = 0; i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++)
+      printf("%s'%.*s'", i ? ", " : "", MUONREF_PATTERN_LEN, o->exclude_patterns[i]);
+    printf("]\n");
+    break;
+  case MUONREF_KEY_RMS_RATE:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_py_float(b, sizeof b, o->scale_extra) : "None");
+    break;
   case MUONREF_KEY_BETAS:
     printf("(%s, %s)\n", muonref_py_float(b, sizeof b, o->adam_beta1), muonref_py_float(c, sizeof c, o->adam_beta2));
     break;
@@ -118,6 +127,13 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("grad_after_step    %s\n", muonref_grad_after_name(o->grad_after_step));
   printf("scale_extra        %s\n", muonref_py_float(b, sizeof b, o->scale_extra));
   printf("norm_format        %s\n", muonref_norm_format_name(o->norm_format));
+  printf("pattern_match      %s\n", muonref_pattern_match_name(o->pattern_match));
+  printf("adam_weight_decay  %s (own: %d)\n", muonref_py_float(b, sizeof b, o->adam_weight_decay), o->adam_decay_own);
+  printf("exclude_embeddings %d\n", o->exclude_embeddings);
+  printf("adam_decay_muon_lr %d\n", o->adam_decay_muon_lr);
+  printf("adam_step_global   %d\n", o->adam_step_global);
+  printf("adam_bias_fp32     %d\n", o->adam_bias_fp32);
+  printf("all_missing_error  %d\n", o->all_missing_error);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -127,7 +143,8 @@ int cmd_profile(int argc, char **argv)
   if (argc != 2) {
     fprintf(stderr, "usage: muonref profile NAME   (profiles:");
     for (size_t i = 0; i < muonref_profile_count(); i++)
-      fprintf(stderr, " %s", muonref_profile_name(i));
+      if (muonref_profile_name(i)) /* ids without a row in this build have no name */
+        fprintf(stderr, " %s", muonref_profile_name(i));
     fprintf(stderr, ")\n");
     return EXIT_USAGE;
   }

@@ -2,8 +2,10 @@
  * Messages follow the NeMo seed (nemo/core/optim/muon.py, Muon.__init__)
  * where it has one; spec/muon.md "Error catalogue" lists them all. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "muonref/options.h"
+#include "muonref/route.h"
 #include "core/pyfmt.h"
 #include "core/fail.h"
 
@@ -12,8 +14,12 @@
 static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", NULL};
+/* "" marks a number another profile's branch assigns (ndim_2_3 = 4 paddle;
+ * catalogues 6-8 paddle, optax, megatron): no name, not a valid value */
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "", "ndim_2", NULL};
+static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "", "", "", "keras",
+                                              NULL};
+static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
@@ -32,7 +38,7 @@ static const char *name_of(const char *const *names, int v)
 {
   for (int i = 0; names[i]; i++)
     if (i == v)
-      return names[i];
+      return names[i][0] ? names[i] : NULL;
   return NULL;
 }
 
@@ -51,8 +57,13 @@ static int check_enum(const char *const *names, const char *opt, int v, muonref_
   char list[256];
   if (name_of(names, v))
     return MUONREF_OK;
+  const char *named[32];
+  size_t n = 0;
+  for (size_t i = 0; names[i] && n < 32; i++) /* the holes ("") are no value */
+    if (names[i][0])
+      named[n++] = names[i];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown %s %d, expected one of %s", opt, v,
-                      muonref_py_str_tuple(list, sizeof list, names, count_names(names)));
+                      muonref_py_str_tuple(list, sizeof list, named, n));
 }
 
 #define F(buf, x) muonref_py_float(buf, sizeof buf, x)
@@ -119,7 +130,7 @@ static int check_ns_steps(const muonref_options *o, muonref_error *err)
     if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
   } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM ||
-             o->catalogue == MUONREF_CATALOGUE_DION) {
+             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_KERAS) {
     /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
@@ -217,6 +228,46 @@ static int validate_nemo_head(const muonref_options *o, muonref_error *err)
   return check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight decay", err);
 }
 
+/* The exclude patterns (shared definition): a count in 0..MUONREF_MAX_PATTERNS,
+ * each NUL-terminated inside its slot, and the match kind; a REGEX pattern
+ * must compile (core/route.c). */
+static int check_patterns(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if (o->n_exclude_patterns < 0 || o->n_exclude_patterns > MUONREF_MAX_PATTERNS)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of exclude patterns: %d (expected 0 to %d)",
+                        o->n_exclude_patterns, MUONREF_MAX_PATTERNS);
+  if ((s = check_enum(PATTERN_MATCH_NAMES, "pattern_match", (int)o->pattern_match, err)))
+    return s;
+  for (int i = 0; i < o->n_exclude_patterns; i++) {
+    if (!memchr(o->exclude_patterns[i], 0, MUONREF_PATTERN_LEN))
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern %d: longer than %d bytes", i,
+                          MUONREF_PATTERN_LEN - 1);
+    if (o->pattern_match == MUONREF_MATCH_REGEX && (s = muonref_pattern_check(o->exclude_patterns[i], err)))
+      return s;
+  }
+  return MUONREF_OK;
+}
+
+/* The 0/1 fields of the shared and keras blocks. */
+static int check_flags(const muonref_options *o, muonref_error *err)
+{
+  static const struct { const char *name; size_t off; } F01[] = {
+    {"adam_decay_own", offsetof(muonref_options, adam_decay_own)},
+    {"exclude_embeddings", offsetof(muonref_options, exclude_embeddings)},
+    {"adam_decay_muon_lr", offsetof(muonref_options, adam_decay_muon_lr)},
+    {"adam_step_global", offsetof(muonref_options, adam_step_global)},
+    {"adam_bias_fp32", offsetof(muonref_options, adam_bias_fp32)},
+    {"all_missing_error", offsetof(muonref_options, all_missing_error)},
+  };
+  for (size_t i = 0; i < sizeof F01 / sizeof F01[0]; i++) {
+    int v = *(const int *)((const char *)o + F01[i].off);
+    if (v != 0 && v != 1)
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid %s: %d (expected 0 or 1)", F01[i].name, v);
+  }
+  return MUONREF_OK;
+}
+
 int muonref_options_validate(const muonref_options *o, muonref_error *err)
 {
   int s;
@@ -224,7 +275,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
   int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
-             o->catalogue == MUONREF_CATALOGUE_DION;
+             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_KERAS;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
@@ -267,6 +318,12 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (int)o->adam_variant, err)))
     return s;
   if ((s = check_real(0, o->scale_extra, "Invalid extra scale factor", err)))
+    return s;
+  if ((s = check_patterns(o, err)))
+    return s;
+  if ((s = check_real(0, o->adam_weight_decay, "Invalid AdamW weight decay", err)))
+    return s;
+  if ((s = check_flags(o, err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -332,6 +389,7 @@ const char *muonref_missing_grad_name(muonref_missing_grad v) { return name_of(M
 const char *muonref_grad_after_name(muonref_grad_after v) { return name_of(GRAD_AFTER_NAMES, (int)v); }
 const char *muonref_adam_variant_name(muonref_adam_variant v) { return name_of(ADAM_VARIANT_NAMES, (int)v); }
 const char *muonref_norm_format_name(muonref_norm_format f) { return name_of(NORM_FORMAT_NAMES, (int)f); }
+const char *muonref_pattern_match_name(muonref_pattern_match m) { return name_of(PATTERN_MATCH_NAMES, (int)m); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

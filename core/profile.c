@@ -211,6 +211,48 @@ static void emerging(muonref_options *o)
   o->norm_format = MUONREF_NORM_FORMAT_INPUT;
 }
 
+/* keras: keras.optimizers.Muon, keras-team/keras keras/src/optimizers/muon.py
+ * and base_optimizer.py @3422977a (v3.13.0 and later; spec/profiles/keras.md):
+ * Muon(learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
+ * adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004, ...,
+ * exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+ * muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
+ * ns_steps=5, nesterov=True, rms_rate=0.2): sum momentum `m + (g + m *
+ * (momentum - 1))`, Nesterov `g + momentum * m`, Newton-Schulz in the
+ * variable's dtype (float32) with `x / (norm + 1e-7)` and the transpose of a
+ * tall matrix, the update `lr * O * sqrt(max(rows, cols)) * rms_rate`, the
+ * decay `v - v * wd * lr` first on every variable with the Muon lr
+ * (adam_weight_decay for AdamW variables), AdamW with epsilon hat
+ * (`m * alpha / (sqrt(v) + epsilon)`), lr * adam_lr_ratio, the optimizer's
+ * `iterations + 1` as its step and float32 bias corrections; routing:
+ * exactly 2-D, minus names containing "embedding", minus `re.search`
+ * matches of exclude_layers; no value checks. */
+static void keras(muonref_options *o)
+{
+  nemo(o);
+  o->lr = 1e-3;
+  o->weight_decay = 0.004;
+  o->scale_mode = MUONREF_SCALE_SQRT_MAX;
+  o->scale_extra = 0.2;
+  o->adam_beta1 = 0.9;
+  o->adam_beta2 = 0.999;
+  o->adam_eps = 1e-7;
+  o->adam_lr_ratio = 1.0;
+  o->adam_eps_mode = MUONREF_ADAM_EPS_UNCORRECTED; /* epsilon hat on the uncorrected sqrt(v) */
+  o->ns_format = MUONREF_NS_FP32;
+  o->bf16_order = MUONREF_BF16_KELLER; /* `b * temp_a + c * temp_a @ temp_a`: (c A) A; bf16 only */
+  o->route_rule = MUONREF_ROUTE_NDIM_2;
+  o->catalogue = MUONREF_CATALOGUE_KERAS;
+  o->pattern_match = MUONREF_MATCH_REGEX;
+  o->adam_weight_decay = 0.004;
+  o->adam_decay_own = 1;
+  o->exclude_embeddings = 1;
+  o->adam_decay_muon_lr = 1;
+  o->adam_step_global = 1;
+  o->adam_bias_fp32 = 1;
+  o->all_missing_error = 1;
+}
+
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
 static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
 
@@ -318,6 +360,31 @@ static const muonref_option_key EMERGING_KEYS[] = {
   K("extra_scale_factor", MUONREF_KEY_REAL, scale_extra),
 };
 
+/* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's
+ * order; the base optimizer's clipnorm, clipvalue, global_clipnorm, use_ema,
+ * ema_momentum, ema_overwrite_frequency, loss_scale_factor,
+ * gradient_accumulation_steps and name stay at their defaults (not
+ * expressible).  weight_decay and adam_weight_decay None are written 0 (no
+ * decay, the same step). */
+static const muonref_option_key KERAS_KEYS[] = {
+  K("learning_rate", MUONREF_KEY_REAL, lr),
+  K("adam_beta_1", MUONREF_KEY_REAL, adam_beta1),
+  K("adam_beta_2", MUONREF_KEY_REAL, adam_beta2),
+  K("adam_weight_decay", MUONREF_KEY_REAL, adam_weight_decay),
+  K("epsilon", MUONREF_KEY_REAL, adam_eps),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("exclude_layers", MUONREF_KEY_PATTERNS, exclude_patterns),
+  K("exclude_embeddings", MUONREF_KEY_BOOL, exclude_embeddings),
+  K("muon_a", MUONREF_KEY_REAL, coeffs[0].a),
+  K("muon_b", MUONREF_KEY_REAL, coeffs[0].b),
+  K("muon_c", MUONREF_KEY_REAL, coeffs[0].c),
+  K("adam_lr_ratio", MUONREF_KEY_REAL, adam_lr_ratio),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("rms_rate", MUONREF_KEY_RMS_RATE, scale_extra),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -334,8 +401,12 @@ static const muonref_profile PROFILES[] = {
    N(TIMM_KEYS), 0, NULL},
   {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", dion,
    DION_KEYS, N(DION_KEYS), 0, NULL},
-  {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
+  [MUONREF_PROFILE_EMERGING] = {"emerging",
+   "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
    emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
+  /* ids 7-9 (paddle, optax, megatron) are assigned to other branches: no row here, name NULL */
+  [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, base_optimizer.py @3422977a "
+   "(2026-08-21; v3.13.0 and later)", keras, KERAS_KEYS, N(KERAS_KEYS), 1, NULL},
 };
 
 /* every id has its entry, in id order */
@@ -347,20 +418,20 @@ int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_erro
 {
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_options_init: o must not be NULL");
-  if ((int)id < 0 || (size_t)id >= N(PROFILES))
+  if ((int)id < 0 || (size_t)id >= N(PROFILES) || !PROFILES[id].name)
     return muonref_fail(err, MUONREF_EOPTION, "Unknown profile id %d, expected 0 to %zu", (int)id, N(PROFILES) - 1);
   PROFILES[id].fill(o);
   return MUONREF_OK;
 }
 
-const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) ? &PROFILES[i] : NULL; }
+const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) && PROFILES[i].name ? &PROFILES[i] : NULL; }
 
 const char *muonref_profile_name(size_t i) { return i < N(PROFILES) ? PROFILES[i].name : NULL; }
 
 const muonref_profile *muonref_profile_get(const char *name)
 {
   for (size_t i = 0; name && i < N(PROFILES); i++)
-    if (strcmp(name, PROFILES[i].name) == 0)
+    if (PROFILES[i].name && strcmp(name, PROFILES[i].name) == 0)
       return &PROFILES[i];
   return NULL;
 }
@@ -373,9 +444,11 @@ int muonref_profile_options(const char *name, muonref_options *out, muonref_erro
     return MUONREF_OK;
   }
   const char *names[N(PROFILES)];
+  size_t n = 0;
   for (size_t i = 0; i < N(PROFILES); i++)
-    names[i] = PROFILES[i].name;
+    if (PROFILES[i].name)
+      names[n++] = PROFILES[i].name;
   char list[256];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown profile '%s', expected one of %s", name ? name : "",
-                      muonref_py_str_tuple(list, sizeof list, names, N(PROFILES)));
+                      muonref_py_str_tuple(list, sizeof list, names, n));
 }

@@ -1,5 +1,8 @@
 /* muonref: routing between the Muon update and the AdamW fallback (see
  * route.h; rule from the NeMo seed, Muon.selects_muon and _muon_update). */
+#include <ctype.h>
+#include <regex.h>
+#include <string.h>
 #include "core/pyfmt.h"
 #include "muonref/route.h"
 #include "core/fail.h"
@@ -52,18 +55,89 @@ static int timm_suitable(const muonref_shape *s)
   return lo >= 4 && (double)hi / (double)lo <= 128.0;
 }
 
+/* Whether needle occurs in hay ignoring ASCII case (Python's
+ * `needle.lower() in hay.lower()` on ASCII names). */
+static int contains_ci(const char *hay, const char *needle)
+{
+  size_t n = strlen(needle);
+  for (const char *h = hay; *h; h++) {
+    size_t i = 0;
+    while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n)
+      return 1;
+  }
+  return n == 0;
+}
+
+int muonref_pattern_check(const char *pattern, muonref_error *err)
+{
+  regex_t re;
+  int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+  if (rc == 0) {
+    regfree(&re);
+    return MUONREF_OK;
+  }
+  char msg[128];
+  regerror(rc, &re, msg, sizeof msg);
+  return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern '%s': %s", pattern, msg);
+}
+
+/* keras `re.search(pattern, name)`: a POSIX ERE match anywhere in name. */
+static int regex_search(const char *pattern, const char *name, muonref_error *err)
+{
+  regex_t re;
+  if (muonref_pattern_check(pattern, err))
+    return -1;
+  MUONREF_UNCHECKED(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)); /* compiled just above */
+  int hit = regexec(&re, name, 0, NULL, 0) == 0;
+  regfree(&re);
+  return hit;
+}
+
+int muonref_name_excluded(const muonref_options *o, const char *name, muonref_error *err)
+{
+  for (int i = 0; name && i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++) {
+    int hit = o->pattern_match == MUONREF_MATCH_REGEX ? regex_search(o->exclude_patterns[i], name, err)
+                                                      : contains_ci(name, o->exclude_patterns[i]);
+    if (hit)
+      return hit;
+  }
+  return 0;
+}
+
 static int selects_muon(const muonref_options *o, const muonref_shape *s)
 {
   if (o->use_muon != MUONREF_USE_MUON_AUTO)
     return o->use_muon == MUONREF_USE_MUON_TRUE;
   if (o->route_rule == MUONREF_ROUTE_TIMM)
     return timm_suitable(s);
+  if (o->route_rule == MUONREF_ROUTE_NDIM_2) /* the name rules: muonref_route_param_named */
+    return s->ndim == 2;
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
 
 int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonref_route *out,
                         muonref_error *err)
+{
+  return muonref_route_param_named(o, s, NULL, out, err);
+}
+
+/* keras _should_use_adamw (keras/src/optimizers/muon.py @3422977a), for a
+ * 2-D parameter under NDIM_2 with use_muon AUTO: 1 when its name excludes
+ * it from Muon, 0 when not, -1 on a pattern error (err set). */
+static int name_rule_adamw(const muonref_options *o, const char *name, muonref_error *err)
+{
+  if (!name)
+    return 0;
+  if (o->exclude_embeddings && contains_ci(name, "embedding"))
+    return 1;
+  return muonref_name_excluded(o, name, err);
+}
+
+int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, const char *name,
+                              muonref_route *out, muonref_error *err)
 {
   char b[256];
   int st = check_shape(s, err);
@@ -94,8 +168,15 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
   if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  int muon = selects_muon(o, s);
+  if (muon && o->route_rule == MUONREF_ROUTE_NDIM_2 && o->use_muon == MUONREF_USE_MUON_AUTO) {
+    int adamw = name_rule_adamw(o, name, err);
+    if (adamw < 0)
+      return MUONREF_EOPTION;
+    muon = !adamw;
+  }
   out->numel = muonref_shape_numel(s);
-  out->use_muon = selects_muon(o, s);
+  out->use_muon = muon;
   muonref_route_matrices(o, s, out);
   return MUONREF_OK;
 }

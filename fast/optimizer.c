@@ -90,7 +90,8 @@ static int alloc_state(param *p)
 }
 
 /* Routes and allocates every parameter; sizes the shared workspaces. */
-static int build_params(muonref_optimizer *opt, const muonref_group *groups, muonref_error *err)
+static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
+                        muonref_error *err)
 {
   size_t k = 0, max_ws = 0, max_mat = 0, pending = 0;
   for (size_t g = 0; g < opt->n_groups; g++)
@@ -99,7 +100,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
       p->options = &opt->groups[g];
       p->group = g;
       p->shape = groups[g].shapes[j];
-      int st = muonref_route_param(p->options, &p->shape, &p->route, err);
+      const char *name = names ? names[k] : NULL;
+      int st = muonref_route_param_named(p->options, &p->shape, name, &p->route, err);
       if (st)
         return st;
       MUONREF_HOOK(muonref_fault_route(opt->fault, p->options, &p->shape, &p->route));
@@ -131,7 +133,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, muo
 }
 
 /* muonref_optimizer_create; fault is used only with MUONREF_TEST_HOOKS. */
-static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, int fault, muonref_error *err)
+static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, const char *const *names, int fault,
+                                 muonref_error *err)
 {
   muonref_optimizer *opt = calloc(1, sizeof *opt);
   if (!opt) {
@@ -157,7 +160,7 @@ static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, i
       st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   }
   if (!st)
-    st = build_params(opt, groups, err);
+    st = build_params(opt, groups, names, err);
   if (st) {
     muonref_optimizer_free(opt);
     return NULL;
@@ -167,14 +170,26 @@ static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, i
 
 muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups, muonref_error *err)
 {
-  return create(groups, n_groups, 0, err);
+  return create(groups, n_groups, NULL, 0, err);
+}
+
+muonref_optimizer *muonref_optimizer_create_named(const muonref_group *groups, size_t n_groups,
+                                                  const char *const *names, muonref_error *err)
+{
+  return create(groups, n_groups, names, 0, err);
 }
 
 #ifdef MUONREF_TEST_HOOKS
 muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
                                                   muonref_error *err)
 {
-  return create(groups, n_groups, fault, err);
+  return create(groups, n_groups, NULL, fault, err);
+}
+
+muonref_optimizer *muonref_optimizer_create_fault_named(const muonref_group *groups, size_t n_groups,
+                                                        const char *const *names, int fault, muonref_error *err)
+{
+  return create(groups, n_groups, names, fault, err);
 }
 #endif
 
@@ -350,6 +365,21 @@ static int range_check(const muonref_optimizer *opt, size_t i, const float *g, m
   return MUONREF_OK;
 }
 
+/* keras (all_missing_error): a step in which no parameter has a gradient
+ * (nor a zero-filled one) is refused, base_optimizer.py
+ * _filter_empty_gradients: `raise ValueError("No gradients provided for any
+ * variable.")`.  An optimizer without parameters steps as before. */
+static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, muonref_error *err)
+{
+  int refuse = 0;
+  for (size_t i = 0; i < opt->n_params; i++) {
+    if (grads[i].data || missing_grad(opt, &opt->params[i]))
+      return MUONREF_OK;
+    refuse |= opt->params[i].options->all_missing_error;
+  }
+  return refuse ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.") : MUONREF_OK;
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -358,8 +388,9 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   if (n_params != opt->n_params)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: n_params is %zu, the optimizer has %zu parameters",
                         n_params, opt->n_params);
+  int st;
   for (size_t i = 0; i < opt->n_params; i++) {
-    int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
+    st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
     if (st && !(FAULT_IS(opt, NONFINITE_ACCEPTED) && st == MUONREF_ENONFINITE))
       return st;
     if (!st && grads[i].data && !params[i])
@@ -367,6 +398,8 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (!st && grads[i].data && (st = range_check(opt, i, grads[i].data, err)))
       return st;
   }
+  if ((st = all_missing(opt, grads, err)))
+    return st;
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
@@ -374,7 +407,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     const float *g = grads[i].data ? grads[i].data : missing_grad(opt, p);
     if (!g)
       continue;
-    int st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
+    st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
                                : adamw_step(opt, i, p->state.step + 1, params[i], g, 0, err);
     if (st)
       return st;
@@ -383,8 +416,10 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
     const float *g = grads[i].data ? grads[i].data : missing_grad(opt, p);
-    if (!g)
+    if (!g) {
+      muonref_state_missing_grad(p->options, &p->route, &p->state); /* keras: the optimizer's count */
       continue;
+    }
     p->state.initialized = 1;
     p->state.step++;
     if (p->route.use_muon)

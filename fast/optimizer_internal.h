@@ -11,6 +11,9 @@
  * the groups' options first).  Only in builds with MUONREF_TEST_HOOKS. */
 muonref_optimizer *muonref_optimizer_create_fault(const muonref_group *groups, size_t n_groups, int fault,
                                                   muonref_error *err);
+/* The same with the parameters' names (muonref_optimizer_create_named). */
+muonref_optimizer *muonref_optimizer_create_fault_named(const muonref_group *groups, size_t n_groups,
+                                                        const char *const *names, int fault, muonref_error *err);
 #endif
 
 #endif

@@ -77,7 +77,7 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("paddle", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging')");
+  ck_assert_str_eq(e.message, "Unknown profile 'paddle', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging', 'keras')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }
@@ -440,6 +440,10 @@ START_TEST(options_init_by_profile_id)
   ck_assert_uint_eq(muonref_profile_count(), MUONREF_PROFILE_COUNT);
   for (int id = 0; id < MUONREF_PROFILE_COUNT; id++) {
     muonref_options a, b;
+    if (!muonref_profile_name((size_t)id)) { /* an id assigned to another branch's profile: no row in this build */
+      ck_assert_int_eq(muonref_options_init(&a, (muonref_profile_id)id, &e), MUONREF_EOPTION);
+      continue;
+    }
     memset(&a, 0xa5, sizeof a), memset(&b, 0x5a, sizeof b);
     ck_assert_int_eq(muonref_options_init(&a, (muonref_profile_id)id, &e), MUONREF_OK);
     ck_assert_int_eq(muonref_profile_options(muonref_profile_name((size_t)id), &b, &e), MUONREF_OK);

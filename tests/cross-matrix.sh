@@ -32,6 +32,7 @@ port_of() {
     timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
     dion) echo "$srcdir/tests/torch_dion_port.py:Muon dion" ;;
     emerging) echo "$srcdir/tests/torch_emerging_port.py:Muon emerging" ;;
+    keras) echo "$srcdir/tests/torch_keras_port.py:Muon keras" ;;
     *) echo "" ;;
   esac
 }

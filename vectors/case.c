@@ -101,6 +101,27 @@ static int set_coeff_list(muonref_options *o, const muonref_option_key *k, const
   return MUONREF_OK;
 }
 
+/* A list of name patterns (MUONREF_KEY_PATTERNS: keras' exclude_layers). */
+static int set_patterns(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                        muonref_error *err)
+{
+  if (json_is_null(v)) { /* keras: `exclude_layers or []` */
+    o->n_exclude_patterns = 0;
+    return MUONREF_OK;
+  }
+  if (!json_is_array(v) || json_array_size(v) > MUONREF_MAX_PATTERNS)
+    return bad(err, where, k->name, "null or an array of at most 8 strings");
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    const char *p = json_string_value(json_array_get(v, i));
+    if (!p || strlen(p) >= MUONREF_PATTERN_LEN)
+      return bad(err, where, k->name, "an array of strings of at most 63 bytes");
+    memset(o->exclude_patterns[i], 0, MUONREF_PATTERN_LEN);
+    memcpy(o->exclude_patterns[i], p, strlen(p));
+  }
+  o->n_exclude_patterns = (int)json_array_size(v);
+  return MUONREF_OK;
+}
+
 /* One member of an options object, read through the profile's key k. */
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                    muonref_error *err)
@@ -231,6 +252,17 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       return bad(err, where, k->name, "true or false");
     o->conv_mode = json_is_true(v) ? MUONREF_CONV_FLATTEN : MUONREF_CONV_BATCHED;
     return MUONREF_OK;
+  case MUONREF_KEY_PATTERNS:
+    return set_patterns(o, k, v, where, err);
+  case MUONREF_KEY_RMS_RATE:
+    if (json_is_null(v)) { /* keras lr_adjust: `if self.rms_rate is None: return x` */
+      o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;
+      return MUONREF_OK;
+    }
+    if (!real_value(v, &o->scale_extra))
+      return bad(err, where, k->name, "null or a number");
+    o->scale_mode = MUONREF_SCALE_SQRT_MAX;
+    return MUONREF_OK;
   }
   return bad(err, where, k->name, "of a known kind");
 }
@@ -283,7 +315,10 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
 static int schedulable(const muonref_option_key *k)
 {
   return k->offset == offsetof(muonref_options, lr) || k->offset == offsetof(muonref_options, momentum) ||
-         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS;
+         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS ||
+         /* keras' adam_beta_1 and adam_beta_2, one key each */
+         (k->kind == MUONREF_KEY_REAL && (k->offset == offsetof(muonref_options, adam_beta1) ||
+                                          k->offset == offsetof(muonref_options, adam_beta2)));
 }
 
 int muonref_case_step_options(const json_t *set, const char *profile, muonref_options *o, const char *where,
@@ -382,6 +417,18 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_FLATTEN:
     return o->conv_mode == MUONREF_CONV_FLATTEN ? json_true()
            : o->conv_mode == MUONREF_CONV_BATCHED ? json_false() : json_null(); /* null: not expressible */
+  case MUONREF_KEY_PATTERNS: {
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++)
+      json_array_append_new(l, json_stringn(o->exclude_patterns[i], strnlen(o->exclude_patterns[i],
+                                                                             MUONREF_PATTERN_LEN)));
+    return l;
+  }
+  case MUONREF_KEY_RMS_RATE:
+    if (o->scale_mode == MUONREF_SCALE_SQRT_MAX)
+      return muonref_case_real_json(o->scale_extra);
+    return o->scale_mode == MUONREF_SCALE_NONE && o->scale_extra == 1.0 ? json_null()
+                                                                          : json_string("?"); /* not expressible */
   }
   return json_null();
 }

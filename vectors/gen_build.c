@@ -164,12 +164,12 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     for (int i = 0; i < c->n_params; i++) {
       const float *gr = c->grads[k][i];
       muonref_options o = gen_step_options(c, k, c->group_of[i]); /* as set in param_groups before step k */
-      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
-        continue; /* skipped; under ZEROS the reference steps with a zero gradient */
+      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS && !o.adam_step_global)
+        continue; /* skipped; under ZEROS the reference steps with a zero gradient; keras counts the step */
       o.ns_format = format;
       o.bf16_order = order;
       muonref_route r;
-      int st = muonref_route_param(&o, &c->shapes[i], &r, err);
+      int st = muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, err);
       if (st)
         return st;
       muonref_ref_cr_report rep = {0};
@@ -177,6 +177,8 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       if ((st = muonref_ref_step_cr(&o, &r, s->p[i], &s->st[i], gr, g->prec, &rep, err)))
         return st;
       *uncertain |= rep.ns_uncertain;
+      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
+        continue; /* counted only (adam_step_global): no update */
       s->steps[i]++;
       s->muon_steps[i] += r.use_muon;
       for (size_t j = 0; j < r.numel; j++) {
@@ -237,7 +239,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
     const float *g = c->grads[k][i];
     size_t n = muonref_shape_numel(&c->shapes[i]);
     muonref_route r = {0};
-    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL)); /* a valid case's shapes route */
+    MUONREF_UNCHECKED(muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL)); /* a valid case's shapes route */
     if (!g && o->missing_grad != MUONREF_MISSING_GRAD_ZEROS) {
       json_array_append_new(ga, json_null()), json_array_append_new(at, json_real(0.0));
       continue;
@@ -294,7 +296,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options env = envelope_options(c, c->group_of[i]), *o = &env;
     muonref_route r = {0};
-    MUONREF_UNCHECKED(muonref_route_param(o, &c->shapes[i], &r, NULL));
+    MUONREF_UNCHECKED(muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL));
     double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0;
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
@@ -522,7 +524,7 @@ static int has_tall_muon(const gen_step_case *c)
 {
   for (int i = 0; i < c->n_params; i++) {
     muonref_route r = {0};
-    if (muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) == MUONREF_OK && r.use_muon &&
+    if (muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) == MUONREF_OK && r.use_muon &&
         r.rows > r.cols)
       return 1;
   }
@@ -536,7 +538,7 @@ static int has_low_rank_muon_grad(const gen_step_case *c)
   for (int k = 0; k < c->n_steps; k++)
     for (int i = 0; i < c->n_params; i++) {
       muonref_route r = {0};
-      if (!c->grads[k][i] || muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) || !r.use_muon)
+      if (!c->grads[k][i] || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon)
         continue;
       size_t m = r.rows < r.cols ? r.rows : r.cols;
       double *sv = malloc(m * sizeof *sv);
@@ -581,7 +583,7 @@ static int alpha_robust(const gen_step_case *c)
     for (int i = 0; i < c->n_params; i++) {
       muonref_options o = gen_step_options(c, k, c->group_of[i]);
       muonref_route r;
-      if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param(&o, &c->shapes[i], &r, NULL) ||
+      if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, NULL) ||
           !r.use_muon)
         continue;
       float a = (float)(o.lr * muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols));
@@ -625,7 +627,7 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options *o = &c->options[c->group_of[i]];
     muonref_route r = {0};
-    if (muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon)
+    if (muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon)
       continue;
     muonref_muon_plan pl;
     size_t n = r.numel;
@@ -812,7 +814,14 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
              a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step &&
              a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant &&
-             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format;
+             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format &&
+             a->n_exclude_patterns == b->n_exclude_patterns && a->pattern_match == b->pattern_match &&
+             a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own &&
+             a->exclude_embeddings == b->exclude_embeddings && a->adam_decay_muon_lr == b->adam_decay_muon_lr &&
+             a->adam_step_global == b->adam_step_global && a->adam_bias_fp32 == b->adam_bias_fp32 &&
+             a->all_missing_error == b->all_missing_error;
+  for (int k = 0; same && k < a->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
+    same = !strncmp(a->exclude_patterns[k], b->exclude_patterns[k], MUONREF_PATTERN_LEN);
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -857,7 +866,7 @@ static void split_auto_groups(gen_step_case *c)
     int adam_group = -1;
     for (int i = 0; i < c->n_params; i++) {
       muonref_route r;
-      if (c->group_of[i] != gi || muonref_route_param(&t, &c->shapes[i], &r, NULL) || r.use_muon)
+      if (c->group_of[i] != gi || muonref_route_param_named(&t, &c->shapes[i], c->names[i], &r, NULL) || r.use_muon)
         continue;
       if (adam_group < 0) {
         adam_group = c->n_groups++;
@@ -933,6 +942,20 @@ static int has_missing_grad(const gen_step_case *c)
   return 0;
 }
 
+/* Whether some step of c has no gradient for any parameter (keras refuses
+ * such a step: all_missing_error). */
+static int has_empty_step(const gen_step_case *c)
+{
+  for (int k = 0; k < c->n_steps; k++) {
+    int any = 0;
+    for (int i = 0; i < c->n_params; i++)
+      any |= c->grads[k][i] != NULL;
+    if (!any)
+      return 1;
+  }
+  return 0;
+}
+
 /* Fits a valid case to g's profile (see above).  Returns 0 when the case
  * is to be left out. */
 /* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
@@ -949,6 +972,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   muonref_options d;
   MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
   const muonref_profile *prof = muonref_profile_get(g->profile);
+  if (d.all_missing_error && has_empty_step(c))
+    return 0; /* the port refuses a step without any gradient (the errors area has that case) */
   if (d.route_rule == MUONREF_ROUTE_MANUAL)
     split_auto_groups(c);
   for (int gi = 1; prof->one_group && gi < c->n_groups; gi++) {
@@ -1029,11 +1054,18 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     comment_append(c, " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW "
                       "step count move]", g->profile);
   }
+  if (d.adam_step_global && has_missing_grad(c)) { /* keras: the optimizer's count advances for every parameter */
+    for (int f = 0; f < 6 && c->flags[f]; f++)
+      if (!strcmp(c->flags[f], "MissingGradient"))
+        c->flags[f] = "MissingGradientCounted";
+    comment_append(c, " [profile %s: a parameter without gradient is untouched, but its state's step counts the "
+                      "optimizer's steps]", g->profile);
+  }
   for (int i = 0; i < c->n_params; i++) { /* a batch of matrices under conv_mode BATCHED (dion): flag BatchScale */
     muonref_route r;
     const muonref_options *o = &c->options[c->group_of[i]];
     if (c->shapes[i].ndim <= 2 || o->conv_mode != MUONREF_CONV_BATCHED ||
-        muonref_route_param(o, &c->shapes[i], &r, NULL) || !r.use_muon || r.batch < 2)
+        muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon || r.batch < 2)
       continue;
     int n = 0;
     while (n < 5 && c->flags[n])
@@ -1044,7 +1076,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   }
   for (int i = 0; i < c->n_params; i++) { /* an N-D Muon parameter batched or scaled otherwise than flattened */
     muonref_route r;
-    if (c->shapes[i].ndim <= 2 || muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, NULL) ||
+    if (c->shapes[i].ndim <= 2 || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) ||
         !r.use_muon || (r.batch == 1 && r.scale_rows == r.rows && r.scale_cols == r.cols))
       continue;
     comment_append(c, " [profile %s: %s is %zu (%zu, %zu) %s, its scale factor from (%zu, %zu)]", g->profile,
@@ -1070,11 +1102,11 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     for (int i = 0; i < c->n_params; i++) {
       muonref_options t = c->options[c->group_of[i]];
       muonref_route rt, rh;
-      if (muonref_route_param(&t, &c->shapes[i], &rh, NULL))
+      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rh, NULL))
         continue;
       t.route_rule = MUONREF_ROUTE_THRESHOLD;
       t.adam_dim_threshold = 8192; /* nemo's default: what the comments assume */
-      if (muonref_route_param(&t, &c->shapes[i], &rt, NULL) || rt.use_muon == rh.use_muon)
+      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rt, NULL) || rt.use_muon == rh.use_muon)
         continue;
       char b[128];
       comment_append(c, " [profile %s: its heuristic routes %s %s to %s]",
@@ -1088,7 +1120,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     st = muonref_options_validate(&c->options[gi], &e);
   for (int i = 0; !st && i < c->n_params; i++) {
     muonref_route r;
-    st = muonref_route_param(&c->options[c->group_of[i]], &c->shapes[i], &r, &e);
+    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, &e);
   }
   if (st) {
     const char *name = muonref_status_name(st);

@@ -39,6 +39,7 @@ port_of() {
     timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
     dion) echo "$src/tests/torch_dion_port.py:Muon dion neutral" ;;
     emerging) echo "$src/tests/torch_emerging_port.py:Muon emerging neutral" ;;
+    keras) echo "$src/tests/torch_keras_port.py:Muon keras neutral" ;;
   esac
 }
 have_torch=0
@@ -59,7 +60,7 @@ for p in $profiles; do
   if [ $# -eq 3 ] && [ $have_torch -eq 1 ]; then
     echo "-- the PyTorch test port $1 (adapter $2, mode $3) through vectors/drivers/torch_driver.py"
     "$python" "$src/vectors/drivers/torch_driver.py" --optimizer "$1" --adapter "$2" --mode "$3" \
-      --ns-format bf16 --out "$out/$p-torch-results.json" "$out/vectors/$p" || exit 2
+      --out "$out/$p-torch-results.json" "$out/vectors/$p" || exit 2
     "$muonref" check --results "$out/$p-torch-results.json" "$out/vectors/$p" >"$out/$p-torch.txt"
     rc=$?
     cat "$out/$p-torch.txt"

@@ -22,6 +22,7 @@ typedef struct run {
   size_t n;
   muonref_tensor *params;
   muonref_shape *shapes;   /* in group order, for the optimizer */
+  const char **names;      /* in group order: params[i].name (NULL when absent), owned by the case JSON */
   size_t *order;           /* order[k]: parameter index of group slot k */
   muonref_group *groups;
   size_t n_groups;
@@ -31,7 +32,7 @@ static void run_free(run *r)
 {
   for (size_t i = 0; r->params && i < r->n; i++)
     muonref_tensor_free(&r->params[i]);
-  free(r->params), free(r->shapes), free(r->order), free(r->groups);
+  free(r->params), free(r->shapes), free(r->order), free(r->groups), free((void *)r->names);
 }
 
 static int load_params(run *r, const json_t *test, const char *where, muonref_error *err)
@@ -63,6 +64,7 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
   r->n_groups = json_array_size(gs);
   r->groups = calloc(r->n_groups + 1, sizeof *r->groups);
   r->shapes = calloc(r->n + 1, sizeof *r->shapes);
+  r->names = calloc(r->n + 1, sizeof *r->names);
   r->order = calloc(r->n + 1, sizeof *r->order);
   size_t slot = 0;
   for (size_t g = 0; g < r->n_groups; g++) {
@@ -80,6 +82,8 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
         return muonref_fail(err, MUONREF_EFORMAT, "%s.params[%zu]: not a parameter index", w, k);
       r->order[slot] = (size_t)i;
       r->shapes[slot] = r->params[i].shape;
+      r->names[slot] = json_string_value(json_object_get(json_array_get(json_object_get(test, "params"), (size_t)i),
+                                                         "name"));
     }
     r->groups[g].n_params = json_array_size(idx);
   }
@@ -92,7 +96,7 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
 /* A fresh optimizer holding opt's state (the round trip of spec/vectors.md 2.1). */
 static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, muonref_error *err)
 {
-  muonref_optimizer *fresh = muonref_optimizer_create_fault(r->groups, r->n_groups, fault, err);
+  muonref_optimizer *fresh = muonref_optimizer_create_fault_named(r->groups, r->n_groups, r->names, fault, err);
   for (size_t s = 0; fresh && s < r->n; s++) {
     muonref_param_state st;
     if (muonref_optimizer_state(opt, s, &st, err) || muonref_optimizer_set_state(fresh, s, &st, err)) {
@@ -219,7 +223,7 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
       if (fault == MUONREF_FAULT_NESTEROV_DEFAULT_ON && !json_object_get(oj, "nesterov"))
         r.groups[g].options.nesterov = 1;
     }
-  if (!(opt = muonref_optimizer_create_fault(r.groups, r.n_groups, fault, err))) {
+  if (!(opt = muonref_optimizer_create_fault_named(r.groups, r.n_groups, r.names, fault, err))) {
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
     goto done;
   }

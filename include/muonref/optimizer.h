@@ -36,6 +36,15 @@ typedef struct muonref_optimizer muonref_optimizer;
 MUONREF_API muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups,
                                                         muonref_error *err);
 
+/* muonref_optimizer_create with the parameters' names, for the name rules
+ * of route_rule NDIM_2 (muonref_route_param_named: keras' exclude_layers
+ * and exclude_embeddings): names[k] is the name of parameter k in the
+ * optimizer's numbering (group 0's parameters first), NULL for none; names
+ * NULL: no parameter has a name (the same as muonref_optimizer_create).
+ * The names are read during the call only. */
+MUONREF_API muonref_optimizer *muonref_optimizer_create_named(const muonref_group *groups, size_t n_groups,
+                                                              const char *const *names, muonref_error *err);
+
 /* Frees the optimizer and its state (NULL is a no-op). */
 MUONREF_API void muonref_optimizer_free(muonref_optimizer *opt);
 

@@ -97,7 +97,16 @@ typedef enum muonref_route_rule {
   MUONREF_ROUTE_THRESHOLD = 0,
   MUONREF_ROUTE_TWO_D_ONLY = 1,
   MUONREF_ROUTE_MANUAL = 2,
-  MUONREF_ROUTE_TIMM = 3
+  MUONREF_ROUTE_TIMM = 3,
+  /* NDIM_2 (shared definition, owner optax; keras uses it with the name
+   * rules below): use_muon AUTO: Muon iff ndim == 2 and the parameter's
+   * name matches no exclude pattern (n_exclude_patterns, pattern_match) and,
+   * under exclude_embeddings, does not contain "embedding" case-insensitively;
+   * TRUE / FALSE as given (TRUE needs ndim >= 2).
+   * google-deepmind/optax muon's default muon_weight_dimension_numbers
+   * (ndim == 2); keras-team/keras keras/src/optimizers/muon.py @3422977a
+   * _should_use_adamw: `if len(variable.shape) != 2: return True` */
+  MUONREF_ROUTE_NDIM_2 = 5
 } muonref_route_rule;
 
 /* Where AdamW's eps enters (spec/muon.md section 9; t = step count).
@@ -148,7 +157,16 @@ typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_NONE = 2,
   MUONREF_CATALOGUE_TIMM = 3,
   MUONREF_CATALOGUE_EMERGING = 4,
-  MUONREF_CATALOGUE_DION = 5
+  MUONREF_CATALOGUE_DION = 5,
+  /* KERAS = 9 (catalogues 6-8 are paddle, optax, megatron):
+   *        keras.optimizers.Muon (keras-team/keras keras/src/optimizers/
+   *        muon.py @3422977a) checks no option value (BaseOptimizer.__init__
+   *        checks only options muonref does not model: clipping, EMA,
+   *        accumulation); muonref refuses only what cannot be computed, as
+   *        NONE.  At the step: every gradient missing is refused with
+   *        base_optimizer.py's "No gradients provided for any variable."
+   *        (all_missing_error) */
+  MUONREF_CATALOGUE_KERAS = 9
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -296,6 +314,25 @@ typedef enum muonref_bf16_order {
 } muonref_bf16_order;
 #define MUONREF_N_BF16_ORDERS 3
 
+/* Name-based exclusion from Muon (shared definition, owner paddle; keras
+ * adds REGEX): at most MUONREF_MAX_PATTERNS patterns of at most
+ * MUONREF_PATTERN_LEN - 1 bytes each. */
+#define MUONREF_MAX_PATTERNS 8
+#define MUONREF_PATTERN_LEN 64          /* bytes, with the terminating NUL */
+/* How an exclude pattern matches a parameter's name.
+ *   SUBSTRING_CI: PaddlePaddle `p.lower() in name.lower()`
+ *   REGEX:        keras `re.search(p, variable.path)` (keras-team/keras
+ *                 keras/src/optimizers/muon.py @3422977a _should_use_adamw:
+ *                 `if any(re.search(keyword, variable.path) for keyword in
+ *                 self.exclude_layers)`): a case-sensitive search anywhere in
+ *                 the name, evaluated as a POSIX extended regular expression
+ *                 (regcomp REG_EXTENDED|REG_NOSUB); the two dialects agree on
+ *                 literals, `.`, `*`, `+`, `?`, `|`, `()`, `[]`, `^`, `$` and
+ *                 `{m,n}`, and differ on Python's escapes (\d, \w, \s, \b),
+ *                 lazy quantifiers and look-arounds, which ERE lacks
+ *                 (spec/profiles/keras.md section 7) */
+typedef enum muonref_pattern_match { MUONREF_MATCH_SUBSTRING_CI = 0, MUONREF_MATCH_REGEX = 1 } muonref_pattern_match;
+
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
  * a X + (b A + c A A) X with A = X X^T. */
 typedef struct muonref_coeff {
@@ -347,6 +384,37 @@ typedef struct muonref_options {
                                 tensor products there; one binary64 factor here, within the
                                 element-wise allowance, spec/vectors.md 5.1) */
   muonref_norm_format norm_format;   /* BF16 (zero) or INPUT (emerging) */
+  /* --- paddle (shared definition, brief: name-based exclusion) --- */
+  int n_exclude_patterns;                                   /* 0..MUONREF_MAX_PATTERNS; 0 = no name rule */
+  char exclude_patterns[MUONREF_MAX_PATTERNS][MUONREF_PATTERN_LEN];
+  muonref_pattern_match pattern_match;                      /* SUBSTRING_CI: Paddle `p.lower() in name.lower()`;
+                                                               REGEX: keras `re.search(p, path)` (POSIX ERE via regcomp,
+                                                               REG_EXTENDED|REG_NOSUB) */
+  /* --- optax (shared definition, brief: AdamW decay with its own coefficient) --- */
+  double adam_weight_decay;  /* used when adam_decay_own is 1 */
+  int adam_decay_own;        /* 0: the AdamW branch decays with weight_decay (as before); 1: with adam_weight_decay */
+  /* --- keras (keras-team/keras keras/src/optimizers/muon.py, base_optimizer.py @3422977a) --- */
+  int exclude_embeddings;   /* 1: a name containing "embedding" (case-insensitive) is AdamW (keras
+                               _should_use_adamw: `if self.exclude_embeddings and "embedding" in
+                               variable.path.lower(): return True`); under route_rule NDIM_2 only */
+  int adam_decay_muon_lr;   /* 1: the AdamW branch's decay uses the Muon lr, P <- P (1 - lr wd), not
+                               lr * adam_lr_ratio (keras Muon._apply_weight_decay: `variable.assign(
+                               variable - variable * wd * lr)` with `lr = ops.cast(self.learning_rate,
+                               variable.dtype)` for both branches); 0: lr * adam_lr_ratio (as before) */
+  int adam_step_global;     /* 1: one step count for the optimizer: every successful step advances every
+                               parameter's state step, with or without a gradient, so AdamW's bias
+                               correction uses t = the optimizer's steps (keras _adamw_update_step:
+                               `local_step = ops.cast(self.iterations + 1, ...)`, iterations advanced by
+                               BaseOptimizer.apply after every apply); 0: per parameter (as before) */
+  int adam_bias_fp32;       /* 1: AdamW's bias corrections 1 - beta^t from the float32 beta, the power rounded
+                               to float32 (keras: `ops.power(ops.cast(self.adam_beta_2, variable.dtype),
+                               local_step)`; with beta2 0.999 binary64's 1 - beta2^t differs by up to
+                               3e-5 relative at t = 2, more than the AdamW allowance 1e-5 lr_a);
+                               0: 1 - beta^t in binary64 (as before) */
+  int all_missing_error;    /* 1: a step where no parameter has a gradient is refused (MUONREF_EOPTION)
+                               with "No gradients provided for any variable." (keras base_optimizer.py
+                               _filter_empty_gradients: `raise ValueError("No gradients provided for any
+                               variable.")`); 0: such a step changes nothing (as before) */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -408,6 +476,7 @@ MUONREF_API const char *muonref_missing_grad_name(muonref_missing_grad m);
 MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
 MUONREF_API const char *muonref_adam_variant_name(muonref_adam_variant v);
 MUONREF_API const char *muonref_norm_format_name(muonref_norm_format f);
+MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k < ns_steps)
  * uses under o's list and order (see muonref_coeff_order). */

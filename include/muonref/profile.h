@@ -56,8 +56,14 @@ typedef enum muonref_key_kind {
                              "rms_norm" (rms_adamw), null (none); another string:
                              "Invalid adjust_lr value: X. Must be 'spectral_norm',
                              'rms_norm', or None." (dion's constructor) */
-  MUONREF_KEY_FLATTEN     /* dion's flatten: false (conv_mode batched), true (flatten);
+  MUONREF_KEY_FLATTEN,    /* dion's flatten: false (conv_mode batched), true (flatten);
                              another conv_mode is not expressible */
+  MUONREF_KEY_PATTERNS,   /* a list of name patterns (exclude_patterns, n_exclude_patterns;
+                             at most MUONREF_MAX_PATTERNS strings of at most
+                             MUONREF_PATTERN_LEN - 1 bytes): keras' exclude_layers */
+  MUONREF_KEY_RMS_RATE    /* keras' rms_rate: a number r (scale_mode sqrt_max, scale_extra r:
+                             `x * sqrt(max(rows, cols)) * rms_rate`), null (scale none,
+                             scale_extra 1); another scale is not expressible */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -104,6 +110,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
   MUONREF_PROFILE_DION = 5,      /* dion.Muon (microsoft/dion dion/muon.py @0a059a4, Polar Express) */
   MUONREF_PROFILE_EMERGING = 6,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292) */
+  /* 7, 8, 9: paddle, optax, megatron (assigned; their rows come with their branches) */
+  MUONREF_PROFILE_KERAS = 10,    /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 
@@ -126,7 +134,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muon
 
 /* Number of profiles (MUONREF_PROFILE_COUNT of the library: a library newer
  * than the header may know more); the profile with id i and its name (NULL
- * past the end). */
+ * past the end, and for an id without a row in this build). */
 MUONREF_API size_t muonref_profile_count(void);
 MUONREF_API const muonref_profile *muonref_profile_at(size_t i);
 MUONREF_API const char *muonref_profile_name(size_t i);

@@ -71,6 +71,31 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
 
+/* muonref_route_param with the parameter's name (shared definition): under
+ * route_rule NDIM_2 with use_muon AUTO a 2-D parameter takes AdamW when
+ * exclude_embeddings is set and its name contains "embedding" (ASCII
+ * case-insensitive), or when its name matches one of o's exclude patterns
+ * (muonref_name_excluded).  name NULL: no name rule matches.  The other
+ * rules ignore the name.  muonref_route_param(o, s, out, err) is
+ * muonref_route_param_named(o, s, NULL, out, err).  Errors: those of
+ * muonref_route_param, and MUONREF_EOPTION for a REGEX pattern that does
+ * not compile. */
+MUONREF_API MUONREF_NODISCARD int muonref_route_param_named(const muonref_options *o, const muonref_shape *s,
+                                                            const char *name, muonref_route *out, muonref_error *err);
+
+/* Whether name matches one of o's n_exclude_patterns patterns under
+ * pattern_match: SUBSTRING_CI, the pattern a substring of the name ignoring
+ * ASCII case (Paddle); REGEX, a POSIX extended regular expression found
+ * anywhere in the name, case-sensitive (regcomp REG_EXTENDED|REG_NOSUB,
+ * regexec: keras `re.search(p, path)`).  Returns 1 or 0; -1 with err set
+ * (MUONREF_EOPTION) for a pattern that does not compile.  name NULL: 0. */
+MUONREF_API int muonref_name_excluded(const muonref_options *o, const char *name, muonref_error *err);
+
+/* Checks that `pattern` compiles as a POSIX extended regular expression:
+ * MUONREF_OK, or MUONREF_EOPTION "Invalid exclude pattern '(a': <regerror
+ * text>". */
+MUONREF_API MUONREF_NODISCARD int muonref_pattern_check(const char *pattern, muonref_error *err);
+
 /* Fills the matrix layout of r (rows, cols, batch, scale_rows,
  * scale_cols; see muonref_route) from r->use_muon and r->numel for a
  * parameter of shape *s under o's conv_mode and scale_shape.  For a caller
