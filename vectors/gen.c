@@ -297,11 +297,11 @@ static const flag_note NOTES[] = {
    "\"embedding\" (any case, exclude_embeddings) or matches an exclude_layers regular expression (re.search, "
    "case-sensitive) takes AdamW", "a port that matches substrings instead of regular expressions, ignores case, or "
    "skips the embedding rule routes these parameters to the other optimizer",
-   {"spec/muon.md section 2", "spec/profiles/keras.md section 7"}, {NULL}},
+   {"spec/muon.md section 2", "spec/profiles/keras.md section 7"}, {"keras_substring_exclude"}},
   {"MissingGradientCounted", "BASIC", "a parameter without gradient is not updated but the optimizer's step count "
    "advances (keras `iterations`): its state's step grows, and AdamW's bias correction at its next step uses the "
    "optimizer's count", "a per-parameter step count gives a larger bias correction after a skipped step",
-   {"spec/muon.md section 9", "spec/profiles/keras.md section 6"}, {NULL}},
+   {"spec/muon.md section 9", "spec/profiles/keras.md section 6"}, {"keras_adam_step_per_param"}},
   {"BadGradient", "ERROR_HANDLING", "a NaN, infinite, sparse or complex gradient", NULL,
    {"spec/muon.md section 12", "spec/vectors.md section 2.4"}, {NULL}},
   {"BugB19", "KNOWN_BUG", "bug-reports B19: complex gradients are refused", NULL,
