@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/profile-ports.sh: the PyTorch ports of profiles keller, torch, moonlight
-# timm and dion (tests/torch_<profile>_port.py) against the facts of their spec pages
+# tests/profile-ports.sh: the PyTorch ports of profiles keller, torch, moonlight,
+# timm, dion and keras (tests/torch_<profile>_port.py) against the facts of their spec pages
 # (spec/profiles/<profile>.md), through tests/profile-ports.py; then each port
 # through vectors/drivers/torch_driver.py with its adapter over vectors/nemo/:
 # the driver must run every case, skipping only cases the adapter reports as
@@ -21,7 +21,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-for profile in keller torch moonlight timm dion; do
+for profile in keller torch moonlight timm dion keras; do
   class=Muon
   [ "$profile" = keller ] && class=SingleDeviceMuonWithAuxAdam
   if ! "$python" "$srcdir/vectors/drivers/torch_driver.py" --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" \
@@ -33,7 +33,8 @@ for profile in keller torch moonlight timm dion; do
   bad=$("$python" -c 'import json, sys
 ok = {"torch": ("ValueError: Muon only supports 2D parameters",), "keller": ("AssertionError: ",),
       "moonlight": ("AssertionError: ",), "timm": ("AssertionError: Input must be 2D or 3D",),
-      "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",)}[sys.argv[2]]
+      "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",),
+      "keras": ("ValueError: No gradients provided for any variable.",)}[sys.argv[2]]
 r = json.load(open(sys.argv[1]))["results"]
 bad = [e for e in r if "skipped" in e and not e["skipped"].startswith(("NotExpressible: ",) + ok)]
 for e in bad:
