@@ -70,26 +70,34 @@ static int contains_ci(const char *hay, const char *needle)
   return n == 0;
 }
 
-int muonref_pattern_check(const char *pattern, muonref_error *err)
+/* Compiles pattern as a POSIX ERE into *re: MUONREF_OK, or MUONREF_EOPTION
+ * "Invalid exclude pattern 'P': <regerror text>" (nothing to free). */
+static int pattern_compile(regex_t *re, const char *pattern, muonref_error *err)
 {
-  regex_t re;
-  int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
-  if (rc == 0) {
-    regfree(&re);
+  int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+  if (rc == 0)
     return MUONREF_OK;
-  }
   char msg[128];
-  regerror(rc, &re, msg, sizeof msg);
+  regerror(rc, re, msg, sizeof msg);
   return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern '%s': %s", pattern, msg);
 }
 
-/* keras `re.search(pattern, name)`: a POSIX ERE match anywhere in name. */
+int muonref_pattern_check(const char *pattern, muonref_error *err)
+{
+  regex_t re;
+  int st = pattern_compile(&re, pattern, err);
+  if (!st)
+    regfree(&re);
+  return st;
+}
+
+/* keras `re.search(pattern, name)`: a POSIX ERE match anywhere in name;
+ * 1 or 0, -1 (err set) when the pattern does not compile. */
 static int regex_search(const char *pattern, const char *name, muonref_error *err)
 {
   regex_t re;
-  if (muonref_pattern_check(pattern, err))
+  if (pattern_compile(&re, pattern, err))
     return -1;
-  MUONREF_UNCHECKED(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)); /* compiled just above */
   int hit = regexec(&re, name, 0, NULL, 0) == 0;
   regfree(&re);
   return hit;

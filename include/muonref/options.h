@@ -431,7 +431,13 @@ typedef struct muonref_options {
  * generalised fields.  Every catalogue: ns_safety finite and > 0 ("Invalid
  * Newton-Schulz safety factor: 0.0"), adam_variant one of its values,
  * scale_extra finite ("Invalid extra scale factor: inf"), norm_format one of
- * its values.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
+ * its values, n_exclude_patterns 0..MUONREF_MAX_PATTERNS ("Invalid number
+ * of exclude patterns: 9 (expected 0 to 8)"), each pattern NUL-terminated in
+ * its slot and, under pattern_match REGEX, a POSIX ERE that compiles
+ * ("Invalid exclude pattern '(a': ..."), adam_weight_decay finite, and the
+ * 0/1 fields adam_decay_own, exclude_embeddings, adam_decay_muon_lr,
+ * adam_step_global, adam_bias_fp32, all_missing_error ("Invalid
+ * adam_step_global: 2 (expected 0 or 1)").  KERAS: as NONE.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
  * then as NONE.
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
