@@ -17,6 +17,19 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_BOOL: printf("%s\n", *(const int *)f ? "True" : "False"); break;
   case MUONREF_KEY_INT: printf("%d\n", *(const int *)f); break;
   case MUONREF_KEY_LONG: printf("%ld\n", *(const long *)f); break;
+  case MUONREF_KEY_PATTERNS: /* Paddle's muon_exclude_patterns (None: none), keras' exclude_layers */
+    if (o->n_exclude_patterns <= 0 && o->pattern_match == MUONREF_MATCH_SUBSTRING_CI) {
+      printf("None\n");
+      break;
+    }
+    printf("[");
+    for (int i = 0; i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++)
+      printf("%s'%.*s'", i ? ", " : "", MUONREF_PATTERN_LEN, o->exclude_patterns[i]);
+    printf("]\n");
+    break;
+  case MUONREF_KEY_RMS_RATE:
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_py_float(b, sizeof b, o->scale_extra) : "None");
+    break;
   case MUONREF_KEY_BETAS:
     printf("(%s, %s)\n", muonref_py_float(b, sizeof b, o->adam_beta1), muonref_py_float(c, sizeof c, o->adam_beta2));
     break;
@@ -63,8 +76,7 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
     break;
   case MUONREF_KEY_NS_COEFF_TYPE:
   case MUONREF_KEY_NS_COEFFS:
-  case MUONREF_KEY_MUON_VERSION:
-  case MUONREF_KEY_PATTERNS: { /* as the vectors write them (vectors/case.c) */
+  case MUONREF_KEY_MUON_VERSION: { /* as the vectors write them (vectors/case.c) */
     json_t *j = muonref_case_options_json(o, "paddle");
     char *t = json_dumps(json_object_get(j, k->name), JSON_ENCODE_ANY | JSON_COMPACT);
     printf("%s\n", t ? t : "?");
@@ -149,6 +161,12 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("adam_decay_own     %d\n", o->adam_decay_own);
   printf("adam_weight_decay  %s\n", muonref_py_float(b, sizeof b, o->adam_weight_decay));
   printf("clip_grad_norm     %s\n", muonref_py_float(b, sizeof b, o->clip_grad_norm));
+  printf("pattern_match      %s\n", muonref_pattern_match_name(o->pattern_match));
+  printf("exclude_embeddings %d\n", o->exclude_embeddings);
+  printf("adam_decay_muon_lr %d\n", o->adam_decay_muon_lr);
+  printf("adam_step_global   %d\n", o->adam_step_global);
+  printf("adam_bias_fp32     %d\n", o->adam_bias_fp32);
+  printf("all_missing_error  %d\n", o->all_missing_error);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -158,8 +176,7 @@ int cmd_profile(int argc, char **argv)
   if (argc != 2) {
     fprintf(stderr, "usage: muonref profile NAME   (profiles:");
     for (size_t i = 0; i < muonref_profile_count(); i++)
-      if (muonref_profile_name(i)) /* an id reserved for a profile this build lacks has none */
-        fprintf(stderr, " %s", muonref_profile_name(i));
+      fprintf(stderr, " %s", muonref_profile_name(i));
     fprintf(stderr, ")\n");
     return EXIT_USAGE;
   }

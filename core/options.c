@@ -2,8 +2,10 @@
  * Messages follow the NeMo seed (nemo/core/optim/muon.py, Muon.__init__)
  * where it has one; spec/muon.md "Error catalogue" lists them all. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "muonref/options.h"
+#include "muonref/route.h"
 #include "core/pyfmt.h"
 #include "core/fail.h"
 
@@ -14,7 +16,7 @@ static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adam
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
 static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
-                                              "megatron", NULL};
+                                              "megatron", "keras", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", "optax_follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
@@ -27,15 +29,14 @@ static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", "list", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
-/* Paddle's substring rule is the only match implemented (keras adds "regex"). */
-static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", NULL};
+static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL};
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
 
 static const char *name_of(const char *const *names, int v)
 {
   for (int i = 0; names[i]; i++)
     if (i == v)
-      return names[i];
+      return names[i][0] ? names[i] : NULL;
   return NULL;
 }
 
@@ -54,8 +55,13 @@ static int check_enum(const char *const *names, const char *opt, int v, muonref_
   char list[256];
   if (name_of(names, v))
     return MUONREF_OK;
+  const char *named[32];
+  size_t n = 0;
+  for (size_t i = 0; names[i] && n < 32; i++) /* the holes ("") are no value */
+    if (names[i][0])
+      named[n++] = names[i];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown %s %d, expected one of %s", opt, v,
-                      muonref_py_str_tuple(list, sizeof list, names, count_names(names)));
+                      muonref_py_str_tuple(list, sizeof list, named, n));
 }
 
 #define F(buf, x) muonref_py_float(buf, sizeof buf, x)
@@ -109,20 +115,6 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
   return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
 }
 
-/* The exclude patterns: a count 0..MUONREF_MAX_PATTERNS, each pattern
- * NUL-terminated within MUONREF_PATTERN_LEN bytes, a known pattern_match. */
-static int check_patterns(const muonref_options *o, muonref_error *err)
-{
-  if (o->n_exclude_patterns < 0 || o->n_exclude_patterns > MUONREF_MAX_PATTERNS)
-    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of exclude patterns: %d (expected 0 to %d)",
-                        o->n_exclude_patterns, MUONREF_MAX_PATTERNS);
-  for (int k = 0; k < o->n_exclude_patterns; k++)
-    if (!memchr(o->exclude_patterns[k], 0, MUONREF_PATTERN_LEN))
-      return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern %d: longer than %d bytes", k,
-                          MUONREF_PATTERN_LEN - 1);
-  return check_enum(PATTERN_MATCH_NAMES, "pattern_match", (int)o->pattern_match, err);
-}
-
 /* The ns_steps range of a catalogue: NeMo 1..MUONREF_MAX_NS_STEPS (message
  * "Invalid number of Newton-Schulz steps: 0"); torch.optim.Muon 0..99
  * (_zeropower_via_newtonschulz refuses ns_steps >= 100; a negative count,
@@ -138,7 +130,7 @@ static int check_ns_steps(const muonref_options *o, muonref_error *err)
       return MUONREF_OK;
   } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM ||
              o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_PADDLE ||
-             o->catalogue == MUONREF_CATALOGUE_OPTAX) {
+             o->catalogue == MUONREF_CATALOGUE_OPTAX || o->catalogue == MUONREF_CATALOGUE_KERAS) {
     /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
     if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
       return MUONREF_OK;
@@ -257,6 +249,46 @@ static int validate_nemo_head(const muonref_options *o, muonref_error *err)
   return check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight decay", err);
 }
 
+/* The exclude patterns (shared definition): a count in 0..MUONREF_MAX_PATTERNS,
+ * each NUL-terminated inside its slot, and the match kind; a REGEX pattern
+ * must compile (core/route.c). */
+static int check_patterns(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if (o->n_exclude_patterns < 0 || o->n_exclude_patterns > MUONREF_MAX_PATTERNS)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid number of exclude patterns: %d (expected 0 to %d)",
+                        o->n_exclude_patterns, MUONREF_MAX_PATTERNS);
+  if ((s = check_enum(PATTERN_MATCH_NAMES, "pattern_match", (int)o->pattern_match, err)))
+    return s;
+  for (int i = 0; i < o->n_exclude_patterns; i++) {
+    if (!memchr(o->exclude_patterns[i], 0, MUONREF_PATTERN_LEN))
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern %d: longer than %d bytes", i,
+                          MUONREF_PATTERN_LEN - 1);
+    if (o->pattern_match == MUONREF_MATCH_REGEX && (s = muonref_pattern_check(o->exclude_patterns[i], err)))
+      return s;
+  }
+  return MUONREF_OK;
+}
+
+/* The 0/1 fields of the shared and keras blocks. */
+static int check_flags(const muonref_options *o, muonref_error *err)
+{
+  static const struct { const char *name; size_t off; } F01[] = {
+    {"adam_decay_own", offsetof(muonref_options, adam_decay_own)},
+    {"exclude_embeddings", offsetof(muonref_options, exclude_embeddings)},
+    {"adam_decay_muon_lr", offsetof(muonref_options, adam_decay_muon_lr)},
+    {"adam_step_global", offsetof(muonref_options, adam_step_global)},
+    {"adam_bias_fp32", offsetof(muonref_options, adam_bias_fp32)},
+    {"all_missing_error", offsetof(muonref_options, all_missing_error)},
+  };
+  for (size_t i = 0; i < sizeof F01 / sizeof F01[0]; i++) {
+    int v = *(const int *)((const char *)o + F01[i].off);
+    if (v != 0 && v != 1)
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid %s: %d (expected 0 or 1)", F01[i].name, v);
+  }
+  return MUONREF_OK;
+}
+
 int muonref_options_validate(const muonref_options *o, muonref_error *err)
 {
   int s;
@@ -265,7 +297,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
              o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_PADDLE ||
-             o->catalogue == MUONREF_CATALOGUE_OPTAX || o->catalogue == MUONREF_CATALOGUE_MEGATRON;
+             o->catalogue == MUONREF_CATALOGUE_OPTAX || o->catalogue == MUONREF_CATALOGUE_MEGATRON ||
+             o->catalogue == MUONREF_CATALOGUE_KERAS;
   if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
            : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
@@ -315,6 +348,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_real(o->clip_grad_norm < 0.0, o->clip_grad_norm, "Invalid gradient clipping norm (clip_grad)", err)))
     return s;
   if ((s = check_patterns(o, err)))
+    return s;
+  if ((s = check_flags(o, err)))
     return s;
   return check_ns_fields(o, err);
 }

@@ -3,6 +3,7 @@
  * _muon_update, _adamw_update), evaluated in binary64 like Python floats;
  * the EMA momentum form is that of KellerJordan/Muon muon_update @857d1ad. */
 #include <math.h>
+#include <string.h>
 #include "core/plan.h"
 
 double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
@@ -88,6 +89,15 @@ void muonref_muon_plan_correct(const muonref_options *o, long t, muonref_muon_pl
   }
 }
 
+double muonref_adam_bias_correction(const muonref_options *o, double beta, long t)
+{
+  if (!o->adam_bias_fp32)
+    return 1.0 - pow(beta, (double)t);
+  /* keras _adamw_update_step: `ops.power(ops.cast(beta, float32), local_step)`
+   * in float32, then `1 - power` (exact: Sterbenz) */
+  return 1.0 - (double)(float)pow((double)(float)beta, (double)t);
+}
+
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p)
 {
   p->step = t;
@@ -96,16 +106,22 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   p->beta2 = o->adam_beta2;
   p->one_minus_beta1 = 1.0 - o->adam_beta1;
   p->one_minus_beta2 = 1.0 - o->adam_beta2;
-  p->bias_correction1 = 1.0 - pow(o->adam_beta1, (double)t);
-  p->bias_correction2 = 1.0 - pow(o->adam_beta2, (double)t);
+  p->bias_correction1 = muonref_adam_bias_correction(o, o->adam_beta1, t);
+  p->bias_correction2 = muonref_adam_bias_correction(o, o->adam_beta2, t);
   p->sqrt_bc2 = sqrt(p->bias_correction2);
   p->step_size = p->lr / p->bias_correction1;
   /* UNCORRECTED: m / ((sqrt(v) + eps) / s2) = m / (sqrt(v) / s2 + eps / s2) */
   p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
-  /* optax.contrib.muon: `optax.adamw(..., weight_decay=adam_weight_decay)` */
+  /* optax: the AdamW decay's own coefficient (adam_decay_own); keras: it
+   * and the Muon lr (adam_decay_muon_lr; Muon._apply_weight_decay:
+   * `variable - variable * wd * lr`, lr = self.learning_rate for both
+   * branches).  Keras casts wd and lr to float32 and rounds (v wd) lr and
+   * the difference in float32: relative 2^-24 of the decay term and one
+   * rounding of the parameter, inside the element-wise allowance
+   * (spec/vectors.md 5.1), so the binary64 factor is kept. */
   double wd = o->adam_decay_own ? o->adam_weight_decay : o->weight_decay;
   p->apply_decay = wd != 0.0;
-  p->decay = 1.0 - p->lr * wd;
+  p->decay = 1.0 - (o->adam_decay_muon_lr ? o->lr : p->lr) * wd;
   /* timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group["nesterov"] else adamw(...) */
   p->nadamw = o->adam_variant == MUONREF_ADAM_NADAMW || (o->adam_variant == MUONREF_ADAM_FOLLOW_NESTEROV && o->nesterov);
   p->num_mom = p->beta1, p->num_grad = p->one_minus_beta1;
@@ -116,4 +132,24 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
     p->num_grad = p->one_minus_beta1 / p->bias_correction1;
     p->step_size = p->lr;
   }
+}
+
+void muonref_state_missing_grad(const muonref_options *o, const muonref_route *r, muonref_param_state *s)
+{
+  if (!o->adam_step_global)
+    return;
+  if (!s->initialized) { /* keras builds every slot as zeros */
+    size_t bytes = r->numel * sizeof(float);
+    if (s->momentum_buffer)
+      memset(s->momentum_buffer, 0, bytes);
+    if (s->exp_avg)
+      memset(s->exp_avg, 0, bytes);
+    if (s->exp_avg_sq)
+      memset(s->exp_avg_sq, 0, bytes);
+    s->step = 0;
+    s->use_muon = r->use_muon;
+    s->numel = r->numel;
+  }
+  s->initialized = 1;
+  s->step++;
 }

@@ -11,6 +11,7 @@
 #define MUONREF_PLAN_H
 
 #include "muonref/options.h"
+#include "muonref/param_state.h"
 #include "muonref/route.h"
 
 #ifdef __cplusplus
@@ -62,7 +63,8 @@ typedef struct muonref_adamw_plan {
   double step_size;          /* lr / bias_correction1 */
   double eps;                /* adam_eps; adam_eps / sqrt_bc2 when UNCORRECTED */
   int apply_decay;
-  double decay;              /* 1 - lr * weight_decay */
+  double decay;              /* 1 - lr * weight_decay (adam_decay_own: adam_weight_decay; adam_decay_muon_lr:
+                                the Muon lr, not lr * adam_lr_ratio) */
   int nadamw;                /* 1: the numerator is num_mom m + num_grad g (adam_variant) */
   double num_mom, num_grad;  /* NADAMW (timm): beta1, 1 - beta1, with step_size lr / bc1;
                                 OPTAX_FOLLOW_NESTEROV with nesterov: beta1 / (1 - beta1^(t+1)),
@@ -90,6 +92,16 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r,
  * the factors in binary64 (optax divides in float32: within the
  * element-wise allowance of spec/vectors.md 5.1). */
 void muonref_muon_plan_correct(const muonref_options *o, long t, muonref_muon_plan *p);
+/* A step in which the parameter routed as *r has no gradient (skipped):
+ * under adam_step_global (keras: one `iterations` count for the optimizer)
+ * its state still counts the step: a fresh state becomes an initialized one
+ * with zero buffers (those present) and step 1, else step + 1; nothing else
+ * changes.  Without adam_step_global nothing changes. */
+void muonref_state_missing_grad(const muonref_options *o, const muonref_route *r, muonref_param_state *s);
+
+/* 1 - beta^t in binary64; under adam_bias_fp32 (keras) 1 - fl32(fl32(beta)^t),
+ * the power of the float32 beta rounded to float32 (t >= 1). */
+double muonref_adam_bias_correction(const muonref_options *o, double beta, long t);
 
 /* Fills *p for the AdamW step numbered t (>= 1) under options *o. */
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p);

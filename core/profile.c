@@ -319,6 +319,48 @@ static void megatron(muonref_options *o)
   o->clip_grad_norm = 1.0;
 }
 
+/* keras: keras.optimizers.Muon, keras-team/keras keras/src/optimizers/muon.py
+ * and base_optimizer.py @3422977a (v3.13.0 and later; spec/profiles/keras.md):
+ * Muon(learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
+ * adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004, ...,
+ * exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+ * muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
+ * ns_steps=5, nesterov=True, rms_rate=0.2): sum momentum `m + (g + m *
+ * (momentum - 1))`, Nesterov `g + momentum * m`, Newton-Schulz in the
+ * variable's dtype (float32) with `x / (norm + 1e-7)` and the transpose of a
+ * tall matrix, the update `lr * O * sqrt(max(rows, cols)) * rms_rate`, the
+ * decay `v - v * wd * lr` first on every variable with the Muon lr
+ * (adam_weight_decay for AdamW variables), AdamW with epsilon hat
+ * (`m * alpha / (sqrt(v) + epsilon)`), lr * adam_lr_ratio, the optimizer's
+ * `iterations + 1` as its step and float32 bias corrections; routing:
+ * exactly 2-D, minus names containing "embedding", minus `re.search`
+ * matches of exclude_layers; no value checks. */
+static void keras(muonref_options *o)
+{
+  nemo(o);
+  o->lr = 1e-3;
+  o->weight_decay = 0.004;
+  o->scale_mode = MUONREF_SCALE_SQRT_MAX;
+  o->scale_extra = 0.2;
+  o->adam_beta1 = 0.9;
+  o->adam_beta2 = 0.999;
+  o->adam_eps = 1e-7;
+  o->adam_lr_ratio = 1.0;
+  o->adam_eps_mode = MUONREF_ADAM_EPS_UNCORRECTED; /* epsilon hat on the uncorrected sqrt(v) */
+  o->ns_format = MUONREF_NS_FP32;
+  o->bf16_order = MUONREF_BF16_KELLER; /* `b * temp_a + c * temp_a @ temp_a`: (c A) A; bf16 only */
+  o->route_rule = MUONREF_ROUTE_NDIM_2;
+  o->catalogue = MUONREF_CATALOGUE_KERAS;
+  o->pattern_match = MUONREF_MATCH_REGEX;
+  o->adam_weight_decay = 0.004;
+  o->adam_decay_own = 1;
+  o->exclude_embeddings = 1;
+  o->adam_decay_muon_lr = 1;
+  o->adam_step_global = 1;
+  o->adam_bias_fp32 = 1;
+  o->all_missing_error = 1;
+}
+
 /* keller's AdamW groups: `group["lr"] = group.get("lr", 3e-4)` */
 static void keller_adam(muonref_options *o) { o->lr = 3e-4; }
 
@@ -493,6 +535,31 @@ static const muonref_option_key MEGATRON_KEYS[] = {
   K("use_muon", MUONREF_KEY_USE_MUON, use_muon),
 };
 
+/* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's
+ * order; the base optimizer's clipnorm, clipvalue, global_clipnorm, use_ema,
+ * ema_momentum, ema_overwrite_frequency, loss_scale_factor,
+ * gradient_accumulation_steps and name stay at their defaults (not
+ * expressible).  weight_decay and adam_weight_decay None are written 0 (no
+ * decay, the same step). */
+static const muonref_option_key KERAS_KEYS[] = {
+  K("learning_rate", MUONREF_KEY_REAL, lr),
+  K("adam_beta_1", MUONREF_KEY_REAL, adam_beta1),
+  K("adam_beta_2", MUONREF_KEY_REAL, adam_beta2),
+  K("adam_weight_decay", MUONREF_KEY_REAL, adam_weight_decay),
+  K("epsilon", MUONREF_KEY_REAL, adam_eps),
+  K("weight_decay", MUONREF_KEY_REAL, weight_decay),
+  K("exclude_layers", MUONREF_KEY_PATTERNS, exclude_patterns),
+  K("exclude_embeddings", MUONREF_KEY_BOOL, exclude_embeddings),
+  K("muon_a", MUONREF_KEY_REAL, coeffs[0].a),
+  K("muon_b", MUONREF_KEY_REAL, coeffs[0].b),
+  K("muon_c", MUONREF_KEY_REAL, coeffs[0].c),
+  K("adam_lr_ratio", MUONREF_KEY_REAL, adam_lr_ratio),
+  K("momentum", MUONREF_KEY_REAL, momentum),
+  K("ns_steps", MUONREF_KEY_INT, ns_steps),
+  K("nesterov", MUONREF_KEY_BOOL, nesterov),
+  K("rms_rate", MUONREF_KEY_RMS_RATE, scale_extra),
+};
+
 #undef K
 #undef KB
 #define N(a) (sizeof a / sizeof a[0])
@@ -509,7 +576,8 @@ static const muonref_profile PROFILES[] = {
    N(TIMM_KEYS), 0, NULL},
   {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", dion,
    DION_KEYS, N(DION_KEYS), 0, NULL},
-  {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
+  [MUONREF_PROFILE_EMERGING] = {"emerging",
+   "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20)",
    emerging, EMERGING_KEYS, N(EMERGING_KEYS), 0, NULL},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f "
    "(paddle.optimizer.Muon)", paddle, PADDLE_KEYS, N(PADDLE_KEYS), 0, NULL},
@@ -517,6 +585,8 @@ static const muonref_profile PROFILES[] = {
                              OPTAX_KEYS, N(OPTAX_KEYS), 1, NULL},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a, "
    "optimizer_config.py 0075637c, clip_grads.py", megatron, MEGATRON_KEYS, N(MEGATRON_KEYS), 0, NULL},
+  [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, base_optimizer.py @3422977a "
+   "(2026-08-21; v3.13.0 and later)", keras, KERAS_KEYS, N(KERAS_KEYS), 1, NULL},
 };
 
 /* every id has its entry, in id order */
@@ -534,7 +604,6 @@ int muonref_options_init(muonref_options *o, muonref_profile_id id, muonref_erro
   return MUONREF_OK;
 }
 
-/* NULL past the end and for an id whose row another branch adds (issue 12) */
 const muonref_profile *muonref_profile_at(size_t i) { return i < N(PROFILES) && PROFILES[i].name ? &PROFILES[i] : NULL; }
 
 const char *muonref_profile_name(size_t i) { return i < N(PROFILES) ? PROFILES[i].name : NULL; }
@@ -557,8 +626,7 @@ int muonref_profile_options(const char *name, muonref_options *out, muonref_erro
   const char *names[N(PROFILES)];
   size_t n = 0;
   for (size_t i = 0; i < N(PROFILES); i++)
-    if (PROFILES[i].name) /* an id without a row in this build is no choice */
-      names[n++] = PROFILES[i].name;
+    names[n++] = PROFILES[i].name;
   char list[256];
   return muonref_fail(err, MUONREF_EOPTION, "Unknown profile '%s', expected one of %s", name ? name : "",
                       muonref_py_str_tuple(list, sizeof list, names, n));

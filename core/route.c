@@ -1,5 +1,8 @@
 /* muonref: routing between the Muon update and the AdamW fallback (see
  * route.h; rule from the NeMo seed, Muon.selects_muon and _muon_update). */
+#include <ctype.h>
+#include <regex.h>
+#include <string.h>
 #include "core/pyfmt.h"
 #include "muonref/route.h"
 #include "core/fail.h"
@@ -54,27 +57,62 @@ static int timm_suitable(const muonref_shape *s)
   return lo >= 4 && (double)hi / (double)lo <= 128.0;
 }
 
-/* Whether the lower-cased pat is a substring of the lower-cased name (ASCII). */
-static int contains_ci(const char *name, const char *pat)
+/* Whether needle occurs in hay ignoring ASCII case (Python's
+ * `needle.lower() in hay.lower()` on ASCII names). */
+static int contains_ci(const char *hay, const char *needle)
 {
-  for (size_t i = 0;; i++) {
-    size_t k = 0;
-    while (pat[k] && name[i + k] && tolower((unsigned char)name[i + k]) == tolower((unsigned char)pat[k]))
-      k++;
-    if (!pat[k])
+  size_t n = strlen(needle);
+  for (const char *h = hay; *h; h++) {
+    size_t i = 0;
+    while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n)
       return 1;
-    if (!name[i])
-      return 0;
   }
+  return n == 0;
 }
 
-int muonref_name_excluded(const muonref_options *o, const char *name)
+/* Compiles pattern as a POSIX ERE into *re: MUONREF_OK, or MUONREF_EOPTION
+ * "Invalid exclude pattern 'P': <regerror text>" (nothing to free). */
+static int pattern_compile(regex_t *re, const char *pattern, muonref_error *err)
 {
-  if (!name)
-    return 0;
-  for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
-    if (memchr(o->exclude_patterns[k], 0, MUONREF_PATTERN_LEN) && contains_ci(name, o->exclude_patterns[k]))
-      return 1;
+  int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+  if (rc == 0)
+    return MUONREF_OK;
+  char msg[128];
+  regerror(rc, re, msg, sizeof msg);
+  return muonref_fail(err, MUONREF_EOPTION, "Invalid exclude pattern '%s': %s", pattern, msg);
+}
+
+int muonref_pattern_check(const char *pattern, muonref_error *err)
+{
+  regex_t re;
+  int st = pattern_compile(&re, pattern, err);
+  if (!st)
+    regfree(&re);
+  return st;
+}
+
+/* keras `re.search(pattern, name)`: a POSIX ERE match anywhere in name;
+ * 1 or 0, -1 (err set) when the pattern does not compile. */
+static int regex_search(const char *pattern, const char *name, muonref_error *err)
+{
+  regex_t re;
+  if (pattern_compile(&re, pattern, err))
+    return -1;
+  int hit = regexec(&re, name, 0, NULL, 0) == 0;
+  regfree(&re);
+  return hit;
+}
+
+int muonref_name_excluded(const muonref_options *o, const char *name, muonref_error *err)
+{
+  for (int i = 0; name && i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++) {
+    int hit = o->pattern_match == MUONREF_MATCH_REGEX ? regex_search(o->exclude_patterns[i], name, err)
+                                                      : contains_ci(name, o->exclude_patterns[i]);
+    if (hit)
+      return hit;
+  }
   return 0;
 }
 
@@ -89,7 +127,7 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s, const 
   if (o->route_rule == MUONREF_ROUTE_NOT_1D) /* Megatron-LM muon.py 025c931a: `len(param.shape) != 1` */
     return s->ndim != 1;
   if (o->route_rule == MUONREF_ROUTE_NDIM_2_3) /* Paddle's _default_should_use_muon */
-    return (s->ndim == 2 || s->ndim == 3) && !muonref_name_excluded(o, name);
+    return (s->ndim == 2 || s->ndim == 3) && muonref_name_excluded(o, name, NULL) == 0; /* patterns validated */
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
@@ -98,6 +136,18 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
                         muonref_error *err)
 {
   return muonref_route_param_named(o, s, NULL, out, err);
+}
+
+/* keras _should_use_adamw (keras/src/optimizers/muon.py @3422977a), for a
+ * 2-D parameter under NDIM_2 with use_muon AUTO: 1 when its name excludes
+ * it from Muon, 0 when not, -1 on a pattern error (err set). */
+static int name_rule_adamw(const muonref_options *o, const char *name, muonref_error *err)
+{
+  if (!name)
+    return 0;
+  if (o->exclude_embeddings && contains_ci(name, "embedding"))
+    return 1;
+  return muonref_name_excluded(o, name, err);
 }
 
 int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, const char *name,
@@ -143,8 +193,15 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
      * (orthogonalized_optimizer.py: `if grad.ndim != 2: raise
      * ValueError("Only 2D parameters are supported.")`) */
     return muonref_fail(err, MUONREF_ESHAPE, "Only 2D parameters are supported.");
+  int muon = selects_muon(o, s, name);
+  if (muon && o->route_rule == MUONREF_ROUTE_NDIM_2 && o->use_muon == MUONREF_USE_MUON_AUTO) {
+    int adamw = name_rule_adamw(o, name, err);
+    if (adamw < 0)
+      return MUONREF_EOPTION;
+    muon = !adamw;
+  }
   out->numel = muonref_shape_numel(s);
-  out->use_muon = selects_muon(o, s, name);
+  out->use_muon = muon;
   muonref_route_matrices(o, s, out);
   return MUONREF_OK;
 }

@@ -196,6 +196,25 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                       "gradient by the global norm (clip_grad 1.0)",
                                       "a port of Emerging-Optimizers' Muon alone (no Megatron clip_grad_norm_fp32 "
                                       "before the step; spec/profiles/megatron.md 1, 6)"},
+  [MUONREF_FAULT_KERAS_FAN_SWAPPED_3_10] = {"keras_fan_swapped_3_10", "the update lr O sqrt(max(1, shape[0] / "
+                                            "shape[1])) where keras scales by rms_rate sqrt(max(rows, cols))",
+                                            "keras v3.10.0 .. v3.12 (717a64a3a4 to d130816c4a, PR #21885): Keller's "
+                                            "rows/cols rule on a Keras (in, out) kernel, the inverted ratio "
+                                            "(bug-reports B07; spec/profiles/keras.md 10)"},
+  [MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM] = {"keras_adam_step_per_param", "AdamW's bias correction and the state's "
+                                               "step count the variable's own steps where keras counts the "
+                                               "optimizer's iterations",
+                                               "a port with torch.optim's per-parameter state['step'] (bug-reports "
+                                               "N07's lifecycle class; spec/profiles/keras.md 6, 10)"},
+  [MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE] = {"keras_substring_exclude", "exclude_layers matched as case-insensitive "
+                                             "substrings where keras calls re.search",
+                                             "Paddle's rule `p.lower() in name.lower()`; keras PR #21079 and #23162 "
+                                             "on exclude_layers (spec/profiles/keras.md 10)"},
+  [MUONREF_FAULT_KERAS_ALL_MISSING_ACCEPTED] = {"keras_all_missing_accepted", "a step without any gradient does "
+                                                "nothing where keras raises \"No gradients provided for any "
+                                                "variable.\"",
+                                                "torch.optim's optimizers skip every parameter silently "
+                                                "(spec/profiles/keras.md 2)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -265,6 +284,14 @@ void muonref_fault_options(int f, muonref_options *o)
       o->coeff_order = MUONREF_ORDER_CYCLE;
     break;
   case MUONREF_FAULT_MEGATRON_NO_CLIP: o->clip_grad_norm = 0.0; break;
+  case MUONREF_FAULT_ADAM_DECAY_MUON_LR: o->adam_decay_muon_lr = 1; break; /* keras' own rule (core/plan.c) */
+  case MUONREF_FAULT_KERAS_FAN_SWAPPED_3_10: /* v3.10: `lr * NS(G) * max(1, shape[0] / shape[1]) ** 0.5` */
+    if (o->catalogue == MUONREF_CATALOGUE_KERAS && o->scale_mode == MUONREF_SCALE_SQRT_MAX)
+      o->scale_mode = MUONREF_SCALE_FAN_IN, o->scale_extra = 1.0;
+    break;
+  case MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM: o->adam_step_global = 0; break;
+  case MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE: o->pattern_match = MUONREF_MATCH_SUBSTRING_CI; break;
+  case MUONREF_FAULT_KERAS_ALL_MISSING_ACCEPTED: o->all_missing_error = 0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:
     if (o->scale_mode == MUONREF_SCALE_FAN_IN)
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
@@ -386,7 +413,6 @@ void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muo
   case MUONREF_FAULT_ADAM_LR_NO_RATIO:
     p->lr = o->lr, p->step_size = o->lr / p->bias_correction1, p->decay = 1.0 - o->lr * o->weight_decay;
     break;
-  case MUONREF_FAULT_ADAM_DECAY_MUON_LR: p->decay = 1.0 - o->lr * o->weight_decay; break;
   case MUONREF_FAULT_DECAY_SKIPPED_GROUP: p->apply_decay = p->apply_decay && group == 0; break;
   case MUONREF_FAULT_PADDLE_ADAM_BIAS_POW_ONE: /* beta_pow = 1 at creation: step t uses beta^(t-1) */
     p->bias_correction1 = 1.0 - pow(o->adam_beta1, (double)(p->step - 1));

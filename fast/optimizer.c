@@ -107,8 +107,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       p->options = &opt->groups[g];
       p->group = g;
       p->shape = groups[g].shapes[j];
-      int st = muonref_route_param_named(p->options, &p->shape, names ? names[k] : NULL,
-                                         &p->route, err);
+      const char *name = names ? names[k] : NULL;
+      int st = muonref_route_param_named(p->options, &p->shape, name, &p->route, err);
       if (st)
         return st;
       MUONREF_HOOK(muonref_fault_route(opt->fault, p->options, &p->shape, &p->route));
@@ -442,6 +442,21 @@ static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
   }
 }
 
+/* keras (all_missing_error): a step in which no parameter has a gradient
+ * (nor a zero-filled one) is refused, base_optimizer.py
+ * _filter_empty_gradients: `raise ValueError("No gradients provided for any
+ * variable.")`.  An optimizer without parameters steps as before. */
+static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, muonref_error *err)
+{
+  int refuse = 0;
+  for (size_t i = 0; i < opt->n_params; i++) {
+    if (grads[i].data || missing_grad(opt, &opt->params[i]))
+      return MUONREF_OK;
+    refuse |= opt->params[i].options->all_missing_error;
+  }
+  return refuse ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.") : MUONREF_OK;
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -450,8 +465,9 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   if (n_params != opt->n_params)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: n_params is %zu, the optimizer has %zu parameters",
                         n_params, opt->n_params);
+  int st;
   for (size_t i = 0; i < opt->n_params; i++) {
-    int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
+    st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
     if (st && !(FAULT_IS(opt, NONFINITE_ACCEPTED) && st == MUONREF_ENONFINITE))
       return st;
     if (!st && grads[i].data && !params[i])
@@ -465,6 +481,8 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (st)
       return st;
   }
+  if ((st = all_missing(opt, grads, err)))
+    return st;
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
@@ -472,7 +490,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     const float *g = opt->gptr[i];
     if (!g)
       continue;
-    int st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
+    st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
                                : adamw_step(opt, i, p->state.step + 1, params[i], g, 0, err);
     if (st)
       return st;
@@ -482,8 +500,10 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
     const float *g = opt->gptr[i];
-    if (!g)
+    if (!g) {
+      muonref_state_missing_grad(p->options, &p->route, &p->state); /* keras: the optimizer's count */
       continue;
+    }
     p->state.initialized = 1;
     p->state.step++;
     if (p->route.use_muon)

@@ -18,6 +18,7 @@
  * tgeneric.c and glibc's gen-auto-libm-tests, applied to whole tensors).
  * Disagreements are counted and reported, never hidden. */
 #include <stdlib.h>
+#include "core/plan.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -355,8 +356,10 @@ int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float 
     free(zeros);
     return st;
   }
-  if (!grad)
+  if (!grad) { /* skipped; keras counts the step (adam_step_global) */
+    muonref_state_missing_grad(o, r, state);
     return MUONREF_OK;
+  }
   size_t n = r->numel;
   step_copy lo = {0}, hi = {0};
   int st = copy_make(&lo, r, param, state) ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the rounding check")

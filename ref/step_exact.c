@@ -315,10 +315,12 @@ int muonref_ref_step_bounded(const muonref_options *o, const muonref_route *r, f
   float *zeros = NULL;
   if (!grad && o->missing_grad == MUONREF_MISSING_GRAD_ZEROS) /* Keller: a missing gradient steps as zeros */
     grad = zeros = calloc(r->numel ? r->numel : 1, sizeof *zeros);
-  if (!grad)
-    return o->missing_grad == MUONREF_MISSING_GRAD_ZEROS
-             ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the zero gradient of %zu elements", r->numel)
-             : MUONREF_OK;
+  if (!grad && o->missing_grad == MUONREF_MISSING_GRAD_ZEROS)
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the zero gradient of %zu elements", r->numel);
+  if (!grad) { /* skipped; keras counts the step (adam_step_global) */
+    muonref_state_missing_grad(o, r, state);
+    return MUONREF_OK;
+  }
   int st = step_checked(o, r, param, state, grad, prec, ns_uncertain, n_uncertified, err);
   free(zeros);
   return st;

@@ -77,7 +77,7 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("mxnet", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'mxnet', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging', 'paddle', 'optax', 'megatron')");
+  ck_assert_str_eq(e.message, "Unknown profile 'mxnet', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging', 'paddle', 'optax', 'megatron', 'keras')");
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }
@@ -254,7 +254,7 @@ START_TEST(megatron_profile_routing_and_clipping)
   t = o, t.clip_grad_norm = -1.0;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid gradient clipping norm (clip_grad): -1.0");
-  t = o, t.route_rule = (muonref_route_rule)4; /* paddle's number, not on this branch */
+  t = o, t.route_rule = (muonref_route_rule)7; /* past the last rule */
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   muonref_route r;
   muonref_shape mat = {2, {16, 8}}, bias = {1, {16}}, conv = {4, {4, 2, 3, 3}}, scalar = {0, {0}};
@@ -310,6 +310,9 @@ START_TEST(megatron_profile_routing_and_clipping)
   muonref_group two[2] = {gc, gu};
   ck_assert_ptr_null(muonref_optimizer_create(two, 2, &e));
   ck_assert_str_eq(e.message, "clip_grad_norm is one value for the optimizer: group 1 has 0, group 0 1");
+}
+END_TEST
+
 /* paddle (spec/profiles/paddle.md; expected values from its formulas, by hand) */
 START_TEST(paddle_profile)
 {
@@ -341,7 +344,7 @@ START_TEST(paddle_profile)
   for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
     ck_assert_int_eq(muonref_route_param_named(&t, &m2, N[k].name, &r, &e), MUONREF_OK);
     ck_assert_msg(r.use_muon == N[k].muon, "%s", N[k].name ? N[k].name : "(null)");
-    ck_assert_int_eq(muonref_name_excluded(&t, N[k].name), !N[k].muon);
+    ck_assert_int_eq(muonref_name_excluded(&t, N[k].name, NULL), !N[k].muon);
   }
   ck_assert_int_eq(muonref_route_param_named(&t, &m3, "experts.w1", &r, &e), MUONREF_OK);
   ck_assert(r.use_muon && r.batch == 2 && r.rows == 4 && r.cols == 8 && r.scale_rows == 4 && r.scale_cols == 8);
@@ -599,13 +602,8 @@ START_TEST(options_init_by_profile_id)
   muonref_error e;
   ck_assert_uint_eq(muonref_profile_count(), MUONREF_PROFILE_COUNT);
   for (int id = 0; id < MUONREF_PROFILE_COUNT; id++) {
-    if (!muonref_profile_name((size_t)id)) /* an id reserved for another branch's profile (issue 12) */
-      continue;
+    ck_assert_ptr_nonnull(muonref_profile_name((size_t)id)); /* every id has its row */
     muonref_options a, b;
-    if (!muonref_profile_name((size_t)id)) { /* an id reserved for a profile this build lacks (7: paddle) */
-      ck_assert_int_eq(muonref_options_init(&a, (muonref_profile_id)id, &e), MUONREF_EOPTION);
-      continue;
-    }
     memset(&a, 0xa5, sizeof a), memset(&b, 0x5a, sizeof b);
     ck_assert_int_eq(muonref_options_init(&a, (muonref_profile_id)id, &e), MUONREF_OK);
     ck_assert_int_eq(muonref_profile_options(muonref_profile_name((size_t)id), &b, &e), MUONREF_OK);
@@ -1005,11 +1003,165 @@ START_TEST(optax_profile_plan_routing_and_list)
   t = o, t.adam_weight_decay = NAN;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid AdamW weight decay: nan");
-  t = o, t.route_rule = (muonref_route_rule)4; /* paddle's number, not in this build */
+  t = o, t.route_rule = (muonref_route_rule)7; /* past the last rule */
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
 }
 END_TEST
 
+/* ---- keras (spec/profiles/keras.md): routing by name, AdamW decay and step count ---- */
+
+static muonref_options keras(void)
+{
+  muonref_options o;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_KERAS, NULL), MUONREF_OK);
+  return o;
+}
+
+/* The Muon/AdamW decision of shape s named `name` under o (1 Muon, 0 AdamW). */
+static int keras_muon(const muonref_options *o, muonref_shape s, const char *name)
+{
+  muonref_route r;
+  muonref_error e;
+  ck_assert_msg(muonref_route_param_named(o, &s, name, &r, &e) == MUONREF_OK, "%s", e.message);
+  return r.use_muon;
+}
+
+/* keras.md 7: exactly 2-D; "embedding" in any case; exclude_layers by
+ * re.search (case-sensitive, anchors honoured); SUBSTRING_CI (Paddle) by
+ * case-insensitive substring; no name: no name rule. */
+START_TEST(keras_routing_by_name)
+{
+  muonref_options o = keras();
+  muonref_shape m = {2, {8, 16}}, b = {1, {8}}, t3 = {3, {2, 4, 8}}, c4 = {4, {3, 3, 4, 8}};
+  ck_assert_int_eq(o.route_rule, MUONREF_ROUTE_NDIM_2);
+  ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_NDIM_2), "ndim_2");
+  ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_KERAS), "keras");
+  ck_assert_str_eq(muonref_pattern_match_name(MUONREF_MATCH_REGEX), "regex");
+  ck_assert_ptr_null(muonref_route_rule_name((muonref_route_rule)7)); /* past the last rule */
+  ck_assert_int_eq(keras_muon(&o, m, "dense/kernel"), 1);
+  ck_assert_int_eq(keras_muon(&o, b, "dense/bias"), 0);
+  ck_assert_int_eq(keras_muon(&o, t3, "attn/kernel"), 0);
+  ck_assert_int_eq(keras_muon(&o, c4, "conv/kernel"), 0);
+  ck_assert_int_eq(keras_muon(&o, m, "embedding/embeddings"), 0);
+  ck_assert_int_eq(keras_muon(&o, m, "Token_EMBEDDING/table"), 0);
+  ck_assert_int_eq(keras_muon(&o, m, NULL), 1);
+  o.exclude_embeddings = 0;
+  ck_assert_int_eq(keras_muon(&o, m, "embedding/embeddings"), 1);
+  o.n_exclude_patterns = 2;
+  snprintf(o.exclude_patterns[0], MUONREF_PATTERN_LEN, "dense.*out");
+  snprintf(o.exclude_patterns[1], MUONREF_PATTERN_LEN, "^head");
+  ck_assert_int_eq(keras_muon(&o, m, "dense_1/output"), 0);
+  ck_assert_int_eq(keras_muon(&o, m, "Dense_1/output"), 1); /* case-sensitive */
+  ck_assert_int_eq(keras_muon(&o, m, "head/kernel"), 0);
+  ck_assert_int_eq(keras_muon(&o, m, "lm_head/kernel"), 1); /* anchored */
+  ck_assert_int_eq(keras_muon(&o, m, NULL), 1);
+  o.pattern_match = MUONREF_MATCH_SUBSTRING_CI; /* the same patterns as substrings: neither occurs literally */
+  ck_assert_int_eq(keras_muon(&o, m, "dense_1/output"), 1);
+  snprintf(o.exclude_patterns[0], MUONREF_PATTERN_LEN, "DENSE");
+  ck_assert_int_eq(keras_muon(&o, m, "dense_1/kernel"), 0);
+  o = keras();
+  o.use_muon = MUONREF_USE_MUON_TRUE; /* the name rules apply to AUTO only */
+  ck_assert_int_eq(keras_muon(&o, m, "embedding/embeddings"), 1);
+}
+END_TEST
+
+START_TEST(keras_pattern_validation)
+{
+  muonref_options o = keras();
+  muonref_error e;
+  o.n_exclude_patterns = 1;
+  snprintf(o.exclude_patterns[0], MUONREF_PATTERN_LEN, "(a");
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_msg(!strncmp(e.message, "Invalid exclude pattern '(a': ", 30), "%s", e.message);
+  o.pattern_match = MUONREF_MATCH_SUBSTRING_CI; /* a substring needs no compiling */
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+  o.n_exclude_patterns = MUONREF_MAX_PATTERNS + 1;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid number of exclude patterns: 9 (expected 0 to 8)");
+  o = keras();
+  o.adam_step_global = 2;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid adam_step_global: 2 (expected 0 or 1)");
+  o = keras();
+  o.lr = -1.0, o.momentum = 1.0; /* keras checks no value */
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+}
+END_TEST
+
+/* keras.md 3, 6: the AdamW decay with adam_weight_decay and the Muon lr;
+ * the bias corrections of the float32 betas (expected values: PyTorch
+ * float32 `1 - torch.pow(torch.tensor(0.999), t)`). */
+START_TEST(keras_adamw_plan)
+{
+  muonref_options o = keras();
+  muonref_adamw_plan p;
+  o.lr = 0.05, o.adam_lr_ratio = 0.1, o.adam_weight_decay = 0.2, o.weight_decay = 0.01;
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(p.apply_decay && p.decay == 1.0 - 0.05 * 0.2);
+  ck_assert(p.lr == 0.05 * 0.1);
+  ck_assert(p.bias_correction2 == 0.0009999871253967285);
+  ck_assert(p.eps == 1e-7 / sqrt(0.0009999871253967285)); /* epsilon hat: eps on the uncorrected sqrt(v) */
+  muonref_adamw_plan_make(&o, 2, &p);
+  ck_assert(p.bias_correction2 == 0.0019989609718322754);
+  o.adam_decay_muon_lr = 0; /* the AdamW lr, as before */
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(p.decay == 1.0 - (0.05 * 0.1) * 0.2);
+  o.adam_decay_own = 0; /* weight_decay, as before */
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(p.decay == 1.0 - (0.05 * 0.1) * 0.01);
+  o.adam_bias_fp32 = 0;
+  muonref_adamw_plan_make(&o, 2, &p);
+  ck_assert(p.bias_correction2 == 1.0 - pow(0.999, 2.0));
+  o = keras();
+  o.adam_weight_decay = 0.0;
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(!p.apply_decay);
+}
+END_TEST
+
+/* keras.md 3: one step count for the optimizer; a step without any
+ * gradient is refused with base_optimizer.py's message. */
+START_TEST(keras_global_step_and_empty_step)
+{
+  muonref_options o = keras();
+  muonref_shape sh[2] = {{2, {4, 8}}, {1, {4}}};
+  const char *names[2] = {"dense/kernel", "dense/bias"};
+  muonref_group g = {o, 2, sh};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create_named(&g, 1, names, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  float w[32] = {1.0f}, bias[4] = {1.0f, 2.0f, 3.0f, 4.0f}, gw[32], gb[4] = {0.5f, -0.5f, 1.0f, -1.0f};
+  for (int i = 0; i < 32; i++)
+    gw[i] = (float)(i % 5) - 2.0f;
+  float *params[2] = {w, bias};
+  muonref_grad none[2] = {{NULL, MUONREF_DENSE, MUONREF_FLOAT32}, {NULL, MUONREF_DENSE, MUONREF_FLOAT32}};
+  ck_assert_int_eq(muonref_optimizer_step(opt, 2, params, none, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "No gradients provided for any variable.");
+  muonref_grad only_w[2] = {{gw, MUONREF_DENSE, MUONREF_FLOAT32}, {NULL, MUONREF_DENSE, MUONREF_FLOAT32}};
+  ck_assert_int_eq(muonref_optimizer_step(opt, 2, params, only_w, &e), MUONREF_OK);
+  muonref_param_state st;
+  ck_assert_int_eq(muonref_optimizer_state(opt, 1, &st, &e), MUONREF_OK);
+  ck_assert(st.initialized && st.step == 1 && !st.use_muon); /* counted, untouched */
+  ck_assert(bias[0] == 1.0f && st.exp_avg[0] == 0.0f && st.exp_avg_sq[0] == 0.0f);
+  muonref_grad both[2] = {{gw, MUONREF_DENSE, MUONREF_FLOAT32}, {gb, MUONREF_DENSE, MUONREF_FLOAT32}};
+  ck_assert_int_eq(muonref_optimizer_step(opt, 2, params, both, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_optimizer_state(opt, 1, &st, &e), MUONREF_OK);
+  ck_assert_int_eq(st.step, 2);
+  /* t = 2: m = 0.1 g, v = 0.001 g^2; decay 1 - 0.001 * 0.004; step lr sqrt(bc2) / bc1 * m / (sqrt(v) + eps)
+   * with bc1 = 1 - fl32(0.9)^2, bc2 = 1 - fl32(0.999)^2 (PyTorch float32: 0.19000005722045898,
+   * 0.0019989609718322754) */
+  double m = 0.1 * 0.5, v = 0.001 * 0.25;
+  double want = 1.0 * (1.0 - 0.001 * 0.004) - 0.001 * sqrt(0.0019989609718322754) / 0.19000005722045898 * m /
+                                                 (sqrt(v) + 1e-7);
+  ck_assert_msg(fabs(bias[0] - want) <= 2e-7, "bias[0] %.9g, want %.9g", bias[0], want);
+  muonref_optimizer_free(opt);
+  o.all_missing_error = 0; /* as before: an empty step changes nothing */
+  g.options = o;
+  ck_assert_ptr_nonnull(opt = muonref_optimizer_create_named(&g, 1, names, &e));
+  ck_assert_int_eq(muonref_optimizer_step(opt, 2, params, none, &e), MUONREF_OK);
+  muonref_optimizer_free(opt);
+}
+END_TEST
 
 int main(void)
 {
@@ -1043,6 +1195,10 @@ int main(void)
   tcase_add_test(t, optax_profile_plan_routing_and_list);
   tcase_add_test(t, megatron_profile_routing_and_clipping);
   tcase_add_test(t, paddle_profile);
+  tcase_add_test(t, keras_routing_by_name);
+  tcase_add_test(t, keras_pattern_validation);
+  tcase_add_test(t, keras_adamw_plan);
+  tcase_add_test(t, keras_global_step_and_empty_step);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

@@ -35,6 +35,7 @@ port_of() {
     paddle) echo "$srcdir/tests/torch_paddle_port.py:Muon paddle" ;;
     optax) echo "$srcdir/tests/torch_optax_port.py:Muon optax fp32" ;;
     megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon megatron" ;;
+    keras) echo "$srcdir/tests/torch_keras_port.py:Muon keras fp32" ;;
     *) echo "" ;;
   esac
 }

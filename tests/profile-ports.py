@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_dion_port as dion  # noqa: E402
 import torch_keller_port as keller  # noqa: E402
 import torch_megatron_port as megatron  # noqa: E402
+import torch_keras_port as keras_port  # noqa: E402
 import torch_moonlight_port as moonlight  # noqa: E402
 import torch_optax_port as optax  # noqa: E402
 import torch_paddle_port as paddle  # noqa: E402
@@ -278,6 +279,52 @@ o.step()
 check("paddle 5: a negative weight_decay does not decay a Muon parameter (zero gradient: no change)",
       torch.equal(w.detach(), torch.ones(4, 8)))
 check("paddle 9: Muon state moment1 only", set(o.state[w]) == {"moment1"})
+# ---- keras (spec/profiles/keras.md)
+def KP(path, *shape, value=0.0):
+    p = P(*shape, value=value)
+    p.path = path
+    return p
+
+
+check("keras 2: no value checks (negative lr, momentum 1, NaN accepted)",
+      error_of(lambda: keras_port.Muon([P(2, 2)], learning_rate=-1.0, momentum=1.0, weight_decay=float("nan"))) is None)
+check("keras 2: Argument(s) not recognized: {'foo': 1}",
+      error_of(lambda: keras_port.Muon([P(2, 2)], foo=1)) == "ValueError: Argument(s) not recognized: {'foo': 1}")
+q = KP("dense/kernel", 2, 2)
+o = keras_port.Muon([q])
+check("keras 2: every gradient None: No gradients provided for any variable.",
+      error_of(o.step) == "ValueError: No gradients provided for any variable.")
+o = keras_port.Muon([P(4, 4)], exclude_layers=["dense.*out", "^head"])
+route = {n: keras_port.Muon.should_use_adamw(KP(n, *s), o.param_groups[0]) for n, s in (
+    ("dense/kernel", (4, 4)), ("dense/bias", (4,)), ("attn/kernel", (2, 4, 4)), ("Token_Embedding/table", (4, 4)),
+    ("dense_1/output", (4, 4)), ("Dense_1/output", (4, 4)), ("head/kernel", (4, 4)), ("lm_head/kernel", (4, 4)))}
+check("keras 7: 2-D only, embedding in any case, re.search case-sensitive and anchored",
+      route == {"dense/kernel": False, "dense/bias": True, "attn/kernel": True, "Token_Embedding/table": True,
+                "dense_1/output": True, "Dense_1/output": False, "head/kernel": True, "lm_head/kernel": False})
+w, b = KP("dense/kernel", 4, 8, value=1.0), KP("dense/bias", 4, value=1.0)
+o = keras_port.Muon([w, b], learning_rate=0.1, weight_decay=0.5, adam_weight_decay=0.2, adam_lr_ratio=0.5)
+w.grad = torch.ones(4, 8)
+o.step()
+check("keras 3, 8: a variable without gradient is untouched; every slot built, step = iterations",
+      torch.equal(b.detach(), torch.ones(4)) and set(o.state[b]) == {"momentum", "velocity", "step"}
+      and o.state[b]["step"] == 1 and set(o.state[w]) == {"momentum", "step"})
+b.grad = torch.ones(4)
+w.grad = None
+o.step()
+# t = 2: decay 1 - 0.1 * 0.2; m = 0.1, v = 0.001; alpha = 0.05 sqrt(1 - 0.999^2) / (1 - 0.9^2)
+alpha = 0.05 * math.sqrt(1 - 0.999 ** 2) / (1 - 0.9 ** 2)
+want = (1 - 0.1 * 0.2) - 0.1 * alpha / (math.sqrt(0.001) + 1e-7)
+check("keras 3, 6: AdamW decay with the Muon lr and adam_weight_decay; t = iterations + 1 = 2",
+      abs(b[0].item() - want) < 1e-6 and o.state[b]["step"] == 2)
+X = torch.randn(12, 6, generator=torch.Generator().manual_seed(5))
+check("keras 4: Newton-Schulz of a tall matrix is the transpose of the wide one's, bit for bit",
+      torch.equal(keras_port.zeropower_via_newtonschulz5(X, 5), keras_port.zeropower_via_newtonschulz5(X.T, 5).T))
+w = KP("w", 8, 32, value=0.0)
+o = keras_port.Muon([w], learning_rate=1.0, weight_decay=0.0, momentum=0.0, nesterov=False)
+w.grad = torch.eye(8, 32)
+o.step()
+s_ns = keras_port.zeropower_via_newtonschulz5(torch.eye(8, 32), 5)
+check("keras 5: update lr O 0.2 sqrt(max(8, 32))", torch.allclose(-w.detach(), s_ns * 0.2 * math.sqrt(32)))
 
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

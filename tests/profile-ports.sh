@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/profile-ports.sh: the PyTorch ports of profiles keller, torch, moonlight,
-# timm, dion, paddle, optax and megatron (tests/torch_<profile>_port.py) against the facts of their spec pages
+# timm, dion, paddle, optax, megatron and keras (tests/torch_<profile>_port.py) against the facts of their spec pages
 # (spec/profiles/<profile>.md), through tests/profile-ports.py; then each port
 # through vectors/drivers/torch_driver.py with its adapter over vectors/nemo/:
 # the driver must run every case, skipping only cases the adapter reports as
@@ -21,7 +21,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-for profile in keller torch moonlight timm dion paddle optax megatron; do
+for profile in keller torch moonlight timm dion paddle optax megatron keras; do
   class=Muon
   [ "$profile" = keller ] && class=SingleDeviceMuonWithAuxAdam
   [ "$profile" = megatron ] && class=MegatronMuon
@@ -37,7 +37,8 @@ ok = {"torch": ("ValueError: Muon only supports 2D parameters",), "keller": ("As
       "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",),
       "optax": ("ValueError: optax: every leaf needs a gradient",),
       "megatron": ("ValueError: Only 2D parameters are supported.",),
-      "paddle": ("ValueError: Input tensor X must be 2D or 3D (batched), got ",)}[sys.argv[2]]
+      "paddle": ("ValueError: Input tensor X must be 2D or 3D (batched), got ",),
+      "keras": ("ValueError: No gradients provided for any variable.",)}[sys.argv[2]]
 r = json.load(open(sys.argv[1]))["results"]
 bad = [e for e in r if "skipped" in e and not e["skipped"].startswith(("NotExpressible: ",) + ok)]
 for e in bad:

@@ -56,7 +56,7 @@ port_of() {
 }
 
 # 2.
-for p in nemo torch moonlight keller timm dion paddle optax megatron; do
+for p in nemo torch moonlight keller timm dion paddle optax megatron keras; do
   run "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
   ra=$rc
   run "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"

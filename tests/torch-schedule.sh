@@ -56,7 +56,7 @@ port_of() {
   esac
 }
 
-for p in nemo torch moonlight keller timm dion emerging paddle optax megatron; do
+for p in nemo torch moonlight keller timm dion emerging paddle optax megatron keras; do
   f=$srcdir/vectors/$p/${p}_schedule.json
   [ -f "$f" ] || { fail "$p" "no $f"; continue; }
   for mode in raw neutral; do

@@ -236,11 +236,12 @@ static const char *paddle_preset_name(const muonref_options *o)
   return NULL;
 }
 
-/* Paddle's muon_exclude_patterns: null or a list of strings. */
+/* A list of name patterns (MUONREF_KEY_PATTERNS): Paddle's muon_exclude_patterns (null: none),
+ * keras' exclude_layers (`exclude_layers or []`). */
 static int set_patterns(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                         muonref_error *err)
 {
-  if (json_is_null(v)) {
+  if (json_is_null(v)) { /* Paddle: None; keras: `exclude_layers or []` */
     o->n_exclude_patterns = 0;
     return MUONREF_OK;
   }
@@ -402,6 +403,15 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return MUONREF_OK;
   case MUONREF_KEY_PATTERNS:
     return set_patterns(o, k, v, where, err);
+  case MUONREF_KEY_RMS_RATE:
+    if (json_is_null(v)) { /* keras lr_adjust: `if self.rms_rate is None: return x` */
+      o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;
+      return MUONREF_OK;
+    }
+    if (!real_value(v, &o->scale_extra))
+      return bad(err, where, k->name, "null or a number");
+    o->scale_mode = MUONREF_SCALE_SQRT_MAX;
+    return MUONREF_OK;
   }
   return bad(err, where, k->name, "of a known kind");
 }
@@ -594,13 +604,19 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
            : o->scale_mode == MUONREF_SCALE_SQRT_MAX   ? json_integer(3)
                                                        : json_null(); /* null: not expressible */
   case MUONREF_KEY_PATTERNS: {
-    if (o->n_exclude_patterns <= 0)
-      return json_null();
+    if (o->n_exclude_patterns <= 0 && o->pattern_match == MUONREF_MATCH_SUBSTRING_CI)
+      return json_null(); /* Paddle's default None; keras writes its `exclude_layers or []` */
     json_t *l = json_array();
     for (int i = 0; i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++)
-      json_array_append_new(l, json_string(o->exclude_patterns[i]));
+      json_array_append_new(l, json_stringn(o->exclude_patterns[i], strnlen(o->exclude_patterns[i],
+                                                                             MUONREF_PATTERN_LEN)));
     return l;
   }
+  case MUONREF_KEY_RMS_RATE:
+    if (o->scale_mode == MUONREF_SCALE_SQRT_MAX)
+      return muonref_case_real_json(o->scale_extra);
+    return o->scale_mode == MUONREF_SCALE_NONE && o->scale_extra == 1.0 ? json_null()
+                                                                          : json_string("?"); /* not expressible */
   }
   return json_null();
 }

@@ -87,6 +87,8 @@ static const struct {
    * spec/profiles/megatron.md 5) */
   {"megatron", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
                 "state", "errors", "overflow", "defaults", "schedule", NULL}},
+  {"keras", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
+             "errors", "overflow", "defaults", "schedule", NULL}},
 };
 
 static int profile_has_area(const char *profile, const char *area)
@@ -310,6 +312,16 @@ static const flag_note NOTES[] = {
    {NULL}},
   {"NanOption", "ERROR_HANDLING", "NeMo accepts this value; refusing it or running are both acceptable", NULL,
    {"spec/vectors.md section 2.4"}, {NULL}},
+  /* keras (spec/profiles/keras.md) */
+  {"RoutingRegex", "BASIC", "routing by the parameter's name (keras): a 2-D parameter whose name contains "
+   "\"embedding\" (any case, exclude_embeddings) or matches an exclude_layers regular expression (re.search, "
+   "case-sensitive) takes AdamW", "a port that matches substrings instead of regular expressions, ignores case, or "
+   "skips the embedding rule routes these parameters to the other optimizer",
+   {"spec/muon.md section 2", "spec/profiles/keras.md section 7"}, {"keras_substring_exclude"}},
+  {"MissingGradientCounted", "BASIC", "a parameter without gradient is not updated but the optimizer's step count "
+   "advances (keras `iterations`): its state's step grows, and AdamW's bias correction at its next step uses the "
+   "optimizer's count", "a per-parameter step count gives a larger bias correction after a skipped step",
+   {"spec/muon.md section 9", "spec/profiles/keras.md section 6"}, {"keras_adam_step_per_param"}},
   {"BadGradient", "ERROR_HANDLING", "a NaN, infinite, sparse or complex gradient", NULL,
    {"spec/muon.md section 12", "spec/vectors.md section 2.4"}, {NULL}},
   {"BugB19", "KNOWN_BUG", "bug-reports B19: complex gradients are refused", NULL,
@@ -493,8 +505,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   for (size_t a = 0; a < n_areas; a++)
     longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
   for (size_t p = 0; p < n_profiles; p++)
-    if (muonref_profile_name(p)) /* NULL: an id reserved for a profile this build lacks */
-      longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
+    longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
   if (strlen(out_dir) + 2 * longest_p + longest + 32 >= 4096)
     return muonref_fail(err, MUONREF_EOPTION, "--out: a folder name of %zu bytes is too long: the files in it would "
                         "pass PATH_MAX (4096 bytes)", strlen(out_dir));

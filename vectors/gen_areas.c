@@ -241,6 +241,43 @@ static void routing_by_name(gen_ctx *g)
   gen_add_step(g, &c);
 }
 
+/* keras' name rules (spec/profiles/keras.md 7): exactly 2-D, minus names
+ * containing "embedding" in any case (exclude_embeddings), minus names
+ * where an exclude_layers regular expression is found (re.search,
+ * case-sensitive).  The patterns stay in the common subset of Python's re
+ * and POSIX ERE.  One step, gradients N(0, 1), weight_decay 0.1 (Muon) and
+ * adam_weight_decay 0.05 (AdamW), adam_lr_ratio 0.2: each branch shows. */
+static void routing_names(gen_ctx *g)
+{
+  static const struct { const char *what; int emb; const char *pat[2]; const char *names[5]; } N[] = {
+    {"exclude_embeddings (default): embedding/embeddings and Token_Embedding/table take AdamW, dense/kernel Muon", 1,
+     {NULL}, {"embedding/embeddings", "Token_Embedding/table", "dense/kernel", NULL}},
+    {"exclude_embeddings False: every 2-D variable takes Muon, embedding/embeddings too", 0, {NULL},
+     {"embedding/embeddings", "dense/kernel", NULL}},
+    {"exclude_layers [\"dense.*out\"]: a regular expression, so dense_1/output takes AdamW (no substring "
+     "\"dense.*out\" in it), dense_2/kernel Muon", 1, {"dense.*out"}, {"dense_1/output", "dense_2/kernel", NULL}},
+    {"exclude_layers [\"^head\"]: anchored, head/kernel takes AdamW, lm_head/kernel Muon (a substring rule would "
+     "exclude both)", 1, {"^head"}, {"head/kernel", "lm_head/kernel", NULL}},
+    {"exclude_layers [\"Attn\"]: case-sensitive, Attn/query takes AdamW, attn/query Muon", 1, {"Attn"},
+     {"Attn/query", "attn/query", NULL}},
+    {"exclude_layers [\"dense\", \"(q|k)_proj\"]: dense_1/kernel, q_proj/kernel and k_proj/kernel take AdamW, "
+     "v_proj/kernel Muon", 1, {"dense", "(q|k)_proj"}, {"dense_1/kernel", "q_proj/kernel", "k_proj/kernel",
+     "v_proj/kernel", NULL}},
+  };
+  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.05, 0.1);
+    o.adam_lr_ratio = 0.2, o.adam_weight_decay = 0.05, o.exclude_embeddings = N[k].emb;
+    for (int p = 0; p < 2 && N[k].pat[p]; p++)
+      snprintf(o.exclude_patterns[o.n_exclude_patterns++], MUONREF_PATTERN_LEN, "%s", N[k].pat[p]);
+    begin(&c, N[k].what, &o);
+    for (int i = 0; N[k].names[i]; i++)
+      grad_normal(g, &c, 0, param(g, &c, N[k].names[i], shape2(8, 16), 0), 1.0);
+    flags(&c, "Routing", "RoutingRegex", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_routing(gen_ctx *g)
 {
   static const struct { const char *what; int ndim; size_t d[4]; int use_muon; long thr; const char *fl; } R[] = {
@@ -312,12 +349,14 @@ void gen_area_routing(gen_ctx *g)
       gen_add_step(g, &c);
     }
   }
-  if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2) /* optax: after every other case, so their inputs stay */
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_OPTAX) /* optax's ndim_2: after every other case, so their inputs stay */
     routing_ndim_2(g);
   if (defaults(g).route_rule == MUONREF_ROUTE_NOT_1D) /* megatron's tag, after every other profile's cases */
     routing_tagged(g);
   if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2_3)
     routing_by_name(g);
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_KERAS) /* keras' ndim_2 with its name rules */
+    routing_names(g);
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
     return;
   /* a port routed by the caller's lists (Moonlight's muon_params and
@@ -779,6 +818,58 @@ void gen_area_momentum(gen_ctx *g)
 
 /* ---- AdamW fallback ---- */
 
+/* Whether betas (b1, b2) are outside what the suite can judge for keras:
+ * its moments are `m + (g - m) * (1 - beta1)` in float32, and with a beta
+ * of 0 the new moment is g only up to the rounding of g - m, a relative
+ * error of ulp(max(|g|, |m|)) / |g| that no allowance of the AdamW update
+ * bounds (spec/profiles/keras.md 6).  Those cases are left out for keras. */
+static int keras_cancels(gen_ctx *g, double b1, double b2)
+{
+  return defaults(g).catalogue == MUONREF_CATALOGUE_KERAS && (b1 == 0.0 || b2 == 0.0);
+}
+
+/* keras (spec/profiles/keras.md 3, 6): the decay of an AdamW variable with
+ * adam_weight_decay and the Muon lr, and the optimizer's step count in the
+ * bias correction of a variable that missed steps. */
+static void adamw_keras(gen_ctx *g)
+{
+  static const struct { double ratio, awd, wd, b2; int skip; const char *what; } K[] = {
+    {0.5, 0.05, 0.1, 0.999, 1, "adam_lr_ratio 0.5, adam_weight_decay 0.05: the bias has no gradient at step 1, so its "
+     "first AdamW step is the optimizer's second (bias correction with t = 2, not 1)"},
+    {0.1, 0.2, 0.01, 0.95, 1, "adam_lr_ratio 0.1, adam_weight_decay 0.2, beta2 0.95: the bias skips step 1"},
+    {0.1, 0.2, 0.01, 0.999, 0, "adam_lr_ratio 0.1, adam_weight_decay 0.2: every variable decays with the Muon lr, "
+     "lr * adam_weight_decay for AdamW, lr * weight_decay for Muon"},
+  };
+  for (size_t k = 0; k < sizeof K / sizeof K[0]; k++) {
+    gen_step_case c;
+    char comment[320];
+    muonref_options o = base(g, 0.05, K[k].wd);
+    o.adam_lr_ratio = K[k].ratio, o.adam_weight_decay = K[k].awd, o.adam_beta2 = K[k].b2;
+    snprintf(comment, sizeof comment, "keras, three steps on dense/kernel (8, 16) and dense/bias (16,), %s", K[k].what);
+    begin(&c, comment, &o);
+    int w = param(g, &c, "dense/kernel", shape2(8, 16), 0), b = param(g, &c, "dense/bias", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 3; s++) {
+      grad_normal(g, &c, s, w, 1.0);
+      if (s >= K[k].skip)
+        grad_normal(g, &c, s, b, 1.0);
+    }
+    flags(&c, "AdamW", K[k].skip ? "MissingGradient" : "WeightDecay", "BiasCorrection");
+    gen_add_step(g, &c);
+  }
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.05, 0.0);
+    o.adam_weight_decay = 0.0;
+    begin(&c, "keras, epsilon hat: gradients 1e-6 on dense/bias (16,), three steps: eps 1e-7 is added to the "
+              "uncorrected sqrt(v), i.e. eps / sqrt(1 - beta2^t) after the correction", &o);
+    int b = param(g, &c, "dense/bias", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, 1e-6);
+    flags(&c, "AdamW", "AdamEps", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_adamw(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -794,6 +885,8 @@ void gen_area_adamw(gen_ctx *g)
   for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
     gen_step_case c;
     char comment[256];
+    if (keras_cancels(g, A[k].b1, A[k].b2))
+      continue;
     muonref_options o = base(g, 0.02, 0.0);
     o.adam_beta1 = A[k].b1, o.adam_beta2 = A[k].b2, o.adam_eps = A[k].eps, o.adam_lr_ratio = A[k].ratio;
     snprintf(comment, sizeof comment, "AdamW, three steps, %s", A[k].what);
@@ -827,6 +920,8 @@ void gen_area_adamw(gen_ctx *g)
   for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
     gen_step_case c;
     char comment[256];
+    if (keras_cancels(g, A[k].b1, A[k].b2))
+      continue;
     muonref_options o = base(g, 0.02, 0.0);
     o.adam_beta1 = A[k].b1, o.adam_beta2 = A[k].b2, o.adam_eps = A[k].eps;
     snprintf(comment, sizeof comment, "AdamW at the profile's lr ratio, three steps, %s", A[k].what);
@@ -837,6 +932,8 @@ void gen_area_adamw(gen_ctx *g)
     flags(&c, "AdamW", k >= 4 ? "AdamEps" : NULL, NULL);
     gen_add_step(g, &c);
   }
+  if (defaults(g).adam_step_global)
+    adamw_keras(g);
   if (defaults(g).adam_variant == MUONREF_ADAM_ADAMW)
     return;
   /* a fallback that becomes NAdamW with nesterov (timm): the numerator
@@ -1246,7 +1343,8 @@ static void error_case(gen_ctx *g, const char *comment, const char *options_json
  * and parameter 1 (name1, shape s1, in group g1; a second group takes
  * use_muon FALSE), one step of N(0, 1) gradients, made bad by e->kind:
  * 1 a NaN in parameter 1's gradient, 2 an Inf in parameter 0's, 3
- * parameter 0's gradient sparse, 4 complex (0 and 5: the shape alone). */
+ * parameter 0's gradient sparse, 4 complex, 8 neither parameter has a
+ * gradient (0, 5 and 6: the shape alone; 7 an exclude pattern). */
 typedef struct bad_input {
   const char *what;
   int kind;
@@ -1275,6 +1373,8 @@ static void bad_input_case(gen_ctx *g, const bad_input *e, const muonref_options
     c.grad_kind[0][a] = "sparse";
   if (e->kind == 4)
     c.grad_kind[0][a] = "c64";
+  if (e->kind == 8) /* no gradient at all in the step */
+    free(c.grads[0][a]), free(c.grads[0][b]), c.grads[0][a] = c.grads[0][b] = NULL;
   c.error_status = e->status;
   c.error_message = e->msg;
   c.result = e->result;
@@ -1666,6 +1766,54 @@ static void errors_paddle(gen_ctx *g)
   }
 }
 
+/* keras.optimizers.Muon (spec/profiles/keras.md 2): no value is checked;
+ * muonref refuses what it cannot compute (acceptable: the port runs), a
+ * pattern that is no regular expression (Python's re raises at build, its
+ * own message), and a step without any gradient with base_optimizer.py's
+ * message. */
+static void errors_keras(gen_ctx *g)
+{
+  static const struct { const char *what, *opt, *msg, *result; } E[] = {
+    {"learning_rate = nan: keras checks nothing and runs, muonref refuses it", "{\"learning_rate\": \"nan\"}",
+     "Invalid learning rate: nan", "acceptable"},
+    {"weight_decay = inf: keras runs, muonref refuses it", "{\"weight_decay\": \"inf\"}", "Invalid weight decay: inf",
+     "acceptable"},
+    {"ns_steps = -1: keras runs `range(-1)`, no iteration, muonref refuses it", "{\"ns_steps\": -1}",
+     "Invalid number of Newton-Schulz steps: -1", "acceptable"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
+    error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  static const bad_input G[] = {
+    {"exclude_layers holds \"(a\", no regular expression: Python's re.search raises re.error at build, its own "
+     "message (any message passes)", 7, "EOPTION", "Invalid exclude pattern '(a': Missing ')'", NULL, 1},
+    {"no gradient for any variable: BaseOptimizer.apply raises", 8, "EOPTION", "No gradients provided for any variable.",
+     NULL, 0},
+    {"a NaN gradient: muonref refuses it before anything is written; keras runs and stores NaN (acceptable)", 1,
+     "ENONFINITE", "Non-finite gradient for parameter 1: element 3 is nan", "acceptable", 0},
+    {"an infinite gradient on the Muon matrix: muonref refuses it; keras runs (acceptable)", 2, "ENONFINITE",
+     "Non-finite gradient for parameter 0: element 5 is inf", "acceptable", 0},
+    {"a sparse gradient: refused; the port fails inside its framework with the framework's message", 3, "EGRAD",
+     "Muon does not support sparse gradients", NULL, 1},
+    {"a complex gradient (bug-reports B19): muonref refuses it; the port casts or fails in its framework (acceptable)",
+     4, "EGRAD", "Muon does not support complex gradients", "acceptable", 1},
+  };
+  for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    bad_input e = G[k];
+    muonref_error pe;
+    if (G[k].kind == 7) { /* the message of this build's regcomp */
+      o.n_exclude_patterns = 1;
+      snprintf(o.exclude_patterns[0], MUONREF_PATTERN_LEN, "(a");
+      if (muonref_pattern_check(o.exclude_patterns[0], &pe) == MUONREF_OK)
+        continue;
+      e.msg = pe.message;
+    }
+    bad_input_case(g, &e, &o, shape2(8, 16), "bias", (muonref_shape){1, {8}}, 0,
+                   G[k].kind == 7 ? "RoutingRegex" : G[k].kind == 8 ? "MissingGradient" : "BadGradient",
+                   G[k].kind == 4 ? "BugB19" : NULL);
+  }
+}
+
 void gen_area_errors(gen_ctx *g)
 {
   gen_group(g, "error");
@@ -1675,6 +1823,10 @@ void gen_area_errors(gen_ctx *g)
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_PADDLE) {
     errors_paddle(g);
+    return;
+  }
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_KERAS) {
+    errors_keras(g);
     return;
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_DION) {

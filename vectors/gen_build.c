@@ -193,8 +193,8 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     for (int i = 0; !st && i < c->n_params; i++) {
       const float *gr = clipped[i] ? clipped[i] : c->grads[k][i];
       muonref_options o = gen_step_options(c, k, c->group_of[i]); /* as set in param_groups before step k */
-      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
-        continue; /* skipped; under ZEROS the reference steps with a zero gradient */
+      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS && !o.adam_step_global)
+        continue; /* skipped; under ZEROS the reference steps with a zero gradient; keras counts the step */
       o.ns_format = format;
       o.bf16_order = order;
       muonref_route r;
@@ -205,6 +205,8 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       if ((st = muonref_ref_step_cr(&o, &r, s->p[i], &s->st[i], gr, g->prec, &rep, err)))
         break;
       *uncertain |= rep.ns_uncertain;
+      if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
+        continue; /* counted only (adam_step_global): no update */
       s->steps[i]++;
       s->muon_steps[i] += r.use_muon;
       for (size_t j = 0; j < r.numel; j++) {
@@ -853,9 +855,12 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->momentum_bias_correction == b->momentum_bias_correction &&
              a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own &&
              a->clip_grad_norm == b->clip_grad_norm &&
-             a->n_exclude_patterns == b->n_exclude_patterns && a->pattern_match == b->pattern_match;
+             a->n_exclude_patterns == b->n_exclude_patterns && a->pattern_match == b->pattern_match &&
+             a->exclude_embeddings == b->exclude_embeddings && a->adam_decay_muon_lr == b->adam_decay_muon_lr &&
+             a->adam_step_global == b->adam_step_global && a->adam_bias_fp32 == b->adam_bias_fp32 &&
+             a->all_missing_error == b->all_missing_error;
   for (int k = 0; same && k < a->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
-    same = !strcmp(a->exclude_patterns[k], b->exclude_patterns[k]);
+    same = !strncmp(a->exclude_patterns[k], b->exclude_patterns[k], MUONREF_PATTERN_LEN);
   for (int k = 0; same && k < a->n_coeffs; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
@@ -1013,6 +1018,20 @@ static int has_missing_grad(const gen_step_case *c)
   return 0;
 }
 
+/* Whether some step of c has no gradient for any parameter (keras refuses
+ * such a step: all_missing_error). */
+static int has_empty_step(const gen_step_case *c)
+{
+  for (int k = 0; k < c->n_steps; k++) {
+    int any = 0;
+    for (int i = 0; i < c->n_params; i++)
+      any |= c->grads[k][i] != NULL;
+    if (!any)
+      return 1;
+  }
+  return 0;
+}
+
 /* Fits a valid case to g's profile (see above).  Returns 0 when the case
  * is to be left out. */
 /* Whether weight decay w fits Paddle's one weight_decay w0 with
@@ -1067,6 +1086,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   muonref_options d;
   MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
   const muonref_profile *prof = muonref_profile_get(g->profile);
+  if (d.all_missing_error && has_empty_step(c))
+    return 0; /* the port refuses a step without any gradient (the errors area has that case) */
   if (d.route_rule == MUONREF_ROUTE_MANUAL)
     split_auto_groups(c);
   if (d.catalogue == MUONREF_CATALOGUE_PADDLE && !paddle_groups_fit(c))
@@ -1158,6 +1179,13 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       }
     comment_append(c, " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW "
                       "step count move]", g->profile);
+  }
+  if (d.adam_step_global && has_missing_grad(c)) { /* keras: the optimizer's count advances for every parameter */
+    for (int f = 0; f < 6 && c->flags[f]; f++)
+      if (!strcmp(c->flags[f], "MissingGradient"))
+        c->flags[f] = "MissingGradientCounted";
+    comment_append(c, " [profile %s: a parameter without gradient is untouched, but its state's step counts the "
+                      "optimizer's steps]", g->profile);
   }
   for (int i = 0; i < c->n_params; i++) { /* a batch of matrices under conv_mode BATCHED (dion): flag BatchScale */
     muonref_route r;

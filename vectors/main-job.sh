@@ -42,6 +42,7 @@ port_of() {
     paddle) echo "$src/tests/torch_paddle_port.py:Muon paddle neutral" ;;
     optax) echo "$src/tests/torch_optax_port.py:Muon optax neutral fp32" ;;
     megatron) echo "$src/tests/torch_megatron_port.py:MegatronMuon megatron neutral" ;;
+    keras) echo "$src/tests/torch_keras_port.py:Muon keras neutral fp32" ;;
   esac
 }
 have_torch=0

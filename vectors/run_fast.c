@@ -64,6 +64,7 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
   r->n_groups = json_array_size(gs);
   r->groups = calloc(r->n_groups + 1, sizeof *r->groups);
   r->shapes = calloc(r->n + 1, sizeof *r->shapes);
+  r->names = calloc(r->n + 1, sizeof *r->names);
   r->order = calloc(r->n + 1, sizeof *r->order);
   r->names = calloc(r->n + 1, sizeof *r->names);
   if (!r->groups || !r->shapes || !r->order || !r->names)

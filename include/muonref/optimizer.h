@@ -36,10 +36,13 @@ typedef struct muonref_optimizer muonref_optimizer;
 MUONREF_API muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups,
                                                         muonref_error *err);
 
-/* muonref_optimizer_create with the parameters' names: names[k] (NULL, or
- * a NUL-terminated string) for parameter k in group order, borrowed for
- * this call only; names NULL = no names.  A name is used only for routing
- * (muonref_route_param_named: route_rule NDIM_2_3's exclude patterns). */
+/* muonref_optimizer_create with the parameters' names, for the name rules
+ * of route_rule NDIM_2_3 (Paddle's exclude patterns) and NDIM_2 (keras'
+ * exclude_layers and exclude_embeddings; muonref_route_param_named):
+ * names[k] is the name of parameter k in the optimizer's numbering (group
+ * 0's parameters first), NULL for none; names NULL: no parameter has a name
+ * (the same as muonref_optimizer_create).  The names are read during the
+ * call only. */
 MUONREF_API muonref_optimizer *muonref_optimizer_create_named(const muonref_group *groups, size_t n_groups,
                                                               const char *const *names, muonref_error *err);
 

@@ -141,6 +141,14 @@ typedef enum muonref_route_rule {
    *             (2, 3): return False`, `if any(p.lower() in name.lower() for
    *             p in exclude_patterns): return False`, `return True`) */
   MUONREF_ROUTE_NDIM_2_3 = 4,
+  /* NDIM_2 (shared definition, owner optax; keras uses it with the name
+   * rules below): use_muon AUTO: Muon iff ndim == 2 and the parameter's
+   * name matches no exclude pattern (n_exclude_patterns, pattern_match) and,
+   * under exclude_embeddings, does not contain "embedding" case-insensitively;
+   * TRUE / FALSE as given (TRUE needs ndim >= 2).
+   * google-deepmind/optax muon's default muon_weight_dimension_numbers
+   * (ndim == 2); keras-team/keras keras/src/optimizers/muon.py @3422977a
+   * _should_use_adamw: `if len(variable.shape) != 2: return True` */
   MUONREF_ROUTE_NDIM_2 = 5,
   MUONREF_ROUTE_NOT_1D = 6
 } muonref_route_rule;
@@ -220,7 +228,16 @@ typedef enum muonref_catalogue {
    *          X must be 2D or 3D (batched), got 4D", core/route.c) */
   MUONREF_CATALOGUE_PADDLE = 6,
   MUONREF_CATALOGUE_OPTAX = 7,
-  MUONREF_CATALOGUE_MEGATRON = 8
+  MUONREF_CATALOGUE_MEGATRON = 8,
+  /* KERAS = 9 (catalogues 6-8 are paddle, optax, megatron):
+   *        keras.optimizers.Muon (keras-team/keras keras/src/optimizers/
+   *        muon.py @3422977a) checks no option value (BaseOptimizer.__init__
+   *        checks only options muonref does not model: clipping, EMA,
+   *        accumulation); muonref refuses only what cannot be computed, as
+   *        NONE.  At the step: every gradient missing is refused with
+   *        base_optimizer.py's "No gradients provided for any variable."
+   *        (all_missing_error) */
+  MUONREF_CATALOGUE_KERAS = 9
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -354,24 +371,6 @@ typedef enum muonref_norm_format {
   MUONREF_NORM_FORMAT_INPUT = 1
 } muonref_norm_format;
 
-/* Name-based exclusion from Muon (route rule NDIM_2_3): most patterns a group
- * holds, and the bytes of one pattern with its terminating NUL. */
-#define MUONREF_MAX_PATTERNS 8
-#define MUONREF_PATTERN_LEN 64
-
-/* How an exclude pattern matches a parameter's name.
- *   SUBSTRING_CI: the pattern, lower-cased, is a substring of the name,
- *                 lower-cased (ASCII; PaddlePaddle/Paddle python/paddle/
- *                 optimizer/muon.py @98af0a0f _default_should_use_muon:
- *                 `any(pattern.lower() in name.lower() for pattern in
- *                 exclude_patterns)`)
- *   REGEX:        keras `re.search(p, path)` (POSIX ERE); reserved for the
- *                 keras profile, refused by validation until it exists */
-typedef enum muonref_pattern_match {
-  MUONREF_MATCH_SUBSTRING_CI = 0,
-  MUONREF_MATCH_REGEX = 1
-} muonref_pattern_match;
-
 /* The use_muon option of a group: AUTO selects by shape (route.h). */
 typedef enum muonref_use_muon {
   MUONREF_USE_MUON_AUTO = -1,
@@ -409,6 +408,29 @@ typedef enum muonref_bf16_order {
   MUONREF_BF16_FUSED = 2
 } muonref_bf16_order;
 #define MUONREF_N_BF16_ORDERS 3
+
+/* Name-based exclusion from Muon (route rules NDIM_2_3, Paddle, and NDIM_2,
+ * keras): at most MUONREF_MAX_PATTERNS patterns of at most
+ * MUONREF_PATTERN_LEN - 1 bytes each. */
+#define MUONREF_MAX_PATTERNS 8
+#define MUONREF_PATTERN_LEN 64          /* bytes, with the terminating NUL */
+/* How an exclude pattern matches a parameter's name.
+ *   SUBSTRING_CI: the pattern, lower-cased, is a substring of the name,
+ *                 lower-cased (ASCII; PaddlePaddle/Paddle python/paddle/
+ *                 optimizer/muon.py @98af0a0f _default_should_use_muon:
+ *                 `any(pattern.lower() in name.lower() for pattern in
+ *                 exclude_patterns)`)
+ *   REGEX:        keras `re.search(p, variable.path)` (keras-team/keras
+ *                 keras/src/optimizers/muon.py @3422977a _should_use_adamw:
+ *                 `if any(re.search(keyword, variable.path) for keyword in
+ *                 self.exclude_layers)`): a case-sensitive search anywhere in
+ *                 the name, evaluated as a POSIX extended regular expression
+ *                 (regcomp REG_EXTENDED|REG_NOSUB); the two dialects agree on
+ *                 literals, `.`, `*`, `+`, `?`, `|`, `()`, `[]`, `^`, `$` and
+ *                 `{m,n}`, and differ on Python's escapes (\d, \w, \s, \b),
+ *                 lazy quantifiers and look-arounds, which ERE lacks
+ *                 (spec/profiles/keras.md section 7) */
+typedef enum muonref_pattern_match { MUONREF_MATCH_SUBSTRING_CI = 0, MUONREF_MATCH_REGEX = 1 } muonref_pattern_match;
 
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
  * a X + (b A + c A A) X with A = X X^T. */
@@ -498,6 +520,28 @@ typedef struct muonref_options {
                                 `total_norm.item() ** (1.0 / norm_type)` of a float32 sum of
                                 squares (get_grad_norm_fp32); muonref's N is exact (MPFR) in
                                 the reference, binary64 in the fast path */
+  /* --- keras (keras-team/keras keras/src/optimizers/muon.py, base_optimizer.py @3422977a) --- */
+  int exclude_embeddings;   /* 1: a name containing "embedding" (case-insensitive) is AdamW (keras
+                               _should_use_adamw: `if self.exclude_embeddings and "embedding" in
+                               variable.path.lower(): return True`); under route_rule NDIM_2 only */
+  int adam_decay_muon_lr;   /* 1: the AdamW branch's decay uses the Muon lr, P <- P (1 - lr wd), not
+                               lr * adam_lr_ratio (keras Muon._apply_weight_decay: `variable.assign(
+                               variable - variable * wd * lr)` with `lr = ops.cast(self.learning_rate,
+                               variable.dtype)` for both branches); 0: lr * adam_lr_ratio (as before) */
+  int adam_step_global;     /* 1: one step count for the optimizer: every successful step advances every
+                               parameter's state step, with or without a gradient, so AdamW's bias
+                               correction uses t = the optimizer's steps (keras _adamw_update_step:
+                               `local_step = ops.cast(self.iterations + 1, ...)`, iterations advanced by
+                               BaseOptimizer.apply after every apply); 0: per parameter (as before) */
+  int adam_bias_fp32;       /* 1: AdamW's bias corrections 1 - beta^t from the float32 beta, the power rounded
+                               to float32 (keras: `ops.power(ops.cast(self.adam_beta_2, variable.dtype),
+                               local_step)`; with beta2 0.999 binary64's 1 - beta2^t differs by up to
+                               3e-5 relative at t = 2, more than the AdamW allowance 1e-5 lr_a);
+                               0: 1 - beta^t in binary64 (as before) */
+  int all_missing_error;    /* 1: a step where no parameter has a gradient is refused (MUONREF_EOPTION)
+                               with "No gradients provided for any variable." (keras base_optimizer.py
+                               _filter_empty_gradients: `raise ValueError("No gradients provided for any
+                               variable.")`); 0: such a step changes nothing (as before) */
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -514,7 +558,13 @@ typedef struct muonref_options {
  * generalised fields.  Every catalogue: ns_safety finite and > 0 ("Invalid
  * Newton-Schulz safety factor: 0.0"), adam_variant one of its values,
  * scale_extra finite ("Invalid extra scale factor: inf"), norm_format one of
- * its values.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
+ * its values, n_exclude_patterns 0..MUONREF_MAX_PATTERNS ("Invalid number
+ * of exclude patterns: 9 (expected 0 to 8)"), each pattern NUL-terminated in
+ * its slot and, under pattern_match REGEX, a POSIX ERE that compiles
+ * ("Invalid exclude pattern '(a': ..."), adam_weight_decay finite, and the
+ * 0/1 fields adam_decay_own, exclude_embeddings, adam_decay_muon_lr,
+ * adam_step_global, adam_bias_fp32, all_missing_error ("Invalid
+ * adam_step_global: 2 (expected 0 or 1)").  KERAS: as NONE.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
  * then as NONE.
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */

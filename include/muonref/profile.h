@@ -82,8 +82,11 @@ typedef enum muonref_key_kind {
   MUONREF_KEY_MUON_VERSION, /* Paddle's muon_version: 1 (fan_out), 2 (ratio_cols), any
                              other integer (sqrt_max); another scale_mode is not
                              expressible (written null) */
-  MUONREF_KEY_PATTERNS    /* Paddle's muon_exclude_patterns: null (none) or a list of at
+  MUONREF_KEY_PATTERNS,   /* Paddle's muon_exclude_patterns: null (none) or a list of at
                              most MUONREF_MAX_PATTERNS strings (exclude_patterns) */
+  MUONREF_KEY_RMS_RATE    /* keras' rms_rate: a number r (scale_mode sqrt_max, scale_extra r:
+                             `x * sqrt(max(rows, cols)) * rms_rate`), null (scale none,
+                             scale_extra 1); another scale is not expressible */
 } muonref_key_kind;
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
@@ -133,6 +136,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_PADDLE = 7,    /* paddle.optimizer.Muon (PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f) */
   MUONREF_PROFILE_OPTAX = 8,     /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) */
   MUONREF_PROFILE_MEGATRON = 9,  /* Megatron-LM's Muon (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a) */
+  MUONREF_PROFILE_KERAS = 10,    /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) */
   MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
 } muonref_profile_id;
 
@@ -149,13 +153,13 @@ MUONREF_API const muonref_profile *muonref_profile_get(const char *name);
 
 /* The same as muonref_options_init, by name: writes the defaults of
  * profile `name` into *out.  Returns MUONREF_OK, or MUONREF_EOPTION with
- * "Unknown profile 'NAME', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion')"
+ * "Unknown profile 'NAME', expected one of ('nemo', 'torch', ..., 'keras')"
  * (out untouched) when no profile has that name. */
 MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
 
 /* Number of profiles (MUONREF_PROFILE_COUNT of the library: a library newer
  * than the header may know more); the profile with id i and its name (NULL
- * past the end, and for an id reserved for a profile this build lacks). */
+ * past the end). */
 MUONREF_API size_t muonref_profile_count(void);
 MUONREF_API const muonref_profile *muonref_profile_at(size_t i);
 MUONREF_API const char *muonref_profile_name(size_t i);

@@ -72,7 +72,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, 
                                                       muonref_route *out, muonref_error *err);
 
 /* muonref_route_param for a parameter called `name` (a NUL-terminated
- * string, borrowed; NULL = no name: no exclude pattern matches it);
+ * string, borrowed; NULL = no name: no name rule matches it);
  * muonref_route_param(o, s, out, err) is this with name NULL.  Under
  * route_rule NDIM_2_3 (Paddle):
  *   use_muon TRUE  -> Muon, provided ndim is 2 or 3; any other ndim is
@@ -82,17 +82,29 @@ MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, 
  *   use_muon FALSE -> AdamW;
  *   use_muon AUTO  -> Muon iff ndim is 2 or 3 and the name matches none of
  *                     o's exclude_patterns (muonref_name_excluded).
- * Other rules ignore the name.  Errors as muonref_route_param. */
+ * Under route_rule NDIM_2 with use_muon AUTO (optax, keras) a 2-D parameter
+ * takes AdamW when exclude_embeddings is set and its name contains
+ * "embedding" (ASCII case-insensitive), or when its name matches one of o's
+ * exclude patterns.  The other rules ignore the name.  Errors: those of
+ * muonref_route_param, and MUONREF_EOPTION for a REGEX pattern that does
+ * not compile. */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param_named(const muonref_options *o, const muonref_shape *s,
-                                                            const char *name, muonref_route *out,
-                                                            muonref_error *err);
+                                                            const char *name, muonref_route *out, muonref_error *err);
 
-/* Whether `name` (NULL: never) matches one of o's n_exclude_patterns
- * patterns under o->pattern_match: SUBSTRING_CI, the ASCII-lower-cased
- * pattern is a substring of the lower-cased name (Paddle's `pattern.lower()
- * in name.lower()`; "bias" matches "unbiased_proj.weight", the empty
- * pattern matches every name). */
-MUONREF_API int muonref_name_excluded(const muonref_options *o, const char *name);
+/* Whether name matches one of o's n_exclude_patterns patterns under
+ * pattern_match: SUBSTRING_CI, the pattern a substring of the name ignoring
+ * ASCII case (Paddle's `pattern.lower() in name.lower()`; "bias" matches
+ * "unbiased_proj.weight", the empty pattern matches every name); REGEX, a
+ * POSIX extended regular expression found anywhere in the name,
+ * case-sensitive (regcomp REG_EXTENDED|REG_NOSUB, regexec: keras
+ * `re.search(p, path)`).  Returns 1 or 0; -1 with err set (MUONREF_EOPTION;
+ * err may be NULL) for a pattern that does not compile.  name NULL: 0. */
+MUONREF_API int muonref_name_excluded(const muonref_options *o, const char *name, muonref_error *err);
+
+/* Checks that `pattern` compiles as a POSIX extended regular expression:
+ * MUONREF_OK, or MUONREF_EOPTION "Invalid exclude pattern '(a': <regerror
+ * text>". */
+MUONREF_API MUONREF_NODISCARD int muonref_pattern_check(const char *pattern, muonref_error *err);
 
 /* Fills the matrix layout of r (rows, cols, batch, scale_rows,
  * scale_cols; see muonref_route) from r->use_muon and r->numel for a

@@ -20,6 +20,7 @@ Table of the adapters:
 | torch  | the first group's `lr, weight_decay, momentum, nesterov, ns_steps, adjust_lr_fn` | the same keys per group | `momentum_buffer` |
 | moonlight | `lr, wd, momentum, nesterov, ns_steps, adamw_betas, adamw_eps` and `muon_params` / `adamw_params` split by spec/muon.md 2 (one group) | none | `momentum_buffer`; `step`, `moment1`, `moment2` |
 | timm   | the first group's entries but `use_muon` | `lr, momentum, nesterov, ns_steps, weight_decay, adjust_lr_fn, ns_coefficients="original", betas, eps = adam_eps, fallback_lr_scale = adam_lr_ratio`, `use_muon` when not None | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
+| keras  | `learning_rate, momentum, nesterov, ns_steps, weight_decay, adam_weight_decay (= weight_decay), adam_beta_1, adam_beta_2, epsilon, adam_lr_ratio`, `rms_rate=None` for scale_mode none; one group (no groups in keras) | none | `momentum`; AdamW also `velocity`; `step` (the optimizer's iterations) |
 
 The profile adapters (keller, torch, moonlight, timm) run a port of another
 profile over vectors written in nemo's option names (spec/profiles/).  Their
@@ -195,6 +196,19 @@ TO_NEMO = {
         'defaults': {'lr': 3e-4, 'weight_decay': 0.01, 'nesterov': False, 'adam_betas': (0.9, 0.999),
                      'adam_lr_ratio': 1.0},
     },
+    'keras': {
+        # keras.optimizers.Muon (spec/profiles/keras.md): adam_beta_1 and adam_beta_2 are nemo's
+        # adam_betas (special cases of to_nemo); rms_rate, the name rules, the triple and the AdamW
+        # decay coefficient have no nemo option: a port of another profile runs its own rules on
+        # keras' cases (and fails them) unless they hold keras' defaults
+        'rename': {'learning_rate': 'lr', 'momentum': 'momentum', 'nesterov': 'nesterov', 'ns_steps': 'ns_steps',
+                   'weight_decay': 'weight_decay', 'epsilon': 'adam_eps', 'adam_lr_ratio': 'adam_lr_ratio'},
+        'fixed': {'rms_rate': 0.2, 'exclude_layers': (), 'exclude_embeddings': True, 'muon_a': 3.4445,
+                  'muon_b': -4.775, 'muon_c': 2.0315, 'adam_weight_decay': 0.004},
+        # keras' defaults where nemo's differ
+        'defaults': {'lr': 1e-3, 'weight_decay': 0.004, 'adam_betas': (0.9, 0.999), 'adam_eps': 1e-7,
+                     'adam_lr_ratio': 1.0},
+    },
     'dion': {
         # dion's algorithm ("muon"/"adamw") and epsilon (one value; nemo's adam_eps) by the special
         # cases of to_nemo; Polar Express and the factor 1.02 are no options: a port of another
@@ -247,6 +261,10 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
             betas = list(out.get('adam_betas', m['defaults']['adam_betas']))
             betas[name == 'adam_beta2'] = v
             out['adam_betas'] = tuple(betas)
+        elif profile == 'keras' and name in ('adam_beta_1', 'adam_beta_2'):
+            betas = list(out['adam_betas'])
+            betas[name == 'adam_beta_2'] = v
+            out['adam_betas'] = tuple(betas)
         elif profile == 'dion' and name == 'epsilon':
             out['adam_eps'] = v  # one eps: nemo's Newton-Schulz eps (1e-7) is fixed
         elif profile == 'dion' and name == 'adjust_lr':
@@ -289,6 +307,9 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
 class Adapter:
     """The `nemo` mapping: NeMo's constructor takes every option by its spec name."""
 
+    # the Newton-Schulz format the port runs in (the driver's default --ns-format): bf16, or
+    # fp32 for a port that iterates in the parameter's float32 (keras)
+    ns_format = 'bf16'
     name = 'nemo'
     ns_function_name = 'zeropower_via_newtonschulz5'
     # whether the port steps a parameter that has no gradient (zero-filled, Keller): the
@@ -760,6 +781,7 @@ class OptaxAdapter(Adapter):
     NAdam(W); Newton-Schulz in float32 (the driver's --ns-format fp32)."""
 
     name = 'optax'
+    ns_format = 'fp32'  # optax.md 4: Newton-Schulz in the parameter's dtype
     ns_function_name = 'newton_schulz'
     SCHEDULE_KEYS = {'lr': 'learning_rate', 'momentum': 'beta', 'weight_decay': 'weight_decay', 'adam_betas': None}
 
@@ -997,5 +1019,74 @@ class PaddleAdapter(Adapter):
             opt.param_groups[0][key] = value
 
 
+class KerasAdapter(Adapter):
+    """keras.optimizers.Muon (spec/profiles/keras.md): no parameter groups, every option the
+    optimizer's (its keyword names), routing by shape and by each parameter's `path` (the
+    driver sets it to the vector's name); the state's step is the optimizer's `iterations`."""
+
+    name = 'keras'
+    ns_function_name = 'zeropower_via_newtonschulz5'
+    ns_format = 'fp32'  # keras.md 4: Newton-Schulz in the variable's dtype
+    SCHEDULE_KEYS = {'lr': 'learning_rate', 'momentum': 'momentum', 'weight_decay': 'weight_decay',
+                     'adam_betas': None}
+
+    @staticmethod
+    def _one_group(groups):
+        first = groups[0][0]
+        for o, _ in groups[1:]:
+            if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
+                raise NotExpressible("keras: groups with different options (keras.optimizers.Muon has no groups)")
+        return first, [p for _, ps in groups for p in ps]
+
+    def construct_native(self, cls, groups):
+        """A keras vector: one group, its options by keras' keywords."""
+        first, params = self._one_group(groups)
+        kwargs = dict(first)
+        if kwargs.get('exclude_layers') is not None:
+            kwargs['exclude_layers'] = list(kwargs['exclude_layers'])
+        return cls(params, **kwargs)
+
+    def construct(self, cls, groups):
+        """Options in nemo's names: lr, momentum, nesterov, ns_steps, the betas, eps and lr
+        ratio map; weight_decay is both of keras' decay coefficients; nemo's fan_in (its
+        default) leaves keras' own scale, none is rms_rate None; routing by use_muon or another
+        threshold, and fan_out, are not expressible."""
+        first, params = self._one_group([(canonical(o), p) for o, p in groups])
+        scale = _require(first, 'scale_mode', ('fan_in', 'none'), 'keras')
+        if _opt(first, 'use_muon') is not None:
+            raise NotExpressible("keras: use_muon (keras routes by shape and name)")
+        if _opt(first, 'adam_dim_threshold') != NEMO_DEFAULTS['adam_dim_threshold']:
+            raise NotExpressible("keras: adam_dim_threshold (keras routes every 2-D parameter to Muon)")
+        b1, b2 = _opt(first, 'adam_betas')
+        wd = _opt(first, 'weight_decay')
+        kwargs = dict(learning_rate=_opt(first, 'lr'), momentum=_opt(first, 'momentum'),
+                      nesterov=_opt(first, 'nesterov'), ns_steps=_opt(first, 'ns_steps'), weight_decay=wd,
+                      adam_weight_decay=wd, adam_beta_1=b1, adam_beta_2=b2, epsilon=_opt(first, 'adam_eps'),
+                      adam_lr_ratio=_opt(first, 'adam_lr_ratio'))
+        if scale == 'none':
+            kwargs['rms_rate'] = None
+        return cls(params, **kwargs)
+
+    def schedule_entries(self, options, names, group):
+        o, out = canonical(options), {}
+        for name in names:
+            if name == 'adam_betas':
+                out['adam_beta_1'], out['adam_beta_2'] = _opt(o, 'adam_betas')
+            elif name == 'weight_decay':
+                out['weight_decay'] = out['adam_weight_decay'] = _opt(o, 'weight_decay')
+            else:
+                out[self.SCHEDULE_KEYS[name]] = _opt(o, name)
+        return out
+
+    def read_state(self, state, steps_with_grad):
+        """Muon: momentum; AdamW: momentum and velocity; step: the optimizer's iterations."""
+        if not state or 'momentum' not in state:
+            return None
+        if 'velocity' in state:
+            return {'step': _count(state['step']), 'exp_avg': state['momentum'], 'exp_avg_sq': state['velocity']}
+        return {'step': _count(state['step']), 'momentum_buffer': state['momentum']}
+
+
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
-                                DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter())}
+                                DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
+                                KerasAdapter())}

@@ -382,8 +382,18 @@ class Runner:
                 inits[i] = inits[i].to(torch.complex64)
         return inits, steps
 
+    @staticmethod
+    def named(params: List[torch.nn.Parameter], case: Dict[str, Any]) -> List[torch.nn.Parameter]:
+        """Gives each parameter the vector's name as its attribute `path` (a Keras variable's
+        path, which keras.optimizers.Muon routes by: spec/profiles/keras.md 7); ports that
+        route by shape ignore it."""
+        for p, spec in zip(params, case.get('params', [])):
+            if isinstance(spec, dict) and isinstance(spec.get('name'), str):
+                p.path = spec['name']
+        return params
+
     def run_step(self, case: Dict[str, Any], inits, steps) -> Dict[str, Any]:
-        params = [torch.nn.Parameter(t.clone()) for t in inits]
+        params = self.named([torch.nn.Parameter(t.clone()) for t in inits], case)
         opt = self.build(case, params)
         counts = [0] * len(params)
         round_trip = case.get('roundTripAfter')
@@ -401,7 +411,7 @@ class Runner:
                     counts[i] += 1  # the steps a parameter took (a zero-filling port steps without a gradient)
             if round_trip is not None and k + 1 == round_trip:
                 saved = copy.deepcopy(opt.state_dict())
-                params = [torch.nn.Parameter(p.detach().clone()) for p in params]
+                params = self.named([torch.nn.Parameter(p.detach().clone()) for p in params], case)
                 opt = self.build(case, params)
                 opt.load_state_dict(saved)
         # what step() left in p.grad (spec/vectors.md 2.1 "gradAfter"), before the driver clears it
@@ -522,7 +532,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         f"step() looks the function up by that module-global name; the function must accept the call step() makes)",
     )
     parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
-    parser.add_argument('--ns-format', default='bf16', help="bf16 or fp32: the port's Newton-Schulz format (default bf16)")
+    parser.add_argument('--ns-format', default=None,
+                        help="bf16 or fp32: the port's Newton-Schulz format (default: the adapter's, bf16 but for "
+                             "keras, whose port runs it in float32)")
     parser.add_argument(
         '--mode',
         default='raw',
@@ -565,6 +577,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             args.vectors = [own if os.path.isdir(own) else d]
         if args.adapter not in ADAPTERS:
             raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
+        if args.ns_format is None:
+            args.ns_format = ADAPTERS[args.adapter].ns_format
         if args.ns_format not in ('bf16', 'fp32'):
             raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
         if args.mode not in ('raw', 'neutral'):

@@ -1,0 +1,157 @@
+"""A test port of keras.optimizers.Muon (Keras 3, v3.13.0 and later), written in
+PyTorch from spec/profiles/keras.md alone (torch and the standard library only;
+no upstream code): the profile `keras`, keras-team/keras @3422977a.
+
+    Muon(params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
+         adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004,
+         exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+         muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
+         ns_steps=5, nesterov=True, rms_rate=0.2)
+
+Keras has no parameter groups: every option is the optimizer's (kept in the one
+param group, where a scheduler sets them).  A variable's path is the
+parameter's attribute `path` (the driver sets it to the vector's name; absent:
+no name rule matches).  One apply (keras.md 3): the variables without a
+gradient are dropped (none left: ValueError "No gradients provided for any
+variable."); every slot is built at the first apply (momentum for all,
+velocity for the AdamW ones, zeros); the decay `v - (v * wd) * lr` in float32
+on every variable with a gradient, wd = adam_weight_decay (AdamW) or
+weight_decay (Muon), lr the Muon learning rate; then the Muon (keras.md 4, 5)
+or AdamW (keras.md 6) update; then iterations + 1.  Routing (keras.md 7):
+AdamW unless exactly 2-D, for a path containing "embedding" (any case) under
+exclude_embeddings, or one where an exclude_layers regular expression is
+found (re.search).  Every parameter's state holds `step` = iterations (the
+optimizer's count; the results protocol's step).  Used by
+vectors/drivers/torch_driver.py with the adapter `keras`."""
+import math
+import re
+
+import torch
+
+
+def transpose_last_axis(x):
+    """ops.transpose: a new array under the TensorFlow and JAX backends (made contiguous here,
+    so that NS(G^T) is bitwise NS(G)^T: spec/vectors.md 2.3)."""
+    return x.transpose(-2, -1).contiguous()
+
+
+def zeropower_via_newtonschulz5(x, steps, a=3.4445, b=-4.7750, c=2.0315):
+    """keras.md 4: float32 throughout; a tall matrix transposed; x / (||x||_F + 1e-7);
+    `steps` times A = x x^T, B = b A + (c A) A, x = a x + B x."""
+    if x.ndim < 2:
+        raise ValueError("Expected gradient or momentum to have at least 2 dimensions. "
+                         f"Received: shape={tuple(x.shape)}")
+    tall = x.shape[-2] > x.shape[-1]
+    if tall:
+        x = transpose_last_axis(x)
+    x = x / (torch.linalg.norm(x, dim=(-2, -1), keepdim=True) + 1e-7)
+    for _ in range(steps):
+        temp_a = x @ transpose_last_axis(x)
+        temp_b = b * temp_a + c * temp_a @ temp_a
+        x = a * x + temp_b @ x
+    if tall:
+        x = transpose_last_axis(x)
+    return x
+
+
+def _f32(v):
+    """A Python number cast to the variable's dtype, as `ops.cast(v, float32)`."""
+    return torch.tensor(v, dtype=torch.float32)
+
+
+class Muon(torch.optim.Optimizer):
+    def __init__(self, params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, adam_weight_decay=0.004,
+                 epsilon=1e-7, weight_decay=0.004, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+                 muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True,
+                 rms_rate=0.2, **kwargs):
+        if kwargs:
+            raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        defaults = dict(learning_rate=learning_rate, adam_beta_1=adam_beta_1, adam_beta_2=adam_beta_2,
+                        adam_weight_decay=adam_weight_decay, epsilon=epsilon, weight_decay=weight_decay,
+                        exclude_layers=list(exclude_layers or []), exclude_embeddings=exclude_embeddings,
+                        muon_a=muon_a, muon_b=muon_b, muon_c=muon_c, adam_lr_ratio=adam_lr_ratio,
+                        momentum=momentum, ns_steps=ns_steps, nesterov=nesterov, rms_rate=rms_rate)
+        super().__init__(params, defaults)
+        self.iterations = 0
+
+    # -- keras.md 7
+    @staticmethod
+    def should_use_adamw(p, o):
+        if p.ndim != 2:
+            return True
+        path = getattr(p, 'path', None) or ''
+        if o['exclude_embeddings'] and 'embedding' in path.lower():
+            return True
+        return any(re.search(keyword, path) for keyword in o['exclude_layers'])
+
+    def _build(self, params, o):
+        for p in params:
+            state = self.state[p]
+            if 'momentum' in state:
+                continue
+            state['momentum'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            if self.should_use_adamw(p, o):
+                state['velocity'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
+    # -- keras.md 3, step 3
+    def _apply_weight_decay(self, p, o):
+        wd = o['adam_weight_decay'] if 'velocity' in self.state[p] else o['weight_decay']
+        if wd is None:
+            return
+        p.copy_(p - p * _f32(wd) * _f32(o['learning_rate']))
+
+    # -- keras.md 4, 5
+    def _muon_update_step(self, g, p, lr, o):
+        m = self.state[p]['momentum']
+        m.add_(g + m * (o['momentum'] - 1))
+        u = g + o['momentum'] * m if o['nesterov'] else m
+        update = zeropower_via_newtonschulz5(u, o['ns_steps'], o['muon_a'], o['muon_b'], o['muon_c'])
+        x = lr * update
+        if o['rms_rate'] is not None:
+            x = x * torch.sqrt(_f32(float(max(x.shape[0], x.shape[1])))) * o['rms_rate']
+        p.sub_(x)
+
+    # -- keras.md 6
+    def _adamw_update_step(self, g, p, lr, o):
+        m, v = self.state[p]['momentum'], self.state[p]['velocity']
+        lr = lr.to(torch.float32)
+        local_step = _f32(float(self.iterations + 1))
+        b1_power = torch.pow(_f32(o['adam_beta_1']), local_step)
+        b2_power = torch.pow(_f32(o['adam_beta_2']), local_step)
+        alpha = lr * torch.sqrt(1 - b2_power) / (1 - b1_power)
+        m.add_((g - m) * (1 - o['adam_beta_1']))
+        v.add_((torch.square(g) - v) * (1 - o['adam_beta_2']))
+        p.sub_((m * alpha) / (torch.sqrt(v) + o['epsilon']))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        o = self.param_groups[0]
+        params = [p for group in self.param_groups for p in group['params']]
+        self._build(params, o)
+        active = [p for p in params if p.grad is not None]
+        if not active:
+            raise ValueError("No gradients provided for any variable.")
+        for p in active:
+            if p.grad.is_sparse or p.grad.is_complex():
+                raise TypeError("keras Muon: a sparse or complex gradient cannot be applied to a float32 variable")
+        lr = _f32(o['learning_rate'])
+        for p in active:
+            self._apply_weight_decay(p, o)
+        for p in active:
+            if 'velocity' in self.state[p]:
+                self._adamw_update_step(p.grad, p, lr * o['adam_lr_ratio'], o)
+            else:
+                self._muon_update_step(p.grad, p, lr, o)
+        self.iterations += 1
+        for p in params:
+            self.state[p]['step'] = self.iterations
+        return loss
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        steps = [s['step'] for s in self.state.values() if 'step' in s]
+        self.iterations = int(max(steps)) if steps else 0
