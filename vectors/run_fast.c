@@ -66,7 +66,6 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
   r->shapes = calloc(r->n + 1, sizeof *r->shapes);
   r->names = calloc(r->n + 1, sizeof *r->names);
   r->order = calloc(r->n + 1, sizeof *r->order);
-  r->names = calloc(r->n + 1, sizeof *r->names);
   if (!r->groups || !r->shapes || !r->order || !r->names)
     return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory for the groups", where);
   const json_t *ps = json_object_get(test, "params");
