@@ -222,7 +222,7 @@ START_TEST(validation_runs_in_the_documented_order)
   o.use_muon = (muonref_use_muon)3;
   o.momentum_form = (muonref_momentum_form)5;
   o.n_coeffs = 0;
-  o.coeff_order = (muonref_coeff_order)2;
+  o.coeff_order = (muonref_coeff_order)3;
   o.ns_eps = -1.0;
   o.eps_mode = (muonref_eps_mode)2;
   o.ns_format = (muonref_ns_format)3;
@@ -231,10 +231,10 @@ START_TEST(validation_runs_in_the_documented_order)
     "Invalid learning rate: -1.0", "Invalid momentum: 1.0", "Invalid number of Newton-Schulz steps: 0",
     "Invalid weight decay: -0.01", "Invalid AdamW betas: (1.0, 0.95)", "Invalid AdamW epsilon: -1e-08",
     "Invalid AdamW learning rate ratio: -0.025", "Invalid AdamW dimension threshold: 0",
-    "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max')", "Invalid nesterov: 2 (expected 0 or 1)",
+    "Unknown scale_mode 7, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max', 'ratio_cols')", "Invalid nesterov: 2 (expected 0 or 1)",
     "Invalid use_muon: 3 (expected None, False or True)", "Unknown momentum_form 5, expected one of ('sum', 'ema')",
     "Invalid number of Newton-Schulz coefficient triples: 0 (expected 1 to 32)",
-    "Unknown coeff_order 2, expected one of ('cycle', 'repeat_last')", "Invalid Newton-Schulz epsilon: -1.0",
+    "Unknown coeff_order 3, expected one of ('cycle', 'repeat_last', 'list')", "Invalid Newton-Schulz epsilon: -1.0",
     "Unknown eps_mode 2, expected one of ('add', 'clamp')",
     "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')",
   };
