@@ -58,6 +58,15 @@ int mst_input_fill(double *g, const mst_input *in, uint64_t seed)
   return MUONREF_OK;
 }
 
+mst_input_plot mst_input_plot_of(const mst_input *ins, size_t j)
+{
+  for (size_t i = 0; i < j; i++)
+    if (ins[i].kind == ins[j].kind && ins[i].rows == ins[j].cols && ins[i].cols == ins[j].rows &&
+        ins[i].cond == ins[j].cond)
+      return MST_PLOT_NONE;
+  return ins[j].kind == MST_ILLCOND ? MST_PLOT_SMIN : MST_PLOT_DIST;
+}
+
 int mst_singular_values(double *s, const double *a, size_t rows, size_t cols)
 {
   double *w = malloc(rows * cols * sizeof *w);

@@ -107,13 +107,23 @@ static int run_fast(mst_trace *t, const mst_set *s, int K, const double *g, cons
         x[i] = in[i] / (sqrt(nrm) * s->norm_safety);
     } else {
       o.ns_steps = k;
-      if (muonref_fast_ns(out, in, rows, cols, &o, work, &err))
-        rc = err.status;
-      for (size_t i = 0; !rc && i < len; i++)
+      if (muonref_fast_ns(out, in, rows, cols, &o, work, &err)) {
+        if (err.status != MUONREF_ENUMERIC) {
+          rc = err.status;
+          break;
+        }
+        /* the iteration diverged in this format (the library refuses a
+         * non-finite output): this step and every later one blew up */
+        for (; k <= K; k++) {
+          t->dist[k] = INFINITY;
+          t->smin[k] = t->smax[k] = NAN;
+        }
+        break;
+      }
+      for (size_t i = 0; i < len; i++)
         x[i] = out[i];
     }
-    if (!rc)
-      rc = measure(t, k, x, q, rows, cols, sv);
+    rc = measure(t, k, x, q, rows, cols, sv);
   }
   free(in), free(out), free(work), free(x);
   return rc;

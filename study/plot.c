@@ -28,8 +28,9 @@ static void map_plot(FILE *f, const mst_set *s, const char *term, const char *ex
 {
   fprintf(f, "set terminal %s\nset output 'plots/map_%s.%s'\n", term, s->name, ext);
   fprintf(f, "set title 'Scalar maps phi_k of %s (k = 1..%d)' noenhanced\n", s->name, s->default_steps);
-  fprintf(f, "set xlabel 'singular value after normalisation'\nset ylabel 'phi_k'\n");
-  fprintf(f, "unset logscale\nset key inside left top\nset xrange [0:*]\nset yrange [*:*]\n");
+  fprintf(f, "set xlabel 'singular value after normalisation (log scale)'\nset ylabel 'phi_k'\n");
+  fprintf(f, "unset logscale\nset logscale x\nset format x '10^{%%L}'\nset format y '%%g'\nset key inside left top\n"
+             "set xrange [*:*]\nset yrange [*:*]\n");
   fprintf(f, "plot 1 with lines dashtype 2 lc 'gray' title 'goal 1'");
   for (int k = 1; k <= s->default_steps; k++)
     fprintf(f, ", 'data/map_%s.dat' using 1:%d with lines lw 1.5 title 'k = %d'", s->name, k + 1, k);
@@ -42,7 +43,8 @@ static void band_plot(FILE *f, const mst_set *sets, size_t n, const char *term, 
 {
   fprintf(f, "set terminal %s\nset output 'plots/%s.%s'\n", term, file, ext);
   fprintf(f, "set title '%s'\nset xlabel 'step k'\nset ylabel '%s'\n", title, ylabel);
-  fprintf(f, "set logscale y\nset key outside right\nset xrange [0:*]\nset yrange %s\n", yrange);
+  fprintf(f, "unset logscale\nset format x '%%g'\nset logscale y\nset format y '10^{%%L}'\nset key outside right\n"
+             "set xrange [0:*]\nset yrange %s\n", yrange);
   fprintf(f, "plot ");
   for (size_t i = 0; i < n; i++) {
     fprintf(f, "%s'data/band_%s.dat' using 1:(abs($%d)) with linespoints", i ? ", " : "", sets[i].name, col);
@@ -52,15 +54,26 @@ static void band_plot(FILE *f, const mst_set *sets, size_t n, const char *term, 
   fprintf(f, "\n");
 }
 
-/* One line per set: mean binary64 distance on input `in`. */
-static void dist_plot(FILE *f, const mst_set *sets, size_t n, const mst_input *in, const char *term, const char *ext)
+/* One line per set on input `in`: the mean binary64 distance to the polar
+ * factor (MST_PLOT_DIST) or the smallest singular value of X_k, the
+ * minimum over seeds (MST_PLOT_SMIN); columns of data/mat_<set>_<in>.dat. */
+static void dist_plot(FILE *f, const mst_set *sets, size_t n, const mst_input *in, mst_input_plot what,
+                      const char *term, const char *ext)
 {
-  fprintf(f, "set terminal %s\nset output 'plots/dist_%s.%s'\n", term, in->name, ext);
-  fprintf(f, "set title 'Distance to the polar factor, %s (binary64, mean over seeds)' noenhanced\n", in->name);
-  fprintf(f, "set xlabel 'step k'\nset ylabel '||X_k - Q||_F / ||Q||_F'\nset logscale y\nset key outside right\n");
-  fprintf(f, "set xrange [0:*]\nset yrange [1e-16:10]\nplot ");
+  int smin = what == MST_PLOT_SMIN;
+  fprintf(f, "set terminal %s\nset output 'plots/%s_%s.%s'\n", term, smin ? "smin" : "dist", in->name, ext);
+  fprintf(f, "unset logscale\nset format x '%%g'\n");
+  if (smin)
+    fprintf(f, "set title 'Smallest singular value of X_k, %s (binary64, minimum over seeds)' noenhanced\n"
+               "set ylabel 'smallest singular value of X_k'\nset yrange [*:2]\n", in->name);
+  else
+    fprintf(f, "set title 'Distance to the polar factor, %s (binary64, mean over seeds)' noenhanced\n"
+               "set ylabel '||X_k - Q||_F / ||Q||_F'\nset yrange [*:10]\n", in->name);
+  fprintf(f, "set xlabel 'step k'\nset logscale y\nset format y '10^{%%L}'\nset key outside right\n");
+  fprintf(f, "set xrange [0:*]\nplot ");
   for (size_t i = 0; i < n; i++) {
-    fprintf(f, "%s'data/mat_%s_%s.dat' using 1:3 with linespoints", i ? ", " : "", sets[i].name, in->name);
+    fprintf(f, "%s'data/mat_%s_%s.dat' using 1:%d with linespoints", i ? ", " : "", sets[i].name, in->name,
+            smin ? 5 : 3);
     style(f, i);
     fprintf(f, " title '%s' noenhanced", sets[i].name);
   }
@@ -72,7 +85,9 @@ static void formats_plot(FILE *f, const mst_set *s, const mst_input *in, const c
 {
   fprintf(f, "set terminal %s\nset output 'plots/formats_%s.%s'\n", term, s->name, ext);
   fprintf(f, "set title '%s on %s: binary64 vs fp32 vs bf16' noenhanced\n", s->name, in->name);
-  fprintf(f, "set xlabel 'step k'\nset ylabel '||X_k - Q||_F / ||Q||_F'\nset logscale y\nset key inside right top\n");
+  fprintf(f, "unset logscale\nset format x '%%g'\n");
+  fprintf(f, "set xlabel 'step k'\nset ylabel '||X_k - Q||_F / ||Q||_F'\nset logscale y\nset format y '10^{%%L}'\n"
+             "set key inside right top\n");
   fprintf(f, "set xrange [-0.5:*]\nset yrange [*:*]\n");
   fprintf(f, "d = 'data/mat_%s_%s.dat'\n", s->name, in->name);
   fprintf(f, "plot d using 1:3 with linespoints lw 2 title 'binary64', "
@@ -96,7 +111,8 @@ static int write_script(const char *path, const mst_set *sets, size_t n, const m
     band_plot(f, sets, n, term, ext, "phi_smin", "|phi_k(s_min)| versus step (clipped to [1e-4, 10])", "phi_k(s_min)",
               5, "[1e-4:10]");
     for (size_t j = 0; j < nin; j++)
-      dist_plot(f, sets, n, &ins[j], term, ext);
+      if (mst_input_plot_of(ins, j) != MST_PLOT_NONE)
+        dist_plot(f, sets, n, &ins[j], mst_input_plot_of(ins, j), term, ext);
     for (size_t i = 0; i < n; i++)
       formats_plot(f, &sets[i], &ins[0], term, ext);
   }

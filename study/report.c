@@ -18,6 +18,9 @@
 /* Points of each scalar map file and of the sampling cross-check. */
 #define MAP_POINTS 801
 #define SAMPLE_POINTS 4001
+/* The step count at which the page's first paragraph ranks the sets in bf16
+ * (the default of most ports). */
+#define ANSWER_STEP 5
 
 /* The matrix inputs: full size, or small for make check (quick). */
 static const mst_input FULL[] = {
@@ -28,6 +31,7 @@ static const mst_input FULL[] = {
 };
 static const mst_input QUICK[] = {
   {"gauss_12x20", MST_GAUSS, 12, 20, 0},
+  {"gauss_20x12", MST_GAUSS, 20, 12, 0}, /* the tall layout: tables only, no plot (mst_input_plot_of) */
   {"illcond_16x16_1e3", MST_ILLCOND, 16, 16, 1e3},
 };
 
@@ -138,8 +142,11 @@ static int write_scalar(const char *dir, const mst_set *sets, size_t n, double s
   return close_in(f, dir, "scalar_summary.csv", err);
 }
 
-/* data/map_<set>.dat: x, phi_1(x) .. phi_K(x) on [0, 1/g], K = default steps. */
-static int write_maps(const char *dir, const mst_set *sets, size_t n, muonref_error *err)
+/* data/map_<set>.dat: x, phi_1(x) .. phi_K(x) at MAP_POINTS points spaced
+ * evenly in log x over [s_min/g, 1/g], K = default steps: the small singular
+ * values, which the study is about, get as many points per decade as the
+ * large ones (the plot's x axis is logarithmic too). */
+static int write_maps(const char *dir, const mst_set *sets, size_t n, double smin, muonref_error *err)
 {
   mpfr_t x;
   mpfr_init2(x, MST_PREC);
@@ -154,7 +161,7 @@ static int write_maps(const char *dir, const mst_set *sets, size_t n, muonref_er
     }
     fprintf(f, "# x phi_1 .. phi_%d (x = singular value after the port's normalisation)\n", sets[i].default_steps);
     for (int j = 0; j < MAP_POINTS; j++) {
-      double u = (double)j / (MAP_POINTS - 1); /* unfolded variable; x = u / g */
+      double u = smin * pow(1.0 / smin, (double)j / (MAP_POINTS - 1)); /* unfolded variable; x = u / g */
       mpfr_set_d(x, u, MPFR_RNDN);
       fprintf(f, "%.10g", u / sets[i].norm_safety);
       for (int k = 1; k <= sets[i].default_steps; k++) {
@@ -173,6 +180,13 @@ static int write_maps(const char *dir, const mst_set *sets, size_t n, muonref_er
  * set's default steps, and bf16 runs that blew up on any input. */
 typedef struct mat_final {
   double f64, fp32, bf16_min, bf16_max; /* distance, mean (min/max) over seeds */
+  double bf16_at5;                      /* bf16 distance at step ANSWER_STEP, mean
+                                           over seeds (+inf: a run blew up) */
+  double bf16_smin_at5;                 /* the smallest singular value of X at step
+                                           ANSWER_STEP in bf16 on the first
+                                           ill-conditioned input, minimum over seeds
+                                           (NaN: none, or a run blew up) */
+  double bf16_ill_at5;                  /* the bf16 distance there, mean over seeds */
   int blowups[MST_NFORMATS], runs;      /* runs (per format) with a distance
                                            > 2 at some step, out of runs    */
   double exact_diff;                    /* max |dist f64 - dist MPFR|       */
@@ -236,6 +250,15 @@ static int run_input(FILE *runs, const mst_set *s, const mst_input *in, int seed
   return rc;
 }
 
+/* Whether ins[j] is the first ill-conditioned input. */
+static int first_illcond(const mst_input *ins, size_t j)
+{
+  for (size_t i = 0; i < j; i++)
+    if (ins[i].kind == MST_ILLCOND)
+      return 0;
+  return ins[j].kind == MST_ILLCOND;
+}
+
 /* matrix_runs.csv, matrix_summary.csv, data/mat_<set>_<input>.dat. */
 static int write_matrix(const char *dir, const mst_set *sets, size_t n, const mst_input *ins, size_t nin, int seeds,
                         mat_final *mf, muonref_error *err)
@@ -276,6 +299,13 @@ static int write_matrix(const char *dir, const mst_set *sets, size_t n, const ms
         mf[i].fp32 = ag[MST_FP32][K0].dsum / seeds;
         mf[i].bf16_min = ag[MST_BF16][K0].dmin;
         mf[i].bf16_max = ag[MST_BF16][K0].dmax;
+        mf[i].bf16_at5 = ANSWER_STEP <= K ? ag[MST_BF16][ANSWER_STEP].dsum / seeds : INFINITY;
+        mf[i].bf16_smin_at5 = NAN;
+      }
+      if (ins[j].kind == MST_ILLCOND && isnan(mf[i].bf16_smin_at5) && first_illcond(ins, j))
+      {
+        mf[i].bf16_smin_at5 = ANSWER_STEP <= K ? ag[MST_BF16][ANSWER_STEP].smin : NAN;
+        mf[i].bf16_ill_at5 = ANSWER_STEP <= K ? ag[MST_BF16][ANSWER_STEP].dsum / seeds : INFINITY;
       }
       rc = close_in(d, dir, name, err);
     }
@@ -390,6 +420,73 @@ static void scalar_reading(FILE *f, const mst_set *set, const mst_scalar_summary
   }
 }
 
+/* A markdown table's header row and its delimiter row, from one list of
+ * cells, so that the two cannot disagree in length (GitHub renders a table
+ * whose rows differ as a paragraph of pipes). */
+static void table_header(FILE *f, const char *const *cells, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "| %s ", cells[i]);
+  fprintf(f, "|\n");
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "|---");
+  fprintf(f, "|\n");
+}
+
+/* A distance for the answer paragraph: the number, or "diverged". */
+static const char *dist_text(double d)
+{
+  return isfinite(d) ? mst_num("%.3g", d) : "diverged (a run blew up)";
+}
+
+/* The page's first paragraph: which set comes closest to the polar factor
+ * after ANSWER_STEP steps in bf16 on the first (Gaussian) input, which is
+ * next, and which is worst, by the mean distance over seeds. */
+static void answer(FILE *f, const mst_set *sets, size_t n, const mst_input *ins, size_t nin, int seeds,
+                   const mat_final *mf)
+{
+  const mst_input *in = &ins[0];
+  size_t best = 0, second = n > 1 ? 1 : 0, worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = mf[i].bf16_at5;
+    if (d < mf[best].bf16_at5)
+      second = best, best = i;
+    else if (i != best && (second == best || d < mf[second].bf16_at5))
+      second = i;
+    if (!(d <= mf[worst].bf16_at5)) /* a NaN or +inf distance is the worst */
+      worst = i;
+  }
+  fprintf(f, "**Which set converges fastest.** After %d Newton–Schulz steps in bf16 on %s (a Gaussian matrix; "
+             "||X_%d − Q||_F / ||Q||_F, mean over %d seed(s)), **%s** comes closest to the polar factor Q (%s)",
+          ANSWER_STEP, in->name, ANSWER_STEP, seeds, sets[best].name, dist_text(mf[best].bf16_at5));
+  if (n > 1)
+    fprintf(f, ", then %s (%s)", sets[second].name, dist_text(mf[second].bf16_at5));
+  fprintf(f, "; the worst is **%s** (%s).", sets[worst].name, dist_text(mf[worst].bf16_at5));
+  if (isfinite(mf[best].bf16_at5) && isfinite(mf[worst].bf16_at5) && mf[best].bf16_at5 > 0)
+    fprintf(f, " That is a factor %s between the best and the worst.", mst_num("%.3g", mf[worst].bf16_at5 / mf[best].bf16_at5));
+  size_t j = 0;
+  while (j < nin && !first_illcond(ins, j))
+    j++;
+  size_t lift = n;
+  double dlo = INFINITY, dhi = 0.0;
+  for (size_t i = 0; j < nin && i < n; i++) {
+    if (!isnan(mf[i].bf16_smin_at5) && (lift == n || mf[i].bf16_smin_at5 > mf[lift].bf16_smin_at5))
+      lift = i;
+    if (isfinite(mf[i].bf16_ill_at5)) {
+      dlo = fmin(dlo, mf[i].bf16_ill_at5);
+      dhi = fmax(dhi, mf[i].bf16_ill_at5);
+    }
+  }
+  if (lift < n)
+    fprintf(f, " On the ill-conditioned %s (singular values spread over a factor %g), every set is still far from "
+               "Q after %d steps in bf16 (distances %s to %s), and **%s** lifts the smallest singular value furthest "
+               "(to %s, minimum over seeds).",
+            ins[j].name, ins[j].cond, ANSWER_STEP, mst_num("%.3g", dlo), mst_num("%.3g", dhi), sets[lift].name,
+            mst_num("%.3g", mf[lift].bf16_smin_at5));
+  fprintf(f, " A set tuned for more steps (its default is in the summary) is compared here at %d; the binary64 "
+             "distances at each set's own default, the exact scalar bands and the plots follow.\n\n", ANSWER_STEP);
+}
+
 /* index.md: the page that shows the plots with a short reading of each. */
 static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_input *ins, size_t nin,
                       const mst_report_config *cfg, const mst_scalar_summary *sum, const mat_final *mf, int plotted,
@@ -399,6 +496,7 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
   if (!f)
     return err->status;
   fprintf(f, "# Newton–Schulz convergence study\n\n");
+  answer(f, sets, n, ins, nin, cfg->seeds, mf);
   fprintf(f, "Generated by `muonref ns --report` (muonref %s); definitions in spec/ns-study.md. "
              "Scalar interval [s_min, 1] with s_min = %g (relative to the Frobenius-normalised matrix; "
              "a port with norm safety g sees [s_min/g, 1/g]). Matrix runs: %d seed(s) per input; column f64 = "
@@ -408,10 +506,15 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
   if (!plotted)
     fprintf(f, "**Plots skipped: gnuplot was not found** (set MUONREF_GNUPLOT or install gnuplot). "
                "The CSV tables are complete.\n\n");
-  fprintf(f, "## Summary\n\n| set | steps | band after steps | band stops shrinking after step | band there | "
-             "convergent | steps: phi(s_min) within 1%% | steps: band within 1%% | phi(s_min) | "
-             "band at step %d | dist f64 (%s) | dist fp32 | dist bf16 spread | runs with dist > 2 (f64/fp32/bf16) |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", MST_HORIZON, ins[0].name);
+  char horizon[64], first_in[64];
+  snprintf(horizon, sizeof horizon, "band at step %d", MST_HORIZON);
+  snprintf(first_in, sizeof first_in, "dist f64 (%s)", ins[0].name);
+  const char *const summary[] = {"set", "steps", "band after steps", "band stops shrinking after step", "band there",
+                                 "convergent", "steps: phi(s_min) within 1%", "steps: band within 1%", "phi(s_min)",
+                                 horizon, first_in, "dist fp32", "dist bf16 spread",
+                                 "runs with dist > 2 (f64/fp32/bf16)"};
+  fprintf(f, "## Summary\n\n");
+  table_header(f, summary, sizeof summary / sizeof summary[0]);
   for (size_t i = 0; i < n; i++) {
     const mst_scalar_summary *s = &sum[i];
     char a[16], b[16], c[16], band[64];
@@ -453,23 +556,37 @@ static int write_page(const char *dir, const mst_set *sets, size_t n, const mst_
              "for %d steps under each set's order. A width that falls to 0 means convergence to a single value "
              "(1, or another fixed point of the last triple); a flat width is a band that the iteration keeps; a "
              "rising one is divergence past the steps a list was designed for.\n\n", BAND_STEPS);
-  fprintf(f, "## Distance to the polar factor\n\n");
+  fprintf(f, "## Distance to the polar factor, and the smallest singular values\n\n");
   for (size_t j = 0; j < nin; j++) {
+    mst_input_plot what = mst_input_plot_of(ins, j);
+    if (what == MST_PLOT_NONE) {
+      fprintf(f, "%s: no plot; in binary64 it iterates exactly as the transposed input before it, so its plot "
+                 "would repeat that one. Its fp32 and bf16 runs (the tall layout) are in the tables.\n\n",
+              ins[j].name);
+      continue;
+    }
     if (plotted)
-      fprintf(f, "![distance %s](plots/dist_%s.png)\n\n", ins[j].name, ins[j].name);
-    fprintf(f, "%s: ||X_k − Q||_F / ||Q||_F in binary64, mean over seeds.", ins[j].name);
-    if (ins[j].kind == MST_ILLCOND)
-      fprintf(f, " Singular values spread over a factor %g, so after normalisation the smallest lie near "
-                 "%.1e, below s_min; they need more steps than the scalar summary's s_min suggests.",
-              ins[j].cond, 1.0 / (ins[j].cond * sqrt((double)(ins[j].rows < ins[j].cols ? ins[j].rows : ins[j].cols))));
+      fprintf(f, "![%s %s](plots/%s_%s.png)\n\n", what == MST_PLOT_SMIN ? "smallest singular value" : "distance",
+              ins[j].name, what == MST_PLOT_SMIN ? "smin" : "dist", ins[j].name);
+    if (what == MST_PLOT_DIST)
+      fprintf(f, "%s: ||X_k − Q||_F / ||Q||_F in binary64, mean over seeds (log scale).", ins[j].name);
+    else
+      fprintf(f, "%s: the smallest singular value of X_k in binary64, minimum over seeds (log scale). Singular "
+                 "values spread over a factor %g, so after normalisation the smallest lie near %.1e, below s_min: "
+                 "the distance to the polar factor falls slowly for every set (the small singular values make "
+                 "most of it), and what tells the sets apart is how far each step lifts the smallest singular "
+                 "value towards 1.",
+              ins[j].name, ins[j].cond,
+              1.0 / (ins[j].cond * sqrt((double)(ins[j].rows < ins[j].cols ? ins[j].rows : ins[j].cols))));
     fprintf(f, "\n\n");
   }
   fprintf(f, "## The binary64 column against the exact reference\n\n");
   fprintf(f, "`exact_check.csv` repeats the binary64 runs (seed 1) on %s in MPFR at %d bits through the reference "
              "(muonref_ref_ns for each step count, muonref_ref_polar for Q). Largest difference of the distance "
-             "to the polar factor, over every step with distance at most 2:\n\n| set | max abs difference | "
-             "max relative difference (distances > 1e-8) |\n|---|---|---|\n",
+             "to the polar factor, over every step with distance at most 2:\n\n",
           ex_names, MUONREF_REF_PREC);
+  const char *const exact[] = {"set", "max abs difference", "max relative difference (distances > 1e-8)"};
+  table_header(f, exact, sizeof exact / sizeof exact[0]);
   for (size_t i = 0; i < n; i++)
     fprintf(f, "| %s | %s | %s |\n", sets[i].name, mst_num("%.2g", mf[i].exact_diff), mst_num("%.2g", mf[i].exact_rel));
   double worst = 0.0;
@@ -522,7 +639,7 @@ int mst_report(const char *dir, const mst_set *sets, size_t n, const mst_report_
   if (!rc)
     rc = write_scalar(tmp, sets, n, cfg->smin, sum, err);
   if (!rc)
-    rc = write_maps(tmp, sets, n, err);
+    rc = write_maps(tmp, sets, n, cfg->smin, err);
   if (!rc)
     rc = write_matrix(tmp, sets, n, ins, nin, cfg->seeds, mf, err);
   const mst_input *exi = cfg->quick ? EXACT_QUICK : EXACT_FULL;

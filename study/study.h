@@ -115,6 +115,20 @@ typedef struct mst_input {
  * when LAPACKE's QR fails. */
 int mst_input_fill(double *g, const mst_input *in, uint64_t seed);
 
+/* Which binary64 plot the report draws for input j of ins[0..j]:
+ *   DIST  the distance to the polar factor per step (Gaussian inputs: it
+ *         falls visibly within the steps shown);
+ *   SMIN  the smallest singular value of X_k per step, log scale
+ *         (ill-conditioned inputs: their distance stays near 1 for every
+ *         set within the steps shown, a plot of flat lines, while the
+ *         smallest singular values are what the sets differ in);
+ *   NONE  input j has the transposed shape of an earlier input of the same
+ *         kind: in binary64 X^T iterates exactly as X transposed, so its
+ *         plot would repeat that input's (its fp32/bf16 runs stay in the
+ *         tables, where the tall layout matters). */
+typedef enum mst_input_plot { MST_PLOT_NONE = 0, MST_PLOT_DIST = 1, MST_PLOT_SMIN = 2 } mst_input_plot;
+mst_input_plot mst_input_plot_of(const mst_input *ins, size_t j);
+
 /* The polar factor Q = U V^T of the (rows, cols) matrix g via LAPACKE_dgesdd
  * in binary64 (q: rows*cols doubles).  Returns MUONREF_OK, MUONREF_ENOMEM,
  * or MUONREF_ENUMERIC when dgesdd does not converge. */
