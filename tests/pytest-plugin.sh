@@ -7,7 +7,9 @@
 #    fails on the driver's results fail, with the judge's message;
 #  - no --muonref-optimizer: the plugin adds no item (pytest exit 5);
 #  - a missing port or profile: a usage error naming it (pytest exit 4);
-#  - --muonref-mode is handed to the driver as --mode.
+#  - --muonref-mode is handed to the driver as --mode;
+#  - pytest's selection works as for any test file: --collect-only runs
+#    nothing, -m muonref, -k by file, tcId or flag, a node id FILE::tcN, --lf.
 # The vectors are found as an installed user's would be: the plugin runs in
 # an empty folder and takes the PROFILE folder above the driver's.
 # (-p no:muonref: the plugin a `make install` registered stays out; this one is loaded.)
@@ -43,6 +45,33 @@ run_pytest torch --muonref-optimizer="$srcdir/tests/torch_torch_port.py:Muon" --
 grep -q "^$ntorch passed" "$work/torch.out" && [ $rc -eq 0 ] && echo "ok: profile torch, its port (neutral): $ntorch items pass" ||
   { fail "profile torch: exit $rc, expected $ntorch passed"; tail -n 5 "$work/torch.out"; }
 
+# 1c. pytest's own selection works on the items (issue 29): --collect-only
+# collects one item per case and runs nothing (a port that does not exist is
+# not loaded), -m muonref selects them, -k selects by tcId and by flag, a
+# node id reruns one case, and --lf reruns only the failures
+run_pytest collect --collect-only --muonref-optimizer=no_such_port.py:Muon --muonref-profile nemo
+[ $rc -eq 0 ] && grep -q "^$total tests collected" "$work/collect.out" &&
+  echo "ok: --collect-only: $total items, the port not run" ||
+  { fail "--collect-only: exit $rc, expected $total tests collected"; tail -n 3 "$work/collect.out"; }
+run_pytest marker --collect-only -m muonref --muonref-optimizer=no_such_port.py:Muon --muonref-profile nemo
+grep -q "^$total tests collected" "$work/marker.out" && echo "ok: -m muonref selects every item" ||
+  { fail "-m muonref: exit $rc"; tail -n 3 "$work/marker.out"; }
+# (-k matches a keyword case-insensitively as a substring: every flag holding "nesterov")
+nflag=$("$python" -c 'import json, glob, os, sys
+print(sum(any("nesterov" in k.lower() for k in t["flags"] + [os.path.basename(f)])
+          for f in glob.glob(sys.argv[1] + "/*.json") for g in json.load(open(f))["testGroups"] for t in g["tests"]))' \
+  "$srcdir/vectors/nemo")
+run_pytest flagk --collect-only -k Nesterov --muonref-optimizer=no_such_port.py:Muon --muonref-profile nemo
+grep -q "^$nflag/$total tests collected" "$work/flagk.out" && echo "ok: -k Nesterov selects the $nflag flagged cases" ||
+  { fail "-k Nesterov: exit $rc, expected $nflag/$total"; tail -n 3 "$work/flagk.out"; }
+one="$srcdir/vectors/nemo/nemo_momentum.json::tc3"
+run_pytest nodeid "$one" --muonref-optimizer="$srcdir/tests/torch_nemo_port.py:Muon"
+[ $rc -eq 0 ] && grep -q "^1 passed" "$work/nodeid.out" && echo "ok: a node id reruns one case" ||
+  { fail "node id $one: exit $rc"; tail -n 3 "$work/nodeid.out"; }
+run_pytest kid -k "nemo_momentum and tc3" --muonref-optimizer="$srcdir/tests/torch_nemo_port.py:Muon"
+[ $rc -eq 0 ] && grep -q "^1 passed, $((total - 1)) deselected" "$work/kid.out" && echo "ok: -k 'nemo_momentum and tc3' selects one case" ||
+  { fail "-k by tcId: exit $rc"; tail -n 3 "$work/kid.out"; }
+
 # 2. the faulty port fails exactly the cases muonref check fails
 run_pytest ema --muonref-optimizer="$srcdir/tests/torch_nemo_port_faulty_ema.py:Muon"
 "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$srcdir/tests/torch_nemo_port_faulty_ema.py:Muon" \
@@ -64,11 +93,22 @@ for line in sys.stdin:
         print(f"{m.group(1)}#{m.group(2)} {m.group(3)}")' >"$work/ema.fails"
 nf=0
 while read -r id msg; do
-  grep -qF "::$id" "$work/ema.out" && grep -qF "muonref check: $id: $msg" "$work/ema.out" || { fail "no failed item $id with '$msg'"; break; }
+  node="${id%%#*}::tc${id#*#}"
+  grep -qF "$node" "$work/ema.out" && grep -qF "muonref check: $id: $msg" "$work/ema.out" || { fail "no failed item $node with '$msg'"; break; }
   nf=$((nf + 1))
 done <"$work/ema.fails"
 [ $nf -gt 0 ] && [ $nf -eq "$(wc -l <"$work/ema.fails")" ] && echo "ok: $nf failed items carry the judge's message" ||
   fail "only $nf of $(wc -l <"$work/ema.fails") FAIL lines found as failed items"
+
+# 2b. --lf: a second run with the cache reruns exactly the failed cases
+mkdir -p "$work/lf"
+lf_run() { (cd "$work/lf" && PYTHONPATH="$srcdir/vectors/drivers" MUONREF="$muonref" \
+  "$python" -m pytest -p no:muonref -p pytest_muonref -q "$@" \
+  --muonref-optimizer="$srcdir/tests/torch_nemo_port_faulty_ema.py:Muon" "$srcdir/vectors/nemo/nemo_momentum.json") >"$work/lf.out" 2>&1; }
+lf_run; nfail=$(sed -n 's/^\([0-9]*\) failed.*/\1/p' "$work/lf.out" | tail -n 1)
+lf_run --lf
+[ -n "$nfail" ] && [ "$nfail" -gt 0 ] && tail -n 1 "$work/lf.out" | grep -q "^$nfail failed in" &&
+  echo "ok: --lf reruns the $nfail failed cases only" || { fail "--lf: expected $nfail failed only"; tail -n 3 "$work/lf.out"; }
 
 # 3. without --muonref-optimizer the plugin adds nothing
 run_pytest off

@@ -2,28 +2,37 @@
 
     pytest -p pytest_muonref --muonref-optimizer my_port.py:Muon [--muonref-profile nemo]
            [--muonref-mode MODE] [--muonref-ns-format bf16|fp32] [--muonref-adapter NAME] [--muonref-ns-function M:F]
-           [--muonref-vectors PATH] [--muonref-driver-option OPT ...] [--muonref-bin PATH]
+           [--muonref-vectors PATH] [--muonref-driver-option OPT ...] [--muonref-bin PATH] [VECTOR_FILES_OR_DIRS...]
 
 (`make install` registers the plugin with pytest, so that `-p pytest_muonref`
-may be left out; in a source tree put vectors/drivers on PYTHONPATH.)
+may be left out; in a source tree, or when the install's plugin folder is not
+on Python's path, put the drivers folder on PYTHONPATH: `make install` says
+which folder.)
 
-At collection the plugin runs the port once over the vectors through
-torch_driver.py (the driver beside this file), then has `muonref check
---results RESULTS --junit REPORT` judge the results; each <testcase> of that
-report becomes an item muonref/PROFILE.AREA::FILE#TCID that passes, or fails
+Collection reads the vector files and makes one item per case, with the node id
+`PATH/TO/FILE.json::tcN` (N the case's tcId): `-k`, `--lf`, a node id given on
+the command line and `--collect-only` work as for any test file, and nothing is
+run while collecting.  Every item carries the marker `muonref` (`-m muonref`)
+and its case's flags as keywords (`-k Nesterov`).  When the first item runs,
+the plugin runs the port once through torch_driver.py (the driver beside this
+file) over the files that hold the selected items, and `muonref check
+--results RESULTS --junit REPORT` judges them; each item then passes, or fails
 with the judge's message (and its diagnosis, when it gives one).  The judging
 stays in C: this file only reads muonref's verdicts.
 
-Vectors: --muonref-vectors PATH, else the PROFILE folder of ./vectors when
+Which files: the paths on pytest's command line (files or folders; `*.json`
+files that are muonref vector files are collected, any other file is left to
+pytest), else --muonref-vectors PATH, else the PROFILE folder of ./vectors when
 it exists, else of the vectors installed beside the driver.  The muonref
 command: --muonref-bin, else $MUONREF, else `muonref` on the PATH.
 
-A driver or command failure (bad --muonref-optimizer, no vectors, a results
-file muonref refuses) stops the session as a usage error naming the cause
-(pytest exit status 4).  Standard library and pytest only (Debian's
-python3-pytest).
+A driver or command failure (bad --muonref-optimizer, a results file muonref
+refuses) ends the session as a usage error naming the cause (pytest exit status
+4); so does an unknown profile or a missing vectors path, at start-up.  Standard
+library and pytest only (Debian's python3-pytest, 7.2).
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -35,6 +44,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, 'torch_driver.py')
+SCHEMAS = ('muonref-vectors-v1', 'muonref-vectors-v2')
 
 
 def pytest_addoption(parser):
@@ -42,9 +52,10 @@ def pytest_addoption(parser):
     g.addoption('--muonref-optimizer', metavar='MODULE_OR_FILE:CLASS',
                 help="the PyTorch optimizer to judge; turns the plugin on (the driver's --optimizer)")
     g.addoption('--muonref-profile', default='nemo', metavar='NAME',
-                help="the profile whose vectors are run (default nemo)")
+                help="the profile whose vectors are run when no vector path is given (default nemo)")
     g.addoption('--muonref-vectors', metavar='PATH',
-                help="vector files or folder (default: PROFILE under ./vectors, else the installed vectors)")
+                help="vector files or folder (default: the paths given to pytest, else PROFILE under ./vectors, "
+                     "else the installed vectors)")
     g.addoption('--muonref-mode', metavar='MODE',
                 help="passed to the driver as --mode MODE (the driver's platform mode, where it has one)")
     g.addoption('--muonref-ns-format', default='bf16', choices=('bf16', 'fp32'),
@@ -58,12 +69,13 @@ def pytest_addoption(parser):
     g.addoption('--muonref-bin', metavar='PATH', help="the muonref command (default $MUONREF, else muonref on PATH)")
 
 
-def _vectors(config):
+def _default_vectors(config):
+    """The vectors to collect when pytest was given no path: --muonref-vectors, else PROFILE's folder."""
     given = config.getoption('muonref_vectors')
     if given:
         if not os.path.exists(given):
             raise pytest.UsageError(f"--muonref-vectors {given!r}: no such file or folder")
-        return given
+        return os.path.abspath(given)
     profile = config.getoption('muonref_profile')
     parent = os.path.dirname(HERE)  # $(pkgdatadir) installed, vectors/ in a source tree
     roots = ['vectors', parent if os.path.basename(parent) == 'vectors' else os.path.join(parent, 'vectors')]
@@ -73,53 +85,52 @@ def _vectors(config):
             if not os.path.isdir(path):
                 have = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and d != 'drivers')
                 raise pytest.UsageError(f"--muonref-profile {profile!r}: no folder {path!r} (profiles there: {have})")
-            return path
-    raise pytest.UsageError(f"no vectors: give --muonref-vectors (looked in {roots})")
+            return os.path.abspath(path)
+    raise pytest.UsageError(f"no vectors: give --muonref-vectors or a vector path (looked in {roots})")
 
 
-def _muonref(config):
-    cmd = config.getoption('muonref_bin') or os.environ.get('MUONREF') or shutil.which('muonref')
-    if not cmd or not os.access(cmd, os.X_OK):
-        raise pytest.UsageError(f"cannot find the muonref command ({cmd or 'not on PATH'}): give --muonref-bin")
-    return cmd
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'muonref: a muonref golden vector case (pytest_muonref)')
+    if not config.getoption('muonref_optimizer'):
+        return
+    if not config.option.file_or_dir:  # no path on the command line: collect the profile's vectors
+        config.args[:] = [_default_vectors(config)]
+    config._muonref_run = Run(config)
 
 
-def _run(what, argv):
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def _verdicts(config):
-    """Runs the driver and `muonref check`; returns [(classname, name, passed, message)]."""
-    vectors = _vectors(config)
-    muonref = _muonref(config)
-    work = tempfile.mkdtemp(prefix='pytest-muonref-')
+def _is_vector_file(path) -> bool:
+    """A JSON file whose `schema` member names a muonref vector format (read cheaply: its head only)."""
     try:
-        results = os.path.join(work, 'results.json')
-        report = os.path.join(work, 'junit.xml')
-        argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
-                '--adapter', config.getoption('muonref_adapter') or config.getoption('muonref_profile'),
-                '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
-        if config.getoption('muonref_mode'):
-            argv += ['--mode=' + config.getoption('muonref_mode')]
-        if config.getoption('muonref_ns_function'):
-            argv += ['--ns-function', config.getoption('muonref_ns_function')]
-        argv += config.getoption('muonref_driver_option') + [vectors]
-        rc, out, err = _run('driver', argv)
-        if rc != 0:
-            raise pytest.UsageError(f"the driver failed (exit {rc}): {err.strip() or out.strip()}")
-        rc, out, err = _run('check', [muonref, 'check', '--quiet', '--results', results, '--junit', report, vectors])
-        if rc not in (0, 1):
-            raise pytest.UsageError(f"muonref check failed (exit {rc}): {err.strip() or out.strip()}")
-        cases = []
-        for tc in ET.parse(report).getroot().iter('testcase'):
-            failure = tc.find('failure')
-            # the item's name: FILE#TCID (the testcase name goes on with the case's comment)
-            cases.append((tc.get('classname'), tc.get('name').split(' ', 1)[0], failure is None,
-                          '' if failure is None else (failure.text or failure.get('message') or '')))
-        return cases
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        with open(path, encoding='utf-8') as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return any(f'"schema": "{s}"' in head or f'"schema":"{s}"' in head for s in SCHEMAS)
+
+
+def pytest_collect_file(file_path, parent):
+    config = parent.config
+    if getattr(config, '_muonref_run', None) and file_path.suffix == '.json' and _is_vector_file(file_path):
+        return VectorFile.from_parent(parent, path=file_path)
+    return None
+
+
+class VectorFile(pytest.File):
+    """A muonref vector file: one item per test case, named tcN."""
+
+    def collect(self):
+        try:
+            with open(self.path, encoding='utf-8') as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise pytest.UsageError(f"{self.path}: not a readable vector file: {e}")
+        for group in doc.get('testGroups', []):
+            for case in group.get('tests', []):
+                item = MuonrefItem.from_parent(self, name=f"tc{case.get('tcId')}", tc_id=case.get('tcId'),
+                                               comment=case.get('comment', ''))
+                item.add_marker('muonref')
+                item.extra_keyword_matches.update(str(flag) for flag in case.get('flags', []))
+                yield item
 
 
 class MuonrefFailure(Exception):
@@ -127,41 +138,85 @@ class MuonrefFailure(Exception):
 
 
 class MuonrefItem(pytest.Item):
-    def __init__(self, *, passed, message, **kw):
+    def __init__(self, *, tc_id, comment, **kw):
         super().__init__(**kw)
-        self.passed = passed
-        self.message = message
+        self.tc_id = tc_id
+        self.comment = comment
 
     def runtest(self):
-        if not self.passed:
-            raise MuonrefFailure(self.message)
+        passed, message = self.config._muonref_run.verdict(self)
+        if not passed:
+            raise MuonrefFailure(message)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, MuonrefFailure):
-            return f"muonref check: {self.name}: {excinfo.value}"
+            return f"muonref check: {self.path.name}#{self.tc_id}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"muonref {self.name}"
+        return self.path, None, f"muonref {self.path.name}#{self.tc_id}: {self.comment}"
 
 
-class MuonrefArea(pytest.Collector):
-    def __init__(self, *, cases, **kw):
-        super().__init__(**kw)
-        self.cases = cases
-
-    def collect(self):
-        for name, passed, message in self.cases:
-            yield MuonrefItem.from_parent(self, name=name, passed=passed, message=message)
+def _run(argv):
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
 
 
-def pytest_collection_modifyitems(session, config, items):
-    if not config.getoption('muonref_optimizer'):
-        return
-    areas = {}
-    for classname, name, passed, message in _verdicts(config):
-        areas.setdefault(classname, []).append((name, passed, message))
-    for classname, cases in areas.items():
-        area = MuonrefArea.from_parent(session, name=f"muonref/{classname}", nodeid=f"muonref/{classname}",
-                                       cases=cases)
-        items.extend(area.collect())
+class Run:
+    """The port's one run over the selected items' files, made when the first item runs."""
+
+    def __init__(self, config):
+        self.config = config
+        self.verdicts = None
+
+    def _muonref(self):
+        config = self.config
+        cmd = config.getoption('muonref_bin') or os.environ.get('MUONREF') or shutil.which('muonref')
+        if not cmd or not os.access(cmd, os.X_OK):
+            pytest.exit(f"muonref: cannot find the muonref command ({cmd or 'not on PATH'}): give --muonref-bin",
+                        returncode=pytest.ExitCode.USAGE_ERROR)
+        return cmd
+
+    def verdict(self, item):
+        if self.verdicts is None:
+            files = sorted({str(i.path) for i in item.session.items if isinstance(i, MuonrefItem)})
+            self.verdicts = self._judge(files)
+        got = self.verdicts.get((item.path.name, str(item.tc_id)))
+        if got is None:
+            return False, "muonref check reported no verdict for this case"
+        return got
+
+    def _judge(self, files):
+        """Runs the driver and `muonref check`; returns {(file name, tcId): (passed, message)}."""
+        config = self.config
+        muonref = self._muonref()
+        work = tempfile.mkdtemp(prefix='pytest-muonref-')
+        try:
+            results = os.path.join(work, 'results.json')
+            report = os.path.join(work, 'junit.xml')
+            argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
+                    '--adapter', config.getoption('muonref_adapter') or config.getoption('muonref_profile'),
+                    '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
+            if config.getoption('muonref_mode'):
+                argv += ['--mode=' + config.getoption('muonref_mode')]
+            if config.getoption('muonref_ns_function'):
+                argv += ['--ns-function', config.getoption('muonref_ns_function')]
+            argv += config.getoption('muonref_driver_option') + files
+            rc, out, err = _run(argv)
+            if rc != 0:
+                pytest.exit(f"muonref: the driver failed (exit {rc}): {err.strip() or out.strip()}",
+                            returncode=pytest.ExitCode.USAGE_ERROR)
+            rc, out, err = _run([muonref, 'check', '--quiet', '--results', results, '--junit', report] + files)
+            if rc not in (0, 1):
+                pytest.exit(f"muonref: muonref check failed (exit {rc}): {err.strip() or out.strip()}",
+                            returncode=pytest.ExitCode.USAGE_ERROR)
+            verdicts = {}
+            for tc in ET.parse(report).getroot().iter('testcase'):
+                failure = tc.find('failure')
+                # the testcase name: FILE#TCID, then the case's comment
+                file_name, _, tc_id = tc.get('name').split(' ', 1)[0].partition('#')
+                verdicts[(file_name, tc_id)] = (failure is None, '' if failure is None else
+                                                (failure.text or failure.get('message') or ''))
+            return verdicts
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
