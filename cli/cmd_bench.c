@@ -14,6 +14,7 @@
 #include "../bench/bench.h"
 #include "../fast/ns_dnnl.h"
 #include "commands.h"
+#include "datapath.h"
 
 #ifndef MUONREF_PYTHON
 #define MUONREF_PYTHON "/usr/bin/python3"
@@ -180,7 +181,7 @@ static const char *torch_script(const args *a)
 {
   if (a->script)
     return a->script;
-  return access(MUONREF_TORCH_SCRIPT_SRC, R_OK) == 0 ? MUONREF_TORCH_SCRIPT_SRC : MUONREF_TORCH_SCRIPT_INST;
+  return cli_data_path(NULL, MUONREF_TORCH_SCRIPT_SRC, MUONREF_TORCH_SCRIPT_INST);
 }
 
 /* Runs the PyTorch part into results and *m. */

@@ -19,6 +19,7 @@
 #include "../vectors/files.h"
 #include "../vectors/report.h"
 #include "commands.h"
+#include "datapath.h"
 
 static int usage(void)
 {
@@ -74,7 +75,7 @@ static int list_faults(void)
 
 /* What `muonref check` was asked for. */
 typedef struct check_args {
-  const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures;
+  const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures, *profile;
   const char *torch_opts[32];
   int n_torch_opts, quiet, verbose, tap, f, no_diagnosis;
 } check_args;
@@ -91,14 +92,27 @@ static int run_check(const check_args *a, char **paths, int n);
 #define MUONREF_PYTHON "python3"
 #endif
 
-/* --torch: runs the PyTorch driver (the source tree's if readable, else the
- * installed one, as `muonref bench` finds its script) over paths, writing
- * its results file to out.  Returns EXIT_OK, or the exit status for the
- * driver's failure (its own message is on standard error). */
+/* Whether the driver options name an --adapter (either spelling). */
+static int names_adapter(const check_args *a)
+{
+  for (int i = 0; i < a->n_torch_opts; i++)
+    if (!strcmp(a->torch_opts[i], "--adapter") || !strncmp(a->torch_opts[i], "--adapter=", 10))
+      return 1;
+  return 0;
+}
+
+/* --torch: runs the PyTorch driver ($MUONREF_DRIVER if set, else the source
+ * tree's from the build tree's command, else the installed one:
+ * cli/datapath.h) over paths, writing its
+ * results file to out.  With --profile NAME and no --adapter among the
+ * driver options, the driver takes the profile's adapter (--adapter NAME:
+ * the port is built from the vectors' options under its own option names).
+ * Returns EXIT_OK, or the exit status for the driver's failure (its own
+ * message is on standard error). */
 static int run_driver(const check_args *a, char **paths, int n, const char *out)
 {
-  const char *driver = access(MUONREF_DRIVER_SRC, R_OK) == 0 ? MUONREF_DRIVER_SRC : MUONREF_DRIVER_INST;
-  const char *argv[32 + 256 + 12];
+  const char *driver = cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
+  const char *argv[32 + 256 + 14];
   int k = 0;
   argv[k++] = MUONREF_PYTHON;
   argv[k++] = driver;
@@ -110,6 +124,10 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
   argv[k++] = a->torch;
   for (int i = 0; i < a->n_torch_opts; i++)
     argv[k++] = a->torch_opts[i];
+  if (a->profile && !names_adapter(a)) {
+    argv[k++] = "--adapter";
+    argv[k++] = a->profile;
+  }
   argv[k++] = "--out";
   argv[k++] = out;
   for (int i = 0; i < n; i++)
@@ -216,7 +234,7 @@ int cmd_check(int argc, char **argv)
     return EXIT_USAGE;
   }
   ca.impl = impl, ca.results = results, ca.fault = fault, ca.write = write, ca.junit = junit, ca.tap = tap, ca.f = f;
-  ca.torch = torch_spec, ca.n_torch_opts = n_topts;
+  ca.torch = torch_spec, ca.n_torch_opts = n_topts, ca.profile = profile;
   memcpy(ca.torch_opts, topts, (size_t)n_topts * sizeof topts[0]);
   muonref_error err = {0};
   static char profile_dir[4200];

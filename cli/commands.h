@@ -43,8 +43,11 @@ typedef struct command {
   "  --results FILE       judge an outside implementation's results file (spec/vectors.md section 4)\n" \
   "  --torch MODULE_OR_FILE:CLASS\n" \
   "                       run a PyTorch optimizer through the driver torch_driver.py (its --optimizer)\n" \
-  "                       and judge its results: driver and judge in one command\n" \
-  "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32\n" \
+  "                       and judge its results: driver and judge in one command (the installed\n" \
+  "                       driver; $MUONREF_DRIVER names another)\n" \
+  "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32;\n" \
+  "                       with --profile NAME the driver takes that profile's adapter unless an\n" \
+  "                       --adapter is given here\n" \
   "  --write-results FILE  with --impl: also write the fast path's results file\n" \
   "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \

@@ -3,10 +3,12 @@
 # judge in one command) gives the verdicts of the two-step path
 # (torch_driver.py, then muonref check --results), passes --torch-option on
 # to the driver, reports a port the driver cannot load as a usage error
-# (exit 2), refuses --torch with --impl, and leaves no temporary file.
+# (exit 2), refuses --torch with --impl, gives the driver the adapter of
+# --profile, and leaves no temporary file.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
+case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 "$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/check-torch.XXXXXX") || exit 1
@@ -39,5 +41,15 @@ TMPDIR=$work/tmp "$muonref" check --torch "$work/no_such_port.py:Muon" "$vec" >/
   fail "missing port: exit $rc: $(cat "$work/bad.err")"
 "$muonref" check --torch x.py:Muon --impl fast-bf16 "$vec" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && echo "ok: --torch with --impl is a usage error" || fail "--torch with --impl: exit $rc"
+# --profile NAME: the driver takes the profile's adapter (a Keller port
+# judged with nemo's option names failed every case with "unexpected keyword
+# argument 'adam_eps'"); run where ./vectors holds one keller file only
+mkdir -p "$work/p/vectors/keller" && cp "$srcdir/vectors/keller/keller_defaults.json" "$work/p/vectors/keller/"
+(cd "$work/p" && TMPDIR=$work/tmp "$muonref" check --profile keller \
+   --torch "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" --torch-option=--mode=neutral) \
+  >"$work/keller.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && tail -n 1 "$work/keller.out" | grep -q ' passed, 0 failed$' &&
+  echo "ok: --profile keller --torch: the keller adapter ($(tail -n 1 "$work/keller.out"))" ||
+  fail "--profile keller --torch: exit $rc: $(tail -n 2 "$work/keller.out")"
 [ -z "$(ls -A "$work/tmp")" ] && echo "ok: no temporary file left" || fail "left in TMPDIR: $(ls -A "$work/tmp")"
 exit $status

@@ -7,7 +7,9 @@
 # The stage: `make install DESTDIR=$tmp` (libtool refuses `prefix=` at
 # install time for the libraries).  A DESTDIR install keeps the configured
 # paths compiled into its files, so three are pointed at the stage:
-#  - the binary's installed vectors: $MUONREF_VECTORS_DIR (vectors/files.c);
+#  - the binary's installed vectors: $MUONREF_VECTORS_DIR (vectors/files.c),
+#    and its installed driver: $MUONREF_DRIVER (cli/datapath.h: an installed
+#    binary never runs a build tree's driver);
 #  - its libraries (run path = the configured libdir): LD_LIBRARY_PATH;
 #  - the pytest plugin's loader names the configured drivers folder: the
 #    install-pytest-plugin target is run again with torchdriverdir set to the
@@ -38,7 +40,8 @@ if [ "$plugindir" != no ]; then
 else plugin=no; fi
 rm -f "$stage/install.log" "$stage/dirs"
 MUONREF_VECTORS_DIR=$stage$pkgdatadir/vectors LD_LIBRARY_PATH=$stage$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export MUONREF_VECTORS_DIR LD_LIBRARY_PATH
+MUONREF_DRIVER=$stage$torchdriverdir/torch_driver.py
+export MUONREF_VECTORS_DIR LD_LIBRARY_PATH MUONREF_DRIVER
 # the installed tree alone: not the build's ./muonref
 unset MUONREF
 sh "$src/tests/installed.sh" "$stage$bindir" "$stage$pkgdatadir" "$stage$mandir" "$plugin" "$src"
