@@ -41,6 +41,14 @@ TMPDIR=$work/tmp "$muonref" check --torch "$work/no_such_port.py:Muon" "$vec" >/
   fail "missing port: exit $rc: $(cat "$work/bad.err")"
 "$muonref" check --torch x.py:Muon --impl fast-bf16 "$vec" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && echo "ok: --torch with --impl is a usage error" || fail "--torch with --impl: exit $rc"
+# a Python without torch (-S: no site packages, so no python3-torch): the
+# driver says what is missing and exits 2, not a traceback with exit 1
+"$python" -S "$srcdir/vectors/drivers/torch_driver.py" --optimizer x.py:M --out "$work/x.json" "$vec" \
+  >/dev/null 2>"$work/notorch.err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'cannot import torch' "$work/notorch.err" && grep -q python3-torch "$work/notorch.err" &&
+  ! grep -q Traceback "$work/notorch.err" && echo "ok: the driver without torch: exit 2 with a message" ||
+  fail "the driver without torch: exit $rc: $(tail -n 2 "$work/notorch.err")"
+
 # --profile NAME: the driver takes the profile's adapter (a Keller port
 # judged with nemo's option names failed every case with "unexpected keyword
 # argument 'adam_eps'"); run where ./vectors holds one keller file only

@@ -2,7 +2,9 @@
 # Totals the results of every test under tests/ (written by `make check`)
 # and prints "N passed, N failed[, N skipped]".  A Check program counts its
 # individual checks (its "N%: Checks: N, Failures: N, Errors: N" line); any
-# other test (a shell script) counts as one, from automake's .trs result.
+# other test (a shell script) counts as one, from automake's .trs result. A
+# test that was skipped (automake's SKIP, exit 77) counts as skipped, never as
+# passed, whatever summary line it printed before skipping.
 # Exits 1 when anything failed or nothing passed.
 # Usage: tests/summary.sh [BUILDDIR]   (default: the current directory)
 dir=${1:-.}
@@ -12,7 +14,9 @@ for trs in "$dir"/tests/*.trs; do
   log=${trs%.trs}.log
   result=$(sed -n 's/^:test-result: //p' "$trs" | head -n 1)
   line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" 2>/dev/null | tail -n 1)
-  if [ -n "$line" ]; then
+  if [ "$result" = SKIP ]; then
+    skipped=$((skipped + 1)); echo "$(basename "$log" .log): skipped"
+  elif [ -n "$line" ]; then
     checks=$(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
     bad=$(( $(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/') + $(echo "$line" | sed -E 's/.*Errors: ([0-9]+).*/\1/') ))
     passed=$((passed + checks - bad))
@@ -23,7 +27,6 @@ for trs in "$dir"/tests/*.trs; do
   else
     case $result in
       PASS|XFAIL) passed=$((passed + 1)) ;;
-      SKIP) skipped=$((skipped + 1)); echo "$(basename "$log" .log): skipped" ;;
       *) failed=$((failed + 1)); echo "$(basename "$log" .log): ${result:-no result}"; tail -n 20 "$log" ;;
     esac
   fi

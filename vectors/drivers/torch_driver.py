@@ -43,13 +43,13 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from adapters import ADAPTERS, NotExpressible  # noqa: E402
-
-try:
+try:  # before the adapters, which import torch too: a Python without torch is exit 2 with a message
     import torch
 except ImportError as exc:  # pragma: no cover
-    sys.stderr.write(f"torch_driver.py: cannot import torch: {exc}\n")
+    sys.stderr.write(f"torch_driver.py: {sys.executable} cannot import torch ({exc}): run the driver with a "
+                     "Python that has PyTorch (Debian: apt-get install python3-torch; /usr/bin/python3)\n")
     sys.exit(2)
+from adapters import ADAPTERS, NotExpressible  # noqa: E402
 
 import distributed  # noqa: E402
 import platform_probe  # noqa: E402

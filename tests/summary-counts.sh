@@ -1,0 +1,28 @@
+#!/bin/sh
+# muonref test: tests/summary.sh (the last line of CI) counts what it should,
+# on fake test results in a temporary tree: a Check program's individual
+# checks, a shell test as one, a failure, and a skipped test as skipped (never
+# as passed, even when it printed a summary line before skipping); nothing
+# passed is a failure.  Exit 0 pass, 1 fail.
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+work=$(mktemp -d "${TMPDIR:-/tmp}/summary-counts.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+status=0
+case_() { # NAME RESULT LOG-LINE
+  printf ':test-result: %s\n' "$2" >"$work/tests/$1.trs"
+  printf '%s\n' "$3" >"$work/tests/$1.log"
+}
+expect() { # WHAT EXPECTED-LAST-LINE EXPECTED-STATUS
+  got=$(sh "$srcdir/tests/summary.sh" "$work" | tail -n 1); sh "$srcdir/tests/summary.sh" "$work" >/dev/null; rc=$?
+  if [ "$got" = "$2" ] && [ $rc -eq "$3" ]; then echo "ok: $1: $got"; else echo "FAIL: $1: '$got' (exit $rc), expected '$2' (exit $3)"; status=1; fi
+}
+mkdir "$work/tests"
+expect "nothing ran" "0 passed, 0 failed" 1
+case_ check_a PASS "100%: Checks: 5, Failures: 0, Errors: 0"
+case_ script_b PASS "ok"
+expect "a Check program's checks and a script" "6 passed, 0 failed" 0
+case_ script_c SKIP "50%: Checks: 4, Failures: 2, Errors: 0"
+expect "a skipped test that printed a summary line" "6 passed, 0 failed, 1 skipped" 0
+case_ script_d FAIL "it broke"
+expect "a failing script" "6 passed, 1 failed, 1 skipped" 1
+exit $status
