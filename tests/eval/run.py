@@ -154,13 +154,14 @@ def source_files(src, cache, d):
 
 # ------------------------------------------------------------------ editing
 
-def apply_edits(files, edits, who):
+def apply_edits(files, edits, who, main=None):
     """Applies a mutant's edits: each {file, line, old, new} replaces the first `old` on 1-based
-    `line` (of the original file) by `new` (which may span lines).  Every edit is checked first."""
+    `line` (of the original file; `file` defaults to the port's main file) by `new` (which may
+    span lines).  Every edit is checked first."""
     out = {p: data.decode('utf-8').split('\n') for p, data in files.items()}
     per_file = {}
     for ed in edits:
-        f = ed.get('file') or (next(iter(files)) if len(files) == 1 else None)
+        f = ed.get('file') or main
         if f not in out:
             raise Bad(f"{who}: edit of {f!r}, not a file of the entry's source")
         n = ed['line']
@@ -439,7 +440,7 @@ def run_entry(src, e, args):
     os.makedirs(wdir, exist_ok=True)
     files = source_files(src, args.cache, d)
     if e.get('edits'):
-        files = apply_edits(files, e['edits'], d['id'])
+        files = apply_edits(files, e['edits'], d['id'], d.get('file') or d.get('path'))
     write_port(d, files, wdir)
     modes = d.get('modes', ['neutral', 'raw'] if d['kind'] == 'control' else ['neutral'])
     out, errors = {}, []
@@ -454,6 +455,7 @@ def run_entry(src, e, args):
     row['errors'] = errors
     row['key'] = e.get('key', {})
     row['source'] = d.get('source')
+    row['upstream'] = e.get('upstream')
     return row
 
 
@@ -484,7 +486,7 @@ def tally(rows):
     t['controls_raw_run'] = sum('raw' in r['modes'] for r in ctl)
     per_up = {}
     for r in mut:
-        per_up[r['source']] = per_up.get(r['source'], 0) + 1
+        per_up[r['upstream']] = per_up.get(r['upstream'], 0) + 1
     t['mutants_per_source'] = per_up
     return t
 
