@@ -64,9 +64,16 @@ def stub_modules(names):
     attribute is a stand-in.  A module that is installed is left alone."""
     import importlib.util as iu
     for name in names:
-        if name in sys.modules or iu.find_spec(name.split('.')[0]) is not None:
+        top = name.split('.')[0]
+        if name in sys.modules:
+            continue
+        if top in sys.modules:
+            if not getattr(sys.modules[top], '_muonref_stub', False):
+                continue
+        elif iu.find_spec(top) is not None:
             continue
         m = types.ModuleType(name)
+        m._muonref_stub = True
         m.__getattr__ = lambda attr: _Any()
         sys.modules[name] = m
 

@@ -587,6 +587,73 @@ def write_doc(path, rows, t, args, muonref_desc):
         f.write('\n'.join(L))
 
 
+# ------------------------------------------------------------------ self-test (make check)
+
+SAMPLE_CATALOGUE = """FAIL keller_gradients.json tcId 8 [GradientScale,BugB21,Bf16Exact] gradient scaled by 2^0: state[0].momentum_buffer[0]: got 0.75
+  diagnosis: exactly what fault sum_momentum gives: momentum buffer in sum form beta M + G where the profile keeps an EMA
+FAIL keller_conv.json tcId 1 [NdMuon,ConvScale,Bf16Noise,PlatformRobust] a 1x1 conv: params[0]: the update deviates
+  diagnosis: none: no catalogued fault or measured platform effect gives this result
+diagnosis: 14 failures [sum_momentum]: exactly what fault sum_momentum gives: momentum buffer in sum form
+diagnosis: 20 failures [platform?:scalars]: possibly platform: no catalogued fault gives this result
+diagnosis: 56 failures that no catalogued fault or measured platform effect explains
+115 passed, 70 failed
+"""
+SAMPLE_FITTED = """FAIL keller_scaling.json tcId 3 [Scaling,Bf16Exact] a tall matrix: params[0][1]: got 1, expected 2
+explained: ns_eps 1e-7 -> 1e-8 and scale_mode fan_in -> rms_adamw (71 of 72 failures)
+explained: coeffs[0] (3.4445, -4.775, 2.0315) -> (3.4445, -4.775, 2.0351) (3 of 72 failures)
+12 passed, 72 failed
+"""
+
+
+def self_test():
+    """Checks what needs no fetched code and no driver run: the manifests (ids, keys, each
+    entry's profile and adapter), the edits of every entry whose file is in this repository (a
+    test port that changes moves its mutants' lines), and the parser on both forms of explanation.
+    Returns the list of problems."""
+    problems = []
+    src, entries = load_manifests()
+    for e in entries:
+        d = resolve(src, e)
+        for k in ('profile', 'adapter', 'class'):
+            if k not in d:
+                problems.append(f"{e['id']}: no {k}")
+        if not os.path.isdir(os.path.join(ROOT, 'vectors', d.get('profile', '?'))):
+            problems.append(f"{e['id']}: no vectors/{d.get('profile')}")
+        key = e.get('key', {})
+        if e['kind'] != 'control' and not key.get('equal') and not key.get('deviations'):
+            problems.append(f"{e['id']}: an answer key with neither equal nor deviations")
+        for k in key.get('deviations', []):
+            if 'field' not in k:
+                problems.append(f"{e['id']}: a deviation without field")
+        if e.get('edits') and d.get('loader') == 'path':
+            try:
+                apply_edits(source_files(src, None, d), e['edits'], d['id'], d.get('path'))
+            except Bad as exc:
+                problems.append(str(exc))
+    a = parse_check(SAMPLE_CATALOGUE)
+    items, _ = explanation(a)
+    if (a['passed'], a['failed'], len(a['cases'])) != (115, 70, 2) or items != [{'fault': 'sum_momentum'}]:
+        problems.append(f"catalogue sample parsed as {a['passed']}/{a['failed']}, {len(a['cases'])} cases, {items}")
+    if sum('PlatformRobust' in c['tags'] for c in a['cases']) != 1 or a['cases'][0]['diagnosis'] is None:
+        problems.append("catalogue sample: tags or per-case diagnosis lost")
+    key = {'deviations': [{'field': 'momentum_form', 'old': 'ema', 'new': 'sum', 'faults': ['sum_momentum']}]}
+    if judge_explanation(items, key) != 'right' or case_accuracy(a, key) != (1, 1):
+        problems.append("catalogue sample: sum_momentum not judged right against its key")
+    b = parse_check(SAMPLE_FITTED)
+    items, _ = explanation(b)
+    want = [{'field': 'ns_eps', 'old': '1e-7', 'new': '1e-8'}, {'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]
+    if items != want or len(b['explained']) != 2 or b['explained'][1]['items'][0]['field'] != 'coeffs[0]':
+        problems.append(f"fitted sample parsed as {[e['items'] for e in b['explained']]}")
+    key = {'deviations': [{'field': 'ns_eps', 'new': '1e-08'}, {'field': 'scale_mode', 'new': 'rms_adamw'}]}
+    if judge_explanation(items, key) != 'right':
+        problems.append("fitted sample: not judged right against its key")
+    if judge_explanation(items[:1], {'deviations': [{'field': 'ns_eps', 'new': '1e-6'}]}) != 'field':
+        problems.append("fitted sample: a wrong value judged other than 'field'")
+    if judge_explanation(items, {'deviations': [{'field': 'momentum_form'}]}) != 'wrong':
+        problems.append("fitted sample: a wrong field judged other than 'wrong'")
+    return problems
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog='tests/eval/run.py', description=__doc__.split('\n')[0])
     ap.add_argument('--muonref', default=os.path.join(ROOT, 'muonref'), help='the muonref binary that judges')
@@ -598,8 +665,15 @@ def main(argv=None):
     ap.add_argument('--rejudge', action='store_true', help="reuse the driver's results in --work; judge again")
     ap.add_argument('--write-doc', metavar='FILE')
     ap.add_argument('--list', action='store_true', help='list the entries and exit')
+    ap.add_argument('--self-test', action='store_true', help='check the manifests, the local edits and the parser (no run)')
     args = ap.parse_args(argv)
     try:
+        if args.self_test:
+            problems = self_test()
+            for p in problems:
+                print(f"FAIL: {p}")
+            print(f"tests/eval/run.py --self-test: {'ok' if not problems else f'{len(problems)} problems'}")
+            return 1 if problems else 0
         src, entries = load_manifests()
         if args.only:
             want = set(args.only.split(','))
