@@ -365,30 +365,37 @@ def norm_value(v):
         return s.replace(' ', '')
 
 
-def item_matches(item, k):
+def key_faults(k, reviewed=True):
+    """The catalogued faults that deviation k is: `faults`, written with the key, and (reviewed)
+    `faults_added`, added after a run showed the key had missed one (each with its reason)."""
+    return list(k.get('faults', [])) + (list(k.get('faults_added', [])) if reviewed else [])
+
+
+def item_matches(item, k, reviewed=True):
     """Whether an explanation item names key deviation k: its field (the value too, when the
     explanation gives one) or one of the catalogued faults that k is."""
     if 'fault' in item:
-        return item['fault'] in k.get('faults', []) or item['fault'] == k.get('field')
+        return item['fault'] in key_faults(k, reviewed) or item['fault'] == k.get('field')
     if item['field'] not in ([k.get('field')] + list(k.get('aliases', []))):
         return False
     return 'new' not in k or norm_value(item['new']) == norm_value(k['new'])
 
 
-def field_matches(item, k):
+def field_matches(item, k, reviewed=True):
     if 'fault' in item:
-        return item['fault'] in k.get('faults', [])
+        return item['fault'] in key_faults(k, reviewed)
     return item['field'] in ([k.get('field')] + list(k.get('aliases', [])))
 
 
-def judge_explanation(items, key):
+def judge_explanation(items, key, reviewed=True):
     """right: every item names a deviation of the key (field and value); field: every item names a
-    deviating field, a value wrong; partial: some do; wrong: none does; none: no explanation."""
+    deviating field, a value wrong; partial: some do; wrong: none does; none: no explanation.
+    reviewed=False: by the key as first written (without `faults_added`)."""
     devs = key.get('deviations', [])
     if not items:
         return 'none'
-    exact = [any(item_matches(i, k) for k in devs) for i in items]
-    fields = [any(field_matches(i, k) for k in devs) for i in items]
+    exact = [any(item_matches(i, k, reviewed) for k in devs) for i in items]
+    fields = [any(field_matches(i, k, reviewed) for k in devs) for i in items]
     if all(exact):
         return 'right'
     if all(fields):
@@ -400,7 +407,7 @@ def judge_explanation(items, key):
 
 def case_accuracy(parsed, key):
     """Of the failing cases, how many carry a per-case diagnosis naming a key deviation's fault."""
-    faults = {f for k in key.get('deviations', []) for f in k.get('faults', [])}
+    faults = {f for k in key.get('deviations', []) for f in key_faults(k)}
     named = right = 0
     for c in parsed['cases']:
         m = FAULT_RE.search(c['diagnosis'] or '')
@@ -424,6 +431,8 @@ def evaluate(d, key, modes_out):
         if not expect_pass:
             m['caught'] = bool(parsed['failed'])
             m['verdict'] = judge_explanation(items, key) if parsed['failed'] else 'missed'
+            if parsed['failed'] and judge_explanation(items, key, reviewed=False) != m['verdict']:
+                m['verdict_as_written'] = judge_explanation(items, key, reviewed=False)
             m['cases_named'], m['cases_right'] = case_accuracy(parsed, key)
         else:
             # a control passes neutral whole; raw, every PlatformRobust case (spec/vectors.md 5.3)
@@ -469,6 +478,8 @@ def tally(rows):
     t['mutants_caught'] = len(caught)
     t['mutants_right'] = sum(r['modes']['neutral']['verdict'] == 'right' for r in caught)
     t['mutants_field'] = sum(r['modes']['neutral']['verdict'] in ('right', 'field') for r in caught)
+    t['mutants_right_as_written'] = sum(r['modes']['neutral'].get('verdict_as_written', r['modes']['neutral']['verdict'])
+                                        == 'right' for r in caught)
     wild = [r for r in rows if r['kind'] == 'wild' and 'neutral' in r['modes']]
     dev = [r for r in wild if not r['key'].get('equal')]
     eq = [r for r in wild if r['key'].get('equal')]
@@ -479,6 +490,8 @@ def tally(rows):
     t['wild_caught'] = sum(bool(r['modes']['neutral'].get('caught')) for r in dev)
     t['wild_right'] = sum(r['modes']['neutral'].get('verdict') == 'right' for r in dev)
     t['wild_field'] = sum(r['modes']['neutral'].get('verdict') in ('right', 'field') for r in dev)
+    t['wild_right_as_written'] = sum(r['modes']['neutral'].get('verdict_as_written', r['modes']['neutral'].get('verdict'))
+                                     == 'right' for r in dev)
     ctl = [r for r in rows if r['kind'] == 'control']
     t['controls'] = len(ctl)
     t['controls_neutral'] = sum(r['modes'].get('neutral', {}).get('ok', False) for r in ctl)
@@ -507,8 +520,8 @@ def key_text(key):
         s = k.get('field', '?')
         if 'old' in k or 'new' in k:
             s += f" {k.get('old', '?')} -> {k.get('new', '?')}"
-        if k.get('faults'):
-            s += f" ({', '.join(k['faults'])})"
+        if k.get('faults') or k.get('faults_added'):
+            s += f" ({', '.join(k.get('faults', []) + [f + ' [added]' for f in k.get('faults_added', [])])})"
         parts.append(s)
     return '; '.join(parts)
 
@@ -542,11 +555,15 @@ def write_doc(path, rows, t, args, muonref_desc):
     L.append('|---|---|')
     L.append(f"| mutants caught (fail at least one case) | {pct(t['mutants_caught'], t['mutants'])} |")
     L.append(f"| caught mutants explained right | {pct(t['mutants_right'], t['mutants_caught'])} |")
+    L.append(f"| caught mutants explained right by the keys as first written (without `faults_added`) | "
+             f"{pct(t['mutants_right_as_written'], t['mutants_caught'])} |")
     L.append(f"| caught mutants whose explanation names the right field or fault | "
              f"{pct(t['mutants_field'], t['mutants_caught'])} |")
     L.append(f"| wild ports equal to a profile that pass | {pct(t['wild_equal_pass'], t['wild_equal'])} |")
     L.append(f"| deviating wild ports caught | {pct(t['wild_caught'], t['wild_deviating'])} |")
     L.append(f"| deviating wild ports explained right | {pct(t['wild_right'], t['wild_deviating'])} |")
+    L.append(f"| deviating wild ports explained right by the keys as first written | "
+             f"{pct(t['wild_right_as_written'], t['wild_deviating'])} |")
     L.append(f"| deviating wild ports, right field or fault | {pct(t['wild_field'], t['wild_deviating'])} |")
     L.append(f"| controls passing neutral | {pct(t['controls_neutral'], t['controls'])} |")
     L.append(f"| controls passing raw (every PlatformRobust case) | {pct(t['controls_raw'], t['controls_raw_run'])} |")
@@ -579,6 +596,8 @@ def write_doc(path, rows, t, args, muonref_desc):
                          f"{md_escape('; '.join(r['errors']))} | |")
                 continue
             verdict = ('pass' if n['failed'] == 0 else 'FAIL') if r['key'].get('equal') else n['verdict']
+            if n.get('verdict_as_written'):
+                verdict += f" (key as first written: {n['verdict_as_written']})"
             L.append(f"| {r['id']} | {r['profile']} | {md_escape(key_text(r['key']))} | {n['passed']}/{n['failed']} | "
                      f"{verdict} | {md_escape(n['explanation'] or '–')} | "
                      f"{n.get('cases_right', '–')} of {n['failed']} (named: {n.get('cases_named', '–')}) |")
