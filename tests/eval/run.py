@@ -267,7 +267,7 @@ def run_mode(d, wdir, mode, muonref, rejudge):
 FAIL_RE = re.compile(r'^FAIL (\S+) tcId (\d+) \[([^\]]*)\]')
 CASE_DIAG_RE = re.compile(r'^\s+diagnosis: (.*)$')
 SUMMARY_DIAG_RE = re.compile(r'^diagnosis: (\d+) failures? \[([^\]]+)\]: (.*)$')
-EXPLAINED_RE = re.compile(r'explained: (.+?)\s*\((\d+) of (\d+) failures?\)')
+EXPLAINED_RE = re.compile(r'explained: (.+?)\s*\((\d+) of (\d+) failures?[^()]*\)\s*$')
 COUNT_RE = re.compile(r'^(\d+) passed, (\d+) failed')
 FAULT_RE = re.compile(r'exactly what fault (\S+) gives')
 
@@ -293,20 +293,40 @@ def split_top(s, sep):
     return [p.strip() for p in parts if p.strip()]
 
 
+# one concept, several spellings: the profiles' option names and the spec's field names
+FIELD_SYNONYMS = {'coefficients': 'coeffs', 'coeffs[0]': 'coeffs', 'ns_coefficients': 'coeffs', 'wd': 'weight_decay',
+                  'adjust_lr_fn': 'scale_mode', 'adamw_betas': 'adam_betas', 'betas': 'adam_betas'}
+
+
+def canon_field(name):
+    return FIELD_SYNONYMS.get(name, name)
+
+
 def parse_items(text):
-    """An explanation's items: {"field", "old", "new"} for `FIELD OLD -> NEW`, {"fault"} for a
-    catalogued fault's name (`fault NAME` or a bare name)."""
+    """An explanation's items: {"field", "old", "new"} for `[default [(BRANCH)]] FIELD OLD -> NEW`
+    ("default": true when so prefixed), {"fault"} for a catalogued fault's name (`fault NAME` or a
+    bare name), both for `FAULT = FIELD OLD -> NEW` (a fault that is that change)."""
     items = []
     for part in split_top(text, r'\s+and\s+|;\s*|,\s+(?=[A-Za-z_][\w.\[\]]*\s+\S.*->)'):
+        item = {}
+        m = re.match(r'(?:fault\s+)?([A-Za-z_][\w.+-]*)\s+=\s+(.*)$', part)
+        if m and '->' in m.group(2):
+            item['fault'], part = m.group(1), m.group(2)
         if '->' in part:
             lhs, _, new = part.partition('->')
             lhs = lhs.strip().rstrip(':')
+            m = re.match(r'default(\s*\([^)]*\))?\s+', lhs)
+            if m:
+                item['default'] = True
+                lhs = lhs[m.end():]
             field, _, old = lhs.partition(' ')
-            items.append({'field': field.strip().rstrip(':'), 'old': old.strip(), 'new': new.strip()})
+            item.update({'field': field.strip().rstrip(':'), 'old': old.strip(), 'new': new.strip()})
         else:
             m = re.match(r'(?:fault\s+)?([A-Za-z_][\w.+-]*)', part)
             if m:
-                items.append({'fault': m.group(1)})
+                item['fault'] = m.group(1)
+        if item:
+            items.append(item)
     return items
 
 
@@ -374,17 +394,19 @@ def key_faults(k, reviewed=True):
 def item_matches(item, k, reviewed=True):
     """Whether an explanation item names key deviation k: its field (the value too, when the
     explanation gives one) or one of the catalogued faults that k is."""
-    if 'fault' in item:
-        return item['fault'] in key_faults(k, reviewed) or item['fault'] == k.get('field')
-    if item['field'] not in ([k.get('field')] + list(k.get('aliases', []))):
+    if 'fault' in item and (item['fault'] in key_faults(k, reviewed) or item['fault'] == k.get('field')):
+        return True
+    if 'field' not in item or canon_field(item['field']) not in [canon_field(f) for f in
+                                                                 [k.get('field')] + list(k.get('aliases', []))]:
         return False
     return 'new' not in k or norm_value(item['new']) == norm_value(k['new'])
 
 
 def field_matches(item, k, reviewed=True):
-    if 'fault' in item:
-        return item['fault'] in key_faults(k, reviewed)
-    return item['field'] in ([k.get('field')] + list(k.get('aliases', [])))
+    if 'fault' in item and item['fault'] in key_faults(k, reviewed):
+        return True
+    return 'field' in item and canon_field(item['field']) in [canon_field(f) for f in
+                                                              [k.get('field')] + list(k.get('aliases', []))]
 
 
 def judge_explanation(items, key, reviewed=True):
@@ -619,7 +641,9 @@ diagnosis: 56 failures that no catalogued fault or measured platform effect expl
 """
 SAMPLE_FITTED = """FAIL keller_scaling.json tcId 3 [Scaling,Bf16Exact] a tall matrix: params[0][1]: got 1, expected 2
 explained: ns_eps 1e-7 -> 1e-8 and scale_mode fan_in -> rms_adamw (71 of 72 failures)
-explained: coeffs[0] (3.4445, -4.775, 2.0315) -> (3.4445, -4.775, 2.0351) (3 of 72 failures)
+explained: coeffs[0] (3.4445, -4.775, 2.0315) -> (3.4445, -4.775, 2.0351) (3 of 72 failures; 2 of 20 passing cases sampled broken)
+explained: fan_in_as_rms = scale_mode fan_in -> rms_adamw and default (Muon groups) momentum 0.95 -> 0.9 (2 of 72 failures)
+explained: no single change of the option space, nor a pair, gives the port's results (72 failures)
 12 passed, 72 failed
 """
 
@@ -661,8 +685,15 @@ def self_test():
     b = parse_check(SAMPLE_FITTED)
     items, _ = explanation(b)
     want = [{'field': 'ns_eps', 'old': '1e-7', 'new': '1e-8'}, {'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]
-    if items != want or len(b['explained']) != 2 or b['explained'][1]['items'][0]['field'] != 'coeffs[0]':
+    third = [{'fault': 'fan_in_as_rms', 'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'},
+             {'default': True, 'field': 'momentum', 'old': '0.95', 'new': '0.9'}]
+    if (items != want or len(b['explained']) != 3 or b['explained'][1]['items'][0]['field'] != 'coeffs[0]'
+            or b['explained'][2]['items'] != third):
         problems.append(f"fitted sample parsed as {[e['items'] for e in b['explained']]}")
+    if (judge_explanation(third, {'deviations': [{'field': 'scale_mode', 'new': 'rms_adamw'},
+                                                 {'field': 'momentum', 'new': '0.9', 'default': True}]}) != 'right'
+            or judge_explanation(third[:1], {'deviations': [{'field': 'x', 'faults': ['fan_in_as_rms']}]}) != 'right'):
+        problems.append("fitted sample: a fault named with its change not judged right by its fault or field")
     key = {'deviations': [{'field': 'ns_eps', 'new': '1e-08'}, {'field': 'scale_mode', 'new': 'rms_adamw'}]}
     if judge_explanation(items, key) != 'right':
         problems.append("fitted sample: not judged right against its key")
