@@ -24,6 +24,7 @@
 #include "core/pyfmt.h"
 #include "muonref/state.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 /* ------------------------------------------------------------- writing */
 
@@ -161,25 +162,9 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file of %zu parameters", np);
   }
 
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-    free(b.p);
-    return muonref_fail(err, MUONREF_EIO, "%.200s...: cannot write: path too long", path);
-  }
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(b.p, 1, b.n, f) == b.n && fflush(f) == 0 && fsync(fileno(f)) == 0;
-  int e = errno;
-  if (f && fclose(f) != 0 && ok) {
-    ok = 0;
-    e = errno;
-  }
+  int st = muonref_output_write(path, b.p, b.n, NULL, "the state file", MUONREF_OUTPUT_FSYNC, err);
   free(b.p);
-  if (ok && rename(tmp, path) == 0)
-    return MUONREF_OK;
-  if (ok)
-    e = errno;
-  unlink(tmp);
-  return muonref_fail(err, MUONREF_EIO, "%s: cannot write the state file: %s", path, strerror(e));
+  return st;
 }
 
 /* ------------------------------------------------------------- reading */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "muonref.h"
@@ -251,6 +252,44 @@ START_TEST(save_is_atomic_and_errors_are_named)
 }
 END_TEST
 
+/* The save never replaces what is not a regular file: a symbolic link is
+ * kept (its target rewritten, or a device written through), a folder and a
+ * dangling link are refused with their reason (tests/output-targets.sh
+ * covers the command's writers the same way). */
+START_TEST(save_keeps_links_and_refuses_folders)
+{
+  muonref_optimizer *a = make(0.5, SHAPES);
+  muonref_error e;
+  char target[128], msg[600];
+  snprintf(target, sizeof target, "%s", path("target"));
+  FILE *f = fopen(target, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("old", f);
+  fclose(f);
+  ck_assert_int_eq(symlink("target", path("link")), 0);
+  ck_assert_msg(muonref_state_save(a, NULL, path("link"), &e) == MUONREF_OK, "%s", e.message);
+  struct stat sb;
+  ck_assert_int_eq(lstat(path("link"), &sb), 0);
+  ck_assert(S_ISLNK(sb.st_mode));
+  ck_assert_msg(muonref_state_load(a, target, &e) == MUONREF_OK, "%s", e.message); /* the target is the state */
+  ck_assert_int_eq(symlink("/dev/null", path("null")), 0);
+  ck_assert_msg(muonref_state_save(a, NULL, path("null"), &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_int_eq(lstat(path("null"), &sb), 0);
+  ck_assert(S_ISLNK(sb.st_mode));
+  ck_assert_int_eq(stat("/dev/null", &sb), 0);
+  ck_assert(S_ISCHR(sb.st_mode));
+  ck_assert_int_eq(symlink("missing", path("dangling")), 0);
+  ck_assert_int_eq(muonref_state_save(a, NULL, path("dangling"), &e), MUONREF_EIO);
+  snprintf(msg, sizeof msg, "%s: cannot write the state file: a symbolic link to a missing file", path("dangling"));
+  ck_assert_msg(strstr(e.message, msg) == e.message, "%s", e.message);
+  ck_assert_int_eq(access(path("missing"), F_OK), -1);
+  ck_assert_int_eq(mkdir(path("folder"), 0700), 0);
+  ck_assert_int_eq(muonref_state_save(a, NULL, path("folder"), &e), MUONREF_EIO);
+  ck_assert_msg(strstr(e.message, "cannot write the state file: a folder"), "%s", e.message);
+  muonref_optimizer_free(a);
+}
+END_TEST
+
 /* `muonref state FILE`: the summary of a good file, exit 2 for a bad one. */
 START_TEST(state_command)
 {
@@ -296,6 +335,7 @@ int main(void)
   tcase_add_test(tc, round_trip_is_bitwise);
   tcase_add_test(tc, every_corruption_is_refused_and_changes_nothing);
   tcase_add_test(tc, save_is_atomic_and_errors_are_named);
+  tcase_add_test(tc, save_keeps_links_and_refuses_folders);
   tcase_add_test(tc, state_command);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

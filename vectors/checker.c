@@ -11,6 +11,7 @@
 #include "run_fast.h"
 #include "validate.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int fault)
 {
@@ -481,25 +482,16 @@ int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error
 
 int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err)
 {
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return muonref_fail(err, MUONREF_EIO, "%s: path too long", path);
-  FILE *f = fopen(tmp, "w");
+  muonref_output out;
+  FILE *f = muonref_output_open(&out);
   if (!f)
-    return muonref_fail(err, MUONREF_EIO, "%s: %s", tmp, strerror(errno));
+    return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
   fprintf(f, "# muonref check expected failures of %s: one FILE#TCID per line (--baseline reads it)\n", c->impl_name);
   const char *key;
   json_t *v;
   json_object_foreach(c->failures, key, v)
     fprintf(f, "%s  %s\n", key, json_string_value(v) ? json_string_value(v) : "");
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(e));
-  }
-  return MUONREF_OK;
+  return muonref_output_commit(&out, path, NULL, NULL, 0, err);
 }
 
 void muonref_checker_free(muonref_checker *c)

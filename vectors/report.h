@@ -12,8 +12,11 @@
  *    streamed case by case; tests/report-formats.sh parses it with Perl's
  *    TAP::Parser (prove's parser).
  *
- * Nothing is half-written: the JUnit file appears whole (temporary file and
- * rename(2)) or not at all; a TAP stream that stops early ends in "Bail out!". */
+ * Nothing is half-written: the JUnit file is composed in memory and written
+ * by muonref_output_write (core/output.h: a regular file or a new name
+ * appears whole, through a temporary file and rename(2), or not at all; a
+ * FIFO, a device, /dev/stdout or a symbolic link is written through, never
+ * replaced); a TAP stream that stops early ends in "Bail out!". */
 #ifndef MUONREF_VECTORS_REPORT_H
 #define MUONREF_VECTORS_REPORT_H
 
@@ -46,9 +49,10 @@ void muonref_case_log_free(muonref_case_log *log);
  * COMMENT" file="FILE" time="SECONDS">, a failing one with
  * <failure message="JUDGE'S MESSAGE" type="muonref.judge"> whose text is
  * the message and, when not empty, a "diagnosis: ..." line.  Characters
- * XML 1.0 forbids are written as U+FFFD.  Written to a temporary file in
- * path's folder, then renamed over path.  Errors: MUONREF_EIO naming path
- * (folder missing or not writable, disk full); nothing is left behind. */
+ * XML 1.0 forbids are written as U+FFFD.  Written by muonref_output_write
+ * (core/output.h).  Errors: MUONREF_EIO "--junit PATH: cannot write: WHY"
+ * (folder missing or not writable, disk full, a folder or a block device
+ * at path, a dangling symbolic link); nothing is left behind. */
 int muonref_junit_write(const muonref_case_log *log, const char *impl, const char *ns_format, const char *path,
                         muonref_error *err);
 

@@ -1,13 +1,11 @@
 /* muonref: JUnit XML report of a check run (see report.h). */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "report.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 static char *dup_or_empty(const char *s)
 {
@@ -161,40 +159,15 @@ static void write_xml(FILE *f, const muonref_case_log *log, const char *impl, co
 int muonref_junit_write(const muonref_case_log *log, const char *impl, const char *ns_format, const char *path,
                         muonref_error *err)
 {
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16), *done = calloc(log->n + 1, 1);
-  if (!tmp || !done) {
-    free(tmp), free(done);
+  char *done = calloc(log->n + 1, 1);
+  char label[4200];
+  muonref_output out;
+  if (!done || !muonref_output_open(&out)) {
+    free(done);
     return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
   }
-  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    int e = errno;
-    free(tmp), free(done);
-    return muonref_fail(err, MUONREF_EIO, "--junit %s: cannot create a file beside it: %s", path, strerror(e));
-  }
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask); /* mkstemp made it 0600: give it a new file's usual mode */
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    int e = errno;
-    close(fd), unlink(tmp), free(tmp), free(done);
-    return muonref_fail(err, MUONREF_EIO, "--junit %s: %s", path, strerror(e));
-  }
-  write_xml(f, log, impl, ns_format, done);
+  write_xml(out.f, log, impl, ns_format, done);
   free(done);
-  int bad = ferror(f);
-  int e = errno;
-  if (fclose(f) != 0 && !bad)
-    bad = 1, e = errno;
-  if (!bad && rename(tmp, path) != 0)
-    bad = 1, e = errno;
-  if (bad) {
-    unlink(tmp), free(tmp);
-    return muonref_fail(err, MUONREF_EIO, "--junit %s: cannot write: %s", path, strerror(e));
-  }
-  free(tmp);
-  return MUONREF_OK;
+  snprintf(label, sizeof label, "--junit %s", path);
+  return muonref_output_commit(&out, path, label, NULL, 0, err);
 }

@@ -41,9 +41,13 @@ typedef struct muonref_state_file {
   uint64_t bytes;              /* the file's size */
 } muonref_state_file;
 
-/* Writes opt's groups and state to path, atomically (a temporary file in the
- * same folder, then rename(2): a failed save leaves no partial file and an
- * older file at path intact).  profile names the profile the options came
+/* Writes opt's groups and state to path.  A regular file or a new name is
+ * written atomically (a temporary file in the same folder, fsync(2), then
+ * rename(2): a failed save leaves no partial file and an older file at path
+ * intact); a symbolic link is kept and written through (its regular target
+ * truncated and rewritten), a FIFO, a character device or /dev/stdout
+ * written through; a folder, a block device or a dangling link is refused
+ * (MUONREF_EIO) and never replaced.  profile names the profile the options came
  * from (at most 31 bytes; NULL or "" is recorded as "custom").  Errors:
  * MUONREF_EOPTION (NULL opt or path, a profile name too long), MUONREF_EIO
  * (naming the path and the reason), MUONREF_ENOMEM. */
