@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "checker.h"
 #include "diagnose.h"
+#include "escape.h"
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
@@ -21,6 +22,14 @@ void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int faul
   c->fault = fault;
   c->orders_all = ~0u;
   snprintf(c->impl_name, sizeof c->impl_name, "muonref fast path (%s)", format == MUONREF_NS_BF16 ? "bf16" : "fp32");
+}
+
+/* Writes a string from a vector or results file to a text report, its
+ * control characters escaped (escape.h): no forged lines, no terminal
+ * escapes. */
+static void put(FILE *f, const char *s)
+{
+  muonref_escape_fputs(f, s, MUONREF_ESCAPE_TEXT);
 }
 
 static muonref_area_count *area(muonref_checker *c, const char *profile, const char *name)
@@ -99,7 +108,7 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     c->undiagnosed++;
     snprintf(text, n, "none: no catalogued fault or measured platform effect gives this result");
     if (c->log)
-      fprintf(c->log, "  diagnosis: %s\n", text);
+      fprintf(c->log, "  diagnosis: %s\n", text); /* our own words */
     return;
   }
   snprintf(text, n, "%s", d.text);
@@ -111,8 +120,11 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     json_object_set_new(c->diagnoses, d.key, e);
   }
   json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
-  if (c->log)
-    fprintf(c->log, "  diagnosis: %s\n", d.text);
+  if (c->log) {
+    fputs("  diagnosis: ", c->log);
+    put(c->log, d.text);
+    fputc('\n', c->log);
+  }
 }
 
 /* Hands one verdict to c->on_case, if set. */
@@ -151,7 +163,7 @@ static void sharding_hint(muonref_checker *c, const json_t *test, const char *ke
   for (size_t i = 0; i < json_array_size(dis); i++) {
     const char *d = json_string_value(json_array_get(dis, i));
     if (d && !strncmp(d, key, n) && d[n] == ':')
-      fprintf(c->log, "; ranks hold different values of%s", d + n + 1);
+      fputs("; ranks hold different values of", c->log), put(c->log, d + n + 1);
   }
   fputc('\n', c->log);
 }
@@ -198,13 +210,17 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
       count_orders(c, v.orders, key);
     if (v.norm_overflow) {
       c->norm_overflow++;
-      if (c->log)
-        fprintf(c->log, "PASS %s tcId %lld: %s\n", muonref_basename(file), id, v.detail);
+      if (c->log) {
+        fputs("PASS ", c->log), put(c->log, muonref_basename(file));
+        fprintf(c->log, " tcId %lld: ", id), put(c->log, v.detail), fputc('\n', c->log);
+      }
     }
     if (known) {
       c->fixed++;
-      if (c->log)
-        fprintf(c->log, "FIXED %s tcId %lld: listed in the baseline, passes now\n", muonref_basename(file), id);
+      if (c->log) {
+        fputs("FIXED ", c->log), put(c->log, muonref_basename(file));
+        fprintf(c->log, " tcId %lld: listed in the baseline, passes now\n", id);
+      }
     }
     return on_case(c, a, test, kind, file, profile, &v, "", err);
   }
@@ -217,10 +233,11 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   if (c->log) {
     char flags[256];
     flags_text(test, flags, sizeof flags);
-    fprintf(c->log, "%s %s tcId %lld [%s] %s: %s", known ? "KNOWN" : "FAIL", muonref_basename(file), id, flags,
-            json_string_value(json_object_get(test, "comment")), v.detail);
+    fprintf(c->log, "%s ", known ? "KNOWN" : "FAIL"), put(c->log, muonref_basename(file));
+    fprintf(c->log, " tcId %lld [", id), put(c->log, flags), fputs("] ", c->log);
+    put(c->log, json_string_value(json_object_get(test, "comment"))), fputs(": ", c->log), put(c->log, v.detail);
     if (strchr(v.failing, ','))
-      fprintf(c->log, " [failing: %s]", v.failing);
+      fputs(" [failing: ", c->log), put(c->log, v.failing), fputc(']', c->log);
     fputc('\n', c->log);
   }
   char dtext[512] = "";
@@ -295,7 +312,7 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
     return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode))
     return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a results file (JSON)", path);
-  json_t *j = muonref_json_load_strict(path, err);
+  json_t *j = muonref_json_load(path, 1, err); /* a NUL in a port's message fails its case (judge.c) */
   if (!j)
     return err->status;
   if (muonref_results_file_validate(j, path, err)) {
@@ -408,13 +425,14 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   fprintf(out, "\n%-28s %8s %8s  %s\n", "area", "passed", "failed", "worst deviation / allowance (passing cases)");
   for (int i = 0; i < c->n_areas; i++) {
     const muonref_area_count *a = &c->areas[i];
-    char known[48] = "";
+    char known[48] = "", *name = muonref_escape_dup(a->name, strlen(a->name), MUONREF_ESCAPE_TEXT);
     if (a->known)
       snprintf(known, sizeof known, "  (+%ld known)", a->known);
     if (a->any_passed)
-      fprintf(out, "%-28s %8ld %8ld  %.3g%s\n", a->name, a->passed, a->failed, a->worst, known);
+      fprintf(out, "%-28s %8ld %8ld  %.3g%s\n", name ? name : "?", a->passed, a->failed, a->worst, known);
     else
-      fprintf(out, "%-28s %8ld %8ld  -%s\n", a->name, a->passed, a->failed, known);
+      fprintf(out, "%-28s %8ld %8ld  -%s\n", name ? name : "?", a->passed, a->failed, known);
+    free(name);
   }
   if (c->order_cases) {
     fprintf(out, "bf16 evaluation orders matched (of %ld cases that tell them apart or not):", c->order_cases);
@@ -422,8 +440,8 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
       fprintf(out, " %s %ld%s", muonref_bf16_order_name((muonref_bf16_order)k), c->order_count[k],
               k + 1 < MUONREF_N_BF16_ORDERS ? "," : "\n");
     if (c->order_break[0])
-      fprintf(out, "WARNING: no one bf16 evaluation order matches every case (%s): the port evaluates "
-                   "Newton-Schulz differently in different cases\n", c->order_break);
+      fputs("WARNING: no one bf16 evaluation order matches every case (", out), put(out, c->order_break),
+          fputs("): the port evaluates Newton-Schulz differently in different cases\n", out);
   }
   if (c->norm_overflow)
     fprintf(out, "norm overflowed binary32: %ld case%s matched the alternative of a zero Newton-Schulz output "
@@ -436,16 +454,18 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     fprintf(out, "lifecycle: training-loop (zero_grad(set_to_none=True), gradients accumulated in .grad over two "
                  "micro-batches, step(closure))\n");
   if (c->platform[0])
-    fprintf(out, "platform (driver probe): %s\n", c->platform);
-  fprintf(out, "implementation: %s; Newton-Schulz in %s\n", c->impl_name, c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
+    fputs("platform (driver probe): ", out), put(out, c->platform), fputc('\n', out);
+  fputs("implementation: ", out), put(out, c->impl_name);
+  fprintf(out, "; Newton-Schulz in %s\n", c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
   if (c->baseline)
     fprintf(out, "baseline: %ld known failures not counted, %ld baseline cases pass now\n", c->known, c->fixed);
   const char *key;
   json_t *e;
-  json_object_foreach(c->diagnoses, key, e)
-    fprintf(out, "diagnosis: %lld failure%s [%s]: %s\n", (long long)json_integer_value(json_object_get(e, "count")),
-            json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s", key,
-            json_string_value(json_object_get(e, "text")));
+  json_object_foreach(c->diagnoses, key, e) {
+    fprintf(out, "diagnosis: %lld failure%s [", (long long)json_integer_value(json_object_get(e, "count")),
+            json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s");
+    put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text"))), fputc('\n', out);
+  }
   if (c->undiagnosed)
     fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
             c->undiagnosed);
@@ -486,11 +506,12 @@ int muonref_checker_write_failures(const muonref_checker *c, const char *path, m
   FILE *f = muonref_output_open(&out);
   if (!f)
     return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
-  fprintf(f, "# muonref check expected failures of %s: one FILE#TCID per line (--baseline reads it)\n", c->impl_name);
+  fputs("# muonref check expected failures of ", f), put(f, c->impl_name);
+  fputs(": one FILE#TCID per line (--baseline reads it)\n", f);
   const char *key;
   json_t *v;
-  json_object_foreach(c->failures, key, v)
-    fprintf(f, "%s  %s\n", key, json_string_value(v) ? json_string_value(v) : "");
+  json_object_foreach(c->failures, key, v) /* escaped: a comment cannot start a line of its own */
+    put(f, key), fputs("  ", f), put(f, json_string_value(v)), fputc('\n', f);
   return muonref_output_commit(&out, path, NULL, NULL, 0, err);
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "report.h"
 #include "core/fail.h"
 #include "core/output.h"
@@ -43,13 +44,16 @@ void muonref_case_log_free(muonref_case_log *log)
   memset(log, 0, sizeof *log);
 }
 
-/* Writes s as XML character data or attribute text: the five markup
- * characters as entities, tab/newline/CR kept (as references inside an
- * attribute, so that they survive attribute normalisation), other C0
- * controls (not allowed in XML 1.0) as U+FFFD.  Input is taken as UTF-8. */
+/* Writes s as XML character data or attribute text: first escaped for XML
+ * (escape.h: invalid UTF-8, controls other than tab, line feed and carriage
+ * return, noncharacters such as U+FFFE and U+FFFF as U+FFFD), then the
+ * five markup characters as entities and tab/newline/CR kept (as
+ * references inside an attribute, so that they survive attribute
+ * normalisation). */
 static void xml_text(FILE *f, const char *s, int attribute)
 {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  char *t = muonref_escape_dup(s, strlen(s), MUONREF_ESCAPE_XML);
+  for (const unsigned char *p = (const unsigned char *)(t ? t : "(out of memory)"); *p; p++) {
     switch (*p) {
     case '&': fputs("&amp;", f); break;
     case '<': fputs("&lt;", f); break;
@@ -59,13 +63,10 @@ static void xml_text(FILE *f, const char *s, int attribute)
     case '\n': fputs(attribute ? "&#10;" : "\n", f); break;
     case '\r': fputs("&#13;", f); break;
     case '\t': fputs(attribute ? "&#9;" : "\t", f); break;
-    default:
-      if (*p < 0x20)
-        fputs("\xef\xbf\xbd", f);
-      else
-        fputc(*p, f);
+    default: fputc(*p, f);
     }
   }
+  free(t);
 }
 
 static void classname(const muonref_case_record *r, char *buf, size_t n)
@@ -101,7 +102,9 @@ static void write_case(FILE *f, const muonref_case_record *r)
     fputs("\ndiagnosis: ", f);
     xml_text(f, r->diagnosis, 0);
   }
-  fprintf(f, "\nkind: %s; flags: ", r->kind);
+  fputs("\nkind: ", f);
+  xml_text(f, r->kind, 0);
+  fputs("; flags: ", f);
   xml_text(f, r->flags, 0);
   fputs("</failure>\n    </testcase>\n", f);
 }
