@@ -381,6 +381,8 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
 
 int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err)
 {
+  if (!out)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_state_file_read: out must not be NULL");
   memset(out, 0, sizeof *out);
   if (!path)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_state_file_read: path must not be NULL");

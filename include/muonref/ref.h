@@ -5,7 +5,12 @@
  * Semantics (routing, scale rule, scalar schedule, coefficient schedule)
  * come from core/ only; the reference does the tensor arithmetic in MPFR
  * with those binary64 scalars as exact inputs.  spec/reference.md gives
- * the algorithms, the precision, the rank rule and the error bounds. */
+ * the algorithms, the precision, the rank rule and the error bounds.
+ * Every function below refuses a NULL pointer it needs (the outputs the
+ * comment does not call optional, the inputs, the options, the route and
+ * the state) with MUONREF_EOPTION naming the arguments, e.g.
+ * "muonref_ref_step: o, r, param and state must not be NULL", and a
+ * (rows, cols) whose element count overflows. */
 #ifndef MUONREF_REF_H
 #define MUONREF_REF_H
 
