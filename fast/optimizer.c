@@ -484,6 +484,20 @@ static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, 
   return refuse ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.") : MUONREF_OK;
 }
 
+/* Every step count this step advances stays within MUONREF_MAX_STEP (a
+ * state imported at the limit would count past it, and the state file,
+ * which refuses such a count, could not read its checkpoint back). */
+static int step_counts_fit(const muonref_optimizer *opt, muonref_error *err)
+{
+  for (size_t i = 0; i < opt->n_params; i++) {
+    const param *p = &opt->params[i];
+    if ((opt->gptr[i] || p->options->adam_step_global) && p->state.step >= MUONREF_MAX_STEP)
+      return muonref_fail(err, MUONREF_ESTATE, "Step for parameter %zu: its step count is %ld, the most a state may "
+                          "count (MUONREF_MAX_STEP, 2^53)", i, p->state.step);
+  }
+  return MUONREF_OK;
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -508,7 +522,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (st)
       return st;
   }
-  if ((st = all_missing(opt, grads, err)))
+  if ((st = all_missing(opt, grads, err)) || (st = step_counts_fit(opt, err)))
     return st;
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */

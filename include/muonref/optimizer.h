@@ -79,7 +79,11 @@ MUONREF_API const muonref_route *muonref_optimizer_route(const muonref_optimizer
  * Returns MUONREF_OK, MUONREF_EGRAD, MUONREF_ENONFINITE, MUONREF_ENUMERIC,
  * MUONREF_EOPTION (NULL opt, params or grads; params[i] NULL where grads[i]
  * has data; "muonref_optimizer_step: n_params is N, the optimizer has M
- * parameters" when the counts differ) or MUONREF_ENOMEM. */
+ * parameters" when the counts differ), MUONREF_ESTATE when a step count it
+ * would advance is already MUONREF_MAX_STEP (a state imported at the limit:
+ * "Step for parameter 0: its step count is 9007199254740992, the most a
+ * state may count (MUONREF_MAX_STEP, 2^53)"; nothing is written) or
+ * MUONREF_ENOMEM. */
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params,
                                                          float *const *params, const muonref_grad *grads,
                                                          muonref_error *err);

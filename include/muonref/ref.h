@@ -80,7 +80,8 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar(muonref_mpmat *q, muonref_mp
  * Errors (nothing is written, except that an uninitialized state's buffers
  * may already be zeroed on MUONREF_ENOMEM): MUONREF_EOPTION (invalid options, prec out
  * of range), MUONREF_ESTATE (an initialized state of the other branch or
- * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
+ * another size, a missing buffer, step < 0, or a step count already at
+ * MUONREF_MAX_STEP that the step would advance), MUONREF_ENONFINITE (NaN/Inf in
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
  * muonref_ref_ns's errors. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
