@@ -125,7 +125,11 @@ static int names_adapter(const check_args *a)
 static int run_driver(const check_args *a, char **paths, int n, const char *out)
 {
   const char *driver = cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
-  const char *argv[32 + 256 + 14];
+  const char **argv = calloc((size_t)n + 32 + 14, sizeof *argv); /* every path, every --torch-option */
+  if (!argv) {
+    fprintf(stderr, "muonref check: --torch: out of memory\n");
+    return EXIT_INTERNAL;
+  }
   int k = 0;
   argv[k++] = MUONREF_PYTHON;
   argv[k++] = driver;
@@ -150,6 +154,7 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "muonref check: --torch: cannot start %s: %s\n", MUONREF_PYTHON, strerror(errno));
+    free(argv);
     return EXIT_INTERNAL;
   }
   if (pid == 0) {
@@ -159,6 +164,7 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
     fprintf(stderr, "muonref check: --torch: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }
+  free(argv);
   int status;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
@@ -170,11 +176,24 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
   return code == 2 ? EXIT_USAGE : EXIT_INTERNAL;
 }
 
+static int check_main(int argc, char **argv, char **paths);
+
 int cmd_check(int argc, char **argv)
+{
+  char **paths = calloc((size_t)argc + 1, sizeof *paths); /* every path given: no limit (argv outlives the run) */
+  if (!paths) {
+    fprintf(stderr, "muonref check: out of memory\n");
+    return EXIT_INTERNAL;
+  }
+  int rc = check_main(argc, argv, paths);
+  free(paths);
+  return rc;
+}
+
+static int check_main(int argc, char **argv, char **paths)
 {
   check_args ca = {0};
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
-  char *paths[256];
   const char *torch_spec = NULL, *topts[32], *profile = NULL;
   int n = 0, tap = 0, n_topts = 0;
   ca.quiet = muonref_verbosity < 0, ca.verbose = muonref_verbosity > 0;
@@ -225,7 +244,7 @@ int cmd_check(int argc, char **argv)
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
-    } else if (n < 256)
+    } else
       paths[n++] = argv[i];
   }
   if (fault && !strcmp(fault, "list"))

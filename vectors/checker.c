@@ -69,10 +69,7 @@ static json_t *result_for(muonref_checker *c, const json_t *test, const char *ki
   }
   char key[512];
   snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
-  json_t *r = json_object_get(c->results, key);
-  if (r)
-    json_object_set_new(c->used, key, json_true());
-  return json_incref(r);
+  return json_incref(json_object_get(c->results, key));
 }
 
 /* Counts the bf16 evaluation orders a passing case matched (bit mask);
@@ -277,14 +274,12 @@ static int check_ids(const json_t *j, const char *file, muonref_error *err)
   return st;
 }
 
-static int check_file(muonref_checker *c, const char *file, muonref_error *err)
+/* Judges every case of the vector file j (read from `file` and validated
+ * in pass 1; the reference is consumed). */
+static int check_file(muonref_checker *c, const char *file, json_t *j, muonref_error *err)
 {
-  json_t *j = muonref_vector_file_load(file, err);
-  if (!j)
-    return err->status;
   const char *profile = json_string_value(json_object_get(j, "profile"));
   muonref_area_count *a = area(c, profile, json_string_value(json_object_get(j, "area")));
-  json_object_set_new(c->used, muonref_basename(file), json_true()); /* a judged file */
   const json_t *groups = json_object_get(j, "testGroups");
   int st = check_ids(j, file, err);
   for (size_t g = 0; !st && g < json_array_size(groups); g++) {
@@ -384,14 +379,85 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   return st;
 }
 
-/* Every entry of a results file that names a judged file must name one of
- * its cases (entries for files not judged in this run are ignored). */
-static int check_all_used(const muonref_checker *c, muonref_error *err)
+/* One vector file of a run: pass 1 reads and validates it, keeps the
+ * document while the run's kept files stay within KEEP_BYTES, and notes
+ * the file's identity, so that pass 2 judges exactly what was validated. */
+typedef struct run_file {
+  const char *path;
+  json_t *doc;     /* kept from pass 1, or NULL: read again in pass 2 */
+  struct stat sb;  /* the file as pass 1 read it */
+} run_file;
+#define KEEP_BYTES ((off_t)24 << 20) /* every profile's folder fits; all eleven are read twice past it */
+
+/* Pass 1 for one vector file: read and validated whole, its base name and
+ * every "FILE#TCID" recorded in c->used (a base name given twice is
+ * refused: a results file names files by base name). */
+static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_error *err)
+{
+  const char *file = rf->path;
+  if (stat(file, &rf->sb) != 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", file, strerror(errno));
+  json_t *j = muonref_vector_file_load(file, err);
+  if (!j)
+    return err->status;
+  int st = check_ids(j, file, err);
+  const char *base = muonref_basename(file);
+  const json_t *seen = json_object_get(c->used, base);
+  if (!st && seen)
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: a second vector file named %s in this run (the first: %s); a results "
+                      "file names files by base name", file, base, json_string_value(seen));
+  if (!st)
+    json_object_set_new(c->used, base, json_string(file));
+  const json_t *groups = json_object_get(j, "testGroups");
+  for (size_t g = 0; !st && g < json_array_size(groups); g++) {
+    const json_t *tests = json_object_get(json_array_get(groups, g), "tests");
+    for (size_t t = 0; t < json_array_size(tests); t++) {
+      char key[600];
+      snprintf(key, sizeof key, "%s#%lld", base,
+               (long long)json_integer_value(json_object_get(json_array_get(tests, t), "tcId")));
+      json_object_set_new(c->used, key, json_true());
+    }
+  }
+  if (!st && *kept + rf->sb.st_size <= KEEP_BYTES) {
+    rf->doc = j;
+    *kept += rf->sb.st_size;
+  } else {
+    json_decref(j);
+  }
+  return st;
+}
+
+/* Pass 2's document of rf: the one kept, or the file read again, refused
+ * when it is no longer the file pass 1 validated. */
+static json_t *judged_doc(run_file *rf, muonref_error *err)
+{
+  json_t *j = rf->doc;
+  rf->doc = NULL;
+  if (j)
+    return j;
+  struct stat now;
+  j = muonref_json_load_strict(rf->path, err);
+  if (j && (stat(rf->path, &now) != 0 || now.st_ino != rf->sb.st_ino || now.st_dev != rf->sb.st_dev ||
+            now.st_size != rf->sb.st_size || now.st_mtim.tv_sec != rf->sb.st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != rf->sb.st_mtim.tv_nsec)) {
+    json_decref(j);
+    muonref_fail(err, MUONREF_EFORMAT, "%s: changed while muonref check ran (every file is validated before the "
+                 "first case is judged): run it again", rf->path);
+    return NULL;
+  }
+  return j;
+}
+
+/* Before any case is judged: every entry of the results file that names a
+ * judged file names one of its cases (EFORMAT otherwise); entries for files
+ * not judged in this run are counted (c->not_judged) and the first named,
+ * for the report. */
+static int check_results_index(muonref_checker *c, muonref_error *err)
 {
   const char *key;
   json_t *v;
   json_object_foreach(c->results, key, v) {
-    char file[512];
+    char file[600];
     snprintf(file, sizeof file, "%s", key);
     char *hash = strrchr(file, '#');
     if (hash)
@@ -399,6 +465,8 @@ static int check_all_used(const muonref_checker *c, muonref_error *err)
     if (json_object_get(c->used, file) && !json_object_get(c->used, key))
       return muonref_fail(err, MUONREF_EFORMAT, "%s: a result for %s tcId %s, which is no case of that file",
                           c->results_path, file, hash ? hash + 1 : "?");
+    if (!json_object_get(c->used, file) && c->not_judged++ == 0)
+      snprintf(c->not_judged_file, sizeof c->not_judged_file, "%.200s", file);
   }
   return MUONREF_OK;
 }
@@ -410,12 +478,27 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
   if (!c->used)
     c->used = json_object();
   int st = muonref_files_collect(paths, n, &files, &count, err);
-  for (size_t i = 0; !st && i < count; i++)
-    st = check_file(c, files[i], err);
   if (!st && count == 0)
     st = muonref_fail(err, MUONREF_EFORMAT, "no vector files (*.json) under the given paths");
+  run_file *rf = st ? NULL : calloc(count, sizeof *rf);
+  if (!st && !rf)
+    st = muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+  /* 1. every file read and validated, and the results file checked against their cases, before any case is
+   *    judged (spec/vectors.md 8); 2. the files judged */
+  off_t kept = 0;
+  for (size_t i = 0; !st && i < count; i++) {
+    rf[i].path = files[i];
+    st = index_file(c, &rf[i], &kept, err);
+  }
   if (!st && !c->fast)
-    st = check_all_used(c, err);
+    st = check_results_index(c, err);
+  for (size_t i = 0; !st && i < count; i++) {
+    json_t *j = judged_doc(&rf[i], err);
+    st = j ? check_file(c, files[i], j, err) : err->status;
+  }
+  for (size_t i = 0; rf && i < count; i++)
+    json_decref(rf[i].doc);
+  free(rf);
   muonref_files_free(files);
   return st;
 }
@@ -472,6 +555,11 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   if (c->sharded_failed)
     fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
             c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
+  if (c->not_judged) {
+    fprintf(out, "not judged: %ld results entr%s for files not given in this run (", c->not_judged,
+            c->not_judged == 1 ? "y" : "ies");
+    put(out, c->not_judged_file), fputs(c->not_judged > 1 ? ", ...)\n" : ")\n", out);
+  }
   fprintf(out, "%ld passed, %ld failed\n", c->passed, c->failed);
 }
 

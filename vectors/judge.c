@@ -135,11 +135,16 @@ static void compare(const muonref_tensor *got, const muonref_tensor *exp, const 
     }
     if (t->kind == T_SVBAND && got->shape.ndim == 2) {
       size_t m = got->shape.dims[0] < got->shape.dims[1] ? got->shape.dims[0] : got->shape.dims[1];
-      double *s = malloc(m * sizeof *s);
-      int bad = muonref_tensor_singular_values(got, s) != 0 || !isfinite(s[0]);
+      double *s = calloc(m ? m : 1, sizeof *s);
+      int info = s ? muonref_tensor_singular_values(got, s) : -1;
+      int bad = info != 0 || !isfinite(s[0]);
       for (size_t k = 0; !bad && k < m; k++)
         bad = s[k] < t->lo || s[k] > t->hi;
-      if (bad) {
+      if (bad && info != 0) { /* LAPACK refused (a NaN or Inf output) or no memory: s holds nothing to print */
+        note_failing(v, name);
+        failf(v, "%s: singular values not computable (LAPACKE_dgesdd info %d: the output holds NaN or Inf), "
+                 "outside the band [%.4g, %.4g] (relative deviation %.3g)", name, info, t->lo, t->hi, rel);
+      } else if (bad) {
         note_failing(v, name);
         failf(v, "%s: singular values [%.4g, %.4g] outside the band [%.4g, %.4g] (relative deviation %.3g)",
                  name, s[m - 1], s[0], t->lo, t->hi, rel);

@@ -918,6 +918,8 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
   const json_t *nt = json_object_get(j, "numberOfTests");
   if (!json_is_integer(nt) || json_integer_value(nt) != n_tests)
     return failv(&c, "member \"numberOfTests\" must be %lld, the number of tests in the file", n_tests);
+  if (n_tests == 0) /* it would pass any implementation with "0 passed, 0 failed" */
+    return failv(&c, "the file holds no test (a vector file holds at least one)");
   return MUONREF_OK;
 }
 
