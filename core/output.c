@@ -151,6 +151,9 @@ int muonref_output_write(const char *path, const void *data, size_t n, const cha
       return failed(err, path, label, what, strerror(errno));
     return write_renamed(path, data, n, NULL, flags, label, what, err);
   }
+  if (S_ISREG(ls.st_mode) && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0 && errno == EACCES)
+    /* as `>` would: a file its mode does not let us write is not replaced either (rename(2) would) */
+    return failed(err, path, label, what, "Permission denied (the file is not writable: muonref does not replace it)");
   if (S_ISREG(ls.st_mode))
     return write_renamed(path, data, n, &ls, flags, label, what, err);
   if (S_ISFIFO(ls.st_mode) || S_ISCHR(ls.st_mode))

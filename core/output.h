@@ -10,7 +10,11 @@
  *     stays intact on any error.  A replaced file keeps its permission bits
  *     (and, where allowed, its owner); a new one gets 0666 less the umask.
  *     A new name that appears while the file is written is not replaced
- *     (renameat2 RENAME_NOREPLACE, or link(2) where that is unsupported);
+ *     (renameat2 RENAME_NOREPLACE, or link(2) where that is unsupported).
+ *     A regular file the effective user may not write (faccessat W_OK,
+ *     AT_EACCESS: its mode, for a user other than root) is refused, as a
+ *     shell's `>` would refuse it; one with other hard links is replaced at
+ *     this name only (the other names keep the old content);
  *   - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N: written to
  *     the open descriptor N itself (its offset and append mode kept; the
  *     path is never opened, so a shell's `>> log` is never truncated);

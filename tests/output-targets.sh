@@ -8,7 +8,8 @@
 #  - a symbolic link: kept; its regular target rewritten, its device target
 #    (a link to /dev/null) written through; a dangling link refused (exit 2,
 #    no file created);
-#  - a folder: refused (exit 2, named);
+#  - a folder: refused (exit 2, named); a regular file the user may not
+#    write (mode 444, not root): refused, left as it was;
 #  - a character device (mknod, where allowed): written through, still one;
 #  - in a private mount namespace (unshare -m, where allowed, as CI's root):
 #    ../shared/repro/t5_devices.sh's case, /dev/stdout a link to
@@ -81,6 +82,21 @@ for opt in --junit --write-results --write-failures; do
   [ "$(leftovers .)" = 0 ] && ok || bad "$opt-leftovers" "temporary files left: $(ls -A)"
   cd "$work" && rm -rf "$work/d"
 done
+
+# a regular file the user may not write is not replaced (as `>` would refuse it; root may write any):
+# tried as this user when not root, as nobody when root and nobody can run muonref
+chmod 755 "$work" && mkdir "$work/ro" && chmod 777 "$work/ro" && echo old >"$work/ro/f" && chmod 444 "$work/ro/f"
+if [ "$(id -u)" != 0 ]; then
+  "$muonref" check --impl fast-bf16 -q --junit "$work/ro/f" "$v" >/dev/null 2>"$work/err"; rc=$?
+elif chown nobody "$work/ro/f" 2>/dev/null && su nobody -s /bin/sh -c "'$muonref' version" >/dev/null 2>&1; then
+  su nobody -s /bin/sh -c "'$muonref' check --impl fast-bf16 -q --junit '$work/ro/f' '$v'" >/dev/null 2>"$work/err"; rc=$?
+else
+  rc=skip
+fi
+if [ "$rc" != skip ]; then
+  [ "$rc" = 2 ] && [ "$(cat "$work/ro/f")" = old ] && grep -q "the file is not writable" "$work/err" && ok ||
+    bad read-only "exit $rc: $(cat "$work/err"); the file holds $(head -c 40 "$work/ro/f")"
+fi
 
 # ../shared/repro/t5_devices.sh in a private mount namespace: /dev a tmpfs
 # with /dev/stdout -> /proc/self/fd/1 and a /dev/null device
