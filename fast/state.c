@@ -220,6 +220,18 @@ static double get_f64(cur *c)
   return d;
 }
 
+/* n_coeffs u32, then n_coeffs triples (a, b, c) f64 (both formats). */
+static void get_coeffs(cur *c, muonref_options *o)
+{
+  uint32_t nc = get_u32(c);
+  o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
+  for (int k = 0; k < o->n_coeffs; k++) {
+    o->coeffs[k].a = get_f64(c);
+    o->coeffs[k].b = get_f64(c);
+    o->coeffs[k].c = get_f64(c);
+  }
+}
+
 /* Format 2: every field of the table, in order.  0, or -1 for a pattern
  * that cannot be one (63 bytes at most, no NUL byte). */
 static int get_options(cur *c, muonref_options *o)
@@ -244,16 +256,7 @@ static int get_options(cur *c, muonref_options *o)
       memcpy(at, &v, sizeof v);
       break;
     }
-    case MUONREF_FIELD_COEFFS: {
-      uint32_t nc = get_u32(c);
-      o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
-      for (int k = 0; k < o->n_coeffs; k++) {
-        o->coeffs[k].a = get_f64(c);
-        o->coeffs[k].b = get_f64(c);
-        o->coeffs[k].c = get_f64(c);
-      }
-      break;
-    }
+    case MUONREF_FIELD_COEFFS: get_coeffs(c, o); break;
     case MUONREF_FIELD_PATTERNS: {
       uint32_t np = get_u32(c);
       o->n_exclude_patterns = np > MUONREF_MAX_PATTERNS ? -1 : (int)np; /* refused by the validation */
@@ -302,13 +305,7 @@ static void get_options_v1(cur *c, muonref_options *o)
   o->ns_eps = get_f64(c);
   o->eps_mode = (muonref_eps_mode)get_u32(c);
   o->ns_format = (muonref_ns_format)get_u32(c);
-  uint32_t nc = get_u32(c);
-  o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
-  for (int k = 0; k < o->n_coeffs; k++) {
-    o->coeffs[k].a = get_f64(c);
-    o->coeffs[k].b = get_f64(c);
-    o->coeffs[k].c = get_f64(c);
-  }
+  get_coeffs(c, o);
 }
 
 void muonref_state_file_free(muonref_state_file *f)

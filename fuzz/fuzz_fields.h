@@ -7,10 +7,13 @@
 #ifndef MUONREF_FUZZ_FIELDS_H
 #define MUONREF_FUZZ_FIELDS_H
 
+#include <jansson.h>
+#include <locale.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 enum { F_IMPL, F_FORMAT, F_FILE, F_PROFILE, F_AREA, F_KIND, F_COMMENT, F_FLAGS, F_MESSAGE, F_DIAGNOSIS, N_FIELDS };
 
@@ -40,42 +43,33 @@ static void fuzz_fields_free(fuzz_fields *x)
     free(x->f[k]);
 }
 
-/* The length (1 to 4) of the well-formed UTF-8 sequence at p, or 0
- * (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF);
- * its code point in *cp. */
-static size_t fuzz_utf8(const unsigned char *p, size_t n, unsigned *cp)
-{
-  unsigned b = p[0];
-  if (b < 0x80)
-    return *cp = b, 1;
-  size_t len = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-  if (!len || len > n)
-    return 0;
-  unsigned lo = b == 0xe0 ? 0xa0 : b == 0xf0 ? 0x90 : 0x80, hi = b == 0xed ? 0x9f : b == 0xf4 ? 0x8f : 0xbf;
-  if (p[1] < lo || p[1] > hi)
-    return 0;
-  unsigned v = b & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
-  for (size_t k = 1; k < len; k++) {
-    if ((p[k] & 0xc0) != 0x80)
-      return 0;
-    v = v << 6 | (p[k] & 0x3f);
-  }
-  *cp = v;
-  return len;
-}
-
 /* Aborts unless the n bytes at s are well-formed UTF-8 holding no control
  * character but those in `allowed` (a string of ASCII controls), no DEL,
  * no C1 control, no noncharacter, no bidirectional control and no line or
- * paragraph separator (vectors/escape.h's unsafe set). */
+ * paragraph separator (vectors/escape.h's unsafe set).  An oracle apart
+ * from escape.c's decoder: jansson's UTF-8 check (json_stringn refuses
+ * ill-formed UTF-8) and glibc's mbrtowc in the C.UTF-8 locale for the code
+ * points. */
 static void fuzz_assert_clean(const char *s, size_t n, const char *allowed)
 {
-  const unsigned char *p = (const unsigned char *)s;
+  static locale_t utf8;
+  if (!utf8 && !(utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0)))
+    abort(); /* the oracle needs the locale (glibc 2.35+ has it built in) */
+  json_t *j = json_stringn(s, n);
+  if (!j)
+    abort(); /* not UTF-8 (jansson) */
+  json_decref(j);
+  locale_t old = uselocale(utf8);
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
   for (size_t i = 0; i < n;) {
-    unsigned cp;
-    size_t len = fuzz_utf8(p + i, n - i, &cp);
-    if (!len)
-      abort(); /* not UTF-8 */
+    wchar_t w;
+    size_t len = mbrtowc(&w, s + i, n - i, &st);
+    if (len == 0)
+      len = 1; /* a NUL byte: a C0 control */
+    if (len == (size_t)-1 || len == (size_t)-2)
+      abort(); /* not UTF-8 (glibc) */
+    unsigned cp = (unsigned)w;
     int unsafe = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
                  cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
                  (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe;
@@ -83,6 +77,7 @@ static void fuzz_assert_clean(const char *s, size_t n, const char *allowed)
       abort(); /* a character a report must not carry */
     i += len;
   }
+  uselocale(old);
 }
 
 #endif
