@@ -17,6 +17,7 @@
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
+#include "../vectors/escape.h"
 #include "../vectors/report.h"
 #include "commands.h"
 #include "datapath.h"
@@ -40,6 +41,15 @@ typedef struct sinks {
   struct timespec last;
 } sinks;
 
+/* "muonref check: MESSAGE" on standard error, the message's control
+ * characters escaped: it may quote a results file (a file name, a key). */
+static void report_error(const char *message)
+{
+  fputs("muonref check: ", stderr);
+  muonref_escape_fputs(stderr, message, MUONREF_ESCAPE_TEXT);
+  fputc('\n', stderr);
+}
+
 static double seconds_since(struct timespec *last)
 {
   struct timespec now;
@@ -54,9 +64,12 @@ static int on_case(void *ctx, const muonref_case_verdict *v, muonref_error *err)
   sinks *s = ctx;
   double t = seconds_since(&s->last);
   s->done++, s->failed += !v->pass;
-  if (s->verbose && v->pass)
-    fprintf(s->verbose, "ok   %s tcId %lld [%s] %s (%.3g of the allowance)\n", v->file, v->tc_id, v->flags, v->comment,
-            v->worst);
+  if (s->verbose && v->pass) { /* the file's strings escaped (vectors/escape.h) */
+    fputs("ok   ", s->verbose), muonref_escape_fputs(s->verbose, v->file, MUONREF_ESCAPE_TEXT);
+    fprintf(s->verbose, " tcId %lld [", v->tc_id), muonref_escape_fputs(s->verbose, v->flags, MUONREF_ESCAPE_TEXT);
+    fputs("] ", s->verbose), muonref_escape_fputs(s->verbose, v->comment, MUONREF_ESCAPE_TEXT);
+    fprintf(s->verbose, " (%.3g of the allowance)\n", v->worst);
+  }
   if (s->want_tap)
     muonref_tap_case(&s->tap, v);
   if (s->progress) /* ends in \r: the next line written to the terminal overwrites it */
@@ -112,7 +125,11 @@ static int names_adapter(const check_args *a)
 static int run_driver(const check_args *a, char **paths, int n, const char *out)
 {
   const char *driver = cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
-  const char *argv[32 + 256 + 14];
+  const char **argv = calloc((size_t)n + 32 + 14, sizeof *argv); /* every path, every --torch-option */
+  if (!argv) {
+    fprintf(stderr, "muonref check: --torch: out of memory\n");
+    return EXIT_INTERNAL;
+  }
   int k = 0;
   argv[k++] = MUONREF_PYTHON;
   argv[k++] = driver;
@@ -137,6 +154,7 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "muonref check: --torch: cannot start %s: %s\n", MUONREF_PYTHON, strerror(errno));
+    free(argv);
     return EXIT_INTERNAL;
   }
   if (pid == 0) {
@@ -146,6 +164,7 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
     fprintf(stderr, "muonref check: --torch: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }
+  free(argv);
   int status;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
@@ -157,11 +176,24 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
   return code == 2 ? EXIT_USAGE : EXIT_INTERNAL;
 }
 
+static int check_main(int argc, char **argv, char **paths);
+
 int cmd_check(int argc, char **argv)
+{
+  char **paths = calloc((size_t)argc + 1, sizeof *paths); /* every path given: no limit (argv outlives the run) */
+  if (!paths) {
+    fprintf(stderr, "muonref check: out of memory\n");
+    return EXIT_INTERNAL;
+  }
+  int rc = check_main(argc, argv, paths);
+  free(paths);
+  return rc;
+}
+
+static int check_main(int argc, char **argv, char **paths)
 {
   check_args ca = {0};
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
-  char *paths[256];
   const char *torch_spec = NULL, *topts[32], *profile = NULL;
   int n = 0, tap = 0, n_topts = 0;
   ca.quiet = muonref_verbosity < 0, ca.verbose = muonref_verbosity > 0;
@@ -193,8 +225,14 @@ int cmd_check(int argc, char **argv)
       write = argv[++i];
     else if (!strcmp(a, "--junit"))
       junit = argv[++i];
-    else if (!strcmp(a, "--tap"))
-      tap = 1;
+    else if (!strcmp(a, "--tap") || !strcmp(a, "--tap=14"))
+      tap = 14;
+    else if (!strcmp(a, "--tap=13"))
+      tap = 13;
+    else if (!strncmp(a, "--tap=", 6)) {
+      fprintf(stderr, "muonref check: %s: the TAP version is 14 (--tap) or 13 (--tap=13)\n", a);
+      return usage();
+    }
     else if (!strcmp(a, "--baseline"))
       ca.baseline = argv[++i];
     else if (!strcmp(a, "--write-failures"))
@@ -206,7 +244,7 @@ int cmd_check(int argc, char **argv)
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
-    } else if (n < 256)
+    } else
       paths[n++] = argv[i];
   }
   if (fault && !strcmp(fault, "list"))
@@ -293,7 +331,7 @@ static int run_check(const check_args *a, char **paths, int n)
     if (fault)
       snprintf(c.impl_name, sizeof c.impl_name, "%s with fault %s", impl, fault);
   } else if (muonref_checker_results(&c, results, &err)) {
-    fprintf(stderr, "muonref check: %s\n", err.message);
+    report_error(err.message);
     muonref_checker_free(&c);
     return EXIT_USAGE;
   }
@@ -322,7 +360,7 @@ static int run_check(const check_args *a, char **paths, int n)
     json_object_set_new(c.written, "results", json_array());
   }
   if (tap)
-    muonref_tap_begin(&sk.tap, stdout, c.impl_name);
+    muonref_tap_begin(&sk.tap, stdout, c.impl_name, tap);
   int st = muonref_checker_run(&c, paths, n, &err);
   if (sk.progress)
     fputs("\033[K", stderr);
@@ -336,7 +374,7 @@ static int run_check(const check_args *a, char **paths, int n)
   if (st) {
     if (tap)
       muonref_tap_bail(&sk.tap, err.message);
-    fprintf(stderr, "muonref check: %s\n", err.message);
+    report_error(err.message);
     muonref_checker_free(&c);
     return st == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }

@@ -117,13 +117,15 @@ static int parse(int argc, char **argv, ref_args *a)
   return EXIT_OK;
 }
 
-/* Reads FILE as JSON; NULL (with a message) on failure. */
+/* Reads FILE as JSON, a key repeated in an object refused (as every JSON
+ * input of muonref: JSON_REJECT_DUPLICATES); NULL (with a message naming
+ * the file, line and column) on failure. */
 static json_t *load(const char *file)
 {
   json_error_t je;
-  json_t *j = json_load_file(file, 0, &je);
+  json_t *j = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
   if (!j)
-    fprintf(stderr, "muonref ref: %s:%d: %s\n", file, je.line, je.text);
+    fprintf(stderr, "muonref ref: %s:%d:%d: %s\n", file, je.line, je.column, je.text);
   return j;
 }
 
@@ -160,9 +162,10 @@ static int new_tensor(muonref_tensor *t, muonref_tensor_dtype d, size_t r, size_
   return muonref_tensor_alloc(t, d, &s, NULL);
 }
 
-static int fail(const muonref_error *e)
+/* The reference's error on standard error, naming the input file. */
+static int fail(const char *file, const muonref_error *e)
 {
-  fprintf(stderr, "muonref ref: %s\n", e->message);
+  fprintf(stderr, "muonref ref: %s: %s\n", file, e->message);
   return e->status == MUONREF_ENOMEM || e->status == MUONREF_ENUMERIC ? EXIT_INTERNAL : EXIT_USAGE;
 }
 
@@ -182,7 +185,7 @@ static int run_polar(const ref_args *a, const muonref_tensor *g)
   muonref_error e;
   int st = muonref_ref_polar_cr(q.f, q64.d, sv.d, gd, r, c, a->prec, NULL, &e);
   free(gd);
-  int rc = st ? fail(&e) : EXIT_OK;
+  int rc = st ? fail(a->file, &e) : EXIT_OK;
   if (!st) {
     json_t *o = json_object();
     json_object_set_new(o, "q", muonref_tensor_to_json(&q, 1));
@@ -210,7 +213,7 @@ static int run_ns(const ref_args *a, const muonref_tensor *g)
     return fprintf(stderr, "muonref ref: out of memory\n"), EXIT_INTERNAL;
   muonref_error e;
   int st = muonref_ref_ns_cr(out.f, out64.d, g->f, r, c, &a->o, a->prec, NULL, &e);
-  int rc = st ? fail(&e) : EXIT_OK;
+  int rc = st ? fail(a->file, &e) : EXIT_OK;
   if (!st) {
     json_t *o = json_object();
     json_object_set_new(o, "out", muonref_tensor_to_json(&out, 1));
@@ -269,7 +272,7 @@ static int run_step(const ref_args *a, const json_t *j)
       fprintf(stderr, "muonref ref step: %s: the gradient must be f32 or bf16 with %zu elements\n", where, r.numel);
       rc = EXIT_USAGE;
     } else if (muonref_ref_step_cr(&a->o, &r, p.f, &st, g.f, a->prec, NULL, &e)) {
-      rc = fail(&e);
+      rc = fail(a->file, &e);
     }
     muonref_tensor_free(&g);
   }

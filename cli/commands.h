@@ -52,7 +52,8 @@ typedef struct command {
   "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \
   "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \
-  "                       FAIL lines go to standard error)\n" \
+  "                       FAIL lines go to standard error); --tap=13 writes the same stream as TAP\n" \
+  "                       version 13, for consumers that refuse 14 (Debian 12's prove)\n" \
   "  --baseline FILE      an expected-failures file (FILE#TCID lines): its failing cases count as known,\n" \
   "                       so the exit status is 1 only for new failures (a port's CI)\n" \
   "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \

@@ -7,6 +7,8 @@
 int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonref_error *err)
 {
   char b[40];
+  if (!g)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_grad_check: g must not be NULL (gradient %zu)", index);
   if (!g->data)
     return MUONREF_OK;
   if (g->layout != MUONREF_DENSE)
@@ -30,7 +32,7 @@ double muonref_clip_coeff(double max_norm, double total_norm)
 
 void muonref_clip_scale(float *g, size_t n, double coeff)
 {
-  if (coeff == 1.0)
+  if (coeff == 1.0 || !g)
     return;
   double c32 = (double)(float)coeff; /* the float32 scale of multi_tensor_scale / Tensor.mul_ */
   for (size_t j = 0; j < n; j++)
@@ -40,7 +42,7 @@ void muonref_clip_scale(float *g, size_t n, double coeff)
 double muonref_grad_sumsq(const float *g, size_t n)
 {
   double s = 0.0;
-  for (size_t j = 0; j < n; j++)
+  for (size_t j = 0; g && j < n; j++)
     s += (double)g[j] * (double)g[j];
   return s;
 }

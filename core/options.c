@@ -292,6 +292,8 @@ static int check_flags(const muonref_options *o, muonref_error *err)
 int muonref_options_validate(const muonref_options *o, muonref_error *err)
 {
   int s;
+  if (!o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_options_validate: o must not be NULL");
   char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
@@ -385,7 +387,8 @@ static int parse_in(const char *const *names, const char *opt, const char *s, in
   const char *muonref_##fname##_name(type v) { return name_of(names, (int)v); }   \
   int muonref_##fname##_parse(const char *s, type *out, muonref_error *err)        \
   {                                                                                \
-    int v, st = parse_in(names, opt, s, &v, err);                                  \
+    int v, st = out ? parse_in(names, opt, s, &v, err)                             \
+                    : muonref_fail(err, MUONREF_EOPTION, "muonref_" opt "_parse: out must not be NULL"); \
     if (st == MUONREF_OK)                                                          \
       *out = (type)v;                                                              \
     return st;                                                                     \
@@ -394,7 +397,8 @@ static int parse_in(const char *const *names, const char *opt, const char *s, in
 const char *muonref_scale_mode_name(muonref_scale_mode v) { return name_of(SCALE_NAMES, (int)v); }
 int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err)
 {
-  int v, st = parse_in(NEMO_SCALE_NAMES, "scale_mode", s, &v, err);
+  int v, st = out ? parse_in(NEMO_SCALE_NAMES, "scale_mode", s, &v, err)
+                   : muonref_fail(err, MUONREF_EOPTION, "muonref_scale_mode_parse: out must not be NULL");
   if (st == MUONREF_OK)
     *out = (muonref_scale_mode)v;
   return st;
@@ -419,6 +423,8 @@ const char *muonref_pattern_match_name(muonref_pattern_match m) { return name_of
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {
+  if (!o || o->n_coeffs < 1 || o->n_coeffs > MUONREF_MAX_COEFFS || k < 0)
+    return (muonref_coeff){0.0, 0.0, 0.0};
   int n = o->n_coeffs;
   int i = o->coeff_order == MUONREF_ORDER_CYCLE ? k % n : (k < n ? k : n - 1); /* LIST: k < n, or n = 1 */
   return o->coeffs[i];
@@ -426,5 +432,7 @@ muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 
 int muonref_ns_step_count(const muonref_options *o)
 {
+  if (!o)
+    return 0;
   return o->coeff_order == MUONREF_ORDER_LIST && o->n_coeffs >= 2 ? o->n_coeffs : o->ns_steps;
 }

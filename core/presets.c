@@ -162,6 +162,8 @@ const muonref_preset *muonref_preset_find(const char *name)
 
 muonref_coeff muonref_preset_coeff(const muonref_preset *p, int k)
 {
+  if (!p || k < 0 || k >= p->n_coeffs)
+    return (muonref_coeff){0.0, 0.0, 0.0};
   muonref_coeff t = p->coeffs[k];
   double f = p->coeff_safety;
   if (f > 0 && k < p->n_coeffs - 1) {
@@ -172,10 +174,12 @@ muonref_coeff muonref_preset_coeff(const muonref_preset *p, int k)
   return t;
 }
 
-double muonref_preset_norm_safety(const muonref_preset *p) { return p->norm_safety > 0 ? p->norm_safety : 1.0; }
+double muonref_preset_norm_safety(const muonref_preset *p) { return p && p->norm_safety > 0 ? p->norm_safety : 1.0; }
 
 void muonref_preset_apply(const muonref_preset *p, muonref_options *o)
 {
+  if (!p || !o)
+    return;
   o->n_coeffs = p->n_coeffs;
   for (int k = 0; k < p->n_coeffs; k++)
     o->coeffs[k] = muonref_preset_coeff(p, k);

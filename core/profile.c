@@ -618,6 +618,8 @@ const muonref_profile *muonref_profile_get(const char *name)
 
 int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err)
 {
+  if (!out)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_profile_options: out must not be NULL");
   const muonref_profile *p = muonref_profile_get(name);
   if (p) {
     p->fill(out);

@@ -11,6 +11,8 @@
 
 size_t muonref_shape_numel(const muonref_shape *s)
 {
+  if (!s || s->ndim < 0 || s->ndim > MUONREF_MAX_NDIM)
+    return 0;
   size_t n = 1;
   for (int i = 0; i < s->ndim; i++)
     n *= s->dims[i];
@@ -86,6 +88,8 @@ static int pattern_compile(regex_t *re, const char *pattern, muonref_error *err)
 
 int muonref_pattern_check(const char *pattern, muonref_error *err)
 {
+  if (!pattern)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_pattern_check: pattern must not be NULL");
   regex_t re;
   int st = pattern_compile(&re, pattern, err);
   if (!st)
@@ -107,6 +111,8 @@ static int regex_search(const char *pattern, const char *name, muonref_error *er
 
 int muonref_name_excluded(const muonref_options *o, const char *name, muonref_error *err)
 {
+  if (!o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_name_excluded: o must not be NULL"), -1;
   for (int i = 0; name && i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++) {
     int hit = o->pattern_match == MUONREF_MATCH_REGEX ? regex_search(o->exclude_patterns[i], name, err)
                                                       : contains_ci(name, o->exclude_patterns[i]);
@@ -154,6 +160,8 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
                               muonref_route *out, muonref_error *err)
 {
   char b[256];
+  if (!o || !s || !out)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_route_param: o, s and out must not be NULL");
   int st = check_shape(s, err);
   if (st)
     return st;
@@ -208,6 +216,8 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
 
 void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, muonref_route *r)
 {
+  if (!o || !s || !r || s->ndim < 0 || s->ndim > MUONREF_MAX_NDIM)
+    return;
   size_t numel = r->numel;
   int batched = o->conv_mode == MUONREF_CONV_BATCHED || (o->conv_mode == MUONREF_CONV_KELLER && s->ndim != 4);
   r->batch = 1;
@@ -230,6 +240,8 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
 int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err)
 {
   char b[256];
+  if (!s)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ns_check_shape: s must not be NULL");
   int ok = s->ndim == 2 && s->dims[0] >= 1 && s->dims[1] >= 1 && s->dims[0] <= MUONREF_MAX_NUMEL / s->dims[1];
   if (ok)
     return MUONREF_OK;

@@ -58,6 +58,8 @@ void muonref_bf16_round_array(float *x, size_t n)
   /* Branch-free on the bits (memcpy keeps it free of aliasing trouble and
    * compiles to plain loads), so that the loop vectorizes; NaN lanes keep
    * their sign and get the quiet bit, as in muonref_bf16_from_float. */
+  if (!x)
+    return;
   for (size_t i = 0; i < n; i++) {
     uint32_t v;
     memcpy(&v, &x[i], sizeof v);

@@ -5,6 +5,7 @@
  * rounding of the exact step defined in spec/muon.md. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "faults.h"
@@ -151,10 +152,36 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   return MUONREF_OK;
 }
 
+/* The arguments of muonref_optimizer_create: groups NULL only when there
+ * are none, every group's shapes NULL only when it has no parameter, and
+ * the parameter counts summing below SIZE_MAX (a sum that wraps would size
+ * the parameter table too small). */
+static int check_groups(const muonref_group *groups, size_t n_groups, muonref_error *err)
+{
+  if (!groups && n_groups)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_create: groups is NULL and n_groups is %zu", n_groups);
+  if (n_groups > SIZE_MAX / sizeof(muonref_options))
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_create: n_groups %zu is more than memory can hold",
+                        n_groups);
+  size_t total = 0;
+  for (size_t g = 0; g < n_groups; g++) {
+    if (groups[g].n_params && !groups[g].shapes)
+      return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_create: groups[%zu].shapes is NULL and its n_params "
+                          "is %zu", g, groups[g].n_params);
+    if (groups[g].n_params > (SIZE_MAX - 1) / sizeof(struct param) - total)
+      return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_create: groups[%zu].n_params %zu brings the "
+                          "parameter count past what memory can hold", g, groups[g].n_params);
+    total += groups[g].n_params;
+  }
+  return MUONREF_OK;
+}
+
 /* muonref_optimizer_create; fault is used only with MUONREF_TEST_HOOKS. */
 static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, const char *const *names, int fault,
                                  muonref_error *err)
 {
+  if (check_groups(groups, n_groups, err))
+    return NULL;
   muonref_optimizer *opt = calloc(1, sizeof *opt);
   if (!opt) {
     muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
@@ -232,25 +259,25 @@ static void adamw_plan(const muonref_optimizer *opt, const param *p, long t, muo
   MUONREF_HOOK(muonref_fault_adamw_plan(opt->fault, p->group, p->options, pl));
 }
 
-size_t muonref_optimizer_param_count(const muonref_optimizer *opt) { return opt->n_params; }
+size_t muonref_optimizer_param_count(const muonref_optimizer *opt) { return opt ? opt->n_params : 0; }
 
 const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_t i)
 {
-  return i < opt->n_params ? &opt->params[i].route : NULL;
+  return opt && i < opt->n_params ? &opt->params[i].route : NULL;
 }
 
-size_t muonref_optimizer_workspace_floats(const muonref_optimizer *opt) { return opt->ns_work_floats; }
+size_t muonref_optimizer_workspace_floats(const muonref_optimizer *opt) { return opt ? opt->ns_work_floats : 0; }
 
-size_t muonref_optimizer_group_count(const muonref_optimizer *opt) { return opt->n_groups; }
+size_t muonref_optimizer_group_count(const muonref_optimizer *opt) { return opt ? opt->n_groups : 0; }
 
 const muonref_options *muonref_optimizer_group_options(const muonref_optimizer *opt, size_t g)
 {
-  return g < opt->n_groups ? &opt->groups[g] : NULL;
+  return opt && g < opt->n_groups ? &opt->groups[g] : NULL;
 }
 
 int muonref_optimizer_param_info(const muonref_optimizer *opt, size_t i, size_t *group, muonref_shape *shape)
 {
-  if (i >= opt->n_params)
+  if (!opt || i >= opt->n_params)
     return MUONREF_EOPTION;
   if (group)
     *group = opt->params[i].group;
@@ -457,6 +484,20 @@ static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, 
   return refuse ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.") : MUONREF_OK;
 }
 
+/* Every step count this step advances stays within MUONREF_MAX_STEP (a
+ * state imported at the limit would count past it, and the state file,
+ * which refuses such a count, could not read its checkpoint back). */
+static int step_counts_fit(const muonref_optimizer *opt, muonref_error *err)
+{
+  for (size_t i = 0; i < opt->n_params; i++) {
+    const param *p = &opt->params[i];
+    if ((opt->gptr[i] || p->options->adam_step_global) && p->state.step >= MUONREF_MAX_STEP)
+      return muonref_fail(err, MUONREF_ESTATE, "Step for parameter %zu: its step count is %ld, the most a state may "
+                          "count (MUONREF_MAX_STEP, 2^53)", i, p->state.step);
+  }
+  return MUONREF_OK;
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -481,7 +522,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (st)
       return st;
   }
-  if ((st = all_missing(opt, grads, err)))
+  if ((st = all_missing(opt, grads, err)) || (st = step_counts_fit(opt, err)))
     return st;
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
@@ -537,6 +578,8 @@ static int finite_buffer(const float *b, size_t n)
 int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_param_state *st,
                                 muonref_error *err)
 {
+  if (!opt)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_set_state: opt must not be NULL");
   if (!st)
     return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: no state given (NULL)", i);
   if ((st->initialized != 0 && st->initialized != 1) || (st->use_muon != 0 && st->use_muon != 1))

@@ -3,11 +3,16 @@
  * Layout, every integer and float little-endian, IEEE binary64 / binary32:
  *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
  *   n_groups u64, n_params u64;
- *   per group: lr f64, momentum f64, nesterov u32, ns_steps i32,
- *     weight_decay f64, scale_mode u32, adam_beta1 f64, adam_beta2 f64,
- *     adam_eps f64, adam_lr_ratio f64, adam_dim_threshold i64, use_muon i32,
- *     momentum_form u32, coeff_order u32, ns_eps f64, eps_mode u32,
- *     ns_format u32, n_coeffs u32, n_coeffs x (a, b, c) f64;
+ *   per group, format 2: every entry of core/option_fields.c's table in its
+ *     order: a double as f64, an int or enum as i32, adam_dim_threshold as
+ *     i64, coeffs as n_coeffs u32 then n_coeffs x (a, b, c) f64,
+ *     exclude_patterns as n_exclude_patterns u32 then each pattern as its
+ *     length u32 (0..63) and its bytes (no NUL);
+ *   per group, format 1 (read only): lr f64, momentum f64, nesterov u32,
+ *     ns_steps i32, weight_decay f64, scale_mode u32, adam_beta1 f64,
+ *     adam_beta2 f64, adam_eps f64, adam_lr_ratio f64, adam_dim_threshold
+ *     i64, use_muon i32, momentum_form u32, coeff_order u32, ns_eps f64,
+ *     eps_mode u32, ns_format u32, n_coeffs u32, n_coeffs x (a, b, c) f64;
  *   per parameter: group u64, ndim u32, ndim x dim u64, initialized u32,
  *     use_muon u32, step i64, numel u64, then when initialized the buffers
  *     as numel f32 each: momentum_buffer (Muon) or exp_avg, exp_avg_sq;
@@ -21,9 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/option_fields.h"
 #include "core/pyfmt.h"
 #include "muonref/state.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 /* ------------------------------------------------------------- writing */
 
@@ -80,30 +87,32 @@ static void put_f32s(buf *b, const float *x, size_t n)
   }
 }
 
+/* Format 2: every field of the table (core/option_fields.c), in order. */
 static void put_options(buf *b, const muonref_options *o)
 {
-  put_f64(b, o->lr);
-  put_f64(b, o->momentum);
-  put_u32(b, (uint32_t)o->nesterov);
-  put_u32(b, (uint32_t)o->ns_steps);
-  put_f64(b, o->weight_decay);
-  put_u32(b, (uint32_t)o->scale_mode);
-  put_f64(b, o->adam_beta1);
-  put_f64(b, o->adam_beta2);
-  put_f64(b, o->adam_eps);
-  put_f64(b, o->adam_lr_ratio);
-  put_u64(b, (uint64_t)(int64_t)o->adam_dim_threshold);
-  put_u32(b, (uint32_t)o->use_muon);
-  put_u32(b, (uint32_t)o->momentum_form);
-  put_u32(b, (uint32_t)o->coeff_order);
-  put_f64(b, o->ns_eps);
-  put_u32(b, (uint32_t)o->eps_mode);
-  put_u32(b, (uint32_t)o->ns_format);
-  put_u32(b, (uint32_t)o->n_coeffs);
-  for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS; k++) {
-    put_f64(b, o->coeffs[k].a);
-    put_f64(b, o->coeffs[k].b);
-    put_f64(b, o->coeffs[k].c);
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const muonref_option_field *f = &muonref_option_fields[i];
+    switch (f->kind) {
+    case MUONREF_FIELD_F64: put_f64(b, muonref_option_field_f64(o, f)); break;
+    case MUONREF_FIELD_I32: put_u32(b, (uint32_t)(int32_t)muonref_option_field_int(o, f)); break;
+    case MUONREF_FIELD_I64: put_u64(b, (uint64_t)(int64_t)muonref_option_field_int(o, f)); break;
+    case MUONREF_FIELD_COEFFS:
+      put_u32(b, (uint32_t)o->n_coeffs);
+      for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS; k++) {
+        put_f64(b, o->coeffs[k].a);
+        put_f64(b, o->coeffs[k].b);
+        put_f64(b, o->coeffs[k].c);
+      }
+      break;
+    case MUONREF_FIELD_PATTERNS:
+      put_u32(b, (uint32_t)o->n_exclude_patterns);
+      for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++) {
+        size_t len = strnlen(o->exclude_patterns[k], MUONREF_PATTERN_LEN - 1);
+        put_u32(b, (uint32_t)len);
+        put(b, o->exclude_patterns[k], len);
+      }
+      break;
+    }
   }
 }
 
@@ -116,6 +125,10 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
   if (strlen(profile) > 31)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_state_save: profile name '%.40s...' longer than 31 bytes",
                         profile);
+  for (const char *p = profile; *p; p++) /* what the reader accepts: never write a file it refuses */
+    if (*p < 0x20 || *p > 0x7e)
+      return muonref_fail(err, MUONREF_EOPTION, "muonref_state_save: the profile name holds byte 0x%02x at %zu; it "
+                          "must be printable ASCII", (unsigned char)*p, (size_t)(p - profile));
   buf b = {0};
   char name[32] = {0};
   memcpy(name, profile, strlen(profile));
@@ -161,25 +174,9 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file of %zu parameters", np);
   }
 
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-    free(b.p);
-    return muonref_fail(err, MUONREF_EIO, "%.200s...: cannot write: path too long", path);
-  }
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(b.p, 1, b.n, f) == b.n && fflush(f) == 0 && fsync(fileno(f)) == 0;
-  int e = errno;
-  if (f && fclose(f) != 0 && ok) {
-    ok = 0;
-    e = errno;
-  }
+  int st = muonref_output_write(path, b.p, b.n, NULL, "the state file", MUONREF_OUTPUT_FSYNC, err);
   free(b.p);
-  if (ok && rename(tmp, path) == 0)
-    return MUONREF_OK;
-  if (ok)
-    e = errno;
-  unlink(tmp);
-  return muonref_fail(err, MUONREF_EIO, "%s: cannot write the state file: %s", path, strerror(e));
+  return st;
 }
 
 /* ------------------------------------------------------------- reading */
@@ -223,7 +220,65 @@ static double get_f64(cur *c)
   return d;
 }
 
-static void get_options(cur *c, muonref_options *o)
+/* n_coeffs u32, then n_coeffs triples (a, b, c) f64 (both formats). */
+static void get_coeffs(cur *c, muonref_options *o)
+{
+  uint32_t nc = get_u32(c);
+  o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
+  for (int k = 0; k < o->n_coeffs; k++) {
+    o->coeffs[k].a = get_f64(c);
+    o->coeffs[k].b = get_f64(c);
+    o->coeffs[k].c = get_f64(c);
+  }
+}
+
+/* Format 2: every field of the table, in order.  0, or -1 for a pattern
+ * that cannot be one (63 bytes at most, no NUL byte). */
+static int get_options(cur *c, muonref_options *o)
+{
+  memset(o, 0, sizeof *o);
+  for (size_t i = 0; i < muonref_option_field_count && !c->short_read; i++) {
+    const muonref_option_field *f = &muonref_option_fields[i];
+    char *at = (char *)o + f->off;
+    switch (f->kind) {
+    case MUONREF_FIELD_F64: {
+      double d = get_f64(c);
+      memcpy(at, &d, sizeof d);
+      break;
+    }
+    case MUONREF_FIELD_I32: {
+      int v = (int)(int32_t)get_u32(c);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    case MUONREF_FIELD_I64: {
+      long v = (long)(int64_t)get_u64(c);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    case MUONREF_FIELD_COEFFS: get_coeffs(c, o); break;
+    case MUONREF_FIELD_PATTERNS: {
+      uint32_t np = get_u32(c);
+      o->n_exclude_patterns = np > MUONREF_MAX_PATTERNS ? -1 : (int)np; /* refused by the validation */
+      for (int k = 0; k < o->n_exclude_patterns && !c->short_read; k++) {
+        uint32_t len = get_u32(c);
+        if (c->short_read)
+          break;
+        if (len >= MUONREF_PATTERN_LEN)
+          return -1;
+        take(c, o->exclude_patterns[k], len);
+        if (memchr(o->exclude_patterns[k], 0, len))
+          return -1;
+      }
+      break;
+    }
+    }
+  }
+  return 0;
+}
+
+/* Format 1: 18 fields; the others keep the values below (nemo's). */
+static void get_options_v1(cur *c, muonref_options *o)
 {
   memset(o, 0, sizeof *o);
   /* fields the file does not store keep their nemo values (zero, except
@@ -250,13 +305,7 @@ static void get_options(cur *c, muonref_options *o)
   o->ns_eps = get_f64(c);
   o->eps_mode = (muonref_eps_mode)get_u32(c);
   o->ns_format = (muonref_ns_format)get_u32(c);
-  uint32_t nc = get_u32(c);
-  o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
-  for (int k = 0; k < o->n_coeffs; k++) {
-    o->coeffs[k].a = get_f64(c);
-    o->coeffs[k].b = get_f64(c);
-    o->coeffs[k].c = get_f64(c);
-  }
+  get_coeffs(c, o);
 }
 
 void muonref_state_file_free(muonref_state_file *f)
@@ -291,6 +340,7 @@ static float *get_buffer(cur *c, size_t n, int *nonfinite)
 /* The body of a file whose magic, CRC and version are checked. */
 static int parse(cur *c, muonref_state_file *out, const char *path, muonref_error *err)
 {
+  uint32_t version = out->version;
   char b[64];
   unsigned char name[32];
   take(c, name, 32);
@@ -304,6 +354,9 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
   if (len == 32)
     return muonref_fail(err, MUONREF_EFORMAT, "%s: the profile name must be printable ASCII padded with NUL bytes "
                         "(at most 31)", path);
+  if (len == 0) /* one encoding: a save without a name writes "custom" */
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the profile name is empty (a file saved without one says "
+                        "\"custom\")", path);
   memcpy(out->profile, name, len);
   out->profile[len] = '\0';
   uint64_t ng = get_u64(c), np = get_u64(c);
@@ -322,7 +375,11 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
   for (size_t g = 0; g < out->n_groups; g++) {
     muonref_error e;
-    get_options(c, &out->options[g]);
+    if (version == 1)
+      get_options_v1(c, &out->options[g]);
+    else if (get_options(c, &out->options[g]))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: an exclude pattern of more than %d bytes or with a "
+                          "NUL byte", path, g, MUONREF_PATTERN_LEN - 1);
     if (c->short_read)
       break;
     if (muonref_options_validate(&out->options[g], &e))
@@ -396,6 +453,8 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
 
 int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err)
 {
+  if (!out)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_state_file_read: out must not be NULL");
   memset(out, 0, sizeof *out);
   if (!path)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_state_file_read: path must not be NULL");
@@ -445,9 +504,9 @@ int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_e
     if (crc != out->crc)
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: CRC-32 mismatch: stored 0x%08x, computed 0x%08x (the file is "
                         "corrupted or truncated)", path, out->crc, crc);
-    else if (out->version != MUONREF_STATE_VERSION)
-      st = muonref_fail(err, MUONREF_EFORMAT, "%s: version %u, this muonref reads version %u", path, out->version,
-                        MUONREF_STATE_VERSION);
+    else if (out->version != MUONREF_STATE_VERSION && out->version != 1)
+      st = muonref_fail(err, MUONREF_EFORMAT, "%s: version %u, this muonref reads versions 1 and %u", path,
+                        out->version, MUONREF_STATE_VERSION);
     else
       st = parse(&c, out, path, err);
   }
@@ -459,34 +518,6 @@ int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_e
 }
 
 /* ------------------------------------------------------------- loading */
-
-/* The name of the first field in which a and b differ bitwise, or NULL. */
-static const char *options_differ(const muonref_options *a, const muonref_options *b)
-{
-#define SAME_D(f) (memcmp(&a->f, &b->f, sizeof(double)) == 0)
-  if (!SAME_D(lr)) return "lr";
-  if (!SAME_D(momentum)) return "momentum";
-  if (a->nesterov != b->nesterov) return "nesterov";
-  if (a->ns_steps != b->ns_steps) return "ns_steps";
-  if (!SAME_D(weight_decay)) return "weight_decay";
-  if (a->scale_mode != b->scale_mode) return "scale_mode";
-  if (!SAME_D(adam_beta1) || !SAME_D(adam_beta2)) return "adam_betas";
-  if (!SAME_D(adam_eps)) return "adam_eps";
-  if (!SAME_D(adam_lr_ratio)) return "adam_lr_ratio";
-  if (a->adam_dim_threshold != b->adam_dim_threshold) return "adam_dim_threshold";
-  if (a->use_muon != b->use_muon) return "use_muon";
-  if (a->momentum_form != b->momentum_form) return "momentum_form";
-  if (a->coeff_order != b->coeff_order) return "coeff_order";
-  if (!SAME_D(ns_eps)) return "ns_eps";
-  if (a->eps_mode != b->eps_mode) return "eps_mode";
-  if (a->ns_format != b->ns_format) return "ns_format";
-  if (a->n_coeffs != b->n_coeffs) return "coeffs";
-  for (int k = 0; k < a->n_coeffs && k < MUONREF_MAX_COEFFS; k++)
-    if (!SAME_D(coeffs[k].a) || !SAME_D(coeffs[k].b) || !SAME_D(coeffs[k].c))
-      return "coeffs";
-#undef SAME_D
-  return NULL;
-}
 
 int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *err)
 {
@@ -502,7 +533,8 @@ int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *
     st = muonref_fail(err, MUONREF_ESTATE, "%s: %zu groups and %zu parameters, the optimizer has %zu and %zu", path,
                       f.n_groups, f.n_params, ng, np);
   for (size_t g = 0; !st && g < ng; g++) {
-    const char *d = options_differ(&f.options[g], muonref_optimizer_group_options(opt, g));
+    /* every field (format 1: the 18 it stores; spec/muon.md 11.1) */
+    const char *d = muonref_option_fields_differ(&f.options[g], muonref_optimizer_group_options(opt, g), f.version == 1);
     if (d)
       st = muonref_fail(err, MUONREF_ESTATE, "%s: group %zu: option %s differs from the optimizer's", path, g, d);
   }

@@ -13,7 +13,7 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"vectors results tensor coeffs state"}
+targets=${*:-"vectors results tensor coeffs state junit tap"}
 build=${FUZZ_BUILD:-$PWD/fuzz-build}
 cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found (Debian: clang)"; exit 77; }
@@ -28,8 +28,9 @@ cfg=$PWD/config.h
 flags="$flags -I$(dirname "$cfg")"
 grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
 srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
-  core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
-  vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c study/set.c"
+  core/output.c core/option_fields.c core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
+  vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c vectors/escape.c study/set.c
+  vectors/report_junit.c vectors/report_tap.c"
 objs=""
 # an object is rebuilt when its source is newer, and every object when any
 # header changed (a struct that grew must not meet objects of the old layout)
@@ -48,7 +49,13 @@ done
 status=0
 for t in $targets; do
   bin=$build/fuzz_$t
-  $cc $flags -fsanitize=fuzzer -DJUDGE_CASES="\"$src/fuzz/judge_cases.json\"" "$src/fuzz/fuzz_$t.c" $objs $libs \
+  # the JUnit target validates what it writes with libxml2 against vectors/junit.xsd where libxml2 is installed
+  extra=
+  if [ "$t" = junit ] && pkg-config --exists libxml-2.0 2>/dev/null; then
+    extra="-DFUZZ_LIBXML2 -DJUNIT_XSD=\"$src/vectors/junit.xsd\" $(pkg-config --cflags --libs libxml-2.0)"
+  fi
+  # shellcheck disable=SC2086
+  $cc $flags -fsanitize=fuzzer -DJUDGE_CASES="\"$src/fuzz/judge_cases.json\"" "$src/fuzz/fuzz_$t.c" $objs $libs $extra \
     -o "$bin" || { echo "fuzz: cannot build fuzz_$t"; exit 2; }
   mkdir -p "$build/corpus/$t"
   log=$build/fuzz_$t.log

@@ -17,6 +17,7 @@
  * are the correct roundings of the exact values (the procedure of MPFR's
  * tgeneric.c and glibc's gen-auto-libm-tests, applied to whole tensors).
  * Disagreements are counted and reported, never hidden. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "core/plan.h"
 #include <math.h>
@@ -162,6 +163,10 @@ static int ns_bounded_at(muonref_mpmat *b, double *bnd, const float *in, size_t 
 int muonref_ref_ns_cr(float *out32, double *out64, const float *in, size_t rows, size_t cols,
                       const muonref_options *o, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err)
 {
+  if (!out32 || !in || !o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns_cr: out32, in and o must not be NULL");
+  if (cols && rows > SIZE_MAX / sizeof(double) / cols)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns_cr: (%zu, %zu) elements overflow", rows, cols);
   muonref_ref_cr_report local;
   rep = rep ? rep : &local;
   rep_init(rep, prec);
@@ -242,6 +247,10 @@ static int polar_at(float *f32, double *f64, double *sv, const double *g, size_t
 int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, size_t rows, size_t cols,
                          mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err)
 {
+  if (!q32 || !g)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_polar_cr: q32 and g must not be NULL");
+  if (cols && rows > SIZE_MAX / sizeof(double) / cols)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_polar_cr: (%zu, %zu) elements overflow", rows, cols);
   muonref_ref_cr_report local;
   rep = rep ? rep : &local;
   rep_init(rep, prec);
@@ -345,6 +354,8 @@ static void copy_free(step_copy *c) { free(c->param), free(c->b1), free(c->b2); 
 int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                         const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err)
 {
+  if (!o || !r || !param || !state)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_step_cr: o, r, param and state must not be NULL");
   muonref_ref_cr_report local;
   rep = rep ? rep : &local;
   rep_init(rep, prec);

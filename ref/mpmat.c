@@ -9,6 +9,8 @@
 
 int muonref_mpmat_init(muonref_mpmat *m, size_t rows, size_t cols, mpfr_prec_t prec)
 {
+  if (!m)
+    return MUONREF_EOPTION;
   m->rows = m->cols = 0;
   m->prec = prec;
   m->e = NULL;
@@ -29,6 +31,8 @@ int muonref_mpmat_init(muonref_mpmat *m, size_t rows, size_t cols, mpfr_prec_t p
 
 void muonref_mpmat_clear(muonref_mpmat *m)
 {
+  if (!m)
+    return;
   for (size_t i = 0; m->e && i < m->rows * m->cols; i++)
     mpfr_clear(m->e[i]);
   free(m->e);
@@ -38,36 +42,38 @@ void muonref_mpmat_clear(muonref_mpmat *m)
 
 void muonref_mpmat_set_float(muonref_mpmat *m, const float *x)
 {
-  for (size_t i = 0; i < m->rows * m->cols; i++)
+  for (size_t i = 0; m && x && i < m->rows * m->cols; i++)
     mpfr_set_flt(m->e[i], x[i], MPFR_RNDN);
 }
 
 void muonref_mpmat_set_double(muonref_mpmat *m, const double *x)
 {
-  for (size_t i = 0; i < m->rows * m->cols; i++)
+  for (size_t i = 0; m && x && i < m->rows * m->cols; i++)
     mpfr_set_d(m->e[i], x[i], MPFR_RNDN);
 }
 
 void muonref_mpmat_get_float(float *x, const muonref_mpmat *m)
 {
-  for (size_t i = 0; i < m->rows * m->cols; i++)
+  for (size_t i = 0; m && x && i < m->rows * m->cols; i++)
     x[i] = muonref_mpfr_get_float(m->e[i]);
 }
 
 void muonref_mpmat_get_double(double *x, const muonref_mpmat *m)
 {
-  for (size_t i = 0; i < m->rows * m->cols; i++)
+  for (size_t i = 0; m && x && i < m->rows * m->cols; i++)
     x[i] = muonref_mpfr_get_double(m->e[i]);
 }
 
 void muonref_mpmat_get_bf16(uint16_t *x, const muonref_mpmat *m)
 {
-  for (size_t i = 0; i < m->rows * m->cols; i++)
+  for (size_t i = 0; m && x && i < m->rows * m->cols; i++)
     x[i] = muonref_mpfr_get_bf16(m->e[i]);
 }
 
 int muonref_mpmat_is_finite(const muonref_mpmat *m, size_t *bad)
 {
+  if (!m)
+    return 0;
   for (size_t i = 0; i < m->rows * m->cols; i++)
     if (!mpfr_number_p(m->e[i])) {
       if (bad)
@@ -79,6 +85,8 @@ int muonref_mpmat_is_finite(const muonref_mpmat *m, size_t *bad)
 
 int muonref_mpmat_copy(muonref_mpmat *dst, const muonref_mpmat *src)
 {
+  if (!dst || !src)
+    return MUONREF_EOPTION;
   if (dst->rows != src->rows || dst->cols != src->cols)
     return MUONREF_ESHAPE;
   for (size_t i = 0; dst != src && i < src->rows * src->cols; i++)
@@ -88,6 +96,8 @@ int muonref_mpmat_copy(muonref_mpmat *dst, const muonref_mpmat *src)
 
 int muonref_mpmat_transpose(muonref_mpmat *dst, const muonref_mpmat *src)
 {
+  if (!dst || !src)
+    return MUONREF_EOPTION;
   if (dst->rows != src->cols || dst->cols != src->rows || dst == src)
     return MUONREF_ESHAPE;
   for (size_t i = 0; i < src->rows; i++)
@@ -104,6 +114,8 @@ void muonref_ref_dot_acc(mpfr_ptr acc, mpfr_srcptr x, size_t incx, mpfr_srcptr y
 
 int muonref_mpmat_mul(muonref_mpmat *c, const muonref_mpmat *a, const muonref_mpmat *b)
 {
+  if (!c || !a || !b)
+    return MUONREF_EOPTION;
   if (a->cols != b->rows || c->rows != a->rows || c->cols != b->cols || c == a || c == b)
     return MUONREF_ESHAPE;
   mpfr_t acc;
@@ -121,6 +133,8 @@ int muonref_mpmat_mul(muonref_mpmat *c, const muonref_mpmat *a, const muonref_mp
 
 int muonref_mpmat_gram(muonref_mpmat *c, const muonref_mpmat *a)
 {
+  if (!c || !a)
+    return MUONREF_EOPTION;
   if (c->rows != a->rows || c->cols != a->rows || c == a)
     return MUONREF_ESHAPE;
   mpfr_t acc;
@@ -141,6 +155,8 @@ int muonref_mpmat_gram(muonref_mpmat *c, const muonref_mpmat *a)
 int muonref_mpmat_axpby(muonref_mpmat *c, double alpha, const muonref_mpmat *a, double beta,
                         const muonref_mpmat *b)
 {
+  if (!c || !a || !b)
+    return MUONREF_EOPTION;
   if (a->rows != c->rows || a->cols != c->cols || b->rows != c->rows || b->cols != c->cols)
     return MUONREF_ESHAPE;
   mpfr_t al, be;
@@ -154,6 +170,12 @@ int muonref_mpmat_axpby(muonref_mpmat *c, double alpha, const muonref_mpmat *a, 
 
 void muonref_mpmat_frobenius(mpfr_ptr out, const muonref_mpmat *m)
 {
+  if (!out)
+    return;
+  if (!m) {
+    mpfr_set_nan(out);
+    return;
+  }
   mpfr_t acc;
   mpfr_init2(acc, mpfr_get_prec(out) + MUONREF_REF_GUARD);
   mpfr_set_zero(acc, 1);

@@ -223,6 +223,8 @@ static void normalize_bound(ns_bnd *b, const muonref_mpmat *X, const double *ein
 /* Checks the arguments of muonref_ref_ns. */
 static int check_args(const muonref_mpmat *out, const muonref_mpmat *in, const muonref_options *o, muonref_error *err)
 {
+  if (!out || !in || !o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns: out, in and o must not be NULL");
   int st = muonref_options_validate(o, err);
   if (st)
     return st;

@@ -9,6 +9,7 @@
  * the input and its norm stay binary32 and X <- R(fl32(in / d)). */
 #include <math.h>
 #include <mpfr.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "muonref/mpmat.h"
@@ -208,6 +209,10 @@ static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, size_t m, 
 int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                         unsigned *uncertain, muonref_error *err)
 {
+  if (!out || !in || !o)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns_bf16: out, in and o must not be NULL");
+  if (cols && rows > SIZE_MAX / sizeof(double) / cols)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns_bf16: (%zu, %zu) elements overflow", rows, cols);
   int tr = rows > cols;
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
   muonref_mpmat Xm = {0}, BXm = {0}, Am = {0}, Sm = {0};

@@ -326,6 +326,8 @@ static void form_sv(jac *J, muonref_mpmat *sv)
 
 static int check_args(const muonref_mpmat *q, const muonref_mpmat *sv, const muonref_mpmat *g, muonref_error *err)
 {
+  if (!q || !g)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_polar: q and g must not be NULL");
   size_t n = g->rows < g->cols ? g->rows : g->cols;
   if (n == 0)
     return muonref_fail(err, MUONREF_ESHAPE, "Polar factor input is empty (%zu, %zu): rows and cols must be >= 1",

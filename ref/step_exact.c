@@ -312,6 +312,11 @@ int muonref_ref_step_bounded(const muonref_options *o, const muonref_route *r, f
                              muonref_param_state *state, const float *grad, mpfr_prec_t prec,
                              unsigned *ns_uncertain, size_t *n_uncertified, muonref_error *err)
 {
+  if (!o || !r || !param || !state)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_step: o, r, param and state must not be NULL");
+  if ((grad || o->missing_grad == MUONREF_MISSING_GRAD_ZEROS || o->adam_step_global) && state->step >= MUONREF_MAX_STEP)
+    return muonref_fail(err, MUONREF_ESTATE, "Step: the step count is %ld, the most a state may count "
+                        "(MUONREF_MAX_STEP, 2^53)", state->step);
   float *zeros = NULL;
   if (!grad && o->missing_grad == MUONREF_MISSING_GRAD_ZEROS) /* Keller: a missing gradient steps as zeros */
     grad = zeros = calloc(r->numel ? r->numel : 1, sizeof *zeros);

@@ -13,6 +13,7 @@
 #include "muonref.h"
 #include "ref/mpround.h"
 #include "muonref/ref.h"
+#include "muonref/ns_rounded.h"
 #include "testutil.h"
 
 /* ---------- helpers ---------- */
@@ -737,6 +738,67 @@ START_TEST(precision_doubling_reports_disagreement)
 }
 END_TEST
 
+/* Every public function of the reference refuses a NULL pointer it needs
+ * with MUONREF_EOPTION naming it (issue 27), or does nothing when it
+ * returns no status; none reads through it. */
+START_TEST(null_arguments_are_refused)
+{
+  muonref_options o = tu_nemo();
+  muonref_mpmat m, q;
+  ck_assert_int_eq(muonref_mpmat_init(&m, 2, 2, 64), MUONREF_OK);
+  ck_assert_int_eq(muonref_mpmat_init(&q, 2, 2, 64), MUONREF_OK);
+  float f[4] = {1, 2, 3, 4}, out[4];
+  double d[4] = {1, 2, 3, 4}, dd[4];
+  uint16_t h[4];
+  muonref_shape sh = {2, {2, 2}};
+  muonref_route r;
+  muonref_error e;
+  ck_assert_int_eq(muonref_route_param(&o, &sh, &r, &e), MUONREF_OK);
+  muonref_param_state st = {0, 0, 0, 4, f, NULL, NULL};
+  ck_assert_int_eq(muonref_mpmat_init(NULL, 2, 2, 64), MUONREF_EOPTION);
+  muonref_mpmat_clear(NULL);
+  muonref_mpmat_set_float(NULL, f), muonref_mpmat_set_float(&m, NULL);
+  muonref_mpmat_set_double(NULL, d), muonref_mpmat_set_double(&m, NULL);
+  muonref_mpmat_get_float(NULL, &m), muonref_mpmat_get_float(out, NULL);
+  muonref_mpmat_get_double(NULL, &m), muonref_mpmat_get_double(dd, NULL);
+  muonref_mpmat_get_bf16(NULL, &m), muonref_mpmat_get_bf16(h, NULL);
+  ck_assert_int_eq(muonref_mpmat_is_finite(NULL, NULL), 0);
+  ck_assert_int_eq(muonref_mpmat_copy(NULL, &m), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_mpmat_copy(&m, NULL), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_mpmat_transpose(NULL, &m), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_mpmat_mul(NULL, &m, &m), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_mpmat_mul(&q, NULL, &m), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_mpmat_gram(NULL, &m), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_mpmat_axpby(&m, 1, NULL, 1, &m), MUONREF_EOPTION);
+  mpfr_t x;
+  mpfr_init2(x, 64);
+  muonref_mpmat_frobenius(NULL, &m);
+  muonref_mpmat_frobenius(x, NULL);
+  ck_assert(mpfr_nan_p(x));
+  mpfr_clear(x);
+  ck_assert_int_eq(muonref_ref_ns(NULL, &m, &o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "muonref_ref_ns: out, in and o must not be NULL");
+  ck_assert_int_eq(muonref_ref_ns(&q, NULL, &o, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_polar(NULL, NULL, &m, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_polar(&q, NULL, NULL, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "muonref_ref_polar: q and g must not be NULL");
+  ck_assert_int_eq(muonref_ref_step(&o, NULL, f, &st, f, 64, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "muonref_ref_step: o, r, param and state must not be NULL");
+  ck_assert_int_eq(muonref_ref_step(&o, &r, NULL, &st, f, 64, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_step(&o, &r, f, NULL, f, 64, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_ns_cr(NULL, NULL, f, 2, 2, &o, 64, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_ns_cr(out, dd, NULL, 2, 2, &o, 64, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_ns_cr(out, dd, f, (size_t)1 << 40, (size_t)1 << 40, &o, 64, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_polar_cr(NULL, NULL, NULL, d, 2, 2, 64, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_polar_cr(out, dd, dd, NULL, 2, 2, 64, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_step_cr(&o, &r, NULL, &st, f, 64, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_grad_norm(NULL, 1, NULL, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_ns_bf16(NULL, f, 2, 2, &o, NULL, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_ns_bf16(out, f, 2, 2, NULL, NULL, &e), MUONREF_EOPTION);
+  muonref_mpmat_clear(&m), muonref_mpmat_clear(&q);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("ref");
@@ -759,6 +821,7 @@ int main(void)
   tcase_add_loop_test(t, precision_doubling_ns, 0, 5);
   tcase_add_loop_test(t, precision_doubling_polar, 0, 3);
   tcase_add_test(t, precision_doubling_reports_disagreement);
+  tcase_add_test(t, null_arguments_are_refused);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

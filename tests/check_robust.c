@@ -1,4 +1,4 @@
-/* muonref tests: robustness of the C API (issue 16).  muonref_fast_ns
+/* muonref tests: robustness of the C API (issues 16 and 27).  muonref_fast_ns
  * validates what it is given and never writes Inf or NaN; an optimizer step
  * whose computed values would not be finite is refused with ENUMERIC and
  * changes nothing, in any parameter.  The reproducer of the report is
@@ -266,6 +266,106 @@ START_TEST(validation_runs_in_the_documented_order)
 }
 END_TEST
 
+/* Asserts status st == want and that the message names `what`. */
+#define REFUSED(call, want, what)                                                                        \
+  do {                                                                                                  \
+    muonref_error e_ = {0};                                                                             \
+    int st_ = (call);                                                                                   \
+    ck_assert_msg(st_ == (want), "%s: status %d, expected %d (%s)", #call, st_, (want), e_.message);    \
+    ck_assert_msg(strstr(e_.message, (what)) != NULL, "%s: message '%s' lacks '%s'", #call, e_.message, \
+                  (what));                                                                              \
+  } while (0)
+
+/* The five probes of tests/data/repro/capi_null.c (issue 27: each crashed):
+ * NULL groups, a group with NULL shapes, parameter counts that wrap past
+ * SIZE_MAX (a heap overflow), set_state on a NULL optimizer, state_file_read
+ * with a NULL output; each is MUONREF_EOPTION naming the argument.  Then
+ * every other public function of libmuonref with a NULL pointer argument:
+ * those with a status refuse it with EOPTION, the others do nothing. */
+START_TEST(null_and_impossible_arguments_are_refused)
+{
+  muonref_options o = tu_nemo();
+  muonref_shape sh[1] = {{2, {4, 4}}};
+  muonref_error e = {0};
+  ck_assert_ptr_null(muonref_optimizer_create(NULL, 1, &e));
+  ck_assert_int_eq(e.status, MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "muonref_optimizer_create: groups is NULL and n_groups is 1");
+  muonref_group nulls = {o, 2, NULL};
+  ck_assert_ptr_null(muonref_optimizer_create(&nulls, 1, &e));
+  ck_assert_str_eq(e.message, "muonref_optimizer_create: groups[0].shapes is NULL and its n_params is 2");
+  muonref_group wrap[2] = {{o, (size_t)1 << 63, sh}, {o, (size_t)1 << 63, sh}};
+  ck_assert_ptr_null(muonref_optimizer_create(wrap, 2, &e));
+  ck_assert_int_eq(e.status, MUONREF_EOPTION);
+  ck_assert_msg(strstr(e.message, "n_params") && strstr(e.message, "past what memory can hold"), "%s", e.message);
+  muonref_param_state v = {0};
+  REFUSED(muonref_optimizer_set_state(NULL, 0, &v, &e_), MUONREF_EOPTION, "opt must not be NULL");
+  REFUSED(muonref_state_file_read("any.state", NULL, &e_), MUONREF_EOPTION, "out must not be NULL");
+  /* an empty optimizer (no group) is allowed */
+  muonref_optimizer *none = muonref_optimizer_create(NULL, 0, &e);
+  ck_assert_ptr_nonnull(none);
+  ck_assert_uint_eq(muonref_optimizer_param_count(none), 0);
+  muonref_optimizer_free(none);
+
+  /* the rest of the API */
+  muonref_group g = {o, 1, sh};
+  muonref_optimizer *opt = muonref_optimizer_create(&g, 1, &e);
+  ck_assert_ptr_nonnull(opt);
+  float buf[16] = {0};
+  muonref_route r;
+  muonref_state_file sf;
+  int iv;
+  REFUSED(muonref_optimizer_step(NULL, 1, NULL, NULL, &e_), MUONREF_EOPTION, "must not be NULL");
+  REFUSED(muonref_optimizer_state(NULL, 0, &v, &e_), MUONREF_EOPTION, "must not be NULL");
+  ck_assert_uint_eq(muonref_optimizer_param_count(NULL), 0);
+  ck_assert_uint_eq(muonref_optimizer_group_count(NULL), 0);
+  ck_assert_uint_eq(muonref_optimizer_workspace_floats(NULL), 0);
+  ck_assert_ptr_null(muonref_optimizer_route(NULL, 0));
+  ck_assert_ptr_null(muonref_optimizer_group_options(NULL, 0));
+  ck_assert_int_eq(muonref_optimizer_param_info(NULL, 0, NULL, NULL), MUONREF_EOPTION);
+  REFUSED(muonref_options_validate(NULL, &e_), MUONREF_EOPTION, "o must not be NULL");
+  REFUSED(muonref_ns_options_validate(NULL, &e_), MUONREF_EOPTION, "NULL");
+  REFUSED(muonref_scale_mode_parse("fan_in", NULL, &e_), MUONREF_EOPTION, "out must not be NULL");
+  REFUSED(muonref_ns_format_parse("bf16", NULL, &e_), MUONREF_EOPTION, "muonref_ns_format_parse: out must not be NULL");
+  REFUSED(muonref_bf16_order_parse(NULL, (muonref_bf16_order *)&iv, &e_), MUONREF_EOPTION, "Unknown bf16_order");
+  ck_assert(muonref_ns_coeff_at(NULL, 0).a == 0.0 && muonref_ns_step_count(NULL) == 0);
+  muonref_options bad = o;
+  bad.n_coeffs = 0; /* k % 0 before */
+  ck_assert(muonref_ns_coeff_at(&bad, 3).a == 0.0);
+  muonref_preset_apply(NULL, &o);
+  muonref_preset_apply(muonref_preset_at(0), NULL);
+  ck_assert(muonref_preset_coeff(NULL, 0).a == 0.0 && muonref_preset_coeff(muonref_preset_at(0), 99).a == 0.0);
+  ck_assert(muonref_preset_norm_safety(NULL) == 1.0);
+  ck_assert_ptr_null(muonref_preset_find(NULL));
+  REFUSED(muonref_options_init(NULL, 0, &e_), MUONREF_EOPTION, "o must not be NULL");
+  REFUSED(muonref_profile_options("nemo", NULL, &e_), MUONREF_EOPTION, "out must not be NULL");
+  ck_assert_ptr_null(muonref_profile_get(NULL));
+  ck_assert_uint_eq(muonref_shape_numel(NULL), 0);
+  ck_assert_uint_eq(muonref_shape_numel(&(muonref_shape){99, {1}}), 0);
+  REFUSED(muonref_route_param(NULL, sh, &r, &e_), MUONREF_EOPTION, "o, s and out must not be NULL");
+  REFUSED(muonref_route_param(&o, NULL, &r, &e_), MUONREF_EOPTION, "o, s and out must not be NULL");
+  REFUSED(muonref_route_param(&o, sh, NULL, &e_), MUONREF_EOPTION, "o, s and out must not be NULL");
+  ck_assert_int_eq(muonref_name_excluded(NULL, "x", &e), -1);
+  ck_assert_int_eq(e.status, MUONREF_EOPTION);
+  REFUSED(muonref_pattern_check(NULL, &e_), MUONREF_EOPTION, "pattern must not be NULL");
+  muonref_route_matrices(NULL, sh, &r);
+  muonref_route_matrices(&o, NULL, &r);
+  REFUSED(muonref_ns_check_shape(NULL, &e_), MUONREF_EOPTION, "s must not be NULL");
+  REFUSED(muonref_grad_check(NULL, 2, 16, &e_), MUONREF_EOPTION, "g must not be NULL (gradient 2)");
+  ck_assert(muonref_grad_sumsq(NULL, 4) == 0.0);
+  muonref_clip_scale(NULL, 4, 0.5);
+  muonref_bf16_round_array(NULL, 4);
+  REFUSED(muonref_fast_ns(NULL, buf, 4, 4, &o, NULL, &e_), MUONREF_EOPTION, "");
+  REFUSED(muonref_fast_ns(buf, buf, 4, 4, NULL, NULL, &e_), MUONREF_EOPTION, "");
+  REFUSED(muonref_state_save(opt, NULL, NULL, &e_), MUONREF_EOPTION, "must not be NULL");
+  REFUSED(muonref_state_file_read(NULL, &sf, &e_), MUONREF_EOPTION, "path must not be NULL");
+  muonref_state_file_free(NULL);
+  REFUSED(muonref_state_load(NULL, "x", &e_), MUONREF_EOPTION, "must not be NULL");
+  muonref_error_clear(NULL);
+  muonref_optimizer_free(NULL);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("robust");
@@ -276,6 +376,7 @@ int main(void)
   tcase_add_test(tc, bf16_rounding_to_infinity_is_refused);
   tcase_add_test(tc, parameter_overflow_is_refused);
   tcase_add_test(tc, validation_runs_in_the_documented_order);
+  tcase_add_test(tc, null_and_impossible_arguments_are_refused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

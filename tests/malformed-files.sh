@@ -6,6 +6,11 @@
 # committed vector file per rule of vectors/validate.c: each mutant is
 # written by tests/malformed_files.py, judged by `muonref check` with both
 # fast paths (and, for results files, --results), and the message checked.
+# Issue 27's silent drops: every path read (257), a file with no test, a
+# results entry for an unknown tcId refused before any case is judged, one
+# for a file not judged reported, two files of one base name, `muonref ref`'s
+# duplicate keys and file names, a NaN output in a singular-value band case
+# (under valgrind where installed: no uninitialised read).
 # Prints a Check-style summary for tests/summary.sh.
 src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}

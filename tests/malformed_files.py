@@ -278,6 +278,68 @@ with open(path, 'w') as f:
     f.write('{"nsFormat": "fp32", "nsFormat": "bf16", "results": []}')
 expect2('results_duplicate_key', ['--results', path, f'{vec}/nemo_transpose.json'], 'dup.json', 'duplicate')
 
+# ---- issue 27: nothing is dropped without a word, and validation comes before judging
+# every path is read: 256 copies of a good file, then a malformed one (../shared/repro/not_json.json)
+expect2('path_257_read', ['--impl', 'fast-fp32'] + [f'{vec}/nemo_errors.json'] * 256 + [f'{repro}/not_json.json'],
+        'not_json.json')
+# a vector file with no test would pass anything with "0 passed, 0 failed"
+mutant('no_test', tr_file, lambda d: (d.update(testGroups=[], numberOfTests=0)), 'the file holds no test')
+# a results entry for an unknown tcId of a judged file: refused before the first case is judged (no FAIL line)
+bad_id = [{'file': 'nemo_transpose.json', 'tcId': 1, 'skipped': 'x'}, {'file': 'nemo_transpose.json', 'tcId': 999,
+                                                                         'skipped': 'x'}]
+path = os.path.join(tmp, 'unknown_id.json')
+with open(path, 'w') as f:
+    json.dump({'implementation': 'test', 'nsFormat': 'fp32', 'results': bad_id}, f)
+p = subprocess.run([muonref, 'check', '--results', path, f'{vec}/nemo_transpose.json'], capture_output=True, text=True)
+check('results_unknown_tcid_before_judging', p.returncode == 2 and 'tcId 999, which is no case of that file' in p.stderr
+      and 'FAIL' not in p.stdout, f'exit {p.returncode}: {p.stderr.strip()!r}, stdout {p.stdout[:200]!r}')
+# an entry for a file that no judged vector file matches is counted in the report, not ignored
+with open(path, 'w') as f:
+    json.dump({'implementation': 'test', 'nsFormat': 'fp32',
+               'results': [{'file': 'nemo_transpose.json', 'tcId': 1, 'skipped': 'x'},
+                           {'file': 'nemo_transpos.json', 'tcId': 1, 'skipped': 'x'}]}, f)
+p = subprocess.run([muonref, 'check', '--results', path, f'{vec}/nemo_transpose.json'], capture_output=True, text=True)
+check('results_unknown_file_reported', p.returncode == 1 and
+      'not judged: 1 results entry for files not given in this run (nemo_transpos.json)' in p.stdout,
+      f'exit {p.returncode}: {p.stdout[-300:]!r}')
+# two vector files of one base name: a results file could not tell them apart
+other = os.path.join(tmp, 'copy')
+os.makedirs(other, exist_ok=True)
+shutil.copy(os.path.join(vec, 'nemo_errors.json'), other)
+expect2('same_base_name', ['--impl', 'fast-fp32', f'{vec}/nemo_errors.json', f'{other}/nemo_errors.json'],
+        'a second vector file named nemo_errors.json')
+# muonref ref: a duplicate key is refused, and the message names the file
+path = os.path.join(tmp, 'ref_dup.json')
+with open(path, 'w') as f:
+    f.write('{"dtype": "f32", "shape": [2, 2], "hex": "3f8000003f8000003f8000003f800000", "dtype": "f32"}')
+p = subprocess.run([muonref, 'ref', 'polar', path], capture_output=True, text=True)
+check('ref_duplicate_key', p.returncode == 2 and 'ref_dup.json:1:' in p.stderr and 'duplicate' in p.stderr,
+      f'exit {p.returncode}: {p.stderr.strip()!r}')
+with open(path, 'w') as f:
+    f.write('{"dtype": "f32", "shape": [2, 2], "hex": "00000000000000000000000000000000"}')
+p = subprocess.run([muonref, 'ref', 'polar', path], capture_output=True, text=True)
+check('ref_error_names_file', p.returncode != 0 and f'muonref ref: {path}: ' in p.stderr,
+      f'exit {p.returncode}: {p.stderr.strip()!r}')
+# a NaN in a Newton-Schulz output judged by the singular-value band: LAPACK refuses it, and the judge says so
+# without reading the singular values it did not compute (valgrind: no uninitialised read)
+ns_file = 'nemo_newton_schulz.json'
+wr = os.path.join(tmp, 'ns_results.json')
+run(['--impl', 'fast-bf16', '--write-results', wr, f'{vec}/{ns_file}'])
+with open(wr) as f:
+    doc = json.load(f)
+band = [t['tcId'] for g in load(ns_file)['testGroups'] for t in g['tests'] if 'svBand' in json.dumps(t)]
+for r in doc['results']:
+    if band and r['tcId'] == band[0]:
+        r['output']['hex'] = '7fc00000' + r['output']['hex'][8:]
+with open(wr, 'w') as f:
+    json.dump(doc, f)
+cmd = [muonref, 'check', '--results', wr, f'{vec}/{ns_file}']
+if shutil.which('valgrind'):
+    cmd = ['valgrind', '-q', '--error-exitcode=99'] + cmd
+p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+check('svband_nan_output', bool(band) and p.returncode == 1 and 'singular values not computable' in p.stdout,
+      f'exit {p.returncode}: {p.stderr[-400:]!r}')
+
 # ---- and the committed vectors stay valid
 for impl in ('fast-fp32', 'fast-bf16'):
     rc, err = run(['--impl', impl, vec])

@@ -7,13 +7,16 @@
 #    case, classname PROFILE.AREA, the failure message the judge's; the
 #    counts agree with the table; the schema rejects a testcase without
 #    classname; an unwritable --junit FILE exits 2 and leaves nothing.
-#  - TAP 14 (--tap): every line matches the TAP 14 grammar
+#  - TAP 14 (--tap) and 13 (--tap=13, which Debian 12's prove passes): every line matches the TAP 14 grammar
 #    (testanything.org/tap-version-14-specification.html), and Perl's
 #    TAP::Parser (prove's parser; Debian 12's knows versions up to 13, so the
 #    version line is read as 13: the stream uses only what 13 and 14 share)
 #    finds a good plan, the right numbers of tests and failures, the
 #    descriptions (the escaped "\#" starting no directive) and the YAML blocks with the judge's message;
 #    prove fails the faulty run and passes the correct one.
+#  - hostile strings in a results file (controls, noncharacters, a forged
+#    line, a NUL, a long message): JUnit valid, TAP parsed, the text report
+#    and the --write-failures file escaped (vectors/escape.h).
 # Prints a Check-style summary line.  Exit 0 pass, 1 fail, 77 skip.
 src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}
@@ -148,6 +151,66 @@ perl -MTAP::Parser -e '
   exit(($bad || !$first || $first->directive ne "" || $first->description !~ /\\# hash \\\\ back line\x{fffd}end|\\# hash \\\\ back line\xef\xbf\xbdend/
         || $p->parse_errors || !$p->is_good_plan) ? 1 : 0);
 ' "$work/odd.tap13" && ok || bad odd-tap "the odd comment broke the TAP stream: $(sed -n 3p "$work/odd.tap")"
+
+# TAP 13 (--tap=13): the same stream with version line 13, which Debian 12's prove reads (it fails
+# an all-pass TAP 14 stream: "we don't know about versions later than 13")
+"$muonref" check --impl fast-bf16 --tap=13 "$vectors/nemo_errors.json" >"$work/v13.tap" 2>/dev/null
+[ "$(head -n 1 "$work/v13.tap")" = "TAP version 13" ] && prove -e cat "$work/v13.tap" >/dev/null 2>&1 && ok ||
+  bad tap13-pass "--tap=13: $(head -n 1 "$work/v13.tap"), prove: $(prove -e cat "$work/v13.tap" 2>&1 | tail -n 1)"
+"$muonref" check --impl fast-bf16 --fault nonfinite_accepted --tap=13 "$vectors/nemo_errors.json" >"$work/v13f.tap" 2>/dev/null
+prove -e cat "$work/v13f.tap" >/dev/null 2>&1 && bad tap13-fail "prove passes a failing --tap=13 run" || ok
+"$muonref" check --impl fast-bf16 --tap=12 "$vectors/nemo_errors.json" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad tap-version "--tap=12 accepted"
+
+# hostile strings from a port (a results file): noncharacters, C1 and C0 controls, a forged line,
+# terminal escapes, bidirectional overrides, a NUL, a 1201-byte message whose cut falls inside a
+# character; in the implementation name, messages and skip reasons.  The JUnit file validates
+# against the schema, the TAP stream parses with one test point per case, the text report holds
+# no control byte and no forged line, the NUL fails its case (exit 1, not 2), and the long
+# message is cut between characters (no U+FFFD where é was cut)
+"${MUONREF_PYTHON:-python3}" - "$vectors/nemo_errors.json" "$work/hostile.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ids = [t["tcId"] for g in doc["testGroups"] for t in g["tests"]]
+bad = ["x\ufffey\uffffz\ufdd0", "\u009b31m C1 CSI", "ok\r\n9999 passed, 0 failed\n\u001b[2J\u001b[31mred\u0007",
+       "bidi \u202egnp.exe\u202c \u2028line", "nul\u0000after", "\u00e9" * 600 + "z"]
+res = []
+for k, i in enumerate(ids):
+    e = {"file": "nemo_errors.json", "tcId": i}
+    if k < len(bad):
+        e["error"] = bad[k]
+    elif k == len(bad):
+        e["skipped"] = "skip \u001b]0;title\u0007 \ufffe"
+    else:
+        continue
+    res.append(e)
+json.dump({"implementation": "evil\n9999 passed, 0 failed\u001b[2J\uffff", "nsFormat": "bf16", "results": res},
+          open(sys.argv[2], "w"))
+PY
+"$muonref" check --results "$work/hostile.json" --junit "$work/hostile.xml" --write-failures "$work/hostile.known" \
+  "$vectors/nemo_errors.json" >"$work/hostile.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] && ok || bad hostile-exit "exit $rc (a NUL in a message fails its case, not the file): $(tail -n 2 "$work/hostile.txt")"
+xmllint --noout --schema "$src/vectors/junit.xsd" "$work/hostile.xml" 2>"$work/xmllint.err" && ok ||
+  bad hostile-junit "$(tail -n 3 "$work/xmllint.err")"
+LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$work/hostile.txt" "$work/hostile.known" &&
+  bad hostile-text "a control byte reached the text report: $(LC_ALL=C grep -n "$(printf '[\001-\010\013-\037\177]')" "$work/hostile.txt" | cat -v | head -n 2)" || ok
+grep -q '^9999 passed' "$work/hostile.txt" "$work/hostile.known" && bad hostile-forged "a forged line: $(grep -n '^9999' "$work/hostile.txt")" || ok
+grep -q 'implementation: evil\\n9999 passed, 0 failed\\x1b\[2J\\uffff; ' "$work/hostile.txt" && ok ||
+  bad hostile-impl "the implementation's name is not escaped: $(grep '^implementation' "$work/hostile.txt" | cat -v)"
+grep -q 'NUL byte (U+0000) at byte 3.*"nul\\x00after"' "$work/hostile.txt" && ok || bad hostile-nul "no NUL verdict"
+long=$(xmllint --xpath 'string(//testcase[6]/failure/@message)' "$work/hostile.xml")
+case $long in *"$(printf '\303\251')"*) ;; *) long= ;; esac
+[ -n "$long" ] && ! printf '%s' "$long" | grep -q "$(printf '\357\277\275')" && ok ||
+  bad hostile-cut "the long message is cut inside a character: $(printf '%s' "$long" | tail -c 40 | od -c | head -n 2)"
+"$muonref" check --results "$work/hostile.json" --tap=13 "$vectors/nemo_errors.json" >"$work/hostile.tap" 2>/dev/null
+perl -MTAP::Parser -e '
+  my $p = TAP::Parser->new({ exec => ["cat", $ARGV[0]] });
+  my $bad = 0;
+  while (my $r = $p->next) { $bad++ if $r->is_unknown || ($r->is_test && $r->directive ne "") }
+  exit(($bad || $p->parse_errors || !$p->is_good_plan || $p->tests_run != $ARGV[1]) ? 1 : 0);
+' "$work/hostile.tap" "$(grep -c '"tcId"' "$vectors/nemo_errors.json")" && ok ||
+  bad hostile-tap "the TAP stream does not parse: $(sed -n 3,5p "$work/hostile.tap" | cat -v)"
 
 # no vector path, no ./vectors: the installed set, or (not installed) exit 2 naming where it looked
 mkdir "$work/empty"

@@ -8,7 +8,9 @@
 #    the sharded resp. sharded_tp area passes), the three faulty ports at 2
 #    and 4 (exactly the cases their fault changes fail, each with the
 #    judge's sharding hint), and a port that hangs (the driver ends it after
-#    its --case-timeout, exit 3, every case skipped);
+#    its --case-timeout, exit 3, every case skipped), one whose ranks all exit
+#    with status 0 early (exit 3, every case skipped with that reason) and one
+#    that starts a detached daemon (ended with the ranks);
 # 2. a driver killed with SIGTERM while its ranks run, and one killed with
 #    SIGKILL, leave no rank behind;
 # 3. no process started by this test is left: every process whose

@@ -212,3 +212,31 @@ class DyingMuon(KellerMuon):
         if dist.get_rank() == dist.get_world_size() - 1:
             os._exit(7)
         return super().step(closure)
+
+
+class QuittingMuon(KellerMuon):
+    """Every rank ends its process with status 0 at its first step: the driver must not take that for a run."""
+
+    def step(self, closure=None):
+        os._exit(0)
+
+
+class DetachingMuon(KellerMuon):
+    """Rank 0 starts a daemon at its first step (a double fork and setsid: out of the rank's process group and
+    session) that would sleep for 10 minutes; its pid goes to $MUONREF_DETACHED_PIDS.  The run passes; the driver
+    must end the daemon with the ranks."""
+
+    started = False
+
+    def step(self, closure=None):
+        if dist.get_rank() == 0 and not DetachingMuon.started and os.environ.get('MUONREF_DETACHED_PIDS'):
+            DetachingMuon.started = True
+            import subprocess
+            import sys
+
+            subprocess.run([sys.executable, '-c', 'import os, sys, time\n'
+                            'if os.fork(): os._exit(0)\n'
+                            'os.setsid()\n'
+                            'open(sys.argv[1], "a").write(f"{os.getpid()}\\n")\n'
+                            'time.sleep(600)\n', os.environ['MUONREF_DETACHED_PIDS']], check=True)
+        return super().step(closure)

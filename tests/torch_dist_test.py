@@ -17,7 +17,11 @@ row's port, world size and vector file, then the judge, and checks:
 * the hanging port: the driver exits 3 within the case timeout plus a
   margin, naming the hang, and every case is skipped;
 * the port whose last rank exits in step: the driver exits 3 naming the
-  rank and its exit status, every case skipped.
+  rank and its exit status, every case skipped;
+* the port whose every rank exits with status 0 in its first step: not a
+  run (exit 3), every case skipped with that reason (issue 27);
+* the port that starts a daemon (double fork, setsid) from rank 0: the run
+  passes, and the daemon is gone when the driver returns (issue 27).
 
 Prints one line per run and a Check-style summary.  Exit 0 when every check
 passed.
@@ -36,6 +40,8 @@ import torch_driver  # noqa: E402
 
 MUONREF, WORK = sys.argv[1], sys.argv[3]
 PORTS = os.path.join(SRC, 'tests', 'torch_dist_ports.py')
+DETACHED = os.path.join(WORK, 'detached.pids')  # DetachingMuon's daemon writes its pid here
+os.environ['MUONREF_DETACHED_PIDS'] = DETACHED
 V = os.path.join(SRC, 'vectors', 'nemo')
 OWN, TP = os.path.join(V, 'nemo_sharded.json'), os.path.join(V, 'nemo_sharded_tp.json')
 
@@ -70,7 +76,7 @@ RUNS = [
     ('FaultyStalePad', 2, OWN), ('FaultyStalePad', 4, OWN),
     ('FaultyOrder', 2, OWN), ('FaultyOrder', 4, OWN),
     ('FaultyNoBroadcast', 2, OWN),
-    ('HangingMuon', 2, OWN), ('DyingMuon', 4, OWN),
+    ('HangingMuon', 2, OWN), ('DyingMuon', 4, OWN), ('QuittingMuon', 2, OWN), ('DetachingMuon', 2, OWN),
 ]
 
 checks = fails = 0
@@ -99,6 +105,17 @@ for port, ws, vec in RUNS:
         print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")
         check(rc == 3 and len(skipped) == len(doc['results']) and 'rank 3 stopped (exit status 7)' in skipped[0]['skipped'],
               f'{port}_{ws}_ended')
+        continue
+    if port == 'QuittingMuon':  # every rank exits 0 early: not a run (exit 3), every case skipped with the reason
+        print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")
+        check(rc == 3 and len(skipped) == len(doc['results']) and
+              'every rank exited with status 0 after 0 of' in skipped[0]['skipped'], f'{port}_{ws}_not_a_run')
+        continue
+    if port == 'DetachingMuon':  # the daemon a rank started is gone (ended and reaped) when the driver returns
+        pids = [int(x) for x in open(DETACHED).read().split()] if os.path.exists(DETACHED) else []
+        alive = [p for p in pids if os.path.exists(f'/proc/{p}')]
+        print(f"{port} at world size {ws}: driver exit {rc}, detached processes {pids}, left {alive}")
+        check(rc == 0 and not skipped and pids and not alive, f'{port}_{ws}_no_detached_child_left')
         continue
     if port == 'HangingMuon':
         print(f"{port} at world size {ws}: driver exit {rc} after {wall:.1f} s, {len(skipped)} cases skipped")

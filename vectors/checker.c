@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include "checker.h"
 #include "diagnose.h"
+#include "escape.h"
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
 #include "validate.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int fault)
 {
@@ -20,6 +22,14 @@ void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int faul
   c->fault = fault;
   c->orders_all = ~0u;
   snprintf(c->impl_name, sizeof c->impl_name, "muonref fast path (%s)", format == MUONREF_NS_BF16 ? "bf16" : "fp32");
+}
+
+/* Writes a string from a vector or results file to a text report, its
+ * control characters escaped (escape.h): no forged lines, no terminal
+ * escapes. */
+static void put(FILE *f, const char *s)
+{
+  muonref_escape_fputs(f, s, MUONREF_ESCAPE_TEXT);
 }
 
 static muonref_area_count *area(muonref_checker *c, const char *profile, const char *name)
@@ -59,10 +69,7 @@ static json_t *result_for(muonref_checker *c, const json_t *test, const char *ki
   }
   char key[512];
   snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
-  json_t *r = json_object_get(c->results, key);
-  if (r)
-    json_object_set_new(c->used, key, json_true());
-  return json_incref(r);
+  return json_incref(json_object_get(c->results, key));
 }
 
 /* Counts the bf16 evaluation orders a passing case matched (bit mask);
@@ -98,7 +105,7 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     c->undiagnosed++;
     snprintf(text, n, "none: no catalogued fault or measured platform effect gives this result");
     if (c->log)
-      fprintf(c->log, "  diagnosis: %s\n", text);
+      fprintf(c->log, "  diagnosis: %s\n", text); /* our own words */
     return;
   }
   snprintf(text, n, "%s", d.text);
@@ -110,8 +117,11 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     json_object_set_new(c->diagnoses, d.key, e);
   }
   json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
-  if (c->log)
-    fprintf(c->log, "  diagnosis: %s\n", d.text);
+  if (c->log) {
+    fputs("  diagnosis: ", c->log);
+    put(c->log, d.text);
+    fputc('\n', c->log);
+  }
 }
 
 /* Hands one verdict to c->on_case, if set. */
@@ -150,7 +160,7 @@ static void sharding_hint(muonref_checker *c, const json_t *test, const char *ke
   for (size_t i = 0; i < json_array_size(dis); i++) {
     const char *d = json_string_value(json_array_get(dis, i));
     if (d && !strncmp(d, key, n) && d[n] == ':')
-      fprintf(c->log, "; ranks hold different values of%s", d + n + 1);
+      fputs("; ranks hold different values of", c->log), put(c->log, d + n + 1);
   }
   fputc('\n', c->log);
 }
@@ -197,13 +207,17 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
       count_orders(c, v.orders, key);
     if (v.norm_overflow) {
       c->norm_overflow++;
-      if (c->log)
-        fprintf(c->log, "PASS %s tcId %lld: %s\n", muonref_basename(file), id, v.detail);
+      if (c->log) {
+        fputs("PASS ", c->log), put(c->log, muonref_basename(file));
+        fprintf(c->log, " tcId %lld: ", id), put(c->log, v.detail), fputc('\n', c->log);
+      }
     }
     if (known) {
       c->fixed++;
-      if (c->log)
-        fprintf(c->log, "FIXED %s tcId %lld: listed in the baseline, passes now\n", muonref_basename(file), id);
+      if (c->log) {
+        fputs("FIXED ", c->log), put(c->log, muonref_basename(file));
+        fprintf(c->log, " tcId %lld: listed in the baseline, passes now\n", id);
+      }
     }
     return on_case(c, a, test, kind, file, profile, &v, "", err);
   }
@@ -216,10 +230,11 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   if (c->log) {
     char flags[256];
     flags_text(test, flags, sizeof flags);
-    fprintf(c->log, "%s %s tcId %lld [%s] %s: %s", known ? "KNOWN" : "FAIL", muonref_basename(file), id, flags,
-            json_string_value(json_object_get(test, "comment")), v.detail);
+    fprintf(c->log, "%s ", known ? "KNOWN" : "FAIL"), put(c->log, muonref_basename(file));
+    fprintf(c->log, " tcId %lld [", id), put(c->log, flags), fputs("] ", c->log);
+    put(c->log, json_string_value(json_object_get(test, "comment"))), fputs(": ", c->log), put(c->log, v.detail);
     if (strchr(v.failing, ','))
-      fprintf(c->log, " [failing: %s]", v.failing);
+      fputs(" [failing: ", c->log), put(c->log, v.failing), fputc(']', c->log);
     fputc('\n', c->log);
   }
   char dtext[512] = "";
@@ -259,14 +274,12 @@ static int check_ids(const json_t *j, const char *file, muonref_error *err)
   return st;
 }
 
-static int check_file(muonref_checker *c, const char *file, muonref_error *err)
+/* Judges every case of the vector file j (read from `file` and validated
+ * in pass 1; the reference is consumed). */
+static int check_file(muonref_checker *c, const char *file, json_t *j, muonref_error *err)
 {
-  json_t *j = muonref_vector_file_load(file, err);
-  if (!j)
-    return err->status;
   const char *profile = json_string_value(json_object_get(j, "profile"));
   muonref_area_count *a = area(c, profile, json_string_value(json_object_get(j, "area")));
-  json_object_set_new(c->used, muonref_basename(file), json_true()); /* a judged file */
   const json_t *groups = json_object_get(j, "testGroups");
   int st = check_ids(j, file, err);
   for (size_t g = 0; !st && g < json_array_size(groups); g++) {
@@ -294,7 +307,7 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
     return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode))
     return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a results file (JSON)", path);
-  json_t *j = muonref_json_load_strict(path, err);
+  json_t *j = muonref_json_load(path, 1, err); /* a NUL in a port's message fails its case (judge.c) */
   if (!j)
     return err->status;
   if (muonref_results_file_validate(j, path, err)) {
@@ -366,14 +379,85 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   return st;
 }
 
-/* Every entry of a results file that names a judged file must name one of
- * its cases (entries for files not judged in this run are ignored). */
-static int check_all_used(const muonref_checker *c, muonref_error *err)
+/* One vector file of a run: pass 1 reads and validates it, keeps the
+ * document while the run's kept files stay within KEEP_BYTES, and notes
+ * the file's identity, so that pass 2 judges exactly what was validated. */
+typedef struct run_file {
+  const char *path;
+  json_t *doc;     /* kept from pass 1, or NULL: read again in pass 2 */
+  struct stat sb;  /* the file as pass 1 read it */
+} run_file;
+#define KEEP_BYTES ((off_t)24 << 20) /* every profile's folder fits; all eleven are read twice past it */
+
+/* Pass 1 for one vector file: read and validated whole, its base name and
+ * every "FILE#TCID" recorded in c->used (a base name given twice is
+ * refused: a results file names files by base name). */
+static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_error *err)
+{
+  const char *file = rf->path;
+  if (stat(file, &rf->sb) != 0)
+    return muonref_fail(err, MUONREF_EIO, "%s: %s", file, strerror(errno));
+  json_t *j = muonref_vector_file_load(file, err);
+  if (!j)
+    return err->status;
+  int st = check_ids(j, file, err);
+  const char *base = muonref_basename(file);
+  const json_t *seen = json_object_get(c->used, base);
+  if (!st && seen)
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: a second vector file named %s in this run (the first: %s); a results "
+                      "file names files by base name", file, base, json_string_value(seen));
+  if (!st)
+    json_object_set_new(c->used, base, json_string(file));
+  const json_t *groups = json_object_get(j, "testGroups");
+  for (size_t g = 0; !st && g < json_array_size(groups); g++) {
+    const json_t *tests = json_object_get(json_array_get(groups, g), "tests");
+    for (size_t t = 0; t < json_array_size(tests); t++) {
+      char key[600];
+      snprintf(key, sizeof key, "%s#%lld", base,
+               (long long)json_integer_value(json_object_get(json_array_get(tests, t), "tcId")));
+      json_object_set_new(c->used, key, json_true());
+    }
+  }
+  if (!st && *kept + rf->sb.st_size <= KEEP_BYTES) {
+    rf->doc = j;
+    *kept += rf->sb.st_size;
+  } else {
+    json_decref(j);
+  }
+  return st;
+}
+
+/* Pass 2's document of rf: the one kept, or the file read again, refused
+ * when it is no longer the file pass 1 validated. */
+static json_t *judged_doc(run_file *rf, muonref_error *err)
+{
+  json_t *j = rf->doc;
+  rf->doc = NULL;
+  if (j)
+    return j;
+  struct stat now;
+  j = muonref_json_load_strict(rf->path, err);
+  if (j && (stat(rf->path, &now) != 0 || now.st_ino != rf->sb.st_ino || now.st_dev != rf->sb.st_dev ||
+            now.st_size != rf->sb.st_size || now.st_mtim.tv_sec != rf->sb.st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != rf->sb.st_mtim.tv_nsec)) {
+    json_decref(j);
+    muonref_fail(err, MUONREF_EFORMAT, "%s: changed while muonref check ran (every file is validated before the "
+                 "first case is judged): run it again", rf->path);
+    return NULL;
+  }
+  return j;
+}
+
+/* Before any case is judged: every entry of the results file that names a
+ * judged file names one of its cases (EFORMAT otherwise); entries for files
+ * not judged in this run are counted (c->not_judged) and the first named,
+ * for the report. */
+static int check_results_index(muonref_checker *c, muonref_error *err)
 {
   const char *key;
   json_t *v;
   json_object_foreach(c->results, key, v) {
-    char file[512];
+    char file[600];
     snprintf(file, sizeof file, "%s", key);
     char *hash = strrchr(file, '#');
     if (hash)
@@ -381,6 +465,8 @@ static int check_all_used(const muonref_checker *c, muonref_error *err)
     if (json_object_get(c->used, file) && !json_object_get(c->used, key))
       return muonref_fail(err, MUONREF_EFORMAT, "%s: a result for %s tcId %s, which is no case of that file",
                           c->results_path, file, hash ? hash + 1 : "?");
+    if (!json_object_get(c->used, file) && c->not_judged++ == 0)
+      snprintf(c->not_judged_file, sizeof c->not_judged_file, "%.200s", file);
   }
   return MUONREF_OK;
 }
@@ -392,12 +478,27 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
   if (!c->used)
     c->used = json_object();
   int st = muonref_files_collect(paths, n, &files, &count, err);
-  for (size_t i = 0; !st && i < count; i++)
-    st = check_file(c, files[i], err);
   if (!st && count == 0)
     st = muonref_fail(err, MUONREF_EFORMAT, "no vector files (*.json) under the given paths");
+  run_file *rf = st ? NULL : calloc(count, sizeof *rf);
+  if (!st && !rf)
+    st = muonref_fail(err, MUONREF_ENOMEM, "out of memory");
+  /* 1. every file read and validated, and the results file checked against their cases, before any case is
+   *    judged (spec/vectors.md 8); 2. the files judged */
+  off_t kept = 0;
+  for (size_t i = 0; !st && i < count; i++) {
+    rf[i].path = files[i];
+    st = index_file(c, &rf[i], &kept, err);
+  }
   if (!st && !c->fast)
-    st = check_all_used(c, err);
+    st = check_results_index(c, err);
+  for (size_t i = 0; !st && i < count; i++) {
+    json_t *j = judged_doc(&rf[i], err);
+    st = j ? check_file(c, files[i], j, err) : err->status;
+  }
+  for (size_t i = 0; rf && i < count; i++)
+    json_decref(rf[i].doc);
+  free(rf);
   muonref_files_free(files);
   return st;
 }
@@ -407,13 +508,14 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   fprintf(out, "\n%-28s %8s %8s  %s\n", "area", "passed", "failed", "worst deviation / allowance (passing cases)");
   for (int i = 0; i < c->n_areas; i++) {
     const muonref_area_count *a = &c->areas[i];
-    char known[48] = "";
+    char known[48] = "", *name = muonref_escape_dup(a->name, strlen(a->name), MUONREF_ESCAPE_TEXT);
     if (a->known)
       snprintf(known, sizeof known, "  (+%ld known)", a->known);
     if (a->any_passed)
-      fprintf(out, "%-28s %8ld %8ld  %.3g%s\n", a->name, a->passed, a->failed, a->worst, known);
+      fprintf(out, "%-28s %8ld %8ld  %.3g%s\n", name ? name : "?", a->passed, a->failed, a->worst, known);
     else
-      fprintf(out, "%-28s %8ld %8ld  -%s\n", a->name, a->passed, a->failed, known);
+      fprintf(out, "%-28s %8ld %8ld  -%s\n", name ? name : "?", a->passed, a->failed, known);
+    free(name);
   }
   if (c->order_cases) {
     fprintf(out, "bf16 evaluation orders matched (of %ld cases that tell them apart or not):", c->order_cases);
@@ -421,8 +523,8 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
       fprintf(out, " %s %ld%s", muonref_bf16_order_name((muonref_bf16_order)k), c->order_count[k],
               k + 1 < MUONREF_N_BF16_ORDERS ? "," : "\n");
     if (c->order_break[0])
-      fprintf(out, "WARNING: no one bf16 evaluation order matches every case (%s): the port evaluates "
-                   "Newton-Schulz differently in different cases\n", c->order_break);
+      fputs("WARNING: no one bf16 evaluation order matches every case (", out), put(out, c->order_break),
+          fputs("): the port evaluates Newton-Schulz differently in different cases\n", out);
   }
   if (c->norm_overflow)
     fprintf(out, "norm overflowed binary32: %ld case%s matched the alternative of a zero Newton-Schulz output "
@@ -435,22 +537,29 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     fprintf(out, "lifecycle: training-loop (zero_grad(set_to_none=True), gradients accumulated in .grad over two "
                  "micro-batches, step(closure))\n");
   if (c->platform[0])
-    fprintf(out, "platform (driver probe): %s\n", c->platform);
-  fprintf(out, "implementation: %s; Newton-Schulz in %s\n", c->impl_name, c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
+    fputs("platform (driver probe): ", out), put(out, c->platform), fputc('\n', out);
+  fputs("implementation: ", out), put(out, c->impl_name);
+  fprintf(out, "; Newton-Schulz in %s\n", c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
   if (c->baseline)
     fprintf(out, "baseline: %ld known failures not counted, %ld baseline cases pass now\n", c->known, c->fixed);
   const char *key;
   json_t *e;
-  json_object_foreach(c->diagnoses, key, e)
-    fprintf(out, "diagnosis: %lld failure%s [%s]: %s\n", (long long)json_integer_value(json_object_get(e, "count")),
-            json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s", key,
-            json_string_value(json_object_get(e, "text")));
+  json_object_foreach(c->diagnoses, key, e) {
+    fprintf(out, "diagnosis: %lld failure%s [", (long long)json_integer_value(json_object_get(e, "count")),
+            json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s");
+    put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text"))), fputc('\n', out);
+  }
   if (c->undiagnosed)
     fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
             c->undiagnosed);
   if (c->sharded_failed)
     fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
             c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
+  if (c->not_judged) {
+    fprintf(out, "not judged: %ld results entr%s for files not given in this run (", c->not_judged,
+            c->not_judged == 1 ? "y" : "ies");
+    put(out, c->not_judged_file), fputs(c->not_judged > 1 ? ", ...)\n" : ")\n", out);
+  }
   fprintf(out, "%ld passed, %ld failed\n", c->passed, c->failed);
 }
 
@@ -481,25 +590,17 @@ int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error
 
 int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err)
 {
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return muonref_fail(err, MUONREF_EIO, "%s: path too long", path);
-  FILE *f = fopen(tmp, "w");
+  muonref_output out;
+  FILE *f = muonref_output_open(&out);
   if (!f)
-    return muonref_fail(err, MUONREF_EIO, "%s: %s", tmp, strerror(errno));
-  fprintf(f, "# muonref check expected failures of %s: one FILE#TCID per line (--baseline reads it)\n", c->impl_name);
+    return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
+  fputs("# muonref check expected failures of ", f), put(f, c->impl_name);
+  fputs(": one FILE#TCID per line (--baseline reads it)\n", f);
   const char *key;
   json_t *v;
-  json_object_foreach(c->failures, key, v)
-    fprintf(f, "%s  %s\n", key, json_string_value(v) ? json_string_value(v) : "");
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(e));
-  }
-  return MUONREF_OK;
+  json_object_foreach(c->failures, key, v) /* escaped: a comment cannot start a line of its own */
+    put(f, key), fputs("  ", f), put(f, json_string_value(v)), fputc('\n', f);
+  return muonref_output_commit(&out, path, NULL, NULL, 0, err);
 }
 
 void muonref_checker_free(muonref_checker *c)

@@ -38,7 +38,7 @@ typedef struct muonref_checker {
   muonref_ns_format format;
   int fault;                /* fast path: deliberate fault (0 none) */
   json_t *results;          /* results mode: "file#tcId" -> result entry */
-  json_t *used;             /* results mode: the keys a case asked for */
+  json_t *used;             /* the judged files: base name -> path, and "FILE#TCID" -> true for each case */
   char results_path[1024];
   json_t *written;          /* fast mode: results to write, or NULL */
   char impl_name[256];
@@ -59,6 +59,8 @@ typedef struct muonref_checker {
   char lifecycle[32];       /* results lifecycle: the driver's "lifecycle" ("assign", "training-loop") or "" */
   char platform[1024];      /* results mode: the driver's "platform" findings, one line */
   json_t *baseline;         /* known failures "file#tcId" -> true, or NULL */
+  long not_judged;          /* results entries for files not judged in this run */
+  char not_judged_file[256]; /* the first of those files */
   long known, fixed;        /* failures listed in the baseline; baseline cases now passing */
   json_t *failures;         /* every failing case "file#tcId" -> comment (for --write-failures) */
   int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
@@ -91,7 +93,12 @@ int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error
 /* Writes every failing case as an expected-failures file (atomically). */
 int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err);
 
-/* Judges every case of the vector files named by paths (files or folders). */
+/* Judges every case of the vector files named by paths (files or folders):
+ * first reads and validates every file and checks the results file against
+ * their cases (an entry for a judged file with an unknown tcId, or two
+ * files of one base name: MUONREF_EFORMAT), then judges.  Errors: those of
+ * reading and validating (MUONREF_EIO, MUONREF_EFORMAT), of judging, and of
+ * c->on_case. */
 int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err);
 
 /* Prints the per-area table and the closing "N passed, N failed" line. */

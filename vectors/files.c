@@ -9,6 +9,7 @@
 #include "files.h"
 #include "validate.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 typedef struct list { char **v; size_t n, cap; } list;
 
@@ -152,17 +153,18 @@ json_t *muonref_vector_file_load(const char *path, muonref_error *err)
 
 int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err)
 {
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-    return muonref_fail(err, MUONREF_EIO, "%.200s...: cannot write: path too long", path);
   size_t flags = JSON_REAL_PRECISION(17) | (indent ? JSON_INDENT(indent) : JSON_COMPACT);
-  FILE *f = fopen(tmp, "w");
-  int ok = f && json_dumpf(j, f, flags) == 0 && fputc('\n', f) != EOF;
-  if (f)
-    ok = (fclose(f) == 0) && ok;
-  if (ok && rename(tmp, path) == 0)
-    return MUONREF_OK;
-  int e = errno;
-  unlink(tmp);
-  return muonref_fail(err, MUONREF_EIO, "%s: cannot write: %s", path, strerror(e));
+  char *text = json_dumps(j, flags | JSON_ENCODE_ANY);
+  if (!text)
+    return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory composing the JSON text", path);
+  size_t n = strlen(text);
+  char *line = realloc(text, n + 2);
+  if (!line) {
+    free(text);
+    return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory composing the JSON text", path);
+  }
+  line[n] = '\n', line[n + 1] = '\0';
+  int st = muonref_output_write(path, line, n + 1, NULL, NULL, 0, err);
+  free(line);
+  return st;
 }

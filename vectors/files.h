@@ -21,8 +21,12 @@ void muonref_files_free(char **files);
  * N): rule" for the content). */
 json_t *muonref_vector_file_load(const char *path, muonref_error *err);
 
-/* Writes j to path through a temporary file and rename(2), sorted keys off,
- * indented by `indent` (0: compact).  Errors: MUONREF_EIO. */
+/* Writes j to path as one line of JSON text (indented by `indent`; 0:
+ * compact; keys in their order) by muonref_output_write (core/output.h): a
+ * regular file or a new name through a temporary file and rename(2), a
+ * FIFO, a character device, /dev/stdout or a symbolic link written
+ * through, never replaced.  Errors: MUONREF_EIO ("PATH: cannot write:
+ * REASON"), MUONREF_ENOMEM. */
 int muonref_json_write_atomic(const json_t *j, const char *path, int indent, muonref_error *err);
 
 /* The golden vectors used when a command is given none: "vectors" (the

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "files.h"
 #include "gen.h"
+#include "gen_commit.h"
 #include "gen_run.h"
 #include "core/fail.h"
 #include "muonref/profile.h"
@@ -466,13 +467,6 @@ static json_t *file_json(const char *profile, const char *area, const char *head
   return f;
 }
 
-/* Removes the temporary files of a failed run. */
-static void unlink_all(char paths[][4200], size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    unlink(paths[i]);
-}
-
 int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, const char *only_profile, int threads,
                     gen_summary *sum, muonref_error *err)
 {
@@ -498,9 +492,10 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   }
   if (!mpfr_buildopt_tls_p()) /* MPFR's caches and flags are global without TLS: one thread */
     threads = 1;
-  /* the longest name written below is DIR/PROFILE/PROFILE_AREA.json.new
-   * (muonref_json_write_atomic adds .tmp.PID): refuse a folder whose paths
-   * would not fit PATH_MAX (4096) rather than truncate them */
+  /* the longest name written below is DIR/PROFILE/PROFILE_AREA.json (the
+   * staged copies, DIR/.muonref-gen-XXXXXX/K.json.muonref-XXXXXX, are
+   * shorter): refuse a folder whose paths would not fit PATH_MAX (4096)
+   * rather than truncate them */
   size_t longest = 0, longest_p = 0;
   for (size_t a = 0; a < n_areas; a++)
     longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
@@ -515,21 +510,25 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
    *    inputs: an area's seed does not depend on the profile);
    * 2. their reference computations on `threads` threads, each into its
    *    case's own JSON object, so that the bytes do not depend on it;
-   * 3. every file written to a temporary name first and renamed into place
-   *    only when all of them were written, so a failure leaves no partial set */
+   * 3. every file staged in a private folder and renamed into place only
+   *    when all of them were written, a failed rename undoing the ones
+   *    before it, so a failure leaves no partial set (gen_commit.h) */
   enum { MAXF = 16 * (sizeof AREAS / sizeof AREAS[0]) };
   static gen_ctx ctx[MAXF];
   gen_ctx *run[MAXF];
   size_t area_of[MAXF], n_run = 0;
-  mkdir(out_dir, 0777);
-  for (size_t p = 0; p < n_profiles && p < 16; p++) {
+  gen_commit set; /* the output folder locked for this run (vectors/gen_commit.h) */
+  int st = muonref_gen_commit_begin(&set, out_dir, err);
+  for (size_t p = 0; !st && p < n_profiles && p < 16; p++) {
     const char *profile = muonref_profile_name(p);
     if (!profile || (only_profile && strcmp(only_profile, profile)))
       continue;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
-    if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0)
-      return muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
+    if (mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0) {
+      st = muonref_fail(err, MUONREF_EIO, "%s: cannot create the output folder", dir);
+      break;
+    }
     for (size_t a = 0; a < n_areas; a++) {
       if ((only && strcmp(only, AREAS[a].name)) || !profile_has_area(profile, AREAS[a].name))
         continue;
@@ -541,15 +540,12 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
       run[n_run++] = g;
     }
   }
-  gen_run_jobs(run, n_run, threads); /* a thread that did not start leaves its share to the others */
-  static char tmp[MAXF][4200], final[MAXF][4200];
-  size_t n_written = 0;
-  int st = MUONREF_OK;
+  if (!st)
+    gen_run_jobs(run, n_run, threads); /* a thread that did not start leaves its share to the others */
   for (size_t k = 0; k < n_run && !st; k++) {
     gen_ctx *g = run[k];
     size_t a = area_of[k];
     if (g->failed) {
-      unlink_all(tmp, n_written);
       st = muonref_fail(err, MUONREF_ENUMERIC, "%s area %s: %s (no file was written)", g->profile, AREAS[a].name,
                         g->error);
       break;
@@ -557,25 +553,22 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
     const char *missing;
     json_t *note = notes(g->groups, &missing);
     if (!note) {
-      unlink_all(tmp, n_written);
       st = muonref_fail(err, MUONREF_ENUMERIC, "area %s: flag %s has no note in vectors/gen.c's table (no file was "
                         "written)", AREAS[a].name, missing);
       break;
     }
     json_t *f = file_json(g->profile, AREAS[a].name, AREAS[a].header, g->groups, note, g->n_tests);
     g->groups = NULL; /* f owns it */
-    snprintf(final[n_written], sizeof final[0], "%s/%s/%s_%s.json", out_dir, g->profile, g->profile, AREAS[a].name);
-    snprintf(tmp[n_written], sizeof tmp[0], "%.4100s.new", final[n_written]);
-    int wst = muonref_json_write_atomic(f, tmp[n_written], 1, err);
+    char final[4200];
+    snprintf(final, sizeof final, "%s/%s/%s_%s.json", out_dir, g->profile, g->profile, AREAS[a].name);
+    int wst = muonref_gen_commit_stage(&set, f, final, err);
     json_decref(f);
     if (wst) {
       char msg[MUONREF_ERROR_MESSAGE_MAX];
       snprintf(msg, sizeof msg, "%s", err->message);
-      unlink_all(tmp, n_written);
       st = muonref_fail(err, wst, "%.480s (no file was written)", msg);
       break;
     }
-    n_written++;
     sum->files++;
     sum->tests += g->n_tests;
     sum->bf16_certified += g->n_bf16_certified;
@@ -585,14 +578,11 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
     json_decref(run[k]->groups);
     run[k]->groups = NULL;
   }
+  if (!st)
+    st = muonref_gen_commit_finish(&set, err);
+  muonref_gen_commit_end(&set);
   if (st)
     return st;
-  for (size_t i = 0; i < n_written; i++)
-    if (rename(tmp[i], final[i]) != 0) {
-      unlink_all(tmp + i, n_written - i);
-      return muonref_fail(err, MUONREF_EIO, "%s: cannot rename into place (%zu of %zu files were replaced)", final[i], i,
-                          n_written);
-    }
   snprintf(sum->dir, sizeof sum->dir, "%s", out_dir);
   return MUONREF_OK;
 }

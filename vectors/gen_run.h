@@ -18,11 +18,16 @@ typedef struct gen_summary { long files, tests, bf16_certified, left_out; int th
  * correct-rounding check).  The cases' reference computations run on
  * `threads` threads (0: one per online core; 1 when MPFR was built without
  * thread-local storage, mpfr_buildopt_tls_p()); the files are the same
- * bytes for every thread count (sum->threads reports the count used).  All files are written under temporary names and
- * renamed into place only when every one was written.  Errors:
- * MUONREF_EOPTION (unknown area or profile; threads outside 0..GEN_MAX_THREADS), MUONREF_EIO (the folder or a file cannot
- * be written; no file is replaced), MUONREF_ENUMERIC (a reference value
- * could not be certified; no file is replaced). */
+ * bytes for every thread count (sum->threads reports the count used).  The
+ * folder is locked for the run (a concurrent gen into it is refused), all
+ * files are staged and renamed into place only when every one was written,
+ * and a failed rename restores the files replaced before it
+ * (vectors/gen_commit.h).  Errors: MUONREF_EOPTION (unknown area or
+ * profile; threads outside 0..GEN_MAX_THREADS), MUONREF_EIO (the folder is
+ * locked by another run, or it or a file cannot be written; the old set is
+ * unchanged), MUONREF_ENUMERIC (a reference value could not be certified;
+ * no file is replaced).  Test hook (MUONREF_TEST_HOOKS builds):
+ * MUONREF_TEST_GEN_FAIL_RENAME=K makes the K-th rename into place fail. */
 int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, const char *only_profile, int threads,
                     gen_summary *sum, muonref_error *err);
 

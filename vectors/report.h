@@ -8,12 +8,16 @@
  *    and Maven Surefire's surefire-test-report-3.0.xsd; vectors/junit.xsd is
  *    our own schema of the subset we write, and tests/report-formats.sh
  *    validates our output against it with xmllint.
- *  - TAP version 14 (report_tap.c; https://testanything.org/tap-version-14-specification.html)
- *    streamed case by case; tests/report-formats.sh parses it with Perl's
- *    TAP::Parser (prove's parser).
+ *  - TAP version 14 or 13 (report_tap.c;
+ *    https://testanything.org/tap-version-14-specification.html,
+ *    tap-version-13-specification.html) streamed case by case;
+ *    tests/report-formats.sh parses it with Perl's TAP::Parser and prove.
  *
- * Nothing is half-written: the JUnit file appears whole (temporary file and
- * rename(2)) or not at all; a TAP stream that stops early ends in "Bail out!". */
+ * Nothing is half-written: the JUnit file is composed in memory and written
+ * by muonref_output_write (core/output.h: a regular file or a new name
+ * appears whole, through a temporary file and rename(2), or not at all; a
+ * FIFO, a device, /dev/stdout or a symbolic link is written through, never
+ * replaced); a TAP stream that stops early ends in "Bail out!". */
 #ifndef MUONREF_VECTORS_REPORT_H
 #define MUONREF_VECTORS_REPORT_H
 
@@ -46,27 +50,38 @@ void muonref_case_log_free(muonref_case_log *log);
  * COMMENT" file="FILE" time="SECONDS">, a failing one with
  * <failure message="JUDGE'S MESSAGE" type="muonref.judge"> whose text is
  * the message and, when not empty, a "diagnosis: ..." line.  Characters
- * XML 1.0 forbids are written as U+FFFD.  Written to a temporary file in
- * path's folder, then renamed over path.  Errors: MUONREF_EIO naming path
- * (folder missing or not writable, disk full); nothing is left behind. */
+ * XML 1.0 forbids are written as U+FFFD.  Written by muonref_output_write
+ * (core/output.h).  Errors: MUONREF_EIO "--junit PATH: cannot write: WHY"
+ * (folder missing or not writable, disk full, a folder or a block device
+ * at path, a dangling symbolic link); nothing is left behind. */
 int muonref_junit_write(const muonref_case_log *log, const char *impl, const char *ns_format, const char *path,
                         muonref_error *err);
 
-/* A TAP version 14 stream on out. */
+/* A TAP stream on out, version 14 or 13.  The stream uses only what both
+ * versions share (test points, "\#" escapes, YAML blocks, the plan last),
+ * so the version line alone differs: 13 for consumers that refuse 14, such
+ * as Debian 12's prove (Test::Harness 3.44: "TAP specified version 14 but
+ * we don't know about versions later than 13", "Result: FAIL" for an
+ * all-pass stream). */
 typedef struct muonref_tap {
   FILE *out;
-  long n; /* test points written */
+  long n;      /* test points written */
+  int version; /* 13 or 14 */
 } muonref_tap;
 
-/* Writes "TAP version 14" and a comment naming the implementation. */
-void muonref_tap_begin(muonref_tap *t, FILE *out, const char *impl);
-/* Writes one test point: "ok N - PROFILE.AREA FILE#TCID COMMENT" ('#' and
- * '\' escaped as TAP 14 requires, newlines as spaces) and, for a failure, a
- * YAML block (message, diagnosis, file, tcId, kind, flags). */
+/* Writes "TAP version VERSION" (13 or 14) and a comment naming the
+ * implementation. */
+void muonref_tap_begin(muonref_tap *t, FILE *out, const char *impl, int version);
+/* Writes one test point: "ok N - PROFILE.AREA FILE#TCID COMMENT" (escaped
+ * by escape.h's TAP mode: '#' and '\' as TAP 14 requires, line breaks as
+ * spaces, controls as U+FFFD) and, for a failure, a YAML block (message,
+ * diagnosis, file, tcId, kind, flags; JSON strings of the YAML-escaped
+ * values). */
 void muonref_tap_case(muonref_tap *t, const muonref_case_verdict *v);
 /* Writes the plan "1..N" (TAP 14 allows it last). */
 void muonref_tap_end(muonref_tap *t);
-/* Writes "Bail out! WHY" (first line of why only): the run stopped early. */
+/* Writes "Bail out! WHY" (why on one line, escaped as a description): the
+ * run stopped early. */
 void muonref_tap_bail(muonref_tap *t, const char *why);
 
 #endif

@@ -1,13 +1,12 @@
 /* muonref: JUnit XML report of a check run (see report.h). */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "escape.h"
 #include "report.h"
 #include "core/fail.h"
+#include "core/output.h"
 
 static char *dup_or_empty(const char *s)
 {
@@ -45,13 +44,16 @@ void muonref_case_log_free(muonref_case_log *log)
   memset(log, 0, sizeof *log);
 }
 
-/* Writes s as XML character data or attribute text: the five markup
- * characters as entities, tab/newline/CR kept (as references inside an
- * attribute, so that they survive attribute normalisation), other C0
- * controls (not allowed in XML 1.0) as U+FFFD.  Input is taken as UTF-8. */
+/* Writes s as XML character data or attribute text: first escaped for XML
+ * (escape.h: invalid UTF-8, controls other than tab, line feed and carriage
+ * return, noncharacters such as U+FFFE and U+FFFF as U+FFFD), then the
+ * five markup characters as entities and tab/newline/CR kept (as
+ * references inside an attribute, so that they survive attribute
+ * normalisation). */
 static void xml_text(FILE *f, const char *s, int attribute)
 {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  char *t = muonref_escape_dup(s, strlen(s), MUONREF_ESCAPE_XML);
+  for (const unsigned char *p = (const unsigned char *)(t ? t : "(out of memory)"); *p; p++) {
     switch (*p) {
     case '&': fputs("&amp;", f); break;
     case '<': fputs("&lt;", f); break;
@@ -61,13 +63,10 @@ static void xml_text(FILE *f, const char *s, int attribute)
     case '\n': fputs(attribute ? "&#10;" : "\n", f); break;
     case '\r': fputs("&#13;", f); break;
     case '\t': fputs(attribute ? "&#9;" : "\t", f); break;
-    default:
-      if (*p < 0x20)
-        fputs("\xef\xbf\xbd", f);
-      else
-        fputc(*p, f);
+    default: fputc(*p, f);
     }
   }
+  free(t);
 }
 
 static void classname(const muonref_case_record *r, char *buf, size_t n)
@@ -103,7 +102,9 @@ static void write_case(FILE *f, const muonref_case_record *r)
     fputs("\ndiagnosis: ", f);
     xml_text(f, r->diagnosis, 0);
   }
-  fprintf(f, "\nkind: %s; flags: ", r->kind);
+  fputs("\nkind: ", f);
+  xml_text(f, r->kind, 0);
+  fputs("; flags: ", f);
   xml_text(f, r->flags, 0);
   fputs("</failure>\n    </testcase>\n", f);
 }
@@ -161,40 +162,15 @@ static void write_xml(FILE *f, const muonref_case_log *log, const char *impl, co
 int muonref_junit_write(const muonref_case_log *log, const char *impl, const char *ns_format, const char *path,
                         muonref_error *err)
 {
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16), *done = calloc(log->n + 1, 1);
-  if (!tmp || !done) {
-    free(tmp), free(done);
+  char *done = calloc(log->n + 1, 1);
+  char label[4200];
+  muonref_output out;
+  if (!done || !muonref_output_open(&out)) {
+    free(done);
     return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
   }
-  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    int e = errno;
-    free(tmp), free(done);
-    return muonref_fail(err, MUONREF_EIO, "--junit %s: cannot create a file beside it: %s", path, strerror(e));
-  }
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask); /* mkstemp made it 0600: give it a new file's usual mode */
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    int e = errno;
-    close(fd), unlink(tmp), free(tmp), free(done);
-    return muonref_fail(err, MUONREF_EIO, "--junit %s: %s", path, strerror(e));
-  }
-  write_xml(f, log, impl, ns_format, done);
+  write_xml(out.f, log, impl, ns_format, done);
   free(done);
-  int bad = ferror(f);
-  int e = errno;
-  if (fclose(f) != 0 && !bad)
-    bad = 1, e = errno;
-  if (!bad && rename(tmp, path) != 0)
-    bad = 1, e = errno;
-  if (bad) {
-    unlink(tmp), free(tmp);
-    return muonref_fail(err, MUONREF_EIO, "--junit %s: cannot write: %s", path, strerror(e));
-  }
-  free(tmp);
-  return MUONREF_OK;
+  snprintf(label, sizeof label, "--junit %s", path);
+  return muonref_output_commit(&out, path, label, NULL, 0, err);
 }

@@ -1,44 +1,42 @@
-/* muonref: TAP version 14 report of a check run (see report.h).  The
- * format: https://testanything.org/tap-version-14-specification.html */
+/* muonref: TAP version 14 (or 13) report of a check run (see report.h).
+ * The format: https://testanything.org/tap-version-14-specification.html */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "report.h"
 
-/* A test point's description: '#' and '\' escaped ("\#", "\\": TAP 14,
- * "Escaping"), line breaks as spaces (a description is one line), other
- * control characters as U+FFFD (as in the JUnit report). */
+/* A test point's description (escape.h, TAP mode): '#' and '\' escaped
+ * ("\#", "\\": TAP 14, "Escaping"), tab and line breaks as spaces (a
+ * description is one line), other control characters, noncharacters and
+ * invalid UTF-8 as U+FFFD (as in the JUnit report). */
 static void description(FILE *f, const char *s)
 {
-  for (; *s; s++) {
-    if (*s == '#' || *s == '\\')
-      fputc('\\', f), fputc(*s, f);
-    else if (*s == '\n' || *s == '\r')
-      fputc(' ', f);
-    else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      fputs("\xef\xbf\xbd", f);
-    else
-      fputc(*s, f);
-  }
+  muonref_escape_fputs(f, s, MUONREF_ESCAPE_TAP);
 }
 
 /* One "key: value" line of a YAML diagnostic block, the value as a JSON
- * string (a valid YAML double-quoted scalar). */
+ * string (a valid YAML double-quoted scalar): escaped for YAML first
+ * (escape.h: no invalid UTF-8, no character YAML forbids; the C0 controls
+ * as JSON's \uXXXX). */
 static void yaml_string(FILE *f, const char *key, const char *value)
 {
-  json_t *s = json_string(value);
+  char *clean = muonref_escape_dup(value ? value : "", value ? strlen(value) : 0, MUONREF_ESCAPE_YAML);
+  json_t *s = clean ? json_string(clean) : NULL;
   char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
-  fprintf(f, "  %s: %s\n", key, text ? text : "\"(not representable)\"");
+  fprintf(f, "  %s: %s\n", key, text ? text : "\"(out of memory)\"");
   free(text);
+  free(clean);
   json_decref(s);
 }
 
-void muonref_tap_begin(muonref_tap *t, FILE *out, const char *impl)
+void muonref_tap_begin(muonref_tap *t, FILE *out, const char *impl, int version)
 {
   t->out = out;
   t->n = 0;
-  fputs("TAP version 14\n# muonref check: ", out);
+  t->version = version == 13 ? 13 : 14;
+  fprintf(out, "TAP version %d\n# muonref check: ", t->version);
   description(out, impl);
   fputc('\n', out);
   fflush(out);
@@ -81,8 +79,7 @@ void muonref_tap_end(muonref_tap *t)
 void muonref_tap_bail(muonref_tap *t, const char *why)
 {
   fputs("Bail out! ", t->out);
-  for (const char *s = why; *s && *s != '\n'; s++)
-    fputc(*s, t->out);
+  description(t->out, why); /* one line: line breaks as spaces */
   fputc('\n', t->out);
   fflush(t->out);
 }

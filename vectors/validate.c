@@ -19,13 +19,18 @@
 
 json_t *muonref_json_load_strict(const char *path, muonref_error *err)
 {
+  return muonref_json_load(path, 0, err);
+}
+
+json_t *muonref_json_load(const char *path, int allow_nul, muonref_error *err)
+{
   struct stat sb;
   if (stat(path, &sb) != 0)
     return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno)), NULL;
   if (S_ISDIR(sb.st_mode))
     return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a JSON file", path), NULL;
   json_error_t je;
-  json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES | (allow_nul ? JSON_ALLOW_NUL : 0), &je);
   if (!j) {
     if (je.line < 0 || access(path, R_OK) != 0)
       muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, je.text);
@@ -69,7 +74,9 @@ static int only_members(ctx *c, const json_t *o, const char *what, const char *c
   return MUONREF_OK;
 }
 
-static int is_string(const json_t *j) { return json_is_string(j); }
+/* A string without NUL bytes (a results file is loaded with JSON_ALLOW_NUL
+ * so that a port's message may hold one: only "error" and "skipped" may). */
+static int is_string(const json_t *j) { return json_is_string(j) && json_string_length(j) == strlen(json_string_value(j)); }
 
 /* An integer member in [lo, hi]. */
 static int int_in(ctx *c, const json_t *v, const char *name, long long lo, long long hi, long long *out)
@@ -911,6 +918,8 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
   const json_t *nt = json_object_get(j, "numberOfTests");
   if (!json_is_integer(nt) || json_integer_value(nt) != n_tests)
     return failv(&c, "member \"numberOfTests\" must be %lld, the number of tests in the file", n_tests);
+  if (n_tests == 0) /* it would pass any implementation with "0 passed, 0 failed" */
+    return failv(&c, "the file holds no test (a vector file holds at least one)");
   return MUONREF_OK;
 }
 
@@ -964,9 +973,9 @@ static int entry_ok(ctx *c, const json_t *e)
                     "\"error\" or \"skipped\"; this one has %d", outcomes);
   if ((st = only_members(c, e, "the entry", ps ? STEP : out ? NS : er ? ERR : SKIP)))
     return st;
-  if (er && !is_string(er))
+  if (er && !json_is_string(er)) /* NUL bytes allowed: judged as the port's failure (judge.c) */
     return failv(c, "\"error\" must be a string (the message the implementation raised)");
-  if (sk && !is_string(sk))
+  if (sk && !json_is_string(sk))
     return failv(c, "\"skipped\" must be a string (why)");
   if (ps) {
     if (!json_is_array(ps))
@@ -1019,15 +1028,15 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
   const json_t *impl = json_object_get(j, "implementation");
   if (impl && !is_string(impl))
     return failv(&c, "member \"implementation\" must be a string");
-  const char *fmt = json_string_value(json_object_get(j, "nsFormat"));
+  const char *fmt = is_string(json_object_get(j, "nsFormat")) ? json_string_value(json_object_get(j, "nsFormat")) : NULL;
   if (!fmt || (strcmp(fmt, "bf16") && strcmp(fmt, "fp32")))
     return failv(&c, "member \"nsFormat\" must be \"bf16\" or \"fp32\"");
   const json_t *mode = json_object_get(j, "mode"), *plat = json_object_get(j, "platform");
-  if (mode && !(json_is_string(mode) && (!strcmp(json_string_value(mode), "raw") ||
+  if (mode && !(is_string(mode) && (!strcmp(json_string_value(mode), "raw") ||
                                          !strcmp(json_string_value(mode), "neutral"))))
     return failv(&c, "member \"mode\" must be \"raw\" or \"neutral\" (the driver's --mode)");
   const json_t *lc = json_object_get(j, "lifecycle");
-  if (lc && !(json_is_string(lc) && (!strcmp(json_string_value(lc), "assign") ||
+  if (lc && !(is_string(lc) && (!strcmp(json_string_value(lc), "assign") ||
                                      !strcmp(json_string_value(lc), "training-loop"))))
     return failv(&c, "member \"lifecycle\" must be \"assign\" or \"training-loop\" (the driver's --lifecycle)");
   if (plat && !json_is_object(plat))
@@ -1052,12 +1061,12 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
     return failv(&c, "member \"results\" must be an array");
   for (size_t i = 0; i < json_array_size(rs); i++) {
     const json_t *e = json_array_get(rs, i);
-    const char *f = json_string_value(json_object_get(e, "file"));
+    const char *f = is_string(json_object_get(e, "file")) ? json_string_value(json_object_get(e, "file")) : NULL;
     snprintf(c.where, sizeof c.where, "results[%zu]", i);
     if (!json_is_object(e))
       return failv(&c, "an entry must be an object");
     if (!f || !f[0] || strchr(f, '/'))
-      return failv(&c, "\"file\" must be the base name of a vector file (no '/')");
+      return failv(&c, "\"file\" must be the base name of a vector file (no '/', no NUL byte)");
     long long id;
     if ((st = int_in(&c, json_object_get(e, "tcId"), "tcId", 1, TCID_MAX, &id)))
       return st;

@@ -19,6 +19,10 @@
  * MUONREF_EIO (missing, a folder, unreadable), MUONREF_EFORMAT
  * ("FILE:LINE:COL: what" for syntax errors and duplicate keys). */
 json_t *muonref_json_load_strict(const char *path, muonref_error *err);
+/* The same, with JSON_ALLOW_NUL when allow_nul is set (a results file: a
+ * port's "error" or "skipped" string may hold "\u0000", which fails that
+ * case; every other string with a NUL is refused by validation). */
+json_t *muonref_json_load(const char *path, int allow_nul, muonref_error *err);
 
 /* Checks every member of the vector file j (loaded from `file`, used in
  * messages): the header (schema, formatVersion 1, generator, a known

@@ -33,7 +33,7 @@ MUONREF_API float muonref_bf16_round(float x);
  * of a binary32 and a bf16 value, which binary64 holds exactly. */
 MUONREF_API float muonref_bf16_round_double(double x);
 
-/* Rounds each of x[0..n) to bf16 in place. */
+/* Rounds each of x[0..n) to bf16 in place (x NULL: nothing). */
 MUONREF_API void muonref_bf16_round_array(float *x, size_t n);
 
 #ifdef __cplusplus

@@ -30,7 +30,8 @@ typedef struct muonref_grad {
  *   complex -> MUONREF_EGRAD "Muon does not support complex gradients"
  *   NaN/Inf -> MUONREF_ENONFINITE "Non-finite gradient for parameter 2:
  *              element 17 is nan"
- * A NULL data pointer (no gradient) is valid. */
+ * A NULL data pointer (no gradient) is valid; g NULL is MUONREF_EOPTION
+ * ("muonref_grad_check: g must not be NULL (gradient 2)"). */
 MUONREF_API MUONREF_NODISCARD int muonref_grad_check(const muonref_grad *g, size_t index, size_t numel, muonref_error *err);
 
 /* Gradient clipping by the global norm (muonref_options.clip_grad_norm,
@@ -48,11 +49,11 @@ MUONREF_API double muonref_clip_coeff(double max_norm, double total_norm);
 
 /* g[j] = R32(g[j] * R32(coeff)) for j < n, in place (the product of two
  * binary32 values is exact in binary64, so one rounding, as a float32
- * multiply by the float32 scale); coeff 1.0 changes nothing. */
+ * multiply by the float32 scale); coeff 1.0 or g NULL changes nothing. */
 MUONREF_API void muonref_clip_scale(float *g, size_t n, double coeff);
 
 /* The sum of squares of g[0..n) in binary64 (the fast path's norm:
- * total_norm = sqrt of the sum over every gradient). */
+ * total_norm = sqrt of the sum over every gradient); 0 for g NULL. */
 MUONREF_API double muonref_grad_sumsq(const float *g, size_t n);
 
 #ifdef __cplusplus

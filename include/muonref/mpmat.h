@@ -31,8 +31,12 @@ typedef struct muonref_mpmat {
   mpfr_t *e; /* e[i * cols + j]; NULL when rows * cols == 0 */
 } muonref_mpmat;
 
+/* NULL arguments: the functions that return a status return
+ * MUONREF_EOPTION (these take no error report), the others do nothing
+ * (is_finite returns 0; frobenius sets out to NaN for m NULL). */
+
 /* Initializes m as a (rows, cols) matrix of +0 at precision prec (bits).
- * Returns MUONREF_OK; MUONREF_EOPTION when prec is outside
+ * Returns MUONREF_OK; MUONREF_EOPTION when m is NULL, prec is outside
  * [MUONREF_REF_PREC_MIN, MPFR_PREC_MAX] or rows * cols overflows;
  * MUONREF_ENOMEM.  On failure m is left empty (clear is a no-op on it). */
 MUONREF_API MUONREF_NODISCARD int muonref_mpmat_init(muonref_mpmat *m, size_t rows, size_t cols, mpfr_prec_t prec);

@@ -46,7 +46,8 @@ enum {
  * (as PyTorch's bf16 kernels do); otherwise the MUONREF_NSR_* reasons.
  * MUONREF_NSR_BF16_ACCUM may be set on a certified result: test
  * (*uncertain & MUONREF_NSR_UNCERTAIN) for the certificate.
- * Returns MUONREF_OK or MUONREF_ENOMEM. */
+ * Returns MUONREF_OK or MUONREF_ENOMEM; MUONREF_EOPTION for out, in or o
+ * NULL, or rows * cols overflowing. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                                                       unsigned *uncertain, muonref_error *err);
 

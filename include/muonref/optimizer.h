@@ -32,6 +32,10 @@ typedef struct muonref_optimizer muonref_optimizer;
  * (muonref_options_validate) and routes every shape (muonref_route_param).
  * Returns the optimizer, or NULL with err set (MUONREF_EOPTION,
  * MUONREF_ESHAPE with the message of the offending group, MUONREF_ENOMEM).
+ * MUONREF_EOPTION names the argument for impossible arguments: groups NULL
+ * with n_groups > 0 ("muonref_optimizer_create: groups is NULL and n_groups
+ * is 1"), a group's shapes NULL with n_params > 0, parameter counts whose
+ * sum passes what memory can hold (a sum that would wrap past SIZE_MAX).
  * The groups are copied; the caller keeps ownership of its arrays. */
 MUONREF_API muonref_optimizer *muonref_optimizer_create(const muonref_group *groups, size_t n_groups,
                                                         muonref_error *err);
@@ -49,9 +53,9 @@ MUONREF_API muonref_optimizer *muonref_optimizer_create_named(const muonref_grou
 /* Frees the optimizer and its state (NULL is a no-op). */
 MUONREF_API void muonref_optimizer_free(muonref_optimizer *opt);
 
-/* Number of parameters (the n_params every step takes), and the routing
- * of parameter i (owned by opt, valid until muonref_optimizer_free; NULL
- * for i out of range). */
+/* Number of parameters (the n_params every step takes; 0 for opt NULL),
+ * and the routing of parameter i (owned by opt, valid until
+ * muonref_optimizer_free; NULL for i out of range or opt NULL). */
 MUONREF_API size_t muonref_optimizer_param_count(const muonref_optimizer *opt);
 MUONREF_API const muonref_route *muonref_optimizer_route(const muonref_optimizer *opt, size_t i);
 
@@ -75,7 +79,11 @@ MUONREF_API const muonref_route *muonref_optimizer_route(const muonref_optimizer
  * Returns MUONREF_OK, MUONREF_EGRAD, MUONREF_ENONFINITE, MUONREF_ENUMERIC,
  * MUONREF_EOPTION (NULL opt, params or grads; params[i] NULL where grads[i]
  * has data; "muonref_optimizer_step: n_params is N, the optimizer has M
- * parameters" when the counts differ) or MUONREF_ENOMEM. */
+ * parameters" when the counts differ), MUONREF_ESTATE when a step count it
+ * would advance is already MUONREF_MAX_STEP (a state imported at the limit:
+ * "Step for parameter 0: its step count is 9007199254740992, the most a
+ * state may count (MUONREF_MAX_STEP, 2^53)"; nothing is written) or
+ * MUONREF_ENOMEM. */
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params,
                                                          float *const *params, const muonref_grad *grads,
                                                          muonref_error *err);
@@ -93,21 +101,24 @@ MUONREF_API MUONREF_NODISCARD int muonref_optimizer_state(const muonref_optimize
  * st->use_muon differs from the parameter's routing, st->numel from its size,
  * a needed buffer is NULL, step < 1 for an initialized state, step above
  * MUONREF_MAX_STEP, initialized or use_muon not 0 or 1, or st NULL; also
- * MUONREF_ENONFINITE for a non-finite buffer value, MUONREF_ENOMEM. */
+ * MUONREF_ENONFINITE for a non-finite buffer value, MUONREF_ENOMEM;
+ * MUONREF_EOPTION for opt NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i,
                                                               const muonref_param_state *st, muonref_error *err);
 
-/* The optimizer's groups as created: their number, the options of group g
- * (NULL for g out of range; the pointer lives as long as opt), and the
- * group and shape of parameter i into *group and *shape (either may be
- * NULL; MUONREF_EOPTION, no message, for i out of range).
+/* The optimizer's groups as created: their number (0 for opt NULL), the
+ * options of group g (NULL for g out of range or opt NULL; the pointer lives
+ * as long as opt), and the group and shape of parameter i into *group and
+ * *shape (either may be NULL; MUONREF_EOPTION, no message, for i out of
+ * range or opt NULL).
  * Used by the state file (state.h) to record and compare them. */
 MUONREF_API size_t muonref_optimizer_group_count(const muonref_optimizer *opt);
 MUONREF_API const muonref_options *muonref_optimizer_group_options(const muonref_optimizer *opt, size_t g);
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_param_info(const muonref_optimizer *opt, size_t i, size_t *group, muonref_shape *shape);
 
 /* Floats of Newton-Schulz workspace the optimizer holds (sized once at
- * creation for its largest Muon matrix; no allocation inside a step). */
+ * creation for its largest Muon matrix; no allocation inside a step; 0 for
+ * opt NULL). */
 MUONREF_API size_t muonref_optimizer_workspace_floats(const muonref_optimizer *opt);
 
 #ifdef __cplusplus

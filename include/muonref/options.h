@@ -567,7 +567,8 @@ typedef struct muonref_options {
  * adam_step_global: 2 (expected 0 or 1)").  KERAS: as NONE.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
  * then as NONE.
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
- * first violated rule in err (e.g. "Invalid learning rate: -1.0"). */
+ * first violated rule in err (e.g. "Invalid learning rate: -1.0"), or
+ * "muonref_options_validate: o must not be NULL". */
 MUONREF_API MUONREF_NODISCARD int muonref_options_validate(const muonref_options *o, muonref_error *err);
 
 /* Checks the fields the Newton-Schulz iteration reads, with the messages
@@ -586,7 +587,8 @@ MUONREF_API MUONREF_NODISCARD int muonref_ns_options_validate(const muonref_opti
  * spellings (for scale_mode the NeMo wording
  * "Unknown scale_mode 'rows', expected one of ('fan_in', 'fan_out', 'none')":
  * NeMo's option takes those three; "rms_adamw" has a name but is reached
- * only through a profile's own option, e.g. torch's adjust_lr_fn). */
+ * only through a profile's own option, e.g. torch's adjust_lr_fn); out NULL
+ * is MUONREF_EOPTION ("muonref_ns_format_parse: out must not be NULL"). */
 MUONREF_API const char *muonref_scale_mode_name(muonref_scale_mode m);
 MUONREF_API MUONREF_NODISCARD int muonref_scale_mode_parse(const char *s, muonref_scale_mode *out, muonref_error *err);
 MUONREF_API const char *muonref_momentum_form_name(muonref_momentum_form f);
@@ -613,12 +615,13 @@ MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k <
  * muonref_ns_step_count(o)) uses under o's list and order (see
- * muonref_coeff_order). */
+ * muonref_coeff_order); (0, 0, 0) for o NULL, k < 0 or n_coeffs outside
+ * 1..MUONREF_MAX_COEFFS. */
 MUONREF_API muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k);
 
 /* How many Newton-Schulz steps o runs: ns_steps, except under coeff_order
  * LIST with n_coeffs >= 2, where the list runs once (n_coeffs steps;
- * optax's `lax.scan` over its (n, 3) coefficients). */
+ * optax's `lax.scan` over its (n, 3) coefficients); 0 for o NULL. */
 MUONREF_API int muonref_ns_step_count(const muonref_options *o);
 
 #ifdef __cplusplus

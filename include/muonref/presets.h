@@ -42,14 +42,17 @@ MUONREF_API const muonref_preset *muonref_preset_at(size_t i);
  * other fields are left as they are.  When p->coeff_safety is f > 0, entry
  * k < n_coeffs - 1 is stored as (a/f, b/pow(f,3), c/pow(f,5)) in binary64,
  * the division the Polar Express paper's Python performs.  norm_safety is
- * not represented in muonref_options (see muonref_preset_norm_safety). */
+ * not represented in muonref_options (see muonref_preset_norm_safety).
+ * p or o NULL: nothing. */
 MUONREF_API void muonref_preset_apply(const muonref_preset *p, muonref_options *o);
 
 /* The effective triple k (0 <= k < p->n_coeffs) of p after coeff_safety,
- * as muonref_preset_apply stores it. */
+ * as muonref_preset_apply stores it; (0, 0, 0) for p NULL or k out of
+ * range. */
 MUONREF_API muonref_coeff muonref_preset_coeff(const muonref_preset *p, int k);
 
-/* p's normalisation safety factor: p->norm_safety, or 1.0 when it is 0. */
+/* p's normalisation safety factor: p->norm_safety, or 1.0 when it is 0 or
+ * p is NULL. */
 MUONREF_API double muonref_preset_norm_safety(const muonref_preset *p);
 
 #ifdef __cplusplus

@@ -154,7 +154,8 @@ MUONREF_API const muonref_profile *muonref_profile_get(const char *name);
 /* The same as muonref_options_init, by name: writes the defaults of
  * profile `name` into *out.  Returns MUONREF_OK, or MUONREF_EOPTION with
  * "Unknown profile 'NAME', expected one of ('nemo', 'torch', ..., 'keras')"
- * (out untouched) when no profile has that name. */
+ * (out untouched) when no profile has that name, or "muonref_profile_options:
+ * out must not be NULL". */
 MUONREF_API MUONREF_NODISCARD int muonref_profile_options(const char *name, muonref_options *out, muonref_error *err);
 
 /* Number of profiles (MUONREF_PROFILE_COUNT of the library: a library newer

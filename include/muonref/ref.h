@@ -5,7 +5,12 @@
  * Semantics (routing, scale rule, scalar schedule, coefficient schedule)
  * come from core/ only; the reference does the tensor arithmetic in MPFR
  * with those binary64 scalars as exact inputs.  spec/reference.md gives
- * the algorithms, the precision, the rank rule and the error bounds. */
+ * the algorithms, the precision, the rank rule and the error bounds.
+ * Every function below refuses a NULL pointer it needs (the outputs the
+ * comment does not call optional, the inputs, the options, the route and
+ * the state) with MUONREF_EOPTION naming the arguments, e.g.
+ * "muonref_ref_step: o, r, param and state must not be NULL", and a
+ * (rows, cols) whose element count overflows. */
 #ifndef MUONREF_REF_H
 #define MUONREF_REF_H
 
@@ -75,7 +80,8 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_polar(muonref_mpmat *q, muonref_mp
  * Errors (nothing is written, except that an uninitialized state's buffers
  * may already be zeroed on MUONREF_ENOMEM): MUONREF_EOPTION (invalid options, prec out
  * of range), MUONREF_ESTATE (an initialized state of the other branch or
- * another size, a missing buffer, step < 0), MUONREF_ENONFINITE (NaN/Inf in
+ * another size, a missing buffer, step < 0, or a step count already at
+ * MUONREF_MAX_STEP that the step would advance), MUONREF_ENONFINITE (NaN/Inf in
  * grad, param or state, naming the array and element), MUONREF_ENOMEM, and
  * muonref_ref_ns's errors. */
 MUONREF_API MUONREF_NODISCARD int muonref_ref_step(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,

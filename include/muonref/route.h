@@ -43,8 +43,9 @@ typedef struct muonref_route {
   size_t scale_cols;
 } muonref_route;
 
-/* Number of elements of a shape (1 for ndim 0); for a shape that
- * muonref_route_param accepts it does not overflow. */
+/* Number of elements of a shape (1 for ndim 0; 0 for s NULL or ndim
+ * outside 0..MUONREF_MAX_NDIM); for a shape that muonref_route_param
+ * accepts it does not overflow. */
 MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
 
 /* Routes a parameter of shape *s under group options *o.  Under
@@ -67,7 +68,7 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * TIMM timm's assertion "Input must be 2D or 3D, got 1D. Flatten batch dims
  * first.").  Under TIMM, use_muon AUTO applies timm's heuristic
  * (options.h, MUONREF_ROUTE_TIMM) instead of the threshold; rows and cols
- * are the same flattened view. */
+ * are the same flattened view.  MUONREF_EOPTION for o, s or out NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
 
@@ -98,24 +99,27 @@ MUONREF_API MUONREF_NODISCARD int muonref_route_param_named(const muonref_option
  * POSIX extended regular expression found anywhere in the name,
  * case-sensitive (regcomp REG_EXTENDED|REG_NOSUB, regexec: keras
  * `re.search(p, path)`).  Returns 1 or 0; -1 with err set (MUONREF_EOPTION;
- * err may be NULL) for a pattern that does not compile.  name NULL: 0. */
+ * err may be NULL) for a pattern that does not compile or o NULL.  name
+ * NULL: 0. */
 MUONREF_API int muonref_name_excluded(const muonref_options *o, const char *name, muonref_error *err);
 
 /* Checks that `pattern` compiles as a POSIX extended regular expression:
  * MUONREF_OK, or MUONREF_EOPTION "Invalid exclude pattern '(a': <regerror
- * text>". */
+ * text>"; MUONREF_EOPTION for pattern NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_pattern_check(const char *pattern, muonref_error *err);
 
 /* Fills the matrix layout of r (rows, cols, batch, scale_rows,
  * scale_cols; see muonref_route) from r->use_muon and r->numel for a
  * parameter of shape *s under o's conv_mode and scale_shape.  For a caller
  * that changed r->use_muon after muonref_route_param (a test hook); no
- * errors (the shape was accepted by muonref_route_param). */
+ * errors (the shape was accepted by muonref_route_param; a NULL argument
+ * or an ndim out of range leaves r as it is). */
 MUONREF_API void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, muonref_route *r);
 
 /* Checks that s is a matrix Newton-Schulz accepts: exactly two dimensions,
  * each at least 1.  Returns MUONREF_OK or MUONREF_ESHAPE with the NeMo
- * wording "Expected a matrix, got a tensor of shape (3, 4, 5)". */
+ * wording "Expected a matrix, got a tensor of shape (3, 4, 5)";
+ * MUONREF_EOPTION for s NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err);
 
 /* Whether Newton-Schulz iterates on the transpose of a (rows, cols) matrix:

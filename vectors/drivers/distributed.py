@@ -24,10 +24,15 @@ owned parameter is its owner's, or, when the owner holds none, that of the
 lowest rank that holds some.  `ns`, `transpose` and `error` cases: rank
 0's outputs.
 
-A rank that stops with an error, or a run in which no case finishes for
+A rank that stops with an error, every rank ending (even with status 0)
+before the last case, or a run in which no case finishes for
 `--case-timeout` seconds (a port that hangs), is ended: every rank
 process is terminated, then killed, and the unfinished cases are written
-as skipped with the reason.  Once every case has its result, a rank that
+as skipped with the reason (the driver then exits 3).  The driver is the
+reaper of its orphaned descendants (Linux prctl PR_SET_CHILD_SUBREAPER), so
+a process a port detaches (a double fork, setsid: out of the ranks'
+process groups) comes back to it when its parent ends, and is ended with
+the ranks.  Once every case has its result, a rank that
 fails or waits in the closing barrier (up to 30 s) changes nothing: the
 ranks are ended and the results written.  Rank processes also end themselves when the
 driver disappears.  Collectives time out after `--dist-timeout` seconds.
@@ -176,6 +181,38 @@ def make_runner(base_cls):
     return ShardedRunner
 
 
+def _subreaper() -> bool:
+    """Makes this process the reaper of its orphaned descendants (Linux prctl(PR_SET_CHILD_SUBREAPER, 1)), so that
+    a child a port detaches (double fork, setsid) is reparented here, where Ranks.stop() ends it.  False where the
+    call is not available (then such a child goes to init and is not ended)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _children(pid: int) -> List[int]:
+    """The processes whose parent is pid (Linux /proc; [] elsewhere)."""
+    out = []
+    try:
+        names = os.listdir('/proc')
+    except OSError:
+        return out
+    for d in names:
+        if not d.isdigit():
+            continue
+        try:
+            with open(f'/proc/{d}/stat') as f:
+                stat = f.read()
+            if int(stat[stat.rindex(')') + 2:].split()[1]) == pid:
+                out.append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
 def _watch_parent(parent: int) -> None:
     """Ends this rank when the driver is gone (it cannot clean up after a kill)."""
     while True:
@@ -253,6 +290,8 @@ class Ranks:
         import multiprocessing as mp
 
         ctx = mp.get_context('fork')  # torch is imported once, before any thread pool exists
+        self.others = set(_children(os.getpid()))  # the driver's own children, not the run's
+        _subreaper()
         self.procs = []
         for r in range(self.world_size):
             p = ctx.Process(
@@ -273,6 +312,28 @@ class Ranks:
             if p.is_alive():
                 p.kill()
                 p.join()
+        self.end_descendants()
+
+    def end_descendants(self) -> None:
+        """Ends what the ranks left behind: their descendants, reparented to this driver (a subreaper) when
+        their parents end, SIGTERM then SIGKILL, each reaped; again for those reparented in turn."""
+        sig, deadline = signal.SIGTERM, time.monotonic() + 10
+        while time.monotonic() < deadline:
+            left = [p for p in _children(os.getpid()) if p not in self.others]
+            if not left:
+                return
+            for p in left:
+                try:
+                    os.kill(p, sig)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.2)
+            for p in left:
+                try:
+                    os.waitpid(p, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            sig = signal.SIGKILL
 
     def done(self, idx: int) -> bool:
         return all(os.path.exists(os.path.join(self.work, f'r{r}.{idx}.pt')) for r in range(self.world_size))
@@ -296,7 +357,14 @@ class Ranks:
                 last = time.monotonic()
             codes = [p.exitcode for p in self.procs]
             if all(c == 0 for c in codes):
-                return finished, None
+                while finished < n_cases and self.done(finished):  # written just before the last exit
+                    finished += 1
+                if finished == n_cases:
+                    return finished, None
+                return finished, (
+                    f"every rank exited with status 0 after {finished} of {n_cases} cases: the port ended its rank "
+                    f"processes (os._exit, a signal handler) before the run was done"
+                )
             if finished == n_cases:
                 # every result is written: a rank that fails or waits in the closing
                 # barrier changes none of them (stop() ends it)

@@ -1,0 +1,124 @@
+/* muonref: the table of muonref_options' fields (see option_fields.h). */
+#include <stddef.h>
+#include <string.h>
+#include "core/option_fields.h"
+
+/* an enum's spelling through an int (the *_name functions take the enum) */
+#define NAMER(fname, type) \
+  static const char *n_##fname(int v) { return muonref_##fname##_name((type)v); }
+NAMER(scale_mode, muonref_scale_mode)
+NAMER(momentum_form, muonref_momentum_form)
+NAMER(coeff_order, muonref_coeff_order)
+NAMER(eps_mode, muonref_eps_mode)
+NAMER(ns_format, muonref_ns_format)
+NAMER(bf16_order, muonref_bf16_order)
+NAMER(route_rule, muonref_route_rule)
+NAMER(catalogue, muonref_catalogue)
+NAMER(adam_eps_mode, muonref_adam_eps_mode)
+NAMER(scale_shape, muonref_scale_shape)
+NAMER(scale_format, muonref_scale_format)
+NAMER(conv_mode, muonref_conv_mode)
+NAMER(missing_grad, muonref_missing_grad)
+NAMER(grad_after, muonref_grad_after)
+NAMER(adam_variant, muonref_adam_variant)
+NAMER(norm_format, muonref_norm_format)
+NAMER(pattern_match, muonref_pattern_match)
+
+#define OFF(f) offsetof(muonref_options, f)
+/* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
+#define F64(f, v1) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, v1}
+#define I32(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, v1}
+#define ENUM(f, namer, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, v1}
+#define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
+
+const muonref_option_field muonref_option_fields[] = {
+  F64(lr, 1), F64(momentum, 1), I32(nesterov, 1), I32(ns_steps, 1), F64(weight_decay, 1),
+  ENUM(scale_mode, scale_mode, 1), F64(adam_beta1, 1), F64(adam_beta2, 1), F64(adam_eps, 1), F64(adam_lr_ratio, 1),
+  {"adam_dim_threshold", MUONREF_FIELD_I64, OFF(adam_dim_threshold), 0, NULL, 1},
+  I32(use_muon, 1), ENUM(momentum_form, momentum_form, 1),
+  {"coeffs", MUONREF_FIELD_COEFFS, OFF(n_coeffs), OFF(coeffs), NULL, 1},
+  ENUM(coeff_order, coeff_order, 1), F64(ns_eps, 1), ENUM(eps_mode, eps_mode, 1), ENUM(ns_format, ns_format, 1),
+  ENUM(bf16_order, bf16_order, 0), ENUM(route_rule, route_rule, 0), ENUM(catalogue, catalogue, 0),
+  ENUM(adam_eps_mode, adam_eps_mode, 0), ENUM(scale_shape, scale_shape, 0), ENUM(scale_format, scale_format, 0),
+  ENUM(conv_mode, conv_mode, 0), ENUM(missing_grad, missing_grad, 0), ENUM(grad_after_step, grad_after, 0),
+  F64(ns_safety, 0), ENUM(adam_variant, adam_variant, 0), F64(scale_extra, 0), ENUM(norm_format, norm_format, 0),
+  {"exclude_patterns", MUONREF_FIELD_PATTERNS, OFF(n_exclude_patterns), OFF(exclude_patterns), NULL, 0},
+  ENUM(pattern_match, pattern_match, 0), I32(momentum_bias_correction, 0), F64(adam_weight_decay, 0),
+  I32(adam_decay_own, 0), F64(clip_grad_norm, 0), I32(exclude_embeddings, 0), I32(adam_decay_muon_lr, 0),
+  I32(adam_step_global, 0), I32(adam_bias_fp32, 0), I32(all_missing_error, 0),
+};
+const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
+
+SIZE_IS(nesterov, 4) SIZE_IS(ns_steps, 4) SIZE_IS(scale_mode, 4) SIZE_IS(use_muon, 4) SIZE_IS(momentum_form, 4)
+SIZE_IS(n_coeffs, 4) SIZE_IS(coeff_order, 4) SIZE_IS(eps_mode, 4) SIZE_IS(ns_format, 4) SIZE_IS(bf16_order, 4)
+SIZE_IS(route_rule, 4) SIZE_IS(catalogue, 4) SIZE_IS(adam_eps_mode, 4) SIZE_IS(scale_shape, 4)
+SIZE_IS(scale_format, 4) SIZE_IS(conv_mode, 4) SIZE_IS(missing_grad, 4) SIZE_IS(grad_after_step, 4)
+SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) SIZE_IS(pattern_match, 4)
+SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
+SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
+SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
+#if defined(__x86_64__) && defined(__LP64__)
+/* The size the table above covers (measured on x86-64: its fields and 28 bytes of alignment padding).  A field
+ * appended to muonref_options, or inserted anywhere but into one of its 4-byte padding holes, changes it
+ * (tests/check_state also checks the gaps between the entries): add the field to the table and to spec/muon.md
+ * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
+ * neither check: append new fields at the end, as every block of options.h does. */
+_Static_assert(sizeof(muonref_options) == 1528, "muonref_options changed: add the new field to muonref_option_fields");
+#endif
+
+double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)
+{
+  double d;
+  memcpy(&d, (const char *)o + f->off, sizeof d);
+  return d;
+}
+
+long long muonref_option_field_int(const muonref_options *o, const muonref_option_field *f)
+{
+  if (f->kind == MUONREF_FIELD_I64) {
+    long v;
+    memcpy(&v, (const char *)o + f->off, sizeof v);
+    return v;
+  }
+  int v; /* I32, and the counts of COEFFS and PATTERNS */
+  memcpy(&v, (const char *)o + f->off, sizeof v);
+  return v;
+}
+
+/* Whether entry f holds bitwise the same value in a and b. */
+static int same(const muonref_options *a, const muonref_options *b, const muonref_option_field *f)
+{
+  const char *pa = (const char *)a, *pb = (const char *)b;
+  switch (f->kind) {
+  case MUONREF_FIELD_F64: return memcmp(pa + f->off, pb + f->off, sizeof(double)) == 0;
+  case MUONREF_FIELD_I32:
+  case MUONREF_FIELD_I64: return muonref_option_field_int(a, f) == muonref_option_field_int(b, f);
+  case MUONREF_FIELD_COEFFS: {
+    int n = a->n_coeffs;
+    if (n != b->n_coeffs)
+      return 0;
+    n = n < 0 ? 0 : n > MUONREF_MAX_COEFFS ? MUONREF_MAX_COEFFS : n;
+    return memcmp(a->coeffs, b->coeffs, (size_t)n * sizeof a->coeffs[0]) == 0;
+  }
+  case MUONREF_FIELD_PATTERNS: {
+    int n = a->n_exclude_patterns;
+    if (n != b->n_exclude_patterns)
+      return 0;
+    for (int k = 0; k < n && k < MUONREF_MAX_PATTERNS; k++)
+      if (strncmp(a->exclude_patterns[k], b->exclude_patterns[k], MUONREF_PATTERN_LEN))
+        return 0;
+    return 1;
+  }
+  }
+  return 0;
+}
+
+const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, int v1_only)
+{
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const muonref_option_field *f = &muonref_option_fields[i];
+    if ((!v1_only || f->in_v1) && !same(a, b, f))
+      return f->name;
+  }
+  return NULL;
+}

@@ -1,0 +1,43 @@
+/* muonref: every field of muonref_options, once, in the order of the
+ * struct (include/muonref/options.h): the state file (fast/state.c) writes,
+ * reads and compares the options through this table, and `muonref state`
+ * prints them from it, so that a field added to the struct and not here
+ * is caught by tests/check_state (option_table_covers_every_field: every
+ * byte of the struct that is not padding belongs to one entry) instead of
+ * being silently left out of checkpoints.  Internal (not installed). */
+#ifndef MUONREF_CORE_OPTION_FIELDS_H
+#define MUONREF_CORE_OPTION_FIELDS_H
+
+#include <stddef.h>
+#include "muonref/options.h"
+
+typedef enum muonref_field_kind {
+  MUONREF_FIELD_F64 = 0,     /* double */
+  MUONREF_FIELD_I32 = 1,     /* int or an enum (4 bytes, signed) */
+  MUONREF_FIELD_I64 = 2,     /* long (adam_dim_threshold) */
+  MUONREF_FIELD_COEFFS = 3,  /* n_coeffs (int) at off, coeffs[MUONREF_MAX_COEFFS] at off2 */
+  MUONREF_FIELD_PATTERNS = 4 /* n_exclude_patterns (int) at off, exclude_patterns at off2 */
+} muonref_field_kind;
+
+typedef struct muonref_option_field {
+  const char *name;           /* the field's name in the struct and in spec/muon.md 11.1 */
+  muonref_field_kind kind;
+  size_t off, off2;           /* offsetof the field (the count for COEFFS and PATTERNS), the array's */
+  const char *(*enum_name)(int); /* an enum's spelling (options.h *_name), or NULL */
+  int in_v1;                  /* 1: stored by state file format 1 as well */
+} muonref_option_field;
+
+/* The table (muonref_option_field_count entries). */
+extern const muonref_option_field muonref_option_fields[];
+extern const size_t muonref_option_field_count;
+
+/* The name of the first entry in which a and b differ (doubles bitwise,
+ * the coefficient triples and patterns up to their counts), or NULL;
+ * v1_only: only the entries of format 1. */
+const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, int v1_only);
+
+/* Accessors of an entry's value in o (I32 and I64 as long long). */
+double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f);
+long long muonref_option_field_int(const muonref_options *o, const muonref_option_field *f);
+
+#endif
