@@ -59,6 +59,8 @@ typedef struct command {
   "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \
   "  --profile NAME       without vector paths: only that profile's folder of the default set (./vectors\n" \
   "                       or the installed one), e.g. --profile torch\n" \
+  "  --profile-file FILE  a user's profile record (spec/profiles/README.md): the vectors of that profile\n" \
+  "                       (muonref gen --profile-file FILE) are read through it; repeatable\n" \
   "  --no-diagnosis       with --results/--torch: no diagnosis line under each failing case (by default the\n" \
   "                       catalogued fault or the platform effect that gives the port's result is named)\n" \
   "  -q, --quiet          no per-case FAIL lines and no progress line; the table and the totals still print\n" \
@@ -69,6 +71,30 @@ typedef struct command {
   "Exit status: 0 every case passed; 1 a case failed; 2 usage error or unusable input (a\n" \
   "malformed vector or results file, an unwritable --junit FILE, a port the driver cannot load);\n" \
   "3 internal failure."
+
+/* The arguments of `muonref gen`. */
+#define MUONREF_GEN_ARGS "[--prec BITS] [--out DIR] [--area NAME] [--profile NAME | --profile-file FILE] [--threads N]"
+
+/* `muonref profile --help`. */
+#define MUONREF_PROFILE_USAGE \
+  "profile [NAME | --profile-file FILE] [--json]\n" \
+  "       muonref profile --markdown | --c-table | --c-ids [--records DIR]\n" \
+  "Without arguments: every built-in profile with the port it describes.  With NAME: the port's options\n" \
+  "under its own names, then every field of the profile (spec/profiles/NAME.md).\n" \
+  "\n" \
+  "Options:\n" \
+  "  --profile-file FILE  a user's profile record (a built-in base and what differs; spec/profiles/README.md):\n" \
+  "                       check it completely and print it as NAME would be\n" \
+  "  --json               print the profile as a resolved record: every default, the key table, the areas\n" \
+  "  --markdown           the table of the profiles for spec/profiles/README.md, from the records\n" \
+  "  --c-table            core/profile_table.h, the built-in profiles' C table, from the records\n" \
+  "  --c-ids              include/muonref/profile_ids.h, the profile ids, from the records\n" \
+  "  --records DIR        the folder of the records (default: the source tree's spec/profiles, else the\n" \
+  "                       installed copy)\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "Exit status: 0 printed; 2 an unknown profile, or a record that is not valid (the message names the\n" \
+  "file, the member and the rule); 3 internal failure."
 
 /* `muonref vectors --help`. */
 #define MUONREF_VECTORS_USAGE \
