@@ -202,7 +202,7 @@ static int list_profiles(void)
   return EXIT_OK;
 }
 
-/* --c-table, --c-ids, --markdown: from the records of `dir`. */
+/* --c-table, --c-ids, --markdown, --test-ports: from the records of `dir`. */
 static int write_generated(const char *what, const char *dir)
 {
   muonref_record *r;
@@ -216,6 +216,8 @@ static int write_generated(const char *what, const char *dir)
     muonref_record_write_c_table(stdout, r, n);
   else if (!strcmp(what, "--c-ids"))
     muonref_record_write_c_ids(stdout, r, n);
+  else if (!strcmp(what, "--test-ports"))
+    muonref_record_write_test_ports(stdout, r, n);
   else
     muonref_record_write_markdown(stdout, r, n);
   free(r);
@@ -250,7 +252,7 @@ int cmd_profile(int argc, char **argv)
     const char *a = argv[i];
     if (!strcmp(a, "--json"))
       json = 1;
-    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown"))
+    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports"))
       generate = a;
     else if (i + 1 < argc && !strcmp(a, "--records"))
       records = argv[++i];

@@ -78,7 +78,7 @@ typedef struct command {
 /* `muonref profile --help`. */
 #define MUONREF_PROFILE_USAGE \
   "profile [NAME | --profile-file FILE] [--json]\n" \
-  "       muonref profile --markdown | --c-table | --c-ids [--records DIR]\n" \
+  "       muonref profile --markdown | --test-ports | --c-table | --c-ids [--records DIR]\n" \
   "Without arguments: every built-in profile with the port it describes.  With NAME: the port's options\n" \
   "under its own names, then every field of the profile (spec/profiles/NAME.md).\n" \
   "\n" \
@@ -87,6 +87,8 @@ typedef struct command {
   "                       check it completely and print it as NAME would be\n" \
   "  --json               print the profile as a resolved record: every default, the key table, the areas\n" \
   "  --markdown           the table of the profiles for spec/profiles/README.md, from the records\n" \
+  "  --test-ports         one line per record: NAME FILE:CLASS ADAPTER MODE NS_FORMAT CONSTRUCTOR, its\n" \
+  "                       PyTorch test port (FILE relative to the source tree), for test scripts\n" \
   "  --c-table            core/profile_table.h, the built-in profiles' C table, from the records\n" \
   "  --c-ids              include/muonref/profile_ids.h, the profile ids, from the records\n" \
   "  --records DIR        the folder of the records (default: the source tree's spec/profiles, else the\n" \

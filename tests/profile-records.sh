@@ -38,6 +38,13 @@ cmp -s "$work/table.md" "$work/changed.md" && bad self-check "a changed table pa
 "$muonref" profile >"$work/list" 2>&1 || bad list "muonref profile: $(cat "$work/list")"
 nrec=$(ls "$rec"/*.json | grep -vc '/profile\.schema\.json$')
 [ "$(wc -l <"$work/list")" -eq "$nrec" ] && ok || bad list "muonref profile lists $(wc -l <"$work/list") profiles, the records are $nrec"
+# every record's test port exists and defines its class (what scripts read from --test-ports)
+"$muonref" profile --test-ports --records "$rec" >"$work/ports" 2>&1 || bad test-ports "$(cat "$work/ports")"
+[ "$(wc -l <"$work/ports")" -eq "$nrec" ] && ok || bad test-ports "--test-ports lists $(wc -l <"$work/ports") ports, the records are $nrec"
+while read -r name port adapter mode nsf ctor; do
+  file=${port%%:*} cls=${port#*:}
+  grep -q "^class $cls\b" "$src/$file" 2>/dev/null && ok || bad "port-$name" "test_port $file has no class $cls"
+done <"$work/ports"
 for p in $(awk '{print $1}' "$work/list"); do
   "$muonref" profile --json "$p" >"$work/$p.resolved.json" || bad json "muonref profile --json $p failed"
 done

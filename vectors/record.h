@@ -122,6 +122,11 @@ void muonref_record_write_c_ids(FILE *f, const muonref_record *r, size_t n);
  * markers "<!-- muonref profile --markdown -->" and "<!-- end -->"). */
 void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n);
 
+/* The test ports, one line per record that has one, for shell scripts:
+ * "NAME FILE:CLASS ADAPTER MODE NS_FORMAT CONSTRUCTOR" (FILE relative to the
+ * source tree). */
+void muonref_record_write_test_ports(FILE *f, const muonref_record *r, size_t n);
+
 /* ---- the tables the reader and the writers share (vectors/record.c) ---- */
 
 /* How a muonref_options field is spelled in a record. */

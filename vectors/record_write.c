@@ -263,6 +263,16 @@ void muonref_record_write_c_ids(FILE *f, const muonref_record *r, size_t n)
   fprintf(f, "  MUONREF_PROFILE_COUNT = %zu /* not a profile: how many there are */\n} muonref_profile_id;\n\n#endif\n", n);
 }
 
+/* ---- the test ports ---- */
+
+void muonref_record_write_test_ports(FILE *f, const muonref_record *r, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (r[i].port.present)
+      fprintf(f, "%s %s:%s %s %s %s %s\n", r[i].name, r[i].port.file, r[i].port.cls, r[i].port.adapter, r[i].port.mode,
+              r[i].port.ns_format, r[i].port.constructor);
+}
+
 /* ---- markdown ---- */
 
 void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n)
