@@ -289,7 +289,7 @@ static int check_main(int argc, char **argv, char **paths)
     return EXIT_USAGE;
   }
   for (int k = 0; k < n_pf; k++) /* a user's records: their vectors name them (vectors/record.h) */
-    if (muonref_record_use(profile_files[k], NULL, &err)) {
+    if (muonref_record_use(profile_files[k], muonref_cli_records_dir(NULL), NULL, &err)) {
       fprintf(stderr, "muonref check: --profile-file: %s\n", err.message);
       return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
     }

@@ -50,10 +50,13 @@ int cmd_gen(int argc, char **argv)
     fprintf(stderr, "muonref gen: give --profile or --profile-file, not both\n");
     return EXIT_USAGE;
   }
-  if (profile_file && muonref_record_use(profile_file, &profile, &err)) { /* checked whole; exit 2 names the member */
-    fprintf(stderr, "muonref gen: --profile-file: %s\n", err.message);
+  const muonref_record *user = NULL;
+  if (profile_file && muonref_record_use(profile_file, muonref_cli_records_dir(NULL), &user, &err)) {
+    fprintf(stderr, "muonref gen: --profile-file: %s\n", err.message); /* checked whole: names the member */
     return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }
+  if (user)
+    profile = user->name;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   gen_summary s;

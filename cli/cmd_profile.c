@@ -178,9 +178,7 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("\n");
 }
 
-/* The folder of the records: --records DIR, else the source tree's
- * spec/profiles (MUONREF_RECORDS_SRC), else the installed copy. */
-static const char *records_dir(const char *given)
+const char *muonref_cli_records_dir(const char *given)
 {
   struct stat st;
   if (given)
@@ -224,16 +222,26 @@ static int write_generated(const char *what, const char *dir)
   return fflush(stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;
 }
 
-static int print_json(const muonref_profile *p)
+/* The resolved record: a user's as read; a built-in one from the records
+ * where they read (everything), else from its C row (no test port, prose
+ * or scopes). */
+static int print_json(const muonref_profile *p, const muonref_record *user)
 {
-  muonref_record *r = malloc(sizeof *r);
+  muonref_record *all = NULL, *r = malloc(sizeof *r);
+  size_t id = 0, n = 0;
   if (!r)
     return EXIT_INTERNAL;
-  size_t id = 0;
   while (id < muonref_profile_count() && muonref_profile_at(id) != p)
     id++;
-  muonref_record_of_profile(p, id < muonref_profile_count() ? (int)id : -1, r);
-  json_t *j = muonref_record_json(r);
+  if (user)
+    *r = *user;
+  else if (muonref_record_read_dir(muonref_cli_records_dir(NULL), &all, &n, NULL) == MUONREF_OK && id < n &&
+           !strcmp(all[id].name, p->name))
+    *r = all[id];
+  else
+    muonref_record_of_profile(p, id < muonref_profile_count() ? (int)id : -1, r);
+  free(all);
+  json_t *j = muonref_record_json(r); /* reads r's arrays, not its row's pointers */
   char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   json_decref(j), free(r);
   if (!t)
@@ -264,13 +272,16 @@ int cmd_profile(int argc, char **argv)
       return usage();
   }
   if (generate)
-    return name || file || json ? usage() : write_generated(generate, records_dir(records));
+    return name || file || json ? usage() : write_generated(generate, muonref_cli_records_dir(records));
   if (records || (name && file))
     return usage();
-  if (file && muonref_record_use(file, &name, &err)) {
+  const muonref_record *user = NULL;
+  if (file && muonref_record_use(file, muonref_cli_records_dir(NULL), &user, &err)) {
     fprintf(stderr, "muonref profile: %s\n", err.message);
     return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }
+  if (user)
+    name = user->name;
   if (!name)
     return json ? usage() : list_profiles();
   muonref_options o;
@@ -279,7 +290,7 @@ int cmd_profile(int argc, char **argv)
     return EXIT_USAGE;
   }
   if (json)
-    return print_json(muonref_profile_get(name));
+    return print_json(muonref_profile_get(name), user);
   print_options(muonref_profile_get(name), &o);
   return EXIT_OK;
 }

@@ -111,6 +111,10 @@ typedef struct command {
   "\n" \
   "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."
 
+/* The folder of the profile records: `given`, else the source tree's
+ * spec/profiles (MUONREF_RECORDS_SRC), else the installed copy (cmd_profile.c). */
+const char *muonref_cli_records_dir(const char *given);
+
 int cmd_profile(int argc, char **argv);
 int cmd_vectors(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -736,7 +736,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
   }
   /* what a base gives: defaults, AdamW differences, keys, one_group, areas */
   memset(r, 0, sizeof *r);
-  if (base) {
+  if (base) { /* not inherited: id, source, page, prose, test port (a port of one's own) */
     r->defaults = base->defaults, r->adam_defaults = base->adam_defaults;
     memcpy(r->adam_set, base->adam_set, sizeof r->adam_set);
     memcpy(r->keys, base->keys, sizeof r->keys), memcpy(r->key_names, base->key_names, sizeof r->key_names);
@@ -900,7 +900,7 @@ int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n_out
 
 /* ---- a user's record ---- */
 
-int muonref_record_use(const char *path, const char **name, muonref_error *err)
+int muonref_record_use(const char *path, const char *records, const muonref_record **out, muonref_error *err)
 {
   char bname[MUONREF_RECORD_NAME_LEN];
   int st = muonref_record_base_name(path, bname, sizeof bname, err);
@@ -920,6 +920,15 @@ int muonref_record_use(const char *path, const char **name, muonref_error *err)
     return muonref_fail(err, MUONREF_ENOMEM, "out of memory");
   }
   muonref_record_of_profile(muonref_profile_at(id), (int)id, base);
+  muonref_record *all;
+  size_t n;
+  if (records && muonref_record_read_dir(records, &all, &n, NULL) == MUONREF_OK) {
+    if (id < n && !strcmp(all[id].name, bname)) { /* the same profile as the C row (tests/profile-records.sh) */
+      *base = all[id];
+      link_row(base);
+    }
+    free(all);
+  }
   st = muonref_record_read(path, base, r, err);
   free(base);
   if (!st && r->id >= 0)
@@ -932,7 +941,7 @@ int muonref_record_use(const char *path, const char **name, muonref_error *err)
     free(r);
     return st;
   }
-  if (name)
-    *name = r->name;
+  if (out)
+    *out = r;
   return MUONREF_OK; /* r is kept: the registered row points into it */
 }

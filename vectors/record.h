@@ -102,11 +102,13 @@ int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n, mu
 
 /* Reads a user's record (its base a built-in profile, no "id", a name no
  * built-in profile has) and registers its profile for every lookup by name
- * (core/profile_user.h).  The record is allocated and kept for the life of
- * the process.  *name (may be NULL) receives the profile's name.  Errors:
- * as muonref_record_read; MUONREF_EFORMAT for a missing or unknown base, a
- * built-in name, an "id". */
-int muonref_record_use(const char *path, const char **name, muonref_error *err);
+ * (core/profile_user.h).  The base is the built-in record of folder
+ * `records` (NULL: none) where that folder reads, so that what only the
+ * records hold (the keys' scopes, the prose) is inherited too; else the
+ * built-in C row.  The record is allocated and kept for the life of the
+ * process; *out (may be NULL) receives it.  Errors: as muonref_record_read;
+ * MUONREF_EFORMAT for a missing or unknown base, a built-in name, an "id". */
+int muonref_record_use(const char *path, const char *records, const muonref_record **out, muonref_error *err);
 
 /* The resolved record as JSON, every member complete (new reference): what
  * `muonref profile --json` prints. */
