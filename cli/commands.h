@@ -100,13 +100,14 @@ typedef struct command {
 
 /* `muonref vectors --help`. */
 #define MUONREF_VECTORS_USAGE \
-  "vectors [-q|--quiet] [-v|--verbose] [VECTOR FILES OR DIRS...]\n" \
+  "vectors [-q|--quiet] [-v|--verbose] [--profile-file FILE] [VECTOR FILES OR DIRS...]\n" \
   "Lists golden vector sets: each file's profile, area and case count, and the folder they come from.\n" \
   "Without paths: ./vectors if it exists, else the installed set.\n" \
   "\n" \
   "Options:\n" \
   "  -q, --quiet          print only the folder of the vectors\n" \
   "  -v, --verbose        also list each file's test groups (kind and case count)\n" \
+  "  --profile-file FILE  a user's profile record, which the vectors of that profile need (repeatable)\n" \
   "  -h, --help           print this help\n" \
   "\n" \
   "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."

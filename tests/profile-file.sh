@@ -41,6 +41,8 @@ done
 "$muonref" check -q --impl fast-bf16 --fault eps_1e-8 --profile-file "$r" "$work/v/mykeller" >"$work/fault2.out" 2>&1; rc=$?
 [ $rc -eq 0 ] && echo "ok: the fault eps_1e-8 is the record's own eps: passes" ||
   fail "fault eps_1e-8 on a profile with eps 1e-8: exit $rc (expected 0): $(tail -n 3 "$work/fault2.out")"
+"$muonref" vectors --profile-file "$r" "$work/v" >"$work/list.out" 2>&1 && grep -q "^mykeller  *weight_decay" "$work/list.out" &&
+  echo "ok: vectors --profile-file lists them" || fail "vectors --profile-file: $(tail -n 2 "$work/list.out")"
 "$muonref" check -q --impl fast-bf16 "$work/v/mykeller" >"$work/norec.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "mykeller" "$work/norec.out" && echo "ok: without the record: exit 2" ||
   fail "without --profile-file: exit $rc (expected 2): $(tail -n 2 "$work/norec.out")"

@@ -758,8 +758,10 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
                      "vector folder and files", sizeof r->name - 1);
   if (!st)
     st = get_string(j, "base", bname, sizeof bname, path, "base", 0, err);
-  if (!st && (!*bname) != !base)
-    st = fail_member(err, path, "base", *bname ? "the base profile '%s' is not known" : "%s: no base was expected", bname);
+  if (!st && *bname && !base)
+    st = fail_member(err, path, "base", "the base profile '%s' is not known", bname);
+  if (!st && !*bname && base)
+    st = fail_member(err, path, "base", "is required: the record is read on the profile '%s'", base->name);
   if (!st && base && strcmp(bname, base->name))
     st = fail_member(err, path, "base", "names '%s', but was read on '%s'", bname, base->name);
   if (!st)
