@@ -850,7 +850,7 @@ static const muonref_option_key keras_keys[] = {
   {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
   {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0},
   {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0},
-  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0},
+  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0},
   {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0},
   {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0},
   {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0},

@@ -13,7 +13,7 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"vectors results tensor coeffs state junit tap"}
+targets=${*:-"vectors results tensor coeffs state junit tap record"}
 build=${FUZZ_BUILD:-$PWD/fuzz-build}
 cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found (Debian: clang)"; exit 77; }
@@ -30,7 +30,8 @@ grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
 srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
   core/output.c core/option_fields.c core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c vectors/escape.c study/set.c
-  vectors/report_junit.c vectors/report_tap.c"
+  vectors/report_junit.c vectors/report_tap.c
+  vectors/record.c vectors/record_write.c"
 objs=""
 # an object is rebuilt when its source is newer, and every object when any
 # header changed (a struct that grew must not meet objects of the old layout)

@@ -140,8 +140,12 @@ static const struct { const char *name; size_t offset; } COEFF0[] = {
   {"coeffs[0].c", offsetof(muonref_options, coeffs[0].c)},
 };
 
-const char *muonref_record_key_field(size_t offset)
+const char *muonref_record_key_field(const muonref_option_key *k)
 {
+  size_t offset = k->offset;
+  for (size_t i = 0; k->kind == MUONREF_KEY_REAL && i < 3; i++) /* coeffs[0].a is at coeffs' offset */
+    if (COEFF0[i].offset == offset)
+      return COEFF0[i].name;
   for (size_t i = 0; i < muonref_record_n_fields; i++)
     if (muonref_record_fields[i].offset == offset)
       return muonref_record_fields[i].name;

@@ -161,10 +161,10 @@ extern const size_t muonref_record_n_fields;
 
 /* The record spelling of a key kind ("real", "coeff_list"), a branch
  * ("any", "muon", "adam") and a scope ("group", "init", "group_only",
- * "route"); the name of the field at a key's offset ("lr", "coeffs[0].a"). */
+ * "route"); the name of the field a key sets ("lr", "coeffs[0].a"). */
 const char *muonref_record_kind_name(muonref_key_kind k);
 const char *muonref_record_branch_name(muonref_key_branch b);
 const char *muonref_record_scope_name(muonref_key_scope s);
-const char *muonref_record_key_field(size_t offset);
+const char *muonref_record_key_field(const muonref_option_key *k);
 
 #endif

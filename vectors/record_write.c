@@ -88,7 +88,7 @@ json_t *muonref_record_json(const muonref_record *r)
   for (size_t i = 0; i < r->n_keys; i++) {
     const muonref_option_key *k = &r->keys[i];
     json_t *e = json_pack("{s:s, s:s, s:s}", "name", r->key_names[i], "kind", muonref_record_kind_name(k->kind), "field",
-                          muonref_record_key_field(k->offset));
+                          muonref_record_key_field(k));
     if (k->branch != MUONREF_KEY_ANY)
       json_object_set_new(e, "branch", json_string(muonref_record_branch_name(k->branch)));
     if (k->schedulable)
@@ -224,7 +224,7 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
       const muonref_option_key *key = &p->keys[k];
       fputs("  {", f), c_string(f, p->key_names[k]), fputs(", MUONREF_KEY_", f);
       c_upper(f, muonref_record_kind_name(key->kind));
-      fprintf(f, ", offsetof(muonref_options, %s), %s, %d},\n", muonref_record_key_field(key->offset),
+      fprintf(f, ", offsetof(muonref_options, %s), %s, %d},\n", muonref_record_key_field(key),
               key->branch == MUONREF_KEY_MUON_ONLY   ? "MUONREF_KEY_MUON_ONLY"
               : key->branch == MUONREF_KEY_ADAM_ONLY ? "MUONREF_KEY_ADAM_ONLY"
                                                      : "MUONREF_KEY_ANY",
