@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include "vectors/case.h"
 #include "vectors/record.h"
+#include "core/checks.h"
 
 /* One option of the port, as its key table (profile.h) names it. */
 static void print_key(const muonref_profile *p, const muonref_options *o, const muonref_option_key *k)
@@ -172,6 +173,16 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("adam_step_global   %d\n", o->adam_step_global);
   printf("adam_bias_fp32     %d\n", o->adam_bias_fp32);
   printf("all_missing_error  %d\n", o->all_missing_error);
+  const muonref_check *rows[2];
+  size_t n[2];
+  char rule[48];
+  if (muonref_catalogue_checks(o->catalogue, &rows[0], &n[0], &rows[1], &n[1])) {
+    printf("checks             (catalogue %s, in the port's order; {} is the value)\n", muonref_catalogue_name(o->catalogue));
+    for (int part = 0; part < 2; part++)
+      for (size_t i = 0; i < n[part]; i++)
+        printf("  %-12s %-16s %s\n", rows[part][i].field, muonref_check_rule_text(&rows[part][i], rule, sizeof rule),
+               rows[part][i].message);
+  }
   printf("areas             ");
   for (size_t i = 0; p->areas && p->areas[i]; i++)
     printf(" %s", p->areas[i]);
@@ -242,6 +253,7 @@ static int print_json(const muonref_profile *p, const muonref_record *user)
     muonref_record_of_profile(p, id < muonref_profile_count() ? (int)id : -1, r);
   free(all);
   json_t *j = muonref_record_json(r); /* reads r's arrays, not its row's pointers */
+  json_object_set_new(j, "checks", muonref_record_checks_json(r->defaults.catalogue)); /* derived: core/checks.c */
   char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   json_decref(j), free(r);
   if (!t)

@@ -114,6 +114,13 @@ int muonref_record_use(const char *path, const char *records, const muonref_reco
  * `muonref profile --json` prints. */
 json_t *muonref_record_json(const muonref_record *r);
 
+/* The checks of catalogue c as data (core/checks.h), for `muonref profile
+ * --json`: [{"field", "rule", "message"[, "min", "max"]}, ...] in their
+ * order, rule "finite", "nonnegative", "unit", "range" or "coeffs_fit", the
+ * message's "{}" the value (new reference; an empty list for a value outside
+ * the enum). */
+json_t *muonref_record_checks_json(muonref_catalogue c);
+
 /* The C of the built-in profile table (core/profile_table.h) and of the id
  * enum (include/muonref/profile_ids.h) for records r[0..n-1] (in id order),
  * written to f. */

@@ -2,10 +2,12 @@
  * as the C table of libmuonref (`--c-table`, `--c-ids`) and as the markdown
  * table of spec/profiles/README.md (`--markdown`); see record.h. */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "record.h"
 #include "case.h"
+#include "core/checks.h"
 #include "core/pyfmt.h"
 
 /* ---- JSON ---- */
@@ -108,6 +110,28 @@ json_t *muonref_record_json(const muonref_record *r)
                                   r->port.adapter, "ns_format", r->port.ns_format, "mode", r->port.mode, "constructor",
                                   r->port.constructor));
   return j;
+}
+
+json_t *muonref_record_checks_json(muonref_catalogue c)
+{
+  static const char *const RULES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit"};
+  const muonref_check *rows[2];
+  size_t n[2];
+  json_t *l = json_array();
+  if (!muonref_catalogue_checks(c, &rows[0], &n[0], &rows[1], &n[1]))
+    return l;
+  for (int part = 0; part < 2; part++)
+    for (size_t i = 0; i < n[part]; i++) {
+      const muonref_check *k = &rows[part][i];
+      json_t *e = json_pack("{s:s, s:s}", "field", k->field, "rule", RULES[k->rule]);
+      if (k->rule == MUONREF_RULE_RANGE && k->lo != INT_MIN)
+        json_object_set_new(e, "min", json_integer(k->lo));
+      if (k->rule == MUONREF_RULE_RANGE && k->hi != INT_MAX)
+        json_object_set_new(e, "max", json_integer(k->hi));
+      json_object_set_new(e, "message", json_string(k->message));
+      json_array_append_new(l, e);
+    }
+  return l;
 }
 
 /* ---- C ---- */

@@ -167,7 +167,9 @@ typedef enum muonref_adam_eps_mode {
 /* Which port's option checks and messages validation applies (the error
  * catalogue of spec/muon.md section 12 and spec/profiles/).  A catalogue
  * is named after the port whose checks it copies; a profile's record names
- * its catalogue (spec/profiles/NAME.json, defaults.catalogue).
+ * its catalogue (spec/profiles/NAME.json, defaults.catalogue).  The checks
+ * are data, core/checks.c: per catalogue the rows field, rule, message in
+ * the port's order (`muonref profile NAME` prints them).
  *   NEMO:  NeMo's Muon.__init__ checks, and muonref's for the other fields
  *   TORCH: torch.optim.Muon's (pytorch/pytorch torch/optim/_muon.py
  *          @b5ee4d7a): lr, momentum, weight_decay >= 0 (momentum has no
