@@ -67,7 +67,9 @@ static const muonref_option_key nemo_keys[] = {
   {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const nemo_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", NULL};
+static const char *const nemo_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", NULL};
 
 /* ---- torch: pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9) ---- */
 /* torch.optim.Muon, pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9;
@@ -131,7 +133,9 @@ static const muonref_option_key torch_keys[] = {
   {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
   {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
 };
-static const char *const torch_areas[] = {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const torch_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
+  "errors", "overflow", "defaults", "schedule", NULL};
 
 /* ---- moonlight: MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02) ---- */
 /* MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (spec/profiles/moonlight.md): Muon(lr=1e-3,
@@ -196,7 +200,9 @@ static const muonref_option_key moonlight_keys[] = {
   {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const moonlight_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const moonlight_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
 
 /* ---- keller: KellerJordan/Muon muon.py @857d1ad (2025-11-23) ---- */
 /* KellerJordan/Muon muon.py @857d1ad (2025-11-23; unchanged since 5bc6993),
@@ -307,7 +313,9 @@ static const muonref_option_key keller_keys[] = {
   {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const keller_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+static const char *const keller_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
 
 /* ---- timm: huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08) ---- */
 /* huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (spec/profiles/timm.md):
@@ -383,7 +391,9 @@ static const muonref_option_key timm_keys[] = {
   {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const timm_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const timm_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
 
 /* ---- dion: microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) ---- */
 /* microsoft/dion dion/muon.py @0a059a4 (2026-08-07), Muon(params, lr=0.01, mu=0.95, betas=(0.9,
@@ -460,7 +470,9 @@ static const muonref_option_key dion_keys[] = {
   {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0},
   {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const dion_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+static const char *const dion_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
 
 /* ---- emerging: NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the defaults of v0.4.0) ---- */
 /* NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the
@@ -535,7 +547,9 @@ static const muonref_option_key emerging_keys[] = {
   {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
   {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
 };
-static const char *const emerging_areas[] = {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const emerging_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
+  "errors", "overflow", "defaults", "schedule", NULL};
 
 /* ---- paddle: PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f ---- */
 /* PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f (spec/profiles/paddle.md),
@@ -616,7 +630,9 @@ static const muonref_option_key paddle_keys[] = {
   {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const paddle_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+static const char *const paddle_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
 
 /* ---- optax: google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07) ---- */
 /* google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07; spec/profiles/optax.md),
@@ -696,7 +712,9 @@ static const muonref_option_key optax_keys[] = {
   {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0},
   {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
 };
-static const char *const optax_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const optax_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
 
 /* ---- megatron: NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a ---- */
 /* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a (get_megatron_muon_optimizer,
@@ -777,7 +795,9 @@ static const muonref_option_key megatron_keys[] = {
   {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
 };
-static const char *const megatron_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const megatron_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
 
 /* ---- keras: keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later) ---- */
 /* keras.optimizers.Muon, keras-team/keras keras/src/optimizers/muon.py and base_optimizer.py
@@ -859,7 +879,9 @@ static const muonref_option_key keras_keys[] = {
   {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
   {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
 };
-static const char *const keras_areas[] = {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const keras_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
 
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {

@@ -256,8 +256,8 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
     }
     fprintf(f, "};\nstatic const char *const %s_areas[] = {", p->name);
     for (size_t a = 0; a < p->n_areas; a++)
-      c_string(f, p->area_names[a]), fputs(", ", f);
-    fputs("NULL};\n", f);
+      fputs(a % 8 == 0 ? "\n  " : " ", f), c_string(f, p->area_names[a]), fputs(",", f);
+    fputs(" NULL};\n", f);
   }
   fputs("\n/* in muonref_profile_id order */\nstatic const muonref_profile PROFILES[] = {\n", f);
   for (size_t i = 0; i < n; i++) {
