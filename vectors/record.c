@@ -267,6 +267,51 @@ static int triple_of(const json_t *t, muonref_coeff *c)
   return 1;
 }
 
+/* n_coeffs and coeffs: a preset's list (coeff_order is a field of its own) or triples. */
+static int set_coeffs(muonref_options *o, const json_t *v, const char *path, const char *member, muonref_error *err)
+{
+  const char *s = json_string_value(v);
+  if (s) {
+    const muonref_preset *pr = muonref_preset_find(s);
+    if (!pr)
+      return fail_member(err, path, member, "'%s' is no coefficient preset (muonref ns --preset, spec/coefficients.md)", s);
+    o->n_coeffs = pr->n_coeffs;
+    memset(o->coeffs, 0, sizeof o->coeffs);
+    for (int k = 0; k < pr->n_coeffs; k++)
+      o->coeffs[k] = muonref_preset_coeff(pr, k);
+    return MUONREF_OK;
+  }
+  size_t n = json_array_size(v);
+  if (!json_is_array(v) || n < 1 || n > MUONREF_MAX_COEFFS)
+    return fail_member(err, path, member, "must be a preset name or a list of 1 to %d triples [a, b, c]",
+                       MUONREF_MAX_COEFFS);
+  muonref_coeff c[MUONREF_MAX_COEFFS];
+  for (size_t k = 0; k < n; k++)
+    if (!triple_of(json_array_get(v, k), &c[k]))
+      return fail_member(err, path, member, "entry %zu must be a triple of numbers [a, b, c]", k);
+  o->n_coeffs = (int)n;
+  memset(o->coeffs, 0, sizeof o->coeffs);
+  memcpy(o->coeffs, c, n * sizeof c[0]);
+  return MUONREF_OK;
+}
+
+/* n_exclude_patterns and exclude_patterns: a list of strings. */
+static int set_patterns(muonref_options *o, const json_t *v, const char *path, const char *member, muonref_error *err)
+{
+  size_t n = json_array_size(v);
+  if (!json_is_array(v) || n > MUONREF_MAX_PATTERNS)
+    return fail_member(err, path, member, "must be a list of at most %d strings", MUONREF_MAX_PATTERNS);
+  memset(o->exclude_patterns, 0, sizeof o->exclude_patterns);
+  for (size_t k = 0; k < n; k++) {
+    const char *t = json_string_value(json_array_get(v, k));
+    if (!t || strlen(t) >= MUONREF_PATTERN_LEN)
+      return fail_member(err, path, member, "entry %zu must be a string of at most %d bytes", k, MUONREF_PATTERN_LEN - 1);
+    memcpy(o->exclude_patterns[k], t, strlen(t) + 1);
+  }
+  o->n_exclude_patterns = (int)n;
+  return MUONREF_OK;
+}
+
 /* One field's value v into *o; member names it in errors. */
 static int field_set(muonref_options *o, const muonref_field *f, const json_t *v, const char *path, const char *member,
                      muonref_error *err)
@@ -318,45 +363,10 @@ static int field_set(muonref_options *o, const muonref_field *f, const json_t *v
     }
     return fail_member(err, path, member, "must be one of %s", muonref_py_str_tuple(list, sizeof list, names, n));
   }
-  case MUONREF_FIELD_COEFFS: {
-    if (s) { /* a preset: its list (coeff_order is a field of its own) */
-      const muonref_preset *pr = muonref_preset_find(s);
-      if (!pr)
-        return fail_member(err, path, member, "'%s' is no coefficient preset (muonref ns --preset, spec/coefficients.md)", s);
-      o->n_coeffs = pr->n_coeffs;
-      memset(o->coeffs, 0, sizeof o->coeffs);
-      for (int k = 0; k < pr->n_coeffs; k++)
-        o->coeffs[k] = muonref_preset_coeff(pr, k);
-      return MUONREF_OK;
-    }
-    size_t n = json_array_size(v);
-    if (!json_is_array(v) || n < 1 || n > MUONREF_MAX_COEFFS)
-      return fail_member(err, path, member, "must be a preset name or a list of 1 to %d triples [a, b, c]",
-                         MUONREF_MAX_COEFFS);
-    muonref_coeff c[MUONREF_MAX_COEFFS];
-    for (size_t k = 0; k < n; k++)
-      if (!triple_of(json_array_get(v, k), &c[k]))
-        return fail_member(err, path, member, "entry %zu must be a triple of numbers [a, b, c]", k);
-    o->n_coeffs = (int)n;
-    memset(o->coeffs, 0, sizeof o->coeffs);
-    memcpy(o->coeffs, c, n * sizeof c[0]);
-    return MUONREF_OK;
-  }
-  case MUONREF_FIELD_PATTERNS: {
-    size_t n = json_array_size(v);
-    if (!json_is_array(v) || n > MUONREF_MAX_PATTERNS)
-      return fail_member(err, path, member, "must be a list of at most %d strings", MUONREF_MAX_PATTERNS);
-    memset(o->exclude_patterns, 0, sizeof o->exclude_patterns);
-    for (size_t k = 0; k < n; k++) {
-      const char *t = json_string_value(json_array_get(v, k));
-      if (!t || strlen(t) >= MUONREF_PATTERN_LEN)
-        return fail_member(err, path, member, "entry %zu must be a string of at most %d bytes", k,
-                           MUONREF_PATTERN_LEN - 1);
-      memcpy(o->exclude_patterns[k], t, strlen(t) + 1);
-    }
-    o->n_exclude_patterns = (int)n;
-    return MUONREF_OK;
-  }
+  case MUONREF_FIELD_COEFFS:
+    return set_coeffs(o, v, path, member, err);
+  case MUONREF_FIELD_PATTERNS:
+    return set_patterns(o, v, path, member, err);
   }
   return fail_member(err, path, member, "has a type muonref cannot read");
 }
