@@ -4,8 +4,8 @@
  * (vectors/record.h). */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "commands.h"
+#include "datapath.h"
 #include "muonref.h"
 #include "core/pyfmt.h"
 #include <stdlib.h>
@@ -191,10 +191,7 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
 
 const char *muonref_cli_records_dir(const char *given)
 {
-  struct stat st;
-  if (given)
-    return given;
-  return stat(MUONREF_RECORDS_SRC, &st) == 0 && S_ISDIR(st.st_mode) ? MUONREF_RECORDS_SRC : MUONREF_RECORDS_INST;
+  return given ? given : cli_data_path("MUONREF_RECORDS", MUONREF_RECORDS_SRC, MUONREF_RECORDS_INST);
 }
 
 static int usage(void)

@@ -112,8 +112,9 @@ typedef struct command {
   "\n" \
   "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."
 
-/* The folder of the profile records: `given`, else the source tree's
- * spec/profiles (MUONREF_RECORDS_SRC), else the installed copy (cmd_profile.c). */
+/* The folder of the profile records: `given`, else $MUONREF_RECORDS, else
+ * the source tree's spec/profiles for the build tree's command, else the
+ * installed copy (cli/datapath.h; cmd_profile.c). */
 const char *muonref_cli_records_dir(const char *given);
 
 int cmd_profile(int argc, char **argv);
