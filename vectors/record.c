@@ -15,84 +15,25 @@
 
 /* ---- the tables ---- */
 
-#define ENUM_NAME(fn, type)                                              \
-  static const char *fn##_of(int v) { return muonref_##fn##_name((type)v); }
-ENUM_NAME(route_rule, muonref_route_rule)
-ENUM_NAME(conv_mode, muonref_conv_mode)
-ENUM_NAME(pattern_match, muonref_pattern_match)
-ENUM_NAME(missing_grad, muonref_missing_grad)
-ENUM_NAME(momentum_form, muonref_momentum_form)
-ENUM_NAME(grad_after, muonref_grad_after)
-ENUM_NAME(coeff_order, muonref_coeff_order)
-ENUM_NAME(eps_mode, muonref_eps_mode)
-ENUM_NAME(ns_format, muonref_ns_format)
-ENUM_NAME(norm_format, muonref_norm_format)
-ENUM_NAME(bf16_order, muonref_bf16_order)
-ENUM_NAME(scale_mode, muonref_scale_mode)
-ENUM_NAME(scale_shape, muonref_scale_shape)
-ENUM_NAME(scale_format, muonref_scale_format)
-ENUM_NAME(adam_eps_mode, muonref_adam_eps_mode)
-ENUM_NAME(adam_variant, muonref_adam_variant)
-ENUM_NAME(catalogue, muonref_catalogue)
+muonref_spelling muonref_record_spelling(const muonref_option_field *f)
+{
+  switch (f->kind) {
+  case MUONREF_FIELD_F64: return MUONREF_SPELL_REAL;
+  case MUONREF_FIELD_I64: return MUONREF_SPELL_LONG;
+  case MUONREF_FIELD_COEFFS: return MUONREF_SPELL_COEFFS;
+  case MUONREF_FIELD_PATTERNS: return MUONREF_SPELL_PATTERNS;
+  default: /* an int */
+    return f->enum_name ? MUONREF_SPELL_ENUM
+           : f->boolean ? MUONREF_SPELL_BOOL
+           : f->off == offsetof(muonref_options, use_muon) ? MUONREF_SPELL_USE_MUON
+                                                             : MUONREF_SPELL_INT;
+  }
+}
 
-#define FLD(f, t) {#f, MUONREF_FIELD_##t, offsetof(muonref_options, f), NULL, NULL}
-#define ENM(f, fn, prefix) {#f, MUONREF_FIELD_ENUM, offsetof(muonref_options, f), fn##_of, prefix}
-
-const muonref_field muonref_record_fields[] = {
-  /* routing */
-  FLD(use_muon, USE_MUON),
-  ENM(route_rule, route_rule, "MUONREF_ROUTE_"),
-  FLD(adam_dim_threshold, LONG),
-  ENM(conv_mode, conv_mode, "MUONREF_CONV_"),
-  FLD(exclude_patterns, PATTERNS),
-  ENM(pattern_match, pattern_match, "MUONREF_MATCH_"),
-  FLD(exclude_embeddings, BOOL),
-  /* gradients */
-  FLD(clip_grad_norm, REAL),
-  ENM(missing_grad, missing_grad, "MUONREF_MISSING_GRAD_"),
-  FLD(all_missing_error, BOOL),
-  /* momentum */
-  FLD(momentum, REAL),
-  FLD(nesterov, BOOL),
-  ENM(momentum_form, momentum_form, "MUONREF_MOMENTUM_"),
-  FLD(momentum_bias_correction, BOOL),
-  ENM(grad_after_step, grad_after, "MUONREF_GRAD_AFTER_"),
-  /* Newton-Schulz */
-  FLD(ns_steps, INT),
-  FLD(coeffs, COEFFS),
-  ENM(coeff_order, coeff_order, "MUONREF_ORDER_"),
-  FLD(ns_eps, REAL),
-  ENM(eps_mode, eps_mode, "MUONREF_EPS_"),
-  FLD(ns_safety, REAL),
-  ENM(ns_format, ns_format, "MUONREF_NS_"),
-  ENM(norm_format, norm_format, "MUONREF_NORM_FORMAT_"),
-  ENM(bf16_order, bf16_order, "MUONREF_BF16_"),
-  /* the update */
-  FLD(lr, REAL),
-  ENM(scale_mode, scale_mode, "MUONREF_SCALE_"),
-  FLD(scale_extra, REAL),
-  ENM(scale_shape, scale_shape, "MUONREF_SCALE_SHAPE_"),
-  ENM(scale_format, scale_format, "MUONREF_SCALE_FORMAT_"),
-  /* decay */
-  FLD(weight_decay, REAL),
-  FLD(adam_weight_decay, REAL),
-  FLD(adam_decay_own, BOOL),
-  FLD(adam_decay_muon_lr, BOOL),
-  /* AdamW */
-  FLD(adam_beta1, REAL),
-  FLD(adam_beta2, REAL),
-  FLD(adam_eps, REAL),
-  ENM(adam_eps_mode, adam_eps_mode, "MUONREF_ADAM_EPS_"),
-  FLD(adam_lr_ratio, REAL),
-  ENM(adam_variant, adam_variant, "MUONREF_ADAM_"),
-  FLD(adam_step_global, BOOL),
-  FLD(adam_bias_fp32, BOOL),
-  /* checks */
-  ENM(catalogue, catalogue, "MUONREF_CATALOGUE_"),
-};
-const size_t muonref_record_n_fields = sizeof muonref_record_fields / sizeof muonref_record_fields[0];
-_Static_assert(sizeof muonref_record_fields / sizeof muonref_record_fields[0] <= MUONREF_RECORD_MAX_FIELDS,
-               "adam_set has a flag per field");
+size_t muonref_record_field_offset(const muonref_option_field *f)
+{
+  return f->kind == MUONREF_FIELD_COEFFS || f->kind == MUONREF_FIELD_PATTERNS ? f->off2 : f->off;
+}
 
 static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_REAL] = "real", [MUONREF_KEY_BOOL] = "bool", [MUONREF_KEY_INT] = "int", [MUONREF_KEY_LONG] = "long",
@@ -146,20 +87,20 @@ const char *muonref_record_key_field(const muonref_option_key *k)
   for (size_t i = 0; k->kind == MUONREF_KEY_REAL && i < 3; i++) /* coeffs[0].a is at coeffs' offset */
     if (COEFF0[i].offset == offset)
       return COEFF0[i].name;
-  for (size_t i = 0; i < muonref_record_n_fields; i++)
-    if (muonref_record_fields[i].offset == offset)
-      return muonref_record_fields[i].name;
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    if (muonref_record_field_offset(&muonref_option_fields[i]) == offset)
+      return muonref_option_fields[i].name;
   for (size_t i = 0; i < 3; i++)
     if (COEFF0[i].offset == offset)
       return COEFF0[i].name;
   return NULL;
 }
 
-static const muonref_field *field_named(const char *name)
+static const muonref_option_field *field_named(const char *name)
 {
-  for (size_t i = 0; name && i < muonref_record_n_fields; i++)
-    if (!strcmp(muonref_record_fields[i].name, name))
-      return &muonref_record_fields[i];
+  for (size_t i = 0; name && i < muonref_option_field_count; i++)
+    if (!strcmp(muonref_option_fields[i].name, name))
+      return &muonref_option_fields[i];
   return NULL;
 }
 
@@ -229,25 +170,25 @@ static int name_ok(const char *s, size_t max)
 
 /* ---- fields ---- */
 
-static void field_copy(muonref_options *dst, const muonref_options *src, const muonref_field *f)
+static void field_copy(muonref_options *dst, const muonref_options *src, const muonref_option_field *f)
 {
-  switch (f->type) {
-  case MUONREF_FIELD_REAL: *(double *)((char *)dst + f->offset) = *(const double *)((const char *)src + f->offset); break;
-  case MUONREF_FIELD_LONG: *(long *)((char *)dst + f->offset) = *(const long *)((const char *)src + f->offset); break;
-  case MUONREF_FIELD_COEFFS:
+  switch (muonref_record_spelling(f)) {
+  case MUONREF_SPELL_REAL: *(double *)((char *)dst + muonref_record_field_offset(f)) = *(const double *)((const char *)src + muonref_record_field_offset(f)); break;
+  case MUONREF_SPELL_LONG: *(long *)((char *)dst + muonref_record_field_offset(f)) = *(const long *)((const char *)src + muonref_record_field_offset(f)); break;
+  case MUONREF_SPELL_COEFFS:
     dst->n_coeffs = src->n_coeffs;
     memcpy(dst->coeffs, src->coeffs, sizeof dst->coeffs);
     break;
-  case MUONREF_FIELD_PATTERNS:
+  case MUONREF_SPELL_PATTERNS:
     dst->n_exclude_patterns = src->n_exclude_patterns;
     memcpy(dst->exclude_patterns, src->exclude_patterns, sizeof dst->exclude_patterns);
     break;
   default: /* int and the enums (int-sized) */
-    *(int *)((char *)dst + f->offset) = *(const int *)((const char *)src + f->offset);
+    *(int *)((char *)dst + muonref_record_field_offset(f)) = *(const int *)((const char *)src + muonref_record_field_offset(f));
   }
 }
 
-static int field_equal(const muonref_options *a, const muonref_options *b, const muonref_field *f)
+static int field_equal(const muonref_options *a, const muonref_options *b, const muonref_option_field *f)
 {
   muonref_options x, y;
   memset(&x, 0, sizeof x), memset(&y, 0, sizeof y);
@@ -313,36 +254,36 @@ static int set_patterns(muonref_options *o, const json_t *v, const char *path, c
 }
 
 /* One field's value v into *o; member names it in errors. */
-static int field_set(muonref_options *o, const muonref_field *f, const json_t *v, const char *path, const char *member,
+static int field_set(muonref_options *o, const muonref_option_field *f, const json_t *v, const char *path, const char *member,
                      muonref_error *err)
 {
-  void *p = (char *)o + f->offset;
+  void *p = (char *)o + muonref_record_field_offset(f);
   const char *s = json_string_value(v);
-  switch (f->type) {
-  case MUONREF_FIELD_REAL:
+  switch (muonref_record_spelling(f)) {
+  case MUONREF_SPELL_REAL:
     if (!json_is_number(v))
       return fail_member(err, path, member, "must be a number");
     *(double *)p = json_number_value(v);
     return MUONREF_OK;
-  case MUONREF_FIELD_INT:
-  case MUONREF_FIELD_LONG: {
+  case MUONREF_SPELL_INT:
+  case MUONREF_SPELL_LONG: {
     if (!json_is_integer(v))
       return fail_member(err, path, member, "must be an integer");
     json_int_t n = json_integer_value(v);
-    if (f->type == MUONREF_FIELD_INT && (n < -2147483647 - 1 || n > 2147483647))
+    if (muonref_record_spelling(f) == MUONREF_SPELL_INT && (n < -2147483647 - 1 || n > 2147483647))
       return fail_member(err, path, member, "must be an integer that fits a C int");
-    if (f->type == MUONREF_FIELD_INT)
+    if (muonref_record_spelling(f) == MUONREF_SPELL_INT)
       *(int *)p = (int)n;
     else
       *(long *)p = (long)n;
     return MUONREF_OK;
   }
-  case MUONREF_FIELD_BOOL:
+  case MUONREF_SPELL_BOOL:
     if (!json_is_boolean(v))
       return fail_member(err, path, member, "must be true or false");
     *(int *)p = json_is_true(v);
     return MUONREF_OK;
-  case MUONREF_FIELD_USE_MUON:
+  case MUONREF_SPELL_USE_MUON:
     if (json_is_null(v))
       o->use_muon = MUONREF_USE_MUON_AUTO;
     else if (json_is_boolean(v))
@@ -350,22 +291,22 @@ static int field_set(muonref_options *o, const muonref_field *f, const json_t *v
     else
       return fail_member(err, path, member, "must be null (routed by route_rule), true or false");
     return MUONREF_OK;
-  case MUONREF_FIELD_ENUM: {
+  case MUONREF_SPELL_ENUM: {
     char list[512];
     const char *names[64];
     size_t n = 0;
-    for (int k = 0; k < 64 && f->value_name(k); k++) {
-      names[n++] = f->value_name(k);
-      if (s && !strcmp(s, f->value_name(k))) {
+    for (int k = 0; k < 64 && f->enum_name(k); k++) {
+      names[n++] = f->enum_name(k);
+      if (s && !strcmp(s, f->enum_name(k))) {
         *(int *)p = k;
         return MUONREF_OK;
       }
     }
     return fail_member(err, path, member, "must be one of %s", muonref_py_str_tuple(list, sizeof list, names, n));
   }
-  case MUONREF_FIELD_COEFFS:
+  case MUONREF_SPELL_COEFFS:
     return set_coeffs(o, v, path, member, err);
-  case MUONREF_FIELD_PATTERNS:
+  case MUONREF_SPELL_PATTERNS:
     return set_patterns(o, v, path, member, err);
   }
   return fail_member(err, path, member, "has a type muonref cannot read");
@@ -382,7 +323,7 @@ static int read_fields(const json_t *obj, const char *name, muonref_options *o, 
   if (!json_is_object(obj))
     return fail_member(err, path, name, "must be an object of muonref_options fields by their spec names");
   json_object_foreach((json_t *)obj, key, v) {
-    const muonref_field *f = field_named(key);
+    const muonref_option_field *f = field_named(key);
     snprintf(member, sizeof member, "%s.%s", name, key);
     if (!f)
       return fail_member(err, path, member, "is not a field of muonref_options (spec/muon.md, "
@@ -391,11 +332,11 @@ static int read_fields(const json_t *obj, const char *name, muonref_options *o, 
     if (st)
       return st;
     if (set)
-      set[f - muonref_record_fields] = 1;
+      set[f - muonref_option_fields] = 1;
   }
-  for (size_t i = 0; complete && i < muonref_record_n_fields; i++)
-    if (!json_object_get(obj, muonref_record_fields[i].name)) {
-      snprintf(member, sizeof member, "%s.%s", name, muonref_record_fields[i].name);
+  for (size_t i = 0; complete && i < muonref_option_field_count; i++)
+    if (!json_object_get(obj, muonref_option_fields[i].name)) {
+      snprintf(member, sizeof member, "%s.%s", name, muonref_option_fields[i].name);
       return fail_member(err, path, member, "is required: a record without a base gives every field");
     }
   return MUONREF_OK;
@@ -435,20 +376,20 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
                        muonref_py_str_tuple(list, sizeof list, KIND_NAMES, MUONREF_KEY_KIND_COUNT));
   }
   k->kind = (muonref_key_kind)kk;
-  const muonref_field *f = field_named(field);
+  const muonref_option_field *f = field_named(field);
   size_t c0 = 0;
   while (c0 < 3 && strcmp(COEFF0[c0].name, field))
     c0++;
   if (!f && c0 == 3)
     return fail_member(err, path, mf, "'%s' is not a field of muonref_options", field);
-  k->offset = f ? f->offset : COEFF0[c0].offset;
+  k->offset = f ? muonref_record_field_offset(f) : COEFF0[c0].offset;
   /* the kind must be able to set the field */
   const char *need = KIND_FIELD[kk];
   int ok = need ? !strcmp(need, field)
-           : kk == MUONREF_KEY_REAL ? (f ? f->type == MUONREF_FIELD_REAL : 1)
-           : kk == MUONREF_KEY_BOOL ? f && f->type == MUONREF_FIELD_BOOL
-           : kk == MUONREF_KEY_INT  ? f && f->type == MUONREF_FIELD_INT
-                                    : f && f->type == MUONREF_FIELD_LONG;
+           : kk == MUONREF_KEY_REAL ? (f ? muonref_record_spelling(f) == MUONREF_SPELL_REAL : 1)
+           : kk == MUONREF_KEY_BOOL ? f && muonref_record_spelling(f) == MUONREF_SPELL_BOOL
+           : kk == MUONREF_KEY_INT  ? f && muonref_record_spelling(f) == MUONREF_SPELL_INT
+                                    : f && muonref_record_spelling(f) == MUONREF_SPELL_LONG;
   if (!ok)
     return need ? fail_member(err, path, mf, "a key of kind %s sets the field %s, not %s", kind, need, field)
                 : fail_member(err, path, mf, "a key of kind %s needs a field of that type; %s is not", kind, field);
@@ -712,15 +653,15 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
     return st;
   /* the AdamW groups: the defaults, the base's AdamW differences, this record's */
   muonref_options adam = r->defaults;
-  for (size_t i = 0; base && i < muonref_record_n_fields; i++)
+  for (size_t i = 0; base && i < muonref_option_field_count; i++)
     if (r->adam_set[i])
-      field_copy(&adam, &base->adam_defaults, &muonref_record_fields[i]);
+      field_copy(&adam, &base->adam_defaults, &muonref_option_fields[i]);
   if ((v = json_object_get(j, "adam_defaults")) &&
       (st = read_fields(v, "adam_defaults", &adam, r->adam_set, 0, path, err)))
     return st;
   r->adam_defaults = adam;
   r->has_adam = 0;
-  for (size_t i = 0; i < muonref_record_n_fields; i++)
+  for (size_t i = 0; i < muonref_option_field_count; i++)
     r->has_adam |= r->adam_set[i];
   if ((v = json_object_get(j, "one_group"))) {
     if (!json_is_boolean(v))
@@ -814,8 +755,8 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
   out->id = id;
   out->defaults = *p->defaults;
   out->adam_defaults = p->adam_defaults ? *p->adam_defaults : *p->defaults;
-  for (size_t i = 0; i < muonref_record_n_fields; i++)
-    out->adam_set[i] = !field_equal(&out->defaults, &out->adam_defaults, &muonref_record_fields[i]);
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    out->adam_set[i] = !field_equal(&out->defaults, &out->adam_defaults, &muonref_option_fields[i]);
   out->has_adam = p->adam_defaults != NULL;
   for (size_t i = 0; i < p->n_keys && i < MUONREF_RECORD_MAX_KEYS; i++) {
     out->keys[i] = p->keys[i];

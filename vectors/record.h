@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "muonref/profile.h"
+#include "core/option_fields.h"
 
 #define MUONREF_RECORD_NAME_LEN 32  /* bytes of a profile name, with the NUL */
 #define MUONREF_RECORD_MAX_KEYS 32
@@ -138,33 +139,23 @@ void muonref_record_write_test_ports(FILE *f, const muonref_record *r, size_t n)
 
 /* ---- the tables the reader and the writers share (vectors/record.c) ---- */
 
-/* How a muonref_options field is spelled in a record. */
-typedef enum muonref_field_type {
-  MUONREF_FIELD_REAL,     /* a double: a JSON number */
-  MUONREF_FIELD_INT,      /* an int: a JSON integer */
-  MUONREF_FIELD_LONG,     /* a long: a JSON integer */
-  MUONREF_FIELD_BOOL,     /* an int 0/1: false/true */
-  MUONREF_FIELD_ENUM,     /* an enum: its spelled name (muonref_*_name) */
-  MUONREF_FIELD_USE_MUON, /* use_muon: null (AUTO), true, false */
-  MUONREF_FIELD_COEFFS,   /* n_coeffs and coeffs: a preset name (presets.h) or a list of triples */
-  MUONREF_FIELD_PATTERNS  /* n_exclude_patterns and exclude_patterns: a list of strings */
-} muonref_field_type;
+/* How a field of muonref_options (its entry of core/option_fields.c, the
+ * one table of the fields) is spelled in a record. */
+typedef enum muonref_spelling {
+  MUONREF_SPELL_REAL,     /* a double: a JSON number */
+  MUONREF_SPELL_INT,      /* an int: a JSON integer */
+  MUONREF_SPELL_LONG,     /* a long: a JSON integer */
+  MUONREF_SPELL_BOOL,     /* an int 0/1: false/true */
+  MUONREF_SPELL_ENUM,     /* an enum: its spelled name (muonref_*_name) */
+  MUONREF_SPELL_USE_MUON, /* use_muon: null (AUTO), true, false */
+  MUONREF_SPELL_COEFFS,   /* n_coeffs and coeffs: a preset name (presets.h) or a list of triples */
+  MUONREF_SPELL_PATTERNS  /* n_exclude_patterns and exclude_patterns: a list of strings */
+} muonref_spelling;
+muonref_spelling muonref_record_spelling(const muonref_option_field *f);
 
-/* One field of muonref_options: its spec name, spelling, offset, and for
- * an enum the name of value v (NULL past the end) and the prefix of its C
- * constants ("MUONREF_SCALE_" + "FAN_IN"). */
-typedef struct muonref_field {
-  const char *name;
-  muonref_field_type type;
-  size_t offset;
-  const char *(*value_name)(int v);
-  const char *c_prefix;
-} muonref_field;
-
-/* Every field, in the order of muonref_options (a new field of
- * muonref_options needs its row here, in the schema and in nemo's record). */
-extern const muonref_field muonref_record_fields[];
-extern const size_t muonref_record_n_fields;
+/* The offset of a field's value (the array's for coeffs and
+ * exclude_patterns: what a key of the field names). */
+size_t muonref_record_field_offset(const muonref_option_field *f);
 
 /* The record spelling of a key kind ("real", "coeff_list"), a branch
  * ("any", "muon", "adam") and a scope ("group", "init", "group_only",

@@ -12,28 +12,28 @@
 
 /* ---- JSON ---- */
 
-static json_t *field_json(const muonref_options *o, const muonref_field *f)
+static json_t *field_json(const muonref_options *o, const muonref_option_field *f)
 {
-  const void *p = (const char *)o + f->offset;
-  switch (f->type) {
-  case MUONREF_FIELD_REAL: return muonref_case_real_json(*(const double *)p);
-  case MUONREF_FIELD_INT: return json_integer(*(const int *)p);
-  case MUONREF_FIELD_LONG: return json_integer(*(const long *)p);
-  case MUONREF_FIELD_BOOL: return json_boolean(*(const int *)p);
-  case MUONREF_FIELD_ENUM: {
-    const char *s = f->value_name(*(const int *)p);
+  const void *p = (const char *)o + muonref_record_field_offset(f);
+  switch (muonref_record_spelling(f)) {
+  case MUONREF_SPELL_REAL: return muonref_case_real_json(*(const double *)p);
+  case MUONREF_SPELL_INT: return json_integer(*(const int *)p);
+  case MUONREF_SPELL_LONG: return json_integer(*(const long *)p);
+  case MUONREF_SPELL_BOOL: return json_boolean(*(const int *)p);
+  case MUONREF_SPELL_ENUM: {
+    const char *s = f->enum_name(*(const int *)p);
     return s ? json_string(s) : json_integer(*(const int *)p);
   }
-  case MUONREF_FIELD_USE_MUON:
+  case MUONREF_SPELL_USE_MUON:
     return o->use_muon == MUONREF_USE_MUON_AUTO ? json_null() : json_boolean(o->use_muon == MUONREF_USE_MUON_TRUE);
-  case MUONREF_FIELD_COEFFS: {
+  case MUONREF_SPELL_COEFFS: {
     json_t *l = json_array();
     for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS; k++)
       json_array_append_new(l, json_pack("[o, o, o]", muonref_case_real_json(o->coeffs[k].a),
                                          muonref_case_real_json(o->coeffs[k].b), muonref_case_real_json(o->coeffs[k].c)));
     return l;
   }
-  case MUONREF_FIELD_PATTERNS: {
+  case MUONREF_SPELL_PATTERNS: {
     json_t *l = json_array();
     for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
       json_array_append_new(l, json_stringn(o->exclude_patterns[k], strnlen(o->exclude_patterns[k], MUONREF_PATTERN_LEN)));
@@ -46,9 +46,9 @@ static json_t *field_json(const muonref_options *o, const muonref_field *f)
 static json_t *options_json(const muonref_options *o, const unsigned char *only)
 {
   json_t *j = json_object();
-  for (size_t i = 0; i < muonref_record_n_fields; i++)
+  for (size_t i = 0; i < muonref_option_field_count; i++)
     if (!only || only[i])
-      json_object_set_new(j, muonref_record_fields[i].name, field_json(o, &muonref_record_fields[i]));
+      json_object_set_new(j, muonref_option_fields[i].name, field_json(o, &muonref_option_fields[i]));
   return j;
 }
 
@@ -182,23 +182,23 @@ static void c_real(FILE *f, double x)
   fputs(muonref_py_float(b, sizeof b, x), f); /* the shortest decimal that reads back as x */
 }
 
-static void c_field(FILE *f, const muonref_options *o, const muonref_field *fd)
+static void c_field(FILE *f, const muonref_options *o, const muonref_option_field *fd)
 {
-  const void *p = (const char *)o + fd->offset;
-  switch (fd->type) {
-  case MUONREF_FIELD_REAL: fprintf(f, "  .%s = ", fd->name), c_real(f, *(const double *)p), fputs(",\n", f); break;
-  case MUONREF_FIELD_INT: fprintf(f, "  .%s = %d,\n", fd->name, *(const int *)p); break;
-  case MUONREF_FIELD_LONG: fprintf(f, "  .%s = %ld,\n", fd->name, *(const long *)p); break;
-  case MUONREF_FIELD_BOOL: fprintf(f, "  .%s = %d,\n", fd->name, *(const int *)p); break;
-  case MUONREF_FIELD_ENUM:
-    fprintf(f, "  .%s = %s", fd->name, fd->c_prefix), c_upper(f, fd->value_name(*(const int *)p)), fputs(",\n", f);
+  const void *p = (const char *)o + muonref_record_field_offset(fd);
+  switch (muonref_record_spelling(fd)) {
+  case MUONREF_SPELL_REAL: fprintf(f, "  .%s = ", fd->name), c_real(f, *(const double *)p), fputs(",\n", f); break;
+  case MUONREF_SPELL_INT: fprintf(f, "  .%s = %d,\n", fd->name, *(const int *)p); break;
+  case MUONREF_SPELL_LONG: fprintf(f, "  .%s = %ld,\n", fd->name, *(const long *)p); break;
+  case MUONREF_SPELL_BOOL: fprintf(f, "  .%s = %d,\n", fd->name, *(const int *)p); break;
+  case MUONREF_SPELL_ENUM:
+    fprintf(f, "  .%s = %s", fd->name, fd->c_prefix), c_upper(f, fd->enum_name(*(const int *)p)), fputs(",\n", f);
     break;
-  case MUONREF_FIELD_USE_MUON:
+  case MUONREF_SPELL_USE_MUON:
     fprintf(f, "  .use_muon = %s,\n", o->use_muon == MUONREF_USE_MUON_AUTO ? "MUONREF_USE_MUON_AUTO"
                                       : o->use_muon == MUONREF_USE_MUON_TRUE ? "MUONREF_USE_MUON_TRUE"
                                                                               : "MUONREF_USE_MUON_FALSE");
     break;
-  case MUONREF_FIELD_COEFFS:
+  case MUONREF_SPELL_COEFFS:
     fprintf(f, "  .n_coeffs = %d,\n  .coeffs = {", o->n_coeffs);
     for (int k = 0; k < o->n_coeffs; k++) {
       fputs(k ? ",\n              {" : "{", f);
@@ -207,7 +207,7 @@ static void c_field(FILE *f, const muonref_options *o, const muonref_field *fd)
     }
     fputs("},\n", f);
     break;
-  case MUONREF_FIELD_PATTERNS:
+  case MUONREF_SPELL_PATTERNS:
     fprintf(f, "  .n_exclude_patterns = %d,\n", o->n_exclude_patterns);
     if (o->n_exclude_patterns > 0) {
       fputs("  .exclude_patterns = {", f);
@@ -222,8 +222,8 @@ static void c_field(FILE *f, const muonref_options *o, const muonref_field *fd)
 static void c_options(FILE *f, const char *name, const char *suffix, const muonref_options *o)
 {
   fprintf(f, "static const muonref_options %s_%s = {\n", name, suffix);
-  for (size_t i = 0; i < muonref_record_n_fields; i++)
-    c_field(f, o, &muonref_record_fields[i]);
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    c_field(f, o, &muonref_option_fields[i]);
   fputs("};\n", f);
 }
 
