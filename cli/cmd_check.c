@@ -18,6 +18,7 @@
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
 #include "../vectors/escape.h"
+#include "../vectors/record.h"
 #include "../vectors/report.h"
 #include "commands.h"
 #include "datapath.h"
@@ -195,14 +196,15 @@ static int check_main(int argc, char **argv, char **paths)
   check_args ca = {0};
   const char *impl = NULL, *results = NULL, *fault = NULL, *write = NULL, *junit = NULL;
   const char *torch_spec = NULL, *topts[32], *profile = NULL;
-  int n = 0, tap = 0, n_topts = 0;
+  const char *profile_files[8];
+  int n = 0, tap = 0, n_topts = 0, n_pf = 0;
   ca.quiet = muonref_verbosity < 0, ca.verbose = muonref_verbosity > 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
                 !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
                 !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures") ||
-                !strcmp(a, "--profile");
+                !strcmp(a, "--profile") || !strcmp(a, "--profile-file");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
@@ -241,6 +243,13 @@ static int check_main(int argc, char **argv, char **paths)
       ca.no_diagnosis = 1;
     else if (!strcmp(a, "--profile"))
       profile = argv[++i];
+    else if (!strcmp(a, "--profile-file")) {
+      if (n_pf == 8) {
+        fprintf(stderr, "muonref check: more than 8 --profile-file\n");
+        return EXIT_USAGE;
+      }
+      profile_files[n_pf++] = argv[++i];
+    }
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref check: unknown option %s\n", a);
       return usage();
@@ -275,6 +284,15 @@ static int check_main(int argc, char **argv, char **paths)
   ca.torch = torch_spec, ca.n_torch_opts = n_topts, ca.profile = profile;
   memcpy(ca.torch_opts, topts, (size_t)n_topts * sizeof topts[0]);
   muonref_error err = {0};
+  if (n_pf && torch_spec) {
+    fprintf(stderr, "muonref check: --profile-file applies to --impl and --results (the driver takes no record yet)\n");
+    return EXIT_USAGE;
+  }
+  for (int k = 0; k < n_pf; k++) /* a user's records: their vectors name them (vectors/record.h) */
+    if (muonref_record_use(profile_files[k], muonref_cli_records_dir(NULL), NULL, &err)) {
+      fprintf(stderr, "muonref check: --profile-file: %s\n", err.message);
+      return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+    }
   static char profile_dir[4200];
   if (profile && n) {
     fprintf(stderr, "muonref check: --profile selects a profile of the default vectors; give it or vector paths, "

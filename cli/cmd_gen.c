@@ -1,5 +1,6 @@
-/* muonref gen [--prec BITS] [--out DIR] [--area NAME] [--profile NAME] [--threads N]:
- * regenerates the golden vectors of every profile (or one) from the reference (spec/vectors.md
+/* muonref gen [--prec BITS] [--out DIR] [--area NAME] [--profile NAME | --profile-file FILE] [--threads N]:
+ * regenerates the golden vectors of every profile (or one; or a user's
+ * profile record, vectors/record.h) from the reference (spec/vectors.md
  * section 6), the cases' computations on N threads (default: every core;
  * the output is the same bytes for any N). */
 #include <stdio.h>
@@ -7,11 +8,12 @@
 #include <string.h>
 #include <time.h>
 #include "../vectors/gen_run.h"
+#include "../vectors/record.h"
 #include "commands.h"
 
 int cmd_gen(int argc, char **argv)
 {
-  const char *out = "vectors", *area = NULL, *profile = NULL;
+  const char *out = "vectors", *area = NULL, *profile = NULL, *profile_file = NULL;
   long prec = 256, threads = 0;
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--prec")) {
@@ -35,16 +37,29 @@ int cmd_gen(int argc, char **argv)
       area = argv[++i];
     } else if (i + 1 < argc && !strcmp(argv[i], "--profile")) {
       profile = argv[++i];
+    } else if (i + 1 < argc && !strcmp(argv[i], "--profile-file")) {
+      profile_file = argv[++i];
     } else {
       fprintf(stderr, "muonref gen: unexpected argument '%s'\n"
-                      "usage: muonref gen [--prec BITS] [--out DIR] [--area NAME] [--profile NAME] [--threads N]\n", argv[i]);
+                      "usage: muonref gen %s\n", argv[i], MUONREF_GEN_ARGS);
       return EXIT_USAGE;
     }
   }
+  muonref_error err = {0};
+  if (profile && profile_file) {
+    fprintf(stderr, "muonref gen: give --profile or --profile-file, not both\n");
+    return EXIT_USAGE;
+  }
+  const muonref_record *user = NULL;
+  if (profile_file && muonref_record_use(profile_file, muonref_cli_records_dir(NULL), &user, &err)) {
+    fprintf(stderr, "muonref gen: --profile-file: %s\n", err.message); /* checked whole: names the member */
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  if (user)
+    profile = user->name;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   gen_summary s;
-  muonref_error err = {0};
   int st = muonref_gen_all(out, (mpfr_prec_t)prec, area, profile, (int)threads, &s, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (st) {

@@ -1,13 +1,20 @@
-/* muonref profile NAME: prints the options of a profile (spec/muon.md). */
+/* muonref profile: lists the profiles, prints one profile's options
+ * (spec/muon.md, spec/profiles/), and writes what is generated from the
+ * records spec/profiles/NAME.json: the C table, the ids, the markdown table
+ * (vectors/record.h). */
 #include <stdio.h>
+#include <string.h>
 #include "commands.h"
+#include "datapath.h"
 #include "muonref.h"
 #include "core/pyfmt.h"
 #include <stdlib.h>
 #include "vectors/case.h"
+#include "vectors/record.h"
+#include "core/checks.h"
 
 /* One option of the port, as its key table (profile.h) names it. */
-static void print_key(const muonref_options *o, const muonref_option_key *k)
+static void print_key(const muonref_profile *p, const muonref_options *o, const muonref_option_key *k)
 {
   char b[40], c[40], d[40];
   const void *f = (const char *)o + k->offset;
@@ -77,7 +84,7 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_NS_COEFF_TYPE:
   case MUONREF_KEY_NS_COEFFS:
   case MUONREF_KEY_MUON_VERSION: { /* as the vectors write them (vectors/case.c) */
-    json_t *j = muonref_case_options_json(o, "paddle");
+    json_t *j = muonref_case_options_json(o, p->name);
     char *t = json_dumps(json_object_get(j, k->name), JSON_ENCODE_ANY | JSON_COMPACT);
     printf("%s\n", t ? t : "?");
     free(t), json_decref(j);
@@ -111,23 +118,22 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   char b[40];
   printf("profile            %s\n", p->name);
   printf("source             %s\n", p->source);
-  if (!p->adam_fill) {
+  if (!p->adam_defaults) {
     for (size_t i = 0; i < p->n_keys; i++)
-      print_key(o, &p->keys[i]);
+      print_key(p, o, &p->keys[i]);
   } else { /* groups of each branch with their own keys and defaults (Keller) */
-    muonref_options a = *o;
-    p->adam_fill(&a);
+    muonref_options a = *p->adam_defaults;
     a.use_muon = MUONREF_USE_MUON_FALSE;
     muonref_options m = *o;
     m.use_muon = MUONREF_USE_MUON_TRUE;
     printf("Muon groups:\n");
     for (size_t i = 0; i < p->n_keys; i++)
       if (p->keys[i].branch != MUONREF_KEY_ADAM_ONLY)
-        printf("  "), print_key(&m, &p->keys[i]);
+        printf("  "), print_key(p, &m, &p->keys[i]);
     printf("AdamW groups:\n");
     for (size_t i = 0; i < p->n_keys; i++)
       if (p->keys[i].branch != MUONREF_KEY_MUON_ONLY)
-        printf("  "), print_key(&a, &p->keys[i]);
+        printf("  "), print_key(p, &a, &p->keys[i]);
     printf("fixed:\n");
     printf("nesterov           %s\n", o->nesterov ? "True" : "False");
     printf("ns_steps           %d\n", o->ns_steps);
@@ -167,23 +173,133 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("adam_step_global   %d\n", o->adam_step_global);
   printf("adam_bias_fp32     %d\n", o->adam_bias_fp32);
   printf("all_missing_error  %d\n", o->all_missing_error);
+  const muonref_check *rows[2];
+  size_t n[2];
+  char rule[48];
+  if (muonref_catalogue_checks(o->catalogue, &rows[0], &n[0], &rows[1], &n[1])) {
+    printf("checks             (catalogue %s, in the port's order; {} is the value)\n", muonref_catalogue_name(o->catalogue));
+    for (int part = 0; part < 2; part++)
+      for (size_t i = 0; i < n[part]; i++)
+        printf("  %-12s %-16s %s\n", rows[part][i].field, muonref_check_rule_text(&rows[part][i], rule, sizeof rule),
+               rows[part][i].message);
+  }
+  printf("areas             ");
+  for (size_t i = 0; p->areas && p->areas[i]; i++)
+    printf(" %s", p->areas[i]);
+  printf("\n");
+}
+
+const char *muonref_cli_records_dir(const char *given)
+{
+  return given ? given : cli_data_path("MUONREF_RECORDS", MUONREF_RECORDS_SRC, MUONREF_RECORDS_INST);
+}
+
+static int usage(void)
+{
+  fprintf(stderr, "usage: muonref %s\n", MUONREF_PROFILE_USAGE);
+  return EXIT_USAGE;
+}
+
+/* Every built-in profile, one line each: its name and the port it describes. */
+static int list_profiles(void)
+{
+  for (size_t i = 0; i < muonref_profile_count(); i++)
+    printf("%-10s %s\n", muonref_profile_name(i), muonref_profile_at(i)->source);
+  return EXIT_OK;
+}
+
+/* --c-table, --c-ids, --markdown, --test-ports: from the records of `dir`. */
+static int write_generated(const char *what, const char *dir)
+{
+  muonref_record *r;
+  size_t n;
+  muonref_error err;
+  if (muonref_record_read_dir(dir, &r, &n, &err)) {
+    fprintf(stderr, "muonref profile: %s\n", err.message);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  if (!strcmp(what, "--c-table"))
+    muonref_record_write_c_table(stdout, r, n);
+  else if (!strcmp(what, "--c-ids"))
+    muonref_record_write_c_ids(stdout, r, n);
+  else if (!strcmp(what, "--test-ports"))
+    muonref_record_write_test_ports(stdout, r, n);
+  else
+    muonref_record_write_markdown(stdout, r, n);
+  free(r);
+  return fflush(stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;
+}
+
+/* The resolved record: a user's as read; a built-in one from the records
+ * where they read (everything), else from its C row (no test port, prose
+ * or scopes). */
+static int print_json(const muonref_profile *p, const muonref_record *user)
+{
+  muonref_record *all = NULL, *r = malloc(sizeof *r);
+  size_t id = 0, n = 0;
+  if (!r)
+    return EXIT_INTERNAL;
+  while (id < muonref_profile_count() && muonref_profile_at(id) != p)
+    id++;
+  if (user)
+    *r = *user;
+  else if (muonref_record_read_dir(muonref_cli_records_dir(NULL), &all, &n, NULL) == MUONREF_OK && id < n &&
+           !strcmp(all[id].name, p->name))
+    *r = all[id];
+  else
+    muonref_record_of_profile(p, id < muonref_profile_count() ? (int)id : -1, r);
+  free(all);
+  json_t *j = muonref_record_json(r); /* reads r's arrays, not its row's pointers */
+  json_object_set_new(j, "checks", muonref_record_checks_json(r->defaults.catalogue)); /* derived: core/checks.c */
+  char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(j), free(r);
+  if (!t)
+    return EXIT_INTERNAL;
+  printf("%s\n", t);
+  free(t);
+  return EXIT_OK;
 }
 
 int cmd_profile(int argc, char **argv)
 {
   muonref_error err;
-  muonref_options o;
-  if (argc != 2) {
-    fprintf(stderr, "usage: muonref profile NAME   (profiles:");
-    for (size_t i = 0; i < muonref_profile_count(); i++)
-      fprintf(stderr, " %s", muonref_profile_name(i));
-    fprintf(stderr, ")\n");
-    return EXIT_USAGE;
+  const char *name = NULL, *file = NULL, *records = NULL, *generate = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--json"))
+      json = 1;
+    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports"))
+      generate = a;
+    else if (i + 1 < argc && !strcmp(a, "--records"))
+      records = argv[++i];
+    else if (i + 1 < argc && !strcmp(a, "--profile-file"))
+      file = argv[++i];
+    else if (a[0] != '-' && !name)
+      name = a;
+    else
+      return usage();
   }
-  if (muonref_profile_options(argv[1], &o, &err)) {
+  if (generate)
+    return name || file || json ? usage() : write_generated(generate, muonref_cli_records_dir(records));
+  if (records || (name && file))
+    return usage();
+  const muonref_record *user = NULL;
+  if (file && muonref_record_use(file, muonref_cli_records_dir(NULL), &user, &err)) {
+    fprintf(stderr, "muonref profile: %s\n", err.message);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  if (user)
+    name = user->name;
+  if (!name)
+    return json ? usage() : list_profiles();
+  muonref_options o;
+  if (muonref_profile_options(name, &o, &err)) {
     fprintf(stderr, "muonref profile: %s\n", err.message);
     return EXIT_USAGE;
   }
-  print_options(muonref_profile_get(argv[1]), &o);
+  if (json)
+    return print_json(muonref_profile_get(name), user);
+  print_options(muonref_profile_get(name), &o);
   return EXIT_OK;
 }

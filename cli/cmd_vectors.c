@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../vectors/files.h"
+#include "../vectors/record.h"
 #include "commands.h"
 
 static int usage(void)
@@ -16,9 +17,15 @@ int cmd_vectors(int argc, char **argv)
 {
   char *paths[256];
   int n = 0, quiet = muonref_verbosity < 0, verbose = muonref_verbosity > 0;
+  muonref_error err = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (a[0] == '-' && a[1]) {
+    if (i + 1 < argc && !strcmp(a, "--profile-file")) { /* a user's record: its vectors name it */
+      if (muonref_record_use(argv[++i], muonref_cli_records_dir(NULL), NULL, &err)) {
+        fprintf(stderr, "muonref vectors: --profile-file: %s\n", err.message);
+        return EXIT_USAGE;
+      }
+    } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "muonref vectors: unknown option %s\n", a);
       return usage();
     } else if (n < 256)
@@ -28,7 +35,6 @@ int cmd_vectors(int argc, char **argv)
       return EXIT_USAGE;
     }
   }
-  muonref_error err = {0};
   int given = n > 0;
   if (!given) {
     const char *d = muonref_default_vectors(&err);

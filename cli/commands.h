@@ -59,6 +59,8 @@ typedef struct command {
   "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \
   "  --profile NAME       without vector paths: only that profile's folder of the default set (./vectors\n" \
   "                       or the installed one), e.g. --profile torch\n" \
+  "  --profile-file FILE  a user's profile record (spec/profiles/README.md): the vectors of that profile\n" \
+  "                       (muonref gen --profile-file FILE) are read through it; repeatable\n" \
   "  --no-diagnosis       with --results/--torch: no diagnosis line under each failing case (by default the\n" \
   "                       catalogued fault or the platform effect that gives the port's result is named)\n" \
   "  -q, --quiet          no per-case FAIL lines and no progress line; the table and the totals still print\n" \
@@ -70,18 +72,50 @@ typedef struct command {
   "malformed vector or results file, an unwritable --junit FILE, a port the driver cannot load);\n" \
   "3 internal failure."
 
+/* The arguments of `muonref gen`. */
+#define MUONREF_GEN_ARGS "[--prec BITS] [--out DIR] [--area NAME] [--profile NAME | --profile-file FILE] [--threads N]"
+
+/* `muonref profile --help`. */
+#define MUONREF_PROFILE_USAGE \
+  "profile [NAME | --profile-file FILE] [--json]\n" \
+  "       muonref profile --markdown | --test-ports | --c-table | --c-ids [--records DIR]\n" \
+  "Without arguments: every built-in profile with the port it describes.  With NAME: the port's options\n" \
+  "under its own names, then every field of the profile (spec/profiles/NAME.md).\n" \
+  "\n" \
+  "Options:\n" \
+  "  --profile-file FILE  a user's profile record (a built-in base and what differs; spec/profiles/README.md):\n" \
+  "                       check it completely and print it as NAME would be\n" \
+  "  --json               print the profile as a resolved record: every default, the key table, the areas\n" \
+  "  --markdown           the table of the profiles for spec/profiles/README.md, from the records\n" \
+  "  --test-ports         one line per record: NAME FILE:CLASS ADAPTER MODE NS_FORMAT CONSTRUCTOR, its\n" \
+  "                       PyTorch test port (FILE relative to the source tree), for test scripts\n" \
+  "  --c-table            core/profile_table.h, the built-in profiles' C table, from the records\n" \
+  "  --c-ids              include/muonref/profile_ids.h, the profile ids, from the records\n" \
+  "  --records DIR        the folder of the records (default: the source tree's spec/profiles, else the\n" \
+  "                       installed copy)\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "Exit status: 0 printed; 2 an unknown profile, or a record that is not valid (the message names the\n" \
+  "file, the member and the rule); 3 internal failure."
+
 /* `muonref vectors --help`. */
 #define MUONREF_VECTORS_USAGE \
-  "vectors [-q|--quiet] [-v|--verbose] [VECTOR FILES OR DIRS...]\n" \
+  "vectors [-q|--quiet] [-v|--verbose] [--profile-file FILE] [VECTOR FILES OR DIRS...]\n" \
   "Lists golden vector sets: each file's profile, area and case count, and the folder they come from.\n" \
   "Without paths: ./vectors if it exists, else the installed set.\n" \
   "\n" \
   "Options:\n" \
   "  -q, --quiet          print only the folder of the vectors\n" \
   "  -v, --verbose        also list each file's test groups (kind and case count)\n" \
+  "  --profile-file FILE  a user's profile record, which the vectors of that profile need (repeatable)\n" \
   "  -h, --help           print this help\n" \
   "\n" \
   "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."
+
+/* The folder of the profile records: `given`, else $MUONREF_RECORDS, else
+ * the source tree's spec/profiles for the build tree's command, else the
+ * installed copy (cli/datapath.h; cmd_profile.c). */
+const char *muonref_cli_records_dir(const char *given);
 
 int cmd_profile(int argc, char **argv);
 int cmd_vectors(int argc, char **argv);

@@ -19,11 +19,13 @@ static const command COMMANDS[] = {
   {"check", cmd_check, "judge an implementation against golden vectors (muonref check --impl fast-bf16 vectors/)",
    MUONREF_CHECK_USAGE},
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)",
-   "gen [--prec BITS] [--out DIR] [--area NAME] [--profile NAME] [--threads N]\n"
-   "  writes DIR/PROFILE/PROFILE_AREA.json for every profile (or NAME); BITS >= 256, default 256"},
+   "gen " MUONREF_GEN_ARGS "\n"
+   "  writes DIR/PROFILE/PROFILE_AREA.json for every profile (or NAME, or the record FILE: a user's profile,\n"
+   "  spec/profiles/README.md); BITS >= 256, default 256"},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
    "ns --preset NAME [--steps K] --sigma S | ns --report DIR [--smin S]    (spec/ns-study.md)"},
-  {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)", "profile NAME    (profiles: nemo, torch, moonlight, keller, timm; spec/profiles/)"},
+  {"profile", cmd_profile, "list the profiles, or print one profile's options (muonref profile nemo)",
+   MUONREF_PROFILE_USAGE},
   {"ref", cmd_ref, "run the high-precision reference on a tensor file (muonref ref polar|ns|step FILE)",
    "ref polar|ns|step FILE [--prec BITS] [--profile NAME]\n"
    "  FILE: a tensor {\"dtype\": \"f32\", \"shape\": [r, c], \"hex\": \"...\"} (spec/vectors.md section 1);\n"

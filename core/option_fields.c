@@ -26,26 +26,30 @@ NAMER(pattern_match, muonref_pattern_match)
 
 #define OFF(f) offsetof(muonref_options, f)
 /* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
-#define F64(f, v1) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, v1}
-#define I32(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, v1}
-#define ENUM(f, namer, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, v1}
+#define F64(f, v1) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, v1, 0, NULL}
+#define I32(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, v1, 0, NULL}
+#define BOOL(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, v1, 1, NULL}
+#define ENUM(f, namer, v1, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, v1, 0, prefix}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
-  F64(lr, 1), F64(momentum, 1), I32(nesterov, 1), I32(ns_steps, 1), F64(weight_decay, 1),
-  ENUM(scale_mode, scale_mode, 1), F64(adam_beta1, 1), F64(adam_beta2, 1), F64(adam_eps, 1), F64(adam_lr_ratio, 1),
-  {"adam_dim_threshold", MUONREF_FIELD_I64, OFF(adam_dim_threshold), 0, NULL, 1},
-  I32(use_muon, 1), ENUM(momentum_form, momentum_form, 1),
-  {"coeffs", MUONREF_FIELD_COEFFS, OFF(n_coeffs), OFF(coeffs), NULL, 1},
-  ENUM(coeff_order, coeff_order, 1), F64(ns_eps, 1), ENUM(eps_mode, eps_mode, 1), ENUM(ns_format, ns_format, 1),
-  ENUM(bf16_order, bf16_order, 0), ENUM(route_rule, route_rule, 0), ENUM(catalogue, catalogue, 0),
-  ENUM(adam_eps_mode, adam_eps_mode, 0), ENUM(scale_shape, scale_shape, 0), ENUM(scale_format, scale_format, 0),
-  ENUM(conv_mode, conv_mode, 0), ENUM(missing_grad, missing_grad, 0), ENUM(grad_after_step, grad_after, 0),
-  F64(ns_safety, 0), ENUM(adam_variant, adam_variant, 0), F64(scale_extra, 0), ENUM(norm_format, norm_format, 0),
-  {"exclude_patterns", MUONREF_FIELD_PATTERNS, OFF(n_exclude_patterns), OFF(exclude_patterns), NULL, 0},
-  ENUM(pattern_match, pattern_match, 0), I32(momentum_bias_correction, 0), F64(adam_weight_decay, 0),
-  I32(adam_decay_own, 0), F64(clip_grad_norm, 0), I32(exclude_embeddings, 0), I32(adam_decay_muon_lr, 0),
-  I32(adam_step_global, 0), I32(adam_bias_fp32, 0), I32(all_missing_error, 0),
+  F64(lr, 1), F64(momentum, 1), BOOL(nesterov, 1), I32(ns_steps, 1), F64(weight_decay, 1),
+  ENUM(scale_mode, scale_mode, 1, "MUONREF_SCALE_"), F64(adam_beta1, 1), F64(adam_beta2, 1), F64(adam_eps, 1),
+  F64(adam_lr_ratio, 1), {"adam_dim_threshold", MUONREF_FIELD_I64, OFF(adam_dim_threshold), 0, NULL, 1, 0, NULL},
+  I32(use_muon, 1), ENUM(momentum_form, momentum_form, 1, "MUONREF_MOMENTUM_"),
+  {"coeffs", MUONREF_FIELD_COEFFS, OFF(n_coeffs), OFF(coeffs), NULL, 1, 0, NULL},
+  ENUM(coeff_order, coeff_order, 1, "MUONREF_ORDER_"), F64(ns_eps, 1), ENUM(eps_mode, eps_mode, 1, "MUONREF_EPS_"),
+  ENUM(ns_format, ns_format, 1, "MUONREF_NS_"), ENUM(bf16_order, bf16_order, 0, "MUONREF_BF16_"),
+  ENUM(route_rule, route_rule, 0, "MUONREF_ROUTE_"), ENUM(catalogue, catalogue, 0, "MUONREF_CATALOGUE_"),
+  ENUM(adam_eps_mode, adam_eps_mode, 0, "MUONREF_ADAM_EPS_"), ENUM(scale_shape, scale_shape, 0, "MUONREF_SCALE_SHAPE_"),
+  ENUM(scale_format, scale_format, 0, "MUONREF_SCALE_FORMAT_"), ENUM(conv_mode, conv_mode, 0, "MUONREF_CONV_"),
+  ENUM(missing_grad, missing_grad, 0, "MUONREF_MISSING_GRAD_"), ENUM(grad_after_step, grad_after, 0, "MUONREF_GRAD_AFTER_"),
+  F64(ns_safety, 0), ENUM(adam_variant, adam_variant, 0, "MUONREF_ADAM_"), F64(scale_extra, 0),
+  ENUM(norm_format, norm_format, 0, "MUONREF_NORM_FORMAT_"),
+  {"exclude_patterns", MUONREF_FIELD_PATTERNS, OFF(n_exclude_patterns), OFF(exclude_patterns), NULL, 0, 0, NULL},
+  ENUM(pattern_match, pattern_match, 0, "MUONREF_MATCH_"), BOOL(momentum_bias_correction, 0), F64(adam_weight_decay, 0),
+  BOOL(adam_decay_own, 0), F64(clip_grad_norm, 0), BOOL(exclude_embeddings, 0), BOOL(adam_decay_muon_lr, 0),
+  BOOL(adam_step_global, 0), BOOL(adam_bias_fp32, 0), BOOL(all_missing_error, 0),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -58,12 +62,13 @@ SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
-/* The size the table above covers (measured on x86-64: its fields and 28 bytes of alignment padding).  A field
+/* The size the table above covers (measured on x86-64: its fields and 20 bytes of alignment padding).  A field
  * appended to muonref_options, or inserted anywhere but into one of its 4-byte padding holes, changes it
  * (tests/check_state also checks the gaps between the entries): add the field to the table and to spec/muon.md
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
- * neither check: append new fields at the end, as every block of options.h does. */
-_Static_assert(sizeof(muonref_options) == 1528, "muonref_options changed: add the new field to muonref_option_fields");
+ * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
+ * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
+_Static_assert(sizeof(muonref_options) == 1520, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)

@@ -1,7 +1,8 @@
-/* muonref: every field of muonref_options, once, in the order of the
- * struct (include/muonref/options.h): the state file (fast/state.c) writes,
- * reads and compares the options through this table, and `muonref state`
- * prints them from it, so that a field added to the struct and not here
+/* muonref: every field of muonref_options, once, in the order of state file
+ * format 2 (spec/muon.md 11.1): the state file (fast/state.c) writes,
+ * reads and compares the options through this table, `muonref state`
+ * prints them from it, and the profile records (vectors/record.c) spell
+ * them by it, so that a field added to the struct and not here
  * is caught by tests/check_state (option_table_covers_every_field: every
  * byte of the struct that is not padding belongs to one entry) instead of
  * being silently left out of checkpoints.  Internal (not installed). */
@@ -25,6 +26,9 @@ typedef struct muonref_option_field {
   size_t off, off2;           /* offsetof the field (the count for COEFFS and PATTERNS), the array's */
   const char *(*enum_name)(int); /* an enum's spelling (options.h *_name), or NULL */
   int in_v1;                  /* 1: stored by state file format 1 as well */
+  int boolean;                /* 1: an int that is 0 or 1 (a record spells it false/true) */
+  const char *c_prefix;       /* an enum's C constants: prefix + its spelling in capitals
+                                 ("MUONREF_SCALE_" "FAN_IN"), or NULL */
 } muonref_option_field;
 
 /* The table (muonref_option_field_count entries). */

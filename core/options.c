@@ -6,6 +6,7 @@
 #include <string.h>
 #include "muonref/options.h"
 #include "muonref/route.h"
+#include "core/checks.h"
 #include "core/pyfmt.h"
 #include "core/fail.h"
 
@@ -115,95 +116,19 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
   return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
 }
 
-/* The ns_steps range of a catalogue: NeMo 1..MUONREF_MAX_NS_STEPS (message
- * "Invalid number of Newton-Schulz steps: 0"); torch.optim.Muon 0..99
- * (_zeropower_via_newtonschulz refuses ns_steps >= 100; a negative count,
- * an empty range there, is refused here with the NeMo wording). */
-static int check_ns_steps(const muonref_options *o, muonref_error *err)
+/* The checks of o's catalogue (core/checks.c): the head, or the late rows;
+ * only: the rows of that field (NULL: every row).  The catalogue is valid. */
+static int check_catalogue(const muonref_options *o, int late, const char *only, muonref_error *err)
 {
-  if (o->catalogue == MUONREF_CATALOGUE_EMERGING || o->catalogue == MUONREF_CATALOGUE_MEGATRON) {
-    /* Emerging-Optimizers muon.py @fd77292 Muon.__init__; Megatron-LM muon.py 025c931a
-     * TensorParallelMuon.__init__ (the same words) */
-    if (o->ns_steps < 1)
-      return muonref_fail(err, MUONREF_EOPTION, "num_ns_steps must be at least 1, got %d", o->ns_steps);
-    if (o->ns_steps <= MUONREF_MAX_NS_STEPS)
-      return MUONREF_OK;
-  } else if (o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_TIMM ||
-             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_PADDLE ||
-             o->catalogue == MUONREF_CATALOGUE_OPTAX || o->catalogue == MUONREF_CATALOGUE_KERAS) {
-    /* any count the iteration can run; 0: none (timm: `coeffs[:0]` is empty) */
-    if (o->ns_steps >= 0 && o->ns_steps <= MUONREF_MAX_NS_STEPS)
-      return MUONREF_OK;
-  } else if (o->catalogue == MUONREF_CATALOGUE_TORCH) {
-    if (o->ns_steps >= 100)
-      return muonref_fail(err, MUONREF_EOPTION, "Number of steps must be less than 100 for computational efficiency");
-    if (o->ns_steps >= 0)
-      return MUONREF_OK;
-  } else if (o->ns_steps >= 1 && o->ns_steps <= MUONREF_MAX_NS_STEPS) {
-    return MUONREF_OK;
-  }
-  return muonref_fail(err, MUONREF_EOPTION, "Invalid number of Newton-Schulz steps: %d", o->ns_steps);
+  const muonref_check *head = NULL, *tail = NULL;
+  size_t n_head = 0, n_tail = 0;
+  MUONREF_UNCHECKED(!muonref_catalogue_checks(o->catalogue, &head, &n_head, &tail, &n_tail));
+  return late ? muonref_checks_run(tail, n_tail, only, o, err) : muonref_checks_run(head, n_head, only, o, err);
 }
 
-/* torch.optim.Muon.__init__'s checks, in its order (torch.md 1.1):
- * `not 0.0 <= x` refuses negatives and NaN; inf, which torch accepts, is
- * refused here too (with the same wording: muonref is stricter). */
-static int validate_torch_head(const muonref_options *o, muonref_error *err)
-{
-  int s;
-  if ((s = check_real(o->lr < 0.0, o->lr, "Learning rate should be >= 0 but is", err)))
-    return s;
-  if ((s = check_real(o->momentum < 0.0, o->momentum, "momentum should be >= 0 but is", err)))
-    return s;
-  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "weight decay should be >= 0 but is", err)))
-    return s;
-  return check_ns_steps(o, err);
-}
-
-/* timm's Muon.__init__ checks, in its order (timm.md 1.1: _validate_scalar,
- * `value < min_value or value >= max_value` refuses only negatives and
- * momentum >= 1; NaN and inf, which timm accepts, are refused here with the
- * same wording), then ns_steps (not checked by timm; negative counts are
- * refused with the NeMo wording). */
-static int validate_timm_head(const muonref_options *o, muonref_error *err)
-{
-  int s;
-  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
-    return s;
-  if ((s = check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight_decay", err)))
-    return s;
-  if ((s = check_real(!(o->momentum >= 0.0 && o->momentum < 1.0), o->momentum, "Invalid momentum", err)))
-    return s;
-  if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid epsilon", err)))
-    return s;
-  return check_ns_steps(o, err);
-}
-
-/* dion.Muon.__init__'s checks, in its order (dion.md 2; microsoft/dion
- * dion/muon.py @0a059a4): `lr < 0.0`, `mu < 0.0`, `betas[i] < 0.0`, each
- * with its f-string; NaN and inf, which dion accepts, are refused here
- * with the same wording; then ns_steps (no option of dion: fixed at 5),
- * weight_decay and the AdamW eps (unchecked by dion) only for finiteness. */
-static int validate_dion_head(const muonref_options *o, muonref_error *err)
-{
-  int s;
-  char b1[40], b2[40];
-  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
-    return s;
-  if ((s = check_real(o->momentum < 0.0, o->momentum, "Invalid momentum factor (mu)", err)))
-    return s;
-  if (!(o->adam_beta1 >= 0.0) || !(o->adam_beta2 >= 0.0) || !isfinite(o->adam_beta1) || !isfinite(o->adam_beta2))
-    return muonref_fail(err, MUONREF_EOPTION, "Invalid betas: (%s, %s)", F(b1, o->adam_beta1), F(b2, o->adam_beta2));
-  if ((s = check_ns_steps(o, err)) || (s = check_real(0, o->weight_decay, "Invalid weight decay", err)))
-    return s;
-  return check_real(0, o->adam_eps, "Invalid AdamW epsilon", err);
-}
-
-/* The optax block: the two flags 0 or 1, adam_weight_decay finite, and
- * under the OPTAX catalogue a coefficient list no longer than ns_steps
- * (scale_by_muon.init_fn @2edbcbe2: `if not ns_coeffs.shape[0] <= ns_steps:
- * raise ValueError(f'Not enough coeffs to perform {ns_steps} steps')`, the
- * message the wrong way round as upstream words it). */
+/* The optax block: the two flags 0 or 1, adam_weight_decay finite, then the
+ * catalogue's late checks (OPTAX: a coefficient list no longer than
+ * ns_steps, core/checks.c). */
 static int check_optax_fields(const muonref_options *o, muonref_error *err)
 {
   if (o->momentum_bias_correction != 0 && o->momentum_bias_correction != 1)
@@ -214,39 +139,7 @@ static int check_optax_fields(const muonref_options *o, muonref_error *err)
   int s = check_real(0, o->adam_weight_decay, "Invalid AdamW weight decay", err);
   if (s)
     return s;
-  if (o->catalogue == MUONREF_CATALOGUE_OPTAX && o->coeff_order == MUONREF_ORDER_LIST && o->n_coeffs >= 2 &&
-      o->n_coeffs > o->ns_steps)
-    return muonref_fail(err, MUONREF_EOPTION, "Not enough coeffs to perform %d steps", o->ns_steps);
-  return MUONREF_OK;
-}
-
-/* A port that checks nothing (Moonlight): only what cannot be computed is
- * refused, in the NeMo order and wording. */
-static int validate_none_head(const muonref_options *o, muonref_error *err)
-{
-  int s;
-  if ((s = check_real(0, o->lr, "Invalid learning rate", err)) || (s = check_real(0, o->momentum, "Invalid momentum", err)))
-    return s;
-  if ((s = check_ns_steps(o, err)) || (s = check_real(0, o->weight_decay, "Invalid weight decay", err)))
-    return s;
-  char b1[40], b2[40];
-  if (!isfinite(o->adam_beta1) || !isfinite(o->adam_beta2))
-    return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW betas: (%s, %s)", F(b1, o->adam_beta1),
-                        F(b2, o->adam_beta2));
-  return check_real(0, o->adam_eps, "Invalid AdamW epsilon", err);
-}
-
-/* NeMo's Muon.__init__ checks, in its order. */
-static int validate_nemo_head(const muonref_options *o, muonref_error *err)
-{
-  int s;
-  if ((s = check_real(o->lr < 0.0, o->lr, "Invalid learning rate", err)))
-    return s;
-  if ((s = check_real(!(o->momentum >= 0.0 && o->momentum < 1.0), o->momentum, "Invalid momentum", err)))
-    return s;
-  if ((s = check_ns_steps(o, err)))
-    return s;
-  return check_real(o->weight_decay < 0.0, o->weight_decay, "Invalid weight decay", err);
+  return check_catalogue(o, 1, NULL, err);
 }
 
 /* The exclude patterns (shared definition): a count in 0..MUONREF_MAX_PATTERNS,
@@ -294,23 +187,9 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_options_validate: o must not be NULL");
-  char b1[40], b2[40];
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
-  int none = o->catalogue == MUONREF_CATALOGUE_NONE || o->catalogue == MUONREF_CATALOGUE_EMERGING ||
-             o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_PADDLE ||
-             o->catalogue == MUONREF_CATALOGUE_OPTAX || o->catalogue == MUONREF_CATALOGUE_MEGATRON ||
-             o->catalogue == MUONREF_CATALOGUE_KERAS;
-  if ((s = o->catalogue == MUONREF_CATALOGUE_TORCH ? validate_torch_head(o, err)
-           : o->catalogue == MUONREF_CATALOGUE_TIMM ? validate_timm_head(o, err)
-           : o->catalogue == MUONREF_CATALOGUE_DION ? validate_dion_head(o, err)
-           : none                                 ? validate_none_head(o, err)
-                                                  : validate_nemo_head(o, err)))
-    return s;
-  if (!none && !(o->adam_beta1 >= 0.0 && o->adam_beta1 < 1.0 && o->adam_beta2 >= 0.0 && o->adam_beta2 < 1.0))
-    return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW betas: (%s, %s)", F(b1, o->adam_beta1),
-                        F(b2, o->adam_beta2));
-  if (!none && (s = check_real(o->adam_eps < 0.0, o->adam_eps, "Invalid AdamW epsilon", err)))
+  if ((s = check_catalogue(o, 0, NULL, err))) /* the port's own checks, in its order (core/checks.c) */
     return s;
   if ((s = check_real(o->adam_lr_ratio < 0.0, o->adam_lr_ratio, "Invalid AdamW learning rate ratio", err)))
     return s;
@@ -363,7 +242,7 @@ int muonref_ns_options_validate(const muonref_options *o, muonref_error *err)
     return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: no options given (NULL)");
   if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
     return s;
-  if ((s = check_ns_steps(o, err)))
+  if ((s = check_catalogue(o, 0, "ns_steps", err)))
     return s;
   return check_ns_fields(o, err);
 }

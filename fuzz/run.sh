@@ -13,7 +13,7 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"vectors results tensor coeffs state junit tap"}
+targets=${*:-"vectors results tensor coeffs state junit tap record"}
 build=${FUZZ_BUILD:-$PWD/fuzz-build}
 cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found (Debian: clang)"; exit 77; }
@@ -27,11 +27,13 @@ cfg=$PWD/config.h
 [ -f "$cfg" ] || cfg=$src/config.h
 flags="$flags -I$(dirname "$cfg")"
 grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
-srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
+srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/checks.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
   core/output.c core/option_fields.c core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c vectors/escape.c study/set.c
   vectors/report_junit.c vectors/report_tap.c"
-objs=""
+# linked into fuzz_record only (it stands in for the generator's area list)
+record_srcs="vectors/record.c vectors/record_write.c"
+objs="" record_objs=""
 # an object is rebuilt when its source is newer, and every object when any
 # header changed (a struct that grew must not meet objects of the old layout)
 hsum=$(cat "$src"/include/muonref/*.h "$src"/core/*.h "$src"/fast/*.h "$src"/ref/*.h "$src"/vectors/*.h "$cfg" 2>/dev/null | cksum)
@@ -39,12 +41,12 @@ if [ "$(cat "$build/obj/headers.sum" 2>/dev/null)" != "$hsum" ]; then
   rm -f "$build"/obj/*.o
   mkdir -p "$build/obj" && echo "$hsum" >"$build/obj/headers.sum"
 fi
-for f in $srcs; do
+for f in $srcs $record_srcs; do
   o=$build/obj/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')
   if [ ! -f "$o" ] || [ "$src/$f" -nt "$o" ]; then
     $cc $flags -c "$src/$f" -o "$o" || { echo "fuzz: cannot compile $f"; exit 2; }
   fi
-  objs="$objs $o"
+  case " $record_srcs " in *" $f "*) record_objs="$record_objs $o" ;; *) objs="$objs $o" ;; esac
 done
 status=0
 for t in $targets; do
@@ -54,6 +56,7 @@ for t in $targets; do
   if [ "$t" = junit ] && pkg-config --exists libxml-2.0 2>/dev/null; then
     extra="-DFUZZ_LIBXML2 -DJUNIT_XSD=\"$src/vectors/junit.xsd\" $(pkg-config --cflags --libs libxml-2.0)"
   fi
+  [ "$t" = record ] && extra=$record_objs
   # shellcheck disable=SC2086
   $cc $flags -fsanitize=fuzzer -DJUDGE_CASES="\"$src/fuzz/judge_cases.json\"" "$src/fuzz/fuzz_$t.c" $objs $libs $extra \
     -o "$bin" || { echo "fuzz: cannot build fuzz_$t"; exit 2; }

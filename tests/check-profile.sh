@@ -12,7 +12,9 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 ln -s "$srcdir/vectors" "$work/vectors"
 cd "$work" || exit 1
-for p in nemo torch moonlight keller timm dion emerging paddle optax megatron keras; do
+profiles=$("$muonref" profile | awk '{print $1}') # every record (spec/profiles/NAME.json)
+[ "$(echo "$profiles" | wc -w)" -ge 11 ] || fail "muonref profile lists $(echo "$profiles" | wc -w) profiles"
+for p in $profiles; do
   n=$(ls "vectors/$p"/*.json | wc -l)
   "$muonref" check --impl fast-bf16 --profile "$p" >out 2>&1; rc=$?
   areas=$(grep -c "^$p/" out); others=$(grep -E '^[a-z]+/' out | grep -vc "^$p/")

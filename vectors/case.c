@@ -432,8 +432,8 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
   json_t *um = json_object_get(j, "use_muon");
   muonref_key_branch branch = um && json_is_boolean(um) ? (json_is_true(um) ? MUONREF_KEY_MUON_ONLY : MUONREF_KEY_ADAM_ONLY)
                                          : MUONREF_KEY_ANY;
-  if (branch == MUONREF_KEY_ADAM_ONLY && p->adam_fill)
-    p->adam_fill(out);
+  if (branch == MUONREF_KEY_ADAM_ONLY && p->adam_defaults)
+    *out = *p->adam_defaults;
   json_object_foreach((json_t *)j, key, v) {
     size_t i = 0;
     while (i < p->n_keys && strcmp(key, p->keys[i].name))
@@ -463,15 +463,6 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
   return 1;
 }
 
-/* Whether key k sets an option a scheduler may change between steps. */
-static int schedulable(const muonref_option_key *k)
-{
-  return k->offset == offsetof(muonref_options, lr) || k->offset == offsetof(muonref_options, momentum) ||
-         k->offset == offsetof(muonref_options, weight_decay) || k->kind == MUONREF_KEY_BETAS ||
-         k->offset == offsetof(muonref_options, adam_beta1) || /* optax's adam_b1, adam_b2; megatron's adam_beta1, adam_beta2 */
-         k->offset == offsetof(muonref_options, adam_beta2);
-}
-
 int muonref_case_step_options(const json_t *set, const char *profile, muonref_options *o, const char *where,
                               muonref_error *err)
 {
@@ -489,7 +480,7 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
       i++;
     if (i == p->n_keys)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: unknown option \"%s\" (profile %s)", where, key, profile);
-    if (!schedulable(&p->keys[i]))
+    if (!p->keys[i].schedulable) /* the record's "schedulable" (spec/profiles/profile.schema.json) */
       return muonref_fail(err, MUONREF_EFORMAT, "%s: option \"%s\" cannot be changed between steps (format 2 "
                           "allows the options setting lr, momentum, weight_decay and the AdamW betas)", where, key);
     int st = set_key(o, &p->keys[i], v, where, err);

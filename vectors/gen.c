@@ -59,47 +59,32 @@ static const struct {
                           "gradient among random ones (section 3)."},
 };
 
-/* The areas of each profile: every area whose semantics its port has
- * (torch.optim.Muon has no AdamW fallback and no distributed variant).
- * Everything else about a profile is its row in core/profile.c. */
-static const struct {
-  const char *profile;
-  const char *const areas[24];
-} PROFILE_AREAS[] = {
-  {"nemo", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", NULL}},
-  {"torch", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-             "errors", "overflow", "defaults", "schedule", NULL}},
-  {"moonlight", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-                 "state", "errors", "overflow", "defaults", "schedule", NULL}},
-  {"keller", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-              "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
-  {"timm", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "overflow", "defaults", "schedule", NULL}},
-  {"dion", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-            "errors", "overflow", "defaults", "schedule", "conv", NULL}},
-  {"emerging", {"routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-                "errors", "overflow", "defaults", "schedule", NULL}},
-  {"paddle", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-              "state", "errors", "overflow", "defaults", "schedule", "conv", NULL}},
-  {"optax", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-             "state", "errors", "overflow", "defaults", "schedule", NULL}},
-  /* nemo's areas without the sharded ones (single-process vectors see no tensor parallelism:
-   * spec/profiles/megatron.md 5) */
-  {"megatron", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-                "state", "errors", "overflow", "defaults", "schedule", NULL}},
-  {"keras", {"routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose", "state",
-             "errors", "overflow", "defaults", "schedule", NULL}},
-};
-
-static int profile_has_area(const char *profile, const char *area)
+/* Whether profile p writes area `area`: its row's list, from its record's
+ * "areas" (spec/profiles/NAME.json: every area whose semantics its port has;
+ * torch.optim.Muon has no AdamW fallback and no distributed variant). */
+static int profile_has_area(const muonref_profile *p, const char *area)
 {
-  for (size_t p = 0; p < sizeof PROFILE_AREAS / sizeof PROFILE_AREAS[0]; p++)
-    if (!strcmp(PROFILE_AREAS[p].profile, profile))
-      for (int a = 0; PROFILE_AREAS[p].areas[a]; a++)
-        if (!strcmp(PROFILE_AREAS[p].areas[a], area))
-          return 1;
+  for (size_t a = 0; p && p->areas && p->areas[a]; a++)
+    if (!strcmp(p->areas[a], area))
+      return 1;
   return 0;
+}
+
+int muonref_gen_area_known(const char *name)
+{
+  for (size_t a = 0; name && a < sizeof AREAS / sizeof AREAS[0]; a++)
+    if (!strcmp(AREAS[a].name, name))
+      return 1;
+  return 0;
+}
+
+const char *muonref_gen_area_list(void)
+{
+  static char list[512];
+  if (!list[0])
+    for (size_t a = 0, used = 0; a < sizeof AREAS / sizeof AREAS[0] && used < sizeof list; a++)
+      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", AREAS[a].name);
+  return list;
 }
 
 /* The table of flags (Project Wycheproof's notes): every flag a test may
@@ -471,15 +456,8 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
                     gen_summary *sum, muonref_error *err)
 {
   size_t n_areas = sizeof AREAS / sizeof AREAS[0], n_profiles = muonref_profile_count();
-  int known = !only;
-  for (size_t a = 0; only && a < n_areas; a++)
-    known |= !strcmp(only, AREAS[a].name);
-  if (!known) {
-    char list[512] = "";
-    for (size_t a = 0, used = 0; a < n_areas && used < sizeof list; a++)
-      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", AREAS[a].name);
-    return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, list);
-  }
+  if (only && !muonref_gen_area_known(only))
+    return muonref_fail(err, MUONREF_EOPTION, "--area '%s': expected one of %s", only, muonref_gen_area_list());
   muonref_options profile_defaults; /* only the check: the lookup's error names the profiles */
   if (only_profile && muonref_profile_options(only_profile, &profile_defaults, err))
     return MUONREF_EOPTION;
@@ -499,8 +477,12 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   size_t longest = 0, longest_p = 0;
   for (size_t a = 0; a < n_areas; a++)
     longest = strlen(AREAS[a].name) > longest ? strlen(AREAS[a].name) : longest;
-  for (size_t p = 0; p < n_profiles; p++)
-    longest_p = strlen(muonref_profile_name(p)) > longest_p ? strlen(muonref_profile_name(p)) : longest_p;
+  if (only_profile) /* a built-in or a user's registered profile (core/profile_user.h) */
+    n_profiles = 1;
+  for (size_t p = 0; p < n_profiles; p++) {
+    const char *name = only_profile ? only_profile : muonref_profile_name(p);
+    longest_p = strlen(name) > longest_p ? strlen(name) : longest_p;
+  }
   if (strlen(out_dir) + 2 * longest_p + longest + 32 >= 4096)
     return muonref_fail(err, MUONREF_EOPTION, "--out: a folder name of %zu bytes is too long: the files in it would "
                         "pass PATH_MAX (4096 bytes)", strlen(out_dir));
@@ -520,8 +502,9 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
   gen_commit set; /* the output folder locked for this run (vectors/gen_commit.h) */
   int st = muonref_gen_commit_begin(&set, out_dir, err);
   for (size_t p = 0; !st && p < n_profiles && p < 16; p++) {
-    const char *profile = muonref_profile_name(p);
-    if (!profile || (only_profile && strcmp(only_profile, profile)))
+    const char *profile = only_profile ? only_profile : muonref_profile_name(p);
+    const muonref_profile *row = muonref_profile_get(profile);
+    if (!profile || !row)
       continue;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", out_dir, profile);
@@ -530,7 +513,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
       break;
     }
     for (size_t a = 0; a < n_areas; a++) {
-      if ((only && strcmp(only, AREAS[a].name)) || !profile_has_area(profile, AREAS[a].name))
+      if ((only && strcmp(only, AREAS[a].name)) || !profile_has_area(row, AREAS[a].name))
         continue;
       gen_ctx *g = &ctx[n_run];
       *g = (gen_ctx){.prec = prec, .profile = profile, .groups = json_array()};

@@ -2116,7 +2116,7 @@ void gen_area_sharded_tp(gen_ctx *g)
 }
 
 /* ---- defaults: cases that give no options ----
- * Judged against the profile's own constructor defaults (core/profile.c):
+ * Judged against the profile's own constructor defaults (its record, spec/profiles/NAME.json):
  * a port whose default differs from its profile's (Nesterov, lr, weight
  * decay, betas, eps, coefficients) fails here although every case that
  * states its options passes. */
@@ -2267,7 +2267,7 @@ void gen_area_overflow(gen_ctx *g)
  * gradients (Bf16Noise: judged on the update, so that PyTorch 1.13 CPU's
  * bf16 effects cannot change a verdict), plus a missing gradient among
  * random ones (missing_grad).  The profiles whose port takes N-D Muon
- * parameters run it (PROFILE_AREAS). */
+ * parameters run it (the record's "areas"). */
 void gen_area_conv(gen_ctx *g)
 {
   gen_group(g, "step");

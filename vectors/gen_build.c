@@ -962,12 +962,12 @@ static void split_auto_groups(gen_step_case *c)
  * and an AdamW group's lr becomes the AdamW lr itself (lr * adam_lr_ratio,
  * the binary64 product core/plan.c computes) where the profile's ratio is
  * 1 and no key sets it.  A case giving no options takes the branch's
- * defaults (adam_fill). */
+ * defaults (adam_defaults). */
 static void fit_branch(muonref_options *o, const muonref_options *d, const muonref_profile *prof, int defaults_only)
 {
-  muonref_options b = *d;
-  if (o->use_muon == MUONREF_USE_MUON_FALSE && prof->adam_fill)
-    prof->adam_fill(&b);
+  muonref_options b = *d; /* d: the profile's defaults */
+  if (o->use_muon == MUONREF_USE_MUON_FALSE && prof->adam_defaults)
+    b = *prof->adam_defaults;
   if (defaults_only) {
     b.use_muon = o->use_muon;
     *o = b;

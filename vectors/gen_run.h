@@ -13,8 +13,10 @@ typedef struct gen_summary { long files, tests, bf16_certified, left_out; int th
 /* The most threads muonref_gen_all runs. */
 #define GEN_MAX_THREADS 64
 
-/* Writes every vector file of every profile (or only area `only`, only
- * profile `only_profile`, where not NULL) under out_dir/<profile>/ with the reference at prec bits (and 2 prec for the
+/* Writes every vector file of every built-in profile (or only area
+ * `only`, only profile `only_profile`, where not NULL: a built-in profile or
+ * a user's profile registered by muonref_record_use, vectors/record.h), the
+ * areas of each profile's row, under out_dir/<profile>/ with the reference at prec bits (and 2 prec for the
  * correct-rounding check).  The cases' reference computations run on
  * `threads` threads (0: one per online core; 1 when MPFR was built without
  * thread-local storage, mpfr_buildopt_tls_p()); the files are the same
@@ -28,6 +30,12 @@ typedef struct gen_summary { long files, tests, bf16_certified, left_out; int th
  * unchanged), MUONREF_ENUMERIC (a reference value could not be certified;
  * no file is replaced).  Test hook (MUONREF_TEST_HOOKS builds):
  * MUONREF_TEST_GEN_FAIL_RENAME=K makes the K-th rename into place fail. */
+/* Whether `name` is a vector area of the generator (spec/vectors.md 6:
+ * "routing", "adamw", ...); the areas as one line "routing, scaling, ..."
+ * (static storage). */
+int muonref_gen_area_known(const char *name);
+const char *muonref_gen_area_list(void);
+
 int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, const char *only_profile, int threads,
                     gen_summary *sum, muonref_error *err);
 

@@ -2,12 +2,15 @@
  *
  * One muonref_options value describes one parameter group completely: the
  * NeMo options (lr, momentum, nesterov, ns_steps, weight_decay, scale_mode,
- * adam_*, use_muon) plus the generalisations that let other ports be
- * expressed as profiles (momentum form, coefficient list and its order,
- * normalisation epsilon and its mode, Newton-Schulz number format).
- * spec/muon.md defines every field, its default and its valid range;
- * profiles (profile.h) fill a complete value.  The struct is plain data: it
- * owns no memory and may be copied with `=`. */
+ * adam_*, use_muon) and the fields that express every other port's
+ * behaviour (momentum form, coefficient list and order, normalisation,
+ * number formats, routing rules, decay and AdamW variants, the catalogue of
+ * checks), grouped by the stage of the step that reads them.  spec/muon.md
+ * defines every field, its default and its valid range; a profile
+ * (profile.h, its record spec/profiles/NAME.json) gives a complete value.
+ * The enum comments say what each value computes and the port it was taken
+ * from; which profiles use a value is in their records, not repeated here.
+ * The struct is plain data: it owns no memory and may be copied with `=`. */
 #ifndef MUONREF_OPTIONS_H
 #define MUONREF_OPTIONS_H
 
@@ -25,16 +28,18 @@ extern "C" {
 #define MUONREF_MAX_NS_STEPS 1000
 
 /* How the gradient enters the momentum buffer M (spec/muon.md, Momentum).
- *   SUM: M <- beta M + G            (NeMo, Keller <= 2025-01, dion)
- *   EMA: M <- beta M + (1 - beta) G (Keller HEAD, torch.optim.Muon, timm) */
+ *   SUM: M <- beta M + G            (NeMo's seed; KellerJordan/Muon before 2025-02)
+ *   EMA: M <- beta M + (1 - beta) G (KellerJordan/Muon @857d1ad, torch.optim.Muon:
+ *                                    `buf.lerp_(grad, 1 - momentum)`) */
 typedef enum muonref_momentum_form {
   MUONREF_MOMENTUM_SUM = 0,
   MUONREF_MOMENTUM_EMA = 1
 } muonref_momentum_form;
 
 /* Which coefficient triple step k (0-based) uses when ns_steps exceeds the
- * list length n: CYCLE uses k mod n (Paddle, Emerging-Optimizers),
- * REPEAT_LAST uses min(k, n - 1) (timm).
+ * list length n: CYCLE uses k mod n (one triple: the same every step, NeMo;
+ * Paddle's `coeffs[i % len(coeffs)]`), REPEAT_LAST uses min(k, n - 1)
+ * (timm: `coeffs + [coeffs[-1]] * (steps - n)`).
  * LIST: a list of n >= 2 triples runs each triple once, n steps whatever
  * ns_steps is (ns_steps >= n is only validated, under the OPTAX catalogue
  * with optax's message "Not enough coeffs to perform <ns_steps> steps");
@@ -52,8 +57,9 @@ typedef enum muonref_coeff_order {
 } muonref_coeff_order;
 
 /* How the normalisation epsilon enters X / d (spec/muon.md, Newton-Schulz).
- *   ADD:   d = ||X||_F + eps        (NeMo, Keller, dion, optax)
- *   CLAMP: d = max(||X||_F, eps)    (torch.optim.Muon, Emerging-Optimizers) */
+ *   ADD:   d = ||X||_F + eps        (NeMo's seed: `X / (X.norm() + eps)`)
+ *   CLAMP: d = max(||X||_F, eps)    (torch.optim.Muon: `clamp(min=eps)`;
+ *                                    F.normalize in Emerging-Optimizers, Paddle) */
 typedef enum muonref_eps_mode {
   MUONREF_EPS_ADD = 0,
   MUONREF_EPS_CLAMP = 1
@@ -109,14 +115,7 @@ typedef enum muonref_scale_mode {
  *               dimensions exceed 1, dims[0] and dims[1] both exceed 1,
  *               and the flattened (dims[0], product of the rest) has
  *               min >= 4 and max / min <= 128
- *   NDIM_2:     use_muon TRUE or FALSE as given (TRUE needs at least two
- *               dimensions); AUTO: Muon iff the parameter has exactly two
- *               dimensions (and its name matches no exclude pattern: the
- *               paddle block's rule, absent here), AdamW for 0-D, 1-D and
- *               3-D+ (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2
- *               muon: `lambda x: 'muon' if x.ndim == 2 else 'adam'` for
- *               every leaf, embeddings and heads included; no size
- *               threshold; spec/profiles/optax.md 7)
+ *   NDIM_2:     see its value below
  *   NOT_1D:     (megatron) use_muon FALSE: AdamW (Megatron's
  *               `is_embedding_or_output_parameter` tag); AUTO: Muon iff
  *               ndim != 1 (NVIDIA/Megatron-LM megatron/core/optimizer/
@@ -141,14 +140,16 @@ typedef enum muonref_route_rule {
    *             (2, 3): return False`, `if any(p.lower() in name.lower() for
    *             p in exclude_patterns): return False`, `return True`) */
   MUONREF_ROUTE_NDIM_2_3 = 4,
-  /* NDIM_2 (shared definition, owner optax; keras uses it with the name
-   * rules below): use_muon AUTO: Muon iff ndim == 2 and the parameter's
-   * name matches no exclude pattern (n_exclude_patterns, pattern_match) and,
-   * under exclude_embeddings, does not contain "embedding" case-insensitively;
-   * TRUE / FALSE as given (TRUE needs ndim >= 2).
-   * google-deepmind/optax muon's default muon_weight_dimension_numbers
-   * (ndim == 2); keras-team/keras keras/src/optimizers/muon.py @3422977a
-   * _should_use_adamw: `if len(variable.shape) != 2: return True` */
+  /* NDIM_2:     use_muon AUTO: Muon iff ndim == 2 and the parameter's
+   *             name matches no exclude pattern (n_exclude_patterns,
+   *             pattern_match) and, under exclude_embeddings, does not
+   *             contain "embedding" case-insensitively; AdamW for 0-D, 1-D
+   *             and 3-D+, with no size threshold; TRUE / FALSE as given
+   *             (TRUE needs ndim >= 2).  google-deepmind/optax
+   *             optax/contrib/_muon.py @2edbcbe2 muon: `lambda x: 'muon' if
+   *             x.ndim == 2 else 'adam'` for every leaf (spec/profiles/optax.md
+   *             7); keras-team/keras keras/src/optimizers/muon.py @3422977a
+   *             _should_use_adamw: `if len(variable.shape) != 2: return True` */
   MUONREF_ROUTE_NDIM_2 = 5,
   MUONREF_ROUTE_NOT_1D = 6
 } muonref_route_rule;
@@ -164,7 +165,11 @@ typedef enum muonref_adam_eps_mode {
 } muonref_adam_eps_mode;
 
 /* Which port's option checks and messages validation applies (the error
- * catalogue of spec/muon.md section 12 and spec/profiles/).
+ * catalogue of spec/muon.md section 12 and spec/profiles/).  A catalogue
+ * is named after the port whose checks it copies; a profile's record names
+ * its catalogue (spec/profiles/NAME.json, defaults.catalogue).  The checks
+ * are data, core/checks.c: per catalogue the rows field, rule, message in
+ * the port's order (`muonref profile NAME` prints them).
  *   NEMO:  NeMo's Muon.__init__ checks, and muonref's for the other fields
  *   TORCH: torch.optim.Muon's (pytorch/pytorch torch/optim/_muon.py
  *          @b5ee4d7a): lr, momentum, weight_decay >= 0 (momentum has no
@@ -229,8 +234,7 @@ typedef enum muonref_catalogue {
   MUONREF_CATALOGUE_PADDLE = 6,
   MUONREF_CATALOGUE_OPTAX = 7,
   MUONREF_CATALOGUE_MEGATRON = 8,
-  /* KERAS = 9 (catalogues 6-8 are paddle, optax, megatron):
-   *        keras.optimizers.Muon (keras-team/keras keras/src/optimizers/
+  /* KERAS: keras.optimizers.Muon (keras-team/keras keras/src/optimizers/
    *        muon.py @3422977a) checks no option value (BaseOptimizer.__init__
    *        checks only options muonref does not model: clipping, EMA,
    *        accumulation); muonref refuses only what cannot be computed, as
@@ -291,7 +295,8 @@ typedef enum muonref_scale_format {
  *   FLATTEN: one (d0, d1 * ... * d[n-1]) matrix (NeMo)
  *   BATCHED: a batch of d0 * ... * d[n-3] matrices (d[n-2], d[n-1]), each
  *            normalised and orthogonalised on its own (a 3-D tensor in
- *            KellerJordan/Muon; timm's conv_mode "batched" layout aside)
+ *            KellerJordan/Muon, dion's flatten=False, Paddle's 3-D
+ *            baddbmm; timm's conv_mode "batched" layout aside)
  *   KELLER:  4-D flattened as FLATTEN, every other N-D batched as BATCHED
  *            (KellerJordan/Muon @857d1ad muon_update: `if update.ndim == 4:
  *            update = update.view(len(update), -1)`, then
@@ -308,7 +313,8 @@ typedef enum muonref_conv_mode {
 } muonref_conv_mode;
 
 /* What a parameter without a gradient does in a step (spec/muon.md section 3).
- *   SKIP:  nothing: no decay, no momentum decay, no step count (NeMo, torch)
+ *   SKIP:  nothing: no decay, no momentum decay, no step count (NeMo's seed:
+ *          `if p.grad is None: continue`)
  *   ZEROS: the step runs with a zero gradient: decayed, the momentum
  *          decays and moves the parameter, AdamW's step count grows
  *          (KellerJordan/Muon @5bc6993, PR #38: `p.grad = torch.zeros_like(p)`
@@ -321,7 +327,7 @@ typedef enum muonref_missing_grad {
 /* What a step leaves in a PyTorch port's p.grad (spec/muon.md section 8.1;
  * judged by the results protocol, spec/vectors.md 2.1; muonref's C API
  * never writes a gradient).
- *   KEEP:           the gradient the caller set (NeMo, torch, Moonlight)
+ *   KEEP:           the gradient the caller set (NeMo's seed)
  *   NESTEROV_INPUT: with Nesterov, a Muon parameter's p.grad holds the
  *                   Nesterov input U, written in place (KellerJordan/Muon
  *                   @857d1ad muon_update: `update = grad.lerp_(momentum,
@@ -409,8 +415,7 @@ typedef enum muonref_bf16_order {
 } muonref_bf16_order;
 #define MUONREF_N_BF16_ORDERS 3
 
-/* Name-based exclusion from Muon (route rules NDIM_2_3, Paddle, and NDIM_2,
- * keras): at most MUONREF_MAX_PATTERNS patterns of at most
+/* Name-based exclusion from Muon (route rules NDIM_2_3 and NDIM_2): at most MUONREF_MAX_PATTERNS patterns of at most
  * MUONREF_PATTERN_LEN - 1 bytes each. */
 #define MUONREF_MAX_PATTERNS 8
 #define MUONREF_PATTERN_LEN 64          /* bytes, with the terminating NUL */
@@ -438,75 +443,30 @@ typedef struct muonref_coeff {
   double a, b, c;
 } muonref_coeff;
 
+/* One parameter group's options, grouped by the stage of the step that reads
+ * them (spec/muon.md: routing 2, gradients 3, momentum 6, Newton-Schulz 7,
+ * the update and its scale 5 and 8, decay 4, AdamW 9, checks 12).  The
+ * ranges given are those of the `nemo` catalogue; other catalogues accept
+ * more or less (muonref_catalogue, muonref_options_validate).  Each
+ * profile's values are in its record (spec/profiles/NAME.json). */
 typedef struct muonref_options {
-  /* --- the NeMo options (seed: nemo/core/optim/muon.py) --- */
-  double lr;                 /* learning rate of the Muon update, >= 0   */
-  double momentum;           /* beta, 0 <= beta < 1                      */
-  int nesterov;              /* 0 or 1                                   */
-  int ns_steps;              /* 1..MUONREF_MAX_NS_STEPS                  */
-  double weight_decay;       /* lambda >= 0, decoupled                   */
-  muonref_scale_mode scale_mode;
-  double adam_beta1;         /* 0 <= beta1 < 1                           */
-  double adam_beta2;         /* 0 <= beta2 < 1                           */
-  double adam_eps;           /* >= 0, added to the AdamW denominator     */
-  double adam_lr_ratio;      /* AdamW lr = lr * ratio, ratio >= 0        */
-  long adam_dim_threshold;   /* >= 1; AUTO routing threshold             */
-  muonref_use_muon use_muon;
-  /* --- generalisations for other ports' profiles --- */
-  muonref_momentum_form momentum_form;
-  int n_coeffs;                          /* 1..MUONREF_MAX_COEFFS        */
-  muonref_coeff coeffs[MUONREF_MAX_COEFFS];
-  muonref_coeff_order coeff_order;
-  double ns_eps;             /* normalisation epsilon, >= 0              */
-  muonref_eps_mode eps_mode;
-  muonref_ns_format ns_format;
-  muonref_bf16_order bf16_order; /* rounding sequence of a BF16 step   */
-  muonref_route_rule route_rule; /* THRESHOLD (zero) or TWO_D_ONLY      */
-  muonref_catalogue catalogue;   /* whose checks and messages apply     */
-  muonref_adam_eps_mode adam_eps_mode; /* CORRECTED (zero) or UNCORRECTED */
-  muonref_scale_shape scale_shape;     /* FLATTENED (zero) or LAST_TWO */
-  muonref_scale_format scale_format;   /* LR (zero), BF16_UPDATE or BF16_ALPHA */
-  muonref_conv_mode conv_mode;         /* FLATTEN (zero), BATCHED, KELLER or TWO_D */
-  muonref_missing_grad missing_grad;   /* SKIP (zero) or ZEROS */
-  muonref_grad_after grad_after_step;  /* KEEP (zero) or NESTEROV_INPUT */
-  /* --- timm (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) --- */
-  double ns_safety;          /* > 0, finite; the Frobenius norm is multiplied by it before
-                                eps enters: d = max(R(R(||X||) ns_safety), ns_eps) (CLAMP) or
-                                R(R(R(||X||) ns_safety) + ns_eps) (ADD); 1.0 changes nothing.
-                                timm's safety_factor: `X.norm(...).mul(safety_factor)
-                                .clamp_(min=eps)` (zeropower_via_newtonschulz) */
-  muonref_adam_variant adam_variant; /* ADAMW (zero), NADAMW, FOLLOW_NESTEROV (timm) */
-  /* --- emerging (NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py @fd77292) --- */
-  double scale_extra;        /* finite; multiplies the shape factor: s = scale_mode's factor *
-                                scale_extra, 1.0 changes nothing.  extra_scale_factor:
-                                `orth_grad * scale_factor * extra_scale_factor` (two binary32
-                                tensor products there; one binary64 factor here, within the
-                                element-wise allowance, spec/vectors.md 5.1) */
-  muonref_norm_format norm_format;   /* BF16 (zero) or INPUT (emerging) */
-  /* --- paddle (PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f) --- */
-  int n_exclude_patterns;    /* 0..MUONREF_MAX_PATTERNS; 0 = no name rule */
-  char exclude_patterns[MUONREF_MAX_PATTERNS][MUONREF_PATTERN_LEN]; /* NUL-terminated; route rule
-                                NDIM_2_3 with use_muon AUTO sends a parameter whose name matches
-                                one of them to AdamW (muon_exclude_patterns) */
+  /* --- routing: which parameters take Muon, which the AdamW fallback (spec/muon.md 2) --- */
+  muonref_use_muon use_muon;     /* AUTO: by route_rule; TRUE, FALSE: forced */
+  muonref_route_rule route_rule; /* how AUTO (and a forced value) is decided */
+  long adam_dim_threshold;       /* >= 1; THRESHOLD's dimension limit */
+  muonref_conv_mode conv_mode;   /* how a Muon parameter of more than two dimensions becomes matrices */
+  int n_exclude_patterns;        /* 0..MUONREF_MAX_PATTERNS; 0 = no name rule */
+  char exclude_patterns[MUONREF_MAX_PATTERNS][MUONREF_PATTERN_LEN]; /* NUL-terminated; under route rules
+                                NDIM_2_3 and NDIM_2 with use_muon AUTO a parameter whose name matches
+                                one of them is AdamW (Paddle's muon_exclude_patterns, keras'
+                                exclude_layers) */
   muonref_pattern_match pattern_match; /* SUBSTRING_CI (zero; Paddle) or REGEX (keras) */
-  /* --- optax (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) --- */
-  int momentum_bias_correction; /* 0 (as before) or 1: the Newton-Schulz input is bias corrected with
-                                   t the Muon step count after this step (the EMA form):
-                                   nesterov U = beta M' / (1 - beta^(t+1)) + mom_grad G / (1 - beta^t),
-                                   otherwise U = M' / (1 - beta^t).  scale_by_muon.update_fn:
-                                   `mu_hat = jax.tree.map(lambda m, g: beta * m + (1 - beta) * g,
-                                   otu.tree_bias_correction(mu, beta, numerics.safe_increment(count_inc)),
-                                   otu.tree_bias_correction(updates, beta, count_inc))`, else
-                                   `otu.tree_bias_correction(mu, beta, count_inc)` */
-  double adam_weight_decay;  /* finite; the AdamW branch's decoupled decay when adam_decay_own is 1:
-                                P <- P (1 - lr_a adam_weight_decay) (optax.contrib.muon's
-                                adam_weight_decay, its `optax.adamw(..., weight_decay=
-                                adam_weight_decay)`); shared definition of issue 12 (keras too) */
-  int adam_decay_own;        /* 0: the AdamW branch decays with weight_decay (as before); 1: with
-                                adam_weight_decay */
-  /* --- megatron (NVIDIA/Megatron-LM megatron/core/optimizer/clip_grads.py,
-   *     optimizer_config.py `clip_grad: float = 1.0`) --- */
-  double clip_grad_norm;     /* >= 0, finite; 0: no clipping (as before).  Optimizer-wide (the
+  int exclude_embeddings;   /* 0 or 1: a name containing "embedding" (case-insensitive) is AdamW (keras
+                               _should_use_adamw: `if self.exclude_embeddings and "embedding" in
+                               variable.path.lower(): return True`); under route_rule NDIM_2 only */
+
+  /* --- gradients: before either branch (spec/muon.md 3) --- */
+  double clip_grad_norm;     /* >= 0, finite; 0: no clipping.  Optimizer-wide (the
                                 first group's value; every group must carry the same): before
                                 the step, with N the L2 norm of every gradient of every group
                                 (Muon and AdamW; a missing gradient counts as none, a ZEROS one
@@ -520,28 +480,85 @@ typedef struct muonref_options {
                                 `total_norm.item() ** (1.0 / norm_type)` of a float32 sum of
                                 squares (get_grad_norm_fp32); muonref's N is exact (MPFR) in
                                 the reference, binary64 in the fast path */
-  /* --- keras (keras-team/keras keras/src/optimizers/muon.py, base_optimizer.py @3422977a) --- */
-  int exclude_embeddings;   /* 1: a name containing "embedding" (case-insensitive) is AdamW (keras
-                               _should_use_adamw: `if self.exclude_embeddings and "embedding" in
-                               variable.path.lower(): return True`); under route_rule NDIM_2 only */
-  int adam_decay_muon_lr;   /* 1: the AdamW branch's decay uses the Muon lr, P <- P (1 - lr wd), not
+  muonref_missing_grad missing_grad; /* SKIP (zero) or ZEROS */
+  int all_missing_error;    /* 0 or 1: a step where no parameter has a gradient is refused (MUONREF_EOPTION)
+                               with "No gradients provided for any variable." (keras base_optimizer.py
+                               _filter_empty_gradients: `raise ValueError("No gradients provided for any
+                               variable.")`); 0: such a step changes nothing */
+
+  /* --- momentum (spec/muon.md 6) --- */
+  double momentum;           /* beta, 0 <= beta < 1 */
+  int nesterov;              /* 0 or 1 */
+  muonref_momentum_form momentum_form; /* SUM (zero) or EMA */
+  int momentum_bias_correction; /* 0 or 1: the Newton-Schulz input is bias corrected with
+                                   t the Muon step count after this step (the EMA form):
+                                   nesterov U = beta M' / (1 - beta^(t+1)) + mom_grad G / (1 - beta^t),
+                                   otherwise U = M' / (1 - beta^t).  optax scale_by_muon.update_fn:
+                                   `mu_hat = jax.tree.map(lambda m, g: beta * m + (1 - beta) * g,
+                                   otu.tree_bias_correction(mu, beta, numerics.safe_increment(count_inc)),
+                                   otu.tree_bias_correction(updates, beta, count_inc))`, else
+                                   `otu.tree_bias_correction(mu, beta, count_inc)` */
+  muonref_grad_after grad_after_step;  /* KEEP (zero) or NESTEROV_INPUT: what p.grad holds after */
+
+  /* --- Newton-Schulz (spec/muon.md 7) --- */
+  int ns_steps;              /* 1..MUONREF_MAX_NS_STEPS (0 allowed by some catalogues) */
+  int n_coeffs;              /* 1..MUONREF_MAX_COEFFS */
+  muonref_coeff coeffs[MUONREF_MAX_COEFFS];
+  muonref_coeff_order coeff_order; /* CYCLE (zero), REPEAT_LAST or LIST */
+  double ns_eps;             /* normalisation epsilon, >= 0 */
+  muonref_eps_mode eps_mode; /* ADD (zero) or CLAMP */
+  double ns_safety;          /* > 0, finite; the Frobenius norm is multiplied by it before
+                                eps enters: d = max(R(R(||X||) ns_safety), ns_eps) (CLAMP) or
+                                R(R(R(||X||) ns_safety) + ns_eps) (ADD); 1.0 changes nothing.
+                                timm's safety_factor: `X.norm(...).mul(safety_factor)
+                                .clamp_(min=eps)` (zeropower_via_newtonschulz); dion's 1.02 */
+  muonref_ns_format ns_format;   /* BF16 (zero), FP32 or EXACT */
+  muonref_norm_format norm_format; /* BF16 (zero) or INPUT: where the input is normalised */
+  muonref_bf16_order bf16_order; /* SEPARATE (zero), KELLER or FUSED: rounding sequence of a BF16 step */
+
+  /* --- the update: learning rate and scale (spec/muon.md 5, 8) --- */
+  double lr;                 /* learning rate of the Muon update, >= 0 (AdamW: lr * adam_lr_ratio) */
+  muonref_scale_mode scale_mode;   /* the shape factor s of -lr s O */
+  double scale_extra;        /* finite; multiplies the shape factor: s = scale_mode's factor *
+                                scale_extra, 1.0 changes nothing.  Emerging-Optimizers'
+                                extra_scale_factor: `orth_grad * scale_factor * extra_scale_factor`
+                                (two binary32 tensor products there; one binary64 factor here, within
+                                the element-wise allowance, spec/vectors.md 5.1) */
+  muonref_scale_shape scale_shape;   /* FLATTENED (zero) or LAST_TWO: the shape s comes from */
+  muonref_scale_format scale_format; /* LR (zero), BF16_UPDATE, BF16_ALPHA or BF16_SCALE_EXTRA */
+
+  /* --- decoupled weight decay (spec/muon.md 4) --- */
+  double weight_decay;       /* lambda >= 0: P <- P (1 - lr lambda) before the update */
+  double adam_weight_decay;  /* finite; the AdamW branch's decay when adam_decay_own is 1:
+                                P <- P (1 - lr_a adam_weight_decay) (optax.contrib.muon's and keras'
+                                adam_weight_decay) */
+  int adam_decay_own;        /* 0 or 1; 0: the AdamW branch decays with weight_decay; 1: with
+                                adam_weight_decay */
+  int adam_decay_muon_lr;   /* 0 or 1; 1: the AdamW branch's decay uses the Muon lr, P <- P (1 - lr wd), not
                                lr * adam_lr_ratio (keras Muon._apply_weight_decay: `variable.assign(
                                variable - variable * wd * lr)` with `lr = ops.cast(self.learning_rate,
-                               variable.dtype)` for both branches); 0: lr * adam_lr_ratio (as before) */
-  int adam_step_global;     /* 1: one step count for the optimizer: every successful step advances every
+                               variable.dtype)` for both branches); 0: lr * adam_lr_ratio */
+
+  /* --- the AdamW fallback (spec/muon.md 9) --- */
+  double adam_beta1;         /* 0 <= beta1 < 1 */
+  double adam_beta2;         /* 0 <= beta2 < 1 */
+  double adam_eps;           /* >= 0, in the AdamW denominator */
+  muonref_adam_eps_mode adam_eps_mode; /* CORRECTED (zero) or UNCORRECTED: where adam_eps enters */
+  double adam_lr_ratio;      /* AdamW lr = lr * ratio, ratio >= 0 */
+  muonref_adam_variant adam_variant; /* ADAMW (zero), NADAMW, FOLLOW_NESTEROV or OPTAX_FOLLOW_NESTEROV */
+  int adam_step_global;     /* 0 or 1; 1: one step count for the optimizer: every successful step advances every
                                parameter's state step, with or without a gradient, so AdamW's bias
                                correction uses t = the optimizer's steps (keras _adamw_update_step:
                                `local_step = ops.cast(self.iterations + 1, ...)`, iterations advanced by
-                               BaseOptimizer.apply after every apply); 0: per parameter (as before) */
-  int adam_bias_fp32;       /* 1: AdamW's bias corrections 1 - beta^t from the float32 beta, the power rounded
-                               to float32 (keras: `ops.power(ops.cast(self.adam_beta_2, variable.dtype),
-                               local_step)`; with beta2 0.999 binary64's 1 - beta2^t differs by up to
-                               3e-5 relative at t = 2, more than the AdamW allowance 1e-5 lr_a);
-                               0: 1 - beta^t in binary64 (as before) */
-  int all_missing_error;    /* 1: a step where no parameter has a gradient is refused (MUONREF_EOPTION)
-                               with "No gradients provided for any variable." (keras base_optimizer.py
-                               _filter_empty_gradients: `raise ValueError("No gradients provided for any
-                               variable.")`); 0: such a step changes nothing (as before) */
+                               BaseOptimizer.apply after every apply); 0: per parameter */
+  int adam_bias_fp32;       /* 0 or 1; 1: AdamW's bias corrections 1 - beta^t from the float32 beta, the power
+                               rounded to float32 (keras: `ops.power(ops.cast(self.adam_beta_2,
+                               variable.dtype), local_step)`; with beta2 0.999 binary64's 1 - beta2^t
+                               differs by up to 3e-5 relative at t = 2, more than the AdamW allowance
+                               1e-5 lr_a); 0: 1 - beta^t in binary64 */
+
+  /* --- checks: whose validation rules and messages apply (spec/muon.md 12) --- */
+  muonref_catalogue catalogue;
 } muonref_options;
 
 /* Checks every field of *o against its valid range under o->catalogue.
@@ -564,8 +581,9 @@ typedef struct muonref_options {
  * ("Invalid exclude pattern '(a': ..."), adam_weight_decay finite, and the
  * 0/1 fields adam_decay_own, exclude_embeddings, adam_decay_muon_lr,
  * adam_step_global, adam_bias_fp32, all_missing_error ("Invalid
- * adam_step_global: 2 (expected 0 or 1)").  KERAS: as NONE.  EMERGING: ns_steps >= 1 with its message (see muonref_catalogue),
- * then as NONE.
+ * adam_step_global: 2 (expected 0 or 1)").  The other catalogues (NONE,
+ * DION, EMERGING, PADDLE, OPTAX, MEGATRON, KERAS) check what muonref_catalogue
+ * says for each, then as NONE: only what cannot be computed.
  * Returns MUONREF_OK, or MUONREF_EOPTION with the catalogue message of the
  * first violated rule in err (e.g. "Invalid learning rate: -1.0"), or
  * "muonref_options_validate: o must not be NULL". */

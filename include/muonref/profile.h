@@ -5,7 +5,12 @@
  * the field it sets.  The vectors of a profile write every option under
  * the port's name (vectors/case.c reads and writes them through this
  * table), so the generator, the judge and the driver need no code per
- * profile.  `nemo` is the first (seed: NVIDIA-NeMo PR #16427,
+ * profile.  Each built-in profile is one record, spec/profiles/NAME.json
+ * (format: spec/profiles/profile.schema.json, spec/profiles/README.md);
+ * the table of this library, core/profile_table.h, and the ids,
+ * muonref/profile_ids.h, are generated from the records (`make
+ * profile-tables`; tests/profile-records.sh checks they are in step).
+ * `nemo` is the first (seed: NVIDIA-NeMo PR #16427,
  * nemo/core/optim/muon.py); spec/muon.md "Profiles" and spec/profiles/
  * describe each one. */
 #ifndef MUONREF_PROFILE_H
@@ -88,6 +93,9 @@ typedef enum muonref_key_kind {
                              `x * sqrt(max(rows, cols)) * rms_rate`), null (scale none,
                              scale_extra 1); another scale is not expressible */
 } muonref_key_kind;
+/* How many kinds there are (the record format spells each kind as its
+ * name in lower case: "real", "coeff_list", "rms_rate"). */
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_RMS_RATE + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's
@@ -99,46 +107,41 @@ typedef enum muonref_key_branch {
 } muonref_key_branch;
 
 /* One option of a port: its name, kind, the muonref_options field it
- * sets (offsetof) and the groups that take it. */
+ * sets (offsetof), the groups that take it, and whether a scheduler may
+ * change it between steps (format v2 "setOptions", spec/vectors.md 2.8;
+ * the keys setting lr, momentum, weight_decay and the AdamW betas). */
 typedef struct muonref_option_key {
   const char *name;
   muonref_key_kind kind;
   size_t offset;
   muonref_key_branch branch;
+  int schedulable; /* 0 or 1 */
 } muonref_option_key;
 
-/* One row of the profile table (static data; never freed). */
+/* One row of the profile table (static data for the built-in profiles;
+ * never freed). */
 typedef struct muonref_profile {
   const char *name;                /* "nemo", "torch" */
-  const char *source;              /* the port described: repository, path, version */
-  void (*fill)(muonref_options *); /* writes the complete defaults */
+  const char *source;              /* the port described: repository, paths, commit or release, date */
+  const muonref_options *defaults; /* the complete defaults (valid: muonref_options_validate passes) */
   const muonref_option_key *keys;  /* the port's option names, in its signature's order */
   size_t n_keys;
   int one_group;                   /* 1: the port puts every parameter into one group
                                       (Moonlight): groups may differ only in use_muon */
-  void (*adam_fill)(muonref_options *); /* NULL, or the defaults a group with use_muon
-                                      false takes on top of fill's (Keller: its AdamW
-                                      groups default to lr 3e-4) */
+  const muonref_options *adam_defaults; /* NULL, or the complete defaults of a group with
+                                      use_muon false, where they differ from `defaults`
+                                      (Keller: its AdamW groups default to lr 3e-4) */
+  const char *const *areas;        /* the vector areas the port has semantics for (names of
+                                      spec/vectors.md 6, e.g. "adamw" needs an AdamW fallback),
+                                      NULL-terminated; `muonref gen` writes these */
 } muonref_profile;
 
-/* The profiles by number.  The numbers are stable: a new profile is
- * appended before MUONREF_PROFILE_COUNT and no number is ever reused, so
- * code written against one version keeps meaning the same port.
- * muonref_profile_name(id) is the profile's name. */
-typedef enum muonref_profile_id {
-  MUONREF_PROFILE_NEMO = 0,      /* nemo.core.optim.muon.Muon (NVIDIA-NeMo PR #16427) */
-  MUONREF_PROFILE_TORCH = 1,     /* torch.optim.Muon (pytorch/pytorch torch/optim/_muon.py @b5ee4d7a) */
-  MUONREF_PROFILE_MOONLIGHT = 2, /* Moonlight's Muon (MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2) */
-  MUONREF_PROFILE_KELLER = 3,    /* SingleDeviceMuonWithAuxAdam (KellerJordan/Muon muon.py @857d1ad) */
-  MUONREF_PROFILE_TIMM = 4,      /* timm's Muon (huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850) */
-  MUONREF_PROFILE_DION = 5,      /* dion.Muon (microsoft/dion dion/muon.py @0a059a4, Polar Express) */
-  MUONREF_PROFILE_EMERGING = 6,  /* Emerging-Optimizers' Muon (NVIDIA-NeMo/Emerging-Optimizers muon.py @fd77292) */
-  MUONREF_PROFILE_PADDLE = 7,    /* paddle.optimizer.Muon (PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f) */
-  MUONREF_PROFILE_OPTAX = 8,     /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2) */
-  MUONREF_PROFILE_MEGATRON = 9,  /* Megatron-LM's Muon (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a) */
-  MUONREF_PROFILE_KERAS = 10,    /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) */
-  MUONREF_PROFILE_COUNT          /* not a profile: how many there are */
-} muonref_profile_id;
+/* The profiles by number, muonref_profile_id (MUONREF_PROFILE_NEMO, ...,
+ * MUONREF_PROFILE_COUNT): generated from the records' "id" members.  The
+ * numbers are stable: a new profile takes the next number and no number is
+ * ever reused, so code written against one version keeps meaning the same
+ * port.  muonref_profile_name(id) is the profile's name. */
+#include "muonref/profile_ids.h"
 
 /* The options initializer: writes the complete defaults of profile `id`
  * into *o, every field set (a zero-initialised muonref_options is not

@@ -1,0 +1,51 @@
+/* muonref: the catalogues of checks as data (internal; muonref_options_validate
+ * runs them, `muonref profile NAME` prints them).
+ *
+ * Each catalogue (muonref_catalogue; a profile's record names its own in
+ * defaults.catalogue) is the ordered list of the checks its port's
+ * constructor makes on the option values, each a row: the field, the rule
+ * and the message, whose "{}" is the value as Python prints it.  The first
+ * row that fails gives the error (spec/muon.md 12 and spec/profiles/NAME.md
+ * give each port's order and words).  Checks that every catalogue makes the
+ * same way (the enums, the 0/1 flags, the coefficients) stay in
+ * core/options.c. */
+#ifndef MUONREF_CORE_CHECKS_H
+#define MUONREF_CORE_CHECKS_H
+
+#include <stddef.h>
+#include "muonref/options.h"
+
+typedef enum muonref_check_rule {
+  MUONREF_RULE_FINITE,      /* a real: finite (what muonref cannot compute is refused everywhere) */
+  MUONREF_RULE_NONNEGATIVE, /* a real: finite and >= 0 */
+  MUONREF_RULE_UNIT,        /* a real: finite and 0 <= x < 1 */
+  MUONREF_RULE_RANGE,       /* an integer: lo <= x <= hi */
+  MUONREF_RULE_COEFFS_FIT   /* under coeff_order list, a list of n >= 2 triples has n <= ns_steps (optax) */
+} muonref_check_rule;
+
+/* One check: field "lr", "momentum", "weight_decay", "ns_eps", "adam_eps",
+ * "adam_betas" (both betas, the value printed "(b1, b2)"), "ns_steps" or
+ * "coeffs" (whose message shows ns_steps). */
+typedef struct muonref_check {
+  const char *field;
+  muonref_check_rule rule;
+  int lo, hi;           /* MUONREF_RULE_RANGE */
+  const char *message;  /* "{}" is replaced by the value */
+} muonref_check;
+
+/* The checks of catalogue c in its order, and where they run: `head` first
+ * in muonref_options_validate, `late` after the optax fields (its own
+ * position), *n_* their counts.  Returns 0 for a value outside the enum. */
+int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, size_t *n_head,
+                             const muonref_check **late, size_t *n_late);
+
+/* Runs rows[0..n-1] on *o (only those of field `only` when not NULL).
+ * Returns MUONREF_OK or MUONREF_EOPTION with the first failing row's message. */
+int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, const muonref_options *o,
+                       muonref_error *err);
+
+/* The rule as a short text ("finite", ">= 0", "0 <= x < 1", "1..1000", ...),
+ * into buf (size n); returns buf. */
+char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,162 @@
+#!/bin/sh
+# muonref test: the profile records (spec/profiles/NAME.json) are the one source of every
+# profile, and what is generated from them is in step:
+#  - every record validates against spec/profiles/profile.schema.json (JSON Schema draft-07),
+#    and the schema's fields, enum spellings, key kinds and areas are exactly the C reader's
+#    (vectors/record.c: a record with an unknown value is refused with the accepted list);
+#  - core/profile_table.h and include/muonref/profile_ids.h equal `muonref profile --c-table`
+#    and `--c-ids` (make profile-tables), the table of spec/profiles/README.md equals
+#    `muonref profile --markdown`, and `muonref profile` lists every record;
+#  - the option keys of spec/vectors.schema.json are the union of the records' keys (and its
+#    scheduledOptions the union of their schedulable keys);
+#  - a record that breaks a rule is refused with exit 2 and a message naming the file, the
+#    member and the rule (and each check can fail: a changed table is caught).
+# Prints a Check-style summary.  Exit 0 pass, 1 fail, 77 skip (no python3-jsonschema).
+src=${MUONREF_SRCDIR:-.}
+muonref=${MUONREF:-./muonref}
+py=${MUONREF_PYTHON:-/usr/bin/python3}
+"$py" -c 'import jsonschema' 2>/dev/null || { echo "SKIP: $py has no jsonschema (apt-get install python3-jsonschema)"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/profile-records.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+checks=0 fails=0
+ok() { checks=$((checks + 1)); }
+bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "profile-records:0:F:records:$1:0: $2"; }
+rec=$src/spec/profiles
+
+# 1. the generated files and the markdown table
+"$muonref" profile --c-table --records "$rec" >"$work/table.h" 2>"$work/err" || bad c-table "$(cat "$work/err")"
+cmp -s "$work/table.h" "$src/core/profile_table.h" && ok || bad c-table "core/profile_table.h is not the records' (make profile-tables)"
+"$muonref" profile --c-ids --records "$rec" >"$work/ids.h" 2>"$work/err" || bad c-ids "$(cat "$work/err")"
+cmp -s "$work/ids.h" "$src/include/muonref/profile_ids.h" && ok || bad c-ids "include/muonref/profile_ids.h is not the records' (make profile-tables)"
+"$muonref" profile --markdown --records "$rec" >"$work/table.md" 2>"$work/err" || bad markdown "$(cat "$work/err")"
+sed -n '/^<!-- muonref profile --markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/README.md" | sed '1d;$d' >"$work/readme.md"
+cmp -s "$work/table.md" "$work/readme.md" && ok ||
+  bad markdown "spec/profiles/README.md's table is not \`muonref profile --markdown\` (paste it between the markers)"
+# the check can fail: a table with one row changed is caught
+sed '$s/|/| x/' "$work/readme.md" >"$work/changed.md"
+cmp -s "$work/table.md" "$work/changed.md" && bad self-check "a changed table passes" || ok
+"$muonref" profile >"$work/list" 2>&1 || bad list "muonref profile: $(cat "$work/list")"
+nrec=$(ls "$rec"/*.json | grep -vc '/profile\.schema\.json$')
+[ "$(wc -l <"$work/list")" -eq "$nrec" ] && ok || bad list "muonref profile lists $(wc -l <"$work/list") profiles, the records are $nrec"
+# every record's test port exists and defines its class (what scripts read from --test-ports)
+"$muonref" profile --test-ports --records "$rec" >"$work/ports" 2>&1 || bad test-ports "$(cat "$work/ports")"
+[ "$(wc -l <"$work/ports")" -eq "$nrec" ] && ok || bad test-ports "--test-ports lists $(wc -l <"$work/ports") ports, the records are $nrec"
+while read -r name port adapter mode nsf ctor; do
+  file=${port%%:*} cls=${port#*:}
+  grep -q "^class $cls\b" "$src/$file" 2>/dev/null && ok || bad "port-$name" "test_port $file has no class $cls"
+done <"$work/ports"
+for p in $(awk '{print $1}' "$work/list"); do
+  "$muonref" profile --json "$p" >"$work/$p.resolved.json" || bad json "muonref profile --json $p failed"
+done
+
+# 2. the schema against the records and the C reader; the vector schema's keys
+"$muonref" profile --json nemo >"$work/nemo.resolved.json"
+"$py" - "$src" "$muonref" "$work" >"$work/py.out" 2>&1 <<'PY'
+import glob, json, os, subprocess, sys
+import jsonschema
+src, muonref, work = sys.argv[1:4]
+rec = os.path.join(src, 'spec/profiles')
+schema = json.load(open(os.path.join(rec, 'profile.schema.json')))
+jsonschema.Draft7Validator.check_schema(schema)
+v = jsonschema.Draft7Validator(schema)
+out = []
+records = {}
+for path in sorted(glob.glob(os.path.join(rec, '*.json'))):
+    if path.endswith('profile.schema.json'):
+        continue
+    r = json.load(open(path))
+    records[r['name']] = r
+    for e in v.iter_errors(r):
+        out.append(f"schema {os.path.basename(path)}: {e.message} at {list(e.path)}")
+fields = schema['definitions']['options']['properties']
+c_fields = list(json.load(open(os.path.join(work, 'nemo.resolved.json')))['defaults'])
+if list(fields) != c_fields:
+    out.append(f"schema fields {list(fields)} are not the C reader's {c_fields} (vectors/record.c muonref_record_fields)")
+def refused_list(record):
+    """The accepted values the C reader names when it refuses `record`."""
+    p = os.path.join(work, 'probe.json')
+    json.dump(record, open(p, 'w'))
+    r = subprocess.run([muonref, 'profile', '--profile-file', p], capture_output=True, text=True)
+    msg = r.stderr.strip()
+    if r.returncode != 2:
+        return None, f"exit {r.returncode}: {msg}"
+    tail = msg.split('expected one of ')[-1] if 'expected one of' in msg else msg.split('must be one of ')[-1]
+    if 'vector area' in msg:
+        tail = msg.split('(')[-1].rstrip(')')
+        return [s.strip() for s in tail.split(',')], msg
+    return [s.strip(" '()") for s in tail.split(',') if s.strip(" '()")], msg
+base = {'name': 'probe', 'base': 'nemo', 'source': {'repository': 'x/y', 'paths': ['p.py'], 'commit': '0'}}
+for name, f in fields.items():
+    if 'enum' not in f:
+        continue
+    got, msg = refused_list(dict(base, defaults={name: '?'}))
+    if got != f['enum']:
+        out.append(f"schema enum of {name} {f['enum']} is not the C reader's {got} ({msg})")
+kinds = schema['definitions']['key']['properties']['kind']['enum']
+got, msg = refused_list(dict(base, keys=[{'name': 'lr', 'kind': '?', 'field': 'lr'}]))
+if got != kinds:
+    out.append(f"schema key kinds {kinds} are not the C reader's {got} ({msg})")
+areas = schema['properties']['areas']['items']['enum']
+got, msg = refused_list(dict(base, areas=['?']))
+if got != areas:
+    out.append(f"schema areas {areas} are not the generator's {got} ({msg})")
+# the vector schema's option keys: the union of the records' (base records give theirs)
+vs = json.load(open(os.path.join(src, 'spec/vectors.schema.json')))['definitions']
+keys = {k['name'] for r in records.values() for k in r.get('keys', [])}
+sched = {k['name'] for r in records.values() for k in r.get('keys', []) if k.get('schedulable')}
+if set(vs['options']['properties']) != keys:
+    out.append(f"spec/vectors.schema.json options: {sorted(set(vs['options']['properties']) ^ keys)} differ from the records' keys")
+if set(vs['scheduledOptions']['properties']) != sched:
+    out.append(f"spec/vectors.schema.json scheduledOptions: {sorted(set(vs['scheduledOptions']['properties']) ^ sched)} "
+               "differ from the records' schedulable keys")
+# the check can fail: a schema without one field is caught
+if list(fields)[1:] == c_fields:
+    out.append("self-check: a schema without its first field passes")
+for line in out:
+    print(line)
+print(f"checked {len(records)} records")
+PY
+if grep -qv '^checked ' "$work/py.out"; then
+  grep -v '^checked ' "$work/py.out" | while read -r line; do echo "profile-records:0:F:records:schema:0: $line"; done
+  fails=$((fails + 1)); checks=$((checks + 1))
+else
+  ok
+fi
+
+# 3. bad records: exit 2, the file, the member and the rule named
+refuse() { # NAME EXPECTED-TEXT JSON
+  printf '%s\n' "$3" >"$work/$1.json"
+  "$muonref" profile --profile-file "$work/$1.json" >"$work/$1.out" 2>&1; rc=$?
+  if [ $rc -eq 2 ] && grep -qF "$work/$1.json" "$work/$1.out" && grep -qF -- "$2" "$work/$1.out"; then ok
+  else bad "refuse-$1" "exit $rc, expected 2 and '$2': $(cat "$work/$1.out")"; fi
+}
+S='"source": {"repository": "me/myport", "paths": ["muon.py"], "commit": "0123abc"}'
+refuse syntax "$work/syntax.json:2:0: string or '}' expected" '{"name": "x",'
+refuse member 'member "colour": is not a member' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"colour\": 1}"
+refuse nobase 'member "base": is required' "{\"name\": \"mine\", $S}"
+refuse unknownbase "member \"base\": 'adam' is not a built-in" "{\"name\": \"mine\", \"base\": \"adam\", $S}"
+refuse builtin "member \"name\": 'keller' is already a profile" "{\"name\": \"keller\", \"base\": \"keller\", $S}"
+refuse id 'member "id": belongs to built-in' "{\"name\": \"mine\", \"id\": 11, \"base\": \"keller\", $S}"
+refuse source 'member "source": needs "commit" or "release"' '{"name": "mine", "base": "keller", "source": {"repository": "a/b", "paths": ["m.py"]}}'
+refuse field 'member "defaults.ns_epsilon": is not a field' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"ns_epsilon\": 1e-8}}"
+refuse type 'member "defaults.weight_decay": must be a number' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"weight_decay\": \"0.1\"}}"
+refuse preset "member \"defaults.coeffs\": 'quartic' is no coefficient preset" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"coeffs\": \"quartic\"}}"
+refuse invalid 'member "defaults": the profile'"'"'s defaults are not valid options: Invalid Newton-Schulz epsilon: -1e-08' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"ns_eps\": -1e-8}}"
+refuse kindfield 'member "keys[0].field": a key of kind betas sets the field adam_beta1, not lr' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"keys\": [{\"name\": \"b\", \"kind\": \"betas\", \"field\": \"lr\"}]}"
+refuse duplicate "member \"keys\": the key 'lr' is named twice" \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"weight_decay\": \"lr\"}}"
+refuse rename "member \"rename_keys.wd\": 'wd' is not a key" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"wd\": \"decay\"}}"
+refuse area "member \"areas[0]\": must be the name of a vector area" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"areas\": [\"speed\"]}"
+refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", \"base\": \"keller\", $S}"
+"$muonref" profile --profile-file "$work/no-such-file.json" >"$work/nofile.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "no-such-file.json: cannot read" "$work/nofile.out" && ok || bad nofile "exit $rc: $(cat "$work/nofile.out")"
+# a good one: printed under its own name, with the base's keys renamed
+printf '%s\n' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"ns_eps\": 1e-8, \"weight_decay\": 0.1}, \"rename_keys\": {\"weight_decay\": \"wd\"}}" >"$work/good.json"
+"$muonref" profile --profile-file "$work/good.json" >"$work/good.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q '^profile  *mine$' "$work/good.out" && grep -q '^  wd  *0\.1$' "$work/good.out" &&
+  grep -q '^ns_eps  *1e-08$' "$work/good.out" && ok || bad good "exit $rc: $(cat "$work/good.out")"
+
+echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
+[ $fails -eq 0 ]

@@ -1,0 +1,328 @@
+/* muonref: writing profile records out: as JSON (`muonref profile --json`),
+ * as the C table of libmuonref (`--c-table`, `--c-ids`) and as the markdown
+ * table of spec/profiles/README.md (`--markdown`); see record.h. */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include "record.h"
+#include "case.h"
+#include "core/checks.h"
+#include "core/pyfmt.h"
+
+/* ---- JSON ---- */
+
+static json_t *field_json(const muonref_options *o, const muonref_option_field *f)
+{
+  const void *p = (const char *)o + muonref_record_field_offset(f);
+  switch (muonref_record_spelling(f)) {
+  case MUONREF_SPELL_REAL: return muonref_case_real_json(*(const double *)p);
+  case MUONREF_SPELL_INT: return json_integer(*(const int *)p);
+  case MUONREF_SPELL_LONG: return json_integer(*(const long *)p);
+  case MUONREF_SPELL_BOOL: return json_boolean(*(const int *)p);
+  case MUONREF_SPELL_ENUM: {
+    const char *s = f->enum_name(*(const int *)p);
+    return s ? json_string(s) : json_integer(*(const int *)p);
+  }
+  case MUONREF_SPELL_USE_MUON:
+    return o->use_muon == MUONREF_USE_MUON_AUTO ? json_null() : json_boolean(o->use_muon == MUONREF_USE_MUON_TRUE);
+  case MUONREF_SPELL_COEFFS: {
+    json_t *l = json_array();
+    for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS; k++)
+      json_array_append_new(l, json_pack("[o, o, o]", muonref_case_real_json(o->coeffs[k].a),
+                                         muonref_case_real_json(o->coeffs[k].b), muonref_case_real_json(o->coeffs[k].c)));
+    return l;
+  }
+  case MUONREF_SPELL_PATTERNS: {
+    json_t *l = json_array();
+    for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
+      json_array_append_new(l, json_stringn(o->exclude_patterns[k], strnlen(o->exclude_patterns[k], MUONREF_PATTERN_LEN)));
+    return l;
+  }
+  }
+  return json_null();
+}
+
+static json_t *options_json(const muonref_options *o, const unsigned char *only)
+{
+  json_t *j = json_object();
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    if (!only || only[i])
+      json_object_set_new(j, muonref_option_fields[i].name, field_json(o, &muonref_option_fields[i]));
+  return j;
+}
+
+static void set_str(json_t *j, const char *key, const char *s)
+{
+  if (s && *s)
+    json_object_set_new(j, key, json_string(s));
+}
+
+json_t *muonref_record_json(const muonref_record *r)
+{
+  json_t *j = json_object();
+  set_str(j, "name", r->name);
+  if (r->id >= 0)
+    json_object_set_new(j, "id", json_integer(r->id));
+  set_str(j, "base", r->base);
+  json_t *src = json_object();
+  set_str(src, "repository", r->repository);
+  json_t *paths = json_array();
+  for (const char *p = r->paths; *p;) { /* joined with ", " by the reader */
+    const char *q = strstr(p, ", ");
+    json_array_append_new(paths, json_stringn(p, q ? (size_t)(q - p) : strlen(p)));
+    p = q ? q + 2 : p + strlen(p);
+  }
+  json_object_set_new(src, "paths", paths);
+  set_str(src, "commit", r->commit);
+  set_str(src, "release", r->release);
+  set_str(src, "describes", r->describes);
+  set_str(src, "notes", r->source_notes);
+  if (!*r->repository) /* a built-in row read from C: only its one-line source */
+    json_object_set_new(src, "text", json_string(r->source));
+  json_object_set_new(j, "source", src);
+  set_str(j, "page", r->page);
+  json_object_set_new(j, "defaults", options_json(&r->defaults, NULL));
+  if (r->has_adam)
+    json_object_set_new(j, "adam_defaults", options_json(&r->adam_defaults, r->adam_set));
+  json_object_set_new(j, "one_group", json_boolean(r->one_group));
+  json_t *keys = json_array();
+  for (size_t i = 0; i < r->n_keys; i++) {
+    const muonref_option_key *k = &r->keys[i];
+    json_t *e = json_pack("{s:s, s:s, s:s}", "name", r->key_names[i], "kind", muonref_record_kind_name(k->kind), "field",
+                          muonref_record_key_field(k));
+    if (k->branch != MUONREF_KEY_ANY)
+      json_object_set_new(e, "branch", json_string(muonref_record_branch_name(k->branch)));
+    if (k->schedulable)
+      json_object_set_new(e, "schedulable", json_true());
+    if (r->scopes[i] != MUONREF_SCOPE_GROUP)
+      json_object_set_new(e, "scope", json_string(muonref_record_scope_name(r->scopes[i])));
+    json_array_append_new(keys, e);
+  }
+  json_object_set_new(j, "keys", keys);
+  json_t *areas = json_array();
+  for (size_t i = 0; i < r->n_areas; i++)
+    json_array_append_new(areas, json_string(r->area_names[i]));
+  json_object_set_new(j, "areas", areas);
+  if (r->port.present)
+    json_object_set_new(j, "test_port",
+                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "file", r->port.file, "class", r->port.cls, "adapter",
+                                  r->port.adapter, "ns_format", r->port.ns_format, "mode", r->port.mode, "constructor",
+                                  r->port.constructor));
+  return j;
+}
+
+json_t *muonref_record_checks_json(muonref_catalogue c)
+{
+  static const char *const RULES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit"};
+  const muonref_check *rows[2];
+  size_t n[2];
+  json_t *l = json_array();
+  if (!muonref_catalogue_checks(c, &rows[0], &n[0], &rows[1], &n[1]))
+    return l;
+  for (int part = 0; part < 2; part++)
+    for (size_t i = 0; i < n[part]; i++) {
+      const muonref_check *k = &rows[part][i];
+      json_t *e = json_pack("{s:s, s:s}", "field", k->field, "rule", RULES[k->rule]);
+      if (k->rule == MUONREF_RULE_RANGE && k->lo != INT_MIN)
+        json_object_set_new(e, "min", json_integer(k->lo));
+      if (k->rule == MUONREF_RULE_RANGE && k->hi != INT_MAX)
+        json_object_set_new(e, "max", json_integer(k->hi));
+      json_object_set_new(e, "message", json_string(k->message));
+      json_array_append_new(l, e);
+    }
+  return l;
+}
+
+/* ---- C ---- */
+
+/* s as a C comment's text: wrapped at 100 columns after `indent`, "*\/" broken. */
+static void comment(FILE *f, const char *indent, const char *s)
+{
+  size_t col = 0;
+  fprintf(f, "%s/*", indent);
+  col = strlen(indent) + 2;
+  while (*s) {
+    size_t w = strcspn(s, " ");
+    if (col + 1 + w > 100 && col > strlen(indent) + 3) {
+      fprintf(f, "\n%s *", indent);
+      col = strlen(indent) + 2;
+    }
+    fputc(' ', f);
+    for (size_t i = 0; i < w; i++)
+      fputc(s[i] == '/' && i > 0 && s[i - 1] == '*' ? ' ' : s[i], f);
+    col += 1 + w;
+    s += w;
+    while (*s == ' ')
+      s++;
+  }
+  fprintf(f, " */\n");
+}
+
+static void c_string(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else
+      fputc(*s, f);
+  fputc('"', f);
+}
+
+static void c_upper(FILE *f, const char *s)
+{
+  for (; *s; s++)
+    fputc(toupper((unsigned char)*s), f);
+}
+
+static void c_real(FILE *f, double x)
+{
+  char b[40];
+  fputs(muonref_py_float(b, sizeof b, x), f); /* the shortest decimal that reads back as x */
+}
+
+static void c_field(FILE *f, const muonref_options *o, const muonref_option_field *fd)
+{
+  const void *p = (const char *)o + muonref_record_field_offset(fd);
+  switch (muonref_record_spelling(fd)) {
+  case MUONREF_SPELL_REAL: fprintf(f, "  .%s = ", fd->name), c_real(f, *(const double *)p), fputs(",\n", f); break;
+  case MUONREF_SPELL_INT: fprintf(f, "  .%s = %d,\n", fd->name, *(const int *)p); break;
+  case MUONREF_SPELL_LONG: fprintf(f, "  .%s = %ld,\n", fd->name, *(const long *)p); break;
+  case MUONREF_SPELL_BOOL: fprintf(f, "  .%s = %d,\n", fd->name, *(const int *)p); break;
+  case MUONREF_SPELL_ENUM:
+    fprintf(f, "  .%s = %s", fd->name, fd->c_prefix), c_upper(f, fd->enum_name(*(const int *)p)), fputs(",\n", f);
+    break;
+  case MUONREF_SPELL_USE_MUON:
+    fprintf(f, "  .use_muon = %s,\n", o->use_muon == MUONREF_USE_MUON_AUTO ? "MUONREF_USE_MUON_AUTO"
+                                      : o->use_muon == MUONREF_USE_MUON_TRUE ? "MUONREF_USE_MUON_TRUE"
+                                                                              : "MUONREF_USE_MUON_FALSE");
+    break;
+  case MUONREF_SPELL_COEFFS:
+    fprintf(f, "  .n_coeffs = %d,\n  .coeffs = {", o->n_coeffs);
+    for (int k = 0; k < o->n_coeffs; k++) {
+      fputs(k ? ",\n              {" : "{", f);
+      c_real(f, o->coeffs[k].a), fputs(", ", f), c_real(f, o->coeffs[k].b), fputs(", ", f), c_real(f, o->coeffs[k].c);
+      fputs("}", f);
+    }
+    fputs("},\n", f);
+    break;
+  case MUONREF_SPELL_PATTERNS:
+    fprintf(f, "  .n_exclude_patterns = %d,\n", o->n_exclude_patterns);
+    if (o->n_exclude_patterns > 0) {
+      fputs("  .exclude_patterns = {", f);
+      for (int k = 0; k < o->n_exclude_patterns; k++)
+        fputs(k ? ", " : "", f), c_string(f, o->exclude_patterns[k]);
+      fputs("},\n", f);
+    }
+    break;
+  }
+}
+
+static void c_options(FILE *f, const char *name, const char *suffix, const muonref_options *o)
+{
+  fprintf(f, "static const muonref_options %s_%s = {\n", name, suffix);
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    c_field(f, o, &muonref_option_fields[i]);
+  fputs("};\n", f);
+}
+
+void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
+{
+  fputs("/* muonref: the built-in profiles' table, GENERATED by `muonref profile --c-table` from\n"
+        " * spec/profiles/NAME.json (the records): do not edit; change a record and run `make\n"
+        " * profile-tables` (tests/profile-records.sh checks this file is in step).  Included once, by\n"
+        " * core/profile.c. */\n#include <stddef.h>\n#include \"muonref/profile.h\"\n", f);
+  for (size_t i = 0; i < n; i++) {
+    const muonref_record *p = &r[i];
+    fprintf(f, "\n/* ---- %s: %s ---- */\n", p->name, p->source);
+    if (*p->summary)
+      comment(f, "", p->summary);
+    c_options(f, p->name, "defaults", &p->defaults);
+    if (p->has_adam)
+      c_options(f, p->name, "adam_defaults", &p->adam_defaults);
+    if (*p->keys_note)
+      comment(f, "", p->keys_note);
+    fprintf(f, "static const muonref_option_key %s_keys[] = {\n", p->name);
+    for (size_t k = 0; k < p->n_keys; k++) {
+      const muonref_option_key *key = &p->keys[k];
+      fputs("  {", f), c_string(f, p->key_names[k]), fputs(", MUONREF_KEY_", f);
+      c_upper(f, muonref_record_kind_name(key->kind));
+      fprintf(f, ", offsetof(muonref_options, %s), %s, %d},\n", muonref_record_key_field(key),
+              key->branch == MUONREF_KEY_MUON_ONLY   ? "MUONREF_KEY_MUON_ONLY"
+              : key->branch == MUONREF_KEY_ADAM_ONLY ? "MUONREF_KEY_ADAM_ONLY"
+                                                     : "MUONREF_KEY_ANY",
+              key->schedulable);
+    }
+    fprintf(f, "};\nstatic const char *const %s_areas[] = {", p->name);
+    for (size_t a = 0; a < p->n_areas; a++)
+      fputs(a % 8 == 0 ? "\n  " : " ", f), c_string(f, p->area_names[a]), fputs(",", f);
+    fputs(" NULL};\n", f);
+  }
+  fputs("\n/* in muonref_profile_id order */\nstatic const muonref_profile PROFILES[] = {\n", f);
+  for (size_t i = 0; i < n; i++) {
+    const muonref_record *p = &r[i];
+    fputs("  [MUONREF_PROFILE_", f), c_upper(f, p->name), fputs("] = {", f), c_string(f, p->name), fputs(", ", f);
+    c_string(f, p->source);
+    fprintf(f, ", &%s_defaults, %s_keys, %zu, %d, ", p->name, p->name, p->n_keys, p->one_group);
+    if (p->has_adam)
+      fprintf(f, "&%s_adam_defaults", p->name);
+    else
+      fputs("NULL", f);
+    fprintf(f, ", %s_areas},\n", p->name);
+  }
+  fputs("};\n", f);
+}
+
+void muonref_record_write_c_ids(FILE *f, const muonref_record *r, size_t n)
+{
+  fputs("/* muonref: the built-in profiles by number, GENERATED by `muonref profile --c-ids` from the\n"
+        " * records spec/profiles/NAME.json (their \"id\"): do not edit; `make profile-tables`.\n"
+        " * Included by muonref/profile.h. */\n#ifndef MUONREF_PROFILE_IDS_H\n#define MUONREF_PROFILE_IDS_H\n\n"
+        "typedef enum muonref_profile_id {\n", f);
+  for (size_t i = 0; i < n; i++) {
+    fputs("  MUONREF_PROFILE_", f), c_upper(f, r[i].name);
+    fprintf(f, " = %d, /* %s */\n", r[i].id, r[i].source);
+  }
+  fprintf(f, "  MUONREF_PROFILE_COUNT = %zu /* not a profile: how many there are */\n} muonref_profile_id;\n\n#endif\n", n);
+}
+
+/* ---- the test ports ---- */
+
+void muonref_record_write_test_ports(FILE *f, const muonref_record *r, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (r[i].port.present)
+      fprintf(f, "%s %s:%s %s %s %s %s\n", r[i].name, r[i].port.file, r[i].port.cls, r[i].port.adapter, r[i].port.mode,
+              r[i].port.ns_format, r[i].port.constructor);
+}
+
+/* ---- markdown ---- */
+
+void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n)
+{
+  fputs("| profile | page | upstream described | areas | test port (mode, Newton-Schulz format) | adapter |\n"
+        "|---|---|---|---|---|---|\n", f);
+  for (size_t i = 0; i < n; i++) {
+    const muonref_record *p = &r[i];
+    fprintf(f, "| `%s` | [%s](%s) | %s ", p->name, *p->page ? p->page : "-", *p->page ? p->page : "", p->repository);
+    for (const char *s = p->paths; *s;) {
+      const char *q = strstr(s, ", ");
+      size_t w = q ? (size_t)(q - s) : strlen(s);
+      fprintf(f, "%s`%.*s`", s == p->paths ? "" : ", ", (int)w, s);
+      s = q ? q + 2 : s + w;
+    }
+    if (*p->commit)
+      fprintf(f, " @ `%s`", p->commit);
+    if (*p->release)
+      fprintf(f, " %s", p->release);
+    if (*p->describes)
+      fprintf(f, " (%s)", p->describes);
+    fprintf(f, " | %zu | ", p->n_areas);
+    if (p->port.present)
+      fprintf(f, "`%s:%s` (%s, %s) | `%s` |\n", p->port.file, p->port.cls, p->port.mode, p->port.ns_format,
+              p->port.adapter);
+    else
+      fputs("- | - |\n", f);
+  }
+}
