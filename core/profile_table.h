@@ -52,6 +52,13 @@ static const muonref_options nemo_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -121,6 +128,13 @@ static const muonref_options torch_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -187,6 +201,13 @@ static const muonref_options moonlight_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -257,6 +278,13 @@ static const muonref_options keller_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -302,6 +330,13 @@ static const muonref_options keller_adam_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -373,6 +408,13 @@ static const muonref_options timm_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; conv_mode,
  * normalize_spatial, algo, scale_eps, capturable and verbose are left at timm's defaults (not
@@ -455,6 +497,13 @@ static const muonref_options dion_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order;
  * distributed_mesh, cautious_wd (False), use_gram_newton_schulz, use_triton, use_polar_express
@@ -533,6 +582,13 @@ static const muonref_options emerging_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction).
@@ -606,6 +662,13 @@ static const muonref_options paddle_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -694,6 +757,13 @@ static const muonref_options optax_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adaptive (False), adam_eps_root (0),
@@ -774,6 +844,13 @@ static const muonref_options megatron_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -856,6 +933,13 @@ static const muonref_options keras_defaults = {
   .adam_step_global = 1,
   .adam_bias_fp32 = 1,
   .all_missing_error = 1,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,

@@ -24,6 +24,7 @@ typedef struct param {
   muonref_route route;
   muonref_param_state state;      /* buffers allocated at creation */
   size_t pending_off;             /* Muon: where its Newton-Schulz output waits in opt->pending */
+  size_t pending2_off;            /* Muon with a second moment: where its new v waits in opt->pending2 */
 } param;
 
 struct muonref_optimizer {
@@ -35,6 +36,8 @@ struct muonref_optimizer {
   float *update;    /* the Newton-Schulz input (U or M) of the largest Muon matrix */
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
+  float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
+  double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
   float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
                        clip_off[i] (numel floats each); NULL without clipping */
   size_t *clip_off;
@@ -64,6 +67,7 @@ static void free_params(muonref_optimizer *opt)
     free(opt->params[i].state.momentum_buffer);
     free(opt->params[i].state.exp_avg);
     free(opt->params[i].state.exp_avg_sq);
+    free(opt->params[i].state.moment2);
   }
   free(opt->params);
 }
@@ -77,6 +81,8 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->ns_work);
   free(opt->update);
   free(opt->pending);
+  free(opt->pending2);
+  free(opt->m2d);
   free(opt->zeros);
   free(opt->clipped);
   free(opt->clip_off);
@@ -90,8 +96,13 @@ static int alloc_state(param *p)
   size_t n = p->route.numel;
   p->state.numel = n;
   p->state.use_muon = p->route.use_muon;
-  if (p->route.use_muon)
+  if (p->route.use_muon) {
+    size_t m2 = muonref_moment2_numel(p->options, &p->route);
+    p->state.moment2_numel = m2;
+    if (m2 && !(p->state.moment2 = calloc(m2, sizeof(float))))
+      return 0;
     return (p->state.momentum_buffer = calloc(n, sizeof(float))) != NULL;
+  }
   p->state.exp_avg = calloc(n, sizeof(float));
   p->state.exp_avg_sq = calloc(n, sizeof(float));
   return p->state.exp_avg && p->state.exp_avg_sq;
@@ -101,7 +112,7 @@ static int alloc_state(param *p)
 static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
                         muonref_error *err)
 {
-  size_t k = 0, max_ws = 0, max_mat = 0, pending = 0;
+  size_t k = 0, max_ws = 0, max_mat = 0, pending = 0, pending2 = 0, max_m2 = 0;
   for (size_t g = 0; g < opt->n_groups; g++)
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
       param *p = &opt->params[k];
@@ -122,6 +133,9 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
         max_mat = p->route.numel > max_mat ? p->route.numel : max_mat;
         p->pending_off = pending;
         pending += p->route.numel;
+        p->pending2_off = pending2;
+        pending2 += p->state.moment2_numel;
+        max_m2 = p->state.moment2_numel > max_m2 ? p->state.moment2_numel : max_m2;
       }
     }
   size_t max_numel = 0;
@@ -147,6 +161,10 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
   opt->update = max_mat ? malloc(max_mat * sizeof(float)) : NULL;
   opt->pending = pending ? malloc(pending * sizeof(float)) : NULL;
+  opt->pending2 = pending2 ? malloc(pending2 * sizeof(float)) : NULL;
+  opt->m2d = max_m2 ? malloc(max_m2 * sizeof(double)) : NULL;
+  if ((pending2 && !opt->pending2) || (max_m2 && !opt->m2d))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moments");
   if ((max_ws && !opt->ns_work) || (max_mat && !opt->update) || (pending && !opt->pending))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
@@ -286,6 +304,68 @@ int muonref_optimizer_param_info(const muonref_optimizer *opt, size_t i, size_t 
   return MUONREF_OK;
 }
 
+/* The second moment of the Newton-Schulz output (spec/muon.md 7.4) of
+ * parameter p, routed as a batch of (rows, cols) matrices O: v' from the
+ * stored v into V2, O replaced by the normalised update; d (the
+ * denominators, binary64) in opt->m2d.  Element-wise in binary64 from the
+ * binary32 O and v, each result rounded once. */
+static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float *O, float *V2)
+{
+  muonref_moment2_plan m;
+  muonref_moment2_plan_make(p->options, t, &m);
+  MUONREF_HOOK(muonref_fault_moment2_plan(opt->fault, p->options, &m));
+  const muonref_route *r = &p->route;
+  size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = p->state.moment2_numel / r->batch;
+  const float *V = p->state.moment2;
+  double *d = opt->m2d, total = 0.0;
+  for (size_t b = 0; b < r->batch; b++) {
+    const float *Ob = O + b * mat;
+    double *db = d + b * per;
+    for (size_t k = 0; k < per; k++)
+      db[k] = 0.0;
+    for (size_t i = 0; i < rows; i++) /* the sums of squares of each entry's elements */
+      for (size_t j = 0; j < cols; j++)
+        db[muonref_moment2_index(&m, rows, cols, i, j)] += (double)Ob[i * cols + j] * (double)Ob[i * cols + j];
+    double count = m.kind == MUONREF_MOMENT2_ELEMENT ? 1.0 : (double)(mat / per); /* the mean's divisor */
+    for (size_t k = 0; k < per; k++) {
+      double v = m.keep * (double)V[b * per + k] + m.take * (db[k] / count);
+      V2[b * per + k] = (float)v;
+      double w = v / m.bias_correction2;
+      db[k] = m.clamp ? sqrt(fmax(w, m.eps)) : sqrt(w) + m.eps;
+    }
+    double norm_o = 0.0, norm_n = 0.0;
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        double o = Ob[i * cols + j], dk = db[muonref_moment2_index(&m, rows, cols, i, j)];
+        double n = dk == 0.0 ? 0.0 : o / dk; /* a zero denominator moves nothing */
+        norm_o += o * o, norm_n += n * n;
+      }
+    total += norm_n;
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_UNIT)
+      continue;
+    double ratio = 1.0; /* NORM: dion `norm_U / norm_U_new.clamp(min=1e-8)` */
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_NORM)
+      ratio = m.ratio_nan ? sqrt(norm_o) / sqrt(norm_n) : sqrt(norm_o) / fmax(sqrt(norm_n), m.eps);
+    float *Ow = O + b * mat;
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        double dk = db[muonref_moment2_index(&m, rows, cols, i, j)];
+        double n = dk == 0.0 ? 0.0 : (double)Ow[i * cols + j] / dk;
+        Ow[i * cols + j] = (float)(n * ratio);
+      }
+  }
+  if (m.rescale != MUONREF_MOMENT2_RESCALE_UNIT)
+    return;
+  double f = 1.0 / (sqrt(total) + m.eps); /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
+  for (size_t b = 0; b < r->batch; b++)
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        double dk = d[b * per + muonref_moment2_index(&m, rows, cols, i, j)];
+        float *x = &O[b * mat + i * cols + j];
+        *x = (float)((dk == 0.0 ? 0.0 : (double)*x / dk) * f);
+      }
+}
+
 /* Phase 1 of the Muon branch on parameter i (gradient g): the new momentum
  * and Newton-Schulz input into opt->update, O into the parameter's place in
  * opt->pending, and a check that every value the step will store (the
@@ -312,6 +392,8 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
     return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
   if (st)
     return muonref_fail(err, st, "%s", e.message);
+  if (p->state.moment2_numel) /* the second moment (NorMuon, AdaMuon) on the Newton-Schulz output */
+    moment2_apply(opt, p, p->state.step + 1, O, opt->pending2 + p->pending2_off);
   if (pl.update_scale) { /* Keller: the bf16 update scaled in place, s a binary32 scalar */
     double s32 = (double)(float)pl.update_factor; /* Keller's s, dion's lr s */
     for (size_t j = 0; j < n; j++)
@@ -326,7 +408,8 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
     return MUONREF_OK;
   double decay = pl.apply_decay ? pl.decay : 1.0;
   for (size_t j = 0; j < n; j++) {
-    float nw = (float)(decay * (double)w[j] - pl.alpha * (double)O[j]);
+    double dj = muonref_cautious_decays(pl.cautious, muonref_sign(w[j]), muonref_sign(O[j])) ? decay : 1.0;
+    float nw = (float)(dj * (double)w[j] - pl.alpha * (double)O[j]);
     if (!isfinite(nw))
       return muonref_fail(err, MUONREF_ENUMERIC,
                           "Step for parameter %zu would overflow binary32: element %zu of the parameter would become "
@@ -346,9 +429,13 @@ static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *
   const float *O = opt->pending + p->pending_off;
   for (size_t j = 0; j < n; j++)
     M[j] = (float)(pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j]);
+  if (p->state.moment2_numel)
+    memcpy(p->state.moment2, opt->pending2 + p->pending2_off, p->state.moment2_numel * sizeof(float));
   double decay = pl.apply_decay ? pl.decay : 1.0;
-  for (size_t j = 0; j < n; j++)
-    w[j] = (float)(decay * (double)w[j] - pl.alpha * (double)O[j]);
+  for (size_t j = 0; j < n; j++) {
+    double dj = muonref_cautious_decays(pl.cautious, muonref_sign(w[j]), muonref_sign(O[j])) ? decay : 1.0;
+    w[j] = (float)(dj * (double)w[j] - pl.alpha * (double)O[j]);
+  }
 }
 
 /* The AdamW branch on parameter i whose step count becomes t: with write
@@ -369,7 +456,8 @@ static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, 
     double denom = sqrt(vj) / pl.sqrt_bc2 + pl.eps;
     double nj = pl.nadamw ? pl.num_mom * mj + pl.num_grad * gj : mj; /* timm's NAdamW, optax's NAdam numerator */
     double q = denom == 0.0 ? 0.0 : nj / denom; /* spec: a zero denominator moves nothing */
-    float nw = (float)(decay * (double)w[j] - pl.step_size * q);
+    double dj = muonref_cautious_decays(pl.cautious, muonref_sign(w[j]), muonref_sign(q)) ? decay : 1.0;
+    float nw = (float)(dj * (double)w[j] - pl.step_size * q);
     if (write) {
       w[j] = nw;
       m[j] = (float)mj;
@@ -598,6 +686,8 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
     memset(p->route.use_muon ? p->state.momentum_buffer : p->state.exp_avg, 0, n * sizeof(float));
     if (!p->route.use_muon)
       memset(p->state.exp_avg_sq, 0, n * sizeof(float));
+    if (p->state.moment2_numel)
+      memset(p->state.moment2, 0, p->state.moment2_numel * sizeof(float));
     return MUONREF_OK;
   }
   if (!st->use_muon != !p->route.use_muon)
@@ -614,12 +704,21 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
   if (!b1 || !b2)
     return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the %s buffer is missing", i,
                         p->route.use_muon ? "momentum" : (b1 ? "exp_avg_sq" : "exp_avg"));
-  if (!finite_buffer(b1, n) || !finite_buffer(b2, n))
+  size_t m2 = p->state.moment2_numel;
+  if (m2 && (!st->moment2 || st->moment2_numel != m2))
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the second moment (moment2) has %zu elements, "
+                        "the options keep %zu", i, st->moment2 ? st->moment2_numel : 0, m2);
+  if (!m2 && st->moment2 && st->moment2_numel)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: a second moment (moment2) of %zu elements, "
+                        "the options keep none", i, st->moment2_numel);
+  if (!finite_buffer(b1, n) || !finite_buffer(b2, n) || (m2 && !finite_buffer(st->moment2, m2)))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
   p->state.initialized = 1;
   p->state.step = FAULT_IS(opt, STATE_STEP_RESET) ? 0 : st->step;
   if (p->route.use_muon) {
     memcpy(p->state.momentum_buffer, st->momentum_buffer, n * sizeof(float));
+    if (m2)
+      memcpy(p->state.moment2, st->moment2, m2 * sizeof(float));
   } else {
     memcpy(p->state.exp_avg, st->exp_avg, n * sizeof(float));
     memcpy(p->state.exp_avg_sq, st->exp_avg_sq, n * sizeof(float));

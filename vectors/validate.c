@@ -224,7 +224,7 @@ static int tolerance_ok(ctx *c, const json_t *tol, const char *fmt, size_t n_ten
       return failv(c, "%s.stateAtol must be an array of %zu objects, one per parameter (step tests only)", name,
                    n_tensors);
     for (size_t i = 0; sa && i < n_tensors; i++) {
-      static const char *const BUFS[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", NULL};
+      static const char *const BUFS[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", NULL};
       const json_t *o = json_array_get(sa, i);
       const char *key;
       json_t *v;
@@ -486,7 +486,7 @@ static int grad_after_ok(ctx *c, const json_t *o, const char *oname, const vfile
 static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf)
 {
   static const char *const MEMBERS[] = {"params", "state", "gradAfter", "gradAfterAtol", NULL};
-  static const char *const MUON[] = {"step", "momentum_buffer", NULL};
+  static const char *const MUON[] = {"step", "momentum_buffer", "moment2", NULL};
   static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
   char name[128], pn[64];
   int st;
@@ -523,9 +523,13 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
     const char *const *bufs = muon ? MUON + 1 : ADAM + 1;
     for (int b = 0; bufs[b]; b++) {
       snprintf(sn, sizeof sn, "%s.%s", name, bufs[b]);
+      int m2 = !strcmp(bufs[b], "moment2"); /* optional: the second moment of the options that keep one */
+      if (m2 && !json_object_get(s, bufs[b]))
+        continue;
       if (!json_object_get(s, bufs[b]))
         return failv(c, "%s: missing (a state holds momentum_buffer, or exp_avg and exp_avg_sq)", sn);
-      if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32, &vf->shapes[i], pn, NULL, NULL)))
+      if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32, m2 ? NULL : &vf->shapes[i], m2 ? NULL : pn,
+                          NULL, NULL)))
         return st;
     }
   }
@@ -927,7 +931,7 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
 
 static int state_list_ok(ctx *c, const json_t *ss)
 {
-  static const char *const MUON[] = {"step", "momentum_buffer", NULL};
+  static const char *const MUON[] = {"step", "momentum_buffer", "moment2", NULL};
   static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
   int st;
   if (!json_is_array(ss))
@@ -949,6 +953,8 @@ static int state_list_ok(ctx *c, const json_t *ss)
     const char *const *bufs = muon ? MUON + 1 : ADAM + 1;
     for (int b = 0; bufs[b]; b++) {
       snprintf(sn, sizeof sn, "%s.%s", name, bufs[b]);
+      if (!strcmp(bufs[b], "moment2") && !json_object_get(s, bufs[b])) /* optional */
+        continue;
       if (!json_object_get(s, bufs[b]))
         return failv(c, "%s: missing (a state holds momentum_buffer, or exp_avg and exp_avg_sq)", sn);
       if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32, NULL, NULL, NULL, NULL)))
