@@ -105,6 +105,84 @@ static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, co
   return st;
 }
 
+/* NORM's rescale of matrix b of O (per rows or columns, entries k = 0 ..
+ * per - 1 with sums of squares S[k] and denominators d[k]), exactly where
+ * that is the identity: O <- O f_k with
+ *   f_k = ratio / d_k = sqrt(sum S / sum_k' S_k' (d_k / d_k')^2)
+ * (d_k' = 0 left out: those entries' N is 0), which is exactly 1 when every
+ * d is the same (NS outputs whose rows have equal norms: the division and
+ * the restored norm cancel, and the step's value, often a binary32 tie, must
+ * not move by a rounding); ratio / (eps d_k) under the clamp ||N||_F <
+ * eps.  The bounds eO as moment2_exact's. */
+static int norm_rescale_exact(const muonref_moment2_plan *m, const muonref_route *r, size_t b, muonref_mpmat *O,
+                               double *eO, mpfr_t *S, mpfr_t *d, size_t per, double relmax,
+                               double count, mpfr_prec_t prec)
+{
+  size_t rows = r->rows, cols = r->cols, mat = rows * cols;
+  mpfr_t so, sn, q, den, f, eps;
+  mpfr_inits2(prec, so, sn, q, den, f, (mpfr_ptr)0);
+  scalar(eps, m->eps);
+  mpfr_set_zero(so, 1), mpfr_set_zero(sn, 1);
+  int inex_so = 0; /* whether sum S was rounded (then no factor is exact) */
+  for (size_t k = 0; k < per; k++) {
+    inex_so |= mpfr_add(so, so, S[k], MPFR_RNDN) != 0;
+    if (!mpfr_zero_p(d[k])) {
+      mpfr_sqr(q, d[k], MPFR_RNDN);
+      mpfr_div(q, S[k], q, MPFR_RNDN);
+      mpfr_add(sn, sn, q, MPFR_RNDN); /* ||N||^2 */
+    }
+  }
+  mpfr_sqrt(sn, sn, MPFR_RNDN);
+  int clamped = mpfr_cmp(sn, eps) < 0; /* dion: `norm_U_new.clamp(min=1e-8)` */
+  mpfr_sqrt(q, so, MPFR_RNDN);          /* ||O||_F */
+  mpfr_t *F = malloc(per * sizeof *F);
+  int *inex = calloc(per ? per : 1, sizeof *inex); /* whether F[k] was rounded */
+  if (!F || !inex) {
+    free(F), free(inex);
+    mpfr_clears(so, sn, q, den, f, eps, (mpfr_ptr)0);
+    return MUONREF_ENOMEM;
+  }
+  for (size_t k = 0; k < per; k++) {
+    mpfr_init2(F[k], prec);
+    inex[k] = 1;
+    if (mpfr_zero_p(d[k]) || mpfr_zero_p(so) || (clamped && mpfr_zero_p(eps))) {
+      mpfr_set_zero(F[k], 1);
+      continue;
+    }
+    if (clamped) {
+      mpfr_mul(den, eps, d[k], MPFR_RNDN);
+      mpfr_div(F[k], q, den, MPFR_RNDN);
+      continue;
+    }
+    mpfr_set_zero(den, 1);
+    int t = inex_so;
+    for (size_t k2 = 0; k2 < per; k2++) {
+      if (mpfr_zero_p(d[k2]))
+        continue;
+      t |= mpfr_div(f, d[k], d[k2], MPFR_RNDN) != 0; /* 1 exactly where d_k = d_k' */
+      t |= mpfr_sqr(f, f, MPFR_RNDN) != 0;
+      t |= mpfr_fma(den, S[k2], f, den, MPFR_RNDN) != 0;
+    }
+    t |= mpfr_div(F[k], so, den, MPFR_RNDN) != 0;
+    t |= mpfr_sqrt(F[k], F[k], MPFR_RNDN) != 0;
+    inex[k] = t;
+  }
+  for (size_t i = 0; F && i < rows; i++)
+    for (size_t j = 0; j < cols; j++) {
+      size_t k = muonref_moment2_index(m, rows, cols, i, j), e = b * mat + i * cols + j;
+      int t = mpfr_mul(O->e[e], O->e[e], F[k], MPFR_RNDN) != 0 || inex[k];
+      if (eO) /* O's bound times the factor, and (count + per + 64) roundings of each of four relative terms
+               * when anything was rounded (none: the factor is exactly 1, or another exact value) */
+        eO[e] = mpfr_zero_p(F[k]) ? 0.0 : eO[e] * mpfr_get_d(F[k], MPFR_RNDU) * 2 +
+                muonref_ref_absu(O->e[e]) * (8 * relmax + (t ? 32 * (count + (double)per + 64) : 0));
+    }
+  for (size_t k = 0; k < per; k++)
+    mpfr_clear(F[k]);
+  free(F), free(inex);
+  mpfr_clears(so, sn, q, den, f, eps, (mpfr_ptr)0);
+  return MUONREF_OK;
+}
+
 /* The second moment of the Newton-Schulz output, exactly (spec/muon.md 7.4;
  * core/plan.h muonref_moment2_plan): from the stored v (V, m2n floats) the
  * new v' into V2 (each rounded once to binary32), and O replaced by the
@@ -119,40 +197,46 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
   muonref_moment2_plan_make(o, t, &m);
   size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = m2n / r->batch, n = r->numel;
   double count = m.kind == MUONREF_MOMENT2_ELEMENT ? 1.0 : (double)(mat / per);
-  mpfr_t *d = malloc(m2n * sizeof *d);
+  mpfr_t *d = malloc(m2n * sizeof *d), *S = malloc(m2n * sizeof *S);
   double *ev = eO ? calloc(m2n, sizeof *ev) : NULL, *dd = malloc(m2n * sizeof *dd);
-  if (!d || !dd || (eO && !ev)) {
-    free(d), free(ev), free(dd);
+  int *vin = calloc(m2n, sizeof *vin); /* whether v' was rounded */
+  if (!d || !S || !dd || !vin || (eO && !ev)) {
+    free(d), free(S), free(ev), free(dd), free(vin);
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact second moment of %zu entries", m2n);
   }
   for (size_t k = 0; k < m2n; k++)
-    mpfr_init2(d[k], prec), mpfr_set_zero(d[k], 1);
+    mpfr_init2(d[k], prec), mpfr_set_zero(d[k], 1), mpfr_init2(S[k], prec);
   mpfr_t keep, take, bc, eps, x, sq, norm_o, norm_n, total, ratio;
   scalar(keep, m.keep), scalar(take, m.take), scalar(bc, m.bias_correction2), scalar(eps, m.eps);
   mpfr_init2(x, 24);
   mpfr_inits2(prec, sq, norm_o, norm_n, total, ratio, (mpfr_ptr)0);
   mpfr_set_zero(total, 1);
+  int st = MUONREF_OK;
   double relmax = 0.0; /* the largest relative bound of O, in units of 2^-prec */
   for (size_t j = 0; eO && j < n; j++)
     relmax = fmax(relmax, eO[j] == 0 ? 0 : mpfr_zero_p(O->e[j]) ? INFINITY : eO[j] / muonref_ref_absu(O->e[j]));
   for (size_t b = 0; b < r->batch; b++) {
     mpfr_t *db = d + b * per;
+    for (size_t k = 0; k < per; k++)
+      vin[b * per + k] = 0;
     for (size_t i = 0; i < rows; i++) /* the sums of squares of each entry's elements */
       for (size_t j = 0; j < cols; j++) {
         size_t k = muonref_moment2_index(&m, rows, cols, i, j), e = b * mat + i * cols + j;
-        mpfr_sqr(sq, O->e[e], MPFR_RNDN);
-        mpfr_add(db[k], db[k], sq, MPFR_RNDN);
+        vin[b * per + k] |= mpfr_sqr(sq, O->e[e], MPFR_RNDN) != 0;
+        vin[b * per + k] |= mpfr_add(db[k], db[k], sq, MPFR_RNDN) != 0;
         if (ev) /* |O^2 - O_exact^2| <= (2 |O| e + e^2 2^-p) 2^-p */
           ev[b * per + k] += 2 * muonref_ref_absu(O->e[e]) * eO[e] + eO[e] * eO[e] * muonref_ref_ulp_unit(prec);
       }
     for (size_t k = 0; k < per; k++) {
       size_t q = b * per + k;
-      mpfr_div_d(db[k], db[k], count, MPFR_RNDN); /* the mean */
+      mpfr_set(S[q], db[k], MPFR_RNDN); /* the entry's sum of squares */
+      vin[q] |= mpfr_div_d(db[k], db[k], count, MPFR_RNDN) != 0; /* the mean */
       mpfr_set_flt(x, V[q], MPFR_RNDN);
-      mpfr_fmma(db[k], keep, x, take, db[k], MPFR_RNDN); /* v' */
+      vin[q] |= mpfr_fmma(db[k], keep, x, take, db[k], MPFR_RNDN) != 0; /* v' */
       V2[q] = muonref_mpfr_get_float(db[k]);
-      if (n_unc) { /* each operation rounds at prec bits: (count + 8) roundings of |v'| at most, O's bound */
-        double bv = (muonref_ref_absu(db[k]) * (count + 8) + m.take * (ev ? ev[q] : 0) / count) * 2 * REF_BOUND_SAFETY;
+      if (n_unc) { /* each operation rounds at prec bits: (count + 8) roundings of |v'| at most (none: exact), O's bound */
+        double bv = (vin[q] ? muonref_ref_absu(db[k]) * (count + 8) : 0) + m.take * (ev ? ev[q] : 0) / count;
+        bv *= 2 * REF_BOUND_SAFETY;
         *n_unc += !f32_certified(db[k], bv, prec);
       }
       mpfr_div(db[k], db[k], bc, MPFR_RNDN);
@@ -165,6 +249,13 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
         mpfr_add(db[k], db[k], eps, MPFR_RNDN);
       }
       dd[q] = mpfr_get_d(db[k], MPFR_RNDD);
+    }
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_NORM && m.kind != MUONREF_MOMENT2_ELEMENT) {
+      if (norm_rescale_exact(&m, r, b, O, eO, S + b * per, db, per, relmax, count, prec)) {
+        st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact second moment of %zu entries", m2n);
+        break;
+      }
+      continue;
     }
     mpfr_set_zero(norm_o, 1), mpfr_set_zero(norm_n, 1);
     for (size_t i = 0; i < rows; i++)
@@ -197,7 +288,7 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
       eO[e] = (dk > 0 ? eO[e] / dk * rt * 2 : 0) + muonref_ref_absu(O->e[e]) * (8 * relmax + 32 * (count + n + 64));
     }
   }
-  if (m.rescale == MUONREF_MOMENT2_RESCALE_UNIT) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
+  if (!st && m.rescale == MUONREF_MOMENT2_RESCALE_UNIT) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
     mpfr_sqrt(total, total, MPFR_RNDN);
     mpfr_add(total, total, eps, MPFR_RNDN);
     if (mpfr_zero_p(total))
@@ -205,7 +296,7 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
     for (size_t e = 0; e < n; e++)
       mpfr_div(O->e[e], O->e[e], total, MPFR_RNDN);
   }
-  if (eO && m.rescale != MUONREF_MOMENT2_RESCALE_NORM) {
+  if (!st && eO && m.rescale != MUONREF_MOMENT2_RESCALE_NORM) {
     double f = m.rescale == MUONREF_MOMENT2_RESCALE_UNIT ? 1.0 / fmax(mpfr_get_d(total, MPFR_RNDD), 0x1p-1074) : 1.0;
     for (size_t e = 0; e < n; e++) {
       size_t bb = e / mat, i = (e % mat) / cols, j = e % cols;
@@ -214,10 +305,10 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
     }
   }
   for (size_t k = 0; k < m2n; k++)
-    mpfr_clear(d[k]);
+    mpfr_clear(d[k]), mpfr_clear(S[k]);
   mpfr_clears(keep, take, bc, eps, x, sq, norm_o, norm_n, total, ratio, (mpfr_ptr)0);
-  free(d), free(ev), free(dd);
-  return MUONREF_OK;
+  free(d), free(S), free(ev), free(dd), free(vin);
+  return st;
 }
 
 static int muon_branch(const muonref_options *o, const muonref_route *r, long t, float *param, float *M,

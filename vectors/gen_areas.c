@@ -752,6 +752,19 @@ void gen_area_weight_decay(gen_ctx *g)
     flags(&c, "WeightDecay", "CautiousDecay", C[k].zero ? "ZeroGradient" : NULL);
     gen_add_step(g, &c);
   }
+  { /* the AdamW branch alone (no Newton-Schulz: robust on every platform): the mask is the quotient's sign */
+    gen_step_case c;
+    muonref_options o = base(g, 0.1, 0.5);
+    o.cautious_wd = 1;
+    o.use_muon = MUONREF_USE_MUON_FALSE;
+    begin(&c, "cautious weight decay on AdamW parameters only, lr 0.1, weight_decay 0.5, three steps: the decay only "
+              "where the parameter and the AdamW step agree in sign", &o);
+    int a = param(g, &c, "bias", (muonref_shape){1, {24}}, 0), b = param(g, &c, "norm", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 0.5);
+    flags(&c, "WeightDecay", "CautiousDecay", "AdamW");
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- momentum and Nesterov ---- */
@@ -796,6 +809,19 @@ static void momentum_moment2(gen_ctx *g)
     for (int s = 0; s < 3; s++)
       grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 1.0);
     flags(&c, "Momentum", "SecondMoment", "Nesterov");
+    gen_add_step(g, &c);
+  }
+  /* microsoft/dion #24 (PR 2971bba): a zero gradient on zero-initialised weights made NorMuon's restored
+   * norm 0/0 = NaN; the second moment stays 0 and the update is a finite zero */
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.01);
+    begin(&c, "second moment with zero gradients on a zero-initialised (8, 16) matrix, two steps: v stays 0, the "
+              "update is a finite zero, no NaN (dion #24)", &o);
+    int i = param(g, &c, "out_proj", shape2(8, 16), 0);
+    memset(c.init[i], 0, numel(&c, i) * sizeof(float));
+    grad_zero(&c, 0, i), grad_zero(&c, 1, i);
+    flags(&c, "SecondMoment", "ZeroGradient", "BugB16");
     gen_add_step(g, &c);
   }
 }
@@ -1727,8 +1753,9 @@ static void errors_dion(gen_ctx *g)
      "Invalid momentum factor (mu): -1.0", NULL},
     {"first violation wins: muon_beta2 before betas", "{\"muon_beta2\": -0.5, \"betas\": [0.9, -1.0]}",
      "Invalid muon_beta2: -0.5", NULL},
-    {"muon_beta2 1.5: NorMuon runs it (the second moment turns negative, its root NaN), muonref refuses it",
-     "{\"muon_beta2\": 1.5}", "Invalid second-moment beta (moment2_beta): 1.5", "acceptable"},
+    {"muon_beta2 1.5 (in an AdamW group, which does not use it): NorMuon accepts it (on a NorMuon group the second "
+     "moment turns negative, its root NaN), muonref refuses it", "{\"muon_beta2\": 1.5, \"algorithm\": \"adamw\"}",
+     "Invalid second-moment beta (moment2_beta): 1.5", "acceptable"},
   };
   int nor = defaults(g).catalogue == MUONREF_CATALOGUE_NORMUON;
   for (size_t k = 0; nor && k < sizeof N / sizeof N[0]; k++)
@@ -1752,6 +1779,10 @@ static void errors_dion(gen_ctx *g)
     if (nor && k == 0)
       g1.what = "algorithm \"normuon\" on a bias (48,): dion's NorMuon asserts matrix parameters at the step",
       g1.msg = "NorMuon optimizer only supports matrix parameters.";
+    if (nor && G[k].kind == 4) /* normuon.py: U.to(V.dtype), V complex, then lerp with a real weight */
+      g1.what = "a complex gradient (bug-reports B19): refused; NorMuon fails inside PyTorch (its complex second "
+                "moment lerped with a real weight), so any message passes",
+      g1.result = NULL, g1.any = 1;
     bad_input_case(g, &g1, &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
                    (muonref_shape){1, {8}}, 1, G[k].kind ? "BadGradient" : "RoutingForced",
                    G[k].kind == 4 ? "BugB19" : NULL);

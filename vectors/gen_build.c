@@ -1003,6 +1003,7 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
     o->adam_beta1 = keep.adam_beta1, o->adam_beta2 = keep.adam_beta2, o->adam_eps = keep.adam_eps;
     o->adam_lr_ratio = keep.adam_lr_ratio, o->adam_eps_mode = keep.adam_eps_mode;
     o->missing_grad = keep.missing_grad, o->ns_format = keep.ns_format;
+    o->cautious_wd = keep.cautious_wd; /* the decay's mask acts in both branches */
   }
 }
 

@@ -482,6 +482,26 @@ static int grad_after_ok(ctx *c, const json_t *o, const char *oname, const vfile
   return MUONREF_OK;
 }
 
+/* Whether two state lists (arrays of null or state objects) are equal but
+ * for each state's member "moment2". */
+static int same_state_but_moment2(const json_t *a, const json_t *b)
+{
+  if (!json_is_array(a) || !json_is_array(b) || json_array_size(a) != json_array_size(b))
+    return json_equal(a, b);
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *x = json_deep_copy(json_array_get(a, i)), *y = json_deep_copy(json_array_get(b, i));
+    if (json_is_object(x))
+      json_object_del(x, "moment2");
+    if (json_is_object(y))
+      json_object_del(y, "moment2");
+    int same = json_equal(x, y);
+    json_decref(x), json_decref(y);
+    if (!same)
+      return 0;
+  }
+  return 1;
+}
+
 /* expected / expectedBf16 of a step test: params and state (and gradAfter). */
 static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf)
 {
@@ -677,9 +697,12 @@ static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
   if (!st && alt)
     st = outcome_ok(c, alt, "expectedNormOverflow", vf);
   /* the alternative changes the Newton-Schulz output only: the state
-   * (momentum buffers, AdamW moments, step counts) is the same bit for bit */
-  if (!st && alt && !json_equal(json_object_get(alt, "state"), json_object_get(json_object_get(t, "expected"), "state")))
-    st = failv(c, "expectedNormOverflow.state must equal expected.state (only the Newton-Schulz output differs)");
+   * (momentum buffers, AdamW moments, step counts) is the same bit for bit,
+   * but for the second moment (moment2), which is the output's */
+  if (!st && alt && !same_state_but_moment2(json_object_get(alt, "state"),
+                                            json_object_get(json_object_get(t, "expected"), "state")))
+    st = failv(c, "expectedNormOverflow.state must equal expected.state (only the Newton-Schulz output and its "
+                  "second moment differ)");
   if (!st && json_object_get(t, "sharding"))
     st = sharding_ok(c, json_object_get(t, "sharding"), vf);
   if (!st)
