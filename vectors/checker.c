@@ -211,6 +211,8 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     a->known++, c->known++;
   else
     a->failed++, c->failed++;
+  if (c->stop_after && c->failed >= c->stop_after)
+    c->stopped = 1;
   if (c->failures)
     json_object_set_new(c->failures, key, json_string(json_string_value(json_object_get(test, "comment"))));
   if (c->log) {
@@ -259,9 +261,23 @@ static int check_ids(const json_t *j, const char *file, muonref_error *err)
   return st;
 }
 
+/* The vector file, loaded and validated, from c->loaded when it is there. */
+static json_t *load(muonref_checker *c, const char *file, muonref_error *err)
+{
+  json_t *j = json_incref(json_object_get(c->loaded, file));
+  if (j)
+    return j;
+  j = muonref_vector_file_load(file, err);
+  if (j && c->loaded && json_object_set(c->loaded, file, j)) {
+    json_decref(j);
+    return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", file), NULL;
+  }
+  return j;
+}
+
 static int check_file(muonref_checker *c, const char *file, muonref_error *err)
 {
-  json_t *j = muonref_vector_file_load(file, err);
+  json_t *j = load(c, file, err);
   if (!j)
     return err->status;
   const char *profile = json_string_value(json_object_get(j, "profile"));
@@ -269,14 +285,14 @@ static int check_file(muonref_checker *c, const char *file, muonref_error *err)
   json_object_set_new(c->used, muonref_basename(file), json_true()); /* a judged file */
   const json_t *groups = json_object_get(j, "testGroups");
   int st = check_ids(j, file, err);
-  for (size_t g = 0; !st && g < json_array_size(groups); g++) {
+  for (size_t g = 0; !st && !c->stopped && g < json_array_size(groups); g++) {
     const json_t *grp = json_array_get(groups, g), *tests = json_object_get(grp, "tests");
     const char *kind = json_string_value(json_object_get(grp, "kind"));
     if (!kind || !json_is_array(tests)) {
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: testGroups[%zu] needs \"kind\" and \"tests\"", file, g);
       break;
     }
-    for (size_t t = 0; !st && t < json_array_size(tests); t++) {
+    for (size_t t = 0; !st && !c->stopped && t < json_array_size(tests); t++) {
       char where[512];
       snprintf(where, sizeof where, "%s: testGroups[%zu].tests[%zu]", file, g, t);
       st = check_test(c, a, json_array_get(tests, t), kind, file, profile, where, err);
@@ -392,11 +408,11 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
   if (!c->used)
     c->used = json_object();
   int st = muonref_files_collect(paths, n, &files, &count, err);
-  for (size_t i = 0; !st && i < count; i++)
+  for (size_t i = 0; !st && !c->stopped && i < count; i++)
     st = check_file(c, files[i], err);
   if (!st && count == 0)
     st = muonref_fail(err, MUONREF_EFORMAT, "no vector files (*.json) under the given paths");
-  if (!st && !c->fast)
+  if (!st && !c->fast && !c->stopped)
     st = check_all_used(c, err);
   muonref_files_free(files);
   return st;
