@@ -102,11 +102,11 @@ for p in $profiles; do
     [ -f "$out/$p-$f.txt" ] && printf '%-10s %-10s %s\n' "$p" "$f" "$(tail -n 1 "$out/$p-$f.txt")"
   done
 done
-printf '\n%-86s %s\n' stage seconds
+printf '\n%-94s %s\n' stage seconds
 i=0
 while IFS="$(printf '\t')" read -r title secs; do
   i=$((i + 1))
-  printf '%d. %-83s %7.1f\n' "$i" "$title" "$secs"
+  printf '%d. %-91s %7.1f\n' "$i" "$title" "$secs"
 done <"$out/stages"
 echo "files: $out/ (vectors, results, reports)"
 exit $status
