@@ -77,7 +77,9 @@ plan_run() {
   if [ -n "${MUONREF_PLAN_CACHE:-}" ]; then
     while IFS= read -r _line; do
       _out=$(printf '%s\n' "$_line" | sed -n "s/^--out '\([^']*\)' .*/\1/p")
-      [ -s "$_out" ] && cp "$_out" "$MUONREF_PLAN_CACHE/$(_key "$_line").json"
+      _k=$MUONREF_PLAN_CACHE/$(_key "$_line").json
+      # whole or not at all: another test may be reading the same key
+      [ -s "$_out" ] && cp "$_out" "$_k.$$" && mv "$_k.$$" "$_k"
     done <"$work/plan"
   fi
   cat "$work/plan" >>"$work/plans.done"
