@@ -73,7 +73,7 @@ plan_run || fail "the driver's plan exited $?: $(grep -v 'platform:' "$work/plan
 
 # every judge, MUONREF_JOBS at a time: $work/NAME.out and its exit status in
 # $work/NAME.rc.  Off the diagonal and raw, without the diagnosis: it is most
-# of a judge's time (a port failing 200 cases: 2.6 s CPU instead of 0.3) and
+# of a judge's time (keller's port on vectors/nemo, 117 failures: 2.6 s CPU instead of 0.3) and
 # nothing here asserts it; the first failures shown below are judged again
 # with it, their file alone.
 n=0
