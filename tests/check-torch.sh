@@ -18,11 +18,17 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 vec=$srcdir/vectors/nemo
 
+# the two-step path: both ports in one plan (tests/plan.sh)
+. "$srcdir/tests/plan.sh"
+for port in torch_nemo_port torch_nemo_port_faulty_ema; do
+  plan_add "$port" -q --optimizer "$srcdir/tests/$port.py:Muon" "$vec"
+done
+plan_run
 for port in torch_nemo_port torch_nemo_port_faulty_ema; do
   p=$srcdir/tests/$port.py
   TMPDIR=$work/tmp "$muonref" check --torch "$p:Muon" "$vec" >"$work/one.out" 2>"$work/one.err"; rc1=$?
-  "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$p:Muon" --out "$work/r.json" "$vec"
-  "$muonref" check --results "$work/r.json" "$vec" >"$work/two.out" 2>&1; rc2=$?
+  judge "$port" "$vec"; rc2=$rc
+  mv "$work/$port.out" "$work/two.out"
   if [ $rc1 -eq $rc2 ] && diff "$work/one.out" "$work/two.out" >"$work/diff"; then
     echo "ok: $port: one command gives the two-step verdicts (exit $rc1, $(tail -n 1 "$work/one.out"))"
   else

@@ -225,6 +225,8 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     a->known++, c->known++;
   else
     a->failed++, c->failed++;
+  if (c->stop_after && c->failed >= c->stop_after)
+    c->stopped = 1;
   if (c->failures)
     json_object_set_new(c->failures, key, json_string(json_string_value(json_object_get(test, "comment"))));
   if (c->log) {
@@ -282,14 +284,14 @@ static int check_file(muonref_checker *c, const char *file, json_t *j, muonref_e
   muonref_area_count *a = area(c, profile, json_string_value(json_object_get(j, "area")));
   const json_t *groups = json_object_get(j, "testGroups");
   int st = check_ids(j, file, err);
-  for (size_t g = 0; !st && g < json_array_size(groups); g++) {
+  for (size_t g = 0; !st && !c->stopped && g < json_array_size(groups); g++) {
     const json_t *grp = json_array_get(groups, g), *tests = json_object_get(grp, "tests");
     const char *kind = json_string_value(json_object_get(grp, "kind"));
     if (!kind || !json_is_array(tests)) {
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: testGroups[%zu] needs \"kind\" and \"tests\"", file, g);
       break;
     }
-    for (size_t t = 0; !st && t < json_array_size(tests); t++) {
+    for (size_t t = 0; !st && !c->stopped && t < json_array_size(tests); t++) {
       char where[512];
       snprintf(where, sizeof where, "%s: testGroups[%zu].tests[%zu]", file, g, t);
       st = check_test(c, a, json_array_get(tests, t), kind, file, profile, where, err);
@@ -397,9 +399,20 @@ static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_err
   const char *file = rf->path;
   if (stat(file, &rf->sb) != 0)
     return muonref_fail(err, MUONREF_EIO, "%s: %s", file, strerror(errno));
-  json_t *j = muonref_vector_file_load(file, err);
-  if (!j)
-    return err->status;
+  /* a file another run of this checker's caller loaded already (c->loaded, check_faults' many runs) is not
+   * parsed again; it stays in the cache, so it is kept for pass 2 whatever its size */
+  json_t *j = c->loaded ? json_incref(json_object_get(c->loaded, file)) : NULL;
+  int cached = j != NULL;
+  if (!j) {
+    j = muonref_vector_file_load(file, err);
+    if (!j)
+      return err->status;
+    if (c->loaded && json_object_set(c->loaded, file, j)) {
+      json_decref(j);
+      return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", file);
+    }
+    cached = c->loaded != NULL;
+  }
   int st = check_ids(j, file, err);
   const char *base = muonref_basename(file);
   const json_t *seen = json_object_get(c->used, base);
@@ -418,7 +431,9 @@ static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_err
       json_object_set_new(c->used, key, json_true());
     }
   }
-  if (!st && *kept + rf->sb.st_size <= KEEP_BYTES) {
+  if (!st && cached) {
+    rf->doc = j;
+  } else if (!st && *kept + rf->sb.st_size <= KEEP_BYTES) {
     rf->doc = j;
     *kept += rf->sb.st_size;
   } else {
@@ -492,7 +507,7 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
   }
   if (!st && !c->fast)
     st = check_results_index(c, err);
-  for (size_t i = 0; !st && i < count; i++) {
+  for (size_t i = 0; !st && !c->stopped && i < count; i++) {
     json_t *j = judged_doc(&rf[i], err);
     st = j ? check_file(c, files[i], j, err) : err->status;
   }

@@ -75,6 +75,13 @@ typedef struct muonref_checker {
    * MUONREF_EIO) stops the run with that status, its message in *err. */
   int (*on_case)(void *ctx, const muonref_case_verdict *v, muonref_error *err);
   void *on_case_ctx;
+  /* The mutation tests (tests/check_faults.c) judge the same files some
+   * hundreds of times and ask only whether a fault fails a case: */
+  json_t *loaded;           /* NULL, or an object path -> vector file as loaded and validated, shared
+                               between runs (not owned): a run takes its files from it and adds those
+                               it had to load */
+  long stop_after;          /* stop the run once this many cases failed (0: judge every case) */
+  int stopped;              /* set when the run stopped there (the counts cover the cases judged) */
 } muonref_checker;
 
 /* Initialises c for our fast path in `format` with fault f (0: none). */

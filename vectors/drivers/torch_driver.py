@@ -6,6 +6,12 @@
                     [--lifecycle assign|training-loop] [-q|-v]
                     [--world-size N [--case-timeout S] [--dist-timeout S]]
                     --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
+    torch_driver.py --plan FILE [--jobs N] [-q|-v]
+
+The second form runs many runs in one process (torch imported once), one
+per line of FILE, each line the options and vectors of the first form;
+every run is isolated from the others and writes its own results file
+(plans.py).
 
 Without vector paths it reads ./vectors if that folder exists, else the
 vectors installed beside the driver ($(pkgdatadir)/vectors, the folder
@@ -14,7 +20,8 @@ above this file's), as `muonref check` does.
 The results file (spec/vectors.md section 4) is then judged by
 `muonref check --results RESULTS.json VECTORS...`.  See README.md here.
 
-Exit status: 0 the results were written (whatever the cases gave); 2 bad
+Exit status (--plan: the largest of its runs'; 2 for an unusable plan):
+0 the results were written (whatever the cases gave); 2 bad
 command-line input or an unreadable vector file; 3 (--world-size) a rank
 stopped or the port hung: the rank processes were ended and the results
 file was written with the unfinished cases skipped.  A case that raises is
@@ -31,6 +38,7 @@ Standard library and torch only.
 """
 
 import argparse
+import array
 import contextlib
 import copy
 import importlib
@@ -51,7 +59,13 @@ except ImportError as exc:  # pragma: no cover
     sys.exit(2)
 from adapters import ADAPTERS, NotExpressible  # noqa: E402
 
+try:  # optional: encode_tensor writes big tensors faster with it (PyTorch's own dependency)
+    import numpy
+except ImportError:  # pragma: no cover
+    numpy = None
+
 import distributed  # noqa: E402
+import plans  # noqa: E402
 import platform_probe  # noqa: E402
 from neutral import Neutral  # noqa: E402
 
@@ -60,6 +74,13 @@ DEFAULT_NS_FUNCTION = 'zeropower_via_newtonschulz5'
 
 class UsageError(Exception):
     """Bad command-line input or unusable vector file (exit 2)."""
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    """A parser whose errors raise UsageError (a plan line, plans.py) instead of exiting."""
+
+    def error(self, message):
+        raise UsageError(message)
 
 
 class LifecycleError(Exception):
@@ -129,8 +150,15 @@ def decode_tensor(obj: Any, where: str) -> torch.Tensor:
         raw = bytes.fromhex(text)
     except ValueError:
         raise ValueError(f"{where}: hex holds a character that is not a hex digit") from None
-    ints = struct.unpack(f'>{numel}{code}', raw)
-    return torch.tensor(ints, dtype=int_dtype).view(value_dtype).reshape(shape)
+    if 2 * len(raw) != len(text):  # bytes.fromhex skips whitespace
+        raise ValueError(f"{where}: hex holds a character that is not a hex digit")
+    if numel == 0:
+        return torch.empty(shape, dtype=value_dtype)
+    # the big-endian integers, in native order (array's codes h, i, q are 2, 4, 8 bytes here)
+    ints = array.array(code, raw)
+    if sys.byteorder == 'little':
+        ints.byteswap()
+    return torch.frombuffer(ints, dtype=int_dtype).clone().view(value_dtype).reshape(shape)
 
 
 def decode_gradient(obj: Any, where: str) -> torch.Tensor:
@@ -163,8 +191,13 @@ def encode_tensor(t: torch.Tensor) -> Dict[str, Any]:
     if name is None:
         raise TypeError(f"cannot write a tensor of dtype {t.dtype} (expected float32, float64 or bfloat16)")
     _, int_dtype, code, digits = DTYPES[name]
-    ints = t.view(int_dtype).reshape(-1).tolist()
-    return {'dtype': name, 'shape': list(t.shape), 'hex': struct.pack(f'>{len(ints)}{code}', *ints).hex()}
+    ints = t.view(int_dtype).reshape(-1)
+    if numpy is not None:  # the same bytes, written without a Python int per element
+        text = ints.numpy().astype(f'>i{digits // 2}').tobytes().hex()
+    else:
+        values = ints.tolist()
+        text = struct.pack(f'>{len(values)}{code}', *values).hex()
+    return {'dtype': name, 'shape': list(t.shape), 'hex': text}
 
 
 def as_f32(t: torch.Tensor) -> torch.Tensor:
@@ -206,6 +239,20 @@ def load_object(spec: str, option: str):
         return getattr(module, name), module
     except AttributeError:
         raise UsageError(f"{option} {spec!r}: {where!r} has no attribute {name!r}") from None
+
+
+# ---------------------------------------------------------------- the platform
+
+_PROBED: Dict[str, Any] = {}
+
+
+def probed() -> Dict[str, Any]:
+    """platform_probe.describe() (the PyTorch version, CPU flags and bf16 findings), measured at
+    the first call in this process, outside any mode, before any case runs: the many-run form
+    (plans.py) measures once for all its runs.  A fresh copy each call."""
+    if not _PROBED:
+        _PROBED.update(platform_probe.describe())
+    return copy.deepcopy(_PROBED)
 
 
 # ---------------------------------------------------------------- vectors
@@ -510,13 +557,15 @@ def rebound(places: List[Tuple[Any, str]], fn):
             setattr(m, name, value)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
+def make_parser(raising: bool = False) -> argparse.ArgumentParser:
+    """The command line of one run (and of the many-run form's --plan and --jobs).  raising: a
+    bad option raises UsageError (a plan line) instead of printing the usage and exiting 2."""
+    parser = (_RaisingParser if raising else argparse.ArgumentParser)(
         prog='torch_driver.py',
         description="Run a PyTorch Muon port over muonref golden vectors; write a results file "
         "for `muonref check --results`.",
     )
-    parser.add_argument('--optimizer', required=True, metavar='MODULE_OR_FILE:CLASS', help="the optimizer class")
+    parser.add_argument('--optimizer', metavar='MODULE_OR_FILE:CLASS', help="the optimizer class (required but with --plan)")
     parser.add_argument(
         '--ns-function',
         metavar='MODULE_OR_FILE:FUNC',
@@ -561,7 +610,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="with --world-size: end the run when no case finishes for S seconds (default 120)")
     parser.add_argument('--dist-timeout', type=float, default=60.0, metavar='S',
                         help="with --world-size: the process group's collective timeout (default 60)")
-    parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
+    parser.add_argument('--out', metavar='RESULTS.json', help="the results file to write (required but with --plan)")
+    parser.add_argument('--plan', metavar='FILE',
+                        help="the many-run form: run every line of FILE ('-': standard input) in this one process, "
+                        "each line the options and vectors of one run as above (shell words; '#' comments); "
+                        "no other option but --jobs, -q, -v (see README.md)")
+    parser.add_argument('--jobs', type=int, default=1, metavar='N',
+                        help="with --plan: N worker processes, forked before any run (default 1)")
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument('-q', '--quiet', action='store_true', help="no progress and no closing count line")
     talk.add_argument('-v', '--verbose', action='store_true', help="a line per case on standard error")
@@ -569,7 +624,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         'vectors', nargs='*', metavar='VECTOR_FILES_OR_DIRS',
         help="default: the adapter's profile's folder (e.g. nemo/) of ./vectors, else of the installed vectors"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace, label: str = '') -> int:
+    """One run of the driver (its options parsed into args): the results file written, its
+    exit status returned (module docstring).  label: '' for the one-run command line, 'plan
+    line N: ' in the many-run form, put before every message."""
     try:
         if not args.vectors:  # the set of the adapter's own profile, where there is one
             d = default_vectors()
@@ -616,7 +677,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not os.path.isdir(out_dir):
             raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
     except UsageError as exc:
-        sys.stderr.write(f"torch_driver.py: {exc}\n")
+        sys.stderr.write(f"torch_driver.py: {label}{exc}\n")
         return 2
 
     platform = {}
@@ -624,7 +685,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def probe():
         # what this PyTorch does with bf16, measured before any case runs (outside any mode)
-        platform.update(platform_probe.describe())
+        platform.update(probed())
         off[:] = platform_probe.deviations(platform['platform'])
         if args.verbose:  # the findings are in the results file; -v shows them here too
             sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, "
@@ -691,7 +752,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             json.dump(doc, f, indent=1)
             f.write('\n')
     except OSError as exc:
-        sys.stderr.write(f"torch_driver.py: --out {args.out!r}: cannot write: {exc}\n")
+        sys.stderr.write(f"torch_driver.py: {label}--out {args.out!r}: cannot write: {exc}\n")
         return 2
     if not args.quiet:
         note = ''
@@ -712,6 +773,27 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"torch_driver.py: world size {args.world_size}: {why}\n")
         return 3
     return 0
+
+
+def required(args: argparse.Namespace) -> None:
+    """The one-run form's required options (argparse cannot require them: --plan goes without)."""
+    missing = [name for name, value in (('--optimizer', args.optimizer), ('--out', args.out)) if value is None]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join(missing)}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.plan is not None:
+        return plans.run_plan(args, sys.modules[__name__])
+    if args.jobs != 1:
+        parser.error("--jobs goes with --plan")
+    try:
+        required(args)
+    except UsageError as exc:
+        parser.error(str(exc))
+    return run(args)
 
 
 if __name__ == '__main__':
