@@ -90,8 +90,9 @@ static int list_faults(void)
 /* What `muonref check` was asked for. */
 typedef struct check_args {
   const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures, *profile;
+  const char *training_loop; /* --torch: the training-loop lifecycle's results file (an other run), or NULL */
   const char *torch_opts[32];
-  int n_torch_opts, quiet, verbose, tap, f, no_diagnosis;
+  int n_torch_opts, quiet, verbose, tap, f, no_diagnosis, enforce_raw;
 } check_args;
 
 static int run_check(const check_args *a, char **paths, int n);
@@ -106,11 +107,13 @@ static int run_check(const check_args *a, char **paths, int n);
 #define MUONREF_PYTHON "python3"
 #endif
 
-/* Whether the driver options name an --adapter (either spelling). */
-static int names_adapter(const check_args *a)
+/* Whether the driver options name the option `name` (e.g. "--adapter", in
+ * either spelling: "--adapter X" or "--adapter=X"). */
+static int names_option(const check_args *a, const char *name)
 {
+  size_t n = strlen(name);
   for (int i = 0; i < a->n_torch_opts; i++)
-    if (!strcmp(a->torch_opts[i], "--adapter") || !strncmp(a->torch_opts[i], "--adapter=", 10))
+    if (!strncmp(a->torch_opts[i], name, n) && (a->torch_opts[i][n] == '\0' || a->torch_opts[i][n] == '='))
       return 1;
   return 0;
 }
@@ -121,12 +124,13 @@ static int names_adapter(const check_args *a)
  * results file to out.  With --profile NAME and no --adapter among the
  * driver options, the driver takes the profile's adapter (--adapter NAME:
  * the port is built from the vectors' options under its own option names).
+ * extra: more driver options after the user's (NULL-terminated, or NULL).
  * Returns EXIT_OK, or the exit status for the driver's failure (its own
  * message is on standard error). */
-static int run_driver(const check_args *a, char **paths, int n, const char *out)
+static int run_driver(const check_args *a, char **paths, int n, const char *out, const char *const *extra)
 {
   const char *driver = cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
-  const char **argv = calloc((size_t)n + 32 + 14, sizeof *argv); /* every path, every --torch-option */
+  const char **argv = calloc((size_t)n + 32 + 20, sizeof *argv); /* every path, every --torch-option, extra */
   if (!argv) {
     fprintf(stderr, "muonref check: --torch: out of memory\n");
     return EXIT_INTERNAL;
@@ -142,10 +146,12 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
   argv[k++] = a->torch;
   for (int i = 0; i < a->n_torch_opts; i++)
     argv[k++] = a->torch_opts[i];
-  if (a->profile && !names_adapter(a)) {
+  if (a->profile && !names_option(a, "--adapter")) {
     argv[k++] = "--adapter";
     argv[k++] = a->profile;
   }
+  for (int i = 0; extra && extra[i] && i < 4; i++)
+    argv[k++] = extra[i];
   argv[k++] = "--out";
   argv[k++] = out;
   for (int i = 0; i < n; i++)
@@ -241,6 +247,8 @@ static int check_main(int argc, char **argv, char **paths)
       ca.write_failures = argv[++i];
     else if (!strcmp(a, "--no-diagnosis"))
       ca.no_diagnosis = 1;
+    else if (!strcmp(a, "--enforce-raw"))
+      ca.enforce_raw = 1;
     else if (!strcmp(a, "--profile"))
       profile = argv[++i];
     else if (!strcmp(a, "--profile-file")) {
@@ -327,12 +335,26 @@ static int check_main(int argc, char **argv, char **paths)
     return EXIT_USAGE;
   }
   snprintf(out, sizeof out, "%s/results.json", dir);
-  int rc = run_driver(&ca, paths, n, out);
+  /* both lifecycles (spec/vectors.md 4.2), the training loop's as a second,
+   * enforced run, in neutral mode unless the driver options name a mode;
+   * one run when they name a lifecycle or a world size (whose ranks assign
+   * gradients) */
+  char out_tl[4200];
+  snprintf(out_tl, sizeof out_tl, "%s/training-loop.json", dir);
+  const char *tl_mode[] = {"--lifecycle", "training-loop", "--mode", "neutral", NULL};
+  if (names_option(&ca, "--mode"))
+    tl_mode[2] = NULL;
+  int both = !names_option(&ca, "--lifecycle") && !names_option(&ca, "--world-size");
+  int rc = run_driver(&ca, paths, n, out, NULL);
+  if (rc == EXIT_OK && both)
+    rc = run_driver(&ca, paths, n, out_tl, tl_mode);
   if (rc == EXIT_OK) {
     ca.results = out;
+    ca.training_loop = both ? out_tl : NULL;
     rc = run_check(&ca, paths, n);
   }
   unlink(out);
+  unlink(out_tl);
   rmdir(dir);
   return rc;
 }
@@ -353,8 +375,24 @@ static int run_check(const check_args *a, char **paths, int n)
     muonref_checker_free(&c);
     return EXIT_USAGE;
   }
+  if (a->training_loop && muonref_checker_add_run(&c, "training-loop", a->training_loop, &err)) {
+    fprintf(stderr, "muonref check: %s\n", err.message);
+    muonref_checker_free(&c);
+    return EXIT_USAGE;
+  }
+  muonref_other_run *raw = muonref_checker_other(&c, "raw");
+  if (a->enforce_raw && !raw && strcmp(c.mode, "raw")) {
+    fprintf(stderr, "muonref check: --enforce-raw: %s holds no raw run (mode %s; the driver's default --mode "
+                    "neutral+raw writes one, --mode raw makes the raw run the judged one)\n",
+            impl ? impl : results, c.mode[0] ? c.mode : "not given");
+    muonref_checker_free(&c);
+    return EXIT_USAGE;
+  }
+  if (raw)
+    raw->enforced = a->enforce_raw;
   FILE *human = tap ? stderr : stdout; /* with --tap, standard output is TAP only */
   c.log = quiet ? NULL : human;
+  c.notes = verbose ? human : NULL;
   c.diagnose = !impl && !a->no_diagnosis;
   if (a->baseline && muonref_checker_baseline(&c, a->baseline, &err)) {
     fprintf(stderr, "muonref check: --baseline %s\n", err.message);
