@@ -682,8 +682,8 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   for (int i = 0; i < c->n_others; i++) { /* each run's own verdict, then the one counted */
     const muonref_other_run *o = &c->others[i];
     if (!i)
-      fprintf(out, "%s (the judged run): %ld passed, %ld failed\n",
-              !strcmp(o->name, "raw") ? "neutral mode" : "lifecycle assign", c->judged_passed, c->judged_failed);
+      fprintf(out, "the judged run (%s mode, %s lifecycle): %ld passed, %ld failed\n", c->mode[0] ? c->mode : "given",
+              c->lifecycle[0] ? c->lifecycle : "assign", c->judged_passed, c->judged_failed);
     fprintf(out, "%s: %ld passed, %ld failed (%ld of them pass in the judged run)%s\n", run_label(o), o->passed,
             o->failed, o->only,
             o->enforced ? "; enforced: they count"
