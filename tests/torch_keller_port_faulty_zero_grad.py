@@ -5,8 +5,6 @@ gradient stays, which the driver's training-loop lifecycle refuses at the second
 is skipped with the reason); `muonref check --torch` runs both lifecycles and fails the port
 (tests/check-torch.sh)."""
 
-import torch
-
 import torch_keller_port
 from torch_keller_port import zeropower_via_newtonschulz5  # noqa: F401
 

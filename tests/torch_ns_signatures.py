@@ -7,8 +7,6 @@ eps before the steps: called positionally as f(matrix, steps) it would take the 
 fixed_steps(G, eps=1e-7): five fixed steps, no parameter for the number: the driver refuses it.
 """
 
-import torch
-
 from torch_keller_port import NS_COEFFS, NS_DTYPE
 
 

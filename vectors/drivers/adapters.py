@@ -41,6 +41,7 @@ gradient (the definition of spec/muon.md section 11); when it has one, the
 driver reports the optimizer's own.
 """
 
+import collections
 import inspect
 import math
 from typing import Any, Dict, Optional, Tuple
@@ -553,10 +554,7 @@ class Combined:
 
     @property
     def state(self):
-        merged = {}
-        for o in self.optimizers:
-            merged.update(o.state)
-        return merged
+        return collections.ChainMap(*[o.state for o in self.optimizers])
 
     def zero_grad(self, set_to_none: bool = False):
         for o in self.optimizers:
