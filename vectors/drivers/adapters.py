@@ -41,7 +41,6 @@ gradient (the definition of spec/muon.md section 11); when it has one, the
 driver reports the optimizer's own.
 """
 
-import collections
 import inspect
 import math
 from typing import Any, Dict, Optional, Tuple
@@ -554,7 +553,13 @@ class Combined:
 
     @property
     def state(self):
-        return collections.ChainMap(*[o.state for o in self.optimizers])
+        """A new dict, parameter -> its state, of every optimizer's.  (Not a ChainMap: each
+        optimizer's state is a defaultdict, which answers any parameter, so a ChainMap would
+        hand the first optimizer's empty entry for a parameter of the second.)"""
+        merged = {}
+        for o in self.optimizers:
+            merged.update(o.state)
+        return merged
 
     def zero_grad(self, set_to_none: bool = False):
         for o in self.optimizers:
