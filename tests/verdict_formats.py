@@ -294,4 +294,12 @@ for bad_line, why_bad in (('keller_momentum.json', 'expected FILE#TCID'), (f"{fa
 json.dump(dict(good, mode='neutral'), open(path('noraw.json'), 'w'))
 rc, _, err = run([MUONREF, 'check', '--results', path('noraw.json'), '--enforce-raw'] + VECTORS)
 check("--enforce-raw without a raw run: exit 2 saying so", rc == 2 and 'no raw run' in err, err)
+# rawResults is validated (spec/vectors.md 8): only in a neutral file, every entry a case of "results"
+bad_raw = {'in a raw file': dict(doc, mode='raw'),
+           'naming a case "results" lacks': dict(doc, results=[e for e in judged if key(e) != key(raw[0])]),
+           'malformed': dict(doc, rawResults=[dict(raw[0], params='x')])}
+for what, bad in bad_raw.items():
+    json.dump(bad, open(path('badraw.json'), 'w'))
+    rc, _, err = run([MUONREF, 'check', '--results', path('badraw.json')] + VECTORS)
+    check(f"rawResults {what}: exit 2 naming the file", rc == 2 and 'badraw.json' in err, (rc, err))
 sys.exit(1 if failures else 0)
