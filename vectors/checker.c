@@ -585,27 +585,43 @@ static json_t *judged_doc(run_file *rf, muonref_error *err)
   return j;
 }
 
-/* Before any case is judged: every entry of the results file that names a
- * judged file names one of its cases (EFORMAT otherwise); entries for files
- * not judged in this run are counted (c->not_judged) and the first named,
- * for the report. */
-static int check_results_index(muonref_checker *c, muonref_error *err)
+/* Before any case is judged: every entry of `results` ("FILE#TCID" ->
+ * entry; the results file `path`'s `what`, "result" or an other run's
+ * name) that names a judged file names one of its cases (EFORMAT
+ * otherwise); entries for files not judged in this run are counted in
+ * *not_judged (when not NULL) and the first named in first (n bytes), for
+ * the report. */
+static int entries_name_cases(const muonref_checker *c, const json_t *results, const char *path, const char *what,
+                              long *not_judged, char *first, size_t n, muonref_error *err)
 {
   const char *key;
   json_t *v;
-  json_object_foreach(c->results, key, v) {
+  json_object_foreach((json_t *)results, key, v) {
     char file[600];
     snprintf(file, sizeof file, "%s", key);
     char *hash = strrchr(file, '#');
     if (hash)
       *hash = '\0';
     if (json_object_get(c->used, file) && !json_object_get(c->used, key))
-      return muonref_fail(err, MUONREF_EFORMAT, "%s: a result for %s tcId %s, which is no case of that file",
-                          c->results_path, file, hash ? hash + 1 : "?");
-    if (!json_object_get(c->used, file) && c->not_judged++ == 0)
-      snprintf(c->not_judged_file, sizeof c->not_judged_file, "%.200s", file);
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: a %s for %s tcId %s, which is no case of that file", path, what,
+                          file, hash ? hash + 1 : "?");
+    if (!json_object_get(c->used, file) && not_judged && (*not_judged)++ == 0)
+      snprintf(first, n, "%.200s", file);
   }
   return MUONREF_OK;
+}
+
+/* The results file's entries and every other run's (entries_name_cases). */
+static int check_results_index(muonref_checker *c, muonref_error *err)
+{
+  int st = entries_name_cases(c, c->results, c->results_path, "result", &c->not_judged, c->not_judged_file,
+                              sizeof c->not_judged_file, err);
+  for (int i = 0; !st && i < c->n_others; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "%s result", c->others[i].name);
+    st = entries_name_cases(c, c->others[i].results, c->others[i].path, what, NULL, NULL, 0, err);
+  }
+  return st;
 }
 
 int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err)
@@ -629,8 +645,6 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
   }
   if (!st && !c->fast)
     st = check_results_index(c, err);
-  for (int i = 0; !st && i < c->n_others; i++) /* the other runs' entries too */
-    st = muonref_other_run_check_used(&c->others[i], c->used, err);
   for (size_t i = 0; !st && !c->stopped && i < count; i++) {
     json_t *j = judged_doc(&rf[i], err);
     st = j ? check_file(c, files[i], j, err) : err->status;

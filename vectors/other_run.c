@@ -57,23 +57,6 @@ int muonref_other_run_judge(muonref_other_run *run, const json_t *test, const ch
   return MUONREF_OK;
 }
 
-int muonref_other_run_check_used(const muonref_other_run *run, const json_t *used, muonref_error *err)
-{
-  const char *key;
-  json_t *v;
-  json_object_foreach(run->results, key, v) {
-    char file[600];
-    snprintf(file, sizeof file, "%s", key);
-    char *hash = strrchr(file, '#');
-    if (hash)
-      *hash = '\0';
-    if (json_object_get(used, file) && !json_object_get(used, key))
-      return muonref_fail(err, MUONREF_EFORMAT, "%s: a %s result for %s tcId %s, which is no case of that file",
-                          run->path, run->name, file, hash ? hash + 1 : "?");
-  }
-  return MUONREF_OK;
-}
-
 void muonref_other_run_free(muonref_other_run *run)
 {
   json_decref(run->results);

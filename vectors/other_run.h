@@ -54,11 +54,6 @@ int muonref_other_run_judge(muonref_other_run *run, const json_t *test, const ch
                             const json_t *judged, int judged_pass, muonref_ns_format format, const char *where,
                             muonref_other_verdict *out, muonref_error *err);
 
-/* Every entry of run that names a judged file (a base name in `used`,
- * checker.h) names one of its cases ("FILE#TCID" in used).  Errors:
- * MUONREF_EFORMAT naming run->path and the entry. */
-int muonref_other_run_check_used(const muonref_other_run *run, const json_t *used, muonref_error *err);
-
 void muonref_other_run_free(muonref_other_run *run);
 
 #endif
