@@ -35,8 +35,8 @@ for port in torch_nemo_port torch_nemo_port_faulty_ema; do
   judge "$port" "$vec"; rc2=$rc
   mv "$work/$port.out" "$work/two.out"
   # the one command's report adds the training-loop lifecycle's verdict (the same: these ports keep no state
-  # of a training loop)
-  grep -v '^training-loop lifecycle: ' "$work/one.out" >"$work/one.cmp"
+  # of a training loop) and, with it, the judged run's own counts
+  grep -v '^training-loop lifecycle: \|^the judged run (raw mode, assign lifecycle): ' "$work/one.out" >"$work/one.cmp"
   if [ $rc1 -eq $rc2 ] && diff "$work/one.cmp" "$work/two.out" >"$work/diff" &&
      grep -q '^training-loop lifecycle: .*; enforced: they count$' "$work/one.out"; then
     echo "ok: $port: one command gives the two-step verdicts and the training loop's (exit $rc1, $(tail -n 1 "$work/one.out"))"
