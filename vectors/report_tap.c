@@ -62,7 +62,7 @@ void muonref_tap_case(muonref_tap *t, const muonref_case_verdict *v)
     description(f, v->why);
   }
   fputc('\n', f);
-  if (!v->pass || v->note[0]) {
+  if (!v->pass || (v->note && v->note[0])) {
     fputs("  ---\n", f);
     if (v->pass)
       yaml_string(f, "note", v->note);
