@@ -118,19 +118,64 @@ static int names_option(const check_args *a, const char *name)
   return 0;
 }
 
+/* One run of the driver for --torch: the options after the user's
+ * (NULL-terminated, or NULL) and the results file it writes. */
+typedef struct driver_run {
+  const char *const *extra;
+  const char *out;
+} driver_run;
+
+/* The words of one run (the driver's one-run command line, its
+ * interpreter, script and -q/-v left out) into w (room for n + 40 words):
+ * --optimizer, the --torch-option values, the profile's --adapter where
+ * they name none (the port is built from the vectors' options under its
+ * own names), r's options, --out and the paths.  Returns the count. */
+static int run_words(const check_args *a, char **paths, int n, const driver_run *r, const char **w)
+{
+  int k = 0;
+  w[k++] = "--optimizer";
+  w[k++] = a->torch;
+  for (int i = 0; i < a->n_torch_opts; i++)
+    w[k++] = a->torch_opts[i];
+  if (a->profile && !names_option(a, "--adapter")) {
+    w[k++] = "--adapter";
+    w[k++] = a->profile;
+  }
+  for (int i = 0; r->extra && r->extra[i] && i < 4; i++)
+    w[k++] = r->extra[i];
+  w[k++] = "--out";
+  w[k++] = r->out;
+  for (int i = 0; i < n; i++)
+    w[k++] = paths[i];
+  return k;
+}
+
+/* Writes the k words w as one line of shell words (vectors/drivers/plans.py
+ * reads them with shlex): each in single quotes, a quote as '\''. */
+static void plan_line(FILE *f, const char *const *w, int k)
+{
+  for (int i = 0; i < k; i++) {
+    fputc('\'', f);
+    for (const char *s = w[i]; *s; s++)
+      if (*s == '\'')
+        fputs("'\\''", f);
+      else
+        fputc(*s, f);
+    fputs(i + 1 < k ? "' " : "'\n", f);
+  }
+}
+
 /* --torch: runs the PyTorch driver ($MUONREF_DRIVER if set, else the source
  * tree's from the build tree's command, else the installed one:
- * cli/datapath.h) over paths, writing its
- * results file to out.  With --profile NAME and no --adapter among the
- * driver options, the driver takes the profile's adapter (--adapter NAME:
- * the port is built from the vectors' options under its own option names).
- * extra: more driver options after the user's (NULL-terminated, or NULL).
+ * cli/datapath.h) over paths: one run on its command line, or several (the
+ * two lifecycles) in one Python process through its many-run form
+ * (`--plan FILE`, the plan written to `plan`: torch imported once).
  * Returns EXIT_OK, or the exit status for the driver's failure (its own
  * message is on standard error). */
-static int run_driver(const check_args *a, char **paths, int n, const char *out, const char *const *extra)
+static int run_driver(const check_args *a, char **paths, int n, const driver_run *runs, int n_runs, const char *plan)
 {
   const char *driver = cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
-  const char **argv = calloc((size_t)n + 32 + 20, sizeof *argv); /* every path, every --torch-option, extra */
+  const char **argv = calloc((size_t)n + 32 + 48, sizeof *argv); /* every path, every --torch-option, extra */
   if (!argv) {
     fprintf(stderr, "muonref check: --torch: out of memory\n");
     return EXIT_INTERNAL;
@@ -142,20 +187,23 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out,
     argv[k++] = "--quiet";
   else if (a->verbose)
     argv[k++] = "--verbose";
-  argv[k++] = "--optimizer";
-  argv[k++] = a->torch;
-  for (int i = 0; i < a->n_torch_opts; i++)
-    argv[k++] = a->torch_opts[i];
-  if (a->profile && !names_option(a, "--adapter")) {
-    argv[k++] = "--adapter";
-    argv[k++] = a->profile;
+  if (n_runs == 1)
+    k += run_words(a, paths, n, &runs[0], argv + k);
+  else {
+    FILE *f = fopen(plan, "w");
+    const char **w = f ? calloc((size_t)n + 40, sizeof *w) : NULL;
+    for (int r = 0; w && r < n_runs; r++)
+      plan_line(f, w, run_words(a, paths, n, &runs[r], w));
+    int bad = !w || ferror(f);
+    free(w);
+    if (!f || (fclose(f) != 0) || bad) {
+      fprintf(stderr, "muonref check: --torch: cannot write the driver's plan %s: %s\n", plan, strerror(errno));
+      free(argv);
+      return EXIT_INTERNAL;
+    }
+    argv[k++] = "--plan";
+    argv[k++] = plan;
   }
-  for (int i = 0; extra && extra[i] && i < 4; i++)
-    argv[k++] = extra[i];
-  argv[k++] = "--out";
-  argv[k++] = out;
-  for (int i = 0; i < n; i++)
-    argv[k++] = paths[i];
   argv[k] = NULL;
   fflush(stdout);
   pid_t pid = fork();
@@ -345,9 +393,10 @@ static int check_main(int argc, char **argv, char **paths)
   if (names_option(&ca, "--mode"))
     tl_mode[2] = NULL;
   int both = !names_option(&ca, "--lifecycle") && !names_option(&ca, "--world-size");
-  int rc = run_driver(&ca, paths, n, out, NULL);
-  if (rc == EXIT_OK && both)
-    rc = run_driver(&ca, paths, n, out_tl, tl_mode);
+  char plan[4200];
+  snprintf(plan, sizeof plan, "%s/plan", dir);
+  driver_run runs[] = {{NULL, out}, {tl_mode, out_tl}};
+  int rc = run_driver(&ca, paths, n, runs, both ? 2 : 1, plan);
   if (rc == EXIT_OK) {
     ca.results = out;
     ca.training_loop = both ? out_tl : NULL;
@@ -355,6 +404,7 @@ static int check_main(int argc, char **argv, char **paths)
   }
   unlink(out);
   unlink(out_tl);
+  unlink(plan);
   rmdir(dir);
   return rc;
 }
