@@ -16,6 +16,8 @@
 #  4. --ns-function f(G, eps) with no steps parameter: exit 2 naming the
 #     function and its parameters; f(X, eps=1e-7, steps=5) is called by
 #     keyword and passes keller's Newton-Schulz cases.
+# The driver runs go through one plan (tests/plan.sh), run from tests/ so
+# that the adapter's module is importable by name.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
@@ -27,6 +29,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/driver-adapter.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
 fail() { echo "FAIL: $*"; status=1; }
+. "$srcdir/tests/plan.sh"
 kv=$srcdir/vectors/keller
 set -- "$kv/keller_momentum.json" "$kv/keller_adamw.json" "$kv/keller_state.json" "$kv/keller_schedule.json"
 n=$("$muonref" vectors "$@" | sed -n 's/^[0-9]* files, \([0-9]*\) cases$/\1/p')
@@ -37,13 +40,24 @@ flat="$srcdir/tests/torch_flat_port.py:Muon"
   echo "ok: ns_binding_test.py: $(grep -c '^ok' "$work/binding.out") checks" ||
   { fail "ns_binding_test.py"; grep -v '^ok' "$work/binding.out"; }
 
+# the runs: 2. the user adapter by file and by module, the built-in one; 3. two bad adapters; 4. two signatures
+keller="$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam"
+sig=$srcdir/tests/torch_ns_signatures.py
+plan_add flat -q --mode neutral --optimizer "$flat" --adapter "$srcdir/tests/torch_flat_adapter.py:FlatMuonAdapter" "$@"
+plan_add flat-module -q --mode raw --optimizer "$flat" --adapter torch_flat_adapter:FlatMuonAdapter "$kv/keller_schedule.json"
+plan_add builtin -q --mode raw --optimizer "$flat" --adapter keller "$kv/keller_momentum.json"
+plan_add bad-class -q --optimizer "$flat" --adapter "$srcdir/tests/torch_flat_port.py:AdamW" "$kv/keller_momentum.json"
+plan_add bad-name -q --optimizer "$flat" --adapter no_such_adapter "$kv/keller_momentum.json"
+plan_add ns-fixed -q --optimizer "$keller" --adapter keller --ns-function "$sig:fixed_steps" "$kv/keller_newton_schulz.json"
+plan_add ns-kw -q --mode neutral --optimizer "$keller" --adapter keller --ns-function "$sig:keller_eps_first" \
+  "$kv/keller_newton_schulz.json"
+(cd "$srcdir/tests" && plan_run)
+
 # 2. the user adapter, by file and by module
-"$python" "$driver" -q --mode neutral --optimizer "$flat" --adapter "$srcdir/tests/torch_flat_adapter.py:FlatMuonAdapter" \
-  --out "$work/flat.json" "$@" 2>"$work/flat.err" || fail "driver with the user adapter: $(tail -n 2 "$work/flat.err")"
-"$muonref" check --no-diagnosis --results "$work/flat.json" "$@" >"$work/flat.check" 2>&1; rc=$?
-[ $rc -eq 0 ] && tail -n 1 "$work/flat.check" | grep -q "^$n passed, 0 failed" &&
+judge flat --no-diagnosis "$@"
+[ $rc -eq 0 ] && tail -n 1 "$work/flat.out" | grep -q "^$n passed, 0 failed" &&
   echo "ok: --adapter FILE:CLASS: the flat Muon + AdamW pair passes keller's $n cases" ||
-  { fail "the user adapter: exit $rc"; grep -E '^FAIL|passed' "$work/flat.check" | head -n 5; }
+  { fail "the user adapter: exit $rc"; grep -E '^FAIL|passed|driver' "$work/flat.out" | head -n 5; }
 "$python" - "$work/flat.json" <<'PY' || status=1
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -64,37 +78,26 @@ ok = 'step' not in opt.state[p] and opt.param_groups[0]['step'] == 1
 print(f"{'ok' if ok else 'FAIL'}: the port keeps AdamW's step in the param group only (state keys {sorted(opt.state[p])})")
 sys.exit(0 if ok else 1)
 PY
-(cd "$srcdir/tests" && "$python" "$driver" -q --mode raw --optimizer "$flat" --adapter torch_flat_adapter:FlatMuonAdapter \
-   --out "$work/flat-module.json" "$kv/keller_schedule.json") 2>"$work/flat-module.err" &&
-  "$muonref" check -q --results "$work/flat-module.json" "$kv/keller_schedule.json" >/dev/null 2>&1 &&
-  echo "ok: --adapter MODULE:CLASS (a module of the working directory)" ||
-  fail "--adapter MODULE:CLASS: $(tail -n 2 "$work/flat-module.err")"
-"$python" "$driver" -q --mode raw --optimizer "$flat" --adapter keller --out "$work/builtin.json" "$kv/keller_momentum.json" \
-  2>/dev/null
-"$muonref" check -q --results "$work/builtin.json" "$kv/keller_momentum.json" >/dev/null 2>&1; rc=$?
+judge flat-module -q "$kv/keller_schedule.json"
+[ $rc -eq 0 ] && echo "ok: --adapter MODULE:CLASS (a module of the working directory)" ||
+  fail "--adapter MODULE:CLASS: exit $rc: $(tail -n 2 "$work/flat-module.out")"
+judge builtin -q "$kv/keller_momentum.json"
 [ $rc -eq 1 ] && echo "ok: without its adapter the flat port fails (the built-in keller adapter)" ||
   fail "the flat port with the built-in keller adapter: exit $rc"
 
-# 3. bad adapters
-for spec in "$srcdir/tests/torch_flat_port.py:AdamW" no_such_adapter; do
-  "$python" "$driver" -q --optimizer "$flat" --adapter "$spec" --out "$work/x.json" "$kv/keller_momentum.json" \
-    >/dev/null 2>"$work/bad.err"; rc=$?
-  [ $rc -eq 2 ] && grep -q -- "--adapter '$spec'" "$work/bad.err" &&
-    echo "ok: --adapter $(basename "$spec"): exit 2, $(tail -n 1 "$work/bad.err" | cut -c1-110)..." ||
-    fail "--adapter $spec: exit $rc: $(cat "$work/bad.err")"
+# 3. bad adapters: no results, the driver's message names the option
+for run in bad-class:"$srcdir/tests/torch_flat_port.py:AdamW" bad-name:no_such_adapter; do
+  name=${run%%:*} spec=${run#*:}
+  ! plan_ran "$name" && grep -q -- "--adapter '$spec'" "$work/plan.err" &&
+    echo "ok: --adapter $(basename "$spec"): refused, $(grep -- "--adapter '$spec'" "$work/plan.err" | cut -c1-110)..." ||
+    fail "--adapter $spec: $(grep -- "--adapter" "$work/plan.err")"
 done
 
 # 4. Newton-Schulz signatures
-keller="$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam"
-"$python" "$driver" -q --optimizer "$keller" --adapter keller --ns-function "$srcdir/tests/torch_ns_signatures.py:fixed_steps" \
-  --out "$work/x.json" "$kv/keller_newton_schulz.json" >/dev/null 2>"$work/ns.err"; rc=$?
-[ $rc -eq 2 ] && grep -q "fixed_steps(G, eps=1e-07): no parameter takes the number of steps" "$work/ns.err" &&
-  echo "ok: f(G, eps) is refused: exit 2, naming the function and its parameters" ||
-  fail "f(G, eps): exit $rc: $(cat "$work/ns.err")"
-"$python" "$driver" -q --mode neutral --optimizer "$keller" --adapter keller \
-  --ns-function "$srcdir/tests/torch_ns_signatures.py:keller_eps_first" --out "$work/kw.json" "$kv/keller_newton_schulz.json" \
-  2>"$work/kw.err"
-"$muonref" check -q --results "$work/kw.json" "$kv/keller_newton_schulz.json" >"$work/kw.check" 2>&1; rc=$?
-[ $rc -eq 0 ] && echo "ok: f(X, eps=1e-7, steps=5) called by keyword passes keller's Newton-Schulz cases ($(tail -n 1 "$work/kw.check"))" ||
-  { fail "f(X, eps, steps): exit $rc"; tail -n 2 "$work/kw.check" "$work/kw.err"; }
+! plan_ran ns-fixed && grep -q "fixed_steps(G, eps=1e-07): no parameter takes the number of steps" "$work/plan.err" &&
+  echo "ok: f(G, eps) is refused, naming the function and its parameters" ||
+  fail "f(G, eps): $(grep -i 'newton' "$work/plan.err")"
+judge ns-kw -q "$kv/keller_newton_schulz.json"
+[ $rc -eq 0 ] && echo "ok: f(X, eps=1e-7, steps=5) called by keyword passes keller's Newton-Schulz cases ($(tail -n 1 "$work/ns-kw.out"))" ||
+  { fail "f(X, eps, steps): exit $rc"; tail -n 2 "$work/ns-kw.out"; }
 exit $status
