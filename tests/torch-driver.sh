@@ -223,7 +223,7 @@ if plan_ran no-ns-function || ! grep -q "ns-in-step needs --ns-function" "$work/
   echo "FAIL: --ns-in-step without --ns-function was accepted"
   status=1
 fi
-if plan_ran mode-fast || ! grep -q "mode 'fast': expected 'raw' or 'neutral'" "$work/plan.err"; then
+if plan_ran mode-fast || ! grep -q "mode 'fast': expected one of ('neutral+raw', 'neutral', 'raw')" "$work/plan.err"; then
   echo "FAIL: --mode fast was accepted"
   status=1
 fi
