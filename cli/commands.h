@@ -44,7 +44,9 @@ typedef struct command {
   "  --torch MODULE_OR_FILE:CLASS\n" \
   "                       run a PyTorch optimizer through the driver torch_driver.py (its --optimizer)\n" \
   "                       and judge its results: driver and judge in one command (the installed\n" \
-  "                       driver; $MUONREF_DRIVER names another)\n" \
+  "                       driver; $MUONREF_DRIVER names another); the port runs in both lifecycles,\n" \
+  "                       assign (judged) and training-loop (zero_grad, step(closure): a second run\n" \
+  "                       whose failures count too), unless a --torch-option names --lifecycle\n" \
   "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32;\n" \
   "                       with --profile NAME the driver takes that profile's adapter unless an\n" \
   "                       --adapter is given here\n" \
@@ -54,9 +56,16 @@ typedef struct command {
   "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \
   "                       FAIL lines go to standard error); --tap=13 writes the same stream as TAP\n" \
   "                       version 13, for consumers that refuse 14 (Debian 12's prove)\n" \
-  "  --baseline FILE      an expected-failures file (FILE#TCID lines): its failing cases count as known,\n" \
-  "                       so the exit status is 1 only for new failures (a port's CI)\n" \
-  "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \
+  "  --baseline FILE      an expected-failures file, a line FILE#TCID [REASON] [URL] per case: its failing\n" \
+  "                       cases count as known (KNOWN with the reason; JUnit skipped, TAP TODO), so the\n" \
+  "                       exit status is 1 only for new failures (a port's CI); listed cases that pass\n" \
+  "                       are reported FIXED\n" \
+  "  --write-failures FILE  write every failing case as a FILE#TCID line under a comment saying how it\n" \
+  "                       fails (what --baseline reads; add each line's reason and issue URL)\n" \
+  "  --enforce-raw        count the raw run's failures too: a results file of the driver's default\n" \
+  "                       --mode neutral+raw is judged neutral (the port's logic) and its raw results\n" \
+  "                       (this platform's own bf16 arithmetic) are a second verdict, reported but not\n" \
+  "                       counted unless this is given\n" \
   "  --profile NAME       without vector paths: only that profile's folder of the default set (./vectors\n" \
   "                       or the installed one), e.g. --profile torch\n" \
   "  --profile-file FILE  a user's profile record (spec/profiles/README.md): the vectors of that profile\n" \

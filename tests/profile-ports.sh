@@ -27,7 +27,7 @@ for profile in $profiles; do
   class=Muon
   [ "$profile" = keller ] && class=SingleDeviceMuonWithAuxAdam
   [ "$profile" = megatron ] && class=MegatronMuon
-  plan_add "$profile" --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" --adapter "$profile" "$srcdir/vectors/nemo"
+  plan_add "$profile" --mode raw --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" --adapter "$profile" "$srcdir/vectors/nemo"
 done
 plan_run
 for profile in $profiles; do

@@ -59,7 +59,7 @@ failures() {
 . "$srcdir/tests/plan.sh"
 ports="torch_nemo_port torch_nemo_port_faulty_ema torch_nemo_port_faulty_decay"
 for port in $ports; do
-  plan_add "driver-$port" --optimizer "$srcdir/tests/$port.py:Muon" --adapter nemo --ns-format bf16 "$vectors"
+  plan_add "driver-$port" --mode raw --optimizer "$srcdir/tests/$port.py:Muon" --adapter nemo --ns-format bf16 "$vectors"
 done
 plan_run
 for port in $ports; do

@@ -38,7 +38,7 @@ checks=$((checks + 1))
 add() {
   name=$1 lc=$2 port=$3 adapter=$4
   shift 4
-  plan_add "$name" -q --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" \
+  plan_add "$name" -q --mode raw --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" \
     --ns-format "$([ "$adapter" = optax ] && echo fp32 || echo bf16)" "$@"
 }
 # run NAME VECTORS...: judge the run's results into $work/NAME.out, exit in $rc (99: the driver failed)

@@ -1015,10 +1015,12 @@ static int entry_ok(ctx *c, const json_t *e)
   return MUONREF_OK;
 }
 
+static int entries_ok(ctx *cp, const json_t *rs, const char *member);
+
 int muonref_results_file_validate(const json_t *j, const char *file, muonref_error *err)
 {
   static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "lifecycle", "platform", "torch",
-                                    "cpu", "distributed", NULL};
+                                    "cpu", "distributed", "rawResults", NULL};
   ctx c = {file, "", err};
   if (!json_is_object(j))
     return failv(&c, "the file must hold a JSON object");
@@ -1059,10 +1061,24 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
   const json_t *rs = json_object_get(j, "results");
   if (!json_is_array(rs))
     return failv(&c, "member \"results\" must be an array");
+  const json_t *raw = json_object_get(j, "rawResults");
+  if (raw && !(json_is_array(raw) && mode && !strcmp(json_string_value(mode), "neutral")))
+    return failv(&c, "member \"rawResults\" must be an array, in a file whose \"mode\" is \"neutral\" (the raw "
+                     "results of the driver's --mode neutral+raw)");
+  if ((st = entries_ok(&c, rs, "results")))
+    return st;
+  return entries_ok(&c, raw, "rawResults");
+}
+
+/* Every entry of the array rs (member `member`: "results", "rawResults"). */
+static int entries_ok(ctx *cp, const json_t *rs, const char *member)
+{
+  ctx c = *cp;
+  int st;
   for (size_t i = 0; i < json_array_size(rs); i++) {
     const json_t *e = json_array_get(rs, i);
     const char *f = is_string(json_object_get(e, "file")) ? json_string_value(json_object_get(e, "file")) : NULL;
-    snprintf(c.where, sizeof c.where, "results[%zu]", i);
+    snprintf(c.where, sizeof c.where, "%s[%zu]", member, i);
     if (!json_is_object(e))
       return failv(&c, "an entry must be an object");
     if (!f || !f[0] || strchr(f, '/'))
@@ -1070,7 +1086,7 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
     long long id;
     if ((st = int_in(&c, json_object_get(e, "tcId"), "tcId", 1, TCID_MAX, &id)))
       return st;
-    snprintf(c.where, sizeof c.where, "results[%zu] (%.80s tcId %lld)", i, f, id);
+    snprintf(c.where, sizeof c.where, "%s[%zu] (%.80s tcId %lld)", member, i, f, id);
     if ((st = entry_ok(&c, e)))
       return st;
   }

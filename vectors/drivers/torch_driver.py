@@ -2,7 +2,7 @@
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
-                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral]
+                    [--adapter NAME|FILE:CLASS] [--ns-format bf16|fp32] [--mode neutral+raw|neutral|raw]
                     [--lifecycle assign|training-loop] [-q|-v]
                     [--world-size N [--case-timeout S] [--dist-timeout S]]
                     --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
@@ -30,9 +30,13 @@ the driver never stops on one case.
 
 The results file also records the PyTorch version, the CPU's flags and the
 findings of platform_probe.py (how this PyTorch evaluates bf16 operations),
-and the mode: `raw` runs the port as it is, `neutral` evaluates every bf16
-operation in binary32 and rounds once (neutral.py), so that the verdicts
-judge the port's logic rather than the platform's arithmetic.
+and the mode: `neutral` evaluates every bf16 operation in binary32 and
+rounds once (neutral.py), so that the verdicts judge the port's logic rather
+than the platform's arithmetic; `raw` runs the port as it is; the default,
+`neutral+raw`, runs every case both ways and writes the neutral results
+(judged) and, as "rawResults", the raw result of each case where it
+differs: `muonref check` reports the raw verdict (the platform's own bf16
+effects) beside the judged one and counts it with --enforce-raw.
 
 Standard library and torch only.
 """
@@ -57,7 +61,8 @@ except ImportError as exc:  # pragma: no cover
     sys.stderr.write(f"torch_driver.py: {sys.executable} cannot import torch ({exc}): run the driver with a "
                      "Python that has PyTorch (Debian: apt-get install python3-torch; /usr/bin/python3)\n")
     sys.exit(2)
-from adapters import ADAPTERS, NotExpressible  # noqa: E402
+import adapters  # noqa: E402
+from adapters import ADAPTERS, NotExpressible, NsSignatureError  # noqa: E402
 
 try:  # optional: encode_tensor writes big tensors faster with it (PyTorch's own dependency)
     import numpy
@@ -89,6 +94,36 @@ class LifecycleError(Exception):
 
 
 LIFECYCLES = ('assign', 'training-loop')
+MODES = ('neutral+raw', 'neutral', 'raw')
+
+
+def adapter_of(spec: str):
+    """The adapter --adapter names: a built-in (ADAPTERS), or a user's class given as
+    MODULE_OR_FILE:CLASS (loaded as --optimizer is), a subclass of adapters.Adapter,
+    instantiated without arguments.  Raises UsageError naming what is wrong."""
+    if ':' not in spec:
+        if spec not in ADAPTERS:
+            raise UsageError(f"--adapter {spec!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))} or "
+                             "FILE:CLASS (a subclass of adapters.Adapter)")
+        return ADAPTERS[spec]
+    cls, _ = load_object(spec, '--adapter')
+    if not (isinstance(cls, type) and issubclass(cls, adapters.Adapter)):
+        raise UsageError(f"--adapter {spec!r}: {cls!r} is not a subclass of adapters.Adapter (the driver's "
+                         f"{os.path.join(os.path.dirname(os.path.abspath(__file__)), 'adapters.py')})")
+    try:
+        return cls()
+    except Exception as exc:
+        raise UsageError(f"--adapter {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from None
+
+
+def group_step(opt, p) -> Optional[Any]:
+    """The 'step' of the param group that holds p, for a port that keeps its step count in
+    the group rather than in each parameter's state (kozistr/pytorch_optimizer); None when no
+    group holds one."""
+    for group in getattr(opt, 'param_groups', []):
+        if 'step' in group and any(q is p for q in group['params']):
+            return group['step']
+    return None
 
 
 def split_gradient(g: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -467,7 +502,10 @@ class Runner:
             p.grad = None
         out_state = []
         for p, n in zip(params, counts):
-            st = self.adapter.read_state(opt.state.get(p, {}), n)
+            state = opt.state.get(p, {})
+            if state and 'step' not in state and group_step(opt, p) is not None:
+                state = dict(state, step=group_step(opt, p))  # the group's step count (kozistr/pytorch_optimizer)
+            st = self.adapter.read_state(state, n)
             if st is not None:
                 st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
             out_state.append(st)
@@ -528,6 +566,26 @@ class Runner:
             return {'skipped': f"{type(exc).__name__}: {exc}"}
 
 
+def check_ns_function(adapter, ns_fn, docs, given: Optional[str]) -> str:
+    """Before any case: whether the Newton-Schulz function's parameters take what the adapter
+    passes in the ns and transpose cases of every profile in docs (adapters.ns_binding).
+    Raises UsageError when they do not and the function was given (--ns-function); returns
+    the reason (those cases are then skipped with it) when it is the module's own default,
+    '' when they do or there is no function or no such case."""
+    if ns_fn is None:
+        return ''
+    profiles = sorted({doc.get('profile', 'nemo') for _, doc in docs
+                       if any(isinstance(g, dict) and g.get('kind') in ('ns', 'transpose') for g in doc['testGroups'])})
+    for profile in profiles:
+        try:
+            adapter.check_newton_schulz(ns_fn, profile)
+        except NsSignatureError as exc:
+            if given:
+                raise UsageError(f"--ns-function {given!r}: {exc}") from None
+            return str(exc)
+    return ''
+
+
 def ns_globals(cls, module) -> List[Tuple[Any, str]]:
     """(module, name) of every module-global name that refers to the default Newton-Schulz
     function, in the optimizer class's own module and in the module it was loaded from
@@ -580,16 +638,19 @@ def make_parser(raising: bool = False) -> argparse.ArgumentParser:
         f"optimizer's module that refers to its {DEFAULT_NS_FUNCTION} for the duration of the run (works when "
         f"step() looks the function up by that module-global name; the function must accept the call step() makes)",
     )
-    parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
+    parser.add_argument('--adapter', default='nemo', metavar='NAME|FILE:CLASS',
+                        help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo), or your own: a subclass of "
+                        "adapters.Adapter in a file or module, as FILE:CLASS or MODULE:CLASS")
     parser.add_argument('--ns-format', default=None,
                         help="bf16 or fp32: the port's Newton-Schulz format (default: the adapter's, bf16 but for "
                              "keras, whose port runs it in float32)")
     parser.add_argument(
         '--mode',
-        default='raw',
-        help="raw (default): the port's bf16 operations as this PyTorch evaluates them; neutral: every bf16 "
+        default='neutral+raw',
+        help="neutral+raw (default): every case in neutral mode (judged) and again raw, the raw result written "
+        "where it differs (rawResults: a second verdict, the platform's own bf16 effects); neutral: every bf16 "
         "operation computed in binary32 with binary32 scalars and rounded once to bf16 (judges the port's logic, "
-        "not the platform's arithmetic)",
+        "not the platform's arithmetic); raw: the port's bf16 operations as this PyTorch evaluates them",
     )
     parser.add_argument(
         '--lifecycle',
@@ -632,18 +693,22 @@ def run(args: argparse.Namespace, label: str = '') -> int:
     exit status returned (module docstring).  label: '' for the one-run command line, 'plan
     line N: ' in the many-run form, put before every message."""
     try:
+        if args.mode not in MODES:
+            raise UsageError(f"--mode {args.mode!r}: expected one of {MODES}")
+        files = vector_files(args.vectors) if args.vectors else None
+        docs = [(f, load_vectors(f)) for f in files] if files else None
+        cls, module = load_object(args.optimizer, '--optimizer')
+        if not callable(cls):
+            raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
+        adapter = adapter_of(args.adapter)  # after the port: a user's adapter may import the port's module
         if not args.vectors:  # the set of the adapter's own profile, where there is one
             d = default_vectors()
-            own = os.path.join(d, args.adapter)
+            own = os.path.join(d, adapter.name)
             args.vectors = [own if os.path.isdir(own) else d]
-        if args.adapter not in ADAPTERS:
-            raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
         if args.ns_format is None:
-            args.ns_format = ADAPTERS[args.adapter].ns_format
+            args.ns_format = adapter.ns_format
         if args.ns_format not in ('bf16', 'fp32'):
             raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
-        if args.mode not in ('raw', 'neutral'):
-            raise UsageError(f"--mode {args.mode!r}: expected 'raw' or 'neutral'")
         if args.lifecycle not in LIFECYCLES:
             raise UsageError(f"--lifecycle {args.lifecycle!r}: expected one of {LIFECYCLES}")
         if args.lifecycle != 'assign' and args.world_size is not None:
@@ -653,18 +718,16 @@ def run(args: argparse.Namespace, label: str = '') -> int:
             raise UsageError(f"--world-size {args.world_size}: expected 1 to 64")
         if args.ns_in_step and not args.ns_function:
             raise UsageError("--ns-in-step needs --ns-function (the function to use inside step())")
-        files = vector_files(args.vectors)
-        docs = [(f, load_vectors(f)) for f in files]
-        cls, module = load_object(args.optimizer, '--optimizer')
-        if not callable(cls):
-            raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
+        if files is None:
+            files = vector_files(args.vectors)
+            docs = [(f, load_vectors(f)) for f in files]
         if args.ns_function:
             ns_fn, _ = load_object(args.ns_function, '--ns-function')
             if not callable(ns_fn):
                 raise UsageError(f"--ns-function {args.ns_function!r}: not a function")
         else:
-            ns_name = ADAPTERS[args.adapter].ns_function_name if args.adapter in ADAPTERS else DEFAULT_NS_FUNCTION
-            ns_fn = getattr(module, ns_name, None)
+            ns_fn = getattr(module, adapter.ns_function_name, None)
+        ns_refused = check_ns_function(adapter, ns_fn, docs, args.ns_function)
         places = []
         if args.ns_in_step:
             places = ns_globals(cls, module)
@@ -693,15 +756,25 @@ def run(args: argparse.Namespace, label: str = '') -> int:
             for line in platform_probe.format_findings(platform['platform']).splitlines():
                 sys.stderr.write(f"torch_driver.py: platform: {line}\n")
 
-    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode, args.lifecycle)
+    both = args.mode == 'neutral+raw'
+    if both and args.world_size is not None:  # the ranks run one mode
+        both, args.mode = False, 'neutral'
+        if not args.quiet:
+            sys.stderr.write("torch_driver.py: --world-size: the neutral run only (no raw second run; --mode raw "
+                             "for the platform's own)\n")
+    mode = 'neutral' if both else args.mode
+    if ns_refused and not args.quiet:
+        sys.stderr.write(f"torch_driver.py: the ns and transpose cases are skipped: {ns_refused}\n")
+    runner = Runner(cls, ns_fn, adapter, mode, args.lifecycle)
     results = []
+    raw_results = []
     counts = {'run': 0, 'skipped': 0}
     # a progress line on a terminal only (rewritten in place), never in a log
     progress = not args.quiet and not args.verbose and sys.stderr.isatty()
     dist_info, why = None, None
     if args.world_size is not None:  # rank processes under torch.distributed: distributed.py
         cfg = {'optimizer': args.optimizer, 'ns_function': args.ns_function, 'ns_in_step': args.ns_in_step,
-               'adapter': args.adapter, 'mode': args.mode, 'files': files, 'dist_timeout': args.dist_timeout}
+               'adapter': args.adapter, 'mode': mode, 'files': files, 'dist_timeout': args.dist_timeout}
         results, dist_info, why = distributed.run(args.world_size, cfg, files, load_vectors, encode_tensor,
                                                   args.case_timeout, before=probe)
         for entry in results:
@@ -719,6 +792,13 @@ def run(args: argparse.Namespace, label: str = '') -> int:
                     entry.update(runner.run_case(kind, case))
                     counts['skipped' if 'skipped' in entry else 'run'] += 1
                     results.append(entry)
+                    if both:  # the second run, raw: written where it differs
+                        runner.mode = 'raw'
+                        raw = {'file': base, 'tcId': case.get('tcId')}
+                        raw.update(runner.run_case(kind, case))
+                        runner.mode = 'neutral'
+                        if raw != entry:
+                            raw_results.append(raw)
                     if args.verbose:
                         what = f"skipped: {entry['skipped']}" if 'skipped' in entry else 'run'
                         sys.stderr.write(f"{base} tcId {entry['tcId']}: {what}\n")
@@ -730,7 +810,7 @@ def run(args: argparse.Namespace, label: str = '') -> int:
     if progress:
         sys.stderr.write("\033[K")
     impl = f"{args.optimizer} (adapter {args.adapter}"
-    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {ADAPTERS[args.adapter].ns_function_name}" if ns_fn else ", no ns")
+    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {adapter.ns_function_name}" if ns_fn else ", no ns")
     if args.ns_in_step:
         impl += " also in step"
     impl += f", mode {args.mode}" + (f", lifecycle {args.lifecycle}" if args.lifecycle != 'assign' else '') + (f", world size {args.world_size}" if dist_info else "")
@@ -738,13 +818,15 @@ def run(args: argparse.Namespace, label: str = '') -> int:
     doc = {
         'implementation': impl,
         'nsFormat': args.ns_format,
-        'mode': args.mode,
+        'mode': mode,
         'lifecycle': args.lifecycle,
         'torch': platform['torch'],
         'cpu': platform['cpu'],
         'platform': platform['platform'],
         'results': results,
     }
+    if both:
+        doc['rawResults'] = raw_results
     if dist_info is not None:
         doc['distributed'] = dist_info
     try:
@@ -759,6 +841,9 @@ def run(args: argparse.Namespace, label: str = '') -> int:
         if off and args.mode == 'raw':
             note = (f"; {len(off)} bf16 behaviours of this platform differ from spec/muon.md section 7 "
                     f"(-v lists them; --mode neutral judges the port's logic without them)")
+        elif both:
+            note = (f"; the raw run differs in {len(raw_results)} cases ({len(off)} bf16 behaviours of this platform "
+                    "differ from spec/muon.md section 7: muonref check reports the raw verdict beside the judged one)")
         sys.stderr.write(
             f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
             f"{counts['run']} run, {counts['skipped']} skipped, mode {args.mode}, lifecycle {args.lifecycle} -> "
