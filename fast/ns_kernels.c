@@ -5,34 +5,12 @@
  * the bulk and the same scalar operations finish the tail, giving the bits
  * of the scalar loop.  Transposes and the mirror go tile by tile (TILE x
  * TILE floats, both tiles in L1) instead of striding over whole rows. */
+#include <math.h>
 #include "ns_kernels.h"
-#include "simd.h"
+#include "passes.h"
 
 enum { TILE = 32 };
 
-MUONREF_INLINE float rnd(float x, int bf16) { return bf16 ? simd_bf16(x) : x; }
-
-MUONREF_INLINE void rnd_v(v8f *x, int bf16)
-{
-  if (bf16)
-    simd_bf16_v(x);
-}
-
-/* x[0..len) <- R(x[0..len)). */
-MUONREF_INLINE void round_run(float *x, size_t len, int bf16)
-{
-  if (!bf16)
-    return;
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    v8f v;
-    simd_load(&v, x + i);
-    simd_bf16_v(&v);
-    simd_store(x + i, &v);
-  }
-  for (; i < len; i++)
-    x[i] = simd_bf16(x[i]);
-}
 
 /* dst[0..len) <- the upper 16 bits of src[0..len). */
 MUONREF_INLINE void to_bf16_run(uint16_t *dst, const float *src, size_t len)
@@ -44,31 +22,32 @@ MUONREF_INLINE void to_bf16_run(uint16_t *dst, const float *src, size_t len)
   }
 }
 
-/* dst[j*ldd + i] <- src[i*lds + j] for the tile i < r, j < c. */
-MUONREF_INLINE void tile_transpose(float *dst, size_t ldd, const float *src, size_t lds, size_t r, size_t c)
-{
-  for (size_t j = 0; j < c; j++)
-    for (size_t i = 0; i < r; i++)
-      dst[j * ldd + i] = src[i * lds + j];
-}
-
 /* out (n x m) <- X^T for X (m x n), tile by tile. */
 static void transpose(float *out, const float *X, size_t m, size_t n)
 {
   for (size_t i0 = 0; i0 < m; i0 += TILE)
     for (size_t j0 = 0; j0 < n; j0 += TILE) {
       size_t r = m - i0 < TILE ? m - i0 : TILE, c = n - j0 < TILE ? n - j0 : TILE;
-      tile_transpose(out + j0 * m + i0, m, X + i0 * n + j0, n, r, c);
+      pass_tile_transpose(out + j0 * m + i0, m, X + i0 * n + j0, n, r, c);
     }
 }
 
-MUONREF_CLONES void muonref_nsk_load(float *X, const float *in, size_t m, size_t n, int tr, int bf16)
+/* The source of muonref_nsk_load: a row-major (rows, cols) matrix. */
+typedef struct load_src {
+  const float *in;
+  size_t cols;
+} load_src;
+
+static inline void load_produce(void *ctx, size_t r, size_t c0, size_t len, float *dst)
 {
-  if (tr)
-    transpose(X, in, n, m);
-  else
-    memcpy(X, in, m * n * sizeof *X);
-  round_run(X, m * n, bf16);
+  const load_src *s = ctx;
+  memcpy(dst, s->in + r * s->cols + c0, len * sizeof *dst);
+}
+
+MUONREF_CLONES double muonref_nsk_load(float *X, const float *in, size_t m, size_t n, int tr, int bf16)
+{
+  load_src s = {in, tr ? m : n};
+  return bf16 ? pass_load_body(X, m, n, tr, 1, load_produce, &s) : pass_load_body(X, m, n, tr, 0, load_produce, &s);
 }
 
 MUONREF_CLONES void muonref_nsk_store(float *out, const float *X, size_t m, size_t n, int tr)
@@ -79,7 +58,8 @@ MUONREF_CLONES void muonref_nsk_store(float *out, const float *X, size_t m, size
     memcpy(out, X, m * n * sizeof *X);
 }
 
-MUONREF_INLINE void scale_body(float *x, size_t len, float d, int bf16)
+/* With Xb != NULL, also Xb <- the bf16 bit patterns of the new x. */
+MUONREF_INLINE void scale_body(float *x, uint16_t *Xb, size_t len, float d, int bf16)
 {
   size_t i = 0;
   v8f dv = {d, d, d, d, d, d, d, d};
@@ -87,11 +67,16 @@ MUONREF_INLINE void scale_body(float *x, size_t len, float d, int bf16)
     v8f v;
     simd_load(&v, x + i);
     v /= dv;
-    rnd_v(&v, bf16);
+    pass_rnd_v(&v, bf16);
     simd_store(x + i, &v);
+    if (Xb)
+      to_bf16_run(Xb + i, x + i, 8);
   }
-  for (; i < len; i++)
-    x[i] = rnd(x[i] / d, bf16);
+  for (; i < len; i++) {
+    x[i] = pass_rnd(x[i] / d, bf16);
+    if (Xb)
+      to_bf16_run(Xb + i, x + i, 1);
+  }
 }
 
 MUONREF_CLONES void muonref_nsk_scale(float *x, size_t len, float d, int bf16)
@@ -99,9 +84,19 @@ MUONREF_CLONES void muonref_nsk_scale(float *x, size_t len, float d, int bf16)
   if (d == 0.0f)
     memset(x, 0, len * sizeof *x);
   else if (bf16)
-    scale_body(x, len, d, 1);
+    scale_body(x, NULL, len, d, 1);
   else
-    scale_body(x, len, d, 0);
+    scale_body(x, NULL, len, d, 0);
+}
+
+MUONREF_CLONES void muonref_nsk_scale_copy(float *x, uint16_t *Xb, size_t len, float d)
+{
+  if (d == 0.0f) {
+    memset(x, 0, len * sizeof *x);
+    memset(Xb, 0, len * sizeof *Xb);
+  } else {
+    scale_body(x, Xb, len, d, 1);
+  }
 }
 
 /* Rounds the upper part (j >= i) of the tile at (i0, j0) of S (m x m). */
@@ -110,7 +105,7 @@ MUONREF_INLINE void round_tile_upper(float *S, size_t m, size_t i0, size_t j0, s
   for (size_t i = i0; i < i0 + r; i++) {
     size_t j = i > j0 ? i : j0;
     if (j < j0 + c)
-      round_run(S + i * m + j, j0 + c - j, bf16);
+      pass_round_run(S + i * m + j, j0 + c - j, bf16);
   }
 }
 
@@ -129,7 +124,7 @@ MUONREF_INLINE void sym_finish_body(float *S, uint16_t *Sb, size_t m, int bf16)
       size_t r = m - i0 < TILE ? m - i0 : TILE, c = m - j0 < TILE ? m - j0 : TILE;
       round_tile_upper(S, m, i0, j0, r, c, bf16);
       if (j0 > i0) {
-        tile_transpose(S + j0 * m + i0, m, S + i0 * m + j0, m, r, c);
+        pass_tile_transpose(S + j0 * m + i0, m, S + i0 * m + j0, m, r, c);
         if (Sb)
           copy_tile(Sb, S, m, j0, i0, c, r);
       } else { /* the diagonal tile: only below its diagonal */
@@ -167,17 +162,17 @@ MUONREF_INLINE void poly_body(float *B, const float *A, const float *AA, size_t 
       v8f a, aa;
       simd_load(&a, A + j);
       simd_load(&aa, AA + j);
-      rnd_v(&aa, bf16);
+      pass_rnd_v(&aa, bf16);
       aa *= cv;
-      rnd_v(&aa, bf16);
+      pass_rnd_v(&aa, bf16);
       a *= bv;
-      rnd_v(&a, bf16);
+      pass_rnd_v(&a, bf16);
       a += aa;
-      rnd_v(&a, bf16);
+      pass_rnd_v(&a, bf16);
       simd_store(B + j, &a);
     }
     for (; j < end; j++)
-      B[j] = rnd(rnd(b * A[j], bf16) + rnd(c * rnd(AA[j], bf16), bf16), bf16);
+      B[j] = pass_rnd(pass_rnd(b * A[j], bf16) + pass_rnd(c * pass_rnd(AA[j], bf16), bf16), bf16);
   }
 }
 
@@ -190,42 +185,55 @@ MUONREF_CLONES void muonref_nsk_poly_upper(float *B, const float *A, const float
     poly_body(B, A, AA, m, b, c, 0);
 }
 
-/* With Xb != NULL, also Xb <- the bf16 bit patterns of the new X. */
-MUONREF_INLINE void axpy_body(float *X, uint16_t *Xb, const float *BX, size_t len, float a, int bf16)
+/* *bad |= -1 in the lanes where *x is Inf or NaN. */
+MUONREF_INLINE void nonfinite_acc(v8i *bad, const v8f *x)
+{
+  v8u v;
+  memcpy(&v, x, sizeof v);
+  *bad |= (v8i)((v & 0x7F800000u) == 0x7F800000u);
+}
+
+/* With Xb != NULL, also Xb <- the bf16 bit patterns of the new X.
+ * Returns 1 when every new X is finite, else 0. */
+MUONREF_INLINE int axpy_body(float *X, uint16_t *Xb, const float *BX, size_t len, float a, int bf16)
 {
   v8f av = {a, a, a, a, a, a, a, a};
+  v8i bad = {0, 0, 0, 0, 0, 0, 0, 0};
   size_t i = 0;
+  int tail_bad = 0;
   for (; i + 8 <= len; i += 8) {
     v8f x, y;
     simd_load(&x, X + i);
     simd_load(&y, BX + i);
-    rnd_v(&y, bf16);
+    pass_rnd_v(&y, bf16);
     x *= av;
-    rnd_v(&x, bf16);
+    pass_rnd_v(&x, bf16);
     x += y;
-    rnd_v(&x, bf16);
+    pass_rnd_v(&x, bf16);
+    nonfinite_acc(&bad, &x);
     simd_store(X + i, &x);
     if (Xb)
       to_bf16_run(Xb + i, X + i, 8);
   }
   for (; i < len; i++) {
-    X[i] = rnd(rnd(a * X[i], bf16) + rnd(BX[i], bf16), bf16);
+    X[i] = pass_rnd(pass_rnd(a * X[i], bf16) + pass_rnd(BX[i], bf16), bf16);
+    tail_bad |= !isfinite(X[i]);
     if (Xb)
       to_bf16_run(Xb + i, X + i, 1);
   }
+  for (int k = 0; k < 8; k++)
+    tail_bad |= bad[k] != 0;
+  return !tail_bad;
 }
 
-MUONREF_CLONES void muonref_nsk_axpy(float *X, const float *BX, size_t len, float a, int bf16)
+MUONREF_CLONES int muonref_nsk_axpy(float *X, const float *BX, size_t len, float a, int bf16)
 {
-  if (bf16)
-    axpy_body(X, NULL, BX, len, a, 1);
-  else
-    axpy_body(X, NULL, BX, len, a, 0);
+  return bf16 ? axpy_body(X, NULL, BX, len, a, 1) : axpy_body(X, NULL, BX, len, a, 0);
 }
 
-MUONREF_CLONES void muonref_nsk_axpy_copy(float *X, uint16_t *Xb, const float *BX, size_t len, float a)
+MUONREF_CLONES int muonref_nsk_axpy_copy(float *X, uint16_t *Xb, const float *BX, size_t len, float a)
 {
-  axpy_body(X, Xb, BX, len, a, 1);
+  return axpy_body(X, Xb, BX, len, a, 1);
 }
 
 MUONREF_CLONES void muonref_nsk_to_bf16(uint16_t *dst, const float *src, size_t len) { to_bf16_run(dst, src, len); }
