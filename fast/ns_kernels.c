@@ -38,16 +38,23 @@ typedef struct load_src {
   size_t cols;
 } load_src;
 
-static inline void load_produce(void *ctx, size_t r, size_t c0, size_t len, float *dst)
+MUONREF_INLINE void load_produce(void *ctx, size_t r, size_t c0, size_t len, float *dst)
 {
   const load_src *s = ctx;
   memcpy(dst, s->in + r * s->cols + c0, len * sizeof *dst);
 }
 
+MUONREF_INLINE void load_prefetch(const void *ctx, size_t r, size_t c0, size_t len)
+{
+  const load_src *s = ctx;
+  pass_prefetch_run(s->in + r * s->cols + c0, len);
+}
+
 MUONREF_CLONES double muonref_nsk_load(float *X, const float *in, size_t m, size_t n, int tr, int bf16)
 {
   load_src s = {in, tr ? m : n};
-  return bf16 ? pass_load_body(X, m, n, tr, 1, load_produce, &s) : pass_load_body(X, m, n, tr, 0, load_produce, &s);
+  return bf16 ? pass_load_body(X, m, n, tr, 1, load_produce, load_prefetch, &s)
+              : pass_load_body(X, m, n, tr, 0, load_produce, load_prefetch, &s);
 }
 
 MUONREF_CLONES void muonref_nsk_store(float *out, const float *X, size_t m, size_t n, int tr)

@@ -102,7 +102,7 @@ typedef struct muon_src {
   int bad;
 } muon_src;
 
-static inline void muon_produce(void *ctx, size_t r, size_t c0, size_t len, float *dst)
+MUONREF_INLINE void muon_produce(void *ctx, size_t r, size_t c0, size_t len, float *dst)
 {
   muon_src *s = ctx;
   const muonref_stk_muon *k = s->k;
@@ -125,12 +125,20 @@ static inline void muon_produce(void *ctx, size_t r, size_t c0, size_t len, floa
   s->bad |= any4(&bad);
 }
 
+MUONREF_INLINE void muon_prefetch(const void *ctx, size_t r, size_t c0, size_t len)
+{
+  const muon_src *s = ctx;
+  pass_prefetch_run(s->G + r * s->cols + c0, len);
+  pass_prefetch_run(s->M + r * s->cols + c0, len);
+}
+
 MUONREF_CLONES double muonref_stk_muon_input(float *X, const float *G, const float *M, size_t rows, size_t cols,
                                              int tr, int bf16, const muonref_stk_muon *k, int *bad)
 {
   muon_src s = {G, M, cols, k, 0};
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, &s) : pass_load_body(X, m, n, tr, 0, muon_produce, &s);
+  double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, muon_prefetch, &s)
+                   : pass_load_body(X, m, n, tr, 0, muon_produce, muon_prefetch, &s);
   *bad |= s.bad;
   return ss;
 }
@@ -195,6 +203,8 @@ MUONREF_CLONES int muonref_stk_muon_output(float *O, const float *X, const float
   for (size_t i0 = 0; i0 < rows; i0 += OUT_TILE)
     for (size_t j0 = 0; j0 < cols; j0 += OUT_TILE) {
       size_t r = rows - i0 < OUT_TILE ? rows - i0 : OUT_TILE, c = cols - j0 < OUT_TILE ? cols - j0 : OUT_TILE;
+      for (size_t q = j0 + OUT_TILE; q < j0 + 2 * OUT_TILE && q < cols; q++) /* the next tile's rows of X */
+        pass_prefetch_run(X + q * rows + i0, r);
       pass_tile_transpose(O + i0 * cols + j0, cols, X + j0 * rows + i0, rows, c, r);
       for (size_t i = i0; i < i0 + r; i++)
         bad |= out_run(O + i * cols + j0, O + i * cols + j0, P + i * cols + j0, c, k);
