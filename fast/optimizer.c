@@ -93,6 +93,19 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt);
 }
 
+/* n floats, zeroed by writing them (NULL when out of memory, or n == 0):
+ * every buffer of the optimizer is written once at creation, so that no
+ * step, the first included, takes the page faults of memory that calloc or
+ * malloc left untouched (no allocation inside a step, the kernel's
+ * included). */
+static float *alloc_zeroed(size_t n)
+{
+  float *b = n ? malloc(n * sizeof(float)) : NULL;
+  if (b)
+    memset(b, 0, n * sizeof(float));
+  return b;
+}
+
 /* Allocates the branch's state buffers of p (zeroed, uninitialized state). */
 static int alloc_state(param *p)
 {
@@ -100,9 +113,9 @@ static int alloc_state(param *p)
   p->state.numel = n;
   p->state.use_muon = p->route.use_muon;
   if (p->route.use_muon)
-    return (p->state.momentum_buffer = calloc(n, sizeof(float))) != NULL;
-  p->state.exp_avg = calloc(n, sizeof(float));
-  p->state.exp_avg_sq = calloc(n, sizeof(float));
+    return (p->state.momentum_buffer = alloc_zeroed(n + !n)) != NULL;
+  p->state.exp_avg = alloc_zeroed(n + !n);
+  p->state.exp_avg_sq = alloc_zeroed(n + !n);
   return p->state.exp_avg && p->state.exp_avg_sq;
 }
 
@@ -153,8 +166,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the clipped gradients");
   }
   opt->ns_work_floats = max_ws;
-  opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
-  opt->pending = pending ? malloc(pending * sizeof(float)) : NULL;
+  opt->ns_work = alloc_zeroed(max_ws);
+  opt->pending = alloc_zeroed(pending);
   if ((max_ws && !opt->ns_work) || (pending && !opt->pending))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
