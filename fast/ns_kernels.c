@@ -9,7 +9,7 @@
 #include "ns_kernels.h"
 #include "passes.h"
 
-enum { TILE = 32 };
+enum { TILE = PASS_TILE };
 
 
 /* dst[0..len) <- the upper 16 bits of src[0..len). */
@@ -28,7 +28,7 @@ static void transpose(float *out, const float *X, size_t m, size_t n)
   for (size_t i0 = 0; i0 < m; i0 += TILE)
     for (size_t j0 = 0; j0 < n; j0 += TILE) {
       size_t r = m - i0 < TILE ? m - i0 : TILE, c = n - j0 < TILE ? n - j0 : TILE;
-      pass_tile_transpose(out + j0 * m + i0, m, X + i0 * n + j0, n, r, c);
+      pass_tile_transpose_far(out + j0 * m + i0, m, X + i0 * n + j0, n, r, c);
     }
 }
 
@@ -131,7 +131,7 @@ MUONREF_INLINE void sym_finish_body(float *S, uint16_t *Sb, size_t m, int bf16)
       size_t r = m - i0 < TILE ? m - i0 : TILE, c = m - j0 < TILE ? m - j0 : TILE;
       round_tile_upper(S, m, i0, j0, r, c, bf16);
       if (j0 > i0) {
-        pass_tile_transpose(S + j0 * m + i0, m, S + i0 * m + j0, m, r, c);
+        pass_tile_transpose_far(S + j0 * m + i0, m, S + i0 * m + j0, m, r, c);
         if (Sb)
           copy_tile(Sb, S, m, j0, i0, c, r);
       } else { /* the diagonal tile: only below its diagonal */

@@ -185,7 +185,7 @@ MUONREF_INLINE int out_run(float *dst, const float *src, const float *P, size_t 
   return b;
 }
 
-enum { OUT_TILE = 32 };
+enum { OUT_TILE = PASS_TILE };
 
 MUONREF_CLONES int muonref_stk_muon_output(float *O, const float *X, const float *P, size_t rows, size_t cols, int tr,
                                            const muonref_stk_muon *k)
@@ -205,7 +205,7 @@ MUONREF_CLONES int muonref_stk_muon_output(float *O, const float *X, const float
       size_t r = rows - i0 < OUT_TILE ? rows - i0 : OUT_TILE, c = cols - j0 < OUT_TILE ? cols - j0 : OUT_TILE;
       for (size_t q = j0 + OUT_TILE; q < j0 + 2 * OUT_TILE && q < cols; q++) /* the next tile's rows of X */
         pass_prefetch_run(X + q * rows + i0, r);
-      pass_tile_transpose(O + i0 * cols + j0, cols, X + j0 * rows + i0, rows, c, r);
+      pass_tile_transpose_far(O + i0 * cols + j0, cols, X + j0 * rows + i0, rows, c, r);
       for (size_t i = i0; i < i0 + r; i++)
         bad |= out_run(O + i * cols + j0, O + i * cols + j0, P + i * cols + j0, c, k);
     }
