@@ -5,12 +5,15 @@
  * binary64 operations in the same order, with no FMA (-ffp-contract=off,
  * no FMA in the AVX2 clone), so they give the same bits, and the bits of
  * the plain loops of fast/optimizer.c before this file (spec/muon.md
- * section 10: binary64 from the float32 inputs, one rounding to float32). */
+ * section 10: binary64 from the float32 inputs, one rounding to float32).
+ * Every pass but the input (whose norm is one sum in index order) is split
+ * into independent chunks for the worker threads of fast/pool.c. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 #include "muonref/bf16.h"
 #include "passes.h"
+#include "pool.h"
 #include "step_kernels.h"
 
 /* ---- 4-lane helpers ---- */
@@ -187,29 +190,62 @@ MUONREF_INLINE int out_run(float *dst, const float *src, const float *P, size_t 
 
 enum { OUT_TILE = PASS_TILE };
 
-MUONREF_CLONES int muonref_stk_muon_output(float *O, const float *X, const float *P, size_t rows, size_t cols, int tr,
-                                           const muonref_stk_muon *k)
+typedef struct out_job {
+  float *O;
+  const float *X, *P;
+  size_t rows, cols, chunks;
+  const muonref_stk_muon *k;
+  int bad; /* a chunk found a parameter value not finite (__atomic_fetch_or) */
+} out_job;
+
+/* Chunk c of a wide matrix's output: an element range, PASS_CHUNK at a time. */
+static MUONREF_CLONES void out_chunk(void *ctx, size_t c)
 {
+  out_job *j = ctx;
+  size_t lo, hi;
   int bad = 0;
-  if (!tr) {
-    for (size_t j = 0; j < rows * cols; j += PASS_CHUNK) {
-      size_t len = rows * cols - j < PASS_CHUNK ? rows * cols - j : PASS_CHUNK;
-      bad |= out_run(O + j, X + j, P + j, len, k);
-    }
-    return !bad;
+  muonref_pool_range(j->rows * j->cols, j->chunks, c, &lo, &hi);
+  for (size_t i = lo; i < hi; i += PASS_CHUNK)
+    bad |= out_run(j->O + i, j->X + i, j->P + i, hi - i < PASS_CHUNK ? hi - i : PASS_CHUNK, j->k);
+  if (bad)
+    __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
+}
+
+/* Chunk c of a tall matrix's output (X is (cols, rows)): the row of tiles
+ * of O at i0 = c OUT_TILE, each tile transposed into O and finished there
+ * while it is in L1. */
+static MUONREF_CLONES void out_tr_chunk(void *ctx, size_t c)
+{
+  out_job *j = ctx;
+  size_t rows = j->rows, cols = j->cols, i0 = c * OUT_TILE, r = rows - i0 < OUT_TILE ? rows - i0 : OUT_TILE;
+  int bad = 0;
+  for (size_t j0 = 0; j0 < cols; j0 += OUT_TILE) {
+    size_t w = cols - j0 < OUT_TILE ? cols - j0 : OUT_TILE;
+    for (size_t q = j0 + OUT_TILE; q < j0 + 2 * OUT_TILE && q < cols; q++) /* the next tile's rows of X */
+      pass_prefetch_run(j->X + q * rows + i0, r);
+    pass_tile_transpose_far(j->O + i0 * cols + j0, cols, j->X + j0 * rows + i0, rows, w, r);
+    for (size_t i = i0; i < i0 + r; i++)
+      bad |= out_run(j->O + i * cols + j0, j->O + i * cols + j0, j->P + i * cols + j0, w, j->k);
   }
-  /* X is (cols, rows): O row by row of tiles, each transposed into O and
-   * finished there while it is in L1 */
-  for (size_t i0 = 0; i0 < rows; i0 += OUT_TILE)
-    for (size_t j0 = 0; j0 < cols; j0 += OUT_TILE) {
-      size_t r = rows - i0 < OUT_TILE ? rows - i0 : OUT_TILE, c = cols - j0 < OUT_TILE ? cols - j0 : OUT_TILE;
-      for (size_t q = j0 + OUT_TILE; q < j0 + 2 * OUT_TILE && q < cols; q++) /* the next tile's rows of X */
-        pass_prefetch_run(X + q * rows + i0, r);
-      pass_tile_transpose_far(O + i0 * cols + j0, cols, X + j0 * rows + i0, rows, c, r);
-      for (size_t i = i0; i < i0 + r; i++)
-        bad |= out_run(O + i * cols + j0, O + i * cols + j0, P + i * cols + j0, c, k);
-    }
-  return !bad;
+  if (bad)
+    __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
+}
+
+int muonref_stk_muon_output(float *O, const float *X, const float *P, size_t rows, size_t cols, int tr,
+                            const muonref_stk_muon *k)
+{
+  out_job j = {O, X, P, rows, cols, muonref_pool_chunks(rows * cols, 1), k, 0};
+  if (!tr) {
+    muonref_pool_for(j.chunks, out_chunk, &j);
+  } else {
+    size_t tiles = (rows + OUT_TILE - 1) / OUT_TILE;
+    if (j.chunks == 1)
+      for (size_t c = 0; c < tiles; c++)
+        out_tr_chunk(&j, c);
+    else
+      muonref_pool_for(tiles, out_tr_chunk, &j);
+  }
+  return !j.bad;
 }
 
 size_t muonref_stk_muon_param_first(const float *P, const float *O, size_t len, const muonref_stk_muon *k,
@@ -238,8 +274,8 @@ size_t muonref_stk_muon_range_first(const float *G, const float *M, size_t len, 
 
 /* ---- Muon: phase 2 ---- */
 
-MUONREF_CLONES void muonref_stk_muon_apply(float *P, float *M, const float *G, const float *O, size_t len,
-                                           const muonref_stk_muon *k)
+MUONREF_INLINE void apply_run(float *P, float *M, const float *G, const float *O, size_t len,
+                              const muonref_stk_muon *k)
 {
   size_t j = 0;
   for (; j + 4 <= len; j += 4) {
@@ -257,6 +293,27 @@ MUONREF_CLONES void muonref_stk_muon_apply(float *P, float *M, const float *G, c
     M[j] = (float)(k->mom_keep * (double)M[j] + k->mom_grad * (double)G[j]);
     P[j] = muon_p1(k, P[j], O[j]);
   }
+}
+
+typedef struct apply_job {
+  float *P, *M;
+  const float *G, *O;
+  size_t len, chunks;
+  const muonref_stk_muon *k;
+} apply_job;
+
+static MUONREF_CLONES void apply_chunk(void *ctx, size_t c)
+{
+  const apply_job *j = ctx;
+  size_t lo, hi;
+  muonref_pool_range(j->len, j->chunks, c, &lo, &hi);
+  apply_run(j->P + lo, j->M + lo, j->G + lo, j->O + lo, hi - lo, j->k);
+}
+
+void muonref_stk_muon_apply(float *P, float *M, const float *G, const float *O, size_t len, const muonref_stk_muon *k)
+{
+  apply_job j = {P, M, G, O, len, muonref_pool_chunks(len, 1), k};
+  muonref_pool_for(j.chunks, apply_chunk, &j);
 }
 
 /* ---- AdamW ---- */
@@ -293,8 +350,8 @@ MUONREF_INLINE void adamw4(const muonref_stk_adamw *k, const float *P, const flo
   *nw = k->decay * p - k->step_size * q;
 }
 
-MUONREF_CLONES int muonref_stk_adamw_check(const float *P, const float *m, const float *v, const float *G,
-                                           size_t len, const muonref_stk_adamw *k)
+MUONREF_INLINE int adamw_check_run(const float *P, const float *m, const float *v, const float *G, size_t len,
+                                   const muonref_stk_adamw *k)
 {
   v4l bad = {0, 0, 0, 0};
   size_t j = 0;
@@ -315,8 +372,8 @@ MUONREF_CLONES int muonref_stk_adamw_check(const float *P, const float *m, const
   return b;
 }
 
-MUONREF_CLONES void muonref_stk_adamw_apply(float *P, float *m, float *v, const float *G, size_t len,
-                                            const muonref_stk_adamw *k)
+MUONREF_INLINE void adamw_apply_run(float *P, float *m, float *v, const float *G, size_t len,
+                                    const muonref_stk_adamw *k)
 {
   size_t j = 0;
   for (; j + 4 <= len; j += 4) {
@@ -332,6 +389,42 @@ MUONREF_CLONES void muonref_stk_adamw_apply(float *P, float *m, float *v, const 
     m[j] = (float)mj;
     v[j] = (float)vj;
   }
+}
+
+typedef struct adamw_job {
+  float *P, *m, *v;
+  const float *G;
+  size_t len, chunks;
+  const muonref_stk_adamw *k;
+  int write; /* 0: check (phase 1), 1: apply (phase 2) */
+  int bad;   /* the check found something (__atomic_fetch_or) */
+} adamw_job;
+
+static MUONREF_CLONES void adamw_chunk(void *ctx, size_t c)
+{
+  adamw_job *j = ctx;
+  size_t lo, hi;
+  muonref_pool_range(j->len, j->chunks, c, &lo, &hi);
+  if (j->write)
+    adamw_apply_run(j->P + lo, j->m + lo, j->v + lo, j->G + lo, hi - lo, j->k);
+  else if (adamw_check_run(j->P + lo, j->m + lo, j->v + lo, j->G + lo, hi - lo, j->k))
+    __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
+}
+
+enum { ADAMW_COST = 4 }; /* a square root and a division an element: about four of Muon's element-wise work */
+
+int muonref_stk_adamw_check(const float *P, const float *m, const float *v, const float *G, size_t len,
+                            const muonref_stk_adamw *k)
+{
+  adamw_job j = {(float *)P, (float *)m, (float *)v, G, len, muonref_pool_chunks(len, ADAMW_COST), k, 0, 0};
+  muonref_pool_for(j.chunks, adamw_chunk, &j);
+  return j.bad;
+}
+
+void muonref_stk_adamw_apply(float *P, float *m, float *v, const float *G, size_t len, const muonref_stk_adamw *k)
+{
+  adamw_job j = {P, m, v, G, len, muonref_pool_chunks(len, ADAMW_COST), k, 1, 0};
+  muonref_pool_for(j.chunks, adamw_chunk, &j);
 }
 
 size_t muonref_stk_adamw_range_first(const float *v, const float *G, size_t len, const muonref_stk_adamw *k)

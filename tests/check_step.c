@@ -609,11 +609,15 @@ static int same_or_nan(const float *a, const float *b, size_t n)
 
 /* Shapes around the passes' boundaries: the 4-lane tails, tall and wide,
  * the 64-column bands and 64-row tiles of a tall load, the 32x32 tiles of
- * the output, a row longer than the 1024-float chunk. */
+ * the output, a row longer than the 1024-float chunk, and two above the
+ * 64 Ki elements from which the passes are split among the worker threads
+ * of fast/pool.c (where OpenBLAS runs more than one thread). */
 static const size_t KSHAPES[][2] = {
   {1, 1}, {1, 9}, {9, 1}, {3, 5}, {5, 3}, {7, 64}, {64, 7}, {65, 66},
   {66, 65}, {140, 65}, {131, 130}, {200, 129}, {2, 1030}, {1030, 2}, {17, 33}, {33, 17},
+  {257, 301}, {301, 257},
 };
+enum { NKSHAPES = sizeof KSHAPES / sizeof KSHAPES[0] };
 
 /* Values that exercise the rounding and the flags: NaN, Inf, beyond
  * FLT_MAX after the momentum, a bf16 tie, subnormals. */
@@ -626,8 +630,8 @@ static void put_specials(float *x, size_t n, int which)
 
 START_TEST(fused_passes_match_the_definition)
 {
-  size_t r = KSHAPES[_i % 16][0], c = KSHAPES[_i % 16][1], n = r * c;
-  int specials = _i >= 16, tr = r > c;
+  size_t r = KSHAPES[_i % NKSHAPES][0], c = KSHAPES[_i % NKSHAPES][1], n = r * c;
+  int specials = _i >= NKSHAPES, tr = r > c;
   tu_rng rng = {tu_seed(11) + (uint64_t)_i};
   float *G = malloc(n * 4), *M = malloc(n * 4), *P = malloc(n * 4), *X = malloc(n * 4), *Xd = malloc(n * 4),
         *O = malloc(n * 4), *Od = malloc(n * 4), *V = malloc(n * 4), *Md = malloc(n * 4), *Pd = malloc(n * 4),
@@ -749,7 +753,7 @@ int main(void)
   tcase_add_test(t, zero_gradient_finite_update);
   tcase_add_test(t, create_errors);
   tcase_add_test(t, overflow_and_bad_state_refused);
-  tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 32);
+  tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 2 * NKSHAPES);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }
