@@ -70,6 +70,19 @@ static void ratio(FILE *f, double num, double den)
     fprintf(f, " %7.3f", num / den);
 }
 
+/* The targets, one line each in `line` (what, case, value, rule, limit,
+ * verdict: "met" or `not_met`), or `none` when no target is judgeable. */
+static void print_targets(FILE *f, const bench_case *cases, const bench_result *results, size_t n,
+                          const bench_meta *m, const char *line, const char *not_met, const char *none)
+{
+  bench_target t[64];
+  size_t k = bench_targets(cases, results, n, m->native, t, 64);
+  for (size_t i = 0; i < k; i++)
+    fprintf(f, line, t[i].what, t[i].case_name, t[i].value, t[i].rule, t[i].limit, t[i].met ? "met" : not_met);
+  if (!k)
+    fputs(none, f);
+}
+
 void bench_print_text(FILE *f, const bench_case *cases, const bench_result *results, size_t n,
                       const bench_meta *m)
 {
@@ -142,14 +155,9 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
     fprintf(f, ", %ld KiB (PyTorch, %d threads)\n", m->torch_peak_rss_kib, m->torch_threads);
   else
     fprintf(f, "; PyTorch not measured: %s\n", m->torch_note);
-  bench_target t[64];
-  size_t k = bench_targets(cases, results, n, m->native, t, 64);
   fprintf(f, "\ntargets:\n");
-  for (size_t i = 0; i < k; i++)
-    fprintf(f, "  %-32s %-12s %8.3f %s %-5g %s\n", t[i].what, t[i].case_name, t[i].value, t[i].rule, t[i].limit,
-            t[i].met ? "met" : "NOT met");
-  if (!k)
-    fprintf(f, "  (none judgeable from these cases)\n");
+  print_targets(f, cases, results, n, m, "  %-32s %-12s %8.3f %s %-5g %s\n", "NOT met",
+                "  (none judgeable from these cases)\n");
 }
 
 /* A number, or null when not measured (x < 0). */
@@ -301,14 +309,9 @@ void bench_print_markdown(FILE *f, const bench_case *cases, const bench_result *
   fprintf(f, "- bound: %s. of bound: bf16 / naive over the bound%s (1.0: at it).\n", bound_kind(m),
           m->native ? " for the BLAS column" : "");
   fprintf(f, "- flop model: %s.\n", FLOP_MODEL);
-  bench_target t[64];
-  size_t k = bench_targets(cases, results, n, m->native, t, 64);
   fprintf(f, "\n| target | case | value | rule | verdict |\n|---|---|---|---|---|\n");
-  for (size_t i = 0; i < k; i++)
-    fprintf(f, "| %s | %s | %.3f | %s %g | %s |\n", t[i].what, t[i].case_name, t[i].value, t[i].rule, t[i].limit,
-            t[i].met ? "met" : "**not met**");
-  if (!k)
-    fprintf(f, "| (none judgeable from these cases) | | | | |\n");
+  print_targets(f, cases, results, n, m, "| %s | %s | %.3f | %s %g | %s |\n", "**not met**",
+                "| (none judgeable from these cases) | | | | |\n");
   fprintf(f, "\nPeak resident memory: %ld KiB (muonref)", m->peak_rss_kib);
   if (m->torch_ok)
     fprintf(f, ", %ld KiB (PyTorch, %d threads).\n", m->torch_peak_rss_kib, m->torch_threads);

@@ -226,6 +226,18 @@ static int prepare(const muonref_options **o, muonref_options *buf, size_t rows,
   return MUONREF_OK;
 }
 
+/* prepare, then the orientation (*m x *n, *tr) and the GEMM of the run:
+ * returns 1 (oneDNN), 0 (OpenBLAS) or a (negative) error status. */
+static int begin(const muonref_options **o, muonref_options *buf, size_t rows, size_t cols, int io_null,
+                 unsigned flags, size_t *m, size_t *n, int *tr, muonref_error *err)
+{
+  int st = prepare(o, buf, rows, cols, io_null, flags, err);
+  if (st)
+    return st;
+  muonref_ns_orient(rows, cols, flags, m, n, tr);
+  return use_dnnl(flags, (*o)->ns_format == MUONREF_NS_BF16, *m, *n, err);
+}
+
 /* Newton-Schulz from the loaded iterate X (m x n, the first m n floats of
  * work, workspace_mn(m, n) floats) whose squares sum to ss: the divisor,
  * the normalisation and the steps, leaving the result in X.  Returns
@@ -279,13 +291,8 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
                           float *work, unsigned flags, muonref_error *err)
 {
   muonref_options rounded;
-  int st = prepare(&o, &rounded, rows, cols, !out || !in, flags, err);
-  if (st)
-    return st;
-  size_t m, n;
-  int tr;
-  muonref_ns_orient(rows, cols, flags, &m, &n, &tr);
-  int dnnl = use_dnnl(flags, o->ns_format == MUONREF_NS_BF16, m, n, err);
+  size_t m = 0, n = 0;
+  int tr = 0, st, dnnl = begin(&o, &rounded, rows, cols, !out || !in, flags, &m, &n, &tr, err);
   if (dnnl < 0)
     return dnnl;
   float *owned = NULL;
@@ -308,12 +315,7 @@ int muonref_fast_ns_loaded(float *work, size_t rows, size_t cols, double ss, con
                            unsigned flags, muonref_error *err)
 {
   muonref_options rounded;
-  int st = prepare(&o, &rounded, rows, cols, !work, flags, err);
-  if (st)
-    return st;
-  size_t m, n;
-  int tr;
-  muonref_ns_orient(rows, cols, flags, &m, &n, &tr);
-  int dnnl = use_dnnl(flags, o->ns_format == MUONREF_NS_BF16, m, n, err);
+  size_t m = 0, n = 0;
+  int tr = 0, dnnl = begin(&o, &rounded, rows, cols, !work, flags, &m, &n, &tr, err);
   return dnnl < 0 ? dnnl : run(work, rows, cols, m, n, tr, ss, o, flags, dnnl, err);
 }
