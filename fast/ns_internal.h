@@ -32,4 +32,31 @@ enum {
 int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                           float *work, unsigned flags, muonref_error *err);
 
+/* The orientation of the iterate X of a (rows, cols) matrix under flags:
+ * X is *m x *n, the input itself (*tr == 0) or its transpose (*tr != 0:
+ * rows > cols, unless MUONREF_NSF_NO_TRANSPOSE). */
+void muonref_ns_orient(size_t rows, size_t cols, unsigned flags, size_t *m, size_t *n, int *tr);
+
+/* Floats of workspace muonref_fast_ns_loaded needs for (rows, cols) under
+ * flags: muonref_ns_workspace_floats(rows, cols), or more under
+ * MUONREF_NSF_NO_TRANSPOSE (2 m n + 3 m^2 + ceil(m n / 2) in the
+ * orientation of muonref_ns_orient). */
+size_t muonref_ns_workspace_floats_flags(size_t rows, size_t cols, unsigned flags);
+
+/* Whether the load rounds to bf16: ns_format BF16 with norm_format BF16
+ * (under norm_format INPUT the load and the norm stay binary32). */
+int muonref_ns_load_bf16(const muonref_options *o);
+
+/* Newton-Schulz of a matrix its caller has loaded: work (at least
+ * muonref_ns_workspace_floats_flags(rows, cols, flags) floats) begins with
+ * the iterate X (m x n as muonref_ns_orient says), each element the input's
+ * rounded to bf16 where muonref_ns_load_bf16(o), else as is, and ss is the
+ * binary64 sum of the squares of X added in X's index order (as
+ * fast/passes.h pass_load_body computes it).  On MUONREF_OK X holds the
+ * result (still m x n: the caller transposes it back when *tr); the errors
+ * are muonref_fast_ns's, the same messages (none is about in or out; work
+ * NULL is MUONREF_EOPTION). */
+int muonref_fast_ns_loaded(float *work, size_t rows, size_t cols, double ss, const muonref_options *o,
+                           unsigned flags, muonref_error *err);
+
 #endif
