@@ -103,6 +103,41 @@ static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n,
   muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16);     /* X <- R(R(a X) + R(B X)) */
 }
 
+/* One bf16 step in the KELLER or FUSED order of spec/muon.md 7.2 (the
+ * test hook MUONREF_NSF_ORDER; SEPARATE is ns_step), with full sgemm
+ * products accumulated in binary32:
+ *   KELLER: A <- R(X X^T); C <- R(c A); B <- R(R(b A) + R(C A));
+ *           X <- R(R(a X) + R(B X))
+ *   FUSED:  A <- R(X X^T); B <- R(b A + c (A A)); X <- R(a X + B X), each
+ *           right-hand side in binary64 from the binary32 products, then
+ *           rounded once (through binary32, as PyTorch's addmm)
+ * C (m x m) is scratch; B is not symmetric under KELLER, so B X is a
+ * full product. */
+static void ns_step_order(float *X, float *A, float *B, float *C, float *BX, size_t m, size_t n, muonref_coeff t,
+                          muonref_bf16_order order)
+{
+  int mi = (int)m, ni = (int)n;
+  float a = (float)t.a, b = (float)t.b, c = (float)t.c;
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, ni, 1.0f, X, ni, 0.0f, A, mi);
+  muonref_nsk_sym_finish(A, m, 1);
+  if (order == MUONREF_BF16_KELLER) {
+    for (size_t i = 0; i < m * m; i++)
+      C[i] = muonref_bf16_round(c * A[i]);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, mi, mi, 1.0f, C, mi, A, mi, 0.0f, B, mi);
+    for (size_t i = 0; i < m * m; i++)
+      B[i] = muonref_bf16_round(muonref_bf16_round(b * A[i]) + muonref_bf16_round(B[i]));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+    muonref_nsk_axpy(X, BX, m * n, a, 1);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, mi, mi, 1.0f, A, mi, A, mi, 0.0f, B, mi);
+  for (size_t i = 0; i < m * m; i++)
+    B[i] = muonref_bf16_round((float)((double)b * A[i] + (double)c * B[i]));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  for (size_t i = 0; i < m * n; i++)
+    X[i] = muonref_bf16_round((float)((double)a * X[i] + BX[i]));
+}
+
 /* Rows per block of the upper block triangle of a symmetric product:
  * smaller blocks skip more of the lower triangle, larger ones keep oneDNN's
  * kernels efficient; 128 computes 36/64 of the full product at m = 1024
@@ -203,7 +238,8 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
   int bf16 = o->ns_format == MUONREF_NS_BF16;
   int tr = !MUONREF_NSF_FAULT(flags, MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  int dnnl = use_dnnl(flags, bf16, m, n, err);
+  int order = bf16 && MUONREF_NSF_FAULT(flags, MUONREF_NSF_ORDER) && o->bf16_order != MUONREF_BF16_SEPARATE;
+  int dnnl = order ? 0 : use_dnnl(flags, bf16, m, n, err);
   if (dnnl < 0)
     return dnnl;
   float *owned = NULL;
@@ -233,7 +269,9 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
     muonref_nsk_to_bf16(Xb, X, m * n);
   for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++) {
     muonref_coeff t = muonref_ns_coeff_at(o, k);
-    if (!dnnl) {
+    if (order) {
+      ns_step_order(X, A, B, B + m * m, BX, m, n, t, o->bf16_order);
+    } else if (!dnnl) {
       ns_step(X, A, B, BX, m, n, t, bf16);
     } else if (ns_step_dnnl(X, A, B, BX, Xb, Pb, m, n, t)) {
       free(owned);

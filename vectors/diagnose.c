@@ -4,19 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../fast/faults.h"
+#include "../fast/ns_internal.h"
 #include "diagnose.h"
 #include "judge.h"
 #include "run_fast.h"
 #include "tensor.h"
 
 /* A copy of `test` whose expectations are the outcome `r` of a run (its
- * params and state, or its output), with every accepted order removed. */
+ * params and state, what it leaves in p.grad, or its output), with every
+ * accepted order removed. */
 static json_t *expecting(const json_t *test, const char *kind, const json_t *r)
 {
   json_t *t = json_deep_copy(test), *e = json_object();
   if (!strcmp(kind, "step")) {
     json_object_set(e, "params", json_object_get(r, "params"));
     json_object_set(e, "state", json_object_get(r, "state"));
+    /* p.grad as the faulty port with the profile's grad_after_step leaves it
+     * (without it the judge would take the last gradients, and a port that
+     * writes p.grad as its profile does could match no fault) */
+    if (json_object_get(r, "gradAfter")) {
+      json_object_set(e, "gradAfter", json_object_get(r, "gradAfter"));
+      json_object_set(e, "gradAfterAtol", json_object_get(r, "gradAfterAtol"));
+    }
     if (json_object_get(t, "expectedBf16"))
       json_object_set(t, "expectedBf16", e);
     json_object_del(t, "expectedBf16Orders");
@@ -33,7 +42,11 @@ static int matches_fault(const json_t *test, const char *kind, const char *profi
                          muonref_ns_format format, int f)
 {
   muonref_error err = {0};
-  json_t *r = muonref_run_fast(test, kind, profile, format, f, "diagnosis", &err);
+  muonref_run_edit x = {.grad_after = 1};
+  /* in the profile's bf16 evaluation order, as its port evaluates */
+  unsigned old = muonref_fault_set_extra_ns_flags(MUONREF_NSF_ORDER);
+  json_t *r = muonref_run_fast_ex(test, kind, profile, format, f, &x, "diagnosis", &err);
+  muonref_fault_set_extra_ns_flags(old);
   if (!r || json_object_get(r, "error")) {
     json_decref(r);
     return 0;

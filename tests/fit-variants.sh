@@ -1,0 +1,74 @@
+#!/bin/sh
+# muonref test: the judge explains a failing port (spec/vectors.md 7,
+# "Diagnosis").  Each variant is a test port (tests/torch_*_port.py) copied
+# into a temporary folder with one line changed by this script; the change
+# is the answer key, written here from the line, never from the judge's
+# output.  The driver runs the variant in neutral mode over a few vector
+# files of its profile, `muonref check --results` judges it, and the
+# explanation must name the change:
+#   diag VARIANT KEY: every failure's per-case diagnosis names KEY (a fault);
+# Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=${MUONREF:-./muonref}
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/fit-variants.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+status=0
+driver="$srcdir/vectors/drivers/torch_driver.py"
+v="$srcdir/vectors"
+
+# make NAME PORT 'OLD' 'NEW': $work/NAME.py, the port with the one line that
+# is exactly OLD (leading spaces included) replaced by NEW; fails unless
+# exactly one line changed
+make_variant() {
+  name=$1 port=$2 old=$3 new=$4
+  OLD="$old" NEW="$new" "$python" - "$srcdir/tests/$port" "$work/$name.py" <<'PY' || return 1
+import os, sys
+lines = open(sys.argv[1]).read().split('\n')
+hits = [i for i, l in enumerate(lines) if l == os.environ['OLD']]
+if len(hits) != 1:
+    sys.exit(f"{sys.argv[1]}: {len(hits)} lines are {os.environ['OLD']!r}, expected exactly one")
+lines[hits[0]] = os.environ['NEW']
+open(sys.argv[2], 'w').write('\n'.join(lines))
+PY
+}
+
+# run NAME CLASS ADAPTER FILES...: driver (neutral) and judge; output in $work/NAME.out
+run_variant() {
+  name=$1 class=$2 adapter=$3
+  shift 3
+  "$python" "$driver" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" \
+    --out "$work/$name.json" "$@" >"$work/$name.drv" 2>&1 ||
+    { echo "FAIL: $name: the driver failed: $(tail -n 1 "$work/$name.drv")"; status=1; return 1; }
+  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
+  rc=$?
+  [ $rc -eq 1 ] || { echo "FAIL: $name: exit $rc, expected 1 (a deviating port fails)"; status=1; return 1; }
+}
+
+# diag NAME KEY: every failure carries a per-case diagnosis naming fault KEY
+diag() {
+  name=$1 key=$2
+  nf=$(grep -c '^FAIL ' "$work/$name.out")
+  nd=$(grep '^  diagnosis: ' "$work/$name.out" | grep -c "$key")
+  if [ "$nf" -gt 0 ] && [ "$nf" -eq "$nd" ]; then
+    echo "ok: $name: each of the $nf failures is diagnosed as $key"
+  else
+    echo "FAIL: $name: $nf failures, $nd diagnosed as $key:"
+    grep '^diagnosis' "$work/$name.out"
+    status=1
+  fi
+}
+
+# 1. The p.grad defect (issue 22): a Keller port is diagnosed although its
+# profile's port writes p.grad (vectors/keller publish expected.gradAfter).
+# Keller's scale sqrt(max(1, rows/cols)) replaced by Moonlight's
+# 0.2 sqrt(max(rows, cols)) is exactly the fault fan_in_as_rms.
+make_variant keller_rms torch_keller_port.py \
+  '    update *= max(1, grad.size(-2) / grad.size(-1)) ** 0.5' \
+  '    update *= 0.2 * max(grad.size(-2), grad.size(-1)) ** 0.5' &&
+  run_variant keller_rms SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_scaling.json" \
+    "$v/keller/keller_weight_decay.json" &&
+  diag keller_rms fan_in_as_rms
+
+exit $status
