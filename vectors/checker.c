@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "checker.h"
 #include "diagnose.h"
+#include "fit.h"
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
@@ -83,10 +84,22 @@ static void count_orders(muonref_checker *c, unsigned orders, const char *key)
   c->orders_all &= orders;
 }
 
+/* The fit of the port (made at first use): in raw mode on a platform whose
+ * probe found Python scalars rounded to bf16, every run also with them. */
+static struct muonref_fit *fit_of(muonref_checker *c)
+{
+  if (!c->fit) {
+    const char *scal = strcmp(c->mode, "neutral") && c->platform_json
+                           ? json_string_value(json_object_get(c->platform_json, "scalar_mul")) : NULL;
+    c->fit = muonref_fit_new(c->format, scal && strstr(scal, "bf16"));
+  }
+  return c->fit;
+}
+
 /* Diagnoses a failing case of an outside implementation; counts and logs
  * the diagnosis; its text into text (n bytes). */
-static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *profile, const json_t *r,
-                     char *text, size_t n)
+static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *file, const char *profile,
+                     const json_t *r, char *text, size_t n)
 {
   muonref_diagnosis d;
   if (!strcmp(kind, "error"))
@@ -94,9 +107,9 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
   /* in neutral mode the port's bf16 arithmetic did not run on the platform's
    * kernels: the probe's findings cannot explain a failure */
   const json_t *plat = strcmp(c->mode, "neutral") ? c->platform_json : NULL;
-  if (!muonref_diagnose(test, kind, profile, r, c->format, plat, &d)) {
+  if (!muonref_diagnose(test, kind, profile, muonref_basename(file), r, c->format, plat, fit_of(c), &d)) {
     c->undiagnosed++;
-    snprintf(text, n, "none: no catalogued fault or measured platform effect gives this result");
+    snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result");
     if (c->log)
       fprintf(c->log, "  diagnosis: %s\n", text);
     return;
@@ -175,7 +188,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     return err->status;
   muonref_verdict v = {0};
   int st = muonref_judge(test, kind, r, c->format, &v, where, err);
-  if (st || v.pass)
+  if (st)
     json_decref(r), r = NULL;
   if (st == MUONREF_EFORMAT && !c->fast && v.bad_result) {
     char msg[MUONREF_ERROR_MESSAGE_MAX];
@@ -189,6 +202,8 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   char key[512];
   snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
   int known = c->baseline && json_object_get(c->baseline, key);
+  if (v.pass && c->diagnose && !c->fast && r)
+    muonref_fit_pass(fit_of(c), test, kind, profile, muonref_basename(file), r);
   if (v.pass) {
     a->passed++, c->passed++;
     a->any_passed = 1;
@@ -205,6 +220,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
       if (c->log)
         fprintf(c->log, "FIXED %s tcId %lld: listed in the baseline, passes now\n", muonref_basename(file), id);
     }
+    json_decref(r);
     return on_case(c, a, test, kind, file, profile, &v, "", err);
   }
   if (known)
@@ -224,7 +240,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   }
   char dtext[512] = "";
   if (c->diagnose && !known)
-    diagnose(c, test, kind, profile, r, dtext, sizeof dtext);
+    diagnose(c, test, kind, file, profile, r, dtext, sizeof dtext);
   if (!known)
     sharding_hint(c, test, key);
   json_decref(r);
@@ -446,8 +462,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
             json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s", key,
             json_string_value(json_object_get(e, "text")));
   if (c->undiagnosed)
-    fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
-            c->undiagnosed);
+    fprintf(out, "diagnosis: %ld failures that no catalogued fault, single option change or measured platform effect "
+                 "explains\n", c->undiagnosed);
+  muonref_fit_report(c->fit, out);
   if (c->sharded_failed)
     fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
             c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
@@ -513,5 +530,7 @@ void muonref_checker_free(muonref_checker *c)
   json_decref(c->distributed_json);
   c->distributed_json = NULL;
   json_decref(c->diagnoses);
+  muonref_fit_free(c->fit);
+  c->fit = NULL;
   c->results = c->written = c->used = c->baseline = c->failures = c->platform_json = c->diagnoses = NULL;
 }
