@@ -203,7 +203,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
   int known = c->baseline && json_object_get(c->baseline, key);
   if (v.pass && c->diagnose && !c->fast && r)
-    muonref_fit_pass(fit_of(c), test, kind, profile, muonref_basename(file), r);
+    muonref_fit_pass(fit_of(c), test, kind, profile, muonref_basename(file), r, v.orders);
   if (v.pass) {
     a->passed++, c->passed++;
     a->any_passed = 1;

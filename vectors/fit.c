@@ -21,7 +21,8 @@ enum {
   POOL_EXPLAINED = 8, POOL_IMPROVE = 6, /* the singles paired */
   TOP_PAIRS = 8,    /* pairs whose passing cases are checked */
   PRINTED = 3,      /* explanations printed per profile */
-  MAX_SHAPES = 10   /* shapes of the scale evidence printed */
+  MAX_SHAPES = 10,  /* shapes of the scale evidence printed */
+  GREEDY = 2        /* the best singles each paired with every change of the space */
 };
 
 /* The bf16 noise allowance of a Bf16Noise step case (spec/vectors.md 5.1),
@@ -77,6 +78,7 @@ typedef struct pfit {
   unsigned long rng;
   double noise;
   int noise_seen;
+  unsigned orders; /* the bf16 orders every passing Bf16Exact case matched so far (all bits: none seen) */
   shape_ratios *sh;
   size_t n_sh;
 } pfit;
@@ -115,6 +117,7 @@ static pfit *profile_fit(muonref_fit *f, const char *profile)
   for (size_t i = 0; i < p->n; i++)
     p->single[i].a = (int)i, p->single[i].b = -1, p->single[i].same_as = -1;
   p->noise = DEFAULT_NOISE;
+  p->orders = (1u << MUONREF_N_BF16_ORDERS) - 1;
   p->rng = 20261130;
   f->n_p++;
   return p;
@@ -139,9 +142,20 @@ static void edit(const void *ctx, const json_t *given, muonref_options *o)
 
 /* The run of changes a and b (NULL: none) on case c in variant v; NULL when
  * the run fails or is refused. */
+static long n_runs, n_judged;
+static double t_runs, t_judged;
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static json_t *run_changes(const muonref_fit *f, const pfit *p, const fcase *c, const muonref_fit_change *a,
                            const muonref_fit_change *b, const variant *v)
 {
+  double t0 = now();
+  n_runs++;
   editctx e = {p->profile, {NULL, NULL}, 0, v->order};
   int hook = 0;
   const muonref_fit_change *ch[2] = {a, b};
@@ -165,6 +179,7 @@ static json_t *run_changes(const muonref_fit *f, const pfit *p, const fcase *c, 
   muonref_fault_set_extra_ns_flags(old);
   if (r && json_object_get(r, "error"))
     json_decref(r), r = NULL;
+  t_runs += now() - t0;
   return r;
 }
 
@@ -177,7 +192,10 @@ static json_t *run_changes(const muonref_fit *f, const pfit *p, const fcase *c, 
  * allowance (spec/vectors.md 5.1), an ns output within it relatively. */
 static json_t *expecting(const json_t *test, const char *kind, const json_t *r, muonref_ns_format format, double noise)
 {
-  json_t *t = json_deep_copy(test), *e = json_object();
+  /* a shallow copy: the members are shared, the tolerance copied when changed */
+  json_t *t = json_copy((json_t *)test), *e = json_object();
+  if (noise > 0)
+    json_object_set_new(t, "tolerance", json_deep_copy(json_object_get(test, "tolerance")));
   if (!strcmp(kind, "step")) {
     json_object_set(e, "params", json_object_get(r, "params"));
     json_object_set(e, "state", json_object_get(r, "state"));
@@ -213,11 +231,14 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r, 
  * for the case's own tolerance). */
 static int matches(const muonref_fit *f, const fcase *c, const json_t *r, double noise)
 {
+  double t0 = now();
+  n_judged++;
   json_t *t = expecting(c->test, c->kind, r, f->format, noise);
   muonref_verdict v;
   muonref_error err = {0};
   int ok = muonref_judge(t, c->kind, c->result, f->format, &v, "fit", &err) == MUONREF_OK && v.pass;
   json_decref(t);
+  t_judged += now() - t0;
   return ok;
 }
 
@@ -358,6 +379,14 @@ static void case_free(fcase *c)
     json_decref(c->null_run[k]);
 }
 
+/* Whether variant k of case c is run: every order until a passing
+ * Bf16Exact case has shown the port's (the orders it matched, spec/muon.md
+ * 7.2), then only those. */
+static int order_used(const pfit *p, const fcase *c, int k)
+{
+  return c->v[k].order < 0 || ((p->orders >> c->v[k].order) & 1u) || !p->orders;
+}
+
 /* The best of the runs of changes a, b on failing case c: *m 2 strong, 1
  * weak, 0 none; *d the closest run's distance (INFINITY when no run
  * changes anything). */
@@ -371,6 +400,8 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     return;
   null_runs(f, p, c);
   for (int k = 0; k < c->nv; k++) {
+    if (!order_used(p, c, k))
+      continue;
     json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
     if (!r || (c->null_run[k] && json_equal(r, c->null_run[k]))) { /* refused, or changes nothing here */
       json_decref(r);
@@ -381,6 +412,8 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     if (mk > *m || (mk == *m && dist < *d))
       *m = mk, *d = (float)dist;
     json_decref(r);
+    if (mk == 2 && dist == 0)
+      break; /* no other order comes closer */
   }
 }
 
@@ -397,6 +430,8 @@ static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fi
   null_runs(f, p, c);
   int kept = 0;
   for (int k = 0; !kept && k < c->nv; k++) {
+    if (!order_used(p, c, k))
+      continue;
     json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
     kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) || matches(f, c, r, 0) ||
                  (c->exact && matches(f, c, r, p->noise)));
@@ -554,11 +589,13 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
 }
 
 void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
-                      const json_t *result)
+                      const json_t *result, unsigned orders)
 {
   pfit *p = profile_fit(f, profile);
   if (!p || !strcmp(kind, "error"))
     return;
+  if (orders)
+    p->orders &= orders;
   if (!p->pass && !(p->pass = calloc(MAX_PASSES, sizeof *p->pass)))
     return;
   long seen = p->seen_pass++;
@@ -653,60 +690,116 @@ static int cmp_double(const void *x, const void *y)
   return a < b ? -1 : a > b;
 }
 
-/* Singles whose results are those of an earlier single on every failing
- * case (ema_momentum and momentum_form sum -> ema) are one explanation. */
-static void merge_same(pfit *p)
+/* Whether c and d give the same results on every failing case. */
+static int identical(const pfit *p, const cand *c, const cand *d)
 {
-  for (size_t i = 0; i < p->n; i++) {
-    cand *s = &p->single[i];
-    if (!s->explained)
-      continue;
-    for (size_t j = 0; j < i && s->same_as < 0; j++) {
-      cand *t = &p->single[j];
-      if (t->same_as >= 0 || t->explained != s->explained)
+  if (c->explained != d->explained)
+    return 0;
+  for (size_t k = 0; k < p->n_fail; k++)
+    if (c->match[k] != d->match[k] || !(c->dist[k] == d->dist[k] || (isinf(c->dist[k]) && isinf(d->dist[k]))))
+      return 0;
+  return 1;
+}
+
+/* Changes whose results are those of an earlier ranked one on every
+ * failing case, with as many passing cases broken (ema_momentum and
+ * momentum_form sum -> ema), are one explanation: their labels are joined
+ * by " = " and the later one leaves the ranking.  Returns the new count. */
+static size_t merge_same(pfit *p, cand **rank, size_t n)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    cand *s = rank[i];
+    int merged = 0;
+    for (size_t j = 0; s->explained && j < kept && !merged; j++) {
+      cand *t = rank[j];
+      if (t->broken != s->broken || (t->b < 0) != (s->b < 0) || !identical(p, t, s))
         continue;
-      int same = 1;
-      for (size_t k = 0; same && k < p->n_fail; k++)
-        same = t->match[k] == s->match[k] && (t->dist[k] == s->dist[k] || (isinf(t->dist[k]) && isinf(s->dist[k])));
-      if (same) {
-        s->same_as = (int)j;
-        size_t used = strlen(t->label[0] ? t->label : label(p, t));
-        snprintf(t->label + used, sizeof t->label - used, " = %s", label(p, s));
-      }
+      size_t used = strlen(label(p, t));
+      char mine[256];
+      snprintf(mine, sizeof mine, "%s", label(p, s));
+      if (used + 4 + strlen(mine) < sizeof t->label)
+        snprintf(t->label + used, sizeof t->label - used, " = %s", mine);
+      merged = 1;
     }
+    if (!merged)
+      rank[kept++] = s;
   }
+  return kept;
+}
+
+/* A new pair of singles x and y (indices into the space), evaluated on
+ * every failing case; first on the cases `lead` (a single, or NULL) does
+ * not explain, and dropped (0 returned) when it explains none of those. */
+static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *lead, cand *c)
+{
+  const muonref_fit_change *a = &p->space[x], *b = &p->space[y];
+  memset(c, 0, sizeof *c);
+  if (x == y || (a->field >= 0 && a->field == b->field))
+    return 0; /* two values of one field */
+  if (a->fault > 0 && b->fault > 0 && !muonref_fit_option_only(a, p->profile) && !muonref_fit_option_only(b, p->profile))
+    return 0; /* two faults' hooks cannot be combined */
+  c->a = x, c->b = y, c->same_as = -1;
+  c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
+  if (!c->match || !c->dist) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  int gained = !lead;
+  for (int pass = lead ? 0 : 1; pass < 2 && (pass == 0 || gained); pass++)
+    for (size_t i = 0; i < p->n_fail; i++) {
+      if (lead && (lead->match[i] != 0) != (pass == 1))
+        continue;
+      evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
+      gained |= pass == 0 && c->match[i];
+    }
+  if (!gained) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  score(p, c);
+  return 1;
 }
 
 static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
 {
+  if (getenv("MUONREF_FIT_DEBUG"))
+    fprintf(stderr, "fit: before the report %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  cand **rank = calloc(p->n + POOL_EXPLAINED * POOL_IMPROVE * 4 + 64, sizeof *rank), *pairs = NULL;
+  size_t max_pairs = (size_t)(POOL_EXPLAINED + POOL_IMPROVE) * (POOL_EXPLAINED + POOL_IMPROVE) + GREEDY * p->n;
+  cand **rank = calloc(p->n + max_pairs + 1, sizeof *rank), *pairs = calloc(max_pairs + 1, sizeof *pairs);
   size_t n_rank = 0, n_pairs = 0;
-  if (!rank)
+  if (!rank || !pairs) {
+    free(rank), free(pairs);
     return;
+  }
   for (size_t i = 0; i < p->n; i++)
-    score(p, &p->single[i]);
+    score(p, &p->single[i]), label(p, &p->single[i]);
   for (size_t i = 0; i < p->n; i++)
-    label(p, &p->single[i]);
-  merge_same(p);
-  for (size_t i = 0; i < p->n; i++)
-    if (p->single[i].same_as < 0)
-      rank[n_rank++] = &p->single[i];
+    rank[n_rank++] = &p->single[i];
   qsort(rank, n_rank, sizeof *rank, by_explained);
-  int best_single = n_rank ? rank[0]->explained : 0;
   size_t n_singles = n_rank;
-  /* pairs, where no single change explains every failure */
+  int best_single = n_rank ? rank[0]->explained : 0;
+  /* a single with the results of an earlier one pairs as that one does */
+  for (size_t i = 0; i < p->n; i++)
+    for (size_t j = 0; j < i && p->single[i].same_as < 0; j++)
+      if (p->single[j].same_as < 0 && p->single[i].explained && identical(p, &p->single[j], &p->single[i]))
+        p->single[i].same_as = (int)j;
+  /* pairs, where no single change explains every failure: the most
+   * promising singles paired with each other, and the best few each with
+   * every change of the space (which may act only together with it) */
   if (best_single < (int)p->n_fail) {
     int pool[POOL_EXPLAINED + POOL_IMPROVE], np = 0;
     for (size_t i = 0; i < n_rank && np < POOL_EXPLAINED && rank[i]->explained > 0; i++)
-      pool[np++] = rank[i]->a;
+      if (rank[i]->same_as < 0)
+        pool[np++] = rank[i]->a;
     cand **imp = malloc(n_rank * sizeof *imp);
     if (imp) {
       memcpy(imp, rank, n_rank * sizeof *imp);
       qsort(imp, n_rank, sizeof *imp, by_improve);
       for (size_t i = 0, added = 0; i < n_rank && added < POOL_IMPROVE && imp[i]->improve > 0; i++) {
-        int dup = 0;
+        int dup = imp[i]->same_as >= 0;
         for (int k = 0; k < np; k++)
           dup |= pool[k] == imp[i]->a;
         if (!dup)
@@ -714,30 +807,27 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
       }
       free(imp);
     }
-    pairs = calloc((size_t)np * (size_t)np, sizeof *pairs);
-    for (int x = 0; pairs && x < np; x++)
-      for (int y = x + 1; y < np; y++) {
-        const muonref_fit_change *a = &p->space[pool[x]], *b = &p->space[pool[y]];
-        if (a->field >= 0 && a->field == b->field)
-          continue; /* two values of one field */
-        if (a->fault > 0 && b->fault > 0 && !muonref_fit_option_only(a, p->profile) &&
-            !muonref_fit_option_only(b, p->profile))
-          continue; /* two faults' hooks cannot be combined */
-        cand *c = &pairs[n_pairs];
-        c->a = pool[x], c->b = pool[y], c->same_as = -1;
-        c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
-        if (!c->match || !c->dist) {
-          free(c->match), free(c->dist);
-          continue;
-        }
-        for (size_t i = 0; i < p->n_fail; i++)
-          evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
-        score(p, c);
-        if (c->explained > best_single)
-          rank[n_rank++] = c;
-        n_pairs++;
+    for (int x = 0; x < np; x++)
+      for (int y = x + 1; y < np; y++) { /* led by the one that explains more */
+        const cand *sx = &p->single[pool[x]], *sy = &p->single[pool[y]];
+        n_pairs += make_pair(f, p, pool[x] < pool[y] ? pool[x] : pool[y], pool[x] < pool[y] ? pool[y] : pool[x],
+                             sx->explained >= sy->explained ? sx : sy, &pairs[n_pairs]);
       }
+    for (size_t g = 0, leads = 0; leads < GREEDY && g < n_singles && rank[g]->explained > 0; g++)
+      for (size_t y = 0; rank[g]->same_as < 0 && y < p->n; y++) {
+        int a = rank[g]->a, lo = a < (int)y ? a : (int)y, hi = a < (int)y ? (int)y : a, dup = p->single[y].same_as >= 0;
+        leads += y == 0;
+        for (size_t k = 0; k < n_pairs && !dup; k++)
+          dup = pairs[k].a == lo && pairs[k].b == hi;
+        if (!dup)
+          n_pairs += make_pair(f, p, lo, hi, rank[g], &pairs[n_pairs]);
+      }
+    for (size_t k = 0; k < n_pairs; k++)
+      if (pairs[k].explained > best_single)
+        rank[n_rank++] = &pairs[k];
   }
+  if (getenv("MUONREF_FIT_DEBUG"))
+    fprintf(stderr, "fit: after pairs %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
   /* passing cases: the best singles and pairs must keep them */
   qsort(rank, n_rank, sizeof *rank, by_explained);
   for (size_t i = 0, singles = 0, pr = 0; i < n_rank; i++) {
@@ -750,8 +840,11 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
       c->broken = (int)p->n_pass + 1; /* not checked: after the checked ones */
   }
   qsort(rank, n_rank, sizeof *rank, rank_cmp);
+  n_rank = merge_same(p, rank, n_rank);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (getenv("MUONREF_FIT_DEBUG"))
+    fprintf(stderr, "fit: %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
   fprintf(out, "fit (profile %s): %zu failures; %zu single changes of the option space, %zu pairs; %zu passing cases "
                "sampled; %.1f s\n", p->profile, p->n_fail, n_singles, n_pairs, p->n_pass, secs);
   int printed = 0;

@@ -228,7 +228,16 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
     for (size_t k = first; field_keyed(prof, f) && k < end; k++) { /* the same values as the port's default */
       muonref_fit_change c = l.c[k];
       c.only_default = 1;
-      push(&l, &c);
+      if (!prof->adam_fill) {
+        push(&l, &c);
+        continue;
+      }
+      /* a profile whose AdamW groups have defaults of their own: each branch's default apart */
+      muonref_options adam = base;
+      prof->adam_fill(&adam);
+      for (c.branch = 1; c.branch <= 2; c.branch++)
+        if (!same_value(c.branch == 1 ? &base : &adam, &c.value, f))
+          push(&l, &c);
     }
   }
   *out = l.c;
@@ -254,6 +263,9 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
   }
   const field *f = &FIELDS[c->field];
   if (c->only_default && given_has(given, muonref_profile_get(profile), f))
+    return;
+  if ((c->branch == 1 && o->use_muon == MUONREF_USE_MUON_FALSE) ||
+      (c->branch == 2 && o->use_muon != MUONREF_USE_MUON_FALSE))
     return;
   memcpy((char *)o + f->offset, (const char *)&c->value + f->offset, f->size);
 }
@@ -383,16 +395,13 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
     const json_t *va = json_object_get(ja, name), *vb = json_object_get(jb, name);
     if (p->keys[k].offset < f->offset || p->keys[k].offset >= f->offset + f->size || !va || !vb || json_equal(va, vb))
       continue;
-    json_t *one = json_object();
-    json_object_set(one, name, (json_t *)vb);
     muonref_options back;
-    if (muonref_case_options(one, profile, &back, "fit", NULL) == MUONREF_OK && same_value(&back, b, f)) {
+    if (muonref_case_options(jb, profile, &back, "fit", NULL) == MUONREF_OK && same_value(&back, b, f)) {
       char sa[200], sb[200];
       json_text(va, sa, sizeof sa), json_text(vb, sb, sizeof sb);
       snprintf(buf, n, "%s %s -> %s", name, sa, sb);
       done = 1;
     }
-    json_decref(one);
   }
   json_decref(ja), json_decref(jb);
   return done;
@@ -407,13 +416,20 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
   }
   const field *f = &FIELDS[c->field];
   muonref_options base, v;
-  if (muonref_profile_options(profile, &base, NULL)) {
+  const muonref_profile *prof = muonref_profile_get(profile);
+  if (!prof) {
     snprintf(buf, n, "?");
     return;
   }
+  memset(&base, 0, sizeof base);
+  prof->fill(&base);
+  if (c->branch == 2 && prof->adam_fill)
+    prof->adam_fill(&base), base.use_muon = MUONREF_USE_MUON_FALSE;
+  else if (c->branch == 1)
+    base.use_muon = MUONREF_USE_MUON_TRUE;
   v = base;
   memcpy((char *)&v + f->offset, (const char *)&c->value + f->offset, f->size);
-  const char *pre = c->only_default ? "default " : "";
+  const char *pre = !c->only_default ? "" : c->branch == 1 ? "default (Muon groups) " : c->branch == 2 ? "default (AdamW groups) " : "default ";
   size_t used = (size_t)snprintf(buf, n, "%s", pre);
   if (used >= n)
     return;

@@ -29,6 +29,10 @@ typedef struct muonref_fit_change {
   int only_default;      /* 1: only in a group whose case options give none of the
                             field's keys (the port's default differs; an ns or
                             transpose case, which gives no options, included) */
+  int branch;            /* 0: every group; 1: groups not routed to AdamW by use_muon
+                            (use_muon true or AUTO); 2: use_muon false groups only
+                            (default changes of a profile whose AdamW groups have
+                            defaults of their own, profile.h adam_fill: keller) */
   muonref_options value; /* the field's new value (only its bytes are read) */
 } muonref_fit_change;
 
