@@ -7,6 +7,9 @@
 # files of its profile, `muonref check --results` judges it, and the
 # explanation must name the change:
 #   diag VARIANT KEY: every failure's per-case diagnosis names KEY (a fault);
+#   fitted VARIANT TEXT...: the best explanation of the fit (the first
+#     "explained:" line) names each TEXT and explains at least 90 % of the
+#     failures.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
@@ -60,6 +63,29 @@ diag() {
   fi
 }
 
+# fitted NAME TEXT...: the first "explained:" line names every TEXT and
+# explains at least 90 % of the failures
+fitted() {
+  name=$1
+  shift
+  line=$(grep -m 1 '^explained: ' "$work/$name.out")
+  for want in "$@"; do
+    case $line in
+      *"$want"*) ;;
+      *) echo "FAIL: $name: the fit does not name '$want': ${line:-no explanation}"; grep '^explained\|^fit' "$work/$name.out"
+         status=1; return 1 ;;
+    esac
+  done
+  n=$(echo "$line" | sed -n 's/.*(\([0-9]*\) of \([0-9]*\) failures.*/\1 \2/p')
+  set -- $n
+  if [ -z "$n" ] || [ $(($1 * 10)) -lt $(($2 * 9)) ]; then
+    echo "FAIL: $name: the best explanation covers too few failures: $line"
+    status=1
+    return 1
+  fi
+  echo "ok: $name: $line"
+}
+
 # 1. The p.grad defect (issue 22): a Keller port is diagnosed although its
 # profile's port writes p.grad (vectors/keller publish expected.gradAfter).
 # Keller's scale sqrt(max(1, rows/cols)) replaced by Moonlight's
@@ -69,6 +95,48 @@ make_variant keller_rms torch_keller_port.py \
   '    update *= 0.2 * max(grad.size(-2), grad.size(-1)) ** 0.5' &&
   run_variant keller_rms SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_scaling.json" \
     "$v/keller/keller_weight_decay.json" &&
-  diag keller_rms fan_in_as_rms
+  diag keller_rms fan_in_as_rms &&
+  fitted keller_rms 'fan_in_as_rms = scale_mode fan_in -> rms_adamw'
+
+# 2. Newton-Schulz eps 1e-7 -> 1e-8 in a Keller port (an option it does not
+# take: the spec's field name; the same as the fault eps_1e-8)
+make_variant keller_eps torch_keller_port.py 'NS_EPS = 1e-7' 'NS_EPS = 1e-8' &&
+  run_variant keller_eps SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_newton_schulz.json" \
+    "$v/keller/keller_gradients.json" &&
+  fitted keller_eps 'ns_eps 1e-7 -> 1e-8'
+
+# 3. Keller's coefficients written as their bf16 values (what PyTorch 1.13
+# CPU does to the Python scalars: the same as the fault bf16_scalars)
+make_variant keller_coef torch_keller_port.py 'NS_COEFFS = (3.4445, -4.7750, 2.0315)' \
+  'NS_COEFFS = (3.4375, -4.78125, 2.03125)' &&
+  run_variant keller_coef SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_newton_schulz.json" \
+    "$v/keller/keller_scaling.json" &&
+  fitted keller_coef 'coefficients simple -> simple rounded to bf16'
+
+# 4. p.grad kept: the Nesterov input computed out of place, where Keller's
+# port writes it into p.grad (grad_after_step nesterov_input -> keep)
+make_variant keller_kept torch_keller_port.py \
+  '    update = grad.lerp_(momentum, beta) if nesterov else momentum' \
+  '    update = grad.lerp(momentum, beta) if nesterov else momentum' &&
+  run_variant keller_kept SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_momentum.json" \
+    "$v/keller/keller_gradients.json" &&
+  fitted keller_kept 'grad_after_step nesterov_input -> keep'
+
+# 5. A changed default: the Muon groups' lr default 0.02 -> 0.01 (only the
+# defaults cases give no lr; the scaling cases, which give it, keep passing)
+make_variant keller_lr torch_keller_port.py '                group.setdefault("lr", 0.02)' \
+  '                group.setdefault("lr", 0.01)' &&
+  run_variant keller_lr SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_defaults.json" \
+    "$v/keller/keller_scaling.json" &&
+  fitted keller_lr 'default (Muon groups) lr 0.02 -> 0.01'
+
+# 6. Sum momentum in torch.optim.Muon's port: the buffer beta M + G (the
+# fault sum_momentum) while the Nesterov input stays the lerp
+# (1 - beta) G + beta M, which with a sum buffer is the fault
+# nesterov_ema_blend: a pair, neither of which explains the port alone
+make_variant torch_sum torch_torch_port.py '                buf.lerp_(grad, 1 - beta)' \
+  '                buf.mul_(beta).add_(grad)' &&
+  run_variant torch_sum Muon torch "$v/torch/torch_momentum.json" "$v/torch/torch_scaling.json" &&
+  fitted torch_sum 'nesterov_ema_blend and sum_momentum'
 
 exit $status
