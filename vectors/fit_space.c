@@ -398,7 +398,10 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
     muonref_options back;
     if (muonref_case_options(jb, profile, &back, "fit", NULL) == MUONREF_OK && same_value(&back, b, f)) {
       char sa[200], sb[200];
-      json_text(va, sa, sizeof sa), json_text(vb, sb, sizeof sb);
+      if (f->kind == F_COEFFS) /* a list by its preset's name */
+        value_text(a, f, sa, sizeof sa), value_text(b, f, sb, sizeof sb);
+      else
+        json_text(va, sa, sizeof sa), json_text(vb, sb, sizeof sb);
       snprintf(buf, n, "%s %s -> %s", name, sa, sb);
       done = 1;
     }
