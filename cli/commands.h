@@ -79,6 +79,37 @@ typedef struct command {
   "\n" \
   "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."
 
+/* `muonref identify --help`; man/muonref-identify.1 is generated from it. */
+#define MUONREF_IDENTIFY_USAGE \
+  "identify (--torch MODULE_OR_FILE:CLASS | --results FILE) [OPTIONS] [VECTORS]\n" \
+  "Names the profile a PyTorch Muon port is, or the nearest one and how the port differs from it.  A probe\n" \
+  "set is derived from every profile's golden vectors under VECTORS (default: ./vectors if it exists, else\n" \
+  "the installed set; a folder of profile folders): each profile's defaults cases and 3 step, ns or\n" \
+  "transpose cases of every other area.  The driver torch_driver.py runs the port once over it (as\n" \
+  "`muonref check --torch` does), with the adapter of the profile whose option names the port's\n" \
+  "constructor takes; the results are judged against each profile (bf16 results also as fp32: the\n" \
+  "better counts), and the differences from the nearest profile are fitted to the option space\n" \
+  "(spec/vectors.md section 7).\n" \
+  "\n" \
+  "Options:\n" \
+  "  --torch MODULE_OR_FILE:CLASS\n" \
+  "                       the port: a module path or a file, and its optimizer class (the driver's --optimizer)\n" \
+  "  --results FILE       judge a results file instead (of a run over the whole VECTORS, not a probe set)\n" \
+  "  --adapter NAME       the driver's adapter (default: chosen from the constructor's keyword names)\n" \
+  "  --mode raw|neutral   the driver's mode (default neutral: the port's logic, not the platform's bf16)\n" \
+  "  --ns-format bf16|fp32  the port's Newton-Schulz format (default: the adapter's; bf16 results are also\n" \
+  "                       judged as fp32)\n" \
+  "  --torch-option OPT   one more option for the driver (repeatable)\n" \
+  "  --keep DIR           write the probe set and the results file into DIR and keep them\n" \
+  "  -q, --quiet          only the table and the verdict\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "Prints each profile's passed and failed probe cases, the nearest profile, and the explanations the\n" \
+  "fit finds for its failures (\"explained: ...\").\n" \
+  "Exit status: 0 the port is a profile (every probe case of the nearest passes); 1 it differs from every\n" \
+  "profile; 2 usage error or unusable input (a port the driver cannot load); 3 internal failure."
+
+int cmd_identify(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_vectors(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -21,6 +21,8 @@ static const command COMMANDS[] = {
   {"gen", cmd_gen, "regenerate the golden vectors from the reference (muonref gen --out vectors)",
    "gen [--prec BITS] [--out DIR] [--area NAME] [--profile NAME] [--threads N]\n"
    "  writes DIR/PROFILE/PROFILE_AREA.json for every profile (or NAME); BITS >= 256, default 256"},
+  {"identify", cmd_identify, "name the profile a PyTorch port is, or how it differs (muonref identify --torch F:C)",
+   MUONREF_IDENTIFY_USAGE},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
    "ns --preset NAME [--steps K] --sigma S | ns --report DIR [--smin S]    (spec/ns-study.md)"},
   {"profile", cmd_profile, "print the options of a profile (muonref profile nemo)", "profile NAME    (profiles: nemo, torch, moonlight, keller, timm; spec/profiles/)"},

@@ -10,6 +10,9 @@
 #   fitted VARIANT TEXT...: the best explanation of the fit (the first
 #     "explained:" line) names each TEXT and explains at least 90 % of the
 #     failures.
+# And `muonref identify` (over three profiles' vectors, to stay cheap)
+# names an unchanged test port as its profile (exit 0) and a Keller port
+# with one changed default as keller plus that default (exit 1).
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
@@ -138,5 +141,28 @@ make_variant torch_sum torch_torch_port.py '                buf.lerp_(grad, 1 - 
   '                buf.mul_(beta).add_(grad)' &&
   run_variant torch_sum Muon torch "$v/torch/torch_momentum.json" "$v/torch/torch_scaling.json" &&
   fitted torch_sum 'nesterov_ema_blend and sum_momentum'
+
+# 7. muonref identify: the timm test port is timm; the keller port with its
+# lr default changed is nearest to keller, and the fit names the default
+mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
+"$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^nearest profile: timm (every one of its [0-9]* probe cases passes): the port is timm$' \
+  "$work/id_timm.out"; then
+  echo "ok: identify: $(grep '^nearest' "$work/id_timm.out")"
+else
+  echo "FAIL: identify on the timm port (exit $rc):"; cat "$work/id_timm.out"; status=1
+fi
+if [ -f "$work/keller_lr.py" ]; then
+  "$muonref" identify -q --torch "$work/keller_lr.py:SingleDeviceMuonWithAuxAdam" "$work/three" >"$work/id_lr.out" 2>&1
+  rc=$?
+  first=$(grep -m 1 '^explained: ' "$work/id_lr.out")
+  if [ $rc -eq 1 ] && grep -q '^nearest profile: keller (' "$work/id_lr.out" &&
+    case $first in *'default (Muon groups) lr 0.02 -> 0.01'*) true ;; *) false ;; esac; then
+    echo "ok: identify: $(grep '^nearest' "$work/id_lr.out"); $first"
+  else
+    echo "FAIL: identify on the keller port with lr default 0.01 (exit $rc):"; cat "$work/id_lr.out"; status=1
+  fi
+fi
 
 exit $status
