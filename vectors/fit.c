@@ -22,7 +22,8 @@ enum {
   TOP_PAIRS = 8,    /* pairs whose passing cases are checked */
   PRINTED = 3,      /* explanations printed per profile */
   MAX_SHAPES = 10,  /* shapes of the scale evidence printed */
-  GREEDY = 2        /* the best singles each paired with every change of the space */
+  GREEDY = 2,       /* the best singles each paired with every change of the space */
+  PAIR_PROBE = 12   /* a pair is first tried on this many of its lead's unexplained failures */
 };
 
 /* The bf16 noise allowance of a Bf16Noise step case (spec/vectors.md 5.1),
@@ -745,14 +746,30 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
     free(c->match), free(c->dist);
     return 0;
   }
+  /* first up to PAIR_PROBE of the cases the lead leaves unexplained, evenly
+   * spread; the rest only when the pair explains one of those */
+  size_t open = 0, seen = 0;
+  for (size_t i = 0; lead && i < p->n_fail; i++)
+    open += !lead->match[i];
+  char *done = calloc(p->n_fail + 1, 1);
+  if (!done) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
   int gained = !lead;
-  for (int pass = lead ? 0 : 1; pass < 2 && (pass == 0 || gained); pass++)
-    for (size_t i = 0; i < p->n_fail; i++) {
-      if (lead && (lead->match[i] != 0) != (pass == 1))
-        continue;
+  for (size_t i = 0; lead && i < p->n_fail; i++) {
+    if (lead->match[i])
+      continue;
+    if (open > PAIR_PROBE && (seen++ * PAIR_PROBE) % open >= PAIR_PROBE)
+      continue;
+    evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
+    done[i] = 1;
+    gained |= c->match[i] != 0;
+  }
+  for (size_t i = 0; gained && i < p->n_fail; i++)
+    if (!done[i])
       evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
-      gained |= pass == 0 && c->match[i];
-    }
+  free(done);
   if (!gained) {
     free(c->match), free(c->dist);
     return 0;
