@@ -59,7 +59,7 @@ for p in $profiles; do
   for v in $profiles; do
     "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --mode neutral --optimizer "$1" --adapter "$2" \
       --ns-format "$(nsf "$@")" --out "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.drv" 2>&1 || { printf ' | %-18s' "driver failed"; fail "$p on $v: $(tail -n 1 "$work/$p-$v.drv")"; continue; }
-    "$muonref" check --results "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.out" 2>&1
+    "$muonref" check --no-diagnosis --results "$work/$p-$v.json" "$vectors/$v" >"$work/$p-$v.out" 2>&1
     rc=$?
     line=$(tail -n 1 "$work/$p-$v.out")
     printf ' | %-18s' "$line"
@@ -84,7 +84,7 @@ for p in $profiles; do
   set -- $(port_of "$p")
   "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --mode raw --optimizer "$1" --adapter "$2" \
     --ns-format "$(nsf "$@")" --out "$work/raw-$p.json" "$vectors/$p" >/dev/null 2>&1 || { fail "$p raw: the driver failed"; continue; }
-  "$muonref" check --results "$work/raw-$p.json" "$vectors/$p" >"$work/raw-$p.out" 2>&1
+  "$muonref" check --no-diagnosis --results "$work/raw-$p.json" "$vectors/$p" >"$work/raw-$p.out" 2>&1
   n=$(grep '^FAIL ' "$work/raw-$p.out" | grep -c 'PlatformRobust')
   [ "$n" -eq 0 ] && echo "ok: $p port raw on PyTorch $("$python" -c 'import torch; print(torch.__version__)'): $(tail -n 1 "$work/raw-$p.out"), every PlatformRobust case passes" ||
     { fail "$p port raw: $n PlatformRobust cases fail"; grep '^FAIL ' "$work/raw-$p.out" | grep PlatformRobust | head -n 3; }
