@@ -89,6 +89,21 @@ fitted() {
   echo "ok: $name: $line"
 }
 
+# scale_all NAME R: every shape of the scale evidence has its median update
+# ratio within 1 % of R
+scale_all() {
+  name=$1 want=$2
+  line=$(grep -m 1 '^scale (update norm' "$work/$name.out")
+  bad=$(echo "$line" | sed 's/^[^:]*://' | tr ';' '\n' | sed -n 's/.* x\([0-9.e+-]*\).*/\1/p' |
+    awk -v w="$want" '{ d = $1 - w; if (d < 0) d = -d; if (d > 0.01 * w) print $1 } END { if (NR == 0) print "none" }')
+  if [ -z "$bad" ]; then
+    echo "ok: $name: the update norm is x$want of the expected on every shape: $line"
+  else
+    echo "FAIL: $name: scale evidence off x$want ($bad): ${line:-no scale line}"
+    status=1
+  fi
+}
+
 # 1. The p.grad defect (issue 22): a Keller port is diagnosed although its
 # profile's port writes p.grad (vectors/keller publish expected.gradAfter).
 # Keller's scale sqrt(max(1, rows/cols)) replaced by Moonlight's
@@ -131,7 +146,9 @@ make_variant keller_lr torch_keller_port.py '                group.setdefault("l
   '                group.setdefault("lr", 0.01)' &&
   run_variant keller_lr SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_defaults.json" \
     "$v/keller/keller_scaling.json" &&
-  fitted keller_lr 'default (Muon groups) lr 0.02 -> 0.01'
+  fitted keller_lr 'default (Muon groups) lr 0.02 -> 0.01' &&
+  diag keller_lr 'exactly what the option change default (Muon groups) lr 0.02 -> 0.01 gives' &&
+  scale_all keller_lr 0.5
 
 # 6. Sum momentum in torch.optim.Muon's port: the buffer beta M + G (the
 # fault sum_momentum) while the Nesterov input stays the lerp

@@ -57,6 +57,7 @@ typedef struct cand {
   signed char *match; /* per failing case: 0 none, 1 weak, 2 strong */
   float *dist;        /* per failing case: distance of the closest run to the port (INFINITY: no change) */
   int explained, broken, sampled, same_as;
+  int so_far;         /* failing cases explained as they came (the per-case tie-break) */
   double close, improve;
   char label[256];
 } cand;
@@ -538,13 +539,22 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   for (int k = 0; k < c->nv; k++)
     if ((c->v[k].flags & MUONREF_NSF_BF16_SCALARS) && c->null_run[k] && matches(f, c, c->null_run[k], 0))
       out->platform = 1;
+  /* the best change: strong before weak, the closest run, then the change
+   * that explained most of the earlier failures (of two that give the same
+   * run here, the one that explains the port so far), then the space's order */
   int best = -1;
   for (size_t i = 0; i < p->n; i++) {
     cand *s = &p->single[i];
     evaluate(f, p, c, &p->space[i], NULL, &s->match[ci], &s->dist[ci]);
-    if (s->match[ci] && (best < 0 || better(s->match[ci], s->dist[ci], p->single[best].match[ci], p->single[best].dist[ci])))
+    if (!s->match[ci])
+      continue;
+    const cand *b = best < 0 ? NULL : &p->single[best];
+    if (!b || better(s->match[ci], s->dist[ci], b->match[ci], b->dist[ci]) ||
+        (s->match[ci] == b->match[ci] && s->dist[ci] == b->dist[ci] && s->so_far > b->so_far))
       best = (int)i;
   }
+  for (size_t i = 0; i < p->n; i++)
+    p->single[i].so_far += p->single[i].match[ci] != 0;
   if (out->platform) {
     const muonref_fault_info *i = muonref_fault_info_at(MUONREF_FAULT_BF16_SCALARS);
     snprintf(out->key, sizeof out->key, "%s", i->name);

@@ -239,6 +239,16 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
         if (!same_value(c.branch == 1 ? &base : &adam, &c.value, f))
           push(&l, &c);
     }
+    /* the default changes first: on a case that gives no option the two
+     * kinds give the same result, and the narrower explanation is named */
+    size_t n_val = end - first, n_def = l.n - end;
+    muonref_fit_change *tmp = malloc((n_val ? n_val : 1) * sizeof *tmp);
+    if (tmp && n_def) {
+      memcpy(tmp, l.c + first, n_val * sizeof *tmp);
+      memmove(l.c + first, l.c + end, n_def * sizeof *tmp);
+      memcpy(l.c + first + n_def, tmp, n_val * sizeof *tmp);
+    }
+    free(tmp);
   }
   *out = l.c;
   return l.n;
