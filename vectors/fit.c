@@ -381,12 +381,13 @@ static void case_free(fcase *c)
     json_decref(c->null_run[k]);
 }
 
-/* Whether variant k of case c is run: every order until a passing
- * Bf16Exact case has shown the port's (the orders it matched, spec/muon.md
- * 7.2), then only those. */
+/* Whether variant k of case c is run: on a Bf16Exact case every order
+ * until a passing Bf16Exact case has shown the port's (the orders it
+ * matched, spec/muon.md 7.2), then only those; elsewhere the one order the
+ * case has (the profile's: bf16 noise covers the others). */
 static int order_used(const pfit *p, const fcase *c, int k)
 {
-  return c->v[k].order < 0 || ((p->orders >> c->v[k].order) & 1u) || !p->orders;
+  return !c->exact || c->v[k].order < 0 || ((p->orders >> c->v[k].order) & 1u) || !p->orders;
 }
 
 /* The best of the runs of changes a, b on failing case c: *m 2 strong, 1
@@ -411,6 +412,12 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     }
     double dist = distance(c, r);
     signed char mk = matches(f, c, r, 0) ? 2 : c->exact && !c->null_weak[k] && matches(f, c, r, p->noise) ? 1 : 0;
+    if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
+      char l[200];
+      muonref_fit_describe(a, p->profile, l, sizeof l);
+      fprintf(stderr, "fit: %s %s variant %d (order %d, flags %u): distance %g, match %d\n", c->label, l, k, c->v[k].order,
+              c->v[k].flags, dist, mk);
+    }
     if (mk > *m || (mk == *m && dist < *d))
       *m = mk, *d = (float)dist;
     json_decref(r);
