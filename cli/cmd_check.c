@@ -81,16 +81,6 @@ typedef struct check_args {
 
 static int run_check(const check_args *a, char **paths, int n);
 
-#ifndef MUONREF_DRIVER_SRC
-#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
-#endif
-#ifndef MUONREF_DRIVER_INST
-#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
-#endif
-#ifndef MUONREF_PYTHON
-#define MUONREF_PYTHON "python3"
-#endif
-
 /* --torch: runs the PyTorch driver (the source tree's if readable, else the
  * installed one, as `muonref bench` finds its script) over paths, writing
  * its results file to out.  Returns EXIT_OK, or the exit status for the

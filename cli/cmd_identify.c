@@ -30,16 +30,6 @@
 
 extern char **environ;
 
-#ifndef MUONREF_DRIVER_SRC
-#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
-#endif
-#ifndef MUONREF_DRIVER_INST
-#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
-#endif
-#ifndef MUONREF_PYTHON
-#define MUONREF_PYTHON "python3"
-#endif
-
 enum { PER_AREA = 3, MAX_OPTS = 32 };
 
 /* What identify was asked for. */

@@ -11,6 +11,19 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
+/* The PyTorch driver of `muonref check --torch` and `muonref identify`:
+ * the source tree's (MUONREF_DRIVER_SRC, readable in a build tree) or the
+ * installed one, run by MUONREF_PYTHON (the build defines all three). */
+#ifndef MUONREF_DRIVER_SRC
+#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
+#endif
+#ifndef MUONREF_DRIVER_INST
+#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
+#endif
+#ifndef MUONREF_PYTHON
+#define MUONREF_PYTHON "python3"
+#endif
+
 /* -q/--quiet and -v/--verbose, the same for every subcommand: main.c takes
  * them out of argv before the subcommand parses it (both: a usage error).
  *   -1 quiet:   no progress, no per-item or informational lines; the
