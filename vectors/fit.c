@@ -43,6 +43,7 @@ typedef struct fcase {
   char kind[16], label[200];
   unsigned touch;  /* MUONREF_FIT_* kinds of the case */
   int exact;       /* judged in bf16 against a certified bf16 result: runs in every order, weak matches */
+  int band;        /* an ns output judged by a singular-value band: only weak matches (relative, noise) */
   int nv;
   variant v[MAX_VARIANTS];
   json_t *null_run[MAX_VARIANTS]; /* the unchanged run in each variant (NULL: not made yet, or failed) */
@@ -192,7 +193,8 @@ static json_t *run_changes(const muonref_fit *f, const pfit *p, const fcase *c, 
  * change); with noise > 0 each Muon parameter (a momentum
  * buffer in r's state) is judged on its update within that relative
  * allowance (spec/vectors.md 5.1), an ns output within it relatively. */
-static json_t *expecting(const json_t *test, const char *kind, const json_t *r, muonref_ns_format format, double noise)
+static json_t *expecting(const json_t *test, const char *kind, const json_t *r, muonref_ns_format format, double noise,
+                         double band_noise)
 {
   /* a shallow copy: the members are shared, the tolerance copied when changed */
   json_t *t = json_copy((json_t *)test), *e = json_object();
@@ -213,6 +215,16 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r, 
     json_object_set(e, "bf16", json_object_get(r, "output"));
   }
   json_object_set_new(t, "expected", e);
+  /* an ns output judged by the singular-value band of the golden result
+   * (Bf16Noise) is judged against the run relatively, within the noise
+   * allowance: the band says nothing about another run */
+  const char *fk0 = format == MUONREF_NS_BF16 ? "bf16" : "fp32";
+  const char *tk = json_string_value(json_object_get(json_object_get(json_object_get(test, "tolerance"), fk0), "kind"));
+  if (strcmp(kind, "step") && tk && !strcmp(tk, "svBand")) {
+    json_t *tol = json_deep_copy(json_object_get(test, "tolerance"));
+    json_object_set_new(tol, fk0, json_pack("{s:s,s:f}", "kind", "relative", "max", band_noise));
+    json_object_set_new(t, "tolerance", tol);
+  }
   if (noise > 0) {
     const char *fk = format == MUONREF_NS_BF16 ? "bf16" : "fp32";
     json_t *tol = json_object_get(json_object_get(t, "tolerance"), fk);
@@ -231,11 +243,11 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r, 
 
 /* Whether the port's result passes `test` judged against run r (noise: 0
  * for the case's own tolerance). */
-static int matches(const muonref_fit *f, const fcase *c, const json_t *r, double noise)
+static int matches(const muonref_fit *f, const fcase *c, const json_t *r, double noise, double p_noise)
 {
   double t0 = now();
   n_judged++;
-  json_t *t = expecting(c->test, c->kind, r, f->format, noise);
+  json_t *t = expecting(c->test, c->kind, r, f->format, noise, p_noise);
   muonref_verdict v;
   muonref_error err = {0};
   int ok = muonref_judge(t, c->kind, c->result, f->format, &v, "fit", &err) == MUONREF_OK && v.pass;
@@ -342,6 +354,9 @@ static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *tes
   int bf16 = f->format == MUONREF_NS_BF16;
   c->exact = bf16 && (step ? json_object_get(test, "expectedBf16") != NULL
                            : json_object_get(json_object_get(test, "expected"), "bf16") != NULL);
+  const char *tk = json_string_value(json_object_get(
+      json_object_get(json_object_get(test, "tolerance"), bf16 ? "bf16" : "fp32"), "kind"));
+  c->band = !step && tk && !strcmp(tk, "svBand");
   int orders[3] = {bf16 ? (int)p->base.bf16_order : -1, -1, -1}, no = 1;
   for (int k = 0; c->exact && k < MUONREF_N_BF16_ORDERS; k++)
     if (k != orders[0])
@@ -370,7 +385,7 @@ static void null_runs(const muonref_fit *f, const pfit *p, fcase *c)
     if (!c->null_run[k])
       continue;
     c->null_dist = fmin(c->null_dist, distance(c, c->null_run[k]));
-    c->null_weak[k] = c->exact && matches(f, c, c->null_run[k], p->noise);
+    c->null_weak[k] = (c->exact || c->band) && matches(f, c, c->null_run[k], p->noise, p->noise);
   }
 }
 
@@ -411,7 +426,8 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
       continue;
     }
     double dist = distance(c, r);
-    signed char mk = matches(f, c, r, 0) ? 2 : c->exact && !c->null_weak[k] && matches(f, c, r, p->noise) ? 1 : 0;
+    signed char mk = !c->band && matches(f, c, r, 0, p->noise) ? 2
+                     : (c->exact || c->band) && !c->null_weak[k] && matches(f, c, r, p->noise, p->noise) ? 1 : 0;
     if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
       char l[200];
       muonref_fit_describe(a, p->profile, l, sizeof l);
@@ -442,8 +458,8 @@ static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fi
     if (!order_used(p, c, k))
       continue;
     json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
-    kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) || matches(f, c, r, 0) ||
-                 (c->exact && matches(f, c, r, p->noise)));
+    kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) || matches(f, c, r, 0, p->noise) ||
+                 ((c->exact || c->band) && matches(f, c, r, p->noise, p->noise)));
     json_decref(r);
   }
   return kept;
@@ -544,7 +560,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   scale_evidence(f, p, c);
   null_runs(f, p, c);
   for (int k = 0; k < c->nv; k++)
-    if ((c->v[k].flags & MUONREF_NSF_BF16_SCALARS) && c->null_run[k] && matches(f, c, c->null_run[k], 0))
+    if ((c->v[k].flags & MUONREF_NSF_BF16_SCALARS) && c->null_run[k] && matches(f, c, c->null_run[k], 0, p->noise))
       out->platform = 1;
   /* the best change: strong before weak, the closest run, then the change
    * that explained most of the earlier failures (of two that give the same
