@@ -23,7 +23,8 @@ enum {
   PRINTED = 3,      /* explanations printed per profile */
   MAX_SHAPES = 10,  /* shapes of the scale evidence printed */
   GREEDY = 2,       /* the best singles each paired with every change of the space */
-  PAIR_PROBE = 12   /* a pair is first tried on this many of its lead's unexplained failures */
+  PAIR_PROBE = 12,  /* a pair is first tried on this many of its lead's unexplained failures */
+  MAX_TALL_SIDE = 1024 /* the longest side no_transpose's iteration is run on */
 };
 
 /* The bf16 noise allowance of a Bf16Noise step case (spec/vectors.md 5.1),
@@ -44,6 +45,7 @@ typedef struct fcase {
   unsigned touch;  /* MUONREF_FIT_* kinds of the case */
   int exact;       /* judged in bf16 against a certified bf16 result: runs in every order, weak matches */
   int band;        /* an ns output judged by a singular-value band: only weak matches (relative, noise) */
+  size_t side;     /* the longest side of a matrix of the case (a parameter's d0 or the rest, an input's) */
   int nv;
   variant v[MAX_VARIANTS];
   json_t *null_run[MAX_VARIANTS]; /* the unchanged run in each variant (NULL: not made yet, or failed) */
@@ -357,6 +359,16 @@ static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *tes
   const char *tk = json_string_value(json_object_get(
       json_object_get(json_object_get(test, "tolerance"), bf16 ? "bf16" : "fp32"), "kind"));
   c->band = !step && tk && !strcmp(tk, "svBand");
+  const json_t *ps = json_object_get(test, "params");
+  for (size_t i = 0; i <= json_array_size(ps); i++) {
+    const json_t *t = i < json_array_size(ps) ? json_object_get(json_array_get(ps, i), "init") : json_object_get(test, "input");
+    const json_t *shape = json_object_get(t, "shape");
+    size_t d0 = json_array_size(shape) ? (size_t)json_integer_value(json_array_get(shape, 0)) : 0, rest = 1;
+    for (size_t k = 1; k < json_array_size(shape); k++)
+      rest *= (size_t)json_integer_value(json_array_get(shape, k));
+    c->side = d0 > c->side ? d0 : c->side;
+    c->side = rest > c->side ? rest : c->side;
+  }
   int orders[3] = {bf16 ? (int)p->base.bf16_order : -1, -1, -1}, no = 1;
   for (int k = 0; c->exact && k < MUONREF_N_BF16_ORDERS; k++)
     if (k != orders[0])
@@ -396,6 +408,16 @@ static void case_free(fcase *c)
     json_decref(c->null_run[k]);
 }
 
+/* Whether a change can be run on case c at a bounded cost: a fault that
+ * iterates Newton-Schulz on the tall side (no_transpose) costs side^3 and
+ * is not run where a side exceeds MAX_TALL_SIDE (optax's (8192, 1)
+ * embedding: 5e11 flops a run). */
+static int affordable(const fcase *c, const muonref_fit_change *x)
+{
+  return !x || x->fault <= 0 || !(muonref_fault_ns_flags(x->fault) & MUONREF_NSF_NO_TRANSPOSE) ||
+         c->side <= MAX_TALL_SIDE;
+}
+
 /* Whether variant k of case c is run: on a Bf16Exact case every order
  * until a passing Bf16Exact case has shown the port's (the orders it
  * matched, spec/muon.md 7.2), then only those; elsewhere the one order the
@@ -413,7 +435,7 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
 {
   *m = 0, *d = INFINITY;
   unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0);
-  if (!(touch & c->touch) || (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
+  if (!affordable(c, a) || !affordable(c, b) || !(touch & c->touch) || (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
                               (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
     return;
   null_runs(f, p, c);
@@ -449,8 +471,9 @@ static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fi
                  const muonref_fit_change *b)
 {
   unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0);
-  if (!(touch & c->touch) || (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
-                              (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
+  if (!affordable(c, a) || !affordable(c, b) || !(touch & c->touch) ||
+      (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
+       (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
     return 1;
   null_runs(f, p, c);
   int kept = 0;
@@ -568,7 +591,10 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   int best = -1;
   for (size_t i = 0; i < p->n; i++) {
     cand *s = &p->single[i];
+    double t0 = now();
     evaluate(f, p, c, &p->space[i], NULL, &s->match[ci], &s->dist[ci]);
+    if (getenv("MUONREF_FIT_DEBUG") && now() - t0 > 0.05)
+      fprintf(stderr, "fit: %s on %s took %.2f s\n", label(p, s), c->label, now() - t0);
     if (!s->match[ci])
       continue;
     const cand *b = best < 0 ? NULL : &p->single[best];
