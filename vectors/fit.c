@@ -83,7 +83,7 @@ typedef struct pfit {
   unsigned long rng;
   double noise;
   int noise_seen;
-  unsigned orders; /* the bf16 orders every passing Bf16Exact case matched so far (all bits: none seen) */
+  long order_count[MUONREF_N_BF16_ORDERS]; /* passing Bf16Exact cases that matched each bf16 order */
   shape_ratios *sh;
   size_t n_sh;
 } pfit;
@@ -122,7 +122,6 @@ static pfit *profile_fit(muonref_fit *f, const char *profile)
   for (size_t i = 0; i < p->n; i++)
     p->single[i].a = (int)i, p->single[i].b = -1, p->single[i].same_as = -1;
   p->noise = DEFAULT_NOISE;
-  p->orders = (1u << MUONREF_N_BF16_ORDERS) - 1;
   p->rng = 20261130;
   f->n_p++;
   return p;
@@ -418,13 +417,23 @@ static int affordable(const fcase *c, const muonref_fit_change *x)
          c->side <= MAX_TALL_SIDE;
 }
 
-/* Whether variant k of case c is run: on a Bf16Exact case every order
- * until a passing Bf16Exact case has shown the port's (the orders it
- * matched, spec/muon.md 7.2), then only those; elsewhere the one order the
- * case has (the profile's: bf16 noise covers the others). */
-static int order_used(const pfit *p, const fcase *c, int k)
+/* The order in which the variants of case c are tried: the bf16 orders
+ * the port's passing Bf16Exact cases matched most first (spec/muon.md 7.2;
+ * a run that gives the port's result bit for bit ends the search), so a
+ * port's own order is usually the first and only one run. */
+static void variant_order(const pfit *p, const fcase *c, int *idx)
 {
-  return !c->exact || c->v[k].order < 0 || ((p->orders >> c->v[k].order) & 1u) || !p->orders;
+  for (int k = 0; k < c->nv; k++)
+    idx[k] = k;
+  for (int i = 1; i < c->nv; i++) /* insertion sort, stable: the profile's order first among equals */
+    for (int j = i; j > 0; j--) {
+      int x = idx[j - 1], y = idx[j];
+      long cx = c->v[x].order >= 0 ? p->order_count[c->v[x].order] : 0;
+      long cy = c->v[y].order >= 0 ? p->order_count[c->v[y].order] : 0;
+      if (cy <= cx)
+        break;
+      idx[j - 1] = y, idx[j] = x;
+    }
 }
 
 /* The best of the runs of changes a, b on failing case c: *m 2 strong, 1
@@ -439,9 +448,10 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
                               (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
     return;
   null_runs(f, p, c);
-  for (int k = 0; k < c->nv; k++) {
-    if (!order_used(p, c, k))
-      continue;
+  int idx[MAX_VARIANTS];
+  variant_order(p, c, idx);
+  for (int i = 0; i < c->nv; i++) {
+    int k = idx[i];
     json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
     if (!r || (c->null_run[k] && json_equal(r, c->null_run[k]))) { /* refused, or changes nothing here */
       json_decref(r);
@@ -476,10 +486,10 @@ static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fi
        (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
     return 1;
   null_runs(f, p, c);
-  int kept = 0;
-  for (int k = 0; !kept && k < c->nv; k++) {
-    if (!order_used(p, c, k))
-      continue;
+  int kept = 0, idx[MAX_VARIANTS];
+  variant_order(p, c, idx);
+  for (int i = 0; !kept && i < c->nv; i++) {
+    int k = idx[i];
     json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
     kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) || matches(f, c, r, 0, p->noise) ||
                  ((c->exact || c->band) && matches(f, c, r, p->noise, p->noise)));
@@ -654,8 +664,8 @@ void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, cons
   pfit *p = profile_fit(f, profile);
   if (!p || !strcmp(kind, "error"))
     return;
-  if (orders)
-    p->orders &= orders;
+  for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
+    p->order_count[k] += (orders >> k) & 1u;
   if (!p->pass && !(p->pass = calloc(MAX_PASSES, sizeof *p->pass)))
     return;
   long seen = p->seen_pass++;

@@ -59,9 +59,8 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
 
 /* Records a passing case (a sample of them is kept: an explanation must
  * keep them passing); orders: the bf16 evaluation orders it matched
- * (muonref_verdict.orders; 0 when it publishes none).  From then on, the
- * changes run only in the orders every passing case matched (all three
- * while none has, or when no one order is common). */
+ * (muonref_verdict.orders; 0 when it publishes none): the changes are
+ * run first in the orders the passing cases matched most. */
 void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
                       const json_t *result, unsigned orders);
 
