@@ -6,7 +6,7 @@
 # `muonref check --results` then judges and diagnoses it, and the row gives
 # the cases, the failures, the fit's best explanation and the CPU seconds
 # of that check (user + system, /usr/bin/time).  Not part of make check: it
-# measures (about a minute of CPU for the eleven profiles).
+# measures (about five CPU minutes for the eleven profiles).
 # Exit 0, or 1 when a fault's best explanation does not name it.
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
