@@ -18,7 +18,12 @@
  * Each failing step case also gives the ratio of the port's update norm to
  * the expected one per Muon parameter (||P_got - P_init||_F /
  * ||P_exp - P_init||_F), summarised per shape: a scale error shows as one
- * number per shape. */
+ * number per shape.
+ *
+ * Debugging (standard error): MUONREF_FIT_DEBUG=1 prints the runs made and
+ * their time, the changes slower than 50 ms on a case and the passing cases
+ * each checked change breaks; MUONREF_FIT_CASE=FILE#TCID every run on that
+ * case (change, variant, distance, match). */
 #ifndef MUONREF_VECTORS_FIT_H
 #define MUONREF_VECTORS_FIT_H
 
