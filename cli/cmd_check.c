@@ -97,16 +97,6 @@ typedef struct check_args {
 
 static int run_check(const check_args *a, char **paths, int n);
 
-#ifndef MUONREF_DRIVER_SRC
-#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
-#endif
-#ifndef MUONREF_DRIVER_INST
-#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
-#endif
-#ifndef MUONREF_PYTHON
-#define MUONREF_PYTHON "python3"
-#endif
-
 /* Whether the driver options name the option `name` (e.g. "--adapter", in
  * either spelling: "--adapter X" or "--adapter=X"). */
 static int names_option(const check_args *a, const char *name)

@@ -140,5 +140,13 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
 void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p);
 unsigned muonref_fault_ns_flags(int f);
 
+/* The harness's Newton-Schulz flags for this thread: ORed into every
+ * muonref_fault_ns_flags result until set again (0: none, the default).
+ * The judge's fit (vectors/fit.c) runs a candidate in a port's bf16
+ * evaluation order (MUONREF_NSF_ORDER) and with the platform's bf16-rounded
+ * scalars (MUONREF_NSF_BF16_SCALARS) on top of any fault this way; returns
+ * the previous value. */
+unsigned muonref_fault_set_extra_ns_flags(unsigned flags);
+
 #endif /* MUONREF_TEST_HOOKS */
 #endif

@@ -105,6 +105,41 @@ static int ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n, 
   return muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16); /* X <- R(R(a X) + R(B X)) */
 }
 
+/* One bf16 step in the KELLER or FUSED order of spec/muon.md 7.2 (the
+ * test hook MUONREF_NSF_ORDER; SEPARATE is ns_step), with full sgemm
+ * products accumulated in binary32:
+ *   KELLER: A <- R(X X^T); C <- R(c A); B <- R(R(b A) + R(C A));
+ *           X <- R(R(a X) + R(B X))
+ *   FUSED:  A <- R(X X^T); B <- R(b A + c (A A)); X <- R(a X + B X), each
+ *           right-hand side in binary64 from the binary32 products, then
+ *           rounded once (through binary32, as PyTorch's addmm)
+ * C (m x m) is scratch; B is not symmetric under KELLER, so B X is a
+ * full product. */
+static void ns_step_order(float *X, float *A, float *B, float *C, float *BX, size_t m, size_t n, muonref_coeff t,
+                          muonref_bf16_order order)
+{
+  int mi = (int)m, ni = (int)n;
+  float a = (float)t.a, b = (float)t.b, c = (float)t.c;
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, ni, 1.0f, X, ni, 0.0f, A, mi);
+  muonref_nsk_sym_finish(A, m, 1);
+  if (order == MUONREF_BF16_KELLER) {
+    for (size_t i = 0; i < m * m; i++)
+      C[i] = muonref_bf16_round(c * A[i]);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, mi, mi, 1.0f, C, mi, A, mi, 0.0f, B, mi);
+    for (size_t i = 0; i < m * m; i++)
+      B[i] = muonref_bf16_round(muonref_bf16_round(b * A[i]) + muonref_bf16_round(B[i]));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+    muonref_nsk_axpy(X, BX, m * n, a, 1);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, mi, mi, 1.0f, A, mi, A, mi, 0.0f, B, mi);
+  for (size_t i = 0; i < m * m; i++)
+    B[i] = muonref_bf16_round((float)((double)b * A[i] + (double)c * B[i]));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  for (size_t i = 0; i < m * n; i++)
+    X[i] = muonref_bf16_round((float)((double)a * X[i] + BX[i]));
+}
+
 /* Rows per block of the upper block triangle of a symmetric product:
  * smaller blocks skip more of the lower triangle, larger ones keep oneDNN's
  * kernels efficient; 128 computes 36/64 of the full product at m = 1024
@@ -235,7 +270,10 @@ static int begin(const muonref_options **o, muonref_options *buf, size_t rows, s
   if (st)
     return st;
   muonref_ns_orient(rows, cols, flags, m, n, tr);
-  return use_dnnl(flags, (*o)->ns_format == MUONREF_NS_BF16, *m, *n, err);
+  int bf16 = (*o)->ns_format == MUONREF_NS_BF16;
+  if (bf16 && MUONREF_NSF_FAULT(flags, MUONREF_NSF_ORDER) && (*o)->bf16_order != MUONREF_BF16_SEPARATE)
+    return 0; /* the test hook's orders run on OpenBLAS (ns_step_order) */
+  return use_dnnl(flags, bf16, *m, *n, err);
 }
 
 /* Newton-Schulz from the loaded iterate X (m x n, the first m n floats of
@@ -247,6 +285,7 @@ static int run(float *work, size_t rows, size_t cols, size_t m, size_t n, int tr
                const muonref_options *o, unsigned flags, int dnnl, muonref_error *err)
 {
   int bf16 = o->ns_format == MUONREF_NS_BF16;
+  int order = bf16 && MUONREF_NSF_FAULT(flags, MUONREF_NSF_ORDER) && o->bf16_order != MUONREF_BF16_SEPARATE;
   /* X, BX (m n floats each), A, B (m m each); for oneDNN the bf16 copies
    * Pb (m m halves, in the third m m) and Xb (m n halves, at the end) */
   float *X = work, *BX = X + m * n, *A = BX + m * n, *B = A + m * m;
@@ -268,6 +307,11 @@ static int run(float *work, size_t rows, size_t cols, size_t m, size_t n, int tr
   int finite = -2, n_steps = muonref_ns_step_count(o);
   for (int k = 0; k < n_steps; k++) {
     muonref_coeff t = muonref_ns_coeff_at(o, k);
+    if (order) {
+      ns_step_order(X, A, B, B + m * m, BX, m, n, t, o->bf16_order);
+      finite = 0; /* checked below */
+      continue;
+    }
     finite = dnnl ? ns_step_dnnl(X, A, B, BX, Xb, Pb, m, n, t) : ns_step(X, A, B, BX, m, n, t, bf16);
     if (finite == -1)
       return muonref_fail(err, MUONREF_ENOMEM, "oneDNN's bf16 matmul failed on a (%zu, %zu) Newton-Schulz step "

@@ -15,11 +15,16 @@ enum {
    * (fast/ns_dnnl.h); _DNNL fails with MUONREF_EOPTION where unavailable. */
   MUONREF_NSF_GEMM_BLAS = 1u << 3,    /* OpenBLAS on bf16-valued floats */
   MUONREF_NSF_GEMM_DNNL = 1u << 4,    /* oneDNN's native bf16 matmul at every size */
-  MUONREF_NSF_ZERO_NORM_NAN = 1u << 5 /* a zero divisor gives X / 0 (NaN for X = 0), not zeros */
+  MUONREF_NSF_ZERO_NORM_NAN = 1u << 5, /* a zero divisor gives X / 0 (NaN for X = 0), not zeros */
+  /* Not a deviation: a bf16 run evaluates o->bf16_order (spec/muon.md 7.2)
+   * instead of SEPARATE, with full sgemm products on OpenBLAS (slower; no
+   * oneDNN).  Used by the judge's fit (vectors/fit.c) to run a candidate
+   * in the order the port evaluates; a test hook like the four above. */
+  MUONREF_NSF_ORDER = 1u << 6
 };
 
 /* Whether flags ask for deviation f (NO_TRANSPOSE, MAX_NORM, BF16_SCALARS,
- * ZERO_NORM_NAN): these four are test hooks of the faults of the same names
+ * ZERO_NORM_NAN, and the evaluation order ORDER): these five are test hooks of the faults of the same names
  * (fast/faults.h); without MUONREF_TEST_HOOKS, as in the installed
  * library, they are constant 0 and their branches compile to nothing. */
 #ifdef MUONREF_TEST_HOOKS

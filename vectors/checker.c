@@ -8,6 +8,7 @@
 #include "baseline.h"
 #include "diagnose.h"
 #include "escape.h"
+#include "fit.h"
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
@@ -91,10 +92,22 @@ static void count_orders(muonref_checker *c, unsigned orders, const char *key)
   c->orders_all &= orders;
 }
 
+/* The fit of the port (made at first use): in raw mode on a platform whose
+ * probe found Python scalars rounded to bf16, every run also with them. */
+static struct muonref_fit *fit_of(muonref_checker *c)
+{
+  if (!c->fit) {
+    const char *scal = strcmp(c->mode, "neutral") && c->platform_json
+                           ? json_string_value(json_object_get(c->platform_json, "scalar_mul")) : NULL;
+    c->fit = muonref_fit_new(c->format, scal && strstr(scal, "bf16"));
+  }
+  return c->fit;
+}
+
 /* Diagnoses a failing case of an outside implementation; counts and logs
  * the diagnosis; its text into text (n bytes). */
-static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *profile, const json_t *r,
-                     char *text, size_t n)
+static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *file, const char *profile,
+                     const json_t *r, char *text, size_t n)
 {
   muonref_diagnosis d;
   if (!strcmp(kind, "error"))
@@ -102,9 +115,9 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
   /* in neutral mode the port's bf16 arithmetic did not run on the platform's
    * kernels: the probe's findings cannot explain a failure */
   const json_t *plat = strcmp(c->mode, "neutral") ? c->platform_json : NULL;
-  if (!muonref_diagnose(test, kind, profile, r, c->format, plat, &d)) {
+  if (!muonref_diagnose(test, kind, profile, muonref_basename(file), r, c->format, plat, fit_of(c), &d)) {
     c->undiagnosed++;
-    snprintf(text, n, "none: no catalogued fault or measured platform effect gives this result");
+    snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result");
     if (c->log)
       fprintf(c->log, "  diagnosis: %s\n", text); /* our own words */
     return;
@@ -272,6 +285,8 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   if (listed)
     muonref_baseline_why(listed, k.why, sizeof k.why);
   c->judged_passed += v.pass, c->judged_failed += !v.pass;
+  if (v.pass && c->diagnose && !c->fast && r)
+    muonref_fit_pass(fit_of(c), test, kind, profile, muonref_basename(file), r, v.orders);
   if (k.pass) {
     json_decref(r);
     a->passed++, c->passed++;
@@ -319,7 +334,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   }
   char dtext[512] = "";
   if (c->diagnose && !k.known && !v.pass)
-    diagnose(c, test, kind, profile, r, dtext, sizeof dtext);
+    diagnose(c, test, kind, file, profile, r, dtext, sizeof dtext);
   else if (!k.known && k.diagnosis[0]) {
     snprintf(dtext, sizeof dtext, "%s", k.diagnosis);
     if (c->log)
@@ -714,8 +729,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text"))), fputc('\n', out);
   }
   if (c->undiagnosed)
-    fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
-            c->undiagnosed);
+    fprintf(out, "diagnosis: %ld failures that no catalogued fault, single option change or measured platform effect "
+                 "explains\n", c->undiagnosed);
+  muonref_fit_report(c->fit, out);
   if (c->sharded_failed)
     fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
             c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
@@ -768,5 +784,7 @@ void muonref_checker_free(muonref_checker *c)
   for (int i = 0; i < c->n_others; i++)
     muonref_other_run_free(&c->others[i]);
   c->n_others = 0;
+  muonref_fit_free(c->fit);
+  c->fit = NULL;
   c->results = c->written = c->used = c->baseline = c->failures = c->platform_json = c->diagnoses = NULL;
 }

@@ -80,6 +80,8 @@ typedef struct muonref_checker {
   json_t *distributed_json; /* results mode: the driver's "distributed" object (--world-size), or NULL */
   long sharded_failed;      /* failing cases with a "sharding" member, run over several ranks */
   json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
+  struct muonref_fit *fit;  /* results mode with diagnosis: the fit of the port to the option
+                               space (vectors/fit.h), made at the first judged case */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */
   /* Called once per judged case after it is counted (NULL: not called);
    * a nonzero return (a muonref_status, e.g. MUONREF_ENOMEM or
