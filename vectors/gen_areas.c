@@ -1256,8 +1256,8 @@ void gen_area_transpose(gen_ctx *g)
   for (size_t k = 0; k < 6; k++) {
     char comment[256];
     float *x = gen_normal_array(g, R[k][0] * R[k][1], 1.0);
-    snprintf(comment, sizeof comment, "Gaussian (%zu, %zu) and its transpose: bitwise transposes for one implementation", R[k][0],
-             R[k][1]);
+    snprintf(comment, sizeof comment, "Gaussian (%zu, %zu) and its transpose: each output, transposed back, within the "
+             "case's tolerance of the exact iterate", R[k][0], R[k][1]);
     const char *f[] = {"Transpose", "Random", NULL};
     gen_add_ns(g, "transpose", comment, f, x, R[k][0], R[k][1], 5);
     free(x);
