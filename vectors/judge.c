@@ -63,6 +63,7 @@ typedef struct tol {
   const json_t *atol; /* array, one per tensor, or NULL (0) */
   const json_t *state_atol; /* array of {"buffer": atol} per parameter, or NULL */
   const json_t *update_rel; /* array, one per parameter (0: elementwise), or NULL */
+  const json_t *norm_rel;   /* array, one per parameter (0: no norm check), or NULL */
 } tol;
 
 static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char *where, muonref_error *err)
@@ -80,6 +81,7 @@ static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char 
   t->atol = json_object_get(j, "atol");
   t->state_atol = json_object_get(j, "stateAtol");
   t->update_rel = json_object_get(j, "updateRel");
+  t->norm_rel = json_object_get(j, "normRel");
   if (!strcmp(k, "bitwise"))
     t->kind = T_BITWISE;
   else if (!strcmp(k, "elementwise"))
@@ -258,6 +260,66 @@ static int compare_update(const json_t *got, const json_t *exp, const json_t *in
   return MUONREF_OK;
 }
 
+/* The norm of a Bf16Noise Muon parameter's update (spec/vectors.md 5.1,
+ * normRel): with w the case's muonNorm.without[i] (the parameter after the
+ * same steps with every Newton-Schulz output zero), the Muon part got - w
+ * must have a Frobenius norm within rel of the reference bf16 run's norm
+ * N_k of some accepted order k (muonNorm.bf16.<order>[i]), plus the
+ * Frobenius norm of the elementwise rounding allowances, which bounds
+ * ||got - exp||_F for a port within them (triangle inequality):
+ * | ||got - w||_F - N_k | <= rel N_k + sqrt(sum_j (atol + maxUlp ulp(exp_j))^2).
+ * A scale error of the update shows here although it hides in the bf16
+ * noise of the update's direction. */
+static int compare_norm(const json_t *test, const json_t *got, const json_t *exp, size_t i, double rel, double atol,
+                        double max_ulp, const char *name, muonref_verdict *v, const char *where, muonref_error *err)
+{
+  const json_t *mn = json_object_get(test, "muonNorm");
+  const json_t *wj = json_array_get(json_object_get(mn, "without"), i), *by = json_object_get(mn, "bf16");
+  if (!json_is_object(wj) || !json_is_object(by))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"normRel\"[%zu] needs \"muonNorm\".without[%zu] and .bf16", where, i, i);
+  muonref_tensor g, e, w;
+  int loaded, st = load_pair(got, exp, name, &g, &e, &loaded, v, where, err);
+  if (st || !loaded)
+    return st;
+  if ((st = tensor(&w, wj, where, "muonNorm.without", err))) {
+    muonref_tensor_free(&g), muonref_tensor_free(&e);
+    return st;
+  }
+  if (same_shape(&g, &e) && same_shape(&w, &e)) { /* a shape mismatch has failed already */
+    double num = 0, slack = 0;
+    for (size_t k = 0; k < e.numel; k++) {
+      double d = value(&g, k) - value(&w, k), r = atol + max_ulp * muonref_ulp32(value(&e, k));
+      num += d * d;
+      slack += r * r;
+    }
+    num = sqrt(num), slack = sqrt(slack);
+    double best = INFINITY, best_n = 0;
+    const char *best_order = "?";
+    for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+      const char *o = muonref_bf16_order_name((muonref_bf16_order)k);
+      const json_t *nk = json_array_get(json_object_get(by, o), i);
+      if (!json_is_number(nk)) {
+        muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&w);
+        return muonref_fail(err, MUONREF_EFORMAT, "%s: \"muonNorm\".bf16.%s[%zu] must be a number", where, o, i);
+      }
+      double n = json_number_value(nk), allowed = rel * n + slack;
+      double ratio = fabs(num - n) <= allowed ? (allowed > 0 ? fabs(num - n) / allowed : 0) : INFINITY;
+      if (ratio < best || (isinf(ratio) && isinf(best) && fabs(num - n) < fabs(num - best_n)))
+        best = ratio, best_n = n, best_order = o;
+    }
+    if (isfinite(best))
+      v->worst = fmax(v->worst, best);
+    else {
+      note_failing(v, name);
+      failf(v, "%s: the Muon update's norm is %.4f times the reference bf16 run's (nearest accepted order %s), "
+               "allowed 1 +- %.3g (a scale error; spec/vectors.md 5.1, normRel)",
+            name, best_n > 0 ? num / best_n : INFINITY, best_order, best_n > 0 ? rel + slack / best_n : rel);
+    }
+  }
+  muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&w);
+  return MUONREF_OK;
+}
+
 /* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>. */
 static int judge_state(const json_t *got, const json_t *exp, const tol *t, const json_t *state_atol,
                        muonref_verdict *v, const char *where, muonref_error *err)
@@ -325,6 +387,8 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
     return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
   if (t->update_rel && json_array_size(t->update_rel) != json_array_size(ep))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"updateRel\" per parameter", where);
+  if (t->norm_rel && json_array_size(t->norm_rel) != json_array_size(ep))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"normRel\" per parameter", where);
   for (size_t i = 0; i < json_array_size(ep); i++) {
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
@@ -334,6 +398,10 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
                                       json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)
                      : compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
     if (st)
+      return st;
+    double nrel = json_number_value(json_array_get(t->norm_rel, i));
+    if (nrel > 0 && (st = compare_norm(test, json_array_get(gp, i), json_array_get(ep, i), i, nrel,
+                                       json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)))
       return st;
   }
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
@@ -519,7 +587,7 @@ static int judge_norm_overflow(const json_t *test, const char *kind, const json_
     int st = read_tol(test, MUONREF_NS_FP32, &t, where, err);
     if (st)
       return st;
-    t.update_rel = NULL;
+    t.update_rel = t.norm_rel = NULL;
   } else {
     memset(&t, 0, sizeof t);
     t.kind = T_ELEMENTWISE; /* max_ulp 0, no atol: each element equal to 0 (either sign) */
