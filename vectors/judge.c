@@ -63,7 +63,7 @@ typedef struct tol {
   const json_t *atol; /* array, one per tensor, or NULL (0) */
   const json_t *state_atol; /* array of {"buffer": atol} per parameter, or NULL */
   const json_t *update_rel; /* array, one per parameter (0: elementwise), or NULL */
-  const json_t *norm_rel;   /* array, one per parameter (0: no norm check), or NULL */
+  const json_t *scale_rel;  /* array, one per parameter (0: no scale check), or NULL */
 } tol;
 
 static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char *where, muonref_error *err)
@@ -81,7 +81,7 @@ static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char 
   t->atol = json_object_get(j, "atol");
   t->state_atol = json_object_get(j, "stateAtol");
   t->update_rel = json_object_get(j, "updateRel");
-  t->norm_rel = json_object_get(j, "normRel");
+  t->scale_rel = json_object_get(j, "scaleRel");
   if (!strcmp(k, "bitwise"))
     t->kind = T_BITWISE;
   else if (!strcmp(k, "elementwise"))
@@ -260,64 +260,109 @@ static int compare_update(const json_t *got, const json_t *exp, const json_t *in
   return MUONREF_OK;
 }
 
-/* The norm of a Bf16Noise Muon parameter's update (spec/vectors.md 5.1,
- * normRel): with w the case's muonNorm.without[i] (the parameter after the
- * same steps with every Newton-Schulz output zero), the Muon part got - w
- * must have a Frobenius norm within rel of the reference bf16 run's norm
- * N_k of some accepted order k (muonNorm.bf16.<order>[i]), plus the
- * Frobenius norm of the elementwise rounding allowances, which bounds
- * ||got - exp||_F for a port within them (triangle inequality):
- * | ||got - w||_F - N_k | <= rel N_k + sqrt(sum_j (atol + maxUlp ulp(exp_j))^2).
- * A scale error of the update shows here although it hides in the bf16
- * noise of the update's direction. */
-static int compare_norm(const json_t *test, const json_t *got, const json_t *exp, size_t i, double rel, double atol,
-                        double max_ulp, const char *name, muonref_verdict *v, const char *where, muonref_error *err)
+/* Orders whose singular values fit a result this much worse (relative,
+ * after the best scale) than the best-fitting order's are not candidates.
+ * Measured: a bf16 boundary case leaves the port's own order the best fit
+ * (the fast path on torch_routing #19: 0.0065 against 0.0126), while with
+ * a margin of 0.005 a timm port 1 % too large was taken for Keller's order
+ * on a (4, 18) matrix (timm_adamw #3, #7) and passed. */
+#define SV_SHAPE_MARGIN 0.001
+
+/* The scale of a Bf16Noise Muon parameter's update (spec/vectors.md 5.1,
+ * scaleRel).  With w the case's muonSv.without[i] (the parameter after the
+ * same steps with every Newton-Schulz output zero), s are the singular
+ * values of the Muon part got - w as the matrix (shape[0], numel /
+ * shape[0]), and s_k those of the reference's bf16 run in accepted order k
+ * (muonSv.bf16.<order>[i]).  For each order, c_k = <s, s_k> / ||s_k||^2 is
+ * the scale that fits s best and r_k = ||s - c_k s_k|| / ||s_k|| what is
+ * left; the candidate orders are those within SV_SHAPE_MARGIN of the best
+ * r_k (the order the port evaluates, told by the shape of its singular
+ * values, not by their size), and the result passes when some candidate
+ * has |c_k - 1| <= rel + e / ||s_k||, e the Frobenius norm of the
+ * elementwise rounding allowances (it bounds ||got - exp||_F, and so, by
+ * Mirsky's inequality, ||s - s_exp||, and so the change of c_k).  A scale
+ * error of the update moves every singular value alike, which the bf16
+ * noise of the update's direction does not. */
+static int compare_sv(const json_t *test, const json_t *got, const json_t *exp, size_t i, double rel, double atol,
+                      double max_ulp, const char *name, muonref_verdict *v, const char *where, muonref_error *err)
 {
-  const json_t *mn = json_object_get(test, "muonNorm");
-  const json_t *wj = json_array_get(json_object_get(mn, "without"), i), *by = json_object_get(mn, "bf16");
+  const json_t *ms = json_object_get(test, "muonSv");
+  const json_t *wj = json_array_get(json_object_get(ms, "without"), i), *by = json_object_get(ms, "bf16");
   if (!json_is_object(wj) || !json_is_object(by))
-    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"normRel\"[%zu] needs \"muonNorm\".without[%zu] and .bf16", where, i, i);
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"scaleRel\"[%zu] needs \"muonSv\".without[%zu] and .bf16", where, i,
+                        i);
   muonref_tensor g, e, w;
   int loaded, st = load_pair(got, exp, name, &g, &e, &loaded, v, where, err);
   if (st || !loaded)
     return st;
-  if ((st = tensor(&w, wj, where, "muonNorm.without", err))) {
+  if ((st = tensor(&w, wj, where, "muonSv.without", err))) {
     muonref_tensor_free(&g), muonref_tensor_free(&e);
     return st;
   }
-  if (same_shape(&g, &e) && same_shape(&w, &e)) { /* a shape mismatch has failed already */
-    double num = 0, slack = 0;
+  size_t rows = e.shape.ndim ? e.shape.dims[0] : 1, cols = rows ? e.numel / rows : 0, m = rows < cols ? rows : cols;
+  double *d = malloc((e.numel + m) * sizeof *d), *s = d ? d + e.numel : NULL;
+  double c[MUONREF_N_BF16_ORDERS], r[MUONREF_N_BF16_ORDERS], n[MUONREF_N_BF16_ORDERS];
+  if (!d)
+    st = muonref_fail(err, MUONREF_ENOMEM, "out of memory for the singular values of %s", name);
+  else if (same_shape(&g, &e) && same_shape(&w, &e)) { /* a shape mismatch has failed already */
+    double slack = 0, best_r = INFINITY;
+    int bad = 0;
     for (size_t k = 0; k < e.numel; k++) {
-      double d = value(&g, k) - value(&w, k), r = atol + max_ulp * muonref_ulp32(value(&e, k));
-      num += d * d;
-      slack += r * r;
+      double a = atol + max_ulp * muonref_ulp32(value(&e, k));
+      d[k] = value(&g, k) - value(&w, k);
+      slack += a * a;
+      bad |= !isfinite(d[k]);
     }
-    num = sqrt(num), slack = sqrt(slack);
-    double best = INFINITY, best_n = 0;
-    const char *best_order = "?";
-    for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+    slack = sqrt(slack);
+    muonref_tensor dt = {MUONREF_TENSOR_F64, {2, {rows, cols}}, e.numel, NULL, d};
+    bad = bad || muonref_tensor_singular_values(&dt, s) != 0;
+    for (int k = 0; !st && !bad && k < MUONREF_N_BF16_ORDERS; k++) {
       const char *o = muonref_bf16_order_name((muonref_bf16_order)k);
-      const json_t *nk = json_array_get(json_object_get(by, o), i);
-      if (!json_is_number(nk)) {
-        muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&w);
-        return muonref_fail(err, MUONREF_EFORMAT, "%s: \"muonNorm\".bf16.%s[%zu] must be a number", where, o, i);
+      const json_t *sk = json_array_get(json_object_get(by, o), i);
+      if (!json_is_array(sk) || json_array_size(sk) != m) {
+        st = muonref_fail(err, MUONREF_EFORMAT, "%s: \"muonSv\".bf16.%s[%zu] must be %zu singular values", where, o, i, m);
+        break;
       }
-      double n = json_number_value(nk), allowed = rel * n + slack;
-      double ratio = fabs(num - n) <= allowed ? (allowed > 0 ? fabs(num - n) / allowed : 0) : INFINITY;
-      if (ratio < best || (isinf(ratio) && isinf(best) && fabs(num - n) < fabs(num - best_n)))
-        best = ratio, best_n = n, best_order = o;
+      double dot = 0, nn = 0, res = 0;
+      for (size_t q = 0; q < m; q++) {
+        double x = json_number_value(json_array_get(sk, q));
+        dot += s[q] * x, nn += x * x;
+      }
+      c[k] = nn > 0 ? dot / nn : INFINITY;
+      for (size_t q = 0; nn > 0 && q < m; q++) {
+        double x = json_number_value(json_array_get(sk, q));
+        res += (s[q] - c[k] * x) * (s[q] - c[k] * x);
+      }
+      n[k] = sqrt(nn), r[k] = nn > 0 ? sqrt(res) / n[k] : INFINITY;
+      best_r = fmin(best_r, r[k]);
     }
-    if (isfinite(best))
-      v->worst = fmax(v->worst, best);
-    else {
+    if (!st && bad) { /* a NaN or Inf in the result: LAPACK has no singular values for it */
       note_failing(v, name);
-      failf(v, "%s: the Muon update's norm is %.4f times the reference bf16 run's (nearest accepted order %s), "
-               "allowed 1 +- %.3g (a scale error; spec/vectors.md 5.1, normRel)",
-            name, best_n > 0 ? num / best_n : INFINITY, best_order, best_n > 0 ? rel + slack / best_n : rel);
+      failf(v, "%s: the Muon update has no singular values (a non-finite element)", name);
+    } else if (!st) {
+      double best = INFINITY, best_c = 0, best_a = rel;
+      int at = 0;
+      for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+        if (!(r[k] <= best_r + SV_SHAPE_MARGIN))
+          continue;
+        double allowed = rel + (n[k] > 0 ? slack / n[k] : INFINITY), dev = fabs(c[k] - 1);
+        double ratio = dev <= allowed ? (allowed > 0 ? dev / allowed : 0) : INFINITY;
+        if (ratio < best || (isinf(ratio) && isinf(best) && dev < fabs(best_c - 1)))
+          best = ratio, best_c = c[k], best_a = allowed, at = k;
+      }
+      if (isfinite(best))
+        v->worst = fmax(v->worst, best);
+      else {
+        note_failing(v, name);
+        failf(v, "%s: the Muon update is %.4f times the reference bf16 run's (by its singular values; order %s, "
+                 "the nearest in shape), allowed 1 +- %.3g (a scale error; spec/vectors.md 5.1, scaleRel)",
+              name, best_c, muonref_bf16_order_name((muonref_bf16_order)at), best_a);
+      }
     }
   }
+  free(d);
   muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&w);
-  return MUONREF_OK;
+  return st;
 }
 
 /* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>. */
@@ -387,8 +432,8 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
     return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
   if (t->update_rel && json_array_size(t->update_rel) != json_array_size(ep))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"updateRel\" per parameter", where);
-  if (t->norm_rel && json_array_size(t->norm_rel) != json_array_size(ep))
-    return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"normRel\" per parameter", where);
+  if (t->scale_rel && json_array_size(t->scale_rel) != json_array_size(ep))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"scaleRel\" per parameter", where);
   for (size_t i = 0; i < json_array_size(ep); i++) {
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
@@ -399,9 +444,9 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
                      : compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
     if (st)
       return st;
-    double nrel = json_number_value(json_array_get(t->norm_rel, i));
-    if (nrel > 0 && (st = compare_norm(test, json_array_get(gp, i), json_array_get(ep, i), i, nrel,
-                                       json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)))
+    double srel = json_number_value(json_array_get(t->scale_rel, i));
+    if (srel > 0 && (st = compare_sv(test, json_array_get(gp, i), json_array_get(ep, i), i, srel,
+                                     json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)))
       return st;
   }
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
@@ -587,7 +632,7 @@ static int judge_norm_overflow(const json_t *test, const char *kind, const json_
     int st = read_tol(test, MUONREF_NS_FP32, &t, where, err);
     if (st)
       return st;
-    t.update_rel = t.norm_rel = NULL;
+    t.update_rel = t.scale_rel = NULL;
   } else {
     memset(&t, 0, sizeof t);
     t.kind = T_ELEMENTWISE; /* max_ulp 0, no atol: each element equal to 0 (either sign) */
