@@ -804,6 +804,17 @@ static int simulate_norm_overflow(gen_ctx *g, const gen_step_case *c, unsigned g
   return simulate(g, &z, MUONREF_NS_EXACT, MUONREF_BF16_SEPARATE, s, &unc, err);
 }
 
+/* A step case whose reference run failed (j->err says why): frees the
+ * runs made so far and the case. */
+static void step_failed(gen_job *j, sim *exact, sim *b16, int n_sims)
+{
+  j->failed = 1;
+  sim_free(exact, j->c.n_params);
+  for (int k = 0; k < n_sims; k++)
+    sim_free(&b16[k], j->c.n_params);
+  free_case(&j->c);
+}
+
 /* The expected values of a valid step case, into j->t. */
 static void run_step(gen_job *j)
 {
@@ -823,7 +834,7 @@ static void run_step(gen_job *j)
    * equals bit for bit. */
   int with_bf16 = 0, n_sims = 0;
   sim b16[MUONREF_N_BF16_ORDERS];
-  if (!st && any_muon) { /* every order also where uncertain: the Bf16Noise norms (muon_norm_json) */
+  if (!st && any_muon) { /* every order also where uncertain: the Bf16Noise singular values (muon_sv_json) */
     with_bf16 = 1;
     for (int k = 0; !st && k < MUONREF_N_BF16_ORDERS; k++) {
       st = simulate(&g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, err);
@@ -832,11 +843,7 @@ static void run_step(gen_job *j)
     }
   }
   if (st) {
-    j->failed = 1;
-    sim_free(&exact, c->n_params);
-    for (int k = 0; k < n_sims; k++)
-      sim_free(&b16[k], c->n_params);
-    free_case(c);
+    step_failed(j, &exact, b16, n_sims);
     return;
   }
   json_object_set_new(t, "expected", expected_json(c, &exact));
@@ -851,11 +858,7 @@ static void run_step(gen_job *j)
     sim_free(&alt, c->n_params);
   }
   if (st) {
-    j->failed = 1;
-    sim_free(&exact, c->n_params);
-    for (int k = 0; k < n_sims; k++)
-      sim_free(&b16[k], c->n_params);
-    free_case(c);
+    step_failed(j, &exact, b16, n_sims);
     return;
   }
   int sv_check[GEN_MAX_PARAMS] = {0};
@@ -865,11 +868,7 @@ static void run_step(gen_job *j)
       json_object_set_new(t, "muonSv", muon_sv_json(c, &exact, &z, b16, sv_check));
     sim_free(&z, c->n_params);
     if (st) {
-      j->failed = 1;
-      sim_free(&exact, c->n_params);
-      for (int k = 0; k < n_sims; k++)
-        sim_free(&b16[k], c->n_params);
-      free_case(c);
+      step_failed(j, &exact, b16, n_sims);
       return;
     }
   }
