@@ -10,7 +10,8 @@
 #include "tensor.h"
 
 /* A copy of `test` whose expectations are the outcome `r` of a run (its
- * params and state, or its output), with every accepted order removed. */
+ * params and state, or its output), with every accepted order and the
+ * scale check removed. */
 static json_t *expecting(const json_t *test, const char *kind, const json_t *r)
 {
   json_t *t = json_deep_copy(test), *e = json_object();
@@ -25,6 +26,11 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r)
     json_object_set(e, "bf16", json_object_get(r, "output"));
   }
   json_object_set_new(t, "expected", e);
+  /* the scale check (spec/vectors.md 5.1, scaleRel) is against the
+   * reference's bf16 run, not against this run: left out here */
+  json_object_del(t, "muonSv");
+  json_object_del(json_object_get(json_object_get(t, "tolerance"), "bf16"), "scaleRel");
+  json_object_del(json_object_get(json_object_get(t, "tolerance"), "fp32"), "scaleRel");
   return t;
 }
 
