@@ -16,11 +16,15 @@ void bench_case_layers(bench_case *c, const char *name, size_t layers, size_t d)
 {
   memset(c, 0, sizeof *c);
   snprintf(c->name, sizeof c->name, "%s", name);
-  for (size_t l = 0; l < layers && c->n + 6 <= BENCH_MAX_MATS; l++)
+  static const size_t VEC[10] = {1, 1, 1, 1, 1, 1, 1, 1, 4, 1}; /* in units of d */
+  for (size_t l = 0; l < layers && c->n + 6 <= BENCH_MAX_MATS && c->n_vec + 10 <= BENCH_MAX_VECS; l++) {
     for (int k = 0; k < 6; k++, c->n++) {
       c->rows[c->n] = d;
       c->cols[c->n] = k < 4 ? d : 4 * d;
     }
+    for (int k = 0; k < 10; k++)
+      c->vec_len[c->n_vec++] = VEC[k] * d;
+  }
 }
 
 int bench_case_spec(const bench_case *c, char *buf, size_t size)

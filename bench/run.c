@@ -20,17 +20,22 @@ static void fill_normal(float *x, size_t n, uint64_t *s)
   }
 }
 
-/* The buffers of a case: per matrix an input and an output. */
+/* The buffers of a case: per matrix an input (the gradient of the step),
+ * an output and a parameter; per vector a parameter and a gradient, after
+ * the matrices' in param and grad (the step's order). */
 typedef struct bufs {
-  float *in[BENCH_MAX_MATS], *out[BENCH_MAX_MATS], *param[BENCH_MAX_MATS];
-  muonref_grad grad[BENCH_MAX_MATS];
+  float *in[BENCH_MAX_MATS], *out[BENCH_MAX_MATS], *param[BENCH_MAX_MATS + BENCH_MAX_VECS];
+  float *vec_grad[BENCH_MAX_VECS];
+  muonref_grad grad[BENCH_MAX_MATS + BENCH_MAX_VECS];
   float *work, *naive_work;
 } bufs;
 
-static void free_bufs(bufs *b, size_t n)
+static void free_bufs(bufs *b, const bench_case *c)
 {
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < c->n; i++)
     free(b->in[i]), free(b->out[i]), free(b->param[i]);
+  for (size_t i = 0; i < c->n_vec; i++)
+    free(b->param[c->n + i]), free(b->vec_grad[i]);
   free(b->work), free(b->naive_work);
 }
 
@@ -53,6 +58,15 @@ static int alloc_bufs(bufs *b, const bench_case *c, bench_result *r)
     size_t nw = bench_naive_workspace_floats(c->rows[i], c->cols[i]);
     ws = w > ws ? w : ws;
     nws = nw > nws ? nw : nws;
+  }
+  for (size_t i = 0; i < c->n_vec; i++) {
+    float *p = b->param[c->n + i] = malloc(c->vec_len[i] * sizeof(float));
+    float *g = b->vec_grad[i] = malloc(c->vec_len[i] * sizeof(float));
+    if (!p || !g)
+      return -1;
+    fill_normal(p, c->vec_len[i], &seed);
+    fill_normal(g, c->vec_len[i], &seed);
+    b->grad[c->n + i] = (muonref_grad){g, MUONREF_DENSE, MUONREF_FLOAT32};
   }
   r->ns_work_bytes = ws * sizeof(float);
   b->work = malloc(ws * sizeof(float));
@@ -148,13 +162,19 @@ static double fp32_vs_naive(const bench_case *c, bufs *b, const muonref_options 
   return worst;
 }
 
+/* The case's optimizer: group 0 the matrices (Muon), group 1 the vectors
+ * (AdamW), both with options *o but use_muon. */
 static muonref_optimizer *make_optimizer(const bench_case *c, const muonref_options *o, muonref_error *err)
 {
-  muonref_shape shapes[BENCH_MAX_MATS];
+  muonref_shape shapes[BENCH_MAX_MATS + BENCH_MAX_VECS];
   for (size_t i = 0; i < c->n; i++)
     shapes[i] = (muonref_shape){2, {c->rows[i], c->cols[i]}};
-  muonref_group g = {*o, c->n, shapes};
-  return muonref_optimizer_create(&g, 1, err);
+  for (size_t i = 0; i < c->n_vec; i++)
+    shapes[c->n + i] = (muonref_shape){1, {c->vec_len[i]}};
+  muonref_group g[2] = {{*o, c->n, shapes}, {*o, c->n_vec, shapes + c->n}};
+  g[0].options.use_muon = MUONREF_USE_MUON_TRUE;
+  g[1].options.use_muon = MUONREF_USE_MUON_FALSE;
+  return muonref_optimizer_create(g, c->n_vec ? 2 : 1, err);
 }
 
 int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, bench_result *r, muonref_error *err)
@@ -166,9 +186,10 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
     r->torch_s[k] = -1;
   if (muonref_options_init(&o, MUONREF_PROFILE_NEMO, err))
     return err ? err->status : MUONREF_EOPTION;
-  o.use_muon = MUONREF_USE_MUON_TRUE;
-  for (size_t i = 0; i < c->n; i++)
+  for (size_t i = 0; i < c->n; i++) {
     r->flops += bench_ns_flops(c->rows[i], c->cols[i], o.ns_steps);
+    r->sym_flops += bench_sym_flops(c->rows[i], c->cols[i], o.ns_steps);
+  }
   muonref_optimizer *opt = NULL;
   int st = alloc_bufs(&b, c, r) ? muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the case %s", c->name)
                                 : MUONREF_OK;
@@ -182,6 +203,6 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
   if (!st)
     r->fp32_vs_naive = fp32_vs_naive(c, &b, &o);
   muonref_optimizer_free(opt);
-  free_bufs(&b, c->n);
+  free_bufs(&b, c);
   return st;
 }

@@ -27,3 +27,9 @@ double bench_ns_flops(size_t rows, size_t cols, int steps)
   double m = (double)(rows < cols ? rows : cols), n = (double)(rows < cols ? cols : rows);
   return steps * (4.0 * m * m * n + 2.0 * m * m * m);
 }
+
+double bench_sym_flops(size_t rows, size_t cols, int steps)
+{
+  double m = (double)(rows < cols ? rows : cols), n = (double)(rows < cols ? cols : rows);
+  return steps * (3.0 * m * m * n + m * m * m);
+}

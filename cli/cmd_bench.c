@@ -29,12 +29,15 @@
 enum { MAX_CASES = 16, MAX_DIM = 16384 };
 
 static const char USAGE[] =
-  "usage: muonref bench [--json] [--quick] [--shapes LIST] [--reps N] [--set-reps N]\n"
+  "usage: muonref bench [--json | --markdown] [--quick] [--shapes LIST] [--reps N] [--set-reps N]\n"
   "                     [--no-torch] [--torch-bf16-shapes LIST] [--torch-fp32-shapes LIST]\n"
   "                     [--torch-bf16-native-shapes LIST] [--torch-reps N] [--python PATH]\n"
   "                     [--torch-script PATH] [--time-budget S]\n"
+  "  --json: one JSON object; --markdown: a page for docs/ (muonref bench --markdown >\n"
+  "        docs/bench.md), with the CPU and the load average; default: aligned tables.\n"
   "  LIST: comma-separated RxC shapes (1..16384) and 'transformer' (12 layers of 768x768 x4\n"
-  "        and 768x3072 x2); 'none' for no case.\n"
+  "        and 768x3072 x2, and for the optimizer step their 120 AdamW vectors); 'none' for no\n"
+  "        case.\n"
   "  Defaults: --shapes 256x1024,1024x1024,1024x4096,4096x1024,transformer;\n"
   "        --torch-bf16-shapes 1024x1024,1024x4096; --torch-fp32-shapes: the single shapes run;\n"
   "        --torch-bf16-native-shapes none (PyTorch bf16 with oneDNN disabled: ~2.7 GFLOP/s,\n"
@@ -48,7 +51,7 @@ static const char USAGE[] =
   "        --torch-*-shapes option asks for it.\n";
 
 typedef struct args {
-  int json, quick, no_torch, reps, set_reps, torch_reps, budget;
+  int json, markdown, quick, no_torch, reps, set_reps, torch_reps, budget;
   const char *shapes, *torch_list[TORCH_KINDS], *python, *script;
 } args;
 
@@ -71,11 +74,12 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-  *a = (args){0, 0, 0, 5, 2, 3, 200, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
+  *a = (args){0, 0, 0, 0, 5, 2, 3, 200, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
   int reps_set = 0, set_reps_set = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(o, "--json")) a->json = 1;
+    else if (!strcmp(o, "--markdown")) a->markdown = 1;
     else if (!strcmp(o, "--quick")) a->quick = 1;
     else if (!strcmp(o, "--no-torch")) a->no_torch = 1;
     else if (!v && o[0] == '-' && o[1] == '-' && strcmp(o, "--help"))
@@ -102,6 +106,8 @@ static int parse_args(int argc, char **argv, args *a)
     } else
       return bad(o, "unknown option");
   }
+  if (a->json && a->markdown)
+    return bad("--json/--markdown", "choose one output format");
   if (a->quick) {
     a->reps = reps_set ? a->reps : 3;
     a->set_reps = set_reps_set ? a->set_reps : 2;
@@ -249,12 +255,14 @@ int cmd_bench(int argc, char **argv)
   if (strchr(a.python, '\'') || (a.script && strchr(a.script, '\'')))
     return bad("--python/--torch-script", "a path must not contain a single quote");
   bench_meta m = {a.reps, a.set_reps, 1, 5, openblas_get_num_threads(), a.budget, openblas_get_corename(), 0, 0,
-                  "not asked for (--no-torch)", -1, -1, -1, -1, 0, NULL, NULL};
+                  "not asked for (--no-torch)", -1, -1, -1, -1, 0, NULL, NULL, {"", 0, 0, 0, {0, 0, 0}, {0, 0, 0}, ""}};
+  bench_machine_read(&m.machine);
+  int quiet = a.json || a.markdown;
   const char *why = NULL;
   m.native = muonref_nsd_usable(&why);
   m.native_note = m.native ? "oneDNN bf16 matmul (AVX-512 BF16 or AMX) above m^2 n = 262144, OpenBLAS below" : why;
   m.omp_wait_policy = getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "default";
-  if (!a.json)
+  if (!quiet)
     fprintf(stderr, "muonref bench: peak ...\n");
   if (bench_peak(a.quick ? 1 : 3, &m.peak_fp32, &m.peak_bf16, &why)) {
     fprintf(stderr, "muonref bench: out of memory for the peak microbenchmark\n");
@@ -264,7 +272,7 @@ int cmd_bench(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     muonref_error err;
     int set = cases[i].n > 1;
-    if (!a.json && muonref_verbosity >= 0)
+    if (!quiet && muonref_verbosity >= 0)
       fprintf(stderr, "muonref bench: %s ...\n", cases[i].name);
     if (bench_run_case(&cases[i], set ? 0 : 1, set ? a.set_reps : a.reps, deadline, &results[i], &err)) {
       fprintf(stderr, "muonref bench: %s: %s\n", cases[i].name, err.message);
@@ -276,7 +284,7 @@ int cmd_bench(int argc, char **argv)
     for (int i = 0; i < n; i++)
       any_torch |= want[k][i];
   if (!a.no_torch && any_torch) {
-    if (!a.json && muonref_verbosity >= 0)
+    if (!quiet && muonref_verbosity >= 0)
       fprintf(stderr, "muonref bench: PyTorch ...\n");
     run_torch(&a, cases, n, want, results, &m);
   } else if (!a.no_torch) {
@@ -285,6 +293,15 @@ int cmd_bench(int argc, char **argv)
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   m.peak_rss_kib = ru.ru_maxrss;
-  (a.json ? bench_print_json : bench_print_text)(stdout, cases, results, (size_t)n, &m);
+  if (getloadavg(m.machine.load_end, 3) != 3)
+    m.machine.load_end[0] = -1;
+  if (a.markdown) {
+    char command[1024] = "muonref";
+    for (int i = 0; i < argc; i++) /* argv[0] is "bench" */
+      snprintf(command + strlen(command), sizeof command - strlen(command), " %s", argv[i]);
+    bench_print_markdown(stdout, cases, results, (size_t)n, &m, command);
+  } else {
+    (a.json ? bench_print_json : bench_print_text)(stdout, cases, results, (size_t)n, &m);
+  }
   return EXIT_OK;
 }

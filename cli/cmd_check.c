@@ -90,43 +90,82 @@ static int list_faults(void)
 /* What `muonref check` was asked for. */
 typedef struct check_args {
   const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures, *profile;
+  const char *training_loop; /* --torch: the training-loop lifecycle's results file (an other run), or NULL */
   const char *torch_opts[32];
-  int n_torch_opts, quiet, verbose, tap, f, no_diagnosis;
+  int n_torch_opts, quiet, verbose, tap, f, no_diagnosis, enforce_raw;
 } check_args;
 
 static int run_check(const check_args *a, char **paths, int n);
 
-#ifndef MUONREF_DRIVER_SRC
-#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
-#endif
-#ifndef MUONREF_DRIVER_INST
-#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
-#endif
-#ifndef MUONREF_PYTHON
-#define MUONREF_PYTHON "python3"
-#endif
-
-/* Whether the driver options name an --adapter (either spelling). */
-static int names_adapter(const check_args *a)
+/* Whether the driver options name the option `name` (e.g. "--adapter", in
+ * either spelling: "--adapter X" or "--adapter=X"). */
+static int names_option(const check_args *a, const char *name)
 {
+  size_t n = strlen(name);
   for (int i = 0; i < a->n_torch_opts; i++)
-    if (!strcmp(a->torch_opts[i], "--adapter") || !strncmp(a->torch_opts[i], "--adapter=", 10))
+    if (!strncmp(a->torch_opts[i], name, n) && (a->torch_opts[i][n] == '\0' || a->torch_opts[i][n] == '='))
       return 1;
   return 0;
 }
 
+/* One run of the driver for --torch: the options after the user's
+ * (NULL-terminated, or NULL) and the results file it writes. */
+typedef struct driver_run {
+  const char *const *extra;
+  const char *out;
+} driver_run;
+
+/* The words of one run (the driver's one-run command line, its
+ * interpreter, script and -q/-v left out) into w (room for n + 40 words):
+ * --optimizer, the --torch-option values, the profile's --adapter where
+ * they name none (the port is built from the vectors' options under its
+ * own names), r's options, --out and the paths.  Returns the count. */
+static int run_words(const check_args *a, char **paths, int n, const driver_run *r, const char **w)
+{
+  int k = 0;
+  w[k++] = "--optimizer";
+  w[k++] = a->torch;
+  for (int i = 0; i < a->n_torch_opts; i++)
+    w[k++] = a->torch_opts[i];
+  if (a->profile && !names_option(a, "--adapter")) {
+    w[k++] = "--adapter";
+    w[k++] = a->profile;
+  }
+  for (int i = 0; r->extra && r->extra[i] && i < 4; i++)
+    w[k++] = r->extra[i];
+  w[k++] = "--out";
+  w[k++] = r->out;
+  for (int i = 0; i < n; i++)
+    w[k++] = paths[i];
+  return k;
+}
+
+/* Writes the k words w as one line of shell words (vectors/drivers/plans.py
+ * reads them with shlex): each in single quotes, a quote as '\''. */
+static void plan_line(FILE *f, const char *const *w, int k)
+{
+  for (int i = 0; i < k; i++) {
+    fputc('\'', f);
+    for (const char *s = w[i]; *s; s++)
+      if (*s == '\'')
+        fputs("'\\''", f);
+      else
+        fputc(*s, f);
+    fputs(i + 1 < k ? "' " : "'\n", f);
+  }
+}
+
 /* --torch: runs the PyTorch driver ($MUONREF_DRIVER if set, else the source
  * tree's from the build tree's command, else the installed one:
- * cli/datapath.h) over paths, writing its
- * results file to out.  With --profile NAME and no --adapter among the
- * driver options, the driver takes the profile's adapter (--adapter NAME:
- * the port is built from the vectors' options under its own option names).
+ * cli/datapath.h) over paths: one run on its command line, or several (the
+ * two lifecycles) in one Python process through its many-run form
+ * (`--plan FILE`, the plan written to `plan`: torch imported once).
  * Returns EXIT_OK, or the exit status for the driver's failure (its own
  * message is on standard error). */
-static int run_driver(const check_args *a, char **paths, int n, const char *out)
+static int run_driver(const check_args *a, char **paths, int n, const driver_run *runs, int n_runs, const char *plan)
 {
   const char *driver = cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
-  const char **argv = calloc((size_t)n + 32 + 14, sizeof *argv); /* every path, every --torch-option */
+  const char **argv = calloc((size_t)n + 32 + 48, sizeof *argv); /* every path, every --torch-option, extra */
   if (!argv) {
     fprintf(stderr, "muonref check: --torch: out of memory\n");
     return EXIT_INTERNAL;
@@ -138,18 +177,23 @@ static int run_driver(const check_args *a, char **paths, int n, const char *out)
     argv[k++] = "--quiet";
   else if (a->verbose)
     argv[k++] = "--verbose";
-  argv[k++] = "--optimizer";
-  argv[k++] = a->torch;
-  for (int i = 0; i < a->n_torch_opts; i++)
-    argv[k++] = a->torch_opts[i];
-  if (a->profile && !names_adapter(a)) {
-    argv[k++] = "--adapter";
-    argv[k++] = a->profile;
+  if (n_runs == 1)
+    k += run_words(a, paths, n, &runs[0], argv + k);
+  else {
+    FILE *f = fopen(plan, "w");
+    const char **w = f ? calloc((size_t)n + 40, sizeof *w) : NULL;
+    for (int r = 0; w && r < n_runs; r++)
+      plan_line(f, w, run_words(a, paths, n, &runs[r], w));
+    int bad = !w || ferror(f);
+    free(w);
+    if (!f || (fclose(f) != 0) || bad) {
+      fprintf(stderr, "muonref check: --torch: cannot write the driver's plan %s: %s\n", plan, strerror(errno));
+      free(argv);
+      return EXIT_INTERNAL;
+    }
+    argv[k++] = "--plan";
+    argv[k++] = plan;
   }
-  argv[k++] = "--out";
-  argv[k++] = out;
-  for (int i = 0; i < n; i++)
-    argv[k++] = paths[i];
   argv[k] = NULL;
   fflush(stdout);
   pid_t pid = fork();
@@ -241,6 +285,8 @@ static int check_main(int argc, char **argv, char **paths)
       ca.write_failures = argv[++i];
     else if (!strcmp(a, "--no-diagnosis"))
       ca.no_diagnosis = 1;
+    else if (!strcmp(a, "--enforce-raw"))
+      ca.enforce_raw = 1;
     else if (!strcmp(a, "--profile"))
       profile = argv[++i];
     else if (!strcmp(a, "--profile-file")) {
@@ -327,12 +373,28 @@ static int check_main(int argc, char **argv, char **paths)
     return EXIT_USAGE;
   }
   snprintf(out, sizeof out, "%s/results.json", dir);
-  int rc = run_driver(&ca, paths, n, out);
+  /* both lifecycles (spec/vectors.md 4.2), the training loop's as a second,
+   * enforced run, in neutral mode unless the driver options name a mode;
+   * one run when they name a lifecycle or a world size (whose ranks assign
+   * gradients) */
+  char out_tl[4200];
+  snprintf(out_tl, sizeof out_tl, "%s/training-loop.json", dir);
+  const char *tl_mode[] = {"--lifecycle", "training-loop", "--mode", "neutral", NULL};
+  if (names_option(&ca, "--mode"))
+    tl_mode[2] = NULL;
+  int both = !names_option(&ca, "--lifecycle") && !names_option(&ca, "--world-size");
+  char plan[4200];
+  snprintf(plan, sizeof plan, "%s/plan", dir);
+  driver_run runs[] = {{NULL, out}, {tl_mode, out_tl}};
+  int rc = run_driver(&ca, paths, n, runs, both ? 2 : 1, plan);
   if (rc == EXIT_OK) {
     ca.results = out;
+    ca.training_loop = both ? out_tl : NULL;
     rc = run_check(&ca, paths, n);
   }
   unlink(out);
+  unlink(out_tl);
+  unlink(plan);
   rmdir(dir);
   return rc;
 }
@@ -353,8 +415,24 @@ static int run_check(const check_args *a, char **paths, int n)
     muonref_checker_free(&c);
     return EXIT_USAGE;
   }
+  if (a->training_loop && muonref_checker_add_run(&c, "training-loop", a->training_loop, &err)) {
+    fprintf(stderr, "muonref check: %s\n", err.message);
+    muonref_checker_free(&c);
+    return EXIT_USAGE;
+  }
+  muonref_other_run *raw = muonref_checker_other(&c, "raw");
+  if (a->enforce_raw && !raw && strcmp(c.mode, "raw")) {
+    fprintf(stderr, "muonref check: --enforce-raw: %s holds no raw run (mode %s; the driver's default --mode "
+                    "neutral+raw writes one, --mode raw makes the raw run the judged one)\n",
+            impl ? impl : results, c.mode[0] ? c.mode : "not given");
+    muonref_checker_free(&c);
+    return EXIT_USAGE;
+  }
+  if (raw)
+    raw->enforced = a->enforce_raw;
   FILE *human = tap ? stderr : stdout; /* with --tap, standard output is TAP only */
   c.log = quiet ? NULL : human;
+  c.notes = verbose ? human : NULL;
   c.diagnose = !impl && !a->no_diagnosis;
   if (a->baseline && muonref_checker_baseline(&c, a->baseline, &err)) {
     fprintf(stderr, "muonref check: --baseline %s\n", err.message);

@@ -11,6 +11,20 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
+/* The PyTorch driver of `muonref check --torch` and `muonref identify`:
+ * $MUONREF_DRIVER, else the source tree's (MUONREF_DRIVER_SRC) for the
+ * build tree's command, else the installed one (cli/datapath.h), run by
+ * MUONREF_PYTHON (the build defines all three). */
+#ifndef MUONREF_DRIVER_SRC
+#define MUONREF_DRIVER_SRC "vectors/drivers/torch_driver.py"
+#endif
+#ifndef MUONREF_DRIVER_INST
+#define MUONREF_DRIVER_INST MUONREF_DRIVER_SRC
+#endif
+#ifndef MUONREF_PYTHON
+#define MUONREF_PYTHON "python3"
+#endif
+
 /* -q/--quiet and -v/--verbose, the same for every subcommand: main.c takes
  * them out of argv before the subcommand parses it (both: a usage error).
  *   -1 quiet:   no progress, no per-item or informational lines; the
@@ -44,7 +58,9 @@ typedef struct command {
   "  --torch MODULE_OR_FILE:CLASS\n" \
   "                       run a PyTorch optimizer through the driver torch_driver.py (its --optimizer)\n" \
   "                       and judge its results: driver and judge in one command (the installed\n" \
-  "                       driver; $MUONREF_DRIVER names another)\n" \
+  "                       driver; $MUONREF_DRIVER names another); the port runs in both lifecycles,\n" \
+  "                       assign (judged) and training-loop (zero_grad, step(closure): a second run\n" \
+  "                       whose failures count too), unless a --torch-option names --lifecycle\n" \
   "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32;\n" \
   "                       with --profile NAME the driver takes that profile's adapter unless an\n" \
   "                       --adapter is given here\n" \
@@ -54,9 +70,16 @@ typedef struct command {
   "  --tap                write the verdicts as TAP version 14 on standard output (the table and the\n" \
   "                       FAIL lines go to standard error); --tap=13 writes the same stream as TAP\n" \
   "                       version 13, for consumers that refuse 14 (Debian 12's prove)\n" \
-  "  --baseline FILE      an expected-failures file (FILE#TCID lines): its failing cases count as known,\n" \
-  "                       so the exit status is 1 only for new failures (a port's CI)\n" \
-  "  --write-failures FILE  write every failing case as a FILE#TCID line (what --baseline reads)\n" \
+  "  --baseline FILE      an expected-failures file, a line FILE#TCID [REASON] [URL] per case: its failing\n" \
+  "                       cases count as known (KNOWN with the reason; JUnit skipped, TAP TODO), so the\n" \
+  "                       exit status is 1 only for new failures (a port's CI); listed cases that pass\n" \
+  "                       are reported FIXED\n" \
+  "  --write-failures FILE  write every failing case as a FILE#TCID line under a comment saying how it\n" \
+  "                       fails (what --baseline reads; add each line's reason and issue URL)\n" \
+  "  --enforce-raw        count the raw run's failures too: a results file of the driver's default\n" \
+  "                       --mode neutral+raw is judged neutral (the port's logic) and its raw results\n" \
+  "                       (this platform's own bf16 arithmetic) are a second verdict, reported but not\n" \
+  "                       counted unless this is given\n" \
   "  --profile NAME       without vector paths: only that profile's folder of the default set (./vectors\n" \
   "                       or the installed one), e.g. --profile torch\n" \
   "  --profile-file FILE  a user's profile record (spec/profiles/README.md): the vectors of that profile\n" \
@@ -117,6 +140,37 @@ typedef struct command {
  * installed copy (cli/datapath.h; cmd_profile.c). */
 const char *muonref_cli_records_dir(const char *given);
 
+/* `muonref identify --help`; man/muonref-identify.1 is generated from it. */
+#define MUONREF_IDENTIFY_USAGE \
+  "identify (--torch MODULE_OR_FILE:CLASS | --results FILE) [OPTIONS] [VECTORS]\n" \
+  "Names the profile a PyTorch Muon port is, or the nearest one and how the port differs from it.  A probe\n" \
+  "set is derived from every profile's golden vectors under VECTORS (default: ./vectors if it exists, else\n" \
+  "the installed set; a folder of profile folders): each profile's defaults cases and 3 step, ns or\n" \
+  "transpose cases of every other area.  The driver torch_driver.py runs the port once over it (as\n" \
+  "`muonref check --torch` does), with the adapter of the profile whose option names the port's\n" \
+  "constructor takes; the results are judged against each profile (bf16 results also as fp32: the\n" \
+  "better counts), and the differences from the nearest profile are fitted to the option space\n" \
+  "(spec/vectors.md section 7).\n" \
+  "\n" \
+  "Options:\n" \
+  "  --torch MODULE_OR_FILE:CLASS\n" \
+  "                       the port: a module path or a file, and its optimizer class (the driver's --optimizer)\n" \
+  "  --results FILE       judge a results file instead (of a run over the whole VECTORS, not a probe set)\n" \
+  "  --adapter NAME       the driver's adapter (default: chosen from the constructor's keyword names)\n" \
+  "  --mode raw|neutral   the driver's mode (default neutral: the port's logic, not the platform's bf16)\n" \
+  "  --ns-format bf16|fp32  the port's Newton-Schulz format (default: the adapter's; bf16 results are also\n" \
+  "                       judged as fp32)\n" \
+  "  --torch-option OPT   one more option for the driver (repeatable)\n" \
+  "  --keep DIR           write the probe set and the results file into DIR and keep them\n" \
+  "  -q, --quiet          only the table and the verdict\n" \
+  "  -h, --help           print this help\n" \
+  "\n" \
+  "Prints each profile's passed and failed probe cases, the nearest profile, and the explanations the\n" \
+  "fit finds for its failures (\"explained: ...\").\n" \
+  "Exit status: 0 the port is a profile (every probe case of the nearest passes); 1 it differs from every\n" \
+  "profile; 2 usage error or unusable input (a port the driver cannot load); 3 internal failure."
+
+int cmd_identify(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_vectors(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -22,6 +22,8 @@ static const command COMMANDS[] = {
    "gen " MUONREF_GEN_ARGS "\n"
    "  writes DIR/PROFILE/PROFILE_AREA.json for every profile (or NAME, or the record FILE: a user's profile,\n"
    "  spec/profiles/README.md); BITS >= 256, default 256"},
+  {"identify", cmd_identify, "name the profile a PyTorch port is, or how it differs (muonref identify --torch F:C)",
+   MUONREF_IDENTIFY_USAGE},
   {"ns", cmd_ns, "Newton-Schulz convergence study (muonref ns --report DIR)",
    "ns --preset NAME [--steps K] --sigma S | ns --report DIR [--smin S]    (spec/ns-study.md)"},
   {"profile", cmd_profile, "list the profiles, or print one profile's options (muonref profile nemo)",

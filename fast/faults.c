@@ -493,13 +493,22 @@ void muonref_fault_route_named(int f, const muonref_options *o, const muonref_sh
   muonref_route_matrices(o, s, r);
 }
 
+static _Thread_local unsigned extra_ns_flags;
+
+unsigned muonref_fault_set_extra_ns_flags(unsigned flags)
+{
+  unsigned old = extra_ns_flags;
+  extra_ns_flags = flags;
+  return old;
+}
+
 unsigned muonref_fault_ns_flags(int f)
 {
   switch (f) {
-  case MUONREF_FAULT_NO_TRANSPOSE: return MUONREF_NSF_NO_TRANSPOSE;
-  case MUONREF_FAULT_MAX_NORM: return MUONREF_NSF_MAX_NORM;
-  case MUONREF_FAULT_BF16_SCALARS: return MUONREF_NSF_BF16_SCALARS;
-  case MUONREF_FAULT_ZERO_NORM_NAN: return MUONREF_NSF_ZERO_NORM_NAN;
-  default: return 0;
+  case MUONREF_FAULT_NO_TRANSPOSE: return MUONREF_NSF_NO_TRANSPOSE | extra_ns_flags;
+  case MUONREF_FAULT_MAX_NORM: return MUONREF_NSF_MAX_NORM | extra_ns_flags;
+  case MUONREF_FAULT_BF16_SCALARS: return MUONREF_NSF_BF16_SCALARS | extra_ns_flags;
+  case MUONREF_FAULT_ZERO_NORM_NAN: return MUONREF_NSF_ZERO_NORM_NAN | extra_ns_flags;
+  default: return extra_ns_flags;
   }
 }

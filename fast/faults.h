@@ -149,5 +149,13 @@ unsigned muonref_fault_ns_flags(int f);
  * by the bare ||N||_F (no clamp). */
 void muonref_fault_moment2_plan(int f, const muonref_options *o, muonref_moment2_plan *p);
 
+/* The harness's Newton-Schulz flags for this thread: ORed into every
+ * muonref_fault_ns_flags result until set again (0: none, the default).
+ * The judge's fit (vectors/fit.c) runs a candidate in a port's bf16
+ * evaluation order (MUONREF_NSF_ORDER) and with the platform's bf16-rounded
+ * scalars (MUONREF_NSF_BF16_SCALARS) on top of any fault this way; returns
+ * the previous value. */
+unsigned muonref_fault_set_extra_ns_flags(unsigned flags);
+
 #endif /* MUONREF_TEST_HOOKS */
 #endif

@@ -45,28 +45,29 @@
 #include "muonref/route.h"
 #include "core/fail.h"
 
+/* Floats of workspace for an iterate of m x n (m > n only under
+ * MUONREF_NSF_NO_TRANSPOSE). */
+static size_t workspace_mn(size_t m, size_t n) { return 2 * m * n + 3 * m * m + (m * n + 1) / 2; }
+
 size_t muonref_ns_workspace_floats(size_t rows, size_t cols)
 {
-  size_t m = rows < cols ? rows : cols, n = rows < cols ? cols : rows;
-  return 2 * m * n + 3 * m * m + (m * n + 1) / 2;
+  return workspace_mn(rows < cols ? rows : cols, rows < cols ? cols : rows);
 }
 
 static float round1(float x, int bf16) { return bf16 ? muonref_bf16_round(x) : x; }
 
 /* The divisor d = R(R(R(||X||_F) ns_safety) (+|max) eps) of X[0..len) (the
- * product only when ns_safety is not 1: timm's safety_factor), the norm summed
- * in binary64 in index order.  With MUONREF_NSF_MAX_NORM the norm is
- * max |x| (a deliberate fault). */
-static float divisor(const float *X, size_t len, const muonref_options *o, int bf16, unsigned flags)
+ * product only when ns_safety is not 1: timm's safety_factor), with ss the
+ * sum of the squares of X in binary64, added in index order (the load's,
+ * fast/passes.h).  With MUONREF_NSF_MAX_NORM the norm is max |x| (a
+ * deliberate fault). */
+static float divisor(const float *X, size_t len, double ss, const muonref_options *o, int bf16, unsigned flags)
 {
   double nrm = 0.0;
   if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_MAX_NORM)) {
     for (size_t i = 0; i < len; i++)
       nrm = fmax(nrm, fabs((double)X[i]));
   } else {
-    double ss = 0.0;
-    for (size_t i = 0; i < len; i++)
-      ss += (double)X[i] * (double)X[i];
     nrm = sqrt(ss);
   }
   float r = round1((float)nrm, bf16), eps = (float)o->ns_eps;
@@ -86,8 +87,9 @@ enum { SMALL_M2N = 65536 * 4 };
 
 /* One step on X (m x n) with triple t; A (m x m, full), B (m x m, upper
  * triangle) and BX (m x n) are scratch.  X X^T and A A = A A^T by ssyrk
- * (A is symmetric), B X by ssymm reading B's upper triangle only. */
-static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n, muonref_coeff t, int bf16)
+ * (A is symmetric), B X by ssymm reading B's upper triangle only.  Returns
+ * 1 when every element of the new X is finite, else 0. */
+static int ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n, muonref_coeff t, int bf16)
 {
   int mi = (int)m, ni = (int)n;
   cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, ni, 1.0f, X, ni, 0.0f, A, mi);
@@ -100,7 +102,42 @@ static void ns_step(float *X, float *A, float *B, float *BX, size_t m, size_t n,
   } else {
     cblas_ssymm(CblasRowMajor, CblasLeft, CblasUpper, mi, ni, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
   }
-  muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16);     /* X <- R(R(a X) + R(B X)) */
+  return muonref_nsk_axpy(X, BX, m * n, (float)t.a, bf16); /* X <- R(R(a X) + R(B X)) */
+}
+
+/* One bf16 step in the KELLER or FUSED order of spec/muon.md 7.2 (the
+ * test hook MUONREF_NSF_ORDER; SEPARATE is ns_step), with full sgemm
+ * products accumulated in binary32:
+ *   KELLER: A <- R(X X^T); C <- R(c A); B <- R(R(b A) + R(C A));
+ *           X <- R(R(a X) + R(B X))
+ *   FUSED:  A <- R(X X^T); B <- R(b A + c (A A)); X <- R(a X + B X), each
+ *           right-hand side in binary64 from the binary32 products, then
+ *           rounded once (through binary32, as PyTorch's addmm)
+ * C (m x m) is scratch; B is not symmetric under KELLER, so B X is a
+ * full product. */
+static void ns_step_order(float *X, float *A, float *B, float *C, float *BX, size_t m, size_t n, muonref_coeff t,
+                          muonref_bf16_order order)
+{
+  int mi = (int)m, ni = (int)n;
+  float a = (float)t.a, b = (float)t.b, c = (float)t.c;
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, mi, ni, 1.0f, X, ni, 0.0f, A, mi);
+  muonref_nsk_sym_finish(A, m, 1);
+  if (order == MUONREF_BF16_KELLER) {
+    for (size_t i = 0; i < m * m; i++)
+      C[i] = muonref_bf16_round(c * A[i]);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, mi, mi, 1.0f, C, mi, A, mi, 0.0f, B, mi);
+    for (size_t i = 0; i < m * m; i++)
+      B[i] = muonref_bf16_round(muonref_bf16_round(b * A[i]) + muonref_bf16_round(B[i]));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+    muonref_nsk_axpy(X, BX, m * n, a, 1);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, mi, mi, 1.0f, A, mi, A, mi, 0.0f, B, mi);
+  for (size_t i = 0; i < m * m; i++)
+    B[i] = muonref_bf16_round((float)((double)b * A[i] + (double)c * B[i]));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, mi, 1.0f, B, mi, X, ni, 0.0f, BX, ni);
+  for (size_t i = 0; i < m * n; i++)
+    X[i] = muonref_bf16_round((float)((double)a * X[i] + BX[i]));
 }
 
 /* Rows per block of the upper block triangle of a symmetric product:
@@ -126,7 +163,8 @@ static int upper_product(float *C, const uint16_t *P, size_t m, size_t k, int sy
 /* ns_step in bf16 with oneDNN's products.  Xb (m n) holds the bf16 bit
  * patterns of X on entry and on return; Pb (m m) those of A, then of B.
  * Each bf16 copy is written by the pass that finishes its matrix.
- * Returns 0, or -1 when oneDNN failed. */
+ * Returns 1 when every element of the new X is finite, 0 when not, or -1
+ * when oneDNN failed. */
 static int ns_step_dnnl(float *X, float *A, float *B, float *BX, uint16_t *Xb, uint16_t *Pb, size_t m, size_t n,
                         muonref_coeff t)
 {
@@ -139,8 +177,7 @@ static int ns_step_dnnl(float *X, float *A, float *B, float *BX, uint16_t *Xb, u
   muonref_nsk_sym_finish_copy(B, Pb, m, 0);              /* mirror only */
   if (muonref_nsd_matmul(BX, n, Pb, m, Xb, n, 1, m, n, m))
     return -1;
-  muonref_nsk_axpy_copy(X, Xb, BX, m * n, (float)t.a);   /* X <- R(R(a X) + R(B X)) */
-  return 0;
+  return muonref_nsk_axpy_copy(X, Xb, BX, m * n, (float)t.a); /* X <- R(R(a X) + R(B X)) */
 }
 
 /* 1 to run the bf16 products through oneDNN, 0 through OpenBLAS, or a
@@ -182,38 +219,73 @@ static muonref_options bf16_scalars(const muonref_options *o)
   return r;
 }
 
-int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
-                          float *work, unsigned flags, muonref_error *err)
+void muonref_ns_orient(size_t rows, size_t cols, unsigned flags, size_t *m, size_t *n, int *tr)
 {
-  muonref_options rounded;
-  int st = muonref_ns_options_validate(o, err);
+  *tr = !MUONREF_NSF_FAULT(flags, MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
+  *m = *tr ? cols : rows;
+  *n = *tr ? rows : cols;
+}
+
+size_t muonref_ns_workspace_floats_flags(size_t rows, size_t cols, unsigned flags)
+{
+  size_t m, n;
+  int tr;
+  muonref_ns_orient(rows, cols, flags, &m, &n, &tr);
+  return workspace_mn(m, n);
+}
+
+int muonref_ns_load_bf16(const muonref_options *o)
+{
+  return o->ns_format == MUONREF_NS_BF16 && o->norm_format != MUONREF_NORM_FORMAT_INPUT;
+}
+
+/* The checks of every entry: the options (into *o, rounded into *buf
+ * under MUONREF_NSF_BF16_SCALARS) and the shape. */
+static int prepare(const muonref_options **o, muonref_options *buf, size_t rows, size_t cols, int io_null,
+                   unsigned flags, muonref_error *err)
+{
+  int st = muonref_ns_options_validate(*o, err);
   if (st)
     return st;
-  if (!out || !in)
+  if (io_null)
     return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: the input and output matrices must not be NULL");
   if (rows < 1 || cols < 1 || rows > MUONREF_MAX_NUMEL / cols)
     return muonref_fail(err, MUONREF_ESHAPE, "Newton-Schulz: invalid matrix shape (%zu, %zu): each side at least 1, "
                         "at most %zu elements", rows, cols, (size_t)MUONREF_MAX_NUMEL);
   if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_BF16_SCALARS)) {
-    rounded = bf16_scalars(o);
-    o = &rounded;
+    *buf = bf16_scalars(*o);
+    *o = buf;
   }
-  if (o->ns_format == MUONREF_NS_EXACT)
+  if ((*o)->ns_format == MUONREF_NS_EXACT)
     return muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
+  return MUONREF_OK;
+}
+
+/* prepare, then the orientation (*m x *n, *tr) and the GEMM of the run:
+ * returns 1 (oneDNN), 0 (OpenBLAS) or a (negative) error status. */
+static int begin(const muonref_options **o, muonref_options *buf, size_t rows, size_t cols, int io_null,
+                 unsigned flags, size_t *m, size_t *n, int *tr, muonref_error *err)
+{
+  int st = prepare(o, buf, rows, cols, io_null, flags, err);
+  if (st)
+    return st;
+  muonref_ns_orient(rows, cols, flags, m, n, tr);
+  int bf16 = (*o)->ns_format == MUONREF_NS_BF16;
+  if (bf16 && MUONREF_NSF_FAULT(flags, MUONREF_NSF_ORDER) && (*o)->bf16_order != MUONREF_BF16_SEPARATE)
+    return 0; /* the test hook's orders run on OpenBLAS (ns_step_order) */
+  return use_dnnl(flags, bf16, *m, *n, err);
+}
+
+/* Newton-Schulz from the loaded iterate X (m x n, the first m n floats of
+ * work, workspace_mn(m, n) floats) whose squares sum to ss: the divisor,
+ * the normalisation and the steps, leaving the result in X.  Returns
+ * MUONREF_OK, MUONREF_ENUMERIC when the result is not finite, MUONREF_ENOMEM
+ * when oneDNN failed. */
+static int run(float *work, size_t rows, size_t cols, size_t m, size_t n, int tr, double ss,
+               const muonref_options *o, unsigned flags, int dnnl, muonref_error *err)
+{
   int bf16 = o->ns_format == MUONREF_NS_BF16;
-  int tr = !MUONREF_NSF_FAULT(flags, MUONREF_NSF_NO_TRANSPOSE) && muonref_ns_transposes(rows, cols);
-  size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  int dnnl = use_dnnl(flags, bf16, m, n, err);
-  if (dnnl < 0)
-    return dnnl;
-  float *owned = NULL;
-  if (!work || m > n) { /* m > n only under MUONREF_NSF_NO_TRANSPOSE: more than the documented size */
-    owned = malloc((2 * m * n + 3 * m * m + (m * n + 1) / 2) * sizeof *owned);
-    if (!owned)
-      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace of a (%zu, %zu) matrix",
-                          rows, cols);
-    work = owned;
-  }
+  int order = bf16 && MUONREF_NSF_FAULT(flags, MUONREF_NSF_ORDER) && o->bf16_order != MUONREF_BF16_SEPARATE;
   /* X, BX (m n floats each), A, B (m m each); for oneDNN the bf16 copies
    * Pb (m m halves, in the third m m) and Xb (m n halves, at the end) */
   float *X = work, *BX = X + m * n, *A = BX + m * n, *B = A + m * m;
@@ -221,39 +293,73 @@ int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols,
   /* norm_format INPUT (Emerging-Optimizers: F.normalize on the float32
    * input, then `.to(torch.bfloat16)`): the load and the divisor stay in
    * binary32, the quotient is rounded to binary32, then to bf16 */
-  int nb = bf16 && o->norm_format != MUONREF_NORM_FORMAT_INPUT;
-  muonref_nsk_load(X, in, m, n, tr, nb);
-  float d = divisor(X, m * n, o, nb, flags);
-  if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_ZERO_NORM_NAN) && d == 0.0f) /* the fault zero_norm_nan: X / 0 */
+  float d = divisor(X, m * n, ss, o, muonref_ns_load_bf16(o), flags);
+  if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_ZERO_NORM_NAN) && d == 0.0f) { /* the fault zero_norm_nan: X / 0 */
     for (size_t i = 0; i < m * n; i++)
       X[i] = X[i] / d;
-  else
+    if (dnnl)
+      muonref_nsk_to_bf16(Xb, X, m * n);
+  } else if (dnnl) {
+    muonref_nsk_scale_copy(X, Xb, m * n, d);
+  } else {
     muonref_nsk_scale(X, m * n, d, bf16);
-  if (dnnl)
-    muonref_nsk_to_bf16(Xb, X, m * n);
-  for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++) {
+  }
+  int finite = -2, n_steps = muonref_ns_step_count(o);
+  for (int k = 0; k < n_steps; k++) {
     muonref_coeff t = muonref_ns_coeff_at(o, k);
-    if (!dnnl) {
-      ns_step(X, A, B, BX, m, n, t, bf16);
-    } else if (ns_step_dnnl(X, A, B, BX, Xb, Pb, m, n, t)) {
-      free(owned);
+    if (order) {
+      ns_step_order(X, A, B, B + m * m, BX, m, n, t, o->bf16_order);
+      finite = 0; /* checked below */
+      continue;
+    }
+    finite = dnnl ? ns_step_dnnl(X, A, B, BX, Xb, Pb, m, n, t) : ns_step(X, A, B, BX, m, n, t, bf16);
+    if (finite == -1)
       return muonref_fail(err, MUONREF_ENOMEM, "oneDNN's bf16 matmul failed on a (%zu, %zu) Newton-Schulz step "
                           "(out of memory or an unsupported layout)", rows, cols);
-    }
   }
+  if (finite == 1)
+    return MUONREF_OK;
   /* What was computed is checked before anything is written: growing
    * coefficients, or an input element that rounds to bf16 infinity, give
-   * Inf or NaN here; out is then left untouched. */
+   * Inf or NaN here (the last step says so, or no step ran). */
   for (size_t i = 0; i < m * n; i++)
-    if (!isfinite(X[i])) {
-      st = muonref_fail(err, MUONREF_ENUMERIC,
-                        "Newton-Schulz diverged: output element %zu of a (%zu, %zu) matrix is not finite after %d "
-                        "steps in %s (nothing written)", tr ? (i % n) * m + i / n : i, rows, cols, muonref_ns_step_count(o),
-                        bf16 ? "bf16" : "fp32");
-      break;
-    }
+    if (!isfinite(X[i]))
+      return muonref_fail(err, MUONREF_ENUMERIC,
+                          "Newton-Schulz diverged: output element %zu of a (%zu, %zu) matrix is not finite after %d "
+                          "steps in %s (nothing written)", tr ? (i % n) * m + i / n : i, rows, cols, n_steps,
+                          bf16 ? "bf16" : "fp32");
+  return MUONREF_OK;
+}
+
+int muonref_fast_ns_flags(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+                          float *work, unsigned flags, muonref_error *err)
+{
+  muonref_options rounded;
+  size_t m = 0, n = 0;
+  int tr = 0, st, dnnl = begin(&o, &rounded, rows, cols, !out || !in, flags, &m, &n, &tr, err);
+  if (dnnl < 0)
+    return dnnl;
+  float *owned = NULL;
+  if (!work || m > n) { /* m > n only under MUONREF_NSF_NO_TRANSPOSE: more than the documented size */
+    owned = malloc(workspace_mn(m, n) * sizeof *owned);
+    if (!owned)
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace of a (%zu, %zu) matrix",
+                          rows, cols);
+    work = owned;
+  }
+  double ss = muonref_nsk_load(work, in, m, n, tr, muonref_ns_load_bf16(o));
+  st = run(work, rows, cols, m, n, tr, ss, o, flags, dnnl, err);
   if (!st)
-    muonref_nsk_store(out, X, m, n, tr);
+    muonref_nsk_store(out, work, m, n, tr);
   free(owned);
   return st;
+}
+
+int muonref_fast_ns_loaded(float *work, size_t rows, size_t cols, double ss, const muonref_options *o,
+                           unsigned flags, muonref_error *err)
+{
+  muonref_options rounded;
+  size_t m = 0, n = 0;
+  int tr = 0, dnnl = begin(&o, &rounded, rows, cols, !work, flags, &m, &n, &tr, err);
+  return dnnl < 0 ? dnnl : run(work, rows, cols, m, n, tr, ss, o, flags, dnnl, err);
 }

@@ -1,8 +1,18 @@
 /* muonref: the fast optimizer (see optimizer.h).  The scalar schedule comes
- * from core/plan.c; this file does the float32 tensor arithmetic.
- * Element-wise updates are evaluated in binary64 from the float32 inputs
- * and rounded once to float32, so that each stored value is within one
- * rounding of the exact step defined in spec/muon.md. */
+ * from core/plan.c; the float32 tensor arithmetic is in fused passes
+ * (fast/step_kernels.c): element-wise updates are evaluated in binary64
+ * from the float32 inputs and rounded once to float32, so that each stored
+ * value is within one rounding of the exact step defined in spec/muon.md.
+ *
+ * A step reads each gradient, state buffer and parameter as few times as
+ * its two phases allow: phase 1 computes (Muon: one pass from G and M
+ * into the Newton-Schulz iterate, which also checks G and the momentum's
+ * range and sums the norm; Newton-Schulz; one pass from the iterate into
+ * the pending output, which also checks the parameter; AdamW: one checking
+ * pass), phase 2 stores (one pass per parameter).  The passes only say
+ * whether something is wrong; the checks of spec/muon.md section 3 then
+ * run in their order (input_checks) to say what, so that a refused step
+ * reports the same error as when each check was a pass of its own. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +25,7 @@
 #include "core/plan.h"
 #include "ns_internal.h"
 #include "optimizer_internal.h"
+#include "step_kernels.h"
 #include "core/fail.h"
 
 typedef struct param {
@@ -31,9 +42,9 @@ struct muonref_optimizer {
   size_t n_groups, n_params;
   muonref_options *groups;
   param *params;
-  float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix */
+  float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix; its iterate is
+                       loaded by the step's input pass (muonref_stk_muon_input) */
   size_t ns_work_floats;
-  float *update;    /* the Newton-Schulz input (U or M) of the largest Muon matrix */
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
@@ -79,7 +90,6 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free_params(opt);
   free(opt->groups);
   free(opt->ns_work);
-  free(opt->update);
   free(opt->pending);
   free(opt->pending2);
   free(opt->m2d);
@@ -88,6 +98,19 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->clip_off);
   free(opt->gptr);
   free(opt);
+}
+
+/* n floats, zeroed by writing them (NULL when out of memory, or n == 0):
+ * every buffer of the optimizer is written once at creation, so that no
+ * step, the first included, takes the page faults of memory that calloc or
+ * malloc left untouched (no allocation inside a step, the kernel's
+ * included). */
+static float *alloc_zeroed(size_t n)
+{
+  float *b = n ? malloc(n * sizeof(float)) : NULL;
+  if (b)
+    memset(b, 0, n * sizeof(float));
+  return b;
 }
 
 /* Allocates the branch's state buffers of p (zeroed, uninitialized state). */
@@ -99,12 +122,12 @@ static int alloc_state(param *p)
   if (p->route.use_muon) {
     size_t m2 = muonref_moment2_numel(p->options, &p->route);
     p->state.moment2_numel = m2;
-    if (m2 && !(p->state.moment2 = calloc(m2, sizeof(float))))
+    if (m2 && !(p->state.moment2 = alloc_zeroed(m2)))
       return 0;
-    return (p->state.momentum_buffer = calloc(n, sizeof(float))) != NULL;
+    return (p->state.momentum_buffer = alloc_zeroed(n + !n)) != NULL;
   }
-  p->state.exp_avg = calloc(n, sizeof(float));
-  p->state.exp_avg_sq = calloc(n, sizeof(float));
+  p->state.exp_avg = alloc_zeroed(n + !n);
+  p->state.exp_avg_sq = alloc_zeroed(n + !n);
   return p->state.exp_avg && p->state.exp_avg_sq;
 }
 
@@ -112,7 +135,8 @@ static int alloc_state(param *p)
 static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
                         muonref_error *err)
 {
-  size_t k = 0, max_ws = 0, max_mat = 0, pending = 0, pending2 = 0, max_m2 = 0;
+  size_t k = 0, max_ws = 0, pending = 0, pending2 = 0, max_m2 = 0;
+  unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   for (size_t g = 0; g < opt->n_groups; g++)
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
       param *p = &opt->params[k];
@@ -128,9 +152,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       if (!alloc_state(p))
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
       if (p->route.use_muon) {
-        size_t ws = muonref_ns_workspace_floats(p->route.rows, p->route.cols);
+        size_t ws = muonref_ns_workspace_floats_flags(p->route.rows, p->route.cols, flags);
         max_ws = ws > max_ws ? ws : max_ws;
-        max_mat = p->route.numel > max_mat ? p->route.numel : max_mat;
         p->pending_off = pending;
         pending += p->route.numel;
         p->pending2_off = pending2;
@@ -158,14 +181,13 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the clipped gradients");
   }
   opt->ns_work_floats = max_ws;
-  opt->ns_work = max_ws ? malloc(max_ws * sizeof(float)) : NULL;
-  opt->update = max_mat ? malloc(max_mat * sizeof(float)) : NULL;
-  opt->pending = pending ? malloc(pending * sizeof(float)) : NULL;
-  opt->pending2 = pending2 ? malloc(pending2 * sizeof(float)) : NULL;
+  opt->ns_work = alloc_zeroed(max_ws);
+  opt->pending = alloc_zeroed(pending);
+  opt->pending2 = alloc_zeroed(pending2);
   opt->m2d = max_m2 ? malloc(max_m2 * sizeof(double)) : NULL;
   if ((pending2 && !opt->pending2) || (max_m2 && !opt->m2d))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moments");
-  if ((max_ws && !opt->ns_work) || (max_mat && !opt->update) || (pending && !opt->pending))
+  if ((max_ws && !opt->ns_work) || (pending && !opt->pending))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
 }
@@ -304,11 +326,118 @@ int muonref_optimizer_param_info(const muonref_optimizer *opt, size_t i, size_t 
   return MUONREF_OK;
 }
 
+/* The scalars of the fused passes from the plans (core/plan.c). */
+static void muon_scalars(const muonref_muon_plan *pl, muonref_stk_muon *k)
+{
+  *k = (muonref_stk_muon){pl->mom_keep, pl->mom_grad, pl->in_grad, pl->in_mom, pl->nesterov, 0,
+                          {(double)(float)pl->update_factor, (double)(float)pl->update_factor2}, /* Keller's s, dion's lr s */
+                          pl->apply_decay ? pl->decay : 1.0, pl->alpha, pl->cautious};
+  if (pl->update_scale) /* Keller: the bf16 update scaled in place; Paddle: `* extra_scale_factor`, a second product */
+    k->n_factors = pl->update_factor2 != 1.0 ? 2 : 1;
+}
+
+static void adamw_scalars(const muonref_adamw_plan *pl, muonref_stk_adamw *k)
+{
+  *k = (muonref_stk_adamw){pl->beta1, pl->one_minus_beta1, pl->beta2, pl->one_minus_beta2, pl->sqrt_bc2, pl->eps,
+                           pl->step_size, pl->apply_decay ? pl->decay : 1.0, pl->nadamw, pl->num_mom, pl->num_grad,
+                           pl->cautious};
+}
+
+/* The range check of spec/muon.md section 3 on parameter i (gradient g):
+ * whether the momentum and its Nesterov input (Muon) or the second moment
+ * (AdamW) stay inside binary32.  A step that would overflow is refused
+ * before anything is written (MUONREF_ENUMERIC), instead of storing Inf or
+ * NaN.  The Newton-Schulz output and the parameters are checked where they
+ * are computed (muon_compute, adamw_compute). */
+static int range_check(const muonref_optimizer *opt, size_t i, const float *g, muonref_error *err)
+{
+  const param *p = &opt->params[i];
+  size_t n = p->route.numel, j;
+  if (p->route.use_muon) {
+    muonref_muon_plan pl;
+    muonref_stk_muon k;
+    muon_plan(opt, p, p->state.step + 1, &pl);
+    muon_scalars(&pl, &k);
+    if ((j = muonref_stk_muon_range_first(g, p->state.momentum_buffer, n, &k)) < n)
+      return muonref_fail(err, MUONREF_ENUMERIC,
+                          "Step for parameter %zu would overflow binary32: the momentum at element %zu exceeds %g", i, j,
+                          (double)FLT_MAX);
+  } else {
+    muonref_adamw_plan pl;
+    muonref_stk_adamw k;
+    adamw_plan(opt, p, p->state.step + 1, &pl);
+    adamw_scalars(&pl, &k);
+    if ((j = muonref_stk_adamw_range_first(p->state.exp_avg_sq, g, n, &k)) < n)
+      return muonref_fail(err, MUONREF_ENUMERIC,
+                          "Step for parameter %zu would overflow binary32: the second moment at element %zu exceeds %g",
+                          i, j, (double)FLT_MAX);
+  }
+  return MUONREF_OK;
+}
+
+/* The checks of the step's inputs, in the order of spec/muon.md section 3:
+ * every gradient (muonref_grad_check; the fault nonfinite_accepted lets
+ * non-finite ones through) and its parameter array, then the range of
+ * every parameter's buffers (after clip_prepare: on the gradients the step
+ * uses).  The fused passes report only that something is wrong; this says
+ * what, with the first offending parameter and element. */
+static int grad_checks(const muonref_optimizer *opt, float *const *params, const muonref_grad *grads,
+                       muonref_error *err)
+{
+  for (size_t i = 0; i < opt->n_params; i++) {
+    int st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
+    if (st && !(FAULT_IS(opt, NONFINITE_ACCEPTED) && st == MUONREF_ENONFINITE))
+      return st;
+    if (!st && grads[i].data && !params[i])
+      return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params[%zu] is NULL", i);
+  }
+  return MUONREF_OK;
+}
+
+static int input_checks(const muonref_optimizer *opt, float *const *params, const muonref_grad *grads,
+                        muonref_error *err)
+{
+  int st = grad_checks(opt, params, grads, err);
+  for (size_t i = 0; !st && i < opt->n_params; i++)
+    /* as before: only a gradient that passed its check (the fault nonfinite_accepted lets others through) */
+    if (grads[i].data && !muonref_grad_check(&grads[i], i, opt->params[i].route.numel, NULL))
+      st = range_check(opt, i, opt->gptr[i], err);
+  return st;
+}
+
+/* What phase 1 knows of the step's inputs: they were checked (input_checks
+ * ran and passed: every later anomaly is a fault's or a zero gradient's). */
+typedef struct step_ctx {
+  float *const *params;
+  const muonref_grad *grads;
+  int checked;
+} step_ctx;
+
+/* input_checks once per step, when a pass saw something wrong; returns its
+ * status (MUONREF_OK: the step goes on). */
+static int check_inputs(const muonref_optimizer *opt, step_ctx *c, muonref_error *err)
+{
+  if (c->checked)
+    return MUONREF_OK;
+  c->checked = 1;
+  return input_checks(opt, c->params, c->grads, err);
+}
+
+static int param_overflow(muonref_error *err, size_t i, size_t j, float nw, float w)
+{
+  return muonref_fail(err, MUONREF_ENUMERIC,
+                      "Step for parameter %zu would overflow binary32: element %zu of the parameter would become %s "
+                      "(it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w);
+}
+
 /* The second moment of the Newton-Schulz output (spec/muon.md 7.4) of
- * parameter p, routed as a batch of (rows, cols) matrices O: v' from the
- * stored v into V2, O replaced by the normalised update; d (the
- * denominators, binary64) in opt->m2d.  Element-wise in binary64 from the
- * binary32 O and v, each result rounded once. */
+ * parameter p, routed as a batch of (rows, cols) matrices O (row-major,
+ * the parameter's layout, before the update's bf16 products): v' from the
+ * stored v into V2 (the parameter's moment2_numel floats), O replaced by
+ * the normalised update; d (the denominators, binary64) in opt->m2d.
+ * Element-wise in binary64 from the binary32 O and v, each result rounded
+ * once.  Not fused: only parameters with a second moment run it, between
+ * their Newton-Schulz and the output pass (muon_compute). */
 static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float *O, float *V2)
 {
   muonref_moment2_plan m;
@@ -366,56 +495,61 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
       }
 }
 
-/* Phase 1 of the Muon branch on parameter i (gradient g): the new momentum
- * and Newton-Schulz input into opt->update, O into the parameter's place in
- * opt->pending, and a check that every value the step will store (the
- * momentum, the parameter) is finite.  Writes no state and no parameter. */
-static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, muonref_error *err)
+/* Phase 1 of the Muon branch on parameter i (gradient g): each matrix of
+ * the parameter loaded from G and M into the Newton-Schulz iterate
+ * (muonref_stk_muon_input), its Newton-Schulz, and its output with the
+ * update's bf16 products into the parameter's place in opt->pending, the
+ * parameter checked against it (muonref_stk_muon_output).  Writes no
+ * state and no parameter.  Errors in the order of the separate checks: the
+ * inputs' (check_inputs), then each matrix's Newton-Schulz, then the
+ * parameter's first element that would not be finite. */
+static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
+                        muonref_error *err)
 {
   param *p = &opt->params[i];
   muonref_muon_plan pl;
+  muonref_stk_muon k;
   muon_plan(opt, p, p->state.step + 1, &pl);
-  size_t n = p->route.numel;
+  muon_scalars(&pl, &k);
+  size_t rows = p->route.rows, cols = p->route.cols, mat = rows * cols, m, n;
+  unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
+  int tr, nb = muonref_ns_load_bf16(p->options), param_bad = 0, st;
+  muonref_ns_orient(rows, cols, flags, &m, &n, &tr);
   const float *M = p->state.momentum_buffer;
-  float *U = opt->update, *O = opt->pending + p->pending_off;
-  for (size_t j = 0; j < n; j++) {
-    double m = pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j];
-    U[j] = (float)(pl.nesterov ? pl.in_grad * (double)g[j] + pl.in_mom * m : m);
-  }
-  muonref_error e = {0};
-  size_t mat = p->route.rows * p->route.cols;
-  int st = MUONREF_OK;
-  for (size_t b = 0; !st && b < p->route.batch; b++) /* each matrix of a batch on its own */
-    st = muonref_fast_ns_flags(O + b * mat, U + b * mat, p->route.rows, p->route.cols, p->options, opt->ns_work,
-                               MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0), &e);
-  if (st == MUONREF_ENUMERIC)
-    return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
-  if (st)
-    return muonref_fail(err, st, "%s", e.message);
-  if (p->state.moment2_numel) /* the second moment (NorMuon, AdaMuon) on the Newton-Schulz output */
-    moment2_apply(opt, p, p->state.step + 1, O, opt->pending2 + p->pending2_off);
-  if (pl.update_scale) { /* Keller: the bf16 update scaled in place, s a binary32 scalar */
-    double s32 = (double)(float)pl.update_factor; /* Keller's s, dion's lr s */
-    for (size_t j = 0; j < n; j++)
-      O[j] = muonref_bf16_round_double(s32 * (double)O[j]);
-    if (pl.update_factor2 != 1.0) { /* Paddle: `* extra_scale_factor`, a second bf16 product */
-      double e32 = (double)(float)pl.update_factor2;
-      for (size_t j = 0; j < n; j++)
-        O[j] = muonref_bf16_round_double(e32 * (double)O[j]);
+  float *O = opt->pending + p->pending_off;
+  /* with a second moment the output pass runs twice: first only the
+   * transpose into O (no products: ko), then, after the second moment, the
+   * products and the parameter's check on the whole parameter in place */
+  int m2 = p->state.moment2_numel != 0;
+  muonref_stk_muon ko = k;
+  ko.n_factors = 0;
+  for (size_t b = 0; b < p->route.batch; b++) { /* each matrix of a batch on its own */
+    int bad = 0;
+    double ss = muonref_stk_muon_input(opt->ns_work, g + b * mat, M + b * mat, rows, cols, tr, nb, &k, &bad);
+    if (bad && (st = check_inputs(opt, c, err)))
+      return st;
+    muonref_error e = {0};
+    if ((st = muonref_fast_ns_loaded(opt->ns_work, rows, cols, ss, p->options, flags, &e))) {
+      int sti = check_inputs(opt, c, err);
+      if (sti)
+        return sti;
+      if (st == MUONREF_ENUMERIC)
+        return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
+      return muonref_fail(err, st, "%s", e.message);
     }
+    param_bad |= !muonref_stk_muon_output(O + b * mat, opt->ns_work, w + b * mat, rows, cols, tr, m2 ? &ko : &k);
   }
-  if (FAULT_IS(opt, NONFINITE_ACCEPTED))
+  if (m2) { /* spec/muon.md 7.4, then the update's products and decay (sections 8, 9) on the normalised O */
+    moment2_apply(opt, p, p->state.step + 1, O, opt->pending2 + p->pending2_off);
+    param_bad = !muonref_stk_muon_output(O, O, w, p->route.numel, 1, 0, &k);
+  }
+  if (!param_bad || FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;
-  double decay = pl.apply_decay ? pl.decay : 1.0;
-  for (size_t j = 0; j < n; j++) {
-    double dj = muonref_cautious_decays(pl.cautious, muonref_sign(w[j]), muonref_sign(O[j])) ? decay : 1.0;
-    float nw = (float)(dj * (double)w[j] - pl.alpha * (double)O[j]);
-    if (!isfinite(nw))
-      return muonref_fail(err, MUONREF_ENUMERIC,
-                          "Step for parameter %zu would overflow binary32: element %zu of the parameter would become "
-                          "%s (it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w[j]);
-  }
-  return MUONREF_OK;
+  if ((st = check_inputs(opt, c, err)))
+    return st;
+  float nw = 0.0f;
+  size_t j = muonref_stk_muon_param_first(w, O, p->route.numel, &k, &nw);
+  return j < p->route.numel ? param_overflow(err, i, j, nw, w[j]) : MUONREF_OK;
 }
 
 /* Phase 2 of the Muon branch: stores the momentum and the parameter from
@@ -423,89 +557,45 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
 static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *g)
 {
   muonref_muon_plan pl;
+  muonref_stk_muon k;
   muon_plan(opt, p, p->state.step, &pl); /* phase 2: the count is already incremented */
-  size_t n = p->route.numel;
-  float *M = p->state.momentum_buffer;
-  const float *O = opt->pending + p->pending_off;
-  for (size_t j = 0; j < n; j++)
-    M[j] = (float)(pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j]);
+  muon_scalars(&pl, &k);
+  muonref_stk_muon_apply(w, p->state.momentum_buffer, g, opt->pending + p->pending_off, p->route.numel, &k);
   if (p->state.moment2_numel)
     memcpy(p->state.moment2, opt->pending2 + p->pending2_off, p->state.moment2_numel * sizeof(float));
-  double decay = pl.apply_decay ? pl.decay : 1.0;
-  for (size_t j = 0; j < n; j++) {
-    double dj = muonref_cautious_decays(pl.cautious, muonref_sign(w[j]), muonref_sign(O[j])) ? decay : 1.0;
-    w[j] = (float)(dj * (double)w[j] - pl.alpha * (double)O[j]);
-  }
 }
 
-/* The AdamW branch on parameter i whose step count becomes t: with write
- * == 0 only checks that every value it would store is finite (phase 1);
- * with write == 1 stores them (phase 2). */
-static int adamw_step(const muonref_optimizer *opt, size_t i, long t, float *w, const float *g, int write,
-                      muonref_error *err)
+/* Phase 1 of the AdamW branch on parameter i: checks that every value its
+ * step would store is finite (muonref_stk_adamw_check), errors in the
+ * order of muon_compute's. */
+static int adamw_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
+                         muonref_error *err)
 {
   const param *p = &opt->params[i];
   muonref_adamw_plan pl;
-  adamw_plan(opt, p, t, &pl);
-  float *m = p->state.exp_avg, *v = p->state.exp_avg_sq;
-  double decay = pl.apply_decay ? pl.decay : 1.0;
-  for (size_t j = 0; j < p->route.numel; j++) {
-    double gj = g[j];
-    double mj = pl.beta1 * (double)m[j] + pl.one_minus_beta1 * gj;
-    double vj = pl.beta2 * (double)v[j] + pl.one_minus_beta2 * gj * gj;
-    double denom = sqrt(vj) / pl.sqrt_bc2 + pl.eps;
-    double nj = pl.nadamw ? pl.num_mom * mj + pl.num_grad * gj : mj; /* timm's NAdamW, optax's NAdam numerator */
-    double q = denom == 0.0 ? 0.0 : nj / denom; /* spec: a zero denominator moves nothing */
-    double dj = muonref_cautious_decays(pl.cautious, muonref_sign(w[j]), muonref_sign(q)) ? decay : 1.0;
-    float nw = (float)(dj * (double)w[j] - pl.step_size * q);
-    if (write) {
-      w[j] = nw;
-      m[j] = (float)mj;
-      v[j] = (float)vj;
-    } else if (!isfinite(nw) && !FAULT_IS(opt, NONFINITE_ACCEPTED)) {
-      return muonref_fail(err, MUONREF_ENUMERIC,
-                          "Step for parameter %zu would overflow binary32: element %zu of the parameter would become "
-                          "%s (it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w[j]);
-    }
-  }
-  return MUONREF_OK;
+  muonref_stk_adamw k;
+  adamw_plan(opt, p, p->state.step + 1, &pl);
+  adamw_scalars(&pl, &k);
+  size_t n = p->route.numel;
+  const float *m = p->state.exp_avg, *v = p->state.exp_avg_sq;
+  if (!muonref_stk_adamw_check(w, m, v, g, n, &k))
+    return MUONREF_OK;
+  int st = check_inputs(opt, c, err);
+  if (st || FAULT_IS(opt, NONFINITE_ACCEPTED))
+    return st;
+  float nw = 0.0f;
+  size_t j = muonref_stk_adamw_param_first(w, m, v, g, n, &k, &nw);
+  return j < n ? param_overflow(err, i, j, nw, w[j]) : MUONREF_OK;
 }
 
-/* Whether the buffers of the step of parameter i (gradient g) stay inside
- * binary32: the momentum and its Nesterov input (Muon), the second moment
- * (AdamW), computed element-wise in binary64 exactly as the step will.  A
- * step that would overflow is refused before anything is written
- * (MUONREF_ENUMERIC), instead of storing Inf or NaN.  The Newton-Schulz
- * output and the parameters are checked where they are computed
- * (muon_compute, adamw_step with write == 0). */
-static int range_check(const muonref_optimizer *opt, size_t i, const float *g, muonref_error *err)
+/* Phase 2 of the AdamW branch, the step count t already incremented. */
+static void adamw_apply(const muonref_optimizer *opt, param *p, float *w, const float *g)
 {
-  const param *p = &opt->params[i];
-  double limit = FLT_MAX;
-  size_t n = p->route.numel;
-  if (p->route.use_muon) {
-    muonref_muon_plan pl;
-    muon_plan(opt, p, p->state.step + 1, &pl);
-    const float *M = p->state.momentum_buffer;
-    for (size_t j = 0; j < n; j++) {
-      double m = pl.mom_keep * (double)M[j] + pl.mom_grad * (double)g[j];
-      double u = pl.in_grad * (double)g[j] + pl.in_mom * m;
-      if (fabs(m) > limit || fabs(u) > limit)
-        return muonref_fail(err, MUONREF_ENUMERIC,
-                            "Step for parameter %zu would overflow binary32: the momentum at element %zu exceeds %g", i, j,
-                            limit);
-    }
-  } else {
-    muonref_adamw_plan pl;
-    adamw_plan(opt, p, p->state.step + 1, &pl);
-    const float *v = p->state.exp_avg_sq;
-    for (size_t j = 0; j < n; j++)
-      if (pl.beta2 * (double)v[j] + pl.one_minus_beta2 * (double)g[j] * (double)g[j] > limit)
-        return muonref_fail(err, MUONREF_ENUMERIC,
-                            "Step for parameter %zu would overflow binary32: the second moment at element %zu exceeds %g",
-                            i, j, limit);
-  }
-  return MUONREF_OK;
+  muonref_adamw_plan pl;
+  muonref_stk_adamw k;
+  adamw_plan(opt, p, p->state.step, &pl);
+  adamw_scalars(&pl, &k);
+  muonref_stk_adamw_apply(w, p->state.exp_avg, p->state.exp_avg_sq, g, p->route.numel, &k);
 }
 
 #ifdef MUONREF_TEST_HOOKS
@@ -586,6 +676,17 @@ static int step_counts_fit(const muonref_optimizer *opt, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* Whether the step can read every gradient as numel floats: dense float32,
+ * with a parameter array (what muonref_grad_check and grad_checks check
+ * before the values). */
+static int readable(const muonref_optimizer *opt, float *const *params, const muonref_grad *grads)
+{
+  for (size_t i = 0; i < opt->n_params; i++)
+    if (grads[i].data && (grads[i].layout != MUONREF_DENSE || grads[i].dtype != MUONREF_FLOAT32 || !params[i]))
+      return 0;
+  return 1;
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -594,33 +695,22 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   if (n_params != opt->n_params)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: n_params is %zu, the optimizer has %zu parameters",
                         n_params, opt->n_params);
+  step_ctx c = {params, grads, 0};
   int st;
-  for (size_t i = 0; i < opt->n_params; i++) {
-    st = muonref_grad_check(&grads[i], i, opt->params[i].route.numel, err);
-    if (st && !(FAULT_IS(opt, NONFINITE_ACCEPTED) && st == MUONREF_ENONFINITE))
-      return st;
-    if (!st && grads[i].data && !params[i])
-      return muonref_fail(err, MUONREF_EOPTION, "muonref_optimizer_step: params[%zu] is NULL", i);
-  }
+  if (!readable(opt, params, grads) && (st = grad_checks(opt, params, grads, err)))
+    return st;
   clip_prepare(opt, grads);
-  for (size_t i = 0; i < opt->n_params; i++) {
-    /* as before: only a gradient that passed its check (the fault nonfinite_accepted lets others through) */
-    int st = grads[i].data && !muonref_grad_check(&grads[i], i, opt->params[i].route.numel, NULL)
-                 ? range_check(opt, i, opt->gptr[i], err) : MUONREF_OK;
-    if (st)
-      return st;
-  }
+  /* no gradient at all: no other check can fail; a step count at its limit refuses the step before any pass */
   if ((st = all_missing(opt, grads, err)) || (st = step_counts_fit(opt, err)))
     return st;
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
-    param *p = &opt->params[i];
     const float *g = opt->gptr[i];
     if (!g)
       continue;
-    st = p->route.use_muon ? muon_compute(opt, i, params[i], g, err)
-                               : adamw_step(opt, i, p->state.step + 1, params[i], g, 0, err);
+    st = opt->params[i].route.use_muon ? muon_compute(opt, i, params[i], g, &c, err)
+                                       : adamw_compute(opt, i, params[i], g, &c, err);
     if (st)
       return st;
   }
@@ -638,7 +728,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (p->route.use_muon)
       muon_apply(opt, p, params[i], g);
     else
-      adamw_step(opt, i, p->state.step, params[i], g, 1, NULL);
+      adamw_apply(opt, p, params[i], g);
   }
   return MUONREF_OK;
 }

@@ -16,6 +16,12 @@
 typedef float v8f __attribute__((vector_size(32)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+/* 4 lanes: binary64 arithmetic on binary32 data (the optimizer step) */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(MUONREF_NO_CLONES)
 #define MUONREF_CLONES __attribute__((target_clones("avx2", "default")))
@@ -56,7 +62,21 @@ MUONREF_INLINE void simd_bf16_v(v8f *x)
   memcpy(x, &v, sizeof v);
 }
 
+/* *x rounded to bf16, lane by lane (4 lanes). */
+MUONREF_INLINE void simd_bf16_v4(v4f *x)
+{
+  v4u v;
+  memcpy(&v, x, sizeof v);
+  v4u r = (v + 0x7FFFu + ((v >> 16) & 1u)) & 0xFFFF0000u;
+  v4u q = (v | 0x00400000u) & 0xFFFF0000u;
+  v4u nan = (v4u)((v4i)(v & 0x7FFFFFFFu) > (v4i){0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000});
+  v = (r & ~nan) | (q & nan);
+  memcpy(x, &v, sizeof v);
+}
+
 MUONREF_INLINE void simd_load(v8f *v, const float *p) { memcpy(v, p, sizeof *v); }
 MUONREF_INLINE void simd_store(float *p, const v8f *v) { memcpy(p, v, sizeof *v); }
+MUONREF_INLINE void simd_load4(v4f *v, const float *p) { memcpy(v, p, sizeof *v); }
+MUONREF_INLINE void simd_store4(float *p, const v4f *v) { memcpy(p, v, sizeof *v); }
 
 #endif

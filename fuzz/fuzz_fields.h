@@ -15,7 +15,9 @@
 #include <string.h>
 #include <wchar.h>
 
-enum { F_IMPL, F_FORMAT, F_FILE, F_PROFILE, F_AREA, F_KIND, F_COMMENT, F_FLAGS, F_MESSAGE, F_DIAGNOSIS, N_FIELDS };
+/* F_WHY: a baseline's "known failure: ..." text; F_NOTE: an other run's note (checker.h) */
+enum { F_IMPL, F_FORMAT, F_FILE, F_PROFILE, F_AREA, F_KIND, F_COMMENT, F_FLAGS, F_MESSAGE, F_DIAGNOSIS, F_WHY, F_NOTE,
+       N_FIELDS };
 
 typedef struct fuzz_fields {
   unsigned flags;      /* the first byte */

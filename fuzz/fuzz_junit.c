@@ -1,8 +1,9 @@
 /* muonref fuzz target: the JUnit XML writer (vectors/report_junit.c) with
  * the strings of a results or vector file as the input gives them
  * (fuzz_fields.h: the implementation name, the format, file, profile,
- * area, kind, comment, flags, the judge's message and the diagnosis; the
- * flag byte says which cases pass).  The file written must be UTF-8 with no
+ * area, kind, comment, flags, the judge's message and the diagnosis, a
+ * baseline's reason and an other run's note; the flag byte says which
+ * cases pass and whether the baseline lists them: <skipped>, <system-out>).  The file written must be UTF-8 with no
  * character XML 1.0 forbids or escape.h calls unsafe (tab, line feed and
  * carriage return aside), and, where libxml2 is linked (fuzz/run.sh adds it
  * when pkg-config finds libxml-2.0), well-formed XML that validates against
@@ -55,8 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   muonref_error err;
   int n_cases = 1 + (int)(x.flags % 3);
   for (int k = 0; k < n_cases; k++) {
+    int pass = (x.flags >> (2 + k)) & 1, listed = (x.flags >> 7) & 1; /* listed in a baseline: known or fixed */
     muonref_case_verdict v = {x.f[F_FILE], (long long)k + 1, x.f[F_PROFILE], x.f[F_AREA], x.f[F_KIND], x.f[F_COMMENT],
-                              x.f[F_FLAGS], (x.flags >> (2 + k)) & 1, x.f[F_MESSAGE], x.f[F_DIAGNOSIS], 0.5};
+                              x.f[F_FLAGS], pass, x.f[F_MESSAGE], x.f[F_DIAGNOSIS], 0.5, listed && !pass,
+                              listed && pass, listed ? x.f[F_WHY] : "", pass ? x.f[F_NOTE] : ""};
     if (muonref_case_log_add(&log, &v, 0.001 * k, &err))
       abort();
   }

@@ -4,7 +4,9 @@
  * version 13 or 14 by the flag byte, must be UTF-8 with no unsafe
  * character, and every line of it one of TAP's: the version, a comment, a
  * test point "ok N - D" / "not ok N - D" whose description holds no
- * unescaped '#' (no directive a port could forge), a YAML block line
+ * unescaped '#' (no directive a port could forge) but the " # TODO ..."
+ * of a case the baseline lists (flag bit 7: a failing one is known, a
+ * passing one fixed; the explanation itself holds none), a YAML block line
  * between "  ---" and "  ..." whose value parses as a JSON string (a
  * YAML double-quoted scalar), "Bail out! ...", and the plan "1..N" last,
  * N the number of test points.  The text escaper's output holds no control
@@ -30,7 +32,20 @@ static int bare_hash(const char *d, size_t n)
   return 0;
 }
 
-static void check_stream(const char *s, size_t n, long points, int version)
+/* The first '#' of d not escaped by '\' (NULL when none). */
+static const char *first_bare_hash(const char *d, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (d[i] == '\\' && i + 1 < n)
+      i++;
+    else if (d[i] == '#')
+      return d + i;
+  }
+  return NULL;
+}
+
+/* listed: whether the test points carry the baseline's TODO directive. */
+static void check_stream(const char *s, size_t n, long points, int version, int listed)
 {
   fuzz_assert_clean(s, n, "\n");
   long seen = 0;
@@ -76,7 +91,12 @@ static void check_stream(const char *s, size_t n, long points, int version)
       long num = strtol(line + (ok ? 3 : 7), &end, 10);
       if (num != ++seen || (size_t)(end - line) + 3 > len || memcmp(end, " - ", 3))
         abort();
-      if (bare_hash(end + 3, len - (size_t)(end + 3 - line)))
+      const char *d = end + 3, *hash = first_bare_hash(d, len - (size_t)(d - line));
+      if (listed) { /* exactly our " # TODO ", its explanation holding no second directive */
+        if (!hash || hash == d || hash[-1] != ' ' || (size_t)(line + len - hash) < 7 || memcmp(hash, "# TODO ", 7) ||
+            bare_hash(hash + 7, (size_t)(line + len - hash) - 7) || bare_hash(d, (size_t)(hash - d)))
+          abort();
+      } else if (hash)
         abort(); /* a directive a port's string would forge */
     }
   }
@@ -98,8 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   muonref_tap_begin(&t, f, x.f[F_IMPL], version);
   long points = 1 + (long)((x.flags >> 1) % 3);
   for (long k = 0; k < points; k++) {
+    int pass = (int)((x.flags >> (3 + k)) & 1), listed = (int)((x.flags >> 7) & 1);
     muonref_case_verdict v = {x.f[F_FILE], k + 1, x.f[F_PROFILE], x.f[F_AREA], x.f[F_KIND], x.f[F_COMMENT],
-                              x.f[F_FLAGS], (int)((x.flags >> (3 + k)) & 1), x.f[F_MESSAGE], x.f[F_DIAGNOSIS], 0.5};
+                              x.f[F_FLAGS], pass, x.f[F_MESSAGE], x.f[F_DIAGNOSIS], 0.5, listed && !pass,
+                              listed && pass, listed ? x.f[F_WHY] : "", pass ? x.f[F_NOTE] : ""};
     muonref_tap_case(&t, &v);
   }
   if (x.flags & 0x40)
@@ -107,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   else
     muonref_tap_end(&t);
   fclose(f);
-  check_stream(buf, n, points, version);
+  check_stream(buf, n, points, version, (int)((x.flags >> 7) & 1));
   free(buf);
   /* the text report's escaper: no control byte at all, whatever the input (NUL bytes included) */
   buf = NULL, n = 0;

@@ -51,10 +51,56 @@ static void scalar(mpfr_t s, double v)
   mpfr_set_d(s, v, MPFR_RNDN);
 }
 
+/* A port's binary32 Nesterov input lies within this many binary32 ulps
+ * (per step) of the magnitudes entering it from the exact one (see
+ * muon_branch): 16, several times the roundings of any port measured. */
+#define REACH_ULPS 16.0
+
+/* The binary32 ulp of |x| (2^-149 below 2^-126). */
+static double ulp32(double x)
+{
+  int e;
+  x = fabs(x);
+  if (!(x >= 0x1p-126))
+    return 0x1p-149;
+  frexp(x, &e);
+  return ldexp(1.0, e - 24);
+}
+
+/* v rounded to binary32, then to bf16 (RNDN each): what a port's
+ * binary32 value of v becomes at the bf16 cast. */
+static double fl32_bf16(mpfr_srcptr v)
+{
+  mpfr_t t;
+  mpfr_init2(t, 53);
+  mpfr_set_d(t, muonref_mpfr_round_format(v, 24, -149, 128), MPFR_RNDN);
+  double r = muonref_mpfr_round_format(t, 8, -133, 128);
+  mpfr_clear(t);
+  return r;
+}
+
+/* Whether every binary32 value within d of the exact u reaches the same
+ * bf16 value at the cast (rounding is monotone: the ends of [u - d, u + d]
+ * decide). */
+static int bf16_cast_robust(mpfr_srcptr u, double d)
+{
+  mpfr_t lo, hi;
+  mpfr_inits2(mpfr_get_prec(u) + 64, lo, hi, (mpfr_ptr)0);
+  mpfr_sub_d(lo, u, d, MPFR_RNDD);
+  mpfr_add_d(hi, u, d, MPFR_RNDU);
+  int same = fl32_bf16(lo) == fl32_bf16(hi);
+  mpfr_clears(lo, hi, (mpfr_ptr)0);
+  return same;
+}
+
 /* O <- NS(U) in o's format: exact (muonref_ref_ns), or the bf16 semantics
  * (muonref_ref_ns_bf16) on U rounded to binary32, recording its
- * certificate, and MUONREF_NSR_INPUT_NOT_FP32 when that rounding was inexact. */
-static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, const double *eU,
+ * certificate, and MUONREF_NSR_INPUT_NOT_FP32 when that rounding was
+ * inexact, unless (norm_format bf16, `reach` given) every binary32 value
+ * within reach[i] of U_i casts to the same bf16 value: a port computing U
+ * in binary32 lands within reach[i] of it (muon_branch) and its
+ * Newton-Schulz starts from that bf16 value, the reference's. */
+static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, const double *eU, const double *reach,
                         const muonref_options *o, unsigned *uncertain, muonref_error *err)
 {
   if (o->ns_format != MUONREF_NS_BF16)
@@ -70,7 +116,8 @@ static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, co
         st = muonref_fail(err, MUONREF_ENUMERIC,
                           "Exact step: the Newton-Schulz input overflows binary32 at element %zu, so the bf16 "
                           "semantics (which start from a binary32 matrix) are undefined; use ns_format exact", i);
-      else if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0)
+      else if (mpfr_cmp_d(U->e[i], (double)u[i]) != 0 &&
+               !(reach && o->norm_format == MUONREF_NORM_FORMAT_BF16 && bf16_cast_robust(U->e[i], reach[i])))
         flags |= MUONREF_NSR_INPUT_NOT_FP32;
     }
     unsigned cert = 0;
@@ -336,7 +383,8 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   mpfr_init2(x, 24), mpfr_init2(y, 24);
   float *Mout = malloc(n * sizeof *Mout);
   double *eU = n_unc ? malloc(n * sizeof *eU) : NULL, *eO = n_unc ? malloc(n * sizeof *eO) : NULL;
-  if (!Mout || (n_unc && (!eU || !eO)))
+  double *reach = malloc(n * sizeof *reach);
+  if (!Mout || !reach || (n_unc && (!eU || !eO)))
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
                       r->cols);
   for (size_t i = 0; !st && i < n; i++) {
@@ -347,6 +395,14 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
       inex_u = mpfr_fmma(U.e[i], ig, y, im, Mx.e[i], MPFR_RNDN) != 0;
     else
       mpfr_set(U.e[i], Mx.e[i], MPFR_RNDN);
+    /* How far a port's binary32 U can be from this one: REACH_ULPS binary32
+     * ulps per step of the magnitudes that enter it (its buffer drifts by
+     * an ulp or two per step from the correctly rounded one, and each of
+     * its two-term updates rounds once or twice). */
+    double mag = fabs(pl.mom_keep * M[i]) + fabs(pl.mom_grad * grad[i]);
+    if (pl.nesterov)
+      mag += fabs(pl.in_grad * grad[i]) + fabs(pl.in_mom) * (fabs(M[i]) + fabs(grad[i]));
+    reach[i] = REACH_ULPS * (double)(t > 0 ? t : 1) * ulp32(mag);
     if (eU) { /* |U - U_exact| in units of 2^-prec */
       double em = inex_m ? 2 * muonref_ref_absu(Mx.e[i]) : 0;
       eU[i] = pl.nesterov ? ((inex_u ? muonref_ref_absu(U.e[i]) * (1 + 0x1p-52) : 0) + fabs(pl.in_mom) * em) * REF_BOUND_SAFETY
@@ -356,7 +412,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   size_t mat = r->rows * r->cols;
   for (size_t b = 0; !st && b < r->batch; b++) { /* each matrix of a batch on its own (conv_mode) */
     muonref_mpmat Ob = {r->rows, r->cols, prec, O.e + b * mat}, Ub = {r->rows, r->cols, prec, U.e + b * mat};
-    st = ns_in_format(&Ob, eO ? eO + b * mat : NULL, &Ub, eU ? eU + b * mat : NULL, o, uncertain, err);
+    st = ns_in_format(&Ob, eO ? eO + b * mat : NULL, &Ub, eU ? eU + b * mat : NULL, reach + b * mat, o, uncertain, err);
   }
   float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
   if (!st && m2n && !V2)
@@ -387,7 +443,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     memcpy(M, Mout, n * sizeof *M);
   if (!st && m2n)
     memcpy(V, V2, m2n * sizeof *V);
-  free(Mout), free(eU), free(eO), free(V2);
+  free(Mout), free(eU), free(eO), free(reach), free(V2);
   mpfr_clears(keep, mg, ig, im, dec, nal, x, y, one, (mpfr_ptr)0);
   muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
   return st;

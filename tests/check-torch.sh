@@ -1,10 +1,13 @@
 #!/bin/sh
 # muonref test: `muonref check --torch MODULE_OR_FILE:CLASS` (driver and
 # judge in one command) gives the verdicts of the two-step path
-# (torch_driver.py, then muonref check --results), passes --torch-option on
-# to the driver, reports a port the driver cannot load as a usage error
-# (exit 2), refuses --torch with --impl, gives the driver the adapter of
-# --profile, and leaves no temporary file.
+# (torch_driver.py, then muonref check --results) plus the training-loop
+# lifecycle's, passes --torch-option on to the driver, reports a port the
+# driver cannot load as a usage error (exit 2), refuses --torch with
+# --impl, gives the driver the adapter of --profile (a correct keller port
+# passes by default: judged neutral, raw a second verdict), catches a
+# zero_grad fault in the training loop that assigned gradients hide, and
+# leaves no temporary file.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
@@ -18,13 +21,25 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 vec=$srcdir/vectors/nemo
 
+# the two-step path: both ports in one plan (tests/plan.sh)
+. "$srcdir/tests/plan.sh"
+for port in torch_nemo_port torch_nemo_port_faulty_ema; do
+  plan_add "$port" -q --mode raw --optimizer "$srcdir/tests/$port.py:Muon" "$vec"
+done
+plan_run
 for port in torch_nemo_port torch_nemo_port_faulty_ema; do
   p=$srcdir/tests/$port.py
-  TMPDIR=$work/tmp "$muonref" check --torch "$p:Muon" "$vec" >"$work/one.out" 2>"$work/one.err"; rc1=$?
-  "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$p:Muon" --out "$work/r.json" "$vec"
-  "$muonref" check --results "$work/r.json" "$vec" >"$work/two.out" 2>&1; rc2=$?
-  if [ $rc1 -eq $rc2 ] && diff "$work/one.out" "$work/two.out" >"$work/diff"; then
-    echo "ok: $port: one command gives the two-step verdicts (exit $rc1, $(tail -n 1 "$work/one.out"))"
+  # (raw: these ports round explicitly, and a raw run is the cheapest)
+  TMPDIR=$work/tmp "$muonref" check --torch "$p:Muon" --torch-option=--mode=raw "$vec" >"$work/one.out" 2>"$work/one.err"
+  rc1=$?
+  judge "$port" "$vec"; rc2=$rc
+  mv "$work/$port.out" "$work/two.out"
+  # the one command's report adds the training-loop lifecycle's verdict (the same: these ports keep no state
+  # of a training loop) and, with it, the judged run's own counts
+  grep -v '^training-loop lifecycle: \|^the judged run (raw mode, assign lifecycle): ' "$work/one.out" >"$work/one.cmp"
+  if [ $rc1 -eq $rc2 ] && diff "$work/one.cmp" "$work/two.out" >"$work/diff" &&
+     grep -q '^training-loop lifecycle: .*; enforced: they count$' "$work/one.out"; then
+    echo "ok: $port: one command gives the two-step verdicts and the training loop's (exit $rc1, $(tail -n 1 "$work/one.out"))"
   else
     fail "$port: exit $rc1 vs $rc2"; head -n 5 "$work/diff"
   fi
@@ -53,11 +68,30 @@ TMPDIR=$work/tmp "$muonref" check --torch "$work/no_such_port.py:Muon" "$vec" >/
 # judged with nemo's option names failed every case with "unexpected keyword
 # argument 'adam_eps'"); run where ./vectors holds one keller file only
 mkdir -p "$work/p/vectors/keller" && cp "$srcdir/vectors/keller/keller_defaults.json" "$work/p/vectors/keller/"
+# (no --mode: a correct port is green by default, judged neutral, its raw run reported beside)
 (cd "$work/p" && TMPDIR=$work/tmp "$muonref" check --profile keller \
-   --torch "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" --torch-option=--mode=neutral) \
+   --torch "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam") \
   >"$work/keller.out" 2>&1; rc=$?
 [ $rc -eq 0 ] && tail -n 1 "$work/keller.out" | grep -q ' passed, 0 failed$' &&
-  echo "ok: --profile keller --torch: the keller adapter ($(tail -n 1 "$work/keller.out"))" ||
-  fail "--profile keller --torch: exit $rc: $(tail -n 2 "$work/keller.out")"
+  grep -q '^the judged run (neutral mode, assign lifecycle): [0-9]* passed, 0 failed$' "$work/keller.out" &&
+  grep -q '^raw mode (this platform.s own bf16 arithmetic): .*not enforced' "$work/keller.out" &&
+  echo "ok: --profile keller --torch: the keller adapter, green by default ($(tail -n 1 "$work/keller.out"))" ||
+  fail "--profile keller --torch: exit $rc: $(tail -n 4 "$work/keller.out")"
+
+# a zero_grad that leaves AdamW's gradients: assigned gradients hide it (one
+# lifecycle named: exit 0), the training loop catches it (both: exit 1, every
+# failure naming the lifecycle)
+zg=$srcdir/tests/torch_keller_port_faulty_zero_grad.py:SingleDeviceMuonWithAuxAdam
+ka=$srcdir/vectors/keller/keller_adamw.json
+TMPDIR=$work/tmp "$muonref" check --torch "$zg" --torch-option=--adapter=keller --torch-option=--lifecycle=assign \
+  --torch-option=--mode=neutral "$ka" >"$work/zg1.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && echo "ok: the zero_grad fault passes with assigned gradients alone" || fail "zero_grad, assign: exit $rc"
+TMPDIR=$work/tmp "$muonref" check --torch "$zg" --torch-option=--adapter=keller "$ka" >"$work/zg2.out" 2>&1; rc=$?
+nf=$(grep -c '^FAIL' "$work/zg2.out")
+nl=$(grep -c '^FAIL .*: training-loop lifecycle: skipped: LifecycleError: .*zero_grad' "$work/zg2.out")
+[ $rc -eq 1 ] && [ "$nf" -gt 0 ] && [ "$nf" -eq "$nl" ] &&
+  grep -q '^the judged run (neutral mode, assign lifecycle): [0-9]* passed, 0 failed$' "$work/zg2.out" &&
+  echo "ok: check --torch runs both lifecycles: the zero_grad fault fails $nf cases, each in the training loop" ||
+  fail "zero_grad, both lifecycles: exit $rc, $nf failures, $nl naming the training loop: $(tail -n 3 "$work/zg2.out")"
 [ -z "$(ls -A "$work/tmp")" ] && echo "ok: no temporary file left" || fail "left in TMPDIR: $(ls -A "$work/tmp")"
 exit $status

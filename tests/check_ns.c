@@ -328,6 +328,62 @@ START_TEST(fused_passes_match_the_definition)
 }
 END_TEST
 
+/* The same passes past the 64 Ki elements from which they are split among
+ * the worker threads of fast/pool.c (where OpenBLAS runs more than one
+ * thread): every element as the definition gives it, whichever thread ran
+ * its chunk.  Mismatches are counted and asserted once (a Check assertion
+ * per element costs a write to Check's pipe). */
+START_TEST(threaded_passes_match_the_definition)
+{
+  size_t m = 400, n = 403, bad = 0;
+  float *A = randn(m * m, 7), *AA = randn(m * m, 8), *X = randn(m * n, 9), *BX = randn(m * n, 10);
+  float *S = malloc(m * m * 4), *Y = malloc(m * n * 4), *Z = malloc(m * n * 4), *T = malloc(m * n * 4);
+  uint16_t *Sb = malloc(m * m * 2), *Yb = malloc(m * n * 2);
+  float a = 3.4445f, b = -4.7750f, c = 2.0315f, d = 3.0f;
+  X[12345] = NAN;
+  /* sym_finish_copy in bf16, then poly_upper on its result, against the definition */
+  memcpy(S, A, m * m * 4);
+  muonref_nsk_sym_finish_copy(S, Sb, m, 1);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < m; j++) {
+      float want = r16(A[i <= j ? i * m + j : j * m + i]);
+      uint32_t bits;
+      memcpy(&bits, &want, 4);
+      bad += !same_bits(&S[i * m + j], &want, 1) || Sb[i * m + j] != (uint16_t)(bits >> 16);
+    }
+  memcpy(Z, AA, m * m * 4);
+  muonref_nsk_poly_upper(Z, S, Z, m, b, c, 1);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = i; j < m; j++) {
+      float want = r16(r16(b * S[i * m + j]) + r16(c * r16(AA[i * m + j])));
+      bad += !same_bits(&Z[i * m + j], &want, 1);
+    }
+  /* axpy_copy: the values, the bits and the finite flag (one NaN) */
+  memcpy(Y, X, m * n * 4);
+  int finite = muonref_nsk_axpy_copy(Y, Yb, BX, m * n, a);
+  bad += finite != 0;
+  for (size_t k = 0; k < m * n; k++) {
+    float want = r16(r16(a * X[k]) + r16(BX[k]));
+    uint32_t bits;
+    memcpy(&bits, &Y[k], 4);
+    bad += (!same_bits(&Y[k], &want, 1) && !(isnan(Y[k]) && isnan(want))) || Yb[k] != (uint16_t)(bits >> 16);
+  }
+  /* scale, and the transposing store */
+  memcpy(Z, BX, m * n * 4);
+  muonref_nsk_scale(Z, m * n, d, 1);
+  for (size_t k = 0; k < m * n; k++) {
+    float want = r16(BX[k] / d);
+    bad += !same_bits(&Z[k], &want, 1);
+  }
+  muonref_nsk_store(T, Z, m, n, 1);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++)
+      bad += !same_bits(&T[j * m + i], &Z[i * n + j], 1);
+  ck_assert_msg(bad == 0, "%zu elements differ from the definition", bad);
+  free(A), free(AA), free(X), free(BX), free(S), free(Y), free(Z), free(T), free(Sb), free(Yb);
+}
+END_TEST
+
 /* ---- the native bf16 path (oneDNN), where this machine has it ---- */
 
 /* 0 with a note when oneDNN's bf16 path cannot run here (then the BLAS
@@ -460,6 +516,7 @@ int main(void)
   tcase_add_test(t, exact_format_refused_and_workspace);
   tcase_add_test(t, step_count_matters);
   tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 70);
+  tcase_add_test(t, threaded_passes_match_the_definition);
   tcase_add_loop_test(t, native_equals_blas_where_order_is_free, 0, 4);
   tcase_add_loop_test(t, native_close_to_blas_on_random_inputs, 0, 4);
   tcase_add_test(t, native_flush_of_subnormals_is_tiny);

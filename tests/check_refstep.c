@@ -339,7 +339,7 @@ END_TEST
  * bf16-semantics NS of U = G + 0.5 G (exact in binary32) and is certified;
  * the parameter is bitwise the MPFR rounding of decay P - alpha O with O
  * from muonref_ref_ns_bf16 called directly.  A random gradient with EMA
- * momentum gives a U that binary32 cannot hold: MUONREF_NSR_INPUT_NOT_FP32. */
+ * momentum is not certified. */
 START_TEST(bf16_format_step)
 {
   enum { R = 8, C = 16 };
@@ -397,8 +397,43 @@ START_TEST(bf16_format_step)
   muonref_param_state st3 = {0, 0, 0, 0, m, NULL, NULL, NULL, 0};
   muonref_ref_cr_report rep;
   ck_assert_msg(muonref_ref_step_cr(&o, &r, p, &st3, g, 128, &rep, &e) == MUONREF_OK, "%s", e.message);
-  ck_assert(rep.ns_uncertain & MUONREF_NSR_INPUT_NOT_FP32);
+  ck_assert(rep.ns_uncertain & MUONREF_NSR_UNCERTAIN);
   mpfr_clear(x), mpfr_clear(y);
+}
+END_TEST
+
+/* spec/vectors.md 5.2: a Nesterov input U that binary32 cannot hold (sum
+ * momentum 0.95: U = 1.95 G) still gives an exactly defined bf16 step when
+ * every binary32 value near U casts to the same bf16 value (a port's own
+ * binary32 U lands there): G = fl32(1.25 / 1.95) H puts U within an ulp of
+ * 1.25, far from a bf16 rounding boundary, and the step is certified; G =
+ * fl32((1 + 2^-8) / 1.95) H puts U within an ulp of the boundary between
+ * the bf16 values 1 and 1 + 2^-7, and MUONREF_NSR_INPUT_NOT_FP32 withholds
+ * the certificate. */
+START_TEST(bf16_cast_of_an_inexact_input)
+{
+  enum { R = 8, C = 16 };
+  static const double TARGET[2] = {1.25, 1.0 + 0x1p-8};
+  for (int k = 0; k < 2; k++) {
+    muonref_options o = tu_nemo();
+    o.momentum = 0.95;
+    o.nesterov = 1;
+    o.momentum_form = MUONREF_MOMENTUM_SUM;
+    o.ns_format = MUONREF_NS_BF16;
+    muonref_route r = {1, R, C, R * C, 1, R, C};
+    float g[R * C], p[R * C] = {0}, m[R * C] = {0};
+    for (int i = 0; i < R; i++)
+      for (int j = 0; j < C; j++)
+        g[i * C + j] = (__builtin_popcount((unsigned)(i & j)) & 1 ? -1.0f : 1.0f) * (float)(TARGET[k] / 1.95);
+    muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL};
+    muonref_ref_cr_report rep;
+    muonref_error e;
+    ck_assert_msg(muonref_ref_step_cr(&o, &r, p, &st, g, 256, &rep, &e) == MUONREF_OK, "%s", e.message);
+    if (k == 0)
+      ck_assert_uint_eq(rep.ns_uncertain & MUONREF_NSR_UNCERTAIN, 0);
+    else
+      ck_assert(rep.ns_uncertain & MUONREF_NSR_INPUT_NOT_FP32);
+  }
 }
 END_TEST
 
@@ -442,6 +477,7 @@ int main(void)
   tcase_add_test(t, errors_change_nothing);
   tcase_add_test(t, fresh_state_and_zero_gradient);
   tcase_add_test(t, bf16_format_step);
+  tcase_add_test(t, bf16_cast_of_an_inexact_input);
   tcase_add_test(t, clip_norm_exact);
   suite_add_tcase(s, t);
   return tu_run_suite(s);

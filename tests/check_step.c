@@ -1,10 +1,12 @@
 /* muonref tests: the fast optimizer step (both branches), state, errors. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "muonref.h"
 #include "testutil.h"
+#include "../fast/step_kernels.h"
 
 #define LR 0.02
 #define WD 0.01
@@ -592,6 +594,162 @@ START_TEST(create_errors)
 }
 END_TEST
 
+
+/* ---- the fused passes of the step (fast/step_kernels.c) against the
+ * element-by-element definition written here from spec/muon.md sections
+ * 6 to 10 (binary64 from the float32 inputs, one rounding to float32) ---- */
+
+static int same_or_nan(const float *a, const float *b, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    if (memcmp(&a[k], &b[k], 4) && !(isnan(a[k]) && isnan(b[k])))
+      return 0;
+  return 1;
+}
+
+/* Shapes around the passes' boundaries: the 4-lane tails, tall and wide,
+ * the 64-column bands and 64-row tiles of a tall load, the 32x32 tiles of
+ * the output, a row longer than the 1024-float chunk, and two above the
+ * 64 Ki elements from which the passes are split among the worker threads
+ * of fast/pool.c (where OpenBLAS runs more than one thread). */
+static const size_t KSHAPES[][2] = {
+  {1, 1}, {1, 9}, {9, 1}, {3, 5}, {5, 3}, {7, 64}, {64, 7}, {65, 66},
+  {66, 65}, {140, 65}, {131, 130}, {200, 129}, {2, 1030}, {1030, 2}, {17, 33}, {33, 17},
+  {257, 301}, {301, 257},
+};
+enum { NKSHAPES = sizeof KSHAPES / sizeof KSHAPES[0] };
+
+/* Values that exercise the rounding and the flags: NaN, Inf, beyond
+ * FLT_MAX after the momentum, a bf16 tie, subnormals. */
+static void put_specials(float *x, size_t n, int which)
+{
+  const float sp[] = {NAN, -INFINITY, 3.3e38f, 0x1.018p0f, -0x1.008p-130f, 1e-45f, -0.0f};
+  for (size_t k = 0; k < 7 && which; k++)
+    x[(k * 37 + (size_t)which) % n] = sp[k];
+}
+
+/* The decay factor of one element under cautious weight decay
+ * (spec/muon.md 4.1), written from the definition: 0 every element decays;
+ * 1 (cautious_wd) unless the parameter p and the update u have opposite
+ * signs; 2 (the fault cautious_wd_strict) only where both are non-zero of
+ * one sign. */
+static double cautious_decay(int cautious, double decay, double p, double u)
+{
+  int opposite = (p > 0 && u < 0) || (p < 0 && u > 0), same = (p > 0 && u > 0) || (p < 0 && u < 0);
+  return cautious == 0 || (cautious == 1 && !opposite) || (cautious == 2 && same) ? decay : 1.0;
+}
+
+START_TEST(fused_passes_match_the_definition)
+{
+  size_t r = KSHAPES[_i % NKSHAPES][0], c = KSHAPES[_i % NKSHAPES][1], n = r * c;
+  int specials = _i >= NKSHAPES, tr = r > c;
+  tu_rng rng = {tu_seed(11) + (uint64_t)_i};
+  float *G = malloc(n * 4), *M = malloc(n * 4), *P = malloc(n * 4), *X = malloc(n * 4), *Xd = malloc(n * 4),
+        *O = malloc(n * 4), *Od = malloc(n * 4), *V = malloc(n * 4), *Md = malloc(n * 4), *Pd = malloc(n * 4),
+        *Vd = malloc(n * 4);
+  for (int cv = 0; cv < 18; cv++) { /* every variant plain, with cautious_wd, with the strict mask */
+    int variant = cv % 6, cautious = cv / 6, bf = variant & 1, nf = variant / 2;
+    tu_fill_normal(&rng, G, n, 1.0);
+    tu_fill_normal(&rng, M, n, 2.0);
+    tu_fill_normal(&rng, P, n, 1.0);
+    tu_fill_normal(&rng, V, n, 1.0);
+    for (size_t j = 0; j < n; j++)
+      V[j] = V[j] * V[j]; /* a second moment is not negative */
+    if (specials) {
+      put_specials(G, n, 1 + variant);
+      put_specials(P, n, 3 + variant);
+    }
+    muonref_stk_muon k = {0.95, variant > 3 ? 0.05 : 1.0, variant > 3 ? 0.05 : 1.0, 0.95, variant != 2, nf,
+                          {(double)0.2f, (double)1.7f}, 0.999, 0.02, cautious};
+    /* input: X and its norm */
+    int bad = 0, bad_d = 0;
+    double ss = muonref_stk_muon_input(X, G, M, r, c, tr, bf, &k, &bad), ss_d = 0.0;
+    for (size_t i = 0; i < r; i++)
+      for (size_t j = 0; j < c; j++) {
+        double g = G[i * c + j], m = k.mom_keep * (double)M[i * c + j] + k.mom_grad * g;
+        double v = k.in_grad * g + k.in_mom * m;
+        bad_d |= !isfinite(g) || !(fabs(m) <= FLT_MAX) || !(fabs(v) <= FLT_MAX);
+        float u = (float)(k.nesterov ? v : m);
+        Xd[tr ? j * r + i : i * c + j] = bf ? muonref_bf16_round(u) : u;
+      }
+    for (size_t q = 0; q < n; q++)
+      ss_d += (double)Xd[q] * (double)Xd[q];
+    ck_assert_msg(same_or_nan(X, Xd, n), "input (%zu, %zu) variant %d", r, c, variant);
+    ck_assert_msg(memcmp(&ss, &ss_d, sizeof ss) == 0 || (isnan(ss) && isnan(ss_d)), "norm (%zu, %zu)", r, c);
+    ck_assert_int_eq(bad, bad_d);
+    if (n >= 64) /* the specials do not overwrite each other: the flag must be raised */
+      ck_assert_int_eq(bad_d, specials);
+    if (cautious) /* zeros in the update: where cautious_wd and the strict mask differ */
+      for (size_t q = 0; q < n; q += 7)
+        X[q] = Xd[q] = 0.0f;
+    /* output: O with the bf16 products, the parameter's check */
+    int ok = muonref_stk_muon_output(O, X, P, r, c, tr, &k), ok_d = 1;
+    for (size_t i = 0; i < r; i++)
+      for (size_t j = 0; j < c; j++) {
+        float o = Xd[tr ? j * r + i : i * c + j];
+        for (int f = 0; f < nf; f++)
+          o = muonref_bf16_round_double(k.factor[f] * (double)o);
+        Od[i * c + j] = o;
+        double dj = cautious_decay(cautious, k.decay, P[i * c + j], o);
+        ok_d &= isfinite((float)(dj * (double)P[i * c + j] - k.alpha * (double)o));
+      }
+    ck_assert_msg(same_or_nan(O, Od, n), "output (%zu, %zu) variant %d", r, c, variant);
+    ck_assert_int_eq(ok, ok_d);
+    float nw = 0.0f;
+    size_t first = muonref_stk_muon_param_first(P, O, n, &k, &nw), first_d = n;
+    for (size_t j = 0; j < n && first_d == n; j++)
+      if (!isfinite((float)(cautious_decay(cautious, k.decay, P[j], O[j]) * (double)P[j] - k.alpha * (double)O[j])))
+        first_d = j;
+    ck_assert_uint_eq(first, first_d);
+    first_d = n;
+    for (size_t j = 0; j < n && first_d == n; j++) {
+      double m = k.mom_keep * (double)M[j] + k.mom_grad * (double)G[j];
+      if (fabs(m) > FLT_MAX || fabs(k.in_grad * (double)G[j] + k.in_mom * m) > FLT_MAX)
+        first_d = j;
+    }
+    ck_assert_uint_eq(muonref_stk_muon_range_first(G, M, n, &k), first_d);
+    /* phase 2 */
+    memcpy(Md, M, n * 4), memcpy(Pd, P, n * 4);
+    muonref_stk_muon_apply(P, M, G, O, n, &k);
+    for (size_t j = 0; j < n; j++) {
+      Md[j] = (float)(k.mom_keep * (double)Md[j] + k.mom_grad * (double)G[j]);
+      Pd[j] = (float)(cautious_decay(cautious, k.decay, Pd[j], O[j]) * (double)Pd[j] - k.alpha * (double)O[j]);
+    }
+    ck_assert(same_or_nan(M, Md, n) && same_or_nan(P, Pd, n));
+    /* AdamW: eps 0 with zero moments gives the zero denominator (no move) */
+    muonref_stk_adamw a = {0.9, 0.1, 0.95, 0.05, sqrt(1 - 0.95 * 0.95), variant == 5 ? 0.0 : 1e-8, 0.01 / 0.19,
+                           0.998, variant >= 3, 0.9, 0.1, cautious};
+    if (variant == 5)
+      for (size_t j = 0; j < n; j += 3)
+        G[j] = M[j] = V[j] = 0.0f;
+    int abad = muonref_stk_adamw_check(P, M, V, G, n, &a), abad_d = 0;
+    size_t arange_d = n, aparam_d = n;
+    memcpy(Md, M, n * 4), memcpy(Pd, P, n * 4), memcpy(Vd, V, n * 4);
+    for (size_t j = 0; j < n; j++) {
+      double g = G[j], m = a.beta1 * (double)M[j] + a.one_minus_beta1 * g;
+      double v = a.beta2 * (double)V[j] + a.one_minus_beta2 * g * g;
+      double den = sqrt(v) / a.sqrt_bc2 + a.eps;
+      double num = a.nadamw ? a.num_mom * m + a.num_grad * g : m;
+      double q = den == 0.0 ? 0.0 : num / den;
+      float w = (float)(cautious_decay(cautious, a.decay, P[j], q) * (double)P[j] - a.step_size * q);
+      abad_d |= !isfinite(g) || !(v <= FLT_MAX) || !isfinite(w);
+      if (arange_d == n && v > FLT_MAX)
+        arange_d = j;
+      if (aparam_d == n && !isfinite(w))
+        aparam_d = j;
+      Pd[j] = w, Md[j] = (float)m, Vd[j] = (float)v;
+    }
+    ck_assert_int_eq(abad, abad_d);
+    ck_assert_uint_eq(muonref_stk_adamw_range_first(V, G, n, &a), arange_d);
+    ck_assert_uint_eq(muonref_stk_adamw_param_first(P, M, V, G, n, &a, &nw), aparam_d);
+    muonref_stk_adamw_apply(P, M, V, G, n, &a);
+    ck_assert_msg(same_or_nan(P, Pd, n) && same_or_nan(M, Md, n) && same_or_nan(V, Vd, n), "adamw (%zu, %zu) %d",
+                  r, c, variant);
+  }
+  free(G), free(M), free(P), free(X), free(Xd), free(O), free(Od), free(V), free(Md), free(Pd), free(Vd);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("step");
@@ -611,6 +769,7 @@ int main(void)
   tcase_add_test(t, zero_gradient_finite_update);
   tcase_add_test(t, create_errors);
   tcase_add_test(t, overflow_and_bad_state_refused);
+  tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 2 * NKSHAPES);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

@@ -19,14 +19,13 @@ python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/grad-after.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-driver="$srcdir/vectors/drivers/torch_driver.py"
+. "$srcdir/tests/plan.sh"  # both variants in one plan
 
-# variant name, port, adapter, mode, vector files
+# variant name, vector files
 check_variant() {
-  name=$1 port=$2 adapter=$3 mode=$4
-  shift 4
-  "$python" "$driver" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --out "$work/$name.json" "$@" \
-    >"$work/$name.drv" 2>&1 || { echo "FAIL: $name: the driver failed: $(tail -n 1 "$work/$name.drv")"; status=1; return; }
+  name=$1
+  shift
+  plan_ran "$name" || { echo "FAIL: $name: the driver failed: $(grep -v 'platform:' "$work/plan.err" | tail -n 2)"; status=1; return; }
   "$muonref" check --no-diagnosis --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
   rc=$?
   nf=$(grep -c '^FAIL ' "$work/$name.out")
@@ -53,8 +52,13 @@ PY
     { echo "FAIL: $name without gradAfter: $(tail -n 1 "$work/$name-old.out")"; status=1; }
 }
 
-check_variant keller_grad_kept "$srcdir/tests/torch_keller_port_grad_kept.py:SingleDeviceMuonWithAuxAdam" keller neutral \
-  "$srcdir/vectors/keller/keller_momentum.json" "$srcdir/vectors/keller/keller_gradients.json"
-check_variant nemo_grad_written "$srcdir/tests/torch_nemo_port_faulty_grad_written.py:Muon" nemo raw \
-  "$srcdir/vectors/nemo/nemo_momentum.json" "$srcdir/vectors/nemo/nemo_gradients.json"
+k=$srcdir/vectors/keller n=$srcdir/vectors/nemo
+plan_add keller_grad_kept -q --mode neutral --adapter keller \
+  --optimizer "$srcdir/tests/torch_keller_port_grad_kept.py:SingleDeviceMuonWithAuxAdam" \
+  "$k/keller_momentum.json" "$k/keller_gradients.json"
+plan_add nemo_grad_written -q --mode raw --adapter nemo --optimizer "$srcdir/tests/torch_nemo_port_faulty_grad_written.py:Muon" \
+  "$n/nemo_momentum.json" "$n/nemo_gradients.json"
+plan_run
+check_variant keller_grad_kept "$k/keller_momentum.json" "$k/keller_gradients.json"
+check_variant nemo_grad_written "$n/nemo_momentum.json" "$n/nemo_gradients.json"
 exit $status

@@ -264,8 +264,6 @@ results('results_unknown_member', [], 'unknown member "extra"', top={'extra': 1}
 results('results_tcid_over_int', [{'file': 'nemo_transpose.json', 'tcId': 2 ** 40, 'output': out}], 'tcId')
 results('results_two_outcomes', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': out, 'error': 'x'}],
         'nemo_transpose.json tcId 1', 'exactly one outcome')
-results('results_outputT_shape', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': out, 'outputT': out}],
-        'nemo_transpose.json tcId 1', 'outputT')
 results('results_outputT_f64', [{'file': 'nemo_transpose.json', 'tcId': 1, 'output': out,
                                  'outputT': dict(outT, dtype='f64', hex=outT['hex'] * 2)}],
         'nemo_transpose.json tcId 1', 'outputT: dtype "f64"')
@@ -339,6 +337,65 @@ if shutil.which('valgrind'):
 p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 check('svband_nan_output', bool(band) and p.returncode == 1 and 'singular values not computable' in p.stdout,
       f'exit {p.returncode}: {p.stderr[-400:]!r}')
+# ---- a result tensor of another shape than the expected one is that case's
+# failure, naming both shapes (spec/vectors.md 8): exit 1, the other cases
+# judged as usual
+def transposed(t):
+    return dict(t, shape=list(reversed(t['shape'])))
+
+
+tr_doc, mo_doc = load(tr_file), load('nemo_momentum.json')
+tr = {t['tcId']: t for g in tr_doc['testGroups'] for t in g['tests']}
+mo = next(t for g in mo_doc['testGroups'] for t in g['tests'] if len(t['params'][0]['init']['shape']) == 2
+          and len(set(t['params'][0]['init']['shape'])) == 2)
+
+
+def pair(t):
+    """output and outputT of a correct fp32 port: the exact iterate and its transpose."""
+    e = t['expected']['exact']
+    rows, cols = e['shape']
+    h = [e['hex'][8 * k:8 * k + 8] for k in range(rows * cols)]
+    ht = ''.join(h[i * cols + j] for j in range(cols) for i in range(rows))
+    return e, {'dtype': 'f32', 'shape': [cols, rows], 'hex': ht}
+
+
+o1, t1 = pair(tr[1])
+o2, t2 = pair(tr[2])
+o3, t3 = pair(tr[3])
+entries = [{'file': tr_file, 'tcId': 1, 'output': transposed(o1), 'outputT': t1},   # a tall output as (cols, rows)
+           {'file': tr_file, 'tcId': 2, 'output': o2, 'outputT': o2},               # outputT not transposed
+           {'file': tr_file, 'tcId': 3, 'output': o3, 'outputT': t3},               # correct
+           {'file': 'nemo_momentum.json', 'tcId': mo['tcId'],
+            'params': [transposed(mo['expected']['params'][0])] + mo['expected']['params'][1:],
+            'state': mo['expected']['state']}]
+path = os.path.join(tmp, 'shapes.json')
+with open(path, 'w') as f:
+    json.dump({'implementation': 'test', 'nsFormat': 'fp32', 'results': entries}, f)
+p = subprocess.run([muonref, 'check', '--no-diagnosis', '--results', path, os.path.join(vec, tr_file),
+                    os.path.join(vec, 'nemo_momentum.json')], capture_output=True, text=True, timeout=300)
+fail_lines = {}
+for line in (p.stdout + p.stderr).splitlines():
+    if line.startswith('FAIL '):
+        w = line.split()
+        fail_lines[(w[1], int(w[3].rstrip(":")))] = line
+
+
+def shape(t):
+    return '(' + ', '.join(str(d) for d in t['shape']) + (',)' if len(t['shape']) == 1 else ')')
+
+
+check('wrong_shape_exit_1', p.returncode == 1, f'exit {p.returncode}: {p.stderr.strip()[-300:]}')
+check('wrong_output_shape_fails_its_case',
+      f"output: shape {shape(transposed(o1))}, expected {shape(o1)}" in fail_lines.get((tr_file, 1), ''),
+      fail_lines.get((tr_file, 1), 'no FAIL line'))
+check('wrong_outputT_shape_fails_its_case',
+      f"outputT: shape {shape(o2)}, expected {shape(t2)}" in fail_lines.get((tr_file, 2), ''),
+      fail_lines.get((tr_file, 2), 'no FAIL line'))
+check('right_shapes_pass', (tr_file, 3) not in fail_lines, fail_lines.get((tr_file, 3), ''))
+mp = mo['expected']['params'][0]
+check('wrong_param_shape_fails_its_case',
+      f"params[0]: shape {shape(transposed(mp))}, expected {shape(mp)}" in fail_lines.get(('nemo_momentum.json', mo['tcId']), ''),
+      fail_lines.get(('nemo_momentum.json', mo['tcId']), 'no FAIL line'))
 
 # ---- and the committed vectors stay valid
 for impl in ('fast-fp32', 'fast-bf16'):

@@ -21,13 +21,18 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-for profile in keller torch moonlight timm dion paddle optax megatron keras; do
+. "$srcdir/tests/plan.sh"  # the nine runs in one plan
+profiles="keller torch moonlight timm dion paddle optax megatron keras"
+for profile in $profiles; do
   class=Muon
   [ "$profile" = keller ] && class=SingleDeviceMuonWithAuxAdam
   [ "$profile" = megatron ] && class=MegatronMuon
-  if ! "$python" "$srcdir/vectors/drivers/torch_driver.py" --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" \
-       --adapter "$profile" --out "$work/$profile.json" "$srcdir/vectors/nemo" 2>"$work/$profile.err"; then
-    echo "FAIL: the driver failed on the $profile port:"; cat "$work/$profile.err"; status=1; continue
+  plan_add "$profile" --mode raw --optimizer "$srcdir/tests/torch_${profile}_port.py:$class" --adapter "$profile" "$srcdir/vectors/nemo"
+done
+plan_run
+for profile in $profiles; do
+  if ! plan_ran "$profile"; then
+    echo "FAIL: the driver failed on the $profile port:"; grep -v 'platform:' "$work/plan.err"; status=1; continue
   fi
   # every skipped case must be one the adapter cannot express, or a refusal the
   # profile's spec page documents (torch: 2-D only; keller, moonlight: bare asserts)
@@ -46,7 +51,7 @@ for e in bad:
 print(len(bad))' "$work/$profile.json" "$profile")
   "$muonref" check --quiet --results "$work/$profile.json" "$srcdir/vectors/nemo" >"$work/$profile.check" 2>&1
   rc=$?
-  echo "$profile port on vectors/nemo (cross-profile): $(tail -n 1 "$work/$profile.check"), $(tail -n 1 "$work/$profile.err" | sed 's/.*files, //')"
+  echo "$profile port on vectors/nemo (cross-profile): $(tail -n 1 "$work/$profile.check"), $(grep -F -- "-> $work/$profile.json" "$work/plan.err" | sed 's/.*files, //')"
   if [ "$bad" != 0 ]; then
     echo "FAIL: $bad cases of the $profile port were skipped for another reason than NotExpressible"; status=1
   fi

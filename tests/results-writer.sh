@@ -18,7 +18,6 @@ srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 writer=$srcdir/vectors/drivers/results_writer.py
-driver=$srcdir/vectors/drivers/torch_driver.py
 glue=$srcdir/tests/results_writer_torch_glue.py
 vectors=$srcdir/vectors/nemo
 
@@ -47,28 +46,34 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/results-writer.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 
-# judge NAME: muonref check on $work/NAME.json; the failing cases (FILE#TCID
+# failures NAME: muonref check on $work/NAME.json; the failing cases (FILE#TCID
 # and reason, header dropped) in $work/NAME.fail; exit status in $rc
-judge() {
+failures() {
   "$muonref" check --results "$work/$1.json" --write-failures "$work/$1.failures" "$vectors" \
     >"$work/$1.check" 2>&1
   rc=$?
   grep -v '^#' "$work/$1.failures" 2>/dev/null | sort >"$work/$1.fail"
 }
 
-for port in torch_nemo_port torch_nemo_port_faulty_ema torch_nemo_port_faulty_decay; do
+# the driver's three runs in one plan (tests/plan.sh)
+. "$srcdir/tests/plan.sh"
+ports="torch_nemo_port torch_nemo_port_faulty_ema torch_nemo_port_faulty_decay"
+for port in $ports; do
+  plan_add "driver-$port" --mode raw --optimizer "$srcdir/tests/$port.py:Muon" --adapter nemo --ns-format bf16 "$vectors"
+done
+plan_run
+for port in $ports; do
   file=$srcdir/tests/$port.py
-  if ! "$python" "$driver" --optimizer "$file:Muon" --adapter nemo --ns-format bf16 \
-       --out "$work/driver-$port.json" "$vectors" 2>"$work/driver-$port.err"; then
-    echo "FAIL: torch_driver.py failed on $port:"; cat "$work/driver-$port.err"; status=1; continue
+  if ! plan_ran "driver-$port"; then
+    echo "FAIL: torch_driver.py failed on $port:"; grep -v 'platform:' "$work/plan.err"; status=1; continue
   fi
   if ! MUONREF_GLUE_PORT=$file "$python" "$writer" "$glue" "$work/writer-$port.json" "$vectors" \
        2>"$work/writer-$port.err"; then
     echo "FAIL: results_writer.py failed on $port:"; cat "$work/writer-$port.err"; status=1; continue
   fi
   cat "$work/writer-$port.err"
-  judge "driver-$port"; rc_driver=$rc
-  judge "writer-$port"; rc_writer=$rc
+  failures "driver-$port"; rc_driver=$rc
+  failures "writer-$port"; rc_writer=$rc
   if [ "$rc_driver" -gt 1 ] || [ "$rc_writer" -gt 1 ]; then
     echo "FAIL: muonref check exited $rc_driver (driver) and $rc_writer (writer) on $port:"
     tail -n 5 "$work/driver-$port.check" "$work/writer-$port.check"; status=1; continue

@@ -27,6 +27,7 @@
 #    variant with a binary64 norm in none, both pass; variants that clamp
 #    the gradient or return NaN on an overflowed norm fail, saying why.
 #
+# Every run goes through one plan (torch_driver.py --plan, tests/plan.sh).
 # Exit: 0 pass; 77 skip (no torch for $PYTHON, or no vectors yet); 1 fail.
 # Environment: MUONREF_SRCDIR (the source tree, exported by make check),
 # MUONREF (default ./muonref, in the build tree), MUONREF_TORCH_PYTHON
@@ -35,7 +36,6 @@
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-driver=$srcdir/vectors/drivers/torch_driver.py
 
 if ! "$python" -c 'import torch' >/dev/null 2>&1; then
   echo "SKIP: $python cannot import torch (Debian: apt-get install python3-torch)"
@@ -55,34 +55,60 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/torch-driver.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
 
-# run_port NAME FILE [DRIVER OPTIONS...]: driver + judge; leaves the judge's
-# exit status in $rc and its output in $work/NAME.check.
-run_port() {
+. "$srcdir/tests/plan.sh"
+# add_port NAME FILE [DRIVER OPTIONS...]: the port FILE:Muon over vectors/nemo, a run of the plan (raw
+# unless the options give --mode: the ports round explicitly, so raw judges them)
+add_port() {
   name=$1 port=$2
   shift 2
-  if ! "$python" "$driver" --optimizer "$port:Muon" --adapter nemo --ns-format bf16 "$@" \
-       --out "$work/$name.json" "$vectors" 2>"$work/$name.driver"; then
-    echo "FAIL: the driver failed on $port:"
-    cat "$work/$name.driver"
-    rc=99
-    return
-  fi
-  grep -v 'platform:' "$work/$name.driver"
-  "$muonref" check --results "$work/$name.json" "$vectors" >"$work/$name.check" 2>&1
-  rc=$?
-  if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
-    echo "FAIL: muonref check --results exited $rc on the results of $port:"
+  plan_add "$name" --optimizer "$port:Muon" --adapter nemo --ns-format bf16 --mode raw "$@" "$vectors"
+}
+# run_port NAME: judge the run; leaves the judge's exit status in $rc and its
+# output in $work/NAME.check (99: the driver or the judge failed)
+run_port() {
+  name=$1
+  judge "$name" "$vectors"
+  mv "$work/$name.out" "$work/$name.check"
+  if [ "$rc" -eq 99 ]; then
+    echo "FAIL: $(cat "$work/$name.check")"
+  elif [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+    echo "FAIL: muonref check --results exited $rc on the results of $name:"
     cat "$work/$name.check"
     rc=99
   fi
 }
+
+# every run, then the checks
+t=$srcdir/tests
+keller="$t/torch_port_keller_order.py:zeropower_via_newtonschulz5"
+ov=$vectors/nemo_overflow.json
+add_port port "$t/torch_nemo_port.py"
+add_port perop "$t/torch_nemo_port_perop.py"
+add_port ema "$t/torch_nemo_port_faulty_ema.py"
+add_port decay "$t/torch_nemo_port_faulty_decay.py"
+add_port fp32_ns "$t/torch_port_fp32_ns.py" --ns-format fp32
+add_port fp64_ns "$t/torch_port_fp64_ns.py" --ns-format fp32
+for mode in raw neutral; do
+  add_port "keller_order-$mode" "$t/torch_port_keller_order.py" --mode $mode
+  add_port "addmm-$mode" "$t/torch_port_addmm.py" --mode $mode
+done
+add_port port-keller-ns "$t/torch_nemo_port.py" --ns-function "$keller"
+add_port port-keller-step "$t/torch_nemo_port.py" --ns-function "$keller" --ns-in-step
+plan_add no-ns-function -q --optimizer "$t/torch_nemo_port.py:Muon" --ns-in-step "$vectors"
+plan_add mode-fast -q --optimizer "$t/torch_nemo_port.py:Muon" --mode fast "$vectors"
+plan_add exact -q --mode raw --optimizer "$t/torch_port_norm_exact.py:Muon" "$ov"
+for bad in clamp norm_nan; do
+  plan_add "$bad" -q --mode raw --optimizer "$t/torch_nemo_port_faulty_$bad.py:Muon" "$ov"
+done
+plan_run
+grep -v 'platform:' "$work/plan.err"
 
 # 1. the port, and its variant that rounds after every operation as NeMo's
 #    code does, pass everything
 for variant in port perop; do
   file=$srcdir/tests/torch_nemo_port.py
   [ "$variant" = perop ] && file=$srcdir/tests/torch_nemo_port_perop.py
-  run_port "$variant" "$file"
+  run_port "$variant"
   if [ "$rc" -eq 0 ]; then
     # the per-area table with the worst deviation / allowance: the margins
     cat "$work/$variant.check"
@@ -99,7 +125,7 @@ done
 
 # 2. each faulty variant fails, and only where its fault can show
 for fault in ema decay; do
-  run_port "$fault" "$srcdir/tests/torch_nemo_port_faulty_$fault.py"
+  run_port "$fault"
   if [ "$rc" -eq 0 ]; then
     echo "FAIL: the faulty variant '$fault' passes every vector"
     status=1
@@ -147,7 +173,7 @@ PY
 
 # 3. Newton-Schulz in float32 and float64, judged as fp32
 for variant in fp32_ns fp64_ns; do
-  run_port "$variant" "$srcdir/tests/torch_port_$variant.py" --ns-format fp32
+  run_port "$variant"
   if [ "$rc" -eq 0 ]; then
     echo "ok: torch_port_$variant.py passes every vector (--ns-format fp32)"
   else
@@ -164,7 +190,7 @@ for variant in keller_order addmm; do
   order=keller
   [ "$variant" = addmm ] && order=fused
   for mode in raw neutral; do
-    run_port "$variant-$mode" "$srcdir/tests/torch_port_$variant.py" --mode $mode
+    run_port "$variant-$mode"
     if [ "$rc" -eq 0 ]; then
       echo "ok: torch_port_$variant.py --mode $mode passes every vector: $(tail -n 1 "$work/$variant-$mode.check")"
     else
@@ -184,22 +210,20 @@ for variant in keller_order addmm; do
 done
 
 # 5. --ns-in-step replaces the Newton-Schulz function inside step()
-keller="$srcdir/tests/torch_port_keller_order.py:zeropower_via_newtonschulz5"
 if same_results port keller_order-raw step >/dev/null; then
   echo "FAIL: the keller variant's step results equal the port's: the --ns-in-step checks could not tell"
   status=1
 fi
-run_port port-keller-ns "$srcdir/tests/torch_nemo_port.py" --ns-function "$keller"
+run_port port-keller-ns
 same_results port port-keller-ns step || { echo "FAIL: without --ns-in-step, step() no longer uses the port's own NS"; status=1; }
-run_port port-keller-step "$srcdir/tests/torch_nemo_port.py" --ns-function "$keller" --ns-in-step
+run_port port-keller-step
 same_results keller_order-raw port-keller-step || { echo "FAIL: --ns-in-step did not give the keller variant's results"; status=1; }
-if "$python" "$driver" --optimizer "$srcdir/tests/torch_nemo_port.py:Muon" --ns-in-step \
-     --out "$work/x.json" "$vectors" 2>/dev/null; then
+# refused runs write no results file and say why
+if plan_ran no-ns-function || ! grep -q "ns-in-step needs --ns-function" "$work/plan.err"; then
   echo "FAIL: --ns-in-step without --ns-function was accepted"
   status=1
 fi
-if "$python" "$driver" --optimizer "$srcdir/tests/torch_nemo_port.py:Muon" --mode fast \
-     --out "$work/x.json" "$vectors" 2>/dev/null; then
+if plan_ran mode-fast || ! grep -q "mode 'fast': expected one of ('neutral+raw', 'neutral', 'raw')" "$work/plan.err"; then
   echo "FAIL: --mode fast was accepted"
   status=1
 fi
@@ -222,7 +246,6 @@ PY
 #    binary64 norm matches none; both pass (checked in 1 and here).  A port
 #    that clamps the gradient, and one that returns NaN where its norm
 #    overflowed, fail the overflow cases with messages that say why.
-ov=$vectors/nemo_overflow.json
 n=$(sed -n 's/^norm overflowed binary32: \([0-9]*\) case.*/\1/p' "$work/port.check")
 nov=$("$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(1 for g in d["testGroups"] for t in g["tests"] if "NormOverflow" in t["flags"]))' "$ov")
 if [ -n "$n" ] && [ "$n" -eq "$nov" ]; then
@@ -231,18 +254,17 @@ else
   echo "FAIL: torch_nemo_port.py matched the norm-overflow alternative in '$n' cases, not the $nov NormOverflow cases"
   status=1
 fi
-if "$python" "$driver" -q --optimizer "$srcdir/tests/torch_port_norm_exact.py:Muon" --out "$work/exact.json" "$ov" &&
-   "$muonref" check --results "$work/exact.json" "$ov" >"$work/exact.check" 2>&1 &&
-   ! grep -q 'norm overflowed' "$work/exact.check"; then
+judge exact "$ov"
+mv "$work/exact.out" "$work/exact.check"
+if [ "$rc" -eq 0 ] && ! grep -q 'norm overflowed' "$work/exact.check"; then
   echo "ok: torch_port_norm_exact.py (binary64 norm) passes the overflow area with the exact norm's step: $(tail -n 1 "$work/exact.check")"
 else
   echo "FAIL: torch_port_norm_exact.py:"; grep -E 'tcId|passed' "$work/exact.check"; status=1
 fi
 for bad in clamp norm_nan; do
-  "$python" "$driver" -q --optimizer "$srcdir/tests/torch_nemo_port_faulty_$bad.py:Muon" --out "$work/$bad.json" "$ov" ||
-    { echo "FAIL: the driver failed on the $bad variant"; status=1; continue; }
-  "$muonref" check --results "$work/$bad.json" "$ov" >"$work/$bad.check" 2>&1
-  rc=$?
+  judge "$bad" "$ov"
+  mv "$work/$bad.out" "$work/$bad.check"
+  [ "$rc" -eq 99 ] && { echo "FAIL: the driver failed on the $bad variant"; status=1; continue; }
   nalt=$(grep -c '^FAIL.*nor the norm-overflow alternative' "$work/$bad.check")
   if [ "$rc" -eq 1 ] && [ "$nalt" -gt 0 ]; then
     echo "ok: the $bad variant fails: $(tail -n 1 "$work/$bad.check"), $nalt failures say it matches neither outcome of the norm"

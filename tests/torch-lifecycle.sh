@@ -15,6 +15,7 @@
 #    --world-size (exit 2), and a results file with an unknown "lifecycle"
 #    (muonref check exit 2).
 #
+# The runs of 2. and 3. go through one plan (torch_driver.py --plan, tests/plan.sh).
 # Exit: 0 pass; 77 skip (no torch for $PYTHON); 1 fail.
 # Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
 
@@ -32,18 +33,20 @@ fail() { fails=$((fails + 1)); echo "torch-lifecycle:0:F:lifecycle:$1:0: $2"; }
 checks=$((checks + 1))
 "$python" "$srcdir/tests/torch_lifecycle_test.py" "$srcdir" || fail split "the micro-batch split is not exact"
 
-# run NAME LIFECYCLE PORT:CLASS ADAPTER VECTORS...: driver, then judge into $work/NAME.out, exit in $rc
-run() {
+. "$srcdir/tests/plan.sh"
+# add NAME LIFECYCLE PORT:CLASS ADAPTER VECTORS...: a run of the plan
+add() {
   name=$1 lc=$2 port=$3 adapter=$4
   shift 4
-  if ! "$python" "$driver" -q --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" \
-       --ns-format "$([ "$adapter" = optax ] && echo fp32 || echo bf16)" --out "$work/$name.json" "$@" 2>"$work/$name.drv"; then
-    fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
-    rc=99
-    return
-  fi
-  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
-  rc=$?
+  plan_add "$name" -q --mode raw --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" \
+    --ns-format "$([ "$adapter" = optax ] && echo fp32 || echo bf16)" "$@"
+}
+# run NAME VECTORS...: judge the run's results into $work/NAME.out, exit in $rc (99: the driver failed)
+run() {
+  name=$1
+  shift
+  judge "$name" "$@"
+  [ $rc -eq 99 ] && fail "$name" "$(cat "$work/$name.out")"
 }
 
 # profile -> its test port (MODULE_OR_FILE:CLASS)
@@ -55,11 +58,23 @@ port_of() {
   esac
 }
 
+profiles="nemo torch moonlight keller timm dion paddle optax megatron keras"
+faulty=$srcdir/tests/torch_nemo_port_faulty_closure.py
+for p in $profiles; do
+  add "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
+  add "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
+done
+for cls in IgnoresClosure DropsLoss; do
+  add "$cls-assign" assign "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+  add "$cls-loop" training-loop "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+done
+plan_run
+
 # 2.
-for p in nemo torch moonlight keller timm dion paddle optax megatron keras; do
-  run "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
+for p in $profiles; do
+  run "$p-assign" "$srcdir/vectors/$p"
   ra=$rc
-  run "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
+  run "$p-loop" "$srcdir/vectors/$p"
   rl=$rc
   [ "$ra" -eq 99 ] || [ "$rl" -eq 99 ] && continue
   checks=$((checks + 4))
@@ -85,13 +100,12 @@ PY
 done
 
 # 3.
-faulty=$srcdir/tests/torch_nemo_port_faulty_closure.py
 for v in "IgnoresClosure:called the closure 0 times" "DropsLoss:not the closure's loss"; do
   cls=${v%%:*} why=${v#*:}
   checks=$((checks + 3))
-  run "$cls-assign" assign "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+  run "$cls-assign" "$srcdir/vectors/nemo/nemo_momentum.json"
   [ "$rc" -eq 0 ] || fail "$cls-assign" "$cls fails with assigned gradients (exit $rc): its fault is the closure's"
-  run "$cls-loop" training-loop "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+  run "$cls-loop" "$srcdir/vectors/nemo/nemo_momentum.json"
   [ "$rc" -eq 1 ] || fail "$cls-loop" "$cls passes the training loop (exit $rc)"
   n=$(grep -c '^FAIL' "$work/$cls-loop.out")
   nw=$(grep '^FAIL' "$work/$cls-loop.out" | grep -c "skipped: LifecycleError: step 1: .*$why")

@@ -15,13 +15,13 @@
 # 3. the fast path with --fault cached_group_options fails the schedule
 #    file of every profile in bf16 and in fp32.
 #
+# The ports run in one plan (torch_driver.py --plan, tests/plan.sh).
 # Exit: 0 pass; 77 skip (no torch for $PYTHON, or no schedule vectors); 1 fail.
 # Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 muonref=${MUONREF:-./muonref}
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-driver=$srcdir/vectors/drivers/torch_driver.py
 "$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
 ls "$srcdir"/vectors/*/*_schedule.json >/dev/null 2>&1 || { echo "SKIP: no schedule vectors"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/torch-schedule.XXXXXX") || exit 1
@@ -32,19 +32,20 @@ fail() { fails=$((fails + 1)); echo "torch-schedule:0:F:schedule:$1:0: $2"; }
 # the Newton-Schulz format of a port (optax: the parameter's dtype, float32)
 nsf() { [ "$1" = optax ] && echo fp32 || echo bf16; }
 
-# drive NAME PORT ADAPTER MODE FILES...: driver then judge; the judge's exit in $rc
-drive() {
+. "$srcdir/tests/plan.sh"
+# add NAME PORT ADAPTER MODE FILES...: a run of the plan
+add() {
   name=$1 port=$2 adapter=$3 mode=$4
   shift 4
+  plan_add "$name" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --ns-format "$(nsf "$adapter")" "$@"
+}
+# drive NAME FILES...: judge the run; the judge's exit in $rc (99: the driver failed)
+drive() {
+  name=$1
+  shift
   checks=$((checks + 1))
-  if ! "$python" "$driver" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --ns-format "$(nsf "$adapter")" \
-       --out "$work/$name.json" "$@" 2>"$work/$name.drv"; then
-    fail "$name" "the driver failed: $(tail -n 1 "$work/$name.drv")"
-    rc=99
-    return
-  fi
-  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
-  rc=$?
+  judge "$name" "$@"
+  [ $rc -eq 99 ] && fail "$name" "$(cat "$work/$name.out")"
 }
 
 # profile -> its test port (MODULE_OR_FILE:CLASS)
@@ -56,11 +57,24 @@ port_of() {
   esac
 }
 
-for p in nemo torch moonlight keller timm dion emerging paddle optax megatron keras; do
+profiles="nemo torch moonlight keller timm dion emerging paddle optax megatron keras"
+cached=$srcdir/tests/torch_nemo_port_faulty_cached.py:Muon
+for p in $profiles; do
+  f=$srcdir/vectors/$p/${p}_schedule.json
+  [ -f "$f" ] || continue
+  for mode in raw neutral; do
+    add "$p-$mode" "$(port_of "$p")" "$p" "$mode" "$f"
+  done
+done
+add cached "$cached" nemo raw "$srcdir/vectors/nemo/nemo_schedule.json"
+add cached-v1 "$cached" nemo raw "$srcdir/vectors/nemo/nemo_momentum.json"
+plan_run
+
+for p in $profiles; do
   f=$srcdir/vectors/$p/${p}_schedule.json
   [ -f "$f" ] || { fail "$p" "no $f"; continue; }
   for mode in raw neutral; do
-    drive "$p-$mode" "$(port_of "$p")" "$p" "$mode" "$f"
+    drive "$p-$mode" "$f"
     if [ "$rc" -eq 0 ]; then
       echo "ok: the $p port passes ${p}_schedule.json ($mode): $(tail -n 1 "$work/$p-$mode.out")"
     elif [ "$rc" -ne 99 ]; then
@@ -75,8 +89,7 @@ for p in nemo torch moonlight keller timm dion emerging paddle optax megatron ke
   done
 done
 
-cached=$srcdir/tests/torch_nemo_port_faulty_cached.py:Muon
-drive cached "$cached" nemo raw "$srcdir/vectors/nemo/nemo_schedule.json"
+drive cached "$srcdir/vectors/nemo/nemo_schedule.json"
 if [ "$rc" -eq 1 ]; then
   n=$(grep -c '^FAIL' "$work/cached.out")
   total=$(grep -c '"tcId"' "$srcdir/vectors/nemo/nemo_schedule.json")
@@ -91,7 +104,7 @@ if [ "$rc" -eq 1 ]; then
 elif [ "$rc" -ne 99 ]; then
   fail cached "the caching port: judge exit $rc on nemo_schedule.json, expected 1"
 fi
-drive cached-v1 "$cached" nemo raw "$srcdir/vectors/nemo/nemo_momentum.json"
+drive cached-v1 "$srcdir/vectors/nemo/nemo_momentum.json"
 if [ "$rc" -eq 0 ]; then
   echo "ok: the caching port passes nemo_momentum.json (format 1: no option changes)"
 elif [ "$rc" -ne 99 ]; then

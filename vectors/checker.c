@@ -5,8 +5,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "checker.h"
+#include "baseline.h"
 #include "diagnose.h"
 #include "escape.h"
+#include "fit.h"
 #include "files.h"
 #include "judge.h"
 #include "run_fast.h"
@@ -90,10 +92,22 @@ static void count_orders(muonref_checker *c, unsigned orders, const char *key)
   c->orders_all &= orders;
 }
 
+/* The fit of the port (made at first use): in raw mode on a platform whose
+ * probe found Python scalars rounded to bf16, every run also with them. */
+static struct muonref_fit *fit_of(muonref_checker *c)
+{
+  if (!c->fit) {
+    const char *scal = strcmp(c->mode, "neutral") && c->platform_json
+                           ? json_string_value(json_object_get(c->platform_json, "scalar_mul")) : NULL;
+    c->fit = muonref_fit_new(c->format, scal && strstr(scal, "bf16"));
+  }
+  return c->fit;
+}
+
 /* Diagnoses a failing case of an outside implementation; counts and logs
  * the diagnosis; its text into text (n bytes). */
-static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *profile, const json_t *r,
-                     char *text, size_t n)
+static void diagnose(muonref_checker *c, const json_t *test, const char *kind, const char *file, const char *profile,
+                     const json_t *r, char *text, size_t n)
 {
   muonref_diagnosis d;
   if (!strcmp(kind, "error"))
@@ -101,9 +115,9 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
   /* in neutral mode the port's bf16 arithmetic did not run on the platform's
    * kernels: the probe's findings cannot explain a failure */
   const json_t *plat = strcmp(c->mode, "neutral") ? c->platform_json : NULL;
-  if (!muonref_diagnose(test, kind, profile, r, c->format, plat, &d)) {
+  if (!muonref_diagnose(test, kind, profile, muonref_basename(file), r, c->format, plat, fit_of(c), &d)) {
     c->undiagnosed++;
-    snprintf(text, n, "none: no catalogued fault or measured platform effect gives this result");
+    snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result");
     if (c->log)
       fprintf(c->log, "  diagnosis: %s\n", text); /* our own words */
     return;
@@ -124,10 +138,21 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
   }
 }
 
+/* What a case's verdict counts as, once the judged run, the other runs
+ * (other_run.h) and the baseline are taken together. */
+typedef struct counted {
+  int pass;              /* 1: counted as passed */
+  const char *message;   /* on failure: the failing run's detail */
+  const char *diagnosis; /* on failure: what explains it, or "" */
+  int known, fixed;      /* the baseline's word (muonref_case_verdict) */
+  char why[600];         /* known or fixed: "known failure: REASON (URL)" */
+  char note[900];        /* a pass that an other run not enforced fails: that run's verdict */
+  char other[900];       /* a failure of an enforced other run only: "LABEL: DETAIL" */
+} counted;
+
 /* Hands one verdict to c->on_case, if set. */
 static int on_case(muonref_checker *c, const muonref_area_count *a, const json_t *test, const char *kind,
-                   const char *file, const char *profile, const muonref_verdict *v, const char *diagnosis,
-                   muonref_error *err)
+                   const char *file, const char *profile, const counted *k, double worst, muonref_error *err)
 {
   if (!c->on_case)
     return MUONREF_OK;
@@ -137,8 +162,53 @@ static int on_case(muonref_checker *c, const muonref_area_count *a, const json_t
   const char *area = strchr(a->name, '/') ? strchr(a->name, '/') + 1 : a->name; /* "profile/area" */
   muonref_case_verdict cv = {muonref_basename(file), (long long)json_integer_value(json_object_get(test, "tcId")),
                              profile ? profile : "", area, kind, comment ? comment : "", flags,
-                             v->pass, v->pass ? "" : v->detail, diagnosis, v->worst};
+                             k->pass, k->pass ? "" : k->message, k->pass ? "" : k->diagnosis, worst,
+                             k->known, k->fixed, k->why, k->pass ? k->note : ""};
   return c->on_case(c->on_case_ctx, &cv, err);
+}
+
+/* How an other run is named in a verdict, and what explains a case that
+ * fails there only (the judged run passes it). */
+static const char *run_label(const muonref_other_run *o)
+{
+  return !strcmp(o->name, "raw") ? "raw mode (this platform's own bf16 arithmetic)"
+         : !strcmp(o->name, "training-loop") ? "training-loop lifecycle" : o->name;
+}
+
+static const char *run_diagnosis(const muonref_other_run *o)
+{
+  return !strcmp(o->name, "raw")
+             ? "passes in neutral mode: the difference is this platform's bf16 arithmetic (see the platform line), "
+               "not the port's logic"
+         : !strcmp(o->name, "training-loop")
+             ? "passes with assigned gradients: the port's zero_grad(set_to_none=True), step(closure) or gradient "
+               "accumulation differs from a training loop's (spec/vectors.md 4.2)"
+             : "passes in the judged run";
+}
+
+/* Judges the case in every other run and folds their verdicts into k
+ * (k->pass holds the judged run's verdict). */
+static int other_runs(muonref_checker *c, const json_t *test, const char *kind, const char *file, const json_t *r,
+                      int judged_pass, const char *where, counted *k, muonref_error *err)
+{
+  for (int i = 0; i < c->n_others; i++) {
+    muonref_other_run *o = &c->others[i];
+    muonref_other_verdict ov;
+    int st = muonref_other_run_judge(o, test, kind, muonref_basename(file), r, judged_pass, c->format, where, &ov,
+                                     err);
+    if (st)
+      return st;
+    if (!judged_pass || ov.pass)
+      continue;
+    if (o->enforced && k->pass) {
+      k->pass = 0;
+      snprintf(k->other, sizeof k->other, "%s: %s", run_label(o), ov.detail);
+      k->message = k->other, k->diagnosis = run_diagnosis(o);
+    } else if (!o->enforced && !k->note[0]) {
+      snprintf(k->note, sizeof k->note, "%s, not enforced: %s", run_label(o), ov.detail);
+    }
+  }
+  return MUONREF_OK;
 }
 
 /* A failing case with a "sharding" member run over several ranks: the
@@ -175,6 +245,16 @@ static int has_flag(const json_t *test, const char *flag)
   return 0;
 }
 
+/* One "FAIL"/"KNOWN"/"NOTE" line of the text report (the files' strings escaped). */
+static void log_line(FILE *f, const char *tag, const json_t *test, const char *file, long long id, const char *detail)
+{
+  char flags[256];
+  flags_text(test, flags, sizeof flags);
+  fprintf(f, "%s ", tag), put(f, muonref_basename(file));
+  fprintf(f, " tcId %lld [", id), put(f, flags), fputs("] ", f);
+  put(f, json_string_value(json_object_get(test, "comment"))), fputs(": ", f), put(f, detail);
+}
+
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
 {
@@ -185,21 +265,30 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     return err->status;
   muonref_verdict v = {0};
   int st = muonref_judge(test, kind, r, c->format, &v, where, err);
-  if (st || v.pass)
-    json_decref(r), r = NULL;
   if (st == MUONREF_EFORMAT && !c->fast && v.bad_result) {
     char msg[MUONREF_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err->message);
     muonref_fail(err, st, "%s: the entry for %s tcId %lld: %.400s", c->results_path, muonref_basename(file),
                  (long long)json_integer_value(json_object_get(test, "tcId")), msg);
   }
-  if (st)
+  counted k = {.pass = v.pass, .message = v.detail, .diagnosis = ""};
+  if (!st)
+    st = other_runs(c, test, kind, file, r, v.pass, where, &k, err);
+  if (st) {
+    json_decref(r);
     return st;
+  }
   long long id = json_integer_value(json_object_get(test, "tcId"));
   char key[512];
   snprintf(key, sizeof key, "%s#%lld", muonref_basename(file), id);
-  int known = c->baseline && json_object_get(c->baseline, key);
-  if (v.pass) {
+  const json_t *listed = c->baseline ? json_object_get(c->baseline, key) : NULL;
+  if (listed)
+    muonref_baseline_why(listed, k.why, sizeof k.why);
+  c->judged_passed += v.pass, c->judged_failed += !v.pass;
+  if (v.pass && c->diagnose && !c->fast && r)
+    muonref_fit_pass(fit_of(c), test, kind, profile, muonref_basename(file), r, v.orders);
+  if (k.pass) {
+    json_decref(r);
     a->passed++, c->passed++;
     a->any_passed = 1;
     a->worst = v.worst > a->worst ? v.worst : a->worst;
@@ -212,38 +301,50 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
         fprintf(c->log, " tcId %lld: ", id), put(c->log, v.detail), fputc('\n', c->log);
       }
     }
-    if (known) {
-      c->fixed++;
+    if (listed) {
+      k.fixed = 1, c->fixed++;
       if (c->log) {
         fputs("FIXED ", c->log), put(c->log, muonref_basename(file));
-        fprintf(c->log, " tcId %lld: listed in the baseline, passes now\n", id);
+        fprintf(c->log, " tcId %lld: listed in the baseline (", id), put(c->log, k.why);
+        fputs("), passes now\n", c->log);
       }
     }
-    return on_case(c, a, test, kind, file, profile, &v, "", err);
+    if (k.note[0] && c->notes)
+      log_line(c->notes, "NOTE", test, file, id, k.note), fputc('\n', c->notes);
+    return on_case(c, a, test, kind, file, profile, &k, v.worst, err);
   }
-  if (known)
+  k.known = listed != NULL;
+  if (k.known)
     a->known++, c->known++;
   else
     a->failed++, c->failed++;
+  if (c->stop_after && c->failed >= c->stop_after)
+    c->stopped = 1;
   if (c->failures)
-    json_object_set_new(c->failures, key, json_string(json_string_value(json_object_get(test, "comment"))));
+    json_object_set_new(c->failures, key, json_pack("{s:s,s:s}", "comment",
+                                                    json_string_value(json_object_get(test, "comment")) ?: "",
+                                                    "detail", k.message));
   if (c->log) {
-    char flags[256];
-    flags_text(test, flags, sizeof flags);
-    fprintf(c->log, "%s ", known ? "KNOWN" : "FAIL"), put(c->log, muonref_basename(file));
-    fprintf(c->log, " tcId %lld [", id), put(c->log, flags), fputs("] ", c->log);
-    put(c->log, json_string_value(json_object_get(test, "comment"))), fputs(": ", c->log), put(c->log, v.detail);
-    if (strchr(v.failing, ','))
+    log_line(c->log, k.known ? "KNOWN" : "FAIL", test, file, id, k.message);
+    if (!v.pass && strchr(v.failing, ','))
       fputs(" [failing: ", c->log), put(c->log, v.failing), fputc(']', c->log);
     fputc('\n', c->log);
+    if (k.known)
+      fputs("  ", c->log), put(c->log, k.why), fputc('\n', c->log);
   }
   char dtext[512] = "";
-  if (c->diagnose && !known)
-    diagnose(c, test, kind, profile, r, dtext, sizeof dtext);
-  if (!known)
+  if (c->diagnose && !k.known && !v.pass)
+    diagnose(c, test, kind, file, profile, r, dtext, sizeof dtext);
+  else if (!k.known && k.diagnosis[0]) {
+    snprintf(dtext, sizeof dtext, "%s", k.diagnosis);
+    if (c->log)
+      fprintf(c->log, "  diagnosis: %s\n", dtext);
+  }
+  k.diagnosis = dtext;
+  if (!k.known && !v.pass)
     sharding_hint(c, test, key);
   json_decref(r);
-  return on_case(c, a, test, kind, file, profile, &v, dtext, err);
+  return on_case(c, a, test, kind, file, profile, &k, v.worst, err);
 }
 
 /* Every tcId an integer >= 1, unique in the file; numberOfTests right. */
@@ -282,14 +383,14 @@ static int check_file(muonref_checker *c, const char *file, json_t *j, muonref_e
   muonref_area_count *a = area(c, profile, json_string_value(json_object_get(j, "area")));
   const json_t *groups = json_object_get(j, "testGroups");
   int st = check_ids(j, file, err);
-  for (size_t g = 0; !st && g < json_array_size(groups); g++) {
+  for (size_t g = 0; !st && !c->stopped && g < json_array_size(groups); g++) {
     const json_t *grp = json_array_get(groups, g), *tests = json_object_get(grp, "tests");
     const char *kind = json_string_value(json_object_get(grp, "kind"));
     if (!kind || !json_is_array(tests)) {
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: testGroups[%zu] needs \"kind\" and \"tests\"", file, g);
       break;
     }
-    for (size_t t = 0; !st && t < json_array_size(tests); t++) {
+    for (size_t t = 0; !st && !c->stopped && t < json_array_size(tests); t++) {
       char where[512];
       snprintf(where, sizeof where, "%s: testGroups[%zu].tests[%zu]", file, g, t);
       st = check_test(c, a, json_array_get(tests, t), kind, file, profile, where, err);
@@ -375,8 +476,46 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   }
   const char *name = json_string_value(json_object_get(j, "implementation"));
   snprintf(c->impl_name, sizeof c->impl_name, "%s", name ? name : path);
+  const json_t *raw = json_object_get(j, "rawResults"); /* the driver's --mode neutral+raw */
+  if (!st && raw && !(st = muonref_other_run_init(&c->others[0], "raw", path, raw, 1, 0, err)))
+    c->n_others = 1;
+  const char *rk;
+  json_t *rv;
+  if (!st && raw)
+    json_object_foreach(c->others[0].results, rk, rv)
+      if (!st && !json_object_get(c->results, rk))
+        st = muonref_fail(err, MUONREF_EFORMAT, "%s: a raw result for %s, which \"results\" does not hold (a case's "
+                          "raw result is listed only where it differs from its neutral one)", path, rk);
   json_decref(j);
   return st;
+}
+
+int muonref_checker_add_run(muonref_checker *c, const char *name, const char *path, muonref_error *err)
+{
+  if (c->n_others == (int)(sizeof c->others / sizeof c->others[0]))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: too many other runs", path);
+  json_t *j = muonref_json_load(path, 1, err); /* as the judged run's: a NUL in a message fails its case */
+  if (!j)
+    return err->status;
+  int st = muonref_results_file_validate(j, path, err);
+  muonref_ns_format f;
+  const char *fmt = json_string_value(json_object_get(j, "nsFormat"));
+  if (!st && (muonref_ns_format_parse(fmt, &f, NULL) || f != c->format))
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: nsFormat %s, but the judged run's (%s) is %s", path, fmt,
+                      c->results_path, muonref_ns_format_name(c->format));
+  if (!st && !(st = muonref_other_run_init(&c->others[c->n_others], name, path, json_object_get(j, "results"), 0, 1,
+                                           err)))
+    c->n_others++;
+  json_decref(j);
+  return st;
+}
+
+muonref_other_run *muonref_checker_other(muonref_checker *c, const char *name)
+{
+  for (int i = 0; i < c->n_others; i++)
+    if (!strcmp(c->others[i].name, name))
+      return &c->others[i];
+  return NULL;
 }
 
 /* One vector file of a run: pass 1 reads and validates it, keeps the
@@ -397,9 +536,20 @@ static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_err
   const char *file = rf->path;
   if (stat(file, &rf->sb) != 0)
     return muonref_fail(err, MUONREF_EIO, "%s: %s", file, strerror(errno));
-  json_t *j = muonref_vector_file_load(file, err);
-  if (!j)
-    return err->status;
+  /* a file another run of this checker's caller loaded already (c->loaded, check_faults' many runs) is not
+   * parsed again; it stays in the cache, so it is kept for pass 2 whatever its size */
+  json_t *j = c->loaded ? json_incref(json_object_get(c->loaded, file)) : NULL;
+  int cached = j != NULL;
+  if (!j) {
+    j = muonref_vector_file_load(file, err);
+    if (!j)
+      return err->status;
+    if (c->loaded && json_object_set(c->loaded, file, j)) {
+      json_decref(j);
+      return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", file);
+    }
+    cached = c->loaded != NULL;
+  }
   int st = check_ids(j, file, err);
   const char *base = muonref_basename(file);
   const json_t *seen = json_object_get(c->used, base);
@@ -418,7 +568,9 @@ static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_err
       json_object_set_new(c->used, key, json_true());
     }
   }
-  if (!st && *kept + rf->sb.st_size <= KEEP_BYTES) {
+  if (!st && cached) {
+    rf->doc = j;
+  } else if (!st && *kept + rf->sb.st_size <= KEEP_BYTES) {
     rf->doc = j;
     *kept += rf->sb.st_size;
   } else {
@@ -448,27 +600,43 @@ static json_t *judged_doc(run_file *rf, muonref_error *err)
   return j;
 }
 
-/* Before any case is judged: every entry of the results file that names a
- * judged file names one of its cases (EFORMAT otherwise); entries for files
- * not judged in this run are counted (c->not_judged) and the first named,
- * for the report. */
-static int check_results_index(muonref_checker *c, muonref_error *err)
+/* Before any case is judged: every entry of `results` ("FILE#TCID" ->
+ * entry; the results file `path`'s `what`, "result" or an other run's
+ * name) that names a judged file names one of its cases (EFORMAT
+ * otherwise); entries for files not judged in this run are counted in
+ * *not_judged (when not NULL) and the first named in first (n bytes), for
+ * the report. */
+static int entries_name_cases(const muonref_checker *c, const json_t *results, const char *path, const char *what,
+                              long *not_judged, char *first, size_t n, muonref_error *err)
 {
   const char *key;
   json_t *v;
-  json_object_foreach(c->results, key, v) {
+  json_object_foreach((json_t *)results, key, v) {
     char file[600];
     snprintf(file, sizeof file, "%s", key);
     char *hash = strrchr(file, '#');
     if (hash)
       *hash = '\0';
     if (json_object_get(c->used, file) && !json_object_get(c->used, key))
-      return muonref_fail(err, MUONREF_EFORMAT, "%s: a result for %s tcId %s, which is no case of that file",
-                          c->results_path, file, hash ? hash + 1 : "?");
-    if (!json_object_get(c->used, file) && c->not_judged++ == 0)
-      snprintf(c->not_judged_file, sizeof c->not_judged_file, "%.200s", file);
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: a %s for %s tcId %s, which is no case of that file", path, what,
+                          file, hash ? hash + 1 : "?");
+    if (!json_object_get(c->used, file) && not_judged && (*not_judged)++ == 0)
+      snprintf(first, n, "%.200s", file);
   }
   return MUONREF_OK;
+}
+
+/* The results file's entries and every other run's (entries_name_cases). */
+static int check_results_index(muonref_checker *c, muonref_error *err)
+{
+  int st = entries_name_cases(c, c->results, c->results_path, "result", &c->not_judged, c->not_judged_file,
+                              sizeof c->not_judged_file, err);
+  for (int i = 0; !st && i < c->n_others; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "%s result", c->others[i].name);
+    st = entries_name_cases(c, c->others[i].results, c->others[i].path, what, NULL, NULL, 0, err);
+  }
+  return st;
 }
 
 int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err)
@@ -492,7 +660,7 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
   }
   if (!st && !c->fast)
     st = check_results_index(c, err);
-  for (size_t i = 0; !st && i < count; i++) {
+  for (size_t i = 0; !st && !c->stopped && i < count; i++) {
     json_t *j = judged_doc(&rf[i], err);
     st = j ? check_file(c, files[i], j, err) : err->status;
   }
@@ -540,8 +708,19 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     fputs("platform (driver probe): ", out), put(out, c->platform), fputc('\n', out);
   fputs("implementation: ", out), put(out, c->impl_name);
   fprintf(out, "; Newton-Schulz in %s\n", c->format == MUONREF_NS_BF16 ? "bf16" : "fp32");
+  for (int i = 0; i < c->n_others; i++) { /* each run's own verdict, then the one counted */
+    const muonref_other_run *o = &c->others[i];
+    if (!i)
+      fprintf(out, "the judged run (%s mode, %s lifecycle): %ld passed, %ld failed\n", c->mode[0] ? c->mode : "given",
+              c->lifecycle[0] ? c->lifecycle : "assign", c->judged_passed, c->judged_failed);
+    fprintf(out, "%s: %ld passed, %ld failed (%ld of them pass in the judged run)%s\n", run_label(o), o->passed,
+            o->failed, o->only,
+            o->enforced ? "; enforced: they count"
+                        : "; not enforced: a second verdict, --enforce-raw counts it (-v lists the cases as NOTE)");
+  }
   if (c->baseline)
-    fprintf(out, "baseline: %ld known failures not counted, %ld baseline cases pass now\n", c->known, c->fixed);
+    fprintf(out, "baseline: %ld known failures not counted (KNOWN, with their reasons), %ld baseline cases pass now "
+                 "(FIXED: take them out of the baseline)\n", c->known, c->fixed);
   const char *key;
   json_t *e;
   json_object_foreach(c->diagnoses, key, e) {
@@ -550,8 +729,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text"))), fputc('\n', out);
   }
   if (c->undiagnosed)
-    fprintf(out, "diagnosis: %ld failures that no catalogued fault or measured platform effect explains\n",
-            c->undiagnosed);
+    fprintf(out, "diagnosis: %ld failures that no catalogued fault, single option change or measured platform effect "
+                 "explains\n", c->undiagnosed);
+  muonref_fit_report(c->fit, out);
   if (c->sharded_failed)
     fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
             c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
@@ -565,27 +745,9 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
 
 int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error *err)
 {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno));
-  c->baseline = json_object();
-  char line[1024];
-  int st = MUONREF_OK;
-  for (long n = 1; !st && fgets(line, sizeof line, f); n++) {
-    char key[1024];
-    if (line[0] == '#' || sscanf(line, "%1023s", key) != 1)
-      continue;
-    char *hash = strrchr(key, '#');
-    char *end = NULL;
-    long long id = hash ? strtoll(hash + 1, &end, 10) : 0;
-    if (!hash || hash == key || !end || *end || id < 1)
-      st = muonref_fail(err, MUONREF_EFORMAT, "%s:%ld: expected FILE#TCID (e.g. nemo_momentum.json#3), got \"%.200s\"",
-                        path, n, key);
-    else
-      json_object_set_new(c->baseline, key, json_true());
-  }
-  fclose(f);
-  return st;
+  json_decref(c->baseline);
+  c->baseline = NULL;
+  return muonref_baseline_read(path, &c->baseline, err);
 }
 
 int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err)
@@ -595,11 +757,16 @@ int muonref_checker_write_failures(const muonref_checker *c, const char *path, m
   if (!f)
     return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
   fputs("# muonref check expected failures of ", f), put(f, c->impl_name);
-  fputs(": one FILE#TCID per line (--baseline reads it)\n", f);
+  fputs("\n# One case per line, FILE#TCID REASON [URL]: write after each case why it is known to fail and, last,\n"
+        "# the address of the issue that tracks it; muonref check --baseline reads this file and reports each\n"
+        "# listed failure as KNOWN with its reason (JUnit: skipped; TAP: TODO; pytest: xfail).\n", f);
   const char *key;
   json_t *v;
-  json_object_foreach(c->failures, key, v) /* escaped: a comment cannot start a line of its own */
-    put(f, key), fputs("  ", f), put(f, json_string_value(v)), fputc('\n', f);
+  json_object_foreach(c->failures, key, v) { /* escaped: a comment cannot start a line of its own */
+    fputs("# ", f), put(f, key), fputs(": ", f), put(f, json_string_value(json_object_get(v, "comment")));
+    fputs(" -- fails: ", f), put(f, json_string_value(json_object_get(v, "detail")));
+    fputc('\n', f), put(f, key), fputc('\n', f);
+  }
   return muonref_output_commit(&out, path, NULL, NULL, 0, err);
 }
 
@@ -614,5 +781,10 @@ void muonref_checker_free(muonref_checker *c)
   json_decref(c->distributed_json);
   c->distributed_json = NULL;
   json_decref(c->diagnoses);
+  for (int i = 0; i < c->n_others; i++)
+    muonref_other_run_free(&c->others[i]);
+  c->n_others = 0;
+  muonref_fit_free(c->fit);
+  c->fit = NULL;
   c->results = c->written = c->used = c->baseline = c->failures = c->platform_json = c->diagnoses = NULL;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include "muonref/options.h"
+#include "other_run.h"
 
 typedef struct muonref_area_count {
   char name[128];
@@ -31,6 +32,10 @@ typedef struct muonref_case_verdict {
   const char *message;   /* on failure the judge's detail (quantity, deviation, allowance); "" on a pass */
   const char *diagnosis; /* a likely cause of a failure; "" when the judge gives none */
   double worst;          /* deviation / allowance (muonref_verdict.worst) */
+  int known;             /* 1: a failure the baseline lists: not counted as failed (pass is 0) */
+  int fixed;             /* 1: the baseline lists it, but it passes now (pass is 1) */
+  const char *why;       /* known or fixed: "known failure: REASON (URL)" (muonref_baseline_why); else "" */
+  const char *note;      /* a passing case that an other run not enforced fails: "raw (...): DETAIL"; else "" */
 } muonref_case_verdict;
 
 typedef struct muonref_checker {
@@ -58,23 +63,38 @@ typedef struct muonref_checker {
   char mode[32];            /* results mode: the driver's "mode" ("raw", "neutral") or "" */
   char lifecycle[32];       /* results lifecycle: the driver's "lifecycle" ("assign", "training-loop") or "" */
   char platform[1024];      /* results mode: the driver's "platform" findings, one line */
-  json_t *baseline;         /* known failures "file#tcId" -> true, or NULL */
+  json_t *baseline;         /* known failures "file#tcId" -> {"reason", "url", "line"} (baseline.h), or NULL */
   long not_judged;          /* results entries for files not judged in this run */
   char not_judged_file[256]; /* the first of those files */
   long known, fixed;        /* failures listed in the baseline; baseline cases now passing */
-  json_t *failures;         /* every failing case "file#tcId" -> comment (for --write-failures) */
+  json_t *failures;         /* every failing case "file#tcId" -> {"comment", "detail"} (for --write-failures) */
+  /* Second verdicts (other_run.h): the raw run of the results file's
+   * "rawResults" and the runs added by muonref_checker_add_run. */
+  muonref_other_run others[4];
+  int n_others;
+  long judged_passed, judged_failed; /* the judged run's own verdicts, other runs left out */
+  FILE *notes;              /* one line per case that an other run not enforced fails (NULL: none) */
   int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
   const char *only_flag;    /* judge only the cases carrying this flag (NULL: all) */
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
   json_t *distributed_json; /* results mode: the driver's "distributed" object (--world-size), or NULL */
   long sharded_failed;      /* failing cases with a "sharding" member, run over several ranks */
   json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
+  struct muonref_fit *fit;  /* results mode with diagnosis: the fit of the port to the option
+                               space (vectors/fit.h), made at the first judged case */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */
   /* Called once per judged case after it is counted (NULL: not called);
    * a nonzero return (a muonref_status, e.g. MUONREF_ENOMEM or
    * MUONREF_EIO) stops the run with that status, its message in *err. */
   int (*on_case)(void *ctx, const muonref_case_verdict *v, muonref_error *err);
   void *on_case_ctx;
+  /* The mutation tests (tests/check_faults.c) judge the same files some
+   * hundreds of times and ask only whether a fault fails a case: */
+  json_t *loaded;           /* NULL, or an object path -> vector file as loaded and validated, shared
+                               between runs (not owned): a run takes its files from it and adds those
+                               it had to load */
+  long stop_after;          /* stop the run once this many cases failed (0: judge every case) */
+  int stopped;              /* set when the run stopped there (the counts cover the cases judged) */
 } muonref_checker;
 
 /* Initialises c for our fast path in `format` with fault f (0: none). */
@@ -84,21 +104,33 @@ void muonref_checker_fast(muonref_checker *c, muonref_ns_format format, int faul
  * MUONREF_EIO, MUONREF_EFORMAT (naming the file and the member). */
 int muonref_checker_results(muonref_checker *c, const char *path, muonref_error *err);
 
-/* Reads an expected-failures file (one "FILE#TCID" per line, text after
- * whitespace and lines starting with '#' ignored; what --write-failures
- * writes): failing cases listed there are counted as known, not failed.
- * Errors: MUONREF_EIO, MUONREF_EFORMAT (naming the file and line). */
+/* Reads an expected-failures file (baseline.h: "FILE#TCID [REASON] [URL]"
+ * per line, what --write-failures writes): failing cases listed there are
+ * counted as known, not failed, and carry their reason; listed cases that
+ * pass are reported as fixed.  Errors: those of muonref_baseline_read
+ * (MUONREF_EIO, MUONREF_EFORMAT naming the file and line). */
 int muonref_checker_baseline(muonref_checker *c, const char *path, muonref_error *err);
 
-/* Writes every failing case as an expected-failures file (atomically). */
+/* Writes every failing case as an expected-failures file (atomically):
+ * per case a comment line (the case's comment and why it fails) and the
+ * line "FILE#TCID", to which a user adds a reason and an issue URL. */
 int muonref_checker_write_failures(const muonref_checker *c, const char *path, muonref_error *err);
 
+/* Adds the results file at path as an other run named name (other_run.h:
+ * "training-loop"), every case of it judged too and enforced.  Call after
+ * muonref_checker_results.  Errors: MUONREF_EIO, MUONREF_EFORMAT (a
+ * malformed file, another nsFormat than the judged run's, naming path). */
+int muonref_checker_add_run(muonref_checker *c, const char *name, const char *path, muonref_error *err);
+
+/* The other run named name, or NULL. */
+muonref_other_run *muonref_checker_other(muonref_checker *c, const char *name);
+
 /* Judges every case of the vector files named by paths (files or folders):
- * first reads and validates every file and checks the results file against
- * their cases (an entry for a judged file with an unknown tcId, or two
- * files of one base name: MUONREF_EFORMAT), then judges.  Errors: those of
- * reading and validating (MUONREF_EIO, MUONREF_EFORMAT), of judging, and of
- * c->on_case. */
+ * first reads and validates every file and checks the results file (and
+ * every other run's) against their cases (an entry for a judged file with
+ * an unknown tcId, or two files of one base name: MUONREF_EFORMAT), then
+ * judges.  Errors: those of reading and validating (MUONREF_EIO,
+ * MUONREF_EFORMAT), of judging, and of c->on_case. */
 int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_error *err);
 
 /* Prints the per-area table and the closing "N passed, N failed" line. */

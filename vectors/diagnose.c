@@ -3,48 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../fast/faults.h"
 #include "diagnose.h"
-#include "judge.h"
-#include "run_fast.h"
+#include "fit.h"
 #include "tensor.h"
-
-/* A copy of `test` whose expectations are the outcome `r` of a run (its
- * params and state, or its output), with every accepted order removed. */
-static json_t *expecting(const json_t *test, const char *kind, const json_t *r)
-{
-  json_t *t = json_deep_copy(test), *e = json_object();
-  if (!strcmp(kind, "step")) {
-    json_object_set(e, "params", json_object_get(r, "params"));
-    json_object_set(e, "state", json_object_get(r, "state"));
-    if (json_object_get(t, "expectedBf16"))
-      json_object_set(t, "expectedBf16", e);
-    json_object_del(t, "expectedBf16Orders");
-  } else {
-    json_object_set(e, "exact", json_object_get(r, "output"));
-    json_object_set(e, "bf16", json_object_get(r, "output"));
-  }
-  json_object_set_new(t, "expected", e);
-  return t;
-}
-
-/* Whether `result` passes `test` with the expectations of fault f's run. */
-static int matches_fault(const json_t *test, const char *kind, const char *profile, const json_t *result,
-                         muonref_ns_format format, int f)
-{
-  muonref_error err = {0};
-  json_t *r = muonref_run_fast(test, kind, profile, format, f, "diagnosis", &err);
-  if (!r || json_object_get(r, "error")) {
-    json_decref(r);
-    return 0;
-  }
-  json_t *t = expecting(test, kind, r);
-  muonref_verdict v;
-  int ok = muonref_judge(t, kind, result, format, &v, "diagnosis", &err) == MUONREF_OK && v.pass;
-  json_decref(t);
-  json_decref(r);
-  return ok;
-}
 
 /* Whether the case runs Newton-Schulz on a tall matrix (rows > cols): the
  * ports that transpose with a strided view are exposed there. */
@@ -109,8 +70,9 @@ static const char *matmul_effect(const json_t *platform, const char **value)
   return NULL;
 }
 
-int muonref_diagnose(const json_t *test, const char *kind, const char *profile, const json_t *result,
-                     muonref_ns_format format, const json_t *platform, muonref_diagnosis *d)
+int muonref_diagnose(const json_t *test, const char *kind, const char *profile, const char *file,
+                     const json_t *result, muonref_ns_format format, const json_t *platform, muonref_fit *fit,
+                     muonref_diagnosis *d)
 {
   memset(d, 0, sizeof *d);
   if (!strcmp(kind, "error") || !result || json_object_get(result, "skipped") || json_object_get(result, "error"))
@@ -122,23 +84,12 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
              "judge it with --ns-format fp32");
     return 1;
   }
-  for (int f = 1; f < MUONREF_FAULT_COUNT; f++)
-    if (matches_fault(test, kind, profile, result, format, f)) {
-      const muonref_fault_info *i = muonref_fault_info_at(f);
-      size_t used = strlen(d->key);
-      if (used)
-        snprintf(d->key + used, sizeof d->key - used, "+%s", i->name);
-      else {
-        snprintf(d->key, sizeof d->key, "%s", i->name);
-        snprintf(d->text, sizeof d->text, "exactly what fault %s gives: %s%s", i->name, i->description,
-                 f == MUONREF_FAULT_BF16_SCALARS
-                     ? " (what PyTorch 1.13 on CPU does to Python scalars times bf16 tensors: a platform effect; "
-                       "--mode neutral judges the port's logic)"
-                     : "");
-      }
-    }
-  if (d->key[0])
+  muonref_fit_case fc;
+  if (fit && muonref_fit_failure(fit, test, kind, profile, file, result, &fc)) {
+    snprintf(d->key, sizeof d->key, "%s", fc.key);
+    snprintf(d->text, sizeof d->text, "%s", fc.text);
     return 1;
+  }
   /* platform effects the fast path does not model bit for bit */
   const char *scal = finding(platform, "scalar_mul");
   const char *mval = NULL, *mkey = matmul_effect(platform, &mval);

@@ -35,7 +35,9 @@ static const struct {
   {"newton_schulz", gen_area_newton_schulz, "Newton-Schulz on structured inputs (bf16 exactly defined), random inputs, "
                                             "step counts, tiny norms, zero and rank-deficient matrices; the exact iterate "
                                             "and the exact polar factor (section 7)."},
-  {"transpose", gen_area_transpose, "Transpose pairs: NS(G^T) must be bitwise NS(G)^T for one implementation (section 7)."},
+  {"transpose", gen_area_transpose, "Transpose pairs: NS(G^T) must be NS(G)^T, bit for bit where the bf16 result is "
+                                    "exactly defined, within the case's tolerance elsewhere (section 7; spec/vectors.md "
+                                    "2.3)."},
   {"state", gen_area_state, "State export and import into a fresh optimizer in the middle of a run (section 11)."},
   {"errors", gen_area_errors, "Invalid options and inputs with the exact message of the error catalogue (section 12)."},
   {"sharded", gen_area_sharded, "Muon matrices owned whole by ranks (sorted by size as in Keller's distributed Muon, or "
@@ -268,7 +270,8 @@ static const flag_note NOTES[] = {
    {"spec/muon.md section 7"}, {NULL}},
   {"NoPolarFactor", "JUDGING", "the exact polar factor is not published: the reference refuses it (rank-deficient "
    "or too ill-conditioned, spec/reference.md section 3)", NULL, {"spec/reference.md section 3"}, {NULL}},
-  {"Transpose", "BASIC", "the iteration runs on the wide orientation: NS(G^T) = NS(G)^T bit for bit",
+  {"Transpose", "BASIC", "the iteration runs on the wide orientation: NS(G^T) = NS(G)^T, bit for bit where the bf16 "
+   "result is exactly defined (spec/vectors.md section 2.3)",
    "iterating on the tall side changes bf16 roundings and the cost", {"spec/muon.md section 7"}, {"no_transpose"}},
   {"BugB24", "KNOWN_BUG", "bug-reports B24: a non-matrix input to Newton-Schulz gets a clear error", NULL,
    {"bug-reports B24", "spec/muon.md section 12"}, {NULL}},

@@ -1355,8 +1355,8 @@ void gen_area_transpose(gen_ctx *g)
   for (size_t k = 0; k < 6; k++) {
     char comment[256];
     float *x = gen_normal_array(g, R[k][0] * R[k][1], 1.0);
-    snprintf(comment, sizeof comment, "Gaussian (%zu, %zu) and its transpose: bitwise transposes for one implementation", R[k][0],
-             R[k][1]);
+    snprintf(comment, sizeof comment, "Gaussian (%zu, %zu) and its transpose: each output, transposed back, within the "
+             "case's tolerance of the exact iterate", R[k][0], R[k][1]);
     const char *f[] = {"Transpose", "Random", NULL};
     gen_add_ns(g, "transpose", comment, f, x, R[k][0], R[k][1], 5);
     free(x);
@@ -2237,6 +2237,44 @@ void gen_area_sharded_tp(gen_ctx *g)
   }
 }
 
+/* Gradients of the (rows, cols) Muon parameter i of c (its group's options,
+ * no decay of the argument: momentum and Nesterov only) for `steps` steps
+ * whose Newton-Schulz input U (the Nesterov input, or the momentum) is at
+ * every step diag(t) H with H Sylvester Hadamard rows and targets t of at
+ * most three significant bits (1, 1.25, 1.5, 1.75 times 2^-(k mod 2) 2^-s):
+ * each gradient row solves U = t for the profile's momentum and Nesterov
+ * coefficients (core/plan.c) given the binary32 buffer, so U lies within a
+ * few binary32 ulps of t, its bf16 cast is t exactly for any port
+ * (ref/step_exact.c bf16_cast_robust), every sum of squares and product of
+ * the iteration is exact in binary32, and the bf16 step is exactly defined
+ * (spec/vectors.md 5.2) whatever momentum factor the profile defaults to. */
+static void grad_targets(gen_step_case *c, int i, int steps)
+{
+  static const double T[] = {1.0, 1.5, 1.25, 1.75};
+  size_t rows = c->shapes[i].dims[0], cols = numel(c, i) / rows;
+  int tr = rows > cols;
+  size_t m = tr ? cols : rows, n = tr ? rows : cols;
+  muonref_route r = {1, rows, cols, rows * cols, 1, rows, cols};
+  float d[64];
+  double buf[64] = {0}; /* the binary32 buffer's magnitude, per row (every element of a row is +-it) */
+  for (int s = 0; s < steps && m <= 64; s++) {
+    muonref_muon_plan pl;
+    muonref_options o = c->options[c->group_of[i]];
+    muonref_muon_plan_make(&o, &r, &pl);
+    muonref_muon_plan_correct(&o, s + 1, &pl); /* optax's bias-corrected input */
+    for (size_t k = 0; k < m; k++) {
+      double t = ldexp(T[k % 4], -(int)(k / 4 % 2) - s);
+      double coef = pl.nesterov ? pl.in_grad + pl.in_mom * pl.mom_grad : pl.mom_grad;
+      double rest = (pl.nesterov ? pl.in_mom : 1.0) * pl.mom_keep * buf[k];
+      d[k] = (float)((t - rest) / coef);
+      buf[k] = (float)(pl.mom_keep * buf[k] + pl.mom_grad * d[k]);
+    }
+    c->grads[s][i] = gen_structured(m, n, d, tr);
+    if (s >= c->n_steps)
+      c->n_steps = s + 1;
+  }
+}
+
 /* ---- defaults: cases that give no options ----
  * Judged against the profile's own constructor defaults (its record, spec/profiles/NAME.json):
  * a port whose default differs from its profile's (Nesterov, lr, weight
@@ -2274,6 +2312,46 @@ void gen_area_defaults(gen_ctx *g)
     flags(&c, "Defaults", D[k].zero_mid ? "ZeroGradient" : NULL, NULL);
     gen_add_step(g, &c);
   }
+  /* The defaults observed bit for bit (issue 22, item 4c): zero-initialised
+   * parameters, so that the update is not lost in the rounding of p (a
+   * one-digit typo in a coefficient, 3.4445 -> 3.4454, moves the exact
+   * iterate by about 2e-3 of an element, 0.26 % in norm: below the bf16
+   * noise, far above a binary32 ulp of alpha O), and structured gradients,
+   * on which the bf16 result is exactly defined (spec/vectors.md 5.2;
+   * grad_targets: with the profile's momentum factor, not a dyadic one): the
+   * default coefficients, eps, momentum, Nesterov, scale and lr enter a
+   * Bf16Exact expectation, judged element for element in bf16 and in fp32. */
+  static const struct { const char *what; size_t rows, cols; int steps; } E[] = {
+    {"no options, zero-initialised: a wide (8, 32) Muon matrix, two steps of structured gradients: the default "
+     "Newton-Schulz coefficients, eps, momentum and lr bit for bit", 8, 32, 2},
+    {"no options, zero-initialised: a tall (32, 8) Muon matrix, one step of a structured gradient: the default "
+     "Newton-Schulz coefficients, eps, scale and lr bit for bit", 32, 8, 1},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++) {
+    gen_step_case c;
+    muonref_options o = defaults(g);
+    begin(&c, E[k].what, &o);
+    c.defaults_only = 1;
+    int a = param(g, &c, E[k].rows < E[k].cols ? "wide" : "tall", shape2(E[k].rows, E[k].cols), 0);
+    memset(c.init[a], 0, numel(&c, a) * sizeof(float));
+    grad_targets(&c, a, E[k].steps);
+    flags(&c, "Defaults", "Structured", NULL);
+    gen_add_step(g, &c);
+  }
+  /* The Newton-Schulz function as the driver calls it for this profile's
+   * cases: where the adapter leaves the coefficients to the port (a preset
+   * name, or none: emerging, megatron, paddle, optax, keras, nemo) its
+   * default table is observed bit for bit; the profiles normalising in
+   * float32 before the bf16 cast (emerging, megatron, paddle) have no
+   * exactly defined step above, so this case is theirs. */
+  gen_group(g, "ns");
+  float d[64];
+  gen_dyadic_scales(g, d, 8, 0);
+  float *x = gen_structured(8, 32, d, 0);
+  const char *nf[] = {"Defaults", "Structured", NULL};
+  gen_add_ns(g, "ns", "no options: the Newton-Schulz function with the port's own default coefficients and eps on a "
+             "structured (8, 32) input, bit for bit in bf16", nf, x, 8, 32, defaults(g).ns_steps);
+  free(x);
 }
 
 /* ---- overflow: norms beyond fp16 and binary32, elements at bf16 infinity ----

@@ -327,10 +327,34 @@ static double bf16_noise_rel(const muonref_options *o)
   return is_polar_express(o) ? BF16_NOISE_UPDATE_REL_PE : BF16_NOISE_UPDATE_REL;
 }
 
-/* The tolerance of a step case for one format (spec/vectors.md 5.1). */
-static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact)
+/* The allowance of the scale of a Bf16Noise Muon parameter's update (its
+ * Muon part, result - muonSv.without) against the reference's bf16 run in
+ * the accepted order its singular values fit (scaleRel, spec/vectors.md
+ * 5.1; judge.c compare_sv): |c_k - 1| <= scaleRel + the rounding allowance,
+ * c_k the least-squares scale of the result's singular values onto the
+ * order's.  A port that accumulates in binary32 and rounds each operation
+ * once computes that run but where an accumulation lands within a binary32
+ * error of a bf16 rounding boundary.  Measured over every Bf16Noise case
+ * of every profile (the fast bf16 path, the test ports in neutral mode on
+ * PyTorch 1.13 CPU; tests/norm_noise.py): worst 0.0017 (torch_routing #19,
+ * the fast path), 0.0013 (keller_defaults #1, the keller port); 0.004 is
+ * 2.3 times that and leaves a 1 % scale error 0.006 for the rounding
+ * allowance.  Polar Express's first polynomial (slope about 16) amplifies
+ * a boundary case: 0.018 on dion_momentum #6 for the fast path and the dion
+ * port alike, so 0.03 there, above a 1 % scale error, which dion's
+ * Bf16Exact and fp32 cases catch. */
+#define BF16_NOISE_SCALE_REL 0.004
+#define BF16_NOISE_SCALE_REL_PE 0.03
+
+static double bf16_noise_scale_rel(const muonref_options *o)
 {
-  json_t *t = json_object(), *atol = json_array(), *satol = json_array(), *urel = json_array();
+  return is_polar_express(o) ? BF16_NOISE_SCALE_REL_PE : BF16_NOISE_SCALE_REL;
+}
+
+/* The tolerance of a step case for one format (spec/vectors.md 5.1). */
+static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact, const int *sv_check)
+{
+  json_t *t = json_object(), *atol = json_array(), *satol = json_array(), *urel = json_array(), *scalerel = json_array();
   int max_steps = 0, any_rel = 0;
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options env = envelope_options(c, c->group_of[i]), *o = &env;
@@ -365,16 +389,19 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     json_array_append_new(atol, json_real(a));
     json_array_append_new(satol, sa);
     json_array_append_new(urel, json_real(rel));
+    json_array_append_new(scalerel, json_real(rel > 0 && sv_check[i] ? bf16_noise_scale_rel(o) : 0.0));
     any_rel |= rel > 0;
   }
   json_object_set_new(t, "kind", json_string("elementwise"));
   json_object_set_new(t, "maxUlp", json_integer(4 + 2 * max_steps));
   json_object_set_new(t, "atol", atol);
   json_object_set_new(t, "stateAtol", satol);
-  if (any_rel)
+  if (any_rel) {
     json_object_set_new(t, "updateRel", urel);
-  else
-    json_decref(urel);
+    json_object_set_new(t, "scaleRel", scalerel);
+  } else {
+    json_decref(urel), json_decref(scalerel);
+  }
   return t;
 }
 
@@ -719,6 +746,60 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
   return MUONREF_OK;
 }
 
+/* The Frobenius norm of a - b over n binary32 values, in binary64. */
+static double diff_norm(const float *a, const float *b, size_t n)
+{
+  double s = 0;
+  for (size_t k = 0; k < n; k++)
+    s += ((double)a[k] - b[k]) * ((double)a[k] - b[k]);
+  return sqrt(s);
+}
+
+/* The singular values (descending) of a - b over parameter i's matrix view
+ * (shape[0], numel / shape[0]), in binary64, as a JSON array. */
+static json_t *sv_json(const gen_step_case *c, int i, const float *a, const float *b)
+{
+  size_t n = muonref_shape_numel(&c->shapes[i]), rows = c->shapes[i].dims[0], cols = n / rows;
+  size_t m = rows < cols ? rows : cols;
+  double *d = malloc(n * sizeof *d), *sv = malloc(m * sizeof *sv);
+  json_t *j = json_array();
+  muonref_tensor t = {MUONREF_TENSOR_F64, {2, {rows, cols}}, n, NULL, d};
+  for (size_t k = 0; d && k < n; k++)
+    d[k] = (double)a[k] - b[k];
+  if (d && sv && muonref_tensor_singular_values(&t, sv) == 0)
+    for (size_t k = 0; k < m; k++)
+      json_array_append_new(j, json_real(sv[k]));
+  free(d), free(sv);
+  return j;
+}
+
+/* A Bf16Noise case's "muonSv" (spec/vectors.md 2.1): "without", each
+ * parameter as z (the run with every Newton-Schulz output zero) left it,
+ * and "bf16", per accepted order, the singular values of the Muon part
+ * b16[k] - z of the reference's bf16 run in that order (each operation
+ * exact, rounded once to bf16: what a port accumulating in binary32
+ * computes but where an accumulation lands within a binary32 error of a
+ * bf16 rounding boundary).  Only parameters with a Muon step and a nonzero
+ * exact Muon part (e - z) get them (check[i] set); the others are null. */
+static json_t *muon_sv_json(const gen_step_case *c, const sim *e, const sim *z, const sim *b16, int *check)
+{
+  json_t *j = json_object(), *w = json_array(), *by = json_object();
+  for (int i = 0; i < c->n_params; i++) {
+    size_t n = muonref_shape_numel(&c->shapes[i]);
+    check[i] = e->muon_steps[i] > 0 && diff_norm(e->p[i], z->p[i], n) > 0;
+    json_array_append_new(w, check[i] ? tensor_json(z->p[i], &c->shapes[i]) : json_null());
+  }
+  for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+    json_t *a = json_array();
+    for (int i = 0; i < c->n_params; i++)
+      json_array_append_new(a, check[i] ? sv_json(c, i, b16[k].p[i], z->p[i]) : json_null());
+    json_object_set_new(by, muonref_bf16_order_name((muonref_bf16_order)k), a);
+  }
+  json_object_set_new(j, "without", w);
+  json_object_set_new(j, "bf16", by);
+  return j;
+}
+
 /* The case's outcome when the Newton-Schulz output of every group in
  * `groups` is zero: zero coefficients (one step of (0, 0, 0)) give exactly
  * that in the exact format, with momentum and decay as specified. */
@@ -733,6 +814,17 @@ static int simulate_norm_overflow(gen_ctx *g, const gen_step_case *c, unsigned g
     }
   unsigned unc = 0;
   return simulate(g, &z, MUONREF_NS_EXACT, MUONREF_BF16_SEPARATE, s, &unc, err);
+}
+
+/* A step case whose reference run failed (j->err says why): frees the
+ * runs made so far and the case. */
+static void step_failed(gen_job *j, sim *exact, sim *b16, int n_sims)
+{
+  j->failed = 1;
+  sim_free(exact, j->c.n_params);
+  for (int k = 0; k < n_sims; k++)
+    sim_free(&b16[k], j->c.n_params);
+  free_case(&j->c);
 }
 
 /* The expected values of a valid step case, into j->t. */
@@ -754,23 +846,16 @@ static void run_step(gen_job *j)
    * equals bit for bit. */
   int with_bf16 = 0, n_sims = 0;
   sim b16[MUONREF_N_BF16_ORDERS];
-  if (!st && any_muon) {
+  if (!st && any_muon) { /* every order also where uncertain: the Bf16Noise singular values (muon_sv_json) */
     with_bf16 = 1;
-    for (int k = 0; !st && with_bf16 && k < MUONREF_N_BF16_ORDERS; k++) {
+    for (int k = 0; !st && k < MUONREF_N_BF16_ORDERS; k++) {
       st = simulate(&g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, err);
       n_sims = k + 1;
-      with_bf16 = !st && (unc_bf16 & MUONREF_NSR_UNCERTAIN) == 0;
-    }
-    if (!with_bf16) {
-      for (int k = 0; k < n_sims; k++)
-        sim_free(&b16[k], c->n_params);
-      n_sims = 0;
+      with_bf16 &= !st && (unc_bf16 & MUONREF_NSR_UNCERTAIN) == 0;
     }
   }
   if (st) {
-    j->failed = 1;
-    sim_free(&exact, c->n_params);
-    free_case(c);
+    step_failed(j, &exact, b16, n_sims);
     return;
   }
   json_object_set_new(t, "expected", expected_json(c, &exact));
@@ -785,12 +870,19 @@ static void run_step(gen_job *j)
     sim_free(&alt, c->n_params);
   }
   if (st) {
-    j->failed = 1;
-    sim_free(&exact, c->n_params);
-    for (int k = 0; k < n_sims; k++)
-      sim_free(&b16[k], c->n_params);
-    free_case(c);
+    step_failed(j, &exact, b16, n_sims);
     return;
+  }
+  int sv_check[GEN_MAX_PARAMS] = {0};
+  if (any_muon && !with_bf16) { /* Bf16Noise: the Muon part's singular values per accepted order (spec/vectors.md 5.1, scaleRel) */
+    sim z;
+    if ((st = simulate_norm_overflow(&g, c, ~0u, &z, err)) == MUONREF_OK)
+      json_object_set_new(t, "muonSv", muon_sv_json(c, &exact, &z, b16, sv_check));
+    sim_free(&z, c->n_params);
+    if (st) {
+      step_failed(j, &exact, b16, n_sims);
+      return;
+    }
   }
   if (with_bf16) {
     json_t *orders = json_object();
@@ -818,10 +910,19 @@ static void run_step(gen_job *j)
     j->n_bf16_certified++;
   } else if (any_muon) {
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Noise"));
-    /* updateRel (0.15) was measured on separate-order ports; on a
+    /* the scale check (scaleRel) holds a port to the reference's bf16 run
+     * within 0.4 %: PyTorch 1.13 CPU's bf16 scalars and matmuls
+     * move the norm alone by 2-5 % (measured), so a case with one is not
+     * robust; without
+     * one, updateRel (0.15) was measured on separate-order ports, and on a
      * rank-deficient gradient 1.13 CPU's addmm deviates more (0.253
-     * measured for torch.optim.Muon on a ones gradient) */
-    if (c->options[0].bf16_order != MUONREF_BF16_FUSED || !has_low_rank_muon_grad(c))
+     * measured for torch.optim.Muon on a ones gradient, and for Moonlight
+     * rewritten with its two addmm: the fused order is accepted in every
+     * profile, so the rule holds whatever the profile's own order) */
+    int any_sv = 0;
+    for (int i = 0; i < c->n_params; i++)
+      any_sv |= sv_check[i];
+    if (!any_sv && !has_low_rank_muon_grad(c))
       json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
   } else {
     json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust")); /* no Muon step */
@@ -829,8 +930,8 @@ static void run_step(gen_job *j)
   if (any_muon && is_polar_express(&c->options[0])) /* dion's iteration (its faults' note) */
     json_array_append_new(json_object_get(t, "flags"), json_string("PolarExpress"));
   json_t *tol = json_object();
-  json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0));
-  json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16));
+  json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0, sv_check));
+  json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16, sv_check));
   json_object_set_new(t, "tolerance", tol);
   sim_free(&exact, c->n_params);
   for (int k = 0; k < n_sims; k++)
@@ -1458,8 +1559,9 @@ static void run_ns(gen_job *j)
     muonref_tensor et = {MUONREF_TENSOR_F32, shape, n, exact, NULL};
     muonref_tensor_singular_values(&et, sv);
     json_array_append_new(json_object_get(t, "flags"), json_string("Bf16Noise"));
-    if (j->ns_kind_ns) /* a transpose pair's bitwise rule meets the strided kernels */
-      json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
+    /* the svBand covers the platform's effects; a transpose pair is judged
+     * by it on both outputs (spec/vectors.md 2.3), bitwise nowhere */
+    json_array_append_new(json_object_get(t, "flags"), json_string("PlatformRobust"));
     json_object_set_new(tb, "kind", json_string("svBand"));
     if (is_polar_express(&o))
       json_array_append_new(json_object_get(t, "flags"), json_string("PolarExpress"));

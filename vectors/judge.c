@@ -64,6 +64,7 @@ typedef struct tol {
   const json_t *atol; /* array, one per tensor, or NULL (0) */
   const json_t *state_atol; /* array of {"buffer": atol} per parameter, or NULL */
   const json_t *update_rel; /* array, one per parameter (0: elementwise), or NULL */
+  const json_t *scale_rel;  /* array, one per parameter (0: no scale check), or NULL */
 } tol;
 
 static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char *where, muonref_error *err)
@@ -81,6 +82,7 @@ static int read_tol(const json_t *test, muonref_ns_format f, tol *t, const char 
   t->atol = json_object_get(j, "atol");
   t->state_atol = json_object_get(j, "stateAtol");
   t->update_rel = json_object_get(j, "updateRel");
+  t->scale_rel = json_object_get(j, "scaleRel");
   if (!strcmp(k, "bitwise"))
     t->kind = T_BITWISE;
   else if (!strcmp(k, "elementwise"))
@@ -237,8 +239,11 @@ static int compare_update(const json_t *got, const json_t *exp, const json_t *in
     return st;
   }
   if (!same_shape(&g, &e) || !same_shape(&p, &e)) {
+    char b1[64], b2[64];
+    muonref_py_shape(b1, sizeof b1, g.shape.dims, g.shape.ndim);
+    muonref_py_shape(b2, sizeof b2, e.shape.dims, e.shape.ndim);
     note_failing(v, name);
-    failf(v, "%s: shape differs from the expected one", name);
+    failf(v, "%s: shape %s, expected %s", name, b1, b2);
   } else {
     double num = 0, den = 0, big = 0;
     for (size_t k = 0; k < e.numel; k++) {
@@ -259,6 +264,111 @@ static int compare_update(const json_t *got, const json_t *exp, const json_t *in
   }
   muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&p);
   return MUONREF_OK;
+}
+
+/* Orders whose singular values fit a result this much worse (relative,
+ * after the best scale) than the best-fitting order's are not candidates.
+ * Measured: a bf16 boundary case leaves the port's own order the best fit
+ * (the fast path on torch_routing #19: 0.0065 against 0.0126), while with
+ * a margin of 0.005 a timm port 1 % too large was taken for Keller's order
+ * on a (4, 18) matrix (timm_adamw #3, #7) and passed. */
+#define SV_SHAPE_MARGIN 0.001
+
+/* The scale of a Bf16Noise Muon parameter's update (spec/vectors.md 5.1,
+ * scaleRel).  With w the case's muonSv.without[i] (the parameter after the
+ * same steps with every Newton-Schulz output zero), s are the singular
+ * values of the Muon part got - w as the matrix (shape[0], numel /
+ * shape[0]), and s_k those of the reference's bf16 run in accepted order k
+ * (muonSv.bf16.<order>[i]).  For each order, c_k = <s, s_k> / ||s_k||^2 is
+ * the scale that fits s best and r_k = ||s - c_k s_k|| / ||s_k|| what is
+ * left; the candidate orders are those within SV_SHAPE_MARGIN of the best
+ * r_k (the order the port evaluates, told by the shape of its singular
+ * values, not by their size), and the result passes when some candidate
+ * has |c_k - 1| <= rel + e / ||s_k||, e the Frobenius norm of the
+ * elementwise rounding allowances (it bounds ||got - exp||_F, and so, by
+ * Mirsky's inequality, ||s - s_exp||, and so the change of c_k).  A scale
+ * error of the update moves every singular value alike, which the bf16
+ * noise of the update's direction does not. */
+static int compare_sv(const json_t *test, const json_t *got, const json_t *exp, size_t i, double rel, double atol,
+                      double max_ulp, const char *name, muonref_verdict *v, const char *where, muonref_error *err)
+{
+  const json_t *ms = json_object_get(test, "muonSv");
+  const json_t *wj = json_array_get(json_object_get(ms, "without"), i), *by = json_object_get(ms, "bf16");
+  if (!json_is_object(wj) || !json_is_object(by))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"scaleRel\"[%zu] needs \"muonSv\".without[%zu] and .bf16", where, i,
+                        i);
+  muonref_tensor g, e, w;
+  int loaded, st = load_pair(got, exp, name, &g, &e, &loaded, v, where, err);
+  if (st || !loaded)
+    return st;
+  if ((st = tensor(&w, wj, where, "muonSv.without", err))) {
+    muonref_tensor_free(&g), muonref_tensor_free(&e);
+    return st;
+  }
+  size_t rows = e.shape.ndim ? e.shape.dims[0] : 1, cols = rows ? e.numel / rows : 0, m = rows < cols ? rows : cols;
+  double *d = malloc((e.numel + m) * sizeof *d), *s = d ? d + e.numel : NULL;
+  double c[MUONREF_N_BF16_ORDERS], r[MUONREF_N_BF16_ORDERS], n[MUONREF_N_BF16_ORDERS];
+  if (!d)
+    st = muonref_fail(err, MUONREF_ENOMEM, "out of memory for the singular values of %s", name);
+  else if (same_shape(&g, &e) && same_shape(&w, &e)) { /* a shape mismatch has failed already */
+    double slack = 0, best_r = INFINITY;
+    int bad = 0;
+    for (size_t k = 0; k < e.numel; k++) {
+      double a = atol + max_ulp * muonref_ulp32(value(&e, k));
+      d[k] = value(&g, k) - value(&w, k);
+      slack += a * a;
+      bad |= !isfinite(d[k]);
+    }
+    slack = sqrt(slack);
+    muonref_tensor dt = {MUONREF_TENSOR_F64, {2, {rows, cols}}, e.numel, NULL, d};
+    bad = bad || muonref_tensor_singular_values(&dt, s) != 0;
+    for (int k = 0; !st && !bad && k < MUONREF_N_BF16_ORDERS; k++) {
+      const char *o = muonref_bf16_order_name((muonref_bf16_order)k);
+      const json_t *sk = json_array_get(json_object_get(by, o), i);
+      if (!json_is_array(sk) || json_array_size(sk) != m) {
+        st = muonref_fail(err, MUONREF_EFORMAT, "%s: \"muonSv\".bf16.%s[%zu] must be %zu singular values", where, o, i, m);
+        break;
+      }
+      double dot = 0, nn = 0, res = 0;
+      for (size_t q = 0; q < m; q++) {
+        double x = json_number_value(json_array_get(sk, q));
+        dot += s[q] * x, nn += x * x;
+      }
+      c[k] = nn > 0 ? dot / nn : INFINITY;
+      for (size_t q = 0; nn > 0 && q < m; q++) {
+        double x = json_number_value(json_array_get(sk, q));
+        res += (s[q] - c[k] * x) * (s[q] - c[k] * x);
+      }
+      n[k] = sqrt(nn), r[k] = nn > 0 ? sqrt(res) / n[k] : INFINITY;
+      best_r = fmin(best_r, r[k]);
+    }
+    if (!st && bad) { /* a NaN or Inf in the result: LAPACK has no singular values for it */
+      note_failing(v, name);
+      failf(v, "%s: the Muon update has no singular values (a non-finite element)", name);
+    } else if (!st) {
+      double best = INFINITY, best_c = 0, best_a = rel;
+      int at = 0;
+      for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+        if (!(r[k] <= best_r + SV_SHAPE_MARGIN))
+          continue;
+        double allowed = rel + (n[k] > 0 ? slack / n[k] : INFINITY), dev = fabs(c[k] - 1);
+        double ratio = dev <= allowed ? (allowed > 0 ? dev / allowed : 0) : INFINITY;
+        if (ratio < best || (isinf(ratio) && isinf(best) && dev < fabs(best_c - 1)))
+          best = ratio, best_c = c[k], best_a = allowed, at = k;
+      }
+      if (isfinite(best))
+        v->worst = fmax(v->worst, best);
+      else {
+        note_failing(v, name);
+        failf(v, "%s: the Muon update is %.4f times the reference bf16 run's (by its singular values; order %s, "
+                 "the nearest in shape), allowed 1 +- %.3g (a scale error; spec/vectors.md 5.1, scaleRel)",
+              name, best_c, muonref_bf16_order_name((muonref_bf16_order)at), best_a);
+      }
+    }
+  }
+  free(d);
+  muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&w);
+  return st;
 }
 
 /* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>. */
@@ -328,6 +438,8 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
     return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
   if (t->update_rel && json_array_size(t->update_rel) != json_array_size(ep))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"updateRel\" per parameter", where);
+  if (t->scale_rel && json_array_size(t->scale_rel) != json_array_size(ep))
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"scaleRel\" per parameter", where);
   for (size_t i = 0; i < json_array_size(ep); i++) {
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
@@ -337,6 +449,10 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
                                       json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)
                      : compare_json(json_array_get(gp, i), json_array_get(ep, i), t, i, name, v, where, err);
     if (st)
+      return st;
+    double srel = json_number_value(json_array_get(t->scale_rel, i));
+    if (srel > 0 && (st = compare_sv(test, json_array_get(gp, i), json_array_get(ep, i), i, srel,
+                                     json_number_value(json_array_get(t->atol, i)), t->max_ulp, name, v, where, err)))
       return st;
   }
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
@@ -399,30 +515,6 @@ static int judge_grad_after(const json_t *test, const json_t *res, muonref_verdi
       return MUONREF_OK;
     }
   }
-  return MUONREF_OK;
-}
-
-/* The transpose of a 2-D f32 result must equal output^T bit for bit. */
-static int judge_transpose_pair(const json_t *res, muonref_verdict *v, muonref_error *err)
-{
-  muonref_tensor a, b;
-  if (!json_object_get(res, "outputT"))
-    return failf(v, "outputT: missing from the result");
-  int st = tensor(&a, json_object_get(res, "output"), "result", "output", err);
-  if (!st && (st = tensor(&b, json_object_get(res, "outputT"), "result", "outputT", err)))
-    muonref_tensor_free(&a);
-  v->bad_result |= st != 0;
-  if (st)
-    return st;
-  size_t r = a.shape.dims[0], c = a.shape.dims[1];
-  int ok = a.shape.ndim == 2 && b.shape.ndim == 2 && b.shape.dims[0] == c && b.shape.dims[1] == r;
-  for (size_t i = 0; ok && i < r; i++)
-    for (size_t j = 0; ok && j < c; j++)
-      ok = memcmp(&a.f[i * c + j], &b.f[j * r + i], sizeof(float)) == 0;
-  if (!ok)
-    failf(v, "outputT is not bitwise the transpose of output");
-  muonref_tensor_free(&a);
-  muonref_tensor_free(&b);
   return MUONREF_OK;
 }
 
@@ -564,7 +656,7 @@ static int judge_norm_overflow(const json_t *test, const char *kind, const json_
     int st = read_tol(test, MUONREF_NS_FP32, &t, where, err);
     if (st)
       return st;
-    t.update_rel = NULL;
+    t.update_rel = t.scale_rel = NULL;
   } else {
     memset(&t, 0, sizeof t);
     t.kind = T_ELEMENTWISE; /* max_ulp 0, no atol: each element equal to 0 (either sign) */
@@ -582,6 +674,91 @@ static int judge_norm_overflow(const json_t *test, const char *kind, const json_
   size_t used = strlen(v->detail);
   snprintf(v->detail + used, sizeof v->detail - used, "; nor the norm-overflow alternative (%.200s)", va.detail);
   return MUONREF_OK;
+}
+
+/* The second half of a transpose pair (spec/vectors.md 2.3): outputT, the
+ * Newton-Schulz output of the input's transpose, must have the transposed
+ * shape (cols, rows) of the expected (rows, cols) one, else the case fails
+ * naming both shapes.  Where the case's bf16 result is exactly defined
+ * (`bitwise` set: a bf16 judge of a case publishing "bf16") it must be
+ * output^T bit for bit, since output matched an accepted order's exact
+ * bits; otherwise (fp32, or a Bf16Noise case, where the order of
+ * accumulation is free) outputT^T is judged as output is, against every
+ * expectation of the case (judge_orders, then the norm-overflow
+ * alternative).  Fills v on failure. */
+static int judge_transpose_pair(const json_t *test, const json_t *res, const json_t *e, const json_t *orders,
+                                const tol *t, int bitwise, muonref_verdict *v, const char *where, muonref_error *err)
+{
+  muonref_tensor a, b, want;
+  char b1[64], b2[64];
+  if (!json_object_get(res, "outputT")) {
+    note_failing(v, "outputT");
+    return failf(v, "outputT: missing from the result");
+  }
+  int st = tensor(&a, json_object_get(res, "output"), "result", "output", err);
+  if (!st && (st = tensor(&b, json_object_get(res, "outputT"), "result", "outputT", err)))
+    muonref_tensor_free(&a);
+  v->bad_result |= st != 0;
+  if (st)
+    return st;
+  if ((st = tensor(&want, json_object_get(test, "input"), where, "input", err))) {
+    muonref_tensor_free(&a), muonref_tensor_free(&b);
+    return st;
+  }
+  size_t r = want.shape.dims[0], c = want.shape.dims[1];
+  muonref_tensor_free(&want);
+  if (b.shape.ndim != 2 || b.shape.dims[0] != c || b.shape.dims[1] != r) {
+    size_t tdims[2] = {c, r};
+    muonref_py_shape(b1, sizeof b1, b.shape.dims, b.shape.ndim);
+    muonref_py_shape(b2, sizeof b2, tdims, 2);
+    note_failing(v, "outputT");
+    failf(v, "outputT: shape %s, expected %s (the input's transpose)", b1, b2);
+  } else if (bitwise) {
+    int ok = a.shape.ndim == 2 && a.shape.dims[0] == r && a.shape.dims[1] == c;
+    for (size_t i = 0; ok && i < r; i++)
+      for (size_t j = 0; ok && j < c; j++)
+        ok = memcmp(&a.f[i * c + j], &b.f[j * r + i], sizeof(float)) == 0;
+    if (!ok) {
+      note_failing(v, "outputT");
+      failf(v, "outputT is not bitwise the transpose of output (the bf16 result is exactly defined here)");
+    }
+  } else {
+    /* outputT^T as the "output" of a result, judged like output */
+    muonref_tensor bt = b;
+    bt.shape.dims[0] = r, bt.shape.dims[1] = c;
+    bt.f = malloc(b.numel * sizeof *bt.f);
+    json_t *tr = NULL, *res_t = NULL;
+    if (bt.f) {
+      for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++)
+          bt.f[i * c + j] = b.f[j * r + i];
+      tr = muonref_tensor_to_json(&bt, 0);
+      res_t = json_object();
+      if (tr && res_t)
+        json_object_set(res_t, "output", tr);
+    }
+    free(bt.f);
+    json_decref(tr);
+    if (!res_t || !json_object_get(res_t, "output")) {
+      json_decref(res_t);
+      muonref_tensor_free(&a), muonref_tensor_free(&b);
+      return muonref_fail(err, MUONREF_ENOMEM, "out of memory for outputT transposed");
+    }
+    muonref_verdict vt;
+    st = judge_orders(test, "transpose", res_t, e, orders, t, &vt, where, err);
+    if (!st && !vt.pass)
+      st = judge_norm_overflow(test, "transpose", res_t, &vt, where, err);
+    json_decref(res_t);
+    if (!st && vt.pass)
+      v->worst = fmax(v->worst, vt.worst);
+    else if (!st) {
+      note_failing(v, "outputT");
+      failf(v, "outputT, transposed back: %.700s", vt.detail);
+    }
+  }
+  muonref_tensor_free(&a);
+  muonref_tensor_free(&b);
+  return st;
 }
 
 int muonref_judge(const json_t *test, const char *kind, const json_t *result, muonref_ns_format format,
@@ -624,7 +801,7 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
   if (!st && !v->pass)
     st = judge_norm_overflow(test, kind, result, v, where, err);
   if (!st && v->pass && !strcmp(kind, "transpose"))
-    st = judge_transpose_pair(result, v, err);
+    st = judge_transpose_pair(test, result, e, orders, &t, bf16 && json_object_get(exp, "bf16") != NULL, v, where, err);
   if (!st && v->pass && !strcmp(kind, "step"))
     st = judge_grad_after(test, result, v, where, err);
   return st;

@@ -1,21 +1,40 @@
 #!/bin/sh
 # The main job (README): regenerate the golden vectors of every profile from
 # the reference, confirm they equal the committed ones, judge our fast path
-# (bf16 and fp32) and each profile's PyTorch test port against its profile,
-# print one table per profile, then the cross matrix of the ports.
+# (bf16 and fp32) against every profile, run every profile's PyTorch test
+# port over every profile (the cross matrix, which holds each port over its
+# own profile: the per-profile table), and report.
 # Run from the build tree: `make main-job` (or vectors/main-job.sh SRCDIR).
+# Four stages, each announced by a progress line and timed; the closing
+# table gives each profile's verdicts and each stage's time.  Both cores
+# are used: the fast path's two formats run side by side, the driver's plan
+# runs in MUONREF_JOBS (default 2) worker processes.
 # Exit status: 0 when every judged implementation passed every case of its
 # profile (and the cross matrix is diagonal), 1 when one failed, 2 when a
 # step could not run.
 src=${1:-.}
 muonref=${MUONREF:-./muonref}
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+jobs=${MUONREF_JOBS:-2}
 out=main-job
 rm -rf "$out" && mkdir -p "$out" || exit 2
 status=0
-note() { printf '\n== %s\n' "$*"; }
+now() { date +%s.%N; }
+# seconds from $1 to $2 (default: now)
+since() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
+start=$(now)
+n_stages=4
+stage_no=0 stage_start= stage_title=
+# stage TITLE: closes the running stage (its time into $out/stages) and announces the next
+stage() {
+  t=$(now)
+  [ -n "$stage_start" ] && printf '%s\t%s\n' "$stage_title" "$(since "$stage_start" "$t")" >>"$out/stages"
+  [ $# -eq 0 ] && return
+  stage_no=$((stage_no + 1)) stage_title=$1 stage_start=$t
+  printf '\n== [%d/%d, at %s s] %s\n' "$stage_no" "$n_stages" "$(since "$start" "$t")" "$1"
+}
 
-note "1. regenerate the vectors of every profile from the reference (muonref gen)"
+stage "regenerate the vectors of every profile from the reference (muonref gen)"
 "$muonref" gen --out "$out/vectors" || exit 2
 profiles=
 for d in "$out/vectors"/*/; do
@@ -29,64 +48,65 @@ for d in "$out/vectors"/*/; do
   fi
 done
 
-# profile -> its test port (written from spec/profiles/) and the driver's adapter and mode
-port_of() {
-  case $1 in
-    nemo) echo "$src/tests/torch_nemo_port.py:Muon nemo raw" ;;
-    torch) echo "$src/tests/torch_torch_port.py:Muon torch neutral" ;;
-    moonlight) echo "$src/tests/torch_moonlight_port.py:Muon moonlight neutral" ;;
-    keller) echo "$src/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam keller neutral" ;;
-    timm) echo "$src/tests/torch_timm_port.py:Muon timm neutral" ;;
-    dion) echo "$src/tests/torch_dion_port.py:Muon dion neutral" ;;
-    emerging) echo "$src/tests/torch_emerging_port.py:Muon emerging neutral" ;;
-    paddle) echo "$src/tests/torch_paddle_port.py:Muon paddle neutral" ;;
-    optax) echo "$src/tests/torch_optax_port.py:Muon optax neutral fp32" ;;
-    megatron) echo "$src/tests/torch_megatron_port.py:MegatronMuon megatron neutral" ;;
-    keras) echo "$src/tests/torch_keras_port.py:Muon keras neutral fp32" ;;
-  esac
-}
-have_torch=0
-"$python" -c 'import torch' >/dev/null 2>&1 && have_torch=1
-
-step=2
+stage "our fast path over every profile (muonref check --impl fast-bf16, fast-fp32)"
 for p in $profiles; do
-  note "$step. profile $p"
-  step=$((step + 1))
+  "$muonref" check --impl fast-bf16 "$out/vectors/$p" >"$out/$p-fast-bf16.txt" 2>&1 &
+  bg=$!
+  "$muonref" check --impl fast-fp32 "$out/vectors/$p" >"$out/$p-fast-fp32.txt" 2>&1
+  rc2=$?
+  wait $bg
+  rc1=$?
+  for rc in $rc1 $rc2; do [ $rc -gt $status ] && status=$rc; done
   for impl in fast-bf16 fast-fp32; do
     echo "-- muonref check --impl $impl $out/vectors/$p"
-    "$muonref" check --impl "$impl" "$out/vectors/$p" >"$out/$p-$impl.txt"
-    rc=$?
     cat "$out/$p-$impl.txt"
-    [ $rc -gt $status ] && status=$rc
   done
-  set -- $(port_of "$p")
-  if [ $# -ge 3 ] && [ $have_torch -eq 1 ]; then
-    echo "-- the PyTorch test port $1 (adapter $2, mode $3, Newton-Schulz ${4:-bf16}) through vectors/drivers/torch_driver.py"
-    "$python" "$src/vectors/drivers/torch_driver.py" --optimizer "$1" --adapter "$2" --mode "$3" \
-      --ns-format "${4:-bf16}" --out "$out/$p-torch-results.json" "$out/vectors/$p" || exit 2
-    "$muonref" check --results "$out/$p-torch-results.json" "$out/vectors/$p" >"$out/$p-torch.txt"
-    rc=$?
-    cat "$out/$p-torch.txt"
-    [ $rc -gt $status ] && status=$rc
-  elif [ $# -ge 3 ]; then
-    echo "skipped the PyTorch test port: $python cannot import torch (apt-get install python3-torch)"
-  fi
 done
 
+have_torch=0
+"$python" -c 'import torch' >/dev/null 2>&1 && have_torch=1
+stage "the PyTorch test ports: each over every profile, in $jobs processes (tests/cross-matrix.sh)"
 if [ $have_torch -eq 1 ]; then
-  note "$step. the cross matrix: every test port over every profile (tests/cross-matrix.sh)"
-  MUONREF="$muonref" MUONREF_SRCDIR="$src" sh "$src/tests/cross-matrix.sh" "$out/vectors" >"$out/cross.txt" 2>&1
+  MUONREF="$muonref" MUONREF_SRCDIR="$src" MUONREF_JOBS=$jobs MUONREF_CROSS_RESULTS="$PWD/$out/ports" \
+    sh "$src/tests/cross-matrix.sh" "$out/vectors" >"$out/cross.txt" 2>&1
   rc=$?
   cat "$out/cross.txt"
   [ $rc -gt $status ] && status=$rc
+else
+  echo "skipped: $python cannot import torch (apt-get install python3-torch)"
 fi
 
-note "report"
+stage "each profile's PyTorch test port over its own profile"
+# the port's mode in this table: nemo's port raw (it emulates bf16 itself),
+# every other one neutral (spec/vectors.md 5.3); the runs are the cross matrix's
+for p in $profiles; do
+  r=$out/ports/$p-$p
+  [ "$p" = nemo ] && r=$out/ports/raw-$p
+  if [ -f "$r.out" ]; then
+    echo "-- the PyTorch test port of $p through vectors/drivers/torch_driver.py ($(sed -n 's/^mode: \([a-z]*\).*/\1/p' "$r.out"))"
+    cp "$r.out" "$out/$p-torch.txt"
+    cat "$out/$p-torch.txt"
+    rc=$(cat "$r.rc")
+    [ "$rc" -gt $status ] && status=$rc
+  elif [ $have_torch -eq 1 ]; then
+    echo "ERROR: no results of the $p port (see $out/cross.txt)"
+    status=2
+  fi
+done
+stage
+
+printf '\n== report (%s s in all)\n' "$(since "$start")"
 printf '%-10s %-10s %s\n' profile impl result
 for p in $profiles; do
   for f in fast-bf16 fast-fp32 torch; do
     [ -f "$out/$p-$f.txt" ] && printf '%-10s %-10s %s\n' "$p" "$f" "$(tail -n 1 "$out/$p-$f.txt")"
   done
 done
+printf '\n%-94s %s\n' stage seconds
+i=0
+while IFS="$(printf '\t')" read -r title secs; do
+  i=$((i + 1))
+  printf '%d. %-91s %7.1f\n' "$i" "$title" "$secs"
+done <"$out/stages"
 echo "files: $out/ (vectors, results, reports)"
 exit $status

@@ -820,7 +820,12 @@ int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n_out
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: more than 256 profile records", dir);
       break;
     }
-    snprintf(e[n].path, sizeof e[n].path, "%.900s/%s", dir, de->d_name);
+    if (strlen(dir) + 1 + len >= sizeof e[n].path) {
+      st = muonref_fail(err, MUONREF_EIO, "%s/%s: the path of a profile record is longer than %zu bytes", dir,
+                        de->d_name, sizeof e[n].path - 1);
+      break;
+    }
+    snprintf(e[n].path, sizeof e[n].path, "%.767s/%.255s", dir, de->d_name);
     st = muonref_record_base_name(e[n].path, e[n].base, sizeof e[n].base, err);
     json_t *j = NULL;
     if (!st && !(st = load_json(e[n].path, &j, err)))

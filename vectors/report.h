@@ -26,9 +26,9 @@
 
 /* One case kept for the JUnit file: owned copies of a muonref_case_verdict. */
 typedef struct muonref_case_record {
-  char *file, *profile, *area, *kind, *comment, *flags, *message, *diagnosis;
+  char *file, *profile, *area, *kind, *comment, *flags, *message, *diagnosis, *why, *note;
   long long tc_id;
-  int pass;
+  int pass, known, fixed;
   double seconds; /* wall-clock seconds spent on the case (running it, if ours, and judging it) */
 } muonref_case_record;
 
@@ -49,7 +49,12 @@ void muonref_case_log_free(muonref_case_log *log);
  * nsFormat; each case a <testcase classname="PROFILE.AREA" name="FILE#TCID
  * COMMENT" file="FILE" time="SECONDS">, a failing one with
  * <failure message="JUDGE'S MESSAGE" type="muonref.judge"> whose text is
- * the message and, when not empty, a "diagnosis: ..." line.  Characters
+ * the message and, when not empty, a "diagnosis: ..." line; a failure the
+ * baseline lists (known) with <skipped message="known failure: REASON
+ * (URL)"> holding the judge's message instead (counted as skipped, not as a
+ * failure); a passing case listed in the baseline (fixed) or failing only
+ * in an other run not enforced (a note, other_run.h) with <system-out>
+ * "FIXED: known failure: ..., passes now" or the note.  Characters
  * XML 1.0 forbids are written as U+FFFD.  Written by muonref_output_write
  * (core/output.h).  Errors: MUONREF_EIO "--junit PATH: cannot write: WHY"
  * (folder missing or not writable, disk full, a folder or a block device
@@ -76,7 +81,10 @@ void muonref_tap_begin(muonref_tap *t, FILE *out, const char *impl, int version)
  * by escape.h's TAP mode: '#' and '\' as TAP 14 requires, line breaks as
  * spaces, controls as U+FFFD) and, for a failure, a YAML block (message,
  * diagnosis, file, tcId, kind, flags; JSON strings of the YAML-escaped
- * values). */
+ * values).  A case the baseline lists gets the directive "# TODO known
+ * failure: REASON (URL)" ("not ok" when it fails: a TAP consumer does not
+ * count it; "ok" when it passes now: reported as a TODO that passed); a
+ * passing case with a note (other_run.h) gets a YAML block with the note. */
 void muonref_tap_case(muonref_tap *t, const muonref_case_verdict *v);
 /* Writes the plan "1..N" (TAP 14 allows it last). */
 void muonref_tap_end(muonref_tap *t);

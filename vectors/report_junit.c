@@ -24,8 +24,10 @@ int muonref_case_log_add(muonref_case_log *log, const muonref_case_verdict *v, d
   }
   muonref_case_record r = {dup_or_empty(v->file), dup_or_empty(v->profile), dup_or_empty(v->area),
                            dup_or_empty(v->kind), dup_or_empty(v->comment), dup_or_empty(v->flags),
-                           dup_or_empty(v->message), dup_or_empty(v->diagnosis), v->tc_id, v->pass, seconds};
-  if (!r.file || !r.profile || !r.area || !r.kind || !r.comment || !r.flags || !r.message || !r.diagnosis) {
+                           dup_or_empty(v->message), dup_or_empty(v->diagnosis), dup_or_empty(v->why),
+                           dup_or_empty(v->note), v->tc_id, v->pass, v->known, v->fixed, seconds};
+  if (!r.file || !r.profile || !r.area || !r.kind || !r.comment || !r.flags || !r.message || !r.diagnosis ||
+      !r.why || !r.note) {
     log->v[log->n++] = r; /* freed with the log */
     return muonref_fail(err, MUONREF_ENOMEM, "out of memory keeping the verdicts for the JUnit report");
   }
@@ -38,7 +40,7 @@ void muonref_case_log_free(muonref_case_log *log)
   for (size_t i = 0; i < log->n; i++) {
     muonref_case_record *r = &log->v[i];
     free(r->file), free(r->profile), free(r->area), free(r->kind);
-    free(r->comment), free(r->flags), free(r->message), free(r->diagnosis);
+    free(r->comment), free(r->flags), free(r->message), free(r->diagnosis), free(r->why), free(r->note);
   }
   free(log->v);
   memset(log, 0, sizeof *log);
@@ -90,12 +92,29 @@ static void write_case(FILE *f, const muonref_case_record *r)
   fputs("\" file=\"", f);
   xml_text(f, r->file, 1);
   fprintf(f, "\" time=\"%.6f\"", r->seconds);
-  if (r->pass) {
+  if (r->pass && !r->fixed && !r->note[0]) {
     fputs("/>\n", f);
     return;
   }
-  fputs(">\n      <failure type=\"muonref.judge\" message=\"", f);
-  xml_text(f, r->message, 1);
+  if (r->pass) { /* fixed, or a note of an other run not enforced */
+    fputs(">\n      <system-out>", f);
+    if (r->fixed) {
+      fputs("FIXED: ", f);
+      xml_text(f, r->why, 0);
+      fputs(", passes now: take it out of the baseline", f);
+    }
+    xml_text(f, r->fixed && r->note[0] ? "\n" : "", 0);
+    xml_text(f, r->note, 0);
+    fputs("</system-out>\n    </testcase>\n", f);
+    return;
+  }
+  if (r->known) {
+    fputs(">\n      <skipped message=\"", f);
+    xml_text(f, r->why, 1);
+  } else {
+    fputs(">\n      <failure type=\"muonref.judge\" message=\"", f);
+    xml_text(f, r->message, 1);
+  }
   fputs("\">", f);
   xml_text(f, r->message, 0);
   if (r->diagnosis[0]) {
@@ -106,7 +125,7 @@ static void write_case(FILE *f, const muonref_case_record *r)
   xml_text(f, r->kind, 0);
   fputs("; flags: ", f);
   xml_text(f, r->flags, 0);
-  fputs("</failure>\n    </testcase>\n", f);
+  fputs(r->known ? "</skipped>\n    </testcase>\n" : "</failure>\n    </testcase>\n", f);
 }
 
 static void write_property(FILE *f, const char *name, const char *value)
@@ -119,29 +138,30 @@ static void write_property(FILE *f, const char *name, const char *value)
 /* done: log->n zeroed bytes, marks of the cases written */
 static void write_xml(FILE *f, const muonref_case_log *log, const char *impl, const char *ns_format, char *done)
 {
-  long failed = 0;
+  long failed = 0, skipped = 0;
   double total = 0;
   for (size_t i = 0; i < log->n; i++)
-    failed += !log->v[i].pass, total += log->v[i].seconds;
+    failed += !log->v[i].pass && !log->v[i].known, skipped += log->v[i].known, total += log->v[i].seconds;
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"muonref check: ", f);
   xml_text(f, impl, 1);
-  fprintf(f, "\" tests=\"%zu\" failures=\"%ld\" errors=\"0\" skipped=\"0\" time=\"%.6f\">\n", log->n, failed, total);
+  fprintf(f, "\" tests=\"%zu\" failures=\"%ld\" errors=\"0\" skipped=\"%ld\" time=\"%.6f\">\n", log->n, failed,
+          skipped, total);
   /* one suite per area, in order of first appearance */
   for (size_t i = 0; i < log->n; i++) {
     if (done[i])
       continue;
     char cls[300], other[300];
     classname(&log->v[i], cls, sizeof cls);
-    long n = 0, nf = 0;
+    long n = 0, nf = 0, ns = 0;
     double t = 0;
     for (size_t j = i; j < log->n; j++) {
       classname(&log->v[j], other, sizeof other);
       if (!strcmp(cls, other))
-        n++, nf += !log->v[j].pass, t += log->v[j].seconds;
+        n++, nf += !log->v[j].pass && !log->v[j].known, ns += log->v[j].known, t += log->v[j].seconds;
     }
     fputs("  <testsuite name=\"", f);
     xml_text(f, cls, 1);
-    fprintf(f, "\" tests=\"%ld\" failures=\"%ld\" errors=\"0\" skipped=\"0\" time=\"%.6f\">\n", n, nf, t);
+    fprintf(f, "\" tests=\"%ld\" failures=\"%ld\" errors=\"0\" skipped=\"%ld\" time=\"%.6f\">\n", n, nf, ns, t);
     fputs("    <properties>\n", f);
     write_property(f, "implementation", impl);
     write_property(f, "nsFormat", ns_format);

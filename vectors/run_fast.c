@@ -1,4 +1,5 @@
 /* muonref: a vector case on the fast path (see run_fast.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include "muonref/profile.h"
 #include "run_fast.h"
 #include "core/fail.h"
+#include "core/plan.h"
+#include "judge.h"
 
 static json_t *error_result(const char *message)
 {
@@ -118,8 +121,8 @@ static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, 
  * that every parameter keeps its branch).  The fault cached_group_options
  * is a port that never sees the change.  Errors: MUONREF_EFORMAT for a
  * malformed entry (validate.c refuses it first), the optimizer's own. */
-static int set_options(muonref_optimizer **opt, run *r, const json_t *step, const char *profile, int fault, size_t k,
-                       const char *where, muonref_error *err)
+static int set_options(muonref_optimizer **opt, run *r, const json_t *test, const json_t *step, const char *profile,
+                       int fault, const muonref_run_edit *x, size_t k, const char *where, muonref_error *err)
 {
   const json_t *set = json_object_get(step, "setOptions");
   if (!set || fault == MUONREF_FAULT_CACHED_GROUP_OPTIONS)
@@ -133,6 +136,9 @@ static int set_options(muonref_optimizer **opt, run *r, const json_t *step, cons
     int st = muonref_case_step_options(json_array_get(set, g), profile, &r->groups[g].options, w, err);
     if (st)
       return st;
+    if (x && x->edit)
+      x->edit(x->ctx, json_object_get(json_array_get(json_object_get(test, "groups"), g), "options"),
+              &r->groups[g].options);
   }
   if (!(*opt = round_trip(*opt, r, fault, err)))
     return err->status;
@@ -141,16 +147,17 @@ static int set_options(muonref_optimizer **opt, run *r, const json_t *step, cons
 
 /* Steps first..last-1 of the case on *opt, each after its option changes
  * (which replace *opt: set_options). */
-static int run_steps(muonref_optimizer **opt, run *r, const json_t *steps, size_t first, size_t last,
-                     const char *profile, int fault, const char *where, muonref_error *err)
+static int run_steps(muonref_optimizer **opt, run *r, const json_t *test, size_t first, size_t last,
+                     const char *profile, int fault, const muonref_run_edit *x, const char *where, muonref_error *err)
 {
+  const json_t *steps = json_object_get(test, "steps");
   float **ptrs = calloc(r->n + 1, sizeof *ptrs);
   muonref_grad *grads = calloc(r->n + 1, sizeof *grads);
   muonref_tensor *gt = calloc(r->n + 1, sizeof *gt);
   int st = MUONREF_OK;
   for (size_t k = first; !st && k < last; k++) {
     const json_t *gl = json_object_get(json_array_get(steps, k), "grads");
-    if ((st = set_options(opt, r, json_array_get(steps, k), profile, fault, k, where, err)))
+    if ((st = set_options(opt, r, test, json_array_get(steps, k), profile, fault, x, k, where, err)))
       break;
     for (size_t s = 0; !st && s < r->n; s++) {
       char w[512];
@@ -191,8 +198,56 @@ static json_t *step_result(muonref_optimizer *opt, run *r)
   return res;
 }
 
+/* What p.grad holds after the last step under the run's options (see
+ * muonref_run_edit.grad_after): "gradAfter" and "gradAfterAtol" into res. */
+static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t *test, int fault)
+{
+  const json_t *steps = json_object_get(test, "steps");
+  const json_t *gl = json_object_get(json_array_get(steps, json_array_size(steps) - 1), "grads");
+  json_t *ga = json_array(), *at = json_array();
+  for (size_t i = 0; i < r->n; i++)
+    json_array_append_new(ga, json_null()), json_array_append_new(at, json_real(0.0));
+  size_t slot = 0;
+  for (size_t g = 0; g < r->n_groups; g++)
+    for (size_t k = 0; k < r->groups[g].n_params; k++, slot++) {
+      const muonref_options *o = &r->groups[g].options;
+      size_t i = r->order[slot], n = r->params[i].numel;
+      muonref_tensor gt = {0};
+      muonref_grad gd;
+      if (muonref_case_grad(json_array_get(gl, i), n, &gt, &gd, "gradAfter", NULL))
+        continue;
+      muonref_param_state st = {0};
+      int have = gd.data != NULL || o->missing_grad == MUONREF_MISSING_GRAD_ZEROS;
+      int muon = muonref_optimizer_state(opt, slot, &st, NULL) == MUONREF_OK && st.initialized && st.use_muon &&
+                 st.momentum_buffer;
+      muonref_muon_plan pl = {0};
+      muonref_route rt = {0};
+      if (muon && muonref_route_param_named(o, &r->params[i].shape, r->names[slot], &rt, NULL) == MUONREF_OK) {
+        muonref_muon_plan_make(o, &rt, &pl);
+        muonref_fault_muon_plan(fault, g, o, &r->params[i].shape, &pl);
+      }
+      int u = muon && pl.nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+      if (have) {
+        muonref_tensor out;
+        muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &r->params[i].shape, NULL);
+        double big = 0;
+        for (size_t j = 0; j < n; j++) {
+          double gj = gd.data ? gt.f[j] : 0.0, mj = u ? st.momentum_buffer[j] : 0.0;
+          out.f[j] = u ? (float)(pl.in_grad * gj + pl.in_mom * mj) : (float)gj;
+          big = fmax(big, fmax(fabs(gj), fabs(mj)));
+        }
+        json_array_set_new(ga, i, muonref_tensor_to_json(&out, 0));
+        json_array_set_new(at, i, json_real(u ? 8.0 * muonref_ulp32(big) : 0.0));
+        muonref_tensor_free(&out);
+      }
+      muonref_tensor_free(&gt);
+    }
+  json_object_set_new(res, "gradAfter", ga);
+  json_object_set_new(res, "gradAfterAtol", at);
+}
+
 static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns_format format, int fault,
-                             const char *where, muonref_error *err)
+                             const muonref_run_edit *x, const char *where, muonref_error *err)
 {
   run r = {0};
   json_t *res = NULL;
@@ -231,22 +286,26 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
         r.groups[g].options.nesterov = 1;
       if (fault == MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON && !json_object_get(oj, "muon_nesterov"))
         r.groups[g].options.nesterov = 1; /* TensorParallelMuon's own default (megatron) */
+      if (x && x->edit)
+        x->edit(x->ctx, oj, &r.groups[g].options);
     }
   if (!(opt = muonref_optimizer_create_named_fault(r.groups, r.n_groups, r.names, fault, err))) {
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
     goto done;
   }
   size_t split = rt > 0 && (size_t)rt < n_steps ? (size_t)rt : n_steps;
-  st = run_steps(&opt, &r, steps, 0, split, profile, fault, where, err);
+  st = run_steps(&opt, &r, test, 0, split, profile, fault, x, where, err);
   if (!st && split < n_steps) {
     if (!(opt = round_trip(opt, &r, fault, err)))
       st = err->status;
     else
-      st = run_steps(&opt, &r, steps, split, n_steps, profile, fault, where, err);
+      st = run_steps(&opt, &r, test, split, n_steps, profile, fault, x, where, err);
   }
   if (st == MUONREF_EFORMAT || st == MUONREF_ENOMEM)
     goto done;
   res = st ? error_result(err->message) : step_result(opt, &r);
+  if (!st && x && x->grad_after)
+    grad_after(res, opt, &r, test, fault);
 done:
   muonref_optimizer_free(opt);
   run_free(&r);
@@ -255,7 +314,7 @@ done:
 
 /* NS on the input (and, for "transpose", on its transpose). */
 static json_t *run_ns_case(const json_t *test, const char *kind, const char *profile, muonref_ns_format format,
-                           int fault, const char *where, muonref_error *err)
+                           int fault, const muonref_run_edit *x, const char *where, muonref_error *err)
 {
   muonref_tensor in, out, outT;
   muonref_options o;
@@ -282,6 +341,8 @@ static json_t *run_ns_case(const json_t *test, const char *kind, const char *pro
   if (steps)
     o.ns_steps = (int)json_integer_value(steps);
   muonref_fault_options(fault, &o);
+  if (x && x->edit)
+    x->edit(x->ctx, NULL, &o);
   size_t rows = in.shape.dims[0], cols = in.shape.dims[1];
   muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &in.shape, NULL);
   json_t *res = json_object();
@@ -312,10 +373,16 @@ static json_t *run_ns_case(const json_t *test, const char *kind, const char *pro
 json_t *muonref_run_fast(const json_t *test, const char *kind, const char *profile, muonref_ns_format format,
                          int fault, const char *where, muonref_error *err)
 {
+  return muonref_run_fast_ex(test, kind, profile, format, fault, NULL, where, err);
+}
+
+json_t *muonref_run_fast_ex(const json_t *test, const char *kind, const char *profile, muonref_ns_format format,
+                            int fault, const muonref_run_edit *x, const char *where, muonref_error *err)
+{
   if (!strcmp(kind, "ns") || !strcmp(kind, "transpose") || (!strcmp(kind, "error") && json_object_get(test, "input")))
-    return run_ns_case(test, kind, profile, format, fault, where, err);
+    return run_ns_case(test, kind, profile, format, fault, x, where, err);
   if (!strcmp(kind, "step") || !strcmp(kind, "error"))
-    return run_step_case(test, profile, format, fault, where, err);
+    return run_step_case(test, profile, format, fault, x, where, err);
   muonref_fail(err, MUONREF_EFORMAT, "%s: unknown test kind \"%s\"", where, kind);
   return NULL;
 }

@@ -182,7 +182,8 @@ static int common_members(ctx *c, const json_t *t, const char *kind)
  * (step: one per parameter; ns: 1). */
 static int tolerance_ok(ctx *c, const json_t *tol, const char *fmt, size_t n_tensors, int step)
 {
-  static const char *const MEMBERS[] = {"kind", "maxUlp", "atol", "stateAtol", "updateRel", "max", "lo", "hi", NULL};
+  static const char *const MEMBERS[] = {"kind", "maxUlp", "atol", "stateAtol", "updateRel", "scaleRel", "max", "lo", "hi",
+                                        NULL};
   char name[64];
   snprintf(name, sizeof name, "tolerance.%s", fmt);
   if (!json_is_object(tol))
@@ -198,7 +199,7 @@ static int tolerance_ok(ctx *c, const json_t *tol, const char *fmt, size_t n_ten
   if (!strcmp(k, "bitwise")) {
     needs = "";
   } else if (!strcmp(k, "elementwise")) {
-    needs = "maxUlp atol stateAtol updateRel";
+    needs = "maxUlp atol stateAtol updateRel scaleRel";
     snprintf(f, sizeof f, "%s.maxUlp", name);
     if ((st = number_min(c, json_object_get(tol, "maxUlp"), f, 0)))
       return st;
@@ -211,14 +212,17 @@ static int tolerance_ok(ctx *c, const json_t *tol, const char *fmt, size_t n_ten
       if ((st = number_min(c, json_array_get(atol, i), f, 0)))
         return st;
     }
-    const json_t *ur = json_object_get(tol, "updateRel");
-    if (ur && (!step || !json_is_array(ur) || json_array_size(ur) != n_tensors))
-      return failv(c, "%s.updateRel must be an array of %zu numbers, one per parameter (step tests only)", name,
-                   n_tensors);
-    for (size_t i = 0; ur && i < n_tensors; i++) {
-      snprintf(f, sizeof f, "%s.updateRel[%zu]", name, i);
-      if ((st = number_min(c, json_array_get(ur, i), f, 0)))
-        return st;
+    static const char *const RELS[] = {"updateRel", "scaleRel"};
+    for (int r = 0; r < 2; r++) {
+      const json_t *ur = json_object_get(tol, RELS[r]);
+      if (ur && (!step || !json_is_array(ur) || json_array_size(ur) != n_tensors))
+        return failv(c, "%s.%s must be an array of %zu numbers, one per parameter (step tests only)", name, RELS[r],
+                     n_tensors);
+      for (size_t i = 0; ur && i < n_tensors; i++) {
+        snprintf(f, sizeof f, "%s.%s[%zu]", name, RELS[r], i);
+        if ((st = number_min(c, json_array_get(ur, i), f, 0)))
+          return st;
+      }
     }
     if (sa && (!step || !json_is_array(sa) || json_array_size(sa) != n_tensors))
       return failv(c, "%s.stateAtol must be an array of %zu objects, one per parameter (step tests only)", name,
@@ -676,11 +680,71 @@ static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
   return MUONREF_OK;
 }
 
+/* A step test's "muonSv" (spec/vectors.md 2.1) and the "scaleRel" of its
+ * tolerances: {"without": [TENSOR | null per parameter], "bf16": {order:
+ * [array | null per parameter]}} with a tensor of the parameter's shape
+ * and, for every order, min(d0, numel / d0) finite numbers >= 0 (the
+ * singular values of the parameter's matrix view) exactly where "without"
+ * has a tensor; a parameter with scaleRel > 0 in either tolerance needs one. */
+static int muon_sv_ok(ctx *c, const json_t *t, const vfile *vf)
+{
+  static const char *const BF16_ORDERS[] = {"separate", "keller", "fused", NULL}; /* muonref_bf16_order */
+  static const char *const MEMBERS[] = {"without", "bf16", NULL};
+  static const char *const FMTS[] = {"fp32", "bf16"};
+  const json_t *ms = json_object_get(t, "muonSv");
+  char name[128], pn[64];
+  int st;
+  if (ms) {
+    if (!json_is_object(ms))
+      return failv(c, "\"muonSv\" must be an object {\"without\", \"bf16\"}");
+    if ((st = only_members(c, ms, "muonSv", MEMBERS)))
+      return st;
+    const json_t *w = json_object_get(ms, "without"), *by = json_object_get(ms, "bf16");
+    if (!json_is_array(w) || json_array_size(w) != vf->n_params)
+      return failv(c, "muonSv.without must be an array of %zu entries (a tensor or null), one per parameter",
+                   vf->n_params);
+    if (!json_is_object(by))
+      return failv(c, "muonSv.bf16 must be an object of the accepted orders' singular values");
+    if ((st = only_members(c, by, "muonSv.bf16", BF16_ORDERS)))
+      return st;
+    for (size_t i = 0; i < vf->n_params; i++) {
+      const json_t *wi = json_array_get(w, i);
+      size_t rows = vf->shapes[i].ndim ? vf->shapes[i].dims[0] : 1, n = muonref_shape_numel(&vf->shapes[i]);
+      size_t cols = rows ? n / rows : 0, m = rows < cols ? rows : cols;
+      snprintf(name, sizeof name, "muonSv.without[%zu]", i);
+      snprintf(pn, sizeof pn, "params[%zu].init", i);
+      if (!json_is_null(wi) && (st = tensor_ok(c, wi, name, DT_F32, &vf->shapes[i], pn, NULL, NULL)))
+        return st;
+      for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+        const json_t *a = json_object_get(by, BF16_ORDERS[k]), *x = json_array_get(a, i);
+        snprintf(name, sizeof name, "muonSv.bf16.%s", BF16_ORDERS[k]);
+        if (!json_is_array(a) || json_array_size(a) != vf->n_params)
+          return failv(c, "%s must be an array of %zu entries, one per parameter", name, vf->n_params);
+        if (json_is_null(wi) ? !json_is_null(x) : !json_is_array(x) || json_array_size(x) != m)
+          return failv(c, "%s[%zu] must be %s", name, i,
+                       json_is_null(wi) ? "null (without[i] is null)" : "an array of min(d0, numel / d0) numbers");
+        for (size_t q = 0; q < json_array_size(x); q++) {
+          const json_t *y = json_array_get(x, q);
+          if (!json_is_number(y) || !(json_number_value(y) >= 0) || !isfinite(json_number_value(y)))
+            return failv(c, "%s[%zu][%zu] must be a finite number >= 0", name, i, q);
+        }
+      }
+    }
+  }
+  for (int f = 0; f < 2; f++) {
+    const json_t *sr = json_object_get(json_object_get(json_object_get(t, "tolerance"), FMTS[f]), "scaleRel");
+    for (size_t i = 0; i < json_array_size(sr); i++)
+      if (json_number_value(json_array_get(sr, i)) > 0 && !json_is_object(json_array_get(json_object_get(ms, "without"), i)))
+        return failv(c, "tolerance.%s.scaleRel[%zu] > 0 needs muonSv.without[%zu] (a tensor)", FMTS[f], i, i);
+  }
+  return MUONREF_OK;
+}
+
 static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
 {
   static const char *const MEMBERS[] = {"tcId", "comment", "flags", "result", "groups", "params", "steps",
                                         "roundTripAfter", "expected", "expectedBf16", "expectedBf16Orders",
-                                        "expectedNormOverflow", "tolerance", "sharding", NULL};
+                                        "expectedNormOverflow", "muonSv", "tolerance", "sharding", NULL};
   int st = only_members(c, t, "test", MEMBERS);
   if (!st)
     st = run_ok(c, t, vf, 0);
@@ -707,6 +771,8 @@ static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
     st = sharding_ok(c, json_object_get(t, "sharding"), vf);
   if (!st)
     st = tolerances_ok(c, t, vf->n_params, 1);
+  if (!st)
+    st = muon_sv_ok(c, t, vf);
   return st;
 }
 
@@ -1029,25 +1095,22 @@ static int entry_ok(ctx *c, const json_t *e)
       return state_list_ok(c, json_object_get(e, "state"));
   }
   if (out) {
-    muonref_shape s, ts;
-    if ((st = tensor_ok(c, out, "output", DT_F32 | DT_BF16, NULL, NULL, NULL, &s)))
+    if ((st = tensor_ok(c, out, "output", DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
       return st;
+    /* a shape other than the expected one is the case's failure (judge.c), not malformed input */
     const json_t *ot = json_object_get(e, "outputT");
-    if (ot) {
-      if (s.ndim != 2)
-        return failv(c, "\"outputT\" needs a 2-D \"output\"");
-      ts = (muonref_shape){2, {s.dims[1], s.dims[0]}};
-      if ((st = tensor_ok(c, ot, "outputT", DT_F32 | DT_BF16, &ts, "output, transposed", NULL, NULL)))
-        return st;
-    }
+    if (ot && (st = tensor_ok(c, ot, "outputT", DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
+      return st;
   }
   return MUONREF_OK;
 }
 
+static int entries_ok(ctx *cp, const json_t *rs, const char *member);
+
 int muonref_results_file_validate(const json_t *j, const char *file, muonref_error *err)
 {
   static const char *const TOP[] = {"implementation", "nsFormat", "results", "mode", "lifecycle", "platform", "torch",
-                                    "cpu", "distributed", NULL};
+                                    "cpu", "distributed", "rawResults", NULL};
   ctx c = {file, "", err};
   if (!json_is_object(j))
     return failv(&c, "the file must hold a JSON object");
@@ -1088,10 +1151,24 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
   const json_t *rs = json_object_get(j, "results");
   if (!json_is_array(rs))
     return failv(&c, "member \"results\" must be an array");
+  const json_t *raw = json_object_get(j, "rawResults");
+  if (raw && !(json_is_array(raw) && mode && !strcmp(json_string_value(mode), "neutral")))
+    return failv(&c, "member \"rawResults\" must be an array, in a file whose \"mode\" is \"neutral\" (the raw "
+                     "results of the driver's --mode neutral+raw)");
+  if ((st = entries_ok(&c, rs, "results")))
+    return st;
+  return entries_ok(&c, raw, "rawResults");
+}
+
+/* Every entry of the array rs (member `member`: "results", "rawResults"). */
+static int entries_ok(ctx *cp, const json_t *rs, const char *member)
+{
+  ctx c = *cp;
+  int st;
   for (size_t i = 0; i < json_array_size(rs); i++) {
     const json_t *e = json_array_get(rs, i);
     const char *f = is_string(json_object_get(e, "file")) ? json_string_value(json_object_get(e, "file")) : NULL;
-    snprintf(c.where, sizeof c.where, "results[%zu]", i);
+    snprintf(c.where, sizeof c.where, "%s[%zu]", member, i);
     if (!json_is_object(e))
       return failv(&c, "an entry must be an object");
     if (!f || !f[0] || strchr(f, '/'))
@@ -1099,7 +1176,7 @@ int muonref_results_file_validate(const json_t *j, const char *file, muonref_err
     long long id;
     if ((st = int_in(&c, json_object_get(e, "tcId"), "tcId", 1, TCID_MAX, &id)))
       return st;
-    snprintf(c.where, sizeof c.where, "results[%zu] (%.80s tcId %lld)", i, f, id);
+    snprintf(c.where, sizeof c.where, "%s[%zu] (%.80s tcId %lld)", member, i, f, id);
     if ((st = entry_ok(&c, e)))
       return st;
   }

@@ -16,13 +16,14 @@ run.py writes, per port, a module `port.py` that calls these and exports `Port` 
 --optimizer names) and `ns` (what its --ns-function names).
 """
 
-import collections
 import importlib.util
 import os
 import sys
 import types
 
 import torch
+
+import adapters  # the driver's (vectors/drivers/adapters.py): Combined, the pair seen as one optimizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
@@ -140,43 +141,6 @@ def upstream():
     return sys.modules[name]
 
 
-class Composite:
-    """Several optimizers over disjoint parameters, seen as one by the driver: param_groups and
-    state are the parts' own objects (a scheduler's `group[key] = value` reaches the part),
-    step() steps every part, state_dict() is the list of the parts'."""
-
-    def __init__(self, parts):
-        self.parts = parts
-
-    @property
-    def param_groups(self):
-        return [g for o in self.parts for g in o.param_groups]
-
-    @property
-    def state(self):
-        return collections.ChainMap(*[o.state for o in self.parts])
-
-    def zero_grad(self, set_to_none=True):
-        for o in self.parts:
-            o.zero_grad(set_to_none=set_to_none)
-
-    def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for o in self.parts:
-            o.step()
-        return loss
-
-    def state_dict(self):
-        return {'parts': [o.state_dict() for o in self.parts]}
-
-    def load_state_dict(self, d):
-        for o, s in zip(self.parts, d['parts']):
-            o.load_state_dict(s)
-
-
 def keller_aux(muon_cls, construct='groups', kwargs=None):
     """A constructor taking Keller's param groups (dicts with `use_muon`): the `use_muon=True`
     groups go to `muon_cls`, the others to the keller test port's AdamW.
@@ -201,7 +165,7 @@ def keller_aux(muon_cls, construct='groups', kwargs=None):
                 parts.append(muon_cls(g['params'], **kw))
         if adam:
             parts.append(kp.SingleDeviceMuonWithAuxAdam(adam))
-        return Composite(parts)
+        return adapters.Combined(*parts)
 
     build.__name__ = build.__qualname__ = f"keller_aux({getattr(muon_cls, '__name__', muon_cls)})"
     return build
@@ -228,7 +192,7 @@ def moonlight_aux(muon_cls, construct='kwargs', kwargs=None):
             parts.append(muon_cls(muon_params, **_pick(kw, kwargs or {})))
         if adamw_params:
             parts.append(mp.Muon(muon_params=[], adamw_params=adamw_params, **kw))
-        return Composite(parts)
+        return adapters.Combined(*parts)
 
     build.__name__ = build.__qualname__ = f"moonlight_aux({getattr(muon_cls, '__name__', muon_cls)})"
     return build

@@ -7,8 +7,11 @@ adam_dim_threshold, use_muon.  An adapter turns one group's options into
 what a torch optimizer's constructor takes, reads the optimizer's state back
 in the layout of the results protocol, and calls a Newton-Schulz function.
 
-ADAPTERS maps a name (the driver's --adapter) to an Adapter instance.  To
-add a port, subclass Adapter, override what differs and register it here.
+ADAPTERS maps a name (the driver's --adapter) to an Adapter instance.  A
+port none of them fits gets its own: subclass Adapter (or the adapter of its
+profile) in a file of your own, override what differs, and give it to the
+driver as --adapter FILE:CLASS (README.md here, "Your own adapter"); or
+register it here.
 
 Table of the adapters:
 
@@ -38,8 +41,9 @@ gradient (the definition of spec/muon.md section 11); when it has one, the
 driver reports the optimizer's own.
 """
 
+import inspect
 import math
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 
@@ -99,6 +103,102 @@ def _count(v: Any) -> int:
 
 class NotExpressible(Exception):
     """A vector's options ask for something the adapter's port cannot be set to."""
+
+
+# ---------------------------------------------------------------- calling a Newton-Schulz function
+
+# The parameter names (lower case) by which a Newton-Schulz function's signature says what it
+# takes: the matrix, the number of iterations, the eps added to the norm, the coefficients (a
+# triple, a list of triples or a preset name).  Collected from the ports the profiles describe
+# (spec/profiles/: G, X, x, grad; steps, ns_steps, num_ns_steps; eps, epsilon; coefficients,
+# ns_coefficients, coefficient_type, ns_coeffs) and common spellings elsewhere.
+NS_ROLE_NAMES = {
+    'matrix': ('g', 'x', 'm', 'a', 'w', 'u', 'y', 'grad', 'gradient', 'matrix', 'mat', 'update', 'input', 'tensor'),
+    'steps': ('steps', 'ns_steps', 'num_steps', 'num_ns_steps', 'n_steps', 'nsteps', 'iters', 'iterations', 'num_iters',
+              'n_iters', 'niters', 'niter', 'n_iter', 'ns_iters', 'num_iterations', 'max_iter', 'max_iters'),
+    'eps': ('eps', 'epsilon', 'ns_eps'),
+    'coefficients': ('coefficients', 'coeffs', 'ns_coefficients', 'ns_coeffs', 'coefficient_type', 'coeff_type',
+                     'ns_coeff_type', 'abc'),
+}
+
+
+class NsSignatureError(Exception):
+    """A Newton-Schulz function whose parameters cannot be matched to what the driver passes
+    (ns_binding); the message names the function and its parameters."""
+
+
+def _ns_role(name: str) -> Optional[str]:
+    low = name.lower()
+    return next((role for role, names in NS_ROLE_NAMES.items() if low in names), None)
+
+
+def _ns_describe(fn) -> str:
+    name = getattr(fn, '__qualname__', None) or getattr(fn, '__name__', None) or repr(fn)
+    try:
+        return f"{name}{inspect.signature(fn)}"
+    except (TypeError, ValueError):
+        return f"{name}(...)"
+
+
+def ns_binding(fn, roles: Dict[str, Any]) -> Optional[Tuple[list, list]]:
+    """How to call the Newton-Schulz function fn with the matrix and `roles` (role -> value:
+    'steps', and 'eps', 'coefficients' where the profile gives them), read from its signature
+    (inspect.signature): the matrix goes to the first parameter whose name is a matrix name
+    (NS_ROLE_NAMES) or else to the first parameter; every other parameter gets the value of the
+    role its name has, by keyword (positionally when it is positional-only), or keeps its
+    default.  Returns (positional, keyword): lists of (parameter name, role); None when fn has
+    no readable signature (a built-in: it is then called fn(matrix, steps)).
+    Raises NsSignatureError, naming fn and its parameters, when the steps cannot be given (no
+    parameter has a steps name, while the driver passes a number of steps), when a parameter
+    without a default has no role the driver fills, or when no parameter can take the matrix:
+    never a silent positional guess (issue 22: f(G, eps) called as f(matrix, steps) got eps = 5)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = [p for p in sig.parameters.values()
+              if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+
+    def refuse(why):
+        names = ', '.join(f"{r} ({', '.join(n)})" for r, n in NS_ROLE_NAMES.items()
+                          if r == 'matrix' or r in roles)
+        raise NsSignatureError(f"the Newton-Schulz function {_ns_describe(fn)}: {why}; the driver passes, by "
+                               f"parameter name: {names} (the matrix: else the first parameter). Wrap the function "
+                               "in one whose parameters say what they take, and give it with --ns-function")
+
+    matrix = next((p for p in params if _ns_role(p.name) == 'matrix'), None)
+    if matrix is None and params and _ns_role(params[0].name) is None:
+        matrix = params[0]
+    if matrix is None:
+        refuse("no parameter takes the matrix")
+    positional, keyword, bound = [], [], set()
+    for p in params:
+        role = 'matrix' if p is matrix else _ns_role(p.name)
+        if role == 'matrix' and p is not matrix:
+            role = None
+        if role is None or (role != 'matrix' and (role not in roles or role in bound)):
+            if p.default is inspect.Parameter.empty:
+                refuse(f"its parameter {p.name!r} has no default and is none of what the driver passes")
+            if p.kind == inspect.Parameter.POSITIONAL_ONLY:  # a later positional-only parameter needs its place
+                positional.append((p.name, ('default', p.default)))
+            continue
+        bound.add(role)
+        (positional if p.kind == inspect.Parameter.POSITIONAL_ONLY else keyword).append((p.name, role))
+    while positional and isinstance(positional[-1][1], tuple):
+        positional.pop()
+    if 'steps' in roles and 'steps' not in bound:
+        refuse(f"no parameter takes the number of steps ({roles['steps']} for this case)")
+    return positional, keyword
+
+
+def call_newton_schulz(fn, matrix: torch.Tensor, **roles):
+    """fn called with the matrix and roles as ns_binding matches them to its parameters."""
+    binding = ns_binding(fn, roles)
+    if binding is None:
+        return fn(matrix, roles['steps']) if 'steps' in roles else fn(matrix)
+    values = dict(roles, matrix=matrix)
+    args = [r[1] if isinstance(r, tuple) else values[r] for _, r in binding[0]]
+    return fn(*args, **{name: values[r] for name, r in binding[1]})
 
 
 # spec/muon.md section 1: the nemo defaults, which the profile adapters read as "the port's own".
@@ -364,14 +464,28 @@ class Adapter:
             return {'step': _count(state['step']), 'exp_avg': state['exp_avg'], 'exp_avg_sq': state['exp_avg_sq']}
         return None
 
-    def newton_schulz(self, fn, matrix: torch.Tensor, steps: int) -> torch.Tensor:
-        """Calls the port's Newton-Schulz function on a float32 matrix."""
-        return fn(matrix, steps)
+    def ns_roles(self, profile: str, steps: int) -> Dict[str, Any]:
+        """What the Newton-Schulz function gets, besides the matrix, in a case of `profile`
+        (its cases give no options: the profile's defaults apply), by role: 'steps', and
+        'eps' and 'coefficients' where the port must be told (call_newton_schulz passes each by
+        the name the function's signature gives it).  Raises NotExpressible when the port's
+        function cannot run the case."""
+        return {'steps': steps}
 
     def newton_schulz_of(self, profile: str, fn, matrix: torch.Tensor, steps: int) -> torch.Tensor:
-        """The Newton-Schulz call of a case of `profile` (its cases give no options: the
-        profile's defaults apply); newton_schulz unless the adapter's port needs to be told."""
-        return self.newton_schulz(fn, matrix, steps)
+        """Calls the port's Newton-Schulz function on a float32 matrix for a case of
+        `profile` (ns_roles, by the function's parameter names)."""
+        return call_newton_schulz(fn, matrix, **self.ns_roles(profile, steps))
+
+    def check_newton_schulz(self, fn, profile: str) -> None:
+        """Before any case: raises NsSignatureError when fn's parameters cannot take what
+        newton_schulz_of passes in the cases of `profile` (an adapter that calls the
+        function its own way overrides both)."""
+        try:
+            roles = self.ns_roles(profile, 5)
+        except NotExpressible:
+            return
+        ns_binding(fn, roles)
     # The options a scheduler changes (spec/vectors.md 2.8), in nemo's names, and the key each
     # has in this port's param_groups (None: the port has no such option).
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': 'adam_betas'}
@@ -417,6 +531,55 @@ class Adapter:
                 raise NotExpressible(f"{self.name}: option {name} cannot be scheduled (the port has no such option)")
             out[key] = o[name]
         return out
+
+
+class Combined:
+    """Several torch optimizers as one, for an adapter whose port is not one optimizer: a
+    Muon that takes only the matrices, paired with an AdamW for the rest (what training
+    scripts do: `for opt in optimizers: opt.step()`).  What the driver uses of an optimizer:
+    param_groups (every optimizer's, in order: the same dicts, so a scheduled option set
+    there reaches the optimizer), state (the union of their per-parameter states),
+    step(closure) (the closure called once, under torch.enable_grad(), then every optimizer
+    stepped in order; returns the closure's loss), zero_grad(set_to_none), state_dict() and
+    load_state_dict() (one state dict per optimizer).  optimizers: torch.optim.Optimizer
+    instances (None entries are left out: an adapter may have no AdamW parameters)."""
+
+    def __init__(self, *optimizers):
+        self.optimizers = [o for o in optimizers if o is not None]
+
+    @property
+    def param_groups(self):
+        return [g for o in self.optimizers for g in o.param_groups]
+
+    @property
+    def state(self):
+        """A new dict, parameter -> its state, of every optimizer's.  (Not a ChainMap: each
+        optimizer's state is a defaultdict, which answers any parameter, so a ChainMap would
+        hand the first optimizer's empty entry for a parameter of the second.)"""
+        merged = {}
+        for o in self.optimizers:
+            merged.update(o.state)
+        return merged
+
+    def zero_grad(self, set_to_none: bool = False):
+        for o in self.optimizers:
+            o.zero_grad(set_to_none=set_to_none)
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for o in self.optimizers:
+            o.step()
+        return loss
+
+    def state_dict(self):
+        return {'optimizers': [o.state_dict() for o in self.optimizers]}
+
+    def load_state_dict(self, state_dict):
+        for o, s in zip(self.optimizers, state_dict['optimizers']):
+            o.load_state_dict(s)
 
 
 class PlainAdapter(Adapter):
@@ -512,8 +675,8 @@ class TorchAdapter(Adapter):
                                          "(torch.optim.Muon has no AdamW fallback)")
         return super().construct(cls, groups)
 
-    def newton_schulz(self, fn, matrix, steps):
-        return fn(matrix, KELLER_TRIPLE, steps, 1e-07)
+    def ns_roles(self, profile, steps):
+        return {'coefficients': KELLER_TRIPLE, 'steps': steps, 'eps': 1e-07}
 
 
 class MoonlightAdapter(Adapter):
@@ -579,15 +742,11 @@ class TimmAdapter(Adapter):
         kw.pop('use_muon', None)
         return kw
 
-    def newton_schulz(self, fn, matrix, steps):
-        return fn(matrix, steps, [KELLER_TRIPLE], eps=1e-07)
-
-    def newton_schulz_of(self, profile, fn, matrix, steps):
+    def ns_roles(self, profile, steps):
         """timm's own cases: its defaults (the quintic list, eps 1e-7, safety 1.0); any
         other profile's: nemo's (Keller's triple)."""
-        if profile == 'timm':
-            return fn(matrix, steps, [tuple(t) for t in TIMM_QUINTIC], eps=1e-07)
-        return self.newton_schulz(fn, matrix, steps)
+        coefficients = [tuple(t) for t in TIMM_QUINTIC] if profile == 'timm' else [KELLER_TRIPLE]
+        return {'steps': steps, 'coefficients': coefficients, 'eps': 1e-07}
 
     def construct_native(self, cls, groups):
         """A timm vector: every group's options by timm's names (ns_coefficients a list of
@@ -654,25 +813,19 @@ class EmergingAdapter(Adapter):
         entries = [dict({k: v for k, v in o.items() if k not in self.OPTIMIZER_KEYS}, params=p) for o, p in groups]
         return cls(entries, **kwargs)
 
-    @staticmethod
-    def _bf16_ns(fn, matrix, steps, coefficient_type):
+    def ns_roles(self, profile, steps):
+        """emerging's own cases: its defaults (quintic, cycled; eps 1e-15); another profile's:
+        Keller's triple is the preset "simple" (eps stays the port's 1e-15, clamped)."""
+        return {'steps': steps, 'coefficients': 'quintic' if profile == 'emerging' else 'simple'}
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        """The call, with float32 matmuls in bf16 (torch's 'medium' precision, as the port runs them)."""
         old = torch.get_float32_matmul_precision()
         torch.set_float32_matmul_precision('medium')
         try:
-            return fn(matrix, steps, coefficient_type)
+            return super().newton_schulz_of(profile, fn, matrix, steps)
         finally:
             torch.set_float32_matmul_precision(old)
-
-    def newton_schulz(self, fn, matrix, steps):
-        """Another profile's Newton-Schulz case: Keller's triple is the preset "simple"
-        (eps stays the port's 1e-15, clamped)."""
-        return self._bf16_ns(fn, matrix, steps, 'simple')
-
-    def newton_schulz_of(self, profile, fn, matrix, steps):
-        """emerging's own cases: its defaults (quintic, cycled; eps 1e-15)."""
-        if profile == 'emerging':
-            return self._bf16_ns(fn, matrix, steps, 'quintic')
-        return self.newton_schulz(fn, matrix, steps)
 
 
 class DionAdapter(Adapter):
@@ -734,17 +887,14 @@ class DionAdapter(Adapter):
             return {'step': _count(state['step_dev']), 'exp_avg': state['momentum'], 'exp_avg_sq': state['variance']}
         return {'step': steps_with_grad, 'momentum_buffer': state['momentum']}
 
-    def newton_schulz(self, fn, matrix, steps):
-        raise NotExpressible("dion: polar_express runs its own five Polar Express triples, not nemo's iteration")
-
-    def newton_schulz_of(self, profile, fn, matrix, steps):
+    def ns_roles(self, profile, steps):
         """dion's own cases: polar_express(G, epsilon) with the optimizer's epsilon 1e-8; it
         takes no step count (its five triples are the loop)."""
-        if profile == 'dion' and steps == 5:
-            return fn(matrix, 1e-8)
-        if profile == 'dion':
+        if profile != 'dion':
+            raise NotExpressible("dion: polar_express runs its own five Polar Express triples, not nemo's iteration")
+        if steps != 5:
             raise NotExpressible(f"dion: polar_express takes no step count ({steps} asked, it runs 5)")
-        return self.newton_schulz(fn, matrix, steps)
+        return {'eps': 1e-8}
 
     def set_options(self, opt, params, profile, options, changed):
         """dion's own files: mu, lr and weight_decay by name, betas as beta1 and beta2."""
@@ -885,13 +1035,10 @@ class MegatronAdapter(Adapter):
                 out[self.SCHEDULE_KEYS[name]] = _opt(o, name)
         return out
 
-    def newton_schulz(self, fn, matrix, steps):
-        """Another profile's Newton-Schulz case: Keller's triple (the port's 'simple')."""
-        return fn(matrix, steps, 'simple')
-
-    def newton_schulz_of(self, profile, fn, matrix, steps):
-        """megatron's own cases: its default, quintic cycled."""
-        return fn(matrix, steps, 'quintic') if profile == 'megatron' else self.newton_schulz(fn, matrix, steps)
+    def ns_roles(self, profile, steps):
+        """megatron's own cases: its default, quintic cycled; another profile's: Keller's
+        triple (the port's 'simple')."""
+        return {'steps': steps, 'coefficients': 'quintic' if profile == 'megatron' else 'simple'}
 
 
 class PaddleAdapter(Adapter):
@@ -989,13 +1136,10 @@ class PaddleAdapter(Adapter):
             return {'step': steps_with_grad, 'exp_avg': state['moment1'], 'exp_avg_sq': state['moment2']}
         return {'step': steps_with_grad, 'momentum_buffer': state['moment1']}
 
-    def newton_schulz(self, fn, matrix, steps):
-        """Another profile's Newton-Schulz case: Keller's triple is the preset "simple"; the
-        port's eps (1e-9, clamped, in float32 before the bf16 cast) stays."""
-        return fn(matrix, steps, 1e-9, None)
-
-    def newton_schulz_of(self, profile, fn, matrix, steps):
-        return self.newton_schulz(fn, matrix, steps)
+    def ns_roles(self, profile, steps):
+        """Keller's triple is the preset "simple" (ns_coeffs None); the port's eps (1e-9,
+        clamped, in float32 before the bf16 cast) stays."""
+        return {'steps': steps, 'eps': 1e-9, 'coefficients': None}
 
     def schedule_entries(self, options, names, group):
         o, out = canonical(options), {}

@@ -77,24 +77,73 @@ def _is_bf16(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.dtype == BF16
 
 
+def _any_bf16(x: Any) -> bool:
+    """Whether x holds a bf16 tensor: x itself, or at any depth inside its lists, tuples and dicts
+    (the containers torch.utils._pytree flattens; one walk, no flattened copy: this runs for every
+    operation under the mode)."""
+    if isinstance(x, torch.Tensor):
+        return x.dtype == BF16
+    if isinstance(x, dict):
+        x = x.values()
+    elif not isinstance(x, (list, tuple)):
+        return False
+    for y in x:
+        if isinstance(y, torch.Tensor):
+            if y.dtype == BF16:
+                return True
+        elif isinstance(y, (list, tuple, dict)) and _any_bf16(y):
+            return True
+    return False
+
+
 def _is_view(func) -> bool:
     """An operation whose result aliases an input without writing it (t, view, select, ...)."""
     return any(r.alias_info is not None and not r.alias_info.is_write for r in func._schema.returns)
 
 
+def _write_slots(func) -> List[Any]:
+    """(position or None, name) of each argument the operation writes, in schema order (position
+    None: keyword-only)."""
+    slots = []
+    pos = 0
+    for a in func._schema.arguments:
+        slot = (None, a.name) if a.kwarg_only else (pos, a.name)
+        if not a.kwarg_only:
+            pos += 1
+        if a.alias_info is not None and a.alias_info.is_write:
+            slots.append(slot)
+    return slots
+
+
+class _OpFacts:
+    """What the schema says of an operation, read once per operation (OpOverload): whether it
+    runs unchanged (no arithmetic, or a view) and which arguments it writes."""
+
+    __slots__ = ('unchanged', 'slots')
+
+    def __init__(self, func):
+        self.unchanged = func.overloadpacket.__name__ in PASS_THROUGH or _is_view(func)
+        self.slots = _write_slots(func)
+
+
+_FACTS = {}
+
+
+def _facts(func) -> _OpFacts:
+    facts = _FACTS.get(func)
+    if facts is None:
+        facts = _FACTS[func] = _OpFacts(func)
+    return facts
+
+
 def _written(func, args, kwargs) -> List[Any]:
     """The argument values the operation writes (self of an in-place op, out= tensors), in schema order."""
     out = []
-    pos = 0
-    for a in func._schema.arguments:
-        if a.kwarg_only:
-            present, value = a.name in kwargs, kwargs.get(a.name)
-        else:
-            present = pos < len(args) or a.name in kwargs
-            value = args[pos] if pos < len(args) else kwargs.get(a.name)
-            pos += 1
-        if present and a.alias_info is not None and a.alias_info.is_write:
-            out.append(value)
+    for pos, name in _facts(func).slots:
+        if pos is not None and pos < len(args):
+            out.append(args[pos])
+        elif name in kwargs:
+            out.append(kwargs[name])
     return out
 
 
@@ -142,8 +191,8 @@ class _NormAsOne(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        flat, _ = tree_flatten((args, kwargs))
-        if func in NORM_FUNCTIONS and any(_is_bf16(x) for x in flat) and kwargs.get('dtype') is None \
+        # every torch function of the port comes here: the cheap test first
+        if func in NORM_FUNCTIONS and _any_bf16((args, kwargs)) and kwargs.get('dtype') is None \
                 and kwargs.get('out') is None:
             out = func(*tree_map(_upcast, args), **tree_map(_upcast, kwargs))
             return out.to(BF16) if isinstance(out, torch.Tensor) and out.dtype == F32 else out
@@ -174,11 +223,9 @@ class Neutral(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        flat, _ = tree_flatten((args, kwargs))
-        if not any(_is_bf16(x) for x in flat):
+        if not _any_bf16(args) and not _any_bf16(kwargs):
             return func(*args, **kwargs)
-        name = func.overloadpacket.__name__
-        if name in PASS_THROUGH or _is_view(func):
+        if _facts(func).unchanged:
             return func(*args, **kwargs)
         self.ops += 1
         dtypes = _result_dtypes(func, args, kwargs)

@@ -2,7 +2,9 @@
 
     pytest -p pytest_muonref --muonref-optimizer my_port.py:Muon [--muonref-profile nemo]
            [--muonref-mode MODE] [--muonref-ns-format bf16|fp32] [--muonref-adapter NAME] [--muonref-ns-function M:F]
-           [--muonref-vectors PATH] [--muonref-driver-option OPT ...] [--muonref-bin PATH] [VECTOR_FILES_OR_DIRS...]
+           [--muonref-vectors PATH] [--muonref-driver-option OPT ...] [--muonref-bin PATH]
+           [--muonref-baseline FILE] [--muonref-enforce-raw] [VECTOR_FILES_OR_DIRS...]
+    pytest -p pytest_muonref --muonref-results RESULTS.json [--muonref-baseline FILE] [...] VECTORS...
 
 (`make install` registers the plugin with pytest, so that `-p pytest_muonref`
 may be left out; in a source tree, or when the install's plugin folder is not
@@ -18,7 +20,17 @@ the plugin runs the port once through torch_driver.py (the driver beside this
 file) over the files that hold the selected items, and `muonref check
 --results RESULTS --junit REPORT` judges them; each item then passes, or fails
 with the judge's message (and its diagnosis, when it gives one).  The judging
-stays in C: this file only reads muonref's verdicts.
+stays in C: this file only reads muonref's verdicts.  With --muonref-results the
+items are judged from a results file made elsewhere (spec/vectors.md 4: the
+driver run by hand, results_writer.py for another framework) and no port runs.
+
+The items agree with `muonref check`'s other reports: a case the baseline
+(--muonref-baseline, `muonref check --baseline`) lists is xfail with the
+baseline's reason ("known failure: REASON (URL)"), and XPASS when it passes
+now (FIXED); the driver's default mode runs the port neutral (judged) and
+raw, and a case that fails only raw passes (its note is kept in the item's
+user_properties and counted in the terminal summary) unless
+--muonref-enforce-raw makes it fail, as `muonref check --enforce-raw` does.
 
 Which files: the paths on pytest's command line (files or folders; `*.json`
 files that are muonref vector files are collected, any other file is left to
@@ -67,6 +79,15 @@ def pytest_addoption(parser):
     g.addoption('--muonref-driver-option', action='append', default=[], metavar='OPT',
                 help="one more option for the driver (repeatable), e.g. --muonref-driver-option=--verbose")
     g.addoption('--muonref-bin', metavar='PATH', help="the muonref command (default $MUONREF, else muonref on PATH)")
+    g.addoption('--muonref-baseline', metavar='FILE',
+                help="expected failures (muonref check --baseline): a listed failing case is xfail with its reason, a "
+                     "listed passing one XPASS")
+    g.addoption('--muonref-enforce-raw', action='store_true',
+                help="count the raw run's failures too (muonref check --enforce-raw): by default a case that fails "
+                     "only in the raw run (this platform's bf16 arithmetic) passes")
+    g.addoption('--muonref-results', metavar='RESULTS.json',
+                help="judge this results file instead of running a port (turns the plugin on without "
+                     "--muonref-optimizer)")
 
 
 def _default_vectors(config):
@@ -91,8 +112,12 @@ def _default_vectors(config):
 
 def pytest_configure(config):
     config.addinivalue_line('markers', 'muonref: a muonref golden vector case (pytest_muonref)')
-    if not config.getoption('muonref_optimizer'):
+    if not config.getoption('muonref_optimizer') and not config.getoption('muonref_results'):
         return
+    for option in ('muonref_results', 'muonref_baseline'):
+        given = config.getoption(option)
+        if given and not os.path.isfile(given):
+            raise pytest.UsageError(f"--{option.replace('_', '-')} {given!r}: no such file")
     if not config.option.file_or_dir:  # no path on the command line: collect the profile's vectors
         config.args[:] = [_default_vectors(config)]
     config._muonref_run = Run(config)
@@ -144,9 +169,15 @@ class MuonrefItem(pytest.Item):
         self.comment = comment
 
     def runtest(self):
-        passed, message = self.config._muonref_run.verdict(self)
-        if not passed:
-            raise MuonrefFailure(message)
+        verdict = self.config._muonref_run.verdict(self)
+        if verdict.note:
+            self.user_properties.append(('muonref_note', verdict.note))
+        if verdict.known:  # a failure the baseline lists: xfail with its reason
+            pytest.xfail(verdict.known)
+        if verdict.fixed:  # listed, passes now: XPASS (a non-strict xfail that passed)
+            self.add_marker(pytest.mark.xfail(reason=verdict.fixed, strict=False))
+        if not verdict.passed:
+            raise MuonrefFailure(verdict.message)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, MuonrefFailure):
@@ -155,6 +186,24 @@ class MuonrefItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"muonref {self.path.name}#{self.tc_id}: {self.comment}"
+
+
+class Verdict:
+    """One case's verdict as muonref check's JUnit report gives it: passed; message (the
+    failure's); known (a baseline's failure: its "known failure: ..." text); fixed (listed in
+    the baseline, passes now: the same text); note (a second verdict that does not count)."""
+
+    def __init__(self, passed, message='', known='', fixed='', note=''):
+        self.passed, self.message, self.known, self.fixed, self.note = passed, message, known, fixed, note
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Counts the cases that passed with a note (failing an other run that is not enforced)."""
+    notes = [r for r in terminalreporter.stats.get('passed', []) if any(k == 'muonref_note' for k, _ in
+                                                                          getattr(r, 'user_properties', ()))]
+    if notes:
+        terminalreporter.write_line(f"muonref: {len(notes)} passing cases fail the raw run (this platform's own bf16 "
+                                    "arithmetic), a second verdict not enforced (--muonref-enforce-raw counts it)")
 
 
 def _run(argv):
@@ -183,40 +232,56 @@ class Run:
             self.verdicts = self._judge(files)
         got = self.verdicts.get((item.path.name, str(item.tc_id)))
         if got is None:
-            return False, "muonref check reported no verdict for this case"
+            return Verdict(False, "muonref check reported no verdict for this case")
         return got
 
     def _judge(self, files):
-        """Runs the driver and `muonref check`; returns {(file name, tcId): (passed, message)}."""
+        """Runs the driver (unless --muonref-results) and `muonref check`; returns
+        {(file name, tcId): Verdict}."""
         config = self.config
         muonref = self._muonref()
         work = tempfile.mkdtemp(prefix='pytest-muonref-')
         try:
-            results = os.path.join(work, 'results.json')
+            results = config.getoption('muonref_results') or os.path.join(work, 'results.json')
             report = os.path.join(work, 'junit.xml')
-            argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
-                    '--adapter', config.getoption('muonref_adapter') or config.getoption('muonref_profile'),
-                    '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
-            if config.getoption('muonref_mode'):
-                argv += ['--mode=' + config.getoption('muonref_mode')]
-            if config.getoption('muonref_ns_function'):
-                argv += ['--ns-function', config.getoption('muonref_ns_function')]
-            argv += config.getoption('muonref_driver_option') + files
-            rc, out, err = _run(argv)
-            if rc != 0:
-                pytest.exit(f"muonref: the driver failed (exit {rc}): {err.strip() or out.strip()}",
-                            returncode=pytest.ExitCode.USAGE_ERROR)
-            rc, out, err = _run([muonref, 'check', '--quiet', '--results', results, '--junit', report] + files)
+            if not config.getoption('muonref_results'):
+                argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
+                        '--adapter', config.getoption('muonref_adapter') or config.getoption('muonref_profile'),
+                        '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
+                if config.getoption('muonref_mode'):
+                    argv += ['--mode=' + config.getoption('muonref_mode')]
+                if config.getoption('muonref_ns_function'):
+                    argv += ['--ns-function', config.getoption('muonref_ns_function')]
+                argv += config.getoption('muonref_driver_option') + files
+                rc, out, err = _run(argv)
+                if rc != 0:
+                    pytest.exit(f"muonref: the driver failed (exit {rc}): {err.strip() or out.strip()}",
+                                returncode=pytest.ExitCode.USAGE_ERROR)
+            judge = [muonref, 'check', '--quiet', '--results', results, '--junit', report]
+            if config.getoption('muonref_baseline'):
+                judge += ['--baseline', config.getoption('muonref_baseline')]
+            if config.getoption('muonref_enforce_raw'):
+                judge += ['--enforce-raw']
+            rc, out, err = _run(judge + files)
             if rc not in (0, 1):
                 pytest.exit(f"muonref: muonref check failed (exit {rc}): {err.strip() or out.strip()}",
                             returncode=pytest.ExitCode.USAGE_ERROR)
-            verdicts = {}
-            for tc in ET.parse(report).getroot().iter('testcase'):
-                failure = tc.find('failure')
-                # the testcase name: FILE#TCID, then the case's comment
-                file_name, _, tc_id = tc.get('name').split(' ', 1)[0].partition('#')
-                verdicts[(file_name, tc_id)] = (failure is None, '' if failure is None else
-                                                (failure.text or failure.get('message') or ''))
-            return verdicts
+            return {key: verdict for key, verdict in map(_verdict, ET.parse(report).getroot().iter('testcase'))}
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _verdict(tc):
+    """((file name, tcId), Verdict) of one <testcase> of muonref check's JUnit report
+    (vectors/report.h): <failure> a failure, <skipped> a known one, <system-out> "FIXED: ..."
+    or a note on a passing one."""
+    # the testcase name: FILE#TCID, then the case's comment
+    file_name, _, tc_id = tc.get('name').split(' ', 1)[0].partition('#')
+    failure, skipped, out = tc.find('failure'), tc.find('skipped'), tc.findtext('system-out') or ''
+    if failure is not None:
+        return (file_name, tc_id), Verdict(False, failure.text or failure.get('message') or '')
+    if skipped is not None:
+        return (file_name, tc_id), Verdict(False, skipped.text or '', known=skipped.get('message') or 'known failure')
+    fixed = out.split('\n', 1)[0] if out.startswith('FIXED: ') else ''
+    note = out.split('\n', 1)[1] if fixed and '\n' in out else ('' if fixed else out)
+    return (file_name, tc_id), Verdict(True, fixed=fixed[len('FIXED: '):], note=note)

@@ -2,10 +2,16 @@
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
-                    [--adapter NAME] [--ns-format bf16|fp32] [--mode raw|neutral]
+                    [--adapter NAME|FILE:CLASS] [--ns-format bf16|fp32] [--mode neutral+raw|neutral|raw]
                     [--lifecycle assign|training-loop] [-q|-v]
                     [--world-size N [--case-timeout S] [--dist-timeout S]]
                     --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
+    torch_driver.py --plan FILE [--jobs N] [-q|-v]
+
+The second form runs many runs in one process (torch imported once), one
+per line of FILE, each line the options and vectors of the first form;
+every run is isolated from the others and writes its own results file
+(plans.py).
 
 Without vector paths it reads ./vectors if that folder exists, else the
 vectors installed beside the driver ($(pkgdatadir)/vectors, the folder
@@ -14,7 +20,8 @@ above this file's), as `muonref check` does.
 The results file (spec/vectors.md section 4) is then judged by
 `muonref check --results RESULTS.json VECTORS...`.  See README.md here.
 
-Exit status: 0 the results were written (whatever the cases gave); 2 bad
+Exit status (--plan: the largest of its runs'; 2 for an unusable plan):
+0 the results were written (whatever the cases gave); 2 bad
 command-line input or an unreadable vector file; 3 (--world-size) a rank
 stopped or the port hung: the rank processes were ended and the results
 file was written with the unfinished cases skipped.  A case that raises is
@@ -23,14 +30,19 @@ the driver never stops on one case.
 
 The results file also records the PyTorch version, the CPU's flags and the
 findings of platform_probe.py (how this PyTorch evaluates bf16 operations),
-and the mode: `raw` runs the port as it is, `neutral` evaluates every bf16
-operation in binary32 and rounds once (neutral.py), so that the verdicts
-judge the port's logic rather than the platform's arithmetic.
+and the mode: `neutral` evaluates every bf16 operation in binary32 and
+rounds once (neutral.py), so that the verdicts judge the port's logic rather
+than the platform's arithmetic; `raw` runs the port as it is; the default,
+`neutral+raw`, runs every case both ways and writes the neutral results
+(judged) and, as "rawResults", the raw result of each case where it
+differs: `muonref check` reports the raw verdict (the platform's own bf16
+effects) beside the judged one and counts it with --enforce-raw.
 
 Standard library and torch only.
 """
 
 import argparse
+import array
 import contextlib
 import copy
 import importlib
@@ -49,9 +61,16 @@ except ImportError as exc:  # pragma: no cover
     sys.stderr.write(f"torch_driver.py: {sys.executable} cannot import torch ({exc}): run the driver with a "
                      "Python that has PyTorch (Debian: apt-get install python3-torch; /usr/bin/python3)\n")
     sys.exit(2)
-from adapters import ADAPTERS, NotExpressible  # noqa: E402
+import adapters  # noqa: E402
+from adapters import ADAPTERS, NotExpressible, NsSignatureError  # noqa: E402
+
+try:  # optional: encode_tensor writes big tensors faster with it (PyTorch's own dependency)
+    import numpy
+except ImportError:  # pragma: no cover
+    numpy = None
 
 import distributed  # noqa: E402
+import plans  # noqa: E402
 import platform_probe  # noqa: E402
 from neutral import Neutral  # noqa: E402
 
@@ -62,12 +81,49 @@ class UsageError(Exception):
     """Bad command-line input or unusable vector file (exit 2)."""
 
 
+class _RaisingParser(argparse.ArgumentParser):
+    """A parser whose errors raise UsageError (a plan line, plans.py) instead of exiting."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
 class LifecycleError(Exception):
     """--lifecycle training-loop: the port broke the training loop's contract (zero_grad,
     step(closure)); the case is recorded as skipped with the message, never as the port's error."""
 
 
 LIFECYCLES = ('assign', 'training-loop')
+MODES = ('neutral+raw', 'neutral', 'raw')
+
+
+def adapter_of(spec: str):
+    """The adapter --adapter names: a built-in (ADAPTERS), or a user's class given as
+    MODULE_OR_FILE:CLASS (loaded as --optimizer is), a subclass of adapters.Adapter,
+    instantiated without arguments.  Raises UsageError naming what is wrong."""
+    if ':' not in spec:
+        if spec not in ADAPTERS:
+            raise UsageError(f"--adapter {spec!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))} or "
+                             "FILE:CLASS (a subclass of adapters.Adapter)")
+        return ADAPTERS[spec]
+    cls, _ = load_object(spec, '--adapter')
+    if not (isinstance(cls, type) and issubclass(cls, adapters.Adapter)):
+        raise UsageError(f"--adapter {spec!r}: {cls!r} is not a subclass of adapters.Adapter (the driver's "
+                         f"{os.path.join(os.path.dirname(os.path.abspath(__file__)), 'adapters.py')})")
+    try:
+        return cls()
+    except Exception as exc:
+        raise UsageError(f"--adapter {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from None
+
+
+def group_step(opt, p) -> Optional[Any]:
+    """The 'step' of the param group that holds p, for a port that keeps its step count in
+    the group rather than in each parameter's state (kozistr/pytorch_optimizer); None when no
+    group holds one."""
+    for group in getattr(opt, 'param_groups', []):
+        if 'step' in group and any(q is p for q in group['params']):
+            return group['step']
+    return None
 
 
 def split_gradient(g: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -129,8 +185,15 @@ def decode_tensor(obj: Any, where: str) -> torch.Tensor:
         raw = bytes.fromhex(text)
     except ValueError:
         raise ValueError(f"{where}: hex holds a character that is not a hex digit") from None
-    ints = struct.unpack(f'>{numel}{code}', raw)
-    return torch.tensor(ints, dtype=int_dtype).view(value_dtype).reshape(shape)
+    if 2 * len(raw) != len(text):  # bytes.fromhex skips whitespace
+        raise ValueError(f"{where}: hex holds a character that is not a hex digit")
+    if numel == 0:
+        return torch.empty(shape, dtype=value_dtype)
+    # the big-endian integers, in native order (array's codes h, i, q are 2, 4, 8 bytes here)
+    ints = array.array(code, raw)
+    if sys.byteorder == 'little':
+        ints.byteswap()
+    return torch.frombuffer(ints, dtype=int_dtype).clone().view(value_dtype).reshape(shape)
 
 
 def decode_gradient(obj: Any, where: str) -> torch.Tensor:
@@ -163,8 +226,13 @@ def encode_tensor(t: torch.Tensor) -> Dict[str, Any]:
     if name is None:
         raise TypeError(f"cannot write a tensor of dtype {t.dtype} (expected float32, float64 or bfloat16)")
     _, int_dtype, code, digits = DTYPES[name]
-    ints = t.view(int_dtype).reshape(-1).tolist()
-    return {'dtype': name, 'shape': list(t.shape), 'hex': struct.pack(f'>{len(ints)}{code}', *ints).hex()}
+    ints = t.view(int_dtype).reshape(-1)
+    if numpy is not None:  # the same bytes, written without a Python int per element
+        text = ints.numpy().astype(f'>i{digits // 2}').tobytes().hex()
+    else:
+        values = ints.tolist()
+        text = struct.pack(f'>{len(values)}{code}', *values).hex()
+    return {'dtype': name, 'shape': list(t.shape), 'hex': text}
 
 
 def as_f32(t: torch.Tensor) -> torch.Tensor:
@@ -206,6 +274,20 @@ def load_object(spec: str, option: str):
         return getattr(module, name), module
     except AttributeError:
         raise UsageError(f"{option} {spec!r}: {where!r} has no attribute {name!r}") from None
+
+
+# ---------------------------------------------------------------- the platform
+
+_PROBED: Dict[str, Any] = {}
+
+
+def probed() -> Dict[str, Any]:
+    """platform_probe.describe() (the PyTorch version, CPU flags and bf16 findings), measured at
+    the first call in this process, outside any mode, before any case runs: the many-run form
+    (plans.py) measures once for all its runs.  A fresh copy each call."""
+    if not _PROBED:
+        _PROBED.update(platform_probe.describe())
+    return copy.deepcopy(_PROBED)
 
 
 # ---------------------------------------------------------------- vectors
@@ -420,7 +502,10 @@ class Runner:
             p.grad = None
         out_state = []
         for p, n in zip(params, counts):
-            st = self.adapter.read_state(opt.state.get(p, {}), n)
+            state = opt.state.get(p, {})
+            if state and 'step' not in state and group_step(opt, p) is not None:
+                state = dict(state, step=group_step(opt, p))  # the group's step count (kozistr/pytorch_optimizer)
+            st = self.adapter.read_state(state, n)
             if st is not None:
                 st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
             out_state.append(st)
@@ -481,6 +566,26 @@ class Runner:
             return {'skipped': f"{type(exc).__name__}: {exc}"}
 
 
+def check_ns_function(adapter, ns_fn, docs, given: Optional[str]) -> str:
+    """Before any case: whether the Newton-Schulz function's parameters take what the adapter
+    passes in the ns and transpose cases of every profile in docs (adapters.ns_binding).
+    Raises UsageError when they do not and the function was given (--ns-function); returns
+    the reason (those cases are then skipped with it) when it is the module's own default,
+    '' when they do or there is no function or no such case."""
+    if ns_fn is None:
+        return ''
+    profiles = sorted({doc.get('profile', 'nemo') for _, doc in docs
+                       if any(isinstance(g, dict) and g.get('kind') in ('ns', 'transpose') for g in doc['testGroups'])})
+    for profile in profiles:
+        try:
+            adapter.check_newton_schulz(ns_fn, profile)
+        except NsSignatureError as exc:
+            if given:
+                raise UsageError(f"--ns-function {given!r}: {exc}") from None
+            return str(exc)
+    return ''
+
+
 def ns_globals(cls, module) -> List[Tuple[Any, str]]:
     """(module, name) of every module-global name that refers to the default Newton-Schulz
     function, in the optimizer class's own module and in the module it was loaded from
@@ -510,13 +615,15 @@ def rebound(places: List[Tuple[Any, str]], fn):
             setattr(m, name, value)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
+def make_parser(raising: bool = False) -> argparse.ArgumentParser:
+    """The command line of one run (and of the many-run form's --plan and --jobs).  raising: a
+    bad option raises UsageError (a plan line) instead of printing the usage and exiting 2."""
+    parser = (_RaisingParser if raising else argparse.ArgumentParser)(
         prog='torch_driver.py',
         description="Run a PyTorch Muon port over muonref golden vectors; write a results file "
         "for `muonref check --results`.",
     )
-    parser.add_argument('--optimizer', required=True, metavar='MODULE_OR_FILE:CLASS', help="the optimizer class")
+    parser.add_argument('--optimizer', metavar='MODULE_OR_FILE:CLASS', help="the optimizer class (required but with --plan)")
     parser.add_argument(
         '--ns-function',
         metavar='MODULE_OR_FILE:FUNC',
@@ -531,16 +638,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         f"optimizer's module that refers to its {DEFAULT_NS_FUNCTION} for the duration of the run (works when "
         f"step() looks the function up by that module-global name; the function must accept the call step() makes)",
     )
-    parser.add_argument('--adapter', default='nemo', help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo)")
+    parser.add_argument('--adapter', default='nemo', metavar='NAME|FILE:CLASS',
+                        help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo), or your own: a subclass of "
+                        "adapters.Adapter in a file or module, as FILE:CLASS or MODULE:CLASS")
     parser.add_argument('--ns-format', default=None,
                         help="bf16 or fp32: the port's Newton-Schulz format (default: the adapter's, bf16 but for "
                              "keras, whose port runs it in float32)")
     parser.add_argument(
         '--mode',
-        default='raw',
-        help="raw (default): the port's bf16 operations as this PyTorch evaluates them; neutral: every bf16 "
+        default='neutral+raw',
+        help="neutral+raw (default): every case in neutral mode (judged) and again raw, the raw result written "
+        "where it differs (rawResults: a second verdict, the platform's own bf16 effects); neutral: every bf16 "
         "operation computed in binary32 with binary32 scalars and rounded once to bf16 (judges the port's logic, "
-        "not the platform's arithmetic)",
+        "not the platform's arithmetic); raw: the port's bf16 operations as this PyTorch evaluates them",
     )
     parser.add_argument(
         '--lifecycle',
@@ -561,7 +671,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="with --world-size: end the run when no case finishes for S seconds (default 120)")
     parser.add_argument('--dist-timeout', type=float, default=60.0, metavar='S',
                         help="with --world-size: the process group's collective timeout (default 60)")
-    parser.add_argument('--out', required=True, metavar='RESULTS.json', help="the results file to write")
+    parser.add_argument('--out', metavar='RESULTS.json', help="the results file to write (required but with --plan)")
+    parser.add_argument('--plan', metavar='FILE',
+                        help="the many-run form: run every line of FILE ('-': standard input) in this one process, "
+                        "each line the options and vectors of one run as above (shell words; '#' comments); "
+                        "no other option but --jobs, -q, -v (see README.md)")
+    parser.add_argument('--jobs', type=int, default=1, metavar='N',
+                        help="with --plan: N worker processes, forked before any run (default 1)")
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument('-q', '--quiet', action='store_true', help="no progress and no closing count line")
     talk.add_argument('-v', '--verbose', action='store_true', help="a line per case on standard error")
@@ -569,20 +685,30 @@ def main(argv: Optional[List[str]] = None) -> int:
         'vectors', nargs='*', metavar='VECTOR_FILES_OR_DIRS',
         help="default: the adapter's profile's folder (e.g. nemo/) of ./vectors, else of the installed vectors"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace, label: str = '') -> int:
+    """One run of the driver (its options parsed into args): the results file written, its
+    exit status returned (module docstring).  label: '' for the one-run command line, 'plan
+    line N: ' in the many-run form, put before every message."""
     try:
+        if args.mode not in MODES:
+            raise UsageError(f"--mode {args.mode!r}: expected one of {MODES}")
+        files = vector_files(args.vectors) if args.vectors else None
+        docs = [(f, load_vectors(f)) for f in files] if files else None
+        cls, module = load_object(args.optimizer, '--optimizer')
+        if not callable(cls):
+            raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
+        adapter = adapter_of(args.adapter)  # after the port: a user's adapter may import the port's module
         if not args.vectors:  # the set of the adapter's own profile, where there is one
             d = default_vectors()
-            own = os.path.join(d, args.adapter)
+            own = os.path.join(d, adapter.name)
             args.vectors = [own if os.path.isdir(own) else d]
-        if args.adapter not in ADAPTERS:
-            raise UsageError(f"--adapter {args.adapter!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}")
         if args.ns_format is None:
-            args.ns_format = ADAPTERS[args.adapter].ns_format
+            args.ns_format = adapter.ns_format
         if args.ns_format not in ('bf16', 'fp32'):
             raise UsageError(f"--ns-format {args.ns_format!r}: expected 'bf16' or 'fp32'")
-        if args.mode not in ('raw', 'neutral'):
-            raise UsageError(f"--mode {args.mode!r}: expected 'raw' or 'neutral'")
         if args.lifecycle not in LIFECYCLES:
             raise UsageError(f"--lifecycle {args.lifecycle!r}: expected one of {LIFECYCLES}")
         if args.lifecycle != 'assign' and args.world_size is not None:
@@ -592,18 +718,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise UsageError(f"--world-size {args.world_size}: expected 1 to 64")
         if args.ns_in_step and not args.ns_function:
             raise UsageError("--ns-in-step needs --ns-function (the function to use inside step())")
-        files = vector_files(args.vectors)
-        docs = [(f, load_vectors(f)) for f in files]
-        cls, module = load_object(args.optimizer, '--optimizer')
-        if not callable(cls):
-            raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
+        if files is None:
+            files = vector_files(args.vectors)
+            docs = [(f, load_vectors(f)) for f in files]
         if args.ns_function:
             ns_fn, _ = load_object(args.ns_function, '--ns-function')
             if not callable(ns_fn):
                 raise UsageError(f"--ns-function {args.ns_function!r}: not a function")
         else:
-            ns_name = ADAPTERS[args.adapter].ns_function_name if args.adapter in ADAPTERS else DEFAULT_NS_FUNCTION
-            ns_fn = getattr(module, ns_name, None)
+            ns_fn = getattr(module, adapter.ns_function_name, None)
+        ns_refused = check_ns_function(adapter, ns_fn, docs, args.ns_function)
         places = []
         if args.ns_in_step:
             places = ns_globals(cls, module)
@@ -616,7 +740,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not os.path.isdir(out_dir):
             raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
     except UsageError as exc:
-        sys.stderr.write(f"torch_driver.py: {exc}\n")
+        sys.stderr.write(f"torch_driver.py: {label}{exc}\n")
         return 2
 
     platform = {}
@@ -624,7 +748,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def probe():
         # what this PyTorch does with bf16, measured before any case runs (outside any mode)
-        platform.update(platform_probe.describe())
+        platform.update(probed())
         off[:] = platform_probe.deviations(platform['platform'])
         if args.verbose:  # the findings are in the results file; -v shows them here too
             sys.stderr.write(f"torch_driver.py: torch {platform['torch']}, cpu {' '.join(platform['cpu']) or 'unknown'}, "
@@ -632,15 +756,25 @@ def main(argv: Optional[List[str]] = None) -> int:
             for line in platform_probe.format_findings(platform['platform']).splitlines():
                 sys.stderr.write(f"torch_driver.py: platform: {line}\n")
 
-    runner = Runner(cls, ns_fn, ADAPTERS[args.adapter], args.mode, args.lifecycle)
+    both = args.mode == 'neutral+raw'
+    if both and args.world_size is not None:  # the ranks run one mode
+        both, args.mode = False, 'neutral'
+        if not args.quiet:
+            sys.stderr.write("torch_driver.py: --world-size: the neutral run only (no raw second run; --mode raw "
+                             "for the platform's own)\n")
+    mode = 'neutral' if both else args.mode
+    if ns_refused and not args.quiet:
+        sys.stderr.write(f"torch_driver.py: the ns and transpose cases are skipped: {ns_refused}\n")
+    runner = Runner(cls, ns_fn, adapter, mode, args.lifecycle)
     results = []
+    raw_results = []
     counts = {'run': 0, 'skipped': 0}
     # a progress line on a terminal only (rewritten in place), never in a log
     progress = not args.quiet and not args.verbose and sys.stderr.isatty()
     dist_info, why = None, None
     if args.world_size is not None:  # rank processes under torch.distributed: distributed.py
         cfg = {'optimizer': args.optimizer, 'ns_function': args.ns_function, 'ns_in_step': args.ns_in_step,
-               'adapter': args.adapter, 'mode': args.mode, 'files': files, 'dist_timeout': args.dist_timeout}
+               'adapter': args.adapter, 'mode': mode, 'files': files, 'dist_timeout': args.dist_timeout}
         results, dist_info, why = distributed.run(args.world_size, cfg, files, load_vectors, encode_tensor,
                                                   args.case_timeout, before=probe)
         for entry in results:
@@ -658,6 +792,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                     entry.update(runner.run_case(kind, case))
                     counts['skipped' if 'skipped' in entry else 'run'] += 1
                     results.append(entry)
+                    if both:  # the second run, raw: written where it differs
+                        runner.mode = 'raw'
+                        raw = {'file': base, 'tcId': case.get('tcId')}
+                        raw.update(runner.run_case(kind, case))
+                        runner.mode = 'neutral'
+                        if raw != entry:
+                            raw_results.append(raw)
                     if args.verbose:
                         what = f"skipped: {entry['skipped']}" if 'skipped' in entry else 'run'
                         sys.stderr.write(f"{base} tcId {entry['tcId']}: {what}\n")
@@ -669,7 +810,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if progress:
         sys.stderr.write("\033[K")
     impl = f"{args.optimizer} (adapter {args.adapter}"
-    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {ADAPTERS[args.adapter].ns_function_name}" if ns_fn else ", no ns")
+    impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {adapter.ns_function_name}" if ns_fn else ", no ns")
     if args.ns_in_step:
         impl += " also in step"
     impl += f", mode {args.mode}" + (f", lifecycle {args.lifecycle}" if args.lifecycle != 'assign' else '') + (f", world size {args.world_size}" if dist_info else "")
@@ -677,13 +818,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     doc = {
         'implementation': impl,
         'nsFormat': args.ns_format,
-        'mode': args.mode,
+        'mode': mode,
         'lifecycle': args.lifecycle,
         'torch': platform['torch'],
         'cpu': platform['cpu'],
         'platform': platform['platform'],
         'results': results,
     }
+    if both:
+        doc['rawResults'] = raw_results
     if dist_info is not None:
         doc['distributed'] = dist_info
     try:
@@ -691,13 +834,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             json.dump(doc, f, indent=1)
             f.write('\n')
     except OSError as exc:
-        sys.stderr.write(f"torch_driver.py: --out {args.out!r}: cannot write: {exc}\n")
+        sys.stderr.write(f"torch_driver.py: {label}--out {args.out!r}: cannot write: {exc}\n")
         return 2
     if not args.quiet:
         note = ''
         if off and args.mode == 'raw':
             note = (f"; {len(off)} bf16 behaviours of this platform differ from spec/muon.md section 7 "
                     f"(-v lists them; --mode neutral judges the port's logic without them)")
+        elif both:
+            note = (f"; the raw run differs in {len(raw_results)} cases ({len(off)} bf16 behaviours of this platform "
+                    "differ from spec/muon.md section 7: muonref check reports the raw verdict beside the judged one)")
         sys.stderr.write(
             f"torch_driver.py: {len(results)} cases from {len(docs)} files, "
             f"{counts['run']} run, {counts['skipped']} skipped, mode {args.mode}, lifecycle {args.lifecycle} -> "
@@ -712,6 +858,27 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"torch_driver.py: world size {args.world_size}: {why}\n")
         return 3
     return 0
+
+
+def required(args: argparse.Namespace) -> None:
+    """The one-run form's required options (argparse cannot require them: --plan goes without)."""
+    missing = [name for name, value in (('--optimizer', args.optimizer), ('--out', args.out)) if value is None]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join(missing)}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.plan is not None:
+        return plans.run_plan(args, sys.modules[__name__])
+    if args.jobs != 1:
+        parser.error("--jobs goes with --plan")
+    try:
+        required(args)
+    except UsageError as exc:
+        parser.error(str(exc))
+    return run(args)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,440 @@
+/* muonref identify: which profile a PyTorch Muon port is, and how it
+ * differs (issue 22 item 2; spec/vectors.md section 7.1).
+ *
+ * A compact probe set is derived from every profile's golden vectors: each
+ * profile's `defaults` cases (the port's own constructor defaults) and a
+ * few cases of every other area (evenly spread over each file's step, ns
+ * and transpose cases).  The driver (vectors/drivers/torch_driver.py, as
+ * `muonref check --torch` runs it) runs the port once over the whole set,
+ * with the adapter whose profile's option names its constructor takes
+ * (its signature's keyword names against each profile's key table).  The
+ * results are judged against each profile (in the results' Newton-Schulz
+ * format and, for bf16, in fp32 too: the better counts); the nearest
+ * profile is the one whose probe cases pass most, and the judge's fit
+ * (vectors/fit.h) gives the differences from it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "core/fail.h"
+#include "muonref/profile.h"
+#include "../vectors/checker.h"
+#include "../vectors/files.h"
+#include "../vectors/fit.h"
+#include "commands.h"
+#include "datapath.h"
+
+extern char **environ;
+
+enum { PER_AREA = 3, MAX_OPTS = 32 };
+
+/* What identify was asked for. */
+typedef struct id_args {
+  const char *torch, *results, *adapter, *mode, *ns_format, *keep;
+  const char *opts[MAX_OPTS];
+  int n_opts;
+  char *paths[64];
+  int n_paths;
+} id_args;
+
+/* One profile's verdict on the probe set. */
+typedef struct verdict {
+  const char *profile;
+  long passed, failed;
+  muonref_ns_format format;
+} verdict;
+
+static const char *driver_path(void)
+{
+  return cli_data_path("MUONREF_DRIVER", MUONREF_DRIVER_SRC, MUONREF_DRIVER_INST);
+}
+
+/* Runs argv (argv[0] found on the PATH) with standard output to `out`
+ * (NULL: inherited); returns its exit status, 127 when it cannot start,
+ * 128 + signal when killed. */
+static int run(const char *const *argv, const char *out)
+{
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (out)
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  fflush(stdout), fflush(stderr);
+  pid_t pid;
+  int st = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (st) {
+    fprintf(stderr, "muonref identify: cannot run %s: %s\n", argv[0], strerror(st));
+    return 127;
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The keyword names of the port's constructor, one per line into file
+ * `names` (the driver's own loader, inspect.signature). */
+static int signature(const id_args *a, const char *names)
+{
+  static const char SCRIPT[] =
+    "import inspect, os, sys\n"
+    "sys.path.insert(0, os.path.dirname(sys.argv[1]))\n"
+    "import torch_driver\n"
+    "cls, _ = torch_driver.load_object(sys.argv[2], '--torch')\n"
+    "for p in inspect.signature(cls.__init__).parameters.values():\n"
+    "    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != 'self':\n"
+    "        print(p.name)\n";
+  const char *argv[] = {MUONREF_PYTHON, "-c", SCRIPT, driver_path(), a->torch, NULL};
+  return run(argv, names);
+}
+
+/* The adapter for the port: the profile whose key table names most of the
+ * constructor's keywords (nemo on a tie; keller, whose optimizer takes group
+ * dicts only, when the constructor takes nothing but its parameters). */
+static const char *choose_adapter(const char *names, char *why, size_t n)
+{
+  char words[64][64];
+  int nw = 0;
+  FILE *f = fopen(names, "r");
+  if (!f)
+    return NULL;
+  while (nw < 64 && fscanf(f, "%63s", words[nw]) == 1)
+    nw++;
+  fclose(f);
+  const char *best = "nemo";
+  int best_hits = 0;
+  for (size_t i = 0; i < muonref_profile_count(); i++) {
+    const muonref_profile *p = muonref_profile_at(i);
+    int hits = 0;
+    for (size_t k = 0; p && k < p->n_keys; k++)
+      for (int w = 0; w < nw; w++)
+        hits += !strcmp(p->keys[k].name, words[w]);
+    if (p && hits > best_hits)
+      best = p->name, best_hits = hits;
+  }
+  if (!best_hits && nw <= 1)
+    best = "keller";
+  if (best_hits)
+    snprintf(why, n, "its constructor takes %d of profile %s's option names", best_hits, best);
+  else
+    snprintf(why, n, "its constructor takes %s", nw <= 1 ? "only its parameters (group dicts)" : "no profile's option names");
+  return best;
+}
+
+/* A copy of vector file j holding its defaults cases, or PER_AREA of the
+ * step, ns and transpose cases of another area (NULL: none). */
+static json_t *probe_file(const json_t *j)
+{
+  const char *area = json_string_value(json_object_get(j, "area"));
+  int all = area && !strcmp(area, "defaults");
+  size_t eligible = 0;
+  const json_t *groups = json_object_get(j, "testGroups");
+  for (size_t g = 0; g < json_array_size(groups); g++) {
+    const char *kind = json_string_value(json_object_get(json_array_get(groups, g), "kind"));
+    if (kind && strcmp(kind, "error"))
+      eligible += json_array_size(json_object_get(json_array_get(groups, g), "tests"));
+  }
+  if (!eligible)
+    return NULL;
+  json_t *out = json_deep_copy(j), *gs = json_array();
+  size_t idx = 0, taken = 0;
+  for (size_t g = 0; g < json_array_size(groups); g++) {
+    const json_t *grp = json_array_get(groups, g);
+    const char *kind = json_string_value(json_object_get(grp, "kind"));
+    if (!kind || !strcmp(kind, "error"))
+      continue;
+    json_t *copy = json_deep_copy(grp), *tests = json_array();
+    const json_t *ts = json_object_get(grp, "tests");
+    for (size_t t = 0; t < json_array_size(ts); t++, idx++) {
+      /* PER_AREA evenly spread picks: index k (eligible - 1) / (PER_AREA - 1) */
+      int pick = all || eligible <= PER_AREA;
+      for (size_t k = 0; !pick && k < PER_AREA; k++)
+        pick = idx == k * (eligible - 1) / (PER_AREA - 1);
+      if (pick)
+        json_array_append(tests, json_array_get(ts, t)), taken++;
+    }
+    if (json_array_size(tests)) {
+      json_object_set_new(copy, "tests", tests);
+      json_array_append_new(gs, copy);
+    } else {
+      json_decref(tests), json_decref(copy);
+    }
+  }
+  json_object_set_new(out, "testGroups", gs);
+  json_object_set_new(out, "numberOfTests", json_integer((json_int_t)taken));
+  return out;
+}
+
+/* Writes the probe set of the vectors under paths into dir/PROFILE/FILE
+ * (the vector files' own base names, so the results name the same cases). */
+static int write_probes(char *const *paths, int n, const char *dir, long *cases, muonref_error *err)
+{
+  char **files = NULL;
+  size_t count = 0;
+  int st = muonref_files_collect(paths, n, &files, &count, err);
+  *cases = 0;
+  for (size_t i = 0; !st && i < count; i++) {
+    json_t *j = muonref_vector_file_load(files[i], err);
+    if (!j) {
+      st = err->status;
+      break;
+    }
+    json_t *probe = probe_file(j);
+    const char *profile = json_string_value(json_object_get(j, "profile"));
+    if (probe && profile) {
+      char sub[4200], path[4400];
+      snprintf(sub, sizeof sub, "%s/%s", dir, profile);
+      if (mkdir(sub, 0700) && errno != EEXIST)
+        st = muonref_fail(err, MUONREF_EIO, "%s: %s", sub, strerror(errno));
+      snprintf(path, sizeof path, "%s/%s", sub, muonref_basename(files[i]));
+      if (!st)
+        st = muonref_json_write_atomic(probe, path, 0, err);
+      *cases += (long)json_integer_value(json_object_get(probe, "numberOfTests"));
+    }
+    json_decref(probe);
+    json_decref(j);
+  }
+  muonref_files_free(files);
+  if (!st && !*cases)
+    st = muonref_fail(err, MUONREF_EFORMAT, "no step, ns or transpose case in the given vectors");
+  return st;
+}
+
+/* Judges the results against one profile's probe folder in format fmt;
+ * with fit != NULL the failures are fitted there (the checker's fit). */
+static int judge(const char *results, const char *folder, int set_format, muonref_ns_format fmt, verdict *v,
+                 int fit, FILE *report, muonref_error *err)
+{
+  muonref_checker c;
+  int st = muonref_checker_results(&c, results, err);
+  if (!st) {
+    if (set_format)
+      c.format = fmt;
+    c.diagnose = fit;
+    char *paths[1] = {(char *)folder};
+    st = muonref_checker_run(&c, paths, 1, err);
+    v->passed = c.passed, v->failed = c.failed, v->format = c.format;
+    if (!st && report)
+      muonref_fit_report(c.fit, report);
+  }
+  muonref_checker_free(&c);
+  return st;
+}
+
+static int usage(void)
+{
+  fprintf(stderr, "usage: muonref %s\n", MUONREF_IDENTIFY_USAGE);
+  return EXIT_USAGE;
+}
+
+static int parse(int argc, char **argv, id_args *a)
+{
+  memset(a, 0, sizeof *a);
+  a->mode = "neutral";
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    int takes = !strcmp(s, "--torch") || !strcmp(s, "--results") || !strcmp(s, "--adapter") || !strcmp(s, "--mode") ||
+                !strcmp(s, "--ns-format") || !strcmp(s, "--torch-option") || !strcmp(s, "--keep");
+    if (takes && i + 1 >= argc) {
+      fprintf(stderr, "muonref identify: %s needs a value\n", s);
+      return usage();
+    }
+    if (!strcmp(s, "--torch"))
+      a->torch = argv[++i];
+    else if (!strcmp(s, "--results"))
+      a->results = argv[++i];
+    else if (!strcmp(s, "--adapter"))
+      a->adapter = argv[++i];
+    else if (!strcmp(s, "--mode"))
+      a->mode = argv[++i];
+    else if (!strcmp(s, "--ns-format"))
+      a->ns_format = argv[++i];
+    else if (!strcmp(s, "--keep"))
+      a->keep = argv[++i];
+    else if (!strcmp(s, "--torch-option") || !strncmp(s, "--torch-option=", 15)) {
+      if (a->n_opts == MAX_OPTS) {
+        fprintf(stderr, "muonref identify: more than %d --torch-option\n", MAX_OPTS);
+        return EXIT_USAGE;
+      }
+      a->opts[a->n_opts++] = s[14] == '=' ? s + 15 : argv[++i];
+    } else if (s[0] == '-' && s[1]) {
+      fprintf(stderr, "muonref identify: unknown option %s\n", s);
+      return usage();
+    } else if (a->n_paths < 64)
+      a->paths[a->n_paths++] = argv[i];
+  }
+  if (!!a->torch + !!a->results != 1) {
+    fprintf(stderr, "muonref identify: give exactly one of --torch and --results\n");
+    return usage();
+  }
+  if (strcmp(a->mode, "neutral") && strcmp(a->mode, "raw")) {
+    fprintf(stderr, "muonref identify: --mode '%s': expected raw or neutral\n", a->mode);
+    return EXIT_USAGE;
+  }
+  if (a->ns_format && strcmp(a->ns_format, "bf16") && strcmp(a->ns_format, "fp32")) {
+    fprintf(stderr, "muonref identify: --ns-format '%s': expected bf16 or fp32\n", a->ns_format);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+/* Runs the driver over the probe folder dir into results; EXIT_* */
+static int run_driver(const id_args *a, const char *dir, const char *results)
+{
+  char names[4300], why[160];
+  snprintf(names, sizeof names, "%s/signature.txt", dir);
+  const char *adapter = a->adapter;
+  if (!adapter) {
+    int rc = signature(a, names);
+    if (rc) {
+      fprintf(stderr, "muonref identify: --torch %s: the port cannot be loaded (exit %d)\n", a->torch, rc);
+      return rc == 2 || rc == 1 ? EXIT_USAGE : EXIT_INTERNAL;
+    }
+    adapter = choose_adapter(names, why, sizeof why);
+    if (!adapter)
+      return EXIT_INTERNAL;
+    if (muonref_verbosity >= 0)
+      printf("adapter: %s (%s; --adapter overrides)\n", adapter, why);
+  }
+  const char *argv[MAX_OPTS + 16];
+  int k = 0;
+  argv[k++] = MUONREF_PYTHON, argv[k++] = driver_path(), argv[k++] = "--quiet";
+  argv[k++] = "--optimizer", argv[k++] = a->torch, argv[k++] = "--adapter", argv[k++] = adapter;
+  argv[k++] = "--mode", argv[k++] = a->mode;
+  if (a->ns_format)
+    argv[k++] = "--ns-format", argv[k++] = a->ns_format;
+  for (int i = 0; i < a->n_opts; i++)
+    argv[k++] = a->opts[i];
+  argv[k++] = "--out", argv[k++] = results, argv[k++] = dir, argv[k] = NULL;
+  int rc = run(argv, NULL);
+  if (rc) {
+    fprintf(stderr, "muonref identify: the driver %s exited %d\n", driver_path(), rc);
+    return rc == 2 ? EXIT_USAGE : EXIT_INTERNAL;
+  }
+  return EXIT_OK;
+}
+
+static int by_passed(const void *x, const void *y)
+{
+  const verdict *a = x, *b = y;
+  double fa = (double)a->passed / (double)(a->passed + a->failed + !(a->passed + a->failed));
+  double fb = (double)b->passed / (double)(b->passed + b->failed + !(b->passed + b->failed));
+  return fa != fb ? (fa < fb ? 1 : -1) : strcmp(a->profile, b->profile);
+}
+
+/* Removes the probe folder (dir/PROFILE/FILE.json, dir/results.json,
+ * dir/signature.txt). */
+static void remove_tree(const char *dir)
+{
+  char **files = NULL;
+  size_t count = 0;
+  char *paths[1] = {(char *)dir};
+  if (muonref_files_collect(paths, 1, &files, &count, NULL) == MUONREF_OK)
+    for (size_t i = 0; i < count; i++)
+      unlink(files[i]);
+  muonref_files_free(files);
+  char p[4400];
+  snprintf(p, sizeof p, "%s/signature.txt", dir);
+  unlink(p);
+  for (size_t i = 0; i < muonref_profile_count(); i++) {
+    snprintf(p, sizeof p, "%s/%s", dir, muonref_profile_name(i));
+    rmdir(p);
+  }
+  rmdir(dir);
+}
+
+int cmd_identify(int argc, char **argv)
+{
+  id_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc)
+    return rc;
+  muonref_error err = {0};
+  if (!a.n_paths) {
+    const char *dflt = muonref_default_vectors(&err);
+    if (!dflt) {
+      fprintf(stderr, "muonref identify: %s\n", err.message);
+      return EXIT_USAGE;
+    }
+    a.paths[a.n_paths++] = (char *)dflt;
+  }
+  char dir[4096], results[4200];
+  const char *tmp = getenv("TMPDIR");
+  if (a.keep)
+    snprintf(dir, sizeof dir, "%s", a.keep);
+  else
+    snprintf(dir, sizeof dir, "%s/muonref-identify.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (a.keep ? (mkdir(dir, 0700) && errno != EEXIST) : !mkdtemp(dir)) {
+    fprintf(stderr, "muonref identify: cannot make the folder %s: %s\n", dir, strerror(errno));
+    return EXIT_USAGE;
+  }
+  long cases = 0;
+  if (a.torch && write_probes(a.paths, a.n_paths, dir, &cases, &err)) {
+    fprintf(stderr, "muonref identify: %s\n", err.message);
+    if (!a.keep)
+      remove_tree(dir);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  snprintf(results, sizeof results, "%s/results.json", dir);
+  if (muonref_verbosity >= 0 && a.torch)
+    printf("probe set: %ld cases (each profile's defaults cases, and %d step, ns or transpose cases per area)%s%s\n",
+           cases, PER_AREA, a.keep ? " in " : "", a.keep ? dir : "");
+  rc = a.torch ? run_driver(&a, dir, results) : EXIT_OK;
+  const char *res = a.torch ? results : a.results;
+  verdict v[64];
+  size_t nv = 0;
+  /* the probe set, or with --results the vectors' own profile folders */
+  const char *root = a.torch ? dir : a.paths[0];
+  for (size_t i = 0; rc == EXIT_OK && i < muonref_profile_count() && nv < 64; i++) {
+    char folder[4300];
+    struct stat sb;
+    snprintf(folder, sizeof folder, "%s/%s", root, muonref_profile_name(i));
+    if (stat(folder, &sb) || !S_ISDIR(sb.st_mode))
+      continue;
+    verdict own = {muonref_profile_name(i), 0, 0, MUONREF_NS_BF16}, alt = own;
+    if (judge(res, folder, 0, MUONREF_NS_BF16, &own, 0, NULL, &err) ||
+        (own.format == MUONREF_NS_BF16 && !a.ns_format &&
+         judge(res, folder, 1, MUONREF_NS_FP32, &alt, 0, NULL, &err))) {
+      fprintf(stderr, "muonref identify: %s\n", err.message);
+      rc = err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+      break;
+    }
+    v[nv++] = alt.passed > own.passed ? alt : own;
+  }
+  if (rc == EXIT_OK && !nv) {
+    fprintf(stderr, "muonref identify: no profile's vectors in the given paths\n");
+    rc = EXIT_USAGE;
+  }
+  if (rc == EXIT_OK) {
+    qsort(v, nv, sizeof v[0], by_passed);
+    printf("%-10s %7s %7s  %s\n", "profile", "passed", "failed", "Newton-Schulz judged in");
+    for (size_t i = 0; i < nv; i++)
+      printf("%-10s %7ld %7ld  %s\n", v[i].profile, v[i].passed, v[i].failed, muonref_ns_format_name(v[i].format));
+    const verdict *best = &v[0];
+    if (!best->failed) {
+      printf("nearest profile: %s (every one of its %ld probe cases passes): the port is %s\n", best->profile,
+             best->passed, best->profile);
+    } else {
+      printf("nearest profile: %s (%ld of %ld probe cases pass); the differences fitted to it:\n", best->profile,
+             best->passed, best->passed + best->failed);
+      char folder[4300];
+      verdict again;
+      snprintf(folder, sizeof folder, "%s/%s", root, best->profile);
+      if (judge(res, folder, 1, best->format, &again, 1, stdout, &err)) {
+        fprintf(stderr, "muonref identify: %s\n", err.message);
+        rc = EXIT_INTERNAL;
+      }
+      if (rc == EXIT_OK)
+        rc = EXIT_FAILED;
+    }
+  }
+  if (!a.keep)
+    remove_tree(dir);
+  return rc;
+}

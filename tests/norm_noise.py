@@ -1,0 +1,183 @@
+"""The measurements behind `scaleRel` (spec/vectors.md 5.1): how far the scale of a correct
+implementation's Muon update lies from the reference's bf16 run, and whether a 1 % scale error
+fails.
+
+    /usr/bin/python3 tests/norm_noise.py [--muonref ./muonref] [--vectors vectors] [--work DIR]
+                                         [--profiles nemo,torch,...] [--scale]
+
+For every profile: the fast bf16 path (`muonref check --impl fast-bf16 --write-results`), the
+profile's test port (tests/torch_<profile>_port.py) through vectors/drivers/torch_driver.py in
+neutral and raw mode; then over the `Bf16Noise` step cases (those with `muonSv`, the
+`NormOverflow` ones left out) the worst |c_k - 1| beyond the rounding allowance over the candidate
+orders of vectors/judge.c compare_sv (c_k = <s, s_k> / ||s_k||^2, s the singular values of
+got - without as the matrix (d0, numel / d0); candidates: the orders whose residual
+||s - c_k s_k|| / ||s_k|| is within 0.001 of the smallest), and how many Muon parameters have a
+rounding allowance below 0.006 of ||s_k|| (where a 1 % scale error must fail).  The fp32 profiles' ports (optax, keras) run fp32 and are judged in
+fp32: not measured here.  Prints a markdown table.
+
+With --scale: every profile's port with its Muon update 1.01 times its own
+(tests/torch_port_variant.py `PROFILE:scale:1.01`), neutral; prints per profile the step cases
+whose result the scale changes (those with a nonzero Muon update), how many fail, and those that
+pass.  Standard library and torch only;
+takes tens of minutes on a busy machine.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import torch
+
+PORTS = {'nemo': 'Muon', 'torch': 'Muon', 'moonlight': 'Muon', 'keller': 'SingleDeviceMuonWithAuxAdam', 'timm': 'Muon',
+         'dion': 'Muon', 'emerging': 'Muon', 'paddle': 'Muon', 'optax': 'Muon', 'megatron': 'MegatronMuon',
+         'keras': 'Muon'}
+FP32 = ('optax', 'keras')
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def dec(t):
+    h = bytes.fromhex(t['hex'])
+    if t['dtype'] == 'bf16':
+        return struct.unpack(f'>{len(h) // 2}f', b''.join(h[i:i + 2] + b'\0\0' for i in range(0, len(h), 2)))
+    return struct.unpack(f'>{len(h) // 4}f', h)
+
+
+def ulp32(x):
+    x = abs(x)
+    return 2.0 ** -149 if x < 2.0 ** -126 else 2.0 ** (math.frexp(x)[1] - 24)
+
+
+def run(cmd, env=None):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def driver(args, profile, out, mode, variant=None):
+    env = dict(os.environ)
+    port = f'{SRC}/tests/torch_{profile}_port.py:{PORTS[profile]}'
+    if variant:
+        env['MUONREF_PORT_VARIANT'] = variant
+        port = f'{SRC}/tests/torch_port_variant.py:{PORTS[profile]}'
+    cmd = ['/usr/bin/python3', f'{SRC}/vectors/drivers/torch_driver.py', '-q', '--mode', mode, '--optimizer', port,
+           '--adapter', profile, '--ns-format', 'fp32' if profile in FP32 else 'bf16', '--out', out,
+           os.path.join(args.vectors, profile)]
+    p = run(cmd, env)
+    if p.returncode:
+        sys.exit(f'norm_noise.py: the driver failed on {profile}: {p.stderr[-500:]}')
+
+
+def svals(values, shape):
+    m = torch.tensor(values, dtype=torch.float64).reshape(shape[0], -1)
+    return torch.linalg.svdvals(m).tolist()
+
+
+def allowance(t, i):
+    """The Frobenius norm of parameter i's elementwise rounding allowances (bf16 tolerance)."""
+    tol = t['tolerance']['bf16']
+    return math.sqrt(sum((tol['atol'][i] + tol['maxUlp'] * ulp32(x)) ** 2 for x in dec(t['expected']['params'][i])))
+
+
+def scale_deviation(t, i, s, margin=0.001):
+    """min over the candidate orders of |c_k - 1| beyond the rounding allowance (judge.c compare_sv)."""
+    fits = []
+    for sk in t['muonSv']['bf16'].values():
+        sk = sk[i]
+        nn = sum(y * y for y in sk)
+        c = sum(x * y for x, y in zip(s, sk)) / nn
+        fits.append((math.sqrt(sum((x - c * y) ** 2 for x, y in zip(s, sk))) / math.sqrt(nn), c, math.sqrt(nn)))
+    best = min(f[0] for f in fits)
+    e = allowance(t, i)
+    return min(max(0.0, abs(c - 1) - e / n) for r, c, n in fits if r <= best + margin)
+
+
+def noise_cases(vecdir, profile):
+    cases = {}
+    for f in glob.glob(os.path.join(vecdir, profile, '*.json')):
+        for g in json.load(open(f))['testGroups']:
+            for t in g['tests']:
+                if 'muonSv' in t and 'NormOverflow' not in t['flags']:
+                    cases[(os.path.basename(f), t['tcId'])] = t
+    return cases
+
+
+def worst(cases, results):
+    w, at = 0.0, ''
+    for e in json.load(open(results))['results']:
+        t = cases.get((e['file'], e['tcId']))
+        if not t or 'params' not in e:
+            continue
+        for i, wt in enumerate(t['muonSv']['without']):
+            if not wt:
+                continue
+            wv, gv = dec(wt), dec(e['params'][i])
+            if len(wv) != len(gv):
+                continue
+            d = scale_deviation(t, i, svals([a - b for a, b in zip(gv, wv)], wt['shape']))
+            if d > w:
+                w, at = d, f"{e['file'].split('_', 1)[1][:-5]} #{e['tcId']}"
+    return f'{w:.4f} ({at})' if at else '0'
+
+
+def tight(cases):
+    n = k = 0
+    for t in cases.values():
+        for i, wt in enumerate(t['muonSv']['without']):
+            if wt:
+                slack = allowance(t, i)
+                n += 1
+                k += slack < 0.006 * min(math.sqrt(sum(y * y for y in a[i])) for a in t['muonSv']['bf16'].values())
+    return k, n
+
+
+def step_results(path):
+    """(file, tcId) -> params of every step result in a results file."""
+    return {(e['file'], e['tcId']): e['params'] for e in json.load(open(path))['results'] if 'params' in e}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--muonref', default='./muonref')
+    ap.add_argument('--vectors', default=os.path.join(SRC, 'vectors'))
+    ap.add_argument('--work', default='/tmp/norm_noise')
+    ap.add_argument('--profiles', default=','.join(PORTS))
+    ap.add_argument('--scale', action='store_true')
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    profiles = [p for p in args.profiles.split(',') if p]
+    if not args.scale:
+        print('| profile | Muon parameters | fast bf16 | test port, neutral | test port, raw | allowance < 0.006 N |')
+        print('|---|---|---|---|---|---|')
+    for p in profiles:
+        w = os.path.join(args.work, p)
+        if args.scale:  # the cases where scaling the Muon update changes the port's result at all
+            driver(args, p, f'{w}-neutral.json', 'neutral')
+            driver(args, p, f'{w}-scale.json', 'neutral', f'{p}:scale:1.01')
+            chk = run([args.muonref, 'check', '--no-diagnosis', '--results', f'{w}-scale.json',
+                       os.path.join(args.vectors, p)])
+            failed = {(m.group(1), int(m.group(2))) for m in re.finditer(r'^FAIL (\S+) tcId (\d+)', chk.stdout, re.M)}
+            own, scaled = step_results(f'{w}-neutral.json'), step_results(f'{w}-scale.json')
+            cases = [k for k in scaled if own.get(k) != scaled[k]]
+            passing = sorted(f"{f.split('_', 1)[1][:-5]} #{i}" for f, i in cases if (f, i) not in failed)
+            print(f"{p}: {len(cases)} step cases whose result the scale changes, {len(cases) - len(passing)} fail"
+                  + (f"; pass: {', '.join(passing)}" if passing else ''), flush=True)
+            continue
+        cases = noise_cases(args.vectors, p)
+        chk = run([args.muonref, 'check', '-q', '--impl', 'fast-bf16', '--write-results', f'{w}-fast.json',
+                   os.path.join(args.vectors, p)])
+        cols = [worst(cases, f'{w}-fast.json')]
+        for mode in ('neutral', 'raw'):
+            if p in FP32:
+                cols.append('–')
+                continue
+            driver(args, p, f'{w}-{mode}.json', mode)
+            cols.append(worst(cases, f'{w}-{mode}.json'))
+        k, n = tight(cases)
+        print(f'| {p} | {n} | ' + ' | '.join(cols) + f' | {k} of {n} |', flush=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,1008 @@
+/* muonref: explaining a failing port by fitting it to the option space
+ * (see fit.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../fast/faults.h"
+#include "../fast/ns_internal.h"
+#include "core/pyfmt.h"
+#include "fit.h"
+#include "fit_space.h"
+#include "judge.h"
+#include "muonref/profile.h"
+#include "run_fast.h"
+#include "tensor.h"
+
+enum {
+  MAX_VARIANTS = 6, /* 3 bf16 orders x (platform scalars or not) */
+  MAX_PASSES = 64,  /* passing cases kept per profile (a deterministic sample beyond) */
+  TOP_SINGLES = 12, /* singles whose passing cases are checked */
+  POOL_EXPLAINED = 8, POOL_IMPROVE = 6, /* the singles paired */
+  TOP_PAIRS = 8,    /* pairs whose passing cases are checked */
+  PRINTED = 3,      /* explanations printed per profile */
+  MAX_SHAPES = 10,  /* shapes of the scale evidence printed */
+  GREEDY = 2,       /* the best singles each paired with every change of the space */
+  PAIR_PROBE = 12,  /* a pair is first tried on this many of its lead's unexplained failures */
+  MAX_TALL_SIDE = 1024 /* the longest side no_transpose's iteration is run on */
+};
+
+/* The bf16 noise allowance of a Bf16Noise step case (spec/vectors.md 5.1),
+ * used for a change's run on a Bf16Exact case until a Bf16Noise case of the
+ * profile gives its own (dion's 0.38). */
+#define DEFAULT_NOISE 0.15
+
+/* One way to run a change: a bf16 evaluation order and extra Newton-Schulz
+ * flags (the platform's bf16 scalars). */
+typedef struct variant {
+  int order; /* muonref_bf16_order, or -1: the options' own (fp32) */
+  unsigned flags;
+} variant;
+
+typedef struct fcase {
+  json_t *test, *result;
+  char kind[16], label[200];
+  unsigned touch;  /* MUONREF_FIT_* kinds of the case */
+  int exact;       /* judged in bf16 against a certified bf16 result: runs in every order, weak matches */
+  int band;        /* an ns output judged by a singular-value band: only weak matches (relative, noise) */
+  size_t side;     /* the longest side of a matrix of the case (a parameter's d0 or the rest, an input's) */
+  int nv;
+  variant v[MAX_VARIANTS];
+  json_t *null_run[MAX_VARIANTS]; /* the unchanged run in each variant (NULL: not made yet, or failed) */
+  int null_weak[MAX_VARIANTS];    /* the port matches the unchanged run within the noise allowance */
+  int null_done;
+  double null_dist;               /* the port's distance to the closest unchanged run */
+} fcase;
+
+/* A change: one of the space, or a pair. */
+typedef struct cand {
+  int a, b;           /* indices into the space; b = -1 for a single */
+  signed char *match; /* per failing case: 0 none, 1 weak, 2 strong */
+  float *dist;        /* per failing case: distance of the closest run to the port (INFINITY: no change) */
+  int explained, broken, sampled, same_as;
+  int so_far;         /* failing cases explained as they came (the per-case tie-break) */
+  double close, improve;
+  char label[256];
+} cand;
+
+typedef struct shape_ratios {
+  char shape[64];
+  double *r;
+  size_t n, cap;
+} shape_ratios;
+
+typedef struct pfit {
+  char profile[32];
+  muonref_options base;
+  muonref_fit_change *space;
+  size_t n;
+  cand *single;
+  fcase *fail, *pass;
+  size_t n_fail, cap_fail, n_pass;
+  long seen_pass;
+  unsigned long rng;
+  double noise;
+  int noise_seen;
+  long order_count[MUONREF_N_BF16_ORDERS]; /* passing Bf16Exact cases that matched each bf16 order */
+  shape_ratios *sh;
+  size_t n_sh;
+} pfit;
+
+struct muonref_fit {
+  muonref_ns_format format;
+  int scalars;
+  pfit *p;
+  size_t n_p;
+};
+
+muonref_fit *muonref_fit_new(muonref_ns_format format, int platform_scalars)
+{
+  muonref_fit *f = calloc(1, sizeof *f);
+  if (f)
+    f->format = format, f->scalars = platform_scalars;
+  return f;
+}
+
+static pfit *profile_fit(muonref_fit *f, const char *profile)
+{
+  for (size_t i = 0; i < f->n_p; i++)
+    if (!strcmp(f->p[i].profile, profile))
+      return &f->p[i];
+  pfit *g = realloc(f->p, (f->n_p + 1) * sizeof *g);
+  if (!g)
+    return NULL;
+  f->p = g;
+  pfit *p = &f->p[f->n_p];
+  memset(p, 0, sizeof *p);
+  snprintf(p->profile, sizeof p->profile, "%s", profile);
+  if (muonref_profile_options(profile, &p->base, NULL) || !(p->n = muonref_fit_space(profile, &p->space)))
+    return NULL;
+  if (!(p->single = calloc(p->n, sizeof *p->single)))
+    return NULL;
+  for (size_t i = 0; i < p->n; i++)
+    p->single[i].a = (int)i, p->single[i].b = -1, p->single[i].same_as = -1;
+  p->noise = DEFAULT_NOISE;
+  p->rng = 20261130;
+  f->n_p++;
+  return p;
+}
+
+/* --- running a change ------------------------------------------------ */
+
+typedef struct editctx {
+  const char *profile;
+  const muonref_fit_change *c[2]; /* the changes made through the options (a hook fault is not here) */
+  int nc, order;
+} editctx;
+
+static void edit(const void *ctx, const json_t *given, muonref_options *o)
+{
+  const editctx *e = ctx;
+  for (int k = 0; k < e->nc; k++)
+    muonref_fit_apply(e->c[k], given, e->profile, o);
+  if (e->order >= 0)
+    o->bf16_order = (muonref_bf16_order)e->order;
+}
+
+/* The run of changes a and b (NULL: none) on case c in variant v; NULL when
+ * the run fails or is refused. */
+static long n_runs, n_judged;
+static double t_runs, t_judged;
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static json_t *run_changes(const muonref_fit *f, const pfit *p, const fcase *c, const muonref_fit_change *a,
+                           const muonref_fit_change *b, const variant *v)
+{
+  double t0 = now();
+  n_runs++;
+  editctx e = {p->profile, {NULL, NULL}, 0, v->order};
+  int hook = 0;
+  const muonref_fit_change *ch[2] = {a, b};
+  int faults = (a && a->fault > 0) + (b && b->fault > 0);
+  for (int k = 0; k < 2; k++) {
+    if (!ch[k])
+      continue;
+    /* a fault runs with its hooks (its option values come with them,
+     * run_fast); of two faults the first that changes options is set
+     * through the options instead (pairs of two faults with hooks only are
+     * never made) */
+    if (ch[k]->fault > 0 && !hook && (faults == 1 || k == 1 || !muonref_fit_option_only(ch[k], p->profile)))
+      hook = ch[k]->fault;
+    else
+      e.c[e.nc++] = ch[k];
+  }
+  muonref_run_edit x = {edit, &e, 1};
+  muonref_error err = {0};
+  unsigned old = muonref_fault_set_extra_ns_flags(v->flags);
+  json_t *r = muonref_run_fast_ex(c->test, c->kind, p->profile, f->format, hook, &x, "fit", &err);
+  muonref_fault_set_extra_ns_flags(old);
+  if (r && json_object_get(r, "error"))
+    json_decref(r), r = NULL;
+  t_runs += now() - t0;
+  return r;
+}
+
+/* A copy of `test` whose expectations are the outcome `r` of a run (its
+ * params and state, what it leaves in p.grad, or its output), with every
+ * accepted order removed (the norm-overflow alternative of spec/vectors.md
+ * 2.7 stays: a port whose binary32 norm overflows matches it whatever the
+ * change); with noise > 0 each Muon parameter (a momentum
+ * buffer in r's state) is judged on its update within that relative
+ * allowance (spec/vectors.md 5.1), an ns output within it relatively. */
+static json_t *expecting(const json_t *test, const char *kind, const json_t *r, muonref_ns_format format, double noise,
+                         double band_noise)
+{
+  /* a shallow copy: the members are shared, the tolerance copied when changed */
+  json_t *t = json_copy((json_t *)test), *e = json_object();
+  /* the scale check (spec/vectors.md 5.1, scaleRel) compares with the
+   * reference's bf16 run, not with run r: left out (a copied tolerance) */
+  const json_t *tol0 = json_object_get(test, "tolerance");
+  int scaled = json_object_get(json_object_get(tol0, "bf16"), "scaleRel") ||
+               json_object_get(json_object_get(tol0, "fp32"), "scaleRel");
+  if (noise > 0 || scaled) {
+    json_t *tol = json_deep_copy(tol0);
+    json_object_del(json_object_get(tol, "bf16"), "scaleRel");
+    json_object_del(json_object_get(tol, "fp32"), "scaleRel");
+    json_object_set_new(t, "tolerance", tol);
+  }
+  json_object_del(t, "muonSv");
+  if (!strcmp(kind, "step")) {
+    json_object_set(e, "params", json_object_get(r, "params"));
+    json_object_set(e, "state", json_object_get(r, "state"));
+    if (json_object_get(r, "gradAfter")) {
+      json_object_set(e, "gradAfter", json_object_get(r, "gradAfter"));
+      json_object_set(e, "gradAfterAtol", json_object_get(r, "gradAfterAtol"));
+    }
+    if (json_object_get(t, "expectedBf16"))
+      json_object_set(t, "expectedBf16", e);
+    json_object_del(t, "expectedBf16Orders");
+  } else {
+    json_object_set(e, "exact", json_object_get(r, "output"));
+    json_object_set(e, "bf16", json_object_get(r, "output"));
+  }
+  json_object_set_new(t, "expected", e);
+  /* an ns output judged by the singular-value band of the golden result
+   * (Bf16Noise) is judged against the run relatively, within the noise
+   * allowance: the band says nothing about another run */
+  const char *fk0 = format == MUONREF_NS_BF16 ? "bf16" : "fp32";
+  const char *tk = json_string_value(json_object_get(json_object_get(json_object_get(test, "tolerance"), fk0), "kind"));
+  if (strcmp(kind, "step") && tk && !strcmp(tk, "svBand")) {
+    json_t *tol = json_deep_copy(json_object_get(t, "tolerance"));
+    json_object_set_new(tol, fk0, json_pack("{s:s,s:f}", "kind", "relative", "max", band_noise));
+    json_object_set_new(t, "tolerance", tol);
+  }
+  if (noise > 0) {
+    const char *fk = format == MUONREF_NS_BF16 ? "bf16" : "fp32";
+    json_t *tol = json_object_get(json_object_get(t, "tolerance"), fk);
+    if (!strcmp(kind, "step")) {
+      const json_t *st = json_object_get(r, "state");
+      json_t *ur = json_array();
+      for (size_t i = 0; i < json_array_size(st); i++)
+        json_array_append_new(ur, json_real(json_object_get(json_array_get(st, i), "momentum_buffer") ? noise : 0.0));
+      json_object_set_new(tol, "updateRel", ur);
+    } else {
+      json_object_set_new(json_object_get(t, "tolerance"), fk, json_pack("{s:s,s:f}", "kind", "relative", "max", noise));
+    }
+  }
+  return t;
+}
+
+/* Whether the port's result passes `test` judged against run r (noise: 0
+ * for the case's own tolerance). */
+static int matches(const muonref_fit *f, const fcase *c, const json_t *r, double noise, double p_noise)
+{
+  double t0 = now();
+  n_judged++;
+  json_t *t = expecting(c->test, c->kind, r, f->format, noise, p_noise);
+  muonref_verdict v;
+  muonref_error err = {0};
+  int ok = muonref_judge(t, c->kind, c->result, f->format, &v, "fit", &err) == MUONREF_OK && v.pass;
+  json_decref(t);
+  t_judged += now() - t0;
+  return ok;
+}
+
+/* ||a - b||_F / ||b - base||_F (base NULL: / ||b||_F) of three tensors of
+ * one shape, or -1 when one does not decode or the shapes differ. */
+static double rel(const json_t *a, const json_t *b, const json_t *base)
+{
+  muonref_tensor ta = {0}, tb = {0}, tc = {0};
+  muonref_error err;
+  double out = -1;
+  if (muonref_tensor_from_json(&ta, a, "fit", &err) || muonref_tensor_from_json(&tb, b, "fit", &err))
+    goto done;
+  if (base && muonref_tensor_from_json(&tc, base, "fit", &err))
+    goto done;
+  if (ta.numel != tb.numel || (base && tc.numel != tb.numel))
+    goto done;
+  double num = 0, den = 0;
+  for (size_t k = 0; k < tb.numel; k++) {
+    double x = ta.d ? ta.d[k] : ta.f[k], y = tb.d ? tb.d[k] : tb.f[k], z = base ? (tc.d ? tc.d[k] : tc.f[k]) : 0.0;
+    num += (x - y) * (x - y), den += (y - z) * (y - z);
+  }
+  out = num == 0 ? 0 : den > 0 ? sqrt(num / den) : INFINITY;
+done:
+  muonref_tensor_free(&ta), muonref_tensor_free(&tb), muonref_tensor_free(&tc);
+  return out;
+}
+
+/* ||a - b||_F, or -1 when one does not decode or the sizes differ. */
+static double diff_norm(const json_t *a, const json_t *b)
+{
+  muonref_tensor ta = {0}, tb = {0};
+  muonref_error err;
+  double out = -1;
+  if (!muonref_tensor_from_json(&ta, a, "fit", &err) && !muonref_tensor_from_json(&tb, b, "fit", &err) &&
+      ta.numel == tb.numel) {
+    double s = 0;
+    for (size_t k = 0; k < ta.numel; k++) {
+      double x = (ta.d ? ta.d[k] : ta.f[k]) - (tb.d ? tb.d[k] : tb.f[k]);
+      s += x * x;
+    }
+    out = sqrt(s);
+  }
+  muonref_tensor_free(&ta), muonref_tensor_free(&tb);
+  return out;
+}
+
+/* How far the port's result lies from run r: the largest relative
+ * deviation of a parameter's update (or of the output, or of p.grad). */
+static double distance(const fcase *c, const json_t *r)
+{
+  double d = 0;
+  if (strcmp(c->kind, "step")) {
+    double x = rel(json_object_get(c->result, "output"), json_object_get(r, "output"), NULL);
+    return x < 0 ? INFINITY : x;
+  }
+  const json_t *ps = json_object_get(c->test, "params"), *got = json_object_get(c->result, "params");
+  const json_t *exp = json_object_get(r, "params");
+  for (size_t i = 0; i < json_array_size(exp); i++) {
+    double x = rel(json_array_get(got, i), json_array_get(exp, i),
+                   json_object_get(json_array_get(ps, i), "init"));
+    d = fmax(d, x < 0 ? INFINITY : x);
+  }
+  const json_t *gg = json_object_get(c->result, "gradAfter"), *rg = json_object_get(r, "gradAfter");
+  for (size_t i = 0; gg && i < json_array_size(rg); i++) {
+    const json_t *x = json_array_get(gg, i), *y = json_array_get(rg, i);
+    if (json_is_null(x) != json_is_null(y))
+      d = INFINITY;
+    else if (!json_is_null(x)) {
+      double e = rel(x, y, NULL);
+      d = fmax(d, e < 0 ? INFINITY : e);
+    }
+  }
+  return d;
+}
+
+/* --- the cases -------------------------------------------------------- */
+
+static int has_buffer(const json_t *test, const char *buffer)
+{
+  const json_t *exp = json_object_get(test, "expected"), *st = json_object_get(exp, "state");
+  for (size_t i = 0; i < json_array_size(st); i++)
+    if (json_object_get(json_array_get(st, i), buffer))
+      return 1;
+  return 0;
+}
+
+static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *test, const char *kind, const char *file,
+                      const json_t *result)
+{
+  memset(c, 0, sizeof *c);
+  c->test = json_incref((json_t *)test);
+  c->result = json_incref((json_t *)result);
+  snprintf(c->kind, sizeof c->kind, "%s", kind);
+  snprintf(c->label, sizeof c->label, "%s#%lld", file, (long long)json_integer_value(json_object_get(test, "tcId")));
+  int step = !strcmp(kind, "step");
+  c->touch = step ? MUONREF_FIT_STEP | (has_buffer(test, "momentum_buffer") ? MUONREF_FIT_MUON : 0) |
+                        (has_buffer(test, "exp_avg") ? MUONREF_FIT_ADAM : 0)
+                  : MUONREF_FIT_NS;
+  int bf16 = f->format == MUONREF_NS_BF16;
+  c->exact = bf16 && (step ? json_object_get(test, "expectedBf16") != NULL
+                           : json_object_get(json_object_get(test, "expected"), "bf16") != NULL);
+  const char *tk = json_string_value(json_object_get(
+      json_object_get(json_object_get(test, "tolerance"), bf16 ? "bf16" : "fp32"), "kind"));
+  c->band = !step && tk && !strcmp(tk, "svBand");
+  const json_t *ps = json_object_get(test, "params");
+  for (size_t i = 0; i <= json_array_size(ps); i++) {
+    const json_t *t = i < json_array_size(ps) ? json_object_get(json_array_get(ps, i), "init") : json_object_get(test, "input");
+    const json_t *shape = json_object_get(t, "shape");
+    size_t d0 = json_array_size(shape) ? (size_t)json_integer_value(json_array_get(shape, 0)) : 0, rest = 1;
+    for (size_t k = 1; k < json_array_size(shape); k++)
+      rest *= (size_t)json_integer_value(json_array_get(shape, k));
+    c->side = d0 > c->side ? d0 : c->side;
+    c->side = rest > c->side ? rest : c->side;
+  }
+  int orders[3] = {bf16 ? (int)p->base.bf16_order : -1, -1, -1}, no = 1;
+  for (int k = 0; c->exact && k < MUONREF_N_BF16_ORDERS; k++)
+    if (k != orders[0])
+      orders[no++] = k;
+  for (int s = 0; s < (bf16 && f->scalars ? 2 : 1); s++)
+    for (int k = 0; k < no; k++)
+      c->v[c->nv++] = (variant){orders[k], (bf16 ? MUONREF_NSF_ORDER : 0) | (s ? MUONREF_NSF_BF16_SCALARS : 0)};
+  /* the profile's own noise allowance: the largest of its Bf16Noise cases' */
+  const json_t *ur = json_object_get(json_object_get(json_object_get(test, "tolerance"), "bf16"), "updateRel");
+  for (size_t i = 0; i < json_array_size(ur); i++) {
+    double u = json_number_value(json_array_get(ur, i));
+    if (u > 0)
+      p->noise = p->noise_seen++ ? fmax(p->noise, u) : u;
+  }
+}
+
+/* The unchanged runs of c, once. */
+static void null_runs(const muonref_fit *f, const pfit *p, fcase *c)
+{
+  if (c->null_done)
+    return;
+  c->null_done = 1;
+  c->null_dist = INFINITY;
+  for (int k = 0; k < c->nv; k++) {
+    c->null_run[k] = run_changes(f, p, c, NULL, NULL, &c->v[k]);
+    if (!c->null_run[k])
+      continue;
+    c->null_dist = fmin(c->null_dist, distance(c, c->null_run[k]));
+    c->null_weak[k] = (c->exact || c->band) && matches(f, c, c->null_run[k], p->noise, p->noise);
+  }
+}
+
+static void case_free(fcase *c)
+{
+  json_decref(c->test), json_decref(c->result);
+  for (int k = 0; k < c->nv; k++)
+    json_decref(c->null_run[k]);
+}
+
+/* Whether a change can be run on case c at a bounded cost: a fault that
+ * iterates Newton-Schulz on the tall side (no_transpose) costs side^3 and
+ * is not run where a side exceeds MAX_TALL_SIDE (optax's (8192, 1)
+ * embedding: 5e11 flops a run). */
+static int affordable(const fcase *c, const muonref_fit_change *x)
+{
+  return !x || x->fault <= 0 || !(muonref_fault_ns_flags(x->fault) & MUONREF_NSF_NO_TRANSPOSE) ||
+         c->side <= MAX_TALL_SIDE;
+}
+
+/* The order in which the variants of case c are tried: the bf16 orders
+ * the port's passing Bf16Exact cases matched most first (spec/muon.md 7.2;
+ * a run that gives the port's result bit for bit ends the search), so a
+ * port's own order is usually the first and only one run. */
+static void variant_order(const pfit *p, const fcase *c, int *idx)
+{
+  for (int k = 0; k < c->nv; k++)
+    idx[k] = k;
+  for (int i = 1; i < c->nv; i++) /* insertion sort, stable: the profile's order first among equals */
+    for (int j = i; j > 0; j--) {
+      int x = idx[j - 1], y = idx[j];
+      long cx = c->v[x].order >= 0 ? p->order_count[c->v[x].order] : 0;
+      long cy = c->v[y].order >= 0 ? p->order_count[c->v[y].order] : 0;
+      if (cy <= cx)
+        break;
+      idx[j - 1] = y, idx[j] = x;
+    }
+}
+
+/* The best of the runs of changes a, b on failing case c: *m 2 strong, 1
+ * weak, 0 none; *d the closest run's distance (INFINITY when no run
+ * changes anything). */
+static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fit_change *a,
+                     const muonref_fit_change *b, signed char *m, float *d)
+{
+  *m = 0, *d = INFINITY;
+  unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0);
+  if (!affordable(c, a) || !affordable(c, b) || !(touch & c->touch) || (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
+                              (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
+    return;
+  null_runs(f, p, c);
+  int idx[MAX_VARIANTS];
+  variant_order(p, c, idx);
+  for (int i = 0; i < c->nv; i++) {
+    int k = idx[i];
+    json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
+    if (!r || (c->null_run[k] && json_equal(r, c->null_run[k]))) { /* refused, or changes nothing here */
+      json_decref(r);
+      continue;
+    }
+    double dist = distance(c, r);
+    signed char mk = !c->band && matches(f, c, r, 0, p->noise) ? 2
+                     : (c->exact || c->band) && !c->null_weak[k] && matches(f, c, r, p->noise, p->noise) ? 1 : 0;
+    if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
+      char l[200];
+      muonref_fit_describe(a, p->profile, l, sizeof l);
+      fprintf(stderr, "fit: %s %s variant %d (order %d, flags %u): distance %g, match %d\n", c->label, l, k, c->v[k].order,
+              c->v[k].flags, dist, mk);
+    }
+    if (mk > *m || (mk == *m && dist < *d))
+      *m = mk, *d = (float)dist;
+    json_decref(r);
+    if (mk == 2 && dist == 0)
+      break; /* no other order comes closer */
+  }
+}
+
+/* Whether the changes keep passing case c passing: a run that changes
+ * nothing, or one the port's result passes (within the noise on a
+ * Bf16Exact case). */
+static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fit_change *a,
+                 const muonref_fit_change *b)
+{
+  unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0);
+  if (!affordable(c, a) || !affordable(c, b) || !(touch & c->touch) ||
+      (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
+       (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
+    return 1;
+  null_runs(f, p, c);
+  int kept = 0, idx[MAX_VARIANTS];
+  variant_order(p, c, idx);
+  for (int i = 0; !kept && i < c->nv; i++) {
+    int k = idx[i];
+    json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
+    kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) || matches(f, c, r, 0, p->noise) ||
+                 ((c->exact || c->band) && matches(f, c, r, p->noise, p->noise)));
+    json_decref(r);
+  }
+  return kept;
+}
+
+static const char *label(const pfit *p, cand *c)
+{
+  if (!c->label[0]) {
+    char a[120], b[120];
+    muonref_fit_describe(&p->space[c->a], p->profile, a, sizeof a);
+    if (c->b < 0)
+      snprintf(c->label, sizeof c->label, "%s", a);
+    else {
+      muonref_fit_describe(&p->space[c->b], p->profile, b, sizeof b);
+      snprintf(c->label, sizeof c->label, "%s and %s", a, b);
+    }
+  }
+  return c->label;
+}
+
+/* The ratio of the port's update norm to the expected one per Muon
+ * parameter of a failing step case, by shape. */
+static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
+{
+  if (strcmp(c->kind, "step"))
+    return;
+  const json_t *exp = f->format == MUONREF_NS_BF16 && json_object_get(c->test, "expectedBf16")
+                          ? json_object_get(c->test, "expectedBf16") : json_object_get(c->test, "expected");
+  const json_t *ps = json_object_get(c->test, "params"), *st = json_object_get(json_object_get(c->test, "expected"), "state");
+  const json_t *got = json_object_get(c->result, "params");
+  for (size_t i = 0; i < json_array_size(ps); i++) {
+    if (!json_object_get(json_array_get(st, i), "momentum_buffer"))
+      continue;
+    const json_t *init = json_object_get(json_array_get(ps, i), "init");
+    double num = diff_norm(json_array_get(got, i), init), den = diff_norm(json_array_get(json_object_get(exp, "params"), i), init);
+    if (num < 0 || den <= 0 || !isfinite(num) || !isfinite(den))
+      continue;
+    const json_t *shape = json_object_get(init, "shape");
+    size_t dims[8];
+    int nd = 0;
+    for (size_t k = 0; k < json_array_size(shape) && nd < 8; k++)
+      dims[nd++] = (size_t)json_integer_value(json_array_get(shape, k));
+    char name[64];
+    muonref_py_shape(name, sizeof name, dims, nd);
+    shape_ratios *s = NULL;
+    for (size_t k = 0; k < p->n_sh && !s; k++)
+      if (!strcmp(p->sh[k].shape, name))
+        s = &p->sh[k];
+    if (!s) {
+      shape_ratios *g = realloc(p->sh, (p->n_sh + 1) * sizeof *g);
+      if (!g)
+        return;
+      p->sh = g, s = &p->sh[p->n_sh++];
+      memset(s, 0, sizeof *s);
+      snprintf(s->shape, sizeof s->shape, "%s", name);
+    }
+    if (s->n == s->cap) {
+      double *g = realloc(s->r, (s->cap ? 2 * s->cap : 8) * sizeof *g);
+      if (!g)
+        return;
+      s->r = g, s->cap = s->cap ? 2 * s->cap : 8;
+    }
+    s->r[s->n++] = num / den;
+  }
+}
+
+/* --- the per-case entry points ------------------------------------------- */
+
+static int better(signed char m1, float d1, signed char m2, float d2) { return m1 > m2 || (m1 == m2 && d1 < d2); }
+
+int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
+                        const json_t *result, muonref_fit_case *out)
+{
+  memset(out, 0, sizeof *out);
+  pfit *p = profile_fit(f, profile);
+  if (!p)
+    return 0;
+  if (p->n_fail == p->cap_fail) {
+    size_t cap = p->cap_fail ? 2 * p->cap_fail : 64;
+    fcase *g = realloc(p->fail, cap * sizeof *g);
+    if (!g)
+      return 0;
+    p->fail = g, p->cap_fail = cap;
+    for (size_t i = 0; i < p->n; i++) {
+      signed char *m = realloc(p->single[i].match, cap);
+      float *d = realloc(p->single[i].dist, cap * sizeof *d);
+      if (m)
+        p->single[i].match = m;
+      if (d)
+        p->single[i].dist = d;
+      if (!m || !d)
+        return 0;
+    }
+  }
+  size_t ci = p->n_fail++;
+  fcase *c = &p->fail[ci];
+  case_init(f, p, c, test, kind, file, result);
+  scale_evidence(f, p, c);
+  null_runs(f, p, c);
+  for (int k = 0; k < c->nv; k++)
+    if ((c->v[k].flags & MUONREF_NSF_BF16_SCALARS) && c->null_run[k] && matches(f, c, c->null_run[k], 0, p->noise))
+      out->platform = 1;
+  /* the best change: strong before weak, the closest run, then the change
+   * that explained most of the earlier failures (of two that give the same
+   * run here, the one that explains the port so far), then the space's order */
+  int best = -1;
+  for (size_t i = 0; i < p->n; i++) {
+    cand *s = &p->single[i];
+    double t0 = now();
+    evaluate(f, p, c, &p->space[i], NULL, &s->match[ci], &s->dist[ci]);
+    if (getenv("MUONREF_FIT_DEBUG") && now() - t0 > 0.05)
+      fprintf(stderr, "fit: %s on %s took %.2f s\n", label(p, s), c->label, now() - t0);
+    if (!s->match[ci])
+      continue;
+    const cand *b = best < 0 ? NULL : &p->single[best];
+    if (!b || better(s->match[ci], s->dist[ci], b->match[ci], b->dist[ci]) ||
+        (s->match[ci] == b->match[ci] && s->dist[ci] == b->dist[ci] && s->so_far > b->so_far))
+      best = (int)i;
+  }
+  for (size_t i = 0; i < p->n; i++)
+    p->single[i].so_far += p->single[i].match[ci] != 0;
+  if (out->platform) {
+    const muonref_fault_info *i = muonref_fault_info_at(MUONREF_FAULT_BF16_SCALARS);
+    snprintf(out->key, sizeof out->key, "%s", i->name);
+    snprintf(out->text, sizeof out->text,
+             "exactly what fault %s gives: %s (what PyTorch 1.13 on CPU does to Python scalars times bf16 tensors: a "
+             "platform effect; --mode neutral judges the port's logic)", i->name, i->description);
+    out->fault = MUONREF_FAULT_BF16_SCALARS;
+    return 1;
+  }
+  if (best < 0)
+    return 0;
+  /* the key: the best change, with the faults that give the same (the
+   * catalogue's names joined by '+', as before the fit); the option changes
+   * that also give it are counted in the text */
+  cand *b = &p->single[best];
+  const muonref_fit_change *ch = &p->space[b->a];
+  size_t used = (size_t)snprintf(out->key, sizeof out->key, "%s", label(p, b));
+  int also = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    cand *s = &p->single[i];
+    if ((int)i == best || s->match[ci] != b->match[ci] || s->dist[ci] != b->dist[ci])
+      continue;
+    if (ch->fault > 0 && p->space[i].fault > 0 && used + 2 < sizeof out->key)
+      used += (size_t)snprintf(out->key + used, sizeof out->key - used, "+%s", label(p, s));
+    else
+      also++;
+  }
+  if (used >= sizeof out->key)
+    out->key[sizeof out->key - 1] = '\0';
+  char more[96] = "";
+  if (also)
+    snprintf(more, sizeof more, " (%d other option change%s give%s the same here)", also, also == 1 ? "" : "s",
+             also == 1 ? "s" : "");
+  const char *how = b->match[ci] == 2 ? "exactly" : "within the bf16 noise allowance,";
+  if (ch->fault > 0) {
+    const muonref_fault_info *i = muonref_fault_info_at(ch->fault);
+    snprintf(out->text, sizeof out->text, "%s what fault %s gives: %s%s", how, i->name, i->description, more);
+    out->fault = ch->fault;
+  } else {
+    snprintf(out->text, sizeof out->text, "%s what the option change %s gives%s", how, label(p, b), more);
+  }
+  return 1;
+}
+
+void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
+                      const json_t *result, unsigned orders)
+{
+  pfit *p = profile_fit(f, profile);
+  if (!p || !strcmp(kind, "error"))
+    return;
+  for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
+    p->order_count[k] += (orders >> k) & 1u;
+  if (!p->pass && !(p->pass = calloc(MAX_PASSES, sizeof *p->pass)))
+    return;
+  long seen = p->seen_pass++;
+  size_t slot;
+  if (p->n_pass < MAX_PASSES)
+    slot = p->n_pass++;
+  else { /* reservoir sampling with a fixed seed: the same sample for the same results */
+    p->rng = p->rng * 6364136223846793005UL + 1442695040888963407UL;
+    long k = (long)((p->rng >> 33) % (unsigned long)(seen + 1));
+    if (k >= MAX_PASSES)
+      return;
+    slot = (size_t)k;
+    case_free(&p->pass[slot]);
+  }
+  case_init(f, p, &p->pass[slot], test, kind, file, result);
+}
+
+/* --- the fit ---------------------------------------------------------- */
+
+/* The counts of c over p's failing cases. */
+static void score(pfit *p, cand *c)
+{
+  c->explained = 0, c->close = 0, c->improve = 0;
+  for (size_t i = 0; i < p->n_fail; i++) {
+    if (c->match[i]) {
+      c->explained++;
+      c->close += c->dist[i];
+    }
+    double nd = p->fail[i].null_dist, d = isfinite(c->dist[i]) ? c->dist[i] : nd;
+    if (isfinite(nd) && nd > 0 && d < nd)
+      c->improve += log((nd + 1e-12) / (d + 1e-12));
+  }
+  if (c->explained)
+    c->close /= c->explained;
+}
+
+static void check_passes(const muonref_fit *f, pfit *p, cand *c)
+{
+  c->sampled = (int)p->n_pass, c->broken = 0;
+  for (size_t i = 0; i < p->n_pass; i++) {
+    int k = keeps(f, p, &p->pass[i], &p->space[c->a], c->b >= 0 ? &p->space[c->b] : NULL);
+    c->broken += !k;
+    if (!k && getenv("MUONREF_FIT_DEBUG"))
+      fprintf(stderr, "fit: %s breaks %s\n", label(p, c), p->pass[i].label);
+  }
+}
+
+/* Ranking: failures explained, then passing cases kept, then closeness,
+ * then singles before pairs and the space's order (faults first). */
+static int rank_cmp(const void *x, const void *y)
+{
+  const cand *a = *(const cand *const *)x, *b = *(const cand *const *)y;
+  if (a->explained != b->explained)
+    return b->explained - a->explained;
+  if (a->broken != b->broken)
+    return a->broken - b->broken;
+  if (a->close != b->close)
+    return a->close < b->close ? -1 : 1;
+  if ((a->b < 0) != (b->b < 0))
+    return a->b < 0 ? -1 : 1;
+  return a->a != b->a ? a->a - b->a : a->b - b->b;
+}
+
+static int by_explained(const void *x, const void *y)
+{
+  const cand *a = *(const cand *const *)x, *b = *(const cand *const *)y;
+  if (a->explained != b->explained)
+    return b->explained - a->explained;
+  if (a->close != b->close)
+    return a->close < b->close ? -1 : 1;
+  return a->a - b->a;
+}
+
+static int by_improve(const void *x, const void *y)
+{
+  const cand *a = *(const cand *const *)x, *b = *(const cand *const *)y;
+  if (a->improve != b->improve)
+    return a->improve > b->improve ? -1 : 1;
+  return a->a - b->a;
+}
+
+/* Shapes by number of ratios (most first), then by name. */
+static int by_count(const void *x, const void *y)
+{
+  const shape_ratios *a = x, *b = y;
+  return a->n != b->n ? (a->n < b->n ? 1 : -1) : strcmp(a->shape, b->shape);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Whether c and d give the same results on every failing case. */
+static int identical(const pfit *p, const cand *c, const cand *d)
+{
+  if (c->explained != d->explained)
+    return 0;
+  for (size_t k = 0; k < p->n_fail; k++)
+    if (c->match[k] != d->match[k] || !(c->dist[k] == d->dist[k] || (isinf(c->dist[k]) && isinf(d->dist[k]))))
+      return 0;
+  return 1;
+}
+
+/* Changes whose results are those of an earlier ranked one on every
+ * failing case, with as many passing cases broken (ema_momentum and
+ * momentum_form sum -> ema), are one explanation: their labels are joined
+ * by " = " and the later one leaves the ranking.  Returns the new count. */
+static size_t merge_same(pfit *p, cand **rank, size_t n)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    cand *s = rank[i];
+    int merged = 0;
+    for (size_t j = 0; s->explained && j < kept && !merged; j++) {
+      cand *t = rank[j];
+      if (t->broken != s->broken || (t->b < 0) != (s->b < 0) || !identical(p, t, s))
+        continue;
+      size_t used = strlen(label(p, t));
+      char mine[256];
+      snprintf(mine, sizeof mine, "%s", label(p, s));
+      if (used + 4 + strlen(mine) < sizeof t->label)
+        snprintf(t->label + used, sizeof t->label - used, " = %s", mine);
+      merged = 1;
+    }
+    if (!merged)
+      rank[kept++] = s;
+  }
+  return kept;
+}
+
+/* A new pair of singles x and y (indices into the space), evaluated on
+ * every failing case; first on the cases `lead` (a single, or NULL) does
+ * not explain, and dropped (0 returned) when it explains none of those. */
+static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *lead, cand *c)
+{
+  const muonref_fit_change *a = &p->space[x], *b = &p->space[y];
+  memset(c, 0, sizeof *c);
+  if (x == y || (a->field >= 0 && a->field == b->field))
+    return 0; /* two values of one field */
+  if (a->fault > 0 && b->fault > 0 && !muonref_fit_option_only(a, p->profile) && !muonref_fit_option_only(b, p->profile))
+    return 0; /* two faults' hooks cannot be combined */
+  c->a = x, c->b = y, c->same_as = -1;
+  c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
+  if (!c->match || !c->dist) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  /* first up to PAIR_PROBE of the cases the lead leaves unexplained, evenly
+   * spread; the rest only when the pair explains one of those */
+  size_t open = 0, seen = 0;
+  for (size_t i = 0; lead && i < p->n_fail; i++)
+    open += !lead->match[i];
+  char *done = calloc(p->n_fail + 1, 1);
+  if (!done) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  int gained = !lead;
+  for (size_t i = 0; lead && i < p->n_fail; i++) {
+    if (lead->match[i])
+      continue;
+    if (open > PAIR_PROBE && (seen++ * PAIR_PROBE) % open >= PAIR_PROBE)
+      continue;
+    evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
+    done[i] = 1;
+    gained |= c->match[i] != 0;
+  }
+  for (size_t i = 0; gained && i < p->n_fail; i++)
+    if (!done[i])
+      evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
+  free(done);
+  if (!gained) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  score(p, c);
+  return 1;
+}
+
+static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
+{
+  if (getenv("MUONREF_FIT_DEBUG"))
+    fprintf(stderr, "fit: before the report %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  size_t max_pairs = (size_t)(POOL_EXPLAINED + POOL_IMPROVE) * (POOL_EXPLAINED + POOL_IMPROVE) + GREEDY * p->n;
+  cand **rank = calloc(p->n + max_pairs + 1, sizeof *rank), *pairs = calloc(max_pairs + 1, sizeof *pairs);
+  size_t n_rank = 0, n_pairs = 0;
+  if (!rank || !pairs) {
+    free(rank), free(pairs);
+    return;
+  }
+  for (size_t i = 0; i < p->n; i++)
+    score(p, &p->single[i]), label(p, &p->single[i]);
+  for (size_t i = 0; i < p->n; i++)
+    rank[n_rank++] = &p->single[i];
+  qsort(rank, n_rank, sizeof *rank, by_explained);
+  size_t n_singles = n_rank;
+  int best_single = n_rank ? rank[0]->explained : 0;
+  /* a single with the results of an earlier one pairs as that one does */
+  for (size_t i = 0; i < p->n; i++)
+    for (size_t j = 0; j < i && p->single[i].same_as < 0; j++)
+      if (p->single[j].same_as < 0 && p->single[i].explained && identical(p, &p->single[j], &p->single[i]))
+        p->single[i].same_as = (int)j;
+  /* pairs, where no single change explains every failure: the most
+   * promising singles paired with each other, and the best few each with
+   * every change of the space (which may act only together with it) */
+  if (best_single < (int)p->n_fail) {
+    int pool[POOL_EXPLAINED + POOL_IMPROVE], np = 0;
+    for (size_t i = 0; i < n_rank && np < POOL_EXPLAINED && rank[i]->explained > 0; i++)
+      if (rank[i]->same_as < 0)
+        pool[np++] = rank[i]->a;
+    cand **imp = malloc(n_rank * sizeof *imp);
+    if (imp) {
+      memcpy(imp, rank, n_rank * sizeof *imp);
+      qsort(imp, n_rank, sizeof *imp, by_improve);
+      for (size_t i = 0, added = 0; i < n_rank && added < POOL_IMPROVE && imp[i]->improve > 0; i++) {
+        int dup = imp[i]->same_as >= 0;
+        for (int k = 0; k < np; k++)
+          dup |= pool[k] == imp[i]->a;
+        if (!dup)
+          pool[np++] = imp[i]->a, added++;
+      }
+      free(imp);
+    }
+    for (int x = 0; x < np; x++)
+      for (int y = x + 1; y < np; y++) { /* led by the one that explains more */
+        const cand *sx = &p->single[pool[x]], *sy = &p->single[pool[y]];
+        n_pairs += make_pair(f, p, pool[x] < pool[y] ? pool[x] : pool[y], pool[x] < pool[y] ? pool[y] : pool[x],
+                             sx->explained >= sy->explained ? sx : sy, &pairs[n_pairs]);
+      }
+    for (size_t g = 0, leads = 0; leads < GREEDY && g < n_singles && rank[g]->explained > 0; g++)
+      for (size_t y = 0; rank[g]->same_as < 0 && y < p->n; y++) {
+        int a = rank[g]->a, lo = a < (int)y ? a : (int)y, hi = a < (int)y ? (int)y : a, dup = p->single[y].same_as >= 0;
+        leads += y == 0;
+        for (size_t k = 0; k < n_pairs && !dup; k++)
+          dup = pairs[k].a == lo && pairs[k].b == hi;
+        if (!dup)
+          n_pairs += make_pair(f, p, lo, hi, rank[g], &pairs[n_pairs]);
+      }
+    for (size_t k = 0; k < n_pairs; k++)
+      if (pairs[k].explained > best_single)
+        rank[n_rank++] = &pairs[k];
+  }
+  if (getenv("MUONREF_FIT_DEBUG"))
+    fprintf(stderr, "fit: after pairs %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
+  /* passing cases: the best singles and pairs must keep them */
+  qsort(rank, n_rank, sizeof *rank, by_explained);
+  for (size_t i = 0, singles = 0, pr = 0; i < n_rank; i++) {
+    cand *c = rank[i];
+    if (!c->explained)
+      break;
+    if (c->b < 0 ? singles++ < TOP_SINGLES : pr++ < TOP_PAIRS)
+      check_passes(f, p, c);
+    else
+      c->broken = (int)p->n_pass + 1; /* not checked: after the checked ones */
+  }
+  qsort(rank, n_rank, sizeof *rank, rank_cmp);
+  n_rank = merge_same(p, rank, n_rank);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (getenv("MUONREF_FIT_DEBUG"))
+    fprintf(stderr, "fit: %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
+  if (getenv("MUONREF_FIT_DEBUG")) /* not in the report: the same results give the same report */
+    fprintf(stderr, "fit: profile %s fitted in %.2f s after the cases (%ld runs, %.2f s in all)\n", p->profile, secs,
+            n_runs, t_runs);
+  fprintf(out, "fit (profile %s): %zu failures; %zu single changes of the option space, %zu pairs; %zu passing cases "
+               "sampled\n", p->profile, p->n_fail, n_singles, n_pairs, p->n_pass);
+  int printed = 0;
+  for (size_t i = 0; i < n_rank && printed < PRINTED && rank[i]->explained > 0; i++, printed++) {
+    cand *c = rank[i];
+    char broken[96] = "";
+    if (c->broken <= c->sampled && p->n_pass)
+      snprintf(broken, sizeof broken, "; %d of %d passing cases sampled broken", c->broken, c->sampled);
+    fprintf(out, "explained: %s (%d of %zu failures%s)\n", label(p, c), c->explained, p->n_fail, broken);
+  }
+  if (!printed)
+    fprintf(out, "explained: no single change of the option space, nor a pair, gives the port's results (%zu failures)\n",
+            p->n_fail);
+  /* per-shape scale evidence */
+  if (p->n_sh) {
+    qsort(p->sh, p->n_sh, sizeof *p->sh, by_count);
+    fprintf(out, "scale (update norm / expected, per Muon parameter of the failing step cases, by shape):");
+    for (size_t k = 0; k < p->n_sh && k < MAX_SHAPES; k++) {
+      shape_ratios *s = &p->sh[k];
+      qsort(s->r, s->n, sizeof *s->r, cmp_double);
+      double med = s->r[s->n / 2], lo = s->r[0], hi = s->r[s->n - 1];
+      if (hi - lo <= 0.01 * med)
+        fprintf(out, "%s %s x%.3g in %zu case%s", k ? ";" : "", s->shape, med, s->n, s->n == 1 ? "" : "s");
+      else
+        fprintf(out, "%s %s x%.3g (%.3g to %.3g) in %zu cases", k ? ";" : "", s->shape, med, lo, hi, s->n);
+    }
+    if (p->n_sh > MAX_SHAPES)
+      fprintf(out, "; %zu more shapes", p->n_sh - MAX_SHAPES);
+    fputc('\n', out);
+  }
+  for (size_t i = 0; i < n_pairs; i++)
+    free(pairs[i].match), free(pairs[i].dist);
+  free(pairs);
+  free(rank);
+}
+
+void muonref_fit_report(muonref_fit *f, FILE *out)
+{
+  for (size_t i = 0; f && i < f->n_p; i++)
+    if (f->p[i].n_fail)
+      report_profile(f, &f->p[i], out);
+}
+
+void muonref_fit_free(muonref_fit *f)
+{
+  if (!f)
+    return;
+  for (size_t i = 0; i < f->n_p; i++) {
+    pfit *p = &f->p[i];
+    for (size_t k = 0; k < p->n_fail; k++)
+      case_free(&p->fail[k]);
+    for (size_t k = 0; k < p->n_pass; k++)
+      case_free(&p->pass[k]);
+    for (size_t k = 0; p->single && k < p->n; k++)
+      free(p->single[k].match), free(p->single[k].dist);
+    for (size_t k = 0; k < p->n_sh; k++)
+      free(p->sh[k].r);
+    free(p->sh), free(p->single), free(p->space), free(p->fail), free(p->pass);
+  }
+  free(f->p);
+  free(f);
+}

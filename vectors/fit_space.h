@@ -1,0 +1,69 @@
+/* muonref: the option space the judge's fit (vectors/fit.h) searches for an
+ * explanation of a failing port (spec/vectors.md section 7): every
+ * catalogued fault (fast/faults.h) and every single change of a
+ * muonref_options field to another value that some profile uses (read from
+ * the profile table at run time) or that the spec lists as a common
+ * alternative (every named value of an enum field, the coefficient presets
+ * and their bf16-rounded forms, the eps values and step counts of section 7). */
+#ifndef MUONREF_VECTORS_FIT_SPACE_H
+#define MUONREF_VECTORS_FIT_SPACE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "muonref/options.h"
+
+/* What a change can alter, by kind of case (pruning: a change is run only
+ * on the cases whose kind it touches). */
+enum {
+  MUONREF_FIT_NS = 1u << 0,   /* ns and transpose cases */
+  MUONREF_FIT_MUON = 1u << 1, /* step cases with a Muon parameter */
+  MUONREF_FIT_ADAM = 1u << 2, /* step cases with an AdamW parameter */
+  MUONREF_FIT_STEP = 1u << 3, /* every step case (routing, gradients, p.grad) */
+  MUONREF_FIT_ALL = 0xfu
+};
+
+/* One change: a fault, or one field set to a value. */
+typedef struct muonref_fit_change {
+  int fault;             /* > 0: the catalogued fault of that id; then field is -1 */
+  int field;             /* >= 0: the field (an index of the space's table) */
+  int only_default;      /* 1: only in a group whose case options give none of the
+                            field's keys (the port's default differs; an ns or
+                            transpose case, which gives no options, included) */
+  int branch;            /* 0: every group; 1: groups not routed to AdamW by use_muon
+                            (use_muon true or AUTO); 2: use_muon false groups only
+                            (default changes of a profile whose AdamW groups have
+                            defaults of their own, profile.h adam_fill: keller) */
+  muonref_options value; /* the field's new value (only its bytes are read) */
+} muonref_fit_change;
+
+/* Every single change for profile `profile` (its defaults are the base):
+ * the faults first, then for each field the value changes and, for a field
+ * the profile's key table names, the default changes.  Returns the count
+ * and a new array in *out (free() it), or 0 (*out NULL) for an unknown
+ * profile or out of memory. */
+size_t muonref_fit_space(const char *profile, muonref_fit_change **out);
+
+/* Applies c to the options o of a group whose case gives the options
+ * object `given` (NULL: none given) under `profile`. */
+void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile, muonref_options *o);
+
+/* Whether c can act on `test` (a step case's options objects, or none for
+ * another kind): 0 for a default change where every group of the case
+ * gives one of the field's keys. */
+int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const char *kind, const char *profile);
+
+/* What c can alter (MUONREF_FIT_*; a fault: MUONREF_FIT_ALL). */
+unsigned muonref_fit_touches(const muonref_fit_change *c);
+
+/* Whether c changes only option values (a fault whose muonref_fault_options
+ * changes the profile's defaults counts as one: it can be combined with
+ * another fault's hooks). */
+int muonref_fit_option_only(const muonref_fit_change *c, const char *profile);
+
+/* c in words, by the profile's own option names where its key table has
+ * the field (and reads the written value back), else by the spec's field
+ * name: "eps 1e-07 -> 1e-08", "default lr 0.02 -> 0.01", "scale_mode fan_in
+ * -> rms_adamw", or the fault's name.  Writes at most n bytes to buf. */
+void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char *buf, size_t n);
+
+#endif
