@@ -77,7 +77,13 @@ START_TEST(unknown_profile_is_named)
   muonref_error e;
   muonref_options o;
   ck_assert_int_eq(muonref_profile_options("mxnet", &o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown profile 'mxnet', expected one of ('nemo', 'torch', 'moonlight', 'keller', 'timm', 'dion', 'emerging', 'paddle', 'optax', 'megatron', 'keras')");
+  /* the names in the records' order (spec/profiles/, core/profile_table.h), not a list that drifts */
+  char want[1024] = "Unknown profile 'mxnet', expected one of (";
+  for (size_t i = 0; i < muonref_profile_count(); i++)
+    snprintf(want + strlen(want), sizeof want - strlen(want), "%s'%s'", i ? ", " : "", muonref_profile_name(i));
+  strcat(want, ")");
+  ck_assert_uint_ge(muonref_profile_count(), 12);
+  ck_assert_str_eq(e.message, want);
   ck_assert_str_eq(muonref_profile_name(0), "nemo");
   ck_assert_ptr_null(muonref_profile_name(muonref_profile_count()));
 }

@@ -425,7 +425,7 @@ START_TEST(bf16_cast_of_an_inexact_input)
     for (int i = 0; i < R; i++)
       for (int j = 0; j < C; j++)
         g[i * C + j] = (__builtin_popcount((unsigned)(i & j)) & 1 ? -1.0f : 1.0f) * (float)(TARGET[k] / 1.95);
-    muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL};
+    muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0};
     muonref_ref_cr_report rep;
     muonref_error e;
     ck_assert_msg(muonref_ref_step_cr(&o, &r, p, &st, g, 256, &rep, &e) == MUONREF_OK, "%s", e.message);
