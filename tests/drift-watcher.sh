@@ -59,6 +59,14 @@ else
   echo "skip: --run (no torch)"
 fi
 
+# a user's record (--profile-file) pinning its own commit, its base from spec/profiles: its one file, no catalogue
+pin=$(git -C "$repo" rev-parse HEAD~1)
+printf '{"name": "myeo", "base": "emerging", "source": {"repository": "me/eo", "paths": ["%s"], "commit": "%s"}}\n' \
+  "$f" "$pin" >"$work/myeo.json"
+drift myeo "$repo" HEAD --profile-file "$work/myeo.json"; rc=$?
+[ $rc -eq 1 ] && grep -q '^5 change(s)' "$work/out" && grep -q "default eps 1e-15 -> 1e-07" "$work/out" &&
+  echo "ok: a user record pinning its own commit: exit 1, 5 changes" || fail "--profile-file: exit $rc: $(cat "$work/out")"
+
 drift no_such_port "$repo" HEAD; rc=$?
 [ $rc -eq 2 ] && grep -q "profile 'no_such_port'" "$work/out" && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc"
 drift emerging "$repo" HEAD; rc=$?   # the record's pin fd77292 is not in the fixture

@@ -98,7 +98,7 @@ def inherited(chain, member):
 # ---- git ----
 
 def git(repo, *argv, check=True):
-    """`git --git-dir/-C repo argv` (bytes of stdout); Unusable when it fails and check is set."""
+    """The finished `git -C repo argv` (stdout as bytes); Unusable naming the command when it fails and check is set."""
     p = subprocess.run(["git", "-C", repo, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check and p.returncode:
         raise Unusable(f"{repo}: git {' '.join(argv)}: {p.stderr.decode(errors='replace').strip()}")
@@ -109,10 +109,11 @@ def resolve(repo, rev, what):
     """The commit `rev` names in repo; Unusable when it is not a commit there."""
     p = git(repo, "cat-file", "-t", rev, check=False)
     kind = p.stdout.decode().strip()
+    hint = " (pass --pinned REV)" if what == "the pin" else ""
     if p.returncode:
-        raise Unusable(f"{repo}: {what} '{rev}' is not in the repository (fetch it, or pass --pinned REV)")
+        raise Unusable(f"{repo}: {what} '{rev}' is not in the repository (fetch it{', or pass --pinned REV' if hint else ''})")
     if kind not in ("commit", "tag"):
-        raise Unusable(f"{repo}: {what} '{rev}' is a {kind}, not a commit (pass --pinned REV)")
+        raise Unusable(f"{repo}: {what} '{rev}' is a {kind}, not a commit{hint}")
     return git(repo, "rev-parse", rev + "^{commit}").stdout.decode().strip()
 
 
