@@ -7,8 +7,9 @@
 # function. Compared with itself it reports nothing (exit 0); across the two
 # commits it names exactly those changes (exit 1); with --run the upstream at
 # each commit goes through the driver over emerging_newton_schulz.json: the
-# first passes, the second fails the tiny-norm case that eps decides. Bad
-# input exits 2 naming it.  Exit 0 pass, 1 fail, 77 skip (no git).
+# first passes, the second fails the two tiny-norm cases that eps decides,
+# and the fit names exactly ns_eps 1e-15 -> 1e-7. Bad input exits 2 naming
+# it.  Exit 0 pass, 1 fail, 77 skip (no git).
 srcdir=$(cd "${MUONREF_SRCDIR:-$(dirname "$0")/..}" && pwd)
 muonref=$(cd "$(dirname "${MUONREF:-./muonref}")" && pwd)/$(basename "${MUONREF:-./muonref}")
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
@@ -53,8 +54,10 @@ if "$python" -c 'import torch' >/dev/null 2>&1; then
   [ $rc -eq 0 ] && grep -q "muonref check exit 0" "$work/out" && echo "ok: --run at the pin passes its profile" ||
     fail "--run at the pin: exit $rc: $(tail -n 5 "$work/out")"
   drift emerging "$repo" HEAD --pinned HEAD~1 --run "$f:Muon" --vectors "$v"; rc=$?
+  # the fit names the release's one difference, as the data of the two releases give it
   [ $rc -eq 1 ] && grep -q "muonref check exit 1" "$work/out" && grep -q "FAIL" "$work/out" &&
-    echo "ok: --run at REF fails: $(grep -m1 FAIL "$work/out")" || fail "--run at REF: exit $rc: $(tail -n 5 "$work/out")"
+    grep -q "^explained: eps_floor_1e-7 = ns_eps 1e-15 -> 1e-7 (2 of 2 failures" "$work/out" &&
+    echo "ok: --run at REF fails, $(grep '^explained:' "$work/out")" || fail "--run at REF: exit $rc: $(tail -n 5 "$work/out")"
 else
   echo "skip: --run (no torch)"
 fi
