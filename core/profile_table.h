@@ -523,7 +523,7 @@ static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
   "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
 
-/* ---- emerging: NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the defaults of v0.4.0) ---- */
+/* ---- emerging: NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0) ---- */
 /* NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the
  * release v0.4.0 has the same defaults and eps; spec/profiles/emerging.md): Muon(params, lr=3e-4,
  * momentum=0.95, weight_decay=0.01, *, nesterov=False, weight_decay_method="decoupled",
@@ -1063,7 +1063,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 12, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 9, 0, NULL, dion_areas},
-  [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 7, 0, NULL, emerging_areas},
+  [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 7, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 11, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 12, 0, NULL, megatron_areas},

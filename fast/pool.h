@@ -10,7 +10,7 @@
  * started.  OpenMP was not used: libgomp's threads spin after each
  * parallel region (300 000 rounds by default, milliseconds on the project's
  * CPU) against OpenBLAS's threads, and a library cannot set
- * OMP_WAIT_POLICY for its caller (README, Decisions). */
+ * OMP_WAIT_POLICY for its caller (docs/design.md, "Decisions"). */
 #ifndef MUONREF_POOL_H
 #define MUONREF_POOL_H
 

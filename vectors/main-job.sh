@@ -1,5 +1,5 @@
 #!/bin/sh
-# The main job (README): regenerate the golden vectors of every profile from
+# The main job (README, docs/guide.md): regenerate the golden vectors of every profile from
 # the reference, confirm they equal the committed ones, judge our fast path
 # (bf16 and fp32) against every profile, run every profile's PyTorch test
 # port over every profile (the cross matrix, which holds each port over its

@@ -11,7 +11,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_KELLER = 3, /* KellerJordan/Muon muon.py @857d1ad (2025-11-23) */
   MUONREF_PROFILE_TIMM = 4, /* huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08) */
   MUONREF_PROFILE_DION = 5, /* microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) */
-  MUONREF_PROFILE_EMERGING = 6, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the defaults of v0.4.0) */
+  MUONREF_PROFILE_EMERGING = 6, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0) */
   MUONREF_PROFILE_PADDLE = 7, /* PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f */
   MUONREF_PROFILE_OPTAX = 8, /* google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07) */
   MUONREF_PROFILE_MEGATRON = 9, /* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a */
