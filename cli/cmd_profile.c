@@ -73,8 +73,10 @@ static void print_key(const muonref_profile *p, const muonref_options *o, const 
                    : o->scale_mode == MUONREF_SCALE_FAN_IN     ? "'shape_scaling'"
                                                                : "?");
     break;
-  case MUONREF_KEY_ALGORITHM: /* dion: a group without the key is "muon"; muonref's cases name every group's */
-    printf("%s\n", o->use_muon == MUONREF_USE_MUON_FALSE ? "'adamw'" : "'muon'");
+  case MUONREF_KEY_ALGORITHM: /* dion: a group without the key is the class's ("muon", NorMuon's "normuon") */
+    printf("%s\n", o->use_muon == MUONREF_USE_MUON_FALSE        ? "'adamw'"
+                   : o->catalogue == MUONREF_CATALOGUE_NORMUON ? "'normuon'"
+                                                               : "'muon'");
     break;
   case MUONREF_KEY_ADJUST_LR_DION:
     printf("%s\n", o->scale_mode == MUONREF_SCALE_RMS_TO_RMS  ? "'spectral_norm'"
@@ -173,6 +175,13 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   printf("adam_step_global   %d\n", o->adam_step_global);
   printf("adam_bias_fp32     %d\n", o->adam_bias_fp32);
   printf("all_missing_error  %d\n", o->all_missing_error);
+  printf("moment2            %s\n", muonref_moment2_name(o->moment2));
+  printf("moment2_beta       %s\n", muonref_py_float(b, sizeof b, o->moment2_beta));
+  printf("moment2_eps        %s\n", muonref_py_float(b, sizeof b, o->moment2_eps));
+  printf("moment2_eps_mode   %s\n", muonref_eps_mode_name(o->moment2_eps_mode));
+  printf("moment2_bias_correction %d\n", o->moment2_bias_correction);
+  printf("moment2_rescale    %s\n", muonref_moment2_rescale_name(o->moment2_rescale));
+  printf("cautious_wd        %d\n", o->cautious_wd);
   const muonref_check *rows[2];
   size_t n[2];
   char rule[48];

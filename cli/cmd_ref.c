@@ -261,7 +261,9 @@ static int run_step(const ref_args *a, const json_t *j)
     return rc;
   }
   float *b1 = calloc(r.numel, sizeof(float)), *b2 = calloc(r.numel, sizeof(float));
-  muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2};
+  float *b3 = calloc(r.numel, sizeof(float)); /* the second moment: at most numel floats */
+  muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2,
+                            r.use_muon ? b3 : NULL, 0};
   size_t n_steps = single ? 1 : json_array_size(gl);
   for (size_t k = 0; !rc && k < n_steps; k++) {
     muonref_tensor g;
@@ -279,10 +281,11 @@ static int run_step(const ref_args *a, const json_t *j)
   if (!rc) {
     json_t *o = json_object();
     json_object_set_new(o, "param", muonref_tensor_to_json(&p, 1));
-    json_object_set_new(o, "state", muonref_case_state_json(&st, &p.shape));
+    muonref_shape m2 = muonref_moment2_shape(&a->o, &r, &p.shape);
+    json_object_set_new(o, "state", muonref_case_state_json(&st, &p.shape, &m2));
     rc = emit(o);
   }
-  free(b1), free(b2);
+  free(b1), free(b2), free(b3);
   muonref_tensor_free(&p);
   return rc;
 }

@@ -21,7 +21,7 @@ static void print_group(size_t g, const muonref_options *o, size_t n_params, uns
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *f = &muonref_option_fields[i];
     char v[600];
-    if (version == 1 && !f->in_v1)
+    if ((unsigned)f->since > version)
       continue;
     if (f->kind == MUONREF_FIELD_F64)
       muonref_py_float(v, sizeof v, muonref_option_field_f64(o, f));

@@ -42,6 +42,14 @@ static const muonref_check DION[] = {
   REAL("adam_betas", NONNEGATIVE, "Invalid betas: {}"), STEPS(0, MAXS, STEPS_MSG),
   REAL("weight_decay", FINITE, "Invalid weight decay: {}"), REAL("adam_eps", FINITE, "Invalid AdamW epsilon: {}"),
 };
+/* dion.NorMuon.__init__ (dion/normuon.py @0a059a4; normuon.md 2): dion's checks with muon_beta2 >= 0
+ * between mu and betas (no upper bound: muonref's own rule, 0 <= beta2 <= 1, refuses more). */
+static const muonref_check NORMUON[] = {
+  REAL("lr", NONNEGATIVE, "Invalid learning rate: {}"), REAL("momentum", NONNEGATIVE, "Invalid momentum factor (mu): {}"),
+  REAL("moment2_beta", NONNEGATIVE, "Invalid muon_beta2: {}"), REAL("adam_betas", NONNEGATIVE, "Invalid betas: {}"),
+  STEPS(0, MAXS, STEPS_MSG), REAL("weight_decay", FINITE, "Invalid weight decay: {}"),
+  REAL("adam_eps", FINITE, "Invalid AdamW epsilon: {}"),
+};
 /* A port that checks nothing (Moonlight, Keller, Paddle, optax, keras): what cannot be computed. */
 #define UNCHECKED(steps...)                                                                                         \
   REAL("lr", FINITE, "Invalid learning rate: {}"), REAL("momentum", FINITE, "Invalid momentum: {}"), steps,         \
@@ -71,8 +79,9 @@ static const struct {
   [MUONREF_CATALOGUE_OPTAX] = {NONE, OPTAX_LATE, N(NONE), N(OPTAX_LATE)},
   [MUONREF_CATALOGUE_MEGATRON] = {EMERGING, NULL, N(EMERGING), 0},
   [MUONREF_CATALOGUE_KERAS] = {NONE, NULL, N(NONE), 0},
+  [MUONREF_CATALOGUE_NORMUON] = {NORMUON, NULL, N(NORMUON), 0},
 };
-_Static_assert(N(CATALOGUES) == MUONREF_CATALOGUE_KERAS + 1, "a row of checks per catalogue");
+_Static_assert(N(CATALOGUES) == MUONREF_CATALOGUE_NORMUON + 1, "a row of checks per catalogue");
 
 int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, size_t *n_head,
                              const muonref_check **late, size_t *n_late)
@@ -90,6 +99,7 @@ static double real_of(const muonref_options *o, const char *f)
          : !strcmp(f, "momentum")     ? o->momentum
          : !strcmp(f, "weight_decay") ? o->weight_decay
          : !strcmp(f, "ns_eps")       ? o->ns_eps
+         : !strcmp(f, "moment2_beta") ? o->moment2_beta
                                       : o->adam_eps;
 }
 

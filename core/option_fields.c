@@ -23,13 +23,19 @@ NAMER(grad_after, muonref_grad_after)
 NAMER(adam_variant, muonref_adam_variant)
 NAMER(norm_format, muonref_norm_format)
 NAMER(pattern_match, muonref_pattern_match)
+NAMER(moment2, muonref_moment2)
+NAMER(moment2_rescale, muonref_moment2_rescale)
 
 #define OFF(f) offsetof(muonref_options, f)
 /* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
-#define F64(f, v1) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, v1, 0, NULL}
-#define I32(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, v1, 0, NULL}
-#define BOOL(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, v1, 1, NULL}
-#define ENUM(f, namer, v1, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, v1, 0, prefix}
+#define F64(f, v1) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, (v1) ? 1 : 2, 0, NULL}
+#define I32(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, (v1) ? 1 : 2, 0, NULL}
+#define BOOL(f, v1) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, (v1) ? 1 : 2, 1, NULL}
+#define ENUM(f, namer, v1, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, (v1) ? 1 : 2, 0, prefix}
+/* entries since format 3 */
+#define F64_3(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 3, 0, NULL}
+#define BOOL3(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 3, 1, NULL}
+#define ENUM3(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 3, 0, prefix}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -46,10 +52,14 @@ const muonref_option_field muonref_option_fields[] = {
   ENUM(missing_grad, missing_grad, 0, "MUONREF_MISSING_GRAD_"), ENUM(grad_after_step, grad_after, 0, "MUONREF_GRAD_AFTER_"),
   F64(ns_safety, 0), ENUM(adam_variant, adam_variant, 0, "MUONREF_ADAM_"), F64(scale_extra, 0),
   ENUM(norm_format, norm_format, 0, "MUONREF_NORM_FORMAT_"),
-  {"exclude_patterns", MUONREF_FIELD_PATTERNS, OFF(n_exclude_patterns), OFF(exclude_patterns), NULL, 0, 0, NULL},
+  {"exclude_patterns", MUONREF_FIELD_PATTERNS, OFF(n_exclude_patterns), OFF(exclude_patterns), NULL, 2, 0, NULL},
   ENUM(pattern_match, pattern_match, 0, "MUONREF_MATCH_"), BOOL(momentum_bias_correction, 0), F64(adam_weight_decay, 0),
   BOOL(adam_decay_own, 0), F64(clip_grad_norm, 0), BOOL(exclude_embeddings, 0), BOOL(adam_decay_muon_lr, 0),
   BOOL(adam_step_global, 0), BOOL(adam_bias_fp32, 0), BOOL(all_missing_error, 0),
+  /* format 3 (the second moment, cautious decay) */
+  ENUM3(moment2, moment2, "MUONREF_MOMENT2_"), F64_3(moment2_beta), F64_3(moment2_eps),
+  ENUM3(moment2_eps_mode, eps_mode, "MUONREF_EPS_"), BOOL3(moment2_bias_correction),
+  ENUM3(moment2_rescale, moment2_rescale, "MUONREF_MOMENT2_RESCALE_"), BOOL3(cautious_wd),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -60,15 +70,17 @@ SIZE_IS(scale_format, 4) SIZE_IS(conv_mode, 4) SIZE_IS(missing_grad, 4) SIZE_IS(
 SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) SIZE_IS(pattern_match, 4)
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
+SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
+SIZE_IS(cautious_wd, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
-/* The size the table above covers (measured on x86-64: its fields and 20 bytes of alignment padding).  A field
+/* The size the table above covers (measured on x86-64: its fields and 24 bytes of alignment padding).  A field
  * appended to muonref_options, or inserted anywhere but into one of its 4-byte padding holes, changes it
  * (tests/check_state also checks the gaps between the entries): add the field to the table and to spec/muon.md
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1520, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1560, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)
@@ -118,11 +130,11 @@ static int same(const muonref_options *a, const muonref_options *b, const muonre
   return 0;
 }
 
-const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, int v1_only)
+const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, unsigned version)
 {
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *f = &muonref_option_fields[i];
-    if ((!v1_only || f->in_v1) && !same(a, b, f))
+    if ((!version || (unsigned)f->since <= version) && !same(a, b, f))
       return f->name;
   }
   return NULL;

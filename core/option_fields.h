@@ -1,5 +1,5 @@
 /* muonref: every field of muonref_options, once, in the order of state file
- * format 2 (spec/muon.md 11.1): the state file (fast/state.c) writes,
+ * format 3 (spec/muon.md 11.1): the state file (fast/state.c) writes,
  * reads and compares the options through this table, `muonref state`
  * prints them from it, and the profile records (vectors/record.c) spell
  * them by it, so that a field added to the struct and not here
@@ -25,7 +25,7 @@ typedef struct muonref_option_field {
   muonref_field_kind kind;
   size_t off, off2;           /* offsetof the field (the count for COEFFS and PATTERNS), the array's */
   const char *(*enum_name)(int); /* an enum's spelling (options.h *_name), or NULL */
-  int in_v1;                  /* 1: stored by state file format 1 as well */
+  int since;                  /* the first state file format that stores the entry (1, 2 or 3) */
   int boolean;                /* 1: an int that is 0 or 1 (a record spells it false/true) */
   const char *c_prefix;       /* an enum's C constants: prefix + its spelling in capitals
                                  ("MUONREF_SCALE_" "FAN_IN"), or NULL */
@@ -37,8 +37,8 @@ extern const size_t muonref_option_field_count;
 
 /* The name of the first entry in which a and b differ (doubles bitwise,
  * the coefficient triples and patterns up to their counts), or NULL;
- * v1_only: only the entries of format 1. */
-const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, int v1_only);
+ * only the entries that state file format `version` stores (0: every entry). */
+const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, unsigned version);
 
 /* Accessors of an entry's value in o (I32 and I64 as long long). */
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f);

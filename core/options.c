@@ -12,12 +12,12 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", "ratio_cols", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", "ratio_cols", "rms_numel", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
 static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
-                                              "megatron", "keras", NULL};
+                                              "megatron", "keras", "normuon", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", "optax_follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
@@ -32,6 +32,8 @@ static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
 static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL};
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
+static const char *const MOMENT2_NAMES[] = {"none", "rows", "longer", "element", NULL};
+static const char *const MOMENT2_RESCALE_NAMES[] = {"none", "norm", "unit", NULL};
 
 static const char *name_of(const char *const *names, int v)
 {
@@ -173,6 +175,8 @@ static int check_flags(const muonref_options *o, muonref_error *err)
     {"adam_step_global", offsetof(muonref_options, adam_step_global)},
     {"adam_bias_fp32", offsetof(muonref_options, adam_bias_fp32)},
     {"all_missing_error", offsetof(muonref_options, all_missing_error)},
+    {"moment2_bias_correction", offsetof(muonref_options, moment2_bias_correction)},
+    {"cautious_wd", offsetof(muonref_options, cautious_wd)},
   };
   for (size_t i = 0; i < sizeof F01 / sizeof F01[0]; i++) {
     int v = *(const int *)((const char *)o + F01[i].off);
@@ -180,6 +184,21 @@ static int check_flags(const muonref_options *o, muonref_error *err)
       return muonref_fail(err, MUONREF_EOPTION, "Invalid %s: %d (expected 0 or 1)", F01[i].name, v);
   }
   return MUONREF_OK;
+}
+
+/* The second moment of the Newton-Schulz output (spec/muon.md 7.4): its
+ * enums, 0 <= beta2 < 1 and eps >= 0 (finite), under every catalogue. */
+static int check_moment2(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  if ((s = check_enum(MOMENT2_NAMES, "moment2", (int)o->moment2, err)) ||
+      (s = check_enum(MOMENT2_RESCALE_NAMES, "moment2_rescale", (int)o->moment2_rescale, err)) ||
+      (s = check_enum(EPS_NAMES, "moment2_eps_mode", (int)o->moment2_eps_mode, err)))
+    return s;
+  if ((s = check_real(o->moment2_beta < 0.0 || o->moment2_beta > 1.0, o->moment2_beta,
+                      "Invalid second-moment beta (moment2_beta)", err)))
+    return s;
+  return check_real(o->moment2_eps < 0.0, o->moment2_eps, "Invalid second-moment epsilon (moment2_eps)", err);
 }
 
 int muonref_options_validate(const muonref_options *o, muonref_error *err)
@@ -231,6 +250,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   if ((s = check_patterns(o, err)))
     return s;
   if ((s = check_flags(o, err)))
+    return s;
+  if ((s = check_moment2(o, err)))
     return s;
   return check_ns_fields(o, err);
 }
@@ -299,6 +320,8 @@ const char *muonref_grad_after_name(muonref_grad_after v) { return name_of(GRAD_
 const char *muonref_adam_variant_name(muonref_adam_variant v) { return name_of(ADAM_VARIANT_NAMES, (int)v); }
 const char *muonref_norm_format_name(muonref_norm_format f) { return name_of(NORM_FORMAT_NAMES, (int)f); }
 const char *muonref_pattern_match_name(muonref_pattern_match m) { return name_of(PATTERN_MATCH_NAMES, (int)m); }
+const char *muonref_moment2_name(muonref_moment2 m) { return name_of(MOMENT2_NAMES, (int)m); }
+const char *muonref_moment2_rescale_name(muonref_moment2_rescale r) { return name_of(MOMENT2_RESCALE_NAMES, (int)r); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

@@ -20,6 +20,8 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
   case MUONREF_SCALE_SQRT_MAX: return sqrt(fmax(r, c));
   /* Paddle muon.py @98af0a0f _scaling_fn, muon_version 2: (dout / din) ** 0.5 */
   case MUONREF_SCALE_RATIO_COLS: return sqrt(c / r);
+  /* timm/optim/muon.py @aa4b5850 get_adamuon_lr_scale "match_rms_adamw": 0.2 * (out_chs * in_chs) ** 0.5 */
+  case MUONREF_SCALE_RMS_NUMEL: return 0.2 * sqrt(r * c);
   default: return 1.0;
   }
 }
@@ -69,6 +71,7 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   if (alpha_in)
     p->update_scale = 1, p->alpha = 1.0;
   p->update_factor2 = 1.0;
+  p->cautious = o->cautious_wd;
   if (o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
     paddle_update(o, r, p);
 }
@@ -122,6 +125,7 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   double wd = o->adam_decay_own ? o->adam_weight_decay : o->weight_decay;
   p->apply_decay = wd != 0.0;
   p->decay = 1.0 - (o->adam_decay_muon_lr ? o->lr : p->lr) * wd;
+  p->cautious = o->cautious_wd;
   /* timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group["nesterov"] else adamw(...) */
   p->nadamw = o->adam_variant == MUONREF_ADAM_NADAMW || (o->adam_variant == MUONREF_ADAM_FOLLOW_NESTEROV && o->nesterov);
   p->num_mom = p->beta1, p->num_grad = p->one_minus_beta1;
@@ -152,4 +156,26 @@ void muonref_state_missing_grad(const muonref_options *o, const muonref_route *r
   }
   s->initialized = 1;
   s->step++;
+}
+
+void muonref_moment2_plan_make(const muonref_options *o, long t, muonref_moment2_plan *p)
+{
+  p->kind = o->moment2;
+  p->keep = o->moment2_beta;
+  p->take = 1.0 - o->moment2_beta;
+  /* timm _single_tensor_adamuon: `1.0 - beta2 ** step` */
+  p->bias_correction2 = o->moment2_bias_correction ? 1.0 - pow(o->moment2_beta, (double)t) : 1.0;
+  p->eps = o->moment2_eps;
+  p->clamp = o->moment2_eps_mode == MUONREF_EPS_CLAMP;
+  p->rescale = o->moment2_rescale;
+  p->ratio_nan = 0;
+}
+
+size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t cols, size_t i, size_t j)
+{
+  switch (p->kind) {
+  case MUONREF_MOMENT2_ELEMENT: return i * cols + j;
+  case MUONREF_MOMENT2_LONGER: return rows < cols ? j : i;
+  default: return i; /* ROWS */
+  }
 }

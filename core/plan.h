@@ -41,6 +41,8 @@ typedef struct muonref_muon_plan {
   double update_factor2; /* a second bf16 product O <- R_bf16(fl32(update_factor2) O) after the
                             first, when update_scale and it is not 1.0 (Paddle's extra_scale_factor) */
   double alpha;
+  int cautious;          /* 0: the decay applies to every element; 1 (cautious_wd): only where
+                            P O >= 0; 2 (the fault cautious_wd_strict): only where P O > 0 */
 } muonref_muon_plan;
 
 /* One AdamW step, t = step count after this step (t >= 1):
@@ -66,10 +68,55 @@ typedef struct muonref_adamw_plan {
   double decay;              /* 1 - lr * weight_decay (adam_decay_own: adam_weight_decay; adam_decay_muon_lr:
                                 the Muon lr, not lr * adam_lr_ratio) */
   int nadamw;                /* 1: the numerator is num_mom m + num_grad g (adam_variant) */
+  int cautious;              /* as muonref_muon_plan's, with the AdamW quotient n / denom for O */
   double num_mom, num_grad;  /* NADAMW (timm): beta1, 1 - beta1, with step_size lr / bc1;
                                 OPTAX_FOLLOW_NESTEROV with nesterov: beta1 / (1 - beta1^(t+1)),
                                 (1 - beta1) / (1 - beta1^t), with step_size lr */
 } muonref_adamw_plan;
+
+/* The second moment of the Newton-Schulz output of one Muon step (spec/muon.md
+ * 7.4), for each (rows, cols) matrix O of the batch, t the Muon step count
+ * after this step:
+ *   m   = the mean of O^2 over each row (ROWS; LONGER with rows >= cols), each
+ *         column (LONGER with rows < cols), or O^2 itself (ELEMENT)
+ *   v'  = keep v + take m
+ *   w   = v' / bias_correction2                (bias_correction2 = 1 without
+ *                                               moment2_bias_correction)
+ *   d   = sqrt(w) + eps (ADD) or sqrt(max(w, eps)) (CLAMP); N = O / d (0 where d = 0)
+ *   NORM: N <- N ||O||_F / max(||N||_F, eps), per matrix
+ *   UNIT: N <- N / (||N||_F + eps), over the whole parameter
+ * keep = beta2 and take = 1 - beta2 in binary64 (dion's `torch.lerp(V, m,
+ * 1 - muon_beta2)`, timm's `mul_(beta2).addcmul_(O, O, value=1 - beta2)`;
+ * ports round these in binary32, within the element-wise allowance). */
+typedef struct muonref_moment2_plan {
+  muonref_moment2 kind;      /* NONE: no second moment (nothing below applies) */
+  double keep, take;
+  double bias_correction2;   /* 1 - beta2^t, or 1 */
+  double eps;
+  int clamp;                 /* moment2_eps_mode CLAMP */
+  muonref_moment2_rescale rescale;
+  int ratio_nan;             /* the fault normuon_zero_ratio_nan: NORM divides by the bare ||N||_F */
+} muonref_moment2_plan;
+
+/* Whether the decay applies to an element whose parameter has sign sp and
+ * whose update (the direction subtracted) has sign su (each -1, 0 or 1),
+ * under a plan's `cautious` (spec/muon.md 4.1): always (0), where sp su >= 0
+ * (1: cautious_wd; dion `sign(X U) + 1` clipped at 1, modded-nanogpt and
+ * nanochat `(g * p) >= 0`), or where sp su > 0 (2: the fault). */
+static inline int muonref_cautious_decays(int cautious, int sp, int su)
+{
+  return cautious == 0 || (cautious == 1 ? sp * su >= 0 : sp * su > 0);
+}
+
+/* The sign of x: -1, 0 or 1. */
+static inline int muonref_sign(double x) { return (x > 0) - (x < 0); }
+
+/* Fills *p for the Muon step numbered t (>= 1) under *o. */
+void muonref_moment2_plan_make(const muonref_options *o, long t, muonref_moment2_plan *p);
+
+/* The second-moment entry that entry (i, j) of a (rows, cols) matrix of the
+ * batch reads, counted within that matrix's block (p->kind not NONE). */
+size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t cols, size_t i, size_t j);
 
 /* The shape factor of scale_mode for a (rows, cols) matrix (rows, cols >= 1):
  * fan_in sqrt(max(1, rows/cols)), fan_out sqrt(max(1, cols/rows)), none 1,

@@ -52,6 +52,13 @@ static const muonref_options nemo_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -121,6 +128,13 @@ static const muonref_options torch_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -187,6 +201,13 @@ static const muonref_options moonlight_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -257,6 +278,13 @@ static const muonref_options keller_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -302,6 +330,13 @@ static const muonref_options keller_adam_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -373,6 +408,13 @@ static const muonref_options timm_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; conv_mode,
  * normalize_spatial, algo, scale_eps, capturable and verbose are left at timm's defaults (not
@@ -455,6 +497,13 @@ static const muonref_options dion_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order;
  * distributed_mesh, cautious_wd (False), use_gram_newton_schulz, use_triton, use_polar_express
@@ -533,6 +582,13 @@ static const muonref_options emerging_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction).
@@ -606,6 +662,13 @@ static const muonref_options paddle_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -694,6 +757,13 @@ static const muonref_options optax_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adaptive (False), adam_eps_root (0),
@@ -774,6 +844,13 @@ static const muonref_options megatron_defaults = {
   .adam_step_global = 0,
   .adam_bias_fp32 = 0,
   .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -856,6 +933,13 @@ static const muonref_options keras_defaults = {
   .adam_step_global = 1,
   .adam_bias_fp32 = 1,
   .all_missing_error = 1,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -883,6 +967,94 @@ static const char *const keras_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
   "state", "errors", "overflow", "defaults", "schedule", NULL};
 
+/* ---- normuon: microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) ---- */
+/* microsoft/dion dion/normuon.py @0a059a4 (2026-08-07), NorMuon(params, lr=0.01, mu=0.95,
+ * muon_beta2=0.95, betas=(0.9, 0.95), weight_decay=0.01, cautious_wd=False, epsilon=1e-8,
+ * nesterov=False, adjust_lr="spectral_norm", flatten=False, use_polar_express=True)
+ * (spec/profiles/normuon.md; arXiv:2510.05491): dion's Muon (sum momentum, Polar Express's five
+ * triples once each on X / (1.02 ||X||_F + epsilon) in bf16, N-D parameters a batch of their last
+ * two dimensions, routing by each group's `algorithm`), then on the float32 Newton-Schulz output O
+ * of each matrix the second moment per row, `variance_neuron` <- lerp(v, mean(O^2, dim=-1), 1 -
+ * muon_beta2), O / (sqrt(v) + 1e-8), its Frobenius norm restored (`norm_U /
+ * norm_U_new.clamp(min=1e-8)`), lr sqrt(rows/cols) times that in float32 (not into the bf16
+ * output), the decay 1 - lr wd (or only where the parameter and the update agree in sign:
+ * cautious_wd); AdamW groups as dion's (dion/scalar_opts.py). */
+static const muonref_options normuon_defaults = {
+  .lr = 0.01,
+  .momentum = 0.95,
+  .nesterov = 0,
+  .ns_steps = 5,
+  .weight_decay = 0.01,
+  .scale_mode = MUONREF_SCALE_RMS_TO_RMS,
+  .adam_beta1 = 0.9,
+  .adam_beta2 = 0.95,
+  .adam_eps = 1e-08,
+  .adam_lr_ratio = 1.0,
+  .adam_dim_threshold = 8192,
+  .use_muon = MUONREF_USE_MUON_AUTO,
+  .momentum_form = MUONREF_MOMENTUM_SUM,
+  .n_coeffs = 5,
+  .coeffs = {{8.156554524902461, -22.48329292557795, 15.878769915207462},
+              {4.042929935166739, -2.808917465908714, 0.5000178451051316},
+              {3.8916678022926607, -2.772484153217685, 0.5060648178503393},
+              {3.285753657755655, -2.3681294933425376, 0.46449024233003106},
+              {2.3465413258596377, -1.7097828382687081, 0.42323551169305323}},
+  .coeff_order = MUONREF_ORDER_REPEAT_LAST,
+  .ns_eps = 1e-08,
+  .eps_mode = MUONREF_EPS_ADD,
+  .ns_format = MUONREF_NS_BF16,
+  .bf16_order = MUONREF_BF16_SEPARATE,
+  .route_rule = MUONREF_ROUTE_MANUAL,
+  .catalogue = MUONREF_CATALOGUE_NORMUON,
+  .adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED,
+  .scale_shape = MUONREF_SCALE_SHAPE_FLATTENED,
+  .scale_format = MUONREF_SCALE_FORMAT_LR,
+  .conv_mode = MUONREF_CONV_BATCHED,
+  .missing_grad = MUONREF_MISSING_GRAD_SKIP,
+  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .ns_safety = 1.02,
+  .adam_variant = MUONREF_ADAM_ADAMW,
+  .scale_extra = 1.0,
+  .norm_format = MUONREF_NORM_FORMAT_BF16,
+  .n_exclude_patterns = 0,
+  .pattern_match = MUONREF_MATCH_SUBSTRING_CI,
+  .momentum_bias_correction = 0,
+  .adam_weight_decay = 0.0,
+  .adam_decay_own = 0,
+  .clip_grad_norm = 0.0,
+  .exclude_embeddings = 0,
+  .adam_decay_muon_lr = 0,
+  .adam_step_global = 0,
+  .adam_bias_fp32 = 0,
+  .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_ROWS,
+  .moment2_beta = 0.95,
+  .moment2_eps = 1e-08,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NORM,
+  .cautious_wd = 0,
+};
+/* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
+ * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
+ * original shape, not the flattened matrix; normuon.md 6), use_gram_newton_schulz, use_triton,
+ * use_polar_express (True) and newton_schulz_func are left at dion's defaults (not expressible). */
+static const muonref_option_key normuon_keys[] = {
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
+  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+};
+static const char *const normuon_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_NEMO] = {"nemo", "NVIDIA-NeMo/NeMo nemo/core/optim/muon.py PR #16427", &nemo_defaults, nemo_keys, 11, 0, NULL, nemo_areas},
@@ -896,4 +1068,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 11, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 12, 0, NULL, megatron_areas},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
+  [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},
 };

@@ -183,10 +183,13 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
   if (o->route_rule == MUONREF_ROUTE_TIMM && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     /* timm's zeropower_via_newtonschulz: `assert G.ndim in (2, 3)`, at the step */
     return muonref_fail(err, MUONREF_ESHAPE, "Input must be 2D or 3D, got %dD. Flatten batch dims first.", s->ndim);
-  if (o->catalogue == MUONREF_CATALOGUE_DION && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
+  if ((o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_NORMUON) &&
+      o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
     /* microsoft/dion dion/muon.py @0a059a4 _create_ortho_tasks: `assert
-     * all(p.ndim >= 2 ...), "Muon optimizer only supports matrix parameters."` */
-    return muonref_fail(err, MUONREF_ESHAPE, "Muon optimizer only supports matrix parameters.");
+     * all(p.ndim >= 2 ...), "Muon optimizer only supports matrix parameters."`;
+     * dion/normuon.py the same with "NorMuon optimizer ..." */
+    return muonref_fail(err, MUONREF_ESHAPE, "%s optimizer only supports matrix parameters.",
+                        o->catalogue == MUONREF_CATALOGUE_NORMUON ? "NorMuon" : "Muon");
   if (o->route_rule == MUONREF_ROUTE_NDIM_2_3 && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2 && s->ndim != 3)
     /* PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f
      * _zeropower_via_newtonschulz5: `raise ValueError(f"Input tensor X must
@@ -254,3 +257,41 @@ int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err)
 }
 
 int muonref_ns_transposes(size_t rows, size_t cols) { return rows > cols; }
+
+/* Whether the reduced side of the second moment is the rows (one entry per
+ * column kept: LONGER on a wide matrix) rather than the columns. */
+static int moment2_per_column(const muonref_options *o, const muonref_route *r)
+{
+  return o->moment2 == MUONREF_MOMENT2_LONGER && r->rows < r->cols;
+}
+
+size_t muonref_moment2_numel(const muonref_options *o, const muonref_route *r)
+{
+  if (!o || !r || !r->use_muon)
+    return 0;
+  switch (o->moment2) {
+  case MUONREF_MOMENT2_ROWS: return r->batch * r->rows;
+  case MUONREF_MOMENT2_LONGER: return r->batch * (moment2_per_column(o, r) ? r->cols : r->rows);
+  case MUONREF_MOMENT2_ELEMENT: return r->numel;
+  default: return 0;
+  }
+}
+
+muonref_shape muonref_moment2_shape(const muonref_options *o, const muonref_route *r, const muonref_shape *s)
+{
+  muonref_shape out = {0, {0}};
+  if (!s || !muonref_moment2_numel(o, r))
+    return out;
+  if (o->moment2 == MUONREF_MOMENT2_ELEMENT)
+    return *s;
+  int col = moment2_per_column(o, r);
+  if (s->ndim >= 2 && s->dims[s->ndim - 2] == r->rows && s->dims[s->ndim - 1] == r->cols) {
+    out = *s; /* the parameter's own last two dimensions (2-D, or batched) */
+    out.dims[s->ndim - (col ? 2 : 1)] = 1;
+    return out;
+  }
+  out.ndim = 2; /* a flattened matrix */
+  out.dims[0] = col ? 1 : r->rows;
+  out.dims[1] = col ? r->cols : 1;
+  return out;
+}

@@ -215,6 +215,25 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                 "variable.\"",
                                                 "torch.optim's optimizers skip every parameter silently "
                                                 "(spec/profiles/keras.md 2)"},
+  [MUONREF_FAULT_NORMUON_ZERO_RATIO_NAN] = {"normuon_zero_ratio_nan", "NorMuon's norm restoring ratio ||O||_F / "
+                                            "||N||_F without its clamp: a zero gradient gives 0/0 = NaN",
+                                            "microsoft/dion before 2971bba (PR #24, \"Fix NaN in NorMuon when "
+                                            "gradients are zero\": `nu.clamp(min=1e-8)`)"},
+  [MUONREF_FAULT_NORMUON_NO_RESCALE] = {"normuon_no_rescale", "the second-moment normalised update without its "
+                                        "Frobenius norm restored (moment2_rescale none)",
+                                        "NVIDIA-NeMo/Emerging-Optimizers before 970a1b5 (PR #187, \"Fix NorMuon "
+                                        "update norm scaling\")"},
+  [MUONREF_FAULT_NORMUON_LONGER_SIDE] = {"normuon_longer_side", "the second moment per column of a wide matrix "
+                                         "(the mean over its shorter side) instead of per row",
+                                         "Emerging-Optimizers' and modded-nanogpt's NorMuon (`red_dim = -1 if "
+                                         "shape[-2] >= shape[-1] else -2`) against dion's (`mean(dim=-1)`)"},
+  [MUONREF_FAULT_CAUTIOUS_WD_IGNORED] = {"cautious_wd_ignored", "the decay applied to every element with "
+                                         "cautious_wd set", "dion's `cautious_wd` documented but unimplemented "
+                                         "before it reached muon_update_post_orthogonalize (field-2026-12 2)"},
+  [MUONREF_FAULT_CAUTIOUS_WD_STRICT] = {"cautious_wd_strict", "the cautious mask P U > 0 instead of >= 0: no "
+                                        "decay where the update is exactly zero",
+                                        "KellerJordan/modded-nanogpt train_gpt.py @f411b3d3: its Adam branch's "
+                                        "`mask = (update * p_slice) > 0` against its NorMuon branch's `>= 0`"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -306,6 +325,15 @@ void muonref_fault_options(int f, muonref_options *o)
     if (o->scale_format != MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
       o->scale_format = MUONREF_SCALE_FORMAT_LR;
     break;
+  case MUONREF_FAULT_NORMUON_NO_RESCALE:
+    if (o->moment2_rescale == MUONREF_MOMENT2_RESCALE_NORM)
+      o->moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE;
+    break;
+  case MUONREF_FAULT_NORMUON_LONGER_SIDE:
+    if (o->moment2 == MUONREF_MOMENT2_ROWS)
+      o->moment2 = MUONREF_MOMENT2_LONGER;
+    break;
+  case MUONREF_FAULT_CAUTIOUS_WD_IGNORED: o->cautious_wd = 0; break;
   case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
     if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
       o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;
@@ -336,9 +364,18 @@ void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s
   muonref_route_matrices(o, s, r);
 }
 
+void muonref_fault_moment2_plan(int f, const muonref_options *o, muonref_moment2_plan *p)
+{
+  (void)o;
+  if (f == MUONREF_FAULT_NORMUON_ZERO_RATIO_NAN)
+    p->ratio_nan = 1;
+}
+
 void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
                              muonref_muon_plan *p)
 {
+  if (f == MUONREF_FAULT_CAUTIOUS_WD_STRICT && p->cautious)
+    p->cautious = 2;
   switch (f) {
   case MUONREF_FAULT_NESTEROV_IGNORED: p->in_grad = 0.0, p->in_mom = 1.0, p->nesterov = 0; break;
   case MUONREF_FAULT_NESTEROV_EMA_BLEND:
@@ -407,6 +444,8 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
 
 void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p)
 {
+  if (f == MUONREF_FAULT_CAUTIOUS_WD_STRICT && p->cautious)
+    p->cautious = 2;
   switch (f) {
   case MUONREF_FAULT_ADAM_EPS_INSIDE: p->eps /= p->sqrt_bc2; break; /* step*m/(sqrt(v)/s2 + eps/s2) */
   case MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION: p->sqrt_bc2 = 1.0, p->step_size = p->lr; break;

@@ -105,6 +105,12 @@ enum {
   MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM,
   MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE,
   MUONREF_FAULT_KERAS_ALL_MISSING_ACCEPTED,
+  /* faults of the second moment and cautious weight decay (spec/profiles/normuon.md section 10) */
+  MUONREF_FAULT_NORMUON_ZERO_RATIO_NAN,
+  MUONREF_FAULT_NORMUON_NO_RESCALE,
+  MUONREF_FAULT_NORMUON_LONGER_SIDE,
+  MUONREF_FAULT_CAUTIOUS_WD_IGNORED,
+  MUONREF_FAULT_CAUTIOUS_WD_STRICT,
   MUONREF_FAULT_COUNT
 };
 
@@ -139,6 +145,9 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
                              muonref_muon_plan *p);
 void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muonref_adamw_plan *p);
 unsigned muonref_fault_ns_flags(int f);
+/* The second moment's plan under fault f: NORMUON_ZERO_RATIO_NAN divides
+ * by the bare ||N||_F (no clamp). */
+void muonref_fault_moment2_plan(int f, const muonref_options *o, muonref_moment2_plan *p);
 
 /* The harness's Newton-Schulz flags for this thread: ORed into every
  * muonref_fault_ns_flags result until set again (0: none, the default).

@@ -35,6 +35,7 @@ typedef struct param {
   muonref_route route;
   muonref_param_state state;      /* buffers allocated at creation */
   size_t pending_off;             /* Muon: where its Newton-Schulz output waits in opt->pending */
+  size_t pending2_off;            /* Muon with a second moment: where its new v waits in opt->pending2 */
 } param;
 
 struct muonref_optimizer {
@@ -46,6 +47,8 @@ struct muonref_optimizer {
   size_t ns_work_floats;
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
+  float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
+  double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
   float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
                        clip_off[i] (numel floats each); NULL without clipping */
   size_t *clip_off;
@@ -75,6 +78,7 @@ static void free_params(muonref_optimizer *opt)
     free(opt->params[i].state.momentum_buffer);
     free(opt->params[i].state.exp_avg);
     free(opt->params[i].state.exp_avg_sq);
+    free(opt->params[i].state.moment2);
   }
   free(opt->params);
 }
@@ -87,6 +91,8 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->groups);
   free(opt->ns_work);
   free(opt->pending);
+  free(opt->pending2);
+  free(opt->m2d);
   free(opt->zeros);
   free(opt->clipped);
   free(opt->clip_off);
@@ -113,8 +119,13 @@ static int alloc_state(param *p)
   size_t n = p->route.numel;
   p->state.numel = n;
   p->state.use_muon = p->route.use_muon;
-  if (p->route.use_muon)
+  if (p->route.use_muon) {
+    size_t m2 = muonref_moment2_numel(p->options, &p->route);
+    p->state.moment2_numel = m2;
+    if (m2 && !(p->state.moment2 = alloc_zeroed(m2)))
+      return 0;
     return (p->state.momentum_buffer = alloc_zeroed(n + !n)) != NULL;
+  }
   p->state.exp_avg = alloc_zeroed(n + !n);
   p->state.exp_avg_sq = alloc_zeroed(n + !n);
   return p->state.exp_avg && p->state.exp_avg_sq;
@@ -124,7 +135,7 @@ static int alloc_state(param *p)
 static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
                         muonref_error *err)
 {
-  size_t k = 0, max_ws = 0, pending = 0;
+  size_t k = 0, max_ws = 0, pending = 0, pending2 = 0, max_m2 = 0;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   for (size_t g = 0; g < opt->n_groups; g++)
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
@@ -145,6 +156,9 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
         max_ws = ws > max_ws ? ws : max_ws;
         p->pending_off = pending;
         pending += p->route.numel;
+        p->pending2_off = pending2;
+        pending2 += p->state.moment2_numel;
+        max_m2 = p->state.moment2_numel > max_m2 ? p->state.moment2_numel : max_m2;
       }
     }
   size_t max_numel = 0;
@@ -169,6 +183,10 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   opt->ns_work_floats = max_ws;
   opt->ns_work = alloc_zeroed(max_ws);
   opt->pending = alloc_zeroed(pending);
+  opt->pending2 = alloc_zeroed(pending2);
+  opt->m2d = max_m2 ? malloc(max_m2 * sizeof(double)) : NULL;
+  if ((pending2 && !opt->pending2) || (max_m2 && !opt->m2d))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moments");
   if ((max_ws && !opt->ns_work) || (pending && !opt->pending))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
@@ -313,7 +331,7 @@ static void muon_scalars(const muonref_muon_plan *pl, muonref_stk_muon *k)
 {
   *k = (muonref_stk_muon){pl->mom_keep, pl->mom_grad, pl->in_grad, pl->in_mom, pl->nesterov, 0,
                           {(double)(float)pl->update_factor, (double)(float)pl->update_factor2}, /* Keller's s, dion's lr s */
-                          pl->apply_decay ? pl->decay : 1.0, pl->alpha};
+                          pl->apply_decay ? pl->decay : 1.0, pl->alpha, pl->cautious};
   if (pl->update_scale) /* Keller: the bf16 update scaled in place; Paddle: `* extra_scale_factor`, a second product */
     k->n_factors = pl->update_factor2 != 1.0 ? 2 : 1;
 }
@@ -321,7 +339,8 @@ static void muon_scalars(const muonref_muon_plan *pl, muonref_stk_muon *k)
 static void adamw_scalars(const muonref_adamw_plan *pl, muonref_stk_adamw *k)
 {
   *k = (muonref_stk_adamw){pl->beta1, pl->one_minus_beta1, pl->beta2, pl->one_minus_beta2, pl->sqrt_bc2, pl->eps,
-                           pl->step_size, pl->apply_decay ? pl->decay : 1.0, pl->nadamw, pl->num_mom, pl->num_grad};
+                           pl->step_size, pl->apply_decay ? pl->decay : 1.0, pl->nadamw, pl->num_mom, pl->num_grad,
+                           pl->cautious};
 }
 
 /* The range check of spec/muon.md section 3 on parameter i (gradient g):
@@ -411,6 +430,71 @@ static int param_overflow(muonref_error *err, size_t i, size_t j, float nw, floa
                       "(it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w);
 }
 
+/* The second moment of the Newton-Schulz output (spec/muon.md 7.4) of
+ * parameter p, routed as a batch of (rows, cols) matrices O (row-major,
+ * the parameter's layout, before the update's bf16 products): v' from the
+ * stored v into V2 (the parameter's moment2_numel floats), O replaced by
+ * the normalised update; d (the denominators, binary64) in opt->m2d.
+ * Element-wise in binary64 from the binary32 O and v, each result rounded
+ * once.  Not fused: only parameters with a second moment run it, between
+ * their Newton-Schulz and the output pass (muon_compute). */
+static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float *O, float *V2)
+{
+  muonref_moment2_plan m;
+  muonref_moment2_plan_make(p->options, t, &m);
+  MUONREF_HOOK(muonref_fault_moment2_plan(opt->fault, p->options, &m));
+  const muonref_route *r = &p->route;
+  size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = p->state.moment2_numel / r->batch;
+  const float *V = p->state.moment2;
+  double *d = opt->m2d, total = 0.0;
+  for (size_t b = 0; b < r->batch; b++) {
+    const float *Ob = O + b * mat;
+    double *db = d + b * per;
+    for (size_t k = 0; k < per; k++)
+      db[k] = 0.0;
+    for (size_t i = 0; i < rows; i++) /* the sums of squares of each entry's elements */
+      for (size_t j = 0; j < cols; j++)
+        db[muonref_moment2_index(&m, rows, cols, i, j)] += (double)Ob[i * cols + j] * (double)Ob[i * cols + j];
+    double count = m.kind == MUONREF_MOMENT2_ELEMENT ? 1.0 : (double)(mat / per); /* the mean's divisor */
+    for (size_t k = 0; k < per; k++) {
+      double v = m.keep * (double)V[b * per + k] + m.take * (db[k] / count);
+      V2[b * per + k] = (float)v;
+      double w = v / m.bias_correction2;
+      db[k] = m.clamp ? sqrt(fmax(w, m.eps)) : sqrt(w) + m.eps;
+    }
+    double norm_o = 0.0, norm_n = 0.0;
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        double o = Ob[i * cols + j], dk = db[muonref_moment2_index(&m, rows, cols, i, j)];
+        double n = dk == 0.0 ? 0.0 : o / dk; /* a zero denominator moves nothing */
+        norm_o += o * o, norm_n += n * n;
+      }
+    total += norm_n;
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_UNIT)
+      continue;
+    double ratio = 1.0; /* NORM: dion `norm_U / norm_U_new.clamp(min=1e-8)` */
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_NORM)
+      ratio = m.ratio_nan ? sqrt(norm_o) / sqrt(norm_n) : sqrt(norm_o) / fmax(sqrt(norm_n), m.eps);
+    float *Ow = O + b * mat;
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        double dk = db[muonref_moment2_index(&m, rows, cols, i, j)];
+        double n = dk == 0.0 ? 0.0 : (double)Ow[i * cols + j] / dk;
+        Ow[i * cols + j] = (float)(n * ratio);
+      }
+  }
+  if (m.rescale != MUONREF_MOMENT2_RESCALE_UNIT)
+    return;
+  double f = 1.0 / (sqrt(total) + m.eps); /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
+  for (size_t b = 0; b < r->batch; b++)
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        double dk = d[b * per + muonref_moment2_index(&m, rows, cols, i, j)];
+        float *x = &O[b * mat + i * cols + j];
+        *x = (float)((dk == 0.0 ? 0.0 : (double)*x / dk) * f);
+      }
+}
+
 /* Phase 1 of the Muon branch on parameter i (gradient g): each matrix of
  * the parameter loaded from G and M into the Newton-Schulz iterate
  * (muonref_stk_muon_input), its Newton-Schulz, and its output with the
@@ -433,6 +517,12 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
   muonref_ns_orient(rows, cols, flags, &m, &n, &tr);
   const float *M = p->state.momentum_buffer;
   float *O = opt->pending + p->pending_off;
+  /* with a second moment the output pass runs twice: first only the
+   * transpose into O (no products: ko), then, after the second moment, the
+   * products and the parameter's check on the whole parameter in place */
+  int m2 = p->state.moment2_numel != 0;
+  muonref_stk_muon ko = k;
+  ko.n_factors = 0;
   for (size_t b = 0; b < p->route.batch; b++) { /* each matrix of a batch on its own */
     int bad = 0;
     double ss = muonref_stk_muon_input(opt->ns_work, g + b * mat, M + b * mat, rows, cols, tr, nb, &k, &bad);
@@ -447,7 +537,11 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
         return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
       return muonref_fail(err, st, "%s", e.message);
     }
-    param_bad |= !muonref_stk_muon_output(O + b * mat, opt->ns_work, w + b * mat, rows, cols, tr, &k);
+    param_bad |= !muonref_stk_muon_output(O + b * mat, opt->ns_work, w + b * mat, rows, cols, tr, m2 ? &ko : &k);
+  }
+  if (m2) { /* spec/muon.md 7.4, then the update's products and decay (sections 8, 9) on the normalised O */
+    moment2_apply(opt, p, p->state.step + 1, O, opt->pending2 + p->pending2_off);
+    param_bad = !muonref_stk_muon_output(O, O, w, p->route.numel, 1, 0, &k);
   }
   if (!param_bad || FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;
@@ -467,6 +561,8 @@ static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *
   muon_plan(opt, p, p->state.step, &pl); /* phase 2: the count is already incremented */
   muon_scalars(&pl, &k);
   muonref_stk_muon_apply(w, p->state.momentum_buffer, g, opt->pending + p->pending_off, p->route.numel, &k);
+  if (p->state.moment2_numel)
+    memcpy(p->state.moment2, opt->pending2 + p->pending2_off, p->state.moment2_numel * sizeof(float));
 }
 
 /* Phase 1 of the AdamW branch on parameter i: checks that every value its
@@ -680,6 +776,8 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
     memset(p->route.use_muon ? p->state.momentum_buffer : p->state.exp_avg, 0, n * sizeof(float));
     if (!p->route.use_muon)
       memset(p->state.exp_avg_sq, 0, n * sizeof(float));
+    if (p->state.moment2_numel)
+      memset(p->state.moment2, 0, p->state.moment2_numel * sizeof(float));
     return MUONREF_OK;
   }
   if (!st->use_muon != !p->route.use_muon)
@@ -696,12 +794,21 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
   if (!b1 || !b2)
     return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the %s buffer is missing", i,
                         p->route.use_muon ? "momentum" : (b1 ? "exp_avg_sq" : "exp_avg"));
-  if (!finite_buffer(b1, n) || !finite_buffer(b2, n))
+  size_t m2 = p->state.moment2_numel;
+  if (m2 && (!st->moment2 || st->moment2_numel != m2))
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: the second moment (moment2) has %zu elements, "
+                        "the options keep %zu", i, st->moment2 ? st->moment2_numel : 0, m2);
+  if (!m2 && st->moment2 && st->moment2_numel)
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: a second moment (moment2) of %zu elements, "
+                        "the options keep none", i, st->moment2_numel);
+  if (!finite_buffer(b1, n) || !finite_buffer(b2, n) || (m2 && !finite_buffer(st->moment2, m2)))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
   p->state.initialized = 1;
   p->state.step = FAULT_IS(opt, STATE_STEP_RESET) ? 0 : st->step;
   if (p->route.use_muon) {
     memcpy(p->state.momentum_buffer, st->momentum_buffer, n * sizeof(float));
+    if (m2)
+      memcpy(p->state.moment2, st->moment2, m2 * sizeof(float));
   } else {
     memcpy(p->state.exp_avg, st->exp_avg, n * sizeof(float));
     memcpy(p->state.exp_avg_sq, st->exp_avg_sq, n * sizeof(float));

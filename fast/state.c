@@ -3,8 +3,8 @@
  * Layout, every integer and float little-endian, IEEE binary64 / binary32:
  *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
  *   n_groups u64, n_params u64;
- *   per group, format 2: every entry of core/option_fields.c's table in its
- *     order: a double as f64, an int or enum as i32, adam_dim_threshold as
+ *   per group, format 3 (2: the same without the entries since format 3):
+ *     every entry of core/option_fields.c's table in its order: a double as f64, an int or enum as i32, adam_dim_threshold as
  *     i64, coeffs as n_coeffs u32 then n_coeffs x (a, b, c) f64,
  *     exclude_patterns as n_exclude_patterns u32 then each pattern as its
  *     length u32 (0..63) and its bytes (no NUL);
@@ -15,7 +15,9 @@
  *     eps_mode u32, ns_format u32, n_coeffs u32, n_coeffs x (a, b, c) f64;
  *   per parameter: group u64, ndim u32, ndim x dim u64, initialized u32,
  *     use_muon u32, step i64, numel u64, then when initialized the buffers
- *     as numel f32 each: momentum_buffer (Muon) or exp_avg, exp_avg_sq;
+ *     as numel f32 each: momentum_buffer (Muon) or exp_avg, exp_avg_sq; a Muon
+ *     state then (format 3) moment2_numel u64 and as many f32 (the second
+ *     moment of the Newton-Schulz output; 0 when the options keep none);
  *   CRC-32 (zlib's crc32, the ISO-HDLC polynomial) of every byte before it,
  *   u32. */
 #include <errno.h>
@@ -158,6 +160,8 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     put_u64(&b, muonref_optimizer_route(opt, i)->numel);
     if (st.initialized && st.use_muon) {
       put_f32s(&b, st.momentum_buffer, st.numel);
+      put_u64(&b, st.moment2_numel); /* format 3: the second moment, 0 entries when none */
+      put_f32s(&b, st.moment2, st.moment2_numel);
     } else if (st.initialized) {
       put_f32s(&b, st.exp_avg, st.numel);
       put_f32s(&b, st.exp_avg_sq, st.numel);
@@ -234,12 +238,14 @@ static void get_coeffs(cur *c, muonref_options *o)
 
 /* Format 2: every field of the table, in order.  0, or -1 for a pattern
  * that cannot be one (63 bytes at most, no NUL byte). */
-static int get_options(cur *c, muonref_options *o)
+static int get_options(cur *c, muonref_options *o, uint32_t version)
 {
-  memset(o, 0, sizeof *o);
+  memset(o, 0, sizeof *o); /* an entry a format does not store stays zero (format 2: no second moment) */
   for (size_t i = 0; i < muonref_option_field_count && !c->short_read; i++) {
     const muonref_option_field *f = &muonref_option_fields[i];
     char *at = (char *)o + f->off;
+    if ((uint32_t)f->since > version)
+      continue;
     switch (f->kind) {
     case MUONREF_FIELD_F64: {
       double d = get_f64(c);
@@ -316,6 +322,7 @@ void muonref_state_file_free(muonref_state_file *f)
     free(f->states[i].momentum_buffer);
     free(f->states[i].exp_avg);
     free(f->states[i].exp_avg_sq);
+    free(f->states[i].moment2);
   }
   free(f->options), free(f->param_group), free(f->shapes), free(f->states);
   memset(f, 0, sizeof *f);
@@ -377,7 +384,7 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     muonref_error e;
     if (version == 1)
       get_options_v1(c, &out->options[g]);
-    else if (get_options(c, &out->options[g]))
+    else if (get_options(c, &out->options[g], version))
       return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: an exclude pattern of more than %d bytes or with a "
                           "NUL byte", path, g, MUONREF_PATTERN_LEN - 1);
     if (c->short_read)
@@ -432,6 +439,13 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     int nonfinite = 0;
     if (init && muon) {
       if (!(st->momentum_buffer = get_buffer(c, numel, &nonfinite)) && !c->short_read)
+        return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
+      uint64_t m2 = version >= 3 ? get_u64(c) : 0;
+      if (!c->short_read && m2 > numel)
+        return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: a second moment of %llu entries, more than its "
+                            "%zu elements", path, i, (unsigned long long)m2, numel);
+      st->moment2_numel = (size_t)m2;
+      if (m2 && !c->short_read && !(st->moment2 = get_buffer(c, (size_t)m2, &nonfinite)) && !c->short_read)
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
     } else if (init) {
       if (!(st->exp_avg = get_buffer(c, numel, &nonfinite)) && !c->short_read)
@@ -504,8 +518,8 @@ int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_e
     if (crc != out->crc)
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: CRC-32 mismatch: stored 0x%08x, computed 0x%08x (the file is "
                         "corrupted or truncated)", path, out->crc, crc);
-    else if (out->version != MUONREF_STATE_VERSION && out->version != 1)
-      st = muonref_fail(err, MUONREF_EFORMAT, "%s: version %u, this muonref reads versions 1 and %u", path,
+    else if (out->version != MUONREF_STATE_VERSION && out->version != 1 && out->version != 2)
+      st = muonref_fail(err, MUONREF_EFORMAT, "%s: version %u, this muonref reads versions 1 to %u", path,
                         out->version, MUONREF_STATE_VERSION);
     else
       st = parse(&c, out, path, err);
@@ -534,7 +548,7 @@ int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *
                       f.n_groups, f.n_params, ng, np);
   for (size_t g = 0; !st && g < ng; g++) {
     /* every field (format 1: the 18 it stores; spec/muon.md 11.1) */
-    const char *d = muonref_option_fields_differ(&f.options[g], muonref_optimizer_group_options(opt, g), f.version == 1);
+    const char *d = muonref_option_fields_differ(&f.options[g], muonref_optimizer_group_options(opt, g), f.version);
     if (d)
       st = muonref_fail(err, MUONREF_ESTATE, "%s: group %zu: option %s differs from the optimizer's", path, g, d);
   }
@@ -553,6 +567,11 @@ int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *
     else if (f.states[i].initialized && f.states[i].use_muon != r->use_muon)
       st = muonref_fail(err, MUONREF_ESTATE, "%s: parameter %zu: routed to %s, the state is %s's", path, i,
                         r->use_muon ? "Muon" : "AdamW", f.states[i].use_muon ? "Muon" : "AdamW");
+    else if (f.states[i].initialized &&
+             f.states[i].moment2_numel != muonref_moment2_numel(muonref_optimizer_group_options(opt, group), r))
+      st = muonref_fail(err, MUONREF_ESTATE, "%s: parameter %zu: a second moment (moment2) of %zu entries, the "
+                        "optimizer's options keep %zu", path, i, f.states[i].moment2_numel,
+                        muonref_moment2_numel(muonref_optimizer_group_options(opt, group), r));
   }
   /* every check that muonref_optimizer_set_state makes has passed: the
    * states are replaced only now, all of them */

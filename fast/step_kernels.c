@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "muonref/bf16.h"
+#include "core/plan.h"
 #include "passes.h"
 #include "pool.h"
 #include "step_kernels.h"
@@ -156,9 +157,11 @@ MUONREF_INLINE float muon_o1(const muonref_stk_muon *k, float o)
   return o;
 }
 
+/* One new parameter value (spec/muon.md section 9; cautious decay 4.1). */
 MUONREF_INLINE float muon_p1(const muonref_stk_muon *k, float p, float o)
 {
-  return (float)(k->decay * (double)p - k->alpha * (double)o);
+  double decay = muonref_cautious_decays(k->cautious, muonref_sign(p), muonref_sign(o)) ? k->decay : 1.0;
+  return (float)(decay * (double)p - k->alpha * (double)o);
 }
 
 /* dst[0..len) <- the products of src[0..len) (dst may be src); returns 1
@@ -167,7 +170,7 @@ MUONREF_INLINE int out_run(float *dst, const float *src, const float *P, size_t 
 {
   v4l bad = {0, 0, 0, 0};
   size_t j = 0;
-  for (; j + 4 <= len; j += 4) {
+  for (; !k->cautious && j + 4 <= len; j += 4) { /* cautious: the scalar loop does every element */
     v4f o;
     simd_load4(&o, src + j);
     for (int f = 0; f < k->n_factors; f++) {
@@ -278,7 +281,7 @@ MUONREF_INLINE void apply_run(float *P, float *M, const float *G, const float *O
                               const muonref_stk_muon *k)
 {
   size_t j = 0;
-  for (; j + 4 <= len; j += 4) {
+  for (; !k->cautious && j + 4 <= len; j += 4) { /* cautious: the scalar loop does every element */
     v4d g, mm, p, o;
     load4d(&g, G + j);
     load4d(&mm, M + j);
@@ -328,7 +331,8 @@ MUONREF_INLINE void adamw1(const muonref_stk_adamw *k, float p, float m, float v
   double denom = sqrt(*vj) / k->sqrt_bc2 + k->eps;
   double nj = k->nadamw ? k->num_mom * *mj + k->num_grad * gj : *mj; /* timm's NAdamW, optax's NAdam numerator */
   double q = denom == 0.0 ? 0.0 : nj / denom; /* spec: a zero denominator moves nothing */
-  *nw = (float)(k->decay * (double)p - k->step_size * q);
+  double decay = muonref_cautious_decays(k->cautious, muonref_sign(p), muonref_sign(q)) ? k->decay : 1.0;
+  *nw = (float)(decay * (double)p - k->step_size * q);
 }
 
 /* The same on 4 lanes. */
@@ -355,7 +359,7 @@ MUONREF_INLINE int adamw_check_run(const float *P, const float *m, const float *
 {
   v4l bad = {0, 0, 0, 0};
   size_t j = 0;
-  for (; j + 4 <= len; j += 4) {
+  for (; !k->cautious && j + 4 <= len; j += 4) { /* cautious: the scalar loop does every element */
     v4d gj, mj, vj, nw;
     adamw4(k, P + j, m + j, v + j, G + j, &gj, &mj, &vj, &nw);
     out_of_range(&bad, &gj);
@@ -376,7 +380,7 @@ MUONREF_INLINE void adamw_apply_run(float *P, float *m, float *v, const float *G
                                     const muonref_stk_adamw *k)
 {
   size_t j = 0;
-  for (; j + 4 <= len; j += 4) {
+  for (; !k->cautious && j + 4 <= len; j += 4) { /* cautious: the scalar loop does every element */
     v4d gj, mj, vj, nw;
     adamw4(k, P + j, m + j, v + j, G + j, &gj, &mj, &vj, &nw);
     store4d(P + j, &nw);

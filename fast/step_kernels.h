@@ -23,24 +23,31 @@
  *   M' = mom_keep M + mom_grad G;  V = in_grad G + in_mom M'
  *   U  = V (nesterov) or M'         (the Newton-Schulz input)
  *   O  <- R_bf16(factor[k] O) for k < n_factors (bf16 update products)
- *   P' = decay P - alpha O          (decay 1.0 when not applied) */
+ *   P' = decay P - alpha O          (decay 1.0 when not applied; with
+ *        cautious, only where muonref_cautious_decays(cautious, sign P,
+ *        sign O), core/plan.h, spec/muon.md 4.1; elsewhere P - alpha O) */
 typedef struct muonref_stk_muon {
   double mom_keep, mom_grad, in_grad, in_mom;
   int nesterov;
   int n_factors;    /* 0, 1 (update_scale) or 2 (and update_factor2 != 1) */
   double factor[2]; /* fl32(update_factor), fl32(update_factor2), as binary64 */
   double decay, alpha;
+  int cautious;     /* the plan's: 0 every element decays; 1 cautious_wd; 2 the fault cautious_wd_strict.
+                       Non-zero runs the passes' scalar element functions (no 4-lane body): the
+                       cautious profiles are a few, the others keep the vector speed */
 } muonref_stk_muon;
 
 /* The scalars of one AdamW step (from muonref_adamw_plan):
  *   m' = beta1 m + one_minus_beta1 g;  v' = beta2 v + one_minus_beta2 g g
  *   q  = n / (sqrt(v') / sqrt_bc2 + eps), 0 when the denominator is 0,
  *        n = m' or (nadamw) num_mom m' + num_grad g
- *   P' = decay P - step_size q      (decay 1.0 when not applied) */
+ *   P' = decay P - step_size q      (decay 1.0 when not applied; with
+ *        cautious, only where sign P and sign q agree, as for Muon) */
 typedef struct muonref_stk_adamw {
   double beta1, one_minus_beta1, beta2, one_minus_beta2, sqrt_bc2, eps, step_size, decay;
   int nadamw;
   double num_mom, num_grad;
+  int cautious; /* as muonref_stk_muon's */
 } muonref_stk_adamw;
 
 /* Phase 1 of a Muon matrix: X <- R(fl32(U)) in the Newton-Schulz

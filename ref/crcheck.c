@@ -323,7 +323,7 @@ int muonref_ref_polar_cr(float *q32, double *q64, double *sv, const double *g, s
 
 /* A private copy of a parameter and its state (buffers of n floats). */
 typedef struct step_copy {
-  float *param, *b1, *b2;
+  float *param, *b1, *b2, *b3; /* b3: the second moment (at most n floats) */
   muonref_param_state st;
 } step_copy;
 
@@ -333,7 +333,8 @@ static int copy_make(step_copy *c, const muonref_route *r, const float *param, c
   c->param = malloc(n * sizeof(float));
   c->b1 = malloc(n * sizeof(float));
   c->b2 = malloc(n * sizeof(float));
-  if (!c->param || !c->b1 || !c->b2)
+  c->b3 = calloc(n ? n : 1, sizeof(float));
+  if (!c->param || !c->b1 || !c->b2 || !c->b3)
     return MUONREF_ENOMEM;
   memcpy(c->param, param, n * sizeof(float));
   c->st = *s;
@@ -346,10 +347,13 @@ static int copy_make(step_copy *c, const muonref_route *r, const float *param, c
   c->st.momentum_buffer = r->use_muon && s1 ? c->b1 : NULL;
   c->st.exp_avg = !r->use_muon && s1 ? c->b1 : NULL;
   c->st.exp_avg_sq = s2 ? c->b2 : NULL;
+  if (r->use_muon && s->moment2 && s->initialized && s->moment2_numel <= n)
+    memcpy(c->b3, s->moment2, s->moment2_numel * sizeof(float));
+  c->st.moment2 = r->use_muon && s->moment2 ? c->b3 : NULL;
   return MUONREF_OK;
 }
 
-static void copy_free(step_copy *c) { free(c->param), free(c->b1), free(c->b2); }
+static void copy_free(step_copy *c) { free(c->param), free(c->b1), free(c->b2), free(c->b3); }
 
 int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float *param, muonref_param_state *state,
                         const float *grad, mpfr_prec_t prec, muonref_ref_cr_report *rep, muonref_error *err)
@@ -395,11 +399,14 @@ int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float 
         compare(rep, lo.b1, hi.b1, n, sizeof(float), n);
         if (!r->use_muon)
           compare(rep, lo.b2, hi.b2, n, sizeof(float), 2 * n);
+        if (r->use_muon && hi.st.moment2_numel)
+          compare(rep, lo.b3, hi.b3, hi.st.moment2_numel, sizeof(float), 2 * n);
       }
-      /* the state buffers are exact values rounded once through round-to-odd:
-       * always certified; the parameter as the step's bound says */
+      /* the momentum and AdamW buffers are exact values rounded once
+       * through round-to-odd: always certified; the parameter and the
+       * second moment as the step's bound says */
       certify_reset(rep);
-      rep->n_published = (r->use_muon ? 2 : 3) * n;
+      rep->n_published = (r->use_muon ? 2 : 3) * n + (r->use_muon ? hi.st.moment2_numel : 0);
       rep->n_uncertified = n_unc;
       rep->n_certified = rep->n_published - n_unc;
       again = !rep->n_differ && retry(rep, q);
@@ -416,9 +423,11 @@ int muonref_ref_step_cr(const muonref_options *o, const muonref_route *r, float 
     memcpy(b1, hi.b1, n * sizeof(float));
     if (!r->use_muon)
       memcpy(state->exp_avg_sq, hi.b2, n * sizeof(float));
-    float *keep1 = state->momentum_buffer, *keep2 = state->exp_avg, *keep3 = state->exp_avg_sq;
+    if (r->use_muon && state->moment2 && hi.st.moment2_numel)
+      memcpy(state->moment2, hi.b3, hi.st.moment2_numel * sizeof(float));
+    float *keep1 = state->momentum_buffer, *keep2 = state->exp_avg, *keep3 = state->exp_avg_sq, *keep4 = state->moment2;
     *state = hi.st;
-    state->momentum_buffer = keep1, state->exp_avg = keep2, state->exp_avg_sq = keep3;
+    state->momentum_buffer = keep1, state->exp_avg = keep2, state->exp_avg_sq = keep3, state->moment2 = keep4;
   }
   copy_free(&lo), copy_free(&hi);
   return st;

@@ -152,8 +152,215 @@ static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, co
   return st;
 }
 
+/* NORM's rescale of matrix b of O (per rows or columns, entries k = 0 ..
+ * per - 1 with sums of squares S[k] and denominators d[k]), exactly where
+ * that is the identity: O <- O f_k with
+ *   f_k = ratio / d_k = sqrt(sum S / sum_k' S_k' (d_k / d_k')^2)
+ * (d_k' = 0 left out: those entries' N is 0), which is exactly 1 when every
+ * d is the same (NS outputs whose rows have equal norms: the division and
+ * the restored norm cancel, and the step's value, often a binary32 tie, must
+ * not move by a rounding); ratio / (eps d_k) under the clamp ||N||_F <
+ * eps.  The bounds eO as moment2_exact's. */
+static int norm_rescale_exact(const muonref_moment2_plan *m, const muonref_route *r, size_t b, muonref_mpmat *O,
+                               double *eO, mpfr_t *S, mpfr_t *d, size_t per, double relmax,
+                               double count, mpfr_prec_t prec)
+{
+  size_t rows = r->rows, cols = r->cols, mat = rows * cols;
+  mpfr_t so, sn, q, den, f, eps;
+  mpfr_inits2(prec, so, sn, q, den, f, (mpfr_ptr)0);
+  scalar(eps, m->eps);
+  mpfr_set_zero(so, 1), mpfr_set_zero(sn, 1);
+  int inex_so = 0; /* whether sum S was rounded (then no factor is exact) */
+  for (size_t k = 0; k < per; k++) {
+    inex_so |= mpfr_add(so, so, S[k], MPFR_RNDN) != 0;
+    if (!mpfr_zero_p(d[k])) {
+      mpfr_sqr(q, d[k], MPFR_RNDN);
+      mpfr_div(q, S[k], q, MPFR_RNDN);
+      mpfr_add(sn, sn, q, MPFR_RNDN); /* ||N||^2 */
+    }
+  }
+  mpfr_sqrt(sn, sn, MPFR_RNDN);
+  int clamped = mpfr_cmp(sn, eps) < 0; /* dion: `norm_U_new.clamp(min=1e-8)` */
+  mpfr_sqrt(q, so, MPFR_RNDN);          /* ||O||_F */
+  mpfr_t *F = malloc(per * sizeof *F);
+  int *inex = calloc(per ? per : 1, sizeof *inex); /* whether F[k] was rounded */
+  if (!F || !inex) {
+    free(F), free(inex);
+    mpfr_clears(so, sn, q, den, f, eps, (mpfr_ptr)0);
+    return MUONREF_ENOMEM;
+  }
+  for (size_t k = 0; k < per; k++) {
+    mpfr_init2(F[k], prec);
+    inex[k] = 1;
+    if (mpfr_zero_p(d[k]) || mpfr_zero_p(so) || (clamped && mpfr_zero_p(eps))) {
+      mpfr_set_zero(F[k], 1);
+      continue;
+    }
+    if (clamped) {
+      mpfr_mul(den, eps, d[k], MPFR_RNDN);
+      mpfr_div(F[k], q, den, MPFR_RNDN);
+      continue;
+    }
+    mpfr_set_zero(den, 1);
+    int t = inex_so;
+    for (size_t k2 = 0; k2 < per; k2++) {
+      if (mpfr_zero_p(d[k2]))
+        continue;
+      t |= mpfr_div(f, d[k], d[k2], MPFR_RNDN) != 0; /* 1 exactly where d_k = d_k' */
+      t |= mpfr_sqr(f, f, MPFR_RNDN) != 0;
+      t |= mpfr_fma(den, S[k2], f, den, MPFR_RNDN) != 0;
+    }
+    t |= mpfr_div(F[k], so, den, MPFR_RNDN) != 0;
+    t |= mpfr_sqrt(F[k], F[k], MPFR_RNDN) != 0;
+    inex[k] = t;
+  }
+  for (size_t i = 0; F && i < rows; i++)
+    for (size_t j = 0; j < cols; j++) {
+      size_t k = muonref_moment2_index(m, rows, cols, i, j), e = b * mat + i * cols + j;
+      int t = mpfr_mul(O->e[e], O->e[e], F[k], MPFR_RNDN) != 0 || inex[k];
+      if (eO) /* O's bound times the factor, and (count + per + 64) roundings of each of four relative terms
+               * when anything was rounded (none: the factor is exactly 1, or another exact value) */
+        eO[e] = mpfr_zero_p(F[k]) ? 0.0 : eO[e] * mpfr_get_d(F[k], MPFR_RNDU) * 2 +
+                muonref_ref_absu(O->e[e]) * (8 * relmax + (t ? 32 * (count + (double)per + 64) : 0));
+    }
+  for (size_t k = 0; k < per; k++)
+    mpfr_clear(F[k]);
+  free(F), free(inex);
+  mpfr_clears(so, sn, q, den, f, eps, (mpfr_ptr)0);
+  return MUONREF_OK;
+}
+
+/* The second moment of the Newton-Schulz output, exactly (spec/muon.md 7.4;
+ * core/plan.h muonref_moment2_plan): from the stored v (V, m2n floats) the
+ * new v' into V2 (each rounded once to binary32), and O replaced by the
+ * normalised update, every operation at prec bits.  eO (NULL: no bounds) are
+ * O's bounds in units of 2^-prec, replaced by the bounds of the result;
+ * *n_unc counts the entries of v' whose binary32 rounding the bounds do
+ * not establish. */
+static int moment2_exact(const muonref_options *o, const muonref_route *r, long t, muonref_mpmat *O, double *eO,
+                         const float *V, float *V2, size_t m2n, mpfr_prec_t prec, size_t *n_unc, muonref_error *err)
+{
+  muonref_moment2_plan m;
+  muonref_moment2_plan_make(o, t, &m);
+  size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = m2n / r->batch, n = r->numel;
+  double count = m.kind == MUONREF_MOMENT2_ELEMENT ? 1.0 : (double)(mat / per);
+  mpfr_t *d = malloc(m2n * sizeof *d), *S = malloc(m2n * sizeof *S);
+  double *ev = eO ? calloc(m2n, sizeof *ev) : NULL, *dd = malloc(m2n * sizeof *dd);
+  int *vin = calloc(m2n, sizeof *vin); /* whether v' was rounded */
+  if (!d || !S || !dd || !vin || (eO && !ev)) {
+    free(d), free(S), free(ev), free(dd), free(vin);
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact second moment of %zu entries", m2n);
+  }
+  for (size_t k = 0; k < m2n; k++)
+    mpfr_init2(d[k], prec), mpfr_set_zero(d[k], 1), mpfr_init2(S[k], prec);
+  mpfr_t keep, take, bc, eps, x, sq, norm_o, norm_n, total, ratio;
+  scalar(keep, m.keep), scalar(take, m.take), scalar(bc, m.bias_correction2), scalar(eps, m.eps);
+  mpfr_init2(x, 24);
+  mpfr_inits2(prec, sq, norm_o, norm_n, total, ratio, (mpfr_ptr)0);
+  mpfr_set_zero(total, 1);
+  int st = MUONREF_OK;
+  double relmax = 0.0; /* the largest relative bound of O, in units of 2^-prec */
+  for (size_t j = 0; eO && j < n; j++)
+    relmax = fmax(relmax, eO[j] == 0 ? 0 : mpfr_zero_p(O->e[j]) ? INFINITY : eO[j] / muonref_ref_absu(O->e[j]));
+  for (size_t b = 0; b < r->batch; b++) {
+    mpfr_t *db = d + b * per;
+    for (size_t k = 0; k < per; k++)
+      vin[b * per + k] = 0;
+    for (size_t i = 0; i < rows; i++) /* the sums of squares of each entry's elements */
+      for (size_t j = 0; j < cols; j++) {
+        size_t k = muonref_moment2_index(&m, rows, cols, i, j), e = b * mat + i * cols + j;
+        vin[b * per + k] |= mpfr_sqr(sq, O->e[e], MPFR_RNDN) != 0;
+        vin[b * per + k] |= mpfr_add(db[k], db[k], sq, MPFR_RNDN) != 0;
+        if (ev) /* |O^2 - O_exact^2| <= (2 |O| e + e^2 2^-p) 2^-p */
+          ev[b * per + k] += 2 * muonref_ref_absu(O->e[e]) * eO[e] + eO[e] * eO[e] * muonref_ref_ulp_unit(prec);
+      }
+    for (size_t k = 0; k < per; k++) {
+      size_t q = b * per + k;
+      mpfr_set(S[q], db[k], MPFR_RNDN); /* the entry's sum of squares */
+      vin[q] |= mpfr_div_d(db[k], db[k], count, MPFR_RNDN) != 0; /* the mean */
+      mpfr_set_flt(x, V[q], MPFR_RNDN);
+      vin[q] |= mpfr_fmma(db[k], keep, x, take, db[k], MPFR_RNDN) != 0; /* v' */
+      V2[q] = muonref_mpfr_get_float(db[k]);
+      if (n_unc) { /* each operation rounds at prec bits: (count + 8) roundings of |v'| at most (none: exact), O's bound */
+        double bv = (vin[q] ? muonref_ref_absu(db[k]) * (count + 8) : 0) + m.take * (ev ? ev[q] : 0) / count;
+        bv *= 2 * REF_BOUND_SAFETY;
+        *n_unc += !f32_certified(db[k], bv, prec);
+      }
+      mpfr_div(db[k], db[k], bc, MPFR_RNDN);
+      if (m.clamp) {
+        if (mpfr_cmp(db[k], eps) < 0)
+          mpfr_set(db[k], eps, MPFR_RNDN);
+        mpfr_sqrt(db[k], db[k], MPFR_RNDN);
+      } else {
+        mpfr_sqrt(db[k], db[k], MPFR_RNDN);
+        mpfr_add(db[k], db[k], eps, MPFR_RNDN);
+      }
+      dd[q] = mpfr_get_d(db[k], MPFR_RNDD);
+    }
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_NORM && m.kind != MUONREF_MOMENT2_ELEMENT) {
+      if (norm_rescale_exact(&m, r, b, O, eO, S + b * per, db, per, relmax, count, prec)) {
+        st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact second moment of %zu entries", m2n);
+        break;
+      }
+      continue;
+    }
+    mpfr_set_zero(norm_o, 1), mpfr_set_zero(norm_n, 1);
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++) {
+        size_t k = muonref_moment2_index(&m, rows, cols, i, j), e = b * mat + i * cols + j;
+        mpfr_sqr(sq, O->e[e], MPFR_RNDN);
+        mpfr_add(norm_o, norm_o, sq, MPFR_RNDN);
+        if (mpfr_zero_p(db[k])) /* a zero denominator moves nothing */
+          mpfr_set_zero(O->e[e], 1);
+        else
+          mpfr_div(O->e[e], O->e[e], db[k], MPFR_RNDN); /* N */
+        mpfr_sqr(sq, O->e[e], MPFR_RNDN);
+        mpfr_add(norm_n, norm_n, sq, MPFR_RNDN);
+      }
+    mpfr_add(total, total, norm_n, MPFR_RNDN);
+    if (m.rescale != MUONREF_MOMENT2_RESCALE_NORM)
+      continue;
+    mpfr_sqrt(norm_o, norm_o, MPFR_RNDN), mpfr_sqrt(norm_n, norm_n, MPFR_RNDN);
+    if (mpfr_cmp(norm_n, eps) < 0) /* dion: `norm_U_new.clamp(min=1e-8)` */
+      mpfr_set(norm_n, eps, MPFR_RNDN);
+    if (mpfr_zero_p(norm_n)) /* eps 0 and N = 0: nothing to restore */
+      mpfr_set_zero(ratio, 1);
+    else
+      mpfr_div(ratio, norm_o, norm_n, MPFR_RNDN);
+    for (size_t e = b * mat; e < (b + 1) * mat; e++)
+      mpfr_mul(O->e[e], O->e[e], ratio, MPFR_RNDN);
+    for (size_t e = b * mat; eO && e < (b + 1) * mat; e++) { /* the bounds: O's, through d and the ratio */
+      size_t i = (e - b * mat) / cols, j = (e - b * mat) % cols;
+      double dk = dd[b * per + muonref_moment2_index(&m, rows, cols, i, j)], rt = mpfr_get_d(ratio, MPFR_RNDU);
+      eO[e] = (dk > 0 ? eO[e] / dk * rt * 2 : 0) + muonref_ref_absu(O->e[e]) * (8 * relmax + 32 * (count + n + 64));
+    }
+  }
+  if (!st && m.rescale == MUONREF_MOMENT2_RESCALE_UNIT) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
+    mpfr_sqrt(total, total, MPFR_RNDN);
+    mpfr_add(total, total, eps, MPFR_RNDN);
+    if (mpfr_zero_p(total))
+      mpfr_set_inf(total, 1); /* eps 0 and N = 0: the zero update stays zero */
+    for (size_t e = 0; e < n; e++)
+      mpfr_div(O->e[e], O->e[e], total, MPFR_RNDN);
+  }
+  if (!st && eO && m.rescale != MUONREF_MOMENT2_RESCALE_NORM) {
+    double f = m.rescale == MUONREF_MOMENT2_RESCALE_UNIT ? 1.0 / fmax(mpfr_get_d(total, MPFR_RNDD), 0x1p-1074) : 1.0;
+    for (size_t e = 0; e < n; e++) {
+      size_t bb = e / mat, i = (e % mat) / cols, j = e % cols;
+      double dk = dd[bb * per + muonref_moment2_index(&m, rows, cols, i, j)];
+      eO[e] = (dk > 0 ? eO[e] / dk * f * 2 : 0) + muonref_ref_absu(O->e[e]) * (8 * relmax + 32 * (count + n + 64));
+    }
+  }
+  for (size_t k = 0; k < m2n; k++)
+    mpfr_clear(d[k]), mpfr_clear(S[k]);
+  mpfr_clears(keep, take, bc, eps, x, sq, norm_o, norm_n, total, ratio, (mpfr_ptr)0);
+  free(d), free(S), free(ev), free(dd), free(vin);
+  return st;
+}
+
 static int muon_branch(const muonref_options *o, const muonref_route *r, long t, float *param, float *M,
-                       const float *grad, mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc, muonref_error *err)
+                       float *V, size_t m2n, const float *grad, mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc,
+                       muonref_error *err)
 {
   muonref_muon_plan pl;
   muonref_muon_plan_make(o, r, &pl);
@@ -170,8 +377,8 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
                         r->cols);
   }
-  mpfr_t keep, mg, ig, im, dec, nal, x, y;
-  scalar(keep, pl.mom_keep), scalar(mg, pl.mom_grad), scalar(ig, pl.in_grad), scalar(im, pl.in_mom);
+  mpfr_t keep, mg, ig, im, dec, nal, x, y, one;
+  scalar(keep, pl.mom_keep), scalar(mg, pl.mom_grad), scalar(ig, pl.in_grad), scalar(im, pl.in_mom), scalar(one, 1.0);
   scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nal, -pl.alpha);
   mpfr_init2(x, 24), mpfr_init2(y, 24);
   float *Mout = malloc(n * sizeof *Mout);
@@ -207,6 +414,11 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     muonref_mpmat Ob = {r->rows, r->cols, prec, O.e + b * mat}, Ub = {r->rows, r->cols, prec, U.e + b * mat};
     st = ns_in_format(&Ob, eO ? eO + b * mat : NULL, &Ub, eU ? eU + b * mat : NULL, reach + b * mat, o, uncertain, err);
   }
+  float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
+  if (!st && m2n && !V2)
+    st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);
+  if (!st && m2n) /* the second moment (NorMuon, AdaMuon) on the Newton-Schulz output */
+    st = moment2_exact(o, r, t, &O, eO, V, V2, m2n, prec, n_unc, err);
   if (!st && pl.update_scale) /* Keller: O <- R_bf16(fl32(s) O), exact before the rounding (8 + 24 bits) */
     for (size_t i = 0; i < n; i++) {
       mpfr_mul_d(O.e[i], O.e[i], (double)(float)pl.update_factor, MPFR_RNDN); /* Keller's s, dion's lr s */
@@ -219,7 +431,9 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   for (size_t i = 0; !st && i < n; i++) {
     mpfr_set_flt(x, param[i], MPFR_RNDN);
     int inex;
-    param[i] = fmma_odd_inex(U.e[i], dec, x, nal, O.e[i], &inex); /* U is free now: scratch */
+    /* cautious_wd (spec/muon.md 4.1): no decay where the parameter and the update differ in sign */
+    mpfr_srcptr di = muonref_cautious_decays(pl.cautious, mpfr_sgn(x), mpfr_sgn(O.e[i])) ? dec : one;
+    param[i] = fmma_odd_inex(U.e[i], di, x, nal, O.e[i], &inex); /* U is free now: scratch */
     if (n_unc) {
       double b = ((inex ? 2 * muonref_ref_absu(U.e[i]) : 0) + fabs(pl.alpha) * eO[i]) * REF_BOUND_SAFETY;
       *n_unc += !f32_certified(U.e[i], b, prec);
@@ -227,8 +441,10 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   }
   if (!st)
     memcpy(M, Mout, n * sizeof *M);
-  free(Mout), free(eU), free(eO), free(reach);
-  mpfr_clears(keep, mg, ig, im, dec, nal, x, y, (mpfr_ptr)0);
+  if (!st && m2n)
+    memcpy(V, V2, m2n * sizeof *V);
+  free(Mout), free(eU), free(eO), free(reach), free(V2);
+  mpfr_clears(keep, mg, ig, im, dec, nal, x, y, one, (mpfr_ptr)0);
   muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
   return st;
 }
@@ -239,8 +455,9 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
-  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng;
+  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one;
   scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
+  scalar(one, 1.0);
   scalar(nm, pl.num_mom), scalar(ng, pl.num_grad);
   scalar(bc2, pl.sqrt_bc2), scalar(eps, pl.eps);
   scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nss, -pl.step_size);
@@ -274,14 +491,15 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     double eq = mpfr_zero_p(q) || !inexact ? 0 : 8 * muonref_ref_absu(q) * (1 + 0x1p-40);
     if (pl.nadamw && !mpfr_zero_p(q) && inexact) /* m' (inexact by < |m'| 2^-prec) enters n times num_mom */
       eq += 2 * fabs(pl.num_mom) * muonref_ref_absu(mx) / fabs(mpfr_get_d(den, MPFR_RNDD)) * (1 + 0x1p-40);
-    param[i] = fmma_odd_inex(den, dec, x, nss, q, &inex); /* den is free now: scratch */
+    mpfr_srcptr di = muonref_cautious_decays(pl.cautious, mpfr_sgn(x), mpfr_sgn(q)) ? dec : one;
+    param[i] = fmma_odd_inex(den, di, x, nss, q, &inex); /* den is free now: scratch */
     if (n_unc)
       *n_unc += !f32_certified(den, ((inex ? 2 * muonref_ref_absu(den) : 0) + fabs(pl.step_size) * eq) * REF_BOUND_SAFETY,
                                prec);
     m[i] = m1;
     v[i] = v1;
   }
-  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, (mpfr_ptr)0);
+  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one, (mpfr_ptr)0);
 }
 
 /* The first non-finite value of x[0..n), or n. */
@@ -303,9 +521,12 @@ static int check_finite(const float *x, size_t n, const char *what, muonref_erro
 }
 
 /* The state's buffers for route r: present, matching, finite. */
-static int check_state(const muonref_route *r, const muonref_param_state *s, muonref_error *err)
+static int check_state(const muonref_options *o, const muonref_route *r, const muonref_param_state *s,
+                       muonref_error *err)
 {
-  const char *miss = r->use_muon ? (s->momentum_buffer ? NULL : "momentum_buffer")
+  int st;
+  size_t m2 = muonref_moment2_numel(o, r);
+  const char *miss = r->use_muon ? (!s->momentum_buffer ? "momentum_buffer" : m2 && !s->moment2 ? "moment2" : NULL)
                                  : (!s->exp_avg ? "exp_avg" : (!s->exp_avg_sq ? "exp_avg_sq" : NULL));
   if (miss)
     return muonref_fail(err, MUONREF_ESTATE, "Exact step: the state's %s buffer is missing (the caller owns it)", miss);
@@ -319,9 +540,14 @@ static int check_state(const muonref_route *r, const muonref_param_state *s, muo
     return muonref_fail(err, MUONREF_ESTATE, "Exact step: step %ld, an initialized state has step >= 1", s->step);
   if (!s->initialized)
     return MUONREF_OK;
+  if (r->use_muon && m2 && s->moment2_numel != m2)
+    return muonref_fail(err, MUONREF_ESTATE, "Exact step: the state's second moment has %zu entries, the options keep %zu",
+                        s->moment2_numel, m2);
+  if (r->use_muon && m2 && (st = check_finite(s->moment2, m2, "moment2", err)))
+    return st;
   if (r->use_muon)
     return check_finite(s->momentum_buffer, r->numel, "momentum_buffer", err);
-  int st = check_finite(s->exp_avg, r->numel, "exp_avg", err);
+  st = check_finite(s->exp_avg, r->numel, "exp_avg", err);
   return st ? st : check_finite(s->exp_avg_sq, r->numel, "exp_avg_sq", err);
 }
 
@@ -340,7 +566,7 @@ static int check_args(const muonref_options *o, const muonref_route *r, const fl
                         "Exact step: route of %zu (%zu, %zu) matrices, scale shape (%zu, %zu), with %zu elements is "
                         "not a valid routing (batch * rows * cols must be the element count, each at least 1)",
                         r->batch, r->rows, r->cols, r->scale_rows, r->scale_cols, r->numel);
-  st = check_state(r, s, err);
+  st = check_state(o, r, s, err);
   if (!st)
     st = check_finite(grad, r->numel, "grad", err);
   if (!st)
@@ -397,14 +623,18 @@ static int step_checked(const muonref_options *o, const muonref_route *r, float 
     return st;
   size_t n = r->numel;
   if (!state->initialized) { /* a fresh state is zeros */
+    if (r->use_muon && state->moment2)
+      memset(state->moment2, 0, muonref_moment2_numel(o, r) * sizeof(float));
     memset(r->use_muon ? state->momentum_buffer : state->exp_avg, 0, n * sizeof(float));
     if (!r->use_muon)
       memset(state->exp_avg_sq, 0, n * sizeof(float));
     state->step = 0;
   }
   if (r->use_muon) {
-    st = muon_branch(o, r, state->step + 1, param, state->momentum_buffer, grad, prec, ns_uncertain, n_uncertified,
-                     err);
+    st = muon_branch(o, r, state->step + 1, param, state->momentum_buffer, state->moment2,
+                     muonref_moment2_numel(o, r), grad, prec, ns_uncertain, n_uncertified, err);
+    if (!st)
+      state->moment2_numel = muonref_moment2_numel(o, r);
     if (st)
       return st;
   } else {

@@ -215,19 +215,20 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
   memcpy(x, good, n);
-  x[8] = 3;
+  x[8] = 4;
   fix_crc(x, n);
   spill(path("x"), x, n);
-  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 3, this muonref reads versions 1 and 2");
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 4, this muonref reads versions 1 to 3");
   /* an empty profile name (with a matching CRC): a save writes "custom" for none, so one encoding */
   memcpy(x, good, n);
   memset(x + 12, 0, 32);
   fix_crc(x, n);
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "the profile name is empty");
-  /* a NaN in the last buffer with a matching CRC: caught by the content check */
+  /* a NaN in the last buffer with a matching CRC: caught by the content check (the last Muon state's
+   * momentum buffer ends before its second moment's count, u64 0, and the CRC) */
   memcpy(x, good, n);
-  memcpy(x + n - 8, &(uint32_t){0x7fc00000u}, 4);
+  memcpy(x + n - 16, &(uint32_t){0x7fc00000u}, 4);
   fix_crc(x, n);
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "non-finite");
@@ -338,7 +339,7 @@ START_TEST(option_table_covers_every_field)
   size_t a = _Alignof(muonref_options);
   ck_assert_msg(sizeof(muonref_options) == (end + a - 1) / a * a, "bytes %zu to %zu of muonref_options belong to no "
                 "entry of core/option_fields.c (a new field at the end?)", end, sizeof(muonref_options) - 1);
-  /* spec/muon.md 11.1: the format-2 row names the table's fields, in order */
+  /* spec/muon.md 11.1: the format-3 row names the table's fields, in order */
   const char *src = getenv("MUONREF_SRCDIR");
   char spec[4200];
   snprintf(spec, sizeof spec, "%s/spec/muon.md", src ? src : ".");
@@ -347,9 +348,9 @@ START_TEST(option_table_covers_every_field)
   static char line[16384];
   int found = 0;
   while (!found && fgets(line, sizeof line, f))
-    found = !strncmp(line, "| each group (format 2) |", 25);
+    found = !strncmp(line, "| each group (format 3) |", 25);
   fclose(f);
-  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 2) |'");
+  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 3) |'");
   const char *at = line;
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *fl = &muonref_option_fields[i];
@@ -511,7 +512,7 @@ START_TEST(never_writes_what_it_refuses)
   ck_assert_int_eq(muonref_state_save(a, "nemo\x7f", path("s"), &e), MUONREF_EOPTION);
   /* a state at the limit */
   float buf[32] = {0};
-  muonref_param_state st = {1, 1, MUONREF_MAX_STEP, 32, buf, NULL, NULL};
+  muonref_param_state st = {1, 1, MUONREF_MAX_STEP, 32, buf, NULL, NULL, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_OK);
   ck_assert_int_eq(muonref_state_save(a, NULL, path("s"), &e), MUONREF_OK);
   muonref_optimizer *b = make(0.5, SHAPES);
@@ -554,8 +555,9 @@ START_TEST(state_command)
                 strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
                 strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
                 strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5") &&
-                strstr(out, "format version 2") && strstr(out, " clip_grad_norm 0.0,") &&
-                strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0\n"),
+                strstr(out, "format version 3") && strstr(out, " clip_grad_norm 0.0,") &&
+                strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
+                strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

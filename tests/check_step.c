@@ -326,20 +326,20 @@ START_TEST(state_import_errors)
   muonref_optimizer *a = make(&o, 0, NP);
   muonref_error e;
   float buf[48 * 32] = {0};
-  muonref_param_state st = {1, 0, 1, 48 * 32, NULL, buf, buf};
+  muonref_param_state st = {1, 0, 1, 48 * 32, NULL, buf, buf, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 0: routed to Muon, the state is AdamW's");
-  st = (muonref_param_state){1, 1, 1, 100, buf, NULL, NULL};
+  st = (muonref_param_state){1, 1, 1, 100, buf, NULL, NULL, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 0: 100 elements, the parameter has 1536");
-  st = (muonref_param_state){1, 1, 0, 48 * 32, buf, NULL, NULL};
+  st = (muonref_param_state){1, 1, 0, 48 * 32, buf, NULL, NULL, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 0: step 0, an initialized state has step >= 1");
-  st = (muonref_param_state){1, 1, 1, 48 * 32, NULL, NULL, NULL};
+  st = (muonref_param_state){1, 1, 1, 48 * 32, NULL, NULL, NULL, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ESTATE);
   ck_assert_str_eq(e.message, "State for parameter 0: the momentum buffer is missing");
   buf[5] = NAN;
-  st = (muonref_param_state){1, 1, 1, 48 * 32, buf, NULL, NULL};
+  st = (muonref_param_state){1, 1, 1, 48 * 32, buf, NULL, NULL, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_ENONFINITE);
   ck_assert_str_eq(e.message, "State for parameter 0: a buffer holds a non-finite value");
   ck_assert_int_eq(muonref_optimizer_set_state(a, 9, &st, &e), MUONREF_ESTATE);
@@ -628,6 +628,17 @@ static void put_specials(float *x, size_t n, int which)
     x[(k * 37 + (size_t)which) % n] = sp[k];
 }
 
+/* The decay factor of one element under cautious weight decay
+ * (spec/muon.md 4.1), written from the definition: 0 every element decays;
+ * 1 (cautious_wd) unless the parameter p and the update u have opposite
+ * signs; 2 (the fault cautious_wd_strict) only where both are non-zero of
+ * one sign. */
+static double cautious_decay(int cautious, double decay, double p, double u)
+{
+  int opposite = (p > 0 && u < 0) || (p < 0 && u > 0), same = (p > 0 && u > 0) || (p < 0 && u < 0);
+  return cautious == 0 || (cautious == 1 && !opposite) || (cautious == 2 && same) ? decay : 1.0;
+}
+
 START_TEST(fused_passes_match_the_definition)
 {
   size_t r = KSHAPES[_i % NKSHAPES][0], c = KSHAPES[_i % NKSHAPES][1], n = r * c;
@@ -636,8 +647,8 @@ START_TEST(fused_passes_match_the_definition)
   float *G = malloc(n * 4), *M = malloc(n * 4), *P = malloc(n * 4), *X = malloc(n * 4), *Xd = malloc(n * 4),
         *O = malloc(n * 4), *Od = malloc(n * 4), *V = malloc(n * 4), *Md = malloc(n * 4), *Pd = malloc(n * 4),
         *Vd = malloc(n * 4);
-  for (int variant = 0; variant < 6; variant++) {
-    int bf = variant & 1, nf = variant / 2;
+  for (int cv = 0; cv < 18; cv++) { /* every variant plain, with cautious_wd, with the strict mask */
+    int variant = cv % 6, cautious = cv / 6, bf = variant & 1, nf = variant / 2;
     tu_fill_normal(&rng, G, n, 1.0);
     tu_fill_normal(&rng, M, n, 2.0);
     tu_fill_normal(&rng, P, n, 1.0);
@@ -649,7 +660,7 @@ START_TEST(fused_passes_match_the_definition)
       put_specials(P, n, 3 + variant);
     }
     muonref_stk_muon k = {0.95, variant > 3 ? 0.05 : 1.0, variant > 3 ? 0.05 : 1.0, 0.95, variant != 2, nf,
-                          {(double)0.2f, (double)1.7f}, 0.999, 0.02};
+                          {(double)0.2f, (double)1.7f}, 0.999, 0.02, cautious};
     /* input: X and its norm */
     int bad = 0, bad_d = 0;
     double ss = muonref_stk_muon_input(X, G, M, r, c, tr, bf, &k, &bad), ss_d = 0.0;
@@ -668,6 +679,9 @@ START_TEST(fused_passes_match_the_definition)
     ck_assert_int_eq(bad, bad_d);
     if (n >= 64) /* the specials do not overwrite each other: the flag must be raised */
       ck_assert_int_eq(bad_d, specials);
+    if (cautious) /* zeros in the update: where cautious_wd and the strict mask differ */
+      for (size_t q = 0; q < n; q += 7)
+        X[q] = Xd[q] = 0.0f;
     /* output: O with the bf16 products, the parameter's check */
     int ok = muonref_stk_muon_output(O, X, P, r, c, tr, &k), ok_d = 1;
     for (size_t i = 0; i < r; i++)
@@ -676,14 +690,15 @@ START_TEST(fused_passes_match_the_definition)
         for (int f = 0; f < nf; f++)
           o = muonref_bf16_round_double(k.factor[f] * (double)o);
         Od[i * c + j] = o;
-        ok_d &= isfinite((float)(k.decay * (double)P[i * c + j] - k.alpha * (double)o));
+        double dj = cautious_decay(cautious, k.decay, P[i * c + j], o);
+        ok_d &= isfinite((float)(dj * (double)P[i * c + j] - k.alpha * (double)o));
       }
     ck_assert_msg(same_or_nan(O, Od, n), "output (%zu, %zu) variant %d", r, c, variant);
     ck_assert_int_eq(ok, ok_d);
     float nw = 0.0f;
     size_t first = muonref_stk_muon_param_first(P, O, n, &k, &nw), first_d = n;
     for (size_t j = 0; j < n && first_d == n; j++)
-      if (!isfinite((float)(k.decay * (double)P[j] - k.alpha * (double)O[j])))
+      if (!isfinite((float)(cautious_decay(cautious, k.decay, P[j], O[j]) * (double)P[j] - k.alpha * (double)O[j])))
         first_d = j;
     ck_assert_uint_eq(first, first_d);
     first_d = n;
@@ -698,12 +713,12 @@ START_TEST(fused_passes_match_the_definition)
     muonref_stk_muon_apply(P, M, G, O, n, &k);
     for (size_t j = 0; j < n; j++) {
       Md[j] = (float)(k.mom_keep * (double)Md[j] + k.mom_grad * (double)G[j]);
-      Pd[j] = (float)(k.decay * (double)Pd[j] - k.alpha * (double)O[j]);
+      Pd[j] = (float)(cautious_decay(cautious, k.decay, Pd[j], O[j]) * (double)Pd[j] - k.alpha * (double)O[j]);
     }
     ck_assert(same_or_nan(M, Md, n) && same_or_nan(P, Pd, n));
     /* AdamW: eps 0 with zero moments gives the zero denominator (no move) */
     muonref_stk_adamw a = {0.9, 0.1, 0.95, 0.05, sqrt(1 - 0.95 * 0.95), variant == 5 ? 0.0 : 1e-8, 0.01 / 0.19,
-                           0.998, variant >= 3, 0.9, 0.1};
+                           0.998, variant >= 3, 0.9, 0.1, cautious};
     if (variant == 5)
       for (size_t j = 0; j < n; j += 3)
         G[j] = M[j] = V[j] = 0.0f;
@@ -715,7 +730,8 @@ START_TEST(fused_passes_match_the_definition)
       double v = a.beta2 * (double)V[j] + a.one_minus_beta2 * g * g;
       double den = sqrt(v) / a.sqrt_bc2 + a.eps;
       double num = a.nadamw ? a.num_mom * m + a.num_grad * g : m;
-      float w = (float)(a.decay * (double)P[j] - a.step_size * (den == 0.0 ? 0.0 : num / den));
+      double q = den == 0.0 ? 0.0 : num / den;
+      float w = (float)(cautious_decay(cautious, a.decay, P[j], q) * (double)P[j] - a.step_size * q);
       abad_d |= !isfinite(g) || !(v <= FLT_MAX) || !isfinite(w);
       if (arange_d == n && v > FLT_MAX)
         arange_d = j;

@@ -257,6 +257,15 @@ static int set_patterns(muonref_options *o, const muonref_option_key *k, const j
   return MUONREF_OK;
 }
 
+/* dion's name of its Muon algorithm for a group key `algorithm`: the class's
+ * own (dion/muon.py Muon: "muon"; dion/normuon.py NorMuon: "normuon", its
+ * `algorithm="normuon"` default and `assert group["algorithm"] ==
+ * self._algo_name`), told by the catalogue. */
+static const char *dion_muon_algorithm(const muonref_options *o)
+{
+  return o->catalogue == MUONREF_CATALOGUE_NORMUON ? "normuon" : "muon";
+}
+
 /* One member of an options object, read through the profile's key k. */
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                    muonref_error *err)
@@ -360,14 +369,15 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       return bad(err, where, k->name, "a string");
     return MUONREF_OK;
   case MUONREF_KEY_ALGORITHM:
-    if (s && !strcmp(s, "muon"))
+    if (s && !strcmp(s, dion_muon_algorithm(o)))
       o->use_muon = MUONREF_USE_MUON_TRUE;
     else if (s && !strcmp(s, "adamw"))
       o->use_muon = MUONREF_USE_MUON_FALSE;
     else if (s) /* dion/megabatch_base.py step: `raise ValueError(f"Unknown algorithm: {algo}")` */
       return muonref_fail(err, MUONREF_EOPTION, "Unknown algorithm: %s", s);
     else
-      return bad(err, where, k->name, "\"muon\" or \"adamw\"");
+      return bad(err, where, k->name, o->catalogue == MUONREF_CATALOGUE_NORMUON ? "\"normuon\" or \"adamw\""
+                                                                              : "\"muon\" or \"adamw\"");
     return MUONREF_OK;
   case MUONREF_KEY_ADJUST_LR_DION:
     if (json_is_null(v))
@@ -548,7 +558,8 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     }
   case MUONREF_KEY_ALGORITHM:
     return o->use_muon == MUONREF_USE_MUON_AUTO ? json_null() /* not expressible */
-                                                : json_string(o->use_muon == MUONREF_USE_MUON_TRUE ? "muon" : "adamw");
+                                                : json_string(o->use_muon == MUONREF_USE_MUON_TRUE ? dion_muon_algorithm(o)
+                                                                                                   : "adamw");
   case MUONREF_KEY_ADJUST_LR_DION:
     switch (o->scale_mode) {
     case MUONREF_SCALE_RMS_TO_RMS: return json_string("spectral_norm");
@@ -662,7 +673,8 @@ static json_t *buffer_json(const float *b, const muonref_shape *shape)
   return j;
 }
 
-json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape)
+json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape,
+                                const muonref_shape *m2shape)
 {
   if (!st->initialized)
     return json_null();
@@ -670,6 +682,8 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
   json_object_set_new(j, "step", json_integer(st->step));
   if (st->use_muon) {
     json_object_set_new(j, "momentum_buffer", buffer_json(st->momentum_buffer, shape));
+    if (st->moment2 && st->moment2_numel && m2shape && m2shape->ndim)
+      json_object_set_new(j, "moment2", buffer_json(st->moment2, m2shape));
   } else {
     json_object_set_new(j, "exp_avg", buffer_json(st->exp_avg, shape));
     json_object_set_new(j, "exp_avg_sq", buffer_json(st->exp_avg_sq, shape));

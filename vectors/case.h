@@ -57,7 +57,9 @@ int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_
                       muonref_error *err);
 
 /* The JSON of a parameter state (spec/vectors.md 2.1; null when not
- * initialized), of shape `shape`. */
-json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape);
+ * initialized), of shape `shape`; a Muon state's second moment (moment2,
+ * st->moment2_numel floats) of shape *m2shape (muonref_moment2_shape). */
+json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape,
+                                const muonref_shape *m2shape);
 
 #endif

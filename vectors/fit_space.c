@@ -28,6 +28,8 @@ ENUM_NAMER(adam_variant, muonref_adam_variant)
 ENUM_NAMER(route_rule, muonref_route_rule)
 ENUM_NAMER(missing_grad, muonref_missing_grad)
 ENUM_NAMER(grad_after, muonref_grad_after)
+ENUM_NAMER(moment2, muonref_moment2)
+ENUM_NAMER(moment2_rescale, muonref_moment2_rescale)
 
 /* The fields a port's behaviour can differ in (spec/muon.md section 1
  * names them; options.h defines each), with what they touch.  Left out:
@@ -87,6 +89,15 @@ static const field FIELDS[] = {
   {"grad_after_step", OFF(grad_after_step), SZ(grad_after_step), F_ENUM, MUONREF_FIT_STEP, grad_after_i, {NAN}},
   {"clip_grad_norm", OFF(clip_grad_norm), SZ(clip_grad_norm), F_REAL, MUONREF_FIT_STEP, NULL, {0.0, 1.0, NAN}},
   {"exclude_embeddings", OFF(exclude_embeddings), SZ(exclude_embeddings), F_BOOL, MUONREF_FIT_STEP, NULL, {0, 1, NAN}},
+  /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
+  {"moment2", OFF(moment2), SZ(moment2), F_ENUM, MUONREF_FIT_MUON, moment2_i, {NAN}},
+  {"moment2_beta", OFF(moment2_beta), SZ(moment2_beta), F_REAL, MUONREF_FIT_MUON, NULL, {0.95, NAN}},
+  {"moment2_eps", OFF(moment2_eps), SZ(moment2_eps), F_REAL, MUONREF_FIT_MUON, NULL, {1e-8, NAN}},
+  {"moment2_eps_mode", OFF(moment2_eps_mode), SZ(moment2_eps_mode), F_ENUM, MUONREF_FIT_MUON, eps_mode_i, {NAN}},
+  {"moment2_bias_correction", OFF(moment2_bias_correction), SZ(moment2_bias_correction), F_BOOL, MUONREF_FIT_MUON,
+   NULL, {0, 1, NAN}},
+  {"moment2_rescale", OFF(moment2_rescale), SZ(moment2_rescale), F_ENUM, MUONREF_FIT_MUON, moment2_rescale_i, {NAN}},
+  {"cautious_wd", OFF(cautious_wd), SZ(cautious_wd), F_BOOL, MA, NULL, {0, 1, NAN}},
 };
 #define N_FIELDS (sizeof FIELDS / sizeof FIELDS[0])
 

@@ -362,6 +362,18 @@ static const flag_note NOTES[] = {
    "cast to bf16 (Emerging-Optimizers: F.normalize before `.to(torch.bfloat16)`; norm_format input)",
    "a port that casts first and normalises in bf16 (NeMo's order) rounds the normalised input differently",
    {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"norm_in_bf16"}},
+  /* the second moment and cautious weight decay (spec/profiles/normuon.md) */
+  {"CautiousDecay", "BASIC", "cautious weight decay: the decay only where the parameter and the update (the "
+   "Newton-Schulz output, the AdamW quotient) agree in sign or either is zero (dion cautious_wd, modded-nanogpt, "
+   "nanochat; arXiv:2510.12402)", "a port that decays every element, or none where the update is exactly zero, "
+   "moves the parameters whose sign disagrees with the update by lr wd p",
+   {"spec/muon.md section 4.1", "spec/profiles/normuon.md section 5"}, {"cautious_wd_ignored", "cautious_wd_strict"}},
+  {"SecondMoment", "BASIC", "the second moment of the Newton-Schulz output: an EMA of its squares per row (NorMuon), "
+   "per column of a wide matrix (Emerging-Optimizers' NorMuon) or per element (AdaMuon), the output divided by its "
+   "root, then its Frobenius norm restored or the whole update normalised", "a port without the rescale, with "
+   "another reduction side or another beta moves every later step",
+   {"spec/muon.md section 7.4", "spec/profiles/normuon.md section 4"},
+   {"normuon_no_rescale", "normuon_longer_side", "normuon_zero_ratio_nan"}},
 };
 
 /* The note of one flag as a JSON object. */

@@ -725,9 +725,106 @@ void gen_area_weight_decay(gen_ctx *g)
                zero ? "zero gradients, so exactly the decay" : "decay with the unscaled lr before the update");
       decay_case(g, comment, D[k].lr, D[k].wd, -1.0, zero);
     }
+  /* cautious weight decay (cautious_wd, spec/muon.md 4.1): N(0, 1) parameters, so that about half of their
+   * elements disagree in sign with the update and keep their value; a wide matrix with equal singular values
+   * (exactly defined in bf16, robust on PyTorch 1.13 CPU) and a bias.  Profiles whose port has no such key
+   * leave these out. */
+  static const struct { double lr, wd; int steps, zero; const char *what; } C[] = {
+    {0.5, 0.2, 2, 0, "cautious weight decay, lr 0.5, weight_decay 0.2, two steps: the decay only where the "
+                     "parameter and the update agree in sign (about half the elements of both parameters)"},
+    {1.0, 0.5, 3, 0, "cautious weight decay, lr 1, weight_decay 0.5, three steps: each element decays by half or not "
+                     "at all, as its sign and its update's agree"},
+    {0.5, 0.2, 1, 1, "cautious weight decay, zero gradients: the update is exactly zero everywhere, so every element "
+                     "decays (P U >= 0; a strict P U > 0 decays none)"},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, C[k].lr, C[k].wd);
+    o.cautious_wd = 1;
+    begin(&c, C[k].what, &o);
+    int w = param(g, &c, "wide", shape2(16, 32), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < C[k].steps; s++) {
+      if (C[k].zero)
+        grad_zero(&c, s, w), grad_zero(&c, s, b);
+      else
+        grad_equal_scales(&c, s, w, s == 1 ? 0.5f : 1.0f), grad_normal(g, &c, s, b, 1.0);
+    }
+    flags(&c, "WeightDecay", "CautiousDecay", C[k].zero ? "ZeroGradient" : NULL);
+    gen_add_step(g, &c);
+  }
+  { /* the AdamW branch alone (no Newton-Schulz: robust on every platform): the mask is the quotient's sign */
+    gen_step_case c;
+    muonref_options o = base(g, 0.1, 0.5);
+    o.cautious_wd = 1;
+    o.use_muon = MUONREF_USE_MUON_FALSE;
+    begin(&c, "cautious weight decay on AdamW parameters only, lr 0.1, weight_decay 0.5, three steps: the decay only "
+              "where the parameter and the AdamW step agree in sign", &o);
+    int a = param(g, &c, "bias", (muonref_shape){1, {24}}, 0), b = param(g, &c, "norm", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 0.5);
+    flags(&c, "WeightDecay", "CautiousDecay", "AdamW");
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- momentum and Nesterov ---- */
+
+/* The second moment of the Newton-Schulz output (spec/muon.md 7.4), for a
+ * profile that keeps one: several steps, so that the EMA of the squares
+ * (not only its first value, (1 - beta2) O^2) normalises the update; wide
+ * and tall matrices (a per-row second moment differs from one over the
+ * shorter side only on a wide one: fault normuon_longer_side); gradients
+ * whose rows differ in scale by powers of two (structured: exactly defined
+ * in bf16), so that Newton-Schulz's output rows differ in norm after five
+ * steps and the per-row division is not a constant factor; beta2 0.5 and
+ * 0.99 besides the profile's. */
+static void momentum_moment2(gen_ctx *g)
+{
+  static const struct { size_t r, c; double beta2; int steps; } M[] = {
+    {16, 32, -1.0, 4}, {32, 16, -1.0, 4}, {16, 32, 0.5, 3}, {16, 32, 0.99, 3}, {8, 64, -1.0, 3}};
+  for (size_t k = 0; k < sizeof M / sizeof M[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base_s(g, 0.1, 0.0);
+    if (M[k].beta2 >= 0.0)
+      o.moment2_beta = M[k].beta2;
+    snprintf(comment, sizeof comment,
+             "second moment over %d steps on a %s (%zu, %zu) matrix, beta2 %g, rows of the gradient scaled by powers "
+             "of two: the normalised update", M[k].steps, M[k].r < M[k].c ? "wide" : "tall", M[k].r, M[k].c,
+             o.moment2_beta);
+    begin(&c, comment, &o);
+    int i = param(g, &c, "w", shape2(M[k].r, M[k].c), 0);
+    for (int s = 0; s < M[k].steps; s++)
+      grad_structured(g, &c, s, i, -s);
+    flags(&c, "Momentum", "SecondMoment", NULL);
+    gen_add_step(g, &c);
+  }
+  /* random gradients (bf16 noise), with Nesterov: a matrix and a batched 3-D parameter */
+  {
+    gen_step_case c;
+    muonref_options o = base(g, 0.05, 0.01);
+    o.nesterov = 1;
+    begin(&c, "second moment over three random steps with Nesterov on a (16, 24) matrix and a (2, 8, 12) batch", &o);
+    int a = param(g, &c, "w", shape2(16, 24), 0), b = param(g, &c, "qkv", (muonref_shape){3, {2, 8, 12}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 1.0);
+    flags(&c, "Momentum", "SecondMoment", "Nesterov");
+    gen_add_step(g, &c);
+  }
+  /* microsoft/dion #24 (PR 2971bba): a zero gradient on zero-initialised weights made NorMuon's restored
+   * norm 0/0 = NaN; the second moment stays 0 and the update is a finite zero */
+  {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.01);
+    begin(&c, "second moment with zero gradients on a zero-initialised (8, 16) matrix, two steps: v stays 0, the "
+              "update is a finite zero, no NaN (dion #24)", &o);
+    int i = param(g, &c, "out_proj", shape2(8, 16), 0);
+    memset(c.init[i], 0, numel(&c, i) * sizeof(float));
+    grad_zero(&c, 0, i), grad_zero(&c, 1, i);
+    flags(&c, "SecondMoment", "ZeroGradient", "BugB16");
+    gen_add_step(g, &c);
+  }
+}
 
 /* optax's coefficient list (coeff_order LIST, spec/profiles/optax.md 4 and
  * 10): the five 'dion' triples run once each whatever ns_steps is (7 and
@@ -814,6 +911,8 @@ void gen_area_momentum(gen_ctx *g)
   }
   if (defaults(g).coeff_order == MUONREF_ORDER_LIST) /* optax: after every other case, so their inputs stay */
     momentum_coeff_list(g);
+  if (defaults(g).moment2 != MUONREF_MOMENT2_NONE) /* only a profile with a second moment: the others' draws stay */
+    momentum_moment2(g);
 }
 
 /* ---- AdamW fallback ---- */
@@ -1646,6 +1745,21 @@ static void errors_dion(gen_ctx *g)
   };
   for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
     error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
+  /* dion's NorMuon (dion/normuon.py @0a059a4): its muon_beta2 check between mu and betas; a muon_beta2
+   * above 1 runs there (lerp with a negative weight: v turns negative, sqrt NaN), muonref refuses it */
+  static const struct { const char *what, *opt, *msg, *result; } N[] = {
+    {"negative muon_beta2", "{\"muon_beta2\": -0.5}", "Invalid muon_beta2: -0.5", NULL},
+    {"first violation wins: mu before muon_beta2", "{\"mu\": -1.0, \"muon_beta2\": -0.5}",
+     "Invalid momentum factor (mu): -1.0", NULL},
+    {"first violation wins: muon_beta2 before betas", "{\"muon_beta2\": -0.5, \"betas\": [0.9, -1.0]}",
+     "Invalid muon_beta2: -0.5", NULL},
+    {"muon_beta2 1.5 (in an AdamW group, which does not use it): NorMuon accepts it (on a NorMuon group the second "
+     "moment turns negative, its root NaN), muonref refuses it", "{\"muon_beta2\": 1.5, \"algorithm\": \"adamw\"}",
+     "Invalid second-moment beta (moment2_beta): 1.5", "acceptable"},
+  };
+  int nor = defaults(g).catalogue == MUONREF_CATALOGUE_NORMUON;
+  for (size_t k = 0; nor && k < sizeof N / sizeof N[0]; k++)
+    error_case(g, N[k].what, N[k].opt, "EOPTION", N[k].msg, N[k].result);
   static const bad_input G[] = {
     {"algorithm \"muon\" on a bias (48,): dion asserts matrix parameters at the step", 0, "ESHAPE",
      "Muon optimizer only supports matrix parameters.", NULL, 0},
@@ -1661,7 +1775,15 @@ static void errors_dion(gen_ctx *g)
   for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
     muonref_options o = base(g, 0.02, 0.0);
     o.use_muon = MUONREF_USE_MUON_TRUE;
-    bad_input_case(g, &G[k], &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
+    bad_input g1 = G[k];
+    if (nor && k == 0)
+      g1.what = "algorithm \"normuon\" on a bias (48,): dion's NorMuon asserts matrix parameters at the step",
+      g1.msg = "NorMuon optimizer only supports matrix parameters.";
+    if (nor && G[k].kind == 4) /* normuon.py: U.to(V.dtype), V complex, then lerp with a real weight */
+      g1.what = "a complex gradient (bug-reports B19): refused; NorMuon fails inside PyTorch (its complex second "
+                "moment lerped with a real weight), so any message passes",
+      g1.result = NULL, g1.any = 1;
+    bad_input_case(g, &g1, &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
                    (muonref_shape){1, {8}}, 1, G[k].kind ? "BadGradient" : "RoutingForced",
                    G[k].kind == 4 ? "BugB19" : NULL);
   }
@@ -1829,7 +1951,7 @@ void gen_area_errors(gen_ctx *g)
     errors_keras(g);
     return;
   }
-  if (defaults(g).catalogue == MUONREF_CATALOGUE_DION) {
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_DION || defaults(g).catalogue == MUONREF_CATALOGUE_NORMUON) {
     errors_dion(g);
     return;
   }

@@ -138,7 +138,7 @@ static void sim_free(sim *s, int n)
 {
   for (int i = 0; i < n; i++) {
     free(s->p[i]);
-    free(s->st[i].momentum_buffer), free(s->st[i].exp_avg), free(s->st[i].exp_avg_sq);
+    free(s->st[i].momentum_buffer), free(s->st[i].exp_avg), free(s->st[i].exp_avg_sq), free(s->st[i].moment2);
   }
 }
 
@@ -184,6 +184,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     s->st[i].momentum_buffer = calloc(n, sizeof(float));
     s->st[i].exp_avg = calloc(n, sizeof(float));
     s->st[i].exp_avg_sq = calloc(n, sizeof(float));
+    s->st[i].moment2 = calloc(n, sizeof(float)); /* the second moment holds at most numel floats */
     for (size_t j = 0; j < n; j++)
       s->max_param[i] = fmax(s->max_param[i], fabs(c->init[i][j]));
   }
@@ -229,7 +230,7 @@ static int sim_equal(const gen_step_case *c, const sim *a, const sim *b)
     size_t n = muonref_shape_numel(&c->shapes[i]) * sizeof(float);
     if (memcmp(a->p[i], b->p[i], n) || memcmp(a->st[i].momentum_buffer, b->st[i].momentum_buffer, n) ||
         memcmp(a->st[i].exp_avg, b->st[i].exp_avg, n) || memcmp(a->st[i].exp_avg_sq, b->st[i].exp_avg_sq, n) ||
-        a->st[i].step != b->st[i].step)
+        memcmp(a->st[i].moment2, b->st[i].moment2, n) || a->st[i].step != b->st[i].step)
       return 0;
   }
   return 1;
@@ -240,7 +241,12 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
   json_t *e = json_object(), *ps = json_array(), *sts = json_array();
   for (int i = 0; i < c->n_params; i++) {
     json_array_append_new(ps, tensor_json(s->p[i], &c->shapes[i]));
-    json_array_append_new(sts, muonref_case_state_json(&s->st[i], &c->shapes[i]));
+    const muonref_options *o = &c->options[c->group_of[i]];
+    muonref_route r = {0};
+    muonref_shape m2 = {0, {0}};
+    if (!muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL))
+      m2 = muonref_moment2_shape(o, &r, &c->shapes[i]);
+    json_array_append_new(sts, muonref_case_state_json(&s->st[i], &c->shapes[i], &m2));
   }
   json_object_set_new(e, "params", ps);
   json_object_set_new(e, "state", sts);
@@ -364,6 +370,12 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       else
         a = s->muon_steps[i] * (bf16 ? 0.0 : 5e-5) * alpha * 1.5;
       json_object_set_new(sa, "momentum_buffer", json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum)));
+      if (muonref_moment2_numel(o, &r)) {
+        /* the second moment is an EMA of squares of O (|O| <= 1.5): fp32 Newton-Schulz's 3e-6 relative
+         * error twice, its roundings; under bf16 noise O moves by a few % per element (rel), twice */
+        double vmax = 2.25 * s->muon_steps[i];
+        json_object_set_new(sa, "moment2", json_real((rel > 0 ? 2.0 * rel : bf16 ? 0.0 : 1e-5) * vmax));
+      }
     } else {
       a = s->steps[i] * lr_a * 1e-5;
       json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i]));
@@ -959,7 +971,10 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->n_exclude_patterns == b->n_exclude_patterns && a->pattern_match == b->pattern_match &&
              a->exclude_embeddings == b->exclude_embeddings && a->adam_decay_muon_lr == b->adam_decay_muon_lr &&
              a->adam_step_global == b->adam_step_global && a->adam_bias_fp32 == b->adam_bias_fp32 &&
-             a->all_missing_error == b->all_missing_error;
+             a->all_missing_error == b->all_missing_error && a->moment2 == b->moment2 &&
+             a->moment2_beta == b->moment2_beta && a->moment2_eps == b->moment2_eps &&
+             a->moment2_eps_mode == b->moment2_eps_mode && a->moment2_bias_correction == b->moment2_bias_correction &&
+             a->moment2_rescale == b->moment2_rescale && a->cautious_wd == b->cautious_wd;
   for (int k = 0; same && k < a->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
     same = !strncmp(a->exclude_patterns[k], b->exclude_patterns[k], MUONREF_PATTERN_LEN);
   for (int k = 0; same && k < a->n_coeffs; k++)
@@ -1089,6 +1104,7 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
     o->adam_beta1 = keep.adam_beta1, o->adam_beta2 = keep.adam_beta2, o->adam_eps = keep.adam_eps;
     o->adam_lr_ratio = keep.adam_lr_ratio, o->adam_eps_mode = keep.adam_eps_mode;
     o->missing_grad = keep.missing_grad, o->ns_format = keep.ns_format;
+    o->cautious_wd = keep.cautious_wd; /* the decay's mask acts in both branches */
   }
 }
 

@@ -401,8 +401,8 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
                (long long)json_integer_value(json_object_get(e, "step")));
       continue;
     }
-    const char *keys[] = {"momentum_buffer", "exp_avg", "exp_avg_sq"};
-    for (int k = 0; k < 3; k++) {
+    const char *keys[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2"};
+    for (int k = 0; k < 4; k++) {
       const json_t *eb = json_object_get(e, keys[k]);
       char n2[96];
       snprintf(n2, sizeof n2, "%s.%s", name, keys[k]);

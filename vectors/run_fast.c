@@ -186,7 +186,12 @@ static json_t *step_result(muonref_optimizer *opt, run *r)
     muonref_param_state st;
     if (muonref_optimizer_state(opt, s, &st, NULL)) /* s < r->n, the optimizer's count: never */
       continue;
-    json_array_set_new(sts, r->order[s], muonref_case_state_json(&st, &r->params[r->order[s]].shape));
+    const muonref_shape *sh = &r->params[r->order[s]].shape;
+    size_t g;
+    muonref_shape m2 = {0, {0}};
+    if (!muonref_optimizer_param_info(opt, s, &g, NULL))
+      m2 = muonref_moment2_shape(muonref_optimizer_group_options(opt, g), muonref_optimizer_route(opt, s), sh);
+    json_array_set_new(sts, r->order[s], muonref_case_state_json(&st, sh, &m2));
   }
   json_object_set_new(res, "params", ps);
   json_object_set_new(res, "state", sts);

@@ -93,7 +93,13 @@ typedef enum muonref_scale_mode {
    *            python/paddle/optimizer/muon.py @98af0a0f _scaling_fn,
    *            muon_version 2: `scale = (dout / din) ** 0.5` with
    *            `din, dout = u.shape[-2], u.shape[-1]`) */
-  MUONREF_SCALE_RATIO_COLS = 6
+  MUONREF_SCALE_RATIO_COLS = 6,
+  /* RMS_NUMEL: 0.2 sqrt(rows cols) (AdaMuon's RMS alignment, arXiv:2507.11005
+   *            eq. 8: `0.2 / RMS(update)`; timm/optim/muon.py @aa4b5850
+   *            get_adamuon_lr_scale "match_rms_adamw": `0.2 * (out_chs *
+   *            in_chs) ** 0.5` of the last two dimensions, with
+   *            moment2_rescale UNIT) */
+  MUONREF_SCALE_RMS_NUMEL = 7
 } muonref_scale_mode;
 
 /* How parameters are routed between Muon and the AdamW fallback
@@ -241,7 +247,13 @@ typedef enum muonref_catalogue {
    *        NONE.  At the step: every gradient missing is refused with
    *        base_optimizer.py's "No gradients provided for any variable."
    *        (all_missing_error) */
-  MUONREF_CATALOGUE_KERAS = 9
+  MUONREF_CATALOGUE_KERAS = 9,
+  /* NORMUON: dion.NorMuon.__init__ (microsoft/dion dion/normuon.py @0a059a4;
+   *          spec/profiles/normuon.md 2): DION's checks with muon_beta2 >= 0,
+   *          "Invalid muon_beta2: -0.5", between mu and betas; muonref's own
+   *          rule for every catalogue (0 <= moment2_beta <= 1) refuses a
+   *          muon_beta2 above 1, which dion runs */
+  MUONREF_CATALOGUE_NORMUON = 10
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
@@ -437,6 +449,48 @@ typedef enum muonref_bf16_order {
  *                 (spec/profiles/keras.md section 7) */
 typedef enum muonref_pattern_match { MUONREF_MATCH_SUBSTRING_CI = 0, MUONREF_MATCH_REGEX = 1 } muonref_pattern_match;
 
+/* The second moment of the Newton-Schulz output (spec/muon.md 7.4): an EMA
+ * v of the squared output O of each (rows, cols) matrix, O divided by its
+ * square root, then rescaled (moment2_rescale).  Which entries v has:
+ *   NONE:    no second moment (Muon)
+ *   ROWS:    one per row, the mean of the row's squares (rows entries per
+ *            matrix; microsoft/dion dion/normuon.py @0a059a4
+ *            _normuon_normalization_core: `neuron_norms = (U * U).mean(dim=-1,
+ *            keepdim=True)`, state `variance_neuron` = zeros_like(param[..., 0:1]);
+ *            NorMuon, arXiv:2510.05491)
+ *   LONGER:  one per row when rows >= cols, else one per column (the mean
+ *            over the shorter side: max(rows, cols) entries;
+ *            NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/
+ *            adaptive_muon.py @fd77292 "normuon": `avg_dim = -1 if
+ *            orth_grad.shape[-2] >= orth_grad.shape[-1] else -2`;
+ *            KellerJordan/modded-nanogpt train_gpt.py @f411b3d3 NorMuonAndAdam,
+ *            karpathy/nanochat nanochat/optim.py @92d63d4: `red_dim`)
+ *   ELEMENT: one per element (AdaMuon, arXiv:2507.11005; timm/optim/muon.py
+ *            @aa4b5850 _single_tensor_adamuon: `exp_avg_sq.mul_(beta2)
+ *            .addcmul_(update_ortho, update_ortho, value=1.0 - beta2)`) */
+typedef enum muonref_moment2 {
+  MUONREF_MOMENT2_NONE = 0,
+  MUONREF_MOMENT2_ROWS = 1,
+  MUONREF_MOMENT2_LONGER = 2,
+  MUONREF_MOMENT2_ELEMENT = 3
+} muonref_moment2;
+
+/* What follows the division N = O / d (spec/muon.md 7.4):
+ *   NONE: N (Emerging-Optimizers "adamuon", whose Muon scale follows)
+ *   NORM: each matrix's Frobenius norm restored: N ||O||_F / max(||N||_F,
+ *         moment2_eps) (dion: `normalized_U * (norm_U / norm_U_new)` with
+ *         `.clamp(min=1e-8)`; Emerging-Optimizers _match_frobenius_norm:
+ *         `update * (reference_norm / update_norm.clamp_min(eps))`)
+ *   UNIT: the whole parameter to unit Frobenius norm, N / (||N||_F +
+ *         moment2_eps) (AdaMuon's RMS alignment, eq. 8 of arXiv:2507.11005,
+ *         whose 0.2 sqrt(numel) is scale_mode RMS_NUMEL: timm
+ *         `update_adaptive / update_adaptive.norm().add_(eps)`) */
+typedef enum muonref_moment2_rescale {
+  MUONREF_MOMENT2_RESCALE_NONE = 0,
+  MUONREF_MOMENT2_RESCALE_NORM = 1,
+  MUONREF_MOMENT2_RESCALE_UNIT = 2
+} muonref_moment2_rescale;
+
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
  * a X + (b A + c A A) X with A = X X^T. */
 typedef struct muonref_coeff {
@@ -516,6 +570,16 @@ typedef struct muonref_options {
   muonref_norm_format norm_format; /* BF16 (zero) or INPUT: where the input is normalised */
   muonref_bf16_order bf16_order; /* SEPARATE (zero), KELLER or FUSED: rounding sequence of a BF16 step */
 
+  /* --- the second moment of the Newton-Schulz output (spec/muon.md 7.4) --- */
+  muonref_moment2 moment2;   /* NONE (zero), ROWS, LONGER or ELEMENT: which entries v has */
+  double moment2_beta;       /* 0 <= beta2 < 1: v <- beta2 v + (1 - beta2) mean(O^2) */
+  double moment2_eps;        /* >= 0, finite: in d (moment2_eps_mode) and in the rescale */
+  muonref_eps_mode moment2_eps_mode; /* ADD: d = sqrt(v) + eps (dion, timm); CLAMP: d = sqrt(max(v, eps))
+                                        (Emerging-Optimizers, modded-nanogpt: `clamp_min(eps).rsqrt_()`) */
+  int moment2_bias_correction; /* 0 or 1: v / (1 - beta2^t) under the root, t the Muon step count after
+                                  this step (timm's adamuon without the RMS rescale) */
+  muonref_moment2_rescale moment2_rescale; /* NONE (zero), NORM or UNIT */
+
   /* --- the update: learning rate and scale (spec/muon.md 5, 8) --- */
   double lr;                 /* learning rate of the Muon update, >= 0 (AdamW: lr * adam_lr_ratio) */
   muonref_scale_mode scale_mode;   /* the shape factor s of -lr s O */
@@ -534,6 +598,12 @@ typedef struct muonref_options {
                                 adam_weight_decay) */
   int adam_decay_own;        /* 0 or 1; 0: the AdamW branch decays with weight_decay; 1: with
                                 adam_weight_decay */
+  int cautious_wd;          /* 0 or 1: the decay only where the parameter and the update agree in sign,
+                               P_j <- P_j (1 - lr wd) where P_j U_j >= 0 (U the direction subtracted: the
+                               Muon output, the AdamW quotient), P_j elsewhere (spec/muon.md 4.1; microsoft/dion
+                               dion/muon.py @0a059a4 muon_update_post_orthogonalize: `decay_masks =
+                               _foreach_minimum(_foreach_add(_foreach_sign(_foreach_mul(X, U)), 1), 1)`;
+                               arXiv:2510.12402) */
   int adam_decay_muon_lr;   /* 0 or 1; 1: the AdamW branch's decay uses the Muon lr, P <- P (1 - lr wd), not
                                lr * adam_lr_ratio (keras Muon._apply_weight_decay: `variable.assign(
                                variable - variable * wd * lr)` with `lr = ops.cast(self.learning_rate,
@@ -630,6 +700,8 @@ MUONREF_API const char *muonref_grad_after_name(muonref_grad_after g);
 MUONREF_API const char *muonref_adam_variant_name(muonref_adam_variant v);
 MUONREF_API const char *muonref_norm_format_name(muonref_norm_format f);
 MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
+MUONREF_API const char *muonref_moment2_name(muonref_moment2 m);
+MUONREF_API const char *muonref_moment2_rescale_name(muonref_moment2_rescale r);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k <
  * muonref_ns_step_count(o)) uses under o's list and order (see

@@ -18,7 +18,11 @@ extern "C" {
  * until the parameter's first step with a gradient; then use_muon tells the
  * branch, step counts the steps taken, and the branch's buffers hold numel
  * floats each (momentum_buffer for Muon; exp_avg and exp_avg_sq for AdamW;
- * the other pointers are NULL). */
+ * the other pointers are NULL).  A Muon parameter whose options keep a
+ * second moment of the Newton-Schulz output (moment2 not NONE, spec/muon.md
+ * 7.4) also has moment2, moment2_numel floats (muonref_moment2_numel): the
+ * EMA v, row-major over its shape (muonref_moment2_shape); else moment2 is
+ * NULL and moment2_numel 0. */
 typedef struct muonref_param_state {
   int initialized;
   int use_muon;
@@ -27,6 +31,8 @@ typedef struct muonref_param_state {
   float *momentum_buffer;
   float *exp_avg;
   float *exp_avg_sq;
+  float *moment2;
+  size_t moment2_numel;
 } muonref_param_state;
 
 #ifdef __cplusplus

@@ -127,6 +127,25 @@ MUONREF_API MUONREF_NODISCARD int muonref_ns_check_shape(const muonref_shape *s,
  * NS(G^T) = NS(G)^T (NeMo, Keller, torch, timm, Paddle). */
 MUONREF_API int muonref_ns_transposes(size_t rows, size_t cols);
 
+/* How many floats the second moment of the Newton-Schulz output of a
+ * parameter routed as *r under *o holds (spec/muon.md 7.4): 0 for an AdamW
+ * route or moment2 NONE; per matrix of the batch rows (ROWS), max(rows,
+ * cols) (LONGER: rows when rows >= cols, else cols) or rows * cols
+ * (ELEMENT).  0 for a NULL argument. */
+MUONREF_API size_t muonref_moment2_numel(const muonref_options *o, const muonref_route *r);
+
+/* The shape of that buffer for a parameter of shape *s routed as *r (the
+ * PyTorch ports' layout): ELEMENT the parameter's shape; ROWS and LONGER
+ * the parameter's shape with the reduced dimension 1 (the last one, cols,
+ * for ROWS and for LONGER with rows >= cols, else the one before it) when
+ * the route's matrices are the parameter's own last two dimensions (2-D,
+ * or a batch under conv_mode BATCHED or KELLER), else (rows, 1) or (1,
+ * cols) of the flattened matrix.  ndim 0 when the buffer is empty
+ * (muonref_moment2_numel 0); the product of the dimensions is always
+ * muonref_moment2_numel. */
+MUONREF_API muonref_shape muonref_moment2_shape(const muonref_options *o, const muonref_route *r,
+                                                const muonref_shape *s);
+
 #ifdef __cplusplus
 }
 #endif

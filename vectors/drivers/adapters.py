@@ -1231,6 +1231,39 @@ class KerasAdapter(Adapter):
         return {'step': _count(state['step']), 'momentum_buffer': state['momentum']}
 
 
+class NorMuonAdapter(DionAdapter):
+    """dion.NorMuon (spec/profiles/normuon.md): dion's adapter with the Muon algorithm
+    "normuon", the key muon_beta2, the second moment variance_neuron in the state."""
+
+    name = 'normuon'
+    SCHEDULE_KEYS = dict(DionAdapter.SCHEDULE_KEYS, moment2_beta='muon_beta2')
+
+    def construct_native(self, cls, groups):
+        return super().construct_native(cls, groups)
+
+    def construct(self, cls, groups):
+        """nemo's options: dion's groups with algorithm "normuon" (the second moment keeps
+        its default beta: no nemo option sets it)."""
+        opt = super().construct(cls, groups)
+        for g in opt.param_groups:
+            if g.get('algorithm') == 'muon':
+                g['algorithm'] = 'normuon'
+        return opt
+
+    def read_state(self, state, steps_with_grad):
+        """Muon: momentum and variance_neuron (moment2), the step counted by the glue."""
+        out = super().read_state(state, steps_with_grad)
+        if out and 'momentum_buffer' in out and 'variance_neuron' in state:
+            out['moment2'] = state['variance_neuron']
+        return out
+
+    def newton_schulz_of(self, profile, fn, matrix, steps):
+        return super().newton_schulz_of('dion' if profile == 'normuon' else profile, fn, matrix, steps)
+
+    def set_options(self, opt, params, profile, options, changed):
+        return super().set_options(opt, params, 'dion' if profile == 'normuon' else profile, options, changed)
+
+
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
                                 DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
-                                KerasAdapter())}
+                                KerasAdapter(), NorMuonAdapter())}

@@ -346,6 +346,8 @@ def _state_entry(st: Any, steps_with_grad: int) -> Optional[Dict[str, Any]]:
         return None
     step = st.get('step')
     out: Dict[str, Any] = {'step': steps_with_grad if step is None else int(step)}
+    if 'momentum_buffer' in st and st.get('moment2') is not None:
+        keys = keys + ('moment2',)  # the second moment of the Newton-Schulz output (NorMuon, AdaMuon)
     for k in keys:
         out[k] = encode_tensor(st[k])
     return out
