@@ -226,8 +226,13 @@ def write_port(d, files, wdir):
     if ns is None:
         lines.append('ns = None')
     elif ns.startswith('lambda'):
+        # the driver binds a Newton-Schulz function by its parameters' names
+        # (vectors/drivers/README.md): the manifest's lambda is wrapped in one
+        # whose names say what it takes
         lines.append(f'fn = mod.{d["ns_function"]}')
-        lines.append(f'ns = {ns}')
+        lines.append(f'_ns = {ns}')
+        lines.append('def ns(matrix, steps):')
+        lines.append('    return _ns(matrix, steps)')
     else:
         lines.append(f'ns = mod.{ns}')
     with open(os.path.join(wdir, 'port.py'), 'w') as f:
