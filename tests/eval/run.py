@@ -314,6 +314,11 @@ FIELD_SYNONYMS = {'coefficients': 'coeffs', 'coeffs[0]': 'coeffs', 'ns_coefficie
                   'adjust_lr_fn': 'scale_mode', 'adamw_betas': 'adam_betas', 'betas': 'adam_betas'}
 
 
+# a profile's own option values for a field's values (spec/profiles/torch.md: adjust_lr_fn
+# "original" is scale_mode fan_in, "match_rms_adamw" is rms_adamw)
+VALUE_SYNONYMS = {'match_rms_adamw': 'rms_adamw', 'original': 'fan_in'}
+
+
 def canon_field(name):
     return FIELD_SYNONYMS.get(name, name)
 
@@ -398,7 +403,8 @@ def norm_value(v):
     try:
         return repr(float(s))
     except ValueError:
-        return s.replace(' ', '')
+        s = s.replace(' ', '')
+        return VALUE_SYNONYMS.get(s, s)
 
 
 def key_faults(k, reviewed=True):
@@ -748,6 +754,9 @@ def self_test():
         problems.append("fitted sample: not judged right against its key")
     if judge_explanation(items[:1], {'deviations': [{'field': 'ns_eps', 'new': '1e-6'}]}) != 'field':
         problems.append("fitted sample: a wrong value judged other than 'field'")
+    torch_rms = parse_items('default adjust_lr_fn null -> "match_rms_adamw"')
+    if judge_explanation(torch_rms, {'deviations': [{'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]}) != 'right':
+        problems.append("torch's adjust_lr_fn \"match_rms_adamw\" not read as scale_mode rms_adamw")
     if judge_explanation(items, {'deviations': [{'field': 'momentum_form'}]}) != 'wrong':
         problems.append("fitted sample: a wrong field judged other than 'wrong'")
     return problems
