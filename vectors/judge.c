@@ -47,6 +47,17 @@ static void note_failing(muonref_verdict *v, const char *name)
 
 static double value(const muonref_tensor *t, size_t i) { return t->d ? t->d[i] : (double)t->f[i]; }
 
+/* Whether element i of a and element j of b hold the same bits: both f32
+ * (bf16 decoded to f32) or both f64; tensors of different dtypes are
+ * compared by their values' binary64 bits. */
+static int same_bits(const muonref_tensor *a, size_t i, const muonref_tensor *b, size_t j)
+{
+  if (a->f && b->f)
+    return memcmp(&a->f[i], &b->f[j], sizeof(float)) == 0;
+  double x = value(a, i), y = value(b, j);
+  return memcmp(&x, &y, sizeof x) == 0;
+}
+
 static int same_shape(const muonref_tensor *a, const muonref_tensor *b)
 {
   if (a->shape.ndim != b->shape.ndim)
@@ -717,7 +728,7 @@ static int judge_transpose_pair(const json_t *test, const json_t *res, const jso
     int ok = a.shape.ndim == 2 && a.shape.dims[0] == r && a.shape.dims[1] == c;
     for (size_t i = 0; ok && i < r; i++)
       for (size_t j = 0; ok && j < c; j++)
-        ok = memcmp(&a.f[i * c + j], &b.f[j * r + i], sizeof(float)) == 0;
+        ok = same_bits(&a, i * c + j, &b, j * r + i);
     if (!ok) {
       note_failing(v, "outputT");
       failf(v, "outputT is not bitwise the transpose of output (the bf16 result is exactly defined here)");
@@ -726,18 +737,24 @@ static int judge_transpose_pair(const json_t *test, const json_t *res, const jso
     /* outputT^T as the "output" of a result, judged like output */
     muonref_tensor bt = b;
     bt.shape.dims[0] = r, bt.shape.dims[1] = c;
-    bt.f = malloc(b.numel * sizeof *bt.f);
+    bt.f = b.f ? malloc(b.numel * sizeof *bt.f) : NULL;
+    bt.d = b.d ? malloc(b.numel * sizeof *bt.d) : NULL;
     json_t *tr = NULL, *res_t = NULL;
-    if (bt.f) {
+    if (bt.f || bt.d) {
       for (size_t i = 0; i < r; i++)
-        for (size_t j = 0; j < c; j++)
-          bt.f[i * c + j] = b.f[j * r + i];
+        for (size_t j = 0; j < c; j++) {
+          if (bt.f)
+            bt.f[i * c + j] = b.f[j * r + i];
+          else
+            bt.d[i * c + j] = b.d[j * r + i];
+        }
       tr = muonref_tensor_to_json(&bt, 0);
       res_t = json_object();
       if (tr && res_t)
         json_object_set(res_t, "output", tr);
     }
     free(bt.f);
+    free(bt.d);
     json_decref(tr);
     if (!res_t || !json_object_get(res_t, "output")) {
       json_decref(res_t);

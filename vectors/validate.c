@@ -1095,11 +1095,13 @@ static int entry_ok(ctx *c, const json_t *e)
       return state_list_ok(c, json_object_get(e, "state"));
   }
   if (out) {
-    if ((st = tensor_ok(c, out, "output", DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
+    /* a Newton-Schulz result in any dtype of the format: a port iterating in
+     * float64 returns f64, judged by its values (judge.c); a shape other than
+     * the expected one is the case's failure (judge.c), not malformed input */
+    if ((st = tensor_ok(c, out, "output", DT_F32 | DT_F64 | DT_BF16, NULL, NULL, NULL, NULL)))
       return st;
-    /* a shape other than the expected one is the case's failure (judge.c), not malformed input */
     const json_t *ot = json_object_get(e, "outputT");
-    if (ot && (st = tensor_ok(c, ot, "outputT", DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
+    if (ot && (st = tensor_ok(c, ot, "outputT", DT_F32 | DT_F64 | DT_BF16, NULL, NULL, NULL, NULL)))
       return st;
   }
   return MUONREF_OK;

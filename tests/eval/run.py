@@ -226,8 +226,13 @@ def write_port(d, files, wdir):
     if ns is None:
         lines.append('ns = None')
     elif ns.startswith('lambda'):
+        # the driver binds a Newton-Schulz function by its parameters' names
+        # (vectors/drivers/README.md): the manifest's lambda is wrapped in one
+        # whose names say what it takes
         lines.append(f'fn = mod.{d["ns_function"]}')
-        lines.append(f'ns = {ns}')
+        lines.append(f'_ns = {ns}')
+        lines.append('def ns(matrix, steps):')
+        lines.append('    return _ns(matrix, steps)')
     else:
         lines.append(f'ns = mod.{ns}')
     with open(os.path.join(wdir, 'port.py'), 'w') as f:
@@ -236,9 +241,17 @@ def write_port(d, files, wdir):
 
 # ------------------------------------------------------------------ running
 
-def run_mode(d, wdir, mode, muonref, rejudge):
-    """Driver (unless --rejudge and its results exist) and judge for one mode; returns the judge's text."""
+def run_mode(d, wdir, mode, muonref, rejudge, rescore=False):
+    """Driver (unless --rejudge and its results exist) and judge (unless --rescore and its output
+    exists) for one mode; returns the judge's text."""
     res = os.path.join(wdir, f'{mode}.json')
+    saved = os.path.join(wdir, f'{mode}.check.txt')
+    if rescore and os.path.isfile(res) and os.path.isfile(saved) and os.path.getmtime(saved) >= os.path.getmtime(res):
+        with open(saved) as f:
+            text = f.read()
+        if not any(COUNT_RE.match(line) for line in text.splitlines()):
+            return None, f"muonref check (saved): {(text.strip().splitlines() or [''])[-1]}"
+        return text, None
     vec = os.path.join(ROOT, 'vectors', d['profile'])
     port = os.path.join(wdir, 'port.py')
     if not (rejudge and os.path.isfile(res)):
@@ -254,7 +267,10 @@ def run_mode(d, wdir, mode, muonref, rejudge):
             f.write(' '.join(cmd) + '\n' + r.stdout + r.stderr)
         if r.returncode != 0:
             return None, f"driver exit {r.returncode}: {(r.stderr.strip().splitlines() or [''])[-1]}"
-    r = subprocess.run([muonref, 'check', '--results', res, vec], capture_output=True, text=True)
+    # a control's raw run is scored by its PlatformRobust failures alone: no diagnosis (the fit
+    # of its many platform failures takes minutes and explains nothing about a correct port)
+    quiet = ['--no-diagnosis'] if d['kind'] == 'control' and mode == 'raw' else []
+    r = subprocess.run([muonref, 'check'] + quiet + ['--results', res, vec], capture_output=True, text=True)
     with open(os.path.join(wdir, f'{mode}.check.txt'), 'w') as f:
         f.write(r.stdout + r.stderr)
     if r.returncode not in (0, 1):
@@ -296,6 +312,11 @@ def split_top(s, sep):
 # one concept, several spellings: the profiles' option names and the spec's field names
 FIELD_SYNONYMS = {'coefficients': 'coeffs', 'coeffs[0]': 'coeffs', 'ns_coefficients': 'coeffs', 'wd': 'weight_decay',
                   'adjust_lr_fn': 'scale_mode', 'adamw_betas': 'adam_betas', 'betas': 'adam_betas'}
+
+
+# a profile's own option values for a field's values (spec/profiles/torch.md: adjust_lr_fn
+# "original" is scale_mode fan_in, "match_rms_adamw" is rms_adamw)
+VALUE_SYNONYMS = {'match_rms_adamw': 'rms_adamw', 'original': 'fan_in'}
 
 
 def canon_field(name):
@@ -382,7 +403,8 @@ def norm_value(v):
     try:
         return repr(float(s))
     except ValueError:
-        return s.replace(' ', '')
+        s = s.replace(' ', '')
+        return VALUE_SYNONYMS.get(s, s)
 
 
 def key_faults(k, reviewed=True):
@@ -476,7 +498,7 @@ def run_entry(src, e, args):
     modes = d.get('modes', ['neutral', 'raw'] if d['kind'] == 'control' else ['neutral'])
     out, errors = {}, []
     for mode in modes:
-        text, err = run_mode(d, wdir, mode, args.muonref, args.rejudge)
+        text, err = run_mode(d, wdir, mode, args.muonref, args.rejudge or args.rescore, args.rescore)
         if err:
             errors.append(f"{mode}: {err}")
             out[mode] = None
@@ -548,8 +570,24 @@ def key_text(key):
     return '; '.join(parts)
 
 
+BEFORE = os.path.join(HERE, 'before.json')
+FINDINGS = os.path.join(HERE, 'findings.md')
+
+
+def load_before():
+    """The baseline measured on the catalogue diagnosis (tests/eval/before.json: the totals by
+    their labels, per entry its verdict), kept in the page as "before"; {} when absent."""
+    try:
+        with open(BEFORE) as f:
+            return json.load(f)
+    except OSError:
+        return {}
+
+
 def write_doc(path, rows, t, args, muonref_desc):
     now = datetime.date.today().isoformat()
+    before = load_before()
+    btot, brows = before.get('totals', {}), before.get('rows', {})
     cpu = ''
     try:
         with open('/proc/cpuinfo') as f:
@@ -561,9 +599,12 @@ def write_doc(path, rows, t, args, muonref_desc):
     L.append('')
     L.append('Written by `tests/eval/run.py` (issue 22, "Done when"); do not edit by hand. Reproduce with')
     L.append('')
-    L.append('    /usr/bin/python3 tests/eval/run.py --jobs 2 --write-doc docs/explanations.md')
+    L.append('    nice -n 10 /usr/bin/python3 tests/eval/run.py --jobs 2 --write-doc docs/explanations.md')
     L.append('')
-    L.append(f'Measured {now} with `{muonref_desc}` on PyTorch 1.13 CPU ({platform.python_version()}, {cpu}).')
+    L.append(f'"After": measured {now} with `{muonref_desc}` on PyTorch 1.13 CPU (Python {platform.python_version()}, '
+             f'{cpu}, AVX2, no AVX-512), written by `{" ".join(["tests/eval/run.py"] + (args.argv or []))}`.')
+    if before:
+        L.append(f'"Before": {before.get("source", "")}; its figures are kept from tests/eval/before.json.')
     L.append('The ports, answer keys, mutants and controls are in tests/eval/*.toml (tests/eval/README.md says how')
     L.append('they were written: every key from the port\'s code, before any verdict). "Explained right": the')
     L.append('explanation (the first `explained:` line, else the catalogued fault diagnosing the most failures)')
@@ -573,57 +614,71 @@ def write_doc(path, rows, t, args, muonref_desc):
     L.append('')
     L.append('## Totals')
     L.append('')
-    L.append('| what | measured |')
-    L.append('|---|---|')
-    L.append(f"| mutants caught (fail at least one case) | {pct(t['mutants_caught'], t['mutants'])} |")
-    L.append(f"| caught mutants explained right | {pct(t['mutants_right'], t['mutants_caught'])} |")
-    L.append(f"| caught mutants explained right by the keys as first written (without `faults_added`) | "
-             f"{pct(t['mutants_right_as_written'], t['mutants_caught'])} |")
-    L.append(f"| caught mutants whose explanation names the right field or fault | "
-             f"{pct(t['mutants_field'], t['mutants_caught'])} |")
-    L.append(f"| wild ports equal to a profile that pass | {pct(t['wild_equal_pass'], t['wild_equal'])} |")
-    L.append(f"| deviating wild ports caught | {pct(t['wild_caught'], t['wild_deviating'])} |")
-    L.append(f"| deviating wild ports explained right | {pct(t['wild_right'], t['wild_deviating'])} |")
-    L.append(f"| deviating wild ports explained right by the keys as first written | "
-             f"{pct(t['wild_right_as_written'], t['wild_deviating'])} |")
-    L.append(f"| deviating wild ports, right field or fault | {pct(t['wild_field'], t['wild_deviating'])} |")
-    L.append(f"| controls passing neutral | {pct(t['controls_neutral'], t['controls'])} |")
-    L.append(f"| controls passing raw (every PlatformRobust case) | {pct(t['controls_raw'], t['controls_raw_run'])} |")
-    L.append(f"| mutants per upstream | {', '.join(f'{k} {v}' for k, v in sorted(t['mutants_per_source'].items()))} |")
+    totals = [
+        ('mutants caught (fail at least one case)', pct(t['mutants_caught'], t['mutants'])),
+        ('caught mutants explained right', pct(t['mutants_right'], t['mutants_caught'])),
+        ('caught mutants explained right by the keys as first written (without `faults_added`)',
+         pct(t['mutants_right_as_written'], t['mutants_caught'])),
+        ('caught mutants whose explanation names the right field or fault', pct(t['mutants_field'], t['mutants_caught'])),
+        ('wild ports equal to a profile that pass', pct(t['wild_equal_pass'], t['wild_equal'])),
+        ('deviating wild ports caught', pct(t['wild_caught'], t['wild_deviating'])),
+        ('deviating wild ports explained right', pct(t['wild_right'], t['wild_deviating'])),
+        ('deviating wild ports explained right by the keys as first written',
+         pct(t['wild_right_as_written'], t['wild_deviating'])),
+        ('deviating wild ports, right field or fault', pct(t['wild_field'], t['wild_deviating'])),
+        ('controls passing neutral', pct(t['controls_neutral'], t['controls'])),
+        ('controls passing raw (every PlatformRobust case)', pct(t['controls_raw'], t['controls_raw_run'])),
+        ('mutants per upstream', ', '.join(f'{k} {v}' for k, v in sorted(t['mutants_per_source'].items()))),
+    ]
+    L.append('| what | before | after |')
+    L.append('|---|---|---|')
+    for label, value in totals:
+        L.append(f"| {label} | {btot.get(label, '–')} | {value} |")
     L.append('')
     for kind, title in (('wild', 'In-the-wild ports'), ('mutant', 'Mutants of upstream ports'),
                         ('control', 'Correct controls')):
         L.append(f'## {title}')
         L.append('')
         if kind == 'control':
-            L.append('| id | profile | neutral | raw (PlatformRobust failures) | explanation (neutral) |')
-            L.append('|---|---|---|---|---|')
+            L.append('| id | profile | before: neutral; raw | neutral | raw (PlatformRobust failures) | explanation (neutral) |')
+            L.append('|---|---|---|---|---|---|')
         else:
-            L.append('| id | profile | answer key | failed | verdict | explanation | failures whose case diagnosis names a key fault |')
-            L.append('|---|---|---|---|---|---|---|')
+            L.append('| id | profile | answer key | before: passed/failed, verdict | failed | verdict | explanation | '
+                     'failures whose case diagnosis names a key fault |')
+            L.append('|---|---|---|---|---|---|---|---|')
         for r in rows:
             if r['kind'] != kind:
                 continue
             n = r['modes'].get('neutral')
+            b = brows.get(r['id'])
+            btxt = (('–' if b is None else f"{b['neutral']}; {b['raw']}") if kind == 'control' else
+                    '–' if b is None else f"{b['failed']} {b['verdict']}")
             if kind == 'control':
                 raw = r['modes'].get('raw')
                 rawtxt = (f"{raw['passed']}/{raw['failed']} ({raw['robust_failed']}) {'ok' if raw['ok'] else 'FAIL'}"
                           if raw else '–')
                 ntxt = f"{n['passed']}/{n['failed']} {'ok' if n['ok'] else 'FAIL'}" if n else 'error'
-                L.append(f"| {r['id']} | {r['profile']} | {ntxt} | {rawtxt} | "
+                L.append(f"| {r['id']} | {r['profile']} | {md_escape(btxt)} | {ntxt} | {rawtxt} | "
                          f"{md_escape(n['explanation'] if n else '; '.join(r['errors']))} |")
                 continue
             if n is None:
-                L.append(f"| {r['id']} | {r['profile']} | {md_escape(key_text(r['key']))} | error | – | "
-                         f"{md_escape('; '.join(r['errors']))} | |")
+                L.append(f"| {r['id']} | {r['profile']} | {md_escape(key_text(r['key']))} | {md_escape(btxt)} | error | "
+                         f"– | {md_escape('; '.join(r['errors']))} | |")
                 continue
             verdict = ('pass' if n['failed'] == 0 else 'FAIL') if r['key'].get('equal') else n['verdict']
             if n.get('verdict_as_written'):
                 verdict += f" (key as first written: {n['verdict_as_written']})"
-            L.append(f"| {r['id']} | {r['profile']} | {md_escape(key_text(r['key']))} | {n['passed']}/{n['failed']} | "
+            L.append(f"| {r['id']} | {r['profile']} | {md_escape(key_text(r['key']))} | {md_escape(btxt)} | "
+                     f"{n['passed']}/{n['failed']} | "
                      f"{verdict} | {md_escape(n['explanation'] or '–')} | "
                      f"{n.get('cases_right', '–')} of {n['failed']} (named: {n.get('cases_named', '–')}) |")
         L.append('')
+    try:  # what was found on the failures (written by hand: the port, the platform, the vectors or ours)
+        with open(FINDINGS) as f:
+            L.append(f.read().rstrip('\n'))
+            L.append('')
+    except OSError:
+        pass
     with open(path, 'w') as f:
         f.write('\n'.join(L))
 
@@ -699,6 +754,9 @@ def self_test():
         problems.append("fitted sample: not judged right against its key")
     if judge_explanation(items[:1], {'deviations': [{'field': 'ns_eps', 'new': '1e-6'}]}) != 'field':
         problems.append("fitted sample: a wrong value judged other than 'field'")
+    torch_rms = parse_items('default adjust_lr_fn null -> "match_rms_adamw"')
+    if judge_explanation(torch_rms, {'deviations': [{'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]}) != 'right':
+        problems.append("torch's adjust_lr_fn \"match_rms_adamw\" not read as scale_mode rms_adamw")
     if judge_explanation(items, {'deviations': [{'field': 'momentum_form'}]}) != 'wrong':
         problems.append("fitted sample: a wrong field judged other than 'wrong'")
     return problems
@@ -713,10 +771,13 @@ def main(argv=None):
     ap.add_argument('--jobs', type=int, default=1)
     ap.add_argument('--only', help='comma-separated ids (or kinds: wild, mutant, control)')
     ap.add_argument('--rejudge', action='store_true', help="reuse the driver's results in --work; judge again")
+    ap.add_argument('--rescore', action='store_true',
+                    help="reuse the driver's results and the judge's output in --work where both exist; score again")
     ap.add_argument('--write-doc', metavar='FILE')
     ap.add_argument('--list', action='store_true', help='list the entries and exit')
     ap.add_argument('--self-test', action='store_true', help='check the manifests, the local edits and the parser (no run)')
     args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if args.self_test:
             problems = self_test()
