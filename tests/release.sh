@@ -10,6 +10,8 @@
 #  4. `muonref vectors --diff OLD NEW` lists exactly the cases a known edit
 #     of two small files added, changed and removed (by file and tcId), and
 #     a removed file's cases, with the two releases;
+#     vectors/release-diff.sh gives the same from two git refs (a repository
+#     of the two folders made here) or a ref and a folder;
 #  5. a "release" that is not an identifier is refused (exit 2, naming the
 #     member), as is --diff with a missing folder.
 # Cheap: a few small files of vectors/keller.  Prints a Check-style summary.
@@ -103,6 +105,25 @@ rc=$?
 "$muonref" vectors --diff "$work/new" "$work/new" >"$work/same.out" 2>&1
 tail -n 1 "$work/same.out" | grep -qx "0 added, 0 changed, 0 removed cases; 0 files added, 0 removed" && ok ||
   bad diff-same "a folder against itself: $(tail -n 1 "$work/same.out")"
+
+# 4b. the same through vectors/release-diff.sh with two git refs of a repository made here (and a folder)
+if command -v git >/dev/null 2>&1; then
+  g="$work/git"
+  mkdir -p "$g" && git -C "$g" init -q && cp -r "$work/old" "$g/vectors" &&
+    git -C "$g" add vectors && git -C "$g" -c user.name=t -c user.email=t@t commit -qm old &&
+    rm -rf "$g/vectors" && cp -r "$work/new" "$g/vectors" && git -C "$g" add -A vectors &&
+    git -C "$g" -c user.name=t -c user.email=t@t commit -qm new || bad git-setup "a repository of two releases"
+  MUONREF=$muonref sh "$src/vectors/release-diff.sh" --repo "$g" HEAD~1 HEAD >"$work/gdiff.out" 2>"$work/gdiff.err"
+  rc=$?
+  [ $rc -eq 0 ] && cmp -s "$work/expected" "$work/gdiff.out" && ok ||
+    bad diff-git "two refs: exit $rc; $(diff "$work/expected" "$work/gdiff.out" | head -n 4) $(head -c 300 "$work/gdiff.err")"
+  MUONREF=$muonref sh "$src/vectors/release-diff.sh" --repo "$g" HEAD~1 "$work/new" >"$work/gdiff2.out" 2>&1
+  cmp -s "$work/expected" "$work/gdiff2.out" && ok || bad diff-git-folder "a ref and a folder: $(head -n 2 "$work/gdiff2.out")"
+  MUONREF=$muonref sh "$src/vectors/release-diff.sh" --repo "$g" no-such-ref HEAD >/dev/null 2>"$work/gbad.err"
+  rc=$?
+  [ $rc -eq 2 ] && grep -q 'no-such-ref: neither a folder nor a git ref' "$work/gbad.err" && ok ||
+    bad diff-git-bad "an unknown ref: exit $rc, $(head -c 200 "$work/gbad.err")"
+fi
 
 # 5. refusals
 "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["release"]="1.0"; json.dump(d, open(sys.argv[1], "w"))' \
