@@ -1,10 +1,13 @@
-/* muonref vectors: lists golden vector sets (profile, area, case count per
- * file, and the folder), by default the set `muonref check` would judge
- * against (./vectors, else the installed $(pkgdatadir)/vectors). */
+/* muonref vectors: lists golden vector sets (release, profile, area, case
+ * count per file, and the folder), by default the set `muonref check` would
+ * judge against (./vectors, else the installed $(pkgdatadir)/vectors);
+ * --diff OLD NEW lists the cases two releases' folders differ in. */
 #include <stdio.h>
 #include <string.h>
+#include "config.h"
 #include "../vectors/files.h"
 #include "../vectors/record.h"
+#include "../vectors/release.h"
 #include "commands.h"
 
 static int usage(void)
@@ -13,14 +16,36 @@ static int usage(void)
   return EXIT_USAGE;
 }
 
+/* --diff OLD NEW: the added, changed and removed cases, then their counts. */
+static int diff(const char *old_dir, const char *new_dir)
+{
+  muonref_error err = {0};
+  muonref_release_counts k;
+  if (muonref_release_diff(old_dir, new_dir, stdout, &k, &err)) {
+    fflush(stdout);
+    fprintf(stderr, "muonref vectors: --diff: %s\n", err.message);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  printf("%ld added, %ld changed, %ld removed cases; %ld files added, %ld removed\n", k.added, k.changed, k.removed,
+         k.files_added, k.files_removed);
+  return EXIT_OK;
+}
+
 int cmd_vectors(int argc, char **argv)
 {
   char *paths[256];
   int n = 0, quiet = muonref_verbosity < 0, verbose = muonref_verbosity > 0;
+  const char *diff_old = NULL, *diff_new = NULL;
   muonref_error err = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (i + 1 < argc && !strcmp(a, "--profile-file")) { /* a user's record: its vectors name it */
+    if (!strcmp(a, "--diff")) {
+      if (i + 2 >= argc) {
+        fprintf(stderr, "muonref vectors: --diff needs two folders, OLD and NEW\n");
+        return usage();
+      }
+      diff_old = argv[++i], diff_new = argv[++i];
+    } else if (i + 1 < argc && !strcmp(a, "--profile-file")) { /* a user's record: its vectors name it */
       if (muonref_record_use(argv[++i], muonref_cli_records_dir(NULL), NULL, &err)) {
         fprintf(stderr, "muonref vectors: --profile-file: %s\n", err.message);
         return EXIT_USAGE;
@@ -35,6 +60,12 @@ int cmd_vectors(int argc, char **argv)
       return EXIT_USAGE;
     }
   }
+  if (diff_old && n) {
+    fprintf(stderr, "muonref vectors: --diff takes its two folders and no other path\n");
+    return usage();
+  }
+  if (diff_old)
+    return diff(diff_old, diff_new);
   int given = n > 0;
   if (!given) {
     const char *d = muonref_default_vectors(&err);
@@ -78,6 +109,14 @@ int cmd_vectors(int argc, char **argv)
     muonref_files_free(files);
     return EXIT_OK;
   }
+  char release[64] = "";
+  for (size_t i = 0; i < count; i++)
+    muonref_release_merge(release, sizeof release,
+                          json_string_value(json_object_get(json_array_get(docs, i), "release")));
+  if (strcmp(release, MUONREF_VECTORS_RELEASE))
+    printf("release: %s (this muonref generates release %s)\n", release, MUONREF_VECTORS_RELEASE);
+  else
+    printf("release: %s\n", release);
   printf("%-10s %-16s %6s  %s\n", "profile", "area", "cases", "file");
   long total = 0;
   for (size_t i = 0; i < count; i++) {

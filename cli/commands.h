@@ -124,13 +124,16 @@ typedef struct command {
 /* `muonref vectors --help`. */
 #define MUONREF_VECTORS_USAGE \
   "vectors [-q|--quiet] [-v|--verbose] [--profile-file FILE] [VECTOR FILES OR DIRS...]\n" \
-  "Lists golden vector sets: each file's profile, area and case count, and the folder they come from.\n" \
-  "Without paths: ./vectors if it exists, else the installed set.\n" \
+  "   or: muonref vectors --diff OLD NEW\n" \
+  "Lists golden vector sets: their release, each file's profile, area and case count, and the folder they\n" \
+  "come from. Without paths: ./vectors if it exists, else the installed set.\n" \
   "\n" \
   "Options:\n" \
   "  -q, --quiet          print only the folder of the vectors\n" \
   "  -v, --verbose        also list each file's test groups (kind and case count)\n" \
   "  --profile-file FILE  a user's profile record, which the vectors of that profile need (repeatable)\n" \
+  "  --diff OLD NEW       the cases two folders of vectors (two releases) differ in: one line per added,\n" \
+  "                       changed or removed case (file and tcId); NEWS says why\n" \
   "  -h, --help           print this help\n" \
   "\n" \
   "Exit status: 0 listed; 2 no vectors found, or a file that is not a vector file."

@@ -92,6 +92,13 @@ checks += 1
 if validator.is_valid(bad):
     fails += 1
     print("vectors-schema:0:F:notes:broken:0: a note without bugType validates")
+# a release that is not YYYY.MM.N (spec/vectors.md 2.9)
+bad = json.load(open(sys.argv[2]))
+bad["release"] = "1.0"
+checks += 1
+if validator.is_valid(bad):
+    fails += 1
+    print("vectors-schema:0:F:release:broken:0: a release '1.0' validates")
 print(f"{(checks - fails) * 100 // checks}%: Checks: {checks}, Failures: {fails}, Errors: 0")
 sys.exit(1 if fails else 0)
 PY

@@ -13,6 +13,7 @@
 #include "judge.h"
 #include "run_fast.h"
 #include "validate.h"
+#include "release.h"
 #include "core/fail.h"
 #include "core/output.h"
 
@@ -551,6 +552,7 @@ static int index_file(muonref_checker *c, run_file *rf, off_t *kept, muonref_err
     cached = c->loaded != NULL;
   }
   int st = check_ids(j, file, err);
+  muonref_release_merge(c->release, sizeof c->release, json_string_value(json_object_get(j, "release")));
   const char *base = muonref_basename(file);
   const json_t *seen = json_object_get(c->used, base);
   if (!st && seen)
@@ -673,7 +675,8 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
 
 void muonref_checker_report(const muonref_checker *c, FILE *out)
 {
-  fprintf(out, "\n%-28s %8s %8s  %s\n", "area", "passed", "failed", "worst deviation / allowance (passing cases)");
+  fprintf(out, "\nvectors release: %s\n", c->release[0] ? c->release : "none");
+  fprintf(out, "%-28s %8s %8s  %s\n", "area", "passed", "failed", "worst deviation / allowance (passing cases)");
   for (int i = 0; i < c->n_areas; i++) {
     const muonref_area_count *a = &c->areas[i];
     char known[48] = "", *name = muonref_escape_dup(a->name, strlen(a->name), MUONREF_ESCAPE_TEXT);

@@ -47,6 +47,8 @@ typedef struct muonref_checker {
   char results_path[1024];
   json_t *written;          /* fast mode: results to write, or NULL */
   char impl_name[256];
+  char release[64];         /* the judged files' vector release (release.h: "" before the first file, "none",
+                               "mixed"), printed at the head of the report */
   muonref_area_count areas[256];
   int n_areas;
   long passed, failed;

@@ -445,6 +445,7 @@ static json_t *file_json(const char *profile, const char *area, const char *head
   }
   json_object_set_new(f, "schema", json_string(v2 ? "muonref-vectors-v2" : "muonref-vectors-v1"));
   json_object_set_new(f, "formatVersion", json_integer(v2 ? 2 : 1));
+  json_object_set_new(f, "release", json_string(MUONREF_VECTORS_RELEASE)); /* vectors/RELEASE, spec/vectors.md 2.9 */
   json_object_set_new(gen, "name", json_string("muonref"));
   json_object_set_new(gen, "version", json_string(PACKAGE_VERSION));
   char ref[256];

@@ -13,6 +13,7 @@
 #include "core/pyfmt.h"
 #include "tensor.h"
 #include "validate.h"
+#include "release.h"
 #include "core/fail.h"
 
 #define TCID_MAX 2147483647LL
@@ -901,8 +902,8 @@ static int test_ok(ctx *c, const json_t *t, const char *kind, vfile *vf)
 
 int muonref_vector_file_validate(const json_t *j, const char *file, muonref_error *err)
 {
-  static const char *const TOP[] = {"schema", "formatVersion", "generator", "profile", "area", "numberOfTests",
-                                    "header", "notes", "testGroups", NULL};
+  static const char *const TOP[] = {"schema", "formatVersion", "release", "generator", "profile", "area",
+                                    "numberOfTests", "header", "notes", "testGroups", NULL};
   static const char *const GEN[] = {"name", "version", "reference", "seed", NULL};
   static const char *const GROUP[] = {"kind", "tests", NULL};
   ctx c = {file, "", err};
@@ -921,6 +922,9 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
   vf.format = (int)json_integer_value(fv);
   if (!schema || strcmp(schema, vf.format == 2 ? "muonref-vectors-v2" : "muonref-vectors-v1"))
     return failv(&c, "member \"schema\" must be \"muonref-vectors-v%d\" (formatVersion %d)", vf.format, vf.format);
+  const json_t *release = json_object_get(j, "release");
+  if (release && !muonref_release_valid(json_string_value(release)))
+    return failv(&c, "member \"release\" must be a vector release \"YYYY.MM.N\" (spec/vectors.md 2.9)");
   const json_t *gen = json_object_get(j, "generator");
   if (!json_is_object(gen) || !is_string(json_object_get(gen, "name")))
     return failv(&c, "member \"generator\" must be an object with a string \"name\"");
