@@ -28,9 +28,28 @@ static json_t *loaded;
  * a non-finite Newton-Schulz result, and fail a case NeMo passes). */
 static int nemo_behaviour(int f) { return f == MUONREF_FAULT_NONFINITE_ACCEPTED; }
 
+/* The faults that only Bf16Noise step cases show (the whole Muon update on
+ * random input): since the vectors judge such a case's scale against the
+ * reference's bf16 run (scaleRel, spec/vectors.md 5.1, issue 22), the
+ * generator's simulation of PyTorch 1.13 CPU's bf16 scalars moves it beyond
+ * the allowance, so none of those cases is PlatformRobust any more (1,361
+ * PlatformRobust cases before, 1,029 after).  Each is caught in neutral mode
+ * (the driver's default) and by the fast path in bf16 and fp32. */
+static const int scale_checked_only[] = {
+    MUONREF_FAULT_NESTEROV_IGNORED, MUONREF_FAULT_NESTEROV_EMA_BLEND, MUONREF_FAULT_CONV_SCALE_UNFLATTENED,
+    MUONREF_FAULT_NESTEROV_SUM_INPUT, MUONREF_FAULT_MISSING_GRAD_SKIPPED, MUONREF_FAULT_CONV_SCALE_FLATTENED,
+    MUONREF_FAULT_BATCHED_AS_FLATTENED, MUONREF_FAULT_NESTEROV_DEFAULT_ON, MUONREF_FAULT_CACHED_GROUP_OPTIONS,
+    MUONREF_FAULT_SCALE_MODE_SWAPPED, MUONREF_FAULT_LR_SCALE_FIRST_TWO_DIMS, MUONREF_FAULT_OPTAX_SCALE_NONE,
+    MUONREF_FAULT_OPTAX_NESTEROV_NO_BIAS_CORRECTION, MUONREF_FAULT_OPTAX_LIST_CYCLED, MUONREF_FAULT_PADDLE_COEFF_REPEAT_LAST,
+    MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM, MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE};
+
 /* Faults no PlatformRobust case can catch, and why (spec/vectors.md 5.3). */
 static const char *not_platform_robust(int f)
 {
+  for (size_t i = 0; i < sizeof scale_checked_only / sizeof scale_checked_only[0]; i++)
+    if (f == scale_checked_only[i])
+      return "only Bf16Noise step cases show it, whose update's scale this platform's bf16 scalars move (scaleRel): "
+             "none is PlatformRobust";
   if (f == MUONREF_FAULT_BF16_SCALARS)
     return "it is the platform effect itself";
   if (f == MUONREF_FAULT_EPS_ADD)
