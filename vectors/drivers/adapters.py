@@ -13,19 +13,13 @@ profile) in a file of your own, override what differs, and give it to the
 driver as --adapter FILE:CLASS (README.md here, "Your own adapter"); or
 register it here.
 
-Table of the adapters:
+Which adapter each profile's test port runs with, its class, its Newton-Schulz
+format and how its constructor takes options is the profile's record's
+(spec/profiles/NAME.json, "test_port"; `muonref profile --test-ports` lists
+them, `muonref profile NAME` prints the port's option names); each class
+below says in its docstring what it maps and reads back.
 
-| name   | constructor keywords          | group entries      | state read back |
-|--------|-------------------------------|--------------------|-----------------|
-| nemo   | the first group's options, spec names, `adam_betas` as a tuple | every group's options, same mapping | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
-| plain  | none but `lr` of the first group | every option, spec names, `adam_betas` as a tuple | same as `nemo` |
-| keller | none: `SingleDeviceMuonWithAuxAdam(param_groups)` | per vector group one Muon dict (`lr, momentum, weight_decay, use_muon=True`) and one Adam dict (`lr = lr * adam_lr_ratio, betas, eps, weight_decay, use_muon=False`), parameters split by spec/muon.md 2 | `momentum_buffer`; `step` (int), `exp_avg`, `exp_avg_sq` |
-| torch  | the first group's `lr, weight_decay, momentum, nesterov, ns_steps, adjust_lr_fn` | the same keys per group | `momentum_buffer` |
-| moonlight | `lr, wd, momentum, nesterov, ns_steps, adamw_betas, adamw_eps` and `muon_params` / `adamw_params` split by spec/muon.md 2 (one group) | none | `momentum_buffer`; `step`, `moment1`, `moment2` |
-| timm   | the first group's entries but `use_muon` | `lr, momentum, nesterov, ns_steps, weight_decay, adjust_lr_fn, ns_coefficients="original", betas, eps = adam_eps, fallback_lr_scale = adam_lr_ratio`, `use_muon` when not None | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
-| keras  | `learning_rate, momentum, nesterov, ns_steps, weight_decay, adam_weight_decay (= weight_decay), adam_beta_1, adam_beta_2, epsilon, adam_lr_ratio`, `rms_rate=None` for scale_mode none; one group (no groups in keras) | none | `momentum`; AdamW also `velocity`; `step` (the optimizer's iterations) |
-
-The profile adapters (keller, torch, moonlight, timm) run a port of another
+The profile adapters (every one but nemo's and plain) run a port of another
 profile over vectors written in nemo's option names (spec/profiles/).  Their
 rule: an option the port can take is mapped exactly; an option at nemo's
 default that the port cannot set (its scale rule, its AdamW lr rule, its fixed
