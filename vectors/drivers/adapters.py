@@ -739,7 +739,7 @@ class TimmAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """timm's own cases: its defaults (the quintic list, eps 1e-7, safety 1.0); any
         other profile's: nemo's (Keller's triple)."""
-        coefficients = [tuple(t) for t in TIMM_QUINTIC] if profile == 'timm' else [KELLER_TRIPLE]
+        coefficients = [tuple(t) for t in TIMM_QUINTIC] if profile == self.name else [KELLER_TRIPLE]
         return {'steps': steps, 'coefficients': coefficients, 'eps': 1e-07}
 
     def construct_native(self, cls, groups):
@@ -810,7 +810,7 @@ class EmergingAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """emerging's own cases: its defaults (quintic, cycled; eps 1e-15); another profile's:
         Keller's triple is the preset "simple" (eps stays the port's 1e-15, clamped)."""
-        return {'steps': steps, 'coefficients': 'quintic' if profile == 'emerging' else 'simple'}
+        return {'steps': steps, 'coefficients': 'quintic' if profile == self.name else 'simple'}
 
     def newton_schulz_of(self, profile, fn, matrix, steps):
         """The call, with float32 matmuls in bf16 (torch's 'medium' precision, as the port runs them)."""
@@ -884,7 +884,7 @@ class DionAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """dion's own cases: polar_express(G, epsilon) with the optimizer's epsilon 1e-8; it
         takes no step count (its five triples are the loop)."""
-        if profile != 'dion':
+        if profile != self.name:
             raise NotExpressible("dion: polar_express runs its own five Polar Express triples, not nemo's iteration")
         if steps != 5:
             raise NotExpressible(f"dion: polar_express takes no step count ({steps} asked, it runs 5)")
@@ -892,7 +892,7 @@ class DionAdapter(Adapter):
 
     def set_options(self, opt, params, profile, options, changed):
         """dion's own files: mu, lr and weight_decay by name, betas as beta1 and beta2."""
-        if profile != 'dion':
+        if profile != self.name:
             return super().set_options(opt, params, profile, options, changed)
         own = self._group(native({k: options[k] for k in changed}))
         targets = [g for g in opt.param_groups if any(p is q for p in g['params'] for q in params)]
@@ -1032,7 +1032,7 @@ class MegatronAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """megatron's own cases: its default, quintic cycled; another profile's: Keller's
         triple (the port's 'simple')."""
-        return {'steps': steps, 'coefficients': 'quintic' if profile == 'megatron' else 'simple'}
+        return {'steps': steps, 'coefficients': 'quintic' if profile == self.name else 'simple'}
 
 
 class PaddleAdapter(Adapter):
@@ -1057,7 +1057,7 @@ class PaddleAdapter(Adapter):
             'muon_extra_scale_factor')
 
     def options_of(self, profile, options):
-        if profile == 'paddle':
+        if profile == self.name:
             return {'__native__': {k: (real_value(v) if k in self.REAL else v) for k, v in options.items()}}
         return to_nemo(profile, options)
 
@@ -1147,7 +1147,7 @@ class PaddleAdapter(Adapter):
     def set_options(self, opt, params, profile, options, changed):
         """paddle's own files: learning_rate is the param group's lr; momentum, weight_decay,
         adam_beta1/2 by name (one param group)."""
-        if profile != 'paddle':
+        if profile != self.name:
             return super().set_options(opt, params, profile, options, changed)
         own = self.options_of(profile, {k: options[k] for k in changed})['__native__']
         for key, value in own.items():
