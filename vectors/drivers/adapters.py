@@ -409,6 +409,14 @@ class Adapter:
     # whether the port steps a parameter that has no gradient (zero-filled, Keller): the
     # step count of a state without its own counter then counts every optimizer step
     missing_grad_steps = False
+    # the profile of a user's record this adapter runs (torch_driver.py --profile-file: a copy of
+    # the base's adapter named after the record), or None
+    user_profile = None
+
+    def is_profile(self, profile: str, theirs: str) -> bool:
+        """Whether vectors of `profile` are those of the profile `theirs` the adapter's code was
+        written for: `theirs` itself, or the user's record built on it (user_profile)."""
+        return profile == theirs or (self.user_profile is not None and profile == self.user_profile)
 
     def options_of(self, profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
         """A vector group's options as construct() takes them: a file of the adapter's own
@@ -739,7 +747,7 @@ class TimmAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """timm's own cases: its defaults (the quintic list, eps 1e-7, safety 1.0); any
         other profile's: nemo's (Keller's triple)."""
-        coefficients = [tuple(t) for t in TIMM_QUINTIC] if profile == self.name else [KELLER_TRIPLE]
+        coefficients = [tuple(t) for t in TIMM_QUINTIC] if self.is_profile(profile, 'timm') else [KELLER_TRIPLE]
         return {'steps': steps, 'coefficients': coefficients, 'eps': 1e-07}
 
     def construct_native(self, cls, groups):
@@ -810,7 +818,7 @@ class EmergingAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """emerging's own cases: its defaults (quintic, cycled; eps 1e-15); another profile's:
         Keller's triple is the preset "simple" (eps stays the port's 1e-15, clamped)."""
-        return {'steps': steps, 'coefficients': 'quintic' if profile == self.name else 'simple'}
+        return {'steps': steps, 'coefficients': 'quintic' if self.is_profile(profile, 'emerging') else 'simple'}
 
     def newton_schulz_of(self, profile, fn, matrix, steps):
         """The call, with float32 matmuls in bf16 (torch's 'medium' precision, as the port runs them)."""
@@ -884,7 +892,7 @@ class DionAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """dion's own cases: polar_express(G, epsilon) with the optimizer's epsilon 1e-8; it
         takes no step count (its five triples are the loop)."""
-        if profile != self.name:
+        if not self.is_profile(profile, 'dion'):
             raise NotExpressible("dion: polar_express runs its own five Polar Express triples, not nemo's iteration")
         if steps != 5:
             raise NotExpressible(f"dion: polar_express takes no step count ({steps} asked, it runs 5)")
@@ -892,7 +900,7 @@ class DionAdapter(Adapter):
 
     def set_options(self, opt, params, profile, options, changed):
         """dion's own files: mu, lr and weight_decay by name, betas as beta1 and beta2."""
-        if profile != self.name:
+        if not self.is_profile(profile, 'dion'):
             return super().set_options(opt, params, profile, options, changed)
         own = self._group(native({k: options[k] for k in changed}))
         targets = [g for g in opt.param_groups if any(p is q for p in g['params'] for q in params)]
@@ -1032,7 +1040,7 @@ class MegatronAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """megatron's own cases: its default, quintic cycled; another profile's: Keller's
         triple (the port's 'simple')."""
-        return {'steps': steps, 'coefficients': 'quintic' if profile == self.name else 'simple'}
+        return {'steps': steps, 'coefficients': 'quintic' if self.is_profile(profile, 'megatron') else 'simple'}
 
 
 class PaddleAdapter(Adapter):
@@ -1057,7 +1065,7 @@ class PaddleAdapter(Adapter):
             'muon_extra_scale_factor')
 
     def options_of(self, profile, options):
-        if profile == self.name:
+        if self.is_profile(profile, 'paddle'):
             return {'__native__': {k: (real_value(v) if k in self.REAL else v) for k, v in options.items()}}
         return to_nemo(profile, options)
 
@@ -1147,7 +1155,7 @@ class PaddleAdapter(Adapter):
     def set_options(self, opt, params, profile, options, changed):
         """paddle's own files: learning_rate is the param group's lr; momentum, weight_decay,
         adam_beta1/2 by name (one param group)."""
-        if profile != self.name:
+        if not self.is_profile(profile, 'paddle'):
             return super().set_options(opt, params, profile, options, changed)
         own = self.options_of(profile, {k: options[k] for k in changed})['__native__']
         for key, value in own.items():

@@ -135,7 +135,7 @@ def make_adapter(spec: Optional[str], profile_file: Optional[str]):
         raise UsageError(f"--profile-file {profile_file!r}: member \"name\": {rec['name']!r} is a built-in profile's "
                          "(a user's record takes a name of its own)")
     adapter = copy.copy(adapter_of(spec or rec['adapter']))
-    adapter.name, adapter.label = rec['name'], spec or rec['adapter']
+    adapter.name, adapter.user_profile, adapter.label = rec['name'], rec['name'], spec or rec['adapter']
     if spec is None and rec['ns_format']:
         adapter.ns_format = rec['ns_format']
     return adapter
