@@ -91,6 +91,7 @@ static int list_faults(void)
 typedef struct check_args {
   const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures, *profile;
   const char *training_loop; /* --torch: the training-loop lifecycle's results file (an other run), or NULL */
+  const char *profile_file;  /* --torch: the user's record the driver reads (--profile-file), or NULL */
   const char *torch_opts[32];
   int n_torch_opts, quiet, verbose, tap, f, no_diagnosis, enforce_raw;
 } check_args;
@@ -116,10 +117,12 @@ typedef struct driver_run {
 } driver_run;
 
 /* The words of one run (the driver's one-run command line, its
- * interpreter, script and -q/-v left out) into w (room for n + 40 words):
+ * interpreter, script and -q/-v left out) into w (room for n + 44 words):
  * --optimizer, the --torch-option values, the profile's --adapter where
  * they name none (the port is built from the vectors' options under its
- * own names), r's options, --out and the paths.  Returns the count. */
+ * own names), the user's record (--profile-file: the driver runs its
+ * vectors with its base's adapter), r's options, --out and the paths.
+ * Returns the count. */
 static int run_words(const check_args *a, char **paths, int n, const driver_run *r, const char **w)
 {
   int k = 0;
@@ -130,6 +133,10 @@ static int run_words(const check_args *a, char **paths, int n, const driver_run 
   if (a->profile && !names_option(a, "--adapter")) {
     w[k++] = "--adapter";
     w[k++] = a->profile;
+  }
+  if (a->profile_file) {
+    w[k++] = "--profile-file";
+    w[k++] = a->profile_file;
   }
   for (int i = 0; r->extra && r->extra[i] && i < 4; i++)
     w[k++] = r->extra[i];
@@ -330,10 +337,11 @@ static int check_main(int argc, char **argv, char **paths)
   ca.torch = torch_spec, ca.n_torch_opts = n_topts, ca.profile = profile;
   memcpy(ca.torch_opts, topts, (size_t)n_topts * sizeof topts[0]);
   muonref_error err = {0};
-  if (n_pf && torch_spec) {
-    fprintf(stderr, "muonref check: --profile-file applies to --impl and --results (the driver takes no record yet)\n");
+  if (n_pf > 1 && torch_spec) {
+    fprintf(stderr, "muonref check: --torch takes one --profile-file (the driver runs one port: one record)\n");
     return EXIT_USAGE;
   }
+  ca.profile_file = n_pf && torch_spec ? profile_files[0] : NULL;
   for (int k = 0; k < n_pf; k++) /* a user's records: their vectors name them (vectors/record.h) */
     if (muonref_record_use(profile_files[k], muonref_cli_records_dir(NULL), NULL, &err)) {
       fprintf(stderr, "muonref check: --profile-file: %s\n", err.message);

@@ -83,7 +83,8 @@ typedef struct command {
   "  --profile NAME       without vector paths: only that profile's folder of the default set (./vectors\n" \
   "                       or the installed one), e.g. --profile torch\n" \
   "  --profile-file FILE  a user's profile record (spec/profiles/README.md): the vectors of that profile\n" \
-  "                       (muonref gen --profile-file FILE) are read through it; repeatable\n" \
+  "                       (muonref gen --profile-file FILE) are read through it; repeatable (with\n" \
+  "                       --torch once: the driver builds the port with its base's adapter)\n" \
   "  --no-diagnosis       with --results/--torch: no diagnosis line under each failing case (by default the\n" \
   "                       catalogued fault or the platform effect that gives the port's result is named)\n" \
   "  -q, --quiet          no per-case FAIL lines and no progress line; the table and the totals still print\n" \

@@ -33,26 +33,11 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 . "$srcdir/tests/plan.sh"
 
-# profile -> the port written from its page, and the adapter that maps its options
-port_of() {
-  case $1 in
-    nemo) echo "$srcdir/tests/torch_nemo_port.py:Muon nemo" ;;
-    torch) echo "$srcdir/tests/torch_torch_port.py:Muon torch" ;;
-    moonlight) echo "$srcdir/tests/torch_moonlight_port.py:Muon moonlight" ;;
-    keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam keller" ;;
-    timm) echo "$srcdir/tests/torch_timm_port.py:Muon timm" ;;
-    dion) echo "$srcdir/tests/torch_dion_port.py:Muon dion" ;;
-    emerging) echo "$srcdir/tests/torch_emerging_port.py:Muon emerging" ;;
-    paddle) echo "$srcdir/tests/torch_paddle_port.py:Muon paddle" ;;
-    optax) echo "$srcdir/tests/torch_optax_port.py:Muon optax fp32" ;;
-    megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon megatron" ;;
-    keras) echo "$srcdir/tests/torch_keras_port.py:Muon keras fp32" ;;
-    *) echo "" ;;
-  esac
-}
-# the port's Newton-Schulz format, its third word (bf16 when absent): optax runs in the
-# parameter's dtype, float32, and is judged by the fp32 tolerances (spec/vectors.md 5.1)
-nsf() { echo "${3:-bf16}"; }
+# profile -> the port written from its page, its adapter and Newton-Schulz format (optax and keras
+# run in the parameter's dtype, float32, judged by the fp32 tolerances: spec/vectors.md 5.1), from
+# the records (tests/ports.sh)
+. "$srcdir/tests/ports.sh"
+ports_read || exit 1
 
 profiles=
 for d in "$vectors"/*/; do
@@ -65,9 +50,9 @@ done
 for p in $profiles; do
   set -- $(port_of "$p")
   for v in $profiles; do
-    plan_add "$p-$v" -q --mode neutral --optimizer "$1" --adapter "$2" --ns-format "$(nsf "$@")" "$vectors/$v"
+    plan_add "$p-$v" -q --mode neutral --optimizer "$1" --adapter "$2" --ns-format "$3" "$vectors/$v"
   done
-  plan_add "raw-$p" -q --mode raw --optimizer "$1" --adapter "$2" --ns-format "$(nsf "$@")" "$vectors/$p"
+  plan_add "raw-$p" -q --mode raw --optimizer "$1" --adapter "$2" --ns-format "$3" "$vectors/$p"
 done
 plan_run || fail "the driver's plan exited $?: $(grep -v 'platform:' "$work/plan.err" | tail -n 3)"
 

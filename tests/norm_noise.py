@@ -33,11 +33,19 @@ import sys
 
 import torch
 
-PORTS = {'nemo': 'Muon', 'torch': 'Muon', 'moonlight': 'Muon', 'keller': 'SingleDeviceMuonWithAuxAdam', 'timm': 'Muon',
-         'dion': 'Muon', 'emerging': 'Muon', 'paddle': 'Muon', 'optax': 'Muon', 'megatron': 'MegatronMuon',
-         'keras': 'Muon'}
-FP32 = ('optax', 'keras')
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PORTS = {}  # profile -> its test port's (FILE:CLASS, adapter, Newton-Schulz format), from the records
+
+
+def read_ports(muonref):
+    """Every record's test port (`muonref profile --test-ports`: NAME FILE:CLASS ADAPTER MODE NS_FORMAT
+    CONSTRUCTOR) into PORTS."""
+    p = run([muonref, 'profile', '--test-ports', '--records', os.path.join(SRC, 'spec', 'profiles')])
+    if p.returncode:
+        sys.exit(f'norm_noise.py: {muonref} profile --test-ports: {p.stderr.strip()}')
+    for line in p.stdout.splitlines():
+        name, port, adapter, _mode, ns_format = line.split()[:5]
+        PORTS[name] = (port, adapter, ns_format)
 
 
 def dec(t):
@@ -58,12 +66,13 @@ def run(cmd, env=None):
 
 def driver(args, profile, out, mode, variant=None):
     env = dict(os.environ)
-    port = f'{SRC}/tests/torch_{profile}_port.py:{PORTS[profile]}'
+    port, adapter, ns_format = PORTS[profile]
+    port = f'{SRC}/{port}'
     if variant:
         env['MUONREF_PORT_VARIANT'] = variant
-        port = f'{SRC}/tests/torch_port_variant.py:{PORTS[profile]}'
+        port = f"{SRC}/tests/torch_port_variant.py:{port.rsplit(':', 1)[1]}"
     cmd = ['/usr/bin/python3', f'{SRC}/vectors/drivers/torch_driver.py', '-q', '--mode', mode, '--optimizer', port,
-           '--adapter', profile, '--ns-format', 'fp32' if profile in FP32 else 'bf16', '--out', out,
+           '--adapter', adapter, '--ns-format', ns_format, '--out', out,
            os.path.join(args.vectors, profile)]
     p = run(cmd, env)
     if p.returncode:
@@ -143,9 +152,11 @@ def main():
     ap.add_argument('--muonref', default='./muonref')
     ap.add_argument('--vectors', default=os.path.join(SRC, 'vectors'))
     ap.add_argument('--work', default='/tmp/norm_noise')
-    ap.add_argument('--profiles', default=','.join(PORTS))
+    ap.add_argument('--profiles', default=None, help='default: every record with a test port')
     ap.add_argument('--scale', action='store_true')
     args = ap.parse_args()
+    read_ports(args.muonref)
+    args.profiles = args.profiles or ','.join(PORTS)
     os.makedirs(args.work, exist_ok=True)
     profiles = [p for p in args.profiles.split(',') if p]
     if not args.scale:
@@ -170,7 +181,7 @@ def main():
                    os.path.join(args.vectors, p)])
         cols = [worst(cases, f'{w}-fast.json')]
         for mode in ('neutral', 'raw'):
-            if p in FP32:
+            if PORTS[p][2] == 'fp32':
                 cols.append('–')
                 continue
             driver(args, p, f'{w}-{mode}.json', mode)

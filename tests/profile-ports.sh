@@ -1,9 +1,8 @@
 #!/bin/sh
-# tests/profile-ports.sh: the PyTorch ports of profiles keller, torch, moonlight,
-# timm, dion, paddle, optax, megatron and keras (tests/torch_<profile>_port.py) against the facts of their spec pages
-# (spec/profiles/<profile>.md), through tests/profile-ports.py; then the test port
-# of every profile record but nemo's (spec/profiles/NAME.json, its test_port's file and class)
-# through vectors/drivers/torch_driver.py with its adapter over vectors/nemo/:
+# tests/profile-ports.sh: the PyTorch test ports of the profiles (tests/torch_<profile>_port.py)
+# against the facts of their spec pages (spec/profiles/<profile>.md), through
+# tests/profile-ports.py; then every record's test port but nemo's (the records:
+# tests/ports.sh) through vectors/drivers/torch_driver.py with its adapter over vectors/nemo/:
 # the driver must run every case, skipping only cases the adapter reports as
 # not expressible, and `muonref check --results` must judge the file (exit 0 or 1:
 # these are cross-profile runs, so failures are expected; spec/profiles/README.md
@@ -23,32 +22,23 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
 . "$srcdir/tests/plan.sh"  # the runs in one plan
-# every record's test port (a list by hand drifts: it had left out emerging and normuon)
-ports=$("$python" - "$srcdir/spec/profiles" <<'PY'
-import glob, json, os, sys
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    r = json.load(open(f))
-    tp = r.get("test_port") if isinstance(r, dict) else None
-    name = os.path.basename(f)[:-5]
-    if tp and name != "nemo":
-        print(name, tp["file"], tp["class"])
-PY
-) || exit 1
-profiles=$(echo "$ports" | awk '{print $1}')
-[ "$(echo "$profiles" | wc -w)" -ge 11 ] || { echo "FAIL: only $(echo "$profiles" | wc -w) records with a test port"; exit 1; }
-while read -r profile file class; do
-  plan_add "$profile" --mode raw --optimizer "$srcdir/$file:$class" --adapter "$profile" "$srcdir/vectors/nemo"
-done <<EOF
-$ports
-EOF
+. "$srcdir/tests/ports.sh"
+ports_read || exit 1
+# every record's test port (a list by hand drifts: it had left out emerging and normuon); nemo's
+# own port on vectors/nemo is no cross-profile run
+profiles=$(port_profiles | grep -vx nemo)
+for profile in $profiles; do
+  set -- $(port_of "$profile")
+  plan_add "$profile" --mode raw --optimizer "$1" --adapter "$2" "$srcdir/vectors/nemo"
+done
 plan_run
 for profile in $profiles; do
   if ! plan_ran "$profile"; then
     echo "FAIL: the driver failed on the $profile port:"; grep -v 'platform:' "$work/plan.err"; status=1; continue
   fi
   # every skipped case must be one the adapter cannot express, or a refusal the
-  # profile's spec page documents (torch: 2-D only; keller, moonlight: bare asserts; a profile
-  # not listed here: none)
+  # profile's spec page documents (torch, megatron, emerging: 2-D only; keller, moonlight: bare asserts;
+  # a profile not named here documents none)
   bad=$("$python" -c 'import json, sys
 ok = {"torch": ("ValueError: Muon only supports 2D parameters",), "keller": ("AssertionError: ",),
       "moonlight": ("AssertionError: ",), "timm": ("AssertionError: Input must be 2D or 3D",),

@@ -4,7 +4,7 @@
 #
 # 1. the micro-batch split is exact (tests/torch_lifecycle_test.py: g1 + g2 == g
 #    bit for bit in float32 on every kind of value; a naive split is caught);
-# 2. each profile's correct test port (nemo, torch, moonlight) run over its
+# 2. every profile's correct test port (the records': tests/ports.sh) run over its
 #    whole profile raw gives, in the training-loop lifecycle, the same results
 #    bit for bit as with assigned gradients, hence the same verdicts; the
 #    results file records "lifecycle" and the judge prints it;
@@ -34,12 +34,11 @@ checks=$((checks + 1))
 "$python" "$srcdir/tests/torch_lifecycle_test.py" "$srcdir" || fail split "the micro-batch split is not exact"
 
 . "$srcdir/tests/plan.sh"
-# add NAME LIFECYCLE PORT:CLASS ADAPTER VECTORS...: a run of the plan
+# add NAME LIFECYCLE PORT:CLASS ADAPTER NS_FORMAT VECTORS...: a run of the plan
 add() {
-  name=$1 lc=$2 port=$3 adapter=$4
-  shift 4
-  plan_add "$name" -q --mode raw --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" \
-    --ns-format "$([ "$adapter" = optax ] && echo fp32 || echo bf16)" "$@"
+  name=$1 lc=$2 port=$3 adapter=$4 nsf=$5
+  shift 5
+  plan_add "$name" -q --mode raw --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" --ns-format "$nsf" "$@"
 }
 # run NAME VECTORS...: judge the run's results into $work/NAME.out, exit in $rc (99: the driver failed)
 run() {
@@ -49,24 +48,18 @@ run() {
   [ $rc -eq 99 ] && fail "$name" "$(cat "$work/$name.out")"
 }
 
-# profile -> its test port (MODULE_OR_FILE:CLASS)
-port_of() {
-  case $1 in
-    keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" ;;
-    megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon" ;;
-    *) echo "$srcdir/tests/torch_$1_port.py:Muon" ;;
-  esac
-}
-
-profiles="nemo torch moonlight keller timm dion paddle optax megatron keras"
+# every profile's test port (PORT:CLASS ADAPTER NS_FORMAT), from the records (tests/ports.sh)
+. "$srcdir/tests/ports.sh"
+ports_read || exit 1
+profiles=$(port_profiles)
 faulty=$srcdir/tests/torch_nemo_port_faulty_closure.py
 for p in $profiles; do
-  add "$p-assign" assign "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
-  add "$p-loop" training-loop "$(port_of "$p")" "$p" "$srcdir/vectors/$p"
+  add "$p-assign" assign $(port_of "$p") "$srcdir/vectors/$p"
+  add "$p-loop" training-loop $(port_of "$p") "$srcdir/vectors/$p"
 done
 for cls in IgnoresClosure DropsLoss; do
-  add "$cls-assign" assign "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
-  add "$cls-loop" training-loop "$faulty:$cls" nemo "$srcdir/vectors/nemo/nemo_momentum.json"
+  add "$cls-assign" assign "$faulty:$cls" nemo bf16 "$srcdir/vectors/nemo/nemo_momentum.json"
+  add "$cls-loop" training-loop "$faulty:$cls" nemo bf16 "$srcdir/vectors/nemo/nemo_momentum.json"
 done
 plan_run
 

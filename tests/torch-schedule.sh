@@ -3,8 +3,8 @@
 # spec/vectors.md 2.8; the `schedule` area of every profile), through the
 # PyTorch driver (make check).
 #
-# 1. each profile's correct test port (tests/torch_{nemo,torch,moonlight}_
-#    port.py) passes its profile's schedule file, raw and neutral: the
+# 1. every profile's correct test port (the records': tests/ports.sh)
+#    passes its profile's schedule file, raw and neutral: the
 #    driver sets each step's setOptions in optimizer.param_groups by the
 #    port's own names;
 # 2. tests/torch_nemo_port_faulty_cached.py (options copied at
@@ -29,15 +29,12 @@ trap 'rm -rf "$work"' EXIT INT TERM
 checks=0 fails=0
 fail() { fails=$((fails + 1)); echo "torch-schedule:0:F:schedule:$1:0: $2"; }
 
-# the Newton-Schulz format of a port (optax: the parameter's dtype, float32)
-nsf() { [ "$1" = optax ] && echo fp32 || echo bf16; }
-
 . "$srcdir/tests/plan.sh"
-# add NAME PORT ADAPTER MODE FILES...: a run of the plan
+# add NAME MODE PORT ADAPTER NS_FORMAT FILES...: a run of the plan
 add() {
-  name=$1 port=$2 adapter=$3 mode=$4
-  shift 4
-  plan_add "$name" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --ns-format "$(nsf "$adapter")" "$@"
+  name=$1 mode=$2 port=$3 adapter=$4 nsf=$5
+  shift 5
+  plan_add "$name" -q --mode "$mode" --optimizer "$port" --adapter "$adapter" --ns-format "$nsf" "$@"
 }
 # drive NAME FILES...: judge the run; the judge's exit in $rc (99: the driver failed)
 drive() {
@@ -48,26 +45,21 @@ drive() {
   [ $rc -eq 99 ] && fail "$name" "$(cat "$work/$name.out")"
 }
 
-# profile -> its test port (MODULE_OR_FILE:CLASS)
-port_of() {
-  case $1 in
-    keller) echo "$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam" ;;
-    megatron) echo "$srcdir/tests/torch_megatron_port.py:MegatronMuon" ;;
-    *) echo "$srcdir/tests/torch_$1_port.py:Muon" ;;
-  esac
-}
-
-profiles="nemo torch moonlight keller timm dion emerging paddle optax megatron keras"
+# every profile's test port (PORT:CLASS ADAPTER NS_FORMAT: optax and keras run Newton-Schulz in the
+# parameter's dtype, float32), from the records (tests/ports.sh)
+. "$srcdir/tests/ports.sh"
+ports_read || exit 1
+profiles=$(port_profiles)
 cached=$srcdir/tests/torch_nemo_port_faulty_cached.py:Muon
 for p in $profiles; do
   f=$srcdir/vectors/$p/${p}_schedule.json
   [ -f "$f" ] || continue
   for mode in raw neutral; do
-    add "$p-$mode" "$(port_of "$p")" "$p" "$mode" "$f"
+    add "$p-$mode" "$mode" $(port_of "$p") "$f"
   done
 done
-add cached "$cached" nemo raw "$srcdir/vectors/nemo/nemo_schedule.json"
-add cached-v1 "$cached" nemo raw "$srcdir/vectors/nemo/nemo_momentum.json"
+add cached raw "$cached" nemo bf16 "$srcdir/vectors/nemo/nemo_schedule.json"
+add cached-v1 raw "$cached" nemo bf16 "$srcdir/vectors/nemo/nemo_momentum.json"
 plan_run
 
 for p in $profiles; do

@@ -77,11 +77,15 @@ else
 fi
 
 stage "each profile's PyTorch test port over its own profile"
-# the port's mode in this table: nemo's port raw (it emulates bf16 itself),
-# every other one neutral (spec/vectors.md 5.3); the runs are the cross matrix's
+# the port's mode in this table is its record's (test_port.mode, tests/ports.sh):
+# nemo's port raw (it emulates bf16 itself), every other one neutral (spec/vectors.md
+# 5.3); the runs are the cross matrix's
+srcdir=$src
+. "$src/tests/ports.sh"
+ports_read || status=2
 for p in $profiles; do
   r=$out/ports/$p-$p
-  [ "$p" = nemo ] && r=$out/ports/raw-$p
+  [ "$(port_mode "$p")" = raw ] && r=$out/ports/raw-$p
   if [ -f "$r.out" ]; then
     echo "-- the PyTorch test port of $p through vectors/drivers/torch_driver.py ($(sed -n 's/^mode: \([a-z]*\).*/\1/p' "$r.out"))"
     cp "$r.out" "$out/$p-torch.txt"

@@ -13,19 +13,13 @@ profile) in a file of your own, override what differs, and give it to the
 driver as --adapter FILE:CLASS (README.md here, "Your own adapter"); or
 register it here.
 
-Table of the adapters:
+Which adapter each profile's test port runs with, its class, its Newton-Schulz
+format and how its constructor takes options is the profile's record's
+(spec/profiles/NAME.json, "test_port"; `muonref profile --test-ports` lists
+them, `muonref profile NAME` prints the port's option names); each class
+below says in its docstring what it maps and reads back.
 
-| name   | constructor keywords          | group entries      | state read back |
-|--------|-------------------------------|--------------------|-----------------|
-| nemo   | the first group's options, spec names, `adam_betas` as a tuple | every group's options, same mapping | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
-| plain  | none but `lr` of the first group | every option, spec names, `adam_betas` as a tuple | same as `nemo` |
-| keller | none: `SingleDeviceMuonWithAuxAdam(param_groups)` | per vector group one Muon dict (`lr, momentum, weight_decay, use_muon=True`) and one Adam dict (`lr = lr * adam_lr_ratio, betas, eps, weight_decay, use_muon=False`), parameters split by spec/muon.md 2 | `momentum_buffer`; `step` (int), `exp_avg`, `exp_avg_sq` |
-| torch  | the first group's `lr, weight_decay, momentum, nesterov, ns_steps, adjust_lr_fn` | the same keys per group | `momentum_buffer` |
-| moonlight | `lr, wd, momentum, nesterov, ns_steps, adamw_betas, adamw_eps` and `muon_params` / `adamw_params` split by spec/muon.md 2 (one group) | none | `momentum_buffer`; `step`, `moment1`, `moment2` |
-| timm   | the first group's entries but `use_muon` | `lr, momentum, nesterov, ns_steps, weight_decay, adjust_lr_fn, ns_coefficients="original", betas, eps = adam_eps, fallback_lr_scale = adam_lr_ratio`, `use_muon` when not None | `momentum_buffer`; `step`, `exp_avg`, `exp_avg_sq` |
-| keras  | `learning_rate, momentum, nesterov, ns_steps, weight_decay, adam_weight_decay (= weight_decay), adam_beta_1, adam_beta_2, epsilon, adam_lr_ratio`, `rms_rate=None` for scale_mode none; one group (no groups in keras) | none | `momentum`; AdamW also `velocity`; `step` (the optimizer's iterations) |
-
-The profile adapters (keller, torch, moonlight, timm) run a port of another
+The profile adapters (every one but nemo's and plain) run a port of another
 profile over vectors written in nemo's option names (spec/profiles/).  Their
 rule: an option the port can take is mapped exactly; an option at nemo's
 default that the port cannot set (its scale rule, its AdamW lr rule, its fixed
@@ -415,6 +409,14 @@ class Adapter:
     # whether the port steps a parameter that has no gradient (zero-filled, Keller): the
     # step count of a state without its own counter then counts every optimizer step
     missing_grad_steps = False
+    # the profile of a user's record this adapter runs (torch_driver.py --profile-file: a copy of
+    # the base's adapter named after the record), or None
+    user_profile = None
+
+    def is_profile(self, profile: str, theirs: str) -> bool:
+        """Whether vectors of `profile` are those of the profile `theirs` the adapter's code was
+        written for: `theirs` itself, or the user's record built on it (user_profile)."""
+        return profile == theirs or (self.user_profile is not None and profile == self.user_profile)
 
     def options_of(self, profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
         """A vector group's options as construct() takes them: a file of the adapter's own
@@ -745,7 +747,7 @@ class TimmAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """timm's own cases: its defaults (the quintic list, eps 1e-7, safety 1.0); any
         other profile's: nemo's (Keller's triple)."""
-        coefficients = [tuple(t) for t in TIMM_QUINTIC] if profile == 'timm' else [KELLER_TRIPLE]
+        coefficients = [tuple(t) for t in TIMM_QUINTIC] if self.is_profile(profile, 'timm') else [KELLER_TRIPLE]
         return {'steps': steps, 'coefficients': coefficients, 'eps': 1e-07}
 
     def construct_native(self, cls, groups):
@@ -816,7 +818,7 @@ class EmergingAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """emerging's own cases: its defaults (quintic, cycled; eps 1e-15); another profile's:
         Keller's triple is the preset "simple" (eps stays the port's 1e-15, clamped)."""
-        return {'steps': steps, 'coefficients': 'quintic' if profile == 'emerging' else 'simple'}
+        return {'steps': steps, 'coefficients': 'quintic' if self.is_profile(profile, 'emerging') else 'simple'}
 
     def newton_schulz_of(self, profile, fn, matrix, steps):
         """The call, with float32 matmuls in bf16 (torch's 'medium' precision, as the port runs them)."""
@@ -890,7 +892,7 @@ class DionAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """dion's own cases: polar_express(G, epsilon) with the optimizer's epsilon 1e-8; it
         takes no step count (its five triples are the loop)."""
-        if profile != 'dion':
+        if not self.is_profile(profile, 'dion'):
             raise NotExpressible("dion: polar_express runs its own five Polar Express triples, not nemo's iteration")
         if steps != 5:
             raise NotExpressible(f"dion: polar_express takes no step count ({steps} asked, it runs 5)")
@@ -898,7 +900,7 @@ class DionAdapter(Adapter):
 
     def set_options(self, opt, params, profile, options, changed):
         """dion's own files: mu, lr and weight_decay by name, betas as beta1 and beta2."""
-        if profile != 'dion':
+        if not self.is_profile(profile, 'dion'):
             return super().set_options(opt, params, profile, options, changed)
         own = self._group(native({k: options[k] for k in changed}))
         targets = [g for g in opt.param_groups if any(p is q for p in g['params'] for q in params)]
@@ -1038,7 +1040,7 @@ class MegatronAdapter(Adapter):
     def ns_roles(self, profile, steps):
         """megatron's own cases: its default, quintic cycled; another profile's: Keller's
         triple (the port's 'simple')."""
-        return {'steps': steps, 'coefficients': 'quintic' if profile == 'megatron' else 'simple'}
+        return {'steps': steps, 'coefficients': 'quintic' if self.is_profile(profile, 'megatron') else 'simple'}
 
 
 class PaddleAdapter(Adapter):
@@ -1063,7 +1065,7 @@ class PaddleAdapter(Adapter):
             'muon_extra_scale_factor')
 
     def options_of(self, profile, options):
-        if profile == 'paddle':
+        if self.is_profile(profile, 'paddle'):
             return {'__native__': {k: (real_value(v) if k in self.REAL else v) for k, v in options.items()}}
         return to_nemo(profile, options)
 
@@ -1153,7 +1155,7 @@ class PaddleAdapter(Adapter):
     def set_options(self, opt, params, profile, options, changed):
         """paddle's own files: learning_rate is the param group's lr; momentum, weight_decay,
         adam_beta1/2 by name (one param group)."""
-        if profile != 'paddle':
+        if not self.is_profile(profile, 'paddle'):
             return super().set_options(opt, params, profile, options, changed)
         own = self.options_of(profile, {k: options[k] for k in changed})['__native__']
         for key, value in own.items():

@@ -243,7 +243,7 @@ def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work:
             module, td.DEFAULT_NS_FUNCTION, None
         )
         places = td.ns_globals(cls, module) if cfg['ns_in_step'] else []
-        runner = make_runner(td.Runner)(cls, ns_fn, td.adapter_of(cfg['adapter']), cfg['mode'], rank=rank, world_size=world_size)
+        runner = make_runner(td.Runner)(cls, ns_fn, td.make_adapter(cfg['adapter'], cfg.get('profile_file')), cfg['mode'], rank=rank, world_size=world_size)
         with td.rebound(places, ns_fn):
             for idx, (path, kind, case) in enumerate(cases_of(cfg['files'], td.load_vectors)):
                 with open(progress, 'w') as f:

@@ -2,7 +2,8 @@
 """Runs a PyTorch Muon port over muonref's golden vectors and writes a results file.
 
     torch_driver.py --optimizer MODULE_OR_FILE:CLASS [--ns-function MODULE_OR_FILE:FUNC [--ns-in-step]]
-                    [--adapter NAME|FILE:CLASS] [--ns-format bf16|fp32] [--mode neutral+raw|neutral|raw]
+                    [--adapter NAME|FILE:CLASS] [--profile-file RECORD.json]
+                    [--ns-format bf16|fp32] [--mode neutral+raw|neutral|raw]
                     [--lifecycle assign|training-loop] [-q|-v]
                     [--world-size N [--case-timeout S] [--dist-timeout S]]
                     --out RESULTS.json [VECTOR_FILES_OR_DIRS...]
@@ -72,6 +73,7 @@ except ImportError:  # pragma: no cover
 import distributed  # noqa: E402
 import plans  # noqa: E402
 import platform_probe  # noqa: E402
+import records  # noqa: E402
 from neutral import Neutral  # noqa: E402
 
 DEFAULT_NS_FUNCTION = 'zeropower_via_newtonschulz5'
@@ -114,6 +116,29 @@ def adapter_of(spec: str):
         return cls()
     except Exception as exc:
         raise UsageError(f"--adapter {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from None
+
+
+def make_adapter(spec: Optional[str], profile_file: Optional[str]):
+    """The adapter of a run: --adapter's (adapter_of; default nemo); with --profile-file, a
+    copy of the adapter of the user's record's base profile's test port (or of --adapter's)
+    named after the record's profile, so that the record's vectors, which give each group's
+    options in the port's own names (the base's keys as the record renames them), go into the
+    port as they are (Adapter.options_of: the adapter's own profile), and with the base port's
+    Newton-Schulz format.  Raises UsageError naming the record, the member and the rule."""
+    if not profile_file:
+        return adapter_of(spec or 'nemo')
+    try:
+        rec = records.base_adapter(profile_file)
+    except records.RecordError as exc:
+        raise UsageError(f"--profile-file: {exc}") from None
+    if rec['name'] in ADAPTERS:
+        raise UsageError(f"--profile-file {profile_file!r}: member \"name\": {rec['name']!r} is a built-in profile's "
+                         "(a user's record takes a name of its own)")
+    adapter = copy.copy(adapter_of(spec or rec['adapter']))
+    adapter.name, adapter.user_profile, adapter.label = rec['name'], rec['name'], spec or rec['adapter']
+    if spec is None and rec['ns_format']:
+        adapter.ns_format = rec['ns_format']
+    return adapter
 
 
 def group_step(opt, p) -> Optional[Any]:
@@ -638,9 +663,14 @@ def make_parser(raising: bool = False) -> argparse.ArgumentParser:
         f"optimizer's module that refers to its {DEFAULT_NS_FUNCTION} for the duration of the run (works when "
         f"step() looks the function up by that module-global name; the function must accept the call step() makes)",
     )
-    parser.add_argument('--adapter', default='nemo', metavar='NAME|FILE:CLASS',
-                        help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo), or your own: a subclass of "
-                        "adapters.Adapter in a file or module, as FILE:CLASS or MODULE:CLASS")
+    parser.add_argument('--adapter', default=None, metavar='NAME|FILE:CLASS',
+                        help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo, or with --profile-file the "
+                        "record's base's), or your own: a subclass of adapters.Adapter in a file or module, as "
+                        "FILE:CLASS or MODULE:CLASS")
+    parser.add_argument('--profile-file', default=None, metavar='RECORD.json',
+                        help="a user's profile record (a built-in base and what differs; spec/profiles/README.md, "
+                        "\"A user profile\"): its vectors (muonref gen --profile-file) are run with the adapter of the "
+                        "base's test port, their options going into the port by the port's own names")
     parser.add_argument('--ns-format', default=None,
                         help="bf16 or fp32: the port's Newton-Schulz format (default: the adapter's, bf16 but for "
                              "keras, whose port runs it in float32)")
@@ -700,7 +730,7 @@ def run(args: argparse.Namespace, label: str = '') -> int:
         cls, module = load_object(args.optimizer, '--optimizer')
         if not callable(cls):
             raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
-        adapter = adapter_of(args.adapter)  # after the port: a user's adapter may import the port's module
+        adapter = make_adapter(args.adapter, args.profile_file)  # after the port: a user's adapter may import its module
         if not args.vectors:  # the set of the adapter's own profile, where there is one
             d = default_vectors()
             own = os.path.join(d, adapter.name)
@@ -774,7 +804,7 @@ def run(args: argparse.Namespace, label: str = '') -> int:
     dist_info, why = None, None
     if args.world_size is not None:  # rank processes under torch.distributed: distributed.py
         cfg = {'optimizer': args.optimizer, 'ns_function': args.ns_function, 'ns_in_step': args.ns_in_step,
-               'adapter': args.adapter, 'mode': mode, 'files': files, 'dist_timeout': args.dist_timeout}
+               'adapter': args.adapter, 'profile_file': args.profile_file, 'mode': mode, 'files': files, 'dist_timeout': args.dist_timeout}
         results, dist_info, why = distributed.run(args.world_size, cfg, files, load_vectors, encode_tensor,
                                                   args.case_timeout, before=probe)
         for entry in results:
@@ -809,7 +839,8 @@ def run(args: argparse.Namespace, label: str = '') -> int:
                         sys.stderr.flush()
     if progress:
         sys.stderr.write("\033[K")
-    impl = f"{args.optimizer} (adapter {args.adapter}"
+    impl = f"{args.optimizer} (adapter {adapter.label if args.profile_file else args.adapter or 'nemo'}"
+    impl += f", profile file {args.profile_file}" if args.profile_file else ""
     impl += f", ns {args.ns_function}" if args.ns_function else (f", ns {adapter.ns_function_name}" if ns_fn else ", no ns")
     if args.ns_in_step:
         impl += " also in step"

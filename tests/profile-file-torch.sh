@@ -1,0 +1,88 @@
+#!/bin/sh
+# muonref test: a user's record through the PyTorch driver (spec/profiles/README.md, "A user
+# profile: my port is keller with three differences"; issue 23 "Done when").  A twelfth profile
+# from a record outside the tree, "keller with Newton-Schulz eps 1e-8 and weight decay 0.1, its
+# decay key called wd", with a test port this script writes from keller's
+# (tests/torch_keller_port.py with those three differences), and no file of the tree changed:
+#  1. `muonref gen --profile-file` writes its vectors (two areas, to stay cheap: weight_decay,
+#     where both changed defaults and the renamed key act, and newton_schulz, where the eps does);
+#  2. through one plan (tests/plan.sh), `torch_driver.py --profile-file` runs keller's test port
+#     and the changed copy over them with no Python written for the record: the copy PASSES
+#     (`muonref check --results --profile-file`), keller's port FAILS, each failure with a reason;
+#  3. `muonref check --torch COPY --profile-file` passes the record on to the driver and passes;
+#  4. bad input: a record without "base", or named like a built-in profile, is refused (exit 2,
+#     the message names the file and the member) and writes no results file.
+# Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
+srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+muonref=$(cd "$(dirname "${MUONREF:-./muonref}")" && pwd)/$(basename "${MUONREF:-./muonref}")
+python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/profile-file-torch.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+ok() { echo "ok: $*"; }
+
+r=$work/mykeller.json
+cat >"$r" <<'JSON'
+{
+  "name": "mykeller",
+  "base": "keller",
+  "source": {"repository": "me/my-muon", "paths": ["my_muon.py"], "commit": "0123abc"},
+  "defaults": {"ns_eps": 1e-8, "weight_decay": 0.1},
+  "rename_keys": {"weight_decay": "wd"}
+}
+JSON
+# the user's port: keller's test port with the record's three differences
+port=$work/my_muon.py
+sed -e 's/"weight_decay"/"wd"/g' -e 's/setdefault("wd", 0)/setdefault("wd", 0.1)/' -e 's/^NS_EPS = 1e-7$/NS_EPS = 1e-8/' \
+  "$srcdir/tests/torch_keller_port.py" >"$port"
+[ "$(grep -c '"wd"' "$port")" -ge 4 ] && [ "$(grep -c 'setdefault("wd", 0.1)' "$port")" -eq 2 ] &&
+  grep -q '^NS_EPS = 1e-8$' "$port" && ok "the copy of keller's port has the three differences" ||
+  fail "the copy of tests/torch_keller_port.py lacks a difference (the sed no longer matches the port)"
+
+# 1.
+for area in weight_decay newton_schulz; do
+  "$muonref" gen -q --profile-file "$r" --area $area --out "$work/v" >"$work/gen.out" 2>&1 ||
+    fail "gen --area $area: $(cat "$work/gen.out")"
+done
+v=$work/v/mykeller
+
+# 2. and 4. in one plan
+. "$srcdir/tests/plan.sh"
+keller=$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam
+plan_add mine -q --mode neutral --optimizer "$port:SingleDeviceMuonWithAuxAdam" --profile-file "$r" "$v"
+plan_add keller -q --mode neutral --optimizer "$keller" --profile-file "$r" "$v"
+printf '{"name": "nobase", "defaults": {"weight_decay": 0.1}}\n' >"$work/nobase-record.json"
+plan_add nobase -q --optimizer "$keller" --profile-file "$work/nobase-record.json" "$v"
+printf '{"name": "timm", "base": "keller"}\n' >"$work/builtin-record.json"
+plan_add builtin -q --optimizer "$keller" --profile-file "$work/builtin-record.json" "$v"
+plan_run
+
+# judge NAME: muonref check --results $work/NAME.json with the record (plan.sh's judge takes no option value)
+judge() { "$muonref" check --profile-file "$r" --results "$work/$1.json" "$v" >"$work/$1.out" 2>&1; rc=$?; }
+judge mine
+[ $rc -eq 0 ] && ok "the changed copy passes the record's vectors through the driver: $(tail -n 1 "$work/mine.out")" ||
+  { fail "the changed copy: check exit $rc (expected 0):"; grep -v 'platform:' "$work/plan.err" | tail -n 3; grep '^FAIL' "$work/mine.out" | head -n 5; }
+judge keller
+nf=$(grep -c '^FAIL' "$work/keller.out")
+nr=$(grep -c '^  \(reason\|diagnosis\|skipped\)' "$work/keller.out")
+[ $rc -eq 1 ] && [ "$nf" -gt 0 ] && ok "keller's own port fails them: $(tail -n 1 "$work/keller.out")" ||
+  fail "keller's port: check exit $rc with $nf FAIL lines (expected 1 and some)"
+grep -q 'profile file' "$work/keller.json" 2>/dev/null && ok "the results name the record" ||
+  fail "the results file does not name the --profile-file record"
+for bad in nobase builtin; do
+  if plan_ran $bad; then
+    fail "the record $bad-record.json was accepted"
+  elif grep "$bad-record.json" "$work/plan.err" | grep -q 'member "\(base\|name\)"'; then
+    ok "the record $bad-record.json is refused: $(grep "$bad-record.json" "$work/plan.err" | head -n 1 | cut -c1-160)"
+  else
+    fail "the record $bad-record.json: no message naming the file and the member: $(tail -n 2 "$work/plan.err")"
+  fi
+done
+
+# 3.
+"$muonref" check -q --torch "$port:SingleDeviceMuonWithAuxAdam" --profile-file "$r" "$v" >"$work/torch.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "check --torch --profile-file passes the copy: $(tail -n 1 "$work/torch.out")" ||
+  fail "check --torch --profile-file: exit $rc (expected 0): $(tail -n 3 "$work/torch.out")"
+exit $status
