@@ -44,7 +44,7 @@ flat="$srcdir/tests/torch_flat_port.py:Muon"
 keller="$srcdir/tests/torch_keller_port.py:SingleDeviceMuonWithAuxAdam"
 sig=$srcdir/tests/torch_ns_signatures.py
 plan_add flat -q --mode neutral --optimizer "$flat" --adapter "$srcdir/tests/torch_flat_adapter.py:FlatMuonAdapter" "$@"
-plan_add flat-module -q --mode raw --optimizer "$flat" --adapter torch_flat_adapter:FlatMuonAdapter "$kv/keller_schedule.json"
+plan_add flat-module -q --mode neutral --optimizer "$flat" --adapter torch_flat_adapter:FlatMuonAdapter "$kv/keller_schedule.json"
 plan_add builtin -q --mode raw --optimizer "$flat" --adapter keller "$kv/keller_momentum.json"
 plan_add bad-class -q --optimizer "$flat" --adapter "$srcdir/tests/torch_flat_port.py:AdamW" "$kv/keller_momentum.json"
 plan_add bad-name -q --optimizer "$flat" --adapter no_such_adapter "$kv/keller_momentum.json"

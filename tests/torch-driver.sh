@@ -143,8 +143,13 @@ for fault in ema decay; do
     # overflowing (NormOverflow cases: the fast path's norm is binary64)
     nf=$(grep '^FAIL' "$work/$fault.check" | grep -v '\[ErrorMessage' | grep -vc 'NormOverflow')
     nd=$(grep -c "^  diagnosis: exactly what fault $name gives" "$work/$fault.check")
+    # or the fit's explanation of the port covers them (raw: a case the
+    # fault changes little may match this platform's own effect better)
+    ne=$(sed -n "s/^explained: $name (\([0-9]*\) of [0-9]* failures.*/\1/p" "$work/$fault.check" | head -n 1)
     if [ "$nf" -eq "$nd" ]; then
       echo "ok: fault $fault: each of the $nf failures is diagnosed as $name ($(grep -c '^FAIL' "$work/$fault.check") in all; the others are error or NormOverflow cases)"
+    elif [ "${ne:-0}" -ge "$nf" ]; then
+      echo "ok: fault $fault: the fit explains the port as $name, $ne of its failures ($nd of the $nf judged failures name it case by case, the others this platform's bf16)"
     else
       echo "FAIL: fault $fault: $nf failures, $nd diagnosed as $name:"
       grep '^  diagnosis' "$work/$fault.check" | sort | uniq -c

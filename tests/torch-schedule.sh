@@ -4,7 +4,8 @@
 # PyTorch driver (make check).
 #
 # 1. every profile's correct test port (the records': tests/ports.sh)
-#    passes its profile's schedule file, raw and neutral: the
+#    passes its profile's schedule file neutral, and raw every case that is
+#    PlatformRobust (the others may fail on this platform's bf16): the
 #    driver sets each step's setOptions in optimizer.param_groups by the
 #    port's own names;
 # 2. tests/torch_nemo_port_faulty_cached.py (options copied at
@@ -69,6 +70,11 @@ for p in $profiles; do
     drive "$p-$mode" "$f"
     if [ "$rc" -eq 0 ]; then
       echo "ok: the $p port passes ${p}_schedule.json ($mode): $(tail -n 1 "$work/$p-$mode.out")"
+    elif [ "$rc" -eq 1 ] && [ "$mode" = raw ] && ! grep '^FAIL' "$work/$p-$mode.out" | grep -q PlatformRobust; then
+      # raw: this platform's bf16 arithmetic may fail a case that is not
+      # PlatformRobust (the Bf16Noise scale check, spec/vectors.md 5.1); the
+      # driver's default reports it as a second verdict only
+      echo "ok: the $p port passes every PlatformRobust case of ${p}_schedule.json (raw): $(tail -n 1 "$work/$p-$mode.out")"
     elif [ "$rc" -ne 99 ]; then
       fail "$p-$mode" "the $p port fails its schedule file:"; grep '^FAIL' "$work/$p-$mode.out"
     fi
