@@ -798,8 +798,11 @@ static size_t merge_same(pfit *p, cand **rank, size_t n)
       size_t used = strlen(label(p, t));
       char mine[256];
       snprintf(mine, sizeof mine, "%s", label(p, s));
-      if (used + 4 + strlen(mine) < sizeof t->label)
-        snprintf(t->label + used, sizeof t->label - used, " = %s", mine);
+      size_t more = strlen(mine);
+      if (used + 3 + more < sizeof t->label) { /* both labels, or the first alone */
+        memcpy(t->label + used, " = ", 3);
+        memcpy(t->label + used + 3, mine, more + 1);
+      }
       merged = 1;
     }
     if (!merged)
