@@ -255,7 +255,7 @@ static const flag_note NOTES[] = {
    "defined whatever the order of accumulation", NULL, {"spec/vectors.md section 5.2"},
    {"wrong_coefficient", "bf16_scalars", "no_transpose"}},
   {"Random", "BASIC", "Gaussian random inputs: judged to 3e-5 in fp32, loosely in bf16", NULL,
-   {"spec/vectors.md section 5.1"}, {"wrong_coefficient", "no_transpose"}},
+   {"spec/vectors.md section 5.1"}, {"wrong_coefficient"}},
   {"StepCount", "BASIC", "ns_steps other than the default", "a fixed step count", {"spec/muon.md section 7"},
    {"four_steps", "six_steps"}},
   {"TinyNorm", "EDGE_CASE", "inputs whose Frobenius norm is near eps", "eps clamped, or 1e-8 instead of 1e-7",
