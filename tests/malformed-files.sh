@@ -10,7 +10,7 @@
 # results entry for an unknown tcId refused before any case is judged, one
 # for a file not judged reported, two files of one base name, `muonref ref`'s
 # duplicate keys and file names, a NaN output in a singular-value band case
-# (under valgrind where installed: no uninitialised read).
+# (under valgrind where installed, in the main build: no uninitialised read).
 # Prints a Check-style summary for tests/summary.sh.
 src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}

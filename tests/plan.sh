@@ -50,6 +50,18 @@ _key() {
     print }' | cksum | tr ' ' '-'
 }
 
+# _paths FROM TO: standard input to output with every FROM replaced by TO.  A
+# results file names the port's file ("implementation": $srcdir/tests/...),
+# and the two builds have two source folders (.ci/sanitize copies the tree
+# to build-asan/src): the cache keeps "<srcdir>" in its place, so that a
+# result taken from it names this build's file, as a run here would.
+_paths() {
+  awk -v f="$1" -v t="$2" '{
+    o = ""
+    while (f != "" && (i = index($0, f)) > 0) { o = o substr($0, 1, i - 1) t; $0 = substr($0, i + length(f)) }
+    print o $0 }'
+}
+
 plan_run() {
   [ -s "$work/plan" ] || return 0
   if [ -n "${MUONREF_PLAN_CACHE:-}" ]; then  # the runs made before come from the cache
@@ -58,7 +70,7 @@ plan_run() {
     while IFS= read -r _line; do
       _out=$(printf '%s\n' "$_line" | sed -n "s/^--out '\([^']*\)' .*/\1/p")
       _k=$MUONREF_PLAN_CACHE/$(_key "$_line").json
-      if [ -s "$_k" ] && [ -n "$_out" ] && cp "$_k" "$_out"; then
+      if [ -s "$_k" ] && [ -n "$_out" ] && _paths "<srcdir>" "$srcdir" <"$_k" >"$_out"; then
         echo "plan.sh: $(basename "$_out") from the cache $MUONREF_PLAN_CACHE" >>"$work/plan.cached"
       else
         printf '%s\n' "$_line" >>"$work/plan.todo"
@@ -79,7 +91,7 @@ plan_run() {
       _out=$(printf '%s\n' "$_line" | sed -n "s/^--out '\([^']*\)' .*/\1/p")
       _k=$MUONREF_PLAN_CACHE/$(_key "$_line").json
       # whole or not at all: another test may be reading the same key
-      [ -s "$_out" ] && cp "$_out" "$_k.$$" && mv "$_k.$$" "$_k"
+      [ -s "$_out" ] && _paths "$srcdir" "<srcdir>" <"$_out" >"$_k.$$" && mv "$_k.$$" "$_k"
     done <"$work/plan"
   fi
   cat "$work/plan" >>"$work/plans.done"
