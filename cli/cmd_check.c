@@ -17,6 +17,7 @@
 #include "../fast/faults.h"
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
+#include "../vectors/environment.h"
 #include "../vectors/escape.h"
 #include "../vectors/record.h"
 #include "../vectors/report.h"
@@ -90,6 +91,7 @@ static int list_faults(void)
 /* What `muonref check` was asked for. */
 typedef struct check_args {
   const char *impl, *results, *fault, *write, *junit, *torch, *baseline, *write_failures, *profile;
+  const char *environment;   /* --results: the submission's environment statement (environment.h), or NULL */
   const char *training_loop; /* --torch: the training-loop lifecycle's results file (an other run), or NULL */
   const char *profile_file;  /* --torch: the user's record the driver reads (--profile-file), or NULL */
   const char *torch_opts[32];
@@ -255,7 +257,7 @@ static int check_main(int argc, char **argv, char **paths)
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
                 !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
                 !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures") ||
-                !strcmp(a, "--profile") || !strcmp(a, "--profile-file");
+                !strcmp(a, "--profile") || !strcmp(a, "--profile-file") || !strcmp(a, "--environment");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
@@ -290,6 +292,8 @@ static int check_main(int argc, char **argv, char **paths)
       ca.baseline = argv[++i];
     else if (!strcmp(a, "--write-failures"))
       ca.write_failures = argv[++i];
+    else if (!strcmp(a, "--environment"))
+      ca.environment = argv[++i];
     else if (!strcmp(a, "--no-diagnosis"))
       ca.no_diagnosis = 1;
     else if (!strcmp(a, "--enforce-raw"))
@@ -327,6 +331,10 @@ static int check_main(int argc, char **argv, char **paths)
   if (fault && (!impl || (f = muonref_fault_parse(fault)) < 0)) {
     fprintf(stderr, "muonref check: --fault '%s': %s\n", fault,
             impl ? "unknown fault (muonref check --fault list names them)" : "faults apply to --impl only");
+    return EXIT_USAGE;
+  }
+  if (ca.environment && !results) {
+    fprintf(stderr, "muonref check: --environment applies to --results only (a submission's results file)\n");
     return EXIT_USAGE;
   }
   if (write && !impl) {
@@ -446,6 +454,11 @@ static int run_check(const check_args *a, char **paths, int n)
     fprintf(stderr, "muonref check: --baseline %s\n", err.message);
     muonref_checker_free(&c);
     return EXIT_USAGE;
+  }
+  if (a->environment && muonref_environment_check(a->environment, &c, paths, n, &err)) {
+    report_error(err.message);
+    muonref_checker_free(&c);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }
   if (a->write_failures)
     c.failures = json_object();

@@ -76,6 +76,9 @@ typedef struct command {
   "                       are reported FIXED\n" \
   "  --write-failures FILE  write every failing case as a FILE#TCID line under a comment saying how it\n" \
   "                       fails (what --baseline reads; add each line's reason and issue URL)\n" \
+  "  --environment FILE   with --results: the run's environment statement (a submission: spec/vectors.md\n" \
+  "                       section 9), checked against the results file and the judged vectors' release\n" \
+  "                       and profile; a statement the run contradicts is unusable input (exit 2)\n" \
   "  --enforce-raw        count the raw run's failures too: a results file of the driver's default\n" \
   "                       --mode neutral+raw is judged neutral (the port's logic) and its raw results\n" \
   "                       (this platform's own bf16 arithmetic) are a second verdict, reported but not\n" \
@@ -93,7 +96,8 @@ typedef struct command {
   "\n" \
   "On a terminal a progress line (cases judged, failures so far) shows on standard error.\n" \
   "Exit status: 0 every case passed; 1 a case failed; 2 usage error or unusable input (a\n" \
-  "malformed vector or results file, an unwritable --junit FILE, a port the driver cannot load);\n" \
+  "malformed vector or results file, an unwritable --junit FILE, a port the driver cannot load, an\n" \
+  "environment statement the run contradicts);\n" \
   "3 internal failure."
 
 /* The arguments of `muonref gen`. */
