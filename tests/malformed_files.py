@@ -326,6 +326,13 @@ p = subprocess.run([muonref, 'check', '--results', path, f'{vec}/nemo_transpose.
 check('results_unknown_file_reported', p.returncode == 1 and
       'not judged: 1 results entry for files not given in this run (nemo_transpos.json)' in p.stdout,
       f'exit {p.returncode}: {p.stdout[-300:]!r}')
+# a results file none of whose entries names a judged file (run on another profile's vectors): refused, not
+# judged as every case "not run"
+with open(path, 'w') as f:
+    json.dump({'implementation': 'test', 'nsFormat': 'fp32',
+               'results': [{'file': 'keller_momentum.json', 'tcId': 1, 'skipped': 'x'}]}, f)
+expect2('results_name_no_judged_file', ['--results', path, f'{vec}/nemo_transpose.json'],
+        'none of its 1 results names a judged vector file', 'keller_momentum.json')
 # two vector files of one base name: a results file could not tell them apart
 other = os.path.join(tmp, 'copy')
 os.makedirs(other, exist_ok=True)

@@ -633,6 +633,12 @@ static int check_results_index(muonref_checker *c, muonref_error *err)
 {
   int st = entries_name_cases(c, c->results, c->results_path, "result", &c->not_judged, c->not_judged_file,
                               sizeof c->not_judged_file, err);
+  /* a results file none of whose entries names a judged file was run on other vectors (another
+   * profile's, most often): every case would fail "not run", which is no verdict on the port */
+  if (!st && json_object_size(c->results) && c->not_judged == (long)json_object_size(c->results))
+    st = muonref_fail(err, MUONREF_EFORMAT, "%s: none of its %ld results names a judged vector file (the first names "
+                      "%s): it was run on other vectors; give the files it names (spec/vectors.md 8)",
+                      c->results_path, c->not_judged, c->not_judged_file);
   for (int i = 0; !st && i < c->n_others; i++) {
     char what[64];
     snprintf(what, sizeof what, "%s result", c->others[i].name);
