@@ -15,6 +15,7 @@
 #include <zlib.h>
 #include "muonref.h"
 #include "core/option_fields.h"
+#include "../vectors/fit_space.h"
 #include "testutil.h"
 
 enum { NP = 3 };
@@ -309,6 +310,23 @@ END_TEST
  * misplaces every hole after the coefficient array of this struct by the
  * array's size (measured: 100-103 reported for the hole at 868-871), so it
  * is not used.  spec/muon.md 11.1 lists the table's fields in its order. */
+/* The judge's fit (vectors/fit_space.c) searches every option field or
+ * excludes it with a written reason: a field added to core/option_fields.c
+ * is never silently left out of the explanations. */
+START_TEST(fit_space_covers_every_option_field)
+{
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const char *why;
+    int s = muonref_fit_field_searched(i, &why);
+    ck_assert_msg(s >= 0, "option field %s is neither searched by the fit nor excluded with a reason "
+                  "(vectors/fit_space.c SEARCHED, EXCLUDED)", muonref_option_fields[i].name);
+    ck_assert(s == 1 || (why && strlen(why) > 10));
+  }
+  const char *unknown = muonref_fit_space_unknown();
+  ck_assert_msg(!unknown, "vectors/fit_space.c names %s, which is no option field", unknown ? unknown : "");
+}
+END_TEST
+
 START_TEST(option_table_covers_every_field)
 {
   size_t n = muonref_option_field_count, start[2 * 64], size[2 * 64], align[2 * 64], k = 0;
@@ -583,6 +601,7 @@ int main(void)
   tcase_add_test(tc, save_keeps_links_and_refuses_folders);
   tcase_add_test(tc, state_command);
   tcase_add_test(tc, option_table_covers_every_field);
+  tcase_add_test(tc, fit_space_covers_every_option_field);
   tcase_add_test(tc, every_option_field_is_stored_and_checked);
   tcase_add_test(tc, format_1_still_loads);
   tcase_add_test(tc, never_writes_what_it_refuses);

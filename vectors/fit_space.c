@@ -4,102 +4,198 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../fast/faults.h"
+#include "core/option_fields.h"
 #include "case.h"
 #include "fit_space.h"
 #include "muonref/bf16.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
 
-/* How a field's value is read and written. */
-enum { F_REAL, F_INT, F_LONG, F_BOOL, F_ENUM, F_COEFFS };
+/* How a field's value is read and written (from its core/option_fields.h
+ * entry: an I32 entry with a spelling is an enum, a boolean one a bool). */
+enum { F_REAL, F_INT, F_LONG, F_BOOL, F_ENUM, F_COEFFS, F_PATTERNS };
 
-#define ENUM_NAMER(fn, type) \
-  static const char *fn##_i(int v) { return muonref_##fn##_name((type)v); }
-ENUM_NAMER(coeff_order, muonref_coeff_order)
-ENUM_NAMER(eps_mode, muonref_eps_mode)
-ENUM_NAMER(norm_format, muonref_norm_format)
-ENUM_NAMER(momentum_form, muonref_momentum_form)
-ENUM_NAMER(scale_mode, muonref_scale_mode)
-ENUM_NAMER(scale_shape, muonref_scale_shape)
-ENUM_NAMER(scale_format, muonref_scale_format)
-ENUM_NAMER(conv_mode, muonref_conv_mode)
-ENUM_NAMER(adam_eps_mode, muonref_adam_eps_mode)
-ENUM_NAMER(adam_variant, muonref_adam_variant)
-ENUM_NAMER(route_rule, muonref_route_rule)
-ENUM_NAMER(missing_grad, muonref_missing_grad)
-ENUM_NAMER(grad_after, muonref_grad_after)
-ENUM_NAMER(moment2, muonref_moment2)
-ENUM_NAMER(moment2_rescale, muonref_moment2_rescale)
+#define NSM (MUONREF_FIT_NS | MUONREF_FIT_MUON)
+#define MA (MUONREF_FIT_MUON | MUONREF_FIT_ADAM)
 
-/* The fields a port's behaviour can differ in (spec/muon.md section 1
- * names them; options.h defines each), with what they touch.  Left out:
- * ns_format (the results file says it), bf16_order (every order is
- * accepted; the fit runs each), catalogue, exclude patterns, pattern_match
- * and all_missing_error (error cases, which carry no diagnosis), use_muon
- * (every case gives it). */
+/* The fields a port's behaviour can differ in, by their names in
+ * core/option_fields.c (spec/muon.md 1 and 11.1), with what a change of
+ * each touches and the common alternatives the spec lists beyond the
+ * profiles' values (spec/vectors.md 7), NAN-terminated.  The space takes
+ * every field of core/option_fields.c: each is either here or in EXCLUDED
+ * with the reason (tests/check_state: fit_space_covers_every_option_field),
+ * and one in neither is searched over the profiles' values, touching every
+ * kind of case.  The order is the space's (ties of the fit go to the
+ * earlier change). */
+typedef struct searched {
+  const char *name;
+  unsigned touches;
+  double extra[8];
+  const char *label; /* the spec's name in the explanation, where not `name` */
+} searched;
+
+static const searched SEARCHED[] = {
+  {"coeffs", NSM, {NAN}, "coefficients"},
+  {"coeff_order", NSM, {NAN}, NULL},
+  {"ns_steps", NSM, {4, 5, 6, NAN}, NULL},
+  {"ns_eps", NSM, {1e-7, 1e-8, 1e-15, 0.0, NAN}, NULL},
+  {"eps_mode", NSM, {NAN}, NULL},
+  {"ns_safety", NSM, {1.0, 1.02, NAN}, NULL},
+  {"norm_format", NSM, {NAN}, NULL},
+  {"lr", MA, {0.02, 0.01, 1e-3, 3e-4, 0.05, NAN}, NULL},
+  {"momentum", MUONREF_FIT_MUON, {0.9, 0.95, 0.98, 0.99, NAN}, NULL},
+  {"nesterov", MA, {0, 1, NAN}, NULL},
+  {"weight_decay", MA, {0.0, 0.01, 0.1, NAN}, NULL},
+  {"momentum_form", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"scale_mode", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"scale_extra", MUONREF_FIT_MUON, {0.2, 1.0, NAN}, NULL},
+  {"scale_shape", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"scale_format", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"conv_mode", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"momentum_bias_correction", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
+  {"adam_beta1", MUONREF_FIT_ADAM, {0.9, NAN}, NULL},
+  {"adam_beta2", MUONREF_FIT_ADAM, {0.95, 0.999, NAN}, NULL},
+  {"adam_eps", MUONREF_FIT_ADAM, {1e-8, NAN}, NULL},
+  {"adam_lr_ratio", MUONREF_FIT_ADAM, {1.0, NAN}, NULL},
+  {"adam_eps_mode", MUONREF_FIT_ADAM, {NAN}, NULL},
+  {"adam_variant", MUONREF_FIT_ADAM, {NAN}, NULL},
+  {"adam_weight_decay", MUONREF_FIT_ADAM, {NAN}, NULL},
+  {"adam_decay_own", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
+  {"adam_decay_muon_lr", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
+  {"adam_step_global", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
+  {"adam_bias_fp32", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
+  {"adam_dim_threshold", MUONREF_FIT_STEP, {NAN}, NULL},
+  {"route_rule", MUONREF_FIT_STEP, {NAN}, NULL},
+  {"missing_grad", MUONREF_FIT_STEP, {NAN}, NULL},
+  {"grad_after_step", MUONREF_FIT_STEP, {NAN}, NULL},
+  {"clip_grad_norm", MUONREF_FIT_STEP, {0.0, 1.0, NAN}, NULL},
+  {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},
+  /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
+  {"moment2", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"moment2_beta", MUONREF_FIT_MUON, {0.95, NAN}, NULL},
+  {"moment2_eps", MUONREF_FIT_MUON, {1e-8, NAN}, NULL},
+  {"moment2_eps_mode", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"moment2_bias_correction", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
+  {"moment2_rescale", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"cautious_wd", MA, {0, 1, NAN}, NULL},
+};
+#define N_SEARCHED (sizeof SEARCHED / sizeof SEARCHED[0])
+
+/* The fields the fit does not change, each with the reason. */
+static const struct {
+  const char *name, *why;
+} EXCLUDED[] = {
+  {"use_muon", "every step case gives each group's use_muon"},
+  {"ns_format", "the results file says the format the port's Newton-Schulz ran in"},
+  {"bf16_order", "every bf16 evaluation order is accepted; the fit runs each"},
+  {"catalogue", "which catalogue the coefficients came from, not a behaviour of the step"},
+  {"exclude_patterns", "routing by name gives error cases, which carry no diagnosis"},
+  {"pattern_match", "routing by name gives error cases, which carry no diagnosis"},
+  {"all_missing_error", "an error case, which carries no diagnosis"},
+};
+#define N_EXCLUDED (sizeof EXCLUDED / sizeof EXCLUDED[0])
+
+/* A field of the space: its core/option_fields.h entry read for the fit. */
 typedef struct field {
   const char *name;
   size_t offset, size;
   int kind;
   unsigned touches;
   const char *(*enum_name)(int);
-  /* common alternatives the spec lists beyond the profiles' values
-   * (spec/vectors.md 7), NAN-terminated */
-  double extra[8];
+  const double *extra; /* NAN-terminated */
 } field;
 
-#define OFF(f) offsetof(muonref_options, f)
-#define SZ(f) sizeof(((muonref_options *)0)->f)
-#define NSM (MUONREF_FIT_NS | MUONREF_FIT_MUON)
-#define MA (MUONREF_FIT_MUON | MUONREF_FIT_ADAM)
-static const field FIELDS[] = {
-  {"coefficients", OFF(n_coeffs), OFF(coeff_order) - OFF(n_coeffs), F_COEFFS, NSM, NULL, {NAN}},
-  {"coeff_order", OFF(coeff_order), SZ(coeff_order), F_ENUM, NSM, coeff_order_i, {NAN}},
-  {"ns_steps", OFF(ns_steps), SZ(ns_steps), F_INT, NSM, NULL, {4, 5, 6, NAN}},
-  {"ns_eps", OFF(ns_eps), SZ(ns_eps), F_REAL, NSM, NULL, {1e-7, 1e-8, 1e-15, 0.0, NAN}},
-  {"eps_mode", OFF(eps_mode), SZ(eps_mode), F_ENUM, NSM, eps_mode_i, {NAN}},
-  {"ns_safety", OFF(ns_safety), SZ(ns_safety), F_REAL, NSM, NULL, {1.0, 1.02, NAN}},
-  {"norm_format", OFF(norm_format), SZ(norm_format), F_ENUM, NSM, norm_format_i, {NAN}},
-  {"lr", OFF(lr), SZ(lr), F_REAL, MA, NULL, {0.02, 0.01, 1e-3, 3e-4, 0.05, NAN}},
-  {"momentum", OFF(momentum), SZ(momentum), F_REAL, MUONREF_FIT_MUON, NULL, {0.9, 0.95, 0.98, 0.99, NAN}},
-  {"nesterov", OFF(nesterov), SZ(nesterov), F_BOOL, MA, NULL, {0, 1, NAN}},
-  {"weight_decay", OFF(weight_decay), SZ(weight_decay), F_REAL, MA, NULL, {0.0, 0.01, 0.1, NAN}},
-  {"momentum_form", OFF(momentum_form), SZ(momentum_form), F_ENUM, MUONREF_FIT_MUON, momentum_form_i, {NAN}},
-  {"scale_mode", OFF(scale_mode), SZ(scale_mode), F_ENUM, MUONREF_FIT_MUON, scale_mode_i, {NAN}},
-  {"scale_extra", OFF(scale_extra), SZ(scale_extra), F_REAL, MUONREF_FIT_MUON, NULL, {0.2, 1.0, NAN}},
-  {"scale_shape", OFF(scale_shape), SZ(scale_shape), F_ENUM, MUONREF_FIT_MUON, scale_shape_i, {NAN}},
-  {"scale_format", OFF(scale_format), SZ(scale_format), F_ENUM, MUONREF_FIT_MUON, scale_format_i, {NAN}},
-  {"conv_mode", OFF(conv_mode), SZ(conv_mode), F_ENUM, MUONREF_FIT_MUON, conv_mode_i, {NAN}},
-  {"momentum_bias_correction", OFF(momentum_bias_correction), SZ(momentum_bias_correction), F_BOOL,
-   MUONREF_FIT_MUON, NULL, {0, 1, NAN}},
-  {"adam_beta1", OFF(adam_beta1), SZ(adam_beta1), F_REAL, MUONREF_FIT_ADAM, NULL, {0.9, NAN}},
-  {"adam_beta2", OFF(adam_beta2), SZ(adam_beta2), F_REAL, MUONREF_FIT_ADAM, NULL, {0.95, 0.999, NAN}},
-  {"adam_eps", OFF(adam_eps), SZ(adam_eps), F_REAL, MUONREF_FIT_ADAM, NULL, {1e-8, NAN}},
-  {"adam_lr_ratio", OFF(adam_lr_ratio), SZ(adam_lr_ratio), F_REAL, MUONREF_FIT_ADAM, NULL, {1.0, NAN}},
-  {"adam_eps_mode", OFF(adam_eps_mode), SZ(adam_eps_mode), F_ENUM, MUONREF_FIT_ADAM, adam_eps_mode_i, {NAN}},
-  {"adam_variant", OFF(adam_variant), SZ(adam_variant), F_ENUM, MUONREF_FIT_ADAM, adam_variant_i, {NAN}},
-  {"adam_weight_decay", OFF(adam_weight_decay), SZ(adam_weight_decay), F_REAL, MUONREF_FIT_ADAM, NULL, {NAN}},
-  {"adam_decay_own", OFF(adam_decay_own), SZ(adam_decay_own), F_BOOL, MUONREF_FIT_ADAM, NULL, {0, 1, NAN}},
-  {"adam_decay_muon_lr", OFF(adam_decay_muon_lr), SZ(adam_decay_muon_lr), F_BOOL, MUONREF_FIT_ADAM, NULL, {0, 1, NAN}},
-  {"adam_step_global", OFF(adam_step_global), SZ(adam_step_global), F_BOOL, MUONREF_FIT_ADAM, NULL, {0, 1, NAN}},
-  {"adam_bias_fp32", OFF(adam_bias_fp32), SZ(adam_bias_fp32), F_BOOL, MUONREF_FIT_ADAM, NULL, {0, 1, NAN}},
-  {"adam_dim_threshold", OFF(adam_dim_threshold), SZ(adam_dim_threshold), F_LONG, MUONREF_FIT_STEP, NULL, {NAN}},
-  {"route_rule", OFF(route_rule), SZ(route_rule), F_ENUM, MUONREF_FIT_STEP, route_rule_i, {NAN}},
-  {"missing_grad", OFF(missing_grad), SZ(missing_grad), F_ENUM, MUONREF_FIT_STEP, missing_grad_i, {NAN}},
-  {"grad_after_step", OFF(grad_after_step), SZ(grad_after_step), F_ENUM, MUONREF_FIT_STEP, grad_after_i, {NAN}},
-  {"clip_grad_norm", OFF(clip_grad_norm), SZ(clip_grad_norm), F_REAL, MUONREF_FIT_STEP, NULL, {0.0, 1.0, NAN}},
-  {"exclude_embeddings", OFF(exclude_embeddings), SZ(exclude_embeddings), F_BOOL, MUONREF_FIT_STEP, NULL, {0, 1, NAN}},
-  /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
-  {"moment2", OFF(moment2), SZ(moment2), F_ENUM, MUONREF_FIT_MUON, moment2_i, {NAN}},
-  {"moment2_beta", OFF(moment2_beta), SZ(moment2_beta), F_REAL, MUONREF_FIT_MUON, NULL, {0.95, NAN}},
-  {"moment2_eps", OFF(moment2_eps), SZ(moment2_eps), F_REAL, MUONREF_FIT_MUON, NULL, {1e-8, NAN}},
-  {"moment2_eps_mode", OFF(moment2_eps_mode), SZ(moment2_eps_mode), F_ENUM, MUONREF_FIT_MUON, eps_mode_i, {NAN}},
-  {"moment2_bias_correction", OFF(moment2_bias_correction), SZ(moment2_bias_correction), F_BOOL, MUONREF_FIT_MUON,
-   NULL, {0, 1, NAN}},
-  {"moment2_rescale", OFF(moment2_rescale), SZ(moment2_rescale), F_ENUM, MUONREF_FIT_MUON, moment2_rescale_i, {NAN}},
-  {"cautious_wd", OFF(cautious_wd), SZ(cautious_wd), F_BOOL, MA, NULL, {0, 1, NAN}},
-};
-#define N_FIELDS (sizeof FIELDS / sizeof FIELDS[0])
+static const double NO_EXTRA[] = {NAN};
+
+static const searched *searched_named(const char *name)
+{
+  for (size_t k = 0; k < N_SEARCHED; k++)
+    if (!strcmp(SEARCHED[k].name, name))
+      return &SEARCHED[k];
+  return NULL;
+}
+
+static const char *excluded_why(const char *name)
+{
+  for (size_t k = 0; k < N_EXCLUDED; k++)
+    if (!strcmp(EXCLUDED[k].name, name))
+      return EXCLUDED[k].why;
+  return NULL;
+}
+
+/* The entry of core/option_fields.c named `name`, or -1. */
+static int entry_named(const char *name)
+{
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    if (!strcmp(muonref_option_fields[i].name, name))
+      return (int)i;
+  return -1;
+}
+
+/* Field `fi` (an index of muonref_option_fields) as the fit reads it. */
+static field field_at(int fi)
+{
+  const muonref_option_field *e = &muonref_option_fields[fi];
+  const searched *s = searched_named(e->name);
+  field f = {s && s->label ? s->label : e->name, e->off, 0, F_INT, s ? s->touches : MUONREF_FIT_ALL, e->enum_name,
+             s ? s->extra : NO_EXTRA};
+  switch (e->kind) {
+  case MUONREF_FIELD_F64: f.kind = F_REAL, f.size = sizeof(double); break;
+  case MUONREF_FIELD_I64: f.kind = F_LONG, f.size = sizeof(long); break;
+  case MUONREF_FIELD_COEFFS:
+    f.kind = F_COEFFS, f.size = e->off2 + sizeof(((muonref_options *)0)->coeffs) - e->off;
+    break;
+  case MUONREF_FIELD_PATTERNS: f.kind = F_PATTERNS; break;
+  case MUONREF_FIELD_I32:
+    f.kind = e->enum_name ? F_ENUM : e->boolean ? F_BOOL : F_INT, f.size = sizeof(int);
+    break;
+  }
+  return f;
+}
+
+/* The fields of the space, in its order (SEARCHED's, then any field in
+ * neither table); returns the count written to idx (at most cap). */
+static size_t space_fields(int *idx, size_t cap)
+{
+  size_t n = 0;
+  for (size_t k = 0; k < N_SEARCHED && n < cap; k++) {
+    int i = entry_named(SEARCHED[k].name);
+    if (i >= 0)
+      idx[n++] = i;
+  }
+  for (size_t i = 0; i < muonref_option_field_count && n < cap; i++) {
+    const char *name = muonref_option_fields[i].name;
+    if (!searched_named(name) && !excluded_why(name) && muonref_option_fields[i].kind != MUONREF_FIELD_PATTERNS)
+      idx[n++] = (int)i;
+  }
+  return n;
+}
+
+int muonref_fit_field_searched(size_t i, const char **why)
+{
+  *why = NULL;
+  if (i >= muonref_option_field_count)
+    return -1;
+  const char *name = muonref_option_fields[i].name, *w = excluded_why(name);
+  int s = searched_named(name) != NULL;
+  if (s && w)
+    return -1;
+  if (s)
+    return 1;
+  *why = w;
+  return w && *w ? 0 : -1;
+}
+
+const char *muonref_fit_space_unknown(void)
+{
+  for (size_t k = 0; k < N_SEARCHED; k++)
+    if (entry_named(SEARCHED[k].name) < 0)
+      return SEARCHED[k].name;
+  for (size_t k = 0; k < N_EXCLUDED; k++)
+    if (entry_named(EXCLUDED[k].name) < 0)
+      return EXCLUDED[k].name;
+  return NULL;
+}
 
 static double get_num(const muonref_options *o, const field *f)
 {
@@ -158,7 +254,7 @@ static void push(list *l, const muonref_fit_change *c)
  * list has it already. */
 static void add_value(list *l, const muonref_options *base, size_t fi, const muonref_options *v, size_t first)
 {
-  const field *f = &FIELDS[fi];
+  const field ff = field_at((int)fi), *f = &ff;
   if (same_value(base, v, f))
     return;
   for (size_t k = first; k < l->n; k++)
@@ -192,8 +288,11 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
     c.fault = f, c.field = -1;
     push(&l, &c);
   }
-  for (size_t fi = 0; fi < N_FIELDS; fi++) {
-    const field *f = &FIELDS[fi];
+  int idx[64];
+  size_t n_idx = space_fields(idx, sizeof idx / sizeof idx[0]);
+  for (size_t x = 0; x < n_idx; x++) {
+    size_t fi = (size_t)idx[x];
+    const field ff = field_at(idx[x]), *f = &ff;
     size_t first = l.n;
     muonref_options v = base;
     for (size_t p = 0; p < muonref_profile_count(); p++) { /* the values the profiles use */
@@ -279,7 +378,7 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
     muonref_fault_options(c->fault, o);
     return;
   }
-  const field *f = &FIELDS[c->field];
+  const field ff = field_at(c->field), *f = &ff;
   if (c->only_default && given_has(given, muonref_profile_get(profile), f))
     return;
   if ((c->branch == 1 && o->use_muon == MUONREF_USE_MUON_FALSE) ||
@@ -294,15 +393,16 @@ int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const c
     return 1;
   const muonref_profile *p = muonref_profile_get(profile);
   const json_t *gs = json_object_get(test, "groups");
+  const field f = field_at(c->field);
   for (size_t g = 0; g < json_array_size(gs); g++)
-    if (!given_has(json_object_get(json_array_get(gs, g), "options"), p, &FIELDS[c->field]))
+    if (!given_has(json_object_get(json_array_get(gs, g), "options"), p, &f))
       return 1;
   return 0;
 }
 
 unsigned muonref_fit_touches(const muonref_fit_change *c)
 {
-  return c->fault > 0 ? MUONREF_FIT_ALL : FIELDS[c->field].touches;
+  return c->fault > 0 ? MUONREF_FIT_ALL : field_at(c->field).touches;
 }
 
 int muonref_fit_option_only(const muonref_fit_change *c, const char *profile)
@@ -435,7 +535,7 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     snprintf(buf, n, "%s", i ? i->name : "?");
     return;
   }
-  const field *f = &FIELDS[c->field];
+  const field ff = field_at(c->field), *f = &ff;
   muonref_options base, v;
   const muonref_profile *prof = muonref_profile_get(profile);
   if (!prof) {

@@ -25,7 +25,8 @@ enum {
 /* One change: a fault, or one field set to a value. */
 typedef struct muonref_fit_change {
   int fault;             /* > 0: the catalogued fault of that id; then field is -1 */
-  int field;             /* >= 0: the field (an index of the space's table) */
+  int field;             /* >= 0: the field (an index of muonref_option_fields,
+                            core/option_fields.h) */
   int only_default;      /* 1: only in a group whose case options give none of the
                             field's keys (the port's default differs; an ns or
                             transpose case, which gives no options, included) */
@@ -59,6 +60,17 @@ unsigned muonref_fit_touches(const muonref_fit_change *c);
  * changes the profile's defaults counts as one: it can be combined with
  * another fault's hooks). */
 int muonref_fit_option_only(const muonref_fit_change *c, const char *profile);
+
+/* Whether the space searches entry i of muonref_option_fields
+ * (core/option_fields.h): 1 searched; 0 excluded, *why set to the written
+ * reason; -1 neither, both, or i out of range (a field the fit's tables
+ * do not account for; tests/check_state fails on it). */
+int muonref_fit_field_searched(size_t i, const char **why);
+
+/* The first name in the fit's tables of searched and excluded fields that
+ * is no entry of muonref_option_fields (a renamed or removed field), or
+ * NULL. */
+const char *muonref_fit_space_unknown(void);
 
 /* c in words, by the profile's own option names where its key table has
  * the field (and reads the written value back), else by the spec's field
