@@ -324,6 +324,29 @@ START_TEST(fit_space_covers_every_option_field)
   }
   const char *unknown = muonref_fit_space_unknown();
   ck_assert_msg(!unknown, "vectors/fit_space.c names %s, which is no option field", unknown ? unknown : "");
+  /* and a searched field has candidates: some profile's space changes it
+   * (a field every profile sets alike and with no alternatives listed
+   * would be searched in name only) */
+  size_t np = muonref_profile_count();
+  muonref_fit_change **space = calloc(np, sizeof *space);
+  size_t *n = calloc(np, sizeof *n);
+  ck_assert(space && n);
+  for (size_t p = 0; p < np; p++)
+    n[p] = muonref_fit_space(muonref_profile_at(p)->name, &space[p]);
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const char *why;
+    int found = 0;
+    if (muonref_fit_field_searched(i, &why) != 1)
+      continue;
+    for (size_t p = 0; p < np && !found; p++)
+      for (size_t k = 0; k < n[p] && !found; k++)
+        found = space[p][k].field == (int)i;
+    ck_assert_msg(found, "no profile's fit space changes %s (vectors/fit_space.c SEARCHED: give it candidates)",
+                  muonref_option_fields[i].name);
+  }
+  for (size_t p = 0; p < np; p++)
+    free(space[p]);
+  free(space), free(n);
 }
 END_TEST
 

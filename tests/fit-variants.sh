@@ -159,7 +159,24 @@ make_variant torch_sum torch_torch_port.py '                buf.lerp_(grad, 1 - 
   run_variant torch_sum Muon torch "$v/torch/torch_momentum.json" "$v/torch/torch_scaling.json" &&
   fitted torch_sum 'nesterov_ema_blend and sum_momentum'
 
-# 7. muonref identify: the timm test port is timm; the keller port with its
+# 7. A digit typo in one Newton-Schulz coefficient: Keller's c 2.0315
+# written 2.0351 (issue 22's keller-coeff-digit mutant); no preset, the
+# fit's one-digit neighbourhood of the profile's coefficients names it
+make_variant keller_digit torch_keller_port.py 'NS_COEFFS = (3.4445, -4.7750, 2.0315)' \
+  'NS_COEFFS = (3.4445, -4.7750, 2.0351)' &&
+  run_variant keller_digit SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_defaults.json" \
+    "$v/keller/keller_newton_schulz.json" &&
+  fitted keller_digit 'coefficient c 2.0315 -> 2.0351'
+
+# 8. AdamW betas: Moonlight's default adamw_betas (0.9, 0.95) written as
+# AdamW's (0.9, 0.999); only the defaults cases give no betas
+make_variant moon_betas torch_moonlight_port.py \
+  '                 ns_steps=5, adamw_params=None, adamw_betas=(0.9, 0.95), adamw_eps=1e-8):' \
+  '                 ns_steps=5, adamw_params=None, adamw_betas=(0.9, 0.999), adamw_eps=1e-8):' &&
+  run_variant moon_betas Muon moonlight "$v/moonlight/moonlight_defaults.json" "$v/moonlight/moonlight_adamw.json" &&
+  fitted moon_betas 'default adamw_betas [0.9, 0.95] -> [0.9, 0.999]'
+
+# 9. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

@@ -24,6 +24,8 @@ enum {
   MAX_SHAPES = 10,  /* shapes of the scale evidence printed */
   GREEDY = 2,       /* the best singles each paired with every change of the space */
   PAIR_PROBE = 12,  /* a pair is first tried on this many of its lead's unexplained failures */
+  TYPO_PROBE = 3,   /* a coefficient typo run on this many failures that matches none
+                       strongly is tried on no further one (fit_space.h: typo) */
   MAX_TALL_SIDE = 1024 /* the longest side no_transpose's iteration is run on */
 };
 
@@ -61,6 +63,7 @@ typedef struct cand {
   float *dist;        /* per failing case: distance of the closest run to the port (INFINITY: no change) */
   int explained, broken, sampled, same_as;
   int so_far;         /* failing cases explained as they came (the per-case tie-break) */
+  int tried, strong;  /* failing cases of a kind the single touches, and those it matched strongly, as they came */
   double close, improve;
   char label[256];
 } cand;
@@ -573,6 +576,16 @@ static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
 
 static int better(signed char m1, float d1, signed char m2, float d2) { return m1 > m2 || (m1 == m2 && d1 < d2); }
 
+/* Whether single s is a coefficient typo that was run on TYPO_PROBE
+ * failing cases and matched none strongly (a nearby typo comes within the bf16
+ * noise of many): the space holds hundreds of typos (each digit of each
+ * coefficient of the profile's list), and the port's own typo gives the
+ * port's results, so the rest are not run further. */
+static int dropped_typo(const pfit *p, const cand *s)
+{
+  return p->space[s->a].typo && s->tried >= TYPO_PROBE && !s->strong;
+}
+
 int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
                         const json_t *result, muonref_fit_case *out)
 {
@@ -612,7 +625,12 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   for (size_t i = 0; i < p->n; i++) {
     cand *s = &p->single[i];
     double t0 = now();
+    if (dropped_typo(p, s)) {
+      s->match[ci] = 0, s->dist[ci] = INFINITY;
+      continue;
+    }
     evaluate(f, p, c, &p->space[i], NULL, &s->match[ci], &s->dist[ci]);
+    s->tried += (muonref_fit_touches(&p->space[i]) & c->touch) != 0, s->strong += s->match[ci] == 2;
     if (getenv("MUONREF_FIT_DEBUG") && now() - t0 > 0.05)
       fprintf(stderr, "fit: %s on %s took %.2f s\n", label(p, s), c->label, now() - t0);
     if (!s->match[ci])
@@ -914,7 +932,8 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
       }
     for (size_t g = 0, leads = 0; leads < GREEDY && g < n_singles && rank[g]->explained > 0; g++)
       for (size_t y = 0; rank[g]->same_as < 0 && y < p->n; y++) {
-        int a = rank[g]->a, lo = a < (int)y ? a : (int)y, hi = a < (int)y ? (int)y : a, dup = p->single[y].same_as >= 0;
+        int a = rank[g]->a, lo = a < (int)y ? a : (int)y, hi = a < (int)y ? (int)y : a,
+            dup = p->single[y].same_as >= 0 || (p->space[y].typo && !p->single[y].explained);
         leads += y == 0;
         for (size_t k = 0; k < n_pairs && !dup; k++)
           dup = pairs[k].a == lo && pairs[k].b == hi;

@@ -53,8 +53,10 @@ static const searched SEARCHED[] = {
   {"scale_format", MUONREF_FIT_MUON, {NAN}, NULL},
   {"conv_mode", MUONREF_FIT_MUON, {NAN}, NULL},
   {"momentum_bias_correction", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
-  {"adam_beta1", MUONREF_FIT_ADAM, {0.9, NAN}, NULL},
-  {"adam_beta2", MUONREF_FIT_ADAM, {0.95, 0.999, NAN}, NULL},
+  /* the betas of AdamW's default (0.9, 0.999), of Moonlight's and the
+   * speedrun's ports ((0.9, 0.95), (0.8, 0.95)) and the usual 0.98, 0.99 */
+  {"adam_beta1", MUONREF_FIT_ADAM, {0.8, 0.9, 0.95, NAN}, NULL},
+  {"adam_beta2", MUONREF_FIT_ADAM, {0.95, 0.98, 0.99, 0.999, NAN}, NULL},
   {"adam_eps", MUONREF_FIT_ADAM, {1e-8, NAN}, NULL},
   {"adam_lr_ratio", MUONREF_FIT_ADAM, {1.0, NAN}, NULL},
   {"adam_eps_mode", MUONREF_FIT_ADAM, {NAN}, NULL},
@@ -265,13 +267,104 @@ static void add_value(list *l, const muonref_options *base, size_t fi, const muo
   push(l, &c);
 }
 
+/* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
+ * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS). */
+static int key_sets(const muonref_option_key *k, const field *f)
+{
+  size_t span = k->kind == MUONREF_KEY_BETAS ? 2 * sizeof(double) : 1;
+  return k->offset < f->offset + f->size && k->offset + span > f->offset;
+}
+
 /* The profile's keys that set bytes of field f. */
 static int field_keyed(const muonref_profile *p, const field *f)
 {
   for (size_t k = 0; p && k < p->n_keys; k++)
-    if (p->keys[k].offset >= f->offset && p->keys[k].offset < f->offset + f->size)
+    if (key_sets(&p->keys[k], f))
       return 1;
   return 0;
+}
+
+/* The decimal spelling of coefficient x as a port writes it: the shortest
+ * that reads back as x, with at least 4 decimals ("-4.7750": Keller's
+ * spelling, whose last zero a typo can move), or "" where that is not
+ * plain decimal. */
+static void coeff_spelling(double x, char *buf, size_t n)
+{
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, n, "%.*g", p, x);
+    if (strtod(buf, NULL) == x)
+      break;
+  }
+  if (strchr(buf, 'e') || strchr(buf, 'n') || strchr(buf, 'i')) {
+    buf[0] = '\0';
+    return;
+  }
+  char *dot = strchr(buf, '.');
+  size_t decimals = dot ? strlen(dot + 1) : 0;
+  if (!dot && strlen(buf) + 1 < n)
+    strcat(buf, "."), dot = buf + strlen(buf) - 1;
+  while (decimals < 4 && strlen(buf) + 1 < n)
+    strcat(buf, "0"), decimals++;
+}
+
+/* Writes to *out every value one digit typo away from coefficient x: two
+ * adjacent digits of its first TYPO_DIGITS significant ones swapped
+ * (2.0315 -> 2.0351, issue 22's digit mutants) and, where `replace`, one
+ * of those digits replaced by another; digits further on change no fp32
+ * value observably.  Returns the count. */
+enum { TYPO_DIGITS = 7, MAX_TYPOS = TYPO_DIGITS * 10 };
+static int coeff_typos(double x, int replace, double *out)
+{
+  char s[64], t[64];
+  int n = 0, seen = 0;
+  coeff_spelling(x, s, sizeof s);
+  for (size_t i = 0; s[i] && n < MAX_TYPOS; i++) {
+    if (s[i] < '0' || s[i] > '9' || (!seen && s[i] == '0'))
+      continue;
+    if (++seen > TYPO_DIGITS)
+      break;
+    for (char d = '0'; replace && d <= '9' && n < MAX_TYPOS; d++) {
+      memcpy(t, s, sizeof t);
+      if (d == s[i] || (d == '0' && seen == 1 && (i == 0 || s[i - 1] < '0' || s[i - 1] > '9')))
+        continue; /* the same digit; no leading zero */
+      t[i] = d;
+      out[n++] = strtod(t, NULL);
+    }
+    size_t j = i + 1; /* the next digit, past the point */
+    if (s[j] == '.')
+      j++;
+    if (s[j] >= '0' && s[j] <= '9' && s[j] != s[i] && n < MAX_TYPOS && !(s[j] == '0' && seen == 1 && j == i + 1 &&
+                                                                          (i == 0 || s[i - 1] < '0' || s[i - 1] > '9'))) {
+      memcpy(t, s, sizeof t);
+      t[i] = s[j], t[j] = s[i];
+      out[n++] = strtod(t, NULL);
+    }
+  }
+  return n;
+}
+
+/* The coefficient changes a digit typo gives: each of a, b, c of each of
+ * the profile's triples, one digit wrong (coeff_typos), the rest as the
+ * profile has them.  A replaced digit only in a list of one triple: in a
+ * list of five, 15 coefficients of up to 7 digits are about 1,000
+ * replacements, and the fit's time grows with them (tests/fit-times.sh);
+ * swapped digits in every list. */
+static void add_typos(list *l, const muonref_options *base, size_t fi, size_t first)
+{
+  double typo[MAX_TYPOS];
+  for (int k = 0; k < base->n_coeffs && k < MUONREF_MAX_COEFFS; k++)
+    for (int which = 0; which < 3; which++) {
+      muonref_options v = *base;
+      double *x = which == 0 ? &v.coeffs[k].a : which == 1 ? &v.coeffs[k].b : &v.coeffs[k].c;
+      int n = coeff_typos(*x, base->n_coeffs == 1, typo);
+      for (int t = 0; t < n; t++) {
+        size_t before = l->n;
+        if (isfinite(typo[t]))
+          *x = typo[t], add_value(l, base, fi, &v, first);
+        if (l->n > before)
+          l->c[l->n - 1].typo = 1;
+      }
+    }
 }
 
 size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
@@ -315,7 +408,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
         set_num(&v, f, e), add_value(&l, &base, fi, &v, first);
     for (int e = 0; f->kind != F_COEFFS && !isnan(f->extra[e]); e++)
       set_num(&v, f, f->extra[e]), add_value(&l, &base, fi, &v, first);
-    if (f->kind == F_INT) /* a step count one off */
+    if (f->kind == F_INT || f->kind == F_LONG) /* a step count or a dimension threshold one off */
       for (int d = -1; d <= 1; d += 2)
         set_num(&v, f, get_num(&base, f) + d), add_value(&l, &base, fi, &v, first);
     if (f->kind == F_COEFFS) { /* every preset, and each list (the profile's own too) rounded to bf16 */
@@ -331,6 +424,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
         }
         add_value(&l, &base, fi, &v, first);
       }
+      add_typos(&l, &base, fi, first);
     }
     size_t end = l.n;
     for (size_t k = first; field_keyed(prof, f) && k < end; k++) { /* the same values as the port's default */
@@ -366,8 +460,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
 static int given_has(const json_t *given, const muonref_profile *p, const field *f)
 {
   for (size_t k = 0; given && p && k < p->n_keys; k++)
-    if (p->keys[k].offset >= f->offset && p->keys[k].offset < f->offset + f->size &&
-        json_object_get(given, p->keys[k].name))
+    if (key_sets(&p->keys[k], f) && json_object_get(given, p->keys[k].name))
       return 1;
   return 0;
 }
@@ -511,7 +604,7 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
   for (size_t k = 0; p && !done && k < p->n_keys; k++) {
     const char *name = p->keys[k].name;
     const json_t *va = json_object_get(ja, name), *vb = json_object_get(jb, name);
-    if (p->keys[k].offset < f->offset || p->keys[k].offset >= f->offset + f->size || !va || !vb || json_equal(va, vb))
+    if (!key_sets(&p->keys[k], f) || !va || !vb || json_equal(va, vb))
       continue;
     muonref_options back;
     if (muonref_case_options(jb, profile, &back, "fit", NULL) == MUONREF_OK && same_value(&back, b, f)) {
@@ -526,6 +619,33 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
   }
   json_decref(ja), json_decref(jb);
   return done;
+}
+
+/* "coefficient c 2.0315 -> 2.0351" (" of triple K" in a list of several)
+ * when a and b differ in exactly one coefficient of one triple (a digit
+ * typo, add_typos); 0 when they differ otherwise. */
+static int one_coeff_text(const muonref_options *a, const muonref_options *b, char *buf, size_t n)
+{
+  int diff = 0, at = -1, which = -1;
+  if (a->n_coeffs != b->n_coeffs)
+    return 0;
+  for (int k = 0; k < a->n_coeffs && k < MUONREF_MAX_COEFFS; k++) {
+    const double x[3] = {a->coeffs[k].a, a->coeffs[k].b, a->coeffs[k].c};
+    const double y[3] = {b->coeffs[k].a, b->coeffs[k].b, b->coeffs[k].c};
+    for (int w = 0; w < 3; w++)
+      if (x[w] != y[w])
+        diff++, at = k, which = w;
+  }
+  if (diff != 1)
+    return 0;
+  const muonref_coeff *ca = &a->coeffs[at], *cb = &b->coeffs[at];
+  char sa[32], sb[32], where[32] = "";
+  real_text(which == 0 ? ca->a : which == 1 ? ca->b : ca->c, sa, sizeof sa);
+  real_text(which == 0 ? cb->a : which == 1 ? cb->b : cb->c, sb, sizeof sb);
+  if (a->n_coeffs > 1)
+    snprintf(where, sizeof where, " of triple %d", at + 1);
+  snprintf(buf, n, "coefficient %c%s %s -> %s", "abc"[which], where, sa, sb);
+  return 1;
 }
 
 void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char *buf, size_t n)
@@ -552,6 +672,8 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
   const char *pre = !c->only_default ? "" : c->branch == 1 ? "default (Muon groups) " : c->branch == 2 ? "default (AdamW groups) " : "default ";
   size_t used = (size_t)snprintf(buf, n, "%s", pre);
   if (used >= n)
+    return;
+  if (f->kind == F_COEFFS && one_coeff_text(&base, &v, buf + used, n - used))
     return;
   if (key_text(&base, &v, f, profile, buf + used, n - used))
     return;

@@ -34,6 +34,8 @@ typedef struct muonref_fit_change {
                             (use_muon true or AUTO); 2: use_muon false groups only
                             (default changes of a profile whose AdamW groups have
                             defaults of their own, profile.h adam_fill: keller) */
+  int typo;              /* 1: a one-digit typo of one coefficient (a large family of
+                            unlikely changes: the fit probes it on a few failures first) */
   muonref_options value; /* the field's new value (only its bytes are read) */
 } muonref_fit_change;
 
