@@ -166,7 +166,7 @@ make_variant keller_digit torch_keller_port.py 'NS_COEFFS = (3.4445, -4.7750, 2.
   'NS_COEFFS = (3.4445, -4.7750, 2.0351)' &&
   run_variant keller_digit SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_defaults.json" \
     "$v/keller/keller_newton_schulz.json" &&
-  fitted keller_digit 'coefficient c 2.0315 -> 2.0351'
+  fitted keller_digit 'coefficients (3.4445, -4.775, 2.0315) -> (3.4445, -4.775, 2.0351)'
 
 # 8. AdamW betas: Moonlight's default adamw_betas (0.9, 0.95) written as
 # AdamW's (0.9, 0.999); only the defaults cases give no betas

@@ -621,30 +621,34 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
   return done;
 }
 
-/* "coefficient c 2.0315 -> 2.0351" (" of triple K" in a list of several)
- * when a and b differ in exactly one coefficient of one triple (a digit
- * typo, add_typos); 0 when they differ otherwise. */
+/* "coefficients (3.4445, -4.775, 2.0315) -> (3.4445, -4.775, 2.0351)"
+ * ("coefficients triple K ..." in a list of several) when a and b differ
+ * in exactly one coefficient of one triple (a digit typo, add_typos): the
+ * triple whole, so that the typo reads against the profile's digits; 0
+ * when they differ otherwise. */
 static int one_coeff_text(const muonref_options *a, const muonref_options *b, char *buf, size_t n)
 {
-  int diff = 0, at = -1, which = -1;
+  int diff = 0, at = -1;
   if (a->n_coeffs != b->n_coeffs)
     return 0;
   for (int k = 0; k < a->n_coeffs && k < MUONREF_MAX_COEFFS; k++) {
-    const double x[3] = {a->coeffs[k].a, a->coeffs[k].b, a->coeffs[k].c};
-    const double y[3] = {b->coeffs[k].a, b->coeffs[k].b, b->coeffs[k].c};
-    for (int w = 0; w < 3; w++)
-      if (x[w] != y[w])
-        diff++, at = k, which = w;
+    int d = (a->coeffs[k].a != b->coeffs[k].a) + (a->coeffs[k].b != b->coeffs[k].b) + (a->coeffs[k].c != b->coeffs[k].c);
+    if (d)
+      diff += d, at = k;
   }
   if (diff != 1)
     return 0;
-  const muonref_coeff *ca = &a->coeffs[at], *cb = &b->coeffs[at];
-  char sa[32], sb[32], where[32] = "";
-  real_text(which == 0 ? ca->a : which == 1 ? ca->b : ca->c, sa, sizeof sa);
-  real_text(which == 0 ? cb->a : which == 1 ? cb->b : cb->c, sb, sizeof sb);
+  char t[2][3][32], where[32] = "";
+  const muonref_coeff *c[2] = {&a->coeffs[at], &b->coeffs[at]};
+  for (int i = 0; i < 2; i++) {
+    real_text(c[i]->a, t[i][0], sizeof t[i][0]);
+    real_text(c[i]->b, t[i][1], sizeof t[i][1]);
+    real_text(c[i]->c, t[i][2], sizeof t[i][2]);
+  }
   if (a->n_coeffs > 1)
-    snprintf(where, sizeof where, " of triple %d", at + 1);
-  snprintf(buf, n, "coefficient %c%s %s -> %s", "abc"[which], where, sa, sb);
+    snprintf(where, sizeof where, "triple %d ", at + 1);
+  snprintf(buf, n, "coefficients %s(%s, %s, %s) -> (%s, %s, %s)", where, t[0][0], t[0][1], t[0][2], t[1][0], t[1][1],
+           t[1][2]);
   return 1;
 }
 

@@ -77,7 +77,9 @@ const char *muonref_fit_space_unknown(void);
 /* c in words, by the profile's own option names where its key table has
  * the field (and reads the written value back), else by the spec's field
  * name: "eps 1e-07 -> 1e-08", "default lr 0.02 -> 0.01", "scale_mode fan_in
- * -> rms_adamw", or the fault's name.  Writes at most n bytes to buf. */
+ * -> rms_adamw", a one-digit typo of a coefficient as the triple before and
+ * after ("coefficients (3.4445, -4.775, 2.0315) -> (3.4445, -4.775,
+ * 2.0351)"), or the fault's name.  Writes at most n bytes to buf. */
 void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char *buf, size_t n);
 
 #endif
