@@ -287,6 +287,9 @@ def write_atomic(path, text):
     try:
         with os.fdopen(fd, 'w') as f:
             f.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as an open() would have made it, not mkstemp's 0600
         return tmp
     except BaseException:
         os.unlink(tmp)
@@ -326,6 +329,10 @@ def main(argv=None):
         if not entries:
             raise Bad('nothing to publish: give --main-job, --eval, --submissions or --results')
         version = subprocess.run([a.muonref, 'version'], capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+        if head.returncode == 0:  # the sources the judge was built from, where they are a git checkout
+            version += f" at commit {head.stdout.strip()}"
+
         doc = {'command': 'vectors/publish.py ' + ' '.join(argv if argv is not None else sys.argv[1:]),
                'written': datetime.date.today().isoformat(), 'muonref': version, 'entries': entries,
                'stale': stale}
