@@ -25,6 +25,7 @@ NAMER(norm_format, muonref_norm_format)
 NAMER(pattern_match, muonref_pattern_match)
 NAMER(moment2, muonref_moment2)
 NAMER(moment2_rescale, muonref_moment2_rescale)
+NAMER(precondition, muonref_precondition)
 
 #define OFF(f) offsetof(muonref_options, f)
 /* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
@@ -36,6 +37,9 @@ NAMER(moment2_rescale, muonref_moment2_rescale)
 #define F64_3(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 3, 0, NULL}
 #define BOOL3(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 3, 1, NULL}
 #define ENUM3(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 3, 0, prefix}
+/* entries since format 4 */
+#define BOOL4(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 4, 1, NULL}
+#define ENUM4(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 4, 0, prefix}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -60,6 +64,8 @@ const muonref_option_field muonref_option_fields[] = {
   ENUM3(moment2, moment2, "MUONREF_MOMENT2_"), F64_3(moment2_beta), F64_3(moment2_eps),
   ENUM3(moment2_eps_mode, eps_mode, "MUONREF_EPS_"), BOOL3(moment2_bias_correction),
   ENUM3(moment2_rescale, moment2_rescale, "MUONREF_MOMENT2_RESCALE_"), BOOL3(cautious_wd),
+  /* format 4 (timm's normalize_spatial, optax's adaptive and preconditioning) */
+  BOOL4(normalize_spatial), BOOL4(nuclear_scale), ENUM4(ns_precondition, precondition, "MUONREF_PRECOND_"),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -71,16 +77,16 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
-/* The size the table above covers (measured on x86-64: its fields and 24 bytes of alignment padding).  A field
+/* The size the table above covers (measured on x86-64: its fields and 28 bytes of alignment padding).  A field
  * appended to muonref_options, or inserted anywhere but into one of its 4-byte padding holes, changes it
  * (tests/check_state also checks the gaps between the entries): add the field to the table and to spec/muon.md
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1560, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1576, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)

@@ -23,12 +23,13 @@ static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
 static const char *const SCALE_SHAPE_NAMES[] = {"flattened", "last_two", NULL};
 static const char *const SCALE_FORMAT_NAMES[] = {"lr", "bf16_update", "bf16_alpha", "bf16_scale_extra", NULL};
-static const char *const CONV_NAMES[] = {"flatten", "batched", "keller", "two_d", NULL};
+static const char *const CONV_NAMES[] = {"flatten", "batched", "keller", "two_d", "spatial", NULL};
 static const char *const MISSING_GRAD_NAMES[] = {"skip", "zeros", NULL};
 static const char *const GRAD_AFTER_NAMES[] = {"keep", "nesterov_input", NULL};
 static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", "list", NULL};
-static const char *const EPS_NAMES[] = {"add", "clamp", NULL};
+static const char *const EPS_NAMES[] = {"add", "clamp", "add_scaled", NULL};
+static const char *const PRECOND_NAMES[] = {"frobenius", "aol", "schatten", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
 static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL};
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
@@ -115,7 +116,9 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(NORM_FORMAT_NAMES, "norm_format", (int)o->norm_format, err)))
     return s;
-  return check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err);
+  if ((s = check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err)))
+    return s;
+  return check_enum(PRECOND_NAMES, "ns_precondition", (int)o->ns_precondition, err);
 }
 
 /* The checks of o's catalogue (core/checks.c): the head, or the late rows;
@@ -177,6 +180,8 @@ static int check_flags(const muonref_options *o, muonref_error *err)
     {"all_missing_error", offsetof(muonref_options, all_missing_error)},
     {"moment2_bias_correction", offsetof(muonref_options, moment2_bias_correction)},
     {"cautious_wd", offsetof(muonref_options, cautious_wd)},
+    {"normalize_spatial", offsetof(muonref_options, normalize_spatial)},
+    {"nuclear_scale", offsetof(muonref_options, nuclear_scale)},
   };
   for (size_t i = 0; i < sizeof F01 / sizeof F01[0]; i++) {
     int v = *(const int *)((const char *)o + F01[i].off);
@@ -322,6 +327,7 @@ const char *muonref_norm_format_name(muonref_norm_format f) { return name_of(NOR
 const char *muonref_pattern_match_name(muonref_pattern_match m) { return name_of(PATTERN_MATCH_NAMES, (int)m); }
 const char *muonref_moment2_name(muonref_moment2 m) { return name_of(MOMENT2_NAMES, (int)m); }
 const char *muonref_moment2_rescale_name(muonref_moment2_rescale r) { return name_of(MOMENT2_RESCALE_NAMES, (int)r); }
+const char *muonref_precondition_name(muonref_precondition p) { return name_of(PRECOND_NAMES, (int)p); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

@@ -45,6 +45,19 @@ static void paddle_update(const muonref_options *o, const muonref_route *r, muon
   }
 }
 
+const muonref_options *muonref_ns_options_for(const muonref_options *o, size_t rows, size_t cols,
+                                              muonref_options *buf)
+{
+  if (!o || o->eps_mode != MUONREF_EPS_ADD_SCALED || rows < 1 || cols < 1)
+    return o;
+  *buf = *o;
+  /* timm/optim/muon.py @aa4b5850 scale_eps_for_ns: `dout, din = (shape[-2],
+   * shape[-1])`, `return eps * (din / dout) ** 0.5`; then `.add_(eps)` */
+  buf->ns_eps = o->ns_eps * pow((double)cols / (double)rows, 0.5);
+  buf->eps_mode = MUONREF_EPS_ADD;
+  return buf;
+}
+
 void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, muonref_muon_plan *p)
 {
   double beta = o->momentum;
@@ -59,6 +72,10 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->decay = 1.0 - o->lr * o->weight_decay;
   /* Emerging-Optimizers: `orth_grad * scale_factor * extra_scale_factor` */
   p->scale = muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols) * o->scale_extra;
+  /* timm/optim/muon.py @aa4b5850 _single_tensor_muon: `if conv_mode == "batched" and
+   * update_ortho.ndim >= 3: if normalize_spatial: scale *= update_ortho.shape[0] ** -0.5` */
+  if (o->normalize_spatial && r->interleaved)
+    p->scale *= pow((double)r->batch, -0.5);
   /* KellerJordan/Muon @857d1ad: `update *= s` on the bf16 Newton-Schulz
    * output (s a binary32 scalar, opmath), then `p.add_(update, alpha=-lr)` */
   p->update_scale = o->scale_format == MUONREF_SCALE_FORMAT_BF16_UPDATE && o->ns_format == MUONREF_NS_BF16;

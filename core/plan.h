@@ -28,7 +28,9 @@ extern "C" {
  *                                            when update_scale)
  * update_factor is scale under scale_format BF16_UPDATE (Keller: alpha =
  * lr) and lr * scale under BF16_ALPHA (dion: alpha = 1), both in the bf16
- * format only. */
+ * format only.  Under nuclear_scale O is multiplied by <U, O> before the
+ * update (the caller computes it: it depends on the data).  scale includes
+ * normalize_spatial's S^-1/2. */
 typedef struct muonref_muon_plan {
   double mom_keep, mom_grad;
   int nesterov;
@@ -124,6 +126,15 @@ size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t 
  * rms_to_rms sqrt(rows/cols) (timm's "rms_to_rms");
  * the ratio and the root in binary64, as in the NeMo seed's update_scale. */
 double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols);
+
+/* The options Newton-Schulz runs the (rows, cols) matrix given to it with
+ * (before its transpose): o itself, or under eps_mode ADD_SCALED a copy in
+ * *buf with ns_eps = ns_eps * (cols / rows) ** 0.5 (binary64, Python's
+ * pow) and eps_mode ADD (timm's scale_eps_for_ns).  Every Newton-Schulz
+ * entry point (fast/ns.c, ref/ns_exact.c, ref/ns_rounded.c) reads its
+ * eps through this. */
+const muonref_options *muonref_ns_options_for(const muonref_options *o, size_t rows, size_t cols,
+                                              muonref_options *buf);
 
 /* Fills *p for a Muon parameter routed as *r under options *o. */
 void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r,

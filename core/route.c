@@ -173,7 +173,7 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",
                           muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
-    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1]};
+    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0};
     return MUONREF_OK;
   }
   if (o->conv_mode == MUONREF_CONV_TWO_D && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2)
@@ -224,6 +224,7 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
   size_t numel = r->numel;
   int batched = o->conv_mode == MUONREF_CONV_BATCHED || (o->conv_mode == MUONREF_CONV_KELLER && s->ndim != 4);
   r->batch = 1;
+  r->interleaved = 0;
   if (!r->use_muon) {
     r->rows = numel, r->cols = 1;
     r->scale_rows = numel, r->scale_cols = 1;
@@ -232,12 +233,24 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
   if (batched && s->ndim > 2) {
     r->rows = s->dims[s->ndim - 2], r->cols = s->dims[s->ndim - 1];
     r->batch = numel / (r->rows * r->cols);
+  } else if (o->conv_mode == MUONREF_CONV_SPATIAL && s->ndim > 2) {
+    /* timm reshape_for_muon "batched": `reshape(out_ch, in_ch, -1).permute(2, 0, 1)` */
+    r->rows = s->dims[0], r->cols = s->dims[1];
+    r->batch = numel / (r->rows * r->cols);
+    r->interleaved = 1;
   } else {
     r->rows = s->dims[0], r->cols = numel / s->dims[0];
   }
   int last_two = o->scale_shape == MUONREF_SCALE_SHAPE_LAST_TWO && s->ndim >= 2;
   r->scale_rows = last_two ? s->dims[s->ndim - 2] : r->rows;
   r->scale_cols = last_two ? s->dims[s->ndim - 1] : r->cols;
+}
+
+size_t muonref_route_matrix_index(const muonref_route *r, size_t i)
+{
+  if (!r || !r->interleaved || r->batch < 2)
+    return i;
+  return (i % r->batch) * r->rows * r->cols + i / r->batch;
 }
 
 int muonref_ns_check_shape(const muonref_shape *s, muonref_error *err)

@@ -7,6 +7,9 @@
  *   d <- R(nrm + eps) | R(max(nrm, eps))
  *   X <- R(X / d)                     (X <- 0 when d = 0)
  *   (norm_format INPUT: these three lines in binary32, X <- R(fl32(X / d)))
+ *   (ns_precondition AOL, SCHATTEN: instead X <- R(X / d_i) per row, d_i in
+ *   binary64 from X X^T: precondition() below; nothing when no step runs)
+ *   (eps_mode ADD_SCALED: eps scaled by the input's shape, muonref_ns_options_for)
  *   for k in 0..ns_steps-1, (a, b, c) = coefficient triple k:
  *     A <- R(X X^T)                   (ssyrk, fp32 accumulation, mirrored)
  *     B <- R(R(b A) + R(c R(A A)))    (A A = A A^T by ssyrk; upper triangle)
@@ -44,6 +47,7 @@
 #include "ns_kernels.h"
 #include "muonref/route.h"
 #include "core/fail.h"
+#include "core/plan.h"
 
 /* Floats of workspace for an iterate of m x n (m > n only under
  * MUONREF_NSF_NO_TRANSPOSE). */
@@ -74,6 +78,32 @@ static float divisor(const float *X, size_t len, double ss, const muonref_option
   if (o->ns_safety != 1.0) /* timm's safety_factor: R(R(||X||) s), s as binary32 */
     r = round1(r * (float)o->ns_safety, bf16);
   return round1(o->eps_mode == MUONREF_EPS_ADD ? r + eps : fmaxf(r, eps), bf16);
+}
+
+/* ns_precondition AOL and SCHATTEN (options.h; optax's first-step
+ * rescaling): the divisor of each row of X (m x n) in binary64 from
+ * A = X X^T accumulated in binary64: AOL d_i = sqrt(max(sum_j |A_ij|,
+ * 1e-8)), SCHATTEN one d = sqrt(max(||A||_F, 1e-8)); then X <- R(X / d_i). */
+static void precondition(float *X, size_t m, size_t n, const muonref_options *o, int bf16)
+{
+  double *d = calloc(m ? m : 1, sizeof *d), fro = 0.0;
+  if (!d) /* cannot fail for the sizes a workspace was allocated for; degrade to no scaling */
+    return;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < m; j++) {
+      double a = 0.0;
+      for (size_t l = 0; l < n; l++)
+        a += (double)X[i * n + l] * (double)X[j * n + l];
+      d[i] += fabs(a);
+      fro += a * a;
+    }
+  for (size_t i = 0; i < m; i++) {
+    double di = o->ns_precondition == MUONREF_PRECOND_AOL ? sqrt(fmax(d[i], MUONREF_PRECOND_EPS))
+                                                           : sqrt(fmax(sqrt(fro), MUONREF_PRECOND_EPS));
+    for (size_t l = 0; l < n; l++)
+      X[i * n + l] = round1((float)((double)X[i * n + l] / di), bf16);
+  }
+  free(d);
 }
 
 /* Below this m^2 n, B X goes through sgemm on a mirrored B instead of
@@ -252,6 +282,7 @@ static int prepare(const muonref_options **o, muonref_options *buf, size_t rows,
   if (rows < 1 || cols < 1 || rows > MUONREF_MAX_NUMEL / cols)
     return muonref_fail(err, MUONREF_ESHAPE, "Newton-Schulz: invalid matrix shape (%zu, %zu): each side at least 1, "
                         "at most %zu elements", rows, cols, (size_t)MUONREF_MAX_NUMEL);
+  *o = muonref_ns_options_for(*o, rows, cols, buf); /* timm's scale_eps (eps_mode ADD_SCALED) */
   if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_BF16_SCALARS)) {
     *buf = bf16_scalars(*o);
     *o = buf;
@@ -293,8 +324,15 @@ static int run(float *work, size_t rows, size_t cols, size_t m, size_t n, int tr
   /* norm_format INPUT (Emerging-Optimizers: F.normalize on the float32
    * input, then `.to(torch.bfloat16)`): the load and the divisor stay in
    * binary32, the quotient is rounded to binary32, then to bf16 */
-  float d = divisor(X, m * n, ss, o, muonref_ns_load_bf16(o), flags);
-  if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_ZERO_NORM_NAN) && d == 0.0f) { /* the fault zero_norm_nan: X / 0 */
+  int finite = -2, n_steps = muonref_ns_step_count(o);
+  float d = o->ns_precondition == MUONREF_PRECOND_FROBENIUS ? divisor(X, m * n, ss, o, muonref_ns_load_bf16(o), flags)
+                                                             : 1.0f;
+  if (o->ns_precondition != MUONREF_PRECOND_FROBENIUS) { /* optax: part of step 0, none without steps */
+    if (n_steps > 0)
+      precondition(X, m, n, o, bf16);
+    if (dnnl)
+      muonref_nsk_to_bf16(Xb, X, m * n);
+  } else if (MUONREF_NSF_FAULT(flags, MUONREF_NSF_ZERO_NORM_NAN) && d == 0.0f) { /* the fault zero_norm_nan: X / 0 */
     for (size_t i = 0; i < m * n; i++)
       X[i] = X[i] / d;
     if (dnnl)
@@ -304,7 +342,6 @@ static int run(float *work, size_t rows, size_t cols, size_t m, size_t n, int tr
   } else {
     muonref_nsk_scale(X, m * n, d, bf16);
   }
-  int finite = -2, n_steps = muonref_ns_step_count(o);
   for (int k = 0; k < n_steps; k++) {
     muonref_coeff t = muonref_ns_coeff_at(o, k);
     if (order) {

@@ -45,6 +45,8 @@ struct muonref_optimizer {
   float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix; its iterate is
                        loaded by the step's input pass (muonref_stk_muon_input) */
   size_t ns_work_floats;
+  float *update;    /* 2 n floats, n the largest Muon parameter of muon_unfused: its Newton-Schulz
+                       input and output in matrix order; NULL when no parameter needs it */
   float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
                        a step is computed and checked whole before anything is written */
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
@@ -93,6 +95,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->pending);
   free(opt->pending2);
   free(opt->m2d);
+  free(opt->update);
   free(opt->zeros);
   free(opt->clipped);
   free(opt->clip_off);
@@ -131,11 +134,19 @@ static int alloc_state(param *p)
   return p->state.exp_avg && p->state.exp_avg_sq;
 }
 
+/* Whether Muon parameter p steps outside the fused passes (muon_compute_unfused):
+ * its matrices interleave in the parameter (conv_mode SPATIAL), or its update is
+ * scaled by <U, O> (nuclear_scale), which needs U after the Newton-Schulz. */
+static int muon_unfused(const param *p)
+{
+  return p->route.interleaved || p->options->nuclear_scale;
+}
+
 /* Routes and allocates every parameter; sizes the shared workspaces. */
 static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
                         muonref_error *err)
 {
-  size_t k = 0, max_ws = 0, pending = 0, pending2 = 0, max_m2 = 0;
+  size_t k = 0, max_ws = 0, pending = 0, pending2 = 0, max_m2 = 0, max_unfused = 0;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   for (size_t g = 0; g < opt->n_groups; g++)
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
@@ -159,6 +170,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
         p->pending2_off = pending2;
         pending2 += p->state.moment2_numel;
         max_m2 = p->state.moment2_numel > max_m2 ? p->state.moment2_numel : max_m2;
+        if (muon_unfused(p) && p->route.numel > max_unfused)
+          max_unfused = p->route.numel;
       }
     }
   size_t max_numel = 0;
@@ -187,7 +200,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   opt->m2d = max_m2 ? malloc(max_m2 * sizeof(double)) : NULL;
   if ((pending2 && !opt->pending2) || (max_m2 && !opt->m2d))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moments");
-  if ((max_ws && !opt->ns_work) || (pending && !opt->pending))
+  opt->update = max_unfused ? alloc_zeroed(2 * max_unfused) : NULL;
+  if ((max_ws && !opt->ns_work) || (pending && !opt->pending) || (max_unfused && !opt->update))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
 }
@@ -503,6 +517,68 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
  * state and no parameter.  Errors in the order of the separate checks: the
  * inputs' (check_inputs), then each matrix's Newton-Schulz, then the
  * parameter's first element that would not be finite. */
+/* muon_compute for a parameter the fused passes do not cover
+ * (muon_unfused): U (its matrices one after the other: conv_mode SPATIAL
+ * interleaves them in the parameter) into opt->update, each matrix's
+ * Newton-Schulz into the second half of opt->update, under nuclear_scale
+ * O <- <U, O> O with the inner product over the whole parameter in
+ * binary64 (optax's adaptive, options.h), then the second moment
+ * (moment2_apply, on the matrices in their order), then the bf16 products of k into
+ * the parameter's place in opt->pending, in the parameter's order.  The
+ * same checks, in the same order, as the fused path. */
+static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
+                                const muonref_stk_muon *k, muonref_error *err)
+{
+  param *p = &opt->params[i];
+  size_t n = p->route.numel, mat = p->route.rows * p->route.cols;
+  unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
+  const float *M = p->state.momentum_buffer;
+  float *U = opt->update, *X = opt->update + n, *O = opt->pending + p->pending_off;
+  int bad = 0, st;
+  for (size_t j = 0; j < n; j++) {
+    double gd = g[j], m = k->mom_keep * (double)M[j] + k->mom_grad * gd, v = k->in_grad * gd + k->in_mom * m;
+    bad |= !(fabs(gd) <= FLT_MAX) | !(fabs(m) <= FLT_MAX) | !(fabs(v) <= FLT_MAX);
+    U[muonref_route_matrix_index(&p->route, j)] = (float)(k->nesterov ? v : m);
+  }
+  if (bad && (st = check_inputs(opt, c, err)))
+    return st;
+  for (size_t b = 0; b < p->route.batch; b++) {
+    muonref_error e = {0};
+    st = muonref_fast_ns_flags(X + b * mat, U + b * mat, p->route.rows, p->route.cols, p->options, opt->ns_work,
+                               flags, &e);
+    if (st) {
+      int sti = check_inputs(opt, c, err);
+      if (sti)
+        return sti;
+      if (st == MUONREF_ENUMERIC)
+        return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
+      return muonref_fail(err, st, "%s", e.message);
+    }
+  }
+  if (p->options->nuclear_scale) { /* optax adaptive: `jnp.sum(x.conj() * y) * y` */
+    double nuc = 0.0;
+    for (size_t j = 0; j < n; j++)
+      nuc += (double)U[j] * (double)X[j];
+    for (size_t j = 0; j < n; j++)
+      X[j] = (float)(nuc * (double)X[j]);
+  }
+  if (p->state.moment2_numel) /* spec/muon.md 7.4 on the matrices, as the fused path's */
+    moment2_apply(opt, p, p->state.step + 1, X, opt->pending2 + p->pending2_off);
+  for (size_t j = 0; j < n; j++) {
+    float o = X[muonref_route_matrix_index(&p->route, j)];
+    for (int f = 0; f < k->n_factors; f++) /* Keller's s, Paddle's extra factor: bf16 products */
+      o = muonref_bf16_round_double(k->factor[f] * (double)o);
+    O[j] = o;
+  }
+  float nw = 0.0f;
+  size_t j = muonref_stk_muon_param_first(w, O, n, k, &nw);
+  if (j == n || FAULT_IS(opt, NONFINITE_ACCEPTED))
+    return MUONREF_OK;
+  if ((st = check_inputs(opt, c, err)))
+    return st;
+  return param_overflow(err, i, j, nw, w[j]);
+}
+
 static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
                         muonref_error *err)
 {
@@ -511,6 +587,8 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
   muonref_stk_muon k;
   muon_plan(opt, p, p->state.step + 1, &pl);
   muon_scalars(&pl, &k);
+  if (muon_unfused(p))
+    return muon_compute_unfused(opt, i, w, g, c, &k, err);
   size_t rows = p->route.rows, cols = p->route.cols, mat = rows * cols, m, n;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   int tr, nb = muonref_ns_load_bf16(p->options), param_bad = 0, st;

@@ -3,7 +3,7 @@
  * Layout, every integer and float little-endian, IEEE binary64 / binary32:
  *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
  *   n_groups u64, n_params u64;
- *   per group, format 3 (2: the same without the entries since format 3):
+ *   per group, format 4 (3, 2: the same without the entries since format 4, 3):
  *     every entry of core/option_fields.c's table in its order: a double as f64, an int or enum as i32, adam_dim_threshold as
  *     i64, coeffs as n_coeffs u32 then n_coeffs x (a, b, c) f64,
  *     exclude_patterns as n_exclude_patterns u32 then each pattern as its
@@ -16,7 +16,7 @@
  *   per parameter: group u64, ndim u32, ndim x dim u64, initialized u32,
  *     use_muon u32, step i64, numel u64, then when initialized the buffers
  *     as numel f32 each: momentum_buffer (Muon) or exp_avg, exp_avg_sq; a Muon
- *     state then (format 3) moment2_numel u64 and as many f32 (the second
+ *     state then (format 3 and later) moment2_numel u64 and as many f32 (the second
  *     moment of the Newton-Schulz output; 0 when the options keep none);
  *   CRC-32 (zlib's crc32, the ISO-HDLC polynomial) of every byte before it,
  *   u32. */
@@ -160,7 +160,7 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     put_u64(&b, muonref_optimizer_route(opt, i)->numel);
     if (st.initialized && st.use_muon) {
       put_f32s(&b, st.momentum_buffer, st.numel);
-      put_u64(&b, st.moment2_numel); /* format 3: the second moment, 0 entries when none */
+      put_u64(&b, st.moment2_numel); /* since format 3: the second moment, 0 entries when none */
       put_f32s(&b, st.moment2, st.moment2_numel);
     } else if (st.initialized) {
       put_f32s(&b, st.exp_avg, st.numel);
@@ -518,7 +518,7 @@ int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_e
     if (crc != out->crc)
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: CRC-32 mismatch: stored 0x%08x, computed 0x%08x (the file is "
                         "corrupted or truncated)", path, out->crc, crc);
-    else if (out->version != MUONREF_STATE_VERSION && out->version != 1 && out->version != 2)
+    else if (out->version < 1 || out->version > MUONREF_STATE_VERSION)
       st = muonref_fail(err, MUONREF_EFORMAT, "%s: version %u, this muonref reads versions 1 to %u", path,
                         out->version, MUONREF_STATE_VERSION);
     else

@@ -26,6 +26,7 @@
 #include "muonref/ref.h"
 #include "ref_internal.h"
 #include "core/fail.h"
+#include "core/plan.h"
 
 typedef struct ns_work {
   muonref_mpmat X, A, AA, Y; /* X, Y: m x n; A, AA: m x m */
@@ -92,6 +93,49 @@ static void normalize(muonref_mpmat *X, mpfr_ptr d, const muonref_options *o)
     else
       mpfr_div(X->e[i], X->e[i], d, MPFR_RNDN);
   }
+}
+
+/* ns_precondition AOL / SCHATTEN (options.h; optax's first-step rescaling):
+ * A = X X^T (muonref_mpmat_gram into A), r_i = sum_j |A_ij| (AOL) or
+ * r = ||A||_F (SCHATTEN), each sum accumulated in prec + GUARD bits and
+ * rounded once, d_i = sqrt(max(r_i, 1e-8)) rounded once, X_il <- X_il / d_i
+ * rounded once.  d (m values at X's precision) receives the d_i. */
+static void precondition(muonref_mpmat *X, muonref_mpmat *A, mpfr_t *d, const muonref_options *o)
+{
+  size_t m = X->rows, n = X->cols;
+  MUONREF_UNCHECKED(muonref_mpmat_gram(A, X));
+  mpfr_t acc, t;
+  mpfr_init2(acc, X->prec + MUONREF_REF_GUARD);
+  mpfr_init2(t, 2 * (X->prec + MUONREF_REF_GUARD));
+  if (o->ns_precondition == MUONREF_PRECOND_SCHATTEN) {
+    mpfr_set_zero(acc, 1);
+    for (size_t i = 0; i < m * m; i++) {
+      mpfr_sqr(t, A->e[i], MPFR_RNDN); /* exact: twice the precision */
+      mpfr_add(acc, acc, t, MPFR_RNDN);
+    }
+    mpfr_sqrt(d[0], acc, MPFR_RNDN);
+  }
+  for (size_t i = 0; i < m; i++) {
+    if (o->ns_precondition == MUONREF_PRECOND_AOL) {
+      mpfr_set_zero(acc, 1);
+      for (size_t j = 0; j < m; j++) {
+        mpfr_abs(t, REF_AT(A, i, j), MPFR_RNDN);
+        mpfr_add(acc, acc, t, MPFR_RNDN);
+      }
+      mpfr_set(d[i], acc, MPFR_RNDN);
+    } else if (i > 0) {
+      continue;
+    }
+    if (mpfr_cmp_d(d[i], MUONREF_PRECOND_EPS) < 0)
+      mpfr_set_d(d[i], MUONREF_PRECOND_EPS, MPFR_RNDN);
+    mpfr_sqrt(d[i], d[i], MPFR_RNDN);
+  }
+  for (size_t i = 1; o->ns_precondition == MUONREF_PRECOND_SCHATTEN && i < m; i++)
+    mpfr_set(d[i], d[0], MPFR_RNDN);
+  for (size_t i = 0; i < m; i++)
+    for (size_t l = 0; l < n; l++)
+      mpfr_div(REF_AT(X, i, l), REF_AT(X, i, l), d[i], MPFR_RNDN);
+  mpfr_clears(acc, t, (mpfr_ptr)0);
 }
 
 /* ---- the running bound (see the head of this file) ---- */
@@ -220,6 +264,101 @@ static void normalize_bound(ns_bnd *b, const muonref_mpmat *X, const double *ein
   }
 }
 
+/* The bound of precondition() (spec/reference.md 5.1, the same argument
+ * as normalize_bound's with one divisor per row).  aX, ein: |X| and its
+ * bound before the division (m n values); X the divided values; d the d_i;
+ * r the computed r_i (before the floor and the root; r[0] for SCHATTEN).
+ * With u = 2^-p and e the input's bound: the exact r_i of the exact input
+ * differs from that of X by at most u D_i, D_i = sum_j sum_l (e_il |x_jl| +
+ * |x_il| e_jl + u e_il e_jl) (AOL; SCHATTEN: 2 ||X||_F ||e||_F + u ||e||_F^2,
+ * ||A(X + E) - A(X)||_F); the computed r_i carries the gram's rounding
+ * (u g per element) and the sum's (u): relative (2 + 2^-40) g u (SCHATTEN:
+ * the squares' sum and its root: (3 + 2^-40) g u); the floor max(., 1e-8)
+ * is 1-Lipschitz, so relative to m_i = max(r_i, 1e-8) these add up to
+ * rho_m u; |sqrt(1 + t) - 1| <= |t| (|t| < 1) and the root's rounding give
+ * |d_i - d_i exact| <= (rho_m + 1) u d_i. */
+static void precondition_bound(ns_bnd *b, const muonref_mpmat *X, const double *aX, const double *ein,
+                               const mpfr_t *d, const double *r, const muonref_options *o)
+{
+  size_t m = X->rows, n = X->cols;
+  double u = b->u, c = (1 + (double)(m + n) * 0x1p-63) * (1 + 0x1p-50);
+  int aol = o->ns_precondition == MUONREF_PRECOND_AOL;
+  double fro = 0, eta = 0;
+  for (size_t i = 0; i < m * n; i++)
+    fro += (aX[i] + u * ein[i]) * (aX[i] + u * ein[i]), eta += ein[i] * ein[i];
+  fro = sqrt(fro) * REF_BOUND_SAFETY, eta = sqrt(eta) * REF_BOUND_SAFETY;
+  for (size_t i = 0; i < m; i++) {
+    double Di = 0;
+    if (aol) {
+      for (size_t j = 0; j < m; j++)
+        for (size_t l = 0; l < n; l++) {
+          double xi = aX[i * n + l] + u * ein[i * n + l], xj = aX[j * n + l] + u * ein[j * n + l];
+          Di += ein[i * n + l] * xj + xi * ein[j * n + l] + u * ein[i * n + l] * ein[j * n + l];
+        }
+    } else {
+      Di = 2 * fro * eta + u * eta * eta;
+    }
+    /* a lower bound of the computed m_i: d_i = RN(sqrt(m_i)) <= sqrt(m_i) (1 + u) */
+    double dlo = mpfr_get_d(d[i], MPFR_RNDD), mi = dlo * dlo * (1 - 0x1p-40);
+    double rho_m = (Di * REF_BOUND_SAFETY + (aol ? 2 : 3) * c * r[aol ? i : 0] * (1 + 0x1p-40)) / mi;
+    double rho1 = (rho_m + 1) * c;
+    long de;
+    double dm = mpfr_get_d_2exp(&de, d[i], MPFR_RNDD);
+    double inv_d = muonref_ref_ldexp_up((1.0 / dm) * (1 + 0x1p-52), -de);
+    double rho = rho1 * u;
+    for (size_t l = 0; l < n; l++) {
+      size_t k = i * n + l;
+      if (!(rho <= 0x1p-20)) {
+        b->eX[k] = INFINITY;
+        continue;
+      }
+      double f = rho1 / (1 - rho) * (1 + 0x1p-50);
+      double ax = muonref_ref_absu(X->e[k]) * (1 + 0x1p-52), ei = ein[k] * inv_d;
+      b->eX[k] = (ax + ei + (ax + u * ei) * f) * REF_BOUND_SAFETY;
+    }
+  }
+}
+
+/* precondition() on w->X with, when b is given, its bound into b->eX
+ * (ein the input's bound); MUONREF_ENOMEM when the scratch cannot be had. */
+static int precondition_rows(ns_work *w, ns_bnd *b, const double *ein, const muonref_options *o)
+{
+  size_t m = w->X.rows, n = w->X.cols;
+  mpfr_t *d = malloc(m * sizeof *d);
+  double *r = malloc(m * sizeof *r), *aX = b ? malloc(m * n * sizeof *aX) : NULL;
+  if (!d || !r || (b && !aX)) {
+    free(d), free(r), free(aX);
+    return MUONREF_ENOMEM;
+  }
+  for (size_t i = 0; i < m; i++)
+    mpfr_init2(d[i], w->X.prec);
+  if (aX)
+    abs_of(aX, &w->X);
+  precondition(&w->X, &w->A, d, o);
+  if (b) {
+    /* the computed r_i again (d_i^2 before the floor is not kept): from A */
+    for (size_t i = 0; i < m; i++) {
+      double s2 = 0;
+      for (size_t j = 0; j < m; j++) {
+        double a = muonref_ref_absu(REF_AT(&w->A, i, j));
+        s2 += o->ns_precondition == MUONREF_PRECOND_AOL ? a : a * a;
+      }
+      r[i] = o->ns_precondition == MUONREF_PRECOND_AOL ? s2 * REF_BOUND_SAFETY : s2;
+    }
+    if (o->ns_precondition == MUONREF_PRECOND_SCHATTEN) {
+      double s2 = 0;
+      for (size_t i = 0; i < m; i++)
+        s2 += r[i];
+      r[0] = sqrt(s2 * REF_BOUND_SAFETY) * (1 + 0x1p-50);
+    }
+    precondition_bound(b, &w->X, aX, ein, (const mpfr_t *)d, r, o);
+  }
+  for (size_t i = 0; i < m; i++)
+    mpfr_clear(d[i]);
+  free(d), free(r), free(aX);
+  return MUONREF_OK;
+}
+
 /* Checks the arguments of muonref_ref_ns. */
 static int check_args(const muonref_mpmat *out, const muonref_mpmat *in, const muonref_options *o, muonref_error *err)
 {
@@ -252,6 +391,8 @@ int muonref_ref_ns_bounded(muonref_mpmat *out, double *bound, const muonref_mpma
   int st = check_args(out, in, o, err);
   if (st)
     return st;
+  muonref_options scaled;
+  o = muonref_ns_options_for(o, in->rows, in->cols, &scaled); /* timm's scale_eps */
   int tr = muonref_ns_transposes(in->rows, in->cols);
   size_t m = tr ? in->cols : in->rows, n = tr ? in->rows : in->cols;
   ns_work w = {{0}, {0}, {0}, {0}};
@@ -277,9 +418,24 @@ int muonref_ref_ns_bounded(muonref_mpmat *out, double *bound, const muonref_mpma
     }
   mpfr_t d;
   mpfr_init2(d, out->prec);
-  normalize(&w.X, d, o);
+  int pre = o->ns_precondition != MUONREF_PRECOND_FROBENIUS;
+  if (pre && muonref_ns_step_count(o) > 0) { /* optax: the rescaling is part of step 0 */
+    st = precondition_rows(&w, bound ? &b : NULL, ein, o);
+    if (st) {
+      mpfr_clear(d);
+      work_clear(&w), bnd_free(&b), free(ein);
+      return muonref_fail(err, st, "Out of memory for the exact Newton-Schulz preconditioning of a (%zu, %zu) matrix",
+                          in->rows, in->cols);
+    }
+  } else if (!pre) {
+    normalize(&w.X, d, o);
+  } else if (bound) { /* no step, no rescaling: the input's own bound */
+    for (size_t i = 0; i < m * n; i++)
+      b.eX[i] = ein[i];
+  }
   if (bound) {
-    normalize_bound(&b, &w.X, ein, d, o);
+    if (!pre)
+      normalize_bound(&b, &w.X, ein, d, o);
     for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++)
       ns_step_bounded(&w, &b, muonref_ns_coeff_at(o, k));
   } else {

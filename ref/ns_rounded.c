@@ -15,6 +15,7 @@
 #include "muonref/mpmat.h"
 #include "muonref/ns_rounded.h"
 #include "core/fail.h"
+#include "core/plan.h"
 
 #define PREC 128
 
@@ -206,11 +207,43 @@ static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, size_t m, 
     scale_add(c, X, X, (float)t.a, BX, m * n);
 }
 
+/* ns_precondition AOL / SCHATTEN in the bf16 format: X <- R(X / d_i) with
+ * d_i (options.h) computed in binary64 from X X^T, as fast/ns.c does.  The
+ * root makes the divisors inexact in every format, so no bf16 result of a
+ * preconditioned iteration is certified (MUONREF_NSR_INEXACT_SUM): such
+ * vectors judge bf16 against the exact result with the noise allowance. */
+static void precondition(ctx *c, mpfr_t *X, size_t m, size_t n, const muonref_options *o)
+{
+  double fro = 0.0, *d = calloc(m ? m : 1, sizeof *d);
+  c->flags |= MUONREF_NSR_INEXACT_SUM;
+  if (!d)
+    return;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < m; j++) {
+      double a = 0.0;
+      for (size_t l = 0; l < n; l++)
+        a += mpfr_get_d(X[i * n + l], MPFR_RNDN) * mpfr_get_d(X[j * n + l], MPFR_RNDN);
+      d[i] += fabs(a);
+      fro += a * a;
+    }
+  for (size_t i = 0; i < m; i++) {
+    double di = o->ns_precondition == MUONREF_PRECOND_AOL ? sqrt(fmax(d[i], MUONREF_PRECOND_EPS))
+                                                           : sqrt(fmax(sqrt(fro), MUONREF_PRECOND_EPS));
+    for (size_t l = 0; l < n; l++) {
+      mpfr_div_d(X[i * n + l], X[i * n + l], di, MPFR_RNDN);
+      round_bf16(c, X[i * n + l]);
+    }
+  }
+  free(d);
+}
+
 int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
                         unsigned *uncertain, muonref_error *err)
 {
   if (!out || !in || !o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns_bf16: out, in and o must not be NULL");
+  muonref_options scaled;
+  o = muonref_ns_options_for(o, rows, cols, &scaled); /* timm's scale_eps */
   if (cols && rows > SIZE_MAX / sizeof(double) / cols)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_ns_bf16: (%zu, %zu) elements overflow", rows, cols);
   int tr = rows > cols;
@@ -232,7 +265,10 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
       if (o->norm_format != MUONREF_NORM_FORMAT_INPUT) /* INPUT: normalised in binary32 first */
         round_bf16(&c, X[i * n + j]);
     }
-  normalize(&c, X, m * n, o);
+  if (o->ns_precondition == MUONREF_PRECOND_FROBENIUS)
+    normalize(&c, X, m * n, o);
+  else if (muonref_ns_step_count(o) > 0)
+    precondition(&c, X, m, n, o);
   for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++)
     step(&c, X, A, S, BX, m, n, muonref_ns_coeff_at(o, k), o->bf16_order);
   for (size_t i = 0; i < m; i++)

@@ -358,6 +358,37 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
   return st;
 }
 
+/* nuclear_scale (optax's adaptive, PolarGrad): O <- s O with s = <U, O>_F,
+ * the sum of the n products accumulated in prec + GUARD bits and rounded
+ * once, each s O_k rounded once.  With bounds (eO, eU in units 2^-p, both
+ * given or both NULL): |s - s_exact| <= es 2^-p with es = |s| + sum_k (eU_k
+ * (|O_k| + 2^-p eO_k) + |U_k| eO_k) + n 2^-GUARD sum_k |U_k O_k|, and each product's
+ * |s O_k - s_exact O_k exact| <= (|s| eO_k + (|O_k| + 2^-p eO_k) es) 2^-p. */
+static void nuclear_scale(muonref_mpmat *O, double *eO, const muonref_mpmat *U, const double *eU, mpfr_prec_t prec)
+{
+  size_t n = O->rows * O->cols;
+  mpfr_t s;
+  mpfr_init2(s, prec + MUONREF_REF_GUARD);
+  mpfr_set_zero(s, 1);
+  muonref_ref_dot_acc(s, U->e[0], 1, O->e[0], 1, n);
+  mpfr_prec_round(s, prec, MPFR_RNDN);
+  double u = muonref_ref_ulp_unit(prec), as = muonref_ref_absu(s), es = as, sum_abs = 0;
+  for (size_t k = 0; eO && k < n; k++) {
+    double ao = muonref_ref_absu(O->e[k]), au = muonref_ref_absu(U->e[k]);
+    es += eU[k] * (ao + u * eO[k]) + au * eO[k];
+    sum_abs += au * ao;
+  }
+  /* the accumulation: n terms at prec + GUARD bits (mpmat.h) */
+  es = (es + (double)n * ldexp(sum_abs, -MUONREF_REF_GUARD)) * REF_BOUND_SAFETY;
+  for (size_t k = 0; k < n; k++) {
+    double ao = muonref_ref_absu(O->e[k]);
+    mpfr_mul(O->e[k], O->e[k], s, MPFR_RNDN);
+    if (eO)
+      eO[k] = (muonref_ref_absu(O->e[k]) * (1 + 0x1p-52) + as * eO[k] + (ao + u * eO[k]) * es) * REF_BOUND_SAFETY;
+  }
+  mpfr_clear(s);
+}
+
 static int muon_branch(const muonref_options *o, const muonref_route *r, long t, float *param, float *M,
                        float *V, size_t m2n, const float *grad, mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc,
                        muonref_error *err)
@@ -388,13 +419,14 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
                       r->cols);
   for (size_t i = 0; !st && i < n; i++) {
+    size_t k = muonref_route_matrix_index(r, i); /* U and O in matrix order (conv_mode SPATIAL interleaves them) */
     mpfr_set_flt(x, M[i], MPFR_RNDN), mpfr_set_flt(y, grad[i], MPFR_RNDN);
     int inex_m, inex_u = 0;
     Mout[i] = fmma_odd_inex(Mx.e[i], keep, x, mg, y, &inex_m); /* its float is always the correct rounding */
     if (pl.nesterov)
-      inex_u = mpfr_fmma(U.e[i], ig, y, im, Mx.e[i], MPFR_RNDN) != 0;
+      inex_u = mpfr_fmma(U.e[k], ig, y, im, Mx.e[i], MPFR_RNDN) != 0;
     else
-      mpfr_set(U.e[i], Mx.e[i], MPFR_RNDN);
+      mpfr_set(U.e[k], Mx.e[i], MPFR_RNDN);
     /* How far a port's binary32 U can be from this one: REACH_ULPS binary32
      * ulps per step of the magnitudes that enter it (its buffer drifts by
      * an ulp or two per step from the correctly rounded one, and each of
@@ -402,10 +434,10 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     double mag = fabs(pl.mom_keep * M[i]) + fabs(pl.mom_grad * grad[i]);
     if (pl.nesterov)
       mag += fabs(pl.in_grad * grad[i]) + fabs(pl.in_mom) * (fabs(M[i]) + fabs(grad[i]));
-    reach[i] = REACH_ULPS * (double)(t > 0 ? t : 1) * ulp32(mag);
+    reach[k] = REACH_ULPS * (double)(t > 0 ? t : 1) * ulp32(mag);
     if (eU) { /* |U - U_exact| in units of 2^-prec */
       double em = inex_m ? 2 * muonref_ref_absu(Mx.e[i]) : 0;
-      eU[i] = pl.nesterov ? ((inex_u ? muonref_ref_absu(U.e[i]) * (1 + 0x1p-52) : 0) + fabs(pl.in_mom) * em) * REF_BOUND_SAFETY
+      eU[k] = pl.nesterov ? ((inex_u ? muonref_ref_absu(U.e[k]) * (1 + 0x1p-52) : 0) + fabs(pl.in_mom) * em) * REF_BOUND_SAFETY
                           : em;
     }
   }
@@ -414,6 +446,8 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     muonref_mpmat Ob = {r->rows, r->cols, prec, O.e + b * mat}, Ub = {r->rows, r->cols, prec, U.e + b * mat};
     st = ns_in_format(&Ob, eO ? eO + b * mat : NULL, &Ub, eU ? eU + b * mat : NULL, reach + b * mat, o, uncertain, err);
   }
+  if (!st && o->nuclear_scale)
+    nuclear_scale(&O, eO, &U, eU, prec);
   float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
   if (!st && m2n && !V2)
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);
@@ -429,13 +463,14 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
       }
     }
   for (size_t i = 0; !st && i < n; i++) {
+    size_t k = muonref_route_matrix_index(r, i);
     mpfr_set_flt(x, param[i], MPFR_RNDN);
     int inex;
     /* cautious_wd (spec/muon.md 4.1): no decay where the parameter and the update differ in sign */
-    mpfr_srcptr di = muonref_cautious_decays(pl.cautious, mpfr_sgn(x), mpfr_sgn(O.e[i])) ? dec : one;
-    param[i] = fmma_odd_inex(U.e[i], di, x, nal, O.e[i], &inex); /* U is free now: scratch */
+    mpfr_srcptr di = muonref_cautious_decays(pl.cautious, mpfr_sgn(x), mpfr_sgn(O.e[k])) ? dec : one;
+    param[i] = fmma_odd_inex(U.e[i], di, x, nal, O.e[k], &inex); /* U is free now: scratch */
     if (n_unc) {
-      double b = ((inex ? 2 * muonref_ref_absu(U.e[i]) : 0) + fabs(pl.alpha) * eO[i]) * REF_BOUND_SAFETY;
+      double b = ((inex ? 2 * muonref_ref_absu(U.e[i]) : 0) + fabs(pl.alpha) * eO[k]) * REF_BOUND_SAFETY;
       *n_unc += !f32_certified(U.e[i], b, prec);
     }
   }

@@ -656,7 +656,7 @@ M(m_ncoef_big, o->n_coeffs = 33)
 M(m_coef_nan, o->coeffs[0].b = NAN)
 M(m_order, o->coeff_order = (muonref_coeff_order)3)
 M(m_nseps, o->ns_eps = -1.0)
-M(m_epsmode, o->eps_mode = (muonref_eps_mode)2)
+M(m_epsmode, o->eps_mode = (muonref_eps_mode)3)
 M(m_format, o->ns_format = (muonref_ns_format)3)
 #undef M
 
@@ -684,7 +684,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_coef_nan, "Invalid Newton-Schulz coefficient b of triple 0: nan"},
   {m_order, "Unknown coeff_order 3, expected one of ('cycle', 'repeat_last', 'list')"},
   {m_nseps, "Invalid Newton-Schulz epsilon: -1.0"},
-  {m_epsmode, "Unknown eps_mode 2, expected one of ('add', 'clamp')"},
+  {m_epsmode, "Unknown eps_mode 3, expected one of ('add', 'clamp', 'add_scaled')"},
   {m_format, "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')"},
 };
 
@@ -857,7 +857,7 @@ START_TEST(muon_plan_forms)
 {
   muonref_options o = nemo();
   o.weight_decay = 0.01;
-  muonref_route r = {1, 64, 16, 1024, 1, 64, 16};
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0};
   muonref_muon_plan p;
   muonref_muon_plan_make(&o, &r, &p);
   ck_assert(p.mom_keep == 0.95 && p.mom_grad == 1.0 && p.in_grad == 1.0 && p.in_mom == 0.95);
@@ -951,7 +951,7 @@ START_TEST(optax_profile_plan_routing_and_list)
   ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_OPTAX), "optax");
   ck_assert_str_eq(muonref_coeff_order_name(MUONREF_ORDER_LIST), "list");
   /* the Muon input */
-  muonref_route r = {1, 8, 16, 128, 1, 8, 16};
+  muonref_route r = {1, 8, 16, 128, 1, 8, 16, 0};
   muonref_muon_plan pl;
   muonref_muon_plan_make(&o, &r, &pl);
   muonref_muon_plan_correct(&o, 1, &pl);

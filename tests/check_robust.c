@@ -59,7 +59,7 @@ START_TEST(ns_refuses_bad_arguments_and_writes_nothing)
   b = o;
   b.eps_mode = (muonref_eps_mode)7;
   ck_assert_int_eq(muonref_fast_ns(out, in, 2, 3, &b, NULL, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown eps_mode 7, expected one of ('add', 'clamp')");
+  ck_assert_str_eq(e.message, "Unknown eps_mode 7, expected one of ('add', 'clamp', 'add_scaled')");
   ck_assert_int_eq(muonref_fast_ns(out, in, 2, 3, NULL, NULL, &e), MUONREF_EOPTION);
   ck_assert_int_eq(muonref_fast_ns(NULL, in, 2, 3, &o, NULL, &e), MUONREF_EOPTION);
   ck_assert_int_eq(muonref_fast_ns(out, NULL, 2, 3, &o, NULL, &e), MUONREF_EOPTION);
@@ -224,7 +224,7 @@ START_TEST(validation_runs_in_the_documented_order)
   o.n_coeffs = 0;
   o.coeff_order = (muonref_coeff_order)3;
   o.ns_eps = -1.0;
-  o.eps_mode = (muonref_eps_mode)2;
+  o.eps_mode = (muonref_eps_mode)3;
   o.ns_format = (muonref_ns_format)3;
   const muonref_options ok = tu_nemo();
   static const char *const order[] = {
@@ -235,7 +235,7 @@ START_TEST(validation_runs_in_the_documented_order)
     "Invalid use_muon: 3 (expected None, False or True)", "Unknown momentum_form 5, expected one of ('sum', 'ema')",
     "Invalid number of Newton-Schulz coefficient triples: 0 (expected 1 to 32)",
     "Unknown coeff_order 3, expected one of ('cycle', 'repeat_last', 'list')", "Invalid Newton-Schulz epsilon: -1.0",
-    "Unknown eps_mode 2, expected one of ('add', 'clamp')",
+    "Unknown eps_mode 3, expected one of ('add', 'clamp', 'add_scaled')",
     "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')",
   };
   muonref_error e;

@@ -380,7 +380,7 @@ START_TEST(option_table_covers_every_field)
   size_t a = _Alignof(muonref_options);
   ck_assert_msg(sizeof(muonref_options) == (end + a - 1) / a * a, "bytes %zu to %zu of muonref_options belong to no "
                 "entry of core/option_fields.c (a new field at the end?)", end, sizeof(muonref_options) - 1);
-  /* spec/muon.md 11.1: the format-3 row names the table's fields, in order */
+  /* spec/muon.md 11.1: the format-4 row names the table's fields, in order */
   const char *src = getenv("MUONREF_SRCDIR");
   char spec[4200];
   snprintf(spec, sizeof spec, "%s/spec/muon.md", src ? src : ".");
@@ -389,9 +389,9 @@ START_TEST(option_table_covers_every_field)
   static char line[16384];
   int found = 0;
   while (!found && fgets(line, sizeof line, f))
-    found = !strncmp(line, "| each group (format 3) |", 25);
+    found = !strncmp(line, "| each group (format 4) |", 25);
   fclose(f);
-  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 3) |'");
+  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 4) |'");
   const char *at = line;
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *fl = &muonref_option_fields[i];
@@ -596,9 +596,10 @@ START_TEST(state_command)
                 strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
                 strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
                 strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5") &&
-                strstr(out, "format version 3") && strstr(out, " clip_grad_norm 0.0,") &&
+                strstr(out, "format version 4") && strstr(out, " clip_grad_norm 0.0,") &&
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
-                strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0\n"),
+                strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
+                strstr(out, " ns_precondition frobenius\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

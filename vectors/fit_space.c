@@ -42,6 +42,7 @@ static const searched SEARCHED[] = {
   {"eps_mode", NSM, {NAN}, NULL},
   {"ns_safety", NSM, {1.0, 1.02, NAN}, NULL},
   {"norm_format", NSM, {NAN}, NULL},
+  {"ns_precondition", NSM, {NAN}, NULL},
   {"lr", MA, {0.02, 0.01, 1e-3, 3e-4, 0.05, NAN}, NULL},
   {"momentum", MUONREF_FIT_MUON, {0.9, 0.95, 0.98, 0.99, NAN}, NULL},
   {"nesterov", MA, {0, 1, NAN}, NULL},
@@ -51,6 +52,8 @@ static const searched SEARCHED[] = {
   {"scale_extra", MUONREF_FIT_MUON, {0.2, 1.0, NAN}, NULL},
   {"scale_shape", MUONREF_FIT_MUON, {NAN}, NULL},
   {"scale_format", MUONREF_FIT_MUON, {NAN}, NULL},
+  {"normalize_spatial", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
+  {"nuclear_scale", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
   {"conv_mode", MUONREF_FIT_MUON, {NAN}, NULL},
   {"momentum_bias_correction", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
   /* the betas of AdamW's default (0.9, 0.999), of Moonlight's and the

@@ -62,7 +62,15 @@ typedef enum muonref_coeff_order {
  *                                    F.normalize in Emerging-Optimizers, Paddle) */
 typedef enum muonref_eps_mode {
   MUONREF_EPS_ADD = 0,
-  MUONREF_EPS_CLAMP = 1
+  MUONREF_EPS_CLAMP = 1,
+  /* ADD_SCALED: d = ||X||_F + eps', eps' = ns_eps * (cols / rows) ** 0.5 in
+   *            binary64, (rows, cols) the matrix Newton-Schulz is given, before
+   *            its transpose (timm's scale_eps=True: timm/optim/muon.py
+   *            @aa4b5850 scale_eps_for_ns: `dout, din = (shape[-2],
+   *            shape[-1])`, `return eps * (din / dout) ** 0.5`, then
+   *            zeropower_via_newtonschulz: `X.div_(X.norm(...).mul(
+   *            safety_factor).add_(eps))`, "use add instead of clamp") */
+  MUONREF_EPS_ADD_SCALED = 2
 } muonref_eps_mode;
 
 /* The shape factor s of the update -lr * s * O of a (rows, cols) matrix.
@@ -321,7 +329,16 @@ typedef enum muonref_conv_mode {
   MUONREF_CONV_FLATTEN = 0,
   MUONREF_CONV_BATCHED = 1,
   MUONREF_CONV_KELLER = 2,
-  MUONREF_CONV_TWO_D = 3
+  MUONREF_CONV_TWO_D = 3,
+  /* SPATIAL: one (d0, d1) matrix per position of the trailing dimensions,
+   *          S = d2 * ... * d[n-1] matrices whose elements interleave in the
+   *          parameter (element (i, j) of matrix k at (i d1 + j) S + k:
+   *          muonref_route's `interleaved`), each normalised and
+   *          orthogonalised on its own, the scale factor from (d0, d1)
+   *          (timm's conv_mode "batched": timm/optim/muon.py @aa4b5850
+   *          reshape_for_muon: `tensor.reshape(out_ch, in_ch, -1).permute(2,
+   *          0, 1)`, "Batch over spatial positions"); see normalize_spatial */
+  MUONREF_CONV_SPATIAL = 4
 } muonref_conv_mode;
 
 /* What a parameter without a gradient does in a step (spec/muon.md section 3).
@@ -375,6 +392,43 @@ typedef enum muonref_adam_variant {
   MUONREF_ADAM_FOLLOW_NESTEROV = 2,
   MUONREF_ADAM_OPTAX_FOLLOW_NESTEROV = 3
 } muonref_adam_variant;
+
+/* What brings the Newton-Schulz input to a spectral norm near 1 before the
+ * iteration (spec/muon.md section 7; optax's `preconditioning`,
+ * google-deepmind/optax optax/contrib/_muon.py @2edbcbe2
+ * orthogonalize_via_newton_schulz), on the wide orientation X (m x n):
+ *   FROBENIUS: X / d with d from ||X||_F, ns_eps, eps_mode and ns_safety
+ *              (every port; optax 'frobenius': `x /= jnp.linalg.norm(x,
+ *              ord='fro') + eps`)
+ *   AOL:       no Frobenius normalisation; row i is divided by
+ *              d_i = sqrt(max(sum_j |(X X^T)_ij|, 1e-8)), the "almost
+ *              orthogonal layer" rescaling (arXiv 2208.03160; Turbo-Muon,
+ *              arXiv 2512.04632), which optax folds into the first step:
+ *              _aol_first_newton_schulz_iteration: `a = x @ x.T.conj();
+ *              rescaling = jnp.clip(jnp.abs(a).sum(axis=-1), min=eps); s =
+ *              jnp.expand_dims(jax.lax.rsqrt(rescaling), -1); x, a = x * s,
+ *              a * s * s.transpose(-1, -2)`, then the step on them (S A S is
+ *              the Gram matrix of S X, so the definition is a normalisation
+ *              followed by ordinary steps); eps is that function's default
+ *              1e-8, not the optimizer's (`_aol_ns_iterator` passes none);
+ *              with ns_steps 0 nothing is rescaled (optax's rescaling is
+ *              part of step 0)
+ *   SCHATTEN:  X / d with d = sqrt(max(||X X^T||_F, 1e-8)) (the Schatten-4
+ *              norm; _schatten_first_newton_schulz_iteration: `rescaling =
+ *              jnp.clip(jnp.linalg.norm(a, ord='fro', axis=(-2, -1)),
+ *              min=eps)`, `x, a = x * s, a * s ** 2`), also in step 0 only
+ * optax's 'spectral' (`x /= jnp.linalg.norm(x, ord=2) + eps`) is not a value:
+ * the reference would need the largest singular value to a certified
+ * precision. */
+typedef enum muonref_precondition {
+  MUONREF_PRECOND_FROBENIUS = 0,
+  MUONREF_PRECOND_AOL = 1,
+  MUONREF_PRECOND_SCHATTEN = 2
+} muonref_precondition;
+/* The floor of AOL's row sums and of the Schatten-4 norm's square (optax's
+ * default eps of its two first-step functions, which _aol_ns_iterator and
+ * _schatten_ns_iterator call without one). */
+#define MUONREF_PRECOND_EPS 1e-8
 
 /* Where the Newton-Schulz input is normalised (spec/muon.md section 7),
  * for ns_format BF16 (the FP32 and EXACT formats round nothing else):
@@ -569,6 +623,7 @@ typedef struct muonref_options {
   muonref_ns_format ns_format;   /* BF16 (zero), FP32 or EXACT */
   muonref_norm_format norm_format; /* BF16 (zero) or INPUT: where the input is normalised */
   muonref_bf16_order bf16_order; /* SEPARATE (zero), KELLER or FUSED: rounding sequence of a BF16 step */
+  muonref_precondition ns_precondition; /* FROBENIUS (zero), AOL or SCHATTEN: the input's scaling */
 
   /* --- the second moment of the Newton-Schulz output (spec/muon.md 7.4) --- */
   muonref_moment2 moment2;   /* NONE (zero), ROWS, LONGER or ELEMENT: which entries v has */
@@ -590,6 +645,19 @@ typedef struct muonref_options {
                                 the element-wise allowance, spec/vectors.md 5.1) */
   muonref_scale_shape scale_shape;   /* FLATTENED (zero) or LAST_TWO: the shape s comes from */
   muonref_scale_format scale_format; /* LR (zero), BF16_UPDATE, BF16_ALPHA or BF16_SCALE_EXTRA */
+  int normalize_spatial;     /* 0 or 1; 1: under conv_mode SPATIAL a parameter of three or more
+                                dimensions has its scale factor times S^-1/2, S the number of
+                                its matrices (timm: `if conv_mode == "batched" and
+                                update_ortho.ndim >= 3: if normalize_spatial: scale *=
+                                update_ortho.shape[0] ** -0.5`, binary64) */
+  int nuclear_scale;         /* 0 or 1; 1: the Newton-Schulz output O is multiplied by the
+                                Frobenius inner product <U, O> of its input U and O (the dual,
+                                nuclear norm of U when O is U's polar factor: PolarGrad,
+                                arXiv 2505.21799; optax's adaptive=True, _muon.py @2edbcbe2
+                                scale_by_muon: `updates = jax.tree.map(lambda x, y:
+                                jnp.sum(x.conj() * y) * y, mu_hat, updates)`, before the
+                                shape scale); <U, O> is taken exactly in the reference, in
+                                binary64 from the binary32 U and O in the fast path */
 
   /* --- decoupled weight decay (spec/muon.md 4) --- */
   double weight_decay;       /* lambda >= 0: P <- P (1 - lr lambda) before the update */
@@ -702,6 +770,7 @@ MUONREF_API const char *muonref_norm_format_name(muonref_norm_format f);
 MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
 MUONREF_API const char *muonref_moment2_name(muonref_moment2 m);
 MUONREF_API const char *muonref_moment2_rescale_name(muonref_moment2_rescale r);
+MUONREF_API const char *muonref_precondition_name(muonref_precondition p);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k <
  * muonref_ns_step_count(o)) uses under o's list and order (see

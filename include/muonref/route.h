@@ -29,7 +29,9 @@ typedef struct muonref_shape {
  * the other (batch * rows * cols = numel): under conv_mode FLATTEN one
  * matrix with rows = dims[0] and cols = the product of the other
  * dimensions; under BATCHED (and KELLER for ndim != 4) the matrices
- * (dims[n-2], dims[n-1]) of the leading dimensions' product.  The scale
+ * (dims[n-2], dims[n-1]) of the leading dimensions' product; under SPATIAL
+ * the matrices (dims[0], dims[1]), one per position of the trailing
+ * dimensions, interleaved (see `interleaved`).  The scale
  * factor of the update is computed from (scale_rows, scale_cols): the
  * matrix's (rows, cols), or under scale_shape LAST_TWO (dims[n-2],
  * dims[n-1]) of the original shape. */
@@ -41,6 +43,9 @@ typedef struct muonref_route {
   size_t batch;      /* Muon: number of matrices (>= 1); AdamW: 1 */
   size_t scale_rows; /* Muon: the shape the scale factor is computed from */
   size_t scale_cols;
+  int interleaved;   /* Muon: 0: matrix b is elements [b rows cols, (b + 1) rows cols) of the
+                        parameter; 1 (conv_mode SPATIAL, ndim >= 3): element (i, j) of matrix b
+                        is element (i cols + j) batch + b (muonref_route_matrix_index) */
 } muonref_route;
 
 /* Number of elements of a shape (1 for ndim 0; 0 for s NULL or ndim
@@ -115,6 +120,12 @@ MUONREF_API MUONREF_NODISCARD int muonref_pattern_check(const char *pattern, muo
  * errors (the shape was accepted by muonref_route_param; a NULL argument
  * or an ndim out of range leaves r as it is). */
 MUONREF_API void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, muonref_route *r);
+
+/* Where element i (row-major, 0 <= i < r->numel) of a Muon parameter
+ * routed as *r lies in its batch of matrices stored one after the other
+ * (matrix b at b rows cols): i itself, or under r->interleaved
+ * (i mod batch) rows cols + i / batch.  A bijection of 0..numel-1; r NULL: i. */
+MUONREF_API size_t muonref_route_matrix_index(const muonref_route *r, size_t i);
 
 /* Checks that s is a matrix Newton-Schulz accepts: exactly two dimensions,
  * each at least 1.  Returns MUONREF_OK or MUONREF_ESHAPE with the NeMo

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define MUONREF_STATE_MAGIC "MUONSTAT" /* 8 bytes, no NUL */
-#define MUONREF_STATE_VERSION 3u /* written; versions 1, 2 and 3 are read */
+#define MUONREF_STATE_VERSION 4u /* written; versions 1 to 4 are read (4: the fields of timm's and optax's variants) */
 /* Most bytes a state file may have (4 GiB): larger files are refused
  * before anything is allocated. */
 #define MUONREF_STATE_MAX_BYTES ((uint64_t)1 << 32)
