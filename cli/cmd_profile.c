@@ -110,6 +110,18 @@ static void print_key(const muonref_profile *p, const muonref_options *o, const 
   case MUONREF_KEY_CONSISTENT_RMS:
     printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_py_float(b, sizeof b, o->scale_extra) : "None");
     break;
+  case MUONREF_KEY_CONV_MODE_TIMM:
+    printf("%s\n", o->conv_mode == MUONREF_CONV_SPATIAL ? "'batched'" : o->conv_mode == MUONREF_CONV_FLATTEN ? "'flatten'" : "?");
+    break;
+  case MUONREF_KEY_SCALE_EPS:
+    printf("%s\n", o->eps_mode == MUONREF_EPS_ADD_SCALED ? "True" : "False");
+    break;
+  case MUONREF_KEY_USE_FALLBACK: /* timm's group key: absent (False) unless a group sets it */
+    printf("False\n");
+    break;
+  case MUONREF_KEY_PRECONDITIONING:
+    printf("'%s'\n", muonref_precondition_name(o->ns_precondition) ? muonref_precondition_name(o->ns_precondition) : "?");
+    break;
   }
 }
 

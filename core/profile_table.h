@@ -59,20 +59,23 @@ static const muonref_options nemo_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"adam_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0},
-  {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"adam_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
+  {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const nemo_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -135,17 +138,20 @@ static const muonref_options torch_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"ns_coefficients", MUONREF_KEY_COEFF3, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"ns_coefficients", MUONREF_KEY_COEFF3, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const torch_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -208,18 +214,21 @@ static const muonref_options moonlight_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
 static const muonref_option_key moonlight_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"wd", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"adamw_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"wd", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"adamw_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const moonlight_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -285,6 +294,9 @@ static const muonref_options keller_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -337,16 +349,19 @@ static const muonref_options keller_adam_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
 static const muonref_option_key keller_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const keller_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -415,27 +430,35 @@ static const muonref_options timm_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 1,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
-/* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; conv_mode,
- * normalize_spatial, algo, scale_eps, capturable and verbose are left at timm's defaults (not
- * expressible). */
+/* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; algo,
+ * capturable and verbose are left at timm's defaults (not expressible); conv_mode,
+ * normalize_spatial, scale_eps and use_fallback are written only where a case sets them otherwise
+ * (optional: the cases before them stay as published). */
 static const muonref_option_key timm_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"ns_coefficients", MUONREF_KEY_COEFF_LIST, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0},
-  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
-  {"safety_factor", MUONREF_KEY_REAL, offsetof(muonref_options, ns_safety), MUONREF_KEY_ANY, 0},
-  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"ns_coefficients", MUONREF_KEY_COEFF_LIST, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
+  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
+  {"safety_factor", MUONREF_KEY_REAL, offsetof(muonref_options, ns_safety), MUONREF_KEY_ANY, 0, 0},
+  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"conv_mode", MUONREF_KEY_CONV_MODE_TIMM, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 1},
+  {"normalize_spatial", MUONREF_KEY_BOOL, offsetof(muonref_options, normalize_spatial), MUONREF_KEY_ANY, 0, 1},
+  {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"scale_eps", MUONREF_KEY_SCALE_EPS, offsetof(muonref_options, eps_mode), MUONREF_KEY_ANY, 0, 1},
+  {"use_fallback", MUONREF_KEY_USE_FALLBACK, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 1},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const timm_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
 
 /* ---- dion: microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) ---- */
 /* microsoft/dion dion/muon.py @0a059a4 (2026-08-07), Muon(params, lr=0.01, mu=0.95, betas=(0.9,
@@ -504,20 +527,23 @@ static const muonref_options dion_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order;
  * distributed_mesh, cautious_wd (False), use_gram_newton_schulz, use_triton, use_polar_express
  * (True) and newton_schulz_func are left at dion's defaults (not expressible). */
 static const muonref_option_key dion_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0},
-  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -589,19 +615,22 @@ static const muonref_options emerging_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction).
  * weight_decay_method, fp32_matmul_prec ("medium": bf16), coefficient_type ("quintic"), use_syrk
  * and weight_update_hook stay at their defaults (not expressible). */
 static const muonref_option_key emerging_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const emerging_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -669,6 +698,9 @@ static const muonref_options paddle_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -677,21 +709,21 @@ static const muonref_options paddle_defaults = {
  * weight_decay (spec/profiles/paddle.md 1, 10). grad_clip, multi_precision, ns_matmul_dtype (the
  * ns_format) are left out. */
 static const muonref_option_key paddle_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0},
-  {"ns_coeffs", MUONREF_KEY_NS_COEFFS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"adam_epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
-  {"lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0},
-  {"muon_version", MUONREF_KEY_MUON_VERSION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"muon_exclude_patterns", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0},
-  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
+  {"ns_coeffs", MUONREF_KEY_NS_COEFFS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"adam_epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
+  {"lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
+  {"muon_version", MUONREF_KEY_MUON_VERSION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"muon_exclude_patterns", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -764,23 +796,30 @@ static const muonref_options optax_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
- * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adaptive (False), adam_eps_root (0),
- * adam_learning_rate (None: learning_rate), muon_weight_dimension_numbers (None: every 2-D leaf)
- * and preconditioning ('frobenius') stay at their defaults (not expressible). */
+ * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_eps_root (0),
+ * adam_learning_rate (None: learning_rate) and muon_weight_dimension_numbers (None: every 2-D leaf)
+ * stay at their defaults (not expressible), as does preconditioning 'spectral'; adaptive and
+ * preconditioning are written only where a case sets them otherwise (optional: the cases before
+ * them stay as published). */
 static const muonref_option_key optax_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"beta", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1},
-  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0},
-  {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"beta", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"adaptive", MUONREF_KEY_BOOL, offsetof(muonref_options, nuclear_scale), MUONREF_KEY_ANY, 0, 1},
+  {"preconditioning", MUONREF_KEY_PRECONDITIONING, offsetof(muonref_options, ns_precondition), MUONREF_KEY_ANY, 0, 1},
+  {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
+  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0},
+  {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const optax_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -851,6 +890,9 @@ static const muonref_options megatron_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -859,18 +901,18 @@ static const muonref_options megatron_defaults = {
  * muon_split_qkv (off in 025c931a), muon_scalar_optimizer ("adam") and decoupled_weight_decay
  * (True) stay at their defaults (not expressible). */
 static const muonref_option_key megatron_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1},
-  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0},
-  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0},
-  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
+  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0},
+  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const megatron_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -940,28 +982,31 @@ static const muonref_options keras_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
  * loss_scale_factor, gradient_accumulation_steps and name stay at their defaults (not expressible).
  * weight_decay and adam_weight_decay None are written 0 (no decay, the same step). */
 static const muonref_option_key keras_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1},
-  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0},
-  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0},
-  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0},
-  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0},
-  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0},
-  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
+  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0},
+  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0},
+  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0},
+  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0},
+  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0},
+  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const keras_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1034,22 +1079,25 @@ static const muonref_options normuon_defaults = {
   .moment2_bias_correction = 0,
   .moment2_rescale = MUONREF_MOMENT2_RESCALE_NORM,
   .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
  * original shape, not the flattened matrix; normuon.md 6), use_gram_newton_schulz, use_triton,
  * use_polar_express (True) and newton_schulz_func are left at dion's defaults (not expressible). */
 static const muonref_option_key normuon_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1},
-  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1},
-  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1},
-  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0},
-  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0},
-  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0},
-  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
+  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
 };
 static const char *const normuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1061,11 +1109,11 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_TORCH] = {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", &torch_defaults, torch_keys, 8, 0, NULL, torch_areas},
   [MUONREF_PROFILE_MOONLIGHT] = {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", &moonlight_defaults, moonlight_keys, 8, 1, NULL, moonlight_areas},
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
-  [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 12, 0, NULL, timm_areas},
+  [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 16, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 9, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 7, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
-  [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 11, 1, NULL, optax_areas},
+  [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 13, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 12, 0, NULL, megatron_areas},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},

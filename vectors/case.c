@@ -413,6 +413,37 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return MUONREF_OK;
   case MUONREF_KEY_PATTERNS:
     return set_patterns(o, k, v, where, err);
+  case MUONREF_KEY_CONV_MODE_TIMM:
+    if (s && !strcmp(s, "flatten"))
+      o->conv_mode = MUONREF_CONV_FLATTEN;
+    else if (s && !strcmp(s, "batched"))
+      o->conv_mode = MUONREF_CONV_SPATIAL;
+    else if (s) /* timm/optim/muon.py @aa4b5850 Muon.__init__ */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid conv_mode: %s", s);
+    else
+      return bad(err, where, k->name, "a string");
+    return MUONREF_OK;
+  case MUONREF_KEY_SCALE_EPS:
+    if (!json_is_boolean(v))
+      return bad(err, where, k->name, "true or false");
+    o->eps_mode = json_is_true(v) ? MUONREF_EPS_ADD_SCALED : MUONREF_EPS_CLAMP;
+    return MUONREF_OK;
+  case MUONREF_KEY_USE_FALLBACK: /* applied after every other key (muonref_case_options) */
+    return json_is_boolean(v) ? MUONREF_OK : bad(err, where, k->name, "true or false");
+  case MUONREF_KEY_PRECONDITIONING:
+    if (s && !strcmp(s, "frobenius"))
+      o->ns_precondition = MUONREF_PRECOND_FROBENIUS;
+    else if (s && !strcmp(s, "aol"))
+      o->ns_precondition = MUONREF_PRECOND_AOL;
+    else if (s && !strcmp(s, "schatten"))
+      o->ns_precondition = MUONREF_PRECOND_SCHATTEN;
+    else if (s && !strcmp(s, "spectral"))
+      return bad(err, where, k->name, "'frobenius', 'aol' or 'schatten' ('spectral' is not expressible)");
+    else if (s) /* optax/contrib/_muon.py @2edbcbe2 orthogonalize_via_newton_schulz */
+      return muonref_fail(err, MUONREF_EOPTION, "Unknown preconditioning %s", s);
+    else
+      return bad(err, where, k->name, "a string");
+    return MUONREF_OK;
   case MUONREF_KEY_RMS_RATE:
     if (json_is_null(v)) { /* keras lr_adjust: `if self.rms_rate is None: return x` */
       o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;
@@ -458,6 +489,9 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
     if ((st = set_key(out, &p->keys[i], v, where, err)))
       return st;
   }
+  for (size_t i = 0; i < p->n_keys; i++) /* timm: `if group.get("use_fallback", False)` before use_muon */
+    if (p->keys[i].kind == MUONREF_KEY_USE_FALLBACK && json_is_true(json_object_get(j, p->keys[i].name)))
+      out->use_muon = MUONREF_USE_MUON_FALSE;
   for (size_t i = 0; i < p->n_keys; i++) /* Paddle: the preset name and its custom list together */
     if (p->keys[i].kind == MUONREF_KEY_NS_COEFF_TYPE)
       return set_paddle_coeffs(out, json_object_get(j, p->keys[i].name), json_object_get(j, "ns_coeffs"), where, err);
@@ -614,6 +648,20 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
                                                                              MUONREF_PATTERN_LEN)));
     return l;
   }
+  case MUONREF_KEY_CONV_MODE_TIMM:
+    return o->conv_mode == MUONREF_CONV_FLATTEN   ? json_string("flatten")
+           : o->conv_mode == MUONREF_CONV_SPATIAL ? json_string("batched")
+                                                  : json_string("?"); /* not expressible */
+  case MUONREF_KEY_SCALE_EPS:
+    return o->eps_mode == MUONREF_EPS_CLAMP        ? json_false()
+           : o->eps_mode == MUONREF_EPS_ADD_SCALED ? json_true()
+                                                   : json_string("?"); /* not expressible */
+  case MUONREF_KEY_USE_FALLBACK:
+    return json_false(); /* use_muon says it */
+  case MUONREF_KEY_PRECONDITIONING: {
+    const char *pn = muonref_precondition_name(o->ns_precondition);
+    return json_string(pn ? pn : "?");
+  }
   case MUONREF_KEY_RMS_RATE:
     if (o->scale_mode == MUONREF_SCALE_SQRT_MAX)
       return muonref_case_real_json(o->scale_extra);
@@ -623,12 +671,27 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   return json_null();
 }
 
+/* Whether key k of profile p holds its default in o (the group's branch's
+ * defaults: an AdamW group's adam_defaults where the profile has them). */
+static int key_at_default(const muonref_profile *p, const muonref_options *o, const muonref_option_key *k)
+{
+  muonref_options d;
+  if (muonref_profile_options(p->name, &d, NULL))
+    return 0;
+  if (o->use_muon == MUONREF_USE_MUON_FALSE && p->adam_defaults)
+    d = *p->adam_defaults;
+  json_t *a = key_json(o, k), *b = key_json(&d, k);
+  int same = a && b && json_equal(a, b);
+  json_decref(a), json_decref(b);
+  return same;
+}
+
 json_t *muonref_case_options_json(const muonref_options *o, const char *profile)
 {
   const muonref_profile *p = muonref_profile_get(profile);
   json_t *j = json_object();
   for (size_t i = 0; p && i < p->n_keys; i++)
-    if (muonref_case_key_applies(&p->keys[i], o->use_muon))
+    if (muonref_case_key_applies(&p->keys[i], o->use_muon) && !(p->keys[i].optional && key_at_default(p, o, &p->keys[i])))
       json_object_set_new(j, p->keys[i].name, key_json(o, &p->keys[i]));
   return j;
 }

@@ -45,6 +45,8 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_NS_COEFFS_OPTAX] = "ns_coeffs_optax", [MUONREF_KEY_CONSISTENT_RMS] = "consistent_rms",
   [MUONREF_KEY_NS_COEFF_TYPE] = "ns_coeff_type", [MUONREF_KEY_NS_COEFFS] = "ns_coeffs",
   [MUONREF_KEY_MUON_VERSION] = "muon_version", [MUONREF_KEY_PATTERNS] = "patterns", [MUONREF_KEY_RMS_RATE] = "rms_rate",
+  [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode_timm", [MUONREF_KEY_SCALE_EPS] = "scale_eps",
+  [MUONREF_KEY_USE_FALLBACK] = "use_fallback", [MUONREF_KEY_PRECONDITIONING] = "preconditioning",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -59,6 +61,8 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_NS_COEFFS_OPTAX] = "coeffs", [MUONREF_KEY_CONSISTENT_RMS] = "scale_extra",
   [MUONREF_KEY_NS_COEFF_TYPE] = "coeffs", [MUONREF_KEY_NS_COEFFS] = "coeffs", [MUONREF_KEY_MUON_VERSION] = "scale_mode",
   [MUONREF_KEY_PATTERNS] = "exclude_patterns", [MUONREF_KEY_RMS_RATE] = "scale_extra",
+  [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode", [MUONREF_KEY_SCALE_EPS] = "eps_mode",
+  [MUONREF_KEY_USE_FALLBACK] = "use_muon", [MUONREF_KEY_PRECONDITIONING] = "ns_precondition",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};
@@ -346,12 +350,12 @@ static int read_fields(const json_t *obj, const char *name, muonref_options *o, 
 
 static int read_key(const json_t *e, size_t i, muonref_record *r, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"name", "kind", "field", "branch", "schedulable", "scope", NULL};
+  static const char *const MEMBERS[] = {"name", "kind", "field", "branch", "schedulable", "scope", "optional", NULL};
   char m[64], name[64], kind[32], field[32], branch[16], scope[16];
   int st;
   snprintf(m, sizeof m, "keys[%zu]", i);
   if (!json_is_object(e))
-    return fail_member(err, path, m, "must be an object {name, kind, field[, branch, schedulable, scope]}");
+    return fail_member(err, path, m, "must be an object {name, kind, field[, branch, schedulable, scope, optional]}");
   char prefix[80];
   snprintf(prefix, sizeof prefix, "%s.", m);
   if ((st = only_members(e, MEMBERS, path, prefix, err)))
@@ -417,6 +421,12 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
     return fail_member(err, path, mb, "must be true or false");
   }
   k->schedulable = sch && json_is_true(sch);
+  const json_t *opt = json_object_get(e, "optional");
+  if (opt && !json_is_boolean(opt)) {
+    snprintf(mb, sizeof mb, "%s.optional", m);
+    return fail_member(err, path, mb, "must be true or false");
+  }
+  k->optional = opt && json_is_true(opt);
   snprintf(r->key_names[i], sizeof r->key_names[i], "%s", name);
   return MUONREF_OK;
 }

@@ -95,6 +95,8 @@ json_t *muonref_record_json(const muonref_record *r)
       json_object_set_new(e, "branch", json_string(muonref_record_branch_name(k->branch)));
     if (k->schedulable)
       json_object_set_new(e, "schedulable", json_true());
+    if (k->optional)
+      json_object_set_new(e, "optional", json_true());
     if (r->scopes[i] != MUONREF_SCOPE_GROUP)
       json_object_set_new(e, "scope", json_string(muonref_record_scope_name(r->scopes[i])));
     json_array_append_new(keys, e);
@@ -248,11 +250,12 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
       const muonref_option_key *key = &p->keys[k];
       fputs("  {", f), c_string(f, p->key_names[k]), fputs(", MUONREF_KEY_", f);
       c_upper(f, muonref_record_kind_name(key->kind));
-      fprintf(f, ", offsetof(muonref_options, %s), %s, %d},\n", muonref_record_key_field(key),
+      fprintf(f, ", offsetof(muonref_options, %s), %s, %d", muonref_record_key_field(key),
               key->branch == MUONREF_KEY_MUON_ONLY   ? "MUONREF_KEY_MUON_ONLY"
               : key->branch == MUONREF_KEY_ADAM_ONLY ? "MUONREF_KEY_ADAM_ONLY"
                                                      : "MUONREF_KEY_ANY",
               key->schedulable);
+      fprintf(f, ", %d},\n", key->optional);
     }
     fprintf(f, "};\nstatic const char *const %s_areas[] = {", p->name);
     for (size_t a = 0; a < p->n_areas; a++)

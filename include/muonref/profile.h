@@ -89,13 +89,26 @@ typedef enum muonref_key_kind {
                              expressible (written null) */
   MUONREF_KEY_PATTERNS,   /* Paddle's muon_exclude_patterns: null (none) or a list of at
                              most MUONREF_MAX_PATTERNS strings (exclude_patterns) */
-  MUONREF_KEY_RMS_RATE    /* keras' rms_rate: a number r (scale_mode sqrt_max, scale_extra r:
+  MUONREF_KEY_RMS_RATE,   /* keras' rms_rate: a number r (scale_mode sqrt_max, scale_extra r:
                              `x * sqrt(max(rows, cols)) * rms_rate`), null (scale none,
                              scale_extra 1); another scale is not expressible */
+  MUONREF_KEY_CONV_MODE_TIMM, /* timm's conv_mode: "flatten" (conv_mode flatten), "batched"
+                             (spatial); another string: "Invalid conv_mode: X" (timm's
+                             constructor); another conv_mode is not expressible */
+  MUONREF_KEY_SCALE_EPS,  /* timm's scale_eps: false (eps_mode clamp), true (add_scaled);
+                             another eps_mode is not expressible */
+  MUONREF_KEY_USE_FALLBACK, /* timm's group key use_fallback: true routes the group's
+                             parameters to the fallback (use_muon false) whatever use_muon
+                             says (timm's step: `if group.get("use_fallback", False)`
+                             first); false leaves use_muon as the group's other keys set it;
+                             written false (use_muon says the same) */
+  MUONREF_KEY_PRECONDITIONING /* optax's preconditioning: "frobenius", "aol", "schatten"
+                             (ns_precondition); "spectral" is not expressible (spec/profiles/
+                             optax.md); another string: "Unknown preconditioning X" */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_RMS_RATE + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_PRECONDITIONING + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's
@@ -116,6 +129,9 @@ typedef struct muonref_option_key {
   size_t offset;
   muonref_key_branch branch;
   int schedulable; /* 0 or 1 */
+  int optional;    /* 0 or 1; 1: a vector writes the key only where its value differs from the
+                      profile's default (an absent key reads as the default), so that a key added
+                      to a profile leaves its published cases as they were */
 } muonref_option_key;
 
 /* One row of the profile table (static data for the built-in profiles;

@@ -243,7 +243,10 @@ TO_NEMO = {
                    'ns_steps': 'ns_steps', 'betas': 'adam_betas', 'fallback_lr_scale': 'adam_lr_ratio',
                    'use_muon': 'use_muon'},
         # Keller's triple (nemo's), timm's "original" scale (nemo's fan_in), no safety factor
-        'fixed': {'ns_coefficients': ((3.4445, -4.775, 2.0315),), 'safety_factor': 1.0, 'adjust_lr_fn': 'original'},
+        'fixed': {'ns_coefficients': ((3.4445, -4.775, 2.0315),), 'safety_factor': 1.0, 'adjust_lr_fn': 'original',
+                  # optional keys, written only where a case sets them otherwise: nemo flattens N-D
+                  # parameters and has no spatial factor, no scaled eps, no use_fallback
+                  'conv_mode': 'flatten', 'normalize_spatial': True, 'scale_eps': False, 'use_fallback': False},
         # timm's defaults where nemo's differ: its Nesterov, its fallback lr scale and eps (shared: 'eps' below)
         'defaults': {'nesterov': False, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-7},
     },
@@ -275,7 +278,8 @@ TO_NEMO = {
         # adam_weight_decay by the special cases of to_nemo; its bias-corrected Nesterov is no option
         'rename': {'learning_rate': 'lr', 'beta': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
                    'ns_steps': 'ns_steps'},
-        'fixed': {},
+        # optional keys, written only where a case sets them otherwise: nemo has neither
+        'fixed': {'adaptive': False, 'preconditioning': 'frobenius'},
         # optax's defaults where nemo's differ: its fan-out scale, the Adam betas and lr (ratio 1)
         'defaults': {'scale_mode': 'fan_out', 'adam_betas': (0.9, 0.999), 'adam_lr_ratio': 1.0},
     },
@@ -764,6 +768,7 @@ class TimmAdapter(Adapter):
             return o
         kwargs = entry(groups[0][0])
         kwargs.pop('use_muon', None)
+        kwargs.pop('use_fallback', None)  # a group key only, as use_muon
         return cls([dict(entry(o), params=p) for o, p in groups], **kwargs)
 
 
