@@ -10,6 +10,33 @@
 #include "muonref/presets.h"
 
 static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
+  [MUONREF_FAULT_TIMM_SPATIAL_FLATTENED] = {"timm_spatial_flattened", "conv_mode batched run as flatten: one (d0, "
+                                            "rest) matrix where timm orthogonalises one (d0, d1) matrix per position",
+                                            "timm/optim/muon.py @aa4b5850 reshape_for_muon: a port that keeps only the "
+                                            "default \"flatten\" branch (spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_TIMM_SPATIAL_UNNORMALIZED] = {"timm_spatial_unnormalized", "normalize_spatial ignored: the scale of a "
+                                               "batched conv without the factor S^-1/2",
+                                               "timm/optim/muon.py @aa4b5850 _single_tensor_muon `scale *= "
+                                               "update_ortho.shape[0] ** -0.5` dropped (spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_TIMM_SCALE_EPS_IGNORED] = {"timm_scale_eps_ignored", "scale_eps ignored: X / max(||X||, eps) where "
+                                            "timm divides by ||X|| + eps sqrt(cols/rows)",
+                                            "timm v1.0.23 added scale_eps (scale_eps_for_ns, \"use add instead of "
+                                            "clamp\"); ports of the earlier clamp (spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_TIMM_USE_FALLBACK_IGNORED] = {"timm_use_fallback_ignored", "the group key use_fallback not read: the "
+                                               "group's use_muon, else the heuristic, decides",
+                                               "timm/optim/muon.py @aa4b5850 Muon.step reads use_fallback first; "
+                                               "timm's _param_groups builds fallback_list groups with it "
+                                               "(spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_OPTAX_ADAPTIVE_IGNORED] = {"optax_adaptive_ignored", "adaptive=True ignored: the orthogonalised "
+                                            "update without its factor <U, O>",
+                                            "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 scale_by_muon "
+                                            "`if adaptive:` (PolarGrad's nuclear-norm scale) dropped "
+                                            "(spec/profiles/optax.md 10)"},
+  [MUONREF_FAULT_OPTAX_AOL_AS_COEFFICIENTS] = {"optax_aol_as_coefficients", "preconditioning 'aol' read as Paddle's "
+                                               "and Emerging-Optimizers' \"aol\": the Frobenius normalisation, no "
+                                               "row rescaling", "the word's other meaning: Paddle @98af0a0f and "
+                                               "Emerging-Optimizers @fd77292 name a coefficient list \"aol\" "
+                                               "(spec/profiles/optax.md 10)"},
   [MUONREF_FAULT_EMA_MOMENTUM] = {"ema_momentum", "momentum buffer kept in EMA form beta M + (1 - beta) G",
                                   "KellerJordan/Muon HEAD, torch.optim.Muon (bug-reports B09)"},
   [MUONREF_FAULT_NESTEROV_IGNORED] = {"nesterov_ignored", "nesterov=True runs the plain momentum update U = M",
@@ -276,6 +303,15 @@ void muonref_fault_options(int f, muonref_options *o)
   case MUONREF_FAULT_NADAMW_AS_ADAMW: o->adam_variant = MUONREF_ADAM_ADAMW; break;
   case MUONREF_FAULT_EPS_SPLIT: o->adam_eps = 1e-8; break;
   case MUONREF_FAULT_SAFETY_IGNORED: o->ns_safety = 1.0; break;
+  case MUONREF_FAULT_TIMM_SCALE_EPS_IGNORED:
+    if (o->eps_mode == MUONREF_EPS_ADD_SCALED)
+      o->eps_mode = MUONREF_EPS_CLAMP;
+    break;
+  case MUONREF_FAULT_OPTAX_ADAPTIVE_IGNORED: o->nuclear_scale = 0; break;
+  case MUONREF_FAULT_OPTAX_AOL_AS_COEFFICIENTS:
+    if (o->ns_precondition == MUONREF_PRECOND_AOL)
+      o->ns_precondition = MUONREF_PRECOND_FROBENIUS;
+    break;
   case MUONREF_FAULT_PADDLE_COEFF_REPEAT_LAST: o->coeff_order = MUONREF_ORDER_REPEAT_LAST; break;
   case MUONREF_FAULT_SCALE_MODE_SWAPPED:
     if (o->scale_mode == MUONREF_SCALE_SQRT_MAX || o->scale_mode == MUONREF_SCALE_RMS_TO_RMS)
@@ -346,6 +382,12 @@ void muonref_fault_options(int f, muonref_options *o)
 
 void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s, muonref_route *r)
 {
+  if (f == MUONREF_FAULT_TIMM_SPATIAL_FLATTENED && o->conv_mode == MUONREF_CONV_SPATIAL && r->use_muon) {
+    muonref_options flat = *o;
+    flat.conv_mode = MUONREF_CONV_FLATTEN;
+    muonref_route_matrices(&flat, s, r);
+    return;
+  }
   if (f == MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON && o->route_rule == MUONREF_ROUTE_NOT_1D &&
       o->use_muon == MUONREF_USE_MUON_FALSE && s->ndim == 2) { /* the tag lost: the shape rule alone */
     r->use_muon = 1;
@@ -377,6 +419,12 @@ void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, cons
   if (f == MUONREF_FAULT_CAUTIOUS_WD_STRICT && p->cautious)
     p->cautious = 2;
   switch (f) {
+  case MUONREF_FAULT_TIMM_SPATIAL_UNNORMALIZED:
+    if (o->conv_mode == MUONREF_CONV_SPATIAL && o->normalize_spatial && s->ndim > 2 && !p->update_scale) {
+      p->scale = muonref_scale_factor(o->scale_mode, s->dims[0], s->dims[1]) * o->scale_extra;
+      p->alpha = p->update_factor = o->lr * p->scale;
+    }
+    break;
   case MUONREF_FAULT_NESTEROV_IGNORED: p->in_grad = 0.0, p->in_mom = 1.0, p->nesterov = 0; break;
   case MUONREF_FAULT_NESTEROV_EMA_BLEND:
     if (p->nesterov)

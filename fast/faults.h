@@ -111,6 +111,14 @@ enum {
   MUONREF_FAULT_NORMUON_LONGER_SIDE,
   MUONREF_FAULT_CAUTIOUS_WD_IGNORED,
   MUONREF_FAULT_CAUTIOUS_WD_STRICT,
+  /* faults of timm's conv_mode "batched", normalize_spatial, scale_eps, use_fallback (spec/profiles/timm.md 10) */
+  MUONREF_FAULT_TIMM_SPATIAL_FLATTENED,
+  MUONREF_FAULT_TIMM_SPATIAL_UNNORMALIZED,
+  MUONREF_FAULT_TIMM_SCALE_EPS_IGNORED,
+  MUONREF_FAULT_TIMM_USE_FALLBACK_IGNORED, /* set by the harness (vectors/run_fast.c): it reads the group's keys */
+  /* faults of optax's adaptive and preconditioning (spec/profiles/optax.md 10) */
+  MUONREF_FAULT_OPTAX_ADAPTIVE_IGNORED,
+  MUONREF_FAULT_OPTAX_AOL_AS_COEFFICIENTS,
   MUONREF_FAULT_COUNT
 };
 

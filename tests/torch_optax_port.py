@@ -14,9 +14,10 @@ Semantics (optax.md 3-7), all in float32 (the parameter's dtype):
   Muon leaves (every 2-D leaf): mu <- (1 - beta) g + beta mu; t = count + 1;
     nesterov: mu_hat = beta (mu / (1 - beta^(t+1))) + (1 - beta) (g / (1 - beta^t)),
     else mu_hat = mu / (1 - beta^t);
-    O = NS(mu_hat): transposed when rows > cols, X / (||X||_F + eps), a (3,) triple
-    ns_steps times or an (n, 3) list once each, a = X X^T, b = c1 a + (c2 a) a,
-    X = c0 X + b X;  s = sqrt(max(1, cols / rows)) or consistent_rms c: c sqrt(max(rows, cols));
+    O = NS(mu_hat): transposed when rows > cols, X / (||X||_F + eps) (preconditioning 'aol',
+    'schatten': rescaled inside step 0 instead), a (3,) triple ns_steps times or an (n, 3)
+    list once each, a = X X^T, b = c1 a + (c2 a) a, X = c0 X + b X;  adaptive: O <- sum(mu_hat
+    O) O;  s = sqrt(max(1, cols / rows)) or consistent_rms c: c sqrt(max(rows, cols));
     update = -lr (s O + wd P).
   Other leaves: optax.adamw(lr, adam_b1, adam_b2, eps, eps_root 0, adam_weight_decay,
     nesterov): m, v EMAs; nesterov m_hat = b1 (m / (1 - b1^(t+1))) + (1 - b1) (g / (1 - b1^t)),
@@ -55,20 +56,46 @@ def _bias_correction(x, decay, count):
     return x / (1 - _pow(decay, count))
 
 
-def orthogonalize_via_newton_schulz(x, ns_coeffs, ns_steps=5, eps=1e-8):
-    """optax.md 4 ('frobenius'): x a float32 (m, n) matrix; ns_coeffs a (3,) triple or an
-    (n, 3) list; returns float32 (m, n)."""
+_PRECONDITIONINGS = ('frobenius', 'spectral', 'aol', 'schatten')
+
+
+def _first_step_rescaled(x, c, preconditioning):
+    """optax.md 4: 'aol' and 'schatten' rescale inside step 0 (eps of those functions: 1e-8):
+    a = x x^T; aol s_i = rsqrt(clip(sum_j |a_ij|, 1e-8)), x = s x, a = s a s^T;
+    schatten s = rsqrt(clip(||a||_F, 1e-8)), x = s x, a = s^2 a; then the step on (x, a)."""
+    a = x @ x.T
+    if preconditioning == 'aol':
+        s = torch.rsqrt(torch.clamp(a.abs().sum(dim=-1), min=1e-8)).unsqueeze(-1)
+        x, a = x * s, a * s * s.T
+    else:
+        s = torch.rsqrt(torch.clamp(torch.linalg.norm(a), min=1e-8))
+        x, a = x * s, a * s ** 2
+    b = c[1] * a + (c[2] * a) @ a
+    return c[0] * x + b @ x
+
+
+def orthogonalize_via_newton_schulz(x, ns_coeffs, ns_steps=5, eps=1e-8, preconditioning='frobenius'):
+    """optax.md 4: x a float32 (m, n) matrix; ns_coeffs a (3,) triple or an (n, 3) list;
+    returns float32 (m, n)."""
     if x.ndim != 2:
         raise ValueError(f"Input must have shape (m, n) or weight dimension numbers must be provided. "
                          f"Got shape={tuple(x.shape)} and dimension_numbers=None.")
     shape = _shape(ns_coeffs)
     if len(shape) not in (1, 2) or shape[-1] != 3:
         raise ValueError(f"Newton-Schulz coefficients must have shape (3,) or (n, 3), got {shape}")
+    if preconditioning not in _PRECONDITIONINGS:
+        raise ValueError(f'Unknown preconditioning {preconditioning}')
+    if preconditioning == 'spectral':
+        raise NotImplementedError("this port leaves out 'spectral' (not expressible in muonref: optax.md 4)")
     transposed = x.shape[0] > x.shape[1]
     x = x.T.contiguous() if transposed else x.contiguous()  # one memory layout: a pair is bitwise transposed
-    x = x / (torch.linalg.norm(x) + eps)
+    if preconditioning == 'frobenius':
+        x = x / (torch.linalg.norm(x) + eps)
     coeffs = [ns_coeffs] * ns_steps if len(shape) == 1 else list(ns_coeffs)  # fori_loop / scan
-    for c0, c1, c2 in coeffs:
+    for i, (c0, c1, c2) in enumerate(coeffs):
+        if i == 0 and preconditioning in ('aol', 'schatten'):
+            x = _first_step_rescaled(x, (c0, c1, c2), preconditioning)
+            continue
         a = x @ x.T
         b = c1 * a + (c2 * a) @ a
         x = c0 * x + b @ x
@@ -89,7 +116,8 @@ def _scale(shape, consistent_rms):
 
 
 def muon(learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, weight_decay=0.0, nesterov=True,
-         adam_b1=0.9, adam_b2=0.999, adam_weight_decay=0.0, consistent_rms=None):
+         adaptive=False, preconditioning='frobenius', adam_b1=0.9, adam_b2=0.999, adam_weight_decay=0.0,
+         consistent_rms=None):
     """optax.contrib.muon: (init, update) over lists of float32 tensors.  The
     hyperparameters are read from `hp` at each update (inject_hyperparams) when given."""
     if isinstance(ns_coeffs, str):
@@ -130,7 +158,9 @@ def muon(learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, wei
                     mu_hat = b * _bias_correction(mu, b, t_m + 1) + (1 - b) * _bias_correction(g, b, t_m)
                 else:
                     mu_hat = _bias_correction(mu, b, t_m)
-                o = orthogonalize_via_newton_schulz(mu_hat, ms['ns_coeffs'], ns_steps, h['eps'])
+                o = orthogonalize_via_newton_schulz(mu_hat, ms['ns_coeffs'], ns_steps, h['eps'], preconditioning)
+                if adaptive:  # optax.md 4: the dual norm of mu_hat, sum(mu_hat * O), times O
+                    o = torch.sum(mu_hat * o) * o
                 u = o * _scale(tuple(p.shape), h['consistent_rms'])
                 u = u + wd * p
                 updates.append(-lr * u)
@@ -165,16 +195,16 @@ class Muon(torch.optim.Optimizer):
     over the whole pytree), its options by optax's names."""
 
     def __init__(self, params, learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8,
-                 weight_decay=0.0, nesterov=True, adam_b1=0.9, adam_b2=0.999, adam_weight_decay=0.0,
-                 consistent_rms=None):
+                 weight_decay=0.0, nesterov=True, adaptive=False, preconditioning='frobenius', adam_b1=0.9,
+                 adam_b2=0.999, adam_weight_decay=0.0, consistent_rms=None):
         defaults = dict(learning_rate=learning_rate, beta=beta, eps=eps, weight_decay=weight_decay,
                         nesterov=nesterov, adam_b1=adam_b1, adam_b2=adam_b2, adam_weight_decay=adam_weight_decay,
                         consistent_rms=consistent_rms)
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("optax.contrib.muon is one transformation: one parameter group")
-        self._tx = muon(learning_rate, ns_coeffs, ns_steps, beta, eps, weight_decay, nesterov, adam_b1, adam_b2,
-                        adam_weight_decay, consistent_rms)
+        self._tx = muon(learning_rate, ns_coeffs, ns_steps, beta, eps, weight_decay, nesterov, adaptive,
+                        preconditioning, adam_b1, adam_b2, adam_weight_decay, consistent_rms)
         self._tx[0]([p.detach() for p in self.param_groups[0]['params']])  # tx.init's checks, at once
 
     def _functional_state(self, params):

@@ -286,6 +286,12 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
         r.groups[g].options.nesterov = 1;
       if (fault == MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON && !json_object_get(oj, "muon_nesterov"))
         r.groups[g].options.nesterov = 1; /* TensorParallelMuon's own default (megatron) */
+      if (fault == MUONREF_FAULT_TIMM_USE_FALLBACK_IGNORED && json_is_true(json_object_get(oj, "use_fallback"))) {
+        const json_t *um = json_object_get(oj, "use_muon"); /* timm's group key read as if absent */
+        r.groups[g].options.use_muon = json_is_boolean(um) ? (json_is_true(um) ? MUONREF_USE_MUON_TRUE
+                                                                               : MUONREF_USE_MUON_FALSE)
+                                                           : MUONREF_USE_MUON_AUTO;
+      }
       if (x && x->edit)
         x->edit(x->ctx, oj, &r.groups[g].options);
     }

@@ -20,7 +20,13 @@ a bf16 tensor argument and computes something is evaluated as follows:
    rounded once to bf16 (`.to(torch.bfloat16)`, nearest even); results of
    other dtypes (a float32 tensor times a bf16 one is float32) are kept;
 4. an in-place or `out=` operation writes the rounded result back into its
-   bf16 tensor (`copy_`) and returns that tensor.
+   bf16 tensor (`copy_`) and returns that tensor;
+5. `addmm`, `baddbmm`, `addbmm`, `addmv` with `beta=0` run as a zero input
+   with `beta=1` (the same value: PyTorch documents that with beta 0 "input
+   will be ignored, and nan and inf in it will not be propagated"): PyTorch
+   1.13 CPU's `baddbmm` with `beta=0` propagates them, and intermittently
+   returns non-finite values even on a zero input (timm's batched
+   Newton-Schulz on `torch.empty` memory, spec/profiles/timm.md 9a).
 
 Operations that only move, view or create data (views of every kind,
 copies and dtype conversions, `*_like` factories, fills, `.item()`,
@@ -73,6 +79,11 @@ PASS_THROUGH = frozenset(
 )
 
 
+# products with an input term beta * input: with beta = 0 the input is ignored ("nan and inf in it
+# will not be propagated", torch.addmm/baddbmm docs), which PyTorch 1.13 CPU's baddbmm does not honour
+BETA_ZERO_IGNORES_INPUT = frozenset(('addmm', 'baddbmm', 'addbmm', 'addmv'))
+
+
 def _is_bf16(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.dtype == BF16
 
@@ -117,13 +128,15 @@ def _write_slots(func) -> List[Any]:
 
 class _OpFacts:
     """What the schema says of an operation, read once per operation (OpOverload): whether it
-    runs unchanged (no arithmetic, or a view) and which arguments it writes."""
+    runs unchanged (no arithmetic, or a view), which arguments it writes, and whether it has an
+    input term beta * input (rule 5)."""
 
-    __slots__ = ('unchanged', 'slots')
+    __slots__ = ('unchanged', 'slots', 'beta_input')
 
     def __init__(self, func):
         self.unchanged = func.overloadpacket.__name__ in PASS_THROUGH or _is_view(func)
         self.slots = _write_slots(func)
+        self.beta_input = func.overloadpacket.__name__ in BETA_ZERO_IGNORES_INPUT
 
 
 _FACTS = {}
@@ -232,6 +245,12 @@ class Neutral(TorchDispatchMode):
         written = _written(func, args, kwargs)
         up_args = tree_map(_upcast, args)
         up_kwargs = tree_map(_upcast, kwargs)
+        if _facts(func).beta_input and up_kwargs.get('beta', 1) == 0 and up_args:
+            # beta = 0: the input is ignored (PyTorch's documented semantics), which 1.13 CPU's
+            # baddbmm does not do (spec/profiles/timm.md 9a): a zero input with beta = 1 instead
+            # (0 + alpha P, the same value, and a kernel path without the defect)
+            up_args = (torch.zeros_like(up_args[0]),) + tuple(up_args[1:])
+            up_kwargs = dict(up_kwargs, beta=1)
         out = func(*up_args, **up_kwargs)
         if written:
             # the float32 stand-ins of the written bf16 tensors hold the result: round it into them
