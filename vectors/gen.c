@@ -224,6 +224,26 @@ static const flag_note NOTES[] = {
    {"decay_scaled_lr", "adam_decay_muon_lr"}},
   {"BugB16", "KNOWN_BUG", "bug-reports B16: a zero gradient gives a finite zero update", "NaN parameters",
    {"bug-reports B16"}, {NULL}},
+  {"ConvSpatial", "BASIC", "timm's conv_mode \"batched\" (conv_mode spatial): a Muon parameter (d0, d1, ...) is one "
+   "(d0, d1) matrix per position of its trailing dimensions, each normalised and orthogonalised on its own, scaled "
+   "from (d0, d1)", "flattening to (d0, rest), or batching over the last two dimensions, gives another update",
+   {"spec/muon.md section 2", "spec/profiles/timm.md section 4"}, {"timm_spatial_flattened"}},
+  {"NormalizeSpatial", "BASIC", "timm's normalize_spatial: under conv_mode batched the scale factor times S^-1/2, S "
+   "the number of positions", "without it the update of a 3x3 conv is 3 times too large",
+   {"spec/profiles/timm.md section 4"}, {"timm_spatial_unnormalized"}},
+  {"ScaleEps", "EDGE_CASE", "timm's scale_eps: Newton-Schulz divides by ||X|| + eps sqrt(cols/rows) (added, scaled by "
+   "the matrix's shape) instead of max(||X||, eps)", "the clamp at the unscaled eps gives another update on gradients "
+   "of norm near eps", {"spec/muon.md section 7", "spec/profiles/timm.md section 5"}, {"timm_scale_eps_ignored"}},
+  {"NuclearScale", "BASIC", "optax's adaptive: the orthogonalised update O times <U, O>, the dual (nuclear) norm of "
+   "its input (PolarGrad, arXiv 2505.21799)", "without it every update has the size of an orthogonal matrix",
+   {"spec/muon.md section 8", "spec/profiles/optax.md section 4"}, {"optax_adaptive_ignored"}},
+  {"Preconditioning", "BASIC", "optax's preconditioning: 'aol' divides row i by sqrt(sum_j |(X X^T)_ij|) (Turbo-Muon), "
+   "'schatten' X by sqrt(||X X^T||_F), instead of the Frobenius normalisation",
+   "the Frobenius normalisation (the \"aol\" of Paddle and Emerging-Optimizers is a coefficient list) starts the "
+   "iteration elsewhere", {"spec/muon.md section 7", "spec/profiles/optax.md section 4"}, {"optax_aol_as_coefficients"}},
+  {"UseFallback", "BASIC", "timm's group key use_fallback: true sends the group to the AdamW fallback before use_muon "
+   "or the heuristic is read", "a port that reads use_muon or the shape first runs Muon on them",
+   {"spec/profiles/timm.md section 2"}, {"timm_use_fallback_ignored"}},
   {"BatchScale", "EDGE_CASE", "the scale factor of a Muon parameter batched into (d[-2], d[-1]) matrices comes from "
    "those two dimensions (conv_mode batched: dion's adjust_lr_* on shape[-2:])",
    "a port reading (d0, d1) scales the whole batch by another factor",

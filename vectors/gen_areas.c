@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gen.h"
+#include "case.h"
 #include "core/plan.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
@@ -28,6 +29,18 @@ static muonref_options defaults(gen_ctx *g)
  * profile; vectors/nemo/ stays byte for byte what it was (its cases are
  * frozen until a change to them is explained). */
 static int nemo_frozen(const gen_ctx *g) { return !strcmp(g->profile, "nemo"); }
+
+/* Whether the profile's key table has a key of kind k: cases that only such
+ * a key can express are built for those profiles alone (and, last in their
+ * area, draw no input another profile's cases would have drawn). */
+static int has_key_kind(const gen_ctx *g, muonref_key_kind k)
+{
+  const muonref_profile *p = muonref_profile_get(g->profile);
+  for (size_t i = 0; p && i < p->n_keys; i++)
+    if (p->keys[i].kind == k)
+      return 1;
+  return 0;
+}
 
 static muonref_options base(gen_ctx *g, double lr, double wd)
 {
@@ -278,6 +291,39 @@ static void routing_names(gen_ctx *g)
   }
 }
 
+/* timm's group key use_fallback (timm/optim/muon.py @aa4b5850 Muon.step:
+ * `if group.get("use_fallback", False)` before `elif "use_muon" in group`):
+ * a group with use_fallback true takes the AdamW fallback, even with
+ * use_muon true and a shape the heuristic would send to Muon.  The options
+ * are written as the port's group dict (use_fallback is the key that
+ * decides; muonref's options say use_muon false). */
+static void routing_use_fallback(gen_ctx *g)
+{
+  static const struct { const char *what, *extra; } U[] = {
+    {"use_fallback true on a (32, 32) matrix (timm's heuristic: Muon) and a bias: both take the AdamW fallback",
+     NULL},
+    {"use_fallback true with use_muon true on a (32, 32) matrix and a bias: use_fallback is read first, both AdamW",
+     "true"},
+  };
+  for (size_t k = 0; k < sizeof U / sizeof U[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    o.use_muon = MUONREF_USE_MUON_FALSE;
+    begin(&c, U[k].what, &o);
+    int a = param(g, &c, "matrix", shape2(32, 32), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
+    for (int s = 0; s < 2; s++)
+      grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 1.0);
+    json_t *j = muonref_case_options_json(&o, g->profile);
+    json_object_set_new(j, "use_fallback", json_true());
+    json_object_set_new(j, "use_muon", U[k].extra ? json_true() : json_null());
+    if (!U[k].extra)
+      json_object_del(j, "use_muon");
+    c.raw_options[0] = j;
+    flags(&c, "Routing", "UseFallback", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_routing(gen_ctx *g)
 {
   static const struct { const char *what; int ndim; size_t d[4]; int use_muon; long thr; const char *fl; } R[] = {
@@ -357,6 +403,8 @@ void gen_area_routing(gen_ctx *g)
     routing_by_name(g);
   if (defaults(g).catalogue == MUONREF_CATALOGUE_KERAS) /* keras' ndim_2 with its name rules */
     routing_names(g);
+  if (has_key_kind(g, MUONREF_KEY_USE_FALLBACK))
+    routing_use_fallback(g);
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
     return;
   /* a port routed by the caller's lists (Moonlight's muon_params and
@@ -454,6 +502,94 @@ static void paddle_scaling(gen_ctx *g)
     snprintf(comment, sizeof comment, "paddle: %s; a wide (8, 32), a tall (32, 8) Muon matrix and a bias, two steps",
              P[k].what);
     paddle_case(g, comment, &o, k < 4 ? "ScaleExtra" : k < 11 ? "CoeffCycle" : "DecayPositiveOnly");
+  }
+}
+
+/* timm's scale_eps (eps_mode add_scaled): Newton-Schulz divides by
+ * ||X|| + eps sqrt(cols/rows) instead of max(||X||, eps) (timm/optim/muon.py
+ * @aa4b5850 scale_eps_for_ns); on gradients of norm near eps the added,
+ * shape-scaled eps shrinks the update, on a wide matrix more than on a tall
+ * one. */
+static void scaling_scale_eps(gen_ctx *g)
+{
+  static const struct { size_t r, c; int tiny; double safety; const char *what; } E[] = {
+    {8, 32, 1, 1.0, "scale_eps on a wide (8, 32) tiny gradient 2^-26 x 8: eps' = 1e-7 sqrt(32/8) = 2e-7 added to the norm"},
+    {32, 8, 1, 1.0, "scale_eps on a tall (32, 8) tiny gradient 2^-26 x 8: eps' = 1e-7 sqrt(8/32) = 5e-8 added"},
+    {16, 16, 1, 1.0, "scale_eps on a square (16, 16) tiny gradient 2^-26 x 8: eps' = 1e-7 added (not a clamp)"},
+    {8, 16, 0, 1.01, "scale_eps with safety factor 1.01 on (8, 16): ||X|| 1.01 + eps sqrt(2)"},
+    {8, 32, 2, 1.0, "scale_eps on random (8, 32) gradients N(0, (1.25e-10)^2), Newton-Schulz input of norm about 1e-10: "
+                    "X / (||X|| + 2e-7) is half of X / max(||X||, 1e-7), and five steps keep that ratio in the update"},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.eps_mode = MUONREF_EPS_ADD_SCALED;
+    o.ns_safety = E[k].safety;
+    begin(&c, E[k].what, &o);
+    int i = param(g, &c, "w", shape2(E[k].r, E[k].c), 0);
+    if (E[k].tiny == 2) {
+      o.momentum = 0.95; /* U = M = 0.05 G (timm: no Nesterov by default) */
+      c.options[0] = o;
+      grad_normal(g, &c, 0, i, 1.25e-10);
+    } else if (E[k].tiny) {
+      size_t m = E[k].r < E[k].c ? E[k].r : E[k].c, n = E[k].r < E[k].c ? E[k].c : E[k].r;
+      float d[64];
+      for (size_t j = 0; j < m; j++)
+        d[j] = ldexpf(1.0f, -26);
+      c.grads[0][i] = gen_structured(m, n, d, E[k].r > E[k].c);
+      c.n_steps = 1;
+    } else {
+      grad_structured(g, &c, 0, i, 0);
+    }
+    flags(&c, "Scaling", "ScaleEps", E[k].tiny ? "TinyNorm" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
+/* optax's adaptive (nuclear_scale: the update times <U, O>, PolarGrad's
+ * nuclear-norm scale) and preconditioning (ns_precondition: AOL's row
+ * rescaling, Turbo-Muon; the Schatten-4 norm) on random gradients, two
+ * steps (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2). */
+static void scaling_adaptive_preconditioned(gen_ctx *g)
+{
+  static const struct { const char *what; size_t r, c; int adaptive, nesterov, zero_row; muonref_precondition pre;
+                        const char *preset; } A[] = {
+    {"adaptive: the update times <U, O> (the nuclear norm of U when O is its polar factor), a wide (8, 16) matrix",
+     8, 16, 1, 1, 0, MUONREF_PRECOND_FROBENIUS, NULL},
+    {"adaptive without nesterov on a tall (32, 8) matrix: <U, O> with U = mu / (1 - beta^t)", 32, 8, 1, 0, 0,
+     MUONREF_PRECOND_FROBENIUS, NULL},
+    {"preconditioning aol: row i of X divided by sqrt(sum_j |(X X^T)_ij|) instead of ||X||_F, (8, 16)", 8, 16, 0, 1, 0,
+     MUONREF_PRECOND_AOL, NULL},
+    {"preconditioning aol on a tall (24, 8) matrix with the 'dion' list (five triples, each once)", 24, 8, 0, 1, 0,
+     MUONREF_PRECOND_AOL, "quintic"},
+    {"preconditioning aol with a zero row: its row sum 0 is floored at 1e-8 and the row stays 0", 8, 16, 0, 1, 1,
+     MUONREF_PRECOND_AOL, NULL},
+    {"preconditioning schatten: X / sqrt(||X X^T||_F), the Schatten-4 norm, (8, 16)", 8, 16, 0, 1, 0,
+     MUONREF_PRECOND_SCHATTEN, NULL},
+    {"adaptive with preconditioning aol (Turbo-Muon's rescaling, PolarGrad's scale) on (16, 16)", 16, 16, 1, 1, 0,
+     MUONREF_PRECOND_AOL, NULL},
+  };
+  for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    o.nuclear_scale = A[k].adaptive;
+    o.nesterov = A[k].nesterov;
+    o.ns_precondition = A[k].pre;
+    if (A[k].preset) { /* the list in the profile's own order (optax: each triple once) */
+      muonref_coeff_order order = o.coeff_order;
+      muonref_preset_apply(muonref_preset_find(A[k].preset), &o);
+      o.coeff_order = order;
+    }
+    begin(&c, A[k].what, &o);
+    int i = param(g, &c, "w", shape2(A[k].r, A[k].c), 0);
+    for (int s = 0; s < 2; s++) {
+      grad_normal(g, &c, s, i, 1.0);
+      if (A[k].zero_row)
+        memset(c.grads[s][i] + A[k].c * 3, 0, A[k].c * sizeof(float));
+    }
+    const char *pre = A[k].pre != MUONREF_PRECOND_FROBENIUS ? "Preconditioning" : NULL;
+    flags(&c, "Scaling", A[k].adaptive ? "NuclearScale" : pre, A[k].adaptive ? pre : NULL);
+    gen_add_step(g, &c);
   }
 }
 
@@ -591,6 +727,8 @@ void gen_area_scaling(gen_ctx *g)
     flags(&c, "Scaling", QS[k].mode == MUONREF_SCALE_SQRT_MAX ? "SqrtMax" : NULL, QS[k].extra != 1.0 ? "ScaleExtra" : NULL);
     gen_add_step(g, &c);
   }
+  if (has_key_kind(g, MUONREF_KEY_SCALE_EPS))
+    scaling_scale_eps(g);
   if (!(defaults(g).ns_eps < 1e-7))
     return;
   /* a whole step on gradients of norm about 1e-11, for a profile whose eps
@@ -609,6 +747,8 @@ void gen_area_scaling(gen_ctx *g)
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_PADDLE)
     paddle_scaling(g);
+  if (has_key_kind(g, MUONREF_KEY_PRECONDITIONING))
+    scaling_adaptive_preconditioned(g);
 }
 
 /* ---- weight decay ---- */
@@ -2468,6 +2608,45 @@ void gen_area_overflow(gen_ctx *g)
  * bf16 effects cannot change a verdict), plus a missing gradient among
  * random ones (missing_grad).  The profiles whose port takes N-D Muon
  * parameters run it (the record's "areas"). */
+/* timm's conv_mode "batched" (conv_mode spatial): one (d0, d1) matrix per
+ * position of the trailing dimensions, each orthogonalised on its own, the
+ * scale factor from (d0, d1) and, with normalize_spatial, times S^-1/2
+ * (timm/optim/muon.py @aa4b5850 reshape_for_muon, _single_tensor_muon). */
+static void conv_spatial(gen_ctx *g)
+{
+  static const struct { const char *what; muonref_shape s; int normalize, force, scale_eps; } C[] = {
+    {"conv_mode batched: a conv (8, 4, 3, 3) forced to Muon is nine (8, 4) matrices, one per kernel position; "
+     "normalize_spatial: scale times 9^-1/2", {4, {8, 4, 3, 3}}, 1, 1, 0},
+    {"conv_mode batched without normalize_spatial: the same conv (8, 4, 3, 3), the scale of one (8, 4) matrix",
+     {4, {8, 4, 3, 3}}, 0, 1, 0},
+    {"conv_mode batched: a conv (16, 4, 2, 1) is two tall (16, 4) matrices, each orthogonalised transposed; "
+     "normalize_spatial: times 2^-1/2", {4, {16, 4, 2, 1}}, 1, 1, 0},
+    {"conv_mode batched: a 3-D (6, 4, 5) tensor is five (6, 4) matrices (its last dimension is the position)",
+     {3, {6, 4, 5}}, 1, 1, 0},
+    {"conv_mode batched: a 1x1 conv (12, 8, 1, 1) is one (12, 8) matrix; normalize_spatial multiplies by 1^-1/2 = 1",
+     {4, {12, 8, 1, 1}}, 1, 1, 0},
+    {"conv_mode batched on a conv (32, 8, 3, 3) routed by timm's heuristic (flattened (32, 72): Muon): nine (32, 8) "
+     "matrices", {4, {32, 8, 3, 3}}, 1, 0, 0},
+    {"conv_mode batched with scale_eps: each (8, 4) matrix of a conv (8, 4, 3, 3) takes eps sqrt(4/8) added",
+     {4, {8, 4, 3, 3}}, 1, 1, 1},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.1);
+    o.use_muon = C[k].force ? MUONREF_USE_MUON_TRUE : MUONREF_USE_MUON_AUTO;
+    o.conv_mode = MUONREF_CONV_SPATIAL;
+    o.normalize_spatial = C[k].normalize;
+    if (C[k].scale_eps)
+      o.eps_mode = MUONREF_EPS_ADD_SCALED;
+    begin(&c, C[k].what, &o);
+    int i = param(g, &c, "filter", C[k].s, 0);
+    for (int s = 0; s < 2; s++)
+      grad_normal(g, &c, s, i, 1.0);
+    flags(&c, "NdMuon", "ConvSpatial", C[k].normalize ? "NormalizeSpatial" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_conv(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -2504,6 +2683,8 @@ void gen_area_conv(gen_ctx *g)
     flags(&c, "MissingGradient", NULL, NULL);
     gen_add_step(g, &c);
   }
+  if (has_key_kind(g, MUONREF_KEY_CONV_MODE_TIMM))
+    conv_spatial(g);
 }
 
 /* ---- schedule: options changed between steps (format v2, spec/vectors.md 2.8) ----

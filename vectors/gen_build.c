@@ -974,7 +974,9 @@ static int options_equal(const muonref_options *a, const muonref_options *b)
              a->all_missing_error == b->all_missing_error && a->moment2 == b->moment2 &&
              a->moment2_beta == b->moment2_beta && a->moment2_eps == b->moment2_eps &&
              a->moment2_eps_mode == b->moment2_eps_mode && a->moment2_bias_correction == b->moment2_bias_correction &&
-             a->moment2_rescale == b->moment2_rescale && a->cautious_wd == b->cautious_wd;
+             a->moment2_rescale == b->moment2_rescale && a->cautious_wd == b->cautious_wd &&
+             a->normalize_spatial == b->normalize_spatial && a->nuclear_scale == b->nuclear_scale &&
+             a->ns_precondition == b->ns_precondition;
   for (int k = 0; same && k < a->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
     same = !strncmp(a->exclude_patterns[k], b->exclude_patterns[k], MUONREF_PATTERN_LEN);
   for (int k = 0; same && k < a->n_coeffs; k++)
