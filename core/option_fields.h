@@ -25,7 +25,7 @@ typedef struct muonref_option_field {
   muonref_field_kind kind;
   size_t off, off2;           /* offsetof the field (the count for COEFFS and PATTERNS), the array's */
   const char *(*enum_name)(int); /* an enum's spelling (options.h *_name), or NULL */
-  int since;                  /* the first state file format that stores the entry (1, 2 or 3) */
+  int since;                  /* the first state file format that stores the entry (1 to 4) */
   int boolean;                /* 1: an int that is 0 or 1 (a record spells it false/true) */
   const char *c_prefix;       /* an enum's C constants: prefix + its spelling in capitals
                                  ("MUONREF_SCALE_" "FAN_IN"), or NULL */

@@ -200,6 +200,8 @@ static int check_moment2(const muonref_options *o, muonref_error *err)
       (s = check_enum(MOMENT2_RESCALE_NAMES, "moment2_rescale", (int)o->moment2_rescale, err)) ||
       (s = check_enum(EPS_NAMES, "moment2_eps_mode", (int)o->moment2_eps_mode, err)))
     return s;
+  if (o->moment2_eps_mode == MUONREF_EPS_ADD_SCALED) /* timm's scale_eps is the Newton-Schulz input's alone */
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')");
   if ((s = check_real(o->moment2_beta < 0.0 || o->moment2_beta > 1.0, o->moment2_beta,
                       "Invalid second-moment beta (moment2_beta)", err)))
     return s;

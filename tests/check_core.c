@@ -658,6 +658,7 @@ M(m_order, o->coeff_order = (muonref_coeff_order)3)
 M(m_nseps, o->ns_eps = -1.0)
 M(m_epsmode, o->eps_mode = (muonref_eps_mode)3)
 M(m_format, o->ns_format = (muonref_ns_format)3)
+M(m_m2eps_scaled, o->moment2_eps_mode = MUONREF_EPS_ADD_SCALED)
 #undef M
 
 static const struct { mutate f; const char *message; } CATALOGUE[] = {
@@ -686,6 +687,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_nseps, "Invalid Newton-Schulz epsilon: -1.0"},
   {m_epsmode, "Unknown eps_mode 3, expected one of ('add', 'clamp', 'add_scaled')"},
   {m_format, "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')"},
+  {m_m2eps_scaled, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')"},
 };
 
 START_TEST(catalogue_option_messages)

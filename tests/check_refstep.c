@@ -114,6 +114,70 @@ START_TEST(exact_step_tracks_fast_fp32_step)
 }
 END_TEST
 
+/* The parameters the fused passes leave to muon_compute_unfused (fast/optimizer.c: a conv under conv_mode
+ * SPATIAL, whose matrices interleave, and nuclear_scale) with a second moment (rows, the norm restored),
+ * cautious decay and Nesterov: the fast fp32 step follows the exact one over three steps, the parameter
+ * within 1e-4 of the largest move and the second moment within 1e-4 of its largest entry; loop 2 is the
+ * fused path's control.  The same fast run is far (> 1e-2) from the reference without the second moment,
+ * so a path that dropped it fails. */
+START_TEST(unfused_step_with_second_moment_tracks_exact)
+{
+  static const muonref_shape SH[] = {{4, {8, 4, 3, 3}}, {2, {12, 20}}, {2, {12, 20}}};
+  muonref_options o = variant(5), o0;
+  o.weight_decay = 0.05;
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  o.moment2 = MUONREF_MOMENT2_ROWS, o.moment2_beta = 0.95, o.moment2_eps = 1e-8;
+  o.moment2_rescale = MUONREF_MOMENT2_RESCALE_NORM, o.cautious_wd = 1;
+  if (_i == 0)
+    o.conv_mode = MUONREF_CONV_SPATIAL, o.normalize_spatial = 1;
+  if (_i == 1)
+    o.nuclear_scale = 1;
+  o0 = o;
+  o0.moment2 = MUONREF_MOMENT2_NONE;
+  muonref_group grp = {o, 1, &SH[_i]};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  const muonref_route *r = muonref_optimizer_route(opt, 0);
+  ck_assert(r->use_muon && r->batch == (_i == 0 ? 9u : 1u));
+  size_t n = r->numel, m2n = muonref_moment2_numel(&o, r);
+  ck_assert_uint_eq(m2n, r->batch * r->rows);
+  tu_rng rng = {tu_seed(31) + 90 + (uint64_t)_i};
+  float *fp = malloc(n * 4), *g = malloc(n * 4), *p0 = malloc(n * 4), *v = calloc(m2n, 4);
+  ref_param rp, rq; /* rq: the reference without the second moment */
+  tu_fill_normal(&rng, fp, n, 1.0);
+  memcpy(p0, fp, n * 4);
+  ref_param_init(&rp, n, fp), ref_param_init(&rq, n, fp);
+  ref_param_bind(&rp, 1), ref_param_bind(&rq, 1);
+  rp.st.moment2 = v, rp.st.moment2_numel = m2n;
+  double dmax = 0, move = 0, dnone = 0;
+  for (int s = 1; s <= 3; s++) {
+    tu_fill_normal(&rng, g, n, 0.5);
+    muonref_grad gr = {g, MUONREF_DENSE, MUONREF_FLOAT32};
+    float *pp = fp;
+    ck_assert_int_eq(muonref_optimizer_step(opt, 1, &pp, &gr, &e), MUONREF_OK);
+    ck_assert_msg(muonref_ref_step(&o, r, rp.p, &rp.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+    ck_assert_msg(muonref_ref_step(&o0, r, rq.p, &rq.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+    muonref_param_state fs;
+    ck_assert_int_eq(muonref_optimizer_state(opt, 0, &fs, NULL), MUONREF_OK);
+    ck_assert_uint_eq(fs.moment2_numel, m2n);
+    double vmax = 0, vd = 0;
+    for (size_t k = 0; k < m2n; k++)
+      vmax = fmax(vmax, fabs(v[k])), vd = fmax(vd, fabs((double)v[k] - (double)fs.moment2[k]));
+    ck_assert_msg(vd <= 1e-4 * vmax, "loop %d step %d: second moment off by %g of %g", _i, s, vd, vmax);
+  }
+  for (size_t k = 0; k < n; k++) {
+    move = fmax(move, fabs((double)rp.p[k] - (double)p0[k]));
+    dmax = fmax(dmax, fabs((double)rp.p[k] - (double)fp[k]));
+    dnone = fmax(dnone, fabs((double)rq.p[k] - (double)fp[k]));
+  }
+  ck_assert_msg(dmax <= 1e-4 * move, "loop %d: fast off by %g of a move of %g", _i, dmax, move);
+  ck_assert_msg(dnone > 1e-2 * move, "loop %d: the second moment changes only %g of %g", _i, dnone, move);
+  free(fp), free(g), free(p0), free(v), ref_param_free(&rp), ref_param_free(&rq);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
 /* x = a b + c d at 1024 bits, rounded by MPFR's mpfr_get_flt. */
 static float oracle_fmma(double a, double b, double c, double d, mpfr_t out)
 {
@@ -470,6 +534,7 @@ int main(void)
   TCase *t = tcase_create("refstep");
   tcase_set_timeout(t, 600);
   tcase_add_loop_test(t, exact_step_tracks_fast_fp32_step, 0, 8);
+  tcase_add_loop_test(t, unfused_step_with_second_moment_tracks_exact, 0, 3);
   tcase_add_test(t, adamw_outputs_are_correctly_rounded);
   tcase_add_test(t, muon_outputs_are_correctly_rounded);
   tcase_add_loop_test(t, precision_doubling_step, 0, 8);
