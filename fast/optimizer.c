@@ -444,6 +444,21 @@ static int param_overflow(muonref_error *err, size_t i, size_t j, float nw, floa
                       "(it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w);
 }
 
+/* Newton-Schulz of parameter i failed with st (its message in e): a
+ * non-finite input of the step is reported first (check_inputs: the input,
+ * not its consequence, is what the caller must fix), then an overflow as the
+ * parameter's, any other failure as Newton-Schulz reported it. */
+static int ns_failed(const muonref_optimizer *opt, step_ctx *c, size_t i, int st, const muonref_error *e,
+                     muonref_error *err)
+{
+  int sti = check_inputs(opt, c, err);
+  if (sti)
+    return sti;
+  if (st == MUONREF_ENUMERIC)
+    return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e->message);
+  return muonref_fail(err, st, "%s", e->message);
+}
+
 /* The second moment of the Newton-Schulz output (spec/muon.md 7.4) of
  * parameter p, routed as a batch of (rows, cols) matrices O (row-major,
  * the parameter's layout, before the update's bf16 products): v' from the
@@ -546,14 +561,8 @@ static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w
     muonref_error e = {0};
     st = muonref_fast_ns_flags(X + b * mat, U + b * mat, p->route.rows, p->route.cols, p->options, opt->ns_work,
                                flags, &e);
-    if (st) {
-      int sti = check_inputs(opt, c, err);
-      if (sti)
-        return sti;
-      if (st == MUONREF_ENUMERIC)
-        return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
-      return muonref_fail(err, st, "%s", e.message);
-    }
+    if (st)
+      return ns_failed(opt, c, i, st, &e, err);
   }
   if (p->options->nuclear_scale) { /* optax adaptive: `jnp.sum(x.conj() * y) * y` */
     double nuc = 0.0;
@@ -607,14 +616,8 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
     if (bad && (st = check_inputs(opt, c, err)))
       return st;
     muonref_error e = {0};
-    if ((st = muonref_fast_ns_loaded(opt->ns_work, rows, cols, ss, p->options, flags, &e))) {
-      int sti = check_inputs(opt, c, err);
-      if (sti)
-        return sti;
-      if (st == MUONREF_ENUMERIC)
-        return muonref_fail(err, st, "Step for parameter %zu would overflow binary32: %s", i, e.message);
-      return muonref_fail(err, st, "%s", e.message);
-    }
+    if ((st = muonref_fast_ns_loaded(opt->ns_work, rows, cols, ss, p->options, flags, &e)))
+      return ns_failed(opt, c, i, st, &e, err);
     param_bad |= !muonref_stk_muon_output(O + b * mat, opt->ns_work, w + b * mat, rows, cols, tr, m2 ? &ko : &k);
   }
   if (m2) { /* spec/muon.md 7.4, then the update's products and decay (sections 8, 9) on the normalised O */
