@@ -142,7 +142,7 @@ for fault in ema decay; do
     # catalogue does not combine a fault with the port's binary32 norm
     # overflowing (NormOverflow cases: the fast path's norm is binary64)
     nf=$(grep '^FAIL' "$work/$fault.check" | grep -v '\[ErrorMessage' | grep -vc 'NormOverflow')
-    nd=$(grep -c "^  diagnosis: exactly what fault $name gives" "$work/$fault.check")
+    nd=$(grep -cE "^  diagnosis: (exactly|within this case's tolerance,) what fault $name gives" "$work/$fault.check")
     # or the fit's explanation of the port covers them (raw: a case the
     # fault changes little may match this platform's own effect better)
     ne=$(sed -n "s/^explained: $name (\([0-9]*\) of [0-9]* failures.*/\1/p" "$work/$fault.check" | head -n 1)

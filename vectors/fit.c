@@ -576,6 +576,15 @@ static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
 
 static int better(signed char m1, float d1, signed char m2, float d2) { return m1 > m2 || (m1 == m2 && d1 < d2); }
 
+/* How a strong match (the port's result passes the case judged against the
+ * change's run, at the case's own tolerance) is worded: "exactly" only when
+ * the port's result is the run's bit for bit (distance 0); on a Bf16Noise
+ * case the two may differ within the case's tolerance, and the line says so. */
+static const char *strong_how(double dist)
+{
+  return dist == 0 ? "exactly" : "within this case's tolerance,";
+}
+
 /* Whether single s is a coefficient typo that was run on TYPO_PROBE
  * failing cases and matched none strongly (a nearby typo comes within the bf16
  * noise of many): the space holds hundreds of typos (each digit of each
@@ -615,9 +624,12 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   case_init(f, p, c, test, kind, file, result);
   scale_evidence(f, p, c);
   null_runs(f, p, c);
+  double platform_dist = INFINITY;
   for (int k = 0; k < c->nv; k++)
-    if ((c->v[k].flags & MUONREF_NSF_BF16_SCALARS) && c->null_run[k] && matches(f, c, c->null_run[k], 0, p->noise))
+    if ((c->v[k].flags & MUONREF_NSF_BF16_SCALARS) && c->null_run[k] && matches(f, c, c->null_run[k], 0, p->noise)) {
       out->platform = 1;
+      platform_dist = fmin(platform_dist, distance(c, c->null_run[k]));
+    }
   /* the best change: strong before weak, the closest run, then the change
    * that explained most of the earlier failures (of two that give the same
    * run here, the one that explains the port so far), then the space's order */
@@ -646,8 +658,9 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
     const muonref_fault_info *i = muonref_fault_info_at(MUONREF_FAULT_BF16_SCALARS);
     snprintf(out->key, sizeof out->key, "%s", i->name);
     snprintf(out->text, sizeof out->text,
-             "exactly what fault %s gives: %s (what PyTorch 1.13 on CPU does to Python scalars times bf16 tensors: a "
-             "platform effect; --mode neutral judges the port's logic)", i->name, i->description);
+             "%s what fault %s gives: %s (what PyTorch 1.13 on CPU does to Python scalars times bf16 tensors: a "
+             "platform effect; --mode neutral judges the port's logic)", strong_how(platform_dist), i->name,
+             i->description);
     out->fault = MUONREF_FAULT_BF16_SCALARS;
     return 1;
   }
@@ -675,7 +688,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   if (also)
     snprintf(more, sizeof more, " (%d other option change%s give%s the same here)", also, also == 1 ? "" : "s",
              also == 1 ? "s" : "");
-  const char *how = b->match[ci] == 2 ? "exactly" : "within the bf16 noise allowance,";
+  const char *how = b->match[ci] == 2 ? strong_how(b->dist[ci]) : "within the bf16 noise allowance,";
   if (ch->fault > 0) {
     const muonref_fault_info *i = muonref_fault_info_at(ch->fault);
     snprintf(out->text, sizeof out->text, "%s what fault %s gives: %s%s", how, i->name, i->description, more);

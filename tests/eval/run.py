@@ -285,7 +285,7 @@ CASE_DIAG_RE = re.compile(r'^\s+diagnosis: (.*)$')
 SUMMARY_DIAG_RE = re.compile(r'^diagnosis: (\d+) failures? \[([^\]]+)\]: (.*)$')
 EXPLAINED_RE = re.compile(r'explained: (.+?)\s*\((\d+) of (\d+) failures?[^()]*\)\s*$')
 COUNT_RE = re.compile(r'^(\d+) passed, (\d+) failed')
-FAULT_RE = re.compile(r'exactly what fault (\S+) gives')
+FAULT_RE = re.compile(r"(?:exactly|within this case's tolerance,) what fault (\S+) gives")
 
 
 def split_top(s, sep):
