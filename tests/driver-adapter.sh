@@ -15,7 +15,11 @@
 #  3. an --adapter that is no Adapter subclass, or unknown: exit 2 naming it;
 #  4. --ns-function f(G, eps) with no steps parameter: exit 2 naming the
 #     function and its parameters; f(X, eps=1e-7, steps=5) is called by
-#     keyword and passes keller's Newton-Schulz cases.
+#     keyword and passes keller's Newton-Schulz cases;
+#  5. no --adapter: the adapter of the profile the vector files name (keller's
+#     port over keller's vectors passes; it had run under nemo's option names
+#     and failed every case), and vectors of two profiles are exit 2 naming
+#     both; the results name the driver that ran.
 # The driver runs go through one plan (tests/plan.sh), run from tests/ so
 # that the adapter's module is importable by name.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
@@ -51,6 +55,8 @@ plan_add bad-name -q --optimizer "$flat" --adapter no_such_adapter "$kv/keller_m
 plan_add ns-fixed -q --optimizer "$keller" --adapter keller --ns-function "$sig:fixed_steps" "$kv/keller_newton_schulz.json"
 plan_add ns-kw -q --mode neutral --optimizer "$keller" --adapter keller --ns-function "$sig:keller_eps_first" \
   "$kv/keller_newton_schulz.json"
+plan_add own-profile -q --mode neutral --optimizer "$keller" "$kv/keller_momentum.json"
+plan_add two-profiles -q --optimizer "$keller" "$kv/keller_momentum.json" "$srcdir/vectors/nemo/nemo_errors.json"
 (cd "$srcdir/tests" && plan_run)
 
 # 2. the user adapter, by file and by module
@@ -100,4 +106,13 @@ done
 judge ns-kw -q "$kv/keller_newton_schulz.json"
 [ $rc -eq 0 ] && echo "ok: f(X, eps=1e-7, steps=5) called by keyword passes keller's Newton-Schulz cases ($(tail -n 1 "$work/ns-kw.out"))" ||
   { fail "f(X, eps, steps): exit $rc"; tail -n 2 "$work/ns-kw.out"; }
+
+# 5. the default adapter
+judge own-profile -q "$kv/keller_momentum.json"
+[ $rc -eq 0 ] && grep -q '(adapter keller, .*via vectors/drivers/torch_driver.py"' "$work/own-profile.json" &&
+  echo "ok: no --adapter: keller's vectors run keller's adapter ($(tail -n 1 "$work/own-profile.out"))" ||
+  { fail "no --adapter over keller's vectors: exit $rc"; tail -n 2 "$work/own-profile.out"; grep -o '"implementation": "[^"]*"' "$work/own-profile.json"; }
+! plan_ran two-profiles && grep -q 'the vectors are of 2 profiles (keller, nemo): give --adapter NAME' "$work/plan.err" &&
+  echo "ok: no --adapter over two profiles' vectors: refused, naming both" ||
+  fail "two profiles without --adapter: $(grep -i 'profiles' "$work/plan.err")"
 exit $status

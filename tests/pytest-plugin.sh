@@ -64,6 +64,12 @@ print(sum(any("nesterov" in k.lower() for k in t["flags"] + [os.path.basename(f)
 run_pytest flagk --collect-only -k Nesterov --muonref-optimizer=no_such_port.py:Muon --muonref-profile nemo
 grep -q "^$nflag/$total tests collected" "$work/flagk.out" && echo "ok: -k Nesterov selects the $nflag flagged cases" ||
   { fail "-k Nesterov: exit $rc, expected $nflag/$total"; tail -n 3 "$work/flagk.out"; }
+# the vectors and the adapter chosen by default are said in the header (-v undoes -q's silence), not silently
+run_pytest header --collect-only -v --muonref-optimizer=no_such_port.py:Muon
+grep -q "^muonref: vectors .*/nemo (the default profile nemo: --muonref-profile NAME picks another)$" "$work/header.out" &&
+  grep -q "^muonref: adapter the vector files' profile's (the driver's default)$" "$work/header.out" &&
+  echo "ok: without --muonref-profile the header says nemo's vectors were chosen, and whose adapter runs" ||
+  { fail "the report header: exit $rc"; grep '^muonref' "$work/header.out"; }
 one="$srcdir/vectors/nemo/nemo_momentum.json::tc3"
 run_pytest nodeid "$one" --muonref-optimizer="$srcdir/tests/torch_nemo_port.py:Muon"
 [ $rc -eq 0 ] && grep -q "^1 passed" "$work/nodeid.out" && echo "ok: a node id reruns one case" ||

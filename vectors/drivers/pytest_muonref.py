@@ -63,8 +63,9 @@ def pytest_addoption(parser):
     g = parser.getgroup('muonref', "muonref golden vectors (vectors/drivers/pytest_muonref.py)")
     g.addoption('--muonref-optimizer', metavar='MODULE_OR_FILE:CLASS',
                 help="the PyTorch optimizer to judge; turns the plugin on (the driver's --optimizer)")
-    g.addoption('--muonref-profile', default='nemo', metavar='NAME',
-                help="the profile whose vectors are run when no vector path is given (default nemo)")
+    g.addoption('--muonref-profile', default=None, metavar='NAME',
+                help="the profile whose vectors are run when no vector path is given (default nemo, said in the "
+                     "report header), and whose adapter runs the port (default: the vector files' own profile's)")
     g.addoption('--muonref-vectors', metavar='PATH',
                 help="vector files or folder (default: the paths given to pytest, else PROFILE under ./vectors, "
                      "else the installed vectors)")
@@ -97,7 +98,7 @@ def _default_vectors(config):
         if not os.path.exists(given):
             raise pytest.UsageError(f"--muonref-vectors {given!r}: no such file or folder")
         return os.path.abspath(given)
-    profile = config.getoption('muonref_profile')
+    profile = config.getoption('muonref_profile') or 'nemo'
     parent = os.path.dirname(HERE)  # $(pkgdatadir) installed, vectors/ in a source tree
     roots = ['vectors', parent if os.path.basename(parent) == 'vectors' else os.path.join(parent, 'vectors')]
     for root in roots:
@@ -120,7 +121,24 @@ def pytest_configure(config):
             raise pytest.UsageError(f"--{option.replace('_', '-')} {given!r}: no such file")
     if not config.option.file_or_dir:  # no path on the command line: collect the profile's vectors
         config.args[:] = [_default_vectors(config)]
+        config._muonref_default = config.args[0]
     config._muonref_run = Run(config)
+
+
+def pytest_report_header(config):
+    """Which vectors and adapter the run uses, where the plugin chose them (no path given, no
+    --muonref-profile: nemo's, which the header says rather than choosing silently)."""
+    if not getattr(config, '_muonref_run', None):
+        return None
+    lines = []
+    default = getattr(config, '_muonref_default', None)
+    if default:
+        given = config.getoption('muonref_vectors') or config.getoption('muonref_profile')
+        lines.append(f"muonref: vectors {default} ({'given' if given else 'the default profile nemo: --muonref-profile NAME picks another'})")
+    adapter = config.getoption('muonref_adapter') or config.getoption('muonref_profile')
+    if not config.getoption('muonref_results'):
+        lines.append("muonref: adapter " + (adapter or "the vector files' profile's (the driver's default)"))
+    return lines
 
 
 def _is_vector_file(path) -> bool:
@@ -245,9 +263,11 @@ class Run:
             results = config.getoption('muonref_results') or os.path.join(work, 'results.json')
             report = os.path.join(work, 'junit.xml')
             if not config.getoption('muonref_results'):
-                argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer'),
-                        '--adapter', config.getoption('muonref_adapter') or config.getoption('muonref_profile'),
-                        '--ns-format', config.getoption('muonref_ns_format'), '--out', results]
+                # no --adapter unless one was given: the driver takes the vector files' own profile's
+                adapter = config.getoption('muonref_adapter') or config.getoption('muonref_profile')
+                argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer')]
+                argv += ['--adapter', adapter] if adapter else []
+                argv += ['--ns-format', config.getoption('muonref_ns_format'), '--out', results]
                 if config.getoption('muonref_mode'):
                     argv += ['--mode=' + config.getoption('muonref_mode')]
                 if config.getoption('muonref_ns_function'):

@@ -118,6 +118,30 @@ def adapter_of(spec: str):
         raise UsageError(f"--adapter {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from None
 
 
+def driver_path() -> str:
+    """This file as the results' "implementation" names it: vectors/drivers/torch_driver.py in a
+    source tree (configure.ac two folders up), else the absolute path of the copy that ran (the
+    installed driver, $(pkgdatadir)/drivers/torch_driver.py)."""
+    here = os.path.abspath(__file__)
+    top = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    if os.path.isfile(os.path.join(top, 'configure.ac')) and here.endswith(os.path.join('vectors', 'drivers', 'torch_driver.py')):
+        return 'vectors/drivers/torch_driver.py'
+    return here
+
+
+def adapter_of_vectors(docs) -> str:
+    """The adapter of a run without --adapter or --profile-file: that of the profile the vector
+    files name ("profile"), where they name one built-in profile; nemo where they name a profile
+    with no adapter here (a user's record's vectors take --profile-file).  Raises UsageError when
+    they name several: each profile's vectors give the options in its own port's names, so one
+    adapter cannot run them all (a keller port under nemo's names failed every case)."""
+    profiles = sorted({doc.get('profile', 'nemo') for _, doc in docs})
+    if len(profiles) > 1:
+        raise UsageError(f"the vectors are of {len(profiles)} profiles ({', '.join(profiles)}): give --adapter NAME "
+                         "(whose option names the port takes), or one profile's vectors")
+    return profiles[0] if profiles and profiles[0] in ADAPTERS else 'nemo'
+
+
 def make_adapter(spec: Optional[str], profile_file: Optional[str]):
     """The adapter of a run: --adapter's (adapter_of; default nemo); with --profile-file, a
     copy of the adapter of the user's record's base profile's test port (or of --adapter's)
@@ -664,8 +688,8 @@ def make_parser(raising: bool = False) -> argparse.ArgumentParser:
         f"step() looks the function up by that module-global name; the function must accept the call step() makes)",
     )
     parser.add_argument('--adapter', default=None, metavar='NAME|FILE:CLASS',
-                        help=f"option mapping, one of {sorted(ADAPTERS)} (default nemo, or with --profile-file the "
-                        "record's base's), or your own: a subclass of adapters.Adapter in a file or module, as "
+                        help=f"option mapping, one of {sorted(ADAPTERS)} (default: the profile the vector files name, "
+                        "nemo where they name none of these, or with --profile-file the record's base's), or your own: a subclass of adapters.Adapter in a file or module, as "
                         "FILE:CLASS or MODULE:CLASS")
     parser.add_argument('--profile-file', default=None, metavar='RECORD.json',
                         help="a user's profile record (a built-in base and what differs; spec/profiles/README.md, "
@@ -730,6 +754,8 @@ def run(args: argparse.Namespace, label: str = '') -> int:
         cls, module = load_object(args.optimizer, '--optimizer')
         if not callable(cls):
             raise UsageError(f"--optimizer {args.optimizer!r}: not a class")
+        if args.adapter is None and not args.profile_file and docs:
+            args.adapter = adapter_of_vectors(docs)
         adapter = make_adapter(args.adapter, args.profile_file)  # after the port: a user's adapter may import its module
         if not args.vectors:  # the set of the adapter's own profile, where there is one
             d = default_vectors()
@@ -845,7 +871,7 @@ def run(args: argparse.Namespace, label: str = '') -> int:
     if args.ns_in_step:
         impl += " also in step"
     impl += f", mode {args.mode}" + (f", lifecycle {args.lifecycle}" if args.lifecycle != 'assign' else '') + (f", world size {args.world_size}" if dist_info else "")
-    impl += f"), torch {torch.__version__}, via vectors/drivers/torch_driver.py"
+    impl += f"), torch {torch.__version__}, via {driver_path()}"
     doc = {
         'implementation': impl,
         'nsFormat': args.ns_format,
