@@ -2479,11 +2479,12 @@ void gen_area_defaults(gen_ctx *g)
     gen_add_step(g, &c);
   }
   /* The Newton-Schulz function as the driver calls it for this profile's
-   * cases: where the adapter leaves the coefficients to the port (a preset
-   * name, or none: emerging, megatron, paddle, optax, keras, nemo) its
-   * default table is observed bit for bit; the profiles normalising in
-   * float32 before the bf16 cast (emerging, megatron, paddle) have no
-   * exactly defined step above, so this case is theirs. */
+   * cases: where the adapter leaves the coefficients to the port (it passes
+   * a preset name, or none) its default table is observed bit for bit; a
+   * profile normalising in float32 before the bf16 cast (the record's
+   * ns_format) has no exactly defined step above, so this case is its.
+   * Which profiles these are is the records' (spec/profiles/), not a list
+   * here. */
   gen_group(g, "ns");
   float d[64];
   gen_dyadic_scales(g, d, 8, 0);
