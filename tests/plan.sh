@@ -23,8 +23,10 @@
 #   error), its exit status in $rc; 99 when the run wrote no results file.
 #
 # MUONREF_PLAN_CACHE=DIR (set by .ci/run for its two builds, fresh each
-# time): a run whose plan line (its $work and $srcdir taken out) was run
-# before takes that run's results file from DIR instead of running again.
+# time): a run whose plan line (its --out, $work and $srcdir taken out) was
+# run before, by this test or another, takes that run's results file from DIR
+# instead of running again (torch-lifecycle.sh's assigned-gradient runs are
+# the cross matrix's raw diagonal).
 # The driver's results do not depend on how muonref was built (the Python
 # interpreter is the same, unsanitized): the sanitizer build judges them
 # with its own muonref without redoing the Python work (.ci/sanitize).  The
@@ -42,9 +44,10 @@ plan_add() {
   rm -f "$work/$_name.json"
 }
 
-# _key LINE: the cache key of a plan line (MUONREF_PLAN_CACHE)
+# _key LINE: the cache key of a plan line (MUONREF_PLAN_CACHE): the line without
+# its --out (where the results go is no input of the run), $work and $srcdir
 _key() {
-  printf '%s' "$1" | awk -v w="$work" -v s="$srcdir" '{
+  printf '%s' "$1" | sed "s/^--out '[^']*' //" | awk -v w="$work" -v s="$srcdir" '{
     while ((i = index($0, w)) > 0) $0 = substr($0, 1, i - 1) "<work>" substr($0, i + length(w))
     while ((i = index($0, s)) > 0) $0 = substr($0, 1, i - 1) "<srcdir>" substr($0, i + length(s))
     print }' | cksum | tr ' ' '-'
