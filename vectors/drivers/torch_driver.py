@@ -689,8 +689,8 @@ def make_parser(raising: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument('--adapter', default=None, metavar='NAME|FILE:CLASS',
                         help=f"option mapping, one of {sorted(ADAPTERS)} (default: the profile the vector files name, "
-                        "nemo where they name none of these, or with --profile-file the record's base's), or your own: a subclass of adapters.Adapter in a file or module, as "
-                        "FILE:CLASS or MODULE:CLASS")
+                        "nemo where they name none of these, or with --profile-file the record's base's), or your "
+                        "own: a subclass of adapters.Adapter in a file or module, as FILE:CLASS or MODULE:CLASS")
     parser.add_argument('--profile-file', default=None, metavar='RECORD.json',
                         help="a user's profile record (a built-in base and what differs; spec/profiles/README.md, "
                         "\"A user profile\"): its vectors (muonref gen --profile-file) are run with the adapter of the "
