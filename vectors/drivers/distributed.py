@@ -334,6 +334,13 @@ class Ranks:
                     pass
             sig = signal.SIGKILL
 
+    def rank_cases(self, r: int, n_cases: int) -> int:
+        """How many cases rank r wrote its results of, counted from the first."""
+        k = 0
+        while k < n_cases and os.path.exists(os.path.join(self.work, f'r{r}.{k}.pt')):
+            k += 1
+        return k
+
     def done(self, idx: int) -> bool:
         return all(os.path.exists(os.path.join(self.work, f'r{r}.{idx}.pt')) for r in range(self.world_size))
 
@@ -379,6 +386,16 @@ class Ranks:
                             why += ': ' + f.read().strip().splitlines()[-1]
                     except (OSError, IndexError):
                         pass
+                    # a rank that ended with status 0 before writing all its results came first: the
+                    # others' errors (a peer gone from a collective: "Connection reset by peer") follow
+                    # from it, so it is named as the cause (a port calling os._exit(0) in every rank
+                    # raced the others' collectives and was reported as their failure)
+                    early = [q for q, d in enumerate(codes) if d == 0 and self.rank_cases(q, n_cases) < n_cases]
+                    if early:
+                        q = early[0]
+                        why = (f"rank {q} exited with status 0 after {self.rank_cases(q, n_cases)} of {n_cases} cases: "
+                               f"the port ended its rank processes (os._exit, a signal handler) before the run was "
+                               f"done; then {why}")
                     return finished, why
             if time.monotonic() - last > case_timeout:
                 return finished, (
