@@ -6,10 +6,11 @@
  *
  * A step reads each gradient, state buffer and parameter as few times as
  * its two phases allow: phase 1 computes (Muon: one pass from G and M
- * into the Newton-Schulz iterate, which also checks G and the momentum's
- * range and sums the norm; Newton-Schulz; one pass from the iterate into
- * the pending output, which also checks the parameter; AdamW: one checking
- * pass), phase 2 stores (one pass per parameter).  The passes only say
+ * into the Newton-Schulz iterate and the new momentum, which also checks G
+ * and the momentum's range and sums the norm; Newton-Schulz; one pass from
+ * the iterate and the parameter into the pending new parameter, which also
+ * checks it; AdamW: one checking pass), phase 2 stores (Muon: a copy of
+ * the new parameter and a swap of the momentum buffers; AdamW: one pass).  The passes only say
  * whether something is wrong; the checks of spec/muon.md section 3 then
  * run in their order (input_checks) to say what, so that a refused step
  * reports the same error as when each check was a pass of its own. */
@@ -34,7 +35,9 @@ typedef struct param {
   muonref_shape shape;
   muonref_route route;
   muonref_param_state state;      /* buffers allocated at creation */
-  size_t pending_off;             /* Muon: where its Newton-Schulz output waits in opt->pending */
+  float *momentum_next;           /* Muon: the new momentum of the step being computed (numel floats);
+                                     phase 2 swaps it with state.momentum_buffer */
+  size_t pending_off;             /* Muon: where its new parameter values wait in opt->pending */
   size_t pending2_off;            /* Muon with a second moment: where its new v waits in opt->pending2 */
 } param;
 
@@ -47,8 +50,9 @@ struct muonref_optimizer {
   size_t ns_work_floats;
   float *update;    /* 2 n floats, n the largest Muon parameter of muon_unfused: its Newton-Schulz
                        input and output in matrix order; NULL when no parameter needs it */
-  float *pending;   /* every Muon parameter's Newton-Schulz output of the step being computed:
-                       a step is computed and checked whole before anything is written */
+  float *pending;   /* every Muon parameter's new values of the step being computed (under the fault
+                       megatron_clip_update, its update until clip_update_fault): a step is
+                       computed and checked whole before anything is written */
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
   double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
   float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
@@ -78,6 +82,7 @@ static void free_params(muonref_optimizer *opt)
 {
   for (size_t i = 0; opt->params && i < opt->n_params; i++) {
     free(opt->params[i].state.momentum_buffer);
+    free(opt->params[i].momentum_next);
     free(opt->params[i].state.exp_avg);
     free(opt->params[i].state.exp_avg_sq);
     free(opt->params[i].state.moment2);
@@ -127,7 +132,8 @@ static int alloc_state(param *p)
     p->state.moment2_numel = m2;
     if (m2 && !(p->state.moment2 = alloc_zeroed(m2)))
       return 0;
-    return (p->state.momentum_buffer = alloc_zeroed(n + !n)) != NULL;
+    p->momentum_next = alloc_zeroed(n + !n);
+    return (p->state.momentum_buffer = alloc_zeroed(n + !n)) != NULL && p->momentum_next;
   }
   p->state.exp_avg = alloc_zeroed(n + !n);
   p->state.exp_avg_sq = alloc_zeroed(n + !n);
@@ -444,6 +450,31 @@ static int param_overflow(muonref_error *err, size_t i, size_t j, float nw, floa
                       "(it is %g)", i, j, isnan(nw) ? "nan" : nw > 0 ? "inf" : "-inf", (double)w);
 }
 
+/* What opt->pending holds for a Muon parameter after phase 1: its new
+ * values (MUONREF_STK_PARAM), or under the fault megatron_clip_update its
+ * update, which clip_update_fault scales before it makes the new values. */
+static int pending_kind(const muonref_optimizer *opt)
+{
+  (void)opt;
+  return FAULT_IS(opt, MEGATRON_CLIP_UPDATE) ? MUONREF_STK_UPDATE : MUONREF_STK_PARAM;
+}
+
+/* The overflow error of Muon parameter i (values w), whose pending values
+ * (pend, pending_kind's) hold a new value that is not finite. */
+static int muon_param_error(const muonref_optimizer *opt, size_t i, const float *w, const float *pend,
+                            const muonref_stk_muon *k, muonref_error *err)
+{
+  size_t n = opt->params[i].route.numel, j;
+  float nw = 0.0f;
+  if (pending_kind(opt) == MUONREF_STK_PARAM) {
+    j = muonref_stk_first_nonfinite(pend, n);
+    nw = j < n ? pend[j] : 0.0f;
+  } else {
+    j = muonref_stk_muon_param_first(w, pend, n, k, &nw);
+  }
+  return j < n ? param_overflow(err, i, j, nw, w[j]) : MUONREF_OK;
+}
+
 /* Newton-Schulz of parameter i failed with st (its message in e): a
  * non-finite input of the step is reported first (check_inputs: the input,
  * not its consequence, is what the caller must fix), then an overflow as the
@@ -534,12 +565,13 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
  * parameter's first element that would not be finite. */
 /* muon_compute for a parameter the fused passes do not cover
  * (muon_unfused): U (its matrices one after the other: conv_mode SPATIAL
- * interleaves them in the parameter) into opt->update, each matrix's
- * Newton-Schulz into the second half of opt->update, under nuclear_scale
- * O <- <U, O> O with the inner product over the whole parameter in
- * binary64 (optax's adaptive, options.h), then the second moment
- * (moment2_apply, on the matrices in their order), then the bf16 products of k into
- * the parameter's place in opt->pending, in the parameter's order.  The
+ * interleaves them in the parameter) into opt->update and the new momentum
+ * into p->momentum_next, each matrix's Newton-Schulz into the second half
+ * of opt->update, under nuclear_scale O <- <U, O> O with the inner product
+ * over the whole parameter in binary64 (optax's adaptive, options.h), then
+ * the second moment (moment2_apply, on the matrices in their order), then
+ * the bf16 products of k into the parameter's place in opt->pending, in
+ * the parameter's order, and from them the new values (pending_kind).  The
  * same checks, in the same order, as the fused path. */
 static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
                                 const muonref_stk_muon *k, muonref_error *err)
@@ -548,12 +580,13 @@ static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w
   size_t n = p->route.numel, mat = p->route.rows * p->route.cols;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   const float *M = p->state.momentum_buffer;
-  float *U = opt->update, *X = opt->update + n, *O = opt->pending + p->pending_off;
+  float *U = opt->update, *X = opt->update + n, *O = opt->pending + p->pending_off, *Mn = p->momentum_next;
   int bad = 0, st;
   for (size_t j = 0; j < n; j++) {
     double gd = g[j], m = k->mom_keep * (double)M[j] + k->mom_grad * gd, v = k->in_grad * gd + k->in_mom * m;
     bad |= !(fabs(gd) <= FLT_MAX) | !(fabs(m) <= FLT_MAX) | !(fabs(v) <= FLT_MAX);
     U[muonref_route_matrix_index(&p->route, j)] = (float)(k->nesterov ? v : m);
+    Mn[j] = (float)m;
   }
   if (bad && (st = check_inputs(opt, c, err)))
     return st;
@@ -579,13 +612,13 @@ static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w
       o = muonref_bf16_round_double(k->factor[f] * (double)o);
     O[j] = o;
   }
-  float nw = 0.0f;
-  size_t j = muonref_stk_muon_param_first(w, O, n, k, &nw);
-  if (j == n || FAULT_IS(opt, NONFINITE_ACCEPTED))
+  muonref_stk_muon ko = *k;
+  ko.n_factors = 0; /* the products are in O */
+  if (muonref_stk_muon_output(O, O, w, n, 1, 0, &ko, pending_kind(opt)) || FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;
   if ((st = check_inputs(opt, c, err)))
     return st;
-  return param_overflow(err, i, j, nw, w[j]);
+  return muon_param_error(opt, i, w, O, k, err);
 }
 
 static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
@@ -600,48 +633,50 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
     return muon_compute_unfused(opt, i, w, g, c, &k, err);
   size_t rows = p->route.rows, cols = p->route.cols, mat = rows * cols, m, n;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
-  int tr, nb = muonref_ns_load_bf16(p->options), param_bad = 0, st;
+  int tr, nb = muonref_ns_load_bf16(p->options), param_bad = 0, st, kind = pending_kind(opt);
   muonref_ns_orient(rows, cols, flags, &m, &n, &tr);
   const float *M = p->state.momentum_buffer;
   float *O = opt->pending + p->pending_off;
   /* with a second moment the output pass runs twice: first only the
-   * transpose into O (no products: ko), then, after the second moment, the
-   * products and the parameter's check on the whole parameter in place */
+   * transpose into O (the update, no products: ko), then, after the second
+   * moment, the products, the new values and their check on the whole
+   * parameter in place */
   int m2 = p->state.moment2_numel != 0;
   muonref_stk_muon ko = k;
   ko.n_factors = 0;
   for (size_t b = 0; b < p->route.batch; b++) { /* each matrix of a batch on its own */
     int bad = 0;
-    double ss = muonref_stk_muon_input(opt->ns_work, g + b * mat, M + b * mat, rows, cols, tr, nb, &k, &bad);
+    double ss = muonref_stk_muon_input(opt->ns_work, p->momentum_next + b * mat, g + b * mat, M + b * mat, rows, cols,
+                                       tr, nb, &k, &bad);
     if (bad && (st = check_inputs(opt, c, err)))
       return st;
     muonref_error e = {0};
     if ((st = muonref_fast_ns_loaded(opt->ns_work, rows, cols, ss, p->options, flags, &e)))
       return ns_failed(opt, c, i, st, &e, err);
-    param_bad |= !muonref_stk_muon_output(O + b * mat, opt->ns_work, w + b * mat, rows, cols, tr, m2 ? &ko : &k);
+    param_bad |= !muonref_stk_muon_output(O + b * mat, opt->ns_work, w + b * mat, rows, cols, tr, m2 ? &ko : &k,
+                                          m2 ? MUONREF_STK_UPDATE : kind);
   }
   if (m2) { /* spec/muon.md 7.4, then the update's products and decay (sections 8, 9) on the normalised O */
     moment2_apply(opt, p, p->state.step + 1, O, opt->pending2 + p->pending2_off);
-    param_bad = !muonref_stk_muon_output(O, O, w, p->route.numel, 1, 0, &k);
+    param_bad = !muonref_stk_muon_output(O, O, w, p->route.numel, 1, 0, &k, kind);
   }
   if (!param_bad || FAULT_IS(opt, NONFINITE_ACCEPTED))
     return MUONREF_OK;
   if ((st = check_inputs(opt, c, err)))
     return st;
-  float nw = 0.0f;
-  size_t j = muonref_stk_muon_param_first(w, O, p->route.numel, &k, &nw);
-  return j < p->route.numel ? param_overflow(err, i, j, nw, w[j]) : MUONREF_OK;
+  return muon_param_error(opt, i, w, O, &k, err);
 }
 
-/* Phase 2 of the Muon branch: stores the momentum and the parameter from
- * the checked O (the momentum recomputed exactly as in phase 1). */
-static void muon_apply(muonref_optimizer *opt, param *p, float *w, const float *g)
+/* Phase 2 of the Muon branch: the checked new values into the parameter,
+ * the new momentum made current by swapping the buffers (the pointers a
+ * muonref_optimizer_state view held stay valid only until this step, as
+ * optimizer.h says). */
+static void muon_apply(muonref_optimizer *opt, param *p, float *w)
 {
-  muonref_muon_plan pl;
-  muonref_stk_muon k;
-  muon_plan(opt, p, p->state.step, &pl); /* phase 2: the count is already incremented */
-  muon_scalars(&pl, &k);
-  muonref_stk_muon_apply(w, p->state.momentum_buffer, g, opt->pending + p->pending_off, p->route.numel, &k);
+  memcpy(w, opt->pending + p->pending_off, p->route.numel * sizeof(float));
+  float *m = p->state.momentum_buffer;
+  p->state.momentum_buffer = p->momentum_next;
+  p->momentum_next = m;
   if (p->state.moment2_numel)
     memcpy(p->state.moment2, opt->pending2 + p->pending2_off, p->state.moment2_numel * sizeof(float));
 }
@@ -681,14 +716,15 @@ static void adamw_apply(const muonref_optimizer *opt, param *p, float *w, const 
 
 #ifdef MUONREF_TEST_HOOKS
 /* The fault megatron_clip_update: the coefficient from the global norm of
- * the Muon parameters' Newton-Schulz outputs (opt->pending), applied to
- * them; the gradients were left unclipped (clip_prepare). */
-static void clip_update_fault(muonref_optimizer *opt)
+ * the Muon parameters' updates (opt->pending, pending_kind), applied to
+ * them; the gradients were left unclipped (clip_prepare).  Then the new
+ * values of every Muon parameter (params) from its update, in place. */
+static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 {
-  if (!FAULT_IS(opt, MEGATRON_CLIP_UPDATE) || !opt->clipped)
+  if (!FAULT_IS(opt, MEGATRON_CLIP_UPDATE))
     return;
   double sumsq = 0.0;
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0; opt->clipped && pass < 2; pass++) {
     double c = pass ? muonref_clip_coeff(opt->groups[0].clip_grad_norm, sqrt(sumsq)) : 1.0;
     for (size_t i = 0; i < opt->n_params; i++) {
       const param *p = &opt->params[i];
@@ -699,6 +735,18 @@ static void clip_update_fault(muonref_optimizer *opt)
       else
         sumsq += muonref_grad_sumsq(opt->pending + p->pending_off, p->route.numel);
     }
+  }
+  for (size_t i = 0; i < opt->n_params; i++) {
+    const param *p = &opt->params[i];
+    if (!p->route.use_muon || !opt->gptr[i])
+      continue;
+    muonref_muon_plan pl;
+    muonref_stk_muon k;
+    muon_plan(opt, p, p->state.step + 1, &pl);
+    muon_scalars(&pl, &k);
+    k.n_factors = 0; /* the products are in the update */
+    float *O = opt->pending + p->pending_off;
+    (void)muonref_stk_muon_output(O, O, params[i], p->route.numel, 1, 0, &k, MUONREF_STK_PARAM);
   }
 }
 #endif
@@ -795,7 +843,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     if (st)
       return st;
   }
-  MUONREF_HOOK(clip_update_fault(opt));
+  MUONREF_HOOK(clip_update_fault(opt, params));
   /* Phase 2: store. */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
@@ -807,7 +855,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     p->state.initialized = 1;
     p->state.step++;
     if (p->route.use_muon)
-      muon_apply(opt, p, params[i], g);
+      muon_apply(opt, p, params[i]);
     else
       adamw_apply(opt, p, params[i], g);
   }

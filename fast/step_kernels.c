@@ -101,6 +101,7 @@ MUONREF_INLINE float muon_u1(const muonref_stk_muon *k, float g, float mm, int *
 
 typedef struct muon_src {
   const float *G, *M;
+  float *Mn; /* the new momentum, (rows, cols) as G */
   size_t cols;
   const muonref_stk_muon *k;
   int bad;
@@ -111,6 +112,7 @@ MUONREF_INLINE void muon_produce(void *ctx, size_t r, size_t c0, size_t len, flo
   muon_src *s = ctx;
   const muonref_stk_muon *k = s->k;
   const float *G = s->G + r * s->cols + c0, *M = s->M + r * s->cols + c0;
+  float *Mn = s->Mn + r * s->cols + c0;
   v4l bad = {0, 0, 0, 0};
   size_t j = 0;
   for (; j + 4 <= len; j += 4) {
@@ -123,9 +125,12 @@ MUONREF_INLINE void muon_produce(void *ctx, size_t r, size_t c0, size_t len, flo
     out_of_range(&bad, &m);
     out_of_range(&bad, &v);
     store4d(dst + j, k->nesterov ? &v : &m);
+    store4d(Mn + j, &m);
   }
-  for (; j < len; j++)
+  for (; j < len; j++) {
     dst[j] = muon_u1(k, G[j], M[j], &s->bad);
+    Mn[j] = (float)(k->mom_keep * (double)M[j] + k->mom_grad * (double)G[j]);
+  }
   s->bad |= any4(&bad);
 }
 
@@ -136,10 +141,10 @@ MUONREF_INLINE void muon_prefetch(const void *ctx, size_t r, size_t c0, size_t l
   pass_prefetch_run(s->M + r * s->cols + c0, len);
 }
 
-MUONREF_CLONES double muonref_stk_muon_input(float *X, const float *G, const float *M, size_t rows, size_t cols,
-                                             int tr, int bf16, const muonref_stk_muon *k, int *bad)
+MUONREF_CLONES double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, size_t rows,
+                                             size_t cols, int tr, int bf16, const muonref_stk_muon *k, int *bad)
 {
-  muon_src s = {G, M, cols, k, 0};
+  muon_src s = {G, M, Mn, cols, k, 0};
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
   double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, muon_prefetch, &s)
                    : pass_load_body(X, m, n, tr, 0, muon_produce, muon_prefetch, &s);
@@ -164,9 +169,11 @@ MUONREF_INLINE float muon_p1(const muonref_stk_muon *k, float p, float o)
   return (float)(decay * (double)p - k->alpha * (double)o);
 }
 
-/* dst[0..len) <- the products of src[0..len) (dst may be src); returns 1
- * when a new parameter value decay P - alpha dst is not finite. */
-MUONREF_INLINE int out_run(float *dst, const float *src, const float *P, size_t len, const muonref_stk_muon *k)
+/* dst[0..len) <- the products of src[0..len) (dst may be src), or (what
+ * MUONREF_STK_PARAM) the new parameter values decay P - alpha R(products);
+ * returns 1 when a new parameter value is not finite. */
+MUONREF_INLINE int out_run(float *dst, const float *src, const float *P, size_t len, const muonref_stk_muon *k,
+                           int what)
 {
   v4l bad = {0, 0, 0, 0};
   size_t j = 0;
@@ -177,16 +184,20 @@ MUONREF_INLINE int out_run(float *dst, const float *src, const float *P, size_t 
       v4d x = k->factor[f] * __builtin_convertvector(o, v4d);
       bf16_of_double4(&o, &x);
     }
-    simd_store4(dst + j, &o);
     v4d p;
     load4d(&p, P + j);
     v4d nw = k->decay * p - k->alpha * __builtin_convertvector(o, v4d);
     nonfinite32(&bad, &nw);
+    if (what == MUONREF_STK_PARAM)
+      store4d(dst + j, &nw);
+    else
+      simd_store4(dst + j, &o);
   }
   int b = any4(&bad);
   for (; j < len; j++) {
-    dst[j] = muon_o1(k, src[j]);
-    b |= !isfinite(muon_p1(k, P[j], dst[j]));
+    float o = muon_o1(k, src[j]), nw = muon_p1(k, P[j], o);
+    b |= !isfinite(nw);
+    dst[j] = what == MUONREF_STK_PARAM ? nw : o;
   }
   return b;
 }
@@ -198,6 +209,7 @@ typedef struct out_job {
   const float *X, *P;
   size_t rows, cols, chunks;
   const muonref_stk_muon *k;
+  int what; /* MUONREF_STK_UPDATE or MUONREF_STK_PARAM */
   int bad; /* a chunk found a parameter value not finite (__atomic_fetch_or) */
 } out_job;
 
@@ -209,7 +221,7 @@ static MUONREF_CLONES void out_chunk(void *ctx, size_t c)
   int bad = 0;
   muonref_pool_range(j->rows * j->cols, j->chunks, c, &lo, &hi);
   for (size_t i = lo; i < hi; i += PASS_CHUNK)
-    bad |= out_run(j->O + i, j->X + i, j->P + i, hi - i < PASS_CHUNK ? hi - i : PASS_CHUNK, j->k);
+    bad |= out_run(j->O + i, j->X + i, j->P + i, hi - i < PASS_CHUNK ? hi - i : PASS_CHUNK, j->k, j->what);
   if (bad)
     __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
 }
@@ -228,16 +240,16 @@ static MUONREF_CLONES void out_tr_chunk(void *ctx, size_t c)
       pass_prefetch_run(j->X + q * rows + i0, r);
     pass_tile_transpose_far(j->O + i0 * cols + j0, cols, j->X + j0 * rows + i0, rows, w, r);
     for (size_t i = i0; i < i0 + r; i++)
-      bad |= out_run(j->O + i * cols + j0, j->O + i * cols + j0, j->P + i * cols + j0, w, j->k);
+      bad |= out_run(j->O + i * cols + j0, j->O + i * cols + j0, j->P + i * cols + j0, w, j->k, j->what);
   }
   if (bad)
     __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
 }
 
-int muonref_stk_muon_output(float *O, const float *X, const float *P, size_t rows, size_t cols, int tr,
-                            const muonref_stk_muon *k)
+int muonref_stk_muon_output(float *Dst, const float *X, const float *P, size_t rows, size_t cols, int tr,
+                            const muonref_stk_muon *k, int what)
 {
-  out_job j = {O, X, P, rows, cols, muonref_pool_chunks(rows * cols, 1), k, 0};
+  out_job j = {Dst, X, P, rows, cols, muonref_pool_chunks(rows * cols, 1), k, what, 0};
   if (!tr) {
     muonref_pool_for(j.chunks, out_chunk, &j);
   } else {
@@ -249,6 +261,14 @@ int muonref_stk_muon_output(float *O, const float *X, const float *P, size_t row
       muonref_pool_for(tiles, out_tr_chunk, &j);
   }
   return !j.bad;
+}
+
+size_t muonref_stk_first_nonfinite(const float *x, size_t len)
+{
+  for (size_t j = 0; j < len; j++)
+    if (!isfinite(x[j]))
+      return j;
+  return len;
 }
 
 size_t muonref_stk_muon_param_first(const float *P, const float *O, size_t len, const muonref_stk_muon *k,
@@ -273,50 +293,6 @@ size_t muonref_stk_muon_range_first(const float *G, const float *M, size_t len, 
       return j;
   }
   return len;
-}
-
-/* ---- Muon: phase 2 ---- */
-
-MUONREF_INLINE void apply_run(float *P, float *M, const float *G, const float *O, size_t len,
-                              const muonref_stk_muon *k)
-{
-  size_t j = 0;
-  for (; !k->cautious && j + 4 <= len; j += 4) { /* cautious: the scalar loop does every element */
-    v4d g, mm, p, o;
-    load4d(&g, G + j);
-    load4d(&mm, M + j);
-    load4d(&p, P + j);
-    load4d(&o, O + j);
-    v4d m = k->mom_keep * mm + k->mom_grad * g;
-    v4d nw = k->decay * p - k->alpha * o;
-    store4d(M + j, &m);
-    store4d(P + j, &nw);
-  }
-  for (; j < len; j++) {
-    M[j] = (float)(k->mom_keep * (double)M[j] + k->mom_grad * (double)G[j]);
-    P[j] = muon_p1(k, P[j], O[j]);
-  }
-}
-
-typedef struct apply_job {
-  float *P, *M;
-  const float *G, *O;
-  size_t len, chunks;
-  const muonref_stk_muon *k;
-} apply_job;
-
-static MUONREF_CLONES void apply_chunk(void *ctx, size_t c)
-{
-  const apply_job *j = ctx;
-  size_t lo, hi;
-  muonref_pool_range(j->len, j->chunks, c, &lo, &hi);
-  apply_run(j->P + lo, j->M + lo, j->G + lo, j->O + lo, hi - lo, j->k);
-}
-
-void muonref_stk_muon_apply(float *P, float *M, const float *G, const float *O, size_t len, const muonref_stk_muon *k)
-{
-  apply_job j = {P, M, G, O, len, muonref_pool_chunks(len, 1), k};
-  muonref_pool_for(j.chunks, apply_chunk, &j);
 }
 
 /* ---- AdamW ---- */

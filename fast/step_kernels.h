@@ -53,25 +53,35 @@ typedef struct muonref_stk_adamw {
 /* Phase 1 of a Muon matrix: X <- R(fl32(U)) in the Newton-Schulz
  * orientation (tr == 0: X is (rows, cols); tr != 0: X is (cols, rows), U
  * transposed), R the bf16 rounding when bf16 != 0, from the gradient G and
- * the momentum M, both (rows, cols).  Returns the binary64 sum of the
- * squares of X added in X's index order (what muonref_fast_ns_loaded
- * takes).  Sets *bad to 1 when a gradient element is not finite or an
- * element of M' or V is not a finite binary32 value (|x| > FLT_MAX or NaN:
- * the step's range check), else leaves it.  Writes X only. */
-double muonref_stk_muon_input(float *X, const float *G, const float *M, size_t rows, size_t cols, int tr, int bf16,
-                              const muonref_stk_muon *k, int *bad);
+ * the momentum M, both (rows, cols); Mn (rows, cols) <- fl32(M'), the new
+ * momentum, in the same pass (phase 2 then only swaps the buffers).
+ * Returns the binary64 sum of the squares of X added in X's index order
+ * (what muonref_fast_ns_loaded takes).  Sets *bad to 1 when a gradient
+ * element is not finite or an element of M' or V is not a finite binary32
+ * value (|x| > FLT_MAX or NaN: the step's range check), else leaves it.
+ * Writes X and Mn only. */
+double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, size_t rows, size_t cols, int tr,
+                              int bf16, const muonref_stk_muon *k, int *bad);
 
-/* The end of phase 1: O (rows, cols) <- the Newton-Schulz result X (the
+/* What muonref_stk_muon_output stores. */
+enum {
+  MUONREF_STK_UPDATE = 0, /* O: the update after the bf16 products (for a pass that still changes it) */
+  MUONREF_STK_PARAM = 1   /* the new parameter fl32(P'), P' = decay P - alpha O (phase 2 copies it) */
+};
+
+/* The end of phase 1: Dst (rows, cols) <- the Newton-Schulz result X (the
  * layout of muonref_stk_muon_input: X^T when tr) with the bf16 products of
- * k, and a check of the parameter P (rows, cols) against it.  Returns 1
- * when every decay P - alpha O rounds to a finite binary32 value, else 0
- * (muonref_stk_muon_param_first says where).  Writes O only. */
-int muonref_stk_muon_output(float *O, const float *X, const float *P, size_t rows, size_t cols, int tr,
-                            const muonref_stk_muon *k);
+ * k, as the update O (what == MUONREF_STK_UPDATE) or as the new parameter
+ * fl32(P') from the parameter P (rows, cols) (what == MUONREF_STK_PARAM).
+ * Dst may be X when tr == 0.  Returns 1 when every new parameter value
+ * rounds to a finite binary32 value, else 0 (muonref_stk_first_nonfinite
+ * on a MUONREF_STK_PARAM result, muonref_stk_muon_param_first on an
+ * update, say where).  Writes Dst only. */
+int muonref_stk_muon_output(float *Dst, const float *X, const float *P, size_t rows, size_t cols, int tr,
+                            const muonref_stk_muon *k, int what);
 
-/* Phase 2 of a Muon parameter of len elements: M <- fl32(M'), P <- fl32(P'). */
-void muonref_stk_muon_apply(float *P, float *M, const float *G, const float *O, size_t len,
-                            const muonref_stk_muon *k);
+/* The first j < len with x[j] Inf or NaN, or len. */
+size_t muonref_stk_first_nonfinite(const float *x, size_t len);
 
 /* Phase 1 of an AdamW parameter: 1 when its step would go wrong (a gradient
  * element not finite, v' beyond FLT_MAX, a parameter value that rounds to
@@ -90,8 +100,9 @@ size_t muonref_stk_muon_range_first(const float *G, const float *M, size_t len, 
 size_t muonref_stk_adamw_range_first(const float *v, const float *G, size_t len, const muonref_stk_adamw *k);
 
 /* The first element j < len whose new parameter value is Inf or NaN, that
- * value in *value, or len: for a Muon parameter from its output O
- * (muonref_stk_muon_output's), for an AdamW one from its state. */
+ * value in *value, or len: for a Muon parameter from its update O
+ * (muonref_stk_muon_output's MUONREF_STK_UPDATE), for an AdamW one from
+ * its state. */
 size_t muonref_stk_muon_param_first(const float *P, const float *O, size_t len, const muonref_stk_muon *k,
                                     float *value);
 size_t muonref_stk_adamw_param_first(const float *P, const float *m, const float *v, const float *G, size_t len,

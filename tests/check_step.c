@@ -646,7 +646,7 @@ START_TEST(fused_passes_match_the_definition)
   tu_rng rng = {tu_seed(11) + (uint64_t)_i};
   float *G = malloc(n * 4), *M = malloc(n * 4), *P = malloc(n * 4), *X = malloc(n * 4), *Xd = malloc(n * 4),
         *O = malloc(n * 4), *Od = malloc(n * 4), *V = malloc(n * 4), *Md = malloc(n * 4), *Pd = malloc(n * 4),
-        *Vd = malloc(n * 4);
+        *Vd = malloc(n * 4), *Mn = malloc(n * 4), *Pn = malloc(n * 4);
   for (int cv = 0; cv < 18; cv++) { /* every variant plain, with cautious_wd, with the strict mask */
     int variant = cv % 6, cautious = cv / 6, bf = variant & 1, nf = variant / 2;
     tu_fill_normal(&rng, G, n, 1.0);
@@ -663,11 +663,12 @@ START_TEST(fused_passes_match_the_definition)
                           {(double)0.2f, (double)1.7f}, 0.999, 0.02, cautious};
     /* input: X and its norm */
     int bad = 0, bad_d = 0;
-    double ss = muonref_stk_muon_input(X, G, M, r, c, tr, bf, &k, &bad), ss_d = 0.0;
+    double ss = muonref_stk_muon_input(X, Mn, G, M, r, c, tr, bf, &k, &bad), ss_d = 0.0;
     for (size_t i = 0; i < r; i++)
       for (size_t j = 0; j < c; j++) {
         double g = G[i * c + j], m = k.mom_keep * (double)M[i * c + j] + k.mom_grad * g;
         double v = k.in_grad * g + k.in_mom * m;
+        Md[i * c + j] = (float)m;
         bad_d |= !isfinite(g) || !(fabs(m) <= FLT_MAX) || !(fabs(v) <= FLT_MAX);
         float u = (float)(k.nesterov ? v : m);
         Xd[tr ? j * r + i : i * c + j] = bf ? muonref_bf16_round(u) : u;
@@ -675,6 +676,7 @@ START_TEST(fused_passes_match_the_definition)
     for (size_t q = 0; q < n; q++)
       ss_d += (double)Xd[q] * (double)Xd[q];
     ck_assert_msg(same_or_nan(X, Xd, n), "input (%zu, %zu) variant %d", r, c, variant);
+    ck_assert_msg(same_or_nan(Mn, Md, n), "new momentum (%zu, %zu) variant %d", r, c, variant);
     ck_assert_msg(memcmp(&ss, &ss_d, sizeof ss) == 0 || (isnan(ss) && isnan(ss_d)), "norm (%zu, %zu)", r, c);
     ck_assert_int_eq(bad, bad_d);
     if (n >= 64) /* the specials do not overwrite each other: the flag must be raised */
@@ -682,8 +684,9 @@ START_TEST(fused_passes_match_the_definition)
     if (cautious) /* zeros in the update: where cautious_wd and the strict mask differ */
       for (size_t q = 0; q < n; q += 7)
         X[q] = Xd[q] = 0.0f;
-    /* output: O with the bf16 products, the parameter's check */
-    int ok = muonref_stk_muon_output(O, X, P, r, c, tr, &k), ok_d = 1;
+    /* output: O with the bf16 products, or the new parameter; the parameter's check */
+    int ok = muonref_stk_muon_output(O, X, P, r, c, tr, &k, MUONREF_STK_UPDATE), ok_d = 1;
+    int okp = muonref_stk_muon_output(Pn, X, P, r, c, tr, &k, MUONREF_STK_PARAM);
     for (size_t i = 0; i < r; i++)
       for (size_t j = 0; j < c; j++) {
         float o = Xd[tr ? j * r + i : i * c + j];
@@ -691,16 +694,20 @@ START_TEST(fused_passes_match_the_definition)
           o = muonref_bf16_round_double(k.factor[f] * (double)o);
         Od[i * c + j] = o;
         double dj = cautious_decay(cautious, k.decay, P[i * c + j], o);
-        ok_d &= isfinite((float)(dj * (double)P[i * c + j] - k.alpha * (double)o));
+        Pd[i * c + j] = (float)(dj * (double)P[i * c + j] - k.alpha * (double)o);
+        ok_d &= isfinite(Pd[i * c + j]);
       }
     ck_assert_msg(same_or_nan(O, Od, n), "output (%zu, %zu) variant %d", r, c, variant);
+    ck_assert_msg(same_or_nan(Pn, Pd, n), "new parameter (%zu, %zu) variant %d", r, c, variant);
     ck_assert_int_eq(ok, ok_d);
+    ck_assert_int_eq(okp, ok_d);
     float nw = 0.0f;
     size_t first = muonref_stk_muon_param_first(P, O, n, &k, &nw), first_d = n;
     for (size_t j = 0; j < n && first_d == n; j++)
       if (!isfinite((float)(cautious_decay(cautious, k.decay, P[j], O[j]) * (double)P[j] - k.alpha * (double)O[j])))
         first_d = j;
     ck_assert_uint_eq(first, first_d);
+    ck_assert_uint_eq(muonref_stk_first_nonfinite(Pn, n), first_d);
     first_d = n;
     for (size_t j = 0; j < n && first_d == n; j++) {
       double m = k.mom_keep * (double)M[j] + k.mom_grad * (double)G[j];
@@ -708,14 +715,6 @@ START_TEST(fused_passes_match_the_definition)
         first_d = j;
     }
     ck_assert_uint_eq(muonref_stk_muon_range_first(G, M, n, &k), first_d);
-    /* phase 2 */
-    memcpy(Md, M, n * 4), memcpy(Pd, P, n * 4);
-    muonref_stk_muon_apply(P, M, G, O, n, &k);
-    for (size_t j = 0; j < n; j++) {
-      Md[j] = (float)(k.mom_keep * (double)Md[j] + k.mom_grad * (double)G[j]);
-      Pd[j] = (float)(cautious_decay(cautious, k.decay, Pd[j], O[j]) * (double)Pd[j] - k.alpha * (double)O[j]);
-    }
-    ck_assert(same_or_nan(M, Md, n) && same_or_nan(P, Pd, n));
     /* AdamW: eps 0 with zero moments gives the zero denominator (no move) */
     muonref_stk_adamw a = {0.9, 0.1, 0.95, 0.05, sqrt(1 - 0.95 * 0.95), variant == 5 ? 0.0 : 1e-8, 0.01 / 0.19,
                            0.998, variant >= 3, 0.9, 0.1, cautious};
@@ -746,7 +745,7 @@ START_TEST(fused_passes_match_the_definition)
     ck_assert_msg(same_or_nan(P, Pd, n) && same_or_nan(M, Md, n) && same_or_nan(V, Vd, n), "adamw (%zu, %zu) %d",
                   r, c, variant);
   }
-  free(G), free(M), free(P), free(X), free(Xd), free(O), free(Od), free(V), free(Md), free(Pd), free(Vd);
+  free(G), free(M), free(P), free(X), free(Xd), free(O), free(Od), free(V), free(Md), free(Pd), free(Vd), free(Mn), free(Pn);
 }
 END_TEST
 
