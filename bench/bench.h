@@ -74,6 +74,11 @@ void bench_naive_ns(float *out, const float *in, size_t rows, size_t cols, const
  * uses it), fp32, and bf16 with oneDNN disabled (ATen's own bf16 matmul). */
 enum { TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE, TORCH_KINDS };
 
+enum {
+  BENCH_PAIRS = 16,         /* paired (bf16 NS, step) runs for step / NS, the rounds' included */
+  BENCH_PAIR_BUDGET_S = 15  /* seconds a case may spend on the extra pairs (within the deadline) */
+};
+
 /* Measured figures of one case (seconds: the median over the runs of the
  * whole case, each matrix once per run; -1 where not measured). */
 typedef struct bench_result {
@@ -82,6 +87,9 @@ typedef struct bench_result {
   int runs;              /* timed runs of each of ours and the naive baseline */
   double naive_s, bf16_s, fp32_s, step_s;
   double bf16_blas_s;    /* our bf16 forced onto OpenBLAS (bf16_s: native bf16 where usable) */
+  double step_over_ns;   /* the median over `pairs` paired runs of step time / bf16 NS time, each pair
+                            run back to back (a slow spell of the machine falls on both of a pair) */
+  int pairs;             /* the runs' rounds and the extra (NS, step) pairs after them */
   double torch_s[TORCH_KINDS]; /* indexed by TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE */
   double fp32_vs_naive;  /* max over distinct shapes of ||ours fp32 - naive||_F / ||naive||_F */
   size_t ns_work_bytes;  /* muonref_ns_workspace_floats of the largest matrix, bytes */

@@ -143,7 +143,8 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
       fprintf(f, "   %7s", "-");
     else
       fprintf(f, "   %7.3f", ob);
-    ratio(f, r->bf16_blas_s, r->naive_s), ratio(f, r->step_s, r->bf16_s);
+    ratio(f, r->bf16_blas_s, r->naive_s);
+    fprintf(f, "   %7.3f (%d pairs)", r->step_over_ns, r->pairs);
     fputc('\n', f);
   }
   fprintf(f, "\n%-12s %14s %14s %12s\n", "case", "NS work KiB", "opt work KiB", "fp32-naive");
@@ -174,7 +175,8 @@ static double div_or_neg(double a, double b) { return a < 0 || b <= 0 ? -1 : a /
 
 static void json_case(FILE *f, const bench_case *c, const bench_result *r, const bench_meta *m)
 {
-  fprintf(f, "{\"name\": \"%s\", \"matrices\": %zu, \"runs\": %d, ", c->name, c->n, r->runs);
+  fprintf(f, "{\"name\": \"%s\", \"matrices\": %zu, \"runs\": %d, \"step_pairs\": %d, ", c->name, c->n, r->runs,
+          r->pairs);
   num(f, "gflop", r->flops * 1e-9, 1);
   fprintf(f, "\"ns_workspace_bytes\": %zu, \"optimizer_workspace_bytes\": %zu, ", r->ns_work_bytes,
           r->opt_work_bytes);
@@ -196,7 +198,7 @@ static void json_case(FILE *f, const bench_case *c, const bench_result *r, const
   num(f, "bf16_over_naive", div_or_neg(r->bf16_s, r->naive_s), 1);
   num(f, "bf16_blas_over_naive", div_or_neg(r->bf16_blas_s, r->naive_s), 1);
   num(f, "bf16_over_torch_bf16", div_or_neg(r->bf16_s, r->torch_s[TORCH_BF16]), 1);
-  num(f, "step_over_bf16", div_or_neg(r->step_s, r->bf16_s), 1);
+  num(f, "step_over_bf16", r->step_over_ns, 1); /* the median of paired runs (bench.h) */
   num(f, "fp32_over_naive", div_or_neg(r->fp32_s, r->naive_s), 1);
   num(f, "step_over_naive", div_or_neg(r->step_s, r->naive_s), 1);
   num(f, "torch_bf16_over_bf16", div_or_neg(r->torch_s[TORCH_BF16], r->bf16_s), 1);
@@ -301,11 +303,13 @@ void bench_print_markdown(FILE *f, const bench_case *cases, const bench_result *
     md_ratio(f, div_or_neg(r->bf16_s, r->naive_s));
     md_ratio(f, bound(r));
     md_ratio(f, m->native ? of_bound(r, r->bf16_blas_s, r->naive_s) : of_bound(r, r->bf16_s, r->naive_s));
-    md_ratio(f, div_or_neg(r->step_s, r->bf16_s));
+    md_ratio(f, r->step_over_ns);
     fputc('\n', f);
   }
   fprintf(f, "\n- step: a whole `muonref_optimizer_step` over the case (profile nemo, bf16; Muon on the matrices, AdamW "
-             "on the vectors), against our bf16 Newton-Schulz of its matrices (NS).\n");
+             "on the vectors), against our bf16 Newton-Schulz of its matrices (NS); step / NS: the median of the "
+             "ratios of %d paired runs (NS then step, back to back: the runs' rounds and extra pairs, at most %d s a "
+             "case).\n", BENCH_PAIRS, BENCH_PAIR_BUDGET_S);
   fprintf(f, "- bound: %s. of bound: bf16 / naive over the bound%s (1.0: at it).\n", bound_kind(m),
           m->native ? " for the BLAS column" : "");
   fprintf(f, "- flop model: %s.\n", FLOP_MODEL);

@@ -99,6 +99,39 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
   return MUONREF_OK;
 }
 
+/* *ratio <- the median of step / bf16 NS over the rounds' times and extra
+ * (NS, step) pairs run after them (up to BENCH_PAIRS in all, while they fit in
+ * BENCH_PAIR_BUDGET_S and before `deadline`); *pairs <- how many.  On the
+ * project's 2-core machines a run of a case varies by 10 % or more from one
+ * run to the next, while the two runs of a pair share the machine's state:
+ * the ratio of the medians of a case's few runs wandered (the 12-layer set:
+ * 1.42 from its one run on 2026-12-02, where 25 paired runs of its two
+ * shapes gave 1.01 and 1.02), the median of paired ratios much less. */
+static int step_pairs(const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt,
+                      double t_ns[], double t_step[], int k, double deadline, double *ratio, int *pairs,
+                      muonref_error *err)
+{
+  double r[BENCH_PAIRS], start = bench_now();
+  int n = 0;
+  for (; n < k && n < BENCH_PAIRS; n++)
+    r[n] = t_step[n] / t_ns[n];
+  while (n < BENCH_PAIRS) {
+    double pair = t_ns[0] + t_step[0], now = bench_now();
+    if (now + pair - start > BENCH_PAIR_BUDGET_S || (deadline > 0 && now + pair > deadline))
+      break;
+    double t0 = bench_now();
+    if (run_once(OURS_BF16, c, b, o, opt, err))
+      return err->status;
+    double t1 = bench_now();
+    if (run_once(STEP, c, b, o, opt, err))
+      return err->status;
+    r[n++] = (bench_now() - t1) / (t1 - t0);
+  }
+  *ratio = bench_median(r, (size_t)n);
+  *pairs = n;
+  return 0;
+}
+
 /* slot[im] <- median seconds of the timed runs of implementation im, after
  * `warmup` runs of each.  The implementations take turns run by run, so
  * that a slow spell of a noisy machine falls on all of them alike and the
@@ -107,7 +140,8 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
  * deadline), but always times one round; *runs gets the rounds timed.
  * Returns 0, or the error status. */
 static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, muonref_optimizer *opt, int warmup,
-                      int reps, double deadline, double *slot[N_IMPL], int *runs, muonref_error *err)
+                      int reps, double deadline, double *slot[N_IMPL], int *runs, bench_result *res,
+                      muonref_error *err)
 {
   double t[N_IMPL][64];
   reps = reps > 64 ? 64 : reps;
@@ -129,10 +163,11 @@ static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, mu
     if (deadline > 0 && bench_now() + round > deadline)
       break;
   }
-  for (int im = NAIVE; im < N_IMPL; im++)
-    *slot[im] = bench_median(t[im], (size_t)k);
   *runs = k;
-  return 0;
+  int st = step_pairs(c, b, o, opt, t[OURS_BF16], t[STEP], k, deadline, &res->step_over_ns, &res->pairs, err);
+  for (int im = NAIVE; im < N_IMPL; im++) /* after step_pairs: bench_median sorts */
+    *slot[im] = bench_median(t[im], (size_t)k);
+  return st;
 }
 
 /* max over the case's distinct shapes of ||ours fp32 - naive||_F / ||naive||_F. */
@@ -198,7 +233,7 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
   if (!st) {
     r->opt_work_bytes = muonref_optimizer_workspace_floats(opt) * sizeof(float);
     double *slot[] = {&r->naive_s, &r->bf16_s, &r->fp32_s, &r->step_s, &r->bf16_blas_s};
-    st = time_impls(c, &b, &o, opt, warmup, reps, deadline, slot, &r->runs, err);
+    st = time_impls(c, &b, &o, opt, warmup, reps, deadline, slot, &r->runs, r, err);
   }
   if (!st)
     r->fp32_vs_naive = fp32_vs_naive(c, &b, &o);

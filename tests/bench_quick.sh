@@ -67,6 +67,11 @@ for c in d.get("cases", []):
         v = c.get("seconds", {}).get(k)
         if not isinstance(v, (int, float)) or v <= 0:
             fails.append("%s: seconds.%s = %r is not a positive number" % (where, k, v))
+    pairs, rs = c.get("step_pairs"), c.get("ratios", {}).get("step_over_bf16")
+    if not (isinstance(pairs, int) and 1 <= pairs <= 16 and pairs >= min(c.get("runs", 0), 16)):
+        fails.append("%s: step_pairs = %r is not from min(runs, 16) (runs %r) to 16" % (where, pairs, c.get("runs")))
+    if not (isinstance(rs, (int, float)) and rs > 0):
+        fails.append("%s: ratios.step_over_bf16 = %r is not a positive number" % (where, rs))
     if not c.get("fp32_vs_naive_rel_err", 1) < 1e-4:
         fails.append("%s: fp32 differs from the naive fp32 baseline by %r" % (where, c.get("fp32_vs_naive_rel_err")))
 need(d.get("torch", {}), ["measured", "note", "peak_rss_kib"], "torch")
