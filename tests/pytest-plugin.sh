@@ -106,10 +106,11 @@ done <"$work/ema.fails"
 [ $nf -gt 0 ] && [ $nf -eq "$(wc -l <"$work/ema.fails")" ] && echo "ok: $nf failed items carry the judge's message" ||
   fail "only $nf of $(wc -l <"$work/ema.fails") FAIL lines found as failed items"
 
-# 2b. --lf: a second run with the cache reruns exactly the failed cases
+# 2b. --lf: a second run with the cache reruns exactly the failed cases; the cache in $work (pytest's
+# default, the rootdir, is vectors/nemo: a .pytest_cache there made gen-reproducible.sh's diff -r fail)
 mkdir -p "$work/lf"
 lf_run() { (cd "$work/lf" && PYTHONPATH="$srcdir/vectors/drivers" MUONREF="$muonref" \
-  "$python" -m pytest -p no:muonref -p pytest_muonref -q "$@" \
+  "$python" -m pytest -p no:muonref -p pytest_muonref -o cache_dir="$work/lf/.cache" -q "$@" \
   --muonref-optimizer="$srcdir/tests/torch_nemo_port_faulty_ema.py:Muon" "$srcdir/vectors/nemo/nemo_momentum.json") >"$work/lf.out" 2>&1; }
 lf_run; nfail=$(sed -n 's/^\([0-9]*\) failed.*/\1/p' "$work/lf.out" | tail -n 1)
 lf_run --lf
