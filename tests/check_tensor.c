@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lapacke.h>
 #include "../vectors/judge.h"
+#include "../vectors/singular_values.h"
 #include "../vectors/tensor.h"
 #include "testutil.h"
 
@@ -118,6 +120,60 @@ START_TEST(judge_flags_result_side_errors)
 }
 END_TEST
 
+/* vectors/singular_values.c against an independent implementation
+ * (LAPACKE_dgesdd) on Gaussian and rank-deficient matrices of the vectors'
+ * shapes, and exactly where the answer is known: orthogonal columns (no
+ * rotation: the column norms), a power-of-two scale (the same bits
+ * scaled), non-finite input refused, the input left unchanged. */
+START_TEST(singular_values_match_lapack_and_known_values)
+{
+  static const size_t SH[][2] = {{1, 1}, {1, 7}, {7, 1}, {16, 16}, {16, 40}, {40, 16}, {64, 24}, {3, 17}, {8, 12}};
+  tu_rng rng = {tu_seed(23)};
+  for (size_t k = 0; k < sizeof SH / sizeof SH[0]; k++) {
+    size_t r = SH[k][0], c = SH[k][1], n = r * c, m = r < c ? r : c;
+    double *a = malloc(n * sizeof *a), *a0 = malloc(n * sizeof *a), *l = malloc(n * sizeof *a);
+    double *s = malloc(m * sizeof *s), *sl = malloc(m * sizeof *s), *s2 = malloc(m * sizeof *s);
+    for (size_t i = 0; i < n; i++)
+      a[i] = tu_normal(&rng);
+    memcpy(a0, a, n * sizeof *a);
+    if (k == 8) /* rank 2: the sum of two outer products */
+      for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++)
+          a[i * c + j] = a0[i] * a0[j] - 0.5 * a0[r + i] * a0[2 * r + j];
+    memcpy(a0, a, n * sizeof *a), memcpy(l, a, n * sizeof *a);
+    ck_assert_int_eq(muonref_singular_values(a, r, c, s), 0);
+    ck_assert(memcmp(a, a0, n * sizeof *a) == 0);
+    ck_assert_int_eq((int)LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'N', (lapack_int)r, (lapack_int)c, l, (lapack_int)c, sl,
+                                         NULL, (lapack_int)r, NULL, (lapack_int)c), 0);
+    for (size_t q = 0; q < m; q++) {
+      ck_assert_msg(fabs(s[q] - sl[q]) <= 1e-13 * sl[0], "(%zu, %zu) sv %zu: %.17g, LAPACK %.17g", r, c, q, s[q], sl[q]);
+      ck_assert(q == 0 || s[q] <= s[q - 1]);
+    }
+    if (k == 8)
+      ck_assert(s[2] <= 1e-13 * s[0]);
+    for (size_t i = 0; i < n; i++)
+      a[i] = ldexp(a0[i], 600);
+    ck_assert_int_eq(muonref_singular_values(a, r, c, s2), 0);
+    for (size_t q = 0; q < m; q++)
+      ck_assert(s2[q] == ldexp(s[q], 600));
+    a[n / 2] = NAN;
+    s2[0] = -1.0;
+    ck_assert_int_eq(muonref_singular_values(a, r, c, s2), 1);
+    ck_assert(s2[0] == -1.0);
+    free(a), free(a0), free(l), free(s), free(sl), free(s2);
+  }
+  /* orthogonal columns: (3, 4) with columns 3 e0, -5 e1, 0.5 e2 and 0; a 4x4 Hadamard matrix (all 2) */
+  double d[12] = {3, 0, 0, 0, 0, -5, 0, 0, 0, 0, 0.5, 0}, h[16] = {1, 1, 1, 1, 1, -1, 1, -1, 1, 1, -1, -1, 1, -1, -1, 1};
+  double sd[3], sh[4];
+  ck_assert_int_eq(muonref_singular_values(d, 3, 4, sd), 0);
+  ck_assert(sd[0] == 5.0 && sd[1] == 3.0 && sd[2] == 0.5);
+  ck_assert_int_eq(muonref_singular_values(h, 4, 4, sh), 0);
+  for (int q = 0; q < 4; q++)
+    ck_assert(sh[q] == 2.0);
+}
+END_TEST
+
+
 int main(void)
 {
   Suite *s = suite_create("tensor");
@@ -125,6 +181,7 @@ int main(void)
   tcase_add_test(t, f32_round_trip_exact);
   tcase_add_test(t, f64_and_bf16_round_trip);
   tcase_add_test(t, judge_flags_result_side_errors);
+  tcase_add_test(t, singular_values_match_lapack_and_known_values);
   tcase_add_test(t, bf16_signalling_nan_survives);
   tcase_add_loop_test(t, malformed_tensors_are_named, 0, (int)(sizeof BAD / sizeof BAD[0]));
   suite_add_tcase(s, t);

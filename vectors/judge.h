@@ -39,8 +39,9 @@ int muonref_judge(const json_t *test, const char *kind, const json_t *result, mu
                   muonref_verdict *v, const char *where, muonref_error *err);
 
 /* Singular values (descending) of the 2-D tensor t into s (min(rows, cols)
- * doubles), by LAPACKE_dgesdd on a binary64 copy.  Returns 0, -1 when out
- * of memory, or LAPACK's info. */
+ * doubles), by muonref_singular_values (vectors/singular_values.h: the same
+ * bits on every CPU) on a binary64 copy.  Returns 0, -1 when out of
+ * memory, 1 when t holds Inf or NaN. */
 struct muonref_tensor;
 int muonref_tensor_singular_values(const struct muonref_tensor *t, double *s);
 
