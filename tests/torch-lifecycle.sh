@@ -40,11 +40,8 @@ add() {
   shift 5
   # assign is the driver's default lifecycle: left out, the line is the cross matrix's raw run of
   # the port over its profile, which MUONREF_PLAN_CACHE then gives without running it again (tests/plan.sh)
-  if [ "$lc" = assign ]; then
-    plan_add "$name" -q --mode raw --optimizer "$port" --adapter "$adapter" --ns-format "$nsf" "$@"
-  else
-    plan_add "$name" -q --mode raw --lifecycle "$lc" --optimizer "$port" --adapter "$adapter" --ns-format "$nsf" "$@"
-  fi
+  lcopt=; [ "$lc" = assign ] || lcopt="--lifecycle $lc"  # one word each: the lifecycles' names
+  plan_add "$name" -q --mode raw $lcopt --optimizer "$port" --adapter "$adapter" --ns-format "$nsf" "$@"
 }
 # run NAME VECTORS...: judge the run's results into $work/NAME.out, exit in $rc (99: the driver failed);
 # without the diagnosis: the raw runs fail by this platform's bf16, what is compared is the FAIL lines and

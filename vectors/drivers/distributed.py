@@ -221,6 +221,11 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
+def result_path(work: str, rank: int, idx: int) -> str:
+    """Where rank `rank` writes its results of case idx (whole: torch.save to a .tmp, then os.replace)."""
+    return os.path.join(work, f'r{rank}.{idx}.pt')
+
+
 def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work: str, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -249,9 +254,9 @@ def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work:
                 with open(progress, 'w') as f:
                     f.write(f"{idx} {os.path.basename(path)}#{case.get('tcId')}\n")
                 out = runner.run_case(kind, case)
-                tmp = os.path.join(work, f'r{rank}.{idx}.pt.tmp')
+                tmp = result_path(work, rank, idx) + '.tmp'
                 torch.save(out, tmp)
-                os.replace(tmp, os.path.join(work, f'r{rank}.{idx}.pt'))
+                os.replace(tmp, result_path(work, rank, idx))
         dist.barrier()
         dist.destroy_process_group()
     except BaseException:  # the driver reads why from here
@@ -334,15 +339,19 @@ class Ranks:
                     pass
             sig = signal.SIGKILL
 
+    def result_path(self, r: int, idx: int) -> str:
+        """Where rank r writes its results of case idx (rank_main's os.replace)."""
+        return os.path.join(self.work, f'r{r}.{idx}.pt')
+
     def rank_cases(self, r: int, n_cases: int) -> int:
         """How many cases rank r wrote its results of, counted from the first."""
         k = 0
-        while k < n_cases and os.path.exists(os.path.join(self.work, f'r{r}.{k}.pt')):
+        while k < n_cases and os.path.exists(self.result_path(r, k)):
             k += 1
         return k
 
     def done(self, idx: int) -> bool:
-        return all(os.path.exists(os.path.join(self.work, f'r{r}.{idx}.pt')) for r in range(self.world_size))
+        return all(os.path.exists(self.result_path(r, idx)) for r in range(self.world_size))
 
     def running(self) -> str:
         out = []
@@ -390,10 +399,11 @@ class Ranks:
                     # others' errors (a peer gone from a collective: "Connection reset by peer") follow
                     # from it, so it is named as the cause (a port calling os._exit(0) in every rank
                     # raced the others' collectives and was reported as their failure)
-                    early = [q for q, d in enumerate(codes) if d == 0 and self.rank_cases(q, n_cases) < n_cases]
+                    early = [(q, k) for q, d in enumerate(codes) if d == 0
+                             for k in [self.rank_cases(q, n_cases)] if k < n_cases]
                     if early:
-                        q = early[0]
-                        why = (f"rank {q} exited with status 0 after {self.rank_cases(q, n_cases)} of {n_cases} cases: "
+                        q, k = early[0]
+                        why = (f"rank {q} exited with status 0 after {k} of {n_cases} cases: "
                                f"the port ended its rank processes (os._exit, a signal handler) before the run was "
                                f"done; then {why}")
                     return finished, why
@@ -405,7 +415,7 @@ class Ranks:
             time.sleep(0.05)
 
     def outputs(self, idx: int) -> List[Dict[str, Any]]:
-        return [torch.load(os.path.join(self.work, f'r{r}.{idx}.pt')) for r in range(self.world_size)]
+        return [torch.load(self.result_path(r, idx)) for r in range(self.world_size)]
 
     def cleanup(self) -> None:
         import shutil

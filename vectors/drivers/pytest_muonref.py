@@ -135,10 +135,16 @@ def pytest_report_header(config):
     if default:
         given = config.getoption('muonref_vectors') or config.getoption('muonref_profile')
         lines.append(f"muonref: vectors {default} ({'given' if given else 'the default profile nemo: --muonref-profile NAME picks another'})")
-    adapter = config.getoption('muonref_adapter') or config.getoption('muonref_profile')
+    adapter = _adapter(config)
     if not config.getoption('muonref_results'):
         lines.append("muonref: adapter " + (adapter or "the vector files' profile's (the driver's default)"))
     return lines
+
+
+def _adapter(config):
+    """The adapter the driver is given: --muonref-adapter, else --muonref-profile's name, else None (the
+    driver then takes the vector files' own profile's)."""
+    return config.getoption('muonref_adapter') or config.getoption('muonref_profile')
 
 
 def _is_vector_file(path) -> bool:
@@ -264,7 +270,7 @@ class Run:
             report = os.path.join(work, 'junit.xml')
             if not config.getoption('muonref_results'):
                 # no --adapter unless one was given: the driver takes the vector files' own profile's
-                adapter = config.getoption('muonref_adapter') or config.getoption('muonref_profile')
+                adapter = _adapter(config)
                 argv = [sys.executable, DRIVER, '--quiet', '--optimizer', config.getoption('muonref_optimizer')]
                 argv += ['--adapter', adapter] if adapter else []
                 argv += ['--ns-format', config.getoption('muonref_ns_format'), '--out', results]
