@@ -308,8 +308,8 @@ void bench_print_markdown(FILE *f, const bench_case *cases, const bench_result *
   }
   fprintf(f, "\n- step: a whole `muonref_optimizer_step` over the case (profile nemo, bf16; Muon on the matrices, AdamW "
              "on the vectors), against our bf16 Newton-Schulz of its matrices (NS); step / NS: the median of the "
-             "ratios of %d paired runs (NS then step, back to back: the runs' rounds and extra pairs, at most %d s a "
-             "case).\n", BENCH_PAIRS, BENCH_PAIR_BUDGET_S);
+             "ratios of up to %d paired runs (NS then step, back to back: the runs' rounds and extra pairs, at most %d s "
+             "a case, %d s a set).\n", BENCH_PAIRS, BENCH_PAIR_BUDGET_S, BENCH_SET_PAIR_BUDGET_S);
   fprintf(f, "- bound: %s. of bound: bf16 / naive over the bound%s (1.0: at it).\n", bound_kind(m),
           m->native ? " for the BLAS column" : "");
   fprintf(f, "- flop model: %s.\n", FLOP_MODEL);

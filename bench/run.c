@@ -101,7 +101,8 @@ static int run_once(enum impl im, const bench_case *c, bufs *b, const muonref_op
 
 /* *ratio <- the median of step / bf16 NS over the rounds' times and extra
  * (NS, step) pairs run after them (up to BENCH_PAIRS in all, while they fit in
- * BENCH_PAIR_BUDGET_S and before `deadline`); *pairs <- how many.  On the
+ * BENCH_PAIR_BUDGET_S, BENCH_SET_PAIR_BUDGET_S for a set, and before
+ * `deadline`); *pairs <- how many.  On the
  * project's 2-core machines a run of a case varies by 10 % or more from one
  * run to the next, while the two runs of a pair share the machine's state:
  * the ratio of the medians of a case's few runs wandered (the 12-layer set:
@@ -111,13 +112,13 @@ static int step_pairs(const bench_case *c, bufs *b, const muonref_options *o, mu
                       double t_ns[], double t_step[], int k, double deadline, double *ratio, int *pairs,
                       muonref_error *err)
 {
-  double r[BENCH_PAIRS], start = bench_now();
+  double r[BENCH_PAIRS], start = bench_now(), budget = c->n > 1 ? BENCH_SET_PAIR_BUDGET_S : BENCH_PAIR_BUDGET_S;
   int n = 0;
   for (; n < k && n < BENCH_PAIRS; n++)
     r[n] = t_step[n] / t_ns[n];
   while (n < BENCH_PAIRS) {
     double pair = t_ns[0] + t_step[0], now = bench_now();
-    if (now + pair - start > BENCH_PAIR_BUDGET_S || (deadline > 0 && now + pair > deadline))
+    if (now + pair - start > budget || (deadline > 0 && now + pair > deadline))
       break;
     double t0 = bench_now();
     if (run_once(OURS_BF16, c, b, o, opt, err))

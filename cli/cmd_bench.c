@@ -44,9 +44,10 @@ static const char USAGE[] =
   "        12 s a run for 1024x1024); --reps 5 (single shapes, after 1 warm-up);\n"
   "        --set-reps 2 (sets, no warm-up: the single shapes before warm the library up);\n"
   "        --torch-reps 3 (after a warm-up on the case's first matrix);\n"
-  "        --time-budget 200: seconds for our timings (PyTorch comes after); a case takes fewer\n"
-  "        runs (at least one) rather than overrun it, so that the default bench ends within\n"
-  "        5 minutes on a loaded 2-core machine.  The runs taken are reported.\n"
+  "        --time-budget 300: seconds for our timings (PyTorch comes after); a case takes fewer\n"
+  "        runs (at least one) and fewer paired (NS, step) runs for step / NS (up to 16, at most\n"
+  "        15 s a case, 90 s a set) rather than overrun it, so that the default bench ends\n"
+  "        within 7 minutes on a 2-core machine.  The runs and pairs taken are reported.\n"
   "  --quick: 64x256, 256x64 and 2 layers of d = 32, 3 runs (sets 2), no PyTorch unless a\n"
   "        --torch-*-shapes option asks for it.\n";
 
@@ -74,7 +75,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-  *a = (args){0, 0, 0, 0, 5, 2, 3, 200, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
+  *a = (args){0, 0, 0, 0, 5, 2, 3, 300, NULL, {NULL, NULL, NULL}, MUONREF_PYTHON, NULL};
   int reps_set = 0, set_reps_set = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
