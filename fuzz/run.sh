@@ -30,7 +30,7 @@ grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
 srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/checks.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
   core/output.c core/option_fields.c core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   fast/pool.c fast/step_kernels.c
-  vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/validate.c vectors/escape.c vectors/release.c vectors/files.c study/set.c
+  vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/singular_values.c vectors/validate.c vectors/escape.c vectors/release.c vectors/files.c study/set.c
   vectors/report_junit.c vectors/report_tap.c"
 # linked into fuzz_record only (it stands in for the generator's area list)
 record_srcs="vectors/record.c vectors/record_write.c"
