@@ -176,7 +176,17 @@ make_variant moon_betas torch_moonlight_port.py \
   run_variant moon_betas Muon moonlight "$v/moonlight/moonlight_defaults.json" "$v/moonlight/moonlight_adamw.json" &&
   fitted moon_betas 'default adamw_betas [0.9, 0.95] -> [0.9, 0.999]'
 
-# 9. muonref identify: the timm test port is timm; the keller port with its
+# 9. An option ignored: the Keller port's step reads every group with
+# weight_decay 0, whatever the group gives (qwen3-mini and nanochat's Muon,
+# issue 22's wild ports): no value of the field is the port's, the option
+# ignored is (fit_space.h: ignored)
+make_variant keller_nodecay torch_keller_port.py '        for group in self.param_groups:' \
+  '        for group in [dict(g, weight_decay=0) for g in self.param_groups]:' &&
+  run_variant keller_nodecay SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_weight_decay.json" \
+    "$v/keller/keller_scaling.json" &&
+  fitted keller_nodecay 'weight_decay (any) -> 0'
+
+# 10. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

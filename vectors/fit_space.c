@@ -430,6 +430,12 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       add_typos(&l, &base, fi, first);
     }
     size_t end = l.n;
+    if (field_keyed(prof, f) && f->kind != F_PATTERNS) { /* the option ignored (after the field's values) */
+      muonref_fit_change c = {0};
+      c.field = (int)fi, c.ignored = 1, c.value = base;
+      push(&l, &c);
+    }
+    size_t after = l.n;
     for (size_t k = first; field_keyed(prof, f) && k < end; k++) { /* the same values as the port's default */
       muonref_fit_change c = l.c[k];
       c.only_default = 1;
@@ -444,12 +450,13 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
           push(&l, &c);
     }
     /* the default changes first: on a case that gives no option the two
-     * kinds give the same result, and the narrower explanation is named */
-    size_t n_val = end - first, n_def = l.n - end;
+     * kinds give the same result, and the narrower explanation is named;
+     * then the values, then the option ignored */
+    size_t n_val = after - first, n_def = l.n - after;
     muonref_fit_change *tmp = malloc((n_val ? n_val : 1) * sizeof *tmp);
     if (tmp && n_def) {
       memcpy(tmp, l.c + first, n_val * sizeof *tmp);
-      memmove(l.c + first, l.c + end, n_def * sizeof *tmp);
+      memmove(l.c + first, l.c + after, n_def * sizeof *tmp);
       memcpy(l.c + first + n_def, tmp, n_val * sizeof *tmp);
     }
     free(tmp);
@@ -475,6 +482,13 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
     return;
   }
   const field ff = field_at(c->field), *f = &ff;
+  if (c->ignored) {
+    const muonref_profile *p = muonref_profile_get(profile);
+    const muonref_options *d = p && p->adam_defaults && o->use_muon == MUONREF_USE_MUON_FALSE ? p->adam_defaults
+                                                                                                : &c->value;
+    memcpy((char *)o + f->offset, (const char *)d + f->offset, f->size);
+    return;
+  }
   if (c->only_default && given_has(given, muonref_profile_get(profile), f))
     return;
   if ((c->branch == 1 && o->use_muon == MUONREF_USE_MUON_FALSE) ||
@@ -485,13 +499,15 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
 
 int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const char *kind, const char *profile)
 {
-  if (c->fault > 0 || !c->only_default || strcmp(kind, "step"))
+  if (c->fault > 0 || !(c->only_default || c->ignored))
     return 1;
+  if (strcmp(kind, "step")) /* no options given: an ignored option changes nothing */
+    return !c->ignored;
   const muonref_profile *p = muonref_profile_get(profile);
   const json_t *gs = json_object_get(test, "groups");
   const field f = field_at(c->field);
-  for (size_t g = 0; g < json_array_size(gs); g++)
-    if (!given_has(json_object_get(json_array_get(gs, g), "options"), p, &f))
+  for (size_t g = 0; g < json_array_size(gs); g++) /* a default acts where a group gives none, */
+    if (given_has(json_object_get(json_array_get(gs, g), "options"), p, &f) == c->ignored) /* ignoring where one does */
       return 1;
   return 0;
 }
@@ -676,6 +692,18 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     base.use_muon = MUONREF_USE_MUON_TRUE;
   v = base;
   memcpy((char *)&v + f->offset, (const char *)&c->value + f->offset, f->size);
+  if (c->ignored) { /* "KEY (any) -> VALUE": the profile's first key of the field */
+    const char *name = f->name;
+    for (size_t k = 0; k < prof->n_keys; k++)
+      if (key_sets(&prof->keys[k], f)) {
+        name = prof->keys[k].kind == MUONREF_KEY_BETAS ? f->name : prof->keys[k].name; /* a pair: the field */
+        break;
+      }
+    char a[160];
+    value_text(&base, f, a, sizeof a);
+    snprintf(buf, n, "%s (any) -> %s", name, a);
+    return;
+  }
   const char *pre = !c->only_default ? "" : c->branch == 1 ? "default (Muon groups) " : c->branch == 2 ? "default (AdamW groups) " : "default ";
   size_t used = (size_t)snprintf(buf, n, "%s", pre);
   if (used >= n)

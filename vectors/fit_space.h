@@ -36,6 +36,11 @@ typedef struct muonref_fit_change {
                             defaults of their own, profile.h adam_fill: keller) */
   int typo;              /* 1: a one-digit typo of one coefficient (a large family of
                             unlikely changes: the fit probes it on a few failures first) */
+  int ignored;           /* 1: the option ignored: every group runs the profile's default
+                            whatever its case gives (value: the Muon groups' default; a
+                            use_muon false group takes the profile's AdamW default where
+                            it has one, profile.h adam_defaults); a port that never reads
+                            a group's weight_decay, e.g.  Printed "KEY (any) -> VALUE". */
   muonref_options value; /* the field's new value (only its bytes are read) */
 } muonref_fit_change;
 
