@@ -323,32 +323,39 @@ def canon_field(name):
     return FIELD_SYNONYMS.get(name, name)
 
 
+def parse_change(part):
+    """One item: {"field", "old", "new"} for `[default [(BRANCH)]] FIELD OLD -> NEW` ("default":
+    true when so prefixed), {"fault"} for a catalogued fault's name (`fault NAME` or a bare name);
+    None for neither."""
+    item = {}
+    if '->' in part:
+        lhs, _, new = part.partition('->')
+        lhs = lhs.strip().rstrip(':')
+        m = re.match(r'default(\s*\([^)]*\))?\s+', lhs)
+        if m:
+            item['default'] = True
+            lhs = lhs[m.end():]
+        field, _, old = lhs.partition(' ')
+        item.update({'field': field.strip().rstrip(':'), 'old': old.strip(), 'new': new.strip()})
+    else:
+        m = re.match(r'(?:fault\s+)?([A-Za-z_][\w.+-]*)', part)
+        if m:
+            item['fault'] = m.group(1)
+    return item or None
+
+
 def parse_items(text):
-    """An explanation's items: {"field", "old", "new"} for `[default [(BRANCH)]] FIELD OLD -> NEW`
-    ("default": true when so prefixed), {"fault"} for a catalogued fault's name (`fault NAME` or a
-    bare name), both for `FAULT = FIELD OLD -> NEW` (a fault that is that change)."""
-    items = []
-    for part in split_top(text, r'\s+and\s+|;\s*|,\s+(?=[A-Za-z_][\w.\[\]]*\s+\S.*->)'):
-        item = {}
-        m = re.match(r'(?:fault\s+)?([A-Za-z_][\w.+-]*)\s+=\s+(.*)$', part)
-        if m and '->' in m.group(2):
-            item['fault'], part = m.group(1), m.group(2)
-        if '->' in part:
-            lhs, _, new = part.partition('->')
-            lhs = lhs.strip().rstrip(':')
-            m = re.match(r'default(\s*\([^)]*\))?\s+', lhs)
-            if m:
-                item['default'] = True
-                lhs = lhs[m.end():]
-            field, _, old = lhs.partition(' ')
-            item.update({'field': field.strip().rstrip(':'), 'old': old.strip(), 'new': new.strip()})
-        else:
-            m = re.match(r'(?:fault\s+)?([A-Za-z_][\w.+-]*)', part)
-            if m:
-                item['fault'] = m.group(1)
-        if item:
-            items.append(item)
-    return items
+    """An explanation as its alternatives, each a list of items (parse_change): the fit joins
+    explanations that give the same results on every failure by ` = ` ("eps_clamp = eps_mode add
+    -> clamp", "A and B = C and D"), and the items of one by ` and ` (or `;`, or a comma before
+    the next `FIELD OLD -> NEW`)."""
+    alts = []
+    for alt in split_top(text, r'\s+=\s+'):
+        items = [i for i in (parse_change(part) for part in
+                             split_top(alt, r'\s+and\s+|;\s*|,\s+(?=[A-Za-z_][\w.\[\]]*\s+\S.*->)')) if i]
+        if items:
+            alts.append(items)
+    return alts
 
 
 def parse_check(text):
@@ -392,7 +399,7 @@ def explanation(parsed):
     if not faults:
         return [], None
     best = max(faults, key=lambda d: d['count'])
-    return ([{'fault': f} for f in best['key'].split('+')],
+    return ([[{'fault': f}] for f in best['key'].split('+')],  # faults that give the same: alternatives
             f"[{best['key']}] on {best['count']} of {parsed['failed']} failures")
 
 
@@ -413,6 +420,25 @@ def key_faults(k, reviewed=True):
     return list(k.get('faults', [])) + (list(k.get('faults_added', [])) if reviewed else [])
 
 
+# a field that is one member of a pair an option sets whole (Moonlight's adamw_betas)
+PAIR_MEMBER = {'adam_beta1': 0, 'adam_beta2': 1}
+
+
+def pair_value(item, k):
+    """The new value of key deviation k's member of a pair item (`adamw_betas [0.9, 0.95] ->
+    [0.95, 0.95]` for adam_beta1: "0.95"), when the item changes that member alone; else None."""
+    at = PAIR_MEMBER.get(k.get('field'))
+    try:
+        old, new = json.loads(item.get('old', '')), json.loads(item.get('new', ''))
+    except ValueError:
+        return None
+    if at is None or not (isinstance(old, list) and isinstance(new, list) and len(old) == len(new) == 2):
+        return None
+    if any(old[i] != new[i] for i in range(2) if i != at):
+        return None
+    return str(new[at])
+
+
 def item_matches(item, k, reviewed=True):
     """Whether an explanation item names key deviation k: its field (the value too, when the
     explanation gives one) or one of the catalogued faults that k is."""
@@ -421,7 +447,10 @@ def item_matches(item, k, reviewed=True):
     if 'field' not in item or canon_field(item['field']) not in [canon_field(f) for f in
                                                                  [k.get('field')] + list(k.get('aliases', []))]:
         return False
-    return 'new' not in k or norm_value(item['new']) == norm_value(k['new'])
+    if 'new' not in k:
+        return True
+    member = pair_value(item, k)
+    return norm_value(member if member is not None else item['new']) == norm_value(k['new'])
 
 
 def field_matches(item, k, reviewed=True):
@@ -431,10 +460,22 @@ def field_matches(item, k, reviewed=True):
                                                               [k.get('field')] + list(k.get('aliases', []))]
 
 
-def judge_explanation(items, key, reviewed=True):
+VERDICTS = ['right', 'field', 'partial', 'wrong', 'none']
+
+
+def judge_explanation(alts, key, reviewed=True):
     """right: every item names a deviation of the key (field and value); field: every item names a
     deviating field, a value wrong; partial: some do; wrong: none does; none: no explanation.
+    Of alternatives (parse_items: explanations the fit found to give the same results), the best.
     reviewed=False: by the key as first written (without `faults_added`)."""
+    if alts and isinstance(alts[0], dict):
+        alts = [alts]
+    return min((judge_items(items, key, reviewed) for items in alts if items), key=VERDICTS.index,
+               default='none')
+
+
+def judge_items(items, key, reviewed=True):
+    """judge_explanation of one alternative."""
     devs = key.get('deviations', [])
     if not items:
         return 'none'
@@ -730,7 +771,7 @@ def self_test():
                 problems.append(str(exc))
     a = parse_check(SAMPLE_CATALOGUE)
     items, _ = explanation(a)
-    if (a['passed'], a['failed'], len(a['cases'])) != (115, 70, 2) or items != [{'fault': 'sum_momentum'}]:
+    if (a['passed'], a['failed'], len(a['cases'])) != (115, 70, 2) or items != [[{'fault': 'sum_momentum'}]]:
         problems.append(f"catalogue sample parsed as {a['passed']}/{a['failed']}, {len(a['cases'])} cases, {items}")
     if sum('PlatformRobust' in c['tags'] for c in a['cases']) != 1 or a['cases'][0]['diagnosis'] is None:
         problems.append("catalogue sample: tags or per-case diagnosis lost")
@@ -740,9 +781,10 @@ def self_test():
     b = parse_check(SAMPLE_FITTED)
     items, _ = explanation(b)
     want = [{'field': 'ns_eps', 'old': '1e-7', 'new': '1e-8'}, {'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]
-    third = [{'fault': 'fan_in_as_rms', 'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'},
-             {'default': True, 'field': 'momentum', 'old': '0.95', 'new': '0.9'}]
-    if (items != want or len(b['explained']) != 3 or b['explained'][1]['items'][0]['field'] != 'coeffs[0]'
+    third = [[{'fault': 'fan_in_as_rms'}],
+             [{'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'},
+              {'default': True, 'field': 'momentum', 'old': '0.95', 'new': '0.9'}]]
+    if (items != [want] or len(b['explained']) != 3 or b['explained'][1]['items'][0][0]['field'] != 'coeffs[0]'
             or b['explained'][2]['items'] != third):
         problems.append(f"fitted sample parsed as {[e['items'] for e in b['explained']]}")
     if (judge_explanation(third, {'deviations': [{'field': 'scale_mode', 'new': 'rms_adamw'},
@@ -752,13 +794,29 @@ def self_test():
     key = {'deviations': [{'field': 'ns_eps', 'new': '1e-08'}, {'field': 'scale_mode', 'new': 'rms_adamw'}]}
     if judge_explanation(items, key) != 'right':
         problems.append("fitted sample: not judged right against its key")
-    if judge_explanation(items[:1], {'deviations': [{'field': 'ns_eps', 'new': '1e-6'}]}) != 'field':
+    if judge_explanation([items[0][:1]], {'deviations': [{'field': 'ns_eps', 'new': '1e-6'}]}) != 'field':
         problems.append("fitted sample: a wrong value judged other than 'field'")
     torch_rms = parse_items('default adjust_lr_fn null -> "match_rms_adamw"')
     if judge_explanation(torch_rms, {'deviations': [{'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]}) != 'right':
         problems.append("torch's adjust_lr_fn \"match_rms_adamw\" not read as scale_mode rms_adamw")
     if judge_explanation(items, {'deviations': [{'field': 'momentum_form'}]}) != 'wrong':
         problems.append("fitted sample: a wrong field judged other than 'wrong'")
+    typos = parse_items('default coefficients (3.4445, -4.775, 2.0315) -> (3.4445, -4.772, 2.0315) = default '
+                        'coefficients (3.4445, -4.775, 2.0315) -> (3.4445, -4.775, 2.0351)')
+    digit = {'deviations': [{'field': 'coeffs', 'new': '(3.4445, -4.775, 2.0351)'}]}
+    if len(typos) != 2 or judge_explanation(typos, digit) != 'right' or judge_explanation(typos[:1], digit) != 'field':
+        problems.append(f"alternatives joined by ' = ' not judged by the best: {typos}")
+    pair = parse_items('nesterov_ignored and sum_momentum = nesterov_ignored and momentum_form ema -> sum')
+    if [len(a) for a in pair] != [2, 2] or pair[1][1].get('field') != 'momentum_form':
+        problems.append(f"two pairs joined by ' = ' parsed as {pair}")
+    betas = parse_items('default adamw_betas [0.9, 0.95] -> [0.95, 0.95]')
+    beta1 = {'deviations': [{'field': 'adam_beta1', 'new': '0.95', 'aliases': ['adamw_betas']}]}
+    if (judge_explanation(betas, beta1) != 'right'
+            or judge_explanation(parse_items('adamw_betas [0.9, 0.95] -> [0.95, 0.99]'), beta1) != 'field'):
+        problems.append("a betas pair changing only beta1 not judged by its member")
+    if judge_explanation(parse_items('weight_decay (any) -> 0'), {'deviations': [{'field': 'weight_decay', 'old': '?',
+                                                                                  'new': '0'}]}) != 'right':
+        problems.append("an ignored option (`FIELD (any) -> VALUE`) not judged by its value")
     return problems
 
 
