@@ -16,6 +16,7 @@
 #include "muonref.h"
 #include "core/option_fields.h"
 #include "../vectors/fit_space.h"
+#include "../vectors/refusal.h"
 #include "testutil.h"
 
 enum { NP = 3 };
@@ -313,6 +314,49 @@ END_TEST
 /* The judge's fit (vectors/fit_space.c) searches every option field or
  * excludes it with a written reason: a field added to core/option_fields.c
  * is never silently left out of the explanations. */
+/* The traits of a refused case (vectors/refusal.h, spec/vectors.md 7
+ * "Refused cases"), each read from a hand-written case. */
+START_TEST(refused_case_traits)
+{
+  static const struct {
+    const char *json;
+    unsigned want;
+  } cases[] = {
+    /* a null gradient at step 2 */
+    {"{\"groups\": [{\"options\": {\"use_muon\": true}, \"params\": [0]}], \"params\": [{\"init\": {\"shape\": [4, 4]}}],"
+     " \"steps\": [{\"grads\": [{}]}, {\"grads\": [null]}]}", 1u << MUONREF_TRAIT_MISSING_GRAD},
+    /* a conv filter in an AUTO group, a 3-D one forced to Muon, a bias in an AdamW group */
+    {"{\"groups\": [{\"options\": {}, \"params\": [0]}, {\"options\": {\"use_muon\": true}, \"params\": [1]},"
+     " {\"options\": {\"use_muon\": false}, \"params\": [2, 3]}], \"params\": [{\"init\": {\"shape\": [8, 4, 3, 3]}},"
+     " {\"init\": {\"shape\": [2, 4, 8]}}, {\"init\": {\"shape\": [8]}}, {\"init\": {\"shape\": [8, 4, 3, 3]}}],"
+     " \"steps\": [{\"grads\": [{}, {}, {}, {}]}]}",
+     (1u << MUONREF_TRAIT_MUON_CONV) | (1u << MUONREF_TRAIT_MUON_3D)},
+    /* a bias forced to Muon, options set between steps, a round trip */
+    {"{\"groups\": [{\"options\": {\"use_muon\": true}, \"params\": [0]}], \"params\": [{\"init\": {\"shape\": [48]}}],"
+     " \"steps\": [{\"grads\": [{}]}, {\"grads\": [{}], \"setOptions\": [{}]}], \"roundTripAfter\": 1}",
+     (1u << MUONREF_TRAIT_MUON_VECTOR) | (1u << MUONREF_TRAIT_SCHEDULE) | (1u << MUONREF_TRAIT_ROUND_TRIP)},
+    /* an ns case: no trait */
+    {"{\"input\": {\"shape\": [4, 4]}, \"nsSteps\": 5}", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_error_t e;
+    json_t *t = json_loads(cases[i].json, 0, &e);
+    ck_assert_msg(t, "case %zu: %s", i, e.text);
+    ck_assert_uint_eq(muonref_case_traits(t), cases[i].want);
+    json_decref(t);
+  }
+  muonref_options o;
+  ck_assert_int_eq(muonref_profile_options("keller", &o, NULL), MUONREF_OK);
+  char buf[160];
+  muonref_trait_item(MUONREF_TRAIT_MISSING_GRAD, &o, 1, buf, sizeof buf);
+  ck_assert_str_eq(buf, "missing_grad zeros -> error");
+  muonref_trait_item(MUONREF_TRAIT_MUON_CONV, &o, 1, buf, sizeof buf);
+  ck_assert_str_eq(buf, "conv_mode keller -> error");
+  muonref_trait_item(MUONREF_TRAIT_MUON_VECTOR, &o, 0, buf, sizeof buf);
+  ck_assert_str_eq(buf, "Muon parameter of fewer than 2 dimensions accepted");
+}
+END_TEST
+
 START_TEST(fit_space_covers_every_option_field)
 {
   for (size_t i = 0; i < muonref_option_field_count; i++) {
@@ -672,6 +716,7 @@ int main(void)
   tcase_add_test(tc, state_command);
   tcase_add_test(tc, option_table_covers_every_field);
   tcase_add_test(tc, fit_space_covers_every_option_field);
+  tcase_add_test(tc, refused_case_traits);
   tcase_add_test(tc, every_option_field_is_stored_and_checked);
   tcase_add_test(tc, format_1_still_loads);
   tcase_add_test(tc, format_3_still_loads);

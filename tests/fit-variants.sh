@@ -186,7 +186,19 @@ make_variant keller_nodecay torch_keller_port.py '        for group in self.para
     "$v/keller/keller_scaling.json" &&
   fitted keller_nodecay 'weight_decay (any) -> 0'
 
-# 10. muonref identify: the timm test port is timm; the keller port with its
+# 10. A refused case: the Keller port raises on a missing gradient where
+# Keller's zero-fills it (maxwell-muon, issue 22's wild ports): no result
+# to fit; the refused cases share a parameter without gradient, which the
+# passing ones lack (vectors/refusal.h)
+make_variant keller_nograd torch_keller_port.py \
+  '                    p.grad = torch.zeros_like(p)  # section 3: missing gradient = zeros' \
+  '                    raise TypeError("no gradient")' &&
+  run_variant keller_nograd SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_gradients.json" \
+    "$v/keller/keller_scaling.json" &&
+  fitted keller_nograd 'missing_grad zeros -> error' &&
+  diag keller_nograd 'refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter without gradient'
+
+# 11. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

@@ -111,8 +111,6 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
                      const json_t *r, char *text, size_t n)
 {
   muonref_diagnosis d;
-  if (!strcmp(kind, "error"))
-    return;
   /* in neutral mode the port's bf16 arithmetic did not run on the platform's
    * kernels: the probe's findings cannot explain a failure */
   const json_t *plat = strcmp(c->mode, "neutral") ? c->platform_json : NULL;

@@ -75,6 +75,10 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
                      muonref_diagnosis *d)
 {
   memset(d, 0, sizeof *d);
+  if (fit && result && muonref_fit_refusal(fit, test, kind, profile, result, d->text, sizeof d->text)) {
+    snprintf(d->key, sizeof d->key, "%s", !strcmp(kind, "error") ? "accepted" : "refused");
+    return 1;
+  }
   if (!strcmp(kind, "error") || !result || json_object_get(result, "skipped") || json_object_get(result, "error"))
     return 0;
   if (format == MUONREF_NS_BF16 && strcmp(kind, "step") && output_not_bf16(result)) {

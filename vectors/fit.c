@@ -11,6 +11,7 @@
 #include "fit_space.h"
 #include "judge.h"
 #include "muonref/profile.h"
+#include "refusal.h"
 #include "run_fast.h"
 #include "tensor.h"
 
@@ -74,6 +75,14 @@ typedef struct shape_ratios {
   size_t n, cap;
 } shape_ratios;
 
+/* A failing case without a result to fit (refusal.h): a step case the
+ * port raised on, or an error case it ran. */
+typedef struct refused {
+  unsigned traits;
+  int accepted;   /* 1: an error case the port ran; 0: a step case it raised on */
+  char what[160]; /* the port's exception, or the profile's expected message */
+} refused;
+
 typedef struct pfit {
   char profile[32];
   muonref_options base;
@@ -89,6 +98,9 @@ typedef struct pfit {
   long order_count[MUONREF_N_BF16_ORDERS]; /* passing Bf16Exact cases that matched each bf16 order */
   shape_ratios *sh;
   size_t n_sh;
+  refused *ref;                       /* the cases without a result, as they came */
+  size_t n_ref, cap_ref;
+  long seen[2][MUONREF_N_TRAITS];     /* judged step [0] and error [1] cases with each trait */
 } pfit;
 
 struct muonref_fit {
@@ -590,6 +602,17 @@ static const char *strong_how(double dist)
  * noise of many): the space holds hundreds of typos (each digit of each
  * coefficient of the profile's list), and the port's own typo gives the
  * port's results, so the rest are not run further. */
+/* Counts the traits of a judged step or error case (refusal.h). */
+static void count_traits(pfit *p, const json_t *test, const char *kind)
+{
+  int err = !strcmp(kind, "error");
+  if (!p || (!err && strcmp(kind, "step")))
+    return;
+  unsigned t = muonref_case_traits(test);
+  for (int k = 0; k < MUONREF_N_TRAITS; k++)
+    p->seen[err][k] += (t >> k) & 1u;
+}
+
 static int dropped_typo(const pfit *p, const cand *s)
 {
   return p->space[s->a].typo && s->tried >= TYPO_PROBE && !s->strong;
@@ -619,6 +642,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
         return 0;
     }
   }
+  count_traits(p, test, kind);
   size_t ci = p->n_fail++;
   fcase *c = &p->fail[ci];
   case_init(f, p, c, test, kind, file, result);
@@ -699,10 +723,53 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   return 1;
 }
 
+int muonref_fit_refusal(muonref_fit *f, const json_t *test, const char *kind, const char *profile,
+                        const json_t *result, char *text, size_t n)
+{
+  int accepted = !strcmp(kind, "error");
+  const char *skipped = json_string_value(json_object_get(result, "skipped"));
+  if ((!accepted && (strcmp(kind, "step") || !skipped)) ||
+      (accepted && (json_object_get(result, "error") || json_object_get(result, "skipped"))))
+    return 0;
+  pfit *p = profile_fit(f, profile);
+  if (!p)
+    return 0;
+  count_traits(p, test, kind);
+  if (p->n_ref == p->cap_ref) {
+    size_t cap = p->cap_ref ? 2 * p->cap_ref : 16;
+    refused *g = realloc(p->ref, cap * sizeof *g);
+    if (!g)
+      return 0;
+    p->ref = g, p->cap_ref = cap;
+  }
+  refused *r = &p->ref[p->n_ref++];
+  r->traits = muonref_case_traits(test), r->accepted = accepted;
+  const char *want = json_string_value(json_object_get(json_object_get(json_object_get(test, "expected"), "error"),
+                                                       "message"));
+  snprintf(r->what, sizeof r->what, "%s", accepted ? (want ? want : "?") : skipped);
+  char *nl = strchr(r->what, '\n'); /* an exception's first line (PyTorch's lists its signatures below) */
+  if (nl)
+    snprintf(nl, sizeof r->what - (size_t)(nl - r->what), " ...");
+  char traits[400] = "";
+  size_t used = 0;
+  for (int k = 0; k < MUONREF_N_TRAITS; k++)
+    if ((r->traits >> k) & 1u)
+      used += (size_t)snprintf(traits + used, used < sizeof traits ? sizeof traits - used : 0, "%s%s",
+                               used ? "; " : "", muonref_trait_text((muonref_trait)k));
+  if (accepted)
+    snprintf(text, n, "accepted: the port ran a case that %s refuses (\"%s\")%s%s", profile, r->what,
+             r->traits ? "; the case has: " : "", traits);
+  else
+    snprintf(text, n, "refused: the port raised on a case that %s runs (%s)%s%s", profile, r->what,
+             r->traits ? "; the case has: " : "", traits);
+  return 1;
+}
+
 void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
                       const json_t *result, unsigned orders)
 {
   pfit *p = profile_fit(f, profile);
+  count_traits(p, test, kind);
   if (!p || !strcmp(kind, "error"))
     return;
   for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
@@ -1015,11 +1082,84 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   free(rank);
 }
 
+/* The refused (accepted = 0) or accepted (1) cases of p explained by
+ * their traits: greedily the trait shared by most of the cases not yet
+ * covered, among those that at least half of the judged cases with it
+ * (of the same kind) show; up to three.  Prints a line per trait and an
+ * "explained:" line in the fit's grammar. */
+static void report_refusals(const pfit *p, int accepted, FILE *out)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < p->n_ref; i++)
+    n += p->ref[i].accepted == accepted;
+  if (!n)
+    return;
+  fprintf(out, "%s (profile %s): %zu failing %s case%s the port %s, where the profile %s\n", accepted ? "accepted" : "refused",
+          p->profile, n, accepted ? "error" : "step", n == 1 ? "" : "s", accepted ? "ran" : "raised on",
+          accepted ? "raises" : "gives a result");
+  size_t covered = 0;
+  int chosen[3], n_chosen = 0;
+  unsigned taken = 0;
+  char *done = calloc(p->n_ref, 1);
+  if (!done)
+    return;
+  while (n_chosen < 3 && covered < n) {
+    int best = -1;
+    size_t best_count = 0;
+    for (int k = 0; k < MUONREF_N_TRAITS; k++) {
+      size_t c = 0, all = 0;
+      for (size_t i = 0; i < p->n_ref; i++)
+        if (p->ref[i].accepted == accepted && ((p->ref[i].traits >> k) & 1u))
+          all++, c += !done[i];
+      if ((taken >> k) & 1u || !c || 2 * all < (size_t)p->seen[accepted][k])
+        continue;
+      if (c > best_count)
+        best = k, best_count = c;
+    }
+    if (best < 0)
+      break;
+    taken |= 1u << best;
+    const char *example = "";
+    for (size_t i = 0; i < p->n_ref; i++)
+      if (p->ref[i].accepted == accepted && ((p->ref[i].traits >> best) & 1u) && !done[i]) {
+        if (!*example)
+          example = p->ref[i].what;
+        done[i] = 1;
+      }
+    size_t all = 0;
+    for (size_t i = 0; i < p->n_ref; i++)
+      all += p->ref[i].accepted == accepted && ((p->ref[i].traits >> best) & 1u);
+    chosen[n_chosen++] = best;
+    covered += best_count;
+    char item[160];
+    muonref_trait_item((muonref_trait)best, &p->base, !accepted, item, sizeof item);
+    fprintf(out, "  %zu with %s (%zu of the %ld such %s cases judged): %s; e.g. %s%s%s\n", best_count,
+            muonref_trait_text((muonref_trait)best), all, p->seen[accepted][best], accepted ? "error" : "step", item,
+            accepted ? "expected \"" : "", example, accepted ? "\"" : "");
+  }
+  free(done);
+  if (covered < n)
+    fprintf(out, "  %zu with no trait that the port's other cases lack\n", n - covered);
+  if (!n_chosen)
+    return;
+  fputs("explained: ", out);
+  for (int k = 0; k < n_chosen; k++) {
+    char item[160];
+    muonref_trait_item((muonref_trait)chosen[k], &p->base, !accepted, item, sizeof item);
+    fprintf(out, "%s%s", k ? " and " : "", item);
+  }
+  fprintf(out, " (%zu of %zu failures the port %s)\n", covered, n, accepted ? "accepted" : "refused");
+}
+
 void muonref_fit_report(muonref_fit *f, FILE *out)
 {
   for (size_t i = 0; f && i < f->n_p; i++)
+  {
     if (f->p[i].n_fail)
       report_profile(f, &f->p[i], out);
+    report_refusals(&f->p[i], 0, out);
+    report_refusals(&f->p[i], 1, out);
+  }
 }
 
 void muonref_fit_free(muonref_fit *f)
@@ -1036,7 +1176,7 @@ void muonref_fit_free(muonref_fit *f)
       free(p->single[k].match), free(p->single[k].dist);
     for (size_t k = 0; k < p->n_sh; k++)
       free(p->sh[k].r);
-    free(p->sh), free(p->single), free(p->space), free(p->fail), free(p->pass);
+    free(p->sh), free(p->single), free(p->space), free(p->fail), free(p->pass), free(p->ref);
   }
   free(f->p);
   free(f);

@@ -62,6 +62,15 @@ typedef struct muonref_fit_case {
 int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
                         const json_t *result, muonref_fit_case *c);
 
+/* A failing case without a result to fit (vectors/refusal.h): a step case
+ * the port raised on (result {"skipped": MESSAGE}) or an error case it ran
+ * (a result without "error").  Records it for the report's "refused" and
+ * "accepted" sections (muonref_fit_report) and writes the case's diagnosis
+ * to text (n bytes): what the port did and the case's traits.  Returns 1,
+ * or 0 when the case is neither (nothing recorded) or memory ran out. */
+int muonref_fit_refusal(muonref_fit *f, const json_t *test, const char *kind, const char *profile,
+                        const json_t *result, char *text, size_t n);
+
 /* Records a passing case (a sample of them is kept: an explanation must
  * keep them passing); orders: the bf16 evaluation orders it matched
  * (muonref_verdict.orders; 0 when it publishes none): the changes are
