@@ -24,6 +24,8 @@ enum {
   PRINTED = 3,      /* explanations printed per profile */
   MAX_SHAPES = 10,  /* shapes of the scale evidence printed */
   GREEDY = 2,       /* the best singles each paired with every change of the space */
+  GREEDY_CLOSEST = 4, /* where no single explains a failure: the singles that bring the runs
+                         closest, each paired so (keller-sum-momentum's sum_momentum was 4th) */
   PAIR_PROBE = 12,  /* a pair is first tried on this many of its lead's unexplained failures */
   TYPO_PROBE = 3,   /* a coefficient typo run on this many failures that matches none
                        strongly is tried on no further one (fit_space.h: typo) */
@@ -964,7 +966,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     fprintf(stderr, "fit: before the report %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  size_t max_pairs = (size_t)(POOL_EXPLAINED + POOL_IMPROVE) * (POOL_EXPLAINED + POOL_IMPROVE) + GREEDY * p->n;
+  size_t max_pairs = (size_t)(POOL_EXPLAINED + POOL_IMPROVE) * (POOL_EXPLAINED + POOL_IMPROVE) + GREEDY_CLOSEST * p->n;
   cand **rank = calloc(p->n + max_pairs + 1, sizeof *rank), *pairs = calloc(max_pairs + 1, sizeof *pairs);
   size_t n_rank = 0, n_pairs = 0;
   if (!rank || !pairs) {
@@ -1002,7 +1004,6 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
         if (!dup)
           pool[np++] = imp[i]->a, added++;
       }
-      free(imp);
     }
     for (int x = 0; x < np; x++)
       for (int y = x + 1; y < np; y++) { /* led by the one that explains more */
@@ -1010,16 +1011,33 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
         n_pairs += make_pair(f, p, pool[x] < pool[y] ? pool[x] : pool[y], pool[x] < pool[y] ? pool[y] : pool[x],
                              sx->explained >= sy->explained ? sx : sy, &pairs[n_pairs]);
       }
-    for (size_t g = 0, leads = 0; leads < GREEDY && g < n_singles && rank[g]->explained > 0; g++)
-      for (size_t y = 0; rank[g]->same_as < 0 && y < p->n; y++) {
-        int a = rank[g]->a, lo = a < (int)y ? a : (int)y, hi = a < (int)y ? (int)y : a,
+    /* the leads: the singles that explain most; where none explains a
+     * failure, those that bring the runs closest (a change that acts only
+     * together with another, nesterov_ema_blend on Keller's EMA buffer,
+     * is no lead itself but is paired with each) */
+    cand **lead = best_single > 0 ? rank : imp;
+    const cand *led[GREEDY_CLOSEST];
+    size_t n_leads = best_single > 0 ? GREEDY : GREEDY_CLOSEST;
+    for (size_t g = 0, leads = 0; lead && leads < n_leads && g < n_singles &&
+                                  (best_single > 0 ? lead[g]->explained > 0 : lead[g]->improve > 0); g++) {
+      int again = 0; /* the runs of an earlier lead (nesterov_ignored and nesterov true -> false) */
+      for (size_t k = 0; k < leads && !again; k++)
+        again = identical(p, led[k], lead[g]);
+      if (again)
+        continue;
+      if (lead[g]->same_as < 0)
+        led[leads] = lead[g];
+      for (size_t y = 0; lead[g]->same_as < 0 && y < p->n; y++) {
+        int a = lead[g]->a, lo = a < (int)y ? a : (int)y, hi = a < (int)y ? (int)y : a,
             dup = p->single[y].same_as >= 0 || (p->space[y].typo && !p->single[y].explained);
         leads += y == 0;
         for (size_t k = 0; k < n_pairs && !dup; k++)
           dup = pairs[k].a == lo && pairs[k].b == hi;
         if (!dup)
-          n_pairs += make_pair(f, p, lo, hi, rank[g], &pairs[n_pairs]);
+          n_pairs += make_pair(f, p, lo, hi, lead[g], &pairs[n_pairs]);
       }
+    }
+    free(imp);
     for (size_t k = 0; k < n_pairs; k++)
       if (pairs[k].explained > best_single)
         rank[n_rank++] = &pairs[k];
