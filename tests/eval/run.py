@@ -629,12 +629,17 @@ def write_doc(path, rows, t, args, muonref_desc):
     now = datetime.date.today().isoformat()
     before = load_before()
     btot, brows = before.get('totals', {}), before.get('rows', {})
-    cpu = ''
+    cpu, flags = '', set()
     try:
         with open('/proc/cpuinfo') as f:
-            cpu = next((l.split(':', 1)[1].strip() for l in f if l.startswith('model name')), '')
+            lines = f.read().splitlines()
+        cpu = next((l.split(':', 1)[1].strip() for l in lines if l.startswith('model name')), '')
+        flags = set(next((l.split(':', 1)[1].split() for l in lines if l.startswith('flags')), []))
     except OSError:
         pass
+    # read from /proc/cpuinfo: the figures differ between these machines
+    isa = ('AVX-512 BF16' if 'avx512_bf16' in flags else 'AVX-512, no BF16' if 'avx512f' in flags
+           else 'AVX2, no AVX-512' if 'avx2' in flags else 'no AVX2')
     L = []
     L.append('# Explanations measured: does `muonref check` name what is wrong with a port?')
     L.append('')
@@ -643,7 +648,7 @@ def write_doc(path, rows, t, args, muonref_desc):
     L.append('    nice -n 10 /usr/bin/python3 tests/eval/run.py --jobs 2 --write-doc docs/explanations.md')
     L.append('')
     L.append(f'"After": measured {now} with `{muonref_desc}` on PyTorch 1.13 CPU (Python {platform.python_version()}, '
-             f'{cpu}, AVX2, no AVX-512), written by `{" ".join(["tests/eval/run.py"] + (args.argv or []))}`.')
+             f'{cpu}, {isa}), written by `{" ".join(["tests/eval/run.py"] + (args.argv or []))}`.')
     if before:
         L.append(f'"Before": {before.get("source", "")}; its figures are kept from tests/eval/before.json.')
     L.append('The ports, answer keys, mutants and controls are in tests/eval/*.toml (tests/eval/README.md says how')
