@@ -37,22 +37,16 @@ for profile in $profiles; do
     echo "FAIL: the driver failed on the $profile port:"; grep -v 'platform:' "$work/plan.err"; status=1; continue
   fi
   # every skipped case must be one the adapter cannot express, or a refusal the
-  # profile's spec page documents (torch, megatron, emerging: 2-D only; keller, moonlight: bare asserts;
-  # a profile not named here documents none)
+  # profile's record lists (test_port.refuses: the upstream's bare asserts and
+  # rules no error case carries, each documented on its page)
   bad=$("$python" -c 'import json, sys
-ok = {"torch": ("ValueError: Muon only supports 2D parameters",), "keller": ("AssertionError: ",),
-      "moonlight": ("AssertionError: ",), "timm": ("AssertionError: Input must be 2D or 3D",),
-      "dion": ("AssertionError: Muon optimizer only supports matrix parameters.",),
-      "optax": ("ValueError: optax: every leaf needs a gradient",),
-      "megatron": ("ValueError: Only 2D parameters are supported.",),
-      "emerging": ("ValueError: Only 2D parameters are supported.",),
-      "paddle": ("ValueError: Input tensor X must be 2D or 3D (batched), got ",),
-      "keras": ("ValueError: No gradients provided for any variable.",)}.get(sys.argv[2], ())
+port = json.load(open(sys.argv[2])).get("test_port", {})
+ok = tuple(port.get("refuses", []))
 r = json.load(open(sys.argv[1]))["results"]
 bad = [e for e in r if "skipped" in e and not e["skipped"].startswith(("NotExpressible: ",) + ok)]
 for e in bad:
     print(e["file"], e["tcId"], e["skipped"][:200], file=sys.stderr)
-print(len(bad))' "$work/$profile.json" "$profile")
+print(len(bad))' "$work/$profile.json" "${MUONREF_RECORDS:-$srcdir/spec/profiles}/$profile.json")
   # --no-diagnosis: these are cross-profile runs, most cases fail, and the fit of each failure (about 200 s of CPU
   # for the eleven, 3 to 4 times that under ASan) explains what the cross matrix's first failures already show
   # explained (tests/cross-matrix.sh); what this test asserts is the exit status and the skip reasons

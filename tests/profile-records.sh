@@ -150,6 +150,10 @@ refuse duplicate "member \"keys\": the key 'lr' is named twice" \
 refuse rename "member \"rename_keys.wd\": 'wd' is not a key" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"wd\": \"decay\"}}"
 refuse area "member \"areas[0]\": must be the name of a vector area" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"areas\": [\"speed\"]}"
 refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", \"base\": \"keller\", $S}"
+T='"test_port": {"file": "m.py", "class": "M", "adapter": "keller", "ns_format": "bf16", "mode": "neutral", "constructor": "groups"'
+refuse refuses 'member "test_port.refuses": must be an array of at most 4 strings' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $T, \"refuses\": \"AssertionError: \"}}"
+refuse refusesitem 'member "test_port.refuses[]": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, $T, \"refuses\": [\"\"]}}"
 "$muonref" profile --profile-file "$work/no-such-file.json" >"$work/nofile.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "no-such-file.json: cannot read" "$work/nofile.out" && ok || bad nofile "exit $rc: $(cat "$work/nofile.out")"
 # a good one: printed under its own name, with the base's keys renamed

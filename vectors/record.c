@@ -554,7 +554,7 @@ static int pick(const char *s, const char *const *names)
 
 static int read_port(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"file", "class", "adapter", "ns_format", "mode", "constructor", NULL};
+  static const char *const MEMBERS[] = {"file", "class", "adapter", "ns_format", "mode", "constructor", "refuses", NULL};
   muonref_test_port *t = &r->port;
   int st;
   if (!json_is_object(v))
@@ -574,6 +574,21 @@ static int read_port(const json_t *v, muonref_record *r, const char *path, muonr
   if (!pick(t->constructor, CONSTRUCTORS))
     return fail_member(err, path, "test_port.constructor",
                        "must be one of ('groups_and_keywords', 'groups', 'keywords', 'adapter')");
+  const json_t *refuses = json_object_get(v, "refuses");
+  t->n_refuses = 0;
+  if (refuses && (!json_is_array(refuses) || json_array_size(refuses) > MUONREF_RECORD_MAX_REFUSES))
+    return fail_member(err, path, "test_port.refuses", "must be an array of at most %d strings",
+                       MUONREF_RECORD_MAX_REFUSES);
+  for (size_t i = 0; i < json_array_size(refuses); i++) {
+    json_t *holder = json_pack("{s:O}", "r", json_array_get(refuses, i));
+    if (!holder)
+      return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
+    st = get_string(holder, "r", t->refuses[i], sizeof t->refuses[i], path, "test_port.refuses[]", 1, err);
+    json_decref(holder);
+    if (st)
+      return st;
+    t->n_refuses++;
+  }
   t->present = 1;
   return MUONREF_OK;
 }

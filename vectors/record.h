@@ -42,9 +42,18 @@ typedef enum muonref_key_scope {
  * vectors/drivers/torch_driver.py with `adapter` in `mode`, Newton-Schulz
  * in `ns_format`; `constructor` says how its constructor takes the key
  * table (groups_and_keywords, groups, keywords, adapter). */
+enum { MUONREF_RECORD_MAX_REFUSES = 4 };
+
 typedef struct muonref_test_port {
   int present;
   char file[256], cls[64], adapter[64], ns_format[8], mode[16], constructor[32];
+  /* "refuses": the exceptions (a prefix of "Type: message") the test port
+   * raises on inputs its upstream refuses and no error case of the vectors
+   * carries: a bare assert, a rule of another profile's case (optax's
+   * "every leaf needs a gradient"); tests/profile-ports.sh accepts these
+   * skips in cross-profile runs (spec/profiles/README.md) */
+  char refuses[MUONREF_RECORD_MAX_REFUSES][200];
+  int n_refuses;
 } muonref_test_port;
 
 /* One record, resolved against its base (every member complete).  The

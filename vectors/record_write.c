@@ -106,11 +106,18 @@ json_t *muonref_record_json(const muonref_record *r)
   for (size_t i = 0; i < r->n_areas; i++)
     json_array_append_new(areas, json_string(r->area_names[i]));
   json_object_set_new(j, "areas", areas);
-  if (r->port.present)
-    json_object_set_new(j, "test_port",
-                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "file", r->port.file, "class", r->port.cls, "adapter",
-                                  r->port.adapter, "ns_format", r->port.ns_format, "mode", r->port.mode, "constructor",
-                                  r->port.constructor));
+  if (r->port.present) {
+    json_t *tp = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "file", r->port.file, "class", r->port.cls, "adapter",
+                           r->port.adapter, "ns_format", r->port.ns_format, "mode", r->port.mode, "constructor",
+                           r->port.constructor);
+    if (tp && r->port.n_refuses) {
+      json_t *a = json_array();
+      for (int i = 0; i < r->port.n_refuses; i++)
+        json_array_append_new(a, json_string(r->port.refuses[i]));
+      json_object_set_new(tp, "refuses", a);
+    }
+    json_object_set_new(j, "test_port", tp);
+  }
   return j;
 }
 
