@@ -444,6 +444,8 @@ int muonref_checker_results(muonref_checker *c, const char *path, muonref_error 
   snprintf(c->mode, sizeof c->mode, "%s", mode ? mode : "");
   const char *lifecycle = json_string_value(json_object_get(j, "lifecycle"));
   snprintf(c->lifecycle, sizeof c->lifecycle, "%s", lifecycle ? lifecycle : "");
+  const char *torch = json_string_value(json_object_get(j, "torch"));
+  snprintf(c->torch, sizeof c->torch, "%s", torch ? torch : "");
   const json_t *plat = json_object_get(j, "platform");
   if (plat && !json_is_object(plat) && !st)
     st = muonref_fail(err, MUONREF_EFORMAT, "%s: member \"platform\" must be an object (name: finding)", path);

@@ -64,6 +64,7 @@ typedef struct muonref_checker {
                                earlier ones, or "" */
   char mode[32];            /* results mode: the driver's "mode" ("raw", "neutral") or "" */
   char lifecycle[32];       /* results lifecycle: the driver's "lifecycle" ("assign", "training-loop") or "" */
+  char torch[128];          /* results mode: the driver's "torch" (the PyTorch version) or "" */
   char platform[1024];      /* results mode: the driver's "platform" findings, one line */
   json_t *baseline;         /* known failures "file#tcId" -> {"reason", "url", "line"} (baseline.h), or NULL */
   long not_judged;          /* results entries for files not judged in this run */
