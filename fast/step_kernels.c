@@ -90,12 +90,14 @@ MUONREF_INLINE void bf16_of_double4(v4f *out, const v4d *d)
 
 /* ---- Muon: the input pass ---- */
 
-/* One element: U, with *bad set when G, M' or V is out of range. */
-MUONREF_INLINE float muon_u1(const muonref_stk_muon *k, float g, float mm, int *bad)
+/* One element: U, and fl32(M') into *mn, with *bad set when G, M' or V
+ * is out of range. */
+MUONREF_INLINE float muon_u1(const muonref_stk_muon *k, float g, float mm, float *mn, int *bad)
 {
   double gd = g, m = k->mom_keep * (double)mm + k->mom_grad * gd;
   double v = k->in_grad * gd + k->in_mom * m;
   *bad |= !(fabs(gd) <= FLT_MAX) | !(fabs(m) <= FLT_MAX) | !(fabs(v) <= FLT_MAX);
+  *mn = (float)m;
   return (float)(k->nesterov ? v : m);
 }
 
@@ -127,10 +129,8 @@ MUONREF_INLINE void muon_produce(void *ctx, size_t r, size_t c0, size_t len, flo
     store4d(dst + j, k->nesterov ? &v : &m);
     store4d(Mn + j, &m);
   }
-  for (; j < len; j++) {
-    dst[j] = muon_u1(k, G[j], M[j], &s->bad);
-    Mn[j] = (float)(k->mom_keep * (double)M[j] + k->mom_grad * (double)G[j]);
-  }
+  for (; j < len; j++)
+    dst[j] = muon_u1(k, G[j], M[j], Mn + j, &s->bad);
   s->bad |= any4(&bad);
 }
 
