@@ -27,6 +27,8 @@ enum {
   GREEDY_CLOSEST = 4, /* where no single explains a failure: the singles that bring the runs
                          closest, each paired so (keller-sum-momentum's sum_momentum was 4th) */
   PAIR_PROBE = 12,  /* a pair is first tried on this many of its lead's unexplained failures */
+  CLOSEST_PROBE = 4, /* ... and on this many when its lead explains none (GREEDY_CLOSEST): the
+                        leads' pairs cost at most what GREEDY's do */
   TYPO_PROBE = 3,   /* a coefficient typo run on this many failures that matches none
                        strongly is tried on no further one (fit_space.h: typo) */
   MAX_TALL_SIDE = 1024 /* the longest side no_transpose's iteration is run on */
@@ -914,7 +916,7 @@ static size_t merge_same(pfit *p, cand **rank, size_t n)
 /* A new pair of singles x and y (indices into the space), evaluated on
  * every failing case; first on the cases `lead` (a single, or NULL) does
  * not explain, and dropped (0 returned) when it explains none of those. */
-static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *lead, cand *c)
+static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *lead, size_t probe, cand *c)
 {
   const muonref_fit_change *a = &p->space[x], *b = &p->space[y];
   memset(c, 0, sizeof *c);
@@ -928,7 +930,7 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
     free(c->match), free(c->dist);
     return 0;
   }
-  /* first up to PAIR_PROBE of the cases the lead leaves unexplained, evenly
+  /* first up to `probe` of the cases the lead leaves unexplained, evenly
    * spread; the rest only when the pair explains one of those */
   size_t open = 0, seen = 0;
   for (size_t i = 0; lead && i < p->n_fail; i++)
@@ -942,7 +944,7 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
   for (size_t i = 0; lead && i < p->n_fail; i++) {
     if (lead->match[i])
       continue;
-    if (open > PAIR_PROBE && (seen++ * PAIR_PROBE) % open >= PAIR_PROBE)
+    if (open > probe && (seen++ * probe) % open >= probe)
       continue;
     evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
     done[i] = 1;
@@ -1009,7 +1011,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
       for (int y = x + 1; y < np; y++) { /* led by the one that explains more */
         const cand *sx = &p->single[pool[x]], *sy = &p->single[pool[y]];
         n_pairs += make_pair(f, p, pool[x] < pool[y] ? pool[x] : pool[y], pool[x] < pool[y] ? pool[y] : pool[x],
-                             sx->explained >= sy->explained ? sx : sy, &pairs[n_pairs]);
+                             sx->explained >= sy->explained ? sx : sy, PAIR_PROBE, &pairs[n_pairs]);
       }
     /* the leads: the singles that explain most; where none explains a
      * failure, those that bring the runs closest (a change that acts only
@@ -1034,7 +1036,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
         for (size_t k = 0; k < n_pairs && !dup; k++)
           dup = pairs[k].a == lo && pairs[k].b == hi;
         if (!dup)
-          n_pairs += make_pair(f, p, lo, hi, lead[g], &pairs[n_pairs]);
+          n_pairs += make_pair(f, p, lo, hi, lead[g], best_single > 0 ? PAIR_PROBE : CLOSEST_PROBE, &pairs[n_pairs]);
       }
     }
     free(imp);

@@ -94,9 +94,9 @@ static const struct {
   {"ns_format", "the results file says the format the port's Newton-Schulz ran in"},
   {"bf16_order", "every bf16 evaluation order is accepted; the fit runs each"},
   {"catalogue", "which catalogue the coefficients came from, not a behaviour of the step"},
-  {"exclude_patterns", "routing by name gives error cases, which carry no diagnosis"},
-  {"pattern_match", "routing by name gives error cases, which carry no diagnosis"},
-  {"all_missing_error", "an error case, which carries no diagnosis"},
+  {"exclude_patterns", "routing by name gives error cases, which are outside the fit (vectors/refusal.h)"},
+  {"pattern_match", "routing by name gives error cases, which are outside the fit (vectors/refusal.h)"},
+  {"all_missing_error", "an error case, which is outside the fit (vectors/refusal.h)"},
 };
 #define N_EXCLUDED (sizeof EXCLUDED / sizeof EXCLUDED[0])
 
