@@ -115,6 +115,8 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
    * kernels: the probe's findings cannot explain a failure */
   const json_t *plat = strcmp(c->mode, "neutral") ? c->platform_json : NULL;
   if (!muonref_diagnose(test, kind, profile, muonref_basename(file), r, c->format, plat, fit_of(c), &d)) {
+    if (!strcmp(kind, "error"))
+      return; /* an error case refused with another message: its detail says which (no fit, no trait) */
     c->undiagnosed++;
     snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result");
     if (c->log)
