@@ -105,6 +105,7 @@ typedef struct pfit {
   refused *ref;                       /* the cases without a result, as they came */
   size_t n_ref, cap_ref;
   long seen[2][MUONREF_N_TRAITS];     /* judged step [0] and error [1] cases with each trait */
+  long pairs_tried;                   /* pairs run on some failure (make_pair) */
 } pfit;
 
 struct muonref_fit {
@@ -925,6 +926,7 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
   if (a->fault > 0 && b->fault > 0 && !muonref_fit_option_only(a, p->profile) && !muonref_fit_option_only(b, p->profile))
     return 0; /* two faults' hooks cannot be combined */
   c->a = x, c->b = y, c->same_as = -1;
+  p->pairs_tried++;
   c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
   if (!c->match || !c->dist) {
     free(c->match), free(c->dist);
@@ -1077,8 +1079,8 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     fprintf(out, "explained: %s (%d of %zu failures%s)\n", label(p, c), c->explained, p->n_fail, broken);
   }
   if (!printed)
-    fprintf(out, "explained: no single change of the option space, nor a pair, gives the port's results (%zu failures)\n",
-            p->n_fail);
+    fprintf(out, "explained: no single change of the option space gives the port's results, nor any of the %ld pairs "
+                 "tried (%zu failures)\n", p->pairs_tried, p->n_fail);
   /* per-shape scale evidence */
   if (p->n_sh) {
     qsort(p->sh, p->n_sh, sizeof *p->sh, by_count);

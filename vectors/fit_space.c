@@ -370,6 +370,20 @@ static void add_typos(list *l, const muonref_options *base, size_t fi, size_t fi
     }
 }
 
+/* Whether fault f is another profile's own: its name is that profile's
+ * name and '_' ("megatron_clip_update"), and `profile` is not it. */
+static int others_fault(int f, const char *profile)
+{
+  const muonref_fault_info *i = muonref_fault_info_at(f);
+  for (size_t p = 0; i && p < muonref_profile_count(); p++) {
+    const muonref_profile *o = muonref_profile_at(p);
+    size_t n = o ? strlen(o->name) : 0;
+    if (o && strcmp(o->name, profile) && !strncmp(i->name, o->name, n) && i->name[n] == '_')
+      return 1;
+  }
+  return 0;
+}
+
 size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
 {
   list l = {0};
@@ -379,10 +393,11 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
   if (!prof)
     return 0;
   base = *prof->defaults;
-  for (int f = 1; f < MUONREF_FAULT_COUNT; f++) {
+  for (int f = 1; f < MUONREF_FAULT_COUNT; f++) { /* the faults, but other profiles' own (below) */
     muonref_fit_change c = {0};
     c.fault = f, c.field = -1;
-    push(&l, &c);
+    if (!others_fault(f, profile))
+      push(&l, &c);
   }
   int idx[64];
   size_t n_idx = space_fields(idx, sizeof idx / sizeof idx[0]);
@@ -460,6 +475,15 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       memcpy(l.c + first + n_def, tmp, n_val * sizeof *tmp);
     }
     free(tmp);
+  }
+  /* another profile's own faults (megatron_nesterov_default_on under
+   * moonlight) last: of equal explanations the option change in this
+   * profile's terms (nesterov (any) -> true) is named first */
+  for (int f = 1; f < MUONREF_FAULT_COUNT; f++) {
+    muonref_fit_change c = {0};
+    c.fault = f, c.field = -1;
+    if (others_fault(f, profile))
+      push(&l, &c);
   }
   *out = l.c;
   return l.n;

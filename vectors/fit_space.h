@@ -46,7 +46,10 @@ typedef struct muonref_fit_change {
 
 /* Every single change for profile `profile` (its defaults are the base):
  * the faults first, then for each field the value changes and, for a field
- * the profile's key table names, the default changes.  Returns the count
+ * the profile's key table names, the default changes and the option
+ * ignored; last the faults that are another profile's own (named after it:
+ * megatron_nesterov_default_on under moonlight), so that of equal
+ * explanations the change in this profile's terms comes first.  Returns the count
  * and a new array in *out (free() it), or 0 (*out NULL) for an unknown
  * profile or out of memory. */
 size_t muonref_fit_space(const char *profile, muonref_fit_change **out);

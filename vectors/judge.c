@@ -40,7 +40,10 @@ __attribute__((format(printf, 2, 3))) static int failf(muonref_verdict *v, const
 /* Adds the tensor `name` to v's list of failing tensors. */
 static void note_failing(muonref_verdict *v, const char *name)
 {
-  size_t used = strlen(v->failing);
+  size_t used = strlen(v->failing), n = strlen(name);
+  for (const char *at = v->failing; (at = strstr(at, name)) != NULL; at += n) /* each tensor once */
+    if ((at == v->failing || at[-1] == ' ') && (at[n] == ',' || at[n] == '\0'))
+      return;
   if (used + strlen(name) + 3 < sizeof v->failing)
     snprintf(v->failing + used, sizeof v->failing - used, "%s%s", used ? ", " : "", name);
 }
