@@ -702,21 +702,23 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   const muonref_fit_change *ch = &p->space[b->a];
   size_t used = (size_t)snprintf(out->key, sizeof out->key, "%s", label(p, b));
   int also = 0;
+  char more[200] = "";
+  size_t mu = 0;
   for (size_t i = 0; i < p->n; i++) {
     cand *s = &p->single[i];
     if ((int)i == best || s->match[ci] != b->match[ci] || s->dist[ci] != b->dist[ci])
       continue;
     if (ch->fault > 0 && p->space[i].fault > 0 && used + 2 < sizeof out->key)
       used += (size_t)snprintf(out->key + used, sizeof out->key - used, "+%s", label(p, s));
-    else
-      also++;
+    else if (also++ < 2 && mu < sizeof more) /* the first two named */
+      mu += (size_t)snprintf(more + mu, sizeof more - mu, "%s%s", mu ? ", " : " (the same here: ", label(p, s));
   }
   if (used >= sizeof out->key)
     out->key[sizeof out->key - 1] = '\0';
-  char more[96] = "";
-  if (also)
-    snprintf(more, sizeof more, " (%d other option change%s give%s the same here)", also, also == 1 ? "" : "s",
-             also == 1 ? "s" : "");
+  if (also > 2 && mu < sizeof more)
+    mu += (size_t)snprintf(more + mu, sizeof more - mu, " and %d more", also - 2);
+  if (also && mu < sizeof more)
+    snprintf(more + mu, sizeof more - mu, ")");
   const char *how = b->match[ci] == 2 ? strong_how(b->dist[ci]) : "within the bf16 noise allowance,";
   if (ch->fault > 0) {
     const muonref_fault_info *i = muonref_fault_info_at(ch->fault);
