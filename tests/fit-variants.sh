@@ -198,7 +198,23 @@ make_variant keller_nograd torch_keller_port.py \
   fitted keller_nograd 'missing_grad zeros -> error' &&
   diag keller_nograd 'refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter without gradient'
 
-# 11. muonref identify: the timm test port is timm; the keller port with its
+# 11. The AdamW eps default: Keller's 1e-10 written 1e-8 (issue 22's
+# keller-adam-eps-default-1e-8 mutant).  Only keller_defaults #8 has
+# gradients small enough for the eps to show (vector release 2026.12.4); the
+# adamw cases give their eps and keep passing
+make_variant keller_adam_eps torch_keller_port.py '                group.setdefault("eps", 1e-10)' \
+  '                group.setdefault("eps", 1e-8)' &&
+  run_variant keller_adam_eps SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_defaults.json" \
+    "$v/keller/keller_adamw.json" &&
+  fitted keller_adam_eps 'default (AdamW groups) eps 1e-10 -> 1e-8' &&
+  if [ "$(grep '^FAIL ' "$work/keller_adam_eps.out" | cut -d' ' -f2-4)" = "keller_defaults.json tcId 8" ]; then
+    echo "ok: keller_adam_eps: keller_defaults #8 is its only failure"
+  else
+    echo "FAIL: keller_adam_eps: failures other than keller_defaults #8:"; grep '^FAIL ' "$work/keller_adam_eps.out"
+    status=1
+  fi
+
+# 12. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

@@ -2415,6 +2415,37 @@ static void grad_targets(gen_step_case *c, int i, int steps)
   }
 }
 
+/* The AdamW eps default observed (vector release 2026.12.4): gradients of
+ * N(0, 1e-16) on AdamW's parameters make sqrt(v_hat) of the order of the
+ * defaults in the field (1e-10 keller, 1e-8 nemo, moonlight, optax, 1e-7
+ * keras), so the eps moves each AdamW element's update by a large fraction
+ * of itself; with N(0, 1) gradients (every other defaults case) it moves it
+ * by about eps, far below a binary32 ulp of the parameter, and a Keller copy
+ * defaulting to eps 1e-8 passed every case.  After the other defaults cases,
+ * so that their inputs stay; none for a profile with no AdamW (route rule
+ * two_d_only: torch.optim.Muon). */
+static void defaults_adam_eps(gen_ctx *g)
+{
+  if (defaults(g).route_rule == MUONREF_ROUTE_TWO_D_ONLY)
+    return;
+  gen_group(g, "step");
+  gen_step_case c;
+  muonref_options o = defaults(g);
+  begin(&c, "no options: a (16, 16) Muon matrix beside a bias (32,) and an embedding-like bias (64,) whose gradients "
+            "are about 1e-8, two steps: the default AdamW eps, which is of the order of sqrt(v)", &o);
+  c.defaults_only = 1;
+  int a = param(g, &c, "square", shape2(16, 16), 0);
+  int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0);
+  int e = param(g, &c, "embed_bias", (muonref_shape){1, {64}}, 0);
+  for (int s = 0; s < 2; s++) {
+    grad_normal(g, &c, s, a, 1.0);
+    grad_normal(g, &c, s, b, 1e-8);
+    grad_normal(g, &c, s, e, 1e-8);
+  }
+  flags(&c, "Defaults", "AdamW", "AdamEps");
+  gen_add_step(g, &c);
+}
+
 /* ---- defaults: cases that give no options ----
  * Judged against the profile's own constructor defaults (its record, spec/profiles/NAME.json):
  * a port whose default differs from its profile's (Nesterov, lr, weight
@@ -2493,6 +2524,7 @@ void gen_area_defaults(gen_ctx *g)
   gen_add_ns(g, "ns", "no options: the Newton-Schulz function with the port's own default coefficients and eps on a "
              "structured (8, 32) input, bit for bit in bf16", nf, x, 8, 32, defaults(g).ns_steps);
   free(x);
+  defaults_adam_eps(g);
 }
 
 /* ---- overflow: norms beyond fp16 and binary32, elements at bf16 infinity ----
