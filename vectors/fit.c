@@ -543,6 +543,20 @@ static const char *label(const pfit *p, cand *c)
   return c->label;
 }
 
+/* Room for element n of array a (cap elements of elem bytes allocated),
+ * doubling cap from `first`: the array, moved or not, with *cap updated; NULL
+ * when memory runs out, a and *cap unchanged.  Ownership stays the caller's. */
+static void *grow(void *a, size_t n, size_t *cap, size_t elem, size_t first)
+{
+  if (n < *cap)
+    return a;
+  size_t c = *cap ? 2 * *cap : first;
+  void *g = realloc(a, c * elem);
+  if (g)
+    *cap = c;
+  return g;
+}
+
 /* The ratio of the port's update norm to the expected one per Muon
  * parameter of a failing step case, by shape. */
 static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
@@ -579,12 +593,10 @@ static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
       memset(s, 0, sizeof *s);
       snprintf(s->shape, sizeof s->shape, "%s", name);
     }
-    if (s->n == s->cap) {
-      double *g = realloc(s->r, (s->cap ? 2 * s->cap : 8) * sizeof *g);
-      if (!g)
-        return;
-      s->r = g, s->cap = s->cap ? 2 * s->cap : 8;
-    }
+    double *g = grow(s->r, s->n, &s->cap, sizeof *g, 8);
+    if (!g)
+      return;
+    s->r = g;
     s->r[s->n++] = num / den;
   }
 }
@@ -602,22 +614,21 @@ static const char *strong_how(double dist)
   return dist == 0 ? "exactly" : "within this case's tolerance,";
 }
 
+/* Counts traits t (muonref_case_traits, refusal.h) of a judged step or error case. */
+static void count_traits(pfit *p, unsigned t, const char *kind)
+{
+  int err = !strcmp(kind, "error");
+  if (!p || (!err && strcmp(kind, "step")))
+    return;
+  for (int k = 0; k < MUONREF_N_TRAITS; k++)
+    p->seen[err][k] += (t >> k) & 1u;
+}
+
 /* Whether single s is a coefficient typo that was run on TYPO_PROBE
  * failing cases and matched none strongly (a nearby typo comes within the bf16
  * noise of many): the space holds hundreds of typos (each digit of each
  * coefficient of the profile's list), and the port's own typo gives the
  * port's results, so the rest are not run further. */
-/* Counts the traits of a judged step or error case (refusal.h). */
-static void count_traits(pfit *p, const json_t *test, const char *kind)
-{
-  int err = !strcmp(kind, "error");
-  if (!p || (!err && strcmp(kind, "step")))
-    return;
-  unsigned t = muonref_case_traits(test);
-  for (int k = 0; k < MUONREF_N_TRAITS; k++)
-    p->seen[err][k] += (t >> k) & 1u;
-}
-
 static int dropped_typo(const pfit *p, const cand *s)
 {
   return p->space[s->a].typo && s->tried >= TYPO_PROBE && !s->strong;
@@ -631,11 +642,11 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   if (!p)
     return 0;
   if (p->n_fail == p->cap_fail) {
-    size_t cap = p->cap_fail ? 2 * p->cap_fail : 64;
-    fcase *g = realloc(p->fail, cap * sizeof *g);
+    fcase *g = grow(p->fail, p->n_fail, &p->cap_fail, sizeof *g, 64);
     if (!g)
       return 0;
-    p->fail = g, p->cap_fail = cap;
+    p->fail = g;
+    size_t cap = p->cap_fail;
     for (size_t i = 0; i < p->n; i++) {
       signed char *m = realloc(p->single[i].match, cap);
       float *d = realloc(p->single[i].dist, cap * sizeof *d);
@@ -647,7 +658,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
         return 0;
     }
   }
-  count_traits(p, test, kind);
+  count_traits(p, muonref_case_traits(test), kind);
   size_t ci = p->n_fail++;
   fcase *c = &p->fail[ci];
   case_init(f, p, c, test, kind, file, result);
@@ -741,34 +752,32 @@ int muonref_fit_refusal(muonref_fit *f, const json_t *test, const char *kind, co
   pfit *p = profile_fit(f, profile);
   if (!p)
     return 0;
-  count_traits(p, test, kind);
-  if (p->n_ref == p->cap_ref) {
-    size_t cap = p->cap_ref ? 2 * p->cap_ref : 16;
-    refused *g = realloc(p->ref, cap * sizeof *g);
-    if (!g)
-      return 0;
-    p->ref = g, p->cap_ref = cap;
-  }
+  unsigned traits = muonref_case_traits(test);
+  count_traits(p, traits, kind);
+  refused *g = grow(p->ref, p->n_ref, &p->cap_ref, sizeof *g, 16);
+  if (!g)
+    return 0;
+  p->ref = g;
   refused *r = &p->ref[p->n_ref++];
-  r->traits = muonref_case_traits(test), r->accepted = accepted;
+  r->traits = traits, r->accepted = accepted;
   const char *want = json_string_value(json_object_get(json_object_get(json_object_get(test, "expected"), "error"),
                                                        "message"));
   snprintf(r->what, sizeof r->what, "%s", accepted ? (want ? want : "?") : skipped);
   char *nl = strchr(r->what, '\n'); /* an exception's first line (PyTorch's lists its signatures below) */
   if (nl)
     snprintf(nl, sizeof r->what - (size_t)(nl - r->what), " ...");
-  char traits[400] = "";
+  char listed[400] = "";
   size_t used = 0;
   for (int k = 0; k < MUONREF_N_TRAITS; k++)
     if ((r->traits >> k) & 1u)
-      used += (size_t)snprintf(traits + used, used < sizeof traits ? sizeof traits - used : 0, "%s%s",
+      used += (size_t)snprintf(listed + used, used < sizeof listed ? sizeof listed - used : 0, "%s%s",
                                used ? "; " : "", muonref_trait_text((muonref_trait)k));
   if (accepted)
     snprintf(text, n, "accepted: the port ran a case that %s refuses (\"%s\")%s%s", profile, r->what,
-             r->traits ? "; the case has: " : "", traits);
+             r->traits ? "; the case has: " : "", listed);
   else
     snprintf(text, n, "refused: the port raised on a case that %s runs (%s)%s%s", profile, r->what,
-             r->traits ? "; the case has: " : "", traits);
+             r->traits ? "; the case has: " : "", listed);
   return 1;
 }
 
@@ -776,7 +785,7 @@ void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, cons
                       const json_t *result, unsigned orders)
 {
   pfit *p = profile_fit(f, profile);
-  count_traits(p, test, kind);
+  count_traits(p, muonref_case_traits(test), kind);
   if (!p || !strcmp(kind, "error"))
     return;
   for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++)
@@ -1129,7 +1138,7 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
     return;
   while (n_chosen < 3 && covered < n) {
     int best = -1;
-    size_t best_count = 0;
+    size_t best_count = 0, best_all = 0;
     for (int k = 0; k < MUONREF_N_TRAITS; k++) {
       size_t c = 0, all = 0;
       for (size_t i = 0; i < p->n_ref; i++)
@@ -1138,7 +1147,7 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
       if ((taken >> k) & 1u || !c || 2 * all < (size_t)p->seen[accepted][k])
         continue;
       if (c > best_count)
-        best = k, best_count = c;
+        best = k, best_count = c, best_all = all;
     }
     if (best < 0)
       break;
@@ -1150,15 +1159,12 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
           example = p->ref[i].what;
         done[i] = 1;
       }
-    size_t all = 0;
-    for (size_t i = 0; i < p->n_ref; i++)
-      all += p->ref[i].accepted == accepted && ((p->ref[i].traits >> best) & 1u);
     chosen[n_chosen++] = best;
     covered += best_count;
     char item[160];
     muonref_trait_item((muonref_trait)best, &p->base, !accepted, item, sizeof item);
     fprintf(out, "  %zu with %s (%zu of the %ld such %s cases judged): %s; e.g. %s%s%s\n", best_count,
-            muonref_trait_text((muonref_trait)best), all, p->seen[accepted][best], accepted ? "error" : "step", item,
+            muonref_trait_text((muonref_trait)best), best_all, p->seen[accepted][best], accepted ? "error" : "step", item,
             accepted ? "expected \"" : "", example, accepted ? "\"" : "");
   }
   free(done);
