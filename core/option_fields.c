@@ -26,6 +26,7 @@ NAMER(pattern_match, muonref_pattern_match)
 NAMER(moment2, muonref_moment2)
 NAMER(moment2_rescale, muonref_moment2_rescale)
 NAMER(precondition, muonref_precondition)
+NAMER(decay_method, muonref_decay_method)
 
 #define OFF(f) offsetof(muonref_options, f)
 /* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
@@ -40,6 +41,8 @@ NAMER(precondition, muonref_precondition)
 /* entries since format 4 */
 #define BOOL4(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 4, 1, NULL}
 #define ENUM4(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 4, 0, prefix}
+/* entries since format 5 */
+#define ENUM5(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 5, 0, prefix}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -66,6 +69,8 @@ const muonref_option_field muonref_option_fields[] = {
   ENUM3(moment2_rescale, moment2_rescale, "MUONREF_MOMENT2_RESCALE_"), BOOL3(cautious_wd),
   /* format 4 (timm's normalize_spatial, optax's adaptive and preconditioning) */
   BOOL4(normalize_spatial), BOOL4(nuclear_scale), ENUM4(ns_precondition, precondition, "MUONREF_PRECOND_"),
+  /* format 5 (Emerging-Optimizers' weight_decay_method) */
+  ENUM5(decay_method, decay_method, "MUONREF_DECAY_"),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -77,7 +82,7 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
 /* The size the table above covers (measured on x86-64: its fields and 28 bytes of alignment padding).  A field

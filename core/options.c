@@ -30,6 +30,7 @@ static const char *const MOMENTUM_NAMES[] = {"sum", "ema", NULL};
 static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", "list", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", "add_scaled", NULL};
 static const char *const PRECOND_NAMES[] = {"frobenius", "aol", "schatten", NULL};
+static const char *const DECAY_METHOD_NAMES[] = {"decoupled", "independent", "palm", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
 static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL};
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
@@ -258,6 +259,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_flags(o, err)))
     return s;
+  if ((s = check_enum(DECAY_METHOD_NAMES, "decay_method", (int)o->decay_method, err)))
+    return s;
   if ((s = check_moment2(o, err)))
     return s;
   return check_ns_fields(o, err);
@@ -330,6 +333,7 @@ const char *muonref_pattern_match_name(muonref_pattern_match m) { return name_of
 const char *muonref_moment2_name(muonref_moment2 m) { return name_of(MOMENT2_NAMES, (int)m); }
 const char *muonref_moment2_rescale_name(muonref_moment2_rescale r) { return name_of(MOMENT2_RESCALE_NAMES, (int)r); }
 const char *muonref_precondition_name(muonref_precondition p) { return name_of(PRECOND_NAMES, (int)p); }
+const char *muonref_decay_method_name(muonref_decay_method m) { return name_of(DECAY_METHOD_NAMES, (int)m); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

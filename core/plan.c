@@ -69,7 +69,12 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->in_grad = o->nesterov ? p->mom_grad : 0.0;
   p->in_mom = o->nesterov ? beta : 1.0;
   p->apply_decay = o->weight_decay != 0.0;
-  p->decay = 1.0 - o->lr * o->weight_decay;
+  /* Emerging-Optimizers mixin.py @fd77292 weight_decay_method: decoupled `-wd * lr`,
+   * independent `-wd`, palm `-wd * lr * lr` (a binary64 product, as in Python) */
+  double wd = o->weight_decay;
+  p->decay = o->decay_method == MUONREF_DECAY_INDEPENDENT ? 1.0 - wd
+             : o->decay_method == MUONREF_DECAY_PALM      ? 1.0 - wd * o->lr * o->lr
+                                                          : 1.0 - o->lr * wd;
   /* Emerging-Optimizers: `orth_grad * scale_factor * extra_scale_factor` */
   p->scale = muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols) * o->scale_extra;
   /* timm/optim/muon.py @aa4b5850 _single_tensor_muon: `if conv_mode == "batched" and

@@ -62,6 +62,7 @@ static const muonref_options nemo_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -141,6 +142,7 @@ static const muonref_options torch_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -217,6 +219,7 @@ static const muonref_options moonlight_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -297,6 +300,7 @@ static const muonref_options keller_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -352,6 +356,7 @@ static const muonref_options keller_adam_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -433,6 +438,7 @@ static const muonref_options timm_defaults = {
   .normalize_spatial = 1,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; algo,
  * capturable and verbose are left at timm's defaults (not expressible); conv_mode,
@@ -530,6 +536,7 @@ static const muonref_options dion_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order;
  * distributed_mesh, cautious_wd (False), use_gram_newton_schulz, use_triton, use_polar_express
@@ -618,6 +625,7 @@ static const muonref_options emerging_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction).
@@ -701,6 +709,7 @@ static const muonref_options paddle_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -799,6 +808,7 @@ static const muonref_options optax_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_eps_root (0),
@@ -893,6 +903,7 @@ static const muonref_options megatron_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -985,6 +996,7 @@ static const muonref_options keras_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -1082,6 +1094,7 @@ static const muonref_options normuon_defaults = {
   .normalize_spatial = 0,
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the

@@ -876,6 +876,39 @@ START_TEST(muon_plan_forms)
 }
 END_TEST
 
+/* decay_method (spec/muon.md 4; Emerging-Optimizers mixin.py weight_decay_method): the lr in the
+ * Muon decay, once (decoupled), not at all (independent) or squared (palm), the AdamW decay unchanged;
+ * a value outside the enum is refused by name. */
+START_TEST(muon_plan_decay_methods)
+{
+  muonref_options o = nemo();
+  o.lr = 0.3, o.weight_decay = 0.1;
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0};
+  muonref_muon_plan p;
+  muonref_adamw_plan a;
+  muonref_adamw_plan_make(&o, 1, &a);
+  double adam_decay = a.decay;
+  static const struct { muonref_decay_method m; double decay; const char *name; } M[] = {
+    {MUONREF_DECAY_DECOUPLED, 1.0 - 0.3 * 0.1, "decoupled"},
+    {MUONREF_DECAY_INDEPENDENT, 1.0 - 0.1, "independent"},
+    {MUONREF_DECAY_PALM, 1.0 - 0.1 * 0.3 * 0.3, "palm"},
+  };
+  muonref_error e;
+  for (size_t k = 0; k < sizeof M / sizeof M[0]; k++) {
+    o.decay_method = M[k].m;
+    muonref_muon_plan_make(&o, &r, &p);
+    ck_assert_msg(p.apply_decay && p.decay == M[k].decay, "%s: decay %.17g", M[k].name, p.decay);
+    muonref_adamw_plan_make(&o, 1, &a);
+    ck_assert(a.decay == adam_decay);
+    ck_assert_str_eq(muonref_decay_method_name(M[k].m), M[k].name);
+    ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+  }
+  o.decay_method = (muonref_decay_method)3;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unknown decay_method 3, expected one of ('decoupled', 'independent', 'palm')");
+}
+END_TEST
+
 START_TEST(adamw_plan_bias_corrections)
 {
   muonref_options o = nemo();
@@ -1197,6 +1230,7 @@ int main(void)
   tcase_add_test(t, scale_factors);
   tcase_add_test(t, coefficient_order);
   tcase_add_test(t, muon_plan_forms);
+  tcase_add_test(t, muon_plan_decay_methods);
   tcase_add_test(t, adamw_plan_bias_corrections);
   tcase_add_test(t, gradient_checks);
   tcase_add_test(t, status_names_and_errors);

@@ -217,10 +217,10 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
   memcpy(x, good, n);
-  x[8] = 5;
+  x[8] = 6;
   fix_crc(x, n);
   spill(path("x"), x, n);
-  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 5, this muonref reads versions 1 to 4");
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 6, this muonref reads versions 1 to 5");
   /* an empty profile name (with a matching CRC): a save writes "custom" for none, so one encoding */
   memcpy(x, good, n);
   memset(x + 12, 0, 32);
@@ -424,7 +424,7 @@ START_TEST(option_table_covers_every_field)
   size_t a = _Alignof(muonref_options);
   ck_assert_msg(sizeof(muonref_options) == (end + a - 1) / a * a, "bytes %zu to %zu of muonref_options belong to no "
                 "entry of core/option_fields.c (a new field at the end?)", end, sizeof(muonref_options) - 1);
-  /* spec/muon.md 11.1: the format-4 row names the table's fields, in order */
+  /* spec/muon.md 11.1: the format-5 row names the table's fields, in order */
   const char *src = getenv("MUONREF_SRCDIR");
   char spec[4200];
   snprintf(spec, sizeof spec, "%s/spec/muon.md", src ? src : ".");
@@ -433,9 +433,9 @@ START_TEST(option_table_covers_every_field)
   static char line[16384];
   int found = 0;
   while (!found && fgets(line, sizeof line, f))
-    found = !strncmp(line, "| each group (format 4) |", 25);
+    found = !strncmp(line, "| each group (format 5) |", 25);
   fclose(f);
-  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 4) |'");
+  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 5) |'");
   const char *at = line;
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *fl = &muonref_option_fields[i];
@@ -583,8 +583,8 @@ START_TEST(format_1_still_loads)
 }
 END_TEST
 
-/* A file of format 3 (before timm's and optax's fields: the same bytes without the entries since format 4 at
- * the end of each group's options, spec/muon.md 11.1), made here from a saved file: it loads, those fields read
+/* A file of format 3 (before timm's and optax's fields and decay_method: the same bytes without the entries
+ * since format 4 at the end of each group's options, spec/muon.md 11.1), made here from a saved file: it loads, those fields read
  * as zero, and the state is the one saved. */
 START_TEST(format_3_still_loads)
 {
@@ -612,7 +612,7 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 12); /* normalize_spatial, nuclear_scale, ns_precondition per group */
+  ck_assert_uint_eq(at - out, 2 * 16); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method per group */
   memcpy(x + out, good + at, n - at);
   out += n - at;
   fix_crc(x, out);
@@ -620,7 +620,8 @@ START_TEST(format_3_still_loads)
   muonref_state_file f;
   ck_assert_msg(muonref_state_file_read(path("v3"), &f, &e) == MUONREF_OK, "%s", e.message);
   ck_assert_uint_eq(f.version, 3);
-  ck_assert(!f.options[1].nuclear_scale && !f.options[1].normalize_spatial && f.options[1].lr == 0.5);
+  ck_assert(!f.options[1].nuclear_scale && !f.options[1].normalize_spatial && f.options[1].lr == 0.5 &&
+            f.options[1].decay_method == MUONREF_DECAY_DECOUPLED);
   muonref_state_file_free(&f);
   ck_assert_msg(muonref_state_load(b, path("v3"), &e) == MUONREF_OK, "%s", e.message);
   ck_assert(same_state(a, b));
@@ -686,10 +687,10 @@ START_TEST(state_command)
                 strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
                 strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
                 strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5") &&
-                strstr(out, "format version 4") && strstr(out, " clip_grad_norm 0.0,") &&
+                strstr(out, "format version 5") && strstr(out, " clip_grad_norm 0.0,") &&
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
-                strstr(out, " ns_precondition frobenius\n"),
+                strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

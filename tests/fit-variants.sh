@@ -24,18 +24,19 @@ status=0
 driver="$srcdir/vectors/drivers/torch_driver.py"
 v="$srcdir/vectors"
 
-# make NAME PORT 'OLD' 'NEW': $work/NAME.py, the port with the one line that
-# is exactly OLD (leading spaces included) replaced by NEW; fails unless
-# exactly one line changed
+# make NAME PORT 'OLD' 'NEW' [K N]: $work/NAME.py, the port with the one line
+# that is exactly OLD (leading spaces included) replaced by NEW; fails unless
+# exactly one line changed.  With K N: OLD is exactly N lines, the K-th
+# (from 1) is replaced
 make_variant() {
   name=$1 port=$2 old=$3 new=$4
-  OLD="$old" NEW="$new" "$python" - "$srcdir/tests/$port" "$work/$name.py" <<'PY' || return 1
+  OLD="$old" NEW="$new" K=${5:-1} N=${6:-1} "$python" - "$srcdir/tests/$port" "$work/$name.py" <<'PY' || return 1
 import os, sys
 lines = open(sys.argv[1]).read().split('\n')
 hits = [i for i, l in enumerate(lines) if l == os.environ['OLD']]
-if len(hits) != 1:
-    sys.exit(f"{sys.argv[1]}: {len(hits)} lines are {os.environ['OLD']!r}, expected exactly one")
-lines[hits[0]] = os.environ['NEW']
+if len(hits) != int(os.environ['N']):
+    sys.exit(f"{sys.argv[1]}: {len(hits)} lines are {os.environ['OLD']!r}, expected {os.environ['N']}")
+lines[hits[int(os.environ['K']) - 1]] = os.environ['NEW']
 open(sys.argv[2], 'w').write('\n'.join(lines))
 PY
 }
@@ -214,7 +215,19 @@ make_variant keller_adam_eps torch_keller_port.py '                group.setdefa
     status=1
   fi
 
-# 12. muonref identify: the timm test port is timm; the keller port with its
+# 12. The Muon decay without the lr: P (1 - wd) where Keller's port
+# decays by 1 - lr wd (issue 22's keller-decay-without-lr mutant, the wild
+# port fernand-sentence-jepa); the first of the two identical decay lines
+# is the Muon branch's (the AdamW one keeps the lr): decay_method
+# independent (spec/muon.md 4.2)
+make_variant keller_decay_no_lr torch_keller_port.py \
+  '                    p.mul_(1 - group["lr"] * group["weight_decay"])' \
+  '                    p.mul_(1 - group["weight_decay"])' 1 2 &&
+  run_variant keller_decay_no_lr SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_weight_decay.json" \
+    "$v/keller/keller_scaling.json" &&
+  fitted keller_decay_no_lr 'decay_method decoupled -> independent'
+
+# 13. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

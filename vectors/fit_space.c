@@ -47,6 +47,7 @@ static const searched SEARCHED[] = {
   {"momentum", MUONREF_FIT_MUON, {0.9, 0.95, 0.98, 0.99, NAN}, NULL},
   {"nesterov", MA, {0, 1, NAN}, NULL},
   {"weight_decay", MA, {0.0, 0.01, 0.1, NAN}, NULL},
+  {"decay_method", MUONREF_FIT_MUON, {NAN}, NULL}, /* the lr in the Muon decay (spec/muon.md 4) */
   {"momentum_form", MUONREF_FIT_MUON, {NAN}, NULL},
   {"scale_mode", MUONREF_FIT_MUON, {NAN}, NULL},
   {"scale_extra", MUONREF_FIT_MUON, {0.2, 1.0, NAN}, NULL},

@@ -545,6 +545,22 @@ typedef enum muonref_moment2_rescale {
   MUONREF_MOMENT2_RESCALE_UNIT = 2
 } muonref_moment2_rescale;
 
+/* How the Muon branch's decoupled weight decay uses the lr (spec/muon.md 4):
+ *   DECOUPLED:   P <- P (1 - lr wd) (every profile; Loshchilov & Hutter's
+ *                decay as torch.optim.AdamW takes it)
+ *   INDEPENDENT: P <- P (1 - wd), the lr left out
+ *   PALM:        P <- P (1 - lr^2 wd)
+ * NVIDIA-NeMo/Emerging-Optimizers mixin.py @fd77292 weight_decay_method:
+ * "decoupled" `p.add_(p, alpha=-wd * lr)`, "independent" `p.add_(p,
+ * alpha=-wd)`, "palm" `p.add_(p, alpha=-wd * lr * lr)` (its "l2", which
+ * adds wd P to the gradient, is not a value).  The AdamW branch's decay is
+ * not changed (Emerging-Optimizers has none). */
+typedef enum muonref_decay_method {
+  MUONREF_DECAY_DECOUPLED = 0,
+  MUONREF_DECAY_INDEPENDENT = 1,
+  MUONREF_DECAY_PALM = 2
+} muonref_decay_method;
+
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
  * a X + (b A + c A A) X with A = X X^T. */
 typedef struct muonref_coeff {
@@ -676,6 +692,8 @@ typedef struct muonref_options {
                                lr * adam_lr_ratio (keras Muon._apply_weight_decay: `variable.assign(
                                variable - variable * wd * lr)` with `lr = ops.cast(self.learning_rate,
                                variable.dtype)` for both branches); 0: lr * adam_lr_ratio */
+  muonref_decay_method decay_method; /* the Muon branch's decay factor: 1 - lr wd (DECOUPLED, zero),
+                               1 - wd (INDEPENDENT) or 1 - lr^2 wd (PALM) */
 
   /* --- the AdamW fallback (spec/muon.md 9) --- */
   double adam_beta1;         /* 0 <= beta1 < 1 */
@@ -771,6 +789,7 @@ MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
 MUONREF_API const char *muonref_moment2_name(muonref_moment2 m);
 MUONREF_API const char *muonref_moment2_rescale_name(muonref_moment2_rescale r);
 MUONREF_API const char *muonref_precondition_name(muonref_precondition p);
+MUONREF_API const char *muonref_decay_method_name(muonref_decay_method m);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k <
  * muonref_ns_step_count(o)) uses under o's list and order (see
