@@ -420,6 +420,16 @@ def key_faults(k, reviewed=True):
     return list(k.get('faults', [])) + (list(k.get('faults_added', [])) if reviewed else [])
 
 
+def key_forms(k, reviewed=True):
+    """Key deviation k, and (reviewed) the same deviation in a field muonref added after the key was
+    written (`renamed`: a behaviour the key named with a field of its own, `weight_decay_lr lr -> 1`,
+    that a later field expresses exactly, `decay_method decoupled -> independent`; with its review)."""
+    forms = [k]
+    if reviewed and k.get('renamed'):
+        forms.append(dict(k['renamed'], faults=k.get('faults', []), faults_added=k.get('faults_added', [])))
+    return forms
+
+
 # a field that is one member of a pair an option sets whole (Moonlight's adamw_betas)
 PAIR_MEMBER = {'adam_beta1': 0, 'adam_beta2': 1}
 
@@ -467,7 +477,7 @@ def judge_explanation(alts, key, reviewed=True):
     """right: every item names a deviation of the key (field and value); field: every item names a
     deviating field, a value wrong; partial: some do; wrong: none does; none: no explanation.
     Of alternatives (parse_items: explanations the fit found to give the same results), the best.
-    reviewed=False: by the key as first written (without `faults_added`)."""
+    reviewed=False: by the key as first written (without `faults_added` or `renamed`)."""
     if alts and isinstance(alts[0], dict):
         alts = [alts]
     return min((judge_items(items, key, reviewed) for items in alts if items), key=VERDICTS.index,
@@ -476,7 +486,7 @@ def judge_explanation(alts, key, reviewed=True):
 
 def judge_items(items, key, reviewed=True):
     """judge_explanation of one alternative."""
-    devs = key.get('deviations', [])
+    devs = [f for k in key.get('deviations', []) for f in key_forms(k, reviewed)]
     if not items:
         return 'none'
     exact = [any(item_matches(i, k, reviewed) for k in devs) for i in items]
@@ -607,6 +617,9 @@ def key_text(key):
             s += f" {k.get('old', '?')} -> {k.get('new', '?')}"
         if k.get('faults') or k.get('faults_added'):
             s += f" ({', '.join(k.get('faults', []) + [f + ' [added]' for f in k.get('faults_added', [])])})"
+        r = k.get('renamed')
+        if r:
+            s += f" [= {r.get('field', '?')} {r.get('old', '?')} -> {r.get('new', '?')}, added]"
         parts.append(s)
     return '; '.join(parts)
 
@@ -663,7 +676,7 @@ def write_doc(path, rows, t, args, muonref_desc):
     totals = [
         ('mutants caught (fail at least one case)', pct(t['mutants_caught'], t['mutants'])),
         ('caught mutants explained right', pct(t['mutants_right'], t['mutants_caught'])),
-        ('caught mutants explained right by the keys as first written (without `faults_added`)',
+        ('caught mutants explained right by the keys as first written (without `faults_added` or `renamed`)',
          pct(t['mutants_right_as_written'], t['mutants_caught'])),
         ('caught mutants whose explanation names the right field or fault', pct(t['mutants_field'], t['mutants_caught'])),
         ('wild ports equal to a profile that pass', pct(t['wild_equal_pass'], t['wild_equal'])),
@@ -801,6 +814,11 @@ def self_test():
         problems.append("fitted sample: not judged right against its key")
     if judge_explanation([items[0][:1]], {'deviations': [{'field': 'ns_eps', 'new': '1e-6'}]}) != 'field':
         problems.append("fitted sample: a wrong value judged other than 'field'")
+    renamed = {'deviations': [{'field': 'weight_decay_lr', 'old': 'lr', 'new': '1', 'behaviour': True,
+                               'renamed': {'field': 'decay_method', 'old': 'decoupled', 'new': 'independent'}}]}
+    said = parse_items('decay_method decoupled -> independent')
+    if judge_explanation(said, renamed) != 'right' or judge_explanation(said, renamed, reviewed=False) != 'wrong':
+        problems.append("a key's `renamed` deviation: not right when reviewed, or right as first written")
     torch_rms = parse_items('default adjust_lr_fn null -> "match_rms_adamw"')
     if judge_explanation(torch_rms, {'deviations': [{'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]}) != 'right':
         problems.append("torch's adjust_lr_fn \"match_rms_adamw\" not read as scale_mode rms_adamw")
