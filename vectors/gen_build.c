@@ -12,6 +12,7 @@
 #include "muonref/bf16.h"
 #include "muonref/ns_rounded.h"
 #include "core/pyfmt.h"
+#include "core/option_fields.h"
 #include "core/plan.h"
 #include "muonref/profile.h"
 #include "muonref/ref.h"
@@ -950,36 +951,25 @@ static void run_step(gen_job *j)
  * and a case the profile refuses at construction becomes an error case
  * with the profile's own message.  Nothing changes for nemo. */
 
-/* Whether a and b are the same options, field by field. */
+/* Whether a and b are the same options, every entry of core/option_fields.c's
+ * table (so that a new field is compared without an edit here): doubles by
+ * ==, so that a NaN option never survives the round trip; the coefficient
+ * triples and the patterns up to their counts. */
 static int options_equal(const muonref_options *a, const muonref_options *b)
 {
-  int same = a->lr == b->lr && a->momentum == b->momentum && a->nesterov == b->nesterov &&
-             a->ns_steps == b->ns_steps && a->weight_decay == b->weight_decay && a->scale_mode == b->scale_mode &&
-             a->adam_beta1 == b->adam_beta1 && a->adam_beta2 == b->adam_beta2 && a->adam_eps == b->adam_eps &&
-             a->adam_lr_ratio == b->adam_lr_ratio && a->adam_dim_threshold == b->adam_dim_threshold &&
-             a->use_muon == b->use_muon && a->momentum_form == b->momentum_form && a->n_coeffs == b->n_coeffs &&
-             a->coeff_order == b->coeff_order && a->ns_eps == b->ns_eps && a->eps_mode == b->eps_mode &&
-             a->ns_format == b->ns_format && a->bf16_order == b->bf16_order && a->route_rule == b->route_rule &&
-             a->catalogue == b->catalogue && a->adam_eps_mode == b->adam_eps_mode &&
-             a->scale_shape == b->scale_shape && a->scale_format == b->scale_format && a->conv_mode == b->conv_mode &&
-             a->missing_grad == b->missing_grad && a->grad_after_step == b->grad_after_step &&
-             a->ns_safety == b->ns_safety && a->adam_variant == b->adam_variant &&
-             a->scale_extra == b->scale_extra && a->norm_format == b->norm_format &&
-             a->momentum_bias_correction == b->momentum_bias_correction &&
-             a->adam_weight_decay == b->adam_weight_decay && a->adam_decay_own == b->adam_decay_own &&
-             a->clip_grad_norm == b->clip_grad_norm &&
-             a->n_exclude_patterns == b->n_exclude_patterns && a->pattern_match == b->pattern_match &&
-             a->exclude_embeddings == b->exclude_embeddings && a->adam_decay_muon_lr == b->adam_decay_muon_lr &&
-             a->adam_step_global == b->adam_step_global && a->adam_bias_fp32 == b->adam_bias_fp32 &&
-             a->all_missing_error == b->all_missing_error && a->moment2 == b->moment2 &&
-             a->moment2_beta == b->moment2_beta && a->moment2_eps == b->moment2_eps &&
-             a->moment2_eps_mode == b->moment2_eps_mode && a->moment2_bias_correction == b->moment2_bias_correction &&
-             a->moment2_rescale == b->moment2_rescale && a->cautious_wd == b->cautious_wd &&
-             a->normalize_spatial == b->normalize_spatial && a->nuclear_scale == b->nuclear_scale &&
-             a->ns_precondition == b->ns_precondition;
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const muonref_option_field *f = &muonref_option_fields[i];
+    if (f->kind == MUONREF_FIELD_F64) {
+      if (muonref_option_field_f64(a, f) != muonref_option_field_f64(b, f))
+        return 0;
+    } else if (muonref_option_field_int(a, f) != muonref_option_field_int(b, f)) {
+      return 0; /* an int, an enum, or the count of the triples or patterns */
+    }
+  }
+  int same = 1;
   for (int k = 0; same && k < a->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++)
     same = !strncmp(a->exclude_patterns[k], b->exclude_patterns[k], MUONREF_PATTERN_LEN);
-  for (int k = 0; same && k < a->n_coeffs; k++)
+  for (int k = 0; same && k < a->n_coeffs && k < MUONREF_MAX_COEFFS; k++)
     same = a->coeffs[k].a == b->coeffs[k].a && a->coeffs[k].b == b->coeffs[k].b && a->coeffs[k].c == b->coeffs[k].c;
   return same;
 }
