@@ -122,6 +122,9 @@ static void print_key(const muonref_profile *p, const muonref_options *o, const 
   case MUONREF_KEY_PRECONDITIONING:
     printf("'%s'\n", muonref_precondition_name(o->ns_precondition) ? muonref_precondition_name(o->ns_precondition) : "?");
     break;
+  case MUONREF_KEY_DECAY_METHOD:
+    printf("'%s'\n", muonref_decay_method_name(o->decay_method) ? muonref_decay_method_name(o->decay_method) : "?");
+    break;
   }
 }
 

@@ -55,6 +55,7 @@ done
 import glob, json, os, subprocess, sys
 import jsonschema
 src, muonref, work = sys.argv[1:4]
+muonref = os.path.abspath(muonref) if os.sep in muonref else muonref
 rec = os.path.join(src, 'spec/profiles')
 schema = json.load(open(os.path.join(rec, 'profile.schema.json')))
 jsonschema.Draft7Validator.check_schema(schema)
@@ -74,9 +75,9 @@ if list(fields) != c_fields:
     out.append(f"schema fields {list(fields)} are not the C reader's {c_fields} (vectors/record.c muonref_record_fields)")
 def refused_list(record):
     """The accepted values the C reader names when it refuses `record`."""
-    p = os.path.join(work, 'probe.json')
-    json.dump(record, open(p, 'w'))
-    r = subprocess.run([muonref, 'profile', '--profile-file', p], capture_output=True, text=True)
+    # a short relative path: the message (at most 511 bytes, MUONREF_ERROR_MESSAGE_MAX) names it before the list
+    json.dump(record, open(os.path.join(work, 'probe.json'), 'w'))
+    r = subprocess.run([muonref, 'profile', '--profile-file', 'probe.json'], capture_output=True, text=True, cwd=work)
     msg = r.stderr.strip()
     if r.returncode != 2:
         return None, f"exit {r.returncode}: {msg}"

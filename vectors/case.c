@@ -430,6 +430,20 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return MUONREF_OK;
   case MUONREF_KEY_USE_FALLBACK: /* applied after every other key (muonref_case_options) */
     return json_is_boolean(v) ? MUONREF_OK : bad(err, where, k->name, "true or false");
+  case MUONREF_KEY_DECAY_METHOD:
+    if (s && !strcmp(s, "decoupled"))
+      o->decay_method = MUONREF_DECAY_DECOUPLED;
+    else if (s && !strcmp(s, "independent"))
+      o->decay_method = MUONREF_DECAY_INDEPENDENT;
+    else if (s && !strcmp(s, "palm"))
+      o->decay_method = MUONREF_DECAY_PALM;
+    else if (s && !strcmp(s, "l2"))
+      return bad(err, where, k->name, "'decoupled', 'independent' or 'palm' ('l2' is not expressible)");
+    else if (s) /* Emerging-Optimizers mixin.py @fd77292 _apply_weight_decay_inplace, at the step */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid weight decay method: %s", s);
+    else
+      return bad(err, where, k->name, "a string");
+    return MUONREF_OK;
   case MUONREF_KEY_PRECONDITIONING:
     if (s && !strcmp(s, "frobenius"))
       o->ns_precondition = MUONREF_PRECOND_FROBENIUS;
@@ -661,6 +675,10 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_PRECONDITIONING: {
     const char *pn = muonref_precondition_name(o->ns_precondition);
     return json_string(pn ? pn : "?");
+  }
+  case MUONREF_KEY_DECAY_METHOD: {
+    const char *dn = muonref_decay_method_name(o->decay_method);
+    return json_string(dn ? dn : "?");
   }
   case MUONREF_KEY_RMS_RATE:
     if (o->scale_mode == MUONREF_SCALE_SQRT_MAX)

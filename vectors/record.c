@@ -47,6 +47,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_MUON_VERSION] = "muon_version", [MUONREF_KEY_PATTERNS] = "patterns", [MUONREF_KEY_RMS_RATE] = "rms_rate",
   [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode_timm", [MUONREF_KEY_SCALE_EPS] = "scale_eps",
   [MUONREF_KEY_USE_FALLBACK] = "use_fallback", [MUONREF_KEY_PRECONDITIONING] = "preconditioning",
+  [MUONREF_KEY_DECAY_METHOD] = "decay_method",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -63,6 +64,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_PATTERNS] = "exclude_patterns", [MUONREF_KEY_RMS_RATE] = "scale_extra",
   [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode", [MUONREF_KEY_SCALE_EPS] = "eps_mode",
   [MUONREF_KEY_USE_FALLBACK] = "use_muon", [MUONREF_KEY_PRECONDITIONING] = "ns_precondition",
+  [MUONREF_KEY_DECAY_METHOD] = "decay_method",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};
@@ -376,7 +378,7 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
     kk++;
   if (kk == MUONREF_KEY_KIND_COUNT) {
     char list[1024];
-    return fail_member(err, path, mk, "'%s' is no key kind (muonref_key_kind, profile.h): expected one of %s", kind,
+    return fail_member(err, path, mk, "'%s' is no key kind: expected one of %s", kind,
                        muonref_py_str_tuple(list, sizeof list, KIND_NAMES, MUONREF_KEY_KIND_COUNT));
   }
   k->kind = (muonref_key_kind)kk;

@@ -102,13 +102,17 @@ typedef enum muonref_key_kind {
                              says (timm's step: `if group.get("use_fallback", False)`
                              first); false leaves use_muon as the group's other keys set it;
                              written false (use_muon says the same) */
-  MUONREF_KEY_PRECONDITIONING /* optax's preconditioning: "frobenius", "aol", "schatten"
+  MUONREF_KEY_PRECONDITIONING, /* optax's preconditioning: "frobenius", "aol", "schatten"
                              (ns_precondition); "spectral" is not expressible (spec/profiles/
                              optax.md); another string: "Unknown preconditioning X" */
+  MUONREF_KEY_DECAY_METHOD /* Emerging-Optimizers' weight_decay_method: "decoupled",
+                             "independent", "palm" (decay_method, spec/muon.md 4.2); "l2" (the
+                             decay through the gradient) is not expressible; another string:
+                             "Invalid weight decay method: X" (mixin.py @fd77292, at the step) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_PRECONDITIONING + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_DECAY_METHOD + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

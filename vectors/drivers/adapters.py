@@ -269,7 +269,8 @@ TO_NEMO = {
         'rename': {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
                    'num_ns_steps': 'ns_steps'},
         # nemo's fan_in is Emerging-Optimizers' shape_scaling, with no extra factor
-        'fixed': {'scale_mode': 'shape_scaling', 'extra_scale_factor': 1.0},
+        # (weight_decay_method: an optional key, written only where a case sets it otherwise)
+        'fixed': {'scale_mode': 'shape_scaling', 'extra_scale_factor': 1.0, 'weight_decay_method': 'decoupled'},
         # Emerging-Optimizers' Muon defaults where nemo's differ
         'defaults': {'lr': 3e-4, 'weight_decay': 0.01, 'nesterov': False},
     },
@@ -781,7 +782,7 @@ class EmergingAdapter(Adapter):
     name = 'emerging'
     ns_function_name = 'newton_schulz'
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': None}
-    OPTIMIZER_KEYS = ('nesterov', 'num_ns_steps', 'scale_mode', 'extra_scale_factor')
+    OPTIMIZER_KEYS = ('nesterov', 'weight_decay_method', 'num_ns_steps', 'scale_mode', 'extra_scale_factor')
 
     def group_entries(self, options):
         o = canonical(options)
