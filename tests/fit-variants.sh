@@ -227,7 +227,17 @@ make_variant keller_decay_no_lr torch_keller_port.py \
     "$v/keller/keller_scaling.json" &&
   fitted keller_decay_no_lr 'decay_method decoupled -> independent'
 
-# 13. muonref identify: the timm test port is timm; the keller port with its
+# 13. The option ignored: the emerging test port always decays by 1 - lr wd,
+# whatever weight_decay_method says (emerging_weight_decay #20 to #22, vector
+# release 2026.12.5, set independent and palm): named in the port's own
+# option name
+make_variant emerging_decay_ignored torch_emerging_port.py \
+  '        self.weight_decay_method = weight_decay_method' \
+  "        self.weight_decay_method = 'decoupled'" &&
+  run_variant emerging_decay_ignored Muon emerging "$v/emerging/emerging_weight_decay.json" &&
+  fitted emerging_decay_ignored 'weight_decay_method (any) -> decoupled'
+
+# 14. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

@@ -388,6 +388,10 @@ static const flag_note NOTES[] = {
    "nanochat; arXiv:2510.12402)", "a port that decays every element, or none where the update is exactly zero, "
    "moves the parameters whose sign disagrees with the update by lr wd p",
    {"spec/muon.md section 4.1", "spec/profiles/normuon.md section 5"}, {"cautious_wd_ignored", "cautious_wd_strict"}},
+  {"DecayMethod", "BASIC", "the lr in the Muon decay (decay_method, spec/muon.md 4.2; Emerging-Optimizers' "
+   "weight_decay_method): independent P (1 - wd), palm P (1 - lr^2 wd)", "a port that always decays by "
+   "1 - lr wd (decoupled) moves the parameter by (1 - lr) wd P or (lr - lr^2) wd P more or less",
+   {"spec/muon.md section 4.2", "spec/profiles/emerging.md section 1"}, {NULL}},
   {"SecondMoment", "BASIC", "the second moment of the Newton-Schulz output: an EMA of its squares per row (NorMuon), "
    "per column of a wide matrix (Emerging-Optimizers' NorMuon) or per element (AdaMuon), the output divided by its "
    "root, then its Frobenius norm restored or the whole update normalised", "a port without the rescale, with "

@@ -905,6 +905,32 @@ void gen_area_weight_decay(gen_ctx *g)
     flags(&c, "WeightDecay", "CautiousDecay", "AdamW");
     gen_add_step(g, &c);
   }
+  /* the lr in the Muon decay (decay_method, spec/muon.md 4.2): a wide matrix with equal singular values (exact in
+   * bf16, robust on PyTorch 1.13 CPU), lr 0.5 so that 1 - wd, 1 - lr wd and 1 - lr^2 wd all differ; zero
+   * gradients give the decay alone.  Profiles whose port has no such key leave these out. */
+  static const struct { muonref_decay_method m; int zero; const char *what; } M[] = {
+    {MUONREF_DECAY_INDEPENDENT, 0, "decay_method independent, lr 0.5, weight_decay 0.2, two steps: the Muon decay "
+                                   "P (1 - wd) without the lr, before the update"},
+    {MUONREF_DECAY_INDEPENDENT, 1, "decay_method independent, lr 0.5, weight_decay 0.2, zero gradients: exactly "
+                                   "P (1 - wd) = 0.8 P"},
+    {MUONREF_DECAY_PALM, 0, "decay_method palm, lr 0.5, weight_decay 0.2, two steps: the Muon decay "
+                            "P (1 - lr^2 wd) = 0.95 P, before the update"},
+  };
+  for (size_t k = 0; k < sizeof M / sizeof M[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.5, 0.2);
+    o.decay_method = M[k].m;
+    begin(&c, M[k].what, &o);
+    int w = param(g, &c, "wide", shape2(16, 32), 0);
+    for (int s = 0; s < (M[k].zero ? 1 : 2); s++) {
+      if (M[k].zero)
+        grad_zero(&c, s, w);
+      else
+        grad_equal_scales(&c, s, w, s == 1 ? 0.5f : 1.0f);
+    }
+    flags(&c, "WeightDecay", "DecayMethod", M[k].zero ? "ZeroGradient" : NULL);
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- momentum and Nesterov ---- */
@@ -1752,6 +1778,11 @@ static void errors_emerging(gen_ctx *g)
     bad_input_case(g, &G[k], &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
                    G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
   }
+  /* after the others, so that their inputs stay (vector release 2026.12.5): mixin.py @fd77292
+   * _apply_weight_decay_inplace raises at the step, when weight_decay != 0 (the profile's default 0.01) */
+  error_case(g, "unknown weight_decay_method (mixin.py, at the step, with weight_decay 0.01)",
+             "{\"weight_decay_method\": \"lion\", \"weight_decay\": 0.01}", "EOPTION",
+             "Invalid weight decay method: lion", NULL);
 }
 
 /* Megatron-LM's checks (spec/profiles/megatron.md section 2; muon.py
