@@ -183,6 +183,26 @@ class Operations(unittest.TestCase):
         self.assertTrue(same(fused, want))
         self.assertTrue(same(bfused, want))
 
+    def test_beta_zero_ignores_the_input_in_every_dtype(self):
+        """Rule 5: addmm and baddbmm with beta=0 ignore their input, NaN included, in bf16 and in
+        float32 (PyTorch 1.13 CPU's baddbmm propagates it: spec/profiles/timm.md 9a; timm's batched
+        Newton-Schulz writes into torch.empty memory that way)."""
+        g = torch.Generator().manual_seed(23)
+        a = torch.randint(-15, 16, (9, 4, 8), generator=g).double()
+        exact = a @ a.mT  # small integers: exact in binary32
+        for dt in (BF, torch.float32):
+            x = a.to(dt)
+            want = platform_probe.round_bf16(exact) if dt == BF else exact.to(torch.float32)
+            with self.subTest(dtype=str(dt)):
+                with Neutral():
+                    out = torch.full((9, 4, 4), float('nan'), dtype=dt)
+                    r = torch.baddbmm(out, x, x.mT, beta=0.0, alpha=1.0, out=out)
+                    m = torch.full((4, 4), float('nan'), dtype=dt)
+                    s = torch.addmm(m, x[0], x[0].mT, beta=0.0)
+                self.assertIs(r, out)
+                self.assertTrue(same(out, want))
+                self.assertTrue(same(s, want[0]))
+
     def test_in_place_out_and_foreach_write_their_bf16_tensor(self):
         x, y, x32, y32 = self.x, self.y, self.x32, self.y32
         with Neutral():
