@@ -325,9 +325,14 @@ def canon_field(name):
 
 def parse_change(part):
     """One item: {"field", "old", "new"} for `[default [(BRANCH)]] FIELD OLD -> NEW` ("default":
-    true when so prefixed), {"fault"} for a catalogued fault's name (`fault NAME` or a bare name);
-    None for neither."""
+    true when so prefixed), {"trait"} for a refusal trait (`WORDS accepted`, `WORDS refused`),
+    {"fault"} for a catalogued fault's name (`fault NAME` or a bare name); None for none."""
     item = {}
+    m = re.fullmatch(r'(?:[\w-]+\s+)+(?:accepted|refused)', part.strip())
+    if m and ' ' in part.strip():
+        # a refusal trait the port shows (vectors/refusal.c muonref_trait_item: "Muon parameter of
+        # fewer than 2 dimensions accepted", "missing gradient refused")
+        return {'trait': part.strip()}
     if '->' in part:
         lhs, _, new = part.partition('->')
         lhs = lhs.strip().rstrip(':')
@@ -451,7 +456,10 @@ def pair_value(item, k):
 
 def item_matches(item, k, reviewed=True):
     """Whether an explanation item names key deviation k: its field (the value too, when the
-    explanation gives one) or one of the catalogued faults that k is."""
+    explanation gives one), one of the catalogued faults that k is, or (reviewed) one of the
+    refusal traits that k shows (`traits_added`)."""
+    if 'trait' in item:
+        return reviewed and item['trait'] in k.get('traits_added', [])
     if 'fault' in item and (item['fault'] in key_faults(k, reviewed) or item['fault'] == k.get('field')):
         return True
     if 'field' not in item or canon_field(item['field']) not in [canon_field(f) for f in
@@ -464,6 +472,8 @@ def item_matches(item, k, reviewed=True):
 
 
 def field_matches(item, k, reviewed=True):
+    if 'trait' in item:
+        return item_matches(item, k, reviewed)
     if 'fault' in item and item['fault'] in key_faults(k, reviewed):
         return True
     return 'field' in item and canon_field(item['field']) in [canon_field(f) for f in
@@ -477,7 +487,7 @@ def judge_explanation(alts, key, reviewed=True):
     """right: every item names a deviation of the key (field and value); field: every item names a
     deviating field, a value wrong; partial: some do; wrong: none does; none: no explanation.
     Of alternatives (parse_items: explanations the fit found to give the same results), the best.
-    reviewed=False: by the key as first written (without `faults_added` or `renamed`)."""
+    reviewed=False: by the key as first written (without `faults_added`, `renamed`, `traits_added`)."""
     if alts and isinstance(alts[0], dict):
         alts = [alts]
     return min((judge_items(items, key, reviewed) for items in alts if items), key=VERDICTS.index,
@@ -617,6 +627,8 @@ def key_text(key):
             s += f" {k.get('old', '?')} -> {k.get('new', '?')}"
         if k.get('faults') or k.get('faults_added'):
             s += f" ({', '.join(k.get('faults', []) + [f + ' [added]' for f in k.get('faults_added', [])])})"
+        for t in k.get('traits_added', []):
+            s += f" [= {t}, added]"
         r = k.get('renamed')
         if r:
             s += f" [= {r.get('field', '?')} {r.get('old', '?')} -> {r.get('new', '?')}, added]"
@@ -676,7 +688,7 @@ def write_doc(path, rows, t, args, muonref_desc):
     totals = [
         ('mutants caught (fail at least one case)', pct(t['mutants_caught'], t['mutants'])),
         ('caught mutants explained right', pct(t['mutants_right'], t['mutants_caught'])),
-        ('caught mutants explained right by the keys as first written (without `faults_added` or `renamed`)',
+        ('caught mutants explained right by the keys as first written (without `faults_added`, `renamed` or `traits_added`)',
          pct(t['mutants_right_as_written'], t['mutants_caught'])),
         ('caught mutants whose explanation names the right field or fault', pct(t['mutants_field'], t['mutants_caught'])),
         ('wild ports equal to a profile that pass', pct(t['wild_equal_pass'], t['wild_equal'])),
@@ -819,6 +831,12 @@ def self_test():
     said = parse_items('decay_method decoupled -> independent')
     if judge_explanation(said, renamed) != 'right' or judge_explanation(said, renamed, reviewed=False) != 'wrong':
         problems.append("a key's `renamed` deviation: not right when reviewed, or right as first written")
+    trait = 'Muon parameter of fewer than 2 dimensions accepted'
+    shown = {'deviations': [{'field': 'muon_1d_accepted', 'behaviour': True, 'traits_added': [trait]}]}
+    if (parse_items(trait) != [[{'trait': trait}]] or judge_explanation(parse_items(trait), shown) != 'right'
+            or judge_explanation(parse_items(trait), shown, reviewed=False) != 'wrong'
+            or judge_explanation(parse_items(trait.replace('fewer than 2', '3')), shown) != 'wrong'):
+        problems.append("a key's `traits_added`: the trait not parsed, or not right only when reviewed")
     torch_rms = parse_items('default adjust_lr_fn null -> "match_rms_adamw"')
     if judge_explanation(torch_rms, {'deviations': [{'field': 'scale_mode', 'old': 'fan_in', 'new': 'rms_adamw'}]}) != 'right':
         problems.append("torch's adjust_lr_fn \"match_rms_adamw\" not read as scale_mode rms_adamw")
