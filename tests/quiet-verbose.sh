@@ -63,6 +63,24 @@ if "$python" -c 'import torch' 2>/dev/null; then
     bad driver-pipe "the driver wrote more than its closing line into a file: $(head -n 2 "$work/drv.err")"
   sh -c "$drv -q" 2>"$work/drvq.err"
   [ ! -s "$work/drvq.err" ] && ok || bad driver-q "driver -q printed: $(head -n 2 "$work/drvq.err")"
+  # a port that casts a complex gradient to real (nemo_errors' complex-gradient case, BugB19):
+  # PyTorch's UserWarning is the case's subject, not the run's; -q stays quiet
+  cat >"$work/cast_port.py" <<EOF
+import sys
+sys.path.insert(0, '$src/tests')
+import torch
+from torch_nemo_port import Muon as _Muon
+class Muon(_Muon):
+    def step(self, closure=None):
+        for g in self.param_groups:
+            for p in g['params']:
+                if p.grad is not None and p.grad.is_complex():
+                    torch.zeros(p.shape).copy_(p.grad)
+        return super().step(closure)
+EOF
+  "$python" "$src/vectors/drivers/torch_driver.py" --optimizer "$work/cast_port.py:Muon" -q --out "$work/rc.json" \
+    "$vec/nemo_errors.json" 2>"$work/drvc.err"
+  [ ! -s "$work/drvc.err" ] && ok || bad driver-q-cast "driver -q printed a port's warning: $(head -n 2 "$work/drvc.err")"
   if command -v script >/dev/null 2>&1; then
     script -qec "$drv" /dev/null >"$work/drvtty.out" 2>&1
     grep -q 'skipped so far' "$work/drvtty.out" && ok || bad driver-tty "the driver shows no progress on a terminal"
