@@ -237,7 +237,27 @@ make_variant emerging_decay_ignored torch_emerging_port.py \
   run_variant emerging_decay_ignored Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_decay_ignored 'weight_decay_method (any) -> decoupled'
 
-# 14. muonref identify: the timm test port is timm; the keller port with its
+# 14. A difference no option expresses, in the AdamW branch only: the Keller
+# port's AdamW step 1.1 times too large (an lr ratio no profile uses).  The
+# fit names nothing; each case's diagnosis says that every failing tensor is
+# an AdamW parameter's (and the same port with the Muon step 1.1 times too
+# large gets no such hint: its failing tensors are Muon parameters)
+make_variant keller_adam11 torch_keller_port.py '                    p.add_(update, alpha=-group["lr"])' \
+  '                    p.add_(update, alpha=-group["lr"] * 1.1)' &&
+  run_variant keller_adam11 SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_adamw.json" \
+    "$v/keller/keller_scaling.json" &&
+  diag keller_adam11 'every failing tensor is an AdamW parameter' &&
+  make_variant keller_muon11 torch_keller_port.py '                    p.add_(update.reshape(p.shape), alpha=-group["lr"])' \
+    '                    p.add_(update.reshape(p.shape), alpha=-group["lr"] * 1.1)' &&
+  run_variant keller_muon11 SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_adamw.json" \
+    "$v/keller/keller_scaling.json" &&
+  if grep -q '^FAIL ' "$work/keller_muon11.out" && ! grep -q 'AdamW parameter' "$work/keller_muon11.out"; then
+    echo "ok: keller_muon11: failures in Muon parameters carry no AdamW hint"
+  else
+    echo "FAIL: keller_muon11: no failure, or an AdamW hint on Muon parameters"; status=1
+  fi
+
+# 15. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

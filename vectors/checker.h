@@ -86,6 +86,7 @@ typedef struct muonref_checker {
   struct muonref_fit *fit;  /* results mode with diagnosis: the fit of the port to the option
                                space (vectors/fit.h), made at the first judged case */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */
+  long undiagnosed_adamw;   /* of them, those whose failing tensors are all AdamW parameters' */
   /* Called once per judged case after it is counted (NULL: not called);
    * a nonzero return (a muonref_status, e.g. MUONREF_ENOMEM or
    * MUONREF_EIO) stops the run with that status, its message in *err. */
