@@ -12,6 +12,7 @@
 #include "vectors/case.h"
 #include "vectors/record.h"
 #include "core/checks.h"
+#include "core/option_fields.h"
 
 /* One option of the port, as its key table (profile.h) names it. */
 static void print_key(const muonref_profile *p, const muonref_options *o, const muonref_option_key *k)
@@ -132,12 +133,12 @@ static void print_key(const muonref_profile *p, const muonref_options *o, const 
  * muonref_options the profile fixes (spec/muon.md, spec/profiles/). */
 static void print_options(const muonref_profile *p, const muonref_options *o)
 {
-  char b[40];
   printf("profile            %s\n", p->name);
   printf("source             %s\n", p->source);
   if (!p->adam_defaults) {
+    printf("options (the port's own names):\n");
     for (size_t i = 0; i < p->n_keys; i++)
-      print_key(p, o, &p->keys[i]);
+      printf("  "), print_key(p, o, &p->keys[i]);
   } else { /* groups of each branch with their own keys and defaults (Keller) */
     muonref_options a = *p->adam_defaults;
     a.use_muon = MUONREF_USE_MUON_FALSE;
@@ -151,52 +152,15 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
     for (size_t i = 0; i < p->n_keys; i++)
       if (p->keys[i].branch != MUONREF_KEY_MUON_ONLY)
         printf("  "), print_key(p, &a, &p->keys[i]);
-    printf("fixed:\n");
-    printf("nesterov           %s\n", o->nesterov ? "True" : "False");
-    printf("ns_steps           %d\n", o->ns_steps);
   }
-  printf("momentum_form      %s\n", muonref_momentum_form_name(o->momentum_form));
-  printf("scale_mode         %s\n", muonref_scale_mode_name(o->scale_mode));
-  printf("coeff_order        %s\n", muonref_coeff_order_name(o->coeff_order));
-  for (int k = 0; k < o->n_coeffs; k++) {
-    printf("coeffs[%d]          (%s, ", k, muonref_py_float(b, sizeof b, o->coeffs[k].a));
-    printf("%s, ", muonref_py_float(b, sizeof b, o->coeffs[k].b));
-    printf("%s)\n", muonref_py_float(b, sizeof b, o->coeffs[k].c));
+  /* every field of the option table (core/option_fields.c): no list here to keep */
+  printf("fields (muonref_options, spec/muon.md):\n");
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const muonref_option_field *f = &muonref_option_fields[i];
+    char v[600];
+    printf("  %-24s %s%s\n", f->name, muonref_option_field_text(o, f, v, sizeof v),
+           !strcmp(f->name, "bf16_order") ? " (the judge accepts every order: spec/muon.md 7.1)" : "");
   }
-  printf("ns_eps             %s\n", muonref_py_float(b, sizeof b, o->ns_eps));
-  printf("eps_mode           %s\n", muonref_eps_mode_name(o->eps_mode));
-  printf("ns_format          %s\n", muonref_ns_format_name(o->ns_format));
-  printf("bf16_order         %s (the judge accepts every order: spec/muon.md 7.1)\n", muonref_bf16_order_name(o->bf16_order));
-  printf("route_rule         %s\n", muonref_route_rule_name(o->route_rule));
-  printf("catalogue          %s\n", muonref_catalogue_name(o->catalogue));
-  printf("adam_eps           %s\n", muonref_py_float(b, sizeof b, o->adam_eps));
-  printf("adam_eps_mode      %s\n", muonref_adam_eps_mode_name(o->adam_eps_mode));
-  printf("adam_variant       %s\n", muonref_adam_variant_name(o->adam_variant));
-  printf("ns_safety          %s\n", muonref_py_float(b, sizeof b, o->ns_safety));
-  printf("scale_shape        %s\n", muonref_scale_shape_name(o->scale_shape));
-  printf("scale_format       %s\n", muonref_scale_format_name(o->scale_format));
-  printf("conv_mode          %s\n", muonref_conv_mode_name(o->conv_mode));
-  printf("missing_grad       %s\n", muonref_missing_grad_name(o->missing_grad));
-  printf("grad_after_step    %s\n", muonref_grad_after_name(o->grad_after_step));
-  printf("scale_extra        %s\n", muonref_py_float(b, sizeof b, o->scale_extra));
-  printf("norm_format        %s\n", muonref_norm_format_name(o->norm_format));
-  printf("momentum_bias_correction %d\n", o->momentum_bias_correction);
-  printf("adam_decay_own     %d\n", o->adam_decay_own);
-  printf("adam_weight_decay  %s\n", muonref_py_float(b, sizeof b, o->adam_weight_decay));
-  printf("clip_grad_norm     %s\n", muonref_py_float(b, sizeof b, o->clip_grad_norm));
-  printf("pattern_match      %s\n", muonref_pattern_match_name(o->pattern_match));
-  printf("exclude_embeddings %d\n", o->exclude_embeddings);
-  printf("adam_decay_muon_lr %d\n", o->adam_decay_muon_lr);
-  printf("adam_step_global   %d\n", o->adam_step_global);
-  printf("adam_bias_fp32     %d\n", o->adam_bias_fp32);
-  printf("all_missing_error  %d\n", o->all_missing_error);
-  printf("moment2            %s\n", muonref_moment2_name(o->moment2));
-  printf("moment2_beta       %s\n", muonref_py_float(b, sizeof b, o->moment2_beta));
-  printf("moment2_eps        %s\n", muonref_py_float(b, sizeof b, o->moment2_eps));
-  printf("moment2_eps_mode   %s\n", muonref_eps_mode_name(o->moment2_eps_mode));
-  printf("moment2_bias_correction %d\n", o->moment2_bias_correction);
-  printf("moment2_rescale    %s\n", muonref_moment2_rescale_name(o->moment2_rescale));
-  printf("cautious_wd        %d\n", o->cautious_wd);
   const muonref_check *rows[2];
   size_t n[2];
   char rule[48];

@@ -23,28 +23,7 @@ static void print_group(size_t g, const muonref_options *o, size_t n_params, uns
     char v[600];
     if ((unsigned)f->since > version)
       continue;
-    if (f->kind == MUONREF_FIELD_F64)
-      muonref_py_float(v, sizeof v, muonref_option_field_f64(o, f));
-    else if (f->kind == MUONREF_FIELD_COEFFS) {
-      size_t used = (size_t)snprintf(v, sizeof v, "[");
-      for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS && used < sizeof v; k++) {
-        char a[40], b[40], c[40];
-        used += (size_t)snprintf(v + used, sizeof v - used, "%s(%s, %s, %s)", k ? ", " : "",
-                                 muonref_py_float(a, sizeof a, o->coeffs[k].a), muonref_py_float(b, sizeof b, o->coeffs[k].b),
-                                 muonref_py_float(c, sizeof c, o->coeffs[k].c));
-      }
-      if (used < sizeof v)
-        snprintf(v + used, sizeof v - used, "]");
-    } else if (f->kind == MUONREF_FIELD_PATTERNS) {
-      size_t used = (size_t)snprintf(v, sizeof v, "[");
-      for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS && used < sizeof v; k++)
-        used += (size_t)snprintf(v + used, sizeof v - used, "%s'%.63s'", k ? ", " : "", o->exclude_patterns[k]);
-      if (used < sizeof v)
-        snprintf(v + used, sizeof v - used, "]");
-    } else if (f->enum_name && f->enum_name((int)muonref_option_field_int(o, f)))
-      snprintf(v, sizeof v, "%s", f->enum_name((int)muonref_option_field_int(o, f)));
-    else
-      snprintf(v, sizeof v, "%lld", muonref_option_field_int(o, f));
+    muonref_option_field_text(o, f, v, sizeof v);
     int len = (int)(strlen(f->name) + strlen(v) + 3);
     if (col + len > 110)
       printf("%s\n ", i ? "," : ""), col = 1;

@@ -1,7 +1,9 @@
 /* muonref: the table of muonref_options' fields (see option_fields.h). */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include "core/option_fields.h"
+#include "core/pyfmt.h"
 
 /* an enum's spelling through an int (the *_name functions take the enum) */
 #define NAMER(fname, type) \
@@ -149,4 +151,35 @@ const char *muonref_option_fields_differ(const muonref_options *a, const muonref
       return f->name;
   }
   return NULL;
+}
+
+char *muonref_option_field_text(const muonref_options *o, const muonref_option_field *f, char *buf, size_t n)
+{
+  if (!n)
+    return buf;
+  buf[0] = '\0';
+  if (f->kind == MUONREF_FIELD_F64) {
+    char v[40];
+    snprintf(buf, n, "%s", muonref_py_float(v, sizeof v, muonref_option_field_f64(o, f)));
+  } else if (f->kind == MUONREF_FIELD_COEFFS) {
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int k = 0; k < o->n_coeffs && k < MUONREF_MAX_COEFFS && used < n; k++) {
+      char a[40], b[40], c[40];
+      used += (size_t)snprintf(buf + used, n - used, "%s(%s, %s, %s)", k ? ", " : "",
+                               muonref_py_float(a, sizeof a, o->coeffs[k].a), muonref_py_float(b, sizeof b, o->coeffs[k].b),
+                               muonref_py_float(c, sizeof c, o->coeffs[k].c));
+    }
+    if (used < n)
+      snprintf(buf + used, n - used, "]");
+  } else if (f->kind == MUONREF_FIELD_PATTERNS) {
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS && used < n; k++)
+      used += (size_t)snprintf(buf + used, n - used, "%s'%.63s'", k ? ", " : "", o->exclude_patterns[k]);
+    if (used < n)
+      snprintf(buf + used, n - used, "]");
+  } else if (f->enum_name && f->enum_name((int)muonref_option_field_int(o, f)))
+    snprintf(buf, n, "%s", f->enum_name((int)muonref_option_field_int(o, f)));
+  else
+    snprintf(buf, n, "%lld", muonref_option_field_int(o, f));
+  return buf;
 }

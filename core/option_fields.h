@@ -40,6 +40,12 @@ extern const size_t muonref_option_field_count;
  * only the entries that state file format `version` stores (0: every entry). */
 const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, unsigned version);
 
+/* Entry f of o as text into buf (n bytes, NUL-terminated, cut to fit): a
+ * double as Python prints it, an enum by its spelling (its number when it
+ * has none), the coefficient triples as [(a, b, c), ...], the patterns as
+ * ['p', ...].  Returns buf.  (`muonref state`, `muonref profile`.) */
+char *muonref_option_field_text(const muonref_options *o, const muonref_option_field *f, char *buf, size_t n);
+
 /* Accessors of an entry's value in o (I32 and I64 as long long). */
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f);
 long long muonref_option_field_int(const muonref_options *o, const muonref_option_field *f);

@@ -25,6 +25,16 @@ done
 [ $rc -eq 2 ] && grep -q "Unknown profile 'no_such_port'" out && echo "ok: an unknown profile: exit 2" || fail "unknown: exit $rc: $(cat out)"
 "$muonref" check --impl fast-bf16 --profile nemo vectors/nemo >out 2>&1; rc=$?
 [ $rc -eq 2 ] && echo "ok: --profile with vector paths: exit 2" || fail "--profile with paths: exit $rc"
+# `muonref profile NAME` prints every field of the option table (the fields nemo's record lists, in
+# its order), whatever the profile: no field is left out of a hand-kept list
+fields=$("$python" -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["defaults"]))' \
+  "$srcdir/spec/profiles/nemo.json")
+for p in $profiles; do
+  "$muonref" profile "$p" >prof.out 2>&1 || fail "muonref profile $p: exit $?"
+  got=$(sed -n '/^fields (/,/^[a-z]/p' prof.out | awk '/^  /{printf "%s ", $1}' | sed 's/ $//')
+  [ "$got" = "$fields" ] && echo "ok: muonref profile $p prints every field ($(echo $fields | wc -w))" ||
+    fail "muonref profile $p: fields '$got', expected '$fields'"
+done
 if "$python" -c 'import torch' >/dev/null 2>&1; then
   "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$srcdir/tests/torch_torch_port.py:Muon" \
     --adapter torch --mode neutral --out r.json >drv.out 2>&1 || fail "driver: $(cat drv.out)"
