@@ -1079,8 +1079,9 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   if (getenv("MUONREF_FIT_DEBUG")) /* not in the report: the same results give the same report */
     fprintf(stderr, "fit: profile %s fitted in %.2f s after the cases (%ld runs, %.2f s in all)\n", p->profile, secs,
             n_runs, t_runs);
-  fprintf(out, "fit (profile %s): %zu failures; %zu single changes of the option space, %zu pairs; %zu passing cases "
-               "sampled\n", p->profile, p->n_fail, n_singles, n_pairs, p->n_pass);
+  fprintf(out, "fit (profile %s): %zu failures; %zu single changes of the option space, %zu pairs that explain a "
+               "failure (of %ld tried); %zu passing cases sampled\n", p->profile, p->n_fail, n_singles, n_pairs,
+          p->pairs_tried, p->n_pass);
   int printed = 0;
   for (size_t i = 0; i < n_rank && printed < PRINTED && rank[i]->explained > 0; i++, printed++) {
     cand *c = rank[i];
