@@ -161,7 +161,7 @@ refuse refusesitem 'member "test_port.refuses[]": must not be empty' "{\"name\":
 printf '%s\n' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"ns_eps\": 1e-8, \"weight_decay\": 0.1}, \"rename_keys\": {\"weight_decay\": \"wd\"}}" >"$work/good.json"
 "$muonref" profile --profile-file "$work/good.json" >"$work/good.out" 2>&1; rc=$?
 [ $rc -eq 0 ] && grep -q '^profile  *mine$' "$work/good.out" && grep -q '^  wd  *0\.1$' "$work/good.out" &&
-  grep -q '^ns_eps  *1e-08$' "$work/good.out" && ok || bad good "exit $rc: $(cat "$work/good.out")"
+  grep -q '^  ns_eps  *1e-08$' "$work/good.out" && ok || bad good "exit $rc: $(cat "$work/good.out")"
 
 echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
 [ $fails -eq 0 ]
