@@ -183,3 +183,19 @@ char *muonref_option_field_text(const muonref_options *o, const muonref_option_f
     snprintf(buf, n, "%lld", muonref_option_field_int(o, f));
   return buf;
 }
+
+const muonref_option_field *muonref_option_field_named(const char *name)
+{
+  for (size_t i = 0; name && i < muonref_option_field_count; i++)
+    if (!strcmp(muonref_option_fields[i].name, name))
+      return &muonref_option_fields[i];
+  return NULL;
+}
+
+int muonref_option_field_enum_value(const muonref_option_field *f, const char *s)
+{
+  for (int k = 0; s && f && f->enum_name && k < 64 && f->enum_name(k); k++)
+    if (!strcmp(s, f->enum_name(k)))
+      return k;
+  return -1;
+}

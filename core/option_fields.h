@@ -40,6 +40,13 @@ extern const size_t muonref_option_field_count;
  * only the entries that state file format `version` stores (0: every entry). */
 const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, unsigned version);
 
+/* The entry named `name` ("decay_method"), or NULL (none, or name NULL). */
+const muonref_option_field *muonref_option_field_named(const char *name);
+
+/* The value whose spelling is s of enum entry f (f->enum_name), or -1 when
+ * s is NULL, f is no enum or no value of it is spelled s. */
+int muonref_option_field_enum_value(const muonref_option_field *f, const char *s);
+
 /* Entry f of o as text into buf (n bytes, NUL-terminated, cut to fit): a
  * double as Python prints it, an enum by its spelling (its number when it
  * has none), the coefficient triples as [(a, b, c), ...], the patterns as

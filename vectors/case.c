@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/option_fields.h"
 #include "case.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
@@ -271,6 +272,7 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
                    muonref_error *err)
 {
   double x, y;
+  int e;
   const char *s = json_string_value(v);
   switch (k->kind) {
   case MUONREF_KEY_REAL:
@@ -430,13 +432,9 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return MUONREF_OK;
   case MUONREF_KEY_USE_FALLBACK: /* applied after every other key (muonref_case_options) */
     return json_is_boolean(v) ? MUONREF_OK : bad(err, where, k->name, "true or false");
-  case MUONREF_KEY_DECAY_METHOD:
-    if (s && !strcmp(s, "decoupled"))
-      o->decay_method = MUONREF_DECAY_DECOUPLED;
-    else if (s && !strcmp(s, "independent"))
-      o->decay_method = MUONREF_DECAY_INDEPENDENT;
-    else if (s && !strcmp(s, "palm"))
-      o->decay_method = MUONREF_DECAY_PALM;
+  case MUONREF_KEY_DECAY_METHOD: /* the spellings of decay_method (core/options.c) are Emerging-Optimizers' */
+    if ((e = muonref_option_field_enum_value(muonref_option_field_named("decay_method"), s)) >= 0)
+      o->decay_method = (muonref_decay_method)e;
     else if (s && !strcmp(s, "l2"))
       return bad(err, where, k->name, "'decoupled', 'independent' or 'palm' ('l2' is not expressible)");
     else if (s) /* Emerging-Optimizers mixin.py @fd77292 _apply_weight_decay_inplace, at the step */
@@ -444,13 +442,9 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     else
       return bad(err, where, k->name, "a string");
     return MUONREF_OK;
-  case MUONREF_KEY_PRECONDITIONING:
-    if (s && !strcmp(s, "frobenius"))
-      o->ns_precondition = MUONREF_PRECOND_FROBENIUS;
-    else if (s && !strcmp(s, "aol"))
-      o->ns_precondition = MUONREF_PRECOND_AOL;
-    else if (s && !strcmp(s, "schatten"))
-      o->ns_precondition = MUONREF_PRECOND_SCHATTEN;
+  case MUONREF_KEY_PRECONDITIONING: /* the spellings of ns_precondition (core/options.c) are optax's */
+    if ((e = muonref_option_field_enum_value(muonref_option_field_named("ns_precondition"), s)) >= 0)
+      o->ns_precondition = (muonref_precondition)e;
     else if (s && !strcmp(s, "spectral"))
       return bad(err, where, k->name, "'frobenius', 'aol' or 'schatten' ('spectral' is not expressible)");
     else if (s) /* optax/contrib/_muon.py @2edbcbe2 orthogonalize_via_newton_schulz */

@@ -102,14 +102,6 @@ const char *muonref_record_key_field(const muonref_option_key *k)
   return NULL;
 }
 
-static const muonref_option_field *field_named(const char *name)
-{
-  for (size_t i = 0; name && i < muonref_option_field_count; i++)
-    if (!strcmp(muonref_option_fields[i].name, name))
-      return &muonref_option_fields[i];
-  return NULL;
-}
-
 /* ---- errors: "PATH: member \"M\": RULE" ---- */
 
 static int fail_member(muonref_error *err, const char *path, const char *member, const char *fmt, ...)
@@ -298,16 +290,16 @@ static int field_set(muonref_options *o, const muonref_option_field *f, const js
       return fail_member(err, path, member, "must be null (routed by route_rule), true or false");
     return MUONREF_OK;
   case MUONREF_SPELL_ENUM: {
+    int k = muonref_option_field_enum_value(f, s);
+    if (k >= 0) {
+      *(int *)p = k;
+      return MUONREF_OK;
+    }
     char list[512];
     const char *names[64];
     size_t n = 0;
-    for (int k = 0; k < 64 && f->enum_name(k); k++) {
-      names[n++] = f->enum_name(k);
-      if (s && !strcmp(s, f->enum_name(k))) {
-        *(int *)p = k;
-        return MUONREF_OK;
-      }
-    }
+    while (n < 64 && f->enum_name((int)n))
+      names[n] = f->enum_name((int)n), n++;
     return fail_member(err, path, member, "must be one of %s", muonref_py_str_tuple(list, sizeof list, names, n));
   }
   case MUONREF_SPELL_COEFFS:
@@ -329,7 +321,7 @@ static int read_fields(const json_t *obj, const char *name, muonref_options *o, 
   if (!json_is_object(obj))
     return fail_member(err, path, name, "must be an object of muonref_options fields by their spec names");
   json_object_foreach((json_t *)obj, key, v) {
-    const muonref_option_field *f = field_named(key);
+    const muonref_option_field *f = muonref_option_field_named(key);
     snprintf(member, sizeof member, "%s.%s", name, key);
     if (!f)
       return fail_member(err, path, member, "is not a field of muonref_options (spec/muon.md, "
@@ -382,7 +374,7 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
                        muonref_py_str_tuple(list, sizeof list, KIND_NAMES, MUONREF_KEY_KIND_COUNT));
   }
   k->kind = (muonref_key_kind)kk;
-  const muonref_option_field *f = field_named(field);
+  const muonref_option_field *f = muonref_option_field_named(field);
   size_t c0 = 0;
   while (c0 < 3 && strcmp(COEFF0[c0].name, field))
     c0++;
@@ -668,7 +660,7 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
     json_object_foreach((json_t *)v, key, t) {
       char m[160];
       snprintf(m, sizeof m, "field_notes.%s", key);
-      if (!field_named(key) || !json_is_string(t))
+      if (!muonref_option_field_named(key) || !json_is_string(t))
         return fail_member(err, path, m, "must be a string naming a field of muonref_options");
     }
   }

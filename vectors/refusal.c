@@ -68,14 +68,9 @@ const char *muonref_trait_text(muonref_trait t)
 /* The spelling of enum field `name`'s value in o ("zeros"), or "?". */
 static const char *enum_value(const muonref_options *o, const char *name)
 {
-  for (size_t i = 0; i < muonref_option_field_count; i++) {
-    const muonref_option_field *f = &muonref_option_fields[i];
-    if (!strcmp(f->name, name) && f->enum_name) {
-      const char *s = f->enum_name((int)muonref_option_field_int(o, f));
-      return s ? s : "?";
-    }
-  }
-  return "?";
+  const muonref_option_field *f = muonref_option_field_named(name);
+  const char *s = f && f->enum_name ? f->enum_name((int)muonref_option_field_int(o, f)) : NULL;
+  return s ? s : "?";
 }
 
 void muonref_trait_item(muonref_trait t, const muonref_options *profile_defaults, int refused, char *buf, size_t n)
