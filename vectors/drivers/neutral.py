@@ -214,6 +214,15 @@ class _NormAsOne(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def _beta_zero_as_zero_input(func, args, kwargs):
+    """Rule 5: an `addmm`-like operation with beta = 0 as a zero input with beta = 1 (0 + alpha P,
+    the same value, and a kernel path without 1.13 CPU's defect, spec/profiles/timm.md 9a); any
+    other call as it is."""
+    if kwargs.get('beta', 1) == 0 and args and isinstance(args[0], torch.Tensor) and _facts(func).beta_input:
+        return (torch.zeros_like(args[0]),) + tuple(args[1:]), dict(kwargs, beta=1)
+    return args, kwargs
+
+
 class Neutral(TorchDispatchMode):
     """Under `with Neutral():` every bf16 operation computes in binary32 and rounds once (see the module)."""
 
@@ -239,11 +248,10 @@ class Neutral(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if not _any_bf16(args) and not _any_bf16(kwargs):
-            if kwargs.get('beta', 1) == 0 and args and isinstance(args[0], torch.Tensor) and _facts(func).beta_input:
-                # rule 5 in every dtype: 1.13 CPU's float32 baddbmm has the defect too (timm's
-                # batched Newton-Schulz in float32 read NaN from torch.empty memory, 4 of 13
-                # timm_conv cases in one run of 2026-12-03)
-                return func(torch.zeros_like(args[0]), *args[1:], **dict(kwargs, beta=1))
+            # rule 5 in every dtype: 1.13 CPU's float32 baddbmm has the defect too (timm's batched
+            # Newton-Schulz in float32 read NaN from torch.empty memory, 4 of 13 timm_conv cases in
+            # one run of 2026-12-03)
+            args, kwargs = _beta_zero_as_zero_input(func, args, kwargs)
             return func(*args, **kwargs)
         if _facts(func).unchanged:
             return func(*args, **kwargs)
@@ -252,12 +260,7 @@ class Neutral(TorchDispatchMode):
         written = _written(func, args, kwargs)
         up_args = tree_map(_upcast, args)
         up_kwargs = tree_map(_upcast, kwargs)
-        if _facts(func).beta_input and up_kwargs.get('beta', 1) == 0 and up_args:
-            # beta = 0: the input is ignored (PyTorch's documented semantics), which 1.13 CPU's
-            # baddbmm does not do (spec/profiles/timm.md 9a): a zero input with beta = 1 instead
-            # (0 + alpha P, the same value, and a kernel path without the defect)
-            up_args = (torch.zeros_like(up_args[0]),) + tuple(up_args[1:])
-            up_kwargs = dict(up_kwargs, beta=1)
+        up_args, up_kwargs = _beta_zero_as_zero_input(func, up_args, up_kwargs)  # rule 5
         out = func(*up_args, **up_kwargs)
         if written:
             # the float32 stand-ins of the written bf16 tensors hold the result: round it into them
