@@ -1,6 +1,7 @@
 /* muonref: validation of muonref_options and the spelling of its enums.
  * Messages follow the NeMo seed (nemo/core/optim/muon.py, Muon.__init__)
  * where it has one; spec/muon.md "Error catalogue" lists them all. */
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -55,17 +56,21 @@ static size_t count_names(const char *const *names)
 
 /* Fails unless v is a value of the enum spelled by names:
  * "Unknown <opt> <v>, expected one of ('a', 'b')". */
-static int check_enum(const char *const *names, const char *opt, int v, muonref_error *err)
+/* An enum field's value v is checked as the unsigned int its C type is (the
+ * enums of options.h have no negative value, so GCC gives them that type) and
+ * a state file stores (u32): a stored 0xffffffff is reported as 4294967295,
+ * the number in the file, not as -1. */
+static int check_enum(const char *const *names, const char *opt, unsigned v, muonref_error *err)
 {
   char list[256];
-  if (name_of(names, v))
+  if (v <= INT_MAX && name_of(names, (int)v))
     return MUONREF_OK;
   const char *named[32];
   size_t n = 0;
   for (size_t i = 0; names[i] && n < 32; i++) /* the holes ("") are no value */
     if (names[i][0])
       named[n++] = names[i];
-  return muonref_fail(err, MUONREF_EOPTION, "Unknown %s %d, expected one of %s", opt, v,
+  return muonref_fail(err, MUONREF_EOPTION, "Unknown %s %u, expected one of %s", opt, v,
                       muonref_py_str_tuple(list, sizeof list, named, n));
 }
 
@@ -105,21 +110,21 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
   int s;
   if ((s = check_coeffs(o, err)))
     return s;
-  if ((s = check_enum(ORDER_NAMES, "coeff_order", (int)o->coeff_order, err)))
+  if ((s = check_enum(ORDER_NAMES, "coeff_order", (unsigned)o->coeff_order, err)))
     return s;
   if ((s = check_real(o->ns_eps < 0.0, o->ns_eps, "Invalid Newton-Schulz epsilon", err)))
     return s;
   if ((s = check_real(!(o->ns_safety > 0.0), o->ns_safety, "Invalid Newton-Schulz safety factor", err)))
     return s;
-  if ((s = check_enum(EPS_NAMES, "eps_mode", (int)o->eps_mode, err)))
+  if ((s = check_enum(EPS_NAMES, "eps_mode", (unsigned)o->eps_mode, err)))
     return s;
-  if ((s = check_enum(FORMAT_NAMES, "ns_format", (int)o->ns_format, err)))
+  if ((s = check_enum(FORMAT_NAMES, "ns_format", (unsigned)o->ns_format, err)))
     return s;
-  if ((s = check_enum(NORM_FORMAT_NAMES, "norm_format", (int)o->norm_format, err)))
+  if ((s = check_enum(NORM_FORMAT_NAMES, "norm_format", (unsigned)o->norm_format, err)))
     return s;
-  if ((s = check_enum(BF16_ORDER_NAMES, "bf16_order", (int)o->bf16_order, err)))
+  if ((s = check_enum(BF16_ORDER_NAMES, "bf16_order", (unsigned)o->bf16_order, err)))
     return s;
-  return check_enum(PRECOND_NAMES, "ns_precondition", (int)o->ns_precondition, err);
+  return check_enum(PRECOND_NAMES, "ns_precondition", (unsigned)o->ns_precondition, err);
 }
 
 /* The checks of o's catalogue (core/checks.c): the head, or the late rows;
@@ -157,7 +162,7 @@ static int check_patterns(const muonref_options *o, muonref_error *err)
   if (o->n_exclude_patterns < 0 || o->n_exclude_patterns > MUONREF_MAX_PATTERNS)
     return muonref_fail(err, MUONREF_EOPTION, "Invalid number of exclude patterns: %d (expected 0 to %d)",
                         o->n_exclude_patterns, MUONREF_MAX_PATTERNS);
-  if ((s = check_enum(PATTERN_MATCH_NAMES, "pattern_match", (int)o->pattern_match, err)))
+  if ((s = check_enum(PATTERN_MATCH_NAMES, "pattern_match", (unsigned)o->pattern_match, err)))
     return s;
   for (int i = 0; i < o->n_exclude_patterns; i++) {
     if (!memchr(o->exclude_patterns[i], 0, MUONREF_PATTERN_LEN))
@@ -197,9 +202,9 @@ static int check_flags(const muonref_options *o, muonref_error *err)
 static int check_moment2(const muonref_options *o, muonref_error *err)
 {
   int s;
-  if ((s = check_enum(MOMENT2_NAMES, "moment2", (int)o->moment2, err)) ||
-      (s = check_enum(MOMENT2_RESCALE_NAMES, "moment2_rescale", (int)o->moment2_rescale, err)) ||
-      (s = check_enum(EPS_NAMES, "moment2_eps_mode", (int)o->moment2_eps_mode, err)))
+  if ((s = check_enum(MOMENT2_NAMES, "moment2", (unsigned)o->moment2, err)) ||
+      (s = check_enum(MOMENT2_RESCALE_NAMES, "moment2_rescale", (unsigned)o->moment2_rescale, err)) ||
+      (s = check_enum(EPS_NAMES, "moment2_eps_mode", (unsigned)o->moment2_eps_mode, err)))
     return s;
   if (o->moment2_eps_mode == MUONREF_EPS_ADD_SCALED) /* timm's scale_eps is the Newton-Schulz input's alone */
     return muonref_fail(err, MUONREF_EOPTION, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')");
@@ -214,7 +219,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_options_validate: o must not be NULL");
-  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
+  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (unsigned)o->catalogue, err)))
     return s;
   if ((s = check_catalogue(o, 0, NULL, err))) /* the port's own checks, in its order (core/checks.c) */
     return s;
@@ -222,7 +227,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if (o->adam_dim_threshold < 1)
     return muonref_fail(err, MUONREF_EOPTION, "Invalid AdamW dimension threshold: %ld", o->adam_dim_threshold);
-  if ((s = check_enum(SCALE_NAMES, "scale_mode", (int)o->scale_mode, err)))
+  if ((s = check_enum(SCALE_NAMES, "scale_mode", (unsigned)o->scale_mode, err)))
     return s;
   if (o->nesterov != 0 && o->nesterov != 1)
     return muonref_fail(err, MUONREF_EOPTION, "Invalid nesterov: %d (expected 0 or 1)", o->nesterov);
@@ -230,23 +235,23 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
       o->use_muon != MUONREF_USE_MUON_TRUE)
     return muonref_fail(err, MUONREF_EOPTION, "Invalid use_muon: %d (expected None, False or True)",
                         (int)o->use_muon);
-  if ((s = check_enum(MOMENTUM_NAMES, "momentum_form", (int)o->momentum_form, err)))
+  if ((s = check_enum(MOMENTUM_NAMES, "momentum_form", (unsigned)o->momentum_form, err)))
     return s;
-  if ((s = check_enum(ROUTE_NAMES, "route_rule", (int)o->route_rule, err)))
+  if ((s = check_enum(ROUTE_NAMES, "route_rule", (unsigned)o->route_rule, err)))
     return s;
-  if ((s = check_enum(ADAM_EPS_NAMES, "adam_eps_mode", (int)o->adam_eps_mode, err)))
+  if ((s = check_enum(ADAM_EPS_NAMES, "adam_eps_mode", (unsigned)o->adam_eps_mode, err)))
     return s;
-  if ((s = check_enum(SCALE_SHAPE_NAMES, "scale_shape", (int)o->scale_shape, err)))
+  if ((s = check_enum(SCALE_SHAPE_NAMES, "scale_shape", (unsigned)o->scale_shape, err)))
     return s;
-  if ((s = check_enum(SCALE_FORMAT_NAMES, "scale_format", (int)o->scale_format, err)))
+  if ((s = check_enum(SCALE_FORMAT_NAMES, "scale_format", (unsigned)o->scale_format, err)))
     return s;
-  if ((s = check_enum(CONV_NAMES, "conv_mode", (int)o->conv_mode, err)))
+  if ((s = check_enum(CONV_NAMES, "conv_mode", (unsigned)o->conv_mode, err)))
     return s;
-  if ((s = check_enum(MISSING_GRAD_NAMES, "missing_grad", (int)o->missing_grad, err)))
+  if ((s = check_enum(MISSING_GRAD_NAMES, "missing_grad", (unsigned)o->missing_grad, err)))
     return s;
-  if ((s = check_enum(GRAD_AFTER_NAMES, "grad_after_step", (int)o->grad_after_step, err)))
+  if ((s = check_enum(GRAD_AFTER_NAMES, "grad_after_step", (unsigned)o->grad_after_step, err)))
     return s;
-  if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (int)o->adam_variant, err)))
+  if ((s = check_enum(ADAM_VARIANT_NAMES, "adam_variant", (unsigned)o->adam_variant, err)))
     return s;
   if ((s = check_real(0, o->scale_extra, "Invalid extra scale factor", err)))
     return s;
@@ -259,7 +264,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_flags(o, err)))
     return s;
-  if ((s = check_enum(DECAY_METHOD_NAMES, "decay_method", (int)o->decay_method, err)))
+  if ((s = check_enum(DECAY_METHOD_NAMES, "decay_method", (unsigned)o->decay_method, err)))
     return s;
   if ((s = check_moment2(o, err)))
     return s;
@@ -271,7 +276,7 @@ int muonref_ns_options_validate(const muonref_options *o, muonref_error *err)
   int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: no options given (NULL)");
-  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (int)o->catalogue, err)))
+  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (unsigned)o->catalogue, err)))
     return s;
   if ((s = check_catalogue(o, 0, "ns_steps", err)))
     return s;

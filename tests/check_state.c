@@ -542,7 +542,7 @@ END_TEST
 /* A format-1 file (tests/data/state_v1.bin, written by muonref d7bd2c1's
  * muonref_state_save: tests/data/state_v1.c) still loads under the
  * documented rule: its 18 fields are checked, the others are not recorded.
- * Saving again writes format 2, which reads back the same state. */
+ * Saving again writes the current format, which reads back the same state. */
 START_TEST(format_1_still_loads)
 {
   const char *src = getenv("MUONREF_SRCDIR");
@@ -583,6 +583,32 @@ START_TEST(format_1_still_loads)
 }
 END_TEST
 
+/* The number of bytes entry f of o takes in a state file (spec/muon.md 11.1). */
+static size_t field_bytes(const muonref_options *o, const muonref_option_field *f)
+{
+  size_t len = f->kind == MUONREF_FIELD_I32 ? 4 : f->kind != MUONREF_FIELD_COEFFS && f->kind != MUONREF_FIELD_PATTERNS ? 8
+               : f->kind == MUONREF_FIELD_COEFFS ? 4 + 24 * (size_t)o->n_coeffs : 4;
+  for (int k = 0; f->kind == MUONREF_FIELD_PATTERNS && k < o->n_exclude_patterns; k++)
+    len += 4 + strlen(o->exclude_patterns[k]);
+  return len;
+}
+
+/* The output of `muonref state FILE` (2>&1) into out; its exit status, or -1
+ * where make check's MUONREF is not set (the test then checks nothing more). */
+static int state_command_output(const char *file, char *out, size_t n)
+{
+  const char *mr = getenv("MUONREF");
+  if (!mr || access(mr, X_OK) != 0)
+    return -1;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "'%s' state '%s' 2>&1", mr, file);
+  FILE *p = popen(cmd, "r");
+  size_t got = fread(out, 1, n - 1, p);
+  int rc = pclose(p);
+  out[got] = '\0';
+  return WEXITSTATUS(rc);
+}
+
 /* A file of format 3 (before timm's and optax's fields and decay_method: the same bytes without the entries
  * since format 4 at the end of each group's options, spec/muon.md 11.1), made here from a saved file: it loads, those fields read
  * as zero, and the state is the one saved. */
@@ -603,10 +629,7 @@ START_TEST(format_3_still_loads)
     const muonref_options *o = muonref_optimizer_group_options(a, g);
     for (size_t i = 0; i < muonref_option_field_count; i++) {
       const muonref_option_field *f = &muonref_option_fields[i];
-      size_t len = f->kind == MUONREF_FIELD_I32 ? 4 : f->kind != MUONREF_FIELD_COEFFS && f->kind != MUONREF_FIELD_PATTERNS ? 8
-                   : f->kind == MUONREF_FIELD_COEFFS ? 4 + 24 * (size_t)o->n_coeffs : 4;
-      for (int k = 0; f->kind == MUONREF_FIELD_PATTERNS && k < o->n_exclude_patterns; k++)
-        len += 4 + strlen(o->exclude_patterns[k]);
+      size_t len = field_bytes(o, f);
       if (f->since <= 3)
         memcpy(x + out, good + at, len), out += len;
       at += len;
@@ -625,8 +648,54 @@ START_TEST(format_3_still_loads)
   muonref_state_file_free(&f);
   ck_assert_msg(muonref_state_load(b, path("v3"), &e) == MUONREF_OK, "%s", e.message);
   ck_assert(same_state(a, b));
+  /* muonref state says which fields the file lacks and what each reads as */
+  char text[8192];
+  int rc = state_command_output(path("v3"), text, sizeof text);
+  ck_assert_msg(rc == -1 || (rc == 0 && strstr(text, "format version 3") &&
+                             strstr(text, "format 3 does not store these fields; each reads as zero: normalize_spatial 0, "
+                                          "nuclear_scale 0,") &&
+                             strstr(text, " ns_precondition frobenius, decay_method decoupled\n") &&
+                             strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
+                "%s", text);
   free(good), free(x);
   muonref_optimizer_free(a), muonref_optimizer_free(b);
+}
+END_TEST
+
+/* Every enum field stored as 0xffffffff (u32) in a file with a matching
+ * CRC is refused (EFORMAT) with the number in the file, 4294967295, and the
+ * field's name, by the library and by `muonref state` (exit 2). */
+START_TEST(an_enum_out_of_range_is_named_as_stored)
+{
+  muonref_optimizer *a = make(0.5, SHAPES);
+  muonref_error e;
+  ck_assert_int_eq(muonref_state_save(a, NULL, path("s"), &e), MUONREF_OK);
+  size_t n, at = 60, tried = 0; /* the header: magic, version, profile, n_groups, n_params */
+  unsigned char *good = slurp(path("s"), &n), *x = malloc(n);
+  const muonref_options *o = muonref_optimizer_group_options(a, 0);
+  for (size_t i = 0; i < muonref_option_field_count; i++) {
+    const muonref_option_field *f = &muonref_option_fields[i];
+    if (f->enum_name) {
+      memcpy(x, good, n);
+      memset(x + at, 0xff, 4);
+      fix_crc(x, n);
+      spill(path("x"), x, n);
+      char want[128];
+      snprintf(want, sizeof want, "group 0: invalid options: Unknown %s 4294967295, expected one of (", f->name);
+      muonref_state_file sf;
+      muonref_error le = {0};
+      ck_assert_msg(muonref_state_file_read(path("x"), &sf, &le) == MUONREF_EFORMAT && strstr(le.message, want),
+                    "%s: '%s'", f->name, le.message);
+      char out[4096];
+      int rc = state_command_output(path("x"), out, sizeof out);
+      ck_assert_msg(rc == -1 || (rc == 2 && strstr(out, want)), "%s: exit %d '%s'", f->name, rc, out);
+      tried++;
+    }
+    at += field_bytes(o, f);
+  }
+  ck_assert_uint_ge(tried, 20);
+  free(good), free(x);
+  muonref_optimizer_free(a);
 }
 END_TEST
 
@@ -721,6 +790,7 @@ int main(void)
   tcase_add_test(tc, every_option_field_is_stored_and_checked);
   tcase_add_test(tc, format_1_still_loads);
   tcase_add_test(tc, format_3_still_loads);
+  tcase_add_test(tc, an_enum_out_of_range_is_named_as_stored);
   tcase_add_test(tc, never_writes_what_it_refuses);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
