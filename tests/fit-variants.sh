@@ -269,7 +269,21 @@ make_variant keller_adam_decay_no_lr torch_keller_port.py \
   run_variant keller_adam_decay_no_lr SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_weight_decay.json" &&
   diag keller_adam_decay_no_lr 'every failing tensor is an AdamW parameter'
 
-# 16. muonref identify: the timm test port is timm; the keller port with its
+# 16. An enum value misread (a string dispatch that sends one spelling to
+# another's formula): the emerging test port computes palm's decay where
+# weight_decay_method says independent and the reverse, a swap, which no
+# single option value expresses; and a port that runs palm as decoupled
+# (spec/vectors.md 7: "KEY FROM read as TO")
+make_variant emerging_decay_swapped torch_emerging_port.py '        m = self.weight_decay_method' \
+  "        m = {'independent': 'palm', 'palm': 'independent'}.get(self.weight_decay_method, self.weight_decay_method)" &&
+  run_variant emerging_decay_swapped Muon emerging "$v/emerging/emerging_weight_decay.json" &&
+  fitted emerging_decay_swapped 'weight_decay_method independent read as palm and weight_decay_method palm read as independent'
+make_variant emerging_palm_decoupled torch_emerging_port.py '        m = self.weight_decay_method' \
+  "        m = {'palm': 'decoupled'}.get(self.weight_decay_method, self.weight_decay_method)" &&
+  run_variant emerging_palm_decoupled Muon emerging "$v/emerging/emerging_weight_decay.json" &&
+  fitted emerging_palm_decoupled 'weight_decay_method palm read as decoupled'
+
+# 17. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
 "$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1

@@ -158,8 +158,9 @@ typedef struct editctx {
 static void edit(const void *ctx, const json_t *given, muonref_options *o)
 {
   const editctx *e = ctx;
+  const muonref_options read = *o; /* as the case gives them: the changes act at once */
   for (int k = 0; k < e->nc; k++)
-    muonref_fit_apply(e->c[k], given, e->profile, o);
+    muonref_fit_apply(e->c[k], given, e->profile, &read, o);
   if (e->order >= 0)
     o->bf16_order = (muonref_bf16_order)e->order;
 }
@@ -932,8 +933,8 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
 {
   const muonref_fit_change *a = &p->space[x], *b = &p->space[y];
   memset(c, 0, sizeof *c);
-  if (x == y || (a->field >= 0 && a->field == b->field))
-    return 0; /* two values of one field */
+  if (x == y || (a->field >= 0 && a->field == b->field && !(a->misread && b->misread && a->from != b->from)))
+    return 0; /* two values of one field (two misreads of two of its values, a swap, act together) */
   if (a->fault > 0 && b->fault > 0 && !muonref_fit_option_only(a, p->profile) && !muonref_fit_option_only(b, p->profile))
     return 0; /* two faults' hooks cannot be combined */
   c->a = x, c->b = y, c->same_as = -1;
@@ -995,10 +996,13 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   qsort(rank, n_rank, sizeof *rank, by_explained);
   size_t n_singles = n_rank;
   int best_single = n_rank ? rank[0]->explained : 0;
-  /* a single with the results of an earlier one pairs as that one does */
+  /* a single with the results of an earlier one pairs as that one does
+   * (but a misread pairs with another misread of its field, which a value
+   * change cannot: it stays) */
   for (size_t i = 0; i < p->n; i++)
     for (size_t j = 0; j < i && p->single[i].same_as < 0; j++)
-      if (p->single[j].same_as < 0 && p->single[i].explained && identical(p, &p->single[j], &p->single[i]))
+      if (p->single[j].same_as < 0 && p->single[i].explained && p->space[i].misread == p->space[j].misread &&
+          identical(p, &p->single[j], &p->single[i]))
         p->single[i].same_as = (int)j;
   /* pairs, where no single change explains every failure: the most
    * promising singles paired with each other, and the best few each with

@@ -476,6 +476,15 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       memcpy(l.c + first + n_def, tmp, n_val * sizeof *tmp);
     }
     free(tmp);
+    for (int from = 0; field_keyed(prof, f) && f->kind == F_ENUM && f->enum_name(from); from++)
+      for (int to = 0; f->enum_name(to); to++) { /* each spelling misread as another */
+        muonref_fit_change c = {0};
+        if (to == from)
+          continue;
+        c.field = (int)fi, c.misread = 1, c.from = from, c.value = base;
+        set_num(&c.value, f, to);
+        push(&l, &c);
+      }
   }
   /* another profile's own faults (megatron_nesterov_default_on under
    * moonlight) last: of equal explanations the option change in this
@@ -500,13 +509,19 @@ static int given_has(const json_t *given, const muonref_profile *p, const field 
   return 0;
 }
 
-void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile, muonref_options *o)
+void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile,
+                       const muonref_options *read, muonref_options *o)
 {
   if (c->fault > 0) {
     muonref_fault_options(c->fault, o);
     return;
   }
   const field ff = field_at(c->field), *f = &ff;
+  if (c->misread) {
+    if (given_has(given, muonref_profile_get(profile), f) && get_num(read, f) == c->from)
+      memcpy((char *)o + f->offset, (const char *)&c->value + f->offset, f->size);
+    return;
+  }
   if (c->ignored) {
     const muonref_profile *p = muonref_profile_get(profile);
     const muonref_options *d = p && p->adam_defaults && o->use_muon == MUONREF_USE_MUON_FALSE ? p->adam_defaults
@@ -522,8 +537,28 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
   memcpy((char *)o + f->offset, (const char *)&c->value + f->offset, f->size);
 }
 
+/* Whether some group of step case `test` gives one of field f's keys with
+ * a value that reads as `from`. */
+static int gives_value(const json_t *test, const muonref_profile *p, const field *f, int from)
+{
+  const json_t *gs = json_object_get(test, "groups");
+  for (size_t g = 0; g < json_array_size(gs); g++) {
+    const json_t *given = json_object_get(json_array_get(gs, g), "options");
+    muonref_options o;
+    if (given_has(given, p, f) && muonref_case_options(given, p->name, &o, "fit", NULL) == MUONREF_OK &&
+        get_num(&o, f) == from)
+      return 1;
+  }
+  return 0;
+}
+
 int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const char *kind, const char *profile)
 {
+  if (c->fault <= 0 && c->misread) {
+    const muonref_profile *p = muonref_profile_get(profile);
+    const field f = field_at(c->field);
+    return p && !strcmp(kind, "step") && gives_value(test, p, &f, c->from);
+  }
   if (c->fault > 0 || !(c->only_default || c->ignored))
     return 1;
   if (strcmp(kind, "step")) /* no options given: an ignored option changes nothing */
@@ -696,6 +731,33 @@ static int one_coeff_text(const muonref_options *a, const muonref_options *b, ch
   return 1;
 }
 
+/* The name of the profile's first key of field f (a pair of betas: the
+ * field's name), or the field's name where no key sets it. */
+static const char *first_key(const muonref_profile *p, const field *f)
+{
+  for (size_t k = 0; k < p->n_keys; k++)
+    if (key_sets(&p->keys[k], f))
+      return p->keys[k].kind == MUONREF_KEY_BETAS ? f->name : p->keys[k].name;
+  return f->name;
+}
+
+/* Field f's value in o as the profile's first key of f spells it (a
+ * string without its quotes: adjust_lr_fn's "match_rms_adamw"), else (no
+ * key, or a null or a list) in the spec's spelling (value_text). */
+static void key_value_text(const muonref_options *o, const field *f, const char *profile, char *buf, size_t n)
+{
+  const muonref_profile *p = muonref_profile_get(profile);
+  json_t *j = muonref_case_options_json(o, profile);
+  const json_t *v = p ? json_object_get(j, first_key(p, f)) : NULL;
+  if (json_is_string(v))
+    snprintf(buf, n, "%s", json_string_value(v));
+  else if (v && !json_is_array(v) && !json_is_null(v))
+    json_text(v, buf, n);
+  else /* None is no spelling of one value: several read back as it */
+    value_text(o, f, buf, n);
+  json_decref(j);
+}
+
 void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char *buf, size_t n)
 {
   if (c->fault > 0) {
@@ -717,16 +779,18 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     base.use_muon = MUONREF_USE_MUON_TRUE;
   v = base;
   memcpy((char *)&v + f->offset, (const char *)&c->value + f->offset, f->size);
-  if (c->ignored) { /* "KEY (any) -> VALUE": the profile's first key of the field */
-    const char *name = f->name;
-    for (size_t k = 0; k < prof->n_keys; k++)
-      if (key_sets(&prof->keys[k], f)) {
-        name = prof->keys[k].kind == MUONREF_KEY_BETAS ? f->name : prof->keys[k].name; /* a pair: the field */
-        break;
-      }
+  if (c->ignored) { /* "KEY (any) -> VALUE" */
     char a[160];
     value_text(&base, f, a, sizeof a);
-    snprintf(buf, n, "%s (any) -> %s", name, a);
+    snprintf(buf, n, "%s (any) -> %s", first_key(prof, f), a);
+    return;
+  }
+  if (c->misread) { /* "KEY FROM read as TO": the profile's first key of the field, as for the option ignored */
+    muonref_options from = base;
+    set_num(&from, f, c->from);
+    char a[160], b[160];
+    key_value_text(&from, f, profile, a, sizeof a), key_value_text(&v, f, profile, b, sizeof b);
+    snprintf(buf, n, "%s %s read as %s", first_key(prof, f), a, b);
     return;
   }
   const char *pre = !c->only_default ? "" : c->branch == 1 ? "default (Muon groups) " : c->branch == 2 ? "default (AdamW groups) " : "default ";

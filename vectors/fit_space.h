@@ -41,6 +41,12 @@ typedef struct muonref_fit_change {
                             use_muon false group takes the profile's AdamW default where
                             it has one, profile.h adam_defaults); a port that never reads
                             a group's weight_decay, e.g.  Printed "KEY (any) -> VALUE". */
+  int misread;           /* 1: an enum value misread: where a group's case options give one
+                            of the field's keys and the field reads as `from`, the port
+                            computes `value` (a string dispatch that sends one spelling to
+                            another's formula; two of them are a swap).  Printed
+                            "KEY FROM read as VALUE". */
+  int from;              /* the enum value a misread acts on */
   muonref_options value; /* the field's new value (only its bytes are read) */
 } muonref_fit_change;
 
@@ -55,12 +61,17 @@ typedef struct muonref_fit_change {
 size_t muonref_fit_space(const char *profile, muonref_fit_change **out);
 
 /* Applies c to the options o of a group whose case gives the options
- * object `given` (NULL: none given) under `profile`. */
-void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile, muonref_options *o);
+ * object `given` (NULL: none given) under `profile`; `read` holds the
+ * group's options as the case gives them, before any change (a misread
+ * tests its `from` there, so that two misreads of one field, a swap, act
+ * at once rather than one after the other; it may be o itself). */
+void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile,
+                       const muonref_options *read, muonref_options *o);
 
 /* Whether c can act on `test` (a step case's options objects, or none for
  * another kind): 0 for a default change where every group of the case
- * gives one of the field's keys. */
+ * gives one of the field's keys, and for a misread where no group gives
+ * the value it acts on. */
 int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const char *kind, const char *profile);
 
 /* What c can alter (MUONREF_FIT_*; a fault: MUONREF_FIT_ALL). */
