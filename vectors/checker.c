@@ -282,11 +282,32 @@ static void log_line(FILE *f, const char *tag, const json_t *test, const char *f
   put(f, json_string_value(json_object_get(test, "comment"))), fputs(": ", f), put(f, detail);
 }
 
+/* The largest dimension of the tensors a case gives: its parameters'
+ * initial values and its input matrix (spec/vectors.md 2). */
+static long largest_dim(const json_t *test)
+{
+  long m = 0;
+  const json_t *ps = json_object_get(test, "params");
+  for (size_t i = 0; i <= json_array_size(ps); i++) {
+    const json_t *t = i < json_array_size(ps) ? json_object_get(json_array_get(ps, i), "init")
+                                                : json_object_get(test, "input");
+    const json_t *sh = json_object_get(t, "shape");
+    for (size_t k = 0; k < json_array_size(sh); k++)
+      if (json_integer_value(json_array_get(sh, k)) > m)
+        m = (long)json_integer_value(json_array_get(sh, k));
+  }
+  return m;
+}
+
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
 {
   if (c->only_flag && !has_flag(test, c->only_flag))
     return MUONREF_OK;
+  if (c->max_dim > 0 && largest_dim(test) > c->max_dim) {
+    c->skipped_large++;
+    return MUONREF_OK;
+  }
   json_t *r = result_for(c, test, kind, file, profile, where, err);
   if (!r && c->fast)
     return err->status;

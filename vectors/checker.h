@@ -99,6 +99,10 @@ typedef struct muonref_checker {
                                it had to load */
   long stop_after;          /* stop the run once this many cases failed (0: judge every case) */
   int stopped;              /* set when the run stopped there (the counts cover the cases judged) */
+  long max_dim;             /* leave out the cases with a tensor dimension above this (0: none): a first,
+                               cheap pass when asking whether a fault fails some case (an (8200, 2)
+                               matrix iterated on its tall side costs minutes); counted in skipped_large */
+  long skipped_large;
 } muonref_checker;
 
 /* Initialises c for our fast path in `format` with fault f (0: none). */
