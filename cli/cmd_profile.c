@@ -196,7 +196,7 @@ static int list_profiles(void)
   return EXIT_OK;
 }
 
-/* --c-table, --c-ids, --markdown, --test-ports: from the records of `dir`. */
+/* --c-table, --c-ids, --markdown, --fields-markdown, --test-ports: from the records of `dir`. */
 static int write_generated(const char *what, const char *dir)
 {
   muonref_record *r;
@@ -212,6 +212,8 @@ static int write_generated(const char *what, const char *dir)
     muonref_record_write_c_ids(stdout, r, n);
   else if (!strcmp(what, "--test-ports"))
     muonref_record_write_test_ports(stdout, r, n);
+  else if (!strcmp(what, "--fields-markdown"))
+    muonref_record_write_fields_markdown(stdout, r, n);
   else
     muonref_record_write_markdown(stdout, r, n);
   free(r);
@@ -257,7 +259,8 @@ int cmd_profile(int argc, char **argv)
     const char *a = argv[i];
     if (!strcmp(a, "--json"))
       json = 1;
-    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports"))
+    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports") ||
+             !strcmp(a, "--fields-markdown"))
       generate = a;
     else if (i + 1 < argc && !strcmp(a, "--records"))
       records = argv[++i];

@@ -32,6 +32,15 @@ cmp -s "$work/ids.h" "$src/include/muonref/profile_ids.h" && ok || bad c-ids "in
 sed -n '/^<!-- muonref profile --markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/README.md" | sed '1d;$d' >"$work/readme.md"
 cmp -s "$work/table.md" "$work/readme.md" && ok ||
   bad markdown "spec/profiles/README.md's table is not \`muonref profile --markdown\` (paste it between the markers)"
+# the fields table (spec/profiles/fields.md), as the profiles table
+"$muonref" profile --fields-markdown --records "$rec" >"$work/fields.md" 2>"$work/err" || bad fields-markdown "$(cat "$work/err")"
+sed -n '/^<!-- muonref profile --fields-markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/fields.md" | sed '1d;$d' >"$work/page.md"
+cmp -s "$work/fields.md" "$work/page.md" && [ "$(wc -l <"$work/fields.md")" -gt 60 ] && ok ||
+  bad fields-markdown "spec/profiles/fields.md's table is not \`muonref profile --fields-markdown\` (paste it between the markers)"
+# every field of the option table has a row
+for f in $("$muonref" profile nemo | awk '/^[a-z]/ { on = /^fields / ; next } on && /^  [a-z]/ { print $1 }'); do
+  grep -q "^| \`$f\` |" "$work/fields.md" || { bad fields-rows "no row for the field $f"; break; }
+done
 # the check can fail: a table with one row changed is caught
 sed '$s/|/| x/' "$work/readme.md" >"$work/changed.md"
 cmp -s "$work/table.md" "$work/changed.md" && bad self-check "a changed table passes" || ok

@@ -141,6 +141,13 @@ void muonref_record_write_c_ids(FILE *f, const muonref_record *r, size_t n);
  * markers "<!-- muonref profile --markdown -->" and "<!-- end -->"). */
 void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n);
 
+/* The markdown table of every option field's values (spec/profiles/fields.md,
+ * between the markers "<!-- muonref profile --fields-markdown -->" and
+ * "<!-- end -->"): one row per field and value that some record's defaults
+ * take, with the records that take it, in id order (a coefficient list by
+ * its preset's name; an AdamW groups' default that differs as its own row). */
+void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size_t n);
+
 /* The test ports, one line per record that has one, for shell scripts:
  * "NAME FILE:CLASS ADAPTER MODE NS_FORMAT CONSTRUCTOR" (FILE relative to the
  * source tree). */

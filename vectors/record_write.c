@@ -9,6 +9,7 @@
 #include "case.h"
 #include "core/checks.h"
 #include "core/pyfmt.h"
+#include "muonref/presets.h"
 
 /* ---- JSON ---- */
 
@@ -335,4 +336,86 @@ void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n)
     else
       fputs("- | - |\n", f);
   }
+}
+
+/* ---- the fields by profile (spec/profiles/fields.md) ---- */
+
+/* The name of the preset whose coefficients o holds, or NULL. */
+static const char *preset_of(const muonref_options *o)
+{
+  for (size_t p = 0; p < muonref_preset_count(); p++) {
+    muonref_options v = *o;
+    muonref_preset_apply(muonref_preset_at(p), &v);
+    if (v.n_coeffs == o->n_coeffs && o->n_coeffs <= MUONREF_MAX_COEFFS &&
+        !memcmp(v.coeffs, o->coeffs, (size_t)o->n_coeffs * sizeof *o->coeffs))
+      return muonref_preset_at(p)->name;
+  }
+  return NULL;
+}
+
+/* Field f of o as a record spells it (a real as Python prints it, a
+ * string without quotes, anything else compact JSON; a coefficient list by
+ * its preset's name), a markdown table's '|' escaped. */
+static void value_md(const muonref_options *o, const muonref_option_field *f, char *buf, size_t n)
+{
+  char raw[1024];
+  const char *preset = muonref_record_spelling(f) == MUONREF_SPELL_COEFFS ? preset_of(o) : NULL;
+  json_t *j = preset ? NULL : field_json(o, f);
+  if (preset) {
+    snprintf(raw, sizeof raw, "preset %s", preset);
+  } else if (json_is_real(j)) { /* as Python prints it: 0.0003, 1e-08 */
+    muonref_py_float(raw, sizeof raw, json_real_value(j));
+  } else if (json_is_string(j)) {
+    snprintf(raw, sizeof raw, "%s", json_string_value(j));
+  } else {
+    char *t = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(raw, sizeof raw, "%s", t ? t : "?");
+    free(t);
+  }
+  json_decref(j);
+  size_t w = 0;
+  for (const char *c = raw; *c && w + 3 < n; c++) {
+    if (*c == '|')
+      buf[w++] = '\\';
+    buf[w++] = *c;
+  }
+  buf[w] = '\0';
+}
+
+/* Entry k of the fields table for field i: record k's Muon groups' default
+ * (k < n), or record k - n's AdamW groups' default where it sets one
+ * that differs; the value's cell into buf.  0 where entry k does not exist. */
+static int field_cell(const muonref_record *r, size_t n, size_t k, size_t i, char *buf, size_t len)
+{
+  const muonref_record *p = &r[k % n];
+  char v[1024], muon[1024];
+  if (k >= n && !(p->has_adam && p->adam_set[i]))
+    return 0;
+  value_md(k >= n ? &p->adam_defaults : &p->defaults, &muonref_option_fields[i], v, sizeof v);
+  value_md(&p->defaults, &muonref_option_fields[i], muon, sizeof muon);
+  if (k >= n && !strcmp(v, muon)) /* the AdamW groups take the Muon groups' value */
+    return 0;
+  snprintf(buf, len, "`%s`%s", v, k >= n ? " (AdamW groups)" : "");
+  return 1;
+}
+
+void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size_t n)
+{
+  fputs("| field | value | profiles |\n|---|---|---|\n", f);
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    for (size_t k = 0; k < 2 * n; k++) { /* each value, the first record to take it first */
+      char v[1100], w[1100];
+      int again = 0;
+      if (!field_cell(r, n, k, i, v, sizeof v))
+        continue;
+      for (size_t e = 0; e < k && !again; e++)
+        again = field_cell(r, n, e, i, w, sizeof w) && !strcmp(v, w);
+      if (again)
+        continue;
+      fprintf(f, "| `%s` | %s | ", muonref_option_fields[i].name, v);
+      for (size_t e = k, any = 0; e < 2 * n; e++) /* every record that takes it */
+        if (field_cell(r, n, e, i, w, sizeof w) && !strcmp(v, w))
+          fprintf(f, "%s%s", any++ ? ", " : "", r[e % n].name);
+      fputs(" |\n", f);
+    }
 }
