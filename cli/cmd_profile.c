@@ -196,7 +196,8 @@ static int list_profiles(void)
   return EXIT_OK;
 }
 
-/* --c-table, --c-ids, --markdown, --fields-markdown, --test-ports: from the records of `dir`. */
+/* --c-table, --c-ids, --markdown, --fields-markdown, --completeness-markdown, --test-ports: from the
+ * records of `dir`. */
 static int write_generated(const char *what, const char *dir)
 {
   muonref_record *r;
@@ -214,6 +215,8 @@ static int write_generated(const char *what, const char *dir)
     muonref_record_write_test_ports(stdout, r, n);
   else if (!strcmp(what, "--fields-markdown"))
     muonref_record_write_fields_markdown(stdout, r, n);
+  else if (!strcmp(what, "--completeness-markdown"))
+    muonref_record_write_completeness_markdown(stdout, r, n);
   else
     muonref_record_write_markdown(stdout, r, n);
   free(r);
@@ -260,7 +263,7 @@ int cmd_profile(int argc, char **argv)
     if (!strcmp(a, "--json"))
       json = 1;
     else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports") ||
-             !strcmp(a, "--fields-markdown"))
+             !strcmp(a, "--fields-markdown") || !strcmp(a, "--completeness-markdown"))
       generate = a;
     else if (i + 1 < argc && !strcmp(a, "--records"))
       records = argv[++i];

@@ -106,7 +106,8 @@ typedef struct command {
 /* `muonref profile --help`. */
 #define MUONREF_PROFILE_USAGE \
   "profile [NAME | --profile-file FILE] [--json]\n" \
-  "       muonref profile --markdown | --fields-markdown | --test-ports | --c-table | --c-ids [--records DIR]\n" \
+  "       muonref profile --markdown | --fields-markdown | --completeness-markdown | --test-ports\n" \
+  "                     | --c-table | --c-ids [--records DIR]\n" \
   "Without arguments: every built-in profile with the port it describes.  With NAME: the port's options\n" \
   "under its own names, then every field of the profile (spec/profiles/NAME.md).\n" \
   "\n" \
@@ -117,6 +118,8 @@ typedef struct command {
   "  --markdown           the table of the profiles for spec/profiles/README.md, from the records\n" \
   "  --fields-markdown    the table of every option field's values and the profiles that take each, for\n" \
   "                       spec/profiles/fields.md, from the records\n" \
+  "  --completeness-markdown  the table of the options each profile expresses and those it does not, with\n" \
+  "                       why, for spec/profiles/completeness.md, from the records\n" \
   "  --test-ports         one line per record: NAME FILE:CLASS ADAPTER MODE NS_FORMAT CONSTRUCTOR, its\n" \
   "                       PyTorch test port (FILE relative to the source tree), for test scripts\n" \
   "  --c-table            core/profile_table.h, the built-in profiles' C table, from the records\n" \

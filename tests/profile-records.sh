@@ -37,6 +37,13 @@ cmp -s "$work/table.md" "$work/readme.md" && ok ||
 sed -n '/^<!-- muonref profile --fields-markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/fields.md" | sed '1d;$d' >"$work/page.md"
 cmp -s "$work/fields.md" "$work/page.md" && [ "$(wc -l <"$work/fields.md")" -gt 60 ] && ok ||
   bad fields-markdown "spec/profiles/fields.md's table is not \`muonref profile --fields-markdown\` (paste it between the markers)"
+# the completeness tables (spec/profiles/completeness.md), as the profiles table
+"$muonref" profile --completeness-markdown --records "$rec" >"$work/complete.md" 2>"$work/err" ||
+  bad completeness-markdown "$(cat "$work/err")"
+sed -n '/^<!-- muonref profile --completeness-markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/completeness.md" |
+  sed '1d;$d' >"$work/page.md"
+cmp -s "$work/complete.md" "$work/page.md" && grep -q '^| all | ' "$work/complete.md" && ok ||
+  bad completeness-markdown "spec/profiles/completeness.md's tables are not \`muonref profile --completeness-markdown\` (paste them between the markers)"
 # every field of the option table has a row
 for f in $("$muonref" profile nemo | awk '/^[a-z]/ { on = /^fields / ; next } on && /^  [a-z]/ { print $1 }'); do
   grep -q "^| \`$f\` |" "$work/fields.md" || { bad fields-rows "no row for the field $f"; break; }
@@ -164,6 +171,17 @@ T='"test_port": {"file": "m.py", "class": "M", "adapter": "keller", "ns_format":
 refuse refuses 'member "test_port.refuses": must be an array of at most 4 strings' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, $T, \"refuses\": \"AssertionError: \"}}"
 refuse refusesitem 'member "test_port.refuses[]": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, $T, \"refuses\": [\"\"]}}"
+refuse unexpressedkey "member \"not_expressed[0]\": names 'eps', a key of the record: it is expressed" \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"eps\", \"why\": \"x\"}]}"
+refuse unexpressedwhy 'member "not_expressed[0].why": must not be empty' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"ema\", \"why\": \"\"}]}"
+refuse unexpressedmember 'member "not_expressed[0].reason": is not a member' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"ema\", \"reason\": \"x\"}]}"
+# a record on a base inherits the base's options not expressed, less those its own keys express
+printf '%s\n' "{\"name\": \"mine\", \"base\": \"timm\", $S, \"rename_keys\": {\"lr\": \"capturable\"}}" >"$work/inherit.json"
+"$muonref" profile --json --profile-file "$work/inherit.json" >"$work/inherit.out" 2>&1
+grep -q '"option": "algo"' "$work/inherit.out" && ! grep -q '"option": "capturable"' "$work/inherit.out" && ok ||
+  bad unexpressed-inherit "a record on timm whose key capturable is expressed: $(grep -c option "$work/inherit.out") options listed"
 "$muonref" profile --profile-file "$work/no-such-file.json" >"$work/nofile.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "no-such-file.json: cannot read" "$work/nofile.out" && ok || bad nofile "exit $rc: $(cat "$work/nofile.out")"
 # a good one: printed under its own name, with the base's keys renamed

@@ -587,6 +587,39 @@ static int read_port(const json_t *v, muonref_record *r, const char *path, muonr
   return MUONREF_OK;
 }
 
+/* "not_expressed": [{"option": NAME, "why": TEXT}, ...], the upstream
+ * options the key table lacks; none may be a key of r. */
+static int read_unexpressed(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
+{
+  static const char *const MEMBERS[] = {"option", "why", NULL};
+  if (!json_is_array(v) || json_array_size(v) > MUONREF_RECORD_MAX_UNEXPRESSED)
+    return fail_member(err, path, "not_expressed", "must be an array of at most %d objects {\"option\", \"why\"}",
+                       MUONREF_RECORD_MAX_UNEXPRESSED);
+  r->n_unexpressed = 0;
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    const json_t *e = json_array_get(v, i);
+    char m[64], mo[80], mw[80], mp[80];
+    snprintf(m, sizeof m, "not_expressed[%zu]", i);
+    snprintf(mp, sizeof mp, "%s.", m);
+    snprintf(mo, sizeof mo, "%s.option", m), snprintf(mw, sizeof mw, "%s.why", m);
+    int st;
+    if (!json_is_object(e))
+      return fail_member(err, path, m, "must be an object {\"option\", \"why\"}");
+    if ((st = only_members(e, MEMBERS, path, mp, err)) ||
+        (st = get_string(e, "option", r->unexpressed[i], sizeof r->unexpressed[i], path, mo, 1, err)) ||
+        (st = get_string(e, "why", r->unexpressed_why[i], sizeof r->unexpressed_why[i], path, mw, 1, err)))
+      return st;
+    for (size_t k = 0; k < r->n_keys; k++)
+      if (!strcmp(r->key_names[k], r->unexpressed[i]))
+        return fail_member(err, path, m, "names '%s', a key of the record: it is expressed", r->unexpressed[i]);
+    for (size_t k = 0; k < i; k++)
+      if (!strcmp(r->unexpressed[k], r->unexpressed[i]))
+        return fail_member(err, path, m, "names '%s' a second time", r->unexpressed[i]);
+    r->n_unexpressed++;
+  }
+  return MUONREF_OK;
+}
+
 /* ---- the record ---- */
 
 /* Points the row and the key and area tables into r itself. */
@@ -698,7 +731,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
 {
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
                                         "adam_defaults", "adam_defaults_note", "one_group", "keys_note", "keys",
-                                        "rename_keys", "areas", "test_port", NULL};
+                                        "rename_keys", "areas", "test_port", "not_expressed", NULL};
   json_t *j;
   int st = load_json(path, &j, err);
   if (st)
@@ -708,7 +741,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     json_decref(j);
     return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
   }
-  /* what a base gives: defaults, AdamW differences, keys, one_group, areas */
+  /* what a base gives: defaults, AdamW differences, keys, one_group, areas, the options not expressed */
   memset(r, 0, sizeof *r);
   if (base) { /* not inherited: id, source, page, prose, test port (a port of one's own) */
     r->defaults = base->defaults, r->adam_defaults = base->adam_defaults;
@@ -718,6 +751,9 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     r->n_keys = base->n_keys, r->one_group = base->one_group;
     memcpy(r->area_names, base->area_names, sizeof r->area_names);
     r->n_areas = base->n_areas;
+    memcpy(r->unexpressed, base->unexpressed, sizeof r->unexpressed);
+    memcpy(r->unexpressed_why, base->unexpressed_why, sizeof r->unexpressed_why);
+    r->n_unexpressed = base->n_unexpressed;
     snprintf(r->base, sizeof r->base, "%s", base->name);
   }
   r->id = -1;
@@ -748,6 +784,18 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = rename_keys(v, r, path, err);
   if (!st)
     st = check_keys(r, path, err);
+  if (!st && (v = json_object_get(j, "not_expressed")))
+    st = read_unexpressed(v, r, path, err);
+  else if (!st && base) /* the base's, less those this record's keys now express */
+    for (size_t i = 0; i < r->n_unexpressed; i++)
+      for (size_t k = 0; k < r->n_keys; k++)
+        if (!strcmp(r->key_names[k], r->unexpressed[i])) {
+          memmove(r->unexpressed[i], r->unexpressed[i + 1], (r->n_unexpressed - i - 1) * sizeof r->unexpressed[0]);
+          memmove(r->unexpressed_why[i], r->unexpressed_why[i + 1],
+                  (r->n_unexpressed - i - 1) * sizeof r->unexpressed_why[0]);
+          r->n_unexpressed--, i--;
+          break;
+        }
   if (!st && (v = json_object_get(j, "areas")))
     st = read_areas(v, r, path, err);
   else if (!st && !base)

@@ -27,6 +27,7 @@
 #define MUONREF_RECORD_NAME_LEN 32  /* bytes of a profile name, with the NUL */
 #define MUONREF_RECORD_MAX_KEYS 32
 #define MUONREF_RECORD_MAX_AREAS 24
+#define MUONREF_RECORD_MAX_UNEXPRESSED 16
 #define MUONREF_RECORD_MAX_FIELDS 64
 
 /* Where a key goes when a port is built from a vector (for the Python
@@ -80,6 +81,11 @@ typedef struct muonref_record {
   const char *areas[MUONREF_RECORD_MAX_AREAS + 1]; /* into area_names, NULL-terminated */
   size_t n_areas;
   muonref_test_port port;
+  /* the upstream options the key table does not express, each with why
+   * (member "not_expressed"; spec/profiles/completeness.md) */
+  char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];
+  char unexpressed_why[MUONREF_RECORD_MAX_UNEXPRESSED][320];
+  size_t n_unexpressed;
   muonref_profile profile;                  /* the row, pointing into this record */
 } muonref_record;
 
@@ -147,6 +153,13 @@ void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n);
  * take, with the records that take it, in id order (a coefficient list by
  * its preset's name; an AdamW groups' default that differs as its own row). */
 void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size_t n);
+
+/* The markdown table of how complete each record is (spec/profiles/completeness.md,
+ * between the markers "<!-- muonref profile --completeness-markdown -->" and
+ * "<!-- end -->"): per record, its keys (the upstream options it expresses),
+ * the options it does not express and the share expressed; a last row sums
+ * them; then each option not expressed with why. */
+void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r, size_t n);
 
 /* The test ports, one line per record that has one, for shell scripts:
  * "NAME FILE:CLASS ADAPTER MODE NS_FORMAT CONSTRUCTOR" (FILE relative to the

@@ -107,6 +107,12 @@ json_t *muonref_record_json(const muonref_record *r)
   for (size_t i = 0; i < r->n_areas; i++)
     json_array_append_new(areas, json_string(r->area_names[i]));
   json_object_set_new(j, "areas", areas);
+  if (r->n_unexpressed) {
+    json_t *ne = json_array();
+    for (size_t i = 0; i < r->n_unexpressed; i++)
+      json_array_append_new(ne, json_pack("{s:s, s:s}", "option", r->unexpressed[i], "why", r->unexpressed_why[i]));
+    json_object_set_new(j, "not_expressed", ne);
+  }
   if (r->port.present) {
     json_t *tp = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "file", r->port.file, "class", r->port.cls, "adapter",
                            r->port.adapter, "ns_format", r->port.ns_format, "mode", r->port.mode, "constructor",
@@ -418,4 +424,24 @@ void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size
           fprintf(f, "%s%s", any++ ? ", " : "", r[e % n].name);
       fputs(" |\n", f);
     }
+}
+
+/* ---- completeness (spec/profiles/completeness.md) ---- */
+
+void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r, size_t n)
+{
+  size_t keys = 0, missing = 0;
+  fputs("| profile | expressed (keys) | not expressed | share expressed |\n|---|---|---|---|\n", f);
+  for (size_t i = 0; i < n; i++) {
+    size_t all = r[i].n_keys + r[i].n_unexpressed;
+    fprintf(f, "| `%s` | %zu | %zu | %zu / %zu (%.0f %%) |\n", r[i].name, r[i].n_keys, r[i].n_unexpressed, r[i].n_keys,
+            all, all ? 100.0 * (double)r[i].n_keys / (double)all : 100.0);
+    keys += r[i].n_keys, missing += r[i].n_unexpressed;
+  }
+  fprintf(f, "| all | %zu | %zu | %zu / %zu (%.0f %%) |\n\n", keys, missing, keys, keys + missing,
+          keys + missing ? 100.0 * (double)keys / (double)(keys + missing) : 100.0);
+  fputs("| profile | option | why it is not expressed |\n|---|---|---|\n", f);
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < r[i].n_unexpressed; k++)
+      fprintf(f, "| `%s` | `%s` | %s |\n", r[i].name, r[i].unexpressed[k], r[i].unexpressed_why[k]);
 }
