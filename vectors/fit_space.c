@@ -742,13 +742,17 @@ static const char *first_key(const muonref_profile *p, const field *f)
 }
 
 /* Field f's value in o as the profile's first key of f spells it (a
- * string without its quotes: adjust_lr_fn's "match_rms_adamw"), else (no
- * key, or a null or a list) in the spec's spelling (value_text). */
+ * string without its quotes: adjust_lr_fn's "match_rms_adamw") where that
+ * spelling reads back as the value, else (no key, a key that cannot spell
+ * it, a null or a list) in the spec's spelling (value_text). */
 static void key_value_text(const muonref_options *o, const field *f, const char *profile, char *buf, size_t n)
 {
   const muonref_profile *p = muonref_profile_get(profile);
   json_t *j = muonref_case_options_json(o, profile);
   const json_t *v = p ? json_object_get(j, first_key(p, f)) : NULL;
+  muonref_options back;
+  if (v && (muonref_case_options(j, profile, &back, "fit", NULL) != MUONREF_OK || !same_value(&back, o, f)))
+    v = NULL; /* the key cannot spell the value (timm's adjust_lr_fn has no fan_out) */
   if (json_is_string(v))
     snprintf(buf, n, "%s", json_string_value(v));
   else if (v && !json_is_array(v) && !json_is_null(v))
