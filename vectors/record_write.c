@@ -428,6 +428,16 @@ void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size
 
 /* ---- completeness (spec/profiles/completeness.md) ---- */
 
+/* s in a markdown table's cell: '|' escaped, a line break as a space. */
+static void md_put(FILE *f, const char *s)
+{
+  for (; *s; s++)
+    if (*s == '|')
+      fputs("\\|", f);
+    else
+      fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+}
+
 void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r, size_t n)
 {
   size_t keys = 0, missing = 0;
@@ -443,5 +453,6 @@ void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r
   fputs("| profile | option | why it is not expressed |\n|---|---|---|\n", f);
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < r[i].n_unexpressed; k++)
-      fprintf(f, "| `%s` | `%s` | %s |\n", r[i].name, r[i].unexpressed[k], r[i].unexpressed_why[k]);
+      fprintf(f, "| `%s` | `", r[i].name), md_put(f, r[i].unexpressed[k]), fputs("` | ", f),
+        md_put(f, r[i].unexpressed_why[k]), fputs(" |\n", f);
 }
