@@ -21,6 +21,7 @@
  *   CRC-32 (zlib's crc32, the ISO-HDLC polynomial) of every byte before it,
  *   u32. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,7 @@ typedef struct cur {
   const unsigned char *p;
   size_t n, at;
   int short_read;
+  uint32_t bad_count; /* a count of coefficient triples or patterns out of range (get_options) */
 } cur;
 
 static int take(cur *c, void *dst, size_t n)
@@ -225,19 +227,30 @@ static double get_f64(cur *c)
 }
 
 /* n_coeffs u32, then n_coeffs triples (a, b, c) f64 (both formats). */
-static void get_coeffs(cur *c, muonref_options *o)
+/* The coefficient list: 0, or -1 (the count in c->bad_count) for a count
+ * of triples outside 1 to MUONREF_MAX_COEFFS: what follows cannot be read
+ * in its place, so the group is refused naming the count, not a later
+ * field read out of place. */
+static int get_coeffs(cur *c, muonref_options *o)
 {
   uint32_t nc = get_u32(c);
-  o->n_coeffs = nc > MUONREF_MAX_COEFFS ? -1 : (int)nc; /* refused by the validation */
+  if (!c->short_read && (nc < 1 || nc > MUONREF_MAX_COEFFS)) {
+    c->bad_count = nc;
+    return -1;
+  }
+  o->n_coeffs = (int)nc;
   for (int k = 0; k < o->n_coeffs; k++) {
     o->coeffs[k].a = get_f64(c);
     o->coeffs[k].b = get_f64(c);
     o->coeffs[k].c = get_f64(c);
   }
+  return 0;
 }
 
-/* Format 2: every field of the table, in order.  0, or -1 for a pattern
- * that cannot be one (63 bytes at most, no NUL byte). */
+/* Format 2: every field of the table, in order.  0; -1 for a pattern
+ * that cannot be one (63 bytes at most, no NUL byte); -2 for a count of
+ * coefficient triples and -3 for a count of patterns out of range (the
+ * count in c->bad_count). */
 static int get_options(cur *c, muonref_options *o, uint32_t version)
 {
   memset(o, 0, sizeof *o); /* an entry a format does not store stays zero (format 2: no second moment) */
@@ -262,10 +275,17 @@ static int get_options(cur *c, muonref_options *o, uint32_t version)
       memcpy(at, &v, sizeof v);
       break;
     }
-    case MUONREF_FIELD_COEFFS: get_coeffs(c, o); break;
+    case MUONREF_FIELD_COEFFS:
+      if (get_coeffs(c, o))
+        return -2;
+      break;
     case MUONREF_FIELD_PATTERNS: {
       uint32_t np = get_u32(c);
-      o->n_exclude_patterns = np > MUONREF_MAX_PATTERNS ? -1 : (int)np; /* refused by the validation */
+      if (!c->short_read && np > MUONREF_MAX_PATTERNS) {
+        c->bad_count = np;
+        return -3;
+      }
+      o->n_exclude_patterns = (int)np;
       for (int k = 0; k < o->n_exclude_patterns && !c->short_read; k++) {
         uint32_t len = get_u32(c);
         if (c->short_read)
@@ -284,7 +304,7 @@ static int get_options(cur *c, muonref_options *o, uint32_t version)
 }
 
 /* Format 1: 18 fields; the others keep the values below (nemo's). */
-static void get_options_v1(cur *c, muonref_options *o)
+static int get_options_v1(cur *c, muonref_options *o)
 {
   memset(o, 0, sizeof *o);
   /* fields the file does not store keep their nemo values (zero, except
@@ -311,7 +331,7 @@ static void get_options_v1(cur *c, muonref_options *o)
   o->ns_eps = get_f64(c);
   o->eps_mode = (muonref_eps_mode)get_u32(c);
   o->ns_format = (muonref_ns_format)get_u32(c);
-  get_coeffs(c, o);
+  return get_coeffs(c, o) ? -2 : 0;
 }
 
 void muonref_state_file_free(muonref_state_file *f)
@@ -382,11 +402,16 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
   for (size_t g = 0; g < out->n_groups; g++) {
     muonref_error e;
-    if (version == 1)
-      get_options_v1(c, &out->options[g]);
-    else if (get_options(c, &out->options[g], version))
+    int bad = version == 1 ? get_options_v1(c, &out->options[g]) : get_options(c, &out->options[g], version);
+    if (bad == -1)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: an exclude pattern of more than %d bytes or with a "
                           "NUL byte", path, g, MUONREF_PATTERN_LEN - 1);
+    if (bad == -2)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: %lu Newton-Schulz coefficient triples, expected 1 to %d",
+                          path, g, (unsigned long)c->bad_count, MUONREF_MAX_COEFFS);
+    if (bad == -3)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: %lu exclude patterns, expected at most %d", path, g,
+                          (unsigned long)c->bad_count, MUONREF_MAX_PATTERNS);
     if (c->short_read)
       break;
     if (muonref_options_validate(&out->options[g], &e))
@@ -472,17 +497,25 @@ int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_e
   memset(out, 0, sizeof *out);
   if (!path)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_state_file_read: path must not be NULL");
-  FILE *f = fopen(path, "rb");
+  /* opened without blocking, so that a FIFO is refused as not a regular
+   * file instead of waiting for a writer */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat sb;
-  if (!f || fstat(fileno(f), &sb) != 0) {
+  if (fd < 0 || fstat(fd, &sb) != 0) {
     int e = errno;
-    if (f)
-      fclose(f);
+    if (fd >= 0)
+      close(fd);
     return muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, strerror(e));
   }
   if (!S_ISREG(sb.st_mode)) {
-    fclose(f);
+    close(fd);
     return muonref_fail(err, MUONREF_EIO, "%s: not a regular file", path);
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    return muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, strerror(e));
   }
   const uint64_t header = 8 + 4 + 32 + 8 + 8;
   if ((uint64_t)sb.st_size > MUONREF_STATE_MAX_BYTES) {
@@ -507,8 +540,8 @@ int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_e
     st = muonref_fail(err, MUONREF_EFORMAT, "%s: truncated: %zu bytes, a state file has at least %llu", path, n,
                       (unsigned long long)(header + 4));
   if (!st) {
-    cur c = {p, n - 4, 0, 0};
-    cur tail = {p + n - 4, 4, 0, 0};
+    cur c = {p, n - 4, 0, 0, 0};
+    cur tail = {p + n - 4, 4, 0, 0, 0};
     out->crc = get_u32(&tail);
     out->bytes = n;
     uint32_t crc = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), p, n - 4);

@@ -664,7 +664,9 @@ END_TEST
 
 /* Every enum field stored as 0xffffffff (u32) in a file with a matching
  * CRC is refused (EFORMAT) with the number in the file, 4294967295, and the
- * field's name, by the library and by `muonref state` (exit 2). */
+ * field's name, by the library and by `muonref state` (exit 2); a count of
+ * coefficient triples or of patterns out of range is refused naming the
+ * count, not a later field read out of its place. */
 START_TEST(an_enum_out_of_range_is_named_as_stored)
 {
   muonref_optimizer *a = make(0.5, SHAPES);
@@ -691,6 +693,25 @@ START_TEST(an_enum_out_of_range_is_named_as_stored)
       ck_assert_msg(rc == -1 || (rc == 2 && strstr(out, want)), "%s: exit %d '%s'", f->name, rc, out);
       tried++;
     }
+    if (f->kind == MUONREF_FIELD_COEFFS || f->kind == MUONREF_FIELD_PATTERNS) /* a count out of range */
+      for (int k = 0; k < 2; k++) {
+        uint32_t bad = k ? 0xffffffffu : f->kind == MUONREF_FIELD_COEFFS ? 0 : MUONREF_MAX_PATTERNS + 1;
+        memcpy(x, good, n);
+        memcpy(x + at, &bad, 4);
+        fix_crc(x, n);
+        spill(path("x"), x, n);
+        char want[128];
+        if (f->kind == MUONREF_FIELD_COEFFS)
+          snprintf(want, sizeof want, "group 0: %lu Newton-Schulz coefficient triples, expected 1 to %d",
+                   (unsigned long)bad, MUONREF_MAX_COEFFS);
+        else
+          snprintf(want, sizeof want, "group 0: %lu exclude patterns, expected at most %d", (unsigned long)bad,
+                   MUONREF_MAX_PATTERNS);
+        muonref_state_file sf;
+        muonref_error le = {0};
+        ck_assert_msg(muonref_state_file_read(path("x"), &sf, &le) == MUONREF_EFORMAT && strstr(le.message, want),
+                      "%s %u: '%s'", f->name, bad, le.message);
+      }
     at += field_bytes(o, f);
   }
   ck_assert_uint_ge(tried, 20);
@@ -769,6 +790,16 @@ START_TEST(state_command)
   snprintf(cmd, sizeof cmd, "'%s' state '%s' >/dev/null 2>&1", mr, path("s"));
   rc = system(cmd);
   ck_assert_int_eq(WEXITSTATUS(rc), 2);
+  /* a FIFO is refused at once, not waited on for a writer */
+  ck_assert_int_eq(mkfifo(path("fifo"), 0600), 0);
+  muonref_state_file sf;
+  muonref_error fe = {0};
+  ck_assert_int_eq(muonref_state_file_read(path("fifo"), &sf, &fe), MUONREF_EIO);
+  ck_assert_msg(strstr(fe.message, "not a regular file"), "%s", fe.message);
+  snprintf(cmd, sizeof cmd, "timeout 20 '%s' state '%s' >/dev/null 2>&1", mr, path("fifo"));
+  rc = system(cmd);
+  ck_assert_int_eq(WEXITSTATUS(rc), 2);
+  unlink(path("fifo"));
   muonref_optimizer_free(a);
 }
 END_TEST
