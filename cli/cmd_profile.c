@@ -188,6 +188,13 @@ static int usage(void)
   return EXIT_USAGE;
 }
 
+/* A usage error with its reason first, then the usage. */
+static int misuse(const char *why, const char *what)
+{
+  fprintf(stderr, "muonref profile: %s%s\n", why, what ? what : "");
+  return usage();
+}
+
 /* Every built-in profile, one line each: its name and the port it describes. */
 static int list_profiles(void)
 {
@@ -206,6 +213,11 @@ static int write_generated(const char *what, const char *dir)
   if (muonref_record_read_dir(dir, &r, &n, &err)) {
     fprintf(stderr, "muonref profile: %s\n", err.message);
     return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  if (!n) { /* an empty table would be written as if complete */
+    free(r);
+    fprintf(stderr, "muonref profile: %s: no profile records (NAME.json) in this folder\n", dir);
+    return EXIT_USAGE;
   }
   if (!strcmp(what, "--c-table"))
     muonref_record_write_c_table(stdout, r, n);
@@ -263,21 +275,31 @@ int cmd_profile(int argc, char **argv)
     if (!strcmp(a, "--json"))
       json = 1;
     else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports") ||
-             !strcmp(a, "--fields-markdown") || !strcmp(a, "--completeness-markdown"))
+             !strcmp(a, "--fields-markdown") || !strcmp(a, "--completeness-markdown")) {
+      if (generate && strcmp(generate, a))
+        return misuse("one generated table at a time: ", a);
       generate = a;
-    else if (i + 1 < argc && !strcmp(a, "--records"))
+    } else if (i + 1 < argc && !strcmp(a, "--records"))
       records = argv[++i];
     else if (i + 1 < argc && !strcmp(a, "--profile-file"))
       file = argv[++i];
     else if (a[0] != '-' && !name)
       name = a;
+    else if (a[0] != '-')
+      return misuse("a second profile name: ", a);
     else
-      return usage();
+      return misuse(!strcmp(a, "--records") || !strcmp(a, "--profile-file") ? "a value is missing after " :
+                    "unknown option ", a);
   }
-  if (generate)
-    return name || file || json ? usage() : write_generated(generate, muonref_cli_records_dir(records));
-  if (records || (name && file))
-    return usage();
+  if (generate) {
+    if (name || file || json)
+      return misuse(generate, " writes a table from the records: it takes no NAME, --profile-file or --json");
+    return write_generated(generate, muonref_cli_records_dir(records));
+  }
+  if (records)
+    return misuse("--records goes with a generated table (--markdown, --c-table, ...) only", NULL);
+  if (name && file)
+    return misuse("NAME or --profile-file, not both", NULL);
   const muonref_record *user = NULL;
   if (file && muonref_record_use(file, muonref_cli_records_dir(NULL), &user, &err)) {
     fprintf(stderr, "muonref profile: %s\n", err.message);
@@ -286,7 +308,7 @@ int cmd_profile(int argc, char **argv)
   if (user)
     name = user->name;
   if (!name)
-    return json ? usage() : list_profiles();
+    return json ? misuse("--json needs NAME or --profile-file", NULL) : list_profiles();
   muonref_options o;
   if (muonref_profile_options(name, &o, &err)) {
     fprintf(stderr, "muonref profile: %s\n", err.message);

@@ -44,6 +44,15 @@ sed -n '/^<!-- muonref profile --completeness-markdown -->$/,/^<!-- end -->$/p' 
   sed '1d;$d' >"$work/page.md"
 cmp -s "$work/complete.md" "$work/page.md" && grep -q '^| all | ' "$work/complete.md" && ok ||
   bad completeness-markdown "spec/profiles/completeness.md's tables are not \`muonref profile --completeness-markdown\` (paste them between the markers)"
+# a folder without records is refused, not written as an empty table; two tables at once are refused by name
+mkdir -p "$work/empty"
+"$muonref" profile --completeness-markdown --records "$work/empty" >"$work/empty.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "no profile records" "$work/empty.out" && ok || bad empty-records "exit $rc: $(cat "$work/empty.out")"
+"$muonref" profile --fields-markdown --completeness-markdown >"$work/two.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "one generated table at a time: --completeness-markdown" "$work/two.out" && ok ||
+  bad two-tables "exit $rc: $(head -n 2 "$work/two.out")"
+"$muonref" profile emerging --fields-markdown >"$work/name.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "takes no NAME" "$work/name.out" && ok || bad table-with-name "exit $rc: $(head -n 2 "$work/name.out")"
 # every field of the option table has a row
 for f in $("$muonref" profile nemo | awk '/^[a-z]/ { on = /^fields / ; next } on && /^  [a-z]/ { print $1 }'); do
   grep -q "^| \`$f\` |" "$work/fields.md" || { bad fields-rows "no row for the field $f"; break; }
