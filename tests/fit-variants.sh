@@ -277,11 +277,18 @@ make_variant keller_adam_decay_no_lr torch_keller_port.py \
 make_variant emerging_decay_swapped torch_emerging_port.py '        m = self.weight_decay_method' \
   "        m = {'independent': 'palm', 'palm': 'independent'}.get(self.weight_decay_method, self.weight_decay_method)" &&
   run_variant emerging_decay_swapped Muon emerging "$v/emerging/emerging_weight_decay.json" &&
-  fitted emerging_decay_swapped 'weight_decay_method independent read as palm and weight_decay_method palm read as independent'
+  fitted emerging_decay_swapped 'weight_decay_method independent read as palm and weight_decay_method palm read as independent' &&
+  diag emerging_decay_swapped ' read as ' # each case's own diagnosis names the misread, not a value change that breaks passing cases
 make_variant emerging_palm_decoupled torch_emerging_port.py '        m = self.weight_decay_method' \
   "        m = {'palm': 'decoupled'}.get(self.weight_decay_method, self.weight_decay_method)" &&
   run_variant emerging_palm_decoupled Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_palm_decoupled 'weight_decay_method palm read as decoupled'
+# and a changed default of that optional key (left out of the cases that do not set it) is named by the key
+make_variant emerging_default_independent torch_emerging_port.py \
+  "                 weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic'," \
+  "                 weight_decay_method='independent', fp32_matmul_prec='medium', coefficient_type='quintic'," &&
+  run_variant emerging_default_independent Muon emerging "$v/emerging/emerging_weight_decay.json" &&
+  fitted emerging_default_independent 'default weight_decay_method decoupled -> independent'
 
 # 17. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default

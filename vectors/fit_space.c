@@ -476,6 +476,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       memcpy(l.c + first + n_def, tmp, n_val * sizeof *tmp);
     }
     free(tmp);
+    size_t before_misreads = l.n;
     for (int from = 0; field_keyed(prof, f) && f->kind == F_ENUM && f->enum_name(from); from++)
       for (int to = 0; f->enum_name(to); to++) { /* each spelling misread as another */
         muonref_fit_change c = {0};
@@ -485,6 +486,17 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
         set_num(&c.value, f, to);
         push(&l, &c);
       }
+    /* the misreads after the default changes and before the values: of two
+     * changes that give the same run on a case, the narrower is named (a
+     * misread acts only where a case gives its value) */
+    size_t n_mis = l.n - before_misreads, at = first + n_def;
+    muonref_fit_change *mis = n_mis ? malloc(n_mis * sizeof *mis) : NULL;
+    if (mis) {
+      memcpy(mis, l.c + before_misreads, n_mis * sizeof *mis);
+      memmove(l.c + at + n_mis, l.c + at, (before_misreads - at) * sizeof *mis);
+      memcpy(l.c + at, mis, n_mis * sizeof *mis);
+      free(mis);
+    }
   }
   /* another profile's own faults (megatron_nesterov_default_on under
    * moonlight) last: of equal explanations the option change in this
@@ -683,13 +695,18 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
   for (size_t k = 0; p && !done && k < p->n_keys; k++) {
     const char *name = p->keys[k].name;
     const json_t *va = json_object_get(ja, name), *vb = json_object_get(jb, name);
-    if (!key_sets(&p->keys[k], f) || !va || !vb || json_equal(va, vb))
+    /* an optional key is left out at its default (emerging's weight_decay_method): a's value is then the spec's */
+    if (!key_sets(&p->keys[k], f) || !vb || (!va && !p->keys[k].optional) || (va && json_equal(va, vb)))
       continue;
     muonref_options back;
     if (muonref_case_options(jb, profile, &back, "fit", NULL) == MUONREF_OK && same_value(&back, b, f)) {
       char sa[200], sb[200];
       if (f->kind == F_COEFFS) /* a list by its preset's name */
         value_text(a, f, sa, sizeof sa), value_text(b, f, sb, sizeof sb);
+      else if (!va && json_is_string(vb))
+        value_text(a, f, sa, sizeof sa), snprintf(sb, sizeof sb, "%s", json_string_value(vb));
+      else if (!va)
+        value_text(a, f, sa, sizeof sa), json_text(vb, sb, sizeof sb);
       else
         json_text(va, sa, sizeof sa), json_text(vb, sb, sizeof sb);
       snprintf(buf, n, "%s %s -> %s", name, sa, sb);
@@ -742,9 +759,11 @@ static const char *first_key(const muonref_profile *p, const field *f)
 }
 
 /* Field f's value in o as the profile's first key of f spells it (a
- * string without its quotes: adjust_lr_fn's "match_rms_adamw") where that
- * spelling reads back as the value, else (no key, a key that cannot spell
- * it, a null or a list) in the spec's spelling (value_text). */
+ * string without its quotes: adjust_lr_fn's "match_rms_adamw"; a null as
+ * "None (fan_in)", Python's None and the spec's name of what it stands for)
+ * where that spelling reads back as the value, else (no
+ * key, a key that cannot spell it, a list) in the spec's spelling
+ * (value_text). */
 static void key_value_text(const muonref_options *o, const field *f, const char *profile, char *buf, size_t n)
 {
   const muonref_profile *p = muonref_profile_get(profile);
@@ -755,9 +774,14 @@ static void key_value_text(const muonref_options *o, const field *f, const char 
     v = NULL; /* the key cannot spell the value (timm's adjust_lr_fn has no fan_out) */
   if (json_is_string(v))
     snprintf(buf, n, "%s", json_string_value(v));
-  else if (v && !json_is_array(v) && !json_is_null(v))
+  else if (json_is_null(v)) { /* a Python port's None, with the value it stands for (torch's adjust_lr_fn: fan_in) */
+    char t[100];
+    value_text(o, f, t, sizeof t);
+    snprintf(buf, n, "None (%s)", t);
+  }
+  else if (v && !json_is_array(v))
     json_text(v, buf, n);
-  else /* None is no spelling of one value: several read back as it */
+  else
     value_text(o, f, buf, n);
   json_decref(j);
 }
