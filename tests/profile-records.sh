@@ -184,6 +184,8 @@ refuse unexpressedkey "member \"not_expressed[0]\": names 'eps', a key of the re
   "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"eps\", \"why\": \"x\"}]}"
 refuse unexpressedwhy 'member "not_expressed[0].why": must not be empty' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"ema\", \"why\": \"\"}]}"
+refuse unexpressedname 'member "not_expressed[0].option": must be an option'"'"'s name' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"eps \", \"why\": \"x\"}]}"
 refuse unexpressedmember 'member "not_expressed[0].reason": is not a member' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"ema\", \"reason\": \"x\"}]}"
 # a record on a base inherits the base's options not expressed, less those its own keys express

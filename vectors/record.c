@@ -1,5 +1,6 @@
 /* muonref: reading and validating profile records (see record.h;
  * spec/profiles/profile.schema.json, spec/profiles/README.md). */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -609,6 +610,12 @@ static int read_unexpressed(const json_t *v, muonref_record *r, const char *path
         (st = get_string(e, "option", r->unexpressed[i], sizeof r->unexpressed[i], path, mo, 1, err)) ||
         (st = get_string(e, "why", r->unexpressed_why[i], sizeof r->unexpressed_why[i], path, mw, 1, err)))
       return st;
+    const char *o = r->unexpressed[i];
+    int ident = isalpha((unsigned char)o[0]) || o[0] == '_';
+    for (const char *q = o; ident && *q; q++)
+      ident = isalnum((unsigned char)*q) || *q == '_';
+    if (!ident)
+      return fail_member(err, path, mo, "must be an option's name as the port spells it, [A-Za-z_][A-Za-z0-9_]*");
     for (size_t k = 0; k < r->n_keys; k++)
       if (!strcmp(r->key_names[k], r->unexpressed[i]))
         return fail_member(err, path, m, "names '%s', a key of the record: it is expressed", r->unexpressed[i]);
