@@ -52,8 +52,9 @@ typedef struct muonref_fit_change {
 
 /* Every single change for profile `profile` (its defaults are the base):
  * the faults first, then for each field the value changes and, for a field
- * the profile's key table names, the default changes and the option
- * ignored; last the faults that are another profile's own (named after it:
+ * the profile's key table names, the default changes (first), each enum
+ * value misread as another (after them, before the values) and the option
+ * ignored (last); last the faults that are another profile's own (named after it:
  * megatron_nesterov_default_on under moonlight), so that of equal
  * explanations the change in this profile's terms comes first.  Returns the count
  * and a new array in *out (free() it), or 0 (*out NULL) for an unknown
