@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "muonref/presets.h"
+#include "core/preset_match.h"
 
 /* Keller Jordan's quintic triple, run for every step.  Source:
  * KellerJordan/Muon muon.py (zeropower_via_newtonschulz5) at 857d1ad; the
@@ -184,4 +185,24 @@ void muonref_preset_apply(const muonref_preset *p, muonref_options *o)
   for (int k = 0; k < p->n_coeffs; k++)
     o->coeffs[k] = muonref_preset_coeff(p, k);
   o->coeff_order = p->order;
+}
+
+int muonref_preset_holds(const muonref_preset *p, const muonref_options *o)
+{
+  if (!p || !o || o->n_coeffs != p->n_coeffs)
+    return 0;
+  for (int k = 0; k < o->n_coeffs; k++) {
+    muonref_coeff c = muonref_preset_coeff(p, k);
+    if (c.a != o->coeffs[k].a || c.b != o->coeffs[k].b || c.c != o->coeffs[k].c)
+      return 0;
+  }
+  return 1;
+}
+
+const muonref_preset *muonref_preset_held(const muonref_options *o)
+{
+  for (size_t p = 0; p < muonref_preset_count(); p++)
+    if (muonref_preset_holds(muonref_preset_at(p), o))
+      return muonref_preset_at(p);
+  return NULL;
 }

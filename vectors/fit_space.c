@@ -5,6 +5,7 @@
 #include <string.h>
 #include "../fast/faults.h"
 #include "core/option_fields.h"
+#include "core/preset_match.h"
 #include "case.h"
 #include "fit_space.h"
 #include "muonref/bf16.h"
@@ -658,11 +659,11 @@ static void value_text(const muonref_options *o, const field *f, char *buf, size
   case F_COEFFS:
     for (size_t p = 0; p < muonref_preset_count(); p++) {
       muonref_options v = *o;
-      muonref_preset_apply(muonref_preset_at(p), &v);
-      if (same_coeffs(&v, o)) {
+      if (muonref_preset_holds(muonref_preset_at(p), o)) {
         snprintf(buf, n, "%s", muonref_preset_at(p)->name);
         return;
       }
+      muonref_preset_apply(muonref_preset_at(p), &v);
       for (int k = 0; k < v.n_coeffs; k++) {
         v.coeffs[k].a = muonref_bf16_round((float)v.coeffs[k].a);
         v.coeffs[k].b = muonref_bf16_round((float)v.coeffs[k].b);
