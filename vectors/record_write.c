@@ -9,7 +9,7 @@
 #include "case.h"
 #include "core/checks.h"
 #include "core/pyfmt.h"
-#include "muonref/presets.h"
+#include "core/preset_match.h"
 
 /* ---- JSON ---- */
 
@@ -346,26 +346,27 @@ void muonref_record_write_markdown(FILE *f, const muonref_record *r, size_t n)
 
 /* ---- the fields by profile (spec/profiles/fields.md) ---- */
 
-/* The name of the preset whose coefficients o holds, or NULL. */
-static const char *preset_of(const muonref_options *o)
+/* s as a markdown table's cell into buf (n bytes): '|' escaped, a line
+ * break as a space; cut short where buf ends. */
+static void md_cell(const char *s, char *buf, size_t n)
 {
-  for (size_t p = 0; p < muonref_preset_count(); p++) {
-    muonref_options v = *o;
-    muonref_preset_apply(muonref_preset_at(p), &v);
-    if (v.n_coeffs == o->n_coeffs && o->n_coeffs <= MUONREF_MAX_COEFFS &&
-        !memcmp(v.coeffs, o->coeffs, (size_t)o->n_coeffs * sizeof *o->coeffs))
-      return muonref_preset_at(p)->name;
+  size_t w = 0;
+  for (; *s && w + 3 < n; s++) {
+    if (*s == '|')
+      buf[w++] = '\\';
+    buf[w++] = *s == '\n' || *s == '\r' ? ' ' : *s;
   }
-  return NULL;
+  buf[w] = '\0';
 }
 
 /* Field f of o as a record spells it (a real as Python prints it, a
  * string without quotes, anything else compact JSON; a coefficient list by
- * its preset's name), a markdown table's '|' escaped. */
+ * its preset's name), as a markdown table's cell (md_cell). */
 static void value_md(const muonref_options *o, const muonref_option_field *f, char *buf, size_t n)
 {
   char raw[1024];
-  const char *preset = muonref_record_spelling(f) == MUONREF_SPELL_COEFFS ? preset_of(o) : NULL;
+  const muonref_preset *held = muonref_record_spelling(f) == MUONREF_SPELL_COEFFS ? muonref_preset_held(o) : NULL;
+  const char *preset = held ? held->name : NULL;
   json_t *j = preset ? NULL : field_json(o, f);
   if (preset) {
     snprintf(raw, sizeof raw, "preset %s", preset);
@@ -379,13 +380,7 @@ static void value_md(const muonref_options *o, const muonref_option_field *f, ch
     free(t);
   }
   json_decref(j);
-  size_t w = 0;
-  for (const char *c = raw; *c && w + 3 < n; c++) {
-    if (*c == '|')
-      buf[w++] = '\\';
-    buf[w++] = *c;
-  }
-  buf[w] = '\0';
+  md_cell(raw, buf, n);
 }
 
 /* Entry k of the fields table for field i: record k's Muon groups' default
@@ -428,15 +423,6 @@ void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size
 
 /* ---- completeness (spec/profiles/completeness.md) ---- */
 
-/* s in a markdown table's cell: '|' escaped, a line break as a space. */
-static void md_put(FILE *f, const char *s)
-{
-  for (; *s; s++)
-    if (*s == '|')
-      fputs("\\|", f);
-    else
-      fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
-}
 
 void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r, size_t n)
 {
@@ -452,7 +438,9 @@ void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r
           keys + missing ? 100.0 * (double)keys / (double)(keys + missing) : 100.0);
   fputs("| profile | option | why it is not expressed |\n|---|---|---|\n", f);
   for (size_t i = 0; i < n; i++)
-    for (size_t k = 0; k < r[i].n_unexpressed; k++)
-      fprintf(f, "| `%s` | `", r[i].name), md_put(f, r[i].unexpressed[k]), fputs("` | ", f),
-        md_put(f, r[i].unexpressed_why[k]), fputs(" |\n", f);
+    for (size_t k = 0; k < r[i].n_unexpressed; k++) {
+      char option[2 * sizeof r[i].unexpressed[k]], why[2 * sizeof r[i].unexpressed_why[k]];
+      md_cell(r[i].unexpressed[k], option, sizeof option), md_cell(r[i].unexpressed_why[k], why, sizeof why);
+      fprintf(f, "| `%s` | `%s` | %s |\n", r[i].name, option, why);
+    }
 }
