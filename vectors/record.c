@@ -459,6 +459,15 @@ static int read_keys(const json_t *v, muonref_record *r, const char *path, muonr
 }
 
 /* rename_keys {"old": "new"}: a user's port that calls an option otherwise. */
+/* The index of r's key `name`, or r->n_keys where r has none. */
+static size_t key_index(const muonref_record *r, const char *name)
+{
+  size_t i = 0;
+  while (i < r->n_keys && strcmp(r->key_names[i], name))
+    i++;
+  return i;
+}
+
 static int rename_keys(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
 {
   const char *old;
@@ -468,9 +477,7 @@ static int rename_keys(const json_t *v, muonref_record *r, const char *path, muo
   json_object_foreach((json_t *)v, old, nv) {
     char m[160];
     snprintf(m, sizeof m, "rename_keys.%s", old);
-    size_t i = 0;
-    while (i < r->n_keys && strcmp(r->key_names[i], old))
-      i++;
+    size_t i = key_index(r, old);
     if (i == r->n_keys)
       return fail_member(err, path, m, "'%s' is not a key of the table", old);
     const char *s = json_string_value(nv);
@@ -616,9 +623,8 @@ static int read_unexpressed(const json_t *v, muonref_record *r, const char *path
       ident = isalnum((unsigned char)*q) || *q == '_';
     if (!ident)
       return fail_member(err, path, mo, "must be an option's name as the port spells it, [A-Za-z_][A-Za-z0-9_]*");
-    for (size_t k = 0; k < r->n_keys; k++)
-      if (!strcmp(r->key_names[k], r->unexpressed[i]))
-        return fail_member(err, path, m, "names '%s', a key of the record: it is expressed", r->unexpressed[i]);
+    if (key_index(r, o) < r->n_keys)
+      return fail_member(err, path, m, "names '%s', a key of the record: it is expressed", o);
     for (size_t k = 0; k < i; k++)
       if (!strcmp(r->unexpressed[k], r->unexpressed[i]))
         return fail_member(err, path, m, "names '%s' a second time", r->unexpressed[i]);
@@ -793,16 +799,16 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = check_keys(r, path, err);
   if (!st && (v = json_object_get(j, "not_expressed")))
     st = read_unexpressed(v, r, path, err);
-  else if (!st && base) /* the base's, less those this record's keys now express */
+  else if (!st && base) { /* the base's, less those this record's keys now express */
+    size_t kept = 0;
     for (size_t i = 0; i < r->n_unexpressed; i++)
-      for (size_t k = 0; k < r->n_keys; k++)
-        if (!strcmp(r->key_names[k], r->unexpressed[i])) {
-          memmove(r->unexpressed[i], r->unexpressed[i + 1], (r->n_unexpressed - i - 1) * sizeof r->unexpressed[0]);
-          memmove(r->unexpressed_why[i], r->unexpressed_why[i + 1],
-                  (r->n_unexpressed - i - 1) * sizeof r->unexpressed_why[0]);
-          r->n_unexpressed--, i--;
-          break;
-        }
+      if (key_index(r, r->unexpressed[i]) == r->n_keys) {
+        memmove(r->unexpressed[kept], r->unexpressed[i], sizeof r->unexpressed[0]);
+        memmove(r->unexpressed_why[kept], r->unexpressed_why[i], sizeof r->unexpressed_why[0]);
+        kept++;
+      }
+    r->n_unexpressed = kept;
+  }
   if (!st && (v = json_object_get(j, "areas")))
     st = read_areas(v, r, path, err);
   else if (!st && !base)
