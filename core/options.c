@@ -55,11 +55,10 @@ static size_t count_names(const char *const *names)
 }
 
 /* Fails unless v is a value of the enum spelled by names:
- * "Unknown <opt> <v>, expected one of ('a', 'b')". */
-/* An enum field's value v is checked as the unsigned int its C type is (the
- * enums of options.h have no negative value, so GCC gives them that type) and
- * a state file stores (u32): a stored 0xffffffff is reported as 4294967295,
- * the number in the file, not as -1. */
+ * "Unknown <opt> <v>, expected one of ('a', 'b')".  v is the unsigned int
+ * the field's C type is (the enums of options.h have no negative value, so
+ * GCC gives them that type) and a state file stores (u32): a stored
+ * 0xffffffff is reported as 4294967295, the number in the file, not -1. */
 static int check_enum(const char *const *names, const char *opt, unsigned v, muonref_error *err)
 {
   char list[256];

@@ -226,11 +226,10 @@ static double get_f64(cur *c)
   return d;
 }
 
-/* n_coeffs u32, then n_coeffs triples (a, b, c) f64 (both formats). */
-/* The coefficient list: 0, or -1 (the count in c->bad_count) for a count
- * of triples outside 1 to MUONREF_MAX_COEFFS: what follows cannot be read
- * in its place, so the group is refused naming the count, not a later
- * field read out of place. */
+/* n_coeffs u32, then n_coeffs triples (a, b, c) f64 (both formats): 0, or
+ * -1 (the count in c->bad_count) for a count of triples outside 1 to
+ * MUONREF_MAX_COEFFS: what follows cannot be read in its place, so the
+ * group is refused naming the count, not a later field read out of place. */
 static int get_coeffs(cur *c, muonref_options *o)
 {
   uint32_t nc = get_u32(c);
