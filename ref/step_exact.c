@@ -152,6 +152,15 @@ static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, co
   return st;
 }
 
+/* |x| r in units of 2^-p: a relative bound r (in units of 2^-p) times |x|,
+ * 0 for x = 0 whatever r (r is infinite where some entry of O is 0 but
+ * uncertain, as a Newton-Schulz output set to 0 by an overflowed norm:
+ * its own absolute bound covers such an entry). */
+static double rel_part(mpfr_srcptr x, double r)
+{
+  return mpfr_zero_p(x) ? 0.0 : muonref_ref_absu(x) * r;
+}
+
 /* NORM's rescale of matrix b of O (per rows or columns, entries k = 0 ..
  * per - 1 with sums of squares S[k] and denominators d[k]), exactly where
  * that is the identity: O <- O f_k with
@@ -221,7 +230,7 @@ static int norm_rescale_exact(const muonref_moment2_plan *m, const muonref_route
       if (eO) /* O's bound times the factor, and (count + per + 64) roundings of each of four relative terms
                * when anything was rounded (none: the factor is exactly 1, or another exact value) */
         eO[e] = mpfr_zero_p(F[k]) ? 0.0 : eO[e] * mpfr_get_d(F[k], MPFR_RNDU) * 2 +
-                muonref_ref_absu(O->e[e]) * (8 * relmax + (t ? 32 * (count + (double)per + 64) : 0));
+                rel_part(O->e[e], 8 * relmax + (t ? 32 * (count + (double)per + 64) : 0));
     }
   for (size_t k = 0; k < per; k++)
     mpfr_clear(F[k]);
@@ -332,7 +341,7 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
     for (size_t e = b * mat; eO && e < (b + 1) * mat; e++) { /* the bounds: O's, through d and the ratio */
       size_t i = (e - b * mat) / cols, j = (e - b * mat) % cols;
       double dk = dd[b * per + muonref_moment2_index(&m, rows, cols, i, j)], rt = mpfr_get_d(ratio, MPFR_RNDU);
-      eO[e] = (dk > 0 ? eO[e] / dk * rt * 2 : 0) + muonref_ref_absu(O->e[e]) * (8 * relmax + 32 * (count + n + 64));
+      eO[e] = (dk > 0 ? eO[e] / dk * rt * 2 : 0) + rel_part(O->e[e], 8 * relmax + 32 * (count + n + 64));
     }
   }
   if (!st && m.rescale == MUONREF_MOMENT2_RESCALE_UNIT) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
@@ -348,7 +357,7 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
     for (size_t e = 0; e < n; e++) {
       size_t bb = e / mat, i = (e % mat) / cols, j = e % cols;
       double dk = dd[bb * per + muonref_moment2_index(&m, rows, cols, i, j)];
-      eO[e] = (dk > 0 ? eO[e] / dk * f * 2 : 0) + muonref_ref_absu(O->e[e]) * (8 * relmax + 32 * (count + n + 64));
+      eO[e] = (dk > 0 ? eO[e] / dk * f * 2 : 0) + rel_part(O->e[e], 8 * relmax + 32 * (count + n + 64));
     }
   }
   for (size_t k = 0; k < m2n; k++)
