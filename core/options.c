@@ -13,7 +13,7 @@
 
 /* ---- enum spellings: one table per enum, shared by name and parse ---- */
 
-static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", "ratio_cols", "rms_numel", NULL};
+static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", "ratio_cols", "rms_numel", "rsqrt_cols", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
@@ -205,6 +205,10 @@ static int check_moment2(const muonref_options *o, muonref_error *err)
       (s = check_enum(MOMENT2_RESCALE_NAMES, "moment2_rescale", (unsigned)o->moment2_rescale, err)) ||
       (s = check_enum(EPS_NAMES, "moment2_eps_mode", (unsigned)o->moment2_eps_mode, err)))
     return s;
+  if (o->moment2 == MUONREF_MOMENT2_ELEMENT && o->conv_mode == MUONREF_CONV_SPATIAL) /* spec/muon.md 7.4 */
+    return muonref_fail(err, MUONREF_EOPTION, "moment2 'element' with conv_mode 'spatial' is not modelled (the "
+                        "second moment of matrices interleaved in their parameter: timm's algo=\"adamuon\" with "
+                        "conv_mode=\"batched\")");
   if (o->moment2_eps_mode == MUONREF_EPS_ADD_SCALED) /* timm's scale_eps is the Newton-Schulz input's alone */
     return muonref_fail(err, MUONREF_EOPTION, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')");
   if ((s = check_real(o->moment2_beta < 0.0 || o->moment2_beta > 1.0, o->moment2_beta,

@@ -22,6 +22,8 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols)
   case MUONREF_SCALE_RATIO_COLS: return sqrt(c / r);
   /* timm/optim/muon.py @aa4b5850 get_adamuon_lr_scale "match_rms_adamw": 0.2 * (out_chs * in_chs) ** 0.5 */
   case MUONREF_SCALE_RMS_NUMEL: return 0.2 * sqrt(r * c);
+  /* timm/optim/muon.py @aa4b5850 get_adamuon_lr_scale "rsqrt_in": in_chs ** -0.5 */
+  case MUONREF_SCALE_RSQRT_COLS: return pow(c, -0.5);
   default: return 1.0;
   }
 }

@@ -647,7 +647,7 @@ M(m_beta_nan, o->adam_beta2 = NAN)
 M(m_eps, o->adam_eps = -1e-8)
 M(m_ratio, o->adam_lr_ratio = -0.025)
 M(m_thr, o->adam_dim_threshold = 0)
-M(m_scale, o->scale_mode = (muonref_scale_mode)8)
+M(m_scale, o->scale_mode = (muonref_scale_mode)9)
 M(m_nesterov, o->nesterov = 2)
 M(m_use_muon, o->use_muon = (muonref_use_muon)3)
 M(m_form, o->momentum_form = (muonref_momentum_form)5)
@@ -659,6 +659,7 @@ M(m_nseps, o->ns_eps = -1.0)
 M(m_epsmode, o->eps_mode = (muonref_eps_mode)3)
 M(m_format, o->ns_format = (muonref_ns_format)3)
 M(m_m2eps_scaled, o->moment2_eps_mode = MUONREF_EPS_ADD_SCALED)
+M(m_m2_spatial, (o->moment2 = MUONREF_MOMENT2_ELEMENT, o->conv_mode = MUONREF_CONV_SPATIAL))
 #undef M
 
 static const struct { mutate f; const char *message; } CATALOGUE[] = {
@@ -676,7 +677,7 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_eps, "Invalid AdamW epsilon: -1e-08"},
   {m_ratio, "Invalid AdamW learning rate ratio: -0.025"},
   {m_thr, "Invalid AdamW dimension threshold: 0"},
-  {m_scale, "Unknown scale_mode 8, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max', 'ratio_cols', 'rms_numel')"},
+  {m_scale, "Unknown scale_mode 9, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max', 'ratio_cols', 'rms_numel', 'rsqrt_cols')"},
   {m_nesterov, "Invalid nesterov: 2 (expected 0 or 1)"},
   {m_use_muon, "Invalid use_muon: 3 (expected None, False or True)"},
   {m_form, "Unknown momentum_form 5, expected one of ('sum', 'ema')"},
@@ -688,6 +689,8 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_epsmode, "Unknown eps_mode 3, expected one of ('add', 'clamp', 'add_scaled')"},
   {m_format, "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')"},
   {m_m2eps_scaled, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')"},
+  {m_m2_spatial, "moment2 'element' with conv_mode 'spatial' is not modelled (the second moment of matrices "
+                 "interleaved in their parameter: timm's algo=\"adamuon\" with conv_mode=\"batched\")"},
 };
 
 START_TEST(catalogue_option_messages)

@@ -217,7 +217,7 @@ START_TEST(validation_runs_in_the_documented_order)
   o.adam_eps = -1e-8;
   o.adam_lr_ratio = -0.025;
   o.adam_dim_threshold = 0;
-  o.scale_mode = (muonref_scale_mode)8;
+  o.scale_mode = (muonref_scale_mode)9;
   o.nesterov = 2;
   o.use_muon = (muonref_use_muon)3;
   o.momentum_form = (muonref_momentum_form)5;
@@ -231,7 +231,7 @@ START_TEST(validation_runs_in_the_documented_order)
     "Invalid learning rate: -1.0", "Invalid momentum: 1.0", "Invalid number of Newton-Schulz steps: 0",
     "Invalid weight decay: -0.01", "Invalid AdamW betas: (1.0, 0.95)", "Invalid AdamW epsilon: -1e-08",
     "Invalid AdamW learning rate ratio: -0.025", "Invalid AdamW dimension threshold: 0",
-    "Unknown scale_mode 8, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max', 'ratio_cols', 'rms_numel')", "Invalid nesterov: 2 (expected 0 or 1)",
+    "Unknown scale_mode 9, expected one of ('fan_in', 'fan_out', 'none', 'rms_adamw', 'rms_to_rms', 'sqrt_max', 'ratio_cols', 'rms_numel', 'rsqrt_cols')", "Invalid nesterov: 2 (expected 0 or 1)",
     "Invalid use_muon: 3 (expected None, False or True)", "Unknown momentum_form 5, expected one of ('sum', 'ema')",
     "Invalid number of Newton-Schulz coefficient triples: 0 (expected 1 to 32)",
     "Unknown coeff_order 3, expected one of ('cycle', 'repeat_last', 'list')", "Invalid Newton-Schulz epsilon: -1.0",

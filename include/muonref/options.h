@@ -107,7 +107,12 @@ typedef enum muonref_scale_mode {
    *            get_adamuon_lr_scale "match_rms_adamw": `0.2 * (out_chs *
    *            in_chs) ** 0.5` of the last two dimensions, with
    *            moment2_rescale UNIT) */
-  MUONREF_SCALE_RMS_NUMEL = 7
+  MUONREF_SCALE_RMS_NUMEL = 7,
+  /* RSQRT_COLS: cols^-0.5, the fan-in's inverse square root, evaluated as
+   *            pow(cols, -0.5) like Python's `**` (timm/optim/muon.py
+   *            @aa4b5850 get_adamuon_lr_scale "rsqrt_in": `in_chs ** -0.5`;
+   *            AdaMuon only: timm's Muon asserts on it) */
+  MUONREF_SCALE_RSQRT_COLS = 8
 } muonref_scale_mode;
 
 /* How parameters are routed between Muon and the AdamW fallback
