@@ -60,10 +60,11 @@ static void print_key(const muonref_profile *p, const muonref_options *o, const 
     printf("]\n");
     break;
   case MUONREF_KEY_ADJUST_LR_TIMM:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_FAN_IN       ? "'original'"
-                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW  ? "'match_rms_adamw'"
-                   : o->scale_mode == MUONREF_SCALE_RMS_TO_RMS ? "'rms_to_rms'"
-                                                               : "None");
+    printf("%s\n", o->scale_mode == MUONREF_SCALE_FAN_IN                                               ? "'original'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW || o->scale_mode == MUONREF_SCALE_RMS_NUMEL ? "'match_rms_adamw'"
+                   : o->scale_mode == MUONREF_SCALE_RMS_TO_RMS                                          ? "'rms_to_rms'"
+                   : o->scale_mode == MUONREF_SCALE_RSQRT_COLS                                          ? "'rsqrt_in'"
+                                                                                                        : "None");
     break;
   case MUONREF_KEY_EPS_SHARED: /* one value for Newton-Schulz and the fallback */
     printf("%s\n", muonref_py_float(b, sizeof b, *(const double *)f));
@@ -86,7 +87,8 @@ static void print_key(const muonref_profile *p, const muonref_options *o, const 
     break;
   case MUONREF_KEY_NS_COEFF_TYPE:
   case MUONREF_KEY_NS_COEFFS:
-  case MUONREF_KEY_MUON_VERSION: { /* as the vectors write them (vectors/case.c) */
+  case MUONREF_KEY_MUON_VERSION:
+  case MUONREF_KEY_ALGO_TIMM: { /* as the vectors write them (vectors/case.c) */
     json_t *j = muonref_case_options_json(o, p->name);
     char *t = json_dumps(json_object_get(j, k->name), JSON_ENCODE_ANY | JSON_COMPACT);
     printf("%s\n", t ? t : "?");

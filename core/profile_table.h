@@ -440,10 +440,11 @@ static const muonref_options timm_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
 };
-/* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; algo,
- * capturable and verbose are left at timm's defaults (not expressible); conv_mode,
- * normalize_spatial, scale_eps and use_fallback are written only where a case sets them otherwise
- * (optional: the cases before them stay as published). */
+/* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
+ * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
+ * scale_eps and use_fallback are written only where a case sets them otherwise (optional: the cases
+ * before them stay as published); algo "adamuon" takes its beta2 from betas, its eps from eps and
+ * changes what adjust_lr_fn means (the key kind algo_timm, include/muonref/profile.h). */
 static const muonref_option_key timm_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
   {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
@@ -458,6 +459,7 @@ static const muonref_option_key timm_keys[] = {
   {"normalize_spatial", MUONREF_KEY_BOOL, offsetof(muonref_options, normalize_spatial), MUONREF_KEY_ANY, 0, 1},
   {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
   {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
+  {"algo", MUONREF_KEY_ALGO_TIMM, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1},
   {"scale_eps", MUONREF_KEY_SCALE_EPS, offsetof(muonref_options, eps_mode), MUONREF_KEY_ANY, 0, 1},
   {"use_fallback", MUONREF_KEY_USE_FALLBACK, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 1},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
@@ -1124,7 +1126,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_TORCH] = {"torch", "pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9)", &torch_defaults, torch_keys, 8, 0, NULL, torch_areas},
   [MUONREF_PROFILE_MOONLIGHT] = {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", &moonlight_defaults, moonlight_keys, 8, 1, NULL, moonlight_areas},
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
-  [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 16, 0, NULL, timm_areas},
+  [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 9, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 8, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},

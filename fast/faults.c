@@ -261,6 +261,20 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                         "decay where the update is exactly zero",
                                         "KellerJordan/modded-nanogpt train_gpt.py @f411b3d3: its Adam branch's "
                                         "`mask = (update * p_slice) > 0` against its NorMuon branch's `>= 0`"},
+  [MUONREF_FAULT_TIMM_ADAMUON_SCALE_MAX] = {"timm_adamuon_scale_max", "AdaMuon's update scaled by Muon's "
+                                            "0.2 sqrt(max(rows, cols)) where timm's AdaMuon takes 0.2 sqrt(rows cols)",
+                                            "a port that keeps get_lr_scale for its AdaMuon branch (timm/optim/"
+                                            "muon.py @aa4b5850 get_adamuon_lr_scale; spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_TIMM_ADAMUON_NO_RMS_NORM] = {"timm_adamuon_no_rms_norm", "AdaMuon without its RMS alignment: "
+                                              "the update not divided by its Frobenius norm under match_rms_adamw",
+                                              "eq. 8 of arXiv:2507.11005 left out (timm's `update_adaptive / "
+                                              "update_adaptive.norm().add_(eps)`; spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_TIMM_ADAMUON_NO_BIAS_CORRECTION] = {"timm_adamuon_no_bias_correction", "AdaMuon's second moment "
+                                                     "without its bias correction v / (1 - beta2^t) where timm keeps "
+                                                     "it (rms_to_rms, rsqrt_in, None)",
+                                                     "timm drops it only with the RMS alignment (\"Bias correction not "
+                                                     "needed if scaling by norm\"); a port that drops it everywhere "
+                                                     "(spec/profiles/timm.md 10)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -370,6 +384,15 @@ void muonref_fault_options(int f, muonref_options *o)
       o->moment2 = MUONREF_MOMENT2_LONGER;
     break;
   case MUONREF_FAULT_CAUTIOUS_WD_IGNORED: o->cautious_wd = 0; break;
+  case MUONREF_FAULT_TIMM_ADAMUON_SCALE_MAX:
+    if (o->moment2 == MUONREF_MOMENT2_ELEMENT && o->scale_mode == MUONREF_SCALE_RMS_NUMEL)
+      o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
+    break;
+  case MUONREF_FAULT_TIMM_ADAMUON_NO_RMS_NORM:
+    if (o->moment2_rescale == MUONREF_MOMENT2_RESCALE_UNIT)
+      o->moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE;
+    break;
+  case MUONREF_FAULT_TIMM_ADAMUON_NO_BIAS_CORRECTION: o->moment2_bias_correction = 0; break;
   case MUONREF_FAULT_ND_FLATTENED: /* N-D Muon parameters flattened as use_muon=True does under THRESHOLD */
     if (o->route_rule == MUONREF_ROUTE_TWO_D_ONLY)
       o->route_rule = MUONREF_ROUTE_THRESHOLD, o->use_muon = MUONREF_USE_MUON_TRUE;

@@ -119,6 +119,10 @@ enum {
   /* faults of optax's adaptive and preconditioning (spec/profiles/optax.md 10) */
   MUONREF_FAULT_OPTAX_ADAPTIVE_IGNORED,
   MUONREF_FAULT_OPTAX_AOL_AS_COEFFICIENTS,
+  /* faults of timm's algo="adamuon" (spec/profiles/timm.md 10) */
+  MUONREF_FAULT_TIMM_ADAMUON_SCALE_MAX,
+  MUONREF_FAULT_TIMM_ADAMUON_NO_RMS_NORM,
+  MUONREF_FAULT_TIMM_ADAMUON_NO_BIAS_CORRECTION,
   MUONREF_FAULT_COUNT
 };
 

@@ -1,6 +1,6 @@
 """PyTorch 1.13 port of profile `timm` (spec/profiles/timm.md), written from the spec page.
 
-timm's `Muon` (timm/optim/muon.py at aa4b585), algo="muon": validation of
+timm's `Muon` (timm/optim/muon.py at aa4b585), algo "muon" and "adamuon": validation of
 lr / weight_decay / momentum / eps / conv_mode / algo with timm's messages,
 routing by use_fallback / use_muon / the shape heuristic (min dim 4, aspect
 ratio 128) cached in state["use_muon"], decay first, EMA momentum by lerp,
@@ -8,6 +8,10 @@ Nesterov written into p.grad, Newton-Schulz in bf16 with coefficient presets
 (repeat_last), safety factor and clamped eps, `fused` (addmm) order, scale
 functions of the flattened update, conv_mode flatten|batched, and an AdamW
 (NAdamW when nesterov) fallback with lr * fallback_lr_scale and the shared eps.
+AdaMuon (section 11): the element-wise second moment exp_avg_sq of the
+Newton-Schulz output in the parameter's shape, the bias correction or the
+RMS alignment as adjust_lr_fn says, the scale of the parameter's last two
+dimensions.
 
 NS_DTYPE: the Newton-Schulz format (tests/upstream-diff.py sets torch.float32).
 """
@@ -115,6 +119,18 @@ def lr_scale(shape, fn):
     assert False, f'Invalid scaling function "{fn}" for Muon'
 
 
+def adamuon_lr_scale(shape, fn):
+    """Section 11: (scale, whether the update is normalised to unit norm)."""
+    out_ch, in_ch = (shape[-2], shape[-1]) if len(shape) > 1 else (1.0, 1.0)
+    if fn == "match_rms_adamw":
+        return 0.2 * (out_ch * in_ch) ** 0.5, True
+    if fn == "rms_to_rms":
+        return (out_ch / in_ch) ** 0.5, False
+    if fn == "rsqrt_in":
+        return in_ch ** -0.5, False
+    assert False, f'Invalid scaling function "{fn}" for AdaMuon'
+
+
 def suitable_for_muon(p, min_dim=4, max_aspect=128.0):
     """Section 2 rule 3."""
     s = p.shape
@@ -157,8 +173,6 @@ class Muon(torch.optim.Optimizer):
             raise ValueError(f"Invalid conv_mode: {conv_mode}")
         if algo not in ("muon", "adamuon"):
             raise ValueError(f"Invalid algo: {algo}. Must be 'muon' or 'adamuon'")
-        if algo != "muon":
-            raise NotImplementedError("this port implements algo='muon' only (spec/profiles/timm.md)")
         if adamw_lr is not None:
             warnings.warn("adamw_lr is deprecated, use fallback_lr_scale=adamw_lr/lr instead. "
                           "adamw_lr will be removed in a future release.", FutureWarning, stacklevel=2)
@@ -193,12 +207,40 @@ class Muon(torch.optim.Optimizer):
         o = zeropower_via_newtonschulz(update, group["ns_steps"], resolve_coefficients(group["ns_coefficients"]),
                                        eps=group["eps"], safety_factor=group["safety_factor"],
                                        scale_eps=group["scale_eps"])
+        if group["algo"] == "adamuon":
+            self._adamuon(group, p, o, shape, batched)
+            return
         scale = lr_scale(o.shape, group["adjust_lr_fn"]) if group["adjust_lr_fn"] else 1.0
         if batched:
             if group["normalize_spatial"]:
                 scale *= o.shape[0] ** -0.5
             o = o.permute(1, 2, 0)
         p.add_(o.reshape(shape), alpha=-lr * scale)
+
+    def _adamuon(self, group, p, o, shape, batched):
+        """Section 11, after Newton-Schulz: back to the parameter's shape, the second moment,
+        the division, the bias correction or the RMS alignment, the scale."""
+        st = self.state[p]
+        beta2, eps, lr = group["betas"][1], group["eps"], group["lr"]
+        if batched:
+            o = o.permute(1, 2, 0)
+        o = o.reshape(shape)
+        st["exp_avg_sq"].mul_(beta2).addcmul_(o, o, value=1.0 - beta2)
+        fn = group["adjust_lr_fn"]
+        scale, unit = adamuon_lr_scale(o.shape, fn) if fn else (1.0, False)
+        if unit:
+            denom = st["exp_avg_sq"].sqrt().add_(eps)
+        else:
+            denom = (st["exp_avg_sq"] / (1.0 - beta2 ** st["step"].item())).sqrt().add_(eps)
+        u = o / denom
+        if unit:
+            u = u / u.norm().add_(eps)
+        if batched and group["normalize_spatial"]:
+            spatial = 1
+            for d in shape[2:]:
+                spatial *= d
+            scale *= spatial ** -0.5
+        p.add_(u, alpha=-lr * scale)
 
     def _adamw(self, group, p):
         beta1, beta2 = group["betas"]
@@ -241,6 +283,11 @@ class Muon(torch.optim.Optimizer):
                 if st["use_muon"]:
                     if "momentum_buffer" not in st:
                         st["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                        if group["algo"] == "adamuon":
+                            st["step"] = torch.zeros((), dtype=torch.float32)
+                            st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    if group["algo"] == "adamuon":
+                        st["step"] += 1
                     muon_ps.append(p)
                 else:
                     if "step" not in st:

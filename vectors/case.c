@@ -268,6 +268,64 @@ static const char *dion_muon_algorithm(const muonref_options *o)
 }
 
 /* One member of an options object, read through the profile's key k. */
+/* timm's algo (case.h) once a group's keys are read, so that betas, eps
+ * and adjust_lr_fn count in whatever order they come: AdaMuon's fields
+ * from them (timm/optim/muon.py @aa4b5850
+ * _single_tensor_adamuon: `beta2 = betas[1]`, `denom = exp_avg_sq.sqrt()
+ * .add_(eps)` or `(exp_avg_sq / bias_correction2).sqrt().add_(eps)`,
+ * `update_adaptive / update_adaptive.norm().add_(eps)` where use_rms_norm,
+ * get_adamuon_lr_scale(update_ortho.shape, ...) on the parameter's own
+ * shape), and the two scaling functions each algo's step asserts on.
+ * Idempotent: a schedule's step runs it again.  EOPTION as timm words it. */
+int muonref_case_timm_algo(muonref_options *o, muonref_error *err)
+{
+  if (o->moment2 != MUONREF_MOMENT2_ELEMENT) {
+    if (o->scale_mode == MUONREF_SCALE_RSQRT_COLS) /* get_lr_scale's `assert False` */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid scaling function \"rsqrt_in\" for Muon");
+    return MUONREF_OK;
+  }
+  if (o->scale_mode == MUONREF_SCALE_FAN_IN) /* get_adamuon_lr_scale's `assert False` */
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid scaling function \"original\" for AdaMuon");
+  int rms = o->scale_mode == MUONREF_SCALE_RMS_ADAMW || o->scale_mode == MUONREF_SCALE_RMS_NUMEL;
+  if (rms)
+    o->scale_mode = MUONREF_SCALE_RMS_NUMEL;
+  o->moment2_beta = o->adam_beta2;
+  o->moment2_eps = o->ns_eps;
+  o->moment2_eps_mode = MUONREF_EPS_ADD;
+  o->moment2_bias_correction = !rms;
+  o->moment2_rescale = rms ? MUONREF_MOMENT2_RESCALE_UNIT : MUONREF_MOMENT2_RESCALE_NONE;
+  o->scale_shape = MUONREF_SCALE_SHAPE_LAST_TWO;
+  return MUONREF_OK;
+}
+
+/* Whether o is what muonref_case_timm_algo makes of "adamuon" (its key can say it). */
+static int timm_adamuon_holds(const muonref_options *o)
+{
+  muonref_options d = *o;
+  if (d.scale_mode == MUONREF_SCALE_RMS_NUMEL)
+    d.scale_mode = MUONREF_SCALE_RMS_ADAMW;
+  return o->moment2 == MUONREF_MOMENT2_ELEMENT && muonref_case_timm_algo(&d, NULL) == MUONREF_OK &&
+         d.scale_mode == o->scale_mode && d.moment2_beta == o->moment2_beta && d.moment2_eps == o->moment2_eps &&
+         d.moment2_eps_mode == o->moment2_eps_mode && d.moment2_bias_correction == o->moment2_bias_correction &&
+         d.moment2_rescale == o->moment2_rescale && d.scale_shape == o->scale_shape;
+}
+
+/* Whether profile p has a key of kind k. */
+static int has_kind(const muonref_profile *p, muonref_key_kind k)
+{
+  for (size_t i = 0; p && i < p->n_keys; i++)
+    if (p->keys[i].kind == k)
+      return 1;
+  return 0;
+}
+
+void muonref_case_complete(const char *profile, muonref_options *o)
+{
+  muonref_options d = *o;
+  if (has_kind(muonref_profile_get(profile), MUONREF_KEY_ALGO_TIMM) && muonref_case_timm_algo(&d, NULL) == MUONREF_OK)
+    *o = d;
+}
+
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                    muonref_error *err)
 {
@@ -348,6 +406,8 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       o->scale_mode = MUONREF_SCALE_RMS_ADAMW;
     else if (s && !strcmp(s, "rms_to_rms"))
       o->scale_mode = MUONREF_SCALE_RMS_TO_RMS;
+    else if (s && !strcmp(s, "rsqrt_in")) /* AdaMuon's alone: muonref_case_timm_algo refuses it under "muon" */
+      o->scale_mode = MUONREF_SCALE_RSQRT_COLS;
     else if (s) /* timm/optim/muon.py get_lr_scale: an assertion at the step */
       return muonref_fail(err, MUONREF_EOPTION, "Invalid scaling function \"%s\" for Muon", s);
     else
@@ -452,6 +512,16 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     else
       return bad(err, where, k->name, "a string");
     return MUONREF_OK;
+  case MUONREF_KEY_ALGO_TIMM: /* the fields algo brings are set by muonref_case_timm_algo, after every key */
+    if (s && !strcmp(s, "muon"))
+      o->moment2 = MUONREF_MOMENT2_NONE;
+    else if (s && !strcmp(s, "adamuon"))
+      o->moment2 = MUONREF_MOMENT2_ELEMENT;
+    else if (s) /* timm/optim/muon.py @aa4b5850 Muon.__init__ */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid algo: %s. Must be 'muon' or 'adamuon'", s);
+    else
+      return bad(err, where, k->name, "\"muon\" or \"adamuon\"");
+    return MUONREF_OK;
   case MUONREF_KEY_RMS_RATE:
     if (json_is_null(v)) { /* keras lr_adjust: `if self.rms_rate is None: return x` */
       o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;
@@ -500,6 +570,8 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
   for (size_t i = 0; i < p->n_keys; i++) /* timm: `if group.get("use_fallback", False)` before use_muon */
     if (p->keys[i].kind == MUONREF_KEY_USE_FALLBACK && json_is_true(json_object_get(j, p->keys[i].name)))
       out->use_muon = MUONREF_USE_MUON_FALSE;
+  if (has_kind(p, MUONREF_KEY_ALGO_TIMM) && (st = muonref_case_timm_algo(out, err)))
+    return st;
   for (size_t i = 0; i < p->n_keys; i++) /* Paddle: the preset name and its custom list together */
     if (p->keys[i].kind == MUONREF_KEY_NS_COEFF_TYPE)
       return set_paddle_coeffs(out, json_object_get(j, p->keys[i].name), json_object_get(j, "ns_coeffs"), where, err);
@@ -539,7 +611,7 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
     if (st)
       return st;
   }
-  return MUONREF_OK;
+  return has_kind(p, MUONREF_KEY_ALGO_TIMM) ? muonref_case_timm_algo(o, err) : MUONREF_OK; /* AdaMuon's beta2 follows betas */
 }
 
 static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
@@ -585,6 +657,9 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     switch (o->scale_mode) {
     case MUONREF_SCALE_FAN_IN: return json_string("original");
     case MUONREF_SCALE_RMS_ADAMW: return json_string("match_rms_adamw");
+    case MUONREF_SCALE_RMS_NUMEL: /* AdaMuon's meaning (muonref_case_timm_algo) */
+      return json_string(timm_adamuon_holds(o) ? "match_rms_adamw" : "?");
+    case MUONREF_SCALE_RSQRT_COLS: return json_string(timm_adamuon_holds(o) ? "rsqrt_in" : "?");
     case MUONREF_SCALE_RMS_TO_RMS: return json_string("rms_to_rms");
     case MUONREF_SCALE_NONE: return json_null();
     default: return json_string("?"); /* fan_out: not expressible (the round trip refuses "?") */
@@ -674,6 +749,8 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     const char *dn = muonref_decay_method_name(o->decay_method);
     return json_string(dn ? dn : "?");
   }
+  case MUONREF_KEY_ALGO_TIMM:
+    return json_string(o->moment2 == MUONREF_MOMENT2_NONE ? "muon" : timm_adamuon_holds(o) ? "adamuon" : "?");
   case MUONREF_KEY_RMS_RATE:
     if (o->scale_mode == MUONREF_SCALE_SQRT_MAX)
       return muonref_case_real_json(o->scale_extra);
@@ -682,6 +759,8 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   }
   return json_null();
 }
+
+json_t *muonref_case_key_json(const muonref_options *o, const muonref_option_key *k) { return key_json(o, k); }
 
 /* Whether key k of profile p holds its default in o (the group's branch's
  * defaults: an AdamW group's adam_defaults where the profile has them). */

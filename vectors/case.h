@@ -21,6 +21,23 @@
 int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
                          muonref_error *err);
 
+/* timm's algo (the key kind MUONREF_KEY_ALGO_TIMM, include/muonref/
+ * profile.h), applied to *o once a group's keys are read: with moment2
+ * element (algo "adamuon") the fields AdaMuon takes from betas, eps and
+ * adjust_lr_fn; muonref_case_options and muonref_case_step_options call it
+ * for a profile with such a key, the generator for the options it writes.
+ * Idempotent.  Errors: MUONREF_EOPTION 'Invalid scaling function
+ * "original" for AdaMuon' (scale_mode fan_in with moment2 element) or
+ * '"rsqrt_in" for Muon' (rsqrt_cols without), as timm's step asserts. */
+int muonref_case_timm_algo(muonref_options *o, muonref_error *err);
+
+/* What *o would hold as a group of a `profile` case once its keys are read:
+ * the post-pass of muonref_case_options (timm's algo: AdaMuon's fields from
+ * moment2 element), so that muonref_case_options_json can spell options
+ * built field by field (the fit's changes, vectors/fit_space.c).  *o is
+ * left as it was where the post-pass refuses it or the profile has none. */
+void muonref_case_complete(const char *profile, muonref_options *o);
+
 /* Applies one group's entry of a step's "setOptions" (format v2,
  * spec/vectors.md 2.8) to *o, the options that group ran its previous step
  * with: each member, named as the profile's port names it, sets its field
@@ -39,6 +56,11 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
  * an unknown profile).  Fields no key names are not written: the reader
  * takes them from the profile's defaults. */
 json_t *muonref_case_options_json(const muonref_options *o, const char *profile);
+
+/* Key k's value in o as its port spells it (new reference), written even
+ * where muonref_case_options_json leaves an optional key out; "?" (or null)
+ * where the key cannot spell o's fields. */
+json_t *muonref_case_key_json(const muonref_options *o, const muonref_option_key *k);
 
 /* Whether key k is an option of a group routed by use_muon (a key of one
  * branch only, muonref_key_branch, is not written for the other; AUTO

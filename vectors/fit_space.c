@@ -768,10 +768,15 @@ static const char *first_key(const muonref_profile *p, const field *f)
 static void key_value_text(const muonref_options *o, const field *f, const char *profile, char *buf, size_t n)
 {
   const muonref_profile *p = muonref_profile_get(profile);
-  json_t *j = muonref_case_options_json(o, profile);
+  muonref_options full = *o; /* as a case would hold it (timm's algo "adamuon": its fields too) */
+  muonref_case_complete(profile, &full);
+  json_t *j = muonref_case_options_json(&full, profile);
+  for (size_t k = 0; p && k < p->n_keys; k++) /* an optional key at its default is spelled too (timm's algo "muon") */
+    if (!strcmp(p->keys[k].name, first_key(p, f)) && !json_object_get(j, p->keys[k].name))
+      json_object_set_new(j, p->keys[k].name, muonref_case_key_json(&full, &p->keys[k]));
   const json_t *v = p ? json_object_get(j, first_key(p, f)) : NULL;
   muonref_options back;
-  if (v && (muonref_case_options(j, profile, &back, "fit", NULL) != MUONREF_OK || !same_value(&back, o, f)))
+  if (v && (muonref_case_options(j, profile, &back, "fit", NULL) != MUONREF_OK || !same_value(&back, &full, f)))
     v = NULL; /* the key cannot spell the value (timm's adjust_lr_fn has no fan_out) */
   if (json_is_string(v))
     snprintf(buf, n, "%s", json_string_value(v));

@@ -398,6 +398,13 @@ static const flag_note NOTES[] = {
    "another reduction side or another beta moves every later step",
    {"spec/muon.md section 7.4", "spec/profiles/normuon.md section 4"},
    {"normuon_no_rescale", "normuon_longer_side", "normuon_zero_ratio_nan"}},
+  {"AdaMuon", "BASIC", "timm's AdaMuon (algo=\"adamuon\"): the element-wise second moment of the Newton-Schulz "
+   "output, with adjust_lr_fn match_rms_adamw the update to unit Frobenius norm times 0.2 sqrt(rows cols) of the "
+   "parameter's last two dimensions (no bias correction), otherwise the bias-corrected second moment and the "
+   "adjust_lr_fn scale (rms_to_rms, rsqrt_in, None)", "a port with Muon's scale, without the RMS alignment or "
+   "without the bias correction moves every step",
+   {"spec/muon.md section 7.4", "spec/profiles/timm.md section 11"},
+   {"timm_adamuon_scale_max", "timm_adamuon_no_rms_norm", "timm_adamuon_no_bias_correction", "conv_scale_flattened"}},
 };
 
 /* The note of one flag as a JSON object. */

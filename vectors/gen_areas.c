@@ -992,6 +992,121 @@ static void momentum_moment2(gen_ctx *g)
   }
 }
 
+/* Options of timm's AdaMuon (algo "adamuon", the key kind algo_timm):
+ * the profile's at lr, wd with momentum 0.75, adjust_lr_fn `scale` (its
+ * Muon meaning: rms_adamw for "match_rms_adamw", rsqrt_cols for
+ * "rsqrt_in") and betas[1] `beta2` (< 0: the profile's), then what timm
+ * derives from them (muonref_case_timm_algo). */
+static muonref_options adamuon(gen_ctx *g, double lr, double wd, muonref_scale_mode scale, double beta2)
+{
+  muonref_options o = base_s(g, lr, wd);
+  o.moment2 = MUONREF_MOMENT2_ELEMENT;
+  o.scale_mode = scale;
+  if (beta2 >= 0.0)
+    o.adam_beta2 = beta2;
+  MUONREF_UNCHECKED(muonref_case_timm_algo(&o, NULL)); /* no fan_in here */
+  return o;
+}
+
+/* timm's AdaMuon (algo "adamuon", timm/optim/muon.py @aa4b5850
+ * _single_tensor_adamuon; spec/profiles/timm.md 11): the element-wise
+ * second moment of the Newton-Schulz output over several steps, under each
+ * adjust_lr_fn (match_rms_adamw: no bias correction, the whole update to
+ * unit norm, 0.2 sqrt(rows cols); rms_to_rms, rsqrt_in, None: the bias
+ * correction, no rescale), betas[1] 0.5 and 0.99 besides timm's 0.95,
+ * Nesterov with random gradients, a conv filter (its scale from the last
+ * two dimensions, timm's quirk), zero gradients, and wide matrices with
+ * equal singular values (exactly defined in bf16: robust on PyTorch 1.13
+ * CPU).  Appended to the momentum area of a profile with an algo key, so
+ * that the cases before them keep their draws. */
+static void momentum_adamuon(gen_ctx *g)
+{
+  static const struct { muonref_scale_mode scale; const char *fn; size_t r, c; double beta2; int steps; } A[] = {
+    {MUONREF_SCALE_RMS_ADAMW, "match_rms_adamw", 16, 32, -1.0, 4}, {MUONREF_SCALE_RMS_ADAMW, "match_rms_adamw", 32, 16, -1.0, 4},
+    {MUONREF_SCALE_RMS_TO_RMS, "rms_to_rms", 16, 32, -1.0, 3}, {MUONREF_SCALE_RSQRT_COLS, "rsqrt_in", 32, 16, -1.0, 3},
+    {MUONREF_SCALE_NONE, "None", 16, 32, -1.0, 3}, {MUONREF_SCALE_RMS_ADAMW, "match_rms_adamw", 16, 32, 0.5, 3},
+    {MUONREF_SCALE_RMS_TO_RMS, "rms_to_rms", 8, 64, 0.99, 3}};
+  for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
+    gen_step_case c;
+    char comment[320];
+    muonref_options o = adamuon(g, 0.1, 0.0, A[k].scale, A[k].beta2);
+    snprintf(comment, sizeof comment,
+             "AdaMuon (algo adamuon), adjust_lr_fn %s, over %d steps on a %s (%zu, %zu) matrix, beta2 %g, rows of the "
+             "gradient scaled by powers of two: %s", A[k].fn, A[k].steps, A[k].r < A[k].c ? "wide" : "tall", A[k].r,
+             A[k].c, o.moment2_beta,
+             o.moment2_rescale == MUONREF_MOMENT2_RESCALE_UNIT ? "no bias correction, the update to unit norm times "
+                                                                 "0.2 sqrt(rows cols)"
+                                                               : "the bias-corrected second moment, no rescale");
+    begin(&c, comment, &o);
+    int i = param(g, &c, "w", shape2(A[k].r, A[k].c), 0);
+    for (int s = 0; s < A[k].steps; s++)
+      grad_structured(g, &c, s, i, -s);
+    flags(&c, "Momentum", "SecondMoment", "AdaMuon");
+    gen_add_step(g, &c);
+  }
+  { /* random gradients (bf16 noise) with Nesterov and weight decay */
+    gen_step_case c;
+    muonref_options o = adamuon(g, 0.05, 0.01, MUONREF_SCALE_RMS_ADAMW, -1.0);
+    o.nesterov = 1;
+    begin(&c, "AdaMuon with Nesterov and weight_decay 0.01, three random steps on a (16, 24) and a (24, 16) matrix", &o);
+    int a = param(g, &c, "w", shape2(16, 24), 0), b = param(g, &c, "v", shape2(24, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 1.0);
+    flags(&c, "Momentum", "SecondMoment", "AdaMuon");
+    gen_add_step(g, &c);
+  }
+  /* a conv filter (8, 4, 3, 3), flattened to (8, 36) for Newton-Schulz: timm scales AdaMuon by the parameter's
+   * last two dimensions (get_adamuon_lr_scale(update_ortho.shape)), 0.2 sqrt(3 * 3) = 0.6, not by the matrix */
+  static const struct { muonref_scale_mode scale; const char *what; } C[] = {
+    {MUONREF_SCALE_RMS_ADAMW, "AdaMuon on a conv filter (8, 4, 3, 3), adjust_lr_fn match_rms_adamw, two steps: the "
+                              "scale 0.2 sqrt(3 * 3) of its last two dimensions (timm), not 0.2 sqrt(8 * 36)"},
+    {MUONREF_SCALE_RMS_TO_RMS, "AdaMuon on a conv filter (8, 4, 3, 3), adjust_lr_fn rms_to_rms, two steps: the scale "
+                               "sqrt(3 / 3) = 1 of its last two dimensions, not sqrt(8 / 36)"}};
+  for (size_t k = 0; k < 2; k++) {
+    gen_step_case c;
+    muonref_options o = adamuon(g, 0.05, 0.0, C[k].scale, -1.0);
+    begin(&c, C[k].what, &o);
+    int i = param(g, &c, "conv", (muonref_shape){4, {8, 4, 3, 3}}, 0);
+    for (int s = 0; s < 2; s++)
+      grad_structured(g, &c, s, i, -s);
+    flags(&c, "SecondMoment", "AdaMuon", "ConvScale");
+    gen_add_step(g, &c);
+  }
+  { /* zero gradients on zero weights: v stays 0, the update 0 / eps = 0 and its norm 0 + eps: a finite zero */
+    gen_step_case c;
+    muonref_options o = adamuon(g, 0.02, 0.01, MUONREF_SCALE_RMS_ADAMW, -1.0);
+    begin(&c, "AdaMuon with zero gradients on a zero-initialised (8, 16) matrix, two steps: v stays 0, the update "
+              "is a finite zero, no NaN", &o);
+    int i = param(g, &c, "out_proj", shape2(8, 16), 0);
+    memset(c.init[i], 0, numel(&c, i) * sizeof(float));
+    grad_zero(&c, 0, i), grad_zero(&c, 1, i);
+    flags(&c, "SecondMoment", "AdaMuon", "ZeroGradient");
+    gen_add_step(g, &c);
+  }
+  /* wide matrices with equal singular values under each adjust_lr_fn (the scale, the RMS alignment and the bias
+   * correction each move the update) with ns_steps 0: the normalised input alone, with no product whose bf16
+   * evaluation order PyTorch 1.13 CPU changes (timm's addmm) and none of timm's triples, which are no bf16
+   * values and which it rounds: exactly defined in bf16, robust there */
+  static const struct { muonref_scale_mode scale; const char *what; } R[] = {
+    {MUONREF_SCALE_RMS_ADAMW, "AdaMuon, adjust_lr_fn match_rms_adamw, on a wide (16, 32) matrix with equal singular "
+                              "values, ns_steps 0, three steps: the update's RMS is 0.2 lr"},
+    {MUONREF_SCALE_RMS_TO_RMS, "AdaMuon, adjust_lr_fn rms_to_rms, on a wide (16, 32) matrix with equal singular "
+                               "values, ns_steps 0, three steps: the bias-corrected second moment"},
+    {MUONREF_SCALE_RSQRT_COLS, "AdaMuon, adjust_lr_fn rsqrt_in, on a wide (16, 32) matrix with equal singular "
+                               "values, ns_steps 0, two steps: the scale 32 ** -0.5"}};
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    gen_step_case c;
+    muonref_options o = adamuon(g, 0.5, 0.0, R[k].scale, -1.0);
+    o.ns_steps = 0;
+    begin(&c, R[k].what, &o);
+    int w = param(g, &c, "wide", shape2(16, 32), 0);
+    for (int s = 0; s < (R[k].scale == MUONREF_SCALE_RSQRT_COLS ? 2 : 3); s++)
+      grad_equal_scales(&c, s, w, s == 1 ? 0.5f : 1.0f);
+    flags(&c, "SecondMoment", "AdaMuon", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* optax's coefficient list (coeff_order LIST, spec/profiles/optax.md 4 and
  * 10): the five 'dion' triples run once each whatever ns_steps is (7 and
  * 10 here, each validated >= 5); a port that cycles the list or honours
@@ -1079,6 +1194,8 @@ void gen_area_momentum(gen_ctx *g)
     momentum_coeff_list(g);
   if (defaults(g).moment2 != MUONREF_MOMENT2_NONE) /* only a profile with a second moment: the others' draws stay */
     momentum_moment2(g);
+  if (has_key_kind(g, MUONREF_KEY_ALGO_TIMM)) /* timm's AdaMuon, after every other case */
+    momentum_adamuon(g);
 }
 
 /* ---- AdamW fallback ---- */
@@ -1885,6 +2002,16 @@ static void errors_timm(gen_ctx *g)
                    (muonref_shape){1, {8}}, 0, G[k].kind ? "BadGradient" : "RoutingForced",
                    G[k].kind == 4 ? "BugB19" : NULL);
   }
+  /* algo (timm's constructor) and the scaling functions each algo's step asserts on; after the cases above */
+  static const struct { const char *what, *opt, *msg; } A[] = {
+    {"an unknown algo", "{\"algo\": \"lion\"}", "Invalid algo: lion. Must be 'muon' or 'adamuon'"},
+    {"adjust_lr_fn \"original\" with algo adamuon (get_adamuon_lr_scale asserts at the step)",
+     "{\"algo\": \"adamuon\", \"adjust_lr_fn\": \"original\"}", "Invalid scaling function \"original\" for AdaMuon"},
+    {"adjust_lr_fn \"rsqrt_in\", AdaMuon's alone, with algo muon (get_lr_scale asserts at the step)",
+     "{\"adjust_lr_fn\": \"rsqrt_in\"}", "Invalid scaling function \"rsqrt_in\" for Muon"},
+  };
+  for (size_t k = 0; k < sizeof A / sizeof A[0]; k++)
+    error_case(g, A[k].what, A[k].opt, "EOPTION", A[k].msg, NULL);
 }
 
 /* dion's catalogue (spec/profiles/dion.md 2; microsoft/dion dion/muon.py

@@ -44,8 +44,10 @@ typedef enum muonref_key_kind {
                              (n_coeffs of them; written so), one triple [a, b, c], or a
                              preset name ("original", "quintic", ...: presets.h) */
   MUONREF_KEY_ADJUST_LR_TIMM, /* timm's adjust_lr_fn: "original" (fan_in),
-                             "match_rms_adamw" (rms_adamw), "rms_to_rms", null (none);
-                             another string: 'Invalid scaling function "x" for Muon' */
+                             "match_rms_adamw" (rms_adamw; rms_numel under algo "adamuon"),
+                             "rms_to_rms", "rsqrt_in" (rsqrt_cols: algo "adamuon" only),
+                             null (none); another string: 'Invalid scaling function "x" for
+                             Muon' (MUONREF_KEY_ALGO_TIMM says what algo changes) */
   MUONREF_KEY_EPS_SHARED, /* timm's eps: one value for ns_eps (the field named) and
                              adam_eps; written from ns_eps, so options whose two eps
                              differ are not expressible */
@@ -105,14 +107,28 @@ typedef enum muonref_key_kind {
   MUONREF_KEY_PRECONDITIONING, /* optax's preconditioning: "frobenius", "aol", "schatten"
                              (ns_precondition); "spectral" is not expressible (spec/profiles/
                              optax.md); another string: "Unknown preconditioning X" */
-  MUONREF_KEY_DECAY_METHOD /* Emerging-Optimizers' weight_decay_method: "decoupled",
+  MUONREF_KEY_DECAY_METHOD, /* Emerging-Optimizers' weight_decay_method: "decoupled",
                              "independent", "palm" (decay_method, spec/muon.md 4.2); "l2" (the
                              decay through the gradient) is not expressible; another string:
                              "Invalid weight decay method: X" (mixin.py @fd77292, at the step) */
+  MUONREF_KEY_ALGO_TIMM   /* timm's algo: "muon" (moment2 none), "adamuon" (AdaMuon, moment2
+                             element: spec/muon.md 7.4); another string: "Invalid algo: X. Must
+                             be 'muon' or 'adamuon'" (timm's constructor).  Once every key of
+                             a group is read, "adamuon" takes moment2_beta from betas[1],
+                             moment2_eps from eps (added), the scale from the parameter's last
+                             two dimensions (scale_shape last_two) and adjust_lr_fn's AdaMuon
+                             meaning (timm/optim/muon.py @aa4b5850 get_adamuon_lr_scale):
+                             "match_rms_adamw" rms_numel with moment2_rescale unit and no bias
+                             correction; "rms_to_rms", "rsqrt_in" (rsqrt_cols) and null with
+                             the bias correction and no rescale; "original" is 'Invalid
+                             scaling function "original" for AdaMuon', and under "muon"
+                             "rsqrt_in" is 'Invalid scaling function "rsqrt_in" for Muon' (both
+                             asserted at timm's step).  Written "adamuon" only for options so
+                             derived, "muon" for moment2 none, else "?" (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_DECAY_METHOD + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_ALGO_TIMM + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

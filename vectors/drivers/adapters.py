@@ -772,6 +772,14 @@ class TimmAdapter(Adapter):
         kwargs.pop('use_fallback', None)  # a group key only, as use_muon
         return cls([dict(entry(o), params=p) for o, p in groups], **kwargs)
 
+    def read_state(self, state, steps_with_grad):
+        """Muon: momentum_buffer; AdaMuon (algo "adamuon") also its step and exp_avg_sq,
+        the second moment (moment2, spec/profiles/timm.md 11)."""
+        out = super().read_state(state, steps_with_grad)
+        if out and 'momentum_buffer' in out and 'exp_avg_sq' in state:
+            out['moment2'] = state['exp_avg_sq']
+        return out
+
 
 class EmergingAdapter(Adapter):
     """NVIDIA-NeMo/Emerging-Optimizers' Muon (spec/profiles/emerging.md): lr, momentum and

@@ -1,0 +1,145 @@
+/* muonref tests: a vector case's options under a profile's key table
+ * (vectors/case.c): timm's algo key (the key kind algo_timm, include/
+ * muonref/profile.h).  The expected fields are what timm/optim/muon.py
+ * @aa4b5850 _single_tensor_adamuon and get_adamuon_lr_scale compute
+ * (spec/profiles/timm.md 11), written out by hand. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+#include <jansson.h>
+#include "../core/plan.h"
+#include "../vectors/case.h"
+#include "testutil.h"
+
+/* The options of a timm case whose options object is the JSON text j. */
+static int timm_options(const char *j, muonref_options *o, muonref_error *e)
+{
+  json_error_t je;
+  json_t *v = json_loads(j, 0, &je);
+  ck_assert_msg(v != NULL, "bad test JSON %s: %s", j, je.text);
+  int st = muonref_case_options(v, "timm", o, "case", e);
+  json_decref(v);
+  return st;
+}
+
+START_TEST(adamuon_match_rms_adamw)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\"}", &o, &e), MUONREF_OK);
+  ck_assert_int_eq(o.moment2, MUONREF_MOMENT2_ELEMENT);
+  ck_assert(o.moment2_beta == 0.95); /* betas[1] of timm's (0.9, 0.95) */
+  ck_assert(o.moment2_eps == 1e-7);  /* eps, added: `exp_avg_sq.sqrt().add_(eps)` */
+  ck_assert_int_eq(o.moment2_eps_mode, MUONREF_EPS_ADD);
+  ck_assert_int_eq(o.moment2_bias_correction, 0); /* "Bias correction not needed if scaling by norm" */
+  ck_assert_int_eq(o.moment2_rescale, MUONREF_MOMENT2_RESCALE_UNIT);
+  ck_assert_int_eq(o.scale_mode, MUONREF_SCALE_RMS_NUMEL);
+  ck_assert_int_eq(o.scale_shape, MUONREF_SCALE_SHAPE_LAST_TWO);
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+  json_t *j = muonref_case_options_json(&o, "timm");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "algo")), "adamuon");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "adjust_lr_fn")), "match_rms_adamw");
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(adamuon_other_scales_and_key_order)
+{
+  muonref_options a, b;
+  muonref_error e = {0};
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\", \"adjust_lr_fn\": \"rms_to_rms\", \"betas\": [0.9, 0.5], "
+                                "\"eps\": 1e-8}", &a, &e), MUONREF_OK);
+  ck_assert_int_eq(timm_options("{\"eps\": 1e-8, \"betas\": [0.9, 0.5], \"adjust_lr_fn\": \"rms_to_rms\", "
+                                "\"algo\": \"adamuon\"}", &b, &e), MUONREF_OK);
+  ck_assert(memcmp(&a, &b, sizeof a) == 0); /* betas and eps count in whatever order the keys come */
+  ck_assert(a.moment2_beta == 0.5 && a.moment2_eps == 1e-8);
+  ck_assert_int_eq(a.moment2_bias_correction, 1);
+  ck_assert_int_eq(a.moment2_rescale, MUONREF_MOMENT2_RESCALE_NONE);
+  ck_assert_int_eq(a.scale_mode, MUONREF_SCALE_RMS_TO_RMS);
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\", \"adjust_lr_fn\": \"rsqrt_in\"}", &a, &e), MUONREF_OK);
+  ck_assert_int_eq(a.scale_mode, MUONREF_SCALE_RSQRT_COLS);
+  ck_assert(muonref_scale_factor(a.scale_mode, 32, 16) == 0.25);              /* 16 ** -0.5 */
+  ck_assert(muonref_scale_factor(a.scale_mode, 3, 7) == 0.37796447300922725); /* Python: 7 ** -0.5, not 1 / sqrt(7) */
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\", \"adjust_lr_fn\": null}", &a, &e), MUONREF_OK);
+  ck_assert_int_eq(a.scale_mode, MUONREF_SCALE_NONE);
+  ck_assert_int_eq(a.moment2_bias_correction, 1);
+  ck_assert_int_eq(timm_options("{\"algo\": \"muon\"}", &a, &e), MUONREF_OK);
+  ck_assert_int_eq(a.moment2, MUONREF_MOMENT2_NONE);
+  json_t *j = muonref_case_options_json(&a, "timm");
+  ck_assert_ptr_null(json_object_get(j, "algo")); /* optional, at timm's default */
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(adamuon_schedule_follows_betas)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\"}", &o, &e), MUONREF_OK);
+  json_t *set = json_pack("{s:[f,f]}", "betas", 0.9, 0.8);
+  ck_assert_int_eq(muonref_case_step_options(set, "timm", &o, "setOptions", &e), MUONREF_OK);
+  json_decref(set);
+  ck_assert(o.adam_beta2 == 0.8 && o.moment2_beta == 0.8); /* timm reads group["betas"][1] at every step */
+}
+END_TEST
+
+START_TEST(adamuon_not_expressible_is_written_so)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\"}", &o, &e), MUONREF_OK);
+  o.moment2_beta = 0.9; /* no longer betas[1] */
+  json_t *j = muonref_case_options_json(&o, "timm");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "algo")), "?");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "adjust_lr_fn")), "?");
+  json_decref(j);
+}
+END_TEST
+
+static const struct { const char *options, *message; int status; } BAD[] = {
+  {"{\"algo\": \"lion\"}", "Invalid algo: lion. Must be 'muon' or 'adamuon'", MUONREF_EOPTION},
+  {"{\"algo\": \"adamuon\", \"adjust_lr_fn\": \"original\"}", "Invalid scaling function \"original\" for AdaMuon",
+   MUONREF_EOPTION},
+  {"{\"adjust_lr_fn\": \"original\", \"algo\": \"adamuon\"}", "Invalid scaling function \"original\" for AdaMuon",
+   MUONREF_EOPTION},
+  {"{\"adjust_lr_fn\": \"rsqrt_in\"}", "Invalid scaling function \"rsqrt_in\" for Muon", MUONREF_EOPTION},
+  {"{\"adjust_lr_fn\": \"rsqrt_in\", \"algo\": \"muon\"}", "Invalid scaling function \"rsqrt_in\" for Muon",
+   MUONREF_EOPTION},
+  {"{\"algo\": 3}", "case: option \"algo\" must be \"muon\" or \"adamuon\"", MUONREF_EFORMAT},
+};
+
+START_TEST(algo_errors)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(timm_options(BAD[_i].options, &o, &e), BAD[_i].status);
+  ck_assert_str_eq(e.message, BAD[_i].message);
+}
+END_TEST
+
+/* timm's algo="adamuon" with conv_mode="batched": the second moment of
+ * interleaved matrices is not modelled, and validation says so. */
+START_TEST(adamuon_batched_refused)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(timm_options("{\"algo\": \"adamuon\", \"conv_mode\": \"batched\"}", &o, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_msg(strstr(e.message, "moment2 'element' with conv_mode 'spatial' is not modelled") == e.message, "%s",
+                e.message);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("case");
+  TCase *t = tcase_create("timm_algo");
+  tcase_add_test(t, adamuon_match_rms_adamw);
+  tcase_add_test(t, adamuon_other_scales_and_key_order);
+  tcase_add_test(t, adamuon_schedule_follows_betas);
+  tcase_add_test(t, adamuon_not_expressible_is_written_so);
+  tcase_add_loop_test(t, algo_errors, 0, (int)(sizeof BAD / sizeof BAD[0]));
+  tcase_add_test(t, adamuon_batched_refused);
+  suite_add_tcase(s, t);
+  return tu_run_suite(s);
+}
