@@ -290,6 +290,20 @@ make_variant emerging_default_independent torch_emerging_port.py \
   run_variant emerging_default_independent Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_default_independent 'default weight_decay_method decoupled -> independent'
 
+# 17a. A keller port with dion's NorMuon second moment after Newton-Schulz (rows, beta2 0.95, eps 1e-8
+# added, each matrix's Frobenius norm restored; spec/muon.md 7.4; issue 24 item 8): no key of keller's
+# sets it, and the fit names normuon's second moment as one change
+make_variant keller_normuon torch_keller_port.py '    update = zeropower_via_newtonschulz5(update, steps=ns_steps)' \
+  '    update = zeropower_via_newtonschulz5(update, steps=ns_steps)
+    v = globals().setdefault("_V", {}).setdefault(momentum.data_ptr(), torch.zeros(*update.shape[:-1], 1))
+    U = update.float()
+    v.lerp_((U * U).mean(dim=-1, keepdim=True), 1 - 0.95)
+    N = U / (v.sqrt() + 1e-8)
+    update = (N * (U.norm(dim=(-2, -1), keepdim=True) / N.norm(dim=(-2, -1), keepdim=True).clamp(min=1e-8))).to(update.dtype)' &&
+  run_variant keller_normuon SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_momentum.json" \
+    "$v/keller/keller_scaling.json" &&
+  fitted keller_normuon "normuon's second moment added (moment2 rows, beta 0.95, eps 1e-8 add, rescale norm)"
+
 # 17. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done

@@ -401,6 +401,13 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
     if (!others_fault(f, profile))
       push(&l, &c);
   }
+  for (size_t p = 0; p < muonref_profile_count(); p++) { /* other profiles' second moments, each as one change */
+    const muonref_profile *other = muonref_profile_at(p);
+    muonref_fit_change c = {0};
+    c.field = -1, c.moment2_of = (int)p + 1;
+    if (other && other->defaults->moment2 != MUONREF_MOMENT2_NONE && base.moment2 == MUONREF_MOMENT2_NONE)
+      push(&l, &c);
+  }
   int idx[64];
   size_t n_idx = space_fields(idx, sizeof idx / sizeof idx[0]);
   for (size_t x = 0; x < n_idx; x++) {
@@ -522,11 +529,29 @@ static int given_has(const json_t *given, const muonref_profile *p, const field 
   return 0;
 }
 
+/* A moment2_of change on the options of one group: the other profile's
+ * second-moment fields, in a group not routed to AdamW (use_muon false
+ * groups have no second moment to change). */
+static void moment2_copy(const muonref_fit_change *c, muonref_options *o)
+{
+  const muonref_profile *p = muonref_profile_at((size_t)c->moment2_of - 1);
+  if (!p || o->use_muon == MUONREF_USE_MUON_FALSE)
+    return;
+  const muonref_options *d = p->defaults;
+  o->moment2 = d->moment2, o->moment2_beta = d->moment2_beta, o->moment2_eps = d->moment2_eps;
+  o->moment2_eps_mode = d->moment2_eps_mode, o->moment2_bias_correction = d->moment2_bias_correction;
+  o->moment2_rescale = d->moment2_rescale;
+}
+
 void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile,
                        const muonref_options *read, muonref_options *o)
 {
   if (c->fault > 0) {
     muonref_fault_options(c->fault, o);
+    return;
+  }
+  if (c->moment2_of > 0) {
+    moment2_copy(c, o);
     return;
   }
   const field ff = field_at(c->field), *f = &ff;
@@ -572,7 +597,7 @@ int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const c
     const field f = field_at(c->field);
     return p && !strcmp(kind, "step") && gives_value(test, p, &f, c->from);
   }
-  if (c->fault > 0 || !(c->only_default || c->ignored))
+  if (c->fault > 0 || c->moment2_of > 0 || !(c->only_default || c->ignored))
     return 1;
   if (strcmp(kind, "step")) /* no options given: an ignored option changes nothing */
     return !c->ignored;
@@ -587,7 +612,7 @@ int muonref_fit_applies(const muonref_fit_change *c, const json_t *test, const c
 
 unsigned muonref_fit_touches(const muonref_fit_change *c)
 {
-  return c->fault > 0 ? MUONREF_FIT_ALL : field_at(c->field).touches;
+  return c->fault > 0 ? MUONREF_FIT_ALL : c->moment2_of > 0 ? MUONREF_FIT_MUON : field_at(c->field).touches;
 }
 
 int muonref_fit_option_only(const muonref_fit_change *c, const char *profile)
@@ -797,6 +822,20 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
   if (c->fault > 0) {
     const muonref_fault_info *i = muonref_fault_info_at(c->fault);
     snprintf(buf, n, "%s", i ? i->name : "?");
+    return;
+  }
+  if (c->moment2_of > 0) { /* "normuon's second moment added (moment2 rows, ...)" */
+    const muonref_profile *p = muonref_profile_at((size_t)c->moment2_of - 1);
+    const muonref_options *d = p ? p->defaults : NULL;
+    char beta[40], eps[40];
+    if (!d) {
+      snprintf(buf, n, "?");
+      return;
+    }
+    real_text(d->moment2_beta, beta, sizeof beta), real_text(d->moment2_eps, eps, sizeof eps);
+    snprintf(buf, n, "%s's second moment added (moment2 %s, beta %s, eps %s %s%s, rescale %s)", p->name,
+             muonref_moment2_name(d->moment2), beta, eps, muonref_eps_mode_name(d->moment2_eps_mode),
+             d->moment2_bias_correction ? ", bias-corrected" : "", muonref_moment2_rescale_name(d->moment2_rescale));
     return;
   }
   const field ff = field_at(c->field), *f = &ff;

@@ -47,6 +47,12 @@ typedef struct muonref_fit_change {
                             another's formula; two of them are a swap).  Printed
                             "KEY FROM read as VALUE". */
   int from;              /* the enum value a misread acts on */
+  int moment2_of;        /* > 0: the second moment of built-in profile moment2_of - 1 (its
+                            defaults' moment2, moment2_beta, moment2_eps, moment2_eps_mode,
+                            moment2_bias_correction, moment2_rescale, set at once in Muon
+                            groups: a NorMuon judged as keller is "keller + normuon's second
+                            moment"); then field is -1 and fault 0.  Printed "NAME's second
+                            moment added (moment2 rows, ...)". */
   muonref_options value; /* the field's new value (only its bytes are read) */
 } muonref_fit_change;
 
