@@ -205,10 +205,6 @@ static int check_moment2(const muonref_options *o, muonref_error *err)
       (s = check_enum(MOMENT2_RESCALE_NAMES, "moment2_rescale", (unsigned)o->moment2_rescale, err)) ||
       (s = check_enum(EPS_NAMES, "moment2_eps_mode", (unsigned)o->moment2_eps_mode, err)))
     return s;
-  if (o->moment2 == MUONREF_MOMENT2_ELEMENT && o->conv_mode == MUONREF_CONV_SPATIAL) /* spec/muon.md 7.4 */
-    return muonref_fail(err, MUONREF_EOPTION, "moment2 'element' with conv_mode 'spatial' is not modelled (the "
-                        "second moment of matrices interleaved in their parameter: timm's algo=\"adamuon\" with "
-                        "conv_mode=\"batched\")");
   if (o->moment2_eps_mode == MUONREF_EPS_ADD_SCALED) /* timm's scale_eps is the Newton-Schulz input's alone */
     return muonref_fail(err, MUONREF_EOPTION, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')");
   if ((s = check_real(o->moment2_beta < 0.0 || o->moment2_beta > 1.0, o->moment2_beta,

@@ -195,6 +195,11 @@ void muonref_moment2_plan_make(const muonref_options *o, long t, muonref_moment2
   p->ratio_nan = 0;
 }
 
+int muonref_moment2_interleaved(const muonref_options *o, const muonref_route *r)
+{
+  return o && r && o->moment2 == MUONREF_MOMENT2_ELEMENT && r->interleaved && r->batch > 1;
+}
+
 size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t cols, size_t i, size_t j)
 {
   switch (p->kind) {

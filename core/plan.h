@@ -120,6 +120,14 @@ void muonref_moment2_plan_make(const muonref_options *o, long t, muonref_moment2
  * batch reads, counted within that matrix's block (p->kind not NONE). */
 size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t cols, size_t i, size_t j);
 
+/* Whether the element-wise second moment of a parameter routed as r is
+ * stored in another order than its matrices are computed in: moment2
+ * element on a batch of matrices interleaved in the parameter (conv_mode
+ * spatial, route.h `interleaved`).  v is kept in the parameter's order
+ * (timm's exp_avg_sq = zeros_like(p), muonref_moment2_shape), so both paths
+ * read it through muonref_route_matrix_index and write v' back likewise. */
+int muonref_moment2_interleaved(const muonref_options *o, const muonref_route *r);
+
 /* The shape factor of scale_mode for a (rows, cols) matrix (rows, cols >= 1):
  * fan_in sqrt(max(1, rows/cols)), fan_out sqrt(max(1, cols/rows)), none 1,
  * rms_adamw 0.2 sqrt(max(rows, cols)) (torch.optim.Muon "match_rms_adamw"),

@@ -55,6 +55,7 @@ struct muonref_optimizer {
                        computed and checked whole before anything is written */
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
   double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
+  float *m2perm;    /* 2 * moment2_numel floats: an element-wise v of interleaved matrices in matrix order */
   float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
                        clip_off[i] (numel floats each); NULL without clipping */
   size_t *clip_off;
@@ -100,6 +101,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->pending);
   free(opt->pending2);
   free(opt->m2d);
+  free(opt->m2perm);
   free(opt->update);
   free(opt->zeros);
   free(opt->clipped);
@@ -210,7 +212,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   opt->pending = alloc_zeroed(pending);
   opt->pending2 = alloc_zeroed(pending2);
   opt->m2d = max_m2 ? malloc(max_m2 * sizeof(double)) : NULL;
-  if ((pending2 && !opt->pending2) || (max_m2 && !opt->m2d))
+  opt->m2perm = max_m2 ? malloc(2 * max_m2 * sizeof(float)) : NULL;
+  if ((pending2 && !opt->pending2) || (max_m2 && (!opt->m2d || !opt->m2perm)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moments");
   opt->update = max_unfused ? alloc_zeroed(2 * max_unfused) : NULL;
   if ((max_ws && !opt->ns_work) || (pending && !opt->pending) || (max_unfused && !opt->update))
@@ -512,6 +515,14 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
   const muonref_route *r = &p->route;
   size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = p->state.moment2_numel / r->batch;
   const float *V = p->state.moment2;
+  float *V2p = V2; /* v' in the parameter's order */
+  int perm = muonref_moment2_interleaved(p->options, r);
+  if (perm) { /* an element-wise v is the parameter's (timm's exp_avg_sq): here in matrix order */
+    float *Vm = opt->m2perm;
+    for (size_t j = 0; j < r->numel; j++)
+      Vm[muonref_route_matrix_index(r, j)] = V[j];
+    V = Vm, V2 = opt->m2perm + r->numel;
+  }
   double *d = opt->m2d, total = 0.0;
   for (size_t b = 0; b < r->batch; b++) {
     const float *Ob = O + b * mat;
@@ -549,6 +560,8 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
         Ow[i * cols + j] = (float)(n * ratio);
       }
   }
+  for (size_t j = 0; perm && j < r->numel; j++)
+    V2p[j] = V2[muonref_route_matrix_index(r, j)];
   if (m.rescale != MUONREF_MOMENT2_RESCALE_UNIT)
     return;
   double f = 1.0 / (sqrt(total) + m.eps); /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */

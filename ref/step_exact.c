@@ -460,7 +460,18 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
   if (!st && m2n && !V2)
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);
-  if (!st && m2n) /* the second moment (NorMuon, AdaMuon) on the Newton-Schulz output */
+  if (!st && m2n && muonref_moment2_interleaved(o, r)) { /* v in the parameter's order, the matrices' here */
+    float *Vm = malloc(2 * m2n * sizeof *Vm);
+    if (!Vm)
+      st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);
+    for (size_t j = 0; !st && j < m2n; j++)
+      Vm[muonref_route_matrix_index(r, j)] = V[j];
+    if (!st)
+      st = moment2_exact(o, r, t, &O, eO, Vm, Vm + m2n, m2n, prec, n_unc, err);
+    for (size_t j = 0; !st && j < m2n; j++)
+      V2[j] = Vm[m2n + muonref_route_matrix_index(r, j)];
+    free(Vm);
+  } else if (!st && m2n) /* the second moment (NorMuon, AdaMuon) on the Newton-Schulz output */
     st = moment2_exact(o, r, t, &O, eO, V, V2, m2n, prec, n_unc, err);
   if (!st && pl.update_scale) /* Keller: O <- R_bf16(fl32(s) O), exact before the rounding (8 + 24 bits) */
     for (size_t i = 0; i < n; i++) {

@@ -659,7 +659,6 @@ M(m_nseps, o->ns_eps = -1.0)
 M(m_epsmode, o->eps_mode = (muonref_eps_mode)3)
 M(m_format, o->ns_format = (muonref_ns_format)3)
 M(m_m2eps_scaled, o->moment2_eps_mode = MUONREF_EPS_ADD_SCALED)
-M(m_m2_spatial, (o->moment2 = MUONREF_MOMENT2_ELEMENT, o->conv_mode = MUONREF_CONV_SPATIAL))
 #undef M
 
 static const struct { mutate f; const char *message; } CATALOGUE[] = {
@@ -689,8 +688,6 @@ static const struct { mutate f; const char *message; } CATALOGUE[] = {
   {m_epsmode, "Unknown eps_mode 3, expected one of ('add', 'clamp', 'add_scaled')"},
   {m_format, "Unknown ns_format 3, expected one of ('bf16', 'fp32', 'exact')"},
   {m_m2eps_scaled, "Invalid moment2_eps_mode 'add_scaled' (expected 'add' or 'clamp')"},
-  {m_m2_spatial, "moment2 'element' with conv_mode 'spatial' is not modelled (the second moment of matrices "
-                 "interleaved in their parameter: timm's algo=\"adamuon\" with conv_mode=\"batched\")"},
 };
 
 START_TEST(catalogue_option_messages)

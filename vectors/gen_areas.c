@@ -1105,6 +1105,28 @@ static void momentum_adamuon(gen_ctx *g)
     flags(&c, "SecondMoment", "AdaMuon", NULL);
     gen_add_step(g, &c);
   }
+  /* conv_mode "batched": the filter (8, 4, 3, 3) as nine (8, 4) matrices interleaved in it, its second moment
+   * element-wise in the parameter's own order (exp_avg_sq), the RMS alignment over the whole parameter, and
+   * normalize_spatial's 9 ** -0.5 on the scale of its last two dimensions */
+  static const struct { muonref_scale_mode scale; int spatial; const char *what; } B[] = {
+    {MUONREF_SCALE_RMS_ADAMW, 1, "AdaMuon with conv_mode batched on a conv filter (8, 4, 3, 3), adjust_lr_fn "
+                                 "match_rms_adamw, two steps: nine (8, 4) matrices, the second moment in the "
+                                 "filter's order, the scale 0.2 sqrt(3 * 3) times 9 ** -0.5"},
+    {MUONREF_SCALE_RMS_TO_RMS, 0, "AdaMuon with conv_mode batched and normalize_spatial False on a conv filter "
+                                  "(8, 4, 3, 3), adjust_lr_fn rms_to_rms, three steps: the bias-corrected second "
+                                  "moment in the filter's order"}};
+  for (size_t k = 0; k < sizeof B / sizeof B[0]; k++) {
+    gen_step_case c;
+    muonref_options o = adamuon(g, 0.05, 0.01, B[k].scale, -1.0);
+    o.conv_mode = MUONREF_CONV_SPATIAL;
+    o.normalize_spatial = B[k].spatial;
+    begin(&c, B[k].what, &o);
+    int i = param(g, &c, "conv", (muonref_shape){4, {8, 4, 3, 3}}, 0);
+    for (int s = 0; s < 2 + (int)k; s++)
+      grad_normal(g, &c, s, i, 1.0);
+    flags(&c, "SecondMoment", "AdaMuon", "ConvSpatial");
+    gen_add_step(g, &c);
+  }
 }
 
 /* optax's coefficient list (coeff_order LIST, spec/profiles/optax.md 4 and
