@@ -502,7 +502,9 @@ static int ns_failed(const muonref_optimizer *opt, step_ctx *c, size_t i, int st
 /* The second moment of the Newton-Schulz output (spec/muon.md 7.4) of
  * parameter p, routed as a batch of (rows, cols) matrices O (row-major,
  * the parameter's layout, before the update's bf16 products): v' from the
- * stored v into V2 (the parameter's moment2_numel floats), O replaced by
+ * stored v into V2 (the parameter's moment2_numel floats, in the order the
+ * state keeps them: an element-wise v of interleaved matrices in the
+ * parameter's, read and written through opt->m2perm), O replaced by
  * the normalised update; d (the denominators, binary64) in opt->m2d.
  * Element-wise in binary64 from the binary32 O and v, each result rounded
  * once.  Not fused: only parameters with a second moment run it, between

@@ -267,7 +267,6 @@ static const char *dion_muon_algorithm(const muonref_options *o)
   return o->catalogue == MUONREF_CATALOGUE_NORMUON ? "normuon" : "muon";
 }
 
-/* One member of an options object, read through the profile's key k. */
 /* timm's algo (case.h) once a group's keys are read, so that betas, eps
  * and adjust_lr_fn count in whatever order they come: AdaMuon's fields
  * from them (timm/optim/muon.py @aa4b5850
@@ -326,6 +325,7 @@ void muonref_case_complete(const char *profile, muonref_options *o)
     *o = d;
 }
 
+/* One member of an options object, read through the profile's key k. */
 static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                    muonref_error *err)
 {
