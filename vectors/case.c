@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/option_fields.h"
+#include "core/preset_match.h"
 #include "case.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
@@ -180,19 +181,6 @@ static const char *const PADDLE_PRESETS[][2] = {
   {"simple", "simple"}, {"quintic", "quintic"}, {"polar_express", "polar_express"}, {"aol", "aol"},
   {"deepseekv4", "deepseekv4"}};
 
-/* Whether o's coefficient list is exactly preset p's. */
-static int coeffs_are(const muonref_options *o, const muonref_preset *p)
-{
-  if (!p || o->n_coeffs != p->n_coeffs)
-    return 0;
-  for (int j = 0; j < p->n_coeffs; j++) {
-    muonref_coeff c = muonref_preset_coeff(p, j);
-    if (c.a != o->coeffs[j].a || c.b != o->coeffs[j].b || c.c != o->coeffs[j].c)
-      return 0;
-  }
-  return 1;
-}
-
 /* Paddle's ns_coeff_type with its sibling ns_coeffs (either may be NULL:
  * absent), as P-98af's constructor: `assert ns_coeffs is not None` for
  * "custom", `assert ns_coeff_type in _NS_COEFFICIENT_SETS` otherwise (the
@@ -232,7 +220,7 @@ static int set_paddle_coeffs(muonref_options *o, const json_t *type, const json_
 static const char *paddle_preset_name(const muonref_options *o)
 {
   for (size_t i = 0; i < sizeof PADDLE_PRESETS / sizeof PADDLE_PRESETS[0]; i++)
-    if (coeffs_are(o, muonref_preset_find(PADDLE_PRESETS[i][1])))
+    if (muonref_preset_holds(muonref_preset_find(PADDLE_PRESETS[i][1]), o))
       return PADDLE_PRESETS[i][0];
   return NULL;
 }
@@ -309,8 +297,7 @@ static int timm_adamuon_holds(const muonref_options *o)
          d.moment2_rescale == o->moment2_rescale && d.scale_shape == o->scale_shape;
 }
 
-/* Whether profile p has a key of kind k. */
-static int has_kind(const muonref_profile *p, muonref_key_kind k)
+int muonref_case_has_key_kind(const muonref_profile *p, muonref_key_kind k)
 {
   for (size_t i = 0; p && i < p->n_keys; i++)
     if (p->keys[i].kind == k)
@@ -321,7 +308,7 @@ static int has_kind(const muonref_profile *p, muonref_key_kind k)
 void muonref_case_complete(const char *profile, muonref_options *o)
 {
   muonref_options d = *o;
-  if (has_kind(muonref_profile_get(profile), MUONREF_KEY_ALGO_TIMM) && muonref_case_timm_algo(&d, NULL) == MUONREF_OK)
+  if (muonref_case_has_key_kind(muonref_profile_get(profile), MUONREF_KEY_ALGO_TIMM) && muonref_case_timm_algo(&d, NULL) == MUONREF_OK)
     *o = d;
 }
 
@@ -570,7 +557,7 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
   for (size_t i = 0; i < p->n_keys; i++) /* timm: `if group.get("use_fallback", False)` before use_muon */
     if (p->keys[i].kind == MUONREF_KEY_USE_FALLBACK && json_is_true(json_object_get(j, p->keys[i].name)))
       out->use_muon = MUONREF_USE_MUON_FALSE;
-  if (has_kind(p, MUONREF_KEY_ALGO_TIMM) && (st = muonref_case_timm_algo(out, err)))
+  if (muonref_case_has_key_kind(p, MUONREF_KEY_ALGO_TIMM) && (st = muonref_case_timm_algo(out, err)))
     return st;
   for (size_t i = 0; i < p->n_keys; i++) /* Paddle: the preset name and its custom list together */
     if (p->keys[i].kind == MUONREF_KEY_NS_COEFF_TYPE)
@@ -611,7 +598,7 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
     if (st)
       return st;
   }
-  return has_kind(p, MUONREF_KEY_ALGO_TIMM) ? muonref_case_timm_algo(o, err) : MUONREF_OK; /* AdaMuon's beta2 follows betas */
+  return muonref_case_has_key_kind(p, MUONREF_KEY_ALGO_TIMM) ? muonref_case_timm_algo(o, err) : MUONREF_OK; /* AdaMuon's beta2 follows betas */
 }
 
 static json_t *key_json(const muonref_options *o, const muonref_option_key *k)

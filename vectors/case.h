@@ -21,6 +21,9 @@
 int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
                          muonref_error *err);
 
+/* Whether profile p (NULL: none) has a key of kind k in its key table. */
+int muonref_case_has_key_kind(const muonref_profile *p, muonref_key_kind k);
+
 /* timm's algo (the key kind MUONREF_KEY_ALGO_TIMM, include/muonref/
  * profile.h), applied to *o once a group's keys are read: with moment2
  * element (algo "adamuon") the fields AdaMuon takes from betas, eps and

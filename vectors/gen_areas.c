@@ -35,11 +35,7 @@ static int nemo_frozen(const gen_ctx *g) { return !strcmp(g->profile, "nemo"); }
  * area, draw no input another profile's cases would have drawn). */
 static int has_key_kind(const gen_ctx *g, muonref_key_kind k)
 {
-  const muonref_profile *p = muonref_profile_get(g->profile);
-  for (size_t i = 0; p && i < p->n_keys; i++)
-    if (p->keys[i].kind == k)
-      return 1;
-  return 0;
+  return muonref_case_has_key_kind(muonref_profile_get(g->profile), k);
 }
 
 static muonref_options base(gen_ctx *g, double lr, double wd)
