@@ -39,6 +39,12 @@ void muonref_clip_scale(float *g, size_t n, double coeff)
     g[j] = (float)((double)g[j] * c32);
 }
 
+void muonref_l2_grad(float *out, const float *g, const float *p, size_t n, double wd)
+{
+  for (size_t j = 0; j < n; j++)
+    out[j] = (float)fma(wd, (double)p[j], (double)g[j]);
+}
+
 double muonref_grad_sumsq(const float *g, size_t n)
 {
   double s = 0.0;

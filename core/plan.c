@@ -70,10 +70,13 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   /* Nesterov: sum form U = G + beta M (NeMo), EMA form U = (1 - beta) G + beta M. */
   p->in_grad = o->nesterov ? p->mom_grad : 0.0;
   p->in_mom = o->nesterov ? beta : 1.0;
-  p->apply_decay = o->weight_decay != 0.0;
   /* Emerging-Optimizers mixin.py @fd77292 weight_decay_method: decoupled `-wd * lr`,
-   * independent `-wd`, palm `-wd * lr * lr` (a binary64 product, as in Python) */
+   * independent `-wd`, palm `-wd * lr * lr` (a binary64 product, as in Python), each
+   * `p.add_(p, alpha=...)`; l2 `grad.add_(p, alpha=wd)`; none when wd is 0 */
   double wd = o->weight_decay;
+  int l2 = o->decay_method == MUONREF_DECAY_L2;
+  p->l2 = l2 ? wd : 0.0;
+  p->apply_decay = wd != 0.0 && !l2;
   p->decay = o->decay_method == MUONREF_DECAY_INDEPENDENT ? 1.0 - wd
              : o->decay_method == MUONREF_DECAY_PALM      ? 1.0 - wd * o->lr * o->lr
                                                           : 1.0 - o->lr * wd;

@@ -19,6 +19,7 @@ extern "C" {
 #endif
 
 /* One Muon step on a (rows, cols) matrix:
+ *   G <- R32(G + l2 * P)                    (only when l2 != 0)
  *   M <- mom_keep * M + mom_grad * G
  *   U <- in_grad * G + in_mom * M          (Nesterov; else U = M)
  *   O <- NS(U)
@@ -35,6 +36,8 @@ typedef struct muonref_muon_plan {
   double mom_keep, mom_grad;
   int nesterov;
   double in_grad, in_mom;
+  double l2;        /* decay_method L2: weight_decay, the coefficient of P added to the gradient
+                       (muonref_l2_grad); 0: the gradient as given */
   int apply_decay;
   double decay;
   double scale;

@@ -601,7 +601,7 @@ static const muonref_options emerging_defaults = {
   .scale_format = MUONREF_SCALE_FORMAT_LR,
   .conv_mode = MUONREF_CONV_FLATTEN,
   .missing_grad = MUONREF_MISSING_GRAD_SKIP,
-  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
   .ns_safety = 1.0,
   .adam_variant = MUONREF_ADAM_ADAMW,
   .scale_extra = 1.0,
@@ -631,9 +631,9 @@ static const muonref_options emerging_defaults = {
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
- * weight_decay_method is given only where a case sets it ("l2", the decay through the gradient, is
- * not expressible). fp32_matmul_prec ("medium": bf16), coefficient_type ("quintic"), use_syrk and
- * weight_update_hook stay at their defaults (not expressible). */
+ * weight_decay_method is given only where a case sets it ("l2" adds the decay to p.grad in place:
+ * grad_after_step decayed). fp32_matmul_prec ("medium": bf16), coefficient_type ("quintic"),
+ * use_syrk and weight_update_hook stay at their defaults (not expressible). */
 static const muonref_option_key emerging_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
   {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
@@ -881,7 +881,7 @@ static const muonref_options megatron_defaults = {
   .scale_format = MUONREF_SCALE_FORMAT_LR,
   .conv_mode = MUONREF_CONV_FLATTEN,
   .missing_grad = MUONREF_MISSING_GRAD_SKIP,
-  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
   .ns_safety = 1.0,
   .adam_variant = MUONREF_ADAM_ADAMW,
   .scale_extra = 1.0,

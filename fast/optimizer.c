@@ -58,14 +58,22 @@ struct muonref_optimizer {
   float *m2perm;    /* 2 * moment2_numel floats: an element-wise v of interleaved matrices in matrix order */
   float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
                        clip_off[i] (numel floats each); NULL without clipping */
+  float *l2g;       /* decay_method L2 (options.h): every such Muon parameter's gradient with wd P
+                       added, at clip_off[i]; NULL when no group needs it */
   size_t *clip_off;
-  const float **gptr; /* the gradient each parameter steps with (its own, or clipped) */
+  const float **gptr; /* the gradient each parameter steps with (its own, clipped, or with L2) */
   float *zeros;     /* the zero gradient of missing_grad ZEROS (and of the
                        fault missing_grad_as_zeros); NULL when no group needs it */
 #ifdef MUONREF_TEST_HOOKS
   int fault;        /* MUONREF_FAULT_NONE, or a deliberate fault (faults.h) */
 #endif
 };
+
+/* Whether parameter p steps with the L2 gradient (l2_prepare). */
+static int uses_l2(const param *p)
+{
+  return p->route.use_muon && p->options->decay_method == MUONREF_DECAY_L2 && p->options->weight_decay != 0.0;
+}
 
 /* The test-control seam (faults.h): without MUONREF_TEST_HOOKS, as in the
  * installed library, FAULT_IS is 0. */
@@ -105,6 +113,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->update);
   free(opt->zeros);
   free(opt->clipped);
+  free(opt->l2g);
   free(opt->clip_off);
   free(opt->gptr);
   free(opt);
@@ -198,14 +207,19 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
   if (!(opt->gptr = calloc(opt->n_params + 1, sizeof *opt->gptr)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
-  if (opt->n_groups && opt->groups[0].clip_grad_norm > 0.0) {
+  int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0, l2 = 0;
+  for (size_t i = 0; i < opt->n_params; i++)
+    l2 |= uses_l2(&opt->params[i]);
+  if (clip || l2) {
     size_t total = 0;
     if (!(opt->clip_off = calloc(opt->n_params + 1, sizeof *opt->clip_off)))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
     for (size_t i = 0; i < opt->n_params; i++)
       opt->clip_off[i] = total, total += opt->params[i].route.numel;
-    if (!(opt->clipped = malloc((total + 1) * sizeof(float))))
+    if (clip && !(opt->clipped = malloc((total + 1) * sizeof(float))))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the clipped gradients");
+    if (l2 && !(opt->l2g = malloc((total + 1) * sizeof(float))))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradients");
   }
   opt->ns_work_floats = max_ws;
   opt->ns_work = alloc_zeroed(max_ws);
@@ -797,6 +811,23 @@ static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
   }
 }
 
+/* decay_method L2 (options.h): each Muon parameter of such a group with a
+ * nonzero weight_decay steps with R32(G + wd P) (muonref_l2_grad), G the
+ * gradient clip_prepare chose, P the parameter before the step
+ * (Emerging-Optimizers mixin.py @fd77292 `grad.add_(p, alpha=wd)`, applied
+ * per parameter before its momentum). */
+static void l2_prepare(muonref_optimizer *opt, float *const *params)
+{
+  for (size_t i = 0; opt->l2g && i < opt->n_params; i++) {
+    const param *p = &opt->params[i];
+    if (!opt->gptr[i] || !uses_l2(p))
+      continue;
+    float *d = opt->l2g + opt->clip_off[i];
+    muonref_l2_grad(d, opt->gptr[i], params[i], p->route.numel, p->options->weight_decay);
+    opt->gptr[i] = d;
+  }
+}
+
 /* keras (all_missing_error): a step in which no parameter has a gradient
  * (nor a zero-filled one) is refused, base_optimizer.py
  * _filter_empty_gradients: `raise ValueError("No gradients provided for any
@@ -850,6 +881,7 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   if (!readable(opt, params, grads) && (st = grad_checks(opt, params, grads, err)))
     return st;
   clip_prepare(opt, grads);
+  l2_prepare(opt, params);
   /* no gradient at all: no other check can fail; a step count at its limit refuses the step before any pass */
   if ((st = all_missing(opt, grads, err)) || (st = step_counts_fit(opt, err)))
     return st;

@@ -406,6 +406,15 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   muonref_muon_plan_make(o, r, &pl);
   muonref_muon_plan_correct(o, t, &pl); /* t: the step count after this step (optax's bias correction) */
   size_t n = r->numel;
+  float *l2g = NULL; /* decay_method L2: the gradient with wd P added, from P before the step */
+  if (pl.l2 != 0.0) {
+    if (!(l2g = malloc((n ? n : 1) * sizeof *l2g)))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradient of %zu elements", n);
+    int s2 = muonref_ref_l2_grad(l2g, grad, param, n, pl.l2, err);
+    if (s2)
+      return free(l2g), s2;
+    grad = l2g;
+  }
   muonref_mpmat Mx = {0}, U = {0}, O = {0};
   int st = muonref_mpmat_init(&Mx, r->batch * r->rows, r->cols, prec);
   if (!st)
@@ -413,7 +422,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   if (!st)
     st = muonref_mpmat_init(&O, r->batch * r->rows, r->cols, prec);
   if (st) {
-    muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
+    muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O), free(l2g);
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the exact Muon step of a (%zu, %zu) matrix", r->rows,
                         r->cols);
   }
@@ -498,7 +507,7 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     memcpy(M, Mout, n * sizeof *M);
   if (!st && m2n)
     memcpy(V, V2, m2n * sizeof *V);
-  free(Mout), free(eU), free(eO), free(reach), free(V2);
+  free(Mout), free(eU), free(eO), free(reach), free(V2), free(l2g);
   mpfr_clears(keep, mg, ig, im, dec, nal, x, y, one, (mpfr_ptr)0);
   muonref_mpmat_clear(&Mx), muonref_mpmat_clear(&U), muonref_mpmat_clear(&O);
   return st;
@@ -699,6 +708,25 @@ static int step_checked(const muonref_options *o, const muonref_route *r, float 
   state->use_muon = r->use_muon;
   state->numel = n;
   state->step++;
+  return MUONREF_OK;
+}
+
+int muonref_ref_l2_grad(float *out, const float *g, const float *p, size_t n, double wd, muonref_error *err)
+{
+  if (n && (!out || !g || !p))
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_l2_grad: out, g and p must not be NULL");
+  if (!isfinite(wd))
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_l2_grad: wd must be finite, got %g", wd);
+  mpfr_t w, x, y, r;
+  mpfr_inits2(24, x, y, (mpfr_ptr)0);
+  mpfr_init2(w, 53), mpfr_init2(r, 80);
+  mpfr_set_d(w, wd, MPFR_RNDN); /* exact */
+  for (size_t j = 0; j < n; j++) {
+    mpfr_set_flt(x, p[j], MPFR_RNDN), mpfr_set_flt(y, g[j], MPFR_RNDN); /* exact */
+    muonref_mpfr_round_odd(r, mpfr_fma(r, w, x, y, MPFR_RNDZ));
+    out[j] = muonref_mpfr_get_float(r); /* the one rounding: odd at 80 bits is exact for binary32 */
+  }
+  mpfr_clears(w, x, y, r, (mpfr_ptr)0);
   return MUONREF_OK;
 }
 

@@ -877,8 +877,8 @@ START_TEST(muon_plan_forms)
 END_TEST
 
 /* decay_method (spec/muon.md 4; Emerging-Optimizers mixin.py weight_decay_method): the lr in the
- * Muon decay, once (decoupled), not at all (independent) or squared (palm), the AdamW decay unchanged;
- * a value outside the enum is refused by name. */
+ * Muon decay, once (decoupled), not at all (independent) or squared (palm), or the decay added to the
+ * gradient (l2), the AdamW decay unchanged; a value outside the enum is refused by name. */
 START_TEST(muon_plan_decay_methods)
 {
   muonref_options o = nemo();
@@ -903,9 +903,21 @@ START_TEST(muon_plan_decay_methods)
     ck_assert_str_eq(muonref_decay_method_name(M[k].m), M[k].name);
     ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
   }
-  o.decay_method = (muonref_decay_method)3;
+  /* l2: no decay of P; wd goes to the gradient (plan.l2), and nothing at all with wd 0 */
+  o.decay_method = MUONREF_DECAY_L2;
+  muonref_muon_plan_make(&o, &r, &p);
+  ck_assert(!p.apply_decay && p.l2 == 0.1);
+  ck_assert_str_eq(muonref_decay_method_name(MUONREF_DECAY_L2), "l2");
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+  o.weight_decay = 0.0;
+  muonref_muon_plan_make(&o, &r, &p);
+  ck_assert(!p.apply_decay && p.l2 == 0.0);
+  o.decay_method = MUONREF_DECAY_DECOUPLED;
+  muonref_muon_plan_make(&o, &r, &p);
+  ck_assert(p.l2 == 0.0);
+  o.decay_method = (muonref_decay_method)4;
   ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
-  ck_assert_str_eq(e.message, "Unknown decay_method 3, expected one of ('decoupled', 'independent', 'palm')");
+  ck_assert_str_eq(e.message, "Unknown decay_method 4, expected one of ('decoupled', 'independent', 'palm', 'l2')");
 }
 END_TEST
 

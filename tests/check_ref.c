@@ -799,6 +799,36 @@ START_TEST(null_arguments_are_refused)
 }
 END_TEST
 
+/* decay_method l2's gradient R32(G + wd P) (ref.h muonref_ref_l2_grad) is rounded once: 1 + 0.1 is
+ * float32's 1.1 (0x3f8ccccd, by hand: 1.1 = 0x1.19999ap0 rounded); with wd 2^-24 (1 + 2^-52) and P 1
+ * the exact 1 + 2^-24 + 2^-76 lies above the float32 midpoint 1 + 2^-24, so it rounds up to
+ * 1 + 2^-23, where binary64 first (grad.h muonref_l2_grad, the fast path) lands on the midpoint and
+ * ties to 1; a float32 subnormal result is exact; wd 0 leaves G; wd infinite and NULL are refused. */
+START_TEST(l2_gradient_rounds_once)
+{
+  float g[4] = {1.0f, 1.0f, 0x1p-140f, -2.0f}, p[4] = {1.0f, 1.0f, 0x1p-130f, 3.0f}, out[4];
+  muonref_error e;
+  ck_assert_int_eq(muonref_ref_l2_grad(out, g, p, 1, 0.1, &e), MUONREF_OK);
+  uint32_t bits;
+  memcpy(&bits, &out[0], 4);
+  ck_assert_uint_eq(bits, 0x3f8ccccd);
+  double wd = 0x1p-24 * (1.0 + 0x1p-52);
+  ck_assert_int_eq(muonref_ref_l2_grad(out + 1, g + 1, p + 1, 1, wd, &e), MUONREF_OK);
+  ck_assert(out[1] == 1.0f + 0x1p-23f);
+  float fast;
+  muonref_l2_grad(&fast, g + 1, p + 1, 1, wd);
+  ck_assert(fast == 1.0f); /* the documented midpoint difference */
+  ck_assert_int_eq(muonref_ref_l2_grad(out + 2, g + 2, p + 2, 1, 0x1p-12, &e), MUONREF_OK);
+  ck_assert(out[2] == 0x1p-140f + 0x1p-142f); /* 2^-140 + 2^-12 2^-130: subnormal, exact */
+  ck_assert_int_eq(muonref_ref_l2_grad(out + 3, g + 3, p + 3, 1, 0.0, &e), MUONREF_OK);
+  ck_assert(out[3] == -2.0f);
+  ck_assert_int_eq(muonref_ref_l2_grad(out, g, p, 1, INFINITY, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "muonref_ref_l2_grad: wd must be finite, got inf");
+  ck_assert_int_eq(muonref_ref_l2_grad(NULL, g, p, 1, 0.1, &e), MUONREF_EOPTION);
+  ck_assert_int_eq(muonref_ref_l2_grad(NULL, NULL, NULL, 0, 0.1, &e), MUONREF_OK);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("ref");
@@ -822,6 +852,7 @@ int main(void)
   tcase_add_loop_test(t, precision_doubling_polar, 0, 3);
   tcase_add_test(t, precision_doubling_reports_disagreement);
   tcase_add_test(t, null_arguments_are_refused);
+  tcase_add_test(t, l2_gradient_rounds_once);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

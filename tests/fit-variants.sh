@@ -283,6 +283,19 @@ make_variant emerging_palm_decoupled torch_emerging_port.py '        m = self.we
   "        m = {'palm': 'decoupled'}.get(self.weight_decay_method, self.weight_decay_method)" &&
   run_variant emerging_palm_decoupled Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_palm_decoupled 'weight_decay_method palm read as decoupled'
+# weight_decay_method l2 (emerging_weight_decay #23 to #25, vector release 2026.12.7): a port that runs
+# it as decoupled; and one that adds the decay to a copy of the gradient, so that its p.grad keeps the
+# gradient it was given where upstream's `grad.add_(p, alpha=wd)` writes it (judged by gradAfter)
+make_variant emerging_l2_decoupled torch_emerging_port.py '        m = self.weight_decay_method' \
+  "        m = {'l2': 'decoupled'}.get(self.weight_decay_method, self.weight_decay_method)" &&
+  run_variant emerging_l2_decoupled Muon emerging "$v/emerging/emerging_weight_decay.json" &&
+  fitted emerging_l2_decoupled 'weight_decay_method l2 read as decoupled'
+make_variant emerging_l2_copy torch_emerging_port.py \
+  "                self._decay(p, grad, group['lr'], group['weight_decay'])" \
+  "                grad = grad.clone(); self._decay(p, grad, group['lr'], group['weight_decay'])" &&
+  run_variant emerging_l2_copy Muon emerging "$v/emerging/emerging_weight_decay.json" &&
+  fitted emerging_l2_copy 'grad_after_step decayed -> keep' &&
+  diag emerging_l2_copy 'grad_after_step decayed -> keep'
 # and a changed default of that optional key (left out of the cases that do not set it) is named by the key
 make_variant emerging_default_independent torch_emerging_port.py \
   "                 weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic'," \

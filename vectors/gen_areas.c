@@ -927,6 +927,44 @@ void gen_area_weight_decay(gen_ctx *g)
     flags(&c, "WeightDecay", "DecayMethod", M[k].zero ? "ZeroGradient" : NULL);
     gen_add_step(g, &c);
   }
+  /* decay_method l2 (Emerging-Optimizers `grad.add_(p, alpha=wd)`): no decay of P; G + wd P feeds the momentum
+   * and Newton-Schulz, and is p.grad after the step (expected.gradAfter).  A parameter and gradients of one
+   * Hadamard sign pattern keep G + wd P in it (exact in bf16: 1 + 0.25 = 1.25); zero gradients leave wd P
+   * alone, orthogonalized (a decoupled port gives 0.875 P); N(0, 1) values with Nesterov make the decay turn
+   * the update's direction. */
+  static const struct { int kind; double lr, wd; const char *what; } L[] = {
+    {0, 0.5, 0.25, "decay_method l2, lr 0.5, weight_decay 0.25, two steps, the parameter and the gradients of one "
+                   "sign pattern: G + wd P feeds the momentum, P is not decayed, p.grad holds G + wd P after"},
+    {1, 0.5, 0.25, "decay_method l2, lr 0.5, weight_decay 0.25, zero gradient: the decay wd P alone goes through "
+                   "the momentum and Newton-Schulz (not P (1 - lr wd))"},
+    {2, 0.1, 0.1, "decay_method l2, lr 0.1, weight_decay 0.1, Nesterov, three steps of N(0, 1) gradients on an "
+                  "N(0, 1) parameter: wd P turns the update's direction"},
+  };
+  for (size_t k = 0; k < sizeof L / sizeof L[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, L[k].lr, L[k].wd);
+    o.decay_method = MUONREF_DECAY_L2;
+    o.nesterov = L[k].kind == 2;
+    begin(&c, L[k].what, &o);
+    int w = param(g, &c, "wide", shape2(16, 32), 0);
+    if (L[k].kind < 2) { /* the parameter in the gradients' pattern: all entries +-1 */
+      free(c.init[w]);
+      float d[16];
+      for (int r = 0; r < 16; r++)
+        d[r] = 1.0f;
+      c.init[w] = gen_structured(16, 32, d, 0);
+    }
+    for (int s = 0; s < (L[k].kind == 1 ? 1 : L[k].kind == 0 ? 2 : 3); s++) {
+      if (L[k].kind == 1)
+        grad_zero(&c, s, w);
+      else if (L[k].kind == 0)
+        grad_equal_scales(&c, s, w, s == 1 ? 0.5f : 1.0f);
+      else
+        grad_normal(g, &c, s, w, 1.0);
+    }
+    flags(&c, "WeightDecay", "DecayMethod", L[k].kind == 1 ? "ZeroGradient" : L[k].kind == 2 ? "Nesterov" : NULL);
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- momentum and Nesterov ---- */

@@ -133,12 +133,14 @@ typedef struct sim {
   int muon_steps[GEN_MAX_PARAMS], steps[GEN_MAX_PARAMS];
   double max_grad[GEN_MAX_PARAMS];
   double max_param[GEN_MAX_PARAMS]; /* largest |p| before or after any step */
+  float *grad_l2[GEN_MAX_PARAMS];    /* decay_method L2: the gradient with wd P added of the last step
+                                        (what the port's p.grad holds after it), else NULL */
 } sim;
 
 static void sim_free(sim *s, int n)
 {
   for (int i = 0; i < n; i++) {
-    free(s->p[i]);
+    free(s->p[i]), free(s->grad_l2[i]);
     free(s->st[i].momentum_buffer), free(s->st[i].exp_avg), free(s->st[i].exp_avg_sq), free(s->st[i].moment2);
   }
 }
@@ -168,6 +170,24 @@ static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_err
     muonref_clip_scale(clipped[i], numel[i], coeff);
   }
   return st;
+}
+
+/* Before the last step: under decay_method L2 (a Muon parameter with a
+ * gradient and a nonzero decay), s->grad_l2[i] gets the gradient the step
+ * uses, R32(G + wd P) from the parameter before it (muonref_ref_l2_grad,
+ * as muon_branch computes it): the p.grad that grad_after_json publishes. */
+static int last_l2_grad(const muonref_options *o, const muonref_route *r, sim *s, int i, const float *gr,
+                        muonref_error *err)
+{
+  muonref_muon_plan pl;
+  if (!gr || !r->use_muon)
+    return MUONREF_OK;
+  muonref_muon_plan_make(o, r, &pl);
+  if (pl.l2 == 0.0)
+    return MUONREF_OK;
+  if (!(s->grad_l2[i] = malloc(r->numel * sizeof(float) + 1)))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for an L2 gradient");
+  return muonref_ref_l2_grad(s->grad_l2[i], gr, s->p[i], r->numel, pl.l2, err);
 }
 
 /* Runs the reference over the case's steps with Newton-Schulz in `format`
@@ -201,6 +221,8 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       o.bf16_order = order;
       muonref_route r;
       if ((st = muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, err)))
+        break;
+      if (k == c->n_steps - 1 && (st = last_l2_grad(&o, &r, s, i, gr, err)))
         break;
       muonref_ref_cr_report rep = {0};
       s->st[i].use_muon = r.use_muon;
@@ -257,18 +279,24 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
 /* What p.grad holds after the last step (spec/muon.md 8.1), into
  * e.gradAfter with one absolute tolerance per parameter in
  * e.gradAfterAtol, for a profile whose port writes p.grad
- * (grad_after_step NESTEROV_INPUT); nothing for KEEP, where the judge
- * takes the last step's gradients themselves.  The Nesterov input U =
+ * (grad_after_step NESTEROV_INPUT; or DECAYED under decay_method L2:
+ * `grad.add_(p, alpha=wd)`, the gradient G' = R32(G + wd P) in
+ * s->grad_l2, which NESTEROV_INPUT's U takes too); nothing otherwise, where the judge takes the last step's gradients themselves.
+ * G' is within 2 binary32 ulps of max(|G|, |G'|) of a port's float32
+ * add_ (which rounds wd to float32, fused or not), plus 4 times its spread
+ * over the n_b16 runs b16 (a port's P before the last step follows its own
+ * Newton-Schulz format).  The Nesterov input U =
  * in_grad G + in_mom M' is evaluated in binary64 from the reference's
  * stored binary32 momentum M' (what the port's own lerp reads) and rounded
  * once; a port's binary32 lerp differs from it by a few roundings of the
  * larger of |G| and |M'|: the allowance is 8 binary32 ulps of the largest
  * such magnitude of the parameter. */
-static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
+static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16, int n_b16, json_t *e)
 {
   int any = 0;
   for (int i = 0; i < c->n_params; i++)
-    any |= c->options[c->group_of[i]].grad_after_step != MUONREF_GRAD_AFTER_KEEP;
+    any |= c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT ||
+           (c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_DECAYED && s->grad_l2[i]);
   if (!any || c->n_steps < 1)
     return;
   json_t *ga = json_array(), *at = json_array();
@@ -287,6 +315,10 @@ static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
     float *u = calloc(n ? n : 1, sizeof *u);
     double big = 0;
     int nesterov_input = r.use_muon && o->nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+    /* the gradient the step used, where the port writes it: L2's G + wd P (in place, then maybe U) */
+    const float *l2 = o->grad_after_step != MUONREF_GRAD_AFTER_KEEP ? s->grad_l2[i] : NULL;
+    if (l2)
+      g = l2;
     muonref_muon_plan pl;
     if (nesterov_input)
       muonref_muon_plan_make(o, &r, &pl);
@@ -294,9 +326,19 @@ static void grad_after_json(const gen_step_case *c, const sim *s, json_t *e)
       double gj = g ? g[j] : 0.0, mj = nesterov_input ? s->st[i].momentum_buffer[j] : 0.0;
       u[j] = nesterov_input ? (float)(pl.in_grad * gj + pl.in_mom * mj) : (float)gj;
       big = fmax(big, fmax(fabs(gj), fabs(mj)));
+      if (l2) /* |wd P| <= |G'| + |G|: the given gradient's magnitude too */
+        big = fmax(big, fabs(c->grads[k][i][j]));
     }
     json_array_append_new(ga, u ? tensor_json(u, &c->shapes[i]) : json_null());
-    json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big) : 0.0));
+    /* L2: a port's float32 `grad.add_(p, alpha=wd)` rounds wd to float32 and may fuse or not: 2 ulps;
+     * after more than one step its P is its own format's: 4 times the largest difference of G' between
+     * the exact run and any bf16 order's */
+    double spread = 0.0;
+    for (int b = 0; l2 && b < n_b16; b++)
+      for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++)
+        spread = fmax(spread, fabs((double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j]));
+    json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big)
+                                        : l2 ? 2.0 * muonref_ulp32(big) + 4.0 * spread : 0.0));
     free(u);
   }
   json_object_set_new(e, "gradAfter", ga);
@@ -353,7 +395,24 @@ static double bf16_noise_scale_rel(const muonref_options *o)
 }
 
 /* The tolerance of a step case for one format (spec/vectors.md 5.1). */
-static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact, const int *sv_check)
+/* Under decay_method L2 the momentum takes wd P, so it follows the
+ * parameter's trajectory, which depends on the Newton-Schulz format: the
+ * largest difference of parameter i's momentum between run s and any of
+ * the n_b16 bf16 runs (0 without L2). */
+static double l2_momentum_spread(const gen_step_case *c, int i, const muonref_options *o, const sim *s,
+                                 const sim *b16, int n_b16)
+{
+  double d = 0.0;
+  if (o->decay_method != MUONREF_DECAY_L2 || o->weight_decay == 0.0)
+    return 0.0;
+  for (int b = 0; b < n_b16; b++)
+    for (size_t j = 0; j < muonref_shape_numel(&c->shapes[i]); j++)
+      d = fmax(d, fabs((double)s->st[i].momentum_buffer[j] - (double)b16[b].st[i].momentum_buffer[j]));
+  return d;
+}
+
+static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact, const int *sv_check,
+                              const sim *b16, int n_b16)
 {
   json_t *t = json_object(), *atol = json_array(), *satol = json_array(), *urel = json_array(), *scalerel = json_array();
   int max_steps = 0, any_rel = 0;
@@ -370,7 +429,12 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
         rel = bf16_noise_rel(o); /* judged on the update, relative */
       else
         a = s->muon_steps[i] * (bf16 ? 0.0 : 5e-5) * alpha * 1.5;
-      json_object_set_new(sa, "momentum_buffer", json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum)));
+      /* L2: the momentum takes wd P, and P follows the format: the bf16 runs' spread 4 times; for fp32
+       * wd times the parameter's allowance */
+      double m_l2 = bf16 ? 4.0 * l2_momentum_spread(c, i, o, s, b16, n_b16)
+                         : o->decay_method == MUONREF_DECAY_L2 ? fabs(o->weight_decay) * a : 0.0;
+      json_object_set_new(sa, "momentum_buffer",
+                          json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum) + m_l2));
       if (muonref_moment2_numel(o, &r)) {
         /* the second moment is an EMA of squares of O (|O| <= 1.5): fp32 Newton-Schulz's 3e-6 relative
          * error twice, its roundings; under bf16 noise O moves by a few % per element (rel), twice */
@@ -860,7 +924,7 @@ static void run_step(gen_job *j)
     return;
   }
   json_object_set_new(t, "expected", expected_json(c, &exact));
-  grad_after_json(c, &exact, json_object_get(t, "expected"));
+  grad_after_json(c, &exact, b16, n_sims, json_object_get(t, "expected"));
   unsigned over_groups = 0;
   if ((st = norm_overflow_groups(c, &over_groups, err)) == MUONREF_OK && over_groups) {
     sim alt;
@@ -931,8 +995,8 @@ static void run_step(gen_job *j)
   if (any_muon && is_polar_express(&c->options[0])) /* dion's iteration (its faults' note) */
     json_array_append_new(json_object_get(t, "flags"), json_string("PolarExpress"));
   json_t *tol = json_object();
-  json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0, sv_check));
-  json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16, sv_check));
+  json_object_set_new(tol, "fp32", step_tolerance(c, &exact, 0, 0, sv_check, b16, n_sims));
+  json_object_set_new(tol, "bf16", step_tolerance(c, &exact, 1, with_bf16, sv_check, b16, n_sims));
   json_object_set_new(t, "tolerance", tol);
   sim_free(&exact, c->n_params);
   for (int k = 0; k < n_sims; k++)

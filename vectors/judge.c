@@ -524,7 +524,9 @@ static int judge_grad_after(const json_t *test, const json_t *res, muonref_verdi
     if (!v->pass) {
       size_t used = strlen(v->detail);
       snprintf(v->detail + used, sizeof v->detail - used, " (%s)",
-               ea ? "the profile's port writes the Nesterov input into p.grad" : "step() must leave p.grad as it was");
+               ea ? "the profile's port writes p.grad in the step: the Nesterov input, or the gradient with the L2 "
+                       "decay added (spec/muon.md 8.1)"
+                  : "step() must leave p.grad as it was");
       return MUONREF_OK;
     }
   }

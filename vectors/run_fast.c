@@ -29,12 +29,14 @@ typedef struct run {
   size_t *order;           /* order[k]: parameter index of group slot k */
   muonref_group *groups;
   size_t n_groups;
+  float **before;          /* grad_after: each parameter before the case's last step (decay_method L2) */
 } run;
 
 static void run_free(run *r)
 {
   for (size_t i = 0; r->params && i < r->n; i++)
-    muonref_tensor_free(&r->params[i]);
+    muonref_tensor_free(&r->params[i]), free(r->before ? r->before[i] : NULL);
+  free(r->before);
   free(r->params), free(r->shapes), free(r->order), free(r->groups), free(r->names);
 }
 
@@ -145,6 +147,20 @@ static int set_options(muonref_optimizer **opt, run *r, const json_t *test, cons
   return MUONREF_OK;
 }
 
+/* r->before: a copy of every parameter (before the last step). */
+static int keep_before(run *r, muonref_error *err)
+{
+  if (!r->before && !(r->before = calloc(r->n + 1, sizeof *r->before)))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the parameters before the last step");
+  for (size_t i = 0; i < r->n; i++) {
+    size_t n = r->params[i].numel;
+    if (!r->before[i] && !(r->before[i] = malloc(n * sizeof(float) + 1)))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the parameters before the last step");
+    memcpy(r->before[i], r->params[i].f, n * sizeof(float));
+  }
+  return MUONREF_OK;
+}
+
 /* Steps first..last-1 of the case on *opt, each after its option changes
  * (which replace *opt: set_options). */
 static int run_steps(muonref_optimizer **opt, run *r, const json_t *test, size_t first, size_t last,
@@ -166,6 +182,8 @@ static int run_steps(muonref_optimizer **opt, run *r, const json_t *test, size_t
       ptrs[s] = r->params[i].f;
       st = muonref_case_grad(json_array_get(gl, i), r->params[i].numel, &gt[s], &grads[s], w, err);
     }
+    if (!st && x && x->grad_after && k + 1 == json_array_size(steps))
+      st = keep_before(r, err);
     if (!st)
       st = muonref_optimizer_step(*opt, r->n, ptrs, grads, err);
     for (size_t s = 0; s < r->n; s++)
@@ -227,9 +245,13 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
         muonref_fault_muon_plan(fault, g, o, &r->params[i].shape, &pl);
       }
       int u = muon && pl.nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+      int l2 = muon && gd.data && pl.l2 != 0.0 && r->before && /* p.grad += wd P before the momentum */
+               o->grad_after_step != MUONREF_GRAD_AFTER_KEEP;
       if (have) {
         muonref_tensor out;
         muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &r->params[i].shape, NULL);
+        if (l2)
+          muonref_l2_grad(gt.f, gt.f, r->before[i], n, pl.l2);
         double big = 0;
         for (size_t j = 0; j < n; j++) {
           double gj = gd.data ? gt.f[j] : 0.0, mj = u ? st.momentum_buffer[j] : 0.0;
@@ -237,7 +259,7 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
           big = fmax(big, fmax(fabs(gj), fabs(mj)));
         }
         json_array_set_new(ga, i, muonref_tensor_to_json(&out, 0));
-        json_array_set_new(at, i, json_real(u ? 8.0 * muonref_ulp32(big) : 0.0));
+        json_array_set_new(at, i, json_real(u ? 8.0 * muonref_ulp32(big) : l2 ? 2.0 * muonref_ulp32(big) : 0.0));
         muonref_tensor_free(&out);
       }
       muonref_tensor_free(&gt);

@@ -52,6 +52,15 @@ MUONREF_API double muonref_clip_coeff(double max_norm, double total_norm);
  * multiply by the float32 scale); coeff 1.0 or g NULL changes nothing. */
 MUONREF_API void muonref_clip_scale(float *g, size_t n, double coeff);
 
+/* The gradient of decay_method L2 (options.h; Emerging-Optimizers
+ * mixin.py @fd77292 `grad.add_(p, alpha=wd)`): out[j] = R32(fma(wd, p[j],
+ * g[j])) for j < n, the product and sum rounded once to binary64, then to
+ * binary32 (the exact R32(g + wd p) except where the binary64 value is a
+ * binary32 midpoint: muonref_ref_l2_grad, ref.h, rounds once).  g, p, out:
+ * n floats each, one parameter in any layout; out may be g.  Nothing for n
+ * 0. */
+MUONREF_API void muonref_l2_grad(float *out, const float *g, const float *p, size_t n, double wd);
+
 /* The sum of squares of g[0..n) in binary64 (the fast path's norm:
  * total_norm = sqrt of the sum over every gradient); 0 for g NULL. */
 MUONREF_API double muonref_grad_sumsq(const float *g, size_t n);

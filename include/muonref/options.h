@@ -366,10 +366,17 @@ typedef enum muonref_missing_grad {
  *                   Nesterov input U, written in place (KellerJordan/Muon
  *                   @857d1ad muon_update: `update = grad.lerp_(momentum,
  *                   beta)`); a zero-filled missing gradient is the zero
- *                   tensor, then U */
+ *                   tensor, then U
+ *   DECAYED:        under decay_method L2, a Muon parameter's p.grad holds
+ *                   the gradient with the decay added, R32(G + wd P),
+ *                   written in place (NVIDIA-NeMo/Emerging-Optimizers
+ *                   mixin.py @fd77292 `grad.add_(p, alpha=wd)`); else as
+ *                   KEEP.  KEEP under L2 is a port that adds the decay to
+ *                   a copy. */
 typedef enum muonref_grad_after {
   MUONREF_GRAD_AFTER_KEEP = 0,
-  MUONREF_GRAD_AFTER_NESTEROV_INPUT = 1
+  MUONREF_GRAD_AFTER_NESTEROV_INPUT = 1,
+  MUONREF_GRAD_AFTER_DECAYED = 2
 } muonref_grad_after;
 /* Which AdamW the fallback runs (spec/muon.md section 9; m', v' the new
  * moments):
@@ -555,15 +562,20 @@ typedef enum muonref_moment2_rescale {
  *                decay as torch.optim.AdamW takes it)
  *   INDEPENDENT: P <- P (1 - wd), the lr left out
  *   PALM:        P <- P (1 - lr^2 wd)
+ *   L2:          no decay of P; the decay goes through the gradient before
+ *                the momentum: G <- R32(G + wd P) (one rounding), and a
+ *                PyTorch port's p.grad holds that G after the step
+ *                (spec/muon.md 4.2, 8.1)
  * NVIDIA-NeMo/Emerging-Optimizers mixin.py @fd77292 weight_decay_method:
  * "decoupled" `p.add_(p, alpha=-wd * lr)`, "independent" `p.add_(p,
- * alpha=-wd)`, "palm" `p.add_(p, alpha=-wd * lr * lr)` (its "l2", which
- * adds wd P to the gradient, is not a value).  The AdamW branch's decay is
- * not changed (Emerging-Optimizers has none). */
+ * alpha=-wd)`, "palm" `p.add_(p, alpha=-wd * lr * lr)`, "l2"
+ * `grad.add_(p, alpha=wd)` (in place: p.grad).  Each only when wd != 0.
+ * The AdamW branch's decay is not changed (Emerging-Optimizers has none). */
 typedef enum muonref_decay_method {
   MUONREF_DECAY_DECOUPLED = 0,
   MUONREF_DECAY_INDEPENDENT = 1,
-  MUONREF_DECAY_PALM = 2
+  MUONREF_DECAY_PALM = 2,
+  MUONREF_DECAY_L2 = 3
 } muonref_decay_method;
 
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
@@ -698,7 +710,8 @@ typedef struct muonref_options {
                                variable - variable * wd * lr)` with `lr = ops.cast(self.learning_rate,
                                variable.dtype)` for both branches); 0: lr * adam_lr_ratio */
   muonref_decay_method decay_method; /* the Muon branch's decay factor: 1 - lr wd (DECOUPLED, zero),
-                               1 - wd (INDEPENDENT) or 1 - lr^2 wd (PALM) */
+                               1 - wd (INDEPENDENT) or 1 - lr^2 wd (PALM); or wd P added to the
+                               gradient (L2) */
 
   /* --- the AdamW fallback (spec/muon.md 9) --- */
   double adam_beta1;         /* 0 <= beta1 < 1 */

@@ -170,6 +170,18 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_step_cr(const muonref_options *o, 
 MUONREF_API MUONREF_NODISCARD int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, const size_t *numel,
                                                         muonref_error *err);
 
+/* The gradient of decay_method L2 (options.h; Emerging-Optimizers
+ * mixin.py @fd77292 `grad.add_(p, alpha=wd)`): out[j] = R32(g[j] + wd
+ * p[j]) for j < n, the exact sum rounded once to nearest binary32 (MPFR:
+ * the 77-bit product and the sum rounded to odd at 80 bits, then to
+ * binary32, subnormals included).  g, p: n floats each (one parameter, in
+ * any layout, the same for both); wd: the weight decay, binary64; out: n
+ * floats, may be g.  The fast path's muonref_l2_grad (grad.h) gives the
+ * same floats except where binary64 rounds to a binary32 midpoint.
+ * MUONREF_EOPTION for NULL arrays with n > 0, or a non-finite wd. */
+MUONREF_API MUONREF_NODISCARD int muonref_ref_l2_grad(float *out, const float *g, const float *p, size_t n, double wd,
+                                                     muonref_error *err);
+
 #ifdef __cplusplus
 }
 #endif
