@@ -14,121 +14,46 @@
 #include "core/checks.h"
 #include "core/option_fields.h"
 
-/* One option of the port, as its key table (profile.h) names it. */
-static void print_key(const muonref_profile *p, const muonref_options *o, const muonref_option_key *k)
+/* A JSON value as Python writes it: None, True, False, 'text', an integer,
+ * a float as repr() does (core/pyfmt.h), [a, b, ...] (a list for a JSON
+ * array: the ports take a list or a tuple alike). */
+static void print_py(const json_t *v)
 {
-  char b[40], c[40], d[40];
-  const void *f = (const char *)o + k->offset;
+  char b[40];
+  if (!v || json_is_null(v))
+    printf("None");
+  else if (json_is_boolean(v))
+    printf("%s", json_is_true(v) ? "True" : "False");
+  else if (json_is_string(v))
+    printf("'%s'", json_string_value(v));
+  else if (json_is_integer(v))
+    printf("%lld", (long long)json_integer_value(v));
+  else if (json_is_real(v))
+    printf("%s", muonref_py_float(b, sizeof b, json_real_value(v)));
+  else if (json_is_array(v)) {
+    printf("[");
+    for (size_t i = 0; i < json_array_size(v); i++)
+      printf("%s", i ? ", " : ""), print_py(json_array_get(v, i));
+    printf("]");
+  } else
+    printf("?");
+}
+
+/* One option of the port, as its key table (profile.h) names it, with the
+ * value the vectors would write for it (vectors/case.c, one writer for
+ * every key kind). */
+static void print_key(const muonref_options *o, const muonref_option_key *k)
+{
+  json_t *v = muonref_case_key_json(o, k);
   printf("%-18s ", k->name);
-  switch (k->kind) {
-  case MUONREF_KEY_REAL: printf("%s\n", muonref_py_float(b, sizeof b, *(const double *)f)); break;
-  case MUONREF_KEY_BOOL: printf("%s\n", *(const int *)f ? "True" : "False"); break;
-  case MUONREF_KEY_INT: printf("%d\n", *(const int *)f); break;
-  case MUONREF_KEY_LONG: printf("%ld\n", *(const long *)f); break;
-  case MUONREF_KEY_PATTERNS: /* Paddle's muon_exclude_patterns (None: none), keras' exclude_layers */
-    if (o->n_exclude_patterns <= 0 && o->pattern_match == MUONREF_MATCH_SUBSTRING_CI) {
-      printf("None\n");
-      break;
-    }
-    printf("[");
-    for (int i = 0; i < o->n_exclude_patterns && i < MUONREF_MAX_PATTERNS; i++)
-      printf("%s'%.*s'", i ? ", " : "", MUONREF_PATTERN_LEN, o->exclude_patterns[i]);
-    printf("]\n");
-    break;
-  case MUONREF_KEY_RMS_RATE:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_py_float(b, sizeof b, o->scale_extra) : "None");
-    break;
-  case MUONREF_KEY_BETAS:
-    printf("(%s, %s)\n", muonref_py_float(b, sizeof b, o->adam_beta1), muonref_py_float(c, sizeof c, o->adam_beta2));
-    break;
-  case MUONREF_KEY_SCALE_MODE: printf("%s\n", muonref_scale_mode_name(o->scale_mode)); break;
-  case MUONREF_KEY_USE_MUON:
-    printf("%s\n", o->use_muon == MUONREF_USE_MUON_AUTO ? "None" : o->use_muon == MUONREF_USE_MUON_TRUE ? "True" : "False");
-    break;
-  case MUONREF_KEY_COEFF3:
-    printf("(%s, %s, %s)\n", muonref_py_float(b, sizeof b, o->coeffs[0].a), muonref_py_float(c, sizeof c, o->coeffs[0].b),
-           muonref_py_float(d, sizeof d, o->coeffs[0].c));
-    break;
-  case MUONREF_KEY_ADJUST_LR:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? "'match_rms_adamw'" : "None");
-    break;
-  case MUONREF_KEY_COEFF_LIST: /* the list, as timm's `ns_coefficients` takes it */
-    printf("[");
-    for (int i = 0; i < o->n_coeffs; i++)
-      printf("%s(%s, %s, %s)", i ? ", " : "", muonref_py_float(b, sizeof b, o->coeffs[i].a),
-             muonref_py_float(c, sizeof c, o->coeffs[i].b), muonref_py_float(d, sizeof d, o->coeffs[i].c));
-    printf("]\n");
-    break;
-  case MUONREF_KEY_ADJUST_LR_TIMM:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_FAN_IN                                               ? "'original'"
-                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW || o->scale_mode == MUONREF_SCALE_RMS_NUMEL ? "'match_rms_adamw'"
-                   : o->scale_mode == MUONREF_SCALE_RMS_TO_RMS                                          ? "'rms_to_rms'"
-                   : o->scale_mode == MUONREF_SCALE_RSQRT_COLS                                          ? "'rsqrt_in'"
-                                                                                                        : "None");
-    break;
-  case MUONREF_KEY_EPS_SHARED: /* one value for Newton-Schulz and the fallback */
-    printf("%s\n", muonref_py_float(b, sizeof b, *(const double *)f));
-    break;
-  case MUONREF_KEY_SCALE_MODE_EMERGING:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX     ? "'spectral'"
-                   : o->scale_mode == MUONREF_SCALE_RMS_TO_RMS ? "'unit_rms_norm'"
-                   : o->scale_mode == MUONREF_SCALE_FAN_IN     ? "'shape_scaling'"
-                                                               : "?");
-    break;
-  case MUONREF_KEY_ALGORITHM: /* dion: a group without the key is the class's ("muon", NorMuon's "normuon") */
-    printf("%s\n", o->use_muon == MUONREF_USE_MUON_FALSE        ? "'adamw'"
-                   : o->catalogue == MUONREF_CATALOGUE_NORMUON ? "'normuon'"
-                                                               : "'muon'");
-    break;
-  case MUONREF_KEY_ADJUST_LR_DION:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_RMS_TO_RMS  ? "'spectral_norm'"
-                   : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? "'rms_norm'"
-                                                               : "None");
-    break;
-  case MUONREF_KEY_NS_COEFF_TYPE:
-  case MUONREF_KEY_NS_COEFFS:
-  case MUONREF_KEY_MUON_VERSION:
-  case MUONREF_KEY_ALGO_TIMM: { /* as the vectors write them (vectors/case.c) */
-    json_t *j = muonref_case_options_json(o, p->name);
-    char *t = json_dumps(json_object_get(j, k->name), JSON_ENCODE_ANY | JSON_COMPACT);
-    printf("%s\n", t ? t : "?");
-    free(t), json_decref(j);
-    break;
+  if (json_is_null(v) && k->kind == MUONREF_KEY_ALGORITHM) { /* dion: a group without it is the class's */
+    muonref_options t = *o;
+    t.use_muon = MUONREF_USE_MUON_TRUE;
+    json_decref(v), v = muonref_case_key_json(&t, k);
   }
-  case MUONREF_KEY_FLATTEN:
-    printf("%s\n", o->conv_mode == MUONREF_CONV_FLATTEN ? "True" : "False");
-    break;
-  case MUONREF_KEY_NS_COEFFS_OPTAX: /* a triple (3,), or the (n, 3) list */
-    if (o->n_coeffs == 1)
-      printf("(%s, %s, %s)\n", muonref_py_float(b, sizeof b, o->coeffs[0].a),
-             muonref_py_float(c, sizeof c, o->coeffs[0].b), muonref_py_float(d, sizeof d, o->coeffs[0].c));
-    else {
-      printf("(");
-      for (int i = 0; i < o->n_coeffs; i++)
-        printf("%s(%s, %s, %s)", i ? ", " : "", muonref_py_float(b, sizeof b, o->coeffs[i].a),
-               muonref_py_float(c, sizeof c, o->coeffs[i].b), muonref_py_float(d, sizeof d, o->coeffs[i].c));
-      printf(")\n");
-    }
-    break;
-  case MUONREF_KEY_CONSISTENT_RMS:
-    printf("%s\n", o->scale_mode == MUONREF_SCALE_SQRT_MAX ? muonref_py_float(b, sizeof b, o->scale_extra) : "None");
-    break;
-  case MUONREF_KEY_CONV_MODE_TIMM:
-    printf("%s\n", o->conv_mode == MUONREF_CONV_SPATIAL ? "'batched'" : o->conv_mode == MUONREF_CONV_FLATTEN ? "'flatten'" : "?");
-    break;
-  case MUONREF_KEY_SCALE_EPS:
-    printf("%s\n", o->eps_mode == MUONREF_EPS_ADD_SCALED ? "True" : "False");
-    break;
-  case MUONREF_KEY_USE_FALLBACK: /* timm's group key: absent (False) unless a group sets it */
-    printf("False\n");
-    break;
-  case MUONREF_KEY_PRECONDITIONING:
-    printf("'%s'\n", muonref_precondition_name(o->ns_precondition) ? muonref_precondition_name(o->ns_precondition) : "?");
-    break;
-  case MUONREF_KEY_DECAY_METHOD:
-    printf("'%s'\n", muonref_decay_method_name(o->decay_method) ? muonref_decay_method_name(o->decay_method) : "?");
-    break;
-  }
+  print_py(v);
+  printf("\n");
+  json_decref(v);
 }
 
 /* The port's options under its own names, then every field of
@@ -140,7 +65,7 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   if (!p->adam_defaults) {
     printf("options (the port's own names):\n");
     for (size_t i = 0; i < p->n_keys; i++)
-      printf("  "), print_key(p, o, &p->keys[i]);
+      printf("  "), print_key(o, &p->keys[i]);
   } else { /* groups of each branch with their own keys and defaults (Keller) */
     muonref_options a = *p->adam_defaults;
     a.use_muon = MUONREF_USE_MUON_FALSE;
@@ -149,11 +74,11 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
     printf("Muon groups:\n");
     for (size_t i = 0; i < p->n_keys; i++)
       if (p->keys[i].branch != MUONREF_KEY_ADAM_ONLY)
-        printf("  "), print_key(p, &m, &p->keys[i]);
+        printf("  "), print_key(&m, &p->keys[i]);
     printf("AdamW groups:\n");
     for (size_t i = 0; i < p->n_keys; i++)
       if (p->keys[i].branch != MUONREF_KEY_MUON_ONLY)
-        printf("  "), print_key(p, &a, &p->keys[i]);
+        printf("  "), print_key(&a, &p->keys[i]);
   }
   /* every field of the option table (core/option_fields.c): no list here to keep */
   printf("fields (muonref_options, spec/muon.md):\n");
