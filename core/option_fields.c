@@ -45,6 +45,8 @@ NAMER(decay_method, muonref_decay_method)
 #define ENUM4(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 4, 0, prefix}
 /* entries since format 5 */
 #define ENUM5(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 5, 0, prefix}
+/* entries since format 6 */
+#define F64_6(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 6, 0, NULL}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -73,6 +75,8 @@ const muonref_option_field muonref_option_fields[] = {
   BOOL4(normalize_spatial), BOOL4(nuclear_scale), ENUM4(ns_precondition, precondition, "MUONREF_PRECOND_"),
   /* format 5 (Emerging-Optimizers' weight_decay_method) */
   ENUM5(decay_method, decay_method, "MUONREF_DECAY_"),
+  /* format 6 (optax's adam_eps_root) */
+  F64_6(adam_eps_root),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -93,7 +97,7 @@ SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1576, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1584, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)

@@ -1,5 +1,5 @@
 /* muonref: every field of muonref_options, once, in the order of state file
- * format 5 (spec/muon.md 11.1): the state file (fast/state.c) writes,
+ * format 6 (spec/muon.md 11.1): the state file (fast/state.c) writes,
  * reads and compares the options through this table, `muonref state`
  * prints them from it, and the profile records (vectors/record.c) spell
  * them by it, so that a field added to the struct and not here

@@ -147,6 +147,9 @@ static int check_optax_fields(const muonref_options *o, muonref_error *err)
   if (o->adam_decay_own != 0 && o->adam_decay_own != 1)
     return muonref_fail(err, MUONREF_EOPTION, "Invalid adam_decay_own: %d (expected 0 or 1)", o->adam_decay_own);
   int s = check_real(0, o->adam_weight_decay, "Invalid AdamW weight decay", err);
+  /* optax checks no eps_root; a negative one can make v_hat + eps_root negative: refused everywhere */
+  if (!s)
+    s = check_real(o->adam_eps_root < 0.0, o->adam_eps_root, "Invalid AdamW eps_root (adam_eps_root)", err);
   if (s)
     return s;
   return check_catalogue(o, 1, NULL, err);

@@ -142,6 +142,8 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   p->step_size = p->lr / p->bias_correction1;
   /* UNCORRECTED: m / ((sqrt(v) + eps) / s2) = m / (sqrt(v) / s2 + eps / s2) */
   p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
+  /* optax scale_by_adam: `nu_hat + eps_root` under the square root, nu_hat = nu / bc2 */
+  p->eps_root_bc2 = o->adam_eps_root * p->bias_correction2;
   /* optax: the AdamW decay's own coefficient (adam_decay_own); keras: it
    * and the Muon lr (adam_decay_muon_lr; Muon._apply_weight_decay:
    * `variable - variable * wd * lr`, lr = self.learning_rate for both

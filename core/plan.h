@@ -54,7 +54,7 @@ typedef struct muonref_muon_plan {
  *   m <- beta1 * m + one_minus_beta1 * g
  *   v <- beta2 * v + one_minus_beta2 * g * g
  *   P <- decay * P                          (only when apply_decay)
- *   P <- P - step_size * n / (sqrt(v) / sqrt_bc2 + eps)
+ *   P <- P - step_size * n / (sqrt(v + eps_root_bc2) / sqrt_bc2 + eps)
  * with n = m (AdamW) or n = num_mom * m + num_grad * g (nadamw: timm's
  * NAdamW, timm/optim/nadamw.py @aa4b5850, num_mom = beta1, num_grad =
  * 1 - beta1; optax's NAdam, see muonref_adam_variant; m the new first
@@ -69,6 +69,9 @@ typedef struct muonref_adamw_plan {
   double sqrt_bc2;           /* sqrt(bias_correction2) */
   double step_size;          /* lr / bias_correction1 */
   double eps;                /* adam_eps; adam_eps / sqrt_bc2 when UNCORRECTED */
+  double eps_root_bc2;       /* adam_eps_root * bias_correction2 (binary64): the denominator is
+                                sqrt(v' + eps_root_bc2) / sqrt_bc2 + eps, which is optax's
+                                sqrt(v_hat + eps_root) + eps; 0 (every profile's default) adds nothing */
   int apply_decay;
   double decay;              /* 1 - lr * weight_decay (adam_decay_own: adam_weight_decay; adam_decay_muon_lr:
                                 the Muon lr, not lr * adam_lr_ratio) */

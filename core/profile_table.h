@@ -63,6 +63,7 @@ static const muonref_options nemo_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -143,6 +144,7 @@ static const muonref_options torch_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -220,6 +222,7 @@ static const muonref_options moonlight_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -301,6 +304,7 @@ static const muonref_options keller_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -357,6 +361,7 @@ static const muonref_options keller_adam_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -439,6 +444,7 @@ static const muonref_options timm_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -539,6 +545,7 @@ static const muonref_options dion_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order;
  * distributed_mesh, cautious_wd (False), use_gram_newton_schulz, use_triton, use_polar_express
@@ -628,6 +635,7 @@ static const muonref_options emerging_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -714,6 +722,7 @@ static const muonref_options paddle_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -813,13 +822,14 @@ static const muonref_options optax_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
- * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_eps_root (0),
- * adam_learning_rate (None: learning_rate) and muon_weight_dimension_numbers (None: every 2-D leaf)
- * stay at their defaults (not expressible), as does preconditioning 'spectral'; adaptive and
- * preconditioning are written only where a case sets them otherwise (optional: the cases before
- * them stay as published). */
+ * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
+ * learning_rate) and muon_weight_dimension_numbers (None: every 2-D leaf) stay at their defaults
+ * (not expressible), as does preconditioning 'spectral'; adaptive, preconditioning and
+ * adam_eps_root are written only where a case sets them otherwise (optional: the cases before them
+ * stay as published). */
 static const muonref_option_key optax_keys[] = {
   {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
   {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
@@ -832,6 +842,7 @@ static const muonref_option_key optax_keys[] = {
   {"preconditioning", MUONREF_KEY_PRECONDITIONING, offsetof(muonref_options, ns_precondition), MUONREF_KEY_ANY, 0, 1},
   {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
   {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
+  {"adam_eps_root", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps_root), MUONREF_KEY_ANY, 0, 1},
   {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0},
   {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
 };
@@ -908,6 +919,7 @@ static const muonref_options megatron_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -1001,6 +1013,7 @@ static const muonref_options keras_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -1099,6 +1112,7 @@ static const muonref_options normuon_defaults = {
   .nuclear_scale = 0,
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1130,7 +1144,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 9, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 8, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
-  [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 13, 1, NULL, optax_areas},
+  [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 12, 0, NULL, megatron_areas},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},

@@ -519,7 +519,7 @@ void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muo
     p->cautious = 2;
   switch (f) {
   case MUONREF_FAULT_ADAM_EPS_INSIDE: p->eps /= p->sqrt_bc2; break; /* step*m/(sqrt(v)/s2 + eps/s2) */
-  case MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION: p->sqrt_bc2 = 1.0, p->step_size = p->lr; break;
+  case MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION: p->sqrt_bc2 = 1.0, p->step_size = p->lr, p->eps_root_bc2 = o->adam_eps_root; break;
   case MUONREF_FAULT_ADAM_LR_NO_RATIO:
     p->lr = o->lr, p->step_size = o->lr / p->bias_correction1, p->decay = 1.0 - o->lr * o->weight_decay;
     break;
@@ -530,6 +530,7 @@ void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muo
     p->sqrt_bc2 = sqrt(p->bias_correction2);
     p->step_size = p->lr / p->bias_correction1;
     p->eps = o->adam_eps_mode == MUONREF_ADAM_EPS_UNCORRECTED ? o->adam_eps / p->sqrt_bc2 : o->adam_eps;
+    p->eps_root_bc2 = o->adam_eps_root * p->bias_correction2;
     break;
   default: break;
   }

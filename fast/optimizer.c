@@ -383,7 +383,7 @@ static void adamw_scalars(const muonref_adamw_plan *pl, muonref_stk_adamw *k)
 {
   *k = (muonref_stk_adamw){pl->beta1, pl->one_minus_beta1, pl->beta2, pl->one_minus_beta2, pl->sqrt_bc2, pl->eps,
                            pl->step_size, pl->apply_decay ? pl->decay : 1.0, pl->nadamw, pl->num_mom, pl->num_grad,
-                           pl->cautious};
+                           pl->cautious, pl->eps_root_bc2};
 }
 
 /* The range check of spec/muon.md section 3 on parameter i (gradient g):

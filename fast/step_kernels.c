@@ -304,7 +304,7 @@ MUONREF_INLINE void adamw1(const muonref_stk_adamw *k, float p, float m, float v
   double gj = g;
   *mj = k->beta1 * (double)m + k->one_minus_beta1 * gj;
   *vj = k->beta2 * (double)v + k->one_minus_beta2 * gj * gj;
-  double denom = sqrt(*vj) / k->sqrt_bc2 + k->eps;
+  double denom = sqrt(*vj + k->eps_root_bc2) / k->sqrt_bc2 + k->eps;
   double nj = k->nadamw ? k->num_mom * *mj + k->num_grad * gj : *mj; /* timm's NAdamW, optax's NAdam numerator */
   double q = denom == 0.0 ? 0.0 : nj / denom; /* spec: a zero denominator moves nothing */
   double decay = muonref_cautious_decays(k->cautious, muonref_sign(p), muonref_sign(q)) ? k->decay : 1.0;
@@ -322,7 +322,8 @@ MUONREF_INLINE void adamw4(const muonref_stk_adamw *k, const float *P, const flo
   load4d(&vv, v);
   *mj = k->beta1 * mm + k->one_minus_beta1 * *gj;
   *vj = k->beta2 * vv + k->one_minus_beta2 * *gj * *gj;
-  sqrt4d(&root, vj);
+  v4d vr = *vj + k->eps_root_bc2;
+  sqrt4d(&root, &vr);
   v4d denom = root / k->sqrt_bc2 + k->eps;
   v4d nj = k->nadamw ? k->num_mom * *mj + k->num_grad * *gj : *mj;
   v4d q = nj / denom;

@@ -48,6 +48,7 @@ typedef struct muonref_stk_adamw {
   int nadamw;
   double num_mom, num_grad;
   int cautious; /* as muonref_stk_muon's */
+  double eps_root_bc2; /* muonref_adamw_plan's: under the square root with v' */
 } muonref_stk_adamw;
 
 /* Phase 1 of a Muon matrix: X <- R(fl32(U)) in the Newton-Schulz

@@ -5,7 +5,7 @@
  *   Muon:  M' = mom_keep M + mom_grad G;  U = in_grad G + in_mom M' (Nesterov)
  *          or U = M';  O = NS(U) (muonref_ref_ns);  P' = decay P - alpha O
  *   AdamW: m' = beta1 m + (1 - beta1) g;  v' = beta2 v + (1 - beta2) g^2;
- *          q = n / (sqrt(v') / sqrt_bc2 + eps)  (0 when the denominator is 0),
+ *          q = n / (sqrt(v' + eps_root_bc2) / sqrt_bc2 + eps)  (0 when the denominator is 0),
  *          n = m', or num_mom m' + num_grad g under the plan's nadamw (timm, optax);
  *          P' = decay P - step_size q
  * (decay = 1 unless the plan applies it).  Each stored float is computed by
@@ -519,11 +519,11 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
-  mpfr_t b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one;
+  mpfr_t b1, c1, b2, c2, bc2, eps, er, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one;
   scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
   scalar(one, 1.0);
   scalar(nm, pl.num_mom), scalar(ng, pl.num_grad);
-  scalar(bc2, pl.sqrt_bc2), scalar(eps, pl.eps);
+  scalar(bc2, pl.sqrt_bc2), scalar(eps, pl.eps), scalar(er, pl.eps_root_bc2);
   scalar(dec, pl.apply_decay ? pl.decay : 1.0), scalar(nss, -pl.step_size);
   mpfr_inits2(24, x, y, (mpfr_ptr)0);
   mpfr_init2(g2, 48); /* g^2, exact */
@@ -537,7 +537,11 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     mpfr_set_flt(x, v[i], MPFR_RNDN);
     float v1 = fmma_odd_inex(vx, b2, x, c2, g2, &in_v);
     inexact = in_m | in_v;
-    inexact |= mpfr_sqrt(den, vx, MPFR_RNDN) != 0;
+    if (pl.eps_root_bc2 != 0.0) /* optax's eps_root: sqrt(v' + eps_root bc2) / sqrt_bc2 */
+      inexact |= mpfr_add(den, vx, er, MPFR_RNDN) != 0;
+    else
+      mpfr_set(den, vx, MPFR_RNDN);
+    inexact |= mpfr_sqrt(den, den, MPFR_RNDN) != 0;
     inexact |= mpfr_div(den, den, bc2, MPFR_RNDN) != 0;
     inexact |= mpfr_add(den, den, eps, MPFR_RNDN) != 0;
     if (pl.nadamw) /* the NAdam(W) numerator num_mom m' + num_grad g, from the unrounded m' */
@@ -563,7 +567,7 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     m[i] = m1;
     v[i] = v1;
   }
-  mpfr_clears(b1, c1, b2, c2, bc2, eps, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one, (mpfr_ptr)0);
+  mpfr_clears(b1, c1, b2, c2, bc2, eps, er, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one, (mpfr_ptr)0);
 }
 
 /* The first non-finite value of x[0..n), or n. */

@@ -939,6 +939,40 @@ START_TEST(adamw_plan_bias_corrections)
 }
 END_TEST
 
+/* adam_eps_root (optax scale_by_adam: sqrt(v_hat + eps_root) + eps, spec/muon.md 9): the plan's
+ * eps_root * bc2, 0 by default; one fast AdamW step on a bias with g = 3 and eps_root 16 moves it by
+ * step_size m / (sqrt(v / bc2 + 16) + eps) = lr_a / 0.1 * 0.3 / (sqrt(9 + 16) + 1e-8), optax's form
+ * in binary64 here (m_hat = g, v_hat = g^2 at t = 1), within an ulp of the float; a negative value
+ * is refused. */
+START_TEST(adamw_plan_eps_root)
+{
+  muonref_options o = nemo();
+  muonref_adamw_plan p;
+  muonref_adamw_plan_make(&o, 2, &p);
+  ck_assert(p.eps_root_bc2 == 0.0);
+  o.adam_eps_root = 16.0;
+  muonref_adamw_plan_make(&o, 2, &p);
+  ck_assert(p.eps_root_bc2 == 16.0 * p.bias_correction2);
+  muonref_shape s = {1, {2}};
+  muonref_group gr = {o, 1, &s};
+  gr.options.adam_dim_threshold = 8192;
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&gr, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  float par[2] = {1.0f, -2.0f}, g[2] = {3.0f, -3.0f}, *pp[1] = {par};
+  muonref_grad gd[1] = {{g, MUONREF_DENSE, MUONREF_FLOAT32}};
+  ck_assert_int_eq(muonref_optimizer_step(opt, 1, pp, gd, &e), MUONREF_OK);
+  double lr_a = 0.02 * 0.025, bc1 = 1.0 - 0.9, m = 0.1 * 3.0, v = 0.05 * 9.0, bc2 = 1.0 - 0.95;
+  double want = 1.0 - lr_a / bc1 * m / (sqrt(v / bc2 + 16.0) + 1e-8); /* about 1 - 0.005 * 0.3 / 5 */
+  ck_assert_msg(fabs(par[0] - want) <= nextafterf((float)want, 2.0f) - (float)want, "%.9g vs %.17g", par[0], want);
+  ck_assert_msg(fabs(par[0] - 0.9997) < 1e-6, "%.9g", par[0]); /* not 1 - 0.005 * 0.3 / 3 = 0.9995 */
+  muonref_optimizer_free(opt);
+  o.adam_eps_root = -1.0;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid AdamW eps_root (adam_eps_root): -1.0");
+}
+END_TEST
+
 /* ---- gradient checks ---- */
 START_TEST(gradient_checks)
 {
@@ -1243,6 +1277,7 @@ int main(void)
   tcase_add_test(t, coefficient_order);
   tcase_add_test(t, muon_plan_forms);
   tcase_add_test(t, muon_plan_decay_methods);
+  tcase_add_test(t, adamw_plan_eps_root);
   tcase_add_test(t, adamw_plan_bias_corrections);
   tcase_add_test(t, gradient_checks);
   tcase_add_test(t, status_names_and_errors);

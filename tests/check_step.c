@@ -715,9 +715,10 @@ START_TEST(fused_passes_match_the_definition)
         first_d = j;
     }
     ck_assert_uint_eq(muonref_stk_muon_range_first(G, M, n, &k), first_d);
-    /* AdamW: eps 0 with zero moments gives the zero denominator (no move) */
+    /* AdamW: eps 0 with zero moments gives the zero denominator (no move); variants 1 and 4 with optax's
+     * eps_root (times bc2) under the square root */
     muonref_stk_adamw a = {0.9, 0.1, 0.95, 0.05, sqrt(1 - 0.95 * 0.95), variant == 5 ? 0.0 : 1e-8, 0.01 / 0.19,
-                           0.998, variant >= 3, 0.9, 0.1, cautious};
+                           0.998, variant >= 3, 0.9, 0.1, cautious, variant == 1 || variant == 4 ? 0.0975 : 0.0};
     if (variant == 5)
       for (size_t j = 0; j < n; j += 3)
         G[j] = M[j] = V[j] = 0.0f;
@@ -727,7 +728,7 @@ START_TEST(fused_passes_match_the_definition)
     for (size_t j = 0; j < n; j++) {
       double g = G[j], m = a.beta1 * (double)M[j] + a.one_minus_beta1 * g;
       double v = a.beta2 * (double)V[j] + a.one_minus_beta2 * g * g;
-      double den = sqrt(v) / a.sqrt_bc2 + a.eps;
+      double den = sqrt(v + a.eps_root_bc2) / a.sqrt_bc2 + a.eps;
       double num = a.nadamw ? a.num_mom * m + a.num_grad * g : m;
       double q = den == 0.0 ? 0.0 : num / den;
       float w = (float)(cautious_decay(cautious, a.decay, P[j], q) * (double)P[j] - a.step_size * q);

@@ -296,6 +296,13 @@ make_variant emerging_l2_copy torch_emerging_port.py \
   run_variant emerging_l2_copy Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_l2_copy 'grad_after_step decayed -> keep' &&
   diag emerging_l2_copy 'grad_after_step decayed -> keep'
+# optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
+# the eps_root left out of the square root is told so
+make_variant optax_eps_root_ignored torch_optax_port.py \
+  "                u = m_hat / (torch.sqrt(v_hat + h['adam_eps_root']) + h['eps'])" \
+  "                u = m_hat / (torch.sqrt(v_hat) + h['eps'])" &&
+  run_variant optax_eps_root_ignored Muon optax "$v/optax/optax_adamw.json" &&
+  fitted optax_eps_root_ignored 'adam_eps_root (any) -> 0'
 # and a changed default of that optional key (left out of the cases that do not set it) is named by the key
 make_variant emerging_default_independent torch_emerging_port.py \
   "                 weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic'," \

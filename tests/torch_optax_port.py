@@ -19,9 +19,10 @@ Semantics (optax.md 3-7), all in float32 (the parameter's dtype):
     list once each, a = X X^T, b = c1 a + (c2 a) a, X = c0 X + b X;  adaptive: O <- sum(mu_hat
     O) O;  s = sqrt(max(1, cols / rows)) or consistent_rms c: c sqrt(max(rows, cols));
     update = -lr (s O + wd P).
-  Other leaves: optax.adamw(lr, adam_b1, adam_b2, eps, eps_root 0, adam_weight_decay,
+  Other leaves: optax.adamw(lr, adam_b1, adam_b2, eps, adam_eps_root, adam_weight_decay,
     nesterov): m, v EMAs; nesterov m_hat = b1 (m / (1 - b1^(t+1))) + (1 - b1) (g / (1 - b1^t)),
-    else m / (1 - b1^t); v_hat = v / (1 - b2^t); update = -lr (m_hat / (sqrt(v_hat) + eps) + awd P).
+    else m / (1 - b1^t); v_hat = v / (1 - b2^t);
+    update = -lr (m_hat / (sqrt(v_hat + adam_eps_root) + eps) + awd P).
   One count per branch (all leaves step together).
 """
 import math
@@ -117,7 +118,7 @@ def _scale(shape, consistent_rms):
 
 def muon(learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, weight_decay=0.0, nesterov=True,
          adaptive=False, preconditioning='frobenius', adam_b1=0.9, adam_b2=0.999, adam_weight_decay=0.0,
-         consistent_rms=None):
+         consistent_rms=None, adam_eps_root=0.0):
     """optax.contrib.muon: (init, update) over lists of float32 tensors.  The
     hyperparameters are read from `hp` at each update (inject_hyperparams) when given."""
     if isinstance(ns_coeffs, str):
@@ -126,7 +127,7 @@ def muon(learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, wei
         ns_coeffs = _NS_COEFFS_PRESET_DICT[ns_coeffs]
     defaults = dict(learning_rate=learning_rate, beta=beta, eps=eps, weight_decay=weight_decay, nesterov=nesterov,
                     adam_b1=adam_b1, adam_b2=adam_b2, adam_weight_decay=adam_weight_decay,
-                    consistent_rms=consistent_rms)
+                    consistent_rms=consistent_rms, adam_eps_root=adam_eps_root)
 
     def init(params):
         shape = _shape(ns_coeffs)
@@ -174,7 +175,7 @@ def muon(learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, wei
                 else:
                     m_hat = _bias_correction(m, b1, t_a)
                 v_hat = _bias_correction(v, b2, t_a)
-                u = m_hat / (torch.sqrt(v_hat + 0.0) + h['eps'])
+                u = m_hat / (torch.sqrt(v_hat + h['adam_eps_root']) + h['eps'])
                 u = u + h['adam_weight_decay'] * p
                 updates.append(-lr * u)
         if any(m is not None for m in ms['mu']):
@@ -196,7 +197,7 @@ class Muon(torch.optim.Optimizer):
 
     def __init__(self, params, learning_rate, ns_coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8,
                  weight_decay=0.0, nesterov=True, adaptive=False, preconditioning='frobenius', adam_b1=0.9,
-                 adam_b2=0.999, adam_weight_decay=0.0, consistent_rms=None):
+                 adam_b2=0.999, adam_weight_decay=0.0, consistent_rms=None, adam_eps_root=0.0):
         defaults = dict(learning_rate=learning_rate, beta=beta, eps=eps, weight_decay=weight_decay,
                         nesterov=nesterov, adam_b1=adam_b1, adam_b2=adam_b2, adam_weight_decay=adam_weight_decay,
                         consistent_rms=consistent_rms)
@@ -204,7 +205,7 @@ class Muon(torch.optim.Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("optax.contrib.muon is one transformation: one parameter group")
         self._tx = muon(learning_rate, ns_coeffs, ns_steps, beta, eps, weight_decay, nesterov, adaptive,
-                        preconditioning, adam_b1, adam_b2, adam_weight_decay, consistent_rms)
+                        preconditioning, adam_b1, adam_b2, adam_weight_decay, consistent_rms, adam_eps_root)
         self._tx[0]([p.detach() for p in self.param_groups[0]['params']])  # tx.init's checks, at once
 
     def _functional_state(self, params):

@@ -63,6 +63,7 @@ static const searched SEARCHED[] = {
   {"adam_beta1", MUONREF_FIT_ADAM, {0.8, 0.9, 0.95, NAN}, NULL},
   {"adam_beta2", MUONREF_FIT_ADAM, {0.95, 0.98, 0.99, 0.999, NAN}, NULL},
   {"adam_eps", MUONREF_FIT_ADAM, {1e-8, NAN}, NULL},
+  {"adam_eps_root", MUONREF_FIT_ADAM, {0.0, NAN}, NULL}, /* optax's eps inside the square root, left out */
   {"adam_lr_ratio", MUONREF_FIT_ADAM, {1.0, NAN}, NULL},
   {"adam_eps_mode", MUONREF_FIT_ADAM, {NAN}, NULL},
   {"adam_variant", MUONREF_FIT_ADAM, {NAN}, NULL},

@@ -1397,6 +1397,28 @@ void gen_area_adamw(gen_ctx *g)
     flags(&c, "AdamW", N[k].nes ? "NAdamW" : "NoNesterov", NULL);
     gen_add_step(g, &c);
   }
+  /* optax's adam_eps_root (scale_by_adam: sqrt(v_hat + eps_root) + eps): where v_hat is far below eps_root
+   * (gradients 1e-4, eps_root 1e-6) the denominator is about 1e-3, not 1e-4; where they are alike both
+   * count.  A profile whose port has no such key leaves these out. */
+  static const struct { int nes; double root, scale; const char *what; } R[] = {
+    {1, 1e-6, 1e-4, "adam_eps_root 1e-6 with gradients 1e-4 (nesterov=True): sqrt(v_hat + eps_root) + eps, "
+                    "eps_root dominating"},
+    {0, 1e-2, 0.1, "adam_eps_root 0.01 with gradients 0.1 (nesterov=False): v_hat and eps_root alike"},
+  };
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.02, 0.0);
+    o.nesterov = R[k].nes;
+    o.adam_eps_root = R[k].root;
+    snprintf(comment, sizeof comment, "the fallback, three steps on a bias (32,) and a (3, 16) matrix, %s", R[k].what);
+    begin(&c, comment, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(3, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, R[k].scale), grad_normal(g, &c, s, m, R[k].scale);
+    flags(&c, "AdamW", "AdamEps", R[k].nes ? "NAdamW" : "NoNesterov");
+    gen_add_step(g, &c);
+  }
 }
 
 /* ---- gradients: missing, zero, scale ---- */

@@ -717,6 +717,10 @@ typedef struct muonref_options {
   double adam_beta1;         /* 0 <= beta1 < 1 */
   double adam_beta2;         /* 0 <= beta2 < 1 */
   double adam_eps;           /* >= 0, in the AdamW denominator */
+  double adam_eps_root;      /* >= 0, added to the bias-corrected second moment inside the square root:
+                                sqrt(v / (1 - beta2^t) + eps_root) + eps (optax scale_by_adam's eps_root,
+                                optax/_src/transform.py; 0 in every profile's default, where the
+                                denominator is sqrt(v) / sqrt(1 - beta2^t) + eps as before) */
   muonref_adam_eps_mode adam_eps_mode; /* CORRECTED (zero) or UNCORRECTED: where adam_eps enters */
   double adam_lr_ratio;      /* AdamW lr = lr * ratio, ratio >= 0 */
   muonref_adam_variant adam_variant; /* ADAMW (zero), NADAMW, FOLLOW_NESTEROV or OPTAX_FOLLOW_NESTEROV */

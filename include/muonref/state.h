@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define MUONREF_STATE_MAGIC "MUONSTAT" /* 8 bytes, no NUL */
-#define MUONREF_STATE_VERSION 5u /* written; versions 1 to 5 are read (4: the fields of timm's and optax's variants; 5: decay_method) */
+#define MUONREF_STATE_VERSION 6u /* written; versions 1 to 6 are read (4: the fields of timm's and optax's variants; 5: decay_method; 6: adam_eps_root) */
 /* Most bytes a state file may have (4 GiB): larger files are refused
  * before anything is allocated. */
 #define MUONREF_STATE_MAX_BYTES ((uint64_t)1 << 32)
@@ -69,7 +69,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_state_save(const muonref_optimizer *op
  * (zeroed on failure).  Errors: MUONREF_EIO (unreadable), MUONREF_EFORMAT
  * ("FILE: ..." naming the rule: "not a muonref state file (bad magic)",
  * "truncated", "CRC-32 mismatch: stored 0x..., computed 0x... (corrupted)",
- * "version 6, this muonref reads versions 1 to 5", ...), MUONREF_ENOMEM;
+ * "version 7, this muonref reads versions 1 to 6", ...), MUONREF_ENOMEM;
  * MUONREF_EOPTION for path or out NULL (out NULL: nothing is written). */
 MUONREF_API MUONREF_NODISCARD int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err);
 MUONREF_API void muonref_state_file_free(muonref_state_file *f);
