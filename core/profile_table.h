@@ -547,14 +547,17 @@ static const muonref_options dion_defaults = {
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
 };
-/* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order;
- * distributed_mesh, cautious_wd (False), use_gram_newton_schulz, use_triton, use_polar_express
- * (True) and newton_schulz_func are left at dion's defaults (not expressible). */
+/* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
+ * written only where a case sets it (True: the decay only where the parameter and the update agree
+ * in sign, muon_update_post_orthogonalize and scalar_opts.adamw_update); distributed_mesh,
+ * use_gram_newton_schulz, use_triton, use_polar_express (True) and newton_schulz_func are left at
+ * dion's defaults (not expressible). */
 static const muonref_option_key dion_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
   {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
   {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
   {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 1},
   {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
   {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
   {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
@@ -1141,7 +1144,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_MOONLIGHT] = {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", &moonlight_defaults, moonlight_keys, 8, 1, NULL, moonlight_areas},
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
-  [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 9, 0, NULL, dion_areas},
+  [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 10, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 8, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},

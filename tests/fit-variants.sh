@@ -303,6 +303,13 @@ make_variant optax_eps_root_ignored torch_optax_port.py \
   "                u = m_hat / (torch.sqrt(v_hat) + h['eps'])" &&
   run_variant optax_eps_root_ignored Muon optax "$v/optax/optax_adamw.json" &&
   fitted optax_eps_root_ignored 'adam_eps_root (any) -> 0'
+# dion's cautious_wd (dion_weight_decay #20 to #23, vector release 2026.12.7): the dion test port
+# decaying every element whatever cautious_wd says is told the catalogued fault
+make_variant dion_cautious_ignored torch_dion_port.py \
+  '    mask = torch.minimum(torch.sign(p * U) + 1, torch.ones((), dtype=p.dtype))' \
+  '    mask = torch.ones((), dtype=p.dtype)' &&
+  run_variant dion_cautious_ignored Muon dion "$v/dion/dion_weight_decay.json" &&
+  fitted dion_cautious_ignored 'cautious_wd_ignored'
 # and a changed default of that optional key (left out of the cases that do not set it) is named by the key
 make_variant emerging_default_independent torch_emerging_port.py \
   "                 weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic'," \

@@ -5,7 +5,7 @@ each group's `algorithm` ("muon" or "adamw"), sum momentum in the parameter's dt
 (Nesterov G + mu M, off by default), Polar Express in bf16 (the norm times 1.02 plus
 epsilon, five fixed triples, `B = b*A + c*(A@A)`, no transpose: X^T X on a tall
 matrix), 3-D+ parameters a batch of their last two dimensions (flatten=False), the
-decay 1 - lr * weight_decay always, lr * sqrt(rows/cols) multiplied into the bf16
+decay 1 - lr * weight_decay (cautious_wd: only where P U >= 0), lr * sqrt(rows/cols) multiplied into the bf16
 output, and AdamW groups with the group's lr, betas and the one epsilon.
 
 NS_DTYPE is the Newton-Schulz format (torch.bfloat16, the profile's);
@@ -63,6 +63,12 @@ def adjusted_lr(lr, shape, adjust_lr, flatten):
     raise ValueError(f"Unknown adjust_lr value: {adjust_lr}")
 
 
+def cautious_decay_(p, U, coeff):
+    """Section 6, cautious_wd: P <- P - coeff * P where P * U >= 0 (sign(P U) + 1, clipped at 1)."""
+    mask = torch.minimum(torch.sign(p * U) + 1, torch.ones((), dtype=p.dtype))
+    p.sub_(p * mask * coeff)
+
+
 class Muon(torch.optim.Optimizer):
     """Section 1's constructor and checks (section 2, in order); group keys are the
     defaults dict's: lr, mu, beta1, beta2, weight_decay, cautious_wd, algorithm, step,
@@ -79,8 +85,6 @@ class Muon(torch.optim.Optimizer):
         if adjust_lr not in ("spectral_norm", "rms_norm", None):
             raise ValueError(
                 f"Invalid adjust_lr value: {adjust_lr}. Must be 'spectral_norm', 'rms_norm', or None.")
-        if cautious_wd:
-            raise NotImplementedError("cautious_wd is not part of the profile")
         defaults = dict(lr=lr, mu=mu, beta1=betas[0], beta2=betas[1], weight_decay=weight_decay,
                         cautious_wd=cautious_wd, algorithm="muon", step=0, epsilon=epsilon,
                         nesterov=nesterov, flatten=flatten, adjust_lr=adjust_lr)
@@ -126,8 +130,12 @@ class Muon(torch.optim.Optimizer):
             elif U.ndim > 3:
                 U = U.flatten(end_dim=-3)
             O = polar_express(U, torch.tensor(group["epsilon"])).reshape(shape)
-            p.mul_(1 - group["lr"] * wd)
-            p.sub_(O * adjusted_lr(group["lr"], shape, group["adjust_lr"], group["flatten"]))
+            upd = O * adjusted_lr(group["lr"], shape, group["adjust_lr"], group["flatten"])  # bf16
+            if group["cautious_wd"]:
+                cautious_decay_(p, upd, group["lr"] * wd)
+            else:
+                p.mul_(1 - group["lr"] * wd)
+            p.sub_(upd)
 
     def _adamw_group(self, group):
         """Section 8: eps after the bias correction, float32 device counter step_dev."""
@@ -147,6 +155,9 @@ class Muon(torch.optim.Optimizer):
             t = float(state["step_dev"])
             M.lerp_(G, 1 - beta1)
             V.mul_(beta2).addcmul_(G, G, value=1 - beta2)
-            p.mul_(1 - lr * group["weight_decay"])
             denom = V.sqrt().div_(math.sqrt(1 - beta2 ** t)).add_(eps)
+            if group["cautious_wd"]:  # scalar_opts.adamw_update: the mask on m / denom
+                cautious_decay_(p, M / denom, lr * group["weight_decay"])
+            else:
+                p.mul_(1 - lr * group["weight_decay"])
             p.addcdiv_(M, denom, value=-(lr / (1 - beta1 ** t)))
