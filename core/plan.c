@@ -152,7 +152,10 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
    * rounding of the parameter, inside the element-wise allowance
    * (spec/vectors.md 5.1), so the binary64 factor is kept. */
   double wd = o->adam_decay_own ? o->adam_weight_decay : o->weight_decay;
-  p->apply_decay = wd != 0.0;
+  /* adam_l2 (Megatron's Adam with decoupled_weight_decay False: torch.optim.Adam's
+   * `grad = grad.add(param, alpha=weight_decay)`): the decay through the gradient instead */
+  p->l2 = o->adam_l2 ? wd : 0.0;
+  p->apply_decay = wd != 0.0 && !o->adam_l2;
   p->decay = 1.0 - (o->adam_decay_muon_lr ? o->lr : p->lr) * wd;
   p->cautious = o->cautious_wd;
   /* timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group["nesterov"] else adamw(...) */

@@ -51,6 +51,7 @@ typedef struct muonref_muon_plan {
 } muonref_muon_plan;
 
 /* One AdamW step, t = step count after this step (t >= 1):
+ *   g <- R32(g + l2 * P)                    (only when l2 != 0)
  *   m <- beta1 * m + one_minus_beta1 * g
  *   v <- beta2 * v + one_minus_beta2 * g * g
  *   P <- decay * P                          (only when apply_decay)
@@ -69,6 +70,8 @@ typedef struct muonref_adamw_plan {
   double sqrt_bc2;           /* sqrt(bias_correction2) */
   double step_size;          /* lr / bias_correction1 */
   double eps;                /* adam_eps; adam_eps / sqrt_bc2 when UNCORRECTED */
+  double l2;                 /* adam_l2: the decay's wd, added as G <- R32(G + l2 P) before the moments
+                                (muonref_l2_grad; apply_decay is then 0); 0: the gradient as given */
   double eps_root_bc2;       /* adam_eps_root * bias_correction2 (binary64): the denominator is
                                 sqrt(v' + eps_root_bc2) / sqrt_bc2 + eps, which is optax's
                                 sqrt(v_hat + eps_root) + eps; 0 (every profile's default) adds nothing */

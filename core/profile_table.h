@@ -64,6 +64,7 @@ static const muonref_options nemo_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -145,6 +146,7 @@ static const muonref_options torch_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -223,6 +225,7 @@ static const muonref_options moonlight_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -305,6 +308,7 @@ static const muonref_options keller_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -362,6 +366,7 @@ static const muonref_options keller_adam_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -445,6 +450,7 @@ static const muonref_options timm_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -546,6 +552,7 @@ static const muonref_options dion_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -639,6 +646,7 @@ static const muonref_options emerging_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -726,6 +734,7 @@ static const muonref_options paddle_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -826,6 +835,7 @@ static const muonref_options optax_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -923,19 +933,24 @@ static const muonref_options megatron_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
  * is the is_embedding_or_output_parameter tag (null: untagged, routed by shape; true: as null).
  * muon_fp32_matmul_prec ("medium": bf16), muon_coefficient_type ("quintic"), muon_tp_mode,
- * muon_split_qkv (off in 025c931a), muon_scalar_optimizer ("adam") and decoupled_weight_decay
- * (True) stay at their defaults (not expressible). */
+ * muon_split_qkv (off in 025c931a), and muon_scalar_optimizer ("adam") stay at their defaults (not
+ * expressible). decoupled_weight_decay is written only where a case sets it: False makes the Adam
+ * of the other parameters an Adam with the decay through the gradient (adam_l2;
+ * optimizer/__init__.py: torch.optim.Adam, or FusedAdam adam_w_mode=False); Muon keeps the
+ * decoupled decay (get_megatron_muon_optimizer does not pass it on). */
 static const muonref_option_key megatron_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
   {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
   {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
   {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
   {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
+  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1},
   {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0},
   {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
   {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
@@ -1017,6 +1032,7 @@ static const muonref_options keras_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -1116,6 +1132,7 @@ static const muonref_options normuon_defaults = {
   .ns_precondition = MUONREF_PRECOND_FROBENIUS,
   .decay_method = MUONREF_DECAY_DECOUPLED,
   .adam_eps_root = 0.0,
+  .adam_l2 = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1148,7 +1165,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 8, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
-  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 12, 0, NULL, megatron_areas},
+  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 13, 0, NULL, megatron_areas},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},
 };

@@ -58,8 +58,8 @@ struct muonref_optimizer {
   float *m2perm;    /* 2 * moment2_numel floats: an element-wise v of interleaved matrices in matrix order */
   float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
                        clip_off[i] (numel floats each); NULL without clipping */
-  float *l2g;       /* decay_method L2 (options.h): every such Muon parameter's gradient with wd P
-                       added, at clip_off[i]; NULL when no group needs it */
+  float *l2g;       /* decay_method L2, adam_l2 (options.h): every such parameter's gradient with
+                       wd P added, at clip_off[i]; NULL when no group needs it */
   size_t *clip_off;
   const float **gptr; /* the gradient each parameter steps with (its own, clipped, or with L2) */
   float *zeros;     /* the zero gradient of missing_grad ZEROS (and of the
@@ -69,11 +69,18 @@ struct muonref_optimizer {
 #endif
 };
 
-/* Whether parameter p steps with the L2 gradient (l2_prepare). */
-static int uses_l2(const param *p)
+/* The coefficient of P that parameter p's gradient takes before its step
+ * (l2_prepare): decay_method L2 on a Muon parameter, adam_l2 on an AdamW
+ * one (the plans' l2); 0 for none. */
+static double l2_coeff(const param *p)
 {
-  return p->route.use_muon && p->options->decay_method == MUONREF_DECAY_L2 && p->options->weight_decay != 0.0;
+  const muonref_options *o = p->options;
+  if (p->route.use_muon)
+    return o->decay_method == MUONREF_DECAY_L2 ? o->weight_decay : 0.0;
+  return o->adam_l2 ? (o->adam_decay_own ? o->adam_weight_decay : o->weight_decay) : 0.0;
 }
+
+static int uses_l2(const param *p) { return l2_coeff(p) != 0.0; }
 
 /* The test-control seam (faults.h): without MUONREF_TEST_HOOKS, as in the
  * installed library, FAULT_IS is 0. */
@@ -811,11 +818,12 @@ static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
   }
 }
 
-/* decay_method L2 (options.h): each Muon parameter of such a group with a
- * nonzero weight_decay steps with R32(G + wd P) (muonref_l2_grad), G the
- * gradient clip_prepare chose, P the parameter before the step
- * (Emerging-Optimizers mixin.py @fd77292 `grad.add_(p, alpha=wd)`, applied
- * per parameter before its momentum). */
+/* decay_method L2 and adam_l2 (options.h): each parameter with a nonzero
+ * l2_coeff steps with R32(G + wd P) (muonref_l2_grad), G the gradient
+ * clip_prepare chose, P the parameter before the step (Emerging-Optimizers
+ * mixin.py @fd77292 `grad.add_(p, alpha=wd)` before the momentum;
+ * torch.optim.Adam `grad.add(param, alpha=weight_decay)` before the
+ * moments). */
 static void l2_prepare(muonref_optimizer *opt, float *const *params)
 {
   for (size_t i = 0; opt->l2g && i < opt->n_params; i++) {
@@ -823,7 +831,7 @@ static void l2_prepare(muonref_optimizer *opt, float *const *params)
     if (!opt->gptr[i] || !uses_l2(p))
       continue;
     float *d = opt->l2g + opt->clip_off[i];
-    muonref_l2_grad(d, opt->gptr[i], params[i], p->route.numel, p->options->weight_decay);
+    muonref_l2_grad(d, opt->gptr[i], params[i], p->route.numel, l2_coeff(p));
     opt->gptr[i] = d;
   }
 }

@@ -8,7 +8,8 @@
  *          q = n / (sqrt(v' + eps_root_bc2) / sqrt_bc2 + eps)  (0 when the denominator is 0),
  *          n = m', or num_mom m' + num_grad g under the plan's nadamw (timm, optax);
  *          P' = decay P - step_size q
- * (decay = 1 unless the plan applies it).  Each stored float is computed by
+ * (decay = 1 unless the plan applies it; under the plans' l2, G and g are
+ * first R32(G + l2 P), muonref_ref_l2_grad).  Each stored float is computed by
  * one two-term mpfr_fmma rounded toward zero and made round-to-odd
  * (mpround.h), then rounded to nearest-even float32: the correct rounding of
  * the value at precision prec, free of double rounding.  U and q use the
@@ -514,11 +515,20 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
 }
 
 /* The AdamW branch after the step count became t; n elements. */
-static void adamw_branch(const muonref_options *o, long t, size_t n, float *param, float *m, float *v,
-                         const float *grad, mpfr_prec_t prec, size_t *n_unc)
+static int adamw_branch(const muonref_options *o, long t, size_t n, float *param, float *m, float *v,
+                         const float *grad, mpfr_prec_t prec, size_t *n_unc, muonref_error *err)
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
+  float *l2g = NULL; /* adam_l2: the gradient with wd P added, from P before the step */
+  if (pl.l2 != 0.0) {
+    if (!(l2g = malloc((n ? n : 1) * sizeof *l2g)))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradient of %zu elements", n);
+    int s2 = muonref_ref_l2_grad(l2g, grad, param, n, pl.l2, err);
+    if (s2)
+      return free(l2g), s2;
+    grad = l2g;
+  }
   mpfr_t b1, c1, b2, c2, bc2, eps, er, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one;
   scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
   scalar(one, 1.0);
@@ -568,6 +578,8 @@ static void adamw_branch(const muonref_options *o, long t, size_t n, float *para
     v[i] = v1;
   }
   mpfr_clears(b1, c1, b2, c2, bc2, eps, er, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one, (mpfr_ptr)0);
+  free(l2g);
+  return MUONREF_OK;
 }
 
 /* The first non-finite value of x[0..n), or n. */
@@ -706,7 +718,9 @@ static int step_checked(const muonref_options *o, const muonref_route *r, float 
     if (st)
       return st;
   } else {
-    adamw_branch(o, state->step + 1, n, param, state->exp_avg, state->exp_avg_sq, grad, prec, n_uncertified);
+    st = adamw_branch(o, state->step + 1, n, param, state->exp_avg, state->exp_avg_sq, grad, prec, n_uncertified, err);
+    if (st)
+      return st;
   }
   state->initialized = 1;
   state->use_muon = r->use_muon;

@@ -973,6 +973,40 @@ START_TEST(adamw_plan_eps_root)
 }
 END_TEST
 
+/* adam_l2 (Megatron's Adam with decoupled_weight_decay False: torch.optim.Adam's
+ * `grad = grad.add(param, alpha=weight_decay)`, spec/muon.md 9): the plan takes the decay into l2 and
+ * applies none to P; one fast step on a bias P = 2, g = 0 with wd 0.5 gives the moments g' = 1, so
+ * at t = 1 the step is lr_a / bc1 * 0.1 / (sqrt(0.05) / sqrt(0.05) + 1e-8), about lr_a, where the
+ * decoupled decay would leave P (1 - lr_a wd) with no step; a value other than 0 or 1 is refused. */
+START_TEST(adamw_plan_l2)
+{
+  muonref_options o = nemo();
+  o.weight_decay = 0.5, o.adam_l2 = 1;
+  muonref_adamw_plan p;
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(!p.apply_decay && p.l2 == 0.5);
+  o.adam_decay_own = 1, o.adam_weight_decay = 0.25;
+  muonref_adamw_plan_make(&o, 1, &p);
+  ck_assert(!p.apply_decay && p.l2 == 0.25);
+  o.adam_decay_own = 0;
+  muonref_shape s = {1, {2}};
+  muonref_group gr = {o, 1, &s};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&gr, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  float par[2] = {2.0f, -2.0f}, g[2] = {0.0f, 0.0f}, *pp[1] = {par};
+  muonref_grad gd[1] = {{g, MUONREF_DENSE, MUONREF_FLOAT32}};
+  ck_assert_int_eq(muonref_optimizer_step(opt, 1, pp, gd, &e), MUONREF_OK);
+  double lr_a = 0.02 * 0.025, want = 2.0 - lr_a / 0.1 * 0.1 / (1.0 + 1e-8); /* m = 0.1 * 1, v = 0.05 * 1 */
+  ck_assert_msg(fabs(par[0] - want) < 1e-6 && fabs(par[1] + want) < 1e-6, "%.9g %.9g vs %.9g", par[0], par[1], want);
+  ck_assert(g[0] == 0.0f); /* the caller's gradient is not written */
+  muonref_optimizer_free(opt);
+  o.adam_l2 = 2;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid adam_l2: 2 (expected 0 or 1)");
+}
+END_TEST
+
 /* ---- gradient checks ---- */
 START_TEST(gradient_checks)
 {
@@ -1278,6 +1312,7 @@ int main(void)
   tcase_add_test(t, muon_plan_forms);
   tcase_add_test(t, muon_plan_decay_methods);
   tcase_add_test(t, adamw_plan_eps_root);
+  tcase_add_test(t, adamw_plan_l2);
   tcase_add_test(t, adamw_plan_bias_corrections);
   tcase_add_test(t, gradient_checks);
   tcase_add_test(t, status_names_and_errors);

@@ -310,6 +310,13 @@ make_variant dion_cautious_ignored torch_dion_port.py \
   '    mask = torch.ones((), dtype=p.dtype)' &&
   run_variant dion_cautious_ignored Muon dion "$v/dion/dion_weight_decay.json" &&
   fitted dion_cautious_ignored 'cautious_wd_ignored'
+# Megatron's decoupled_weight_decay=False (megatron_adamw #18, #19, vector release 2026.12.7): the
+# megatron test port that keeps AdamW's decoupled decay whatever the option says is told so, in
+# the option's own spelling (kind bool_not: adam_l2 0 is decoupled_weight_decay true)
+make_variant megatron_l2_ignored torch_megatron_port.py '        if self.decoupled_weight_decay:' \
+  '        if True:' &&
+  run_variant megatron_l2_ignored MegatronMuon megatron "$v/megatron/megatron_adamw.json" &&
+  fitted megatron_l2_ignored 'decoupled_weight_decay (any) -> true'
 # and a changed default of that optional key (left out of the cases that do not set it) is named by the key
 make_variant emerging_default_independent torch_emerging_port.py \
   "                 weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic'," \

@@ -8,7 +8,7 @@ the profile `megatron`, single process (tensor-parallel size 1).
     MegatronMuon(params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999,
                  adam_eps=1e-8, clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False,
                  muon_scale_mode='spectral', muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
-                 use_muon=None)
+                 use_muon=None, decoupled_weight_decay=True)
 
 OptimizerConfig's field names.  lr, weight_decay, muon_momentum and the Adam betas and eps
 are group keys (Megatron's _get_param_groups builds groups: weight decay 0 for biases, the
@@ -27,6 +27,9 @@ step() (megatron.md 1, 3, 4; emerging.md 3, 4, 5):
    O = NS(U) * sqrt(max(rows, cols)) * extra; p += (-lr) O.
 4. Adam (torch.optim.AdamW's formula): step += 1; p *= 1 - lr wd; m.lerp_(G, 1 - b1);
    v = b2 v + (1 - b2) G G; p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+   decoupled_weight_decay False (megatron.md 4): torch.optim.Adam's instead, G = G + wd p
+   (out of place: p.grad is not written) before the moments and no p *= 1 - lr wd; Muon
+   keeps its decoupled decay (get_megatron_muon_optimizer does not pass the option on).
 Newton-Schulz: transposed when tall, F.normalize in float32 (eps 1e-15), bf16 (matmul
 precision "medium"), quintic coefficients cycled, A = X X^T, B = addmm(A, A, A, beta=b,
 alpha=c), X = addmm(X, B, X, beta=a).  Used by vectors/drivers/torch_driver.py with the
@@ -79,7 +82,7 @@ def spectral_scale(rows, cols, mode):
 class MegatronMuon(torch.optim.Optimizer):
     def __init__(self, params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8,
                  clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False, muon_scale_mode='spectral',
-                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None):
+                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True):
         if muon_num_ns_steps < 1:  # TensorParallelMuon.__init__
             raise ValueError(f"num_ns_steps must be at least 1, got {muon_num_ns_steps}")
         self.clip_grad = clip_grad
@@ -87,6 +90,7 @@ class MegatronMuon(torch.optim.Optimizer):
         self.scale_mode = muon_scale_mode
         self.num_ns_steps = muon_num_ns_steps
         self.extra_scale_factor = muon_extra_scale_factor
+        self.decoupled_weight_decay = decoupled_weight_decay
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, adam_beta1=adam_beta1, adam_beta2=adam_beta2,
                                       adam_eps=adam_eps, muon_momentum=muon_momentum, use_muon=use_muon))
 
@@ -120,8 +124,7 @@ class MegatronMuon(torch.optim.Optimizer):
         o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
         p.add_(o, alpha=-lr)
 
-    @staticmethod
-    def _adam(group, state, p, grad):
+    def _adam(self, group, state, p, grad):
         lr, wd = group['lr'], group['weight_decay']
         b1, b2, eps = group['adam_beta1'], group['adam_beta2'], group['adam_eps']
         if 'step' not in state:
@@ -130,7 +133,10 @@ class MegatronMuon(torch.optim.Optimizer):
             state['exp_avg_sq'] = torch.zeros_like(p)
         state['step'] += 1
         t = state['step'].item()
-        p.mul_(1 - lr * wd)
+        if self.decoupled_weight_decay:
+            p.mul_(1 - lr * wd)
+        elif wd != 0:  # torch.optim.Adam: the decay through the gradient, out of place
+            grad = grad.add(p, alpha=wd)
         state['exp_avg'].lerp_(grad, 1 - b1)
         state['exp_avg_sq'].mul_(b2).addcmul_(grad, grad, value=1 - b2)
         step_size = lr / (1 - b1 ** t)

@@ -323,9 +323,10 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
   case MUONREF_KEY_REAL:
     return real_value(v, FIELD(o, k, double)) ? MUONREF_OK : bad(err, where, k->name, "a number or \"nan\"/\"inf\"/\"-inf\"");
   case MUONREF_KEY_BOOL:
+  case MUONREF_KEY_BOOL_NOT:
     if (!json_is_boolean(v))
       return bad(err, where, k->name, "true or false");
-    *FIELD(o, k, int) = json_is_true(v);
+    *FIELD(o, k, int) = json_is_true(v) != (k->kind == MUONREF_KEY_BOOL_NOT);
     return MUONREF_OK;
   case MUONREF_KEY_INT:
   case MUONREF_KEY_LONG: {
@@ -606,6 +607,7 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   switch (k->kind) {
   case MUONREF_KEY_REAL: return muonref_case_real_json(*FIELD(o, k, const double));
   case MUONREF_KEY_BOOL: return json_boolean(*FIELD(o, k, const int));
+  case MUONREF_KEY_BOOL_NOT: return json_boolean(!*FIELD(o, k, const int));
   case MUONREF_KEY_INT: return json_integer(*FIELD(o, k, const int));
   case MUONREF_KEY_LONG: return json_integer(*FIELD(o, k, const long));
   case MUONREF_KEY_BETAS: {

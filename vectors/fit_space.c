@@ -72,6 +72,7 @@ static const searched SEARCHED[] = {
   {"adam_decay_muon_lr", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
   {"adam_step_global", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
   {"adam_bias_fp32", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL},
+  {"adam_l2", MUONREF_FIT_ADAM, {0, 1, NAN}, NULL}, /* Adam's L2 against AdamW's decoupled decay */
   {"adam_dim_threshold", MUONREF_FIT_STEP, {NAN}, NULL},
   {"route_rule", MUONREF_FIT_STEP, {NAN}, NULL},
   {"missing_grad", MUONREF_FIT_STEP, {NAN}, NULL},
@@ -853,9 +854,9 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     base.use_muon = MUONREF_USE_MUON_TRUE;
   v = base;
   memcpy((char *)&v + f->offset, (const char *)&c->value + f->offset, f->size);
-  if (c->ignored) { /* "KEY (any) -> VALUE" */
+  if (c->ignored) { /* "KEY (any) -> VALUE", the value as the key spells it (decoupled_weight_decay true: adam_l2 0) */
     char a[160];
-    value_text(&base, f, a, sizeof a);
+    key_value_text(&base, f, profile, a, sizeof a);
     snprintf(buf, n, "%s (any) -> %s", first_key(prof, f), a);
     return;
   }

@@ -1308,6 +1308,90 @@ static void adamw_keras(gen_ctx *g)
   }
 }
 
+/* The fallback of a profile whose AdamW becomes NAdam(W) with nesterov
+ * (adam_variant other than adamw: timm, optax), and optax's eps_root. */
+static void adamw_nadam(gen_ctx *g)
+{
+  /* a fallback that becomes NAdamW with nesterov (timm): the numerator
+   * beta1 m + (1 - beta1) g, with and without Nesterov, with decay */
+  static const struct { int nes; double b1, b2, eps, ratio, wd, scale; const char *what; } N[] = {
+    {1, 0.9, 0.95, 1e-7, 1.0, 0.0, 1.0, "nesterov=True: NAdamW, the defaults"},
+    {1, 0.8, 0.99, 1e-6, 0.5, 0.1, 1.0, "nesterov=True: NAdamW, betas (0.8, 0.99), lr scale 0.5, weight_decay 0.1"},
+    {1, 0.9, 0.95, 1e-4, 1.0, 0.0, 1e-4, "nesterov=True: NAdamW, gradients 1e-4 with eps 1e-4"},
+    {0, 0.8, 0.99, 1e-6, 0.5, 0.1, 1.0, "nesterov=False: AdamW, betas (0.8, 0.99), lr scale 0.5, weight_decay 0.1"},
+  };
+  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.02, N[k].wd);
+    o.nesterov = N[k].nes;
+    o.adam_beta1 = N[k].b1, o.adam_beta2 = N[k].b2, o.adam_eps = N[k].eps, o.ns_eps = N[k].eps;
+    o.adam_lr_ratio = N[k].ratio;
+    snprintf(comment, sizeof comment, "the fallback, three steps on a bias (32,) and a (3, 16) matrix, %s", N[k].what);
+    begin(&c, comment, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(3, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, N[k].scale), grad_normal(g, &c, s, m, N[k].scale);
+    flags(&c, "AdamW", N[k].nes ? "NAdamW" : "NoNesterov", NULL);
+    gen_add_step(g, &c);
+  }
+  /* optax's adam_eps_root (scale_by_adam: sqrt(v_hat + eps_root) + eps): where v_hat is far below eps_root
+   * (gradients 1e-4, eps_root 1e-6) the denominator is about 1e-3, not 1e-4; where they are alike both
+   * count.  A profile whose port has no such key leaves these out. */
+  static const struct { int nes; double root, scale; const char *what; } R[] = {
+    {1, 1e-6, 1e-4, "adam_eps_root 1e-6 with gradients 1e-4 (nesterov=True): sqrt(v_hat + eps_root) + eps, "
+                    "eps_root dominating"},
+    {0, 1e-2, 0.1, "adam_eps_root 0.01 with gradients 0.1 (nesterov=False): v_hat and eps_root alike"},
+  };
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    gen_step_case c;
+    char comment[256];
+    muonref_options o = base(g, 0.02, 0.0);
+    o.nesterov = R[k].nes;
+    o.adam_eps_root = R[k].root;
+    snprintf(comment, sizeof comment, "the fallback, three steps on a bias (32,) and a (3, 16) matrix, %s", R[k].what);
+    begin(&c, comment, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(3, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, b, R[k].scale), grad_normal(g, &c, s, m, R[k].scale);
+    flags(&c, "AdamW", "AdamEps", R[k].nes ? "NAdamW" : "NoNesterov");
+    gen_add_step(g, &c);
+  }
+}
+
+/* Adam's L2 decay in the fallback (adam_l2: Megatron's Adam with
+ * decoupled_weight_decay False, torch.optim.Adam `grad = grad.add(param,
+ * alpha=weight_decay)`): the decay goes into the moments, P is not
+ * decayed; a Muon matrix beside the biases keeps its decoupled decay.  Last
+ * in the area for every profile (its draws move no other case); a profile
+ * whose port has no such key leaves them out. */
+static void adamw_l2(gen_ctx *g)
+{
+  static const struct { double lr, wd; int zero; const char *what; } L[] = {
+    {0.01, 0.1, 0, "Adam with L2 (decoupled_weight_decay False), lr 0.01, weight_decay 0.1, three steps on a bias (32,) "
+                   "and a (4, 8) Muon matrix: wd P added to the Adam gradient, the Muon decay still decoupled"},
+    {0.01, 0.5, 1, "Adam with L2, zero gradients on the bias: the moments take wd P alone, so the step is about "
+                   "-lr sign(P), not the decay P (1 - lr wd)"},
+  };
+  for (size_t k = 0; k < sizeof L / sizeof L[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, L[k].lr, L[k].wd);
+    o.adam_l2 = 1;
+    o.adam_lr_ratio = 1.0;
+    begin(&c, L[k].what, &o);
+    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(4, 8), 0);
+    for (int s = 0; s < (L[k].zero ? 2 : 3); s++) {
+      if (L[k].zero)
+        grad_zero(&c, s, b);
+      else
+        grad_normal(g, &c, s, b, 1.0);
+      grad_normal(g, &c, s, m, 1.0);
+    }
+    flags(&c, "AdamW", "WeightDecay", L[k].zero ? "ZeroGradient" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_adamw(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -1372,53 +1456,9 @@ void gen_area_adamw(gen_ctx *g)
   }
   if (defaults(g).adam_step_global)
     adamw_keras(g);
-  if (defaults(g).adam_variant == MUONREF_ADAM_ADAMW)
-    return;
-  /* a fallback that becomes NAdamW with nesterov (timm): the numerator
-   * beta1 m + (1 - beta1) g, with and without Nesterov, with decay */
-  static const struct { int nes; double b1, b2, eps, ratio, wd, scale; const char *what; } N[] = {
-    {1, 0.9, 0.95, 1e-7, 1.0, 0.0, 1.0, "nesterov=True: NAdamW, the defaults"},
-    {1, 0.8, 0.99, 1e-6, 0.5, 0.1, 1.0, "nesterov=True: NAdamW, betas (0.8, 0.99), lr scale 0.5, weight_decay 0.1"},
-    {1, 0.9, 0.95, 1e-4, 1.0, 0.0, 1e-4, "nesterov=True: NAdamW, gradients 1e-4 with eps 1e-4"},
-    {0, 0.8, 0.99, 1e-6, 0.5, 0.1, 1.0, "nesterov=False: AdamW, betas (0.8, 0.99), lr scale 0.5, weight_decay 0.1"},
-  };
-  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
-    gen_step_case c;
-    char comment[256];
-    muonref_options o = base(g, 0.02, N[k].wd);
-    o.nesterov = N[k].nes;
-    o.adam_beta1 = N[k].b1, o.adam_beta2 = N[k].b2, o.adam_eps = N[k].eps, o.ns_eps = N[k].eps;
-    o.adam_lr_ratio = N[k].ratio;
-    snprintf(comment, sizeof comment, "the fallback, three steps on a bias (32,) and a (3, 16) matrix, %s", N[k].what);
-    begin(&c, comment, &o);
-    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(3, 16), 0);
-    for (int s = 0; s < 3; s++)
-      grad_normal(g, &c, s, b, N[k].scale), grad_normal(g, &c, s, m, N[k].scale);
-    flags(&c, "AdamW", N[k].nes ? "NAdamW" : "NoNesterov", NULL);
-    gen_add_step(g, &c);
-  }
-  /* optax's adam_eps_root (scale_by_adam: sqrt(v_hat + eps_root) + eps): where v_hat is far below eps_root
-   * (gradients 1e-4, eps_root 1e-6) the denominator is about 1e-3, not 1e-4; where they are alike both
-   * count.  A profile whose port has no such key leaves these out. */
-  static const struct { int nes; double root, scale; const char *what; } R[] = {
-    {1, 1e-6, 1e-4, "adam_eps_root 1e-6 with gradients 1e-4 (nesterov=True): sqrt(v_hat + eps_root) + eps, "
-                    "eps_root dominating"},
-    {0, 1e-2, 0.1, "adam_eps_root 0.01 with gradients 0.1 (nesterov=False): v_hat and eps_root alike"},
-  };
-  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
-    gen_step_case c;
-    char comment[256];
-    muonref_options o = base(g, 0.02, 0.0);
-    o.nesterov = R[k].nes;
-    o.adam_eps_root = R[k].root;
-    snprintf(comment, sizeof comment, "the fallback, three steps on a bias (32,) and a (3, 16) matrix, %s", R[k].what);
-    begin(&c, comment, &o);
-    int b = param(g, &c, "bias", (muonref_shape){1, {32}}, 0), m = param(g, &c, "small", shape2(3, 16), 0);
-    for (int s = 0; s < 3; s++)
-      grad_normal(g, &c, s, b, R[k].scale), grad_normal(g, &c, s, m, R[k].scale);
-    flags(&c, "AdamW", "AdamEps", R[k].nes ? "NAdamW" : "NoNesterov");
-    gen_add_step(g, &c);
-  }
+  if (defaults(g).adam_variant != MUONREF_ADAM_ADAMW)
+    adamw_nadam(g);
+  adamw_l2(g);
 }
 
 /* ---- gradients: missing, zero, scale ---- */

@@ -48,7 +48,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_MUON_VERSION] = "muon_version", [MUONREF_KEY_PATTERNS] = "patterns", [MUONREF_KEY_RMS_RATE] = "rms_rate",
   [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode_timm", [MUONREF_KEY_SCALE_EPS] = "scale_eps",
   [MUONREF_KEY_USE_FALLBACK] = "use_fallback", [MUONREF_KEY_PRECONDITIONING] = "preconditioning",
-  [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "algo_timm",
+  [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "algo_timm", [MUONREF_KEY_BOOL_NOT] = "bool_not",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -386,7 +386,7 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
   const char *need = KIND_FIELD[kk];
   int ok = need ? !strcmp(need, field)
            : kk == MUONREF_KEY_REAL ? (f ? muonref_record_spelling(f) == MUONREF_SPELL_REAL : 1)
-           : kk == MUONREF_KEY_BOOL ? f && muonref_record_spelling(f) == MUONREF_SPELL_BOOL
+           : kk == MUONREF_KEY_BOOL || kk == MUONREF_KEY_BOOL_NOT ? f && muonref_record_spelling(f) == MUONREF_SPELL_BOOL
            : kk == MUONREF_KEY_INT  ? f && muonref_record_spelling(f) == MUONREF_SPELL_INT
                                     : f && muonref_record_spelling(f) == MUONREF_SPELL_LONG;
   if (!ok)

@@ -734,6 +734,13 @@ typedef struct muonref_options {
                                variable.dtype), local_step)`; with beta2 0.999 binary64's 1 - beta2^t
                                differs by up to 3e-5 relative at t = 2, more than the AdamW allowance
                                1e-5 lr_a); 0: 1 - beta^t in binary64 */
+  int adam_l2;              /* 0 or 1; 1: the AdamW branch's weight decay goes through the gradient, G <-
+                               R32(G + wd P) before the moments (wd: adam_weight_decay under
+                               adam_decay_own, else weight_decay), and P is not decayed: Adam's L2
+                               (torch.optim.Adam's weight_decay, `grad = grad.add(param, alpha=wd)`,
+                               out of place; apex/TE FusedAdam adam_w_mode=False: Megatron-LM's Adam
+                               with decoupled_weight_decay False, optimizer/__init__.py); p.grad is
+                               not written.  0: the decoupled decay P (1 - lr wd) */
 
   /* --- checks: whose validation rules and messages apply (spec/muon.md 12) --- */
   muonref_catalogue catalogue;

@@ -108,10 +108,10 @@ typedef enum muonref_key_kind {
                              (ns_precondition); "spectral" is not expressible (spec/profiles/
                              optax.md); another string: "Unknown preconditioning X" */
   MUONREF_KEY_DECAY_METHOD, /* Emerging-Optimizers' weight_decay_method: "decoupled",
-                             "independent", "palm" (decay_method, spec/muon.md 4.2); "l2" (the
-                             decay through the gradient) is not expressible; another string:
-                             "Invalid weight decay method: X" (mixin.py @fd77292, at the step) */
-  MUONREF_KEY_ALGO_TIMM   /* timm's algo: "muon" (moment2 none), "adamuon" (AdaMuon, moment2
+                             "independent", "palm", "l2" (decay_method, spec/muon.md 4.2);
+                             another string: "Invalid weight decay method: X" (mixin.py
+                             @fd77292, at the step) */
+  MUONREF_KEY_ALGO_TIMM,  /* timm's algo: "muon" (moment2 none), "adamuon" (AdaMuon, moment2
                              element: spec/muon.md 7.4); another string: "Invalid algo: X. Must
                              be 'muon' or 'adamuon'" (timm's constructor).  Once every key of
                              a group is read, "adamuon" takes moment2_beta from betas[1],
@@ -125,10 +125,12 @@ typedef enum muonref_key_kind {
                              "rsqrt_in" is 'Invalid scaling function "rsqrt_in" for Muon' (both
                              asserted at timm's step).  Written "adamuon" only for options so
                              derived, "muon" for moment2 none, else "?" (not expressible) */
+  MUONREF_KEY_BOOL_NOT    /* an int field 0/1 read inverted: false sets 1, true 0 (Megatron's
+                             decoupled_weight_decay, whose False is adam_l2 1) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_ALGO_TIMM + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_BOOL_NOT + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

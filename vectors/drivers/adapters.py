@@ -996,7 +996,7 @@ class MegatronAdapter(Adapter):
     MegatronMuon: OptimizerConfig's names; lr, weight_decay, muon_momentum, adam_beta1,
     adam_beta2, adam_eps and use_muon (False: the embedding/output tag) per group, the
     others (clip_grad, muon_nesterov, muon_scale_mode, muon_num_ns_steps,
-    muon_extra_scale_factor) one value for the optimizer.  Another profile's options in
+    muon_extra_scale_factor, decoupled_weight_decay) one value for the optimizer.  Another profile's options in
     nemo's names: adam_lr_ratio and adam_dim_threshold at nemo's defaults are left to the
     port's own rule (AdamW at Muon's lr; routing by the tag and ndim != 1), adam_lr_ratio 1
     is the port's, other values raise NotExpressible, as use_muon True on a 1-D parameter does; clipping is the
@@ -1006,7 +1006,8 @@ class MegatronAdapter(Adapter):
     ns_function_name = 'newton_schulz'
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'muon_momentum', 'weight_decay': 'weight_decay',
                      'adam_betas': 'adam_betas'}
-    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_scale_mode', 'muon_num_ns_steps', 'muon_extra_scale_factor')
+    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_scale_mode', 'muon_num_ns_steps', 'muon_extra_scale_factor',
+                      'decoupled_weight_decay')
 
     def construct_native(self, cls, groups):
         """A megatron vector: the optimizer's keys from the first group (every group must
