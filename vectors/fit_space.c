@@ -274,6 +274,22 @@ static void add_value(list *l, const muonref_options *base, size_t fi, const muo
   push(l, &c);
 }
 
+/* Drops from l.c[first..] the values no case of profile prof can tell
+ * from its own: grad_after_step decayed differs from keep only under
+ * decay_method l2, which only a profile with a key of kind decay_method
+ * can set (without it, keller's "nesterov_input -> keep" would read
+ * "-> keep = -> decayed"). */
+static void drop_inert(list *l, size_t first, const muonref_profile *prof, const field *f)
+{
+  if (strcmp(f->name, "grad_after_step") || muonref_case_has_key_kind(prof, MUONREF_KEY_DECAY_METHOD))
+    return;
+  size_t w = first;
+  for (size_t k = first; k < l->n; k++)
+    if (get_num(&l->c[k].value, f) != MUONREF_GRAD_AFTER_DECAYED)
+      l->c[w++] = l->c[k];
+  l->n = w;
+}
+
 /* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
  * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS). */
 static int key_sets(const muonref_option_key *k, const field *f)
@@ -455,6 +471,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       }
       add_typos(&l, &base, fi, first);
     }
+    drop_inert(&l, first, prof, f);
     size_t end = l.n;
     if (field_keyed(prof, f) && f->kind != F_PATTERNS) { /* the option ignored (after the field's values) */
       muonref_fit_change c = {0};
