@@ -399,6 +399,26 @@ static void nuclear_scale(muonref_mpmat *O, double *eO, const muonref_mpmat *U, 
   mpfr_clear(s);
 }
 
+/* The gradient of the plans' l2 (decay_method L2, adam_l2): with l2 != 0,
+ * *own gets R32(G + l2 P) (muonref_ref_l2_grad; P, n floats, before the
+ * step) and *grad points to it (the caller frees *own); else *own is NULL
+ * and *grad stays.  MUONREF_ENOMEM, or muonref_ref_l2_grad's errors. */
+static int l2_gradient(double l2, const float **grad, const float *param, size_t n, float **own, muonref_error *err)
+{
+  *own = NULL;
+  if (l2 == 0.0)
+    return MUONREF_OK;
+  if (!(*own = malloc((n ? n : 1) * sizeof **own)))
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradient of %zu elements", n);
+  int st = muonref_ref_l2_grad(*own, *grad, param, n, l2, err);
+  if (st) {
+    free(*own), *own = NULL;
+    return st;
+  }
+  *grad = *own;
+  return MUONREF_OK;
+}
+
 static int muon_branch(const muonref_options *o, const muonref_route *r, long t, float *param, float *M,
                        float *V, size_t m2n, const float *grad, mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc,
                        muonref_error *err)
@@ -407,15 +427,10 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   muonref_muon_plan_make(o, r, &pl);
   muonref_muon_plan_correct(o, t, &pl); /* t: the step count after this step (optax's bias correction) */
   size_t n = r->numel;
-  float *l2g = NULL; /* decay_method L2: the gradient with wd P added, from P before the step */
-  if (pl.l2 != 0.0) {
-    if (!(l2g = malloc((n ? n : 1) * sizeof *l2g)))
-      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradient of %zu elements", n);
-    int s2 = muonref_ref_l2_grad(l2g, grad, param, n, pl.l2, err);
-    if (s2)
-      return free(l2g), s2;
-    grad = l2g;
-  }
+  float *l2g; /* decay_method L2: the gradient with wd P added, from P before the step */
+  int s2 = l2_gradient(pl.l2, &grad, param, n, &l2g, err);
+  if (s2)
+    return s2;
   muonref_mpmat Mx = {0}, U = {0}, O = {0};
   int st = muonref_mpmat_init(&Mx, r->batch * r->rows, r->cols, prec);
   if (!st)
@@ -520,15 +535,10 @@ static int adamw_branch(const muonref_options *o, long t, size_t n, float *param
 {
   muonref_adamw_plan pl;
   muonref_adamw_plan_make(o, t, &pl);
-  float *l2g = NULL; /* adam_l2: the gradient with wd P added, from P before the step */
-  if (pl.l2 != 0.0) {
-    if (!(l2g = malloc((n ? n : 1) * sizeof *l2g)))
-      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradient of %zu elements", n);
-    int s2 = muonref_ref_l2_grad(l2g, grad, param, n, pl.l2, err);
-    if (s2)
-      return free(l2g), s2;
-    grad = l2g;
-  }
+  float *l2g; /* adam_l2: the gradient with wd P added, from P before the step */
+  int s2 = l2_gradient(pl.l2, &grad, param, n, &l2g, err);
+  if (s2)
+    return s2;
   mpfr_t b1, c1, b2, c2, bc2, eps, er, dec, nss, x, y, g2, mx, vx, den, q, nx, nm, ng, one;
   scalar(b1, pl.beta1), scalar(c1, pl.one_minus_beta1), scalar(b2, pl.beta2), scalar(c2, pl.one_minus_beta2);
   scalar(one, 1.0);
