@@ -60,6 +60,14 @@ const muonref_options *muonref_ns_options_for(const muonref_options *o, size_t r
   return buf;
 }
 
+double muonref_l2_coeff(const muonref_options *o, int use_muon)
+{
+  if (use_muon) /* Emerging-Optimizers mixin.py @fd77292: l2 `grad.add_(p, alpha=wd)` */
+    return o->decay_method == MUONREF_DECAY_L2 ? o->weight_decay : 0.0;
+  /* torch.optim.Adam: `grad = grad.add(param, alpha=weight_decay)` */
+  return o->adam_l2 ? (o->adam_decay_own ? o->adam_weight_decay : o->weight_decay) : 0.0;
+}
+
 void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, muonref_muon_plan *p)
 {
   double beta = o->momentum;
@@ -74,9 +82,8 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
    * independent `-wd`, palm `-wd * lr * lr` (a binary64 product, as in Python), each
    * `p.add_(p, alpha=...)`; l2 `grad.add_(p, alpha=wd)`; none when wd is 0 */
   double wd = o->weight_decay;
-  int l2 = o->decay_method == MUONREF_DECAY_L2;
-  p->l2 = l2 ? wd : 0.0;
-  p->apply_decay = wd != 0.0 && !l2;
+  p->l2 = muonref_l2_coeff(o, 1);
+  p->apply_decay = wd != 0.0 && o->decay_method != MUONREF_DECAY_L2;
   p->decay = o->decay_method == MUONREF_DECAY_INDEPENDENT ? 1.0 - wd
              : o->decay_method == MUONREF_DECAY_PALM      ? 1.0 - wd * o->lr * o->lr
                                                           : 1.0 - o->lr * wd;
@@ -154,7 +161,7 @@ void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_pla
   double wd = o->adam_decay_own ? o->adam_weight_decay : o->weight_decay;
   /* adam_l2 (Megatron's Adam with decoupled_weight_decay False: torch.optim.Adam's
    * `grad = grad.add(param, alpha=weight_decay)`): the decay through the gradient instead */
-  p->l2 = o->adam_l2 ? wd : 0.0;
+  p->l2 = muonref_l2_coeff(o, 0);
   p->apply_decay = wd != 0.0 && !o->adam_l2;
   p->decay = 1.0 - (o->adam_decay_muon_lr ? o->lr : p->lr) * wd;
   p->cautious = o->cautious_wd;

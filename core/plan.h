@@ -181,6 +181,13 @@ double muonref_adam_bias_correction(const muonref_options *o, double beta, long 
 /* Fills *p for the AdamW step numbered t (>= 1) under options *o. */
 void muonref_adamw_plan_make(const muonref_options *o, long t, muonref_adamw_plan *p);
 
+/* The coefficient wd of P that a parameter's gradient takes before its
+ * step, G <- R32(G + wd P) (the plans' l2): on a Muon parameter (use_muon
+ * != 0) weight_decay under decay_method L2, on an AdamW one the branch's
+ * decay (adam_weight_decay under adam_decay_own, else weight_decay) under
+ * adam_l2; 0 otherwise (the gradient as given). */
+double muonref_l2_coeff(const muonref_options *o, int use_muon);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,15 +70,8 @@ struct muonref_optimizer {
 };
 
 /* The coefficient of P that parameter p's gradient takes before its step
- * (l2_prepare): decay_method L2 on a Muon parameter, adam_l2 on an AdamW
- * one (the plans' l2); 0 for none. */
-static double l2_coeff(const param *p)
-{
-  const muonref_options *o = p->options;
-  if (p->route.use_muon)
-    return o->decay_method == MUONREF_DECAY_L2 ? o->weight_decay : 0.0;
-  return o->adam_l2 ? (o->adam_decay_own ? o->adam_weight_decay : o->weight_decay) : 0.0;
-}
+ * (l2_prepare; core/plan.h muonref_l2_coeff). */
+static double l2_coeff(const param *p) { return muonref_l2_coeff(p->options, p->route.use_muon); }
 
 static int uses_l2(const param *p) { return l2_coeff(p) != 0.0; }
 

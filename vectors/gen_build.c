@@ -179,15 +179,12 @@ static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_err
 static int last_l2_grad(const muonref_options *o, const muonref_route *r, sim *s, int i, const float *gr,
                         muonref_error *err)
 {
-  muonref_muon_plan pl;
-  if (!gr || !r->use_muon)
-    return MUONREF_OK;
-  muonref_muon_plan_make(o, r, &pl);
-  if (pl.l2 == 0.0)
+  double wd = muonref_l2_coeff(o, 1);
+  if (!gr || !r->use_muon || wd == 0.0)
     return MUONREF_OK;
   if (!(s->grad_l2[i] = malloc(r->numel * sizeof(float) + 1)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for an L2 gradient");
-  return muonref_ref_l2_grad(s->grad_l2[i], gr, s->p[i], r->numel, pl.l2, err);
+  return muonref_ref_l2_grad(s->grad_l2[i], gr, s->p[i], r->numel, wd, err);
 }
 
 /* Runs the reference over the case's steps with Newton-Schulz in `format`
@@ -394,7 +391,6 @@ static double bf16_noise_scale_rel(const muonref_options *o)
   return is_polar_express(o) ? BF16_NOISE_SCALE_REL_PE : BF16_NOISE_SCALE_REL;
 }
 
-/* The tolerance of a step case for one format (spec/vectors.md 5.1). */
 /* Under decay_method L2 the momentum takes wd P, so it follows the
  * parameter's trajectory, which depends on the Newton-Schulz format: the
  * largest difference of parameter i's momentum between run s and any of
@@ -403,7 +399,7 @@ static double l2_momentum_spread(const gen_step_case *c, int i, const muonref_op
                                  const sim *b16, int n_b16)
 {
   double d = 0.0;
-  if (o->decay_method != MUONREF_DECAY_L2 || o->weight_decay == 0.0)
+  if (muonref_l2_coeff(o, 1) == 0.0)
     return 0.0;
   for (int b = 0; b < n_b16; b++)
     for (size_t j = 0; j < muonref_shape_numel(&c->shapes[i]); j++)
@@ -411,6 +407,7 @@ static double l2_momentum_spread(const gen_step_case *c, int i, const muonref_op
   return d;
 }
 
+/* The tolerance of a step case for one format (spec/vectors.md 5.1). */
 static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact, const int *sv_check,
                               const sim *b16, int n_b16)
 {
@@ -432,7 +429,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       /* L2: the momentum takes wd P, and P follows the format: the bf16 runs' spread 4 times; for fp32
        * wd times the parameter's allowance */
       double m_l2 = bf16 ? 4.0 * l2_momentum_spread(c, i, o, s, b16, n_b16)
-                         : o->decay_method == MUONREF_DECAY_L2 ? fabs(o->weight_decay) * a : 0.0;
+                         : fabs(muonref_l2_coeff(o, 1)) * a;
       json_object_set_new(sa, "momentum_buffer",
                           json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum) + m_l2));
       if (muonref_moment2_numel(o, &r)) {
