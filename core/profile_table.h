@@ -651,8 +651,11 @@ static const muonref_options emerging_defaults = {
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
  * weight_decay_method is given only where a case sets it ("l2" adds the decay to p.grad in place:
- * grad_after_step decayed). fp32_matmul_prec ("medium": bf16), coefficient_type ("quintic"),
- * use_syrk and weight_update_hook stay at their defaults (not expressible). */
+ * grad_after_step decayed). coefficient_type is given only where a case sets another preset than
+ * quintic (each preset's list in its own order, emerging.md 4; cubic5 only in error cases: its c =
+ * 0 step, addmm(X, A, X, alpha=b, beta=a), is a bf16 order muonref does not model).
+ * fp32_matmul_prec ("medium": bf16), use_syrk and weight_update_hook stay at their defaults (not
+ * expressible). */
 static const muonref_option_key emerging_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
   {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
@@ -662,6 +665,7 @@ static const muonref_option_key emerging_keys[] = {
   {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
   {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
   {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1},
 };
 static const char *const emerging_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -1162,7 +1166,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 10, 0, NULL, dion_areas},
-  [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 8, 0, NULL, emerging_areas},
+  [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 13, 0, NULL, megatron_areas},

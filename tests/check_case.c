@@ -2,7 +2,10 @@
  * (vectors/case.c): timm's algo key (the key kind algo_timm, include/
  * muonref/profile.h).  The expected fields are what timm/optim/muon.py
  * @aa4b5850 _single_tensor_adamuon and get_adamuon_lr_scale compute
- * (spec/profiles/timm.md 11), written out by hand. */
+ * (spec/profiles/timm.md 11), written out by hand.  And Emerging-Optimizers'
+ * coefficient_type (kind coefficient_type): the lists and orders of
+ * muon_utils.py @fd77292 _COEFFICIENT_SETS and get_coefficient_iterator
+ * (spec/profiles/emerging.md 4), written out by hand. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -129,6 +132,81 @@ START_TEST(adamuon_batched_valid)
 }
 END_TEST
 
+/* The options of an emerging case whose options object is the JSON text j. */
+static int emerging_options(const char *j, muonref_options *o, muonref_error *e)
+{
+  json_error_t je;
+  json_t *v = json_loads(j, 0, &je);
+  ck_assert_msg(v != NULL, "bad test JSON %s: %s", j, je.text);
+  int st = muonref_case_options(v, "emerging", o, "case", e);
+  json_decref(v);
+  return st;
+}
+
+/* Each preset: its length, order, first and last triple (emerging.md 4's table). */
+static const struct { const char *name; int n; muonref_coeff_order order; muonref_coeff first, last; } EO[] = {
+  {"simple", 1, MUONREF_ORDER_CYCLE, {3.4445, -4.7750, 2.0315}, {3.4445, -4.7750, 2.0315}},
+  {"quintic", 5, MUONREF_ORDER_CYCLE, {4.0848, -6.8946, 2.9270}, {2.8366, -3.0525, 1.2012}},
+  {"polar_express", 8, MUONREF_ORDER_REPEAT_LAST, {8.2051, -22.9019, 16.4607}, {1.8750, -1.2500, 0.3750}},
+  {"cans", 5, MUONREF_ORDER_REPEAT_LAST, {8.4703, -25.1081, 18.6293}, {2.2737, -1.6447, 0.4162}},
+  {"aol", 4, MUONREF_ORDER_CYCLE, {4.0098, -7.0585, 2.4635}, {2.7215, -3.0494, 1.3169}},
+  {"deepseekv4", 10, MUONREF_ORDER_REPEAT_LAST, {3.4445, -4.7750, 2.0315}, {2.0, -1.5, 0.5}},
+  {"cubic5", 5, MUONREF_ORDER_CYCLE, {3.3656576, -3.3420992, 0.0}, {2.2230472, -0.9630650, 0.0}},
+};
+
+START_TEST(coefficient_type_presets)
+{
+  char j[128];
+  muonref_options o;
+  muonref_error e = {0};
+  snprintf(j, sizeof j, "{\"coefficient_type\": \"%s\"}", EO[_i].name);
+  ck_assert_int_eq(emerging_options(j, &o, &e), MUONREF_OK);
+  ck_assert_int_eq(o.n_coeffs, EO[_i].n);
+  ck_assert_int_eq(o.coeff_order, EO[_i].order);
+  ck_assert(o.coeffs[0].a == EO[_i].first.a && o.coeffs[0].b == EO[_i].first.b && o.coeffs[0].c == EO[_i].first.c);
+  const muonref_coeff *l = &o.coeffs[EO[_i].n - 1];
+  ck_assert(l->a == EO[_i].last.a && l->b == EO[_i].last.b && l->c == EO[_i].last.c);
+  json_t *w = muonref_case_options_json(&o, "emerging"); /* written back by its name */
+  const char *name = json_string_value(json_object_get(w, "coefficient_type"));
+  if (strcmp(EO[_i].name, "quintic")) /* the default: an optional key at its default is not written */
+    ck_assert_str_eq(name ? name : "(absent)", EO[_i].name);
+  json_decref(w);
+}
+END_TEST
+
+START_TEST(coefficient_type_order_not_expressible)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(emerging_options("{\"coefficient_type\": \"polar_express\"}", &o, &e), MUONREF_OK);
+  o.coeff_order = MUONREF_ORDER_CYCLE; /* Paddle's order for the same list: no coefficient_type runs it so */
+  json_t *w = muonref_case_options_json(&o, "emerging");
+  ck_assert_str_eq(json_string_value(json_object_get(w, "coefficient_type")), "?");
+  json_decref(w);
+}
+END_TEST
+
+static const struct { const char *options, *message; } EO_BAD[] = {
+  {"{\"coefficient_type\": \"quartic\"}", "Invalid coefficient type: quartic"},
+  {"{\"coefficient_type\": \"Quintic\"}", "Invalid coefficient type: Quintic"},
+  {"{\"coefficient_type\": \"custom\"}",
+   "custom_coefficient_sets must be provided when coefficient_type is 'custom'."},
+  {"{\"coefficient_type\": \"cubic5\", \"num_ns_steps\": 6}",
+   "cubic5 is a fixed 5-step schedule; got steps=6. Use steps=5, or pass explicit custom coefficients."},
+  {"{\"num_ns_steps\": 4, \"coefficient_type\": \"cubic5\"}",
+   "cubic5 is a fixed 5-step schedule; got steps=4. Use steps=5, or pass explicit custom coefficients."},
+  {"{\"coefficient_type\": 5}", "case: option \"coefficient_type\" must be a string"},
+};
+
+START_TEST(coefficient_type_errors)
+{
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_ne(emerging_options(EO_BAD[_i].options, &o, &e), MUONREF_OK);
+  ck_assert_str_eq(e.message, EO_BAD[_i].message);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("case");
@@ -140,5 +218,10 @@ int main(void)
   tcase_add_loop_test(t, algo_errors, 0, (int)(sizeof BAD / sizeof BAD[0]));
   tcase_add_test(t, adamuon_batched_valid);
   suite_add_tcase(s, t);
+  TCase *c = tcase_create("emerging_coefficient_type");
+  tcase_add_loop_test(c, coefficient_type_presets, 0, (int)(sizeof EO / sizeof EO[0]));
+  tcase_add_test(c, coefficient_type_order_not_expressible);
+  tcase_add_loop_test(c, coefficient_type_errors, 0, (int)(sizeof EO_BAD / sizeof EO_BAD[0]));
+  suite_add_tcase(s, c);
   return tu_run_suite(s);
 }

@@ -296,6 +296,19 @@ make_variant emerging_l2_copy torch_emerging_port.py \
   run_variant emerging_l2_copy Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_l2_copy 'grad_after_step decayed -> keep' &&
   diag emerging_l2_copy 'grad_after_step decayed -> keep'
+# coefficient_type (emerging_scaling #21 to #27, vector release 2026.12.8): a port that runs quintic
+# (cycled) whatever coefficient_type says; and one that cycles every list (Emerging-Optimizers v0.1.0's order), which
+# differs from repeat-last only past a list's end (#22, #24, #26): the fit names the order the key sets
+make_variant emerging_coeff_ignored torch_emerging_port.py \
+  "    if coefficient_type == 'custom':  # Muon never passes custom_coefficient_sets" \
+  "    coefficient_type = 'quintic'
+    if coefficient_type == 'custom':" &&
+  run_variant emerging_coeff_ignored Muon emerging "$v/emerging/emerging_scaling.json" &&
+  fitted emerging_coeff_ignored 'coefficient_type (any) -> quintic'
+make_variant emerging_coeff_cycled torch_emerging_port.py "REPEAT_LAST = ('polar_express', 'cans', 'deepseekv4')" \
+  "REPEAT_LAST = ()" &&
+  run_variant emerging_coeff_cycled Muon emerging "$v/emerging/emerging_scaling.json" &&
+  fitted emerging_coeff_cycled "coefficient_type's coeff_order repeat_last read as cycle"
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \

@@ -34,6 +34,8 @@ COEFFICIENT_SETS = {
     'aol': [(4.0098, -7.0585, 2.4635), (3.4585, -5.5479, 2.5959), (2.7573, -3.2939, 1.4254),
             (2.7215, -3.0494, 1.3169)],
     'deepseekv4': [(3.4445, -4.7750, 2.0315)] * 8 + [(2.0, -1.5, 0.5)] * 2,
+    'cubic5': [(3.3656576, -3.3420992, 0.0), (2.5744352, -1.4957376, 0.0), (2.5368962, -1.4312570, 0.0),
+               (2.4418906, -1.2764040, 0.0), (2.2230472, -0.9630650, 0.0)],
 }
 REPEAT_LAST = ('polar_express', 'cans', 'deepseekv4')
 
@@ -62,8 +64,13 @@ def newton_schulz(x, steps, coefficient_type='quintic', eps=1e-15):
     if transpose:
         x = x.mT
     X = F.normalize(x, p=2, dim=(-2, -1), eps=eps)
+    if coefficient_type == 'custom':  # Muon never passes custom_coefficient_sets
+        raise ValueError("custom_coefficient_sets must be provided when coefficient_type is 'custom'.")
     if coefficient_type not in COEFFICIENT_SETS:
         raise ValueError(f"Invalid coefficient type: {coefficient_type}")
+    if coefficient_type == 'cubic5' and steps != 5:
+        raise ValueError(f"cubic5 is a fixed 5-step schedule; got steps={steps}. Use steps=5, or pass explicit "
+                         "custom coefficients.")
     sets = COEFFICIENT_SETS[coefficient_type]
     if coefficient_type in REPEAT_LAST:
         coeffs = [sets[min(k, len(sets) - 1)] for k in range(steps)]
@@ -73,8 +80,11 @@ def newton_schulz(x, steps, coefficient_type='quintic', eps=1e-15):
         X = X.to(torch.bfloat16)
     for a, b, c in coeffs:
         A = X @ X.mT
-        B = torch.addmm(A, A, A, beta=b, alpha=c)
-        X = torch.addmm(X, B, X, beta=a, alpha=1.0)
+        if c != 0:
+            B = torch.addmm(A, A, A, beta=b, alpha=c)
+            X = torch.addmm(X, B, X, beta=a, alpha=1.0)
+        else:  # cubic5: one rounding of a X + b (A X)
+            X = torch.addmm(X, A, X, beta=a, alpha=b)
     X = X.to(torch.float32)
     return X.mT if transpose else X
 

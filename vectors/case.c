@@ -225,6 +225,53 @@ static const char *paddle_preset_name(const muonref_options *o)
   return NULL;
 }
 
+/* Emerging-Optimizers' coefficient_type names (muon_utils.py @fd77292 _COEFFICIENT_SETS), each
+ * presets.h's list of that name, run in the preset's order: get_coefficient_iterator's
+ * repeat-last for polar_express, cans and deepseekv4, cycle for the others. */
+static const char *const EMERGING_PRESETS[] = {"simple", "quintic", "polar_express", "cans", "aol", "deepseekv4",
+                                               "cubic5"};
+
+/* coefficient_type (MUONREF_KEY_COEFFICIENT_TYPE), with newton_schulz's messages at the step
+ * (emerging.md 2: "custom", cubic5's fixed schedule, an unknown name). */
+static int set_coefficient_type(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                                muonref_error *err)
+{
+  const char *s = json_string_value(v);
+  if (!s)
+    return bad(err, where, k->name, "a string");
+  if (!strcmp(s, "custom")) /* Muon never passes custom_coefficient_sets */
+    return muonref_fail(err, MUONREF_EOPTION,
+                        "custom_coefficient_sets must be provided when coefficient_type is 'custom'.");
+  for (size_t i = 0; i < sizeof EMERGING_PRESETS / sizeof EMERGING_PRESETS[0]; i++)
+    if (!strcmp(s, EMERGING_PRESETS[i])) {
+      muonref_preset_apply(muonref_preset_find(s), o);
+      return MUONREF_OK;
+    }
+  return muonref_fail(err, MUONREF_EOPTION, "Invalid coefficient type: %s", s);
+}
+
+/* cubic5 is run for exactly 5 steps (checked once num_ns_steps is read too). */
+static int check_cubic5(const muonref_options *o, muonref_error *err)
+{
+  if (!muonref_preset_holds(muonref_preset_find("cubic5"), o) || o->ns_steps == 5 || o->ns_steps < 1)
+    return MUONREF_OK;
+  return muonref_fail(err, MUONREF_EOPTION,
+                      "cubic5 is a fixed 5-step schedule; got steps=%d. Use steps=5, or pass explicit custom "
+                      "coefficients.",
+                      o->ns_steps);
+}
+
+/* The coefficient_type whose list and order o holds, or NULL. */
+static const char *emerging_preset_name(const muonref_options *o)
+{
+  for (size_t i = 0; i < sizeof EMERGING_PRESETS / sizeof EMERGING_PRESETS[0]; i++) {
+    const muonref_preset *p = muonref_preset_find(EMERGING_PRESETS[i]);
+    if (muonref_preset_holds(p, o) && o->coeff_order == p->order)
+      return EMERGING_PRESETS[i];
+  }
+  return NULL;
+}
+
 /* A list of name patterns (MUONREF_KEY_PATTERNS): Paddle's muon_exclude_patterns (null: none),
  * keras' exclude_layers (`exclude_layers or []`). */
 static int set_patterns(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
@@ -480,11 +527,11 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return MUONREF_OK;
   case MUONREF_KEY_USE_FALLBACK: /* applied after every other key (muonref_case_options) */
     return json_is_boolean(v) ? MUONREF_OK : bad(err, where, k->name, "true or false");
+  case MUONREF_KEY_COEFFICIENT_TYPE:
+    return set_coefficient_type(o, k, v, where, err);
   case MUONREF_KEY_DECAY_METHOD: /* the spellings of decay_method (core/options.c) are Emerging-Optimizers' */
     if ((e = muonref_option_field_enum_value(muonref_option_field_named("decay_method"), s)) >= 0)
       o->decay_method = (muonref_decay_method)e;
-    else if (s && !strcmp(s, "l2"))
-      return bad(err, where, k->name, "'decoupled', 'independent' or 'palm' ('l2' is not expressible)");
     else if (s) /* Emerging-Optimizers mixin.py @fd77292 _apply_weight_decay_inplace, at the step */
       return muonref_fail(err, MUONREF_EOPTION, "Invalid weight decay method: %s", s);
     else
@@ -559,6 +606,8 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
     if (p->keys[i].kind == MUONREF_KEY_USE_FALLBACK && json_is_true(json_object_get(j, p->keys[i].name)))
       out->use_muon = MUONREF_USE_MUON_FALSE;
   if (muonref_case_has_key_kind(p, MUONREF_KEY_ALGO_TIMM) && (st = muonref_case_timm_algo(out, err)))
+    return st;
+  if (muonref_case_has_key_kind(p, MUONREF_KEY_COEFFICIENT_TYPE) && (st = check_cubic5(out, err)))
     return st;
   for (size_t i = 0; i < p->n_keys; i++) /* Paddle: the preset name and its custom list together */
     if (p->keys[i].kind == MUONREF_KEY_NS_COEFF_TYPE)
@@ -733,6 +782,10 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   case MUONREF_KEY_PRECONDITIONING: {
     const char *pn = muonref_precondition_name(o->ns_precondition);
     return json_string(pn ? pn : "?");
+  }
+  case MUONREF_KEY_COEFFICIENT_TYPE: {
+    const char *cn = emerging_preset_name(o);
+    return json_string(cn ? cn : "?");
   }
   case MUONREF_KEY_DECAY_METHOD: {
     const char *dn = muonref_decay_method_name(o->decay_method);

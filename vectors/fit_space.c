@@ -1,5 +1,6 @@
 /* muonref: the option space of the judge's fit (see fit_space.h). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,10 +293,26 @@ static void drop_inert(list *l, size_t first, const muonref_profile *prof, const
 
 /* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
  * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS). */
+/* Whether key k sets field f besides the field it names: a coefficient_type preset
+ * (profile.h MUONREF_KEY_COEFFICIENT_TYPE) is a list and the order it runs in. */
+static int key_sets_order(const muonref_option_key *k, const field *f)
+{
+  return k->kind == MUONREF_KEY_COEFFICIENT_TYPE && f->offset == offsetof(muonref_options, coeff_order);
+}
+
 static int key_sets(const muonref_option_key *k, const field *f)
 {
   size_t span = k->kind == MUONREF_KEY_BETAS ? 2 * sizeof(double) : 1;
-  return k->offset < f->offset + f->size && k->offset + span > f->offset;
+  return (k->offset < f->offset + f->size && k->offset + span > f->offset) || key_sets_order(k, f);
+}
+
+/* Whether f is the list of a coefficient_type key of p (a preset: the list and its order). */
+static int preset_keyed(const muonref_profile *p, const field *f)
+{
+  for (size_t k = 0; p && k < p->n_keys; k++)
+    if (p->keys[k].kind == MUONREF_KEY_COEFFICIENT_TYPE && key_sets(&p->keys[k], f) && !key_sets_order(&p->keys[k], f))
+      return 1;
+  return 0;
 }
 
 /* The profile's keys that set bytes of field f. */
@@ -584,6 +601,8 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
     const muonref_options *d = p && p->adam_defaults && o->use_muon == MUONREF_USE_MUON_FALSE ? p->adam_defaults
                                                                                                 : &c->value;
     memcpy((char *)o + f->offset, (const char *)d + f->offset, f->size);
+    if (preset_keyed(p, f)) /* an ignored coefficient_type: the default's order with its list */
+      o->coeff_order = d->coeff_order;
     return;
   }
   if (c->only_default && given_has(given, muonref_profile_get(profile), f))
@@ -803,6 +822,15 @@ static const char *first_key(const muonref_profile *p, const field *f)
   return f->name;
 }
 
+/* Whether the profile's first key of f sets it only besides its own field (key_sets_order). */
+static int first_key_secondary(const muonref_profile *p, const field *f)
+{
+  for (size_t k = 0; k < p->n_keys; k++)
+    if (key_sets(&p->keys[k], f))
+      return key_sets_order(&p->keys[k], f);
+  return 0;
+}
+
 /* Field f's value in o as the profile's first key of f spells it (a
  * string without its quotes: adjust_lr_fn's "match_rms_adamw"; a null as
  * "None (fan_in)", Python's None and the spec's name of what it stands for)
@@ -873,6 +901,11 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
   memcpy((char *)&v + f->offset, (const char *)&c->value + f->offset, f->size);
   if (c->ignored) { /* "KEY (any) -> VALUE", the value as the key spells it (decoupled_weight_decay true: adam_l2 0) */
     char a[160];
+    if (first_key_secondary(prof, f)) { /* "coefficient_type's coeff_order (any) -> cycle": the list is kept */
+      value_text(&base, f, a, sizeof a);
+      snprintf(buf, n, "%s's %s (any) -> %s", first_key(prof, f), f->name, a);
+      return;
+    }
     key_value_text(&base, f, profile, a, sizeof a);
     snprintf(buf, n, "%s (any) -> %s", first_key(prof, f), a);
     return;
@@ -881,6 +914,11 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     muonref_options from = base;
     set_num(&from, f, c->from);
     char a[160], b[160];
+    if (first_key_secondary(prof, f)) { /* "coefficient_type's coeff_order repeat_last read as cycle" */
+      value_text(&from, f, a, sizeof a), value_text(&v, f, b, sizeof b);
+      snprintf(buf, n, "%s's %s %s read as %s", first_key(prof, f), f->name, a, b);
+      return;
+    }
     key_value_text(&from, f, profile, a, sizeof a), key_value_text(&v, f, profile, b, sizeof b);
     snprintf(buf, n, "%s %s read as %s", first_key(prof, f), a, b);
     return;

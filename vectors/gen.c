@@ -122,6 +122,10 @@ static const flag_note NOTES[] = {
    "presets and custom lists, cycled)", "repeating the last triple (Emerging-Optimizers' and timm's order for the same "
    "preset names) changes aol from step 5, deepseekv4 from step 11 and a short custom list",
    {"spec/profiles/paddle.md section 4", "spec/profiles/paddle.md section 11"}, {"paddle_coeff_repeat_last"}},
+  {"CoefficientType", "BASIC", "Emerging-Optimizers' coefficient_type: each preset's list in its own order (repeat "
+   "the last triple for polar_express, cans and deepseekv4; cycle aol and simple)", "a port that ignores "
+   "coefficient_type (runs quintic), or cycles a repeat-last list (Emerging-Optimizers v0.1.0, Paddle)",
+   {"spec/profiles/emerging.md section 4"}, {NULL}},
   {"DecayPositiveOnly", "EDGE_CASE", "the Muon branch decays only when weight_decay > 0 (Paddle's `if with_decay and "
    "weight_decay > 0`); its AdamW kernel applies any value", "a negative weight_decay that grows the Muon parameters, "
    "or an AdamW branch that skips it", {"spec/profiles/paddle.md section 5", "spec/profiles/paddle.md section 6"},

@@ -501,6 +501,43 @@ static void paddle_scaling(gen_ctx *g)
   }
 }
 
+/* Emerging-Optimizers' coefficient_type (spec/profiles/emerging.md 4; muon_utils.py @fd77292
+ * get_coefficient_iterator): each preset's list in its own order, where cycling and repeating the
+ * last triple differ (polar_express and cans past their lists, deepseekv4 past its ten triples, aol
+ * from step 5), and where they agree (polar_express at 5 steps).  A wide (8, 32) and a tall (32, 8)
+ * matrix, two steps of structured gradients (singular values powers of two: exactly defined in bf16; CANS
+ * on N(0, 1) gradients blows up in bf16 on some inputs, spec/ns-study.md), with the decay.  Only for a
+ * profile with such a key. */
+static void scaling_coefficient_type(gen_ctx *g)
+{
+  static const struct { const char *preset; int steps; const char *what; } P[] = {
+    {"polar_express", 5, "coefficient_type polar_express at 5 steps: the first five of its eight triples"},
+    {"polar_express", 10, "coefficient_type polar_express at 10 steps: its eight triples, then the last twice "
+                          "(repeat-last, not the first two again)"},
+    {"cans", 5, "coefficient_type cans at 5 steps: its five triples once each"},
+    {"cans", 7, "coefficient_type cans at 7 steps: its five triples, then the last twice (repeat-last)"},
+    {"aol", 5, "coefficient_type aol at 5 steps: triples 0, 1, 2, 3, then 0 again (cycle)"},
+    {"deepseekv4", 12, "coefficient_type deepseekv4 at 12 steps: eight simple triples, then (2, -1.5, 0.5) four "
+                       "times (repeat-last; Paddle's cycle wraps to the first)"},
+    {"simple", 5, "coefficient_type simple at 5 steps: Keller's triple five times"},
+  };
+  for (size_t k = 0; k < sizeof P / sizeof P[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.05, 0.1);
+    muonref_preset_apply(muonref_preset_find(P[k].preset), &o);
+    o.ns_steps = P[k].steps;
+    begin(&c, P[k].what, &o);
+    param(g, &c, "wide", shape2(8, 32), 0);
+    param(g, &c, "tall", shape2(32, 8), 0);
+    c.n_steps = 2;
+    for (int s = 0; s < 2; s++)
+      for (int i = 0; i < 2; i++)
+        grad_structured(g, &c, s, i, s);
+    flags(&c, "Scaling", "CoefficientType", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* timm's scale_eps (eps_mode add_scaled): Newton-Schulz divides by
  * ||X|| + eps sqrt(cols/rows) instead of max(||X||, eps) (timm/optim/muon.py
  * @aa4b5850 scale_eps_for_ns); on gradients of norm near eps the added,
@@ -745,6 +782,8 @@ void gen_area_scaling(gen_ctx *g)
     paddle_scaling(g);
   if (has_key_kind(g, MUONREF_KEY_PRECONDITIONING))
     scaling_adaptive_preconditioned(g);
+  if (has_key_kind(g, MUONREF_KEY_COEFFICIENT_TYPE))
+    scaling_coefficient_type(g);
 }
 
 /* ---- weight decay ---- */
@@ -2018,6 +2057,21 @@ static void errors_emerging(gen_ctx *g)
   error_case(g, "unknown weight_decay_method (mixin.py, at the step, with weight_decay 0.01)",
              "{\"weight_decay_method\": \"lion\", \"weight_decay\": 0.01}", "EOPTION",
              "Invalid weight decay method: lion", NULL);
+  /* coefficient_type, after the others (vector release 2026.12.8): muon_utils.py @fd77292 newton_schulz raises at
+   * the step */
+  static const struct { const char *what, *opt, *msg; } C[] = {
+    {"unknown coefficient_type (newton_schulz, at the step)", "{\"coefficient_type\": \"quartic\"}",
+     "Invalid coefficient type: quartic"},
+    {"coefficient_type of another port (timm's polar_express_safer)",
+     "{\"coefficient_type\": \"polar_express_safer\"}", "Invalid coefficient type: polar_express_safer"},
+    {"coefficient_type custom: Muon never passes custom_coefficient_sets", "{\"coefficient_type\": \"custom\"}",
+     "custom_coefficient_sets must be provided when coefficient_type is 'custom'."},
+    {"coefficient_type cubic5 with num_ns_steps 6 (a fixed 5-step schedule)",
+     "{\"coefficient_type\": \"cubic5\", \"num_ns_steps\": 6}",
+     "cubic5 is a fixed 5-step schedule; got steps=6. Use steps=5, or pass explicit custom coefficients."},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++)
+    error_case(g, C[k].what, C[k].opt, "EOPTION", C[k].msg, NULL);
 }
 
 /* Megatron-LM's checks (spec/profiles/megatron.md section 2; muon.py

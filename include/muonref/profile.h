@@ -125,12 +125,24 @@ typedef enum muonref_key_kind {
                              "rsqrt_in" is 'Invalid scaling function "rsqrt_in" for Muon' (both
                              asserted at timm's step).  Written "adamuon" only for options so
                              derived, "muon" for moment2 none, else "?" (not expressible) */
-  MUONREF_KEY_BOOL_NOT    /* an int field 0/1 read inverted: false sets 1, true 0 (Megatron's
+  MUONREF_KEY_BOOL_NOT,   /* an int field 0/1 read inverted: false sets 1, true 0 (Megatron's
                              decoupled_weight_decay, whose False is adam_l2 1) */
+  MUONREF_KEY_COEFFICIENT_TYPE /* Emerging-Optimizers' coefficient_type (muon_utils.py @fd77292
+                             _COEFFICIENT_SETS, get_coefficient_iterator): "simple", "quintic",
+                             "polar_express", "cans", "aol", "deepseekv4", "cubic5", each
+                             presets.h's list of that name in its own order (repeat-last for
+                             polar_express, cans, deepseekv4; cycle for the others); "custom":
+                             "custom_coefficient_sets must be provided when coefficient_type is
+                             'custom'." (Muon never passes the sets); "cubic5" with ns_steps
+                             other than 5: "cubic5 is a fixed 5-step schedule; got steps=6. Use
+                             steps=5, or pass explicit custom coefficients."; another string:
+                             "Invalid coefficient type: X" (all at the step, in newton_schulz).
+                             Written as the preset whose list and order equal the options',
+                             else "?" (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_BOOL_NOT + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_COEFFICIENT_TYPE + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

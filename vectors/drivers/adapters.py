@@ -790,7 +790,8 @@ class EmergingAdapter(Adapter):
     name = 'emerging'
     ns_function_name = 'newton_schulz'
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': None}
-    OPTIMIZER_KEYS = ('nesterov', 'weight_decay_method', 'num_ns_steps', 'scale_mode', 'extra_scale_factor')
+    OPTIMIZER_KEYS = ('nesterov', 'weight_decay_method', 'num_ns_steps', 'scale_mode', 'extra_scale_factor',
+                      'coefficient_type')
 
     def group_entries(self, options):
         o = canonical(options)
