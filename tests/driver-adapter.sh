@@ -19,7 +19,12 @@
 #  5. no --adapter: the adapter of the profile the vector files name (keller's
 #     port over keller's vectors passes; it had run under nemo's option names
 #     and failed every case), and vectors of two profiles are exit 2 naming
-#     both; the results name the driver that ran.
+#     both; the results name the driver that ran;
+#  6. --state-name: keller's port with its momentum kept under state["m"] (as
+#     the wild port plainLM keeps it) fails keller's momentum cases on "no
+#     state" and the driver names the key it could not read; with
+#     --state-name m=momentum_buffer it passes them; a malformed --state-name
+#     is exit 2 naming the rule.
 # The driver runs go through one plan (tests/plan.sh), run from tests/ so
 # that the adapter's module is importable by name.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
@@ -57,6 +62,13 @@ plan_add ns-kw -q --mode neutral --optimizer "$keller" --adapter keller --ns-fun
   "$kv/keller_newton_schulz.json"
 plan_add own-profile -q --mode neutral --optimizer "$keller" "$kv/keller_momentum.json"
 plan_add two-profiles -q --optimizer "$keller" "$kv/keller_momentum.json" "$srcdir/vectors/nemo/nemo_errors.json"
+sed 's/state\["momentum_buffer"\]/state["m"]/g' "$srcdir/tests/torch_keller_port.py" >"$work/keller_m.py"
+plan_add state-m -q --mode neutral --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  "$kv/keller_momentum.json"
+plan_add state-named -q --mode neutral --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  --state-name m=momentum_buffer "$kv/keller_momentum.json"
+plan_add state-bad -q --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  --state-name m "$kv/keller_momentum.json"
 (cd "$srcdir/tests" && plan_run)
 
 # 2. the user adapter, by file and by module
@@ -115,4 +127,17 @@ judge own-profile -q "$kv/keller_momentum.json"
 ! plan_ran two-profiles && grep -q 'the vectors are of 2 profiles (keller, nemo): give --adapter NAME' "$work/plan.err" &&
   echo "ok: no --adapter over two profiles' vectors: refused, naming both" ||
   fail "two profiles without --adapter: $(grep -i 'profiles' "$work/plan.err")"
+
+# 6. --state-name
+grep -c 'state\["m"\]' "$work/keller_m.py" | grep -qx 2 || fail "keller_m.py: the sed did not rename both uses"
+judge state-m "$kv/keller_momentum.json"
+[ $rc -eq 1 ] && grep -q '^FAIL .*no state, expected a state' "$work/state-m.out" &&
+  grep -q "the port's optimizer state held the keys \['m'\], none of which adapter keller reads" "$work/plan.err" &&
+  echo "ok: a momentum under state['m'] fails on 'no state', and the driver names the key it could not read" ||
+  fail "state['m'] without --state-name: exit $rc; $(grep -c "held the keys" "$work/plan.err") driver notes"
+judge state-named -q "$kv/keller_momentum.json"
+[ $rc -eq 0 ] && echo "ok: --state-name m=momentum_buffer: $(tail -n 1 "$work/state-named.out")" ||
+  fail "--state-name m=momentum_buffer: exit $rc: $(tail -n 1 "$work/state-named.out")"
+! plan_ran state-bad && grep -q -- "--state-name 'm': expected PORT_KEY=KEY with KEY one of" "$work/plan.err" &&
+  echo "ok: --state-name m: refused, naming the rule" || fail "--state-name m: $(grep -- '--state-name' "$work/plan.err")"
 exit $status

@@ -459,6 +459,22 @@ class Adapter:
         """The entries of a parameter-group dict besides 'params'."""
         return canonical(options)
 
+    # the driver's --state-name: {the port's state key: the protocol's key it holds}
+    state_names: Dict[str, str] = {}
+    # the key sets of non-empty states read_state could not read (the driver warns once)
+    unread_state_keys: set = set()
+
+    def state_of(self, state: Dict[str, Any], steps_with_grad: int) -> Optional[Dict[str, Any]]:
+        """read_state of optimizer.state[p] with the port's own keys named by --state-name (a
+        copy of the dict: the optimizer's state is not touched).  A non-empty state that gives
+        no protocol state has its keys noted in unread_state_keys."""
+        if state and self.state_names:
+            state = dict(state, **{new: state[old] for old, new in self.state_names.items() if old in state})
+        out = self.read_state(state, steps_with_grad)
+        if out is None and state:
+            self.unread_state_keys = self.unread_state_keys | {tuple(sorted(str(k) for k in state))}
+        return out
+
     def read_state(self, state: Dict[str, Any], steps_with_grad: int) -> Optional[Dict[str, Any]]:
         """The results-protocol state of one parameter, from optimizer.state[p]:
         {"step", "momentum_buffer"} or {"step", "exp_avg", "exp_avg_sq"} (tensors), or None."""

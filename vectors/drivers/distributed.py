@@ -162,7 +162,7 @@ def make_runner(base_cls):
             out_state = []
             for p, n in zip(params, counts):
                 p.grad = None
-                st = self.adapter.read_state(opt.state.get(p, {}), n)
+                st = self.adapter.state_of(opt.state.get(p, {}), n)
                 if st is not None:
                     st = {k: (v.detach().float().clone() if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
                 out_state.append(st)
@@ -248,7 +248,9 @@ def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work:
             module, td.DEFAULT_NS_FUNCTION, None
         )
         places = td.ns_globals(cls, module) if cfg['ns_in_step'] else []
-        runner = make_runner(td.Runner)(cls, ns_fn, td.make_adapter(cfg['adapter'], cfg.get('profile_file')), cfg['mode'], rank=rank, world_size=world_size)
+        adapter = td.make_adapter(cfg['adapter'], cfg.get('profile_file'))
+        adapter.state_names = cfg.get('state_names') or {}
+        runner = make_runner(td.Runner)(cls, ns_fn, adapter, cfg['mode'], rank=rank, world_size=world_size)
         with td.rebound(places, ns_fn):
             for idx, (path, kind, case) in enumerate(cases_of(cfg['files'], td.load_vectors)):
                 with open(progress, 'w') as f:
