@@ -161,6 +161,8 @@ def keller_aux(muon_cls, construct='groups', kwargs=None):
             parts.append(muon_cls([{k: v for k, v in g.items() if k != 'use_muon'} for g in muon]))
         elif muon:
             for g in muon:
+                if not list(g['params']):
+                    continue  # an empty Muon group (a case of AdamW parameters only): a Muon-only class refuses []
                 kw = {kwargs[k]: v for k, v in g.items() if k in (kwargs or {})}
                 parts.append(muon_cls(g['params'], **kw))
         if adam:

@@ -261,6 +261,8 @@ def run_mode(d, wdir, mode, muonref, rejudge, rescore=False):
             cmd += ['--ns-function', f'{port}:ns']
         if d.get('ns_format'):
             cmd += ['--ns-format', d['ns_format']]
+        for old_key, key in (d.get('state_name') or {}).items():  # the port's buffer under its own key
+            cmd += ['--state-name', f'{old_key}={key}']
         cmd.append(vec)
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=wdir)
         with open(os.path.join(wdir, f'{mode}.driver.log'), 'w') as f:
