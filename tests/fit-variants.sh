@@ -309,6 +309,13 @@ make_variant emerging_coeff_cycled torch_emerging_port.py "REPEAT_LAST = ('polar
   "REPEAT_LAST = ()" &&
   run_variant emerging_coeff_cycled Muon emerging "$v/emerging/emerging_scaling.json" &&
   fitted emerging_coeff_cycled "coefficient_type's coeff_order repeat_last read as cycle"
+# ns_steps in the step (the momentum area's StepCount cases, vector release 2026.12.8): the moonlight
+# test port running 5 steps whatever ns_steps says (novrion/MUON's `n_iter=5`, a wild port of tests/eval)
+make_variant moonlight_ns_fixed torch_moonlight_port.py \
+  '                u = zeropower_via_newtonschulz5(u_in, steps=group["ns_steps"])' \
+  '                u = zeropower_via_newtonschulz5(u_in, steps=5)' &&
+  run_variant moonlight_ns_fixed Muon moonlight "$v/moonlight/moonlight_momentum.json" &&
+  fitted moonlight_ns_fixed 'ns_steps (any) -> 5'
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \

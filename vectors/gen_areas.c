@@ -1227,6 +1227,32 @@ static void momentum_coeff_list(gen_ctx *g)
   }
 }
 
+/* ns_steps in the step, not only in the Newton-Schulz function's own cases: 2 and 7 steps of the profile's
+ * coefficients on a wide and a tall matrix, two steps of structured gradients.  A port whose step() runs a
+ * fixed count (novrion/MUON's `n_iter=5`, a wild port of tests/eval) moves the update.  Left out where the
+ * port has no ns_steps key (the round trip drops the case) and for optax, whose list runs once whatever
+ * ns_steps is (momentum_coeff_list). */
+static void momentum_ns_steps(gen_ctx *g)
+{
+  static const int STEPS[] = {2, 7};
+  for (size_t k = 0; k < sizeof STEPS / sizeof STEPS[0]; k++) {
+    gen_step_case c;
+    char comment[160];
+    muonref_options o = base_s(g, 0.02, 0.0);
+    o.ns_steps = STEPS[k];
+    snprintf(comment, sizeof comment, "ns_steps %d in the step: a wide (8, 32) and a tall (32, 8) matrix, two steps "
+             "of structured gradients (a step() that runs 5 moves the update)", STEPS[k]);
+    begin(&c, comment, &o);
+    param(g, &c, "wide", shape2(8, 32), 0);
+    param(g, &c, "tall", shape2(32, 8), 0);
+    for (int s = 0; s < 2; s++)
+      for (int i = 0; i < 2; i++)
+        grad_structured(g, &c, s, i, s);
+    flags(&c, "Momentum", "StepCount", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_momentum(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -1291,6 +1317,8 @@ void gen_area_momentum(gen_ctx *g)
     momentum_moment2(g);
   if (has_key_kind(g, MUONREF_KEY_ALGO_TIMM)) /* timm's AdaMuon, after every other case */
     momentum_adamuon(g);
+  if (!nemo_frozen(g) && defaults(g).coeff_order != MUONREF_ORDER_LIST) /* last (vector release 2026.12.8) */
+    momentum_ns_steps(g);
 }
 
 /* ---- AdamW fallback ---- */

@@ -431,6 +431,8 @@ def key_forms(k, reviewed=True):
     """Key deviation k, and (reviewed) the same deviation in a field muonref added after the key was
     written (`renamed`: a behaviour the key named with a field of its own, `weight_decay_lr lr -> 1`,
     that a later field expresses exactly, `decay_method decoupled -> independent`; with its review)."""
+    if not reviewed and k.get('added'):  # a deviation the key as first written missed (its `review` says why)
+        return []
     forms = [k]
     if reviewed and k.get('renamed'):
         forms.append(dict(k['renamed'], faults=k.get('faults', []), faults_added=k.get('faults_added', [])))
@@ -489,7 +491,8 @@ def judge_explanation(alts, key, reviewed=True):
     """right: every item names a deviation of the key (field and value); field: every item names a
     deviating field, a value wrong; partial: some do; wrong: none does; none: no explanation.
     Of alternatives (parse_items: explanations the fit found to give the same results), the best.
-    reviewed=False: by the key as first written (without `faults_added`, `renamed`, `traits_added`)."""
+    reviewed=False: by the key as first written (without `faults_added`, `renamed`, `traits_added`, and without
+    the deviations marked `added`)."""
     if alts and isinstance(alts[0], dict):
         alts = [alts]
     return min((judge_items(items, key, reviewed) for items in alts if items), key=VERDICTS.index,
@@ -796,6 +799,8 @@ def self_test():
         for k in key.get('deviations', []):
             if 'field' not in k:
                 problems.append(f"{e['id']}: a deviation without field")
+            if k.get('added') and not k.get('review'):
+                problems.append(f"{e['id']}: a deviation `added` after the key was written, without its review")
         if e.get('edits') and d.get('loader') == 'path':
             try:
                 apply_edits(source_files(src, None, d), e['edits'], d['id'], d.get('path'))
