@@ -346,10 +346,12 @@ make_variant emerging_default_independent torch_emerging_port.py \
 
 # 17a. A keller port with dion's NorMuon second moment after Newton-Schulz (rows, beta2 0.95, eps 1e-8
 # added, each matrix's Frobenius norm restored; spec/muon.md 7.4; issue 24 item 8): no key of keller's
-# sets it, and the fit names normuon's second moment as one change
+# sets it, and the fit names normuon's second moment as one change.  The second moment lives on the
+# momentum buffer object (keyed by data_ptr it leaked into a later case that reused the address: the
+# failure count varied from run to run, 4 to 6)
 make_variant keller_normuon torch_keller_port.py '    update = zeropower_via_newtonschulz5(update, steps=ns_steps)' \
   '    update = zeropower_via_newtonschulz5(update, steps=ns_steps)
-    v = globals().setdefault("_V", {}).setdefault(momentum.data_ptr(), torch.zeros(*update.shape[:-1], 1))
+    v = momentum.__dict__.setdefault("_v", torch.zeros(*update.shape[:-1], 1))
     U = update.float()
     v.lerp_((U * U).mean(dim=-1, keepdim=True), 1 - 0.95)
     N = U / (v.sqrt() + 1e-8)
