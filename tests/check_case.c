@@ -14,16 +14,18 @@
 #include "../vectors/case.h"
 #include "testutil.h"
 
-/* The options of a timm case whose options object is the JSON text j. */
-static int timm_options(const char *j, muonref_options *o, muonref_error *e)
+/* The options of a case of `profile` whose options object is the JSON text j. */
+static int case_options(const char *profile, const char *j, muonref_options *o, muonref_error *e)
 {
   json_error_t je;
   json_t *v = json_loads(j, 0, &je);
   ck_assert_msg(v != NULL, "bad test JSON %s: %s", j, je.text);
-  int st = muonref_case_options(v, "timm", o, "case", e);
+  int st = muonref_case_options(v, profile, o, "case", e);
   json_decref(v);
   return st;
 }
+
+static int timm_options(const char *j, muonref_options *o, muonref_error *e) { return case_options("timm", j, o, e); }
 
 START_TEST(adamuon_match_rms_adamw)
 {
@@ -132,15 +134,9 @@ START_TEST(adamuon_batched_valid)
 }
 END_TEST
 
-/* The options of an emerging case whose options object is the JSON text j. */
 static int emerging_options(const char *j, muonref_options *o, muonref_error *e)
 {
-  json_error_t je;
-  json_t *v = json_loads(j, 0, &je);
-  ck_assert_msg(v != NULL, "bad test JSON %s: %s", j, je.text);
-  int st = muonref_case_options(v, "emerging", o, "case", e);
-  json_decref(v);
-  return st;
+  return case_options("emerging", j, o, e);
 }
 
 /* Each preset: its length, order, first and last triple (emerging.md 4's table). */

@@ -602,6 +602,10 @@ def tally(rows):
     t['wild_field'] = sum(r['modes']['neutral'].get('verdict') in ('right', 'field') for r in dev)
     t['wild_right_as_written'] = sum(r['modes']['neutral'].get('verdict_as_written', r['modes']['neutral'].get('verdict'))
                                      == 'right' for r in dev)
+    # how many failures the first explanation covers ("(N of M)"): a verdict is scored on what that line
+    # names, which may explain few of the port's failures (a wild port with many deviations)
+    t['mutants_covered'], t['mutants_failures'] = coverage(caught)
+    t['wild_covered'], t['wild_failures'] = coverage([r for r in dev if r['modes']['neutral'].get('caught')])
     ctl = [r for r in rows if r['kind'] == 'control']
     t['controls'] = len(ctl)
     t['controls_neutral'] = sum(r['modes'].get('neutral', {}).get('ok', False) for r in ctl)
@@ -612,6 +616,22 @@ def tally(rows):
         per_up[r['upstream']] = per_up.get(r['upstream'], 0) + 1
     t['mutants_per_source'] = per_up
     return t
+
+
+COVER_RE = re.compile(r'\((\d+) of (\d+)')
+
+
+def coverage(rows):
+    """(failures explained, failures) summed over rows, from the neutral explanation's "(N of M)";
+    a row whose explanation gives no count (a catalogued fault's summary) counts none of its M."""
+    covered = failures = 0
+    for r in rows:
+        n = r['modes']['neutral']
+        m = COVER_RE.search(n.get('explanation') or '')
+        if m:
+            covered += int(m.group(1))
+            failures += int(m.group(2))
+    return covered, failures
 
 
 def pct(a, b):
@@ -702,6 +722,9 @@ def write_doc(path, rows, t, args, muonref_desc):
         ('deviating wild ports explained right by the keys as first written',
          pct(t['wild_right_as_written'], t['wild_deviating'])),
         ('deviating wild ports, right field or fault', pct(t['wild_field'], t['wild_deviating'])),
+        ('failures covered by the first explanation: caught mutants', pct(t['mutants_covered'], t['mutants_failures'])),
+        ('failures covered by the first explanation: deviating wild ports',
+         pct(t['wild_covered'], t['wild_failures'])),
         ('controls passing neutral', pct(t['controls_neutral'], t['controls'])),
         ('controls passing raw (every PlatformRobust case)', pct(t['controls_raw'], t['controls_raw_run'])),
         ('mutants per upstream', ', '.join(f'{k} {v}' for k, v in sorted(t['mutants_per_source'].items()))),
