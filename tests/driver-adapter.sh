@@ -62,13 +62,6 @@ plan_add ns-kw -q --mode neutral --optimizer "$keller" --adapter keller --ns-fun
   "$kv/keller_newton_schulz.json"
 plan_add own-profile -q --mode neutral --optimizer "$keller" "$kv/keller_momentum.json"
 plan_add two-profiles -q --optimizer "$keller" "$kv/keller_momentum.json" "$srcdir/vectors/nemo/nemo_errors.json"
-sed 's/state\["momentum_buffer"\]/state["m"]/g' "$srcdir/tests/torch_keller_port.py" >"$work/keller_m.py"
-plan_add state-m -q --mode neutral --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
-  "$kv/keller_momentum.json"
-plan_add state-named -q --mode neutral --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
-  --state-name m=momentum_buffer "$kv/keller_momentum.json"
-plan_add state-bad -q --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
-  --state-name m "$kv/keller_momentum.json"
 (cd "$srcdir/tests" && plan_run)
 
 # 2. the user adapter, by file and by module
@@ -128,7 +121,16 @@ judge own-profile -q "$kv/keller_momentum.json"
   echo "ok: no --adapter over two profiles' vectors: refused, naming both" ||
   fail "two profiles without --adapter: $(grep -i 'profiles' "$work/plan.err")"
 
-# 6. --state-name
+# 6. --state-name: a plan of its own, never from MUONREF_PLAN_CACHE (the driver's note on standard
+# error is what is checked, and a cached results file carries none)
+sed 's/state\["momentum_buffer"\]/state["m"]/g' "$srcdir/tests/torch_keller_port.py" >"$work/keller_m.py"
+plan_add state-m -q --mode neutral --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  "$kv/keller_momentum.json"
+plan_add state-named -q --mode neutral --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  --state-name m=momentum_buffer "$kv/keller_momentum.json"
+plan_add state-bad -q --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  --state-name m "$kv/keller_momentum.json"
+(cd "$srcdir/tests" && MUONREF_PLAN_CACHE= && plan_run)
 grep -c 'state\["m"\]' "$work/keller_m.py" | grep -qx 2 || fail "keller_m.py: the sed did not rename both uses"
 judge state-m "$kv/keller_momentum.json"
 [ $rc -eq 1 ] && grep -q '^FAIL .*no state, expected a state' "$work/state-m.out" &&
