@@ -291,8 +291,6 @@ static void drop_inert(list *l, size_t first, const muonref_profile *prof, const
   l->n = w;
 }
 
-/* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
- * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS). */
 /* Whether key k sets field f besides the field it names: a coefficient_type preset
  * (profile.h MUONREF_KEY_COEFFICIENT_TYPE) is a list and the order it runs in. */
 static int key_sets_order(const muonref_option_key *k, const field *f)
@@ -300,29 +298,33 @@ static int key_sets_order(const muonref_option_key *k, const field *f)
   return k->kind == MUONREF_KEY_COEFFICIENT_TYPE && f->offset == offsetof(muonref_options, coeff_order);
 }
 
+/* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
+ * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS), or sets f
+ * besides its own field (key_sets_order). */
 static int key_sets(const muonref_option_key *k, const field *f)
 {
   size_t span = k->kind == MUONREF_KEY_BETAS ? 2 * sizeof(double) : 1;
   return (k->offset < f->offset + f->size && k->offset + span > f->offset) || key_sets_order(k, f);
 }
 
-/* Whether f is the list of a coefficient_type key of p (a preset: the list and its order). */
-static int preset_keyed(const muonref_profile *p, const field *f)
-{
-  for (size_t k = 0; p && k < p->n_keys; k++)
-    if (p->keys[k].kind == MUONREF_KEY_COEFFICIENT_TYPE && key_sets(&p->keys[k], f) && !key_sets_order(&p->keys[k], f))
-      return 1;
-  return 0;
-}
-
-/* The profile's keys that set bytes of field f. */
-static int field_keyed(const muonref_profile *p, const field *f)
+/* The profile's first key that sets field f, or NULL (none, or p NULL). */
+static const muonref_option_key *key_of(const muonref_profile *p, const field *f)
 {
   for (size_t k = 0; p && k < p->n_keys; k++)
     if (key_sets(&p->keys[k], f))
-      return 1;
-  return 0;
+      return &p->keys[k];
+  return NULL;
 }
+
+/* Whether f is the list of p's coefficient_type key (a preset: the list and its order). */
+static int preset_keyed(const muonref_profile *p, const field *f)
+{
+  const muonref_option_key *k = key_of(p, f);
+  return k && k->kind == MUONREF_KEY_COEFFICIENT_TYPE && !key_sets_order(k, f);
+}
+
+/* Whether some key of the profile sets field f. */
+static int field_keyed(const muonref_profile *p, const field *f) { return key_of(p, f) != NULL; }
 
 /* The decimal spelling of coefficient x as a port writes it: the shortest
  * that reads back as x, with at least 4 decimals ("-4.7750": Keller's
@@ -816,19 +818,15 @@ static int one_coeff_text(const muonref_options *a, const muonref_options *b, ch
  * field's name), or the field's name where no key sets it. */
 static const char *first_key(const muonref_profile *p, const field *f)
 {
-  for (size_t k = 0; k < p->n_keys; k++)
-    if (key_sets(&p->keys[k], f))
-      return p->keys[k].kind == MUONREF_KEY_BETAS ? f->name : p->keys[k].name;
-  return f->name;
+  const muonref_option_key *k = key_of(p, f);
+  return !k || k->kind == MUONREF_KEY_BETAS ? f->name : k->name;
 }
 
 /* Whether the profile's first key of f sets it only besides its own field (key_sets_order). */
 static int first_key_secondary(const muonref_profile *p, const field *f)
 {
-  for (size_t k = 0; k < p->n_keys; k++)
-    if (key_sets(&p->keys[k], f))
-      return key_sets_order(&p->keys[k], f);
-  return 0;
+  const muonref_option_key *k = key_of(p, f);
+  return k && key_sets_order(k, f);
 }
 
 /* Field f's value in o as the profile's first key of f spells it (a

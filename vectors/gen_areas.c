@@ -501,6 +501,22 @@ static void paddle_scaling(gen_ctx *g)
   }
 }
 
+/* A step case under o: a wide (8, 32) and a tall (32, 8) matrix, two steps of structured gradients (the
+ * second step's scales shifted by one: exactly defined in bf16), flagged area and what. */
+static void wide_tall_structured_case(gen_ctx *g, const char *comment, const muonref_options *o, const char *area,
+                                      const char *what)
+{
+  gen_step_case c;
+  begin(&c, comment, o);
+  param(g, &c, "wide", shape2(8, 32), 0);
+  param(g, &c, "tall", shape2(32, 8), 0);
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < 2; i++)
+      grad_structured(g, &c, s, i, s);
+  flags(&c, area, what, NULL);
+  gen_add_step(g, &c);
+}
+
 /* Emerging-Optimizers' coefficient_type (spec/profiles/emerging.md 4; muon_utils.py @fd77292
  * get_coefficient_iterator): each preset's list in its own order, where cycling and repeating the
  * last triple differ (polar_express and cans past their lists, deepseekv4 past its ten triples, aol
@@ -522,19 +538,10 @@ static void scaling_coefficient_type(gen_ctx *g)
     {"simple", 5, "coefficient_type simple at 5 steps: Keller's triple five times"},
   };
   for (size_t k = 0; k < sizeof P / sizeof P[0]; k++) {
-    gen_step_case c;
     muonref_options o = base(g, 0.05, 0.1);
     muonref_preset_apply(muonref_preset_find(P[k].preset), &o);
     o.ns_steps = P[k].steps;
-    begin(&c, P[k].what, &o);
-    param(g, &c, "wide", shape2(8, 32), 0);
-    param(g, &c, "tall", shape2(32, 8), 0);
-    c.n_steps = 2;
-    for (int s = 0; s < 2; s++)
-      for (int i = 0; i < 2; i++)
-        grad_structured(g, &c, s, i, s);
-    flags(&c, "Scaling", "CoefficientType", NULL);
-    gen_add_step(g, &c);
+    wide_tall_structured_case(g, P[k].what, &o, "Scaling", "CoefficientType");
   }
 }
 
@@ -1238,20 +1245,12 @@ static void momentum_ns_steps(gen_ctx *g)
 {
   static const int STEPS[] = {2, 3};
   for (size_t k = 0; k < sizeof STEPS / sizeof STEPS[0]; k++) {
-    gen_step_case c;
     char comment[160];
     muonref_options o = base_s(g, 0.02, 0.0);
     o.ns_steps = STEPS[k];
     snprintf(comment, sizeof comment, "ns_steps %d in the step: a wide (8, 32) and a tall (32, 8) matrix, two steps "
              "of structured gradients (a step() that runs 5 moves the update)", STEPS[k]);
-    begin(&c, comment, &o);
-    param(g, &c, "wide", shape2(8, 32), 0);
-    param(g, &c, "tall", shape2(32, 8), 0);
-    for (int s = 0; s < 2; s++)
-      for (int i = 0; i < 2; i++)
-        grad_structured(g, &c, s, i, s);
-    flags(&c, "Momentum", "StepCount", NULL);
-    gen_add_step(g, &c);
+    wide_tall_structured_case(g, comment, &o, "Momentum", "StepCount");
   }
 }
 
