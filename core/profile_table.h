@@ -161,7 +161,7 @@ static const muonref_option_key torch_keys[] = {
 };
 static const char *const torch_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-  "errors", "overflow", "defaults", "schedule", NULL};
+  "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- moonlight: MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02) ---- */
 /* MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (spec/profiles/moonlight.md): Muon(lr=1e-3,
@@ -241,7 +241,7 @@ static const muonref_option_key moonlight_keys[] = {
 };
 static const char *const moonlight_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- keller: KellerJordan/Muon muon.py @857d1ad (2025-11-23) ---- */
 /* KellerJordan/Muon muon.py @857d1ad (2025-11-23; unchanged since 5bc6993),
@@ -380,7 +380,7 @@ static const muonref_option_key keller_keys[] = {
 };
 static const char *const keller_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* ---- timm: huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08) ---- */
 /* huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (spec/profiles/timm.md):
@@ -478,7 +478,7 @@ static const muonref_option_key timm_keys[] = {
 };
 static const char *const timm_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* ---- dion: microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) ---- */
 /* microsoft/dion dion/muon.py @0a059a4 (2026-08-07), Muon(params, lr=0.01, mu=0.95, betas=(0.9,

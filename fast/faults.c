@@ -275,6 +275,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                      "timm drops it only with the RMS alignment (\"Bias correction not "
                                                      "needed if scaling by norm\"); a port that drops it everywhere "
                                                      "(spec/profiles/timm.md 10)"},
+  [MUONREF_FAULT_TORCH_ALIAS_BUFFER] = {"torch_alias_buffer", "a bf16 parameter's momentum buffer, the Newton-Schulz "
+                                        "input without Nesterov, divided by its norm in place: `grad.bfloat16()` "
+                                        "returns the bf16 buffer itself, and `div_` normalises it",
+                                        "pytorch/pytorch torch/optim/_muon.py @098e03f9 (fixed by PR #194664, "
+                                        "`grad.to(dtype=torch.bfloat16, copy=True)`; spec/profiles/torch.md 9)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)

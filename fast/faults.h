@@ -123,6 +123,8 @@ enum {
   MUONREF_FAULT_TIMM_ADAMUON_SCALE_MAX,
   MUONREF_FAULT_TIMM_ADAMUON_NO_RMS_NORM,
   MUONREF_FAULT_TIMM_ADAMUON_NO_BIAS_CORRECTION,
+  /* faults of bf16 parameters (area dtypes, issue 26) */
+  MUONREF_FAULT_TORCH_ALIAS_BUFFER, /* set by the harness (vectors/run_fast.c): it knows a parameter's dtype */
   MUONREF_FAULT_COUNT
 };
 

@@ -316,6 +316,12 @@ make_variant moonlight_ns_fixed torch_moonlight_port.py \
   '                u = zeropower_via_newtonschulz5(u_in, steps=5)' &&
   run_variant moonlight_ns_fixed Muon moonlight "$v/moonlight/moonlight_momentum.json" &&
   fitted moonlight_ns_fixed 'ns_steps (any) -> 5'
+# bf16 parameters (torch_dtypes #1, vector release 2026.12.9): the torch test port with torch.optim.Muon 098e03f's
+# `grad.bfloat16()`, which returns a bf16 buffer itself, so that `div_` normalises the buffer in place (pytorch/pytorch
+# PR #194664 made it a copy, as the test port has it); only the case without Nesterov has the buffer as its input
+make_variant torch_alias_buffer torch_torch_port.py '    x = grad.to(NS_DTYPE, copy=True)' '    x = grad.to(NS_DTYPE)' &&
+  run_variant torch_alias_buffer Muon torch "$v/torch/torch_dtypes.json" &&
+  diag torch_alias_buffer torch_alias_buffer
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \

@@ -190,6 +190,41 @@ mutant('error_message_empty', err_file, lambda d: first(d, 'error')['expected'][
        'tcId 1', 'expected.error.message')
 mutant('error_result_valid', err_file, lambda d: first(d, 'error').update(result='valid'), 'tcId 1', '"result"')
 
+# bf16 parameters (area dtypes, spec/vectors.md 2.1): a gradient has its parameter's dtype (a malformed
+# file, exit 2); a parameter created bf16 that comes back f32 is the port's failure (exit 1, its case named)
+dt_path = os.path.join(src, 'vectors', 'torch', 'torch_dtypes.json')
+
+
+def dt_doc():
+    with open(dt_path) as f:
+        return json.load(f)
+
+
+def f32_grad(doc):
+    g = doc['testGroups'][0]['tests'][0]['steps'][0]['grads'][0]
+    g.update(dtype='f32', hex=''.join(g['hex'][k:k + 4] + '0000' for k in range(0, len(g['hex']), 4)))
+
+
+_d = dt_doc()
+f32_grad(_d)
+with open(os.path.join(tmp, 'torch_dtypes.json'), 'w') as f:
+    json.dump(_d, f)
+for impl in ('fast-fp32', 'fast-bf16'):
+    expect2(f'bf16_param_f32_grad_{impl}', ['--impl', impl, os.path.join(tmp, 'torch_dtypes.json')],
+            'torch_dtypes.json', 'tcId 1', 'steps[0].grads[0]', 'expected "bf16" (the dtype of params[0].init)')
+os.remove(os.path.join(tmp, 'torch_dtypes.json'))
+_t = dt_doc()['testGroups'][0]['tests'][0]
+_e = _t['expected']
+_p32 = [dict(q, dtype='f32', hex=''.join(q['hex'][k:k + 8] for k in range(0, len(q['hex']), 8))) for q in _e['params']]
+_res = {'implementation': 'test', 'nsFormat': 'bf16', 'results': [
+    {'file': 'torch_dtypes.json', 'tcId': _t['tcId'], 'params': _p32, 'state': _e['state']}]}
+with open(os.path.join(tmp, 'dt_results.json'), 'w') as f:
+    json.dump(_res, f)
+_p = subprocess.run([muonref, 'check', '--results', os.path.join(tmp, 'dt_results.json'), dt_path],
+                    capture_output=True, text=True, timeout=300)
+check('bf16_param_returned_f32_fails_its_case', _p.returncode == 1 and
+      'params[0]: dtype f32, expected bf16' in _p.stdout, f'exit {_p.returncode}: {_p.stdout[-400:]} {_p.stderr[-300:]}')
+
 # overflow (spec/vectors.md 2.7): the norm-overflow alternative and "run"
 ov_file = 'nemo_overflow.json'
 _ov = {t['tcId']: t for g in load(ov_file)['testGroups'] for t in g['tests']}

@@ -848,9 +848,10 @@ int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_
   int st = muonref_tensor_from_json(t, j, where, err);
   if (st)
     return st;
-  if (t->dtype != MUONREF_TENSOR_F32 || t->numel != numel) {
+  if (t->dtype == MUONREF_TENSOR_F64 || t->numel != numel) { /* bf16 values are exact binary32 values */
     muonref_tensor_free(t);
-    return muonref_fail(err, MUONREF_EFORMAT, "%s: a gradient must be an f32 tensor of %zu elements", where, numel);
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: a gradient must be an f32 or bf16 tensor of %zu elements", where,
+                        numel);
   }
   g->data = t->f;
   if (layout && !strcmp(layout, "sparse"))

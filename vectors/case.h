@@ -74,7 +74,8 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
 json_t *muonref_case_real_json(double x);
 
 /* The gradient descriptor of steps[k].grads[i]: NULL JSON -> data NULL;
- * a tensor object (f32) -> its values, with "layout": "sparse" or
+ * a tensor object (f32, or bf16 for a bf16 parameter: its values, exact in
+ * binary32) -> its values, with "layout": "sparse" or
  * "dtype": "c64" describing gradients a dense float32 API cannot take
  * (their values are then zeros of the parameter's shape).  t receives the
  * owned tensor (free with muonref_tensor_free).  Errors: MUONREF_EFORMAT. */

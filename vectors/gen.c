@@ -59,6 +59,8 @@ static const struct {
   {"conv", gen_area_conv, "Muon parameters of more than two dimensions: the flattened matrix or a batch of its "
                           "trailing matrices, and the shape the scale factor comes from (sections 2, 5); a missing "
                           "gradient among random ones (section 3)."},
+  {"dtypes", gen_area_dtypes, "Parameters, gradients and state in bf16 (spec/vectors.md 2.1): the allowance is one bf16 "
+                              "rounding per stored value and step; the Newton-Schulz input is the port's bf16 buffer."},
 };
 
 /* Whether profile p writes area `area`: its row's list, from its record's
@@ -317,6 +319,13 @@ static const flag_note NOTES[] = {
    "and the zero Newton-Schulz output of a binary32 norm both pass (expectedNormOverflow, expected.normOverflow); "
    "momentum, decay and the other parameters must match either way", "a port that clamps or returns NaN fails; the "
    "judge names the outcome a result matched", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},
+  /* dtypes (issue 26), spec/vectors.md 2.1 */
+  {"Bf16Params", "EDGE_CASE", "the parameter, its gradients and its state are bf16, as in a model trained in bf16: "
+   "each stored value is rounded to bf16 (allowance: a bf16 ulp per stored value and step), and the Newton-Schulz "
+   "input is a bf16 tensor of the port's own", "a port that normalises its bf16 momentum buffer or p.grad in place "
+   "(`grad.bfloat16()` returns the tensor itself) stores a buffer of norm 1 (torch.optim.Muon 098e03f, nesterov "
+   "False); a port that casts the parameter to float32 or refuses bf16 fails", {"spec/vectors.md section 2.1",
+   "spec/profiles/torch.md section 9"}, {"torch_alias_buffer"}},
   {"Bf16Infinity", "EDGE_CASE", "gradient elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf: no finite step is "
    "defined; refusing or storing a non-finite value pass (\"run\": \"nonFinite\")", "a finite result: the port "
    "altered the gradient", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},

@@ -33,6 +33,9 @@ typedef struct gen_step_case {
   const char *names[GEN_MAX_PARAMS];
   muonref_shape shapes[GEN_MAX_PARAMS];
   float *init[GEN_MAX_PARAMS];
+  int bf16[GEN_MAX_PARAMS];      /* 1: parameter i, its gradients and its state are
+                                    bf16 (area dtypes, spec/vectors.md 2.1): init and
+                                    grads hold bf16 values, written with dtype "bf16" */
   float *grads[GEN_MAX_STEPS][GEN_MAX_PARAMS]; /* NULL: no gradient */
   const char *grad_kind[GEN_MAX_STEPS][GEN_MAX_PARAMS]; /* NULL, "sparse", "c64" */
   muonref_options options[GEN_MAX_PARAMS];     /* per group */
@@ -150,5 +153,7 @@ void gen_area_conv(gen_ctx *g);
 /* lr, weight_decay, momentum and AdamW betas changed in param_groups
  * between steps, as a scheduler does (format v2, spec/vectors.md 2.8). */
 void gen_area_schedule(gen_ctx *g);
+/* Parameters, gradients and state in bf16 (issue 26, spec/vectors.md 2.1). */
+void gen_area_dtypes(gen_ctx *g);
 
 #endif

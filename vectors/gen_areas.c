@@ -9,9 +9,9 @@
 #include "gen.h"
 #include "case.h"
 #include "core/plan.h"
+#include "muonref/bf16.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
-#include "muonref/presets.h"
 #include "core/fail.h"
 
 /* ---- small builders ---- */
@@ -3205,6 +3205,59 @@ void gen_area_schedule(gen_ctx *g)
     SCHED_SET(&c, 2, 0, adam_beta1, 0.5);
     SCHED_SET(&c, 2, 0, adam_beta2, 0.999);
     flags(&c, "Schedule", "AdamW", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
+/* ---- dtypes: bf16 parameters (issue 26; spec/vectors.md 2.1) ---- */
+
+/* A bf16 parameter of shape s in group 0: N(0, 2^-18) values (std 2^-9) rounded to bf16,
+ * below the size of one update (lr 0.02), so that each element moves by many of its
+ * bf16 ulps and the storage allowance (one bf16 ulp of the largest element per rounding)
+ * stays a few % of the update: the scale is still judged (spec/vectors.md 5.1). */
+static int bf16_param(gen_ctx *g, gen_step_case *c, const char *name, muonref_shape s)
+{
+  int i = param(g, c, name, s, 0);
+  for (size_t j = 0; j < numel(c, i); j++)
+    c->init[i][j] = muonref_bf16_round(c->init[i][j] * 0x1p-9f);
+  c->bf16[i] = 1;
+  return i;
+}
+
+/* Step k's gradient of bf16 parameter i: N(0, 1) rounded to bf16. */
+static void bf16_grad(gen_ctx *g, gen_step_case *c, int k, int i)
+{
+  grad_normal(g, c, k, i, 1.0);
+  muonref_bf16_round_array(c->grads[k][i], numel(c, i));
+}
+
+/* Parameters, gradients and state in bf16, as a PyTorch model in bf16 holds them: the
+ * port's momentum buffer is a bf16 tensor, and `grad.bfloat16()` returns the gradient or
+ * the buffer itself, so a Newton-Schulz that normalises its input in place normalises
+ * the buffer (torch.optim.Muon 098e03f with nesterov False, pytorch/pytorch PR #194664:
+ * spec/profiles/torch.md 9) or p.grad.  Written for the profiles whose record lists the
+ * area (their ports run bf16 parameters: docs/bf16-parameters.md); no weight decay (a
+ * decay of lr wd = 2e-3 is below half a bf16 ulp of these parameters). */
+void gen_area_dtypes(gen_ctx *g)
+{
+  gen_group(g, "step");
+  static const struct { size_t rows, cols; int nesterov, steps, round_trip; const char *what; } C[] = {
+    {8, 16, 0, 2, 0, "bf16 parameter, gradients and momentum, nesterov False, two steps on (8, 16): the buffer "
+                     "is the Newton-Schulz input, and a port that normalises it in place stores a buffer of norm 1"},
+    {16, 8, 1, 2, 0, "bf16 parameter, gradients and momentum, nesterov True, two steps on (16, 8): p.grad and the "
+                     "buffer stay bf16, the Nesterov input is a new tensor"},
+    {8, 16, 1, 3, 2, "bf16 parameter and state exported after step 2 and loaded into a fresh optimizer, three "
+                     "steps on (8, 16): the state stays bf16 through the round trip"}};
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0);
+    o.nesterov = C[k].nesterov;
+    begin(&c, C[k].what, &o);
+    int i = bf16_param(g, &c, "w", shape2(C[k].rows, C[k].cols));
+    for (int s = 0; s < C[k].steps; s++)
+      bf16_grad(g, &c, s, i);
+    c.round_trip_after = C[k].round_trip;
+    flags(&c, "Bf16Params", C[k].nesterov ? "Nesterov" : "NoNesterov", C[k].round_trip ? "StateRoundTrip" : NULL);
     gen_add_step(g, &c);
   }
 }

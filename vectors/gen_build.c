@@ -56,15 +56,18 @@ void gen_dyadic_scales(gen_ctx *g, float *d, size_t m, int shift)
 
 /* ---- JSON pieces ---- */
 
-static json_t *tensor_json(const float *x, const muonref_shape *s)
+/* x (bf16 values when bf16) as a tensor of dtype f32, or bf16 when bf16. */
+static json_t *tensor_json_as(const float *x, const muonref_shape *s, int bf16)
 {
   muonref_tensor t;
-  muonref_tensor_alloc(&t, MUONREF_TENSOR_F32, s, NULL);
+  muonref_tensor_alloc(&t, bf16 ? MUONREF_TENSOR_BF16 : MUONREF_TENSOR_F32, s, NULL);
   memcpy(t.f, x, t.numel * sizeof(float));
   json_t *j = muonref_tensor_to_json(&t, 0);
   muonref_tensor_free(&t);
   return j;
 }
+
+static json_t *tensor_json(const float *x, const muonref_shape *s) { return tensor_json_as(x, s, 0); }
 
 static json_t *flags_json(const char *const *flags, int n)
 {
@@ -273,6 +276,17 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
   return e;
 }
 
+/* The bf16 ulp of |x| (2^-133 below 2^-126, bf16's subnormal spacing). */
+static double ulp_bf16(double x)
+{
+  int e;
+  x = fabs(x);
+  if (!(x >= 0x1p-126))
+    return 0x1p-133;
+  frexp(x, &e);
+  return ldexp(1.0, e - 8);
+}
+
 /* What p.grad holds after the last step (spec/muon.md 8.1), into
  * e.gradAfter with one absolute tolerance per parameter in
  * e.gradAfterAtol, for a profile whose port writes p.grad
@@ -334,8 +348,10 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     for (int b = 0; l2 && b < n_b16; b++)
       for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++)
         spread = fmax(spread, fabs((double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j]));
-    json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big)
-                                        : l2 ? 2.0 * muonref_ulp32(big) + 4.0 * spread : 0.0));
+    /* a bf16 gradient written in place is rounded to bf16, from a buffer the port rounded too */
+    double b16 = c->bf16[i] ? 2.0 * ulp_bf16(big) : 0.0;
+    json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big) + b16
+                                        : l2 ? 2.0 * muonref_ulp32(big) + 4.0 * spread + b16 : 0.0));
     free(u);
   }
   json_object_set_new(e, "gradAfter", ga);
@@ -407,6 +423,26 @@ static double l2_momentum_spread(const gen_step_case *c, int i, const muonref_op
   return d;
 }
 
+/* What a port that stores parameter i in bf16 (c->bf16[i], area dtypes)
+ * adds to a tensor whose elements stay below `big` in magnitude: one
+ * rounding to bf16 of each stored value per step, at most a bf16 ulp of
+ * `big` each (half an ulp for the rounding, half for a binary32 result
+ * rounded again, and the previous step's rounding carried in); 0 for a
+ * binary32 parameter (spec/vectors.md 5.1). */
+static double bf16_storage_atol(const gen_step_case *c, int i, const sim *s, double big)
+{
+  return c->bf16[i] ? s->steps[i] * ulp_bf16(big) : 0.0;
+}
+
+/* A bound on |M| of a momentum buffer started at zero after `steps` steps of
+ * gradients of magnitude at most g: (1 - beta^steps) g for the EMA form
+ * beta M + (1 - beta) G, that over (1 - beta) for the sum form beta M + G. */
+static double buffer_bound(const muonref_options *o, double g, int steps)
+{
+  double b = o->momentum, reach = 1.0 - pow(b, steps);
+  return o->momentum_form == MUONREF_MOMENTUM_EMA ? reach * g : b < 1.0 ? reach * g / (1.0 - b) : steps * g;
+}
+
 /* The tolerance of a step case for one format (spec/vectors.md 5.1). */
 static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact, const int *sv_check,
                               const sim *b16, int n_b16)
@@ -422,7 +458,8 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     json_t *sa = json_object();
     if (r.use_muon) {
       double alpha = o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols);
-      if (bf16 && !bf16_exact && s->muon_steps[i] > 0)
+      /* a bf16 parameter's Newton-Schulz input is a bf16-rounded buffer in either format: bf16 noise */
+      if ((bf16 || c->bf16[i]) && !bf16_exact && s->muon_steps[i] > 0)
         rel = bf16_noise_rel(o); /* judged on the update, relative */
       else
         a = s->muon_steps[i] * (bf16 ? 0.0 : 5e-5) * alpha * 1.5;
@@ -431,7 +468,8 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       double m_l2 = bf16 ? 4.0 * l2_momentum_spread(c, i, o, s, b16, n_b16)
                          : fabs(muonref_l2_coeff(o, 1)) * a;
       json_object_set_new(sa, "momentum_buffer",
-                          json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum) + m_l2));
+                          json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum) + m_l2 +
+                                    bf16_storage_atol(c, i, s, buffer_bound(o, s->max_grad[i], s->steps[i]))));
       if (muonref_moment2_numel(o, &r)) {
         /* the second moment is an EMA of squares of O (|O| <= 1.5): fp32 Newton-Schulz's 3e-6 relative
          * error twice, its roundings; under bf16 noise O moves by a few % per element (rel), twice */
@@ -440,18 +478,23 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       }
     } else {
       a = s->steps[i] * lr_a * 1e-5;
-      json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i]));
-      json_object_set_new(sa, "exp_avg_sq", json_real(1e-6 * s->max_grad[i] * s->max_grad[i] * s->steps[i]));
+      json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i] +
+                                                   bf16_storage_atol(c, i, s, s->max_grad[i])));
+      json_object_set_new(sa, "exp_avg_sq", json_real(1e-6 * s->max_grad[i] * s->max_grad[i] * s->steps[i] +
+                                                      bf16_storage_atol(c, i, s, s->max_grad[i] * s->max_grad[i])));
     }
     /* A port that rounds p d and alpha O separately before subtracting
      * loses up to an ulp of the larger of them per step, which is many ulps
      * of the result where the two nearly cancel. */
     double big = fmax(s->max_param[i], r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols) : lr_a);
     a += s->steps[i] * 2.0 * muonref_ulp32(big);
+    /* a bf16 parameter: the update's rounding, and the decay's where there is one */
+    a += (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
     json_array_append_new(atol, json_real(a));
     json_array_append_new(satol, sa);
     json_array_append_new(urel, json_real(rel));
-    json_array_append_new(scalerel, json_real(rel > 0 && sv_check[i] ? bf16_noise_scale_rel(o) : 0.0));
+    /* the scale is judged against the reference's bf16 runs: in the bf16 format only */
+    json_array_append_new(scalerel, json_real(rel > 0 && bf16 && sv_check[i] ? bf16_noise_scale_rel(o) : 0.0));
     any_rel |= rel > 0;
   }
   json_object_set_new(t, "kind", json_string("elementwise"));
@@ -534,13 +577,13 @@ static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
   for (int i = 0; i < c->n_params; i++) {
     json_t *p = json_object();
     json_object_set_new(p, "name", json_string(c->names[i] ? c->names[i] : "p"));
-    json_object_set_new(p, "init", tensor_json(c->init[i], &c->shapes[i]));
+    json_object_set_new(p, "init", tensor_json_as(c->init[i], &c->shapes[i], c->bf16[i]));
     json_array_append_new(params, p);
   }
   for (int k = 0; k < c->n_steps; k++) {
     json_t *st = json_object(), *gl = json_array();
     for (int i = 0; i < c->n_params; i++) {
-      json_t *gr = c->grads[k][i] ? tensor_json(c->grads[k][i], &c->shapes[i]) : json_null();
+      json_t *gr = c->grads[k][i] ? tensor_json_as(c->grads[k][i], &c->shapes[i], c->bf16[i]) : json_null();
       const char *kind = c->grad_kind[k][i];
       if (kind && !strcmp(kind, "sparse"))
         json_object_set_new(gr, "layout", json_string("sparse"));
@@ -908,8 +951,11 @@ static void run_step(gen_job *j)
    * equals bit for bit. */
   int with_bf16 = 0, n_sims = 0;
   sim b16[MUONREF_N_BF16_ORDERS];
+  int bf16_params = 0; /* the reference's bf16 runs keep parameters in binary32: never an exact bf16 result */
+  for (int i = 0; i < c->n_params; i++)
+    bf16_params |= c->bf16[i];
   if (!st && any_muon) { /* every order also where uncertain: the Bf16Noise singular values (muon_sv_json) */
-    with_bf16 = 1;
+    with_bf16 = !bf16_params;
     for (int k = 0; !st && k < MUONREF_N_BF16_ORDERS; k++) {
       st = simulate(&g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, err);
       n_sims = k + 1;
@@ -1052,7 +1098,7 @@ static void drop_param(gen_step_case *c, int i)
     free(c->grads[k][i]);
   for (int j = i; j + 1 < c->n_params; j++) {
     c->names[j] = c->names[j + 1], c->shapes[j] = c->shapes[j + 1], c->init[j] = c->init[j + 1];
-    c->group_of[j] = c->group_of[j + 1];
+    c->group_of[j] = c->group_of[j + 1], c->bf16[j] = c->bf16[j + 1];
     for (int k = 0; k < c->n_steps; k++)
       c->grads[k][j] = c->grads[k][j + 1], c->grad_kind[k][j] = c->grad_kind[k][j + 1];
   }

@@ -7,6 +7,7 @@
 #include "fast/ns_internal.h"
 #include "fast/optimizer_internal.h"
 #include "case.h"
+#include "muonref/bf16.h"
 #include "muonref/profile.h"
 #include "run_fast.h"
 #include "core/fail.h"
@@ -53,8 +54,8 @@ static int load_params(run *r, const json_t *test, const char *where, muonref_er
     int st = muonref_tensor_from_json(&r->params[i], json_object_get(json_array_get(ps, i), "init"), w, err);
     if (st)
       return st;
-    if (r->params[i].dtype != MUONREF_TENSOR_F32)
-      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameters must be f32", w);
+    if (r->params[i].dtype == MUONREF_TENSOR_F64)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameters must be f32 or bf16", w);
   }
   return MUONREF_OK;
 }
@@ -161,6 +162,67 @@ static int keep_before(run *r, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* The fault torch_alias_buffer on a bf16 buffer b of n elements: b / max(||b||_F, eps) as
+ * torch.optim.Muon 098e03f's `ortho_grad.div_(ortho_grad.norm().clamp(min=eps))` leaves it when
+ * `ortho_grad` is the buffer itself: the norm rounded once to bf16, each quotient too. */
+static void alias_normalise(float *b, size_t n, double eps)
+{
+  double ss = 0.0;
+  for (size_t j = 0; j < n; j++)
+    ss += (double)b[j] * b[j];
+  double norm = fmax((double)muonref_bf16_round_double(sqrt(ss)), eps);
+  for (size_t j = 0; j < n; j++)
+    b[j] = muonref_bf16_round_double(b[j] / norm);
+}
+
+/* A bf16 parameter (area dtypes, spec/vectors.md 2.1) as a port that
+ * stores it in bf16 keeps it: after each step the parameter and every
+ * buffer of its state rounded to bf16 (nearest even), the rounding a
+ * PyTorch port's in-place bf16 operations make (once per step here; a port
+ * rounds after each operation, within the case's allowance); under the fault
+ * torch_alias_buffer the buffer normalised as that port leaves it.  Errors:
+ * muonref_optimizer_set_state's (ENONFINITE where a buffer rounds to bf16
+ * infinity), ENOMEM. */
+static int store_bf16(muonref_optimizer *opt, run *r, int fault, muonref_error *err)
+{
+  for (size_t s = 0; s < r->n; s++) {
+    muonref_tensor *p = &r->params[r->order[s]];
+    muonref_param_state st;
+    size_t g;
+    if (p->dtype != MUONREF_TENSOR_BF16)
+      continue;
+    muonref_bf16_round_array(p->f, p->numel);
+    int res = muonref_optimizer_state(opt, s, &st, err);
+    if (res || !st.initialized)
+      return res;
+    const muonref_options *o =
+      muonref_optimizer_param_info(opt, s, &g, NULL) ? NULL : muonref_optimizer_group_options(opt, g);
+    float *bufs[] = {st.momentum_buffer, st.exp_avg, st.exp_avg_sq, st.moment2};
+    size_t lens[] = {st.numel, st.numel, st.numel, st.moment2_numel};
+    float *copy[4] = {NULL};
+    for (int b = 0; !res && b < 4; b++) {
+      if (!bufs[b])
+        continue;
+      if (!(copy[b] = malloc(lens[b] * sizeof(float) + 1))) {
+        res = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a bf16 state");
+        break;
+      }
+      memcpy(copy[b], bufs[b], lens[b] * sizeof(float));
+      muonref_bf16_round_array(copy[b], lens[b]);
+    }
+    if (!res && fault == MUONREF_FAULT_TORCH_ALIAS_BUFFER && st.use_muon && o && !o->nesterov && copy[0])
+      alias_normalise(copy[0], st.numel, o->ns_eps);
+    st.momentum_buffer = copy[0], st.exp_avg = copy[1], st.exp_avg_sq = copy[2], st.moment2 = copy[3];
+    if (!res)
+      res = muonref_optimizer_set_state(opt, s, &st, err);
+    for (int b = 0; b < 4; b++)
+      free(copy[b]);
+    if (res)
+      return res;
+  }
+  return MUONREF_OK;
+}
+
 /* Steps first..last-1 of the case on *opt, each after its option changes
  * (which replace *opt: set_options). */
 static int run_steps(muonref_optimizer **opt, run *r, const json_t *test, size_t first, size_t last,
@@ -186,6 +248,8 @@ static int run_steps(muonref_optimizer **opt, run *r, const json_t *test, size_t
       st = keep_before(r, err);
     if (!st)
       st = muonref_optimizer_step(*opt, r->n, ptrs, grads, err);
+    if (!st)
+      st = store_bf16(*opt, r, fault, err);
     for (size_t s = 0; s < r->n; s++)
       muonref_tensor_free(&gt[s]);
   }

@@ -138,7 +138,8 @@ static int tensor_ok(ctx *c, const json_t *j, const char *name, int dts, const m
   if (!(bit & dts))
     return failv(c, "%s: dtype \"%s\" is not allowed here (expected %s)", name,
                  json_string_value(json_object_get(j, "dtype")),
-                 dts == DT_F32 ? "\"f32\"" : dts == (DT_F32 | DT_BF16) ? "\"f32\" or \"bf16\"" : "another dtype");
+                 dts == DT_F32 ? "\"f32\"" : dts == DT_BF16 ? "\"bf16\""
+                 : dts == (DT_F32 | DT_BF16) ? "\"f32\" or \"bf16\"" : "another dtype");
   if (want && !same_shape(&s, want))
     return failv(c, "%s: shape %s, expected %s (the shape of %s)", name,
                  muonref_py_shape(b1, sizeof b1, s.dims, s.ndim), muonref_py_shape(b2, sizeof b2, want->dims, want->ndim),
@@ -366,7 +367,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
     if ((st = only_members(c, p, name, PARAM_MEMBERS)))
       return st;
     snprintf(name, sizeof name, "params[%zu].init", i);
-    if ((st = tensor_ok(c, json_object_get(p, "init"), name, DT_F32, NULL, NULL, NULL, &vf->shapes[i])))
+    if ((st = tensor_ok(c, json_object_get(p, "init"), name, DT_F32 | DT_BF16, NULL, NULL, NULL, &vf->shapes[i])))
       return st;
   }
   if (!json_is_array(gs) || json_array_size(gs) == 0)
@@ -447,7 +448,12 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
         }
         continue;
       }
-      if ((st = tensor_ok(c, g, gn, DT_F32, &vf->shapes[i], pn, GRAD_MEMBERS, NULL)))
+      /* a parameter's gradients have its dtype (a bf16 parameter: area dtypes, spec/vectors.md 2.1) */
+      const char *pdt = json_string_value(json_object_get(json_object_get(json_array_get(ps, i), "init"), "dtype"));
+      int bf16 = pdt && !strcmp(pdt, "bf16");
+      if (dt && (!strcmp(dt, "f32") || !strcmp(dt, "bf16")) && strcmp(dt, bf16 ? "bf16" : "f32"))
+        return failv(c, "%s: dtype \"%s\", expected \"%s\" (the dtype of %s)", gn, dt, bf16 ? "bf16" : "f32", pn);
+      if ((st = tensor_ok(c, g, gn, bf16 ? DT_BF16 : DT_F32, &vf->shapes[i], pn, GRAD_MEMBERS, NULL)))
         return st;
     }
   }
@@ -1050,7 +1056,7 @@ static int state_list_ok(ctx *c, const json_t *ss)
         continue;
       if (!json_object_get(s, bufs[b]))
         return failv(c, "%s: missing (a state holds momentum_buffer, or exp_avg and exp_avg_sq)", sn);
-      if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32, NULL, NULL, NULL, NULL)))
+      if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
         return st;
     }
   }
@@ -1078,21 +1084,21 @@ static int entry_ok(ctx *c, const json_t *e)
     return failv(c, "\"skipped\" must be a string (why)");
   if (ps) {
     if (!json_is_array(ps))
-      return failv(c, "\"params\" must be an array of f32 tensors");
+      return failv(c, "\"params\" must be an array of f32 or bf16 tensors");
     for (size_t i = 0; i < json_array_size(ps); i++) {
       char n[32];
       snprintf(n, sizeof n, "params[%zu]", i);
-      if ((st = tensor_ok(c, json_array_get(ps, i), n, DT_F32, NULL, NULL, NULL, NULL)))
+      if ((st = tensor_ok(c, json_array_get(ps, i), n, DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
         return st;
     }
     const json_t *ga = json_object_get(e, "gradAfter");
     if (ga && !json_is_array(ga))
-      return failv(c, "\"gradAfter\" must be an array (an f32 tensor or null per parameter)");
+      return failv(c, "\"gradAfter\" must be an array (an f32 or bf16 tensor or null per parameter)");
     for (size_t i = 0; ga && i < json_array_size(ga); i++) {
       char n[32];
       snprintf(n, sizeof n, "gradAfter[%zu]", i);
       if (!json_is_null(json_array_get(ga, i)) &&
-          (st = tensor_ok(c, json_array_get(ga, i), n, DT_F32, NULL, NULL, NULL, NULL)))
+          (st = tensor_ok(c, json_array_get(ga, i), n, DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
         return st;
     }
     if (json_object_get(e, "state"))

@@ -302,6 +302,17 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
     return t if t.dtype == torch.float32 else t.float()
 
 
+def as_param(t: torch.Tensor) -> torch.Tensor:
+    """A parameter's initial tensor: bf16 stays bf16 (a model trained in bf16), any other dtype float32."""
+    return t if t.dtype == torch.bfloat16 else as_f32(t)
+
+
+def as_result(t: torch.Tensor) -> torch.Tensor:
+    """A tensor as the results file holds it: bf16 as bf16 (the judge checks that a bf16 parameter stays
+    bf16), any other dtype as float32."""
+    return t if t.dtype == torch.bfloat16 else as_f32(t)
+
+
 # ---------------------------------------------------------------- loading the port
 
 
@@ -496,7 +507,8 @@ class Runner:
                 if g is None and p.grad is not None:
                     raise LifecycleError(f"step {k + 1}: params[{i}] has no gradient in the vector but .grad is set")
                 if g is not None and not g.is_sparse and not g.is_complex() and \
-                        not torch.equal(p.grad.view(torch.int32), g.to(torch.float32).contiguous().view(torch.int32)):
+                        not torch.equal(p.grad.to(torch.float32).view(torch.int32),
+                                        g.to(torch.float32).contiguous().view(torch.int32)):
                     raise AssertionError(f"step {k + 1}: the micro-batch gradients of params[{i}] do not sum to the "
                                          "vector's bit for bit (a signalling NaN cannot be accumulated)")
             total = sum(micro) if micro else torch.zeros(())
@@ -513,7 +525,8 @@ class Runner:
 
     def decode_step_inputs(self, case: Dict[str, Any]):
         """Everything a step case needs, decoded before the implementation is called."""
-        inits = [as_f32(decode_tensor(p['init'], f"params[{i}].init")) for i, p in enumerate(case['params'])]
+        # a bf16 init makes a bf16 parameter (area dtypes, spec/vectors.md 2.1); its gradients are bf16 too
+        inits = [as_param(decode_tensor(p['init'], f"params[{i}].init")) for i, p in enumerate(case['params'])]
         steps = []
         for k, s in enumerate(case.get('steps', [])):
             grads = []
@@ -572,7 +585,7 @@ class Runner:
             if st is not None:
                 st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
             out_state.append(st)
-        return {'params': [encode_tensor(as_f32(p.detach())) for p in params], 'state': out_state,
+        return {'params': [encode_tensor(as_result(p.detach())) for p in params], 'state': out_state,
                 'gradAfter': grad_after}
 
     # -- ns and transpose cases
