@@ -478,10 +478,12 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       }
     } else {
       a = s->steps[i] * lr_a * 1e-5;
-      json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i] +
-                                                   bf16_storage_atol(c, i, s, s->max_grad[i])));
+      /* a bf16 moment: an EMA from zero, at most (1 - beta^s) of the largest |g| (g^2) */
+      double g1 = (1.0 - pow(o->adam_beta1, s->steps[i])) * s->max_grad[i];
+      double g2 = (1.0 - pow(o->adam_beta2, s->steps[i])) * s->max_grad[i] * s->max_grad[i];
+      json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i] + bf16_storage_atol(c, i, s, g1)));
       json_object_set_new(sa, "exp_avg_sq", json_real(1e-6 * s->max_grad[i] * s->max_grad[i] * s->steps[i] +
-                                                      bf16_storage_atol(c, i, s, s->max_grad[i] * s->max_grad[i])));
+                                                      bf16_storage_atol(c, i, s, g2)));
     }
     /* A port that rounds p d and alpha O separately before subtracting
      * loses up to an ulp of the larger of them per step, which is many ulps
