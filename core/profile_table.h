@@ -669,7 +669,7 @@ static const muonref_option_key emerging_keys[] = {
 };
 static const char *const emerging_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-  "errors", "overflow", "defaults", "schedule", NULL};
+  "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- paddle: PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f ---- */
 /* PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f (spec/profiles/paddle.md),
@@ -1166,7 +1166,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 10, 0, NULL, dion_areas},
-  [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas},
+  [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 13, 0, NULL, megatron_areas},

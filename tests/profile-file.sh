@@ -46,4 +46,30 @@ done
 "$muonref" check -q --impl fast-bf16 "$work/v/mykeller" >"$work/norec.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "mykeller" "$work/norec.out" && echo "ok: without the record: exit 2" ||
   fail "without --profile-file: exit $rc (expected 2): $(tail -n 2 "$work/norec.out")"
+# bf16_refusal (spec/profiles/README.md): a port that refuses bf16 parameters; its dtypes area is that one
+# error case, which the fast path passes by refusing with the record's message; a bad member is refused
+b=$work/mybf16.json
+cat >"$b" <<'JSON'
+{
+  "name": "mybf16",
+  "base": "torch",
+  "source": {"repository": "me/my-muon", "paths": ["my_muon.py"], "commit": "0123abc"},
+  "bf16_refusal": {"status": "EGRAD", "message": "my port takes float32 parameters only"}
+}
+JSON
+"$muonref" gen -q --profile-file "$b" --area dtypes --out "$work/v" >"$work/gen2.out" 2>&1 ||
+  fail "gen --area dtypes: $(cat "$work/gen2.out")"
+f=$work/v/mybf16/mybf16_dtypes.json
+grep -q '"kind": "error"' "$f" && grep -q '"message": "my port takes float32 parameters only"' "$f" &&
+  "$muonref" check -q --impl fast-fp32 --profile-file "$b" "$f" >"$work/b.out" 2>&1 &&
+  echo "ok: bf16_refusal: the dtypes area is the refusal, and the fast path refuses" ||
+  fail "bf16_refusal: $(tail -n 2 "$work/b.out" 2>/dev/null)"
+for bad in '"status": "ENOPE", "message": "x"|bf16_refusal.status' '"status": "EGRAD", "message": ""|bf16_refusal.message' \
+           '"status": "EGRAD"|bf16_refusal.message'; do
+  body=${bad%|*} want=${bad#*|}
+  sed "s/\"bf16_refusal\": {.*}/\"bf16_refusal\": {$body}/" "$b" >"$work/bad.json"
+  "$muonref" gen -q --profile-file "$work/bad.json" --area dtypes --out "$work/vbad" >"$work/bad.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "$want" "$work/bad.out" && echo "ok: a bad bf16_refusal ($body) is refused: exit 2" ||
+    fail "bf16_refusal {$body}: exit $rc (expected 2 naming $want): $(cat "$work/bad.out")"
+done
 exit $status

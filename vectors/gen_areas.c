@@ -3241,6 +3241,23 @@ static void bf16_grad(gen_ctx *g, gen_step_case *c, int k, int i)
   muonref_bf16_round_array(c->grads[k][i], numel(c, i));
 }
 
+/* A port whose first step refuses a bf16 parameter (the record's bf16_refusal: Emerging-Optimizers'
+ * newton_schulz raises TypeError on a non-float32 input, spec/profiles/emerging.md 3): one bf16 matrix,
+ * one step, refused with the port's message; a port that runs it fails. */
+static void dtypes_refused(gen_ctx *g, const muonref_profile *prof)
+{
+  gen_group(g, "error");
+  gen_step_case c;
+  muonref_options o = base(g, 0.02, 0.0);
+  begin(&c, "a bf16 parameter (8, 16) with a bf16 gradient: the port's first step refuses it", &o);
+  int i = bf16_param(g, &c, "w", shape2(8, 16));
+  bf16_grad(g, &c, 0, i);
+  c.error_status = prof->bf16_refusal_status;
+  c.error_message = prof->bf16_refusal_message;
+  flags(&c, "Bf16Params", "ErrorMessage", NULL);
+  gen_add_step(g, &c);
+}
+
 /* Parameters, gradients and state in bf16, as a PyTorch model in bf16 holds them: the
  * port's momentum buffer is a bf16 tensor, and `grad.bfloat16()` returns the gradient or
  * the buffer itself, so a Newton-Schulz that normalises its input in place normalises
@@ -3250,6 +3267,11 @@ static void bf16_grad(gen_ctx *g, gen_step_case *c, int k, int i)
  * decay of lr wd = 2e-3 is below half a bf16 ulp of these parameters). */
 void gen_area_dtypes(gen_ctx *g)
 {
+  const muonref_profile *prof = muonref_profile_get(g->profile);
+  if (prof && prof->bf16_refusal_status) { /* the port refuses bf16 parameters: that is the area */
+    dtypes_refused(g, prof);
+    return;
+  }
   gen_group(g, "step");
   static const struct { size_t rows, cols; int nesterov, steps, round_trip; const char *what; } C[] = {
     {8, 16, 0, 2, 0, "bf16 parameter, gradients and momentum, nesterov False, two steps on (8, 16): the buffer "

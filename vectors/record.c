@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record.h"
+#include "muonref/status.h"
 #include "gen_run.h"
 #include "core/fail.h"
 #include "core/profile_user.h"
@@ -646,7 +647,9 @@ static void link_row(muonref_record *r)
     r->areas[i] = r->area_names[i];
   r->areas[r->n_areas] = NULL;
   r->profile = (muonref_profile){r->name, r->source, &r->defaults, r->keys, r->n_keys, r->one_group,
-                                 r->has_adam ? &r->adam_defaults : NULL, r->areas};
+                                 r->has_adam ? &r->adam_defaults : NULL, r->areas,
+                                 *r->bf16_refusal_status ? r->bf16_refusal_status : NULL,
+                                 *r->bf16_refusal_message ? r->bf16_refusal_message : NULL};
 }
 
 /* The JSON object in path (duplicate members refused) into *out. */
@@ -677,6 +680,32 @@ int muonref_record_base_name(const char *path, char *name, size_t n, muonref_err
   st = get_string(j, "base", name, n, path, "base", 0, err);
   json_decref(j);
   return st;
+}
+
+/* Member "bf16_refusal" {"status", "message"}: the error the port's first step raises on a
+ * bf16 parameter (spec/profiles/README.md).  Not inherited: a port of its own says what it does.
+ * Errors: MUONREF_EFORMAT naming the member and the rule (an object of exactly these two
+ * strings; a status name of spec/muon.md 12 without its prefix; a non-empty message). */
+static int read_bf16_refusal(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
+{
+  static const char *const MEMBERS[] = {"status", "message", NULL};
+  int st;
+  if (!json_is_object(v))
+    return fail_member(err, path, "bf16_refusal", "must be an object {status, message}");
+  if ((st = only_members(v, MEMBERS, path, "bf16_refusal.", err)) ||
+      (st = get_string(v, "status", r->bf16_refusal_status, sizeof r->bf16_refusal_status, path, "bf16_refusal.status",
+                       1, err)) ||
+      (st = get_string(v, "message", r->bf16_refusal_message, sizeof r->bf16_refusal_message, path,
+                       "bf16_refusal.message", 1, err)))
+    return st;
+  int known = 0;
+  for (int s = -1; s >= -9; s--)
+    known |= !strcmp(muonref_status_name(s) + 8, r->bf16_refusal_status); /* "MUONREF_" */
+  if (!known)
+    return fail_member(err, path, "bf16_refusal.status", "must be a status name such as \"EGRAD\" (spec/muon.md 12)");
+  if (!*r->bf16_refusal_message)
+    return fail_member(err, path, "bf16_refusal.message", "must not be empty");
+  return MUONREF_OK;
 }
 
 /* The members after the name: everything but the keys and areas. */
@@ -739,6 +768,8 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
   }
   if ((v = json_object_get(j, "test_port")) && (st = read_port(v, r, path, err)))
     return st;
+  if ((v = json_object_get(j, "bf16_refusal")) && (st = read_bf16_refusal(v, r, path, err)))
+    return st;
   return MUONREF_OK;
 }
 
@@ -746,7 +777,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
 {
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
                                         "adam_defaults", "adam_defaults_note", "one_group", "keys_note", "keys",
-                                        "rename_keys", "areas", "test_port", "not_expressed", NULL};
+                                        "rename_keys", "areas", "test_port", "not_expressed", "bf16_refusal",
+                                        NULL};
   json_t *j;
   int st = load_json(path, &j, err);
   if (st)
@@ -846,6 +878,10 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
   }
   out->n_keys = p->n_keys < MUONREF_RECORD_MAX_KEYS ? p->n_keys : MUONREF_RECORD_MAX_KEYS;
   out->one_group = p->one_group;
+  snprintf(out->bf16_refusal_status, sizeof out->bf16_refusal_status, "%s",
+           p->bf16_refusal_status ? p->bf16_refusal_status : "");
+  snprintf(out->bf16_refusal_message, sizeof out->bf16_refusal_message, "%s",
+           p->bf16_refusal_message ? p->bf16_refusal_message : "");
   for (size_t i = 0; p->areas && p->areas[i] && i < MUONREF_RECORD_MAX_AREAS; i++, out->n_areas++)
     snprintf(out->area_names[i], sizeof out->area_names[i], "%s", p->areas[i]);
   link_row(out);

@@ -81,6 +81,7 @@ typedef struct muonref_record {
   const char *areas[MUONREF_RECORD_MAX_AREAS + 1]; /* into area_names, NULL-terminated */
   size_t n_areas;
   muonref_test_port port;
+  char bf16_refusal_status[16], bf16_refusal_message[256]; /* member "bf16_refusal" ("" without) */
   /* the upstream options the key table does not express, each with why
    * (member "not_expressed"; spec/profiles/completeness.md) */
   char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];

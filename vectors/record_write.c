@@ -87,6 +87,9 @@ json_t *muonref_record_json(const muonref_record *r)
   if (r->has_adam)
     json_object_set_new(j, "adam_defaults", options_json(&r->adam_defaults, r->adam_set));
   json_object_set_new(j, "one_group", json_boolean(r->one_group));
+  if (*r->bf16_refusal_status)
+    json_object_set_new(j, "bf16_refusal", json_pack("{s:s, s:s}", "status", r->bf16_refusal_status, "message",
+                                                     r->bf16_refusal_message));
   json_t *keys = json_array();
   for (size_t i = 0; i < r->n_keys; i++) {
     const muonref_option_key *k = &r->keys[i];
@@ -286,7 +289,11 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
       fprintf(f, "&%s_adam_defaults", p->name);
     else
       fputs("NULL", f);
-    fprintf(f, ", %s_areas},\n", p->name);
+    fprintf(f, ", %s_areas", p->name);
+    if (*p->bf16_refusal_status) {
+      fputs(", ", f), c_string(f, p->bf16_refusal_status), fputs(", ", f), c_string(f, p->bf16_refusal_message);
+    }
+    fputs("},\n", f);
   }
   fputs("};\n", f);
 }

@@ -162,6 +162,22 @@ static int keep_before(run *r, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* The refusal of a profile whose port refuses bf16 parameters at its first step (the record's
+ * bf16_refusal, spec/vectors.md 2.1), where a parameter that takes Muon is bf16: an error result
+ * with the port's message; NULL otherwise. */
+static json_t *bf16_refused(const muonref_optimizer *opt, const run *r, const char *profile)
+{
+  const muonref_profile *p = muonref_profile_get(profile);
+  if (!p || !p->bf16_refusal_message)
+    return NULL;
+  for (size_t s = 0; s < r->n; s++) {
+    const muonref_route *rt = muonref_optimizer_route(opt, s);
+    if (r->params[r->order[s]].dtype == MUONREF_TENSOR_BF16 && rt && rt->use_muon)
+      return error_result(p->bf16_refusal_message);
+  }
+  return NULL;
+}
+
 /* The fault torch_alias_buffer on a bf16 buffer b of n elements: b / max(||b||_F, eps) as
  * torch.optim.Muon 098e03f's `ortho_grad.div_(ortho_grad.norm().clamp(min=eps))` leaves it when
  * `ortho_grad` is the buffer itself: the norm rounded once to bf16, each quotient too. */
@@ -385,6 +401,8 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
     goto done;
   }
+  if ((res = bf16_refused(opt, &r, profile)))
+    goto done;
   size_t split = rt > 0 && (size_t)rt < n_steps ? (size_t)rt : n_steps;
   st = run_steps(&opt, &r, test, 0, split, profile, fault, x, where, err);
   if (!st && split < n_steps) {

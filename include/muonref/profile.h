@@ -184,6 +184,12 @@ typedef struct muonref_profile {
   const char *const *areas;        /* the vector areas the port has semantics for (names of
                                       spec/vectors.md 6, e.g. "adamw" needs an AdamW fallback),
                                       NULL-terminated; `muonref gen` writes these */
+  const char *bf16_refusal_status; /* NULL where the port takes bf16 parameters; else the
+                                      status name ("EGRAD") and the message of the error its
+                                      first step raises on one (Emerging-Optimizers: "Input
+                                      tensor x must be in float32, got torch.bfloat16"): the
+                                      area "dtypes" is then that refusal (spec/vectors.md 2.1) */
+  const char *bf16_refusal_message;
 } muonref_profile;
 
 /* The profiles by number, muonref_profile_id (MUONREF_PROFILE_NEMO, ...,
