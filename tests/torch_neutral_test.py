@@ -238,6 +238,23 @@ class Operations(unittest.TestCase):
         self.assertEqual(c.dtype, torch.float32)
         self.assertEqual(mode.ops, 1)  # only the product computed; views and conversions ran as they are
 
+    def test_a_mix_pytorch_refuses_raises_as_raw(self):
+        """Rule 6: lerp_ of a float32 buffer toward a bf16 gradient raises raw on every platform;
+        under the mode it raises the same error (it computed it in binary32 before), and the buffer
+        is left as it was; a mix PyTorch allows still runs."""
+        raw = self.x32.clone()
+        with self.assertRaises(RuntimeError) as want:
+            raw.lerp_(self.y, 0.1)
+        m = self.x32.clone()
+        with self.assertRaises(RuntimeError) as got:
+            with Neutral():
+                m.lerp_(self.y, 0.1)
+        self.assertEqual(str(got.exception), str(want.exception))
+        self.assertTrue(same(m, self.x32))
+        with Neutral():
+            f = self.x32 * self.x
+        self.assertTrue(same(f, self.x32 * self.x32))
+
 
 class NewtonSchulz(unittest.TestCase):
     def test_native_bf16_code_under_neutral_is_binary32_then_round(self):

@@ -29,6 +29,14 @@ a bf16 tensor argument and computes something is evaluated as follows:
    Newton-Schulz on `torch.empty` memory, spec/profiles/timm.md 9a).  This
    rule holds in every dtype: float32's kernel has the same defect.
 
+6. an operation whose floating tensor arguments mix bf16 with another dtype first runs as
+   written on empty tensors of the same shapes and dtypes (`torch.empty_like`, no values
+   read): PyTorch refuses some such mixes on every platform (`lerp_` of a float32 buffer
+   toward a bf16 gradient: "expected dtype c10::BFloat16 for `end` but got dtype float"),
+   and where it refuses, the mode raises the same error instead of computing in binary32,
+   so a port that crashes raw on every platform does not pass in neutral mode
+   (tests/torch-neutral.sh).
+
 Operations that only move, view or create data (views of every kind,
 copies and dtype conversions, `*_like` factories, fills, `.item()`,
 random fills) run unchanged: they do no arithmetic, and a view must stay a
@@ -214,6 +222,29 @@ class _NormAsOne(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def _mixed_bf16(args, kwargs) -> bool:
+    """Whether the floating tensor arguments mix bf16 with another dtype (rule 6)."""
+    flat, _ = tree_flatten((args, kwargs))
+    dtypes = {t.dtype for t in flat if isinstance(t, torch.Tensor) and t.is_floating_point()}
+    return BF16 in dtypes and len(dtypes) > 1
+
+
+def _dtype_check(func, args, kwargs) -> None:
+    """Rule 6: the operation as written, on empty tensors of the arguments' shapes and dtypes;
+    raises the RuntimeError PyTorch raises for the dtypes (a message naming a dtype or scalar
+    type), ignores any other outcome (the values are not the arguments')."""
+    def blank(x):
+        return torch.empty_like(x) if isinstance(x, torch.Tensor) and x.layout == torch.strided else x
+    try:
+        func(*tree_map(blank, args), **tree_map(blank, kwargs))
+    except RuntimeError as exc:
+        text = str(exc)
+        if 'dtype' in text or 'scalar type' in text:
+            raise
+    except Exception:
+        pass
+
+
 def _beta_zero_as_zero_input(func, args, kwargs):
     """Rule 5: an `addmm`-like operation with beta = 0 as a zero input with beta = 1 (0 + alpha P,
     the same value, and a kernel path without 1.13 CPU's defect, spec/profiles/timm.md 9a); any
@@ -256,6 +287,8 @@ class Neutral(TorchDispatchMode):
         if _facts(func).unchanged:
             return func(*args, **kwargs)
         self.ops += 1
+        if _mixed_bf16(args, kwargs):
+            _dtype_check(func, args, kwargs)  # rule 6
         dtypes = _result_dtypes(func, args, kwargs)
         written = _written(func, args, kwargs)
         up_args = tree_map(_upcast, args)
