@@ -17,8 +17,8 @@ NS_FORMAT = 'bf16'
 _opt, _params = None, []
 
 
-def _t(t):  # results_writer.Tensor -> torch (values are exact Python floats)
-    x = torch.tensor(t.values, dtype=torch.float32).reshape(t.shape)
+def _t(t):  # results_writer.Tensor -> torch (values are exact Python floats; a bf16 Tensor stays bf16)
+    x = torch.tensor(t.values, dtype=torch.bfloat16 if t.dtype == 'bf16' else torch.float32).reshape(t.shape)
     return x.to_sparse() if t.layout == 'sparse' else x
 
 
@@ -41,7 +41,7 @@ def step(grads):
 
 
 def params():
-    return [p.detach().float() for p in _params]
+    return [p.detach() if p.dtype == torch.bfloat16 else p.detach().float() for p in _params]
 
 
 def state():

@@ -30,7 +30,9 @@ make_optimizer(groups)
     is passed on unchanged so that the port can refuse it.  `index` is the
     parameter's position in the case (the position of its gradient in
     `step` and of its value in `params()`), `init` its initial value (an f32
-    Tensor with the parameter's shape), `complex` True when a later gradient
+    Tensor with the parameter's shape; a bf16 Tensor for a bf16 parameter,
+    spec/vectors.md 2.1, which the port creates in bf16 and whose gradients
+    are bf16 Tensors), `complex` True when a later gradient
     of it is complex (a framework that ties a gradient's dtype to its
     parameter's makes such a parameter complex with `init` as real part).
     Raise an exception to refuse the options or shapes (error cases): its
@@ -76,7 +78,8 @@ set_options(index, options)   (optional)
 Values returned by the callbacks (params, state buffers, NS outputs) may be
 a Tensor, a nested list of numbers (row-major, shape inferred), a number
 (0-dim) or any object with a tolist() method (numpy, JAX, Paddle, torch
-arrays).  Everything but a Tensor of dtype 'bf16' or 'f64' is written as
+arrays).  An array whose dtype is bfloat16 (its str() ends so) is written
+as bf16.  Everything else but a Tensor of dtype 'bf16' or 'f64' is written as
 f32: the value is rounded to binary32 by struct (exact for float32 and
 bfloat16 values, which is what ports return).
 
@@ -208,6 +211,10 @@ class Tensor:
         if isinstance(obj, Tensor):
             return obj
         if hasattr(obj, 'tolist') and not isinstance(obj, (list, tuple)):
+            # a framework array whose dtype is bfloat16 (torch.bfloat16, jnp.bfloat16, paddle.bfloat16)
+            # stays bf16: its values are exact as floats, and a bf16 parameter must come back bf16
+            if str(getattr(obj, 'dtype', '')).endswith('bfloat16'):
+                dtype = 'bf16'
             obj = obj.tolist()
         shape: List[int] = []
         probe = obj
