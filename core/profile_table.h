@@ -82,7 +82,7 @@ static const muonref_option_key nemo_keys[] = {
 };
 static const char *const nemo_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- torch: pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9) ---- */
 /* torch.optim.Muon, pytorch/pytorch torch/optim/_muon.py @b5ee4d7a (PyTorch 2.9;
@@ -573,7 +573,7 @@ static const muonref_option_key dion_keys[] = {
 };
 static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* ---- emerging: NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0) ---- */
 /* NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the
@@ -765,7 +765,7 @@ static const muonref_option_key paddle_keys[] = {
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* ---- optax: google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07) ---- */
 /* google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07; spec/profiles/optax.md),
@@ -865,7 +865,7 @@ static const muonref_option_key optax_keys[] = {
 };
 static const char *const optax_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- megatron: NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a ---- */
 /* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a (get_megatron_muon_optimizer,
@@ -1062,7 +1062,7 @@ static const muonref_option_key keras_keys[] = {
 };
 static const char *const keras_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- normuon: microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) ---- */
 /* microsoft/dion dion/normuon.py @0a059a4 (2026-08-07), NorMuon(params, lr=0.01, mu=0.95,

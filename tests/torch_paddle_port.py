@@ -156,6 +156,18 @@ class Muon(torch.optim.Optimizer):
             p.mul_(1 - lr * wd)
         p.sub_(O.float() * lr)
 
+    def load_state_dict(self, state_dict):
+        """paddle.md 6: every state tensor is float32 whatever the parameter's dtype; torch's
+        Optimizer.load_state_dict casts floating state to the parameter's dtype (bf16 for a bf16
+        parameter), so the saved float32 tensors are put back as they were."""
+        saved = state_dict['state']
+        super().load_state_dict(state_dict)
+        params = [q for g in self.param_groups for q in g['params']]
+        for i, q in enumerate(params):
+            for k, v in saved.get(i, {}).items():
+                if torch.is_tensor(v) and v.is_floating_point():
+                    self.state[q][k] = v.to(torch.float32, copy=True)
+
     def _adamw_update(self, p, group):
         state = self.state[p]
         b1, b2 = group['adam_beta1'], group['adam_beta2']
