@@ -276,17 +276,6 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
   return e;
 }
 
-/* The bf16 ulp of |x| (2^-133 below 2^-126, bf16's subnormal spacing). */
-static double ulp_bf16(double x)
-{
-  int e;
-  x = fabs(x);
-  if (!(x >= 0x1p-126))
-    return 0x1p-133;
-  frexp(x, &e);
-  return ldexp(1.0, e - 8);
-}
-
 /* What p.grad holds after the last step (spec/muon.md 8.1), into
  * e.gradAfter with one absolute tolerance per parameter in
  * e.gradAfterAtol, for a profile whose port writes p.grad
@@ -349,7 +338,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
       for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++)
         spread = fmax(spread, fabs((double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j]));
     /* a bf16 gradient written in place is rounded to bf16, from a buffer the port rounded too */
-    double b16 = c->bf16[i] ? 2.0 * ulp_bf16(big) : 0.0;
+    double b16 = c->bf16[i] ? 2.0 * muonref_ulp_bf16(big) : 0.0;
     json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big) + b16
                                         : l2 ? 2.0 * muonref_ulp32(big) + 4.0 * spread + b16 : 0.0));
     free(u);
@@ -431,7 +420,7 @@ static double l2_momentum_spread(const gen_step_case *c, int i, const muonref_op
  * binary32 parameter (spec/vectors.md 5.1). */
 static double bf16_storage_atol(const gen_step_case *c, int i, const sim *s, double big)
 {
-  return c->bf16[i] ? s->steps[i] * ulp_bf16(big) : 0.0;
+  return c->bf16[i] ? s->steps[i] * muonref_ulp_bf16(big) : 0.0;
 }
 
 /* A bound on |M| of a momentum buffer started at zero after `steps` steps of

@@ -11,17 +11,23 @@
 #include "core/fail.h"
 #include "escape.h"
 
-double muonref_ulp32(double x)
+/* The spacing at |x| of a binary format with `digits` significant bits whose normal range
+ * starts at 2^-126 (binary32, bf16), `sub` below it (its subnormal spacing). */
+static double ulp_of_format(double x, int digits, double sub)
 {
   x = fabs(x);
   if (!isfinite(x))
     return INFINITY;
   if (x < 0x1p-126)
-    return 0x1p-149;
+    return sub;
   int e;
   frexp(x, &e); /* x = f 2^e, 0.5 <= f < 1 */
-  return ldexp(1.0, e - 24);
+  return ldexp(1.0, e - digits);
 }
+
+double muonref_ulp32(double x) { return ulp_of_format(x, 24, 0x1p-149); }
+
+double muonref_ulp_bf16(double x) { return ulp_of_format(x, 8, 0x1p-133); }
 
 /* Marks v failed with a printf-formatted detail (the first failure's
  * detail is kept); returns MUONREF_OK (a failed case is a verdict, not an

@@ -49,4 +49,9 @@ int muonref_tensor_singular_values(const struct muonref_tensor *t, double *s);
  * smallest subnormal 2^-149 for |x| < 2^-126 (glibc's ULPDIFF convention). */
 double muonref_ulp32(double x);
 
+/* The bf16 ulp of x: the spacing of bf16 numbers at |x| (8 significant bits), 2^-133 for
+ * |x| < 2^-126 (bf16's subnormal spacing); the unit of the bf16 storage allowance of
+ * spec/vectors.md 5.1. */
+double muonref_ulp_bf16(double x);
+
 #endif

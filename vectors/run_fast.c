@@ -162,17 +162,6 @@ static int keep_before(run *r, muonref_error *err)
   return MUONREF_OK;
 }
 
-/* The bf16 ulp of |x| (2^-133 below 2^-126). */
-static double bf16_ulp(double x)
-{
-  int e;
-  x = fabs(x);
-  if (!(x >= 0x1p-126))
-    return 0x1p-133;
-  frexp(x, &e);
-  return ldexp(1.0, e - 8);
-}
-
 /* The refusal of a profile whose port refuses bf16 parameters at its first step (the record's
  * bf16_refusal, spec/vectors.md 2.1), where a parameter that takes Muon is bf16: an error result
  * with the port's message; NULL otherwise. */
@@ -351,7 +340,7 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
         }
         json_array_set_new(ga, i, muonref_tensor_to_json(&out, 0));
         /* a bf16 p.grad written in place: its rounding and the rounded buffer's (as the generator's allowance) */
-        double b16 = r->params[i].dtype == MUONREF_TENSOR_BF16 && (u || l2) ? 2.0 * bf16_ulp(big) : 0.0;
+        double b16 = r->params[i].dtype == MUONREF_TENSOR_BF16 && (u || l2) ? 2.0 * muonref_ulp_bf16(big) : 0.0;
         json_array_set_new(at, i, json_real(u ? 8.0 * muonref_ulp32(big) + b16 : l2 ? 2.0 * muonref_ulp32(big) + b16 : 0.0));
         muonref_tensor_free(&out);
       }
