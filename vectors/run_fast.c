@@ -209,8 +209,10 @@ static int store_bf16(muonref_optimizer *opt, run *r, int fault, muonref_error *
       continue;
     muonref_bf16_round_array(p->f, p->numel);
     int res = muonref_optimizer_state(opt, s, &st, err);
-    if (res || !st.initialized)
+    if (res)
       return res;
+    if (!st.initialized) /* no gradient yet: no state to store */
+      continue;
     const muonref_options *o =
       muonref_optimizer_param_info(opt, s, &g, NULL) ? NULL : muonref_optimizer_group_options(opt, g);
     float *bufs[] = {st.momentum_buffer, st.exp_avg, st.exp_avg_sq, st.moment2};
