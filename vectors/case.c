@@ -7,6 +7,7 @@
 #include "core/option_fields.h"
 #include "core/preset_match.h"
 #include "case.h"
+#include "muonref/status.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
 #include "core/fail.h"
@@ -25,6 +26,25 @@ static int real_value(const json_t *v, double *out)
   else
     return 0;
   return 1;
+}
+
+int muonref_case_param_bf16(const json_t *test, size_t i)
+{
+  const json_t *init = json_object_get(json_array_get(json_object_get(test, "params"), i), "init");
+  const char *dt = json_string_value(json_object_get(init, "dtype"));
+  return dt && !strcmp(dt, "bf16");
+}
+
+int muonref_case_status_known(const char *name)
+{
+  char full[64];
+  if (!name || strlen(name) > 40)
+    return 0;
+  snprintf(full, sizeof full, "MUONREF_%s", name);
+  for (int s = -1; s >= -20; s--)
+    if (!strcmp(muonref_status_name(s), full))
+      return 1;
+  return 0;
 }
 
 json_t *muonref_case_real_json(double x)

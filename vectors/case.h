@@ -70,6 +70,14 @@ json_t *muonref_case_key_json(const muonref_options *o, const muonref_option_key
  * takes every key). */
 int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_muon);
 
+/* Whether parameter i of step or error case `test` is bf16: its "init" has dtype "bf16" (a
+ * bf16 parameter, area dtypes, spec/vectors.md 2.1); 0 for a missing parameter. */
+int muonref_case_param_bf16(const json_t *test, size_t i);
+
+/* Whether `name` names a muonref error status without its prefix ("EOPTION", "EGRAD", ...,
+ * spec/muon.md 12): an error case's expected.error.status, a record's bf16_refusal.status. */
+int muonref_case_status_known(const char *name);
+
 /* A real option value: a JSON number, or "nan", "inf", "-inf". */
 json_t *muonref_case_real_json(double x);
 

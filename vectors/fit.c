@@ -6,6 +6,7 @@
 #include <time.h>
 #include "../fast/faults.h"
 #include "../fast/ns_internal.h"
+#include "case.h"
 #include "core/pyfmt.h"
 #include "fit.h"
 #include "fit_space.h"
@@ -257,8 +258,7 @@ static void scale_bf16_storage(const json_t *test, const json_t *r, json_t *tol)
                *es = json_object_get(json_object_get(test, "expected"), "state"), *rp = json_object_get(r, "params"),
                *rs = json_object_get(r, "state");
   for (size_t i = 0; i < json_array_size(ps); i++) {
-    const char *dt = json_string_value(json_object_get(json_object_get(json_array_get(ps, i), "init"), "dtype"));
-    if (!dt || strcmp(dt, "bf16"))
+    if (!muonref_case_param_bf16(test, i))
       continue;
     double pe = max_abs(json_array_get(ep, i)), pr = max_abs(json_array_get(rp, i));
     if (pe > 0 && pr > pe)
@@ -272,18 +272,6 @@ static void scale_bf16_storage(const json_t *test, const json_t *r, json_t *tol)
         scale_real(v, sr / se);
     }
   }
-}
-
-/* Whether a step case has a bf16 parameter (an init of dtype bf16). */
-static int has_bf16_param(const json_t *test)
-{
-  const json_t *ps = json_object_get(test, "params");
-  for (size_t i = 0; i < json_array_size(ps); i++) {
-    const char *dt = json_string_value(json_object_get(json_object_get(json_array_get(ps, i), "init"), "dtype"));
-    if (dt && !strcmp(dt, "bf16"))
-      return 1;
-  }
-  return 0;
 }
 
 /* A copy of `test` whose expectations are the outcome `r` of a run (its
@@ -310,7 +298,10 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r, 
     json_object_set_new(t, "tolerance", tol);
   }
   json_object_del(t, "muonSv");
-  if (!strcmp(kind, "step") && has_bf16_param(test)) { /* the storage allowance at run r's magnitudes */
+  int any_bf16 = 0;
+  for (size_t i = 0; !strcmp(kind, "step") && i < json_array_size(json_object_get(test, "params")); i++)
+    any_bf16 |= muonref_case_param_bf16(test, i);
+  if (any_bf16) { /* a bf16 parameter's storage allowance at run r's magnitudes */
     json_t *tol = json_deep_copy(json_object_get(t, "tolerance"));
     scale_bf16_storage(test, r, json_object_get(tol, "bf16"));
     scale_bf16_storage(test, r, json_object_get(tol, "fp32"));

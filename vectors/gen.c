@@ -63,10 +63,7 @@ static const struct {
                               "rounding per stored value and step; the Newton-Schulz input is the port's bf16 buffer."},
 };
 
-/* Whether profile p writes area `area`: its row's list, from its record's
- * "areas" (spec/profiles/NAME.json: every area whose semantics its port has;
- * torch.optim.Muon has no AdamW fallback and no distributed variant). */
-static int profile_has_area(const muonref_profile *p, const char *area)
+int gen_profile_has_area(const muonref_profile *p, const char *area)
 {
   for (size_t a = 0; p && p->areas && p->areas[a]; a++)
     if (!strcmp(p->areas[a], area))
@@ -573,7 +570,7 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
       break;
     }
     for (size_t a = 0; a < n_areas; a++) {
-      if ((only && strcmp(only, AREAS[a].name)) || !profile_has_area(row, AREAS[a].name))
+      if ((only && strcmp(only, AREAS[a].name)) || !gen_profile_has_area(row, AREAS[a].name))
         continue;
       gen_ctx *g = &ctx[n_run];
       *g = (gen_ctx){.prec = prec, .profile = profile, .groups = json_array()};

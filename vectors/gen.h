@@ -8,6 +8,7 @@
 #include <mpfr.h>
 #include <stdint.h>
 #include "muonref/options.h"
+#include "muonref/profile.h"
 #include "muonref/route.h"
 
 /* The generator's seeded source: splitmix64, normal deviates by
@@ -153,6 +154,12 @@ void gen_area_conv(gen_ctx *g);
 /* lr, weight_decay, momentum and AdamW betas changed in param_groups
  * between steps, as a scheduler does (format v2, spec/vectors.md 2.8). */
 void gen_area_schedule(gen_ctx *g);
+/* Whether profile p writes area `area`: its row's list, from its record's
+ * "areas" (spec/profiles/NAME.json: every area whose semantics its port has;
+ * torch.optim.Muon has no AdamW fallback and no distributed variant); 0 for
+ * p NULL. */
+int gen_profile_has_area(const muonref_profile *p, const char *area);
+
 /* Parameters, gradients and state in bf16 (issue 26, spec/vectors.md 2.1). */
 void gen_area_dtypes(gen_ctx *g);
 

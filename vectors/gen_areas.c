@@ -3224,16 +3224,6 @@ static int bf16_param(gen_ctx *g, gen_step_case *c, const char *name, muonref_sh
   return i;
 }
 
-/* Whether the profile's record lists area `name` (its port has the semantics). */
-static int profile_has_area_named(const gen_ctx *g, const char *name)
-{
-  const muonref_profile *p = muonref_profile_get(g->profile);
-  for (size_t a = 0; p && p->areas && p->areas[a]; a++)
-    if (!strcmp(p->areas[a], name))
-      return 1;
-  return 0;
-}
-
 /* Step k's gradient of bf16 parameter i: N(0, 1) rounded to bf16. */
 static void bf16_grad(gen_ctx *g, gen_step_case *c, int k, int i)
 {
@@ -3295,7 +3285,7 @@ void gen_area_dtypes(gen_ctx *g)
   /* a bf16 matrix and a bf16 bias: the bias takes AdamW, whose moments the port keeps in bf16 too (keller,
    * moonlight, timm: zeros_like(p)); where AdamW is not the port's (torch), the bias is left out and the case
    * is #1's kind again, so it is written only where the profile has the area adamw */
-  if (profile_has_area_named(g, "adamw")) {
+  if (gen_profile_has_area(prof, "adamw")) {
     gen_step_case c;
     muonref_options o = base(g, 0.02, 0.0);
     begin(&c, "a bf16 matrix (8, 16) and a bf16 bias (16,), two steps: the bias takes AdamW, its moments stored "

@@ -337,10 +337,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     for (int b = 0; l2 && b < n_b16; b++)
       for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++)
         spread = fmax(spread, fabs((double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j]));
-    /* a bf16 gradient written in place is rounded to bf16, from a buffer the port rounded too */
-    double b16 = c->bf16[i] ? 2.0 * muonref_ulp_bf16(big) : 0.0;
-    json_array_append_new(at, json_real(nesterov_input ? 8.0 * muonref_ulp32(big) + b16
-                                        : l2 ? 2.0 * muonref_ulp32(big) + 4.0 * spread + b16 : 0.0));
+    json_array_append_new(at, json_real(muonref_grad_after_atol(nesterov_input, l2 != NULL, big, spread, c->bf16[i])));
     free(u);
   }
   json_object_set_new(e, "gradAfter", ga);
@@ -423,13 +420,19 @@ static double bf16_storage_atol(const gen_step_case *c, int i, const sim *s, dou
   return c->bf16[i] ? s->steps[i] * muonref_ulp_bf16(big) : 0.0;
 }
 
+/* A bound on |x| of an EMA x <- beta x + (1 - beta) v started at zero after
+ * `steps` steps of values of magnitude at most v: (1 - beta^steps) v (a Muon
+ * buffer in EMA form, AdamW's moments with v = g and g^2). */
+static double ema_bound(double beta, double v, int steps) { return (1.0 - pow(beta, steps)) * v; }
+
 /* A bound on |M| of a momentum buffer started at zero after `steps` steps of
- * gradients of magnitude at most g: (1 - beta^steps) g for the EMA form
- * beta M + (1 - beta) G, that over (1 - beta) for the sum form beta M + G. */
+ * gradients of magnitude at most g: ema_bound for the EMA form, that over
+ * (1 - beta) for the sum form beta M + G. */
 static double buffer_bound(const muonref_options *o, double g, int steps)
 {
-  double b = o->momentum, reach = 1.0 - pow(b, steps);
-  return o->momentum_form == MUONREF_MOMENTUM_EMA ? reach * g : b < 1.0 ? reach * g / (1.0 - b) : steps * g;
+  double b = o->momentum;
+  return o->momentum_form == MUONREF_MOMENTUM_EMA ? ema_bound(b, g, steps)
+         : b < 1.0 ? ema_bound(b, g, steps) / (1.0 - b) : steps * g;
 }
 
 /* The tolerance of a step case for one format (spec/vectors.md 5.1). */
@@ -467,9 +470,9 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       }
     } else {
       a = s->steps[i] * lr_a * 1e-5;
-      /* a bf16 moment: an EMA from zero, at most (1 - beta^s) of the largest |g| (g^2) */
-      double g1 = (1.0 - pow(o->adam_beta1, s->steps[i])) * s->max_grad[i];
-      double g2 = (1.0 - pow(o->adam_beta2, s->steps[i])) * s->max_grad[i] * s->max_grad[i];
+      /* a bf16 moment: an EMA from zero of |g| (g^2) */
+      double g1 = ema_bound(o->adam_beta1, s->max_grad[i], s->steps[i]);
+      double g2 = ema_bound(o->adam_beta2, s->max_grad[i] * s->max_grad[i], s->steps[i]);
       json_object_set_new(sa, "exp_avg", json_real(1e-6 * s->max_grad[i] * s->steps[i] + bf16_storage_atol(c, i, s, g1)));
       json_object_set_new(sa, "exp_avg_sq", json_real(1e-6 * s->max_grad[i] * s->max_grad[i] * s->steps[i] +
                                                       bf16_storage_atol(c, i, s, g2)));

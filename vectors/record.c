@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record.h"
-#include "muonref/status.h"
+#include "case.h"
 #include "gen_run.h"
 #include "core/fail.h"
 #include "core/profile_user.h"
@@ -698,10 +698,7 @@ static int read_bf16_refusal(const json_t *v, muonref_record *r, const char *pat
       (st = get_string(v, "message", r->bf16_refusal_message, sizeof r->bf16_refusal_message, path,
                        "bf16_refusal.message", 1, err)))
     return st;
-  int known = 0;
-  for (int s = -1; s >= -9; s--)
-    known |= !strcmp(muonref_status_name(s) + 8, r->bf16_refusal_status); /* "MUONREF_" */
-  if (!known)
+  if (!muonref_case_status_known(r->bf16_refusal_status))
     return fail_member(err, path, "bf16_refusal.status", "must be a status name such as \"EGRAD\" (spec/muon.md 12)");
   if (!*r->bf16_refusal_message)
     return fail_member(err, path, "bf16_refusal.message", "must not be empty");

@@ -341,9 +341,8 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
           big = fmax(big, fmax(fabs(gj), fabs(mj)));
         }
         json_array_set_new(ga, i, muonref_tensor_to_json(&out, 0));
-        /* a bf16 p.grad written in place: its rounding and the rounded buffer's (as the generator's allowance) */
-        double b16 = r->params[i].dtype == MUONREF_TENSOR_BF16 && (u || l2) ? 2.0 * muonref_ulp_bf16(big) : 0.0;
-        json_array_set_new(at, i, json_real(u ? 8.0 * muonref_ulp32(big) + b16 : l2 ? 2.0 * muonref_ulp32(big) + b16 : 0.0));
+        json_array_set_new(at, i, json_real(muonref_grad_after_atol(u, l2, big, 0.0,
+                                                                    r->params[i].dtype == MUONREF_TENSOR_BF16)));
         muonref_tensor_free(&out);
       }
       muonref_tensor_free(&gt);

@@ -449,8 +449,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
         continue;
       }
       /* a parameter's gradients have its dtype (a bf16 parameter: area dtypes, spec/vectors.md 2.1) */
-      const char *pdt = json_string_value(json_object_get(json_object_get(json_array_get(ps, i), "init"), "dtype"));
-      int bf16 = pdt && !strcmp(pdt, "bf16");
+      int bf16 = muonref_case_param_bf16(t, i);
       if (dt && (!strcmp(dt, "f32") || !strcmp(dt, "bf16")) && strcmp(dt, bf16 ? "bf16" : "f32"))
         return failv(c, "%s: dtype \"%s\", expected \"%s\" (the dtype of %s)", gn, dt, bf16 ? "bf16" : "f32", pn);
       if ((st = tensor_ok(c, g, gn, bf16 ? DT_BF16 : DT_F32, &vf->shapes[i], pn, GRAD_MEMBERS, NULL)))
@@ -880,12 +879,7 @@ static int error_test_ok(ctx *c, const json_t *t, vfile *vf)
   if (match && !(json_is_string(match) && (!strcmp(json_string_value(match), "exact") ||
                                            !strcmp(json_string_value(match), "any"))))
     return failv(c, "expected.error.match must be \"exact\" or \"any\"");
-  char full[64];
-  snprintf(full, sizeof full, "MUONREF_%s", status ? status : "");
-  int known = 0;
-  for (int s = -1; s >= -20 && !known; s--)
-    known = status && !strcmp(muonref_status_name(s), full);
-  if (!known)
+  if (!muonref_case_status_known(status))
     return failv(c, "expected.error.status must be the name of a muonref error status (\"EOPTION\", \"ESHAPE\", ...)");
   if (!msg || !msg[0])
     return failv(c, "expected.error.message must be a non-empty string");

@@ -303,13 +303,9 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
 
 
 def as_param(t: torch.Tensor) -> torch.Tensor:
-    """A parameter's initial tensor: bf16 stays bf16 (a model trained in bf16), any other dtype float32."""
-    return t if t.dtype == torch.bfloat16 else as_f32(t)
-
-
-def as_result(t: torch.Tensor) -> torch.Tensor:
-    """A tensor as the results file holds it: bf16 as bf16 (the judge checks that a bf16 parameter stays
-    bf16), any other dtype as float32."""
+    """A parameter's tensor, as the driver creates it from its init and writes it to the results file:
+    bf16 stays bf16 (a model trained in bf16; the judge checks that a bf16 parameter stays bf16), any
+    other dtype float32."""
     return t if t.dtype == torch.bfloat16 else as_f32(t)
 
 
@@ -585,7 +581,7 @@ class Runner:
             if st is not None:
                 st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
             out_state.append(st)
-        return {'params': [encode_tensor(as_result(p.detach())) for p in params], 'state': out_state,
+        return {'params': [encode_tensor(as_param(p.detach())) for p in params], 'state': out_state,
                 'gradAfter': grad_after}
 
     # -- ns and transpose cases
