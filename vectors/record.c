@@ -372,11 +372,10 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
   int kk = 0;
   while (kk < MUONREF_KEY_KIND_COUNT && strcmp(KIND_NAMES[kk], kind))
     kk++;
-  if (kk == MUONREF_KEY_KIND_COUNT) {
-    char list[1024];
-    return fail_member(err, path, mk, "'%s' is no key kind: expected one of %s", kind,
-                       muonref_py_str_tuple(list, sizeof list, KIND_NAMES, MUONREF_KEY_KIND_COUNT));
-  }
+  if (kk == MUONREF_KEY_KIND_COUNT) /* the list is longer than a message holds (MUONREF_ERROR_MESSAGE_MAX) */
+    return fail_member(err, path, mk, "'%s' is no key kind: expected one of the %d kinds that "
+                       "spec/profiles/profile.schema.json lists (definitions.key, kind)", kind,
+                       (int)MUONREF_KEY_KIND_COUNT);
   k->kind = (muonref_key_kind)kk;
   const muonref_option_field *f = muonref_option_field_named(field);
   size_t c0 = 0;
