@@ -907,3 +907,12 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
   }
   return j;
 }
+
+int muonref_case_has_flag(const json_t *test, const char *flag)
+{
+  const json_t *f = json_object_get(test, "flags");
+  for (size_t i = 0; i < json_array_size(f); i++)
+    if (json_is_string(json_array_get(f, i)) && !strcmp(json_string_value(json_array_get(f, i)), flag))
+      return 1;
+  return 0;
+}

@@ -96,4 +96,8 @@ int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_
 json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape,
                                 const muonref_shape *m2shape);
 
+/* Whether the test object `test` (one entry of a file's "tests") lists
+ * `flag` in its "flags" (spec/vectors.md 4.3); 0 when it has none. */
+int muonref_case_has_flag(const json_t *test, const char *flag);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "checker.h"
+#include "case.h"
 #include "baseline.h"
 #include "diagnose.h"
 #include "escape.h"
@@ -262,15 +263,6 @@ static void sharding_hint(muonref_checker *c, const json_t *test, const char *ke
   fputc('\n', c->log);
 }
 
-/* Judges one test; counts it in a; logs a failure. */
-static int has_flag(const json_t *test, const char *flag)
-{
-  const json_t *f = json_object_get(test, "flags");
-  for (size_t i = 0; i < json_array_size(f); i++)
-    if (json_is_string(json_array_get(f, i)) && !strcmp(json_string_value(json_array_get(f, i)), flag))
-      return 1;
-  return 0;
-}
 
 /* One "FAIL"/"KNOWN"/"NOTE" line of the text report (the files' strings escaped). */
 static void log_line(FILE *f, const char *tag, const json_t *test, const char *file, long long id, const char *detail)
@@ -302,7 +294,7 @@ static long largest_dim(const json_t *test)
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
 {
-  if (c->only_flag && !has_flag(test, c->only_flag))
+  if (c->only_flag && !muonref_case_has_flag(test, c->only_flag))
     return MUONREF_OK;
   if (c->max_dim > 0 && largest_dim(test) > c->max_dim) {
     c->skipped_large++;
