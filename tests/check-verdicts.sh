@@ -18,6 +18,11 @@
 #     alternative (a zero Newton-Schulz output) pass, named per case and
 #     counted; NaN in their place fails naming the alternative; a finite run
 #     of the bf16-infinity case fails, a non-finite one passes.
+#  8. state of a parameter without gradient (spec/vectors.md 2.1): in a
+#     MissingGradientCounted case, null where the expected state is all
+#     zero buffers passes (kozistr/pytorch_optimizer creates none); null for
+#     a parameter that had gradients fails, and so does the same null in the
+#     case without the flag.
 #
 # Exit: 0 pass; 1 fail.  Environment: MUONREF_SRCDIR, MUONREF (make check).
 
@@ -162,4 +167,44 @@ check "naming the alternative it does not match" grep -q "^FAIL nemo_overflow.js
 check "a finite run on bf16-infinite gradients fails" grep -q "^FAIL nemo_overflow.json tcId $inf .*ran and stored only finite values" "$work/ov-finite.txt"
 "$muonref" check --results "$work/ov-nonfinite.json" "$ov" >"$work/ov-nonfinite.txt"
 check "a run storing a non-finite value there passes (NeMo's NaN)" test $? -eq 0
+
+# 8. an absent state where no gradient came (MissingGradientCounted)
+po=$srcdir/vectors/pytorch_optimizer/pytorch_optimizer_gradients.json
+"$muonref" check --impl fast-bf16 --quiet --write-results "$work/po.json" "$po" >/dev/null
+"$python" - "$work" "$po" <<'EOF'
+import json, os, sys
+out, po = sys.argv[1], sys.argv[2]
+res, vec = json.load(open(f"{out}/po.json")), json.load(open(po))
+def zero_state(s):
+    return s and set(s) - {'step'} and all(set(v['hex']) == {'0'} for k, v in s.items() if k != 'step')
+case = next(t for g in vec['testGroups'] for t in g['tests']
+            if 'MissingGradientCounted' in t['flags'] and any(zero_state(s) for s in t['expected']['state']))
+zero = [i for i, s in enumerate(case['expected']['state']) if zero_state(s)]
+moved = [i for i, s in enumerate(case['expected']['state']) if s and not zero_state(s)]
+def write(name, idx, unflag=False):
+    r = json.loads(json.dumps(res))
+    for e in r['results']:
+        if e['tcId'] == case['tcId']:
+            for i in idx:
+                e['state'][i] = None
+    json.dump(r, open(f"{out}/{name}.json", 'w'))
+    v = json.loads(json.dumps(vec))
+    for g in v['testGroups']:
+        for t in g['tests']:
+            if unflag and t['tcId'] == case['tcId']:
+                t['flags'].remove('MissingGradientCounted')
+    os.makedirs(f"{out}/{name}", exist_ok=True)  # the results name the file by its base name
+    json.dump(v, open(f"{out}/{name}/{os.path.basename(po)}", 'w'))
+write('absent', zero), write('absent-moved', zero + moved[:1]), write('absent-unflagged', zero, unflag=True)
+print(case['tcId'], len(zero), len(moved), file=open(f"{out}/absent-ids", 'w'))
+EOF
+read -r tc nz nm <"$work/absent-ids"
+check "pytorch_optimizer_gradients #$tc has $nz gradless and $nm stepped parameters" test "$nz" -ge 1 -a "$nm" -ge 1
+"$muonref" check --results "$work/absent.json" "$po" >"$work/absent.txt"
+check "null for the $nz zero states of a MissingGradientCounted case passes" test $? -eq 0
+"$muonref" check --results "$work/absent-moved.json" "$po" >"$work/absent-moved.txt"
+check "null for a parameter that had gradients fails" \
+  grep -q "^FAIL pytorch_optimizer_gradients.json tcId $tc .*no state, expected a state" "$work/absent-moved.txt"
+"$muonref" check --results "$work/absent-unflagged.json" "$work/absent-unflagged" >"$work/absent-unflagged.txt"
+check "null for them without the flag fails" grep -q "tcId $tc .*no state, expected a state" "$work/absent-unflagged.txt"
 exit $status

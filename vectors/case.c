@@ -549,6 +549,11 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return json_is_boolean(v) ? MUONREF_OK : bad(err, where, k->name, "true or false");
   case MUONREF_KEY_COEFFICIENT_TYPE:
     return set_coefficient_type(o, k, v, where, err);
+  case MUONREF_KEY_USE_ADJUSTED_LR: /* pytorch_optimizer muon.py @7a076d2f get_adjusted_lr */
+    if (!json_is_boolean(v))
+      return bad(err, where, k->name, "true or false");
+    o->scale_mode = json_is_true(v) ? MUONREF_SCALE_FAN_IN : MUONREF_SCALE_RMS_ADAMW;
+    return MUONREF_OK;
   case MUONREF_KEY_DECAY_METHOD: /* the spellings of decay_method (core/options.c) are Emerging-Optimizers' */
     if ((e = muonref_option_field_enum_value(muonref_option_field_named("decay_method"), s)) >= 0)
       o->decay_method = (muonref_decay_method)e;
@@ -813,6 +818,10 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   }
   case MUONREF_KEY_ALGO_TIMM:
     return json_string(o->moment2 == MUONREF_MOMENT2_NONE ? "muon" : timm_adamuon_holds(o) ? "adamuon" : "?");
+  case MUONREF_KEY_USE_ADJUSTED_LR:
+    return o->scale_mode == MUONREF_SCALE_FAN_IN       ? json_true()
+           : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_false()
+                                                      : json_string("?"); /* not expressible */
   case MUONREF_KEY_RMS_RATE:
     if (o->scale_mode == MUONREF_SCALE_SQRT_MAX)
       return muonref_case_real_json(o->scale_extra);

@@ -50,7 +50,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode_timm", [MUONREF_KEY_SCALE_EPS] = "scale_eps",
   [MUONREF_KEY_USE_FALLBACK] = "use_fallback", [MUONREF_KEY_PRECONDITIONING] = "preconditioning",
   [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "algo_timm", [MUONREF_KEY_BOOL_NOT] = "bool_not",
-  [MUONREF_KEY_COEFFICIENT_TYPE] = "coefficient_type",
+  [MUONREF_KEY_COEFFICIENT_TYPE] = "coefficient_type", [MUONREF_KEY_USE_ADJUSTED_LR] = "use_adjusted_lr",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -68,7 +68,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_CONV_MODE_TIMM] = "conv_mode", [MUONREF_KEY_SCALE_EPS] = "eps_mode",
   [MUONREF_KEY_USE_FALLBACK] = "use_muon", [MUONREF_KEY_PRECONDITIONING] = "ns_precondition",
   [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "moment2",
-  [MUONREF_KEY_COEFFICIENT_TYPE] = "coeffs",
+  [MUONREF_KEY_COEFFICIENT_TYPE] = "coeffs", [MUONREF_KEY_USE_ADJUSTED_LR] = "scale_mode",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};

@@ -138,11 +138,18 @@ typedef enum muonref_key_kind {
                              steps=5, or pass explicit custom coefficients."; another string:
                              "Invalid coefficient type: X" (all at the step, in newton_schulz).
                              Written as the preset whose list and order equal the options',
-                             else "?" (not expressible) */
+                             else "?" (not expressible) */,
+  MUONREF_KEY_USE_ADJUSTED_LR /* kozistr/pytorch_optimizer's use_adjusted_lr (optimizer/muon.py
+                             @7a076d2f get_adjusted_lr): false (its default) scale_mode rms_adamw,
+                             `0.2 * math.sqrt(max(output_shape, input_shape))`; true fan_in,
+                             `math.pow(max(1.0, output_shape / input_shape), 0.5)`.  Its
+                             docstring and CHANGELOG say the reverse (spec/profiles/
+                             pytorch_optimizer.md 6.1).  Written false for rms_adamw, true for
+                             fan_in, else "?" (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_COEFFICIENT_TYPE + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_USE_ADJUSTED_LR + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

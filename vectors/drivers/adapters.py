@@ -331,6 +331,16 @@ TO_NEMO = {
         # paddle.optimizer.Muon's defaults where nemo's differ
         'defaults': {'weight_decay': 0.01, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-9, 'nesterov': True},
     },
+    'pytorch_optimizer': {
+        # use_adjusted_lr (True: nemo's fan_in; False, its default: 0.2 sqrt(max), which nemo has
+        # not) by the special case of to_nemo
+        'rename': {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
+                   'ns_steps': 'ns_steps', 'betas': 'adam_betas', 'eps': 'adam_eps', 'use_muon': 'use_muon'},
+        'fixed': {},
+        # its group defaults; an AdamW group's lr is its own (ratio 1)
+        'defaults': {'adam_eps': 1e-10, 'adam_lr_ratio': 1.0},
+        'adam_defaults': {'lr': 3e-4},
+    },
 }
 
 
@@ -392,6 +402,11 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
             out['adam_betas'] = tuple(b)
         elif profile == 'paddle' and name == 'adam_epsilon':
             out['adam_eps'] = v  # one eps: nemo's Newton-Schulz eps (1e-7) is fixed
+        elif profile == 'pytorch_optimizer' and name == 'use_adjusted_lr':
+            if v is not True:
+                raise NotExpressible("pytorch_optimizer option use_adjusted_lr=False (0.2 sqrt(max(rows, cols))) "
+                                     "has no nemo equivalent")
+            out['scale_mode'] = 'fan_in'
         elif profile == 'timm' and name == 'ns_coefficients':
             if tuple(tuple(real_value(x) for x in t) for t in v) != m['fixed'][name]:
                 raise NotExpressible(f"timm option ns_coefficients={v!r} has no nemo equivalent")
@@ -669,6 +684,58 @@ class KellerAdapter(Adapter):
                 out['momentum'] = _opt(o, 'momentum')
             elif name == 'adam_betas' and not muon:
                 out['betas'] = tuple(_opt(o, 'adam_betas'))
+        return out
+
+
+class PytorchOptimizerAdapter(KellerAdapter):
+    """kozistr/pytorch_optimizer's Muon (spec/profiles/pytorch_optimizer.md): manual groups by
+    each group's use_muon (required), Muon groups lr, momentum, weight_decay, nesterov, ns_steps,
+    use_adjusted_lr; AdamW groups lr, betas, eps, weight_decay; the step count is the group's
+    (the driver reads param_groups[i]['step']); a missing gradient is skipped."""
+
+    name = 'pytorch_optimizer'
+    ns_function_name = 'zero_power_via_newton_schulz_5'
+    missing_grad_steps = False
+    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': 'betas',
+                     'nesterov': 'nesterov', 'ns_steps': 'ns_steps', 'adam_eps': 'eps'}
+
+    def construct(self, cls, groups):
+        """nemo's options: each group split by nemo's routing into a Muon and an AdamW group;
+        nemo's fan_in is use_adjusted_lr True (its other scale modes are not expressible)."""
+        param_groups = []
+        for options, params in groups:
+            o = canonical(options)
+            scale = _require(o, 'scale_mode', ('fan_in',), 'pytorch_optimizer')
+            thr, um = _opt(o, 'adam_dim_threshold'), _opt(o, 'use_muon')
+            muon = [p for p in params if nemo_routes_to_muon(tuple(p.shape), um, thr)]
+            adam = [p for p in params if not nemo_routes_to_muon(tuple(p.shape), um, thr)]
+            lr, wd = _opt(o, 'lr'), _opt(o, 'weight_decay')
+            if muon:
+                param_groups.append(dict(params=muon, lr=lr, momentum=_opt(o, 'momentum'), weight_decay=wd,
+                                         nesterov=_opt(o, 'nesterov'), ns_steps=_opt(o, 'ns_steps'),
+                                         use_adjusted_lr=scale == 'fan_in', use_muon=True))
+            if adam:
+                ratio = _opt(o, 'adam_lr_ratio')
+                a_lr = lr * ratio if isinstance(lr, float) and isinstance(ratio, float) else lr
+                param_groups.append(dict(params=adam, lr=a_lr, betas=tuple(_opt(o, 'adam_betas')),
+                                         eps=_opt(o, 'adam_eps'), weight_decay=wd, use_muon=False))
+        return cls(param_groups)
+
+    def schedule_entries(self, options, names, group):
+        """A Muon group takes lr, momentum, weight_decay, nesterov, ns_steps; an AdamW group lr *
+        adam_lr_ratio, betas, eps, weight_decay (the split of construct)."""
+        o, out, muon = canonical(options), {}, bool(group.get('use_muon'))
+        for name in names:
+            if name == 'lr':
+                out['lr'] = _opt(o, 'lr') if muon else _opt(o, 'lr') * _opt(o, 'adam_lr_ratio')
+            elif name == 'weight_decay':
+                out['weight_decay'] = _opt(o, 'weight_decay')
+            elif name in ('momentum', 'nesterov', 'ns_steps') and muon:
+                out[name] = _opt(o, name)
+            elif name == 'adam_betas' and not muon:
+                out['betas'] = tuple(_opt(o, 'adam_betas'))
+            elif name == 'adam_eps' and not muon:
+                out['eps'] = _opt(o, 'adam_eps')
         return out
 
 
@@ -1300,4 +1367,4 @@ class NorMuonAdapter(DionAdapter):
 
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
                                 DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
-                                KerasAdapter(), NorMuonAdapter())}
+                                KerasAdapter(), NorMuonAdapter(), PytorchOptimizerAdapter())}
