@@ -280,6 +280,17 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                         "returns the bf16 buffer itself, and `div_` normalises it",
                                         "pytorch/pytorch torch/optim/_muon.py @098e03f9 (fixed by PR #194664, "
                                         "`grad.to(dtype=torch.bfloat16, copy=True)`; spec/profiles/torch.md 9)"},
+  [MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE] = {"pytorch_optimizer_alias_iterate", "a bf16 parameter's "
+                                                     "Newton-Schulz input (the momentum buffer without Nesterov, "
+                                                     "p.grad with it) overwritten by the iteration: `g.bfloat16()` "
+                                                     "returns it, `div_` normalises it and the `out=` ping-pong writes "
+                                                     "every second iterate into it, so it holds the iterate of the "
+                                                     "largest even step count <= ns_steps (a wide or square matrix), "
+                                                     "or the normalised input (a tall one, whose transposed view "
+                                                     "`contiguous()` copies)",
+                                                     "kozistr/pytorch_optimizer optimizer/shampoo_utils.py @7a076d2f "
+                                                     "zero_power_via_newton_schulz_5 (spec/profiles/"
+                                                     "pytorch_optimizer.md 10)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)

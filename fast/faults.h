@@ -125,6 +125,7 @@ enum {
   MUONREF_FAULT_TIMM_ADAMUON_NO_BIAS_CORRECTION,
   /* faults of bf16 parameters (area dtypes, issue 26) */
   MUONREF_FAULT_TORCH_ALIAS_BUFFER, /* set by the harness (vectors/run_fast.c): it knows a parameter's dtype */
+  MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE, /* set by the harness (vectors/run_fast.c), as torch_alias_buffer */
   MUONREF_FAULT_COUNT
 };
 

@@ -191,6 +191,26 @@ static void alias_normalise(float *b, size_t n, double eps)
     b[j] = muonref_bf16_round_double(b[j] / norm);
 }
 
+/* The fault pytorch_optimizer_alias_iterate on the bf16 Newton-Schulz input b, the (rows, cols)
+ * row-major matrix of a Muon parameter (its first dimension by the rest): what
+ * zero_power_via_newton_schulz_5 leaves in it when `g.bfloat16()` is g itself.  A tall matrix
+ * holds the normalised input (the transposed view is divided in place, then `contiguous()`
+ * copies it); a wide or square one the iterate of the largest even step count <= ns_steps
+ * (`out=c` then `x, c = c, x` writes steps 2, 4, ... into it), computed by the fast path in
+ * bf16 under o.  A matrix the fast path refuses keeps the normalised input. */
+static void alias_iterate(float *b, size_t rows, size_t cols, const muonref_options *o)
+{
+  muonref_options k = *o;
+  k.ns_steps = o->ns_steps / 2 * 2;
+  k.ns_format = MUONREF_NS_BF16;
+  float *out = rows > cols || !k.ns_steps ? NULL : malloc(rows * cols * sizeof *out + 1);
+  if (out && muonref_fast_ns(out, b, rows, cols, &k, NULL, NULL) == MUONREF_OK)
+    memcpy(b, out, rows * cols * sizeof *out);
+  else
+    alias_normalise(b, rows * cols, o->ns_eps);
+  free(out);
+}
+
 /* A bf16 parameter (area dtypes, spec/vectors.md 2.1) as a port that
  * stores it in bf16 keeps it: after each step the parameter and every
  * buffer of its state rounded to bf16 (nearest even), the rounding a
@@ -230,6 +250,9 @@ static int store_bf16(muonref_optimizer *opt, run *r, int fault, muonref_error *
     }
     if (!res && fault == MUONREF_FAULT_TORCH_ALIAS_BUFFER && st.use_muon && o && !o->nesterov && copy[0])
       alias_normalise(copy[0], st.numel, o->ns_eps);
+    if (!res && fault == MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE && st.use_muon && o && !o->nesterov && copy[0] &&
+        p->shape.ndim >= 2)
+      alias_iterate(copy[0], p->shape.dims[0], st.numel / p->shape.dims[0], o);
     st.momentum_buffer = copy[0], st.exp_avg = copy[1], st.exp_avg_sq = copy[2], st.moment2 = copy[3];
     if (!res)
       res = muonref_optimizer_set_state(opt, s, &st, err);
@@ -339,6 +362,11 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
           double gj = gd.data ? gt.f[j] : 0.0, mj = u ? st.momentum_buffer[j] : 0.0;
           out.f[j] = u ? (float)(pl.in_grad * gj + pl.in_mom * mj) : (float)gj;
           big = fmax(big, fmax(fabs(gj), fabs(mj)));
+        }
+        if (fault == MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE && u && r->params[i].dtype == MUONREF_TENSOR_BF16 &&
+            r->params[i].shape.ndim >= 2) { /* the bf16 Nesterov input in p.grad is the iteration's input */
+          muonref_bf16_round_array(out.f, n);
+          alias_iterate(out.f, r->params[i].shape.dims[0], n / r->params[i].shape.dims[0], o);
         }
         json_array_set_new(ga, i, muonref_tensor_to_json(&out, 0));
         json_array_set_new(at, i, json_real(muonref_grad_after_atol(u, l2, big, 0.0,
