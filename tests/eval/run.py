@@ -313,12 +313,18 @@ def split_top(s, sep):
 
 # one concept, several spellings: the profiles' option names and the spec's field names
 FIELD_SYNONYMS = {'coefficients': 'coeffs', 'coeffs[0]': 'coeffs', 'ns_coefficients': 'coeffs', 'wd': 'weight_decay',
-                  'adjust_lr_fn': 'scale_mode', 'adamw_betas': 'adam_betas', 'betas': 'adam_betas'}
+                  'adjust_lr_fn': 'scale_mode', 'adamw_betas': 'adam_betas', 'betas': 'adam_betas',
+                  'use_adjusted_lr': 'scale_mode'}
 
 
 # a profile's own option values for a field's values (spec/profiles/torch.md: adjust_lr_fn
 # "original" is scale_mode fan_in, "match_rms_adamw" is rms_adamw)
 VALUE_SYNONYMS = {'match_rms_adamw': 'rms_adamw', 'original': 'fan_in'}
+
+
+# a profile's boolean key for an enum field's values (spec/profiles/pytorch_optimizer.md 6:
+# use_adjusted_lr false is scale_mode rms_adamw, true is fan_in)
+FIELD_VALUE_SYNONYMS = {'use_adjusted_lr': {'false': 'rms_adamw', 'true': 'fan_in'}}
 
 
 def canon_field(name):
@@ -472,7 +478,8 @@ def item_matches(item, k, reviewed=True):
     if 'new' not in k:
         return True
     member = pair_value(item, k)
-    return norm_value(member if member is not None else item['new']) == norm_value(k['new'])
+    new = norm_value(member if member is not None else item['new'])
+    return FIELD_VALUE_SYNONYMS.get(item['field'], {}).get(new, new) == norm_value(k['new'])
 
 
 def field_matches(item, k, reviewed=True):
@@ -888,6 +895,11 @@ def self_test():
     if judge_explanation(parse_items('weight_decay (any) -> 0'), {'deviations': [{'field': 'weight_decay', 'old': '?',
                                                                                   'new': '0'}]}) != 'right':
         problems.append("an ignored option (`FIELD (any) -> VALUE`) not judged by its value")
+    adjusted = parse_items('default (Muon groups) use_adjusted_lr false -> true')
+    fan_in = {'deviations': [{'field': 'scale_mode', 'old': 'rms_adamw', 'new': 'fan_in', 'default': True}]}
+    if (judge_explanation(adjusted, fan_in) != 'right'
+            or judge_explanation(parse_items('use_adjusted_lr true -> false'), fan_in) != 'field'):
+        problems.append("pytorch_optimizer's use_adjusted_lr not read as scale_mode (true: fan_in, false: rms_adamw)")
     return problems
 
 
