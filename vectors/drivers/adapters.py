@@ -648,19 +648,27 @@ class KellerAdapter(Adapter):
     name = 'keller'
     missing_grad_steps = True  # `p.grad = torch.zeros_like(p)` (spec/profiles/keller.md 3)
 
+    def muon_entries(self, o):
+        """A Muon group's entries besides params, lr, weight_decay and use_muon, from nemo's
+        options o (canonical); NotExpressible for a value the port cannot take."""
+        _require(o, 'nesterov', (True,), 'keller')
+        _require(o, 'ns_steps', (5,), 'keller')
+        _require(o, 'scale_mode', ('fan_in',), 'keller')
+        return dict(momentum=_opt(o, 'momentum'))
+
     def construct(self, cls, groups):
+        """Each group of nemo's options split by nemo's routing into a Muon group
+        (muon_entries) and an AdamW group (lr * adam_lr_ratio, betas, eps)."""
         param_groups = []
         for options, params in groups:
             o = canonical(options)
-            _require(o, 'nesterov', (True,), 'keller')
-            _require(o, 'ns_steps', (5,), 'keller')
-            _require(o, 'scale_mode', ('fan_in',), 'keller')
+            entries = self.muon_entries(o)
             thr, um = _opt(o, 'adam_dim_threshold'), _opt(o, 'use_muon')
             muon = [p for p in params if nemo_routes_to_muon(tuple(p.shape), um, thr)]
             adam = [p for p in params if not nemo_routes_to_muon(tuple(p.shape), um, thr)]
             lr, wd = _opt(o, 'lr'), _opt(o, 'weight_decay')
             if muon:
-                param_groups.append(dict(params=muon, lr=lr, momentum=_opt(o, 'momentum'), weight_decay=wd, use_muon=True))
+                param_groups.append(dict(params=muon, lr=lr, weight_decay=wd, use_muon=True, **entries))
             if adam:
                 ratio = _opt(o, 'adam_lr_ratio')
                 a_lr = lr * ratio if isinstance(lr, float) and isinstance(ratio, float) else lr
@@ -690,53 +698,19 @@ class KellerAdapter(Adapter):
 class PytorchOptimizerAdapter(KellerAdapter):
     """kozistr/pytorch_optimizer's Muon (spec/profiles/pytorch_optimizer.md): manual groups by
     each group's use_muon (required), Muon groups lr, momentum, weight_decay, nesterov, ns_steps,
-    use_adjusted_lr; AdamW groups lr, betas, eps, weight_decay; the step count is the group's
-    (the driver reads param_groups[i]['step']); a missing gradient is skipped."""
+    use_adjusted_lr; AdamW groups lr, betas, eps, weight_decay (keller's split and schedule);
+    the step count is the group's (the driver reads param_groups[i]['step']); a missing
+    gradient is skipped."""
 
     name = 'pytorch_optimizer'
     ns_function_name = 'zero_power_via_newton_schulz_5'
     missing_grad_steps = False
-    SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': 'betas',
-                     'nesterov': 'nesterov', 'ns_steps': 'ns_steps', 'adam_eps': 'eps'}
 
-    def construct(self, cls, groups):
-        """nemo's options: each group split by nemo's routing into a Muon and an AdamW group;
-        nemo's fan_in is use_adjusted_lr True (its other scale modes are not expressible)."""
-        param_groups = []
-        for options, params in groups:
-            o = canonical(options)
-            scale = _require(o, 'scale_mode', ('fan_in',), 'pytorch_optimizer')
-            thr, um = _opt(o, 'adam_dim_threshold'), _opt(o, 'use_muon')
-            muon = [p for p in params if nemo_routes_to_muon(tuple(p.shape), um, thr)]
-            adam = [p for p in params if not nemo_routes_to_muon(tuple(p.shape), um, thr)]
-            lr, wd = _opt(o, 'lr'), _opt(o, 'weight_decay')
-            if muon:
-                param_groups.append(dict(params=muon, lr=lr, momentum=_opt(o, 'momentum'), weight_decay=wd,
-                                         nesterov=_opt(o, 'nesterov'), ns_steps=_opt(o, 'ns_steps'),
-                                         use_adjusted_lr=scale == 'fan_in', use_muon=True))
-            if adam:
-                ratio = _opt(o, 'adam_lr_ratio')
-                a_lr = lr * ratio if isinstance(lr, float) and isinstance(ratio, float) else lr
-                param_groups.append(dict(params=adam, lr=a_lr, betas=tuple(_opt(o, 'adam_betas')),
-                                         eps=_opt(o, 'adam_eps'), weight_decay=wd, use_muon=False))
-        return cls(param_groups)
-
-    def schedule_entries(self, options, names, group):
-        """A Muon group takes lr, momentum, weight_decay, nesterov, ns_steps; an AdamW group lr *
-        adam_lr_ratio, betas, eps, weight_decay (the split of construct)."""
-        o, out, muon = canonical(options), {}, bool(group.get('use_muon'))
-        for name in names:
-            if name == 'lr':
-                out['lr'] = _opt(o, 'lr') if muon else _opt(o, 'lr') * _opt(o, 'adam_lr_ratio')
-            elif name == 'weight_decay':
-                out['weight_decay'] = _opt(o, 'weight_decay')
-            elif name in ('momentum', 'nesterov', 'ns_steps') and muon:
-                out[name] = _opt(o, name)
-            elif name == 'adam_betas' and not muon:
-                out['betas'] = tuple(_opt(o, 'adam_betas'))
-            elif name == 'adam_eps' and not muon:
-                out['eps'] = _opt(o, 'adam_eps')
-        return out
+    def muon_entries(self, o):
+        """nemo's fan_in is use_adjusted_lr True (its other scale modes are not expressible)."""
+        _require(o, 'scale_mode', ('fan_in',), 'pytorch_optimizer')
+        return dict(momentum=_opt(o, 'momentum'), nesterov=_opt(o, 'nesterov'), ns_steps=_opt(o, 'ns_steps'),
+                    use_adjusted_lr=True)
 
 
 class TorchAdapter(Adapter):
