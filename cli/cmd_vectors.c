@@ -117,19 +117,24 @@ int cmd_vectors(int argc, char **argv)
     printf("release: %s (this muonref generates release %s)\n", release, MUONREF_VECTORS_RELEASE);
   else
     printf("release: %s\n", release);
-  printf("%-10s %-16s %6s  %s\n", "profile", "area", "cases", "file");
+  int w = 10; /* the profile column: as wide as the longest name ("pytorch_optimizer") */
+  for (size_t i = 0; i < count; i++) {
+    const char *pn = json_string_value(json_object_get(json_array_get(docs, i), "profile"));
+    w = pn && strlen(pn) > (size_t)w && strlen(pn) < 64 ? (int)strlen(pn) : w;
+  }
+  printf("%-*s %-16s %6s  %s\n", w, "profile", "area", "cases", "file");
   long total = 0;
   for (size_t i = 0; i < count; i++) {
     const json_t *j = json_array_get(docs, i);
     long cases = (long)json_integer_value(json_object_get(j, "numberOfTests"));
     total += cases;
-    printf("%-10s %-16s %6ld  %s\n", json_string_value(json_object_get(j, "profile")),
+    printf("%-*s %-16s %6ld  %s\n", w, json_string_value(json_object_get(j, "profile")),
            json_string_value(json_object_get(j, "area")), cases, files[i]);
     const json_t *groups = json_object_get(j, "testGroups");
     for (size_t g = 0; verbose && g < json_array_size(groups); g++) {
       const json_t *grp = json_array_get(groups, g);
       const char *kind = json_string_value(json_object_get(grp, "kind"));
-      printf("%-10s %-16s %6zu    group %zu: kind %s\n", "", "", json_array_size(json_object_get(grp, "tests")), g,
+      printf("%-*s %-16s %6zu    group %zu: kind %s\n", w, "", "", json_array_size(json_object_get(grp, "tests")), g,
              kind ? kind : "?");
     }
   }

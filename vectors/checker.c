@@ -723,16 +723,19 @@ int muonref_checker_run(muonref_checker *c, char *const *paths, int n, muonref_e
 void muonref_checker_report(const muonref_checker *c, FILE *out)
 {
   fprintf(out, "\nvectors release: %s\n", c->release[0] ? c->release : "none");
-  fprintf(out, "%-28s %8s %8s  %s\n", "area", "passed", "failed", "worst deviation / allowance (passing cases)");
+  int w = 28; /* the area column: as wide as its longest name ("pytorch_optimizer/newton_schulz") */
+  for (int i = 0; i < c->n_areas; i++)
+    w = strlen(c->areas[i].name) > (size_t)w && strlen(c->areas[i].name) < 200 ? (int)strlen(c->areas[i].name) : w;
+  fprintf(out, "%-*s %8s %8s  %s\n", w, "area", "passed", "failed", "worst deviation / allowance (passing cases)");
   for (int i = 0; i < c->n_areas; i++) {
     const muonref_area_count *a = &c->areas[i];
     char known[48] = "", *name = muonref_escape_dup(a->name, strlen(a->name), MUONREF_ESCAPE_TEXT);
     if (a->known)
       snprintf(known, sizeof known, "  (+%ld known)", a->known);
     if (a->any_passed)
-      fprintf(out, "%-28s %8ld %8ld  %.3g%s\n", name ? name : "?", a->passed, a->failed, a->worst, known);
+      fprintf(out, "%-*s %8ld %8ld  %.3g%s\n", w, name ? name : "?", a->passed, a->failed, a->worst, known);
     else
-      fprintf(out, "%-28s %8ld %8ld  -%s\n", name ? name : "?", a->passed, a->failed, known);
+      fprintf(out, "%-*s %8ld %8ld  -%s\n", w, name ? name : "?", a->passed, a->failed, known);
     free(name);
   }
   if (c->order_cases) {
