@@ -113,6 +113,12 @@ def noise_cases(vecdir, profile):
     return cases
 
 
+def case_label(fname, tc):
+    """`AREA #TCID` of a case of file PROFILE_AREA.json (a profile's name may hold '_')."""
+    prof = max((q for q in PORTS if fname.startswith(q + '_')), key=len, default=fname.split('_', 1)[0])
+    return f"{fname[len(prof) + 1:-5]} #{tc}"
+
+
 def worst(cases, results):
     w, at = 0.0, ''
     for e in json.load(open(results))['results']:
@@ -127,7 +133,7 @@ def worst(cases, results):
                 continue
             d = scale_deviation(t, i, svals([a - b for a, b in zip(gv, wv)], wt['shape']))
             if d > w:
-                w, at = d, f"{e['file'].split('_', 1)[1][:-5]} #{e['tcId']}"
+                w, at = d, case_label(e['file'], e['tcId'])
     return f'{w:.4f} ({at})' if at else '0'
 
 
@@ -147,6 +153,91 @@ def step_results(path):
     return {(e['file'], e['tcId']): e['params'] for e in json.load(open(path))['results'] if 'params' in e}
 
 
+def _variant_ports():
+    """The profiles tests/torch_port_variant.py can scale: the keys of its NS_NAME (read, not
+    imported: importing it applies the variant its environment names)."""
+    import ast
+    tree = ast.parse(open(os.path.join(SRC, 'tests', 'torch_port_variant.py')).read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, 'id', None) == 'NS_NAME' for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+VARIANT_NS = _variant_ports()
+
+
+def noise_row(args, p):
+    """The first table's row of profile p."""
+    w = os.path.join(args.work, p)
+    cases = noise_cases(args.vectors, p)
+    run([args.muonref, 'check', '-q', '--impl', 'fast-bf16', '--write-results', f'{w}-fast.json',
+         os.path.join(args.vectors, p)])
+    cols = [worst(cases, f'{w}-fast.json')]
+    for mode in ('neutral', 'raw'):
+        if PORTS[p][2] == 'fp32':
+            cols.append('–')
+            continue
+        driver(args, p, f'{w}-{mode}.json', mode)
+        cols.append(worst(cases, f'{w}-{mode}.json'))
+    k, n = tight(cases)
+    return f'| {p} | {n} | ' + ' | '.join(cols) + f' | {k} of {n} |'
+
+
+def scale_row(args, p):
+    """(step cases the scale changes, how many fail, the passing ones) of profile p, or None where
+    tests/torch_port_variant.py has no hook into the port's Newton-Schulz function."""
+    if p not in VARIANT_NS:
+        return None
+    w = os.path.join(args.work, p)
+    driver(args, p, f'{w}-neutral.json', 'neutral')
+    driver(args, p, f'{w}-scale.json', 'neutral', f'{p}:scale:1.01')
+    chk = run([args.muonref, 'check', '--no-diagnosis', '--results', f'{w}-scale.json', os.path.join(args.vectors, p)])
+    failed = {(m.group(1), int(m.group(2))) for m in re.finditer(r'^FAIL (\S+) tcId (\d+)', chk.stdout, re.M)}
+    own, scaled = step_results(f'{w}-neutral.json'), step_results(f'{w}-scale.json')
+    cases = [k for k in scaled if own.get(k) != scaled[k]]
+    passing = sorted((case_label(f, i) for f, i in cases if (f, i) not in failed),
+                     key=lambda c: (c.split(' #')[0], int(c.split(' #')[1])))
+    return len(cases), len(cases) - len(passing), passing
+
+
+NOISE_HEAD = ('| profile | Muon parameters | fast bf16 | test port, neutral | test port, raw | allowance < 0.006 N |\n'
+              '|---|---|---|---|---|---|')
+
+
+def write_doc(args, profiles, path):
+    """docs/scale-noise.md: both tables, with the command and the machine; written whole, then renamed."""
+    import datetime
+    import platform
+    head = subprocess.run(['git', '-C', SRC, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
+    cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), '?')
+    flags = open('/proc/cpuinfo').read()
+    isa = 'AVX-512 BF16' if 'avx512_bf16' in flags else 'AVX2' if 'avx2' in flags else 'no AVX2'
+    out = ['# The scale check, measured (spec/vectors.md 5.1, `scaleRel`)', '',
+           f'Written by `/usr/bin/python3 tests/norm_noise.py --write-doc {path}` on '
+           f'{datetime.date.today().isoformat()} at commit {head or "?"} (PyTorch {torch.__version__}, '
+           f'Python {platform.python_version()}, {cpu}, {isa}); do not edit by hand.', '',
+           '## How far a correct implementation lies from the reference', '',
+           'Per profile, over the `Bf16Noise` step cases with `muonSv` (not `NormOverflow`): the worst |c_k - 1|',
+           'beyond the rounding allowance (spec/vectors.md 5.1), for the fast bf16 path and the profile\'s test port',
+           'neutral and raw (fp32 ports: not measured), and how many Muon parameters have a rounding allowance',
+           'below 0.006 of ||s_k||, where a 1 % scale error must fail.', '', NOISE_HEAD]
+    out += [noise_row(args, p) for p in profiles]
+    out += ['', '## A 1 % scale error', '',
+            'Each test port with its Muon update 1.01 times its own (tests/torch_port_variant.py',
+            '`PROFILE:scale:1.01`), neutral: the step cases whose result the scale changes at all, how many fail,',
+            'and the ones that pass.', '', '| profile | step cases the scale changes | fail | pass |', '|---|---|---|---|']
+    for p in profiles:
+        r = scale_row(args, p)
+        out.append(f'| {p} | not measured: tests/torch_port_variant.py has no hook into its Newton-Schulz function | | |'
+                   if r is None else f"| {p} | {r[0]} | {r[1]} | {', '.join(r[2]) or '–'} |")
+    tmp = f'{path}.tmp'
+    with open(tmp, 'w') as f:
+        f.write('\n'.join(out) + '\n')
+    os.replace(tmp, path)
+    print(f'{path}: {len(profiles)} profiles')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--muonref', default='./muonref')
@@ -154,40 +245,24 @@ def main():
     ap.add_argument('--work', default='/tmp/norm_noise')
     ap.add_argument('--profiles', default=None, help='default: every record with a test port')
     ap.add_argument('--scale', action='store_true')
+    ap.add_argument('--write-doc', metavar='FILE', help='both measurements into FILE (docs/scale-noise.md)')
     args = ap.parse_args()
     read_ports(args.muonref)
     args.profiles = args.profiles or ','.join(PORTS)
     os.makedirs(args.work, exist_ok=True)
     profiles = [p for p in args.profiles.split(',') if p]
+    if args.write_doc:
+        return write_doc(args, profiles, args.write_doc)
     if not args.scale:
-        print('| profile | Muon parameters | fast bf16 | test port, neutral | test port, raw | allowance < 0.006 N |')
-        print('|---|---|---|---|---|---|')
+        print(NOISE_HEAD)
     for p in profiles:
-        w = os.path.join(args.work, p)
-        if args.scale:  # the cases where scaling the Muon update changes the port's result at all
-            driver(args, p, f'{w}-neutral.json', 'neutral')
-            driver(args, p, f'{w}-scale.json', 'neutral', f'{p}:scale:1.01')
-            chk = run([args.muonref, 'check', '--no-diagnosis', '--results', f'{w}-scale.json',
-                       os.path.join(args.vectors, p)])
-            failed = {(m.group(1), int(m.group(2))) for m in re.finditer(r'^FAIL (\S+) tcId (\d+)', chk.stdout, re.M)}
-            own, scaled = step_results(f'{w}-neutral.json'), step_results(f'{w}-scale.json')
-            cases = [k for k in scaled if own.get(k) != scaled[k]]
-            passing = sorted(f"{f.split('_', 1)[1][:-5]} #{i}" for f, i in cases if (f, i) not in failed)
-            print(f"{p}: {len(cases)} step cases whose result the scale changes, {len(cases) - len(passing)} fail"
-                  + (f"; pass: {', '.join(passing)}" if passing else ''), flush=True)
+        if not args.scale:
+            print(noise_row(args, p), flush=True)
             continue
-        cases = noise_cases(args.vectors, p)
-        chk = run([args.muonref, 'check', '-q', '--impl', 'fast-bf16', '--write-results', f'{w}-fast.json',
-                   os.path.join(args.vectors, p)])
-        cols = [worst(cases, f'{w}-fast.json')]
-        for mode in ('neutral', 'raw'):
-            if PORTS[p][2] == 'fp32':
-                cols.append('–')
-                continue
-            driver(args, p, f'{w}-{mode}.json', mode)
-            cols.append(worst(cases, f'{w}-{mode}.json'))
-        k, n = tight(cases)
-        print(f'| {p} | {n} | ' + ' | '.join(cols) + f' | {k} of {n} |', flush=True)
+        r = scale_row(args, p)
+        print(f'{p}: not measured (tests/torch_port_variant.py has no hook into its Newton-Schulz function)' if r is None
+              else f"{p}: {r[0]} step cases whose result the scale changes, {r[1]} fail"
+              + (f"; pass: {', '.join(r[2])}" if r[2] else ''), flush=True)
 
 
 if __name__ == '__main__':

@@ -38,7 +38,8 @@ NS_NAME = {'nemo': 'zeropower_via_newtonschulz5', 'torch': '_zeropower_via_newto
            'keller': 'zeropower_via_newtonschulz5', 'moonlight': 'zeropower_via_newtonschulz5',
            'timm': 'zeropower_via_newtonschulz', 'dion': 'polar_express', 'emerging': 'newton_schulz',
            'megatron': 'newton_schulz', 'paddle': 'zeropower_via_newtonschulz5',
-           'optax': 'orthogonalize_via_newton_schulz', 'keras': 'zeropower_via_newtonschulz5'}
+           'optax': 'orthogonalize_via_newton_schulz', 'keras': 'zeropower_via_newtonschulz5',
+           'pytorch_optimizer': 'zero_power_via_newton_schulz_5'}
 
 _variant = os.environ.get('MUONREF_PORT_VARIANT', '')
 _profile, _, _rest = _variant.partition(':')
