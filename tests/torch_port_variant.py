@@ -39,7 +39,9 @@ NS_NAME = {'nemo': 'zeropower_via_newtonschulz5', 'torch': '_zeropower_via_newto
            'timm': 'zeropower_via_newtonschulz', 'dion': 'polar_express', 'emerging': 'newton_schulz',
            'megatron': 'newton_schulz', 'paddle': 'zeropower_via_newtonschulz5',
            'optax': 'orthogonalize_via_newton_schulz', 'keras': 'zeropower_via_newtonschulz5',
-           'pytorch_optimizer': 'zero_power_via_newton_schulz_5'}
+           'pytorch_optimizer': 'zero_power_via_newton_schulz_5', 'normuon': 'polar_express'}
+# a port whose step() calls the function of another module it imported (normuon: `dion.polar_express`)
+NS_HOLDER = {'normuon': 'dion'}
 
 _variant = os.environ.get('MUONREF_PORT_VARIANT', '')
 _profile, _, _rest = _variant.partition(':')
@@ -53,7 +55,8 @@ if _profile == 'nemo' and _kind in ('float32', 'float64'):
 else:
     _m = importlib.import_module(f'torch_{_profile}_port')
 globals().update({k: v for k, v in vars(_m).items() if not k.startswith('__')})
-_ns = getattr(_m, NS_NAME[_profile])
+_holder = getattr(_m, NS_HOLDER[_profile]) if _profile in NS_HOLDER else _m
+_ns = getattr(_holder, NS_NAME[_profile])
 
 if _kind in ('float32', 'float64') and _profile != 'nemo':
     _dt = getattr(torch, _kind)
@@ -70,7 +73,7 @@ if _kind in ('float32', 'float64') and _profile != 'nemo':
         out = _ns(*args, **kwargs)
         return out.to(torch.float32) if isinstance(out, torch.Tensor) and out.dtype == torch.float64 else out
 
-    setattr(_m, NS_NAME[_profile], _float_ns)
+    setattr(_holder, NS_NAME[_profile], _float_ns)
     globals()[NS_NAME[_profile]] = _float_ns
     if _profile == 'paddle':
         class Muon(_m.Muon):
@@ -83,7 +86,7 @@ elif _kind == 'scale':
     def _scaled_ns(*args, **kwargs):
         return _ns(*args, **kwargs).float() * _factor
 
-    setattr(_m, NS_NAME[_profile], _scaled_ns)  # step() only: the ns cases keep the port's own function
+    setattr(_holder, NS_NAME[_profile], _scaled_ns)  # step() only: the ns cases keep the port's own function
 
 elif _kind == 'typo':
     if _profile == 'torch':
