@@ -26,6 +26,7 @@
 #include "../vectors/checker.h"
 #include "../vectors/files.h"
 #include "../vectors/fit.h"
+#include "../vectors/record.h"
 #include "commands.h"
 #include "datapath.h"
 
@@ -94,9 +95,29 @@ static int signature(const id_args *a, const char *names)
   return run(argv, names);
 }
 
-/* The adapter for the port: the profile whose key table names most of the
- * constructor's keywords (nemo on a tie; keller, whose optimizer takes group
- * dicts only, when the constructor takes nothing but its parameters). */
+/* How many of the constructor's keywords `words` are option names of the
+ * profile p: its keys, and (from its record, where the records read) the
+ * upstream options the record lists as not expressed, which are the port's
+ * names too (kozistr/pytorch_optimizer's weight_decouple, adamw_lr, ...:
+ * without them it tied with moonlight on six names). */
+static int keyword_hits(const muonref_profile *p, const muonref_record *r, char words[][64], int nw)
+{
+  int hits = 0;
+  for (int w = 0; w < nw; w++) {
+    int named = 0;
+    for (size_t k = 0; k < p->n_keys && !named; k++)
+      named = !strcmp(p->keys[k].name, words[w]);
+    for (size_t k = 0; r && k < r->n_unexpressed && !named; k++)
+      named = !strcmp(r->unexpressed[k], words[w]);
+    hits += named;
+  }
+  return hits;
+}
+
+/* The adapter for the port: the profile whose option names (keyword_hits)
+ * name most of the constructor's keywords (the first in the table on a tie,
+ * nemo where none does; keller, whose optimizer takes group dicts only,
+ * when the constructor takes nothing but its parameters). */
 static const char *choose_adapter(const char *names, char *why, size_t n)
 {
   char words[64][64];
@@ -107,17 +128,22 @@ static const char *choose_adapter(const char *names, char *why, size_t n)
   while (nw < 64 && fscanf(f, "%63s", words[nw]) == 1)
     nw++;
   fclose(f);
+  muonref_record *recs = NULL;
+  size_t n_recs = 0;
+  if (muonref_record_read_dir(muonref_cli_records_dir(NULL), &recs, &n_recs, NULL) != MUONREF_OK)
+    recs = NULL, n_recs = 0; /* the keys alone */
   const char *best = "nemo";
   int best_hits = 0;
   for (size_t i = 0; i < muonref_profile_count(); i++) {
     const muonref_profile *p = muonref_profile_at(i);
-    int hits = 0;
-    for (size_t k = 0; p && k < p->n_keys; k++)
-      for (int w = 0; w < nw; w++)
-        hits += !strcmp(p->keys[k].name, words[w]);
+    const muonref_record *r = NULL;
+    for (size_t k = 0; p && k < n_recs && !r; k++)
+      r = strcmp(recs[k].name, p->name) ? NULL : &recs[k];
+    int hits = p ? keyword_hits(p, r, words, nw) : 0;
     if (p && hits > best_hits)
       best = p->name, best_hits = hits;
   }
+  free(recs);
   if (!best_hits && nw <= 1)
     best = "keller";
   if (best_hits)

@@ -405,6 +405,17 @@ if [ $rc -eq 0 ] && grep -q '^nearest profile: timm (every one of its [0-9]* pro
 else
   echo "FAIL: identify on the timm port (exit $rc):"; cat "$work/id_timm.out"; status=1
 fi
+# the pytorch_optimizer port: its constructor names six of moonlight's options too; the options its
+# record lists as not expressed (weight_decouple, adamw_lr, ...) are its names as well (the adapter was
+# moonlight's, and every probe failed, before they counted)
+mkdir "$work/po" && for p in moonlight pytorch_optimizer; do ln -s "$v/$p" "$work/po/$p"; done
+"$muonref" identify -q --torch "$srcdir/tests/torch_pytorch_optimizer_port.py:Muon" "$work/po" >"$work/id_po.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^nearest profile: pytorch_optimizer (every one of its [0-9]* probe cases passes)' "$work/id_po.out"; then
+  echo "ok: identify: $(grep '^nearest' "$work/id_po.out")"
+else
+  echo "FAIL: identify on the pytorch_optimizer port (exit $rc):"; cat "$work/id_po.out"; status=1
+fi
 if [ -f "$work/keller_lr.py" ]; then
   "$muonref" identify -q --torch "$work/keller_lr.py:SingleDeviceMuonWithAuxAdam" "$work/three" >"$work/id_lr.out" 2>&1
   rc=$?
