@@ -182,6 +182,9 @@ refuse duplicate "member \"keys\": the key 'lr' is named twice" \
 refuse rename "member \"rename_keys.wd\": 'wd' is not a key" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"wd\": \"decay\"}}"
 refuse area "member \"areas[0]\": must be the name of a vector area" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"areas\": [\"speed\"]}"
 refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", \"base\": \"keller\", $S}"
+# a default its own key cannot give: it would be written into every vector as "?"
+refuse unspelled "member \"defaults\": no value of the key 'use_adjusted_lr' (kind use_adjusted_lr) gives these defaults" \
+  "{\"name\": \"mine\", \"base\": \"pytorch_optimizer\", $S, \"defaults\": {\"scale_mode\": \"fan_out\"}}"
 T='"test_port": {"file": "m.py", "class": "M", "adapter": "keller", "ns_format": "bf16", "mode": "neutral", "constructor": "groups"'
 refuse refuses 'member "test_port.refuses": must be an array of at most 4 strings' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, $T, \"refuses\": \"AssertionError: \"}}"

@@ -769,6 +769,27 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
   return MUONREF_OK;
 }
 
+/* Every key must spell the defaults of the groups it goes to: a default that
+ * no value of the key gives (a kind's "?": use_adjusted_lr under scale_mode
+ * fan_out) would be written into every vector as "?", which the port reads
+ * as something else. */
+static int check_defaults_spelled(muonref_record *r, const char *path, muonref_error *err)
+{
+  link_row(r); /* the keys' names */
+  for (size_t i = 0; i < r->n_keys; i++) {
+    const muonref_options *o =
+      r->keys[i].branch == MUONREF_KEY_ADAM_ONLY && r->has_adam ? &r->adam_defaults : &r->defaults;
+    json_t *v = muonref_case_key_json(o, &r->keys[i]);
+    int bad = json_is_string(v) && !strcmp(json_string_value(v), "?");
+    json_decref(v);
+    if (bad)
+      return fail_member(err, path, r->keys[i].branch == MUONREF_KEY_ADAM_ONLY && r->has_adam ? "adam_defaults" : "defaults",
+                         "no value of the key '%s' (kind %s) gives these defaults: the port cannot be given them",
+                         r->key_names[i], muonref_record_kind_name(r->keys[i].kind));
+  }
+  return MUONREF_OK;
+}
+
 int muonref_record_read(const char *path, const muonref_record *base, muonref_record *out, muonref_error *err)
 {
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
@@ -849,6 +870,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = fail_member(err, path, "defaults", "the profile's defaults are not valid options: %s", e.message);
   if (!st && r->has_adam && muonref_options_validate(&r->adam_defaults, &e))
     st = fail_member(err, path, "adam_defaults", "the AdamW groups' defaults are not valid options: %s", e.message);
+  if (!st)
+    st = check_defaults_spelled(r, path, err);
   if (!st) {
     *out = *r;
     link_row(out);
