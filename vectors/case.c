@@ -704,7 +704,9 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     return c;
   }
   case MUONREF_KEY_ADJUST_LR:
-    return o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_string("match_rms_adamw") : json_null();
+    return o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_string("match_rms_adamw")
+           : o->scale_mode == MUONREF_SCALE_FAN_IN  ? json_null()
+                                                    : json_string("?"); /* fan_out, none: not expressible */
   case MUONREF_KEY_COEFF_LIST: {
     json_t *l = json_array();
     for (int i = 0; i < o->n_coeffs; i++) {
