@@ -66,10 +66,15 @@ int cmd_gen(int argc, char **argv)
     fprintf(stderr, "muonref gen: %s\n", err.message);
     return st == MUONREF_EIO || st == MUONREF_EOPTION ? EXIT_USAGE : EXIT_INTERNAL;
   }
-  if (muonref_verbosity >= 0) /* the files are the result; this line is information */
+  if (muonref_verbosity >= 0) { /* the files are the result; this line is information */
+    char empty[96] = ""; /* areas whose every case was left out get no file (a vector file holds a test) */
+    if (s.empty_areas)
+      snprintf(empty, sizeof empty, "; no file for %ld area%s whose every case was left out", s.empty_areas,
+               s.empty_areas == 1 ? "" : "s");
     printf("muonref gen: %ld files, %ld tests (%ld with exact bf16 expectations; %ld cases left out where a profile's "
-           "port cannot be given their options) in %s/ at %ld bits, %d threads, %.1f s\n",
-           s.files, s.tests, s.bf16_certified, s.left_out, s.dir, prec, s.threads,
+           "port cannot be given their options%s) in %s/ at %ld bits, %d threads, %.1f s\n",
+           s.files, s.tests, s.bf16_certified, s.left_out, empty, s.dir, prec, s.threads,
            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  }
   return EXIT_OK;
 }

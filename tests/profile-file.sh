@@ -72,4 +72,15 @@ for bad in '"status": "ENOPE", "message": "x"|bf16_refusal.status' '"status": "E
   [ $rc -eq 2 ] && grep -q "$want" "$work/bad.out" && echo "ok: a bad bf16_refusal ($body) is refused: exit 2" ||
     fail "bf16_refusal {$body}: exit $rc (expected 2 naming $want): $(cat "$work/bad.out")"
 done
+# an area whose every case the record's port cannot be given (optax has no conv cases: its Muon
+# takes 2-D parameters only) gets no file, which the reader would refuse, and the summary says so
+e=$work/empty.json
+printf '%s\n' '{"name": "myoptax", "base": "optax", "source": {"repository": "me/x", "paths": ["x.py"], "commit": "0"},' \
+  ' "areas": ["conv", "defaults"]}' >"$e"
+"$muonref" gen --profile-file "$e" --out "$work/ve" >"$work/empty.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q 'no file for 1 area whose every case was left out' "$work/empty.out" &&
+  [ ! -e "$work/ve/myoptax/myoptax_conv.json" ] && [ -e "$work/ve/myoptax/myoptax_defaults.json" ] &&
+  "$muonref" vectors -q --profile-file "$e" "$work/ve" >/dev/null 2>&1 &&
+  echo "ok: an area with no case left gets no file, and the set reads" ||
+  fail "empty area: exit $rc: $(cat "$work/empty.out"; ls "$work/ve/myoptax" 2>&1)"
 exit $status

@@ -597,6 +597,12 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
                         "written)", AREAS[a].name, missing);
       break;
     }
+    if (!g->n_tests) { /* every case left out (a user's record): no file, which the reader would refuse */
+      json_decref(note);
+      sum->left_out += g->n_left_out;
+      sum->empty_areas++;
+      continue;
+    }
     json_t *f = file_json(g->profile, AREAS[a].name, AREAS[a].header, g->groups, note, g->n_tests);
     g->groups = NULL; /* f owns it */
     char final[4200];

@@ -6,9 +6,14 @@
 #include "muonref/status.h"
 
 /* What a run wrote: files, tests, tests with exact bf16 expectations,
- * cases left out (the profile's port cannot be given their options), the
- * threads used and the output folder. */
-typedef struct gen_summary { long files, tests, bf16_certified, left_out; int threads; char dir[4096]; } gen_summary;
+ * cases left out (the profile's port cannot be given their options), areas
+ * whose every case was left out (no file: a vector file holds at least one
+ * test, spec/vectors.md 8), the threads used and the output folder. */
+typedef struct gen_summary {
+  long files, tests, bf16_certified, left_out, empty_areas;
+  int threads;
+  char dir[4096];
+} gen_summary;
 
 /* The most threads muonref_gen_all runs. */
 #define GEN_MAX_THREADS 64
