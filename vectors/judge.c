@@ -453,7 +453,7 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
     if (json_integer_value(json_object_get(g, "step")) != json_integer_value(json_object_get(e, "step"))) {
       snprintf(name + strlen(name), sizeof name - strlen(name), ".step");
       note_failing(v, name);
-      failf(v, "%s.step: %lld, expected %lld", name,
+      failf(v, "%s: %lld, expected %lld", name,
                (long long)json_integer_value(json_object_get(g, "step")),
                (long long)json_integer_value(json_object_get(e, "step")));
       continue;
@@ -522,8 +522,10 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
   const json_t *gs = json_object_get(res, "state"), *es = json_object_get(exp, "state");
   if (gs && !json_is_array(gs))
     return v->bad_result = 1, muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
-  if (json_is_array(gs) && json_array_size(gs) != json_array_size(es))
+  if (json_is_array(gs) && json_array_size(gs) != json_array_size(es)) {
+    note_failing(v, "state"); /* counted, so that judge_orders reports the order this is all that fails under */
     return failf(v, "state: %zu entries, expected one per parameter (%zu)", json_array_size(gs), json_array_size(es));
+  }
   if (json_is_array(gs) && json_is_array(es))
     return judge_state(gs, es, t, t->state_atol, muonref_case_has_flag(test, "MissingGradientCounted"), v, where, err);
   return MUONREF_OK;
