@@ -97,7 +97,7 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
                                 const muonref_shape *m2shape);
 
 /* Whether the test object `test` (one entry of a file's "tests") lists
- * `flag` in its "flags" (spec/vectors.md 4.3); 0 when it has none. */
+ * `flag` in its "flags" (spec/vectors.md 2.5); 0 when it has none. */
 int muonref_case_has_flag(const json_t *test, const char *flag);
 
 #endif

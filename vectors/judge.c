@@ -423,7 +423,7 @@ static int state_buffers_zero(const json_t *e)
 
 /* State buffers: maxUlp of the tolerance plus its "stateAtol"[i].<buffer>.
  * counted: the case is MissingGradientCounted (the step count is the
- * optimizer's, spec/vectors.md 4.3): a parameter no gradient has reached may
+ * optimizer's, spec/vectors.md 2.1): a parameter no gradient has reached may
  * then have no state, which is the same as its expected all-zero buffers
  * (kozistr/pytorch_optimizer creates a state at the first gradient and keeps
  * the count in param_groups[i]["step"]). */
@@ -523,7 +523,7 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
   if (gs && !json_is_array(gs))
     return v->bad_result = 1, muonref_fail(err, MUONREF_EFORMAT, "result.state: must be an array (one state or null per parameter)");
   if (json_is_array(gs) && json_array_size(gs) != json_array_size(es)) {
-    note_failing(v, "state"); /* counted, so that judge_orders reports the order this is all that fails under */
+    note_failing(v, "state"); /* a failing tensor, so that judge_orders reports the order under which only this fails */
     return failf(v, "state: %zu entries, expected one per parameter (%zu)", json_array_size(gs), json_array_size(es));
   }
   if (json_is_array(gs) && json_is_array(es))
