@@ -919,6 +919,8 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
   return j;
 }
 
+const char *const muonref_case_state_buffers[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", NULL};
+
 int muonref_case_has_flag(const json_t *test, const char *flag)
 {
   const json_t *f = json_object_get(test, "flags");

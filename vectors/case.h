@@ -96,6 +96,10 @@ int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_
 json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_shape *shape,
                                 const muonref_shape *m2shape);
 
+/* The buffers a parameter's state may hold, NULL-terminated (spec/vectors.md
+ * 2.1, "expected.state"; the members of a "stateAtol" entry). */
+extern const char *const muonref_case_state_buffers[];
+
 /* Whether the test object `test` (one entry of a file's "tests") lists
  * `flag` in its "flags" (spec/vectors.md 2.5); 0 when it has none. */
 int muonref_case_has_flag(const json_t *test, const char *flag);

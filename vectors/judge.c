@@ -402,9 +402,8 @@ static int compare_sv(const json_t *test, const json_t *got, const json_t *exp, 
  * the comparison that follows then reports it. */
 static int state_buffers_zero(const json_t *e)
 {
-  const char *keys[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2"};
-  for (int k = 0; k < 4; k++) {
-    const json_t *b = json_object_get(e, keys[k]);
+  for (size_t k = 0; muonref_case_state_buffers[k]; k++) {
+    const json_t *b = json_object_get(e, muonref_case_state_buffers[k]);
     muonref_tensor x;
     muonref_error ignored;
     if (!b)
@@ -458,16 +457,16 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
                (long long)json_integer_value(json_object_get(e, "step")));
       continue;
     }
-    const char *keys[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2"};
-    for (int k = 0; k < 4; k++) {
-      const json_t *eb = json_object_get(e, keys[k]);
+    for (size_t k = 0; muonref_case_state_buffers[k]; k++) {
+      const char *buf = muonref_case_state_buffers[k];
+      const json_t *eb = json_object_get(e, buf);
       char n2[96];
-      snprintf(n2, sizeof n2, "%s.%s", name, keys[k]);
+      snprintf(n2, sizeof n2, "%s.%s", name, buf);
       json_t *one = json_array();
-      json_array_append_new(one, json_real(json_number_value(json_object_get(json_array_get(state_atol, i), keys[k]))));
+      json_array_append_new(one, json_real(json_number_value(json_object_get(json_array_get(state_atol, i), buf))));
       bt.atol = one;
       if (eb) {
-        int st = compare_json(json_object_get(g, keys[k]), eb, &bt, 0, n2, v, where, err);
+        int st = compare_json(json_object_get(g, buf), eb, &bt, 0, n2, v, where, err);
         json_decref(one);
         if (st)
           return st;

@@ -230,14 +230,13 @@ static int tolerance_ok(ctx *c, const json_t *tol, const char *fmt, size_t n_ten
       return failv(c, "%s.stateAtol must be an array of %zu objects, one per parameter (step tests only)", name,
                    n_tensors);
     for (size_t i = 0; sa && i < n_tensors; i++) {
-      static const char *const BUFS[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", NULL};
       const json_t *o = json_array_get(sa, i);
       const char *key;
       json_t *v;
       snprintf(f, sizeof f, "%s.stateAtol[%zu]", name, i);
       if (!json_is_object(o))
         return failv(c, "%s must be an object of buffer tolerances", f);
-      if ((st = only_members(c, o, f, BUFS)))
+      if ((st = only_members(c, o, f, muonref_case_state_buffers)))
         return st;
       json_object_foreach((json_t *)o, key, v) {
         char g[160];
