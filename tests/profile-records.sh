@@ -185,6 +185,8 @@ refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", 
 # a default its own key cannot give: it would be written into every vector as "?"
 refuse unspelled "member \"defaults\": no value of the key 'use_adjusted_lr' (kind use_adjusted_lr) gives these defaults" \
   "{\"name\": \"mine\", \"base\": \"pytorch_optimizer\", $S, \"defaults\": {\"scale_mode\": \"fan_out\"}}"
+refuse unspelledbool "member \"defaults\": no value of the key 'flatten' (kind flatten) gives these defaults" \
+  "{\"name\": \"mine\", \"base\": \"dion\", $S, \"defaults\": {\"conv_mode\": \"keller\"}}"
 T='"test_port": {"file": "m.py", "class": "M", "adapter": "keller", "ns_format": "bf16", "mode": "neutral", "constructor": "groups"'
 refuse refuses 'member "test_port.refuses": must be an array of at most 4 strings' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, $T, \"refuses\": \"AssertionError: \"}}"

@@ -768,7 +768,7 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
                                                    : json_string("?"); /* not expressible (the round trip refuses it) */
   case MUONREF_KEY_FLATTEN:
     return o->conv_mode == MUONREF_CONV_FLATTEN ? json_true()
-           : o->conv_mode == MUONREF_CONV_BATCHED ? json_false() : json_null(); /* null: not expressible */
+           : o->conv_mode == MUONREF_CONV_BATCHED ? json_false() : json_string("?"); /* not expressible */
   case MUONREF_KEY_NS_COEFF_TYPE: {
     const char *name = paddle_preset_name(o);
     return json_string(name ? name : "custom");
@@ -786,7 +786,7 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     return o->scale_mode == MUONREF_SCALE_FAN_OUT      ? json_integer(1)
            : o->scale_mode == MUONREF_SCALE_RATIO_COLS ? json_integer(2)
            : o->scale_mode == MUONREF_SCALE_SQRT_MAX   ? json_integer(3)
-                                                       : json_null(); /* null: not expressible */
+                                                       : json_string("?"); /* not expressible */
   case MUONREF_KEY_PATTERNS: {
     if (o->n_exclude_patterns <= 0 && o->pattern_match == MUONREF_MATCH_SUBSTRING_CI)
       return json_null(); /* Paddle's default None; keras writes its `exclude_layers or []` */

@@ -61,8 +61,9 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
 json_t *muonref_case_options_json(const muonref_options *o, const char *profile);
 
 /* Key k's value in o as its port spells it (new reference), written even
- * where muonref_case_options_json leaves an optional key out; "?" (or null)
- * where the key cannot spell o's fields. */
+ * where muonref_case_options_json leaves an optional key out; "?" where the
+ * key cannot spell o's fields (dion's algorithm writes null for use_muon
+ * AUTO: a group without the key, the class's own). */
 json_t *muonref_case_key_json(const muonref_options *o, const muonref_option_key *k);
 
 /* Whether key k is an option of a group routed by use_muon (a key of one
