@@ -771,19 +771,18 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
 
 /* Every key must spell the defaults of the groups it goes to: a default that
  * no value of the key gives (a kind's "?": use_adjusted_lr under scale_mode
- * fan_out) would be written into every vector as "?", which the port reads
- * as something else. */
+ * fan_out, dion's flatten under conv_mode keller) would be written into every
+ * vector as "?", which the port reads as something else. */
 static int check_defaults_spelled(muonref_record *r, const char *path, muonref_error *err)
 {
   link_row(r); /* the keys' names */
   for (size_t i = 0; i < r->n_keys; i++) {
-    const muonref_options *o =
-      r->keys[i].branch == MUONREF_KEY_ADAM_ONLY && r->has_adam ? &r->adam_defaults : &r->defaults;
-    json_t *v = muonref_case_key_json(o, &r->keys[i]);
+    int adam = r->keys[i].branch == MUONREF_KEY_ADAM_ONLY && r->has_adam;
+    json_t *v = muonref_case_key_json(adam ? &r->adam_defaults : &r->defaults, &r->keys[i]);
     int bad = json_is_string(v) && !strcmp(json_string_value(v), "?");
     json_decref(v);
     if (bad)
-      return fail_member(err, path, r->keys[i].branch == MUONREF_KEY_ADAM_ONLY && r->has_adam ? "adam_defaults" : "defaults",
+      return fail_member(err, path, adam ? "adam_defaults" : "defaults",
                          "no value of the key '%s' (kind %s) gives these defaults: the port cannot be given them",
                          r->key_names[i], muonref_record_kind_name(r->keys[i].kind));
   }
