@@ -396,26 +396,25 @@ make_variant keller_normuon torch_keller_port.py '    update = zeropower_via_new
 
 # 17. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
+# identified NAME PORT:CLASS DIR PROFILE: `muonref identify` on the port over DIR says it is PROFILE
+# (exit 0, every probe case of PROFILE passing)
+identified() {
+  "$muonref" identify -q --torch "$2" "$3" >"$work/id_$1.out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] &&
+    grep -q "^nearest profile: $4 (every one of its [0-9]* probe cases passes): the port is $4\$" "$work/id_$1.out"; then
+    echo "ok: identify: $(grep '^nearest' "$work/id_$1.out")"
+  else
+    echo "FAIL: identify on the $1 port (exit $rc):"; cat "$work/id_$1.out"; status=1
+  fi
+}
 mkdir "$work/three" && for p in keller timm torch; do ln -s "$v/$p" "$work/three/$p"; done
-"$muonref" identify -q --torch "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" >"$work/id_timm.out" 2>&1
-rc=$?
-if [ $rc -eq 0 ] && grep -q '^nearest profile: timm (every one of its [0-9]* probe cases passes): the port is timm$' \
-  "$work/id_timm.out"; then
-  echo "ok: identify: $(grep '^nearest' "$work/id_timm.out")"
-else
-  echo "FAIL: identify on the timm port (exit $rc):"; cat "$work/id_timm.out"; status=1
-fi
+identified timm "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" timm
 # the pytorch_optimizer port: its constructor names six of moonlight's options too; the options its
 # record lists as not expressed (weight_decouple, adamw_lr, ...) are its names as well (the adapter was
 # moonlight's, and every probe failed, before they counted)
 mkdir "$work/po" && for p in moonlight pytorch_optimizer; do ln -s "$v/$p" "$work/po/$p"; done
-"$muonref" identify -q --torch "$srcdir/tests/torch_pytorch_optimizer_port.py:Muon" "$work/po" >"$work/id_po.out" 2>&1
-rc=$?
-if [ $rc -eq 0 ] && grep -q '^nearest profile: pytorch_optimizer (every one of its [0-9]* probe cases passes)' "$work/id_po.out"; then
-  echo "ok: identify: $(grep '^nearest' "$work/id_po.out")"
-else
-  echo "FAIL: identify on the pytorch_optimizer port (exit $rc):"; cat "$work/id_po.out"; status=1
-fi
+identified pytorch_optimizer "$srcdir/tests/torch_pytorch_optimizer_port.py:Muon" "$work/po" pytorch_optimizer
 if [ -f "$work/keller_lr.py" ]; then
   "$muonref" identify -q --torch "$work/keller_lr.py:SingleDeviceMuonWithAuxAdam" "$work/three" >"$work/id_lr.out" 2>&1
   rc=$?
