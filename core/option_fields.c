@@ -158,6 +158,31 @@ const char *muonref_option_fields_differ(const muonref_options *a, const muonref
   return NULL;
 }
 
+/* Entry f of `from` into o. */
+static void copy_entry(muonref_options *o, const muonref_options *from, const muonref_option_field *f)
+{
+  switch (f->kind) {
+  case MUONREF_FIELD_F64: memcpy((char *)o + f->off, (const char *)from + f->off, sizeof(double)); break;
+  case MUONREF_FIELD_I32: memcpy((char *)o + f->off, (const char *)from + f->off, sizeof(int)); break;
+  case MUONREF_FIELD_I64: memcpy((char *)o + f->off, (const char *)from + f->off, sizeof(long)); break;
+  case MUONREF_FIELD_COEFFS:
+    o->n_coeffs = from->n_coeffs;
+    memcpy(o->coeffs, from->coeffs, sizeof o->coeffs);
+    break;
+  case MUONREF_FIELD_PATTERNS:
+    o->n_exclude_patterns = from->n_exclude_patterns;
+    memcpy(o->exclude_patterns, from->exclude_patterns, sizeof o->exclude_patterns);
+    break;
+  }
+}
+
+void muonref_option_fields_take_changed(muonref_options *o, const muonref_options *base, const muonref_options *changed)
+{
+  for (size_t i = 0; i < muonref_option_field_count; i++)
+    if (!same(base, changed, &muonref_option_fields[i]))
+      copy_entry(o, changed, &muonref_option_fields[i]);
+}
+
 char *muonref_option_field_text(const muonref_options *o, const muonref_option_field *f, char *buf, size_t n)
 {
   if (!n)

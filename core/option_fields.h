@@ -40,6 +40,13 @@ extern const size_t muonref_option_field_count;
  * only the entries that state file format `version` stores (0: every entry). */
 const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, unsigned version);
 
+/* Every entry in which `changed` differs from `base` copied from `changed`
+ * into o; o's other entries are left as they are.  Two changes made to the
+ * same options so act at once, each judged on the options before either
+ * (the fit's pairs, vectors/fit.c: a swap of two values is two conditional
+ * changes, and made one after the other the second undoes the first). */
+void muonref_option_fields_take_changed(muonref_options *o, const muonref_options *base, const muonref_options *changed);
+
 /* The entry named `name` ("decay_method"), or NULL (none, or name NULL). */
 const muonref_option_field *muonref_option_field_named(const char *name);
 

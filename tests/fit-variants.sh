@@ -347,9 +347,21 @@ make_variant pytorch_optimizer_alias torch_pytorch_optimizer_port.py '    x = g.
     if [ "$nd" -ge 3 ] && grep -q '^explained: pytorch_optimizer_alias_iterate' "$work/pytorch_optimizer_alias.out"; then
       echo "ok: pytorch_optimizer_alias: $nd failures diagnosed as pytorch_optimizer_alias_iterate"
     else
+        echo "FAIL: pytorch_optimizer_alias: #1 does not name the fault's run as the nearest:"
+        grep -A 1 '^FAIL pytorch_optimizer_dtypes.json tcId 1 ' "$work/pytorch_optimizer_alias.out"; status=1
+      fi
+    else
       echo "FAIL: pytorch_optimizer_alias: $nd failures diagnosed as pytorch_optimizer_alias_iterate:"
       grep '^diagnosis\|^explained' "$work/pytorch_optimizer_alias.out"; status=1
     fi; }
+# the docstring of kozistr/pytorch_optimizer @7a076d2f read as the code (spec/profiles/pytorch_optimizer.md 6.1):
+# both branches of use_adjusted_lr swapped, two faults at once; each is judged on the options the case gives
+# (fit_space.h muonref_fit_apply), so the pair is not rms -> fan_in -> rms
+make_variant pytorch_optimizer_swap torch_pytorch_optimizer_port.py '    if use_adjusted_lr:' \
+  '    if not use_adjusted_lr:' &&
+  run_variant pytorch_optimizer_swap Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_scaling.json" \
+    "$v/pytorch_optimizer/pytorch_optimizer_routing.json" &&
+  fitted pytorch_optimizer_swap 'rms_as_fan_in and fan_in_as_rms'
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \

@@ -50,6 +50,12 @@ typedef struct muonref_fit_case {
   int fault;      /* the best change's fault id, or 0 */
   int platform;   /* 1: the unchanged run with the platform's bf16 scalars
                      gives the port's result (key "bf16_scalars") */
+  /* where no change matches (key ""): the change whose run lies nearest
+   * the port's result, when it is at most a tenth as far as the unchanged
+   * run (distances: the largest relative deviation of a parameter's update
+   * or of p.grad, as the fit measures them); "" when none is */
+  char nearest[200];
+  double nearest_dist, null_dist;
 } muonref_fit_case;
 
 /* Records a failing case: `test` (a test object of a group of kind

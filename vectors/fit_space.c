@@ -584,8 +584,10 @@ static void moment2_copy(const muonref_fit_change *c, muonref_options *o)
 void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile,
                        const muonref_options *read, muonref_options *o)
 {
-  if (c->fault > 0) {
-    muonref_fault_options(c->fault, o);
+  if (c->fault > 0) { /* the fault's values where it changes `read`, whatever else changed o */
+    muonref_options faulted = *read;
+    muonref_fault_options(c->fault, &faulted);
+    muonref_option_fields_take_changed(o, read, &faulted);
     return;
   }
   if (c->moment2_of > 0) {

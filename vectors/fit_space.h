@@ -70,7 +70,8 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out);
 /* Applies c to the options o of a group whose case gives the options
  * object `given` (NULL: none given) under `profile`; `read` holds the
  * group's options as the case gives them, before any change (a misread
- * tests its `from` there, so that two misreads of one field, a swap, act
+ * tests its `from` there, and a fault maps `read` and sets in o the fields
+ * it changed, so that two changes of one field, a swap of two values, act
  * at once rather than one after the other; it may be o itself). */
 void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const char *profile,
                        const muonref_options *read, muonref_options *o);

@@ -139,9 +139,11 @@ static int set_options(muonref_optimizer **opt, run *r, const json_t *test, cons
     int st = muonref_case_step_options(json_array_get(set, g), profile, &r->groups[g].options, w, err);
     if (st)
       return st;
-    if (x && x->edit)
-      x->edit(x->ctx, json_object_get(json_array_get(json_object_get(test, "groups"), g), "options"),
+    if (x && x->edit) {
+      const muonref_options read = r->groups[g].options;
+      x->edit(x->ctx, json_object_get(json_array_get(json_object_get(test, "groups"), g), "options"), &read,
               &r->groups[g].options);
+    }
   }
   if (!(*opt = round_trip(*opt, r, fault, err)))
     return err->status;
@@ -411,6 +413,7 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
    * validated (invalid ones are refused by the optimizer as they are) */
   for (size_t g = 0; g < r.n_groups; g++)
     if (muonref_options_validate(&r.groups[g].options, NULL) == MUONREF_OK) {
+      const muonref_options read = r.groups[g].options; /* as the case gives them */
       muonref_fault_options(fault, &r.groups[g].options);
       /* a default of the port, not an option value: it acts where the
        * case leaves nesterov out (the defaults area) */
@@ -426,7 +429,7 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
                                                            : MUONREF_USE_MUON_AUTO;
       }
       if (x && x->edit)
-        x->edit(x->ctx, oj, &r.groups[g].options);
+        x->edit(x->ctx, oj, &read, &r.groups[g].options);
     }
   if (!(opt = muonref_optimizer_create_named_fault(r.groups, r.n_groups, r.names, fault, err))) {
     res = err->status == MUONREF_ENOMEM ? NULL : error_result(err->message);
@@ -481,9 +484,10 @@ static json_t *run_ns_case(const json_t *test, const char *kind, const char *pro
   json_t *steps = json_object_get(test, "nsSteps");
   if (steps)
     o.ns_steps = (int)json_integer_value(steps);
+  const muonref_options read = o;
   muonref_fault_options(fault, &o);
   if (x && x->edit)
-    x->edit(x->ctx, NULL, &o);
+    x->edit(x->ctx, NULL, &read, &o);
   size_t rows = in.shape.dims[0], cols = in.shape.dims[1];
   muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &in.shape, NULL);
   json_t *res = json_object();

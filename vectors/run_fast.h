@@ -17,11 +17,13 @@ json_t *muonref_run_fast(const json_t *test, const char *kind, const char *profi
 
 /* What the judge's fit (vectors/fit.c) changes in a run, on top of a fault. */
 typedef struct muonref_run_edit {
-  /* Called on every group's options after the fault's option values are
+  /* Called on every group's options o after the fault's option values are
    * set (and again after a step's setOptions), with the group's "options"
-   * object of the case; given is NULL for an ns/transpose case, which runs
-   * the profile's defaults.  NULL: no change. */
-  void (*edit)(const void *ctx, const json_t *given, muonref_options *o);
+   * object of the case (given is NULL for an ns/transpose case, which runs
+   * the profile's defaults) and the options as the case gave them, before
+   * the fault's values (`read`: the edit's changes are judged on these, so
+   * that a fault and an edit act at once).  NULL: no change. */
+  void (*edit)(const void *ctx, const json_t *given, const muonref_options *read, muonref_options *o);
   const void *ctx;
   /* 1: a step result also holds "gradAfter" and "gradAfterAtol", what a
    * PyTorch port with the run's options leaves in p.grad after the last
