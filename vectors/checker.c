@@ -143,8 +143,9 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     c->undiagnosed++;
     int adamw = failing_only_adamw(test, failing, cap);
     c->undiagnosed_adamw += adamw;
-    snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result%s",
-             adamw ? "; every failing tensor is an AdamW parameter's: the difference lies in the fallback (its "
+    snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result "
+                      "(pairs of changes: the \"explained:\" lines after the last case)%s%s%s",
+             d.nearest[0] ? "; " : "", d.nearest, adamw ? "; every failing tensor is an AdamW parameter's: the difference lies in the fallback (its "
                      "moments, bias correction, eps, lr or decay: spec/muon.md 9)" : "");
     if (c->log)
       fprintf(c->log, "  diagnosis: %s\n", text); /* our own words */
@@ -372,7 +373,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     if (k.known)
       fputs("  ", c->log), put(c->log, k.why), fputc('\n', c->log);
   }
-  char dtext[512] = "";
+  char dtext[1024] = "";
   if (c->diagnose && !k.known && !v.pass)
     diagnose(c, test, kind, file, profile, r, v.failing, sizeof v.failing, dtext, sizeof dtext);
   else if (!k.known && k.diagnosis[0]) {

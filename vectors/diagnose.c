@@ -94,6 +94,11 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
     snprintf(d->text, sizeof d->text, "%s", fc.text);
     return 1;
   }
+  if (fit && fc.nearest[0])
+    snprintf(d->nearest, sizeof d->nearest,
+             "the nearest run is %s: it lies %.2g from the port's result, the profile's own %.2g (the largest "
+             "relative deviation of an update or of p.grad), but not within the case's tolerance", fc.nearest,
+             fc.nearest_dist, fc.null_dist);
   /* platform effects the fast path does not model bit for bit */
   const char *scal = finding(platform, "scalar_mul");
   const char *mval = NULL, *mkey = matmul_effect(platform, &mval);
@@ -108,11 +113,14 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
     return 1;
   }
   if (format == MUONREF_NS_BF16 && (scal_bf16 || mkey)) {
-    snprintf(d->key, sizeof d->key, "platform?:%s", scal_bf16 ? "scalars" : "matmul");
+    /* a run that one change brings ten times nearer is named: the platform
+     * may account for what is left, not for the whole */
+    snprintf(d->key, sizeof d->key, "platform?:%s%s%s", scal_bf16 ? "scalars" : "matmul",
+             d->nearest[0] ? " near " : "", d->nearest[0] ? fc.nearest : "");
     snprintf(d->text, sizeof d->text,
-             "possibly platform: no catalogued fault gives this result, and this PyTorch %s (driver probe); rerun "
+             "possibly platform: no catalogued fault gives this result%s%s, and this PyTorch %s (driver probe); rerun "
              "the driver with --mode neutral to tell the port's logic from the platform",
-             scal_bf16 ? "rounds Python scalars to bf16 before multiplying a bf16 tensor"
+             d->nearest[0] ? "; " : "", d->nearest, scal_bf16 ? "rounds Python scalars to bf16 before multiplying a bf16 tensor"
                        : "has a bf16 matmul that does not accumulate in binary32 for some shapes");
     return 1;
   }
