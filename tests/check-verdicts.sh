@@ -206,6 +206,13 @@ for e in r['results']:
     if e['tcId'] == exact['tcId']:
         e['params'], e['state'] = exact['expectedBf16Orders']['fused']['params'], []
 json.dump(r, open(f"{out}/state-empty.json", 'w'))
+# a state that holds only its step: neither kind of buffer is named, not one of the AdamW pair
+r = json.loads(json.dumps(res))
+e = next(e for e in r['results'] if any(s and 'momentum_buffer' in s for s in e['state']))
+i = next(i for i, s in enumerate(e['state']) if s and 'momentum_buffer' in s)
+e['state'][i] = {'step': e['state'][i]['step']}
+json.dump(r, open(f"{out}/state-bufferless.json", 'w'))
+print(i, file=open(f"{out}/state-bufferless-id", 'w'))
 print(exact['tcId'], file=open(f"{out}/state-empty-id", 'w'))
 print(case['tcId'], len(zero), len(moved), file=open(f"{out}/absent-ids", 'w'))
 EOF
@@ -222,4 +229,10 @@ read -r ex <"$work/state-empty-id"
 "$muonref" check --results "$work/state-empty.json" "$po" >"$work/state-empty.txt"
 check "an empty state list on Bf16Exact #$ex is told so, not as another order's parameters" \
   grep -q "^FAIL pytorch_optimizer_gradients.json tcId $ex .*: state: 0 entries, expected one per parameter" "$work/state-empty.txt"
+read -r bi <"$work/state-bufferless-id"
+"$muonref" check --results "$work/state-bufferless.json" "$po" >"$work/state-bufferless.txt" 2>&1
+check "a state with its step alone is refused (exit 2) as holding neither buffer" test $? -eq 2
+check "... and the message names both kinds of state" \
+  grep -q "state\[$bi\]: holds neither momentum_buffer (a Muon parameter's state) nor exp_avg and exp_avg_sq" \
+  "$work/state-bufferless.txt"
 exit $status

@@ -60,6 +60,18 @@ __attribute__((format(printf, 2, 3))) static int failv(ctx *c, const char *fmt, 
   return muonref_fail(c->err, MUONREF_EFORMAT, "%s: %s", c->file, rule);
 }
 
+/* A state object `s` (named `name`) without the buffer `sn` names: a state
+ * with neither kind of buffer is told so (a Muon parameter's holds
+ * momentum_buffer, an AdamW parameter's exp_avg and exp_avg_sq), else the
+ * missing one is named. */
+static int missing_buffer(ctx *c, const json_t *s, const char *name, const char *sn)
+{
+  if (!json_object_get(s, "exp_avg") && !json_object_get(s, "exp_avg_sq"))
+    return failv(c, "%s: holds neither momentum_buffer (a Muon parameter's state) nor exp_avg and exp_avg_sq (an "
+                    "AdamW parameter's)", name);
+  return failv(c, "%s: missing (an AdamW parameter's state holds exp_avg and exp_avg_sq)", sn);
+}
+
 /* Fails on a member of object o not named in allowed (NULL-terminated). */
 static int only_members(ctx *c, const json_t *o, const char *what, const char *const *allowed)
 {
@@ -556,7 +568,7 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
       if (m2 && !json_object_get(s, bufs[b]))
         continue;
       if (!json_object_get(s, bufs[b]))
-        return failv(c, "%s: missing (a state holds momentum_buffer, or exp_avg and exp_avg_sq)", sn);
+        return missing_buffer(c, s, name, sn);
       if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32, m2 ? NULL : &vf->shapes[i], m2 ? NULL : pn,
                           NULL, NULL)))
         return st;
@@ -1048,7 +1060,7 @@ static int state_list_ok(ctx *c, const json_t *ss)
       if (!strcmp(bufs[b], "moment2") && !json_object_get(s, bufs[b])) /* optional */
         continue;
       if (!json_object_get(s, bufs[b]))
-        return failv(c, "%s: missing (a state holds momentum_buffer, or exp_avg and exp_avg_sq)", sn);
+        return missing_buffer(c, s, name, sn);
       if ((st = tensor_ok(c, json_object_get(s, bufs[b]), sn, DT_F32 | DT_BF16, NULL, NULL, NULL, NULL)))
         return st;
     }
