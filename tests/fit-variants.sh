@@ -366,6 +366,32 @@ make_variant pytorch_optimizer_swap torch_pytorch_optimizer_port.py '    if use_
   run_variant pytorch_optimizer_swap Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_scaling.json" \
     "$v/pytorch_optimizer/pytorch_optimizer_routing.json" &&
   fitted pytorch_optimizer_swap 'rms_as_fan_in and fan_in_as_rms'
+# upstream's Newton-Schulz as the alias variant above, with the norm plus eps where the profile clamps (eps_add):
+# no pair that breaks more passing cases than it explains failures (alias_iterate with ns_steps 5 -> 6 broke 20 of
+# 64 sampled) ranks above eps_add (spec/vectors.md 7)
+make_variant pytorch_optimizer_eps_add torch_pytorch_optimizer_port.py '    x = g.to(NS_DTYPE, copy=True)' \
+  '    x = g.to(NS_DTYPE)
+    tall = x.size(-2) > x.size(-1)
+    if tall:
+        x = x.mT
+    x.div_(x.norm(2, dim=(-2, -1), keepdim=True).add_(eps))
+    x = x.contiguous()
+    c = torch.empty_like(x)
+    for _ in range(num_steps):
+        gram = x @ x.mT
+        poly = torch.addmm(gram, gram, gram, beta=wb, alpha=wc)
+        torch.addmm(x, poly, x, beta=wa, out=c)
+        x, c = c, x
+    return x.mT if tall else x' &&
+  run_variant pytorch_optimizer_eps_add Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_dtypes.json" \
+    "$v/pytorch_optimizer/pytorch_optimizer_newton_schulz.json" "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  { top=$(grep '^explained: ' "$work/pytorch_optimizer_eps_add.out" | head -n 2)
+    if echo "$top" | head -n 1 | grep -q eps_add && ! echo "$top" | grep -q 'ns_steps'; then
+      echo "ok: pytorch_optimizer_eps_add: $(echo "$top" | head -n 1)"
+    else
+      echo "FAIL: pytorch_optimizer_eps_add: eps_add is not first, or a breaking pair is above it:"
+      grep '^explained' "$work/pytorch_optimizer_eps_add.out"; status=1
+    fi; }
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \
