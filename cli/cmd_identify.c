@@ -439,9 +439,12 @@ int cmd_identify(int argc, char **argv)
   }
   if (rc == EXIT_OK) {
     qsort(v, nv, sizeof v[0], by_passed);
-    printf("%-10s %7s %7s  %s\n", "profile", "passed", "failed", "Newton-Schulz judged in");
+    int w = 10; /* the longest profile name (pytorch_optimizer) */
     for (size_t i = 0; i < nv; i++)
-      printf("%-10s %7ld %7ld  %s\n", v[i].profile, v[i].passed, v[i].failed, muonref_ns_format_name(v[i].format));
+      w = (int)strlen(v[i].profile) > w ? (int)strlen(v[i].profile) : w;
+    printf("%-*s %7s %7s  %s\n", w, "profile", "passed", "failed", "Newton-Schulz judged in");
+    for (size_t i = 0; i < nv; i++)
+      printf("%-*s %7ld %7ld  %s\n", w, v[i].profile, v[i].passed, v[i].failed, muonref_ns_format_name(v[i].format));
     const verdict *best = &v[0];
     if (!best->failed) {
       printf("nearest profile: %s (every one of its %ld probe cases passes): the port is %s\n", best->profile,

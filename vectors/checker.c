@@ -783,16 +783,16 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text"))), fputc('\n', out);
   }
   if (c->undiagnosed) {
-    fprintf(out, "diagnosis: %ld failures that no catalogued fault, single option change or measured platform effect "
-                 "explains", c->undiagnosed);
+    fprintf(out, "diagnosis: %ld failure%s that no catalogued fault, single option change or measured platform effect "
+                 "explains", c->undiagnosed, c->undiagnosed == 1 ? "" : "s");
     if (c->undiagnosed_adamw)
       fprintf(out, " (%ld of them in AdamW parameters only: the fallback differs, spec/muon.md 9)", c->undiagnosed_adamw);
     fputc('\n', out);
   }
   muonref_fit_report(c->fit, out);
   if (c->sharded_failed)
-    fprintf(out, "sharding: %ld failures of sharded cases run at world size %lld (hints under their FAIL lines)\n",
-            c->sharded_failed, (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
+    fprintf(out, "sharding: %ld failure%s of sharded cases run at world size %lld (hints under their FAIL lines)\n",
+            c->sharded_failed, c->sharded_failed == 1 ? "" : "s", (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));
   if (c->not_judged) {
     fprintf(out, "not judged: %ld results entr%s for files not given in this run (", c->not_judged,
             c->not_judged == 1 ? "y" : "ies");

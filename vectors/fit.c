@@ -1197,8 +1197,8 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   if (getenv("MUONREF_FIT_DEBUG")) /* not in the report: the same results give the same report */
     fprintf(stderr, "fit: profile %s fitted in %.2f s after the cases (%ld runs, %.2f s in all)\n", p->profile, secs,
             n_runs, t_runs);
-  fprintf(out, "fit (profile %s): %zu failures; %zu single changes of the option space, %zu pairs that explain a "
-               "failure (of %ld tried); %zu passing cases sampled\n", p->profile, p->n_fail, n_singles, n_pairs,
+  fprintf(out, "fit (profile %s): %zu failure%s; %zu single changes of the option space, %zu pairs that explain a "
+               "failure (of %ld tried); %zu passing cases sampled\n", p->profile, p->n_fail, p->n_fail == 1 ? "" : "s", n_singles, n_pairs,
           p->pairs_tried, p->n_pass);
   int printed = 0;
   for (size_t i = 0; i < n_rank && printed < PRINTED && rank[i]->explained > 0; i++, printed++) {
@@ -1222,7 +1222,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   }
   if (!printed)
     fprintf(out, "explained: no single change of the option space gives the port's results, nor any of the %ld pairs "
-                 "tried (%zu failures)\n", p->pairs_tried, p->n_fail);
+                 "tried (%zu failure%s)\n", p->pairs_tried, p->n_fail, p->n_fail == 1 ? "" : "s");
   /* per-shape scale evidence */
   if (p->n_sh) {
     qsort(p->sh, p->n_sh, sizeof *p->sh, by_count);
