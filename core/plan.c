@@ -189,6 +189,10 @@ void muonref_state_missing_grad(const muonref_options *o, const muonref_route *r
       memset(s->exp_avg, 0, bytes);
     if (s->exp_avg_sq)
       memset(s->exp_avg_sq, 0, bytes);
+    if (r->use_muon && s->moment2) { /* a second moment of zeros too (AdaMuon under adam_step_global) */
+      s->moment2_numel = muonref_moment2_numel(o, r);
+      memset(s->moment2, 0, s->moment2_numel * sizeof(float));
+    }
     s->step = 0;
     s->use_muon = r->use_muon;
     s->numel = r->numel;

@@ -415,6 +415,23 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
       return bad(err, where, k->name, "an array of two numbers");
     o->adam_beta1 = x, o->adam_beta2 = y;
     return MUONREF_OK;
+  case MUONREF_KEY_BETAS_BY_BRANCH: /* the branch as the group gives it (muonref_case_options sets use_muon first) */
+    if (!json_is_array(v) || json_array_size(v) != 2 || !real_value(json_array_get(v, 0), &x) ||
+        !real_value(json_array_get(v, 1), &y))
+      return bad(err, where, k->name, "an array of two numbers");
+    if (o->use_muon != MUONREF_USE_MUON_FALSE)
+      o->momentum = x, o->moment2_beta = y;
+    if (o->use_muon != MUONREF_USE_MUON_TRUE)
+      o->adam_beta1 = x, o->adam_beta2 = y;
+    return MUONREF_OK;
+  case MUONREF_KEY_EPS_BY_BRANCH:
+    if (!real_value(v, &x))
+      return bad(err, where, k->name, "a number or \"nan\"/\"inf\"/\"-inf\"");
+    if (o->use_muon != MUONREF_USE_MUON_FALSE)
+      o->moment2_eps = x;
+    if (o->use_muon != MUONREF_USE_MUON_TRUE)
+      o->adam_eps = x;
+    return MUONREF_OK;
   case MUONREF_KEY_SCALE_MODE:
     if (!s)
       return bad(err, where, k->name, "a string");
@@ -613,6 +630,9 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
                                          : MUONREF_KEY_ANY;
   if (branch == MUONREF_KEY_ADAM_ONLY && p->adam_defaults)
     *out = *p->adam_defaults;
+  if (branch != MUONREF_KEY_ANY && muonref_case_has_key_kind(p, MUONREF_KEY_USE_MUON)) /* the branch before keys
+                                                                                      that follow it (betas_by_branch) */
+    out->use_muon = branch == MUONREF_KEY_MUON_ONLY ? MUONREF_USE_MUON_TRUE : MUONREF_USE_MUON_FALSE;
   json_object_foreach((json_t *)j, key, v) {
     size_t i = 0;
     while (i < p->n_keys && strcmp(key, p->keys[i].name))
@@ -690,6 +710,15 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     json_array_append_new(b, muonref_case_real_json(o->adam_beta2));
     return b;
   }
+  case MUONREF_KEY_BETAS_BY_BRANCH: { /* an AdamW group's pair, else the Muon group's */
+    int adam = o->use_muon == MUONREF_USE_MUON_FALSE;
+    json_t *b = json_array();
+    json_array_append_new(b, muonref_case_real_json(adam ? o->adam_beta1 : o->momentum));
+    json_array_append_new(b, muonref_case_real_json(adam ? o->adam_beta2 : o->moment2_beta));
+    return b;
+  }
+  case MUONREF_KEY_EPS_BY_BRANCH:
+    return muonref_case_real_json(o->use_muon == MUONREF_USE_MUON_FALSE ? o->adam_eps : o->moment2_eps);
   case MUONREF_KEY_SCALE_MODE: {
     const char *sm = muonref_scale_mode_name(o->scale_mode);
     return json_string(sm ? sm : "?");

@@ -299,10 +299,16 @@ static int key_sets_order(const muonref_option_key *k, const field *f)
 }
 
 /* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
- * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS), or sets f
- * besides its own field (key_sets_order). */
+ * adam_beta1 and adam_beta2, profile.h MUONREF_KEY_BETAS; a key whose
+ * fields follow the group's branch sets each of them), or sets f besides
+ * its own field (key_sets_order). */
 static int key_sets(const muonref_option_key *k, const field *f)
 {
+  if (k->kind == MUONREF_KEY_BETAS_BY_BRANCH)
+    return f->offset == offsetof(muonref_options, momentum) || f->offset == offsetof(muonref_options, moment2_beta) ||
+           f->offset == offsetof(muonref_options, adam_beta1) || f->offset == offsetof(muonref_options, adam_beta2);
+  if (k->kind == MUONREF_KEY_EPS_BY_BRANCH)
+    return f->offset == offsetof(muonref_options, moment2_eps) || f->offset == offsetof(muonref_options, adam_eps);
   size_t span = k->kind == MUONREF_KEY_BETAS ? 2 * sizeof(double) : 1;
   return (k->offset < f->offset + f->size && k->offset + span > f->offset) || key_sets_order(k, f);
 }
@@ -821,7 +827,7 @@ static int one_coeff_text(const muonref_options *a, const muonref_options *b, ch
 static const char *first_key(const muonref_profile *p, const field *f)
 {
   const muonref_option_key *k = key_of(p, f);
-  return !k || k->kind == MUONREF_KEY_BETAS ? f->name : k->name;
+  return !k || k->kind == MUONREF_KEY_BETAS || k->kind == MUONREF_KEY_BETAS_BY_BRANCH ? f->name : k->name;
 }
 
 /* Whether the profile's first key of f sets it only besides its own field (key_sets_order). */

@@ -51,6 +51,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_USE_FALLBACK] = "use_fallback", [MUONREF_KEY_PRECONDITIONING] = "preconditioning",
   [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "algo_timm", [MUONREF_KEY_BOOL_NOT] = "bool_not",
   [MUONREF_KEY_COEFFICIENT_TYPE] = "coefficient_type", [MUONREF_KEY_USE_ADJUSTED_LR] = "use_adjusted_lr",
+  [MUONREF_KEY_BETAS_BY_BRANCH] = "betas_by_branch", [MUONREF_KEY_EPS_BY_BRANCH] = "eps_by_branch",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -69,6 +70,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_USE_FALLBACK] = "use_muon", [MUONREF_KEY_PRECONDITIONING] = "ns_precondition",
   [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "moment2",
   [MUONREF_KEY_COEFFICIENT_TYPE] = "coeffs", [MUONREF_KEY_USE_ADJUSTED_LR] = "scale_mode",
+  [MUONREF_KEY_BETAS_BY_BRANCH] = "momentum", [MUONREF_KEY_EPS_BY_BRANCH] = "moment2_eps",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};
@@ -648,7 +650,8 @@ static void link_row(muonref_record *r)
   r->profile = (muonref_profile){r->name, r->source, &r->defaults, r->keys, r->n_keys, r->one_group,
                                  r->has_adam ? &r->adam_defaults : NULL, r->areas,
                                  *r->bf16_refusal_status ? r->bf16_refusal_status : NULL,
-                                 *r->bf16_refusal_message ? r->bf16_refusal_message : NULL};
+                                 *r->bf16_refusal_message ? r->bf16_refusal_message : NULL,
+                                 *r->bf16_unmodeled ? r->bf16_unmodeled : NULL};
 }
 
 /* The JSON object in path (duplicate members refused) into *out. */
@@ -764,6 +767,9 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
   }
   if ((v = json_object_get(j, "test_port")) && (st = read_port(v, r, path, err)))
     return st;
+  if ((v = json_object_get(j, "bf16_unmodeled")) &&
+      (st = get_string(j, "bf16_unmodeled", r->bf16_unmodeled, sizeof r->bf16_unmodeled, path, "bf16_unmodeled", 1, err)))
+    return st;
   if ((v = json_object_get(j, "bf16_refusal")) && (st = read_bf16_refusal(v, r, path, err)))
     return st;
   return MUONREF_OK;
@@ -793,7 +799,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
 {
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
                                         "adam_defaults", "adam_defaults_note", "one_group", "keys_note", "keys",
-                                        "rename_keys", "areas", "test_port", "not_expressed", "bf16_refusal",
+                                        "rename_keys", "areas", "test_port", "not_expressed", "bf16_refusal", "bf16_unmodeled",
                                         NULL};
   json_t *j;
   int st = load_json(path, &j, err);
@@ -804,7 +810,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     json_decref(j);
     return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
   }
-  /* what a base gives: defaults, AdamW differences, keys, one_group, areas, the options not expressed */
+  /* what a base gives: defaults, AdamW differences, keys, one_group, areas, the options not expressed,
+   * bf16_unmodeled */
   memset(r, 0, sizeof *r);
   if (base) { /* not inherited: id, source, page, prose, test port (a port of one's own) */
     r->defaults = base->defaults, r->adam_defaults = base->adam_defaults;
@@ -817,6 +824,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     memcpy(r->unexpressed, base->unexpressed, sizeof r->unexpressed);
     memcpy(r->unexpressed_why, base->unexpressed_why, sizeof r->unexpressed_why);
     r->n_unexpressed = base->n_unexpressed;
+    snprintf(r->bf16_unmodeled, sizeof r->bf16_unmodeled, "%s", base->bf16_unmodeled); /* the port's arithmetic */
     snprintf(r->base, sizeof r->base, "%s", base->name);
   }
   r->id = -1;
@@ -900,6 +908,7 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
            p->bf16_refusal_status ? p->bf16_refusal_status : "");
   snprintf(out->bf16_refusal_message, sizeof out->bf16_refusal_message, "%s",
            p->bf16_refusal_message ? p->bf16_refusal_message : "");
+  snprintf(out->bf16_unmodeled, sizeof out->bf16_unmodeled, "%s", p->bf16_unmodeled ? p->bf16_unmodeled : "");
   for (size_t i = 0; p->areas && p->areas[i] && i < MUONREF_RECORD_MAX_AREAS; i++, out->n_areas++)
     snprintf(out->area_names[i], sizeof out->area_names[i], "%s", p->areas[i]);
   link_row(out);

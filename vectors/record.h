@@ -82,6 +82,7 @@ typedef struct muonref_record {
   size_t n_areas;
   muonref_test_port port;
   char bf16_refusal_status[16], bf16_refusal_message[256]; /* member "bf16_refusal" ("" without) */
+  char bf16_unmodeled[512];     /* member "bf16_unmodeled" ("" without; muonref_profile.bf16_unmodeled) */
   /* the upstream options the key table does not express, each with why
    * (member "not_expressed"; spec/profiles/completeness.md) */
   char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];

@@ -90,6 +90,8 @@ json_t *muonref_record_json(const muonref_record *r)
   if (*r->bf16_refusal_status)
     json_object_set_new(j, "bf16_refusal", json_pack("{s:s, s:s}", "status", r->bf16_refusal_status, "message",
                                                      r->bf16_refusal_message));
+  if (*r->bf16_unmodeled)
+    json_object_set_new(j, "bf16_unmodeled", json_string(r->bf16_unmodeled));
   json_t *keys = json_array();
   for (size_t i = 0; i < r->n_keys; i++) {
     const muonref_option_key *k = &r->keys[i];
@@ -290,9 +292,15 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
     else
       fputs("NULL", f);
     fprintf(f, ", %s_areas", p->name);
-    if (*p->bf16_refusal_status) {
-      fputs(", ", f), c_string(f, p->bf16_refusal_status), fputs(", ", f), c_string(f, p->bf16_refusal_message);
+    if (*p->bf16_refusal_status || *p->bf16_unmodeled) {
+      fputs(", ", f);
+      if (*p->bf16_refusal_status)
+        c_string(f, p->bf16_refusal_status), fputs(", ", f), c_string(f, p->bf16_refusal_message);
+      else
+        fputs("NULL, NULL", f);
     }
+    if (*p->bf16_unmodeled)
+      fputs(", ", f), c_string(f, p->bf16_unmodeled);
     fputs("},\n", f);
   }
   fputs("};\n", f);

@@ -145,11 +145,23 @@ typedef enum muonref_key_kind {
                              `math.pow(max(1.0, output_shape / input_shape), 0.5)`.  Its
                              docstring and CHANGELOG say the reverse (spec/profiles/
                              pytorch_optimizer.md 6.1).  Written false for rms_adamw, true for
-                             fan_in, else "?" (not expressible) */
+                             fan_in, else "?" (not expressible) */,
+  MUONREF_KEY_BETAS_BY_BRANCH, /* [b1, b2] whose fields follow the group's branch (kozistr/
+                             pytorch_optimizer's AdaMuon, optimizer/muon.py @7a076d2f:
+                             `beta1, beta2 = group['betas']` for both kinds of group): a Muon
+                             group (use_muon true) momentum and moment2_beta (`m.lerp_(grad,
+                             weight=1.0 - beta1)`, `v.mul_(beta2).addcmul_(...)`), an AdamW
+                             group adam_beta1 and adam_beta2; a group without use_muon sets
+                             all four.  Written from the group's branch */
+  MUONREF_KEY_EPS_BY_BRANCH /* a real whose field follows the group's branch (the same
+                             AdaMuon's group['eps']): a Muon group moment2_eps (`(v /
+                             bias_correction2).sqrt_().add_(group['eps'])`), an AdamW group
+                             adam_eps; a group without use_muon sets both.  Written from the
+                             group's branch */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_USE_ADJUSTED_LR + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_EPS_BY_BRANCH + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's
@@ -197,6 +209,13 @@ typedef struct muonref_profile {
                                       tensor x must be in float32, got torch.bfloat16"): the
                                       area "dtypes" is then that refusal (spec/vectors.md 2.1) */
   const char *bf16_refusal_message;
+  const char *bf16_unmodeled;      /* NULL where the reference's bf16 run is the port's where
+                                      certified; else why not: the port rounds values to bf16
+                                      after Newton-Schulz that the reference keeps wider
+                                      (kozistr/pytorch_optimizer's AdaMuon divides and rescales
+                                      its bf16 output in place).  Its bf16 step cases with a Muon
+                                      parameter are then Bf16Noise, never Bf16Exact
+                                      (spec/vectors.md 5.1); its fp32 cases stay exact */
 } muonref_profile;
 
 /* The profiles by number, muonref_profile_id (MUONREF_PROFILE_NEMO, ...,
