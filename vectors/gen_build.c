@@ -138,12 +138,16 @@ typedef struct sim {
   double max_param[GEN_MAX_PARAMS]; /* largest |p| before or after any step */
   float *grad_l2[GEN_MAX_PARAMS];    /* decay_method L2: the gradient with wd P added of the last step
                                         (what the port's p.grad holds after it), else NULL */
+  double *m2_sens[GEN_MAX_PARAMS];   /* moment2 element, exact run: per element, a bound on how far the
+                                        update moves under a binary32 Newton-Schulz error (m2_sensitivity),
+                                        summed over the Muon steps; else NULL */
+  int m2_capped[GEN_MAX_PARAMS];     /* moment2 element: elements whose sqrt(v / bc) is within 2 e */
 } sim;
 
 static void sim_free(sim *s, int n)
 {
   for (int i = 0; i < n; i++) {
-    free(s->p[i]), free(s->grad_l2[i]);
+    free(s->p[i]), free(s->grad_l2[i]), free(s->m2_sens[i]);
     free(s->st[i].momentum_buffer), free(s->st[i].exp_avg), free(s->st[i].exp_avg_sq), free(s->st[i].moment2);
   }
 }
@@ -190,6 +194,64 @@ static int last_l2_grad(const muonref_options *o, const muonref_route *r, sim *s
   return muonref_ref_l2_grad(s->grad_l2[i], gr, s->p[i], r->numel, wd, err);
 }
 
+/* The binary32 Newton-Schulz error that m2_sensitivity assumes, relative
+ * to ||O||_F: below 3e-6 (spec/vectors.md 5.1, measured against binary64,
+ * Frobenius), which bounds each element's error. */
+#define M2_FP32_NS_REL 3e-6
+
+/* An element-wise second moment (spec/muon.md 7.4, moment2 element) makes
+ * each element of the update a function of that element's own history of
+ * O alone, of degree 0: N_j = O_j / sqrt(V_j), V_j = v_j / bc = sum over
+ * the Muon steps tau of w_tau O_tau,j^2 (sum w_tau <= 1).  Where |O_j| is
+ * near the Newton-Schulz error e, a correct binary32 port's N_j is not
+ * defined (with the bias correction the first step's N is sign(O)).  With
+ * every O_tau,j moved by at most e, |dN_j| <= e (1 + |N_j|) / (sqrt(V_j) -
+ * e) to first order, and never more than 2 / sqrt(w_t) (|N_j| <= 1 /
+ * sqrt(w_t), w_t the weight of this step's O^2 in V).  Through the rescale
+ * (unit: N / ||N||; norm: times ||O||; none: N) and alpha, the update's
+ * element j moves by at most (alpha / (||N|| - ||dN||)) (dN_j + |N_j| ||dN|| /
+ * ||N||), at most 2 alpha where ||dN|| >= ||N||.  All of it from this
+ * step's stored v (v0 before, v1 after the step, the exact run's): O_j^2 =
+ * (v1 - beta2 v0) / (1 - beta2).  Added to acc (numel doubles). */
+static void m2_sensitivity(const muonref_options *o, const muonref_route *r, long t, const float *v0,
+                           const float *v1, double alpha, double *acc, int *capped)
+{
+  muonref_moment2_plan m;
+  muonref_moment2_plan_make(o, t, &m);
+  size_t n = r->numel;
+  double w = m.take / m.bias_correction2, cap = w > 0 ? 2.0 / sqrt(w) : 0.0;
+  double *nj = malloc(n * sizeof *nj), *bj = malloc(n * sizeof *bj);
+  if (!nj || !bj || m.take <= 0.0) {
+    free(nj), free(bj);
+    return;
+  }
+  double nn = 0.0, bb = 0.0, oo = 0.0;
+  for (size_t j = 0; j < n; j++) {
+    nj[j] = fmax(0.0, ((double)v1[j] - m.keep * (double)v0[j]) / m.take); /* O_j^2 */
+    oo += nj[j];
+  }
+  oo = sqrt(oo);
+  double e = M2_FP32_NS_REL * oo; /* an exactly zero O (a zero gradient) has no error */
+  for (size_t j = 0; j < n; j++) {
+    double sv = sqrt((double)v1[j] / m.bias_correction2);
+    double d = m.clamp ? sqrt(fmax(sv * sv, m.eps)) : sv + m.eps;
+    nj[j] = d > 0 ? fmin(sqrt(nj[j]) / d, cap / 2) : 0.0;
+    bj[j] = e == 0.0 ? 0.0 : sv > e ? fmin(cap, e * (1.0 + nj[j]) / (sv - e)) : cap;
+    if (e > 0 && sv <= 2 * e)
+      (*capped)++;
+    nn += nj[j] * nj[j], bb += bj[j] * bj[j];
+  }
+  nn = sqrt(nn), bb = sqrt(bb);
+  for (size_t j = 0; bb > 0 && j < n; j++) {
+    double du = alpha * bj[j];
+    if (m.rescale != MUONREF_MOMENT2_RESCALE_NONE)
+      du = nn > bb ? alpha * (bj[j] + nj[j] * bb / nn) / (nn - bb) * (m.rescale == MUONREF_MOMENT2_RESCALE_NORM ? oo : 1.0)
+                   : 2.0 * alpha * (m.rescale == MUONREF_MOMENT2_RESCALE_NORM ? oo : 1.0);
+    acc[j] += du;
+  }
+  free(nj), free(bj);
+}
+
 /* Runs the reference over the case's steps with Newton-Schulz in `format`
  * (EXACT or BF16); *uncertain collects the bf16 certificate. */
 static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format, muonref_bf16_order order, sim *s,
@@ -226,8 +288,25 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
         break;
       muonref_ref_cr_report rep = {0};
       s->st[i].use_muon = r.use_muon;
-      if ((st = muonref_ref_step_cr(&o, &r, s->p[i], &s->st[i], gr, g->prec, &rep, err)))
+      float *v0 = NULL; /* moment2 element, exact run: v before the step (m2_sensitivity) */
+      if (format == MUONREF_NS_EXACT && r.use_muon && o.moment2 == MUONREF_MOMENT2_ELEMENT && r.numel &&
+          (gr || o.missing_grad == MUONREF_MISSING_GRAD_ZEROS)) {
+        if ((!s->m2_sens[i] && !(s->m2_sens[i] = calloc(r.numel, sizeof(double)))) ||
+            !(v0 = malloc(r.numel * sizeof *v0))) {
+          st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment's sensitivity");
+          break;
+        }
+        memcpy(v0, s->st[i].moment2, r.numel * sizeof *v0);
+      }
+      if ((st = muonref_ref_step_cr(&o, &r, s->p[i], &s->st[i], gr, g->prec, &rep, err))) {
+        free(v0);
         break;
+      }
+      if (v0)
+        m2_sensitivity(&o, &r, s->st[i].step, v0, s->st[i].moment2,
+                       o.lr * muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols), s->m2_sens[i],
+                       &s->m2_capped[i]);
+      free(v0);
       *uncertain |= rep.ns_uncertain;
       if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
         continue; /* counted only (adam_step_global): no update */
@@ -435,6 +514,49 @@ static double buffer_bound(const muonref_options *o, double g, int steps)
          : b < 1.0 ? ema_bound(b, g, steps) / (1.0 - b) : steps * g;
 }
 
+/* The largest relative deviation of parameter i's update in any of the
+ * reference's n_b16 bf16 runs from the exact run s: max over the orders k
+ * of ||P_k - P|| / ||P - P0||_F (P0 the initial parameter; 0 where the
+ * exact update is zero). */
+static double bf16_run_update_dev(const gen_step_case *c, int i, const sim *s, const sim *b16, int n_b16)
+{
+  size_t n = muonref_shape_numel(&c->shapes[i]);
+  double den = 0.0, worst = 0.0;
+  for (size_t j = 0; j < n; j++)
+    den += ((double)s->p[i][j] - c->init[i][j]) * ((double)s->p[i][j] - c->init[i][j]);
+  for (int k = 0; den > 0 && k < n_b16; k++) {
+    double num = 0.0;
+    for (size_t j = 0; j < n; j++)
+      num += ((double)b16[k].p[i][j] - s->p[i][j]) * ((double)b16[k].p[i][j] - s->p[i][j]);
+    worst = fmax(worst, sqrt(num / den));
+  }
+  return worst;
+}
+
+/* The margin of a moment2 element parameter's bf16 allowance over the
+ * reference's own bf16 runs (bf16_run_update_dev; spec/vectors.md 5.1): the
+ * 1.5 of BF16_NOISE_UPDATE_REL over the worst correct implementation. */
+#define M2_BF16_RUN_MARGIN 1.5
+
+/* The fp32 allowance of a moment2 element parameter whose update is
+ * ill-conditioned (spec/vectors.md 5.1): where at some Muon step some
+ * element's sqrt(v / bc) was within twice the binary32 Newton-Schulz error
+ * (m2_sensitivity: N_j not defined to within its own size), the Frobenius
+ * norm of m2_sens over that of the exact update (judged on the update,
+ * relative); else 0 (elementwise, unchanged). */
+static double m2_fp32_update_rel(const gen_step_case *c, int i, const sim *s)
+{
+  if (!s->m2_sens[i] || !s->m2_capped[i])
+    return 0.0;
+  size_t n = muonref_shape_numel(&c->shapes[i]);
+  double bb = 0.0, den = 0.0;
+  for (size_t j = 0; j < n; j++) {
+    double d = (double)s->p[i][j] - c->init[i][j];
+    bb += s->m2_sens[i][j] * s->m2_sens[i][j], den += d * d;
+  }
+  return den > 0 ? sqrt(bb / den) : 0.0;
+}
+
 /* The tolerance of a step case for one format (spec/vectors.md 5.1). */
 static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, int bf16_exact, const int *sv_check,
                               const sim *b16, int n_b16)
@@ -445,16 +567,24 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     const muonref_options env = envelope_options(c, c->group_of[i]), *o = &env;
     muonref_route r = {0};
     MUONREF_UNCHECKED(muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL));
-    double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0;
+    double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0, noise_rel = 0;
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
     if (r.use_muon) {
       double alpha = o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols);
       /* a bf16 parameter's Newton-Schulz input is a bf16-rounded buffer in either format: bf16 noise */
-      if ((bf16 || c->bf16[i]) && !bf16_exact && s->muon_steps[i] > 0)
-        rel = bf16_noise_rel(o); /* judged on the update, relative */
-      else
+      if ((bf16 || c->bf16[i]) && !bf16_exact && s->muon_steps[i] > 0) {
+        rel = noise_rel = bf16_noise_rel(o); /* judged on the update, relative */
+        /* moment2 element: an element of O near the noise moves its element of the update by up to twice
+         * its size (a sign at the first step); the reference's bf16 runs show how far, 1.5 times (bf16
+         * Newton-Schulz only: a bf16 parameter's fp32 format keeps the allowance above) */
+        if (bf16 && o->moment2 == MUONREF_MOMENT2_ELEMENT)
+          rel = fmax(rel, M2_BF16_RUN_MARGIN * bf16_run_update_dev(c, i, s, b16, n_b16));
+      } else {
         a = s->muon_steps[i] * (bf16 ? 0.0 : 5e-5) * alpha * 1.5;
+        if (!bf16 && o->moment2 == MUONREF_MOMENT2_ELEMENT) /* ill-conditioned: judged on the update */
+          rel = m2_fp32_update_rel(c, i, s);
+      }
       /* L2: the momentum takes wd P, and P follows the format: the bf16 runs' spread 4 times; for fp32
        * wd times the parameter's allowance */
       double m_l2 = bf16 ? 4.0 * l2_momentum_spread(c, i, o, s, b16, n_b16)
@@ -466,7 +596,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
         /* the second moment is an EMA of squares of O (|O| <= 1.5): fp32 Newton-Schulz's 3e-6 relative
          * error twice, its roundings; under bf16 noise O moves by a few % per element (rel), twice */
         double vmax = 2.25 * s->muon_steps[i];
-        json_object_set_new(sa, "moment2", json_real((rel > 0 ? 2.0 * rel : bf16 ? 0.0 : 1e-5) * vmax));
+        json_object_set_new(sa, "moment2", json_real((noise_rel > 0 ? 2.0 * noise_rel : bf16 ? 0.0 : 1e-5) * vmax));
       }
     } else {
       a = s->steps[i] * lr_a * 1e-5;
@@ -948,8 +1078,10 @@ static void run_step(gen_job *j)
   int bf16_params = 0; /* the reference's bf16 runs keep parameters in binary32: never an exact bf16 result */
   for (int i = 0; i < c->n_params; i++)
     bf16_params |= c->bf16[i];
+  const muonref_profile *prof = muonref_profile_get(j->profile);
+  int unmodeled = prof && prof->bf16_unmodeled; /* the port rounds to bf16 where the reference does not */
   if (!st && any_muon) { /* every order also where uncertain: the Bf16Noise singular values (muon_sv_json) */
-    with_bf16 = !bf16_params;
+    with_bf16 = !bf16_params && !unmodeled;
     for (int k = 0; !st && k < MUONREF_N_BF16_ORDERS; k++) {
       st = simulate(&g, c, MUONREF_NS_BF16, (muonref_bf16_order)k, &b16[k], &unc_bf16, err);
       n_sims = k + 1;
