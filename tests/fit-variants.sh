@@ -392,6 +392,13 @@ make_variant pytorch_optimizer_eps_add torch_pytorch_optimizer_port.py '    x = 
       echo "FAIL: pytorch_optimizer_eps_add: eps_add is not first, or a breaking pair is above it:"
       grep '^explained' "$work/pytorch_optimizer_eps_add.out"; status=1
     fi; }
+# kozistr/pytorch_optimizer's AdaMuon (spec/profiles/pytorch_optimizer_adamuon.md 12): the test port without its
+# rescale to unit norm (M:601 removed) is what timm's AdaMuon without its RMS norm gives
+make_variant adamuon_no_rescale torch_pytorch_optimizer_adamuon_port.py '        o.div_(o.norm().add_(eps))                        # NS_DTYPE norm, + eps in NS_DTYPE' \
+  '        o.div_(gain)' &&
+  run_variant adamuon_no_rescale AdaMuon pytorch_optimizer_adamuon \
+    "$v/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_momentum.json" &&
+  fitted adamuon_no_rescale 'timm_adamuon_no_rms_norm'
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \

@@ -212,5 +212,50 @@ printf '%s\n' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"n
 [ $rc -eq 0 ] && grep -q '^profile  *mine$' "$work/good.out" && grep -q '^  wd  *0\.1$' "$work/good.out" &&
   grep -q '^  ns_eps  *1e-08$' "$work/good.out" && ok || bad good "exit $rc: $(cat "$work/good.out")"
 
+refuse unmodeledempty 'member "bf16_unmodeled": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"bf16_unmodeled\": \"\"}"
+
+# 4. keys whose fields follow the group's branch (kinds betas_by_branch, eps_by_branch): a Muon group's
+# betas are (momentum, moment2_beta), an AdamW group's (adam_beta1, adam_beta2); eps moment2_eps or
+# adam_eps.  The committed pytorch_optimizer_adamuon vectors write them so, and the C reader reads each
+# group's back (the generator's round trip): a vector group's betas are its fields' values.
+"$py" - "$src/vectors/pytorch_optimizer_adamuon" >"$work/branch.out" 2>&1 <<'PY' && ok || bad by-branch "$(cat "$work/branch.out")"
+import glob, json, sys
+seen = {True: set(), False: set()}
+for f in sorted(glob.glob(sys.argv[1] + '/*.json')):
+    for g in json.load(open(f))['testGroups']:
+        for t in g['tests']:
+            for grp in t.get('groups', []):
+                o = grp.get('options', {})
+                if 'betas' in o and 'use_muon' in o:
+                    seen[o['use_muon']].add(tuple(o['betas']))
+# the Muon groups' betas include AdaMuon's default (0.9, 0.95) and a varied momentum; the AdamW groups' (0.9, 0.999)
+assert (0.9, 0.95) in seen[True] and len(seen[True]) > 1, seen[True]
+assert (0.9, 0.999) in seen[False], seen[False]
+print('ok', {k: len(v) for k, v in seen.items()})
+PY
+# bf16_unmodeled (spec/vectors.md 5.2): no step case with a Muon parameter of such a profile is Bf16Exact,
+# and its ns cases are
+"$py" - "$rec" "$src/vectors" >"$work/unmodeled.out" 2>&1 <<'PY' && ok || bad bf16-unmodeled "$(cat "$work/unmodeled.out")"
+import glob, json, os, sys
+names = [json.load(open(p))['name'] for p in glob.glob(sys.argv[1] + '/*.json')
+         if os.path.basename(p) != 'profile.schema.json' and 'bf16_unmodeled' in json.load(open(p))]
+assert names, 'no record has bf16_unmodeled'
+for n in names:
+    step_exact = ns_exact = muon_steps = 0
+    for f in glob.glob(f'{sys.argv[2]}/{n}/*.json'):
+        for g in json.load(open(f))['testGroups']:
+            for t in g['tests']:
+                exp = t.get('expected', {})
+                if isinstance(exp, dict) and 'params' in exp:  # a step case: Muon parameters have a momentum buffer
+                    if any(s and 'momentum_buffer' in s for s in exp.get('state', [])):
+                        muon_steps += 1
+                        step_exact += 'expectedBf16' in t
+                elif isinstance(exp, dict) and 'bf16' in exp:  # an ns or transpose case's exact bf16 output
+                    ns_exact += 1
+    print(n, 'step cases with a Muon parameter', muon_steps, 'of them with expectedBf16', step_exact,
+          'ns cases with expectedBf16', ns_exact)
+    assert muon_steps > 0 and ns_exact > 0 and step_exact == 0, n
+PY
+
 echo "$(( (checks - fails) * 100 / checks ))%: Checks: $checks, Failures: $fails, Errors: 0"
 [ $fails -eq 0 ]

@@ -39,7 +39,8 @@ NS_NAME = {'nemo': 'zeropower_via_newtonschulz5', 'torch': '_zeropower_via_newto
            'timm': 'zeropower_via_newtonschulz', 'dion': 'polar_express', 'emerging': 'newton_schulz',
            'megatron': 'newton_schulz', 'paddle': 'zeropower_via_newtonschulz5',
            'optax': 'orthogonalize_via_newton_schulz', 'keras': 'zeropower_via_newtonschulz5',
-           'pytorch_optimizer': 'zero_power_via_newton_schulz_5', 'normuon': 'polar_express'}
+           'pytorch_optimizer': 'zero_power_via_newton_schulz_5', 'normuon': 'polar_express',
+           'pytorch_optimizer_adamuon': 'zero_power_via_newton_schulz_5'}
 # a port whose step() calls the function of another module it imported (normuon: `dion.polar_express`)
 NS_HOLDER = {'normuon': 'dion'}
 

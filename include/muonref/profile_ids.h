@@ -18,7 +18,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_KERAS = 10, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later) */
   MUONREF_PROFILE_NORMUON = 11, /* microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) */
   MUONREF_PROFILE_PYTORCH_OPTIMIZER = 12, /* kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f) */
-  MUONREF_PROFILE_COUNT = 13 /* not a profile: how many there are */
+  MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON = 13, /* kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f) */
+  MUONREF_PROFILE_COUNT = 14 /* not a profile: how many there are */
 } muonref_profile_id;
 
 #endif

@@ -713,6 +713,35 @@ class PytorchOptimizerAdapter(KellerAdapter):
                     use_adjusted_lr=True)
 
 
+class PytorchOptimizerAdaMuonAdapter(PytorchOptimizerAdapter):
+    """kozistr/pytorch_optimizer's AdaMuon (spec/profiles/pytorch_optimizer_adamuon.md): the
+    groups of its Muon class, a Muon group's betas (momentum, second-moment beta) and eps (the
+    second moment's); its state m (momentum_buffer) and v (moment2, kept flattened: read in
+    the parameter's shape, the element order unchanged)."""
+
+    name = 'pytorch_optimizer_adamuon'
+
+    def muon_entries(self, o):
+        """nemo's options: no Nesterov (AdaMuon has none), fan_in (use_adjusted_lr True); the
+        second moment keeps its defaults (no nemo option sets them)."""
+        _require(o, 'scale_mode', ('fan_in',), 'pytorch_optimizer_adamuon')
+        _require(o, 'nesterov', (False,), 'pytorch_optimizer_adamuon')
+        return dict(betas=(_opt(o, 'momentum'), 0.95), ns_steps=_opt(o, 'ns_steps'), use_adjusted_lr=True)
+
+    def schedule_entries(self, options, names, group):
+        """nemo's momentum is a Muon group's betas[0] (its beta2 kept)."""
+        out = super().schedule_entries(options, [n for n in names if n != 'momentum'], group)
+        if 'momentum' in names and group.get('use_muon'):
+            out['betas'] = (_opt(canonical(options), 'momentum'), group['betas'][1])
+        return out
+
+    def read_state(self, state, steps_with_grad):
+        if state and 'm' in state and 'v' in state:
+            step = _count(state['step']) if 'step' in state else steps_with_grad  # the group's (torch_driver)
+            return {'step': step, 'momentum_buffer': state['m'], 'moment2': state['v'].view_as(state['m'])}
+        return super().read_state(state, steps_with_grad)
+
+
 class TorchAdapter(Adapter):
     """torch.optim.Muon (spec/profiles/torch.md): 2-D Muon parameters only, no AdamW."""
 
@@ -1341,4 +1370,5 @@ class NorMuonAdapter(DionAdapter):
 
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
                                 DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
-                                KerasAdapter(), NorMuonAdapter(), PytorchOptimizerAdapter())}
+                                KerasAdapter(), NorMuonAdapter(), PytorchOptimizerAdapter(),
+                                PytorchOptimizerAdaMuonAdapter())}
