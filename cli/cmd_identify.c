@@ -114,10 +114,30 @@ static int keyword_hits(const muonref_profile *p, const muonref_record *r, char 
   return hits;
 }
 
+/* How many of profile p's option names (its keys and the options its record
+ * lists as not expressed) the constructor's keywords leave out. */
+static int names_missed(const muonref_profile *p, const muonref_record *r, char words[][64], int nw)
+{
+  int missed = 0;
+  for (size_t k = 0; k < p->n_keys + (r ? r->n_unexpressed : 0); k++) {
+    const char *name = k < p->n_keys ? p->keys[k].name : r->unexpressed[k - p->n_keys];
+    int taken = 0;
+    for (int w = 0; w < nw && !taken; w++)
+      taken = !strcmp(name, words[w]);
+    missed += !taken;
+  }
+  return missed;
+}
+
 /* The adapter for the port: the profile whose option names (keyword_hits)
- * name most of the constructor's keywords (the first in the table on a tie,
- * nemo where none does; keller, whose optimizer takes group dicts only,
- * when the constructor takes nothing but its parameters). */
+ * name most of the constructor's keywords; of those that tie, the one with
+ * the fewest names the constructor lacks (names_missed: kozistr/
+ * pytorch_optimizer's AdaMuon takes 11 names of both its Muon class's record
+ * and its own, and lacks 5 of the former's, momentum, nesterov, cautious,
+ * adamw_eps and the group key use_muon, but only use_muon of the latter);
+ * then the first in the table; nemo where none does; keller, whose
+ * optimizer takes group dicts only, when the constructor takes nothing but
+ * its parameters. */
 static const char *choose_adapter(const char *names, char *why, size_t n)
 {
   char words[64][64];
@@ -133,15 +153,15 @@ static const char *choose_adapter(const char *names, char *why, size_t n)
   if (muonref_record_read_dir(muonref_cli_records_dir(NULL), &recs, &n_recs, NULL) != MUONREF_OK)
     recs = NULL, n_recs = 0; /* the keys alone */
   const char *best = "nemo";
-  int best_hits = 0;
+  int best_hits = 0, best_missed = 0;
   for (size_t i = 0; i < muonref_profile_count(); i++) {
     const muonref_profile *p = muonref_profile_at(i);
     const muonref_record *r = NULL;
     for (size_t k = 0; p && k < n_recs && !r; k++)
       r = strcmp(recs[k].name, p->name) ? NULL : &recs[k];
-    int hits = p ? keyword_hits(p, r, words, nw) : 0;
-    if (p && hits > best_hits)
-      best = p->name, best_hits = hits;
+    int hits = p ? keyword_hits(p, r, words, nw) : 0, missed = p ? names_missed(p, r, words, nw) : 0;
+    if (p && (hits > best_hits || (hits == best_hits && hits > 0 && missed < best_missed)))
+      best = p->name, best_hits = hits, best_missed = missed;
   }
   free(recs);
   if (!best_hits && nw <= 1)

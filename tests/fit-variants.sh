@@ -322,6 +322,16 @@ make_variant moonlight_ns_fixed torch_moonlight_port.py \
 make_variant torch_alias_buffer torch_torch_port.py '    x = grad.to(NS_DTYPE, copy=True)' '    x = grad.to(NS_DTYPE)' &&
   run_variant torch_alias_buffer Muon torch "$v/torch/torch_dtypes.json" &&
   diag torch_alias_buffer torch_alias_buffer
+# upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
+# `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
+upstream_ns() {
+  printf '%s\n' '    x = g.to(NS_DTYPE)' '    tall = x.size(-2) > x.size(-1)' '    if tall:' '        x = x.mT' \
+    "    x.div_($1)" '    x = x.contiguous()' '    c = torch.empty_like(x)' '    for _ in range(num_steps):' \
+    '        gram = x @ x.mT' '        poly = torch.addmm(gram, gram, gram, beta=wb, alpha=wc)' \
+    '        torch.addmm(x, poly, x, beta=wa, out=c)' '        x, c = c, x'
+  printf '%s' '    return x.mT if tall else x'
+}
+norm_clamp='x.norm(2, dim=(-2, -1), keepdim=True).clamp_min_(eps)' norm_add='x.norm(2, dim=(-2, -1), keepdim=True).add_(eps)'
 # the same bug in kozistr/pytorch_optimizer @7a076d2f (spec/profiles/pytorch_optimizer.md 10): the test port with
 # upstream's Newton-Schulz on the input itself (`g.bfloat16()`, `div_`, the `out=` ping-pong), so that the buffer
 # (nesterov False) or p.grad (nesterov True) keeps an iterate; the fault names the three Nesterov cases, where
@@ -329,19 +339,7 @@ make_variant torch_alias_buffer torch_torch_port.py '    x = grad.to(NS_DTYPE, c
 # without Nesterov (#1) holds the 4th iterate of a wide matrix, which two bf16 evaluations give only within bf16
 # noise, more than the state's allowance: that case fails unexplained
 make_variant pytorch_optimizer_alias torch_pytorch_optimizer_port.py '    x = g.to(NS_DTYPE, copy=True)' \
-  '    x = g.to(NS_DTYPE)
-    tall = x.size(-2) > x.size(-1)
-    if tall:
-        x = x.mT
-    x.div_(x.norm(2, dim=(-2, -1), keepdim=True).clamp_min_(eps))
-    x = x.contiguous()
-    c = torch.empty_like(x)
-    for _ in range(num_steps):
-        gram = x @ x.mT
-        poly = torch.addmm(gram, gram, gram, beta=wb, alpha=wc)
-        torch.addmm(x, poly, x, beta=wa, out=c)
-        x, c = c, x
-    return x.mT if tall else x' &&
+  "$(upstream_ns "$norm_clamp")" &&
   run_variant pytorch_optimizer_alias Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_dtypes.json" &&
   { nd=$(grep '^  diagnosis: ' "$work/pytorch_optimizer_alias.out" | grep -c pytorch_optimizer_alias_iterate)
     if [ "$nd" -ge 3 ] && grep -q '^explained: pytorch_optimizer_alias_iterate' "$work/pytorch_optimizer_alias.out"; then
@@ -370,19 +368,7 @@ make_variant pytorch_optimizer_swap torch_pytorch_optimizer_port.py '    if use_
 # no pair that breaks more passing cases than it explains failures (alias_iterate with ns_steps 5 -> 6 broke 20 of
 # 64 sampled) ranks above eps_add (spec/vectors.md 7)
 make_variant pytorch_optimizer_eps_add torch_pytorch_optimizer_port.py '    x = g.to(NS_DTYPE, copy=True)' \
-  '    x = g.to(NS_DTYPE)
-    tall = x.size(-2) > x.size(-1)
-    if tall:
-        x = x.mT
-    x.div_(x.norm(2, dim=(-2, -1), keepdim=True).add_(eps))
-    x = x.contiguous()
-    c = torch.empty_like(x)
-    for _ in range(num_steps):
-        gram = x @ x.mT
-        poly = torch.addmm(gram, gram, gram, beta=wb, alpha=wc)
-        torch.addmm(x, poly, x, beta=wa, out=c)
-        x, c = c, x
-    return x.mT if tall else x' &&
+  "$(upstream_ns "$norm_add")" &&
   run_variant pytorch_optimizer_eps_add Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_dtypes.json" \
     "$v/pytorch_optimizer/pytorch_optimizer_newton_schulz.json" "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
   { top=$(grep '^explained: ' "$work/pytorch_optimizer_eps_add.out" | head -n 2)
@@ -462,8 +448,13 @@ identified timm "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" timm
 # the pytorch_optimizer port: its constructor names six of moonlight's options too; the options its
 # record lists as not expressed (weight_decouple, adamw_lr, ...) are its names as well (the adapter was
 # moonlight's, and every probe failed, before they counted)
-mkdir "$work/po" && for p in moonlight pytorch_optimizer; do ln -s "$v/$p" "$work/po/$p"; done
+mkdir "$work/po" && for p in moonlight pytorch_optimizer pytorch_optimizer_adamuon; do ln -s "$v/$p" "$work/po/$p"; done
 identified pytorch_optimizer "$srcdir/tests/torch_pytorch_optimizer_port.py:Muon" "$work/po" pytorch_optimizer
+# its AdaMuon: its 11 names are also all names of the Muon class's record, which lists 5 the AdaMuon
+# constructor lacks (momentum, nesterov, cautious, adamw_eps, use_muon) where its own lists 1 (use_muon): the
+# tie goes to the record that names fewer options the constructor lacks (cli/cmd_identify.c choose_adapter)
+identified pytorch_optimizer_adamuon "$srcdir/tests/torch_pytorch_optimizer_adamuon_port.py:AdaMuon" "$work/po" \
+  pytorch_optimizer_adamuon
 if [ -f "$work/keller_lr.py" ]; then
   "$muonref" identify -q --torch "$work/keller_lr.py:SingleDeviceMuonWithAuxAdam" "$work/three" >"$work/id_lr.out" 2>&1
   rc=$?
