@@ -229,6 +229,38 @@ read -r ex <"$work/state-empty-id"
 "$muonref" check --results "$work/state-empty.json" "$po" >"$work/state-empty.txt"
 check "an empty state list on Bf16Exact #$ex is told so, not as another order's parameters" \
   grep -q "^FAIL pytorch_optimizer_gradients.json tcId $ex .*: state: 0 entries, expected one per parameter" "$work/state-empty.txt"
+# 9. an AdaMuon state (element-wise second moment): a moment2 given flattened, as upstream stores v, is compared
+# in the expected shape; a state with moment2 and without momentum_buffer names momentum_buffer
+am=$srcdir/vectors/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_state.json
+"$muonref" check --impl fast-bf16 --quiet --write-results "$work/am.json" "$am" >/dev/null
+"$python" - "$work" <<'EOF2'
+import json, sys
+out = sys.argv[1]
+res = json.load(open(f"{out}/am.json"))
+def first_muon(r):
+    for e in r['results']:
+        for i, st in enumerate(e.get('state') or []):
+            if st and 'moment2' in st:
+                return e, i
+e, i = first_muon(res)
+n = 1
+for d in e['state'][i]['moment2']['shape']:
+    n *= d
+e['state'][i]['moment2']['shape'] = [n]
+json.dump(res, open(f"{out}/am-flat.json", 'w'))
+res = json.load(open(f"{out}/am.json"))
+e, i = first_muon(res)
+del e['state'][i]['momentum_buffer']
+json.dump(res, open(f"{out}/am-nobuf.json", 'w'))
+print(i, file=open(f"{out}/am-id", 'w'))
+EOF2
+read -r ai <"$work/am-id"
+"$muonref" check --results "$work/am-flat.json" "$am" >"$work/am-flat.txt" 2>&1
+check "an AdaMuon moment2 given flattened passes (compared in the expected shape)" test $? -eq 0
+"$muonref" check --results "$work/am-nobuf.json" "$am" >"$work/am-nobuf.txt" 2>&1
+check "a state with moment2 and without momentum_buffer is refused (exit 2)" test $? -eq 2
+check "... naming momentum_buffer, not moment2" grep -q "state\[$ai\].momentum_buffer: missing (a Muon parameter's state" \
+  "$work/am-nobuf.txt"
 read -r bi <"$work/state-bufferless-id"
 "$muonref" check --results "$work/state-bufferless.json" "$po" >"$work/state-bufferless.txt" 2>&1
 check "a state with its step alone is refused (exit 2) as holding neither buffer" test $? -eq 2

@@ -60,19 +60,22 @@ __attribute__((format(printf, 2, 3))) static int failv(ctx *c, const char *fmt, 
   return muonref_fail(c->err, MUONREF_EFORMAT, "%s: %s", c->file, rule);
 }
 
-/* A state object `s` (named `name`) without the buffer `sn` names: a state
- * with neither kind of buffer is told so (a Muon parameter's holds
- * momentum_buffer, an AdamW parameter's exp_avg and exp_avg_sq), else the
- * missing one is named. */
+/* A state object `s` (named `name`) without the buffer `sn` names: a Muon
+ * parameter's state (it has momentum_buffer or moment2) names what it
+ * lacks; a state with neither kind of buffer is told so (a Muon
+ * parameter's holds momentum_buffer, an AdamW parameter's exp_avg and
+ * exp_avg_sq); else the missing AdamW buffer is named. */
 static int missing_buffer(ctx *c, const json_t *s, const char *name, const char *sn)
 {
+  if (json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"))
+    return failv(c, "%s: missing (a Muon parameter's state holds momentum_buffer, and moment2 where the options keep "
+                    "a second moment)", sn);
   if (!json_object_get(s, "exp_avg") && !json_object_get(s, "exp_avg_sq"))
     return failv(c, "%s: holds neither momentum_buffer (a Muon parameter's state) nor exp_avg and exp_avg_sq (an "
                     "AdamW parameter's)", name);
   return failv(c, "%s: missing (an AdamW parameter's state holds exp_avg and exp_avg_sq)", sn);
 }
 
-/* Fails on a member of object o not named in allowed (NULL-terminated). */
 static int only_members(ctx *c, const json_t *o, const char *what, const char *const *allowed)
 {
   const char *key;
@@ -554,7 +557,7 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
     snprintf(name, sizeof name, "%s.state[%zu]", oname, i);
     if (!json_is_object(s))
       return failv(c, "%s must be null or a state object", name);
-    int muon = json_object_get(s, "momentum_buffer") != NULL;
+    int muon = json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"); /* a Muon state */
     if ((st = only_members(c, s, name, muon ? MUON : ADAM)))
       return st;
     char sn[160];
@@ -1048,7 +1051,7 @@ static int state_list_ok(ctx *c, const json_t *ss)
       continue;
     if (!json_is_object(s))
       return failv(c, "%s must be null or a state object", name);
-    int muon = json_object_get(s, "momentum_buffer") != NULL;
+    int muon = json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"); /* a Muon state */
     if ((st = only_members(c, s, name, muon ? MUON : ADAM)))
       return st;
     snprintf(sn, sizeof sn, "%s.step", name);
