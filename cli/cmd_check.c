@@ -350,11 +350,22 @@ static int check_main(int argc, char **argv, char **paths)
     return EXIT_USAGE;
   }
   ca.profile_file = n_pf && torch_spec ? profile_files[0] : NULL;
-  for (int k = 0; k < n_pf; k++) /* a user's records: their vectors name them (vectors/record.h) */
-    if (muonref_record_use(profile_files[k], muonref_cli_records_dir(NULL), NULL, &err)) {
+  for (int k = 0; k < n_pf; k++) { /* a user's records: their vectors name them (vectors/record.h) */
+    const muonref_record *rec = NULL;
+    if (muonref_record_use(profile_files[k], muonref_cli_records_dir(NULL), &rec, &err)) {
       fprintf(stderr, "muonref check: --profile-file: %s\n", err.message);
       return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
     }
+    /* the driver runs the port as the record's profile: another profile's vectors would be
+     * refused case by case (NotExpressible) and counted as the port's failures */
+    if (torch_spec && profile && rec && strcmp(rec->name, profile)) {
+      fprintf(stderr, "muonref check: --profile-file %s is profile '%s', --profile names '%s': with --torch the "
+                      "driver runs the port as the record's profile; give the record's vector folder "
+                      "(muonref gen --profile-file) or --profile %s\n", profile_files[k], rec->name, profile,
+              rec->name);
+      return EXIT_USAGE;
+    }
+  }
   static char profile_dir[4200];
   if (profile && n) {
     fprintf(stderr, "muonref check: --profile selects a profile of the default vectors; give it or vector paths, "

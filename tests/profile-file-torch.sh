@@ -85,4 +85,11 @@ done
 "$muonref" check -q --torch "$port:SingleDeviceMuonWithAuxAdam" --profile-file "$r" "$v" >"$work/torch.out" 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "check --torch --profile-file passes the copy: $(tail -n 1 "$work/torch.out")" ||
   fail "check --torch --profile-file: exit $rc (expected 0): $(tail -n 3 "$work/torch.out")"
+# the record with another profile's vectors: the driver would refuse every case as not expressible and count it
+# as the port's failure; refused instead (exit 2), naming both profiles, before the driver runs
+"$muonref" check -q --torch "$port:SingleDeviceMuonWithAuxAdam" --profile-file "$r" --profile keller \
+  >"$work/mixed.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "is profile 'mykeller', --profile names 'keller'" "$work/mixed.out" &&
+  ok "a record with --profile of another profile is refused: $(head -n 1 "$work/mixed.out" | cut -c1-120)" ||
+  fail "check --torch --profile-file with --profile keller: exit $rc (expected 2): $(tail -n 2 "$work/mixed.out")"
 exit $status
