@@ -535,7 +535,9 @@ void muonref_fault_adamw_plan(int f, size_t group, const muonref_options *o, muo
     p->cautious = 2;
   switch (f) {
   case MUONREF_FAULT_ADAM_EPS_INSIDE: p->eps /= p->sqrt_bc2; break; /* step*m/(sqrt(v)/s2 + eps/s2) */
-  case MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION: p->sqrt_bc2 = 1.0, p->step_size = p->lr, p->eps_root_bc2 = o->adam_eps_root; break;
+  case MUONREF_FAULT_ADAM_NO_BIAS_CORRECTION: /* eps as given: the plan's eps / sqrt_bc2 (uncorrected) undone */
+    p->sqrt_bc2 = 1.0, p->step_size = p->lr, p->eps_root_bc2 = o->adam_eps_root, p->eps = o->adam_eps;
+    break;
   case MUONREF_FAULT_ADAM_LR_NO_RATIO:
     p->lr = o->lr, p->step_size = o->lr / p->bias_correction1, p->decay = 1.0 - o->lr * o->weight_decay;
     break;
