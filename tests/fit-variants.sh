@@ -158,7 +158,16 @@ make_variant keller_lr torch_keller_port.py '                group.setdefault("l
 make_variant torch_sum torch_torch_port.py '                buf.lerp_(grad, 1 - beta)' \
   '                buf.mul_(beta).add_(grad)' &&
   run_variant torch_sum Muon torch "$v/torch/torch_momentum.json" "$v/torch/torch_scaling.json" &&
-  fitted torch_sum 'nesterov_ema_blend and sum_momentum'
+  fitted torch_sum 'nesterov_ema_blend and sum_momentum' &&
+  { # the pair's line counts the failures whose per-case diagnosis is "none" (which points to the pairs)
+    nn=$(grep -c '^  diagnosis: none: .*(pairs of changes: the "explained:" lines after the last case)' \
+      "$work/torch_sum.out")
+    if [ "$nn" -gt 0 ] && grep -m 1 '^explained: ' "$work/torch_sum.out" | grep -q " of the $nn that no single change explains"; then
+      echo "ok: torch_sum: the pair covers the $nn failures the per-case lines call none"
+    else
+      echo "FAIL: torch_sum: $nn per-case 'none' lines; the first explanation: $(grep -m 1 '^explained: ' "$work/torch_sum.out")"
+      status=1
+    fi; }
 
 # 7. A digit typo in one Newton-Schulz coefficient: Keller's c 2.0315
 # written 2.0351 (issue 22's keller-coeff-digit mutant); no preset, the
@@ -385,6 +394,17 @@ make_variant adamuon_no_rescale torch_pytorch_optimizer_adamuon_port.py '       
   run_variant adamuon_no_rescale AdaMuon pytorch_optimizer_adamuon \
     "$v/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_momentum.json" &&
   fitted adamuon_no_rescale 'timm_adamuon_no_rms_norm'
+# the same port's AdamW without bias correction (sqrt(v) + eps, m unscaled): the fault adam_no_bias_correction
+# alone, not paired with adam_eps_corrected (the fault kept eps / sqrt(bc2) of the uncorrected eps form before)
+make_variant adamuon_adam_no_bc torch_pytorch_optimizer_adamuon_port.py \
+  "        p.addcdiv_(exp_avg / bc1, denom, value=-group['lr'])" \
+  "        p.addcdiv_(exp_avg, denom.mul_(math.sqrt(bc2)), value=-group['lr'])" &&
+  run_variant adamuon_adam_no_bc AdaMuon pytorch_optimizer_adamuon \
+    "$v/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_adamw.json" &&
+  fitted adamuon_adam_no_bc 'adam_no_bias_correction' &&
+  { grep -m 1 '^explained: ' "$work/adamuon_adam_no_bc.out" | grep -q 'adam_eps_corrected' &&
+      { echo "FAIL: adamuon_adam_no_bc: the fault is paired with adam_eps_corrected"; status=1; } ||
+      echo "ok: adamuon_adam_no_bc: the fault alone"; }
 # optax's adam_eps_root (optax_adamw #15, #16, vector release 2026.12.7): the optax test port with
 # the eps_root left out of the square root is told so
 make_variant optax_eps_root_ignored torch_optax_port.py \
