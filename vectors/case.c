@@ -410,18 +410,13 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     return MUONREF_OK;
   }
   case MUONREF_KEY_BETAS:
+  case MUONREF_KEY_BETAS_BY_BRANCH: /* by branch: as the group gives it (muonref_case_options sets use_muon first) */
     if (!json_is_array(v) || json_array_size(v) != 2 || !real_value(json_array_get(v, 0), &x) ||
         !real_value(json_array_get(v, 1), &y))
       return bad(err, where, k->name, "an array of two numbers");
-    o->adam_beta1 = x, o->adam_beta2 = y;
-    return MUONREF_OK;
-  case MUONREF_KEY_BETAS_BY_BRANCH: /* the branch as the group gives it (muonref_case_options sets use_muon first) */
-    if (!json_is_array(v) || json_array_size(v) != 2 || !real_value(json_array_get(v, 0), &x) ||
-        !real_value(json_array_get(v, 1), &y))
-      return bad(err, where, k->name, "an array of two numbers");
-    if (o->use_muon != MUONREF_USE_MUON_FALSE)
+    if (k->kind == MUONREF_KEY_BETAS_BY_BRANCH && o->use_muon != MUONREF_USE_MUON_FALSE)
       o->momentum = x, o->moment2_beta = y;
-    if (o->use_muon != MUONREF_USE_MUON_TRUE)
+    if (k->kind == MUONREF_KEY_BETAS || o->use_muon != MUONREF_USE_MUON_TRUE)
       o->adam_beta1 = x, o->adam_beta2 = y;
     return MUONREF_OK;
   case MUONREF_KEY_EPS_BY_BRANCH:
