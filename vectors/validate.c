@@ -60,6 +60,16 @@ __attribute__((format(printf, 2, 3))) static int failv(ctx *c, const char *fmt, 
   return muonref_fail(c->err, MUONREF_EFORMAT, "%s: %s", c->file, rule);
 }
 
+/* The members of a state object (spec/vectors.md 2.1): a Muon parameter's
+ * (its step, and the buffers after it) and an AdamW parameter's. */
+static const char *const MUON[] = {"step", "momentum_buffer", "moment2", NULL};
+static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
+
+/* Whether state object s is a Muon parameter's: it has one of the Muon
+ * buffers (a state with moment2 but without momentum_buffer is one that
+ * lacks its momentum_buffer, not an AdamW state with an unknown member). */
+static int muon_state(const json_t *s) { return json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"); }
+
 /* A state object `s` (named `name`) without the buffer `sn` names: a Muon
  * parameter's state (it has momentum_buffer or moment2) names what it
  * lacks; a state with neither kind of buffer is told so (a Muon
@@ -67,7 +77,7 @@ __attribute__((format(printf, 2, 3))) static int failv(ctx *c, const char *fmt, 
  * exp_avg_sq); else the missing AdamW buffer is named. */
 static int missing_buffer(ctx *c, const json_t *s, const char *name, const char *sn)
 {
-  if (json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"))
+  if (muon_state(s))
     return failv(c, "%s: missing (a Muon parameter's state holds momentum_buffer, and moment2 where the options keep "
                     "a second moment)", sn);
   if (!json_object_get(s, "exp_avg") && !json_object_get(s, "exp_avg_sq"))
@@ -530,8 +540,6 @@ static int same_state_but_moment2(const json_t *a, const json_t *b)
 static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf)
 {
   static const char *const MEMBERS[] = {"params", "state", "gradAfter", "gradAfterAtol", NULL};
-  static const char *const MUON[] = {"step", "momentum_buffer", "moment2", NULL};
-  static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
   char name[128], pn[64];
   int st;
   if (!json_is_object(o))
@@ -557,7 +565,7 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
     snprintf(name, sizeof name, "%s.state[%zu]", oname, i);
     if (!json_is_object(s))
       return failv(c, "%s must be null or a state object", name);
-    int muon = json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"); /* a Muon state */
+    int muon = muon_state(s);
     if ((st = only_members(c, s, name, muon ? MUON : ADAM)))
       return st;
     char sn[160];
@@ -1038,8 +1046,6 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
 
 static int state_list_ok(ctx *c, const json_t *ss)
 {
-  static const char *const MUON[] = {"step", "momentum_buffer", "moment2", NULL};
-  static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
   int st;
   if (!json_is_array(ss))
     return failv(c, "\"state\" must be an array (one state or null per parameter)");
@@ -1051,7 +1057,7 @@ static int state_list_ok(ctx *c, const json_t *ss)
       continue;
     if (!json_is_object(s))
       return failv(c, "%s must be null or a state object", name);
-    int muon = json_object_get(s, "momentum_buffer") || json_object_get(s, "moment2"); /* a Muon state */
+    int muon = muon_state(s);
     if ((st = only_members(c, s, name, muon ? MUON : ADAM)))
       return st;
     snprintf(sn, sizeof sn, "%s.step", name);
