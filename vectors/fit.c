@@ -1200,6 +1200,15 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   fprintf(out, "fit (profile %s): %zu failure%s; %zu single changes of the option space, %zu pairs that explain a "
                "failure (of %ld tried); %zu passing cases sampled\n", p->profile, p->n_fail, p->n_fail == 1 ? "" : "s", n_singles, n_pairs,
           p->pairs_tried, p->n_pass);
+  /* the failures no single change explains (their per-case diagnosis is "none"), which a pair's line counts */
+  char *lone = calloc(p->n_fail + 1, 1);
+  int n_lone = 0;
+  for (size_t k = 0; lone && k < p->n_fail; k++) {
+    int single = 0;
+    for (size_t j = 0; j < p->n && !single; j++)
+      single = p->single[j].match[k] != 0;
+    lone[k] = !single, n_lone += !single;
+  }
   int printed = 0;
   for (size_t i = 0; i < n_rank && printed < PRINTED && rank[i]->explained > 0; i++, printed++) {
     cand *c = rank[i];
@@ -1207,19 +1216,14 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     if (c->broken <= c->sampled && p->n_pass)
       snprintf(broken, sizeof broken, "; %d of %d passing cases sampled broken", c->broken, c->sampled);
     char beyond[96] = ""; /* a pair: the failures whose per-case diagnosis is "none" that it explains */
-    if (c->b >= 0) {
-      int open = 0, covered = 0;
-      for (size_t k = 0; k < p->n_fail; k++) {
-        int single = 0;
-        for (size_t j = 0; j < p->n && !single; j++)
-          single = p->single[j].match[k] != 0;
-        open += !single, covered += !single && c->match[k];
-      }
-      if (covered)
-        snprintf(beyond, sizeof beyond, ", %d of the %d that no single change explains", covered, open);
-    }
+    int covered = 0;
+    for (size_t k = 0; lone && c->b >= 0 && k < p->n_fail; k++)
+      covered += lone[k] && c->match[k];
+    if (covered)
+      snprintf(beyond, sizeof beyond, ", %d of the %d that no single change explains", covered, n_lone);
     fprintf(out, "explained: %s (%d of %zu failures%s%s)\n", label(p, c), c->explained, p->n_fail, beyond, broken);
   }
+  free(lone);
   if (!printed)
     fprintf(out, "explained: no single change of the option space gives the port's results, nor any of the %ld pairs "
                  "tried (%zu failure%s)\n", p->pairs_tried, p->n_fail, p->n_fail == 1 ? "" : "s");
