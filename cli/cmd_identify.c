@@ -95,37 +95,47 @@ static int signature(const id_args *a, const char *names)
   return run(argv, names);
 }
 
+/* Option name k of profile p: its keys, then (from its record, where the
+ * records read) the upstream options the record lists as not expressed,
+ * which are the port's names too (kozistr/pytorch_optimizer's
+ * weight_decouple, adamw_lr, ...: without them it tied with moonlight on six
+ * names); NULL past the last. */
+static const char *option_name(const muonref_profile *p, const muonref_record *r, size_t k)
+{
+  if (k < p->n_keys)
+    return p->keys[k].name;
+  return r && k - p->n_keys < r->n_unexpressed ? r->unexpressed[k - p->n_keys] : NULL;
+}
+
+/* Whether name is one of the nw words. */
+static int among(const char *name, char words[][64], int nw)
+{
+  for (int w = 0; w < nw; w++)
+    if (!strcmp(name, words[w]))
+      return 1;
+  return 0;
+}
+
 /* How many of the constructor's keywords `words` are option names of the
- * profile p: its keys, and (from its record, where the records read) the
- * upstream options the record lists as not expressed, which are the port's
- * names too (kozistr/pytorch_optimizer's weight_decouple, adamw_lr, ...:
- * without them it tied with moonlight on six names). */
+ * profile p (option_name). */
 static int keyword_hits(const muonref_profile *p, const muonref_record *r, char words[][64], int nw)
 {
   int hits = 0;
   for (int w = 0; w < nw; w++) {
     int named = 0;
-    for (size_t k = 0; k < p->n_keys && !named; k++)
-      named = !strcmp(p->keys[k].name, words[w]);
-    for (size_t k = 0; r && k < r->n_unexpressed && !named; k++)
-      named = !strcmp(r->unexpressed[k], words[w]);
+    for (size_t k = 0; !named && option_name(p, r, k); k++)
+      named = !strcmp(option_name(p, r, k), words[w]);
     hits += named;
   }
   return hits;
 }
 
-/* How many of profile p's option names (its keys and the options its record
- * lists as not expressed) the constructor's keywords leave out. */
+/* How many of profile p's option names the constructor's keywords leave out. */
 static int names_missed(const muonref_profile *p, const muonref_record *r, char words[][64], int nw)
 {
   int missed = 0;
-  for (size_t k = 0; k < p->n_keys + (r ? r->n_unexpressed : 0); k++) {
-    const char *name = k < p->n_keys ? p->keys[k].name : r->unexpressed[k - p->n_keys];
-    int taken = 0;
-    for (int w = 0; w < nw && !taken; w++)
-      taken = !strcmp(name, words[w]);
-    missed += !taken;
-  }
+  for (size_t k = 0; option_name(p, r, k); k++)
+    missed += !among(option_name(p, r, k), words, nw);
   return missed;
 }
 
