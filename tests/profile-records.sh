@@ -212,6 +212,11 @@ printf '%s\n' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"n
 [ $rc -eq 0 ] && grep -q '^profile  *mine$' "$work/good.out" && grep -q '^  wd  *0\.1$' "$work/good.out" &&
   grep -q '^  ns_eps  *1e-08$' "$work/good.out" && ok || bad good "exit $rc: $(cat "$work/good.out")"
 
+# a second-moment field set while moment2 is none has no effect: refused, not silently untested
+refuse inertrescale 'member "defaults": moment2_rescale is set while moment2 is "none"' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"moment2_rescale\": \"unit\"}}"
+refuse inertbeta 'member "defaults": moment2_beta is set while moment2 is "none"' \
+  "{\"name\": \"mine\", \"base\": \"normuon\", $S, \"defaults\": {\"moment2\": \"none\", \"moment2_rescale\": \"none\"}}"
 refuse unmodeledempty 'member "bf16_unmodeled": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"bf16_unmodeled\": \"\"}"
 
 # 4. keys whose fields follow the group's branch (kinds betas_by_branch, eps_by_branch): a Muon group's

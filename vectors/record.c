@@ -654,6 +654,26 @@ static void link_row(muonref_record *r)
                                  *r->bf16_unmodeled ? r->bf16_unmodeled : NULL};
 }
 
+/* With moment2 none there is no second moment (spec/muon.md 7.4), so its
+ * beta, eps, eps mode, bias correction and rescale have no effect: a record
+ * that sets one (AdaMuon's rescale on a port without the second moment) says
+ * something the vectors would silently not test. */
+static int check_moment2_inert(const muonref_options *d, const char *path, muonref_error *err)
+{
+  static const struct { const char *name, *inert; } F[] = {
+    {"moment2_rescale", "\"none\""}, {"moment2_beta", "0"}, {"moment2_eps", "0"},
+    {"moment2_eps_mode", "\"add\""}, {"moment2_bias_correction", "false"},
+  };
+  const int set[] = {d->moment2_rescale != MUONREF_MOMENT2_RESCALE_NONE, d->moment2_beta != 0.0,
+                     d->moment2_eps != 0.0, d->moment2_eps_mode != MUONREF_EPS_ADD, d->moment2_bias_correction != 0};
+  for (size_t i = 0; d->moment2 == MUONREF_MOMENT2_NONE && i < sizeof F / sizeof F[0]; i++)
+    if (set[i])
+      return fail_member(err, path, "defaults",
+                         "%s is set while moment2 is \"none\": without a second moment it has no effect (set "
+                         "moment2, or %s to %s; spec/muon.md 7.4)", F[i].name, F[i].name, F[i].inert);
+  return MUONREF_OK;
+}
+
 /* The JSON object in path (duplicate members refused) into *out. */
 static int load_json(const char *path, json_t **out, muonref_error *err)
 {
@@ -877,6 +897,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = fail_member(err, path, "defaults", "the profile's defaults are not valid options: %s", e.message);
   if (!st && r->has_adam && muonref_options_validate(&r->adam_defaults, &e))
     st = fail_member(err, path, "adam_defaults", "the AdamW groups' defaults are not valid options: %s", e.message);
+  if (!st)
+    st = check_moment2_inert(&r->defaults, path, err);
   if (!st)
     st = check_defaults_spelled(r, path, err);
   if (!st) {
