@@ -33,6 +33,9 @@ import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from port_ns_names import ns_names  # noqa: E402
+
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PORTS = {}  # profile -> its test port's (FILE:CLASS, adapter, Newton-Schulz format), from the records
 
@@ -153,18 +156,7 @@ def step_results(path):
     return {(e['file'], e['tcId']): e['params'] for e in json.load(open(path))['results'] if 'params' in e}
 
 
-def _variant_ports():
-    """The profiles tests/torch_port_variant.py can scale: the keys of its NS_NAME (read, not
-    imported: importing it applies the variant its environment names)."""
-    import ast
-    tree = ast.parse(open(os.path.join(SRC, 'tests', 'torch_port_variant.py')).read())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, 'id', None) == 'NS_NAME' for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    return set()
-
-
-VARIANT_NS = _variant_ports()
+VARIANT_NS = set(ns_names())  # the profiles tests/torch_port_variant.py can scale
 
 
 def noise_row(args, p):

@@ -33,16 +33,11 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# the Newton-Schulz function step() calls, by port (a module global, looked up at call time)
-NS_NAME = {'nemo': 'zeropower_via_newtonschulz5', 'torch': '_zeropower_via_newtonschulz',
-           'keller': 'zeropower_via_newtonschulz5', 'moonlight': 'zeropower_via_newtonschulz5',
-           'timm': 'zeropower_via_newtonschulz', 'dion': 'polar_express', 'emerging': 'newton_schulz',
-           'megatron': 'newton_schulz', 'paddle': 'zeropower_via_newtonschulz5',
-           'optax': 'orthogonalize_via_newton_schulz', 'keras': 'zeropower_via_newtonschulz5',
-           'pytorch_optimizer': 'zero_power_via_newton_schulz_5', 'normuon': 'polar_express',
-           'pytorch_optimizer_adamuon': 'zero_power_via_newton_schulz_5'}
-# a port whose step() calls the function of another module it imported (normuon: `dion.polar_express`)
-NS_HOLDER = {'normuon': 'dion'}
+# the Newton-Schulz function step() calls, by port (a module global, looked up at call time):
+# from the records and the adapters (tests/port_ns_names.py), so every record's port has variants
+from port_ns_names import NS_HOLDER, ns_names  # noqa: E402
+
+NS_NAME = ns_names()
 
 _variant = os.environ.get('MUONREF_PORT_VARIANT', '')
 _profile, _, _rest = _variant.partition(':')
