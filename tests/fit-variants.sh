@@ -287,7 +287,7 @@ make_variant emerging_decay_swapped torch_emerging_port.py '        m = self.wei
   "        m = {'independent': 'palm', 'palm': 'independent'}.get(self.weight_decay_method, self.weight_decay_method)" &&
   run_variant emerging_decay_swapped Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_decay_swapped 'weight_decay_method independent read as palm and weight_decay_method palm read as independent' &&
-  diag emerging_decay_swapped ' read as ' # each case's own diagnosis names the misread, not a value change that breaks passing cases
+  diag emerging_decay_swapped 'change weight_decay_method \(independent read as palm\|palm read as independent\) gives' # each case's own misread, not a value change that breaks passing cases
 make_variant emerging_palm_decoupled torch_emerging_port.py '        m = self.weight_decay_method' \
   "        m = {'palm': 'decoupled'}.get(self.weight_decay_method, self.weight_decay_method)" &&
   run_variant emerging_palm_decoupled Muon emerging "$v/emerging/emerging_weight_decay.json" &&
@@ -387,6 +387,13 @@ make_variant pytorch_optimizer_eps_add torch_pytorch_optimizer_port.py '    x = 
       echo "FAIL: pytorch_optimizer_eps_add: eps_add is not first, or a breaking pair is above it:"
       grep '^explained' "$work/pytorch_optimizer_eps_add.out"; status=1
     fi; }
+# torch.optim's per-parameter step count in pytorch_optimizer's AdamW branch, the Muon state's step kept the group's:
+# no field gives both, so the case reads none; the nearest run (adam_step_global true -> false) is named with what the
+# port still fails on against it, the Muon parameter's state step (spec/vectors.md 7, "Failures nothing explains")
+make_variant pytorch_optimizer_step_per_param torch_pytorch_optimizer_port.py "        t = group['step']" \
+  "        state['step'] = t = state.get('step', 0) + 1" &&
+  run_variant pytorch_optimizer_step_per_param Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  diag pytorch_optimizer_step_per_param 'nearest run is the option change adam_step_global true -> false: .*; against that run the port.s result fails on state\[0\]\.step: 3, expected 2'
 # kozistr/pytorch_optimizer's AdaMuon (spec/profiles/pytorch_optimizer_adamuon.md 12): the test port without its
 # rescale to unit norm (M:601 removed) is what timm's AdaMuon without its RMS norm gives
 make_variant adamuon_no_rescale torch_pytorch_optimizer_adamuon_port.py '        o.div_(o.norm().add_(eps))                        # NS_DTYPE norm, + eps in NS_DTYPE' \

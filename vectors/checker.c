@@ -373,7 +373,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
     if (k.known)
       fputs("  ", c->log), put(c->log, k.why), fputc('\n', c->log);
   }
-  char dtext[1024] = "";
+  char dtext[1600] = "";
   if (c->diagnose && !k.known && !v.pass)
     diagnose(c, test, kind, file, profile, r, v.failing, sizeof v.failing, dtext, sizeof dtext);
   else if (!k.known && k.diagnosis[0]) {

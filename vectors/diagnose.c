@@ -97,8 +97,9 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
   if (fit && fc.nearest[0])
     snprintf(d->nearest, sizeof d->nearest,
              "the nearest run is %s: it lies %.2g from the port's result, the profile's own %.2g (the largest "
-             "relative deviation of an update or of p.grad), but not within the case's tolerance", fc.nearest,
-             fc.nearest_dist, fc.null_dist);
+             "relative deviation of an update or of p.grad), but not within the case's tolerance%s%s", fc.nearest,
+             fc.nearest_dist, fc.null_dist, fc.nearest_differs[0] ? "; against that run the port's result fails on " : "",
+             fc.nearest_differs);
   /* platform effects the fast path does not model bit for bit */
   const char *scal = finding(platform, "scalar_mul");
   const char *mval = NULL, *mkey = matmul_effect(platform, &mval);

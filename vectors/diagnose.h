@@ -14,12 +14,14 @@ typedef struct muonref_diagnosis {
                      when they give the same result),
                      "not-bf16", "platform:..." (a platform effect the probe
                      measured); "" when nothing does */
-  char text[1024]; /* the explanation in a sentence */
-  char nearest[400]; /* where no change of the fit matches but one lies at most a
+  char text[1600]; /* the explanation in a sentence */
+  char nearest[800]; /* where no change of the fit matches but one lies at most a
                         tenth as far from the result as the profile's own run
                         (muonref_fit_case.nearest): that change and both
                         distances in a clause ("the nearest run is fault X's:
-                        ..."), also when 0 is returned; else "" */
+                        ...") and what the result still differs from it in
+                        (the judge's first failing quantity), also when 0 is
+                        returned; else "" */
 } muonref_diagnosis;
 
 struct muonref_fit;

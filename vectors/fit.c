@@ -712,10 +712,47 @@ static int dropped_typo(const pfit *p, const cand *s)
   return p->space[s->a].typo && s->tried >= TYPO_PROBE && !s->strong;
 }
 
+/* What the port's result still differs in from change a's run on c, in the
+ * variant (bf16 order) nearest it: the judge's first failing quantity
+ * ("state[0].step: 3, expected 2"), without the clause about the accepted
+ * bf16 orders, which every failing run of the fit shares. */
+static void still_differs(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fit_change *a, char *buf,
+                          size_t n)
+{
+  json_t *best = NULL;
+  double bd = INFINITY;
+  *buf = 0;
+  for (int k = 0; k < c->nv; k++) {
+    json_t *r = run_changes(f, p, c, a, NULL, &c->v[k]);
+    double d = r ? distance(c, r) : INFINITY;
+    if (r && (!best || d < bd)) {
+      json_decref(best);
+      best = r, bd = d;
+    } else {
+      json_decref(r);
+    }
+  }
+  if (!best)
+    return;
+  json_t *t = expecting(c->test, c->kind, best, f->format, 0, p->noise);
+  muonref_verdict v;
+  muonref_error err = {0};
+  if (muonref_judge(t, c->kind, c->result, f->format, &v, "fit", &err) == MUONREF_OK && !v.pass) {
+    char *cut = strstr(v.detail, "; no accepted bf16 evaluation order matches");
+    if (cut)
+      *cut = 0;
+    size_t l = strlen(v.detail) < n ? strlen(v.detail) : n - 1; /* a longer detail is cut: its head names the quantity */
+    memcpy(buf, v.detail, l);
+    buf[l] = 0;
+  }
+  json_decref(t);
+  json_decref(best);
+}
+
 /* out->nearest: the change of p's space whose run on failing case c (index
  * ci) lies nearest the port's result, where it is at most a tenth as far as
  * the unchanged run (muonref_fit_case). */
-static void nearest(pfit *p, const fcase *c, size_t ci, muonref_fit_case *out)
+static void nearest(const muonref_fit *f, pfit *p, fcase *c, size_t ci, muonref_fit_case *out)
 {
   int near = -1;
   for (size_t i = 0; i < p->n; i++)
@@ -730,6 +767,7 @@ static void nearest(pfit *p, const fcase *c, size_t ci, muonref_fit_case *out)
     snprintf(out->nearest, sizeof out->nearest, "the option change %s", label(p, &p->single[near]));
   out->nearest_dist = p->single[near].dist[ci];
   out->null_dist = c->null_dist;
+  still_differs(f, p, c, ch, out->nearest_differs, sizeof out->nearest_differs);
 }
 
 int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
@@ -803,7 +841,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
     return 1;
   }
   if (best < 0) {
-    nearest(p, c, ci, out);
+    nearest(f, p, c, ci, out);
     return 0;
   }
   /* the key: the best change, with the faults that give the same (the

@@ -56,6 +56,9 @@ typedef struct muonref_fit_case {
    * or of p.grad, as the fit measures them); "" when none is */
   char nearest[200];
   double nearest_dist, null_dist;
+  char nearest_differs[240]; /* what the port's result still differs in from that
+                                run: the judge's first failing quantity
+                                ("state[0].step: 3, expected 2"); "" when none */
 } muonref_fit_case;
 
 /* Records a failing case: `test` (a test object of a group of kind
