@@ -197,6 +197,12 @@ NOISE_HEAD = ('| profile | Muon parameters | fast bf16 | test port, neutral | te
               '|---|---|---|---|---|---|')
 
 
+def rescale_unit(args, p):
+    """Whether profile p rescales its Muon update to unit norm (its record's moment2_rescale)."""
+    r = run([args.muonref, 'profile', p, '--json'])
+    return r.returncode == 0 and json.loads(r.stdout).get('defaults', {}).get('moment2_rescale') == 'unit'
+
+
 def write_doc(args, profiles, path):
     """docs/scale-noise.md: both tables, with the command and the machine; written whole, then renamed."""
     import datetime
@@ -223,6 +229,12 @@ def write_doc(args, profiles, path):
         r = scale_row(args, p)
         out.append(f'| {p} | not measured: tests/torch_port_variant.py has no hook into its Newton-Schulz function | | |'
                    if r is None else f"| {p} | {r[0]} | {r[1]} | {', '.join(r[2]) or '–'} |")
+    unit = [p for p in profiles if rescale_unit(args, p)]
+    if unit:
+        out += ['', f"{', '.join(unit)}: the update is rescaled to unit Frobenius norm after the second moment",
+                '(`moment2_rescale` unit, spec/muon.md 7.4), so a factor on the Newton-Schulz output cancels and',
+                'no case can see it: its cases pass by design; a scale error of such a port lies in its lr or',
+                'scale rule (the scaling cases).']
     tmp = f'{path}.tmp'
     with open(tmp, 'w') as f:
         f.write('\n'.join(out) + '\n')
