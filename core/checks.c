@@ -56,8 +56,9 @@ static const muonref_check NORMUON[] = {
     REAL("weight_decay", FINITE, "Invalid weight decay: {}"), REAL("adam_betas", FINITE, "Invalid AdamW betas: {}"), \
     REAL("adam_eps", FINITE, "Invalid AdamW epsilon: {}")
 static const muonref_check NONE[] = {UNCHECKED(STEPS(0, MAXS, STEPS_MSG))};
-/* Emerging-Optimizers' Muon.__init__ (muon.py @fd77292) and Megatron-LM's TensorParallelMuon
- * (muon.py 025c931a): num_ns_steps >= 1, the same words. */
+/* Emerging-Optimizers' Muon.__init__ (muon.py @fd77292), its AdaptiveMuon.__init__ (adaptive_muon.py
+ * @fd77292, 89-90) and Megatron-LM's TensorParallelMuon (muon.py 025c931a): num_ns_steps >= 1, the same
+ * words. */
 static const muonref_check EMERGING[] = {
   UNCHECKED(STEPS(1, INT_MAX, "num_ns_steps must be at least 1, got {}"), STEPS(INT_MIN, MAXS, STEPS_MSG))};
 /* optax's scale_by_muon.init_fn (_muon.py @2edbcbe2): `if not ns_coeffs.shape[0] <= ns_steps`, the
@@ -80,8 +81,9 @@ static const struct {
   [MUONREF_CATALOGUE_MEGATRON] = {EMERGING, NULL, N(EMERGING), 0},
   [MUONREF_CATALOGUE_KERAS] = {NONE, NULL, N(NONE), 0},
   [MUONREF_CATALOGUE_NORMUON] = {NORMUON, NULL, N(NORMUON), 0},
+  [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {EMERGING, NULL, N(EMERGING), 0},
 };
-_Static_assert(N(CATALOGUES) == MUONREF_CATALOGUE_NORMUON + 1, "a row of checks per catalogue");
+_Static_assert(N(CATALOGUES) == MUONREF_CATALOGUE_EMERGING_ADAPTIVE + 1, "a row of checks per catalogue");
 
 int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, size_t *n_head,
                              const muonref_check **late, size_t *n_late)

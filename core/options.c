@@ -18,7 +18,7 @@ static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adam
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
 static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
-                                              "megatron", "keras", "normuon", NULL};
+                                              "megatron", "keras", "normuon", "emerging_adaptive", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", "optax_follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};

@@ -169,6 +169,14 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
     if (s->ndim != 2 && o->catalogue == MUONREF_CATALOGUE_EMERGING)
       /* Emerging-Optimizers orthogonalized_optimizer.py @fd77292, at the step */
       return muonref_fail(err, MUONREF_ESHAPE, "Only 2D parameters are supported.");
+    if (s->ndim != 2 && o->catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) {
+      /* Emerging-Optimizers adaptive_muon.py @fd77292: normuon's _init_group (169-172) before the
+       * per-parameter check of step (286-287) */
+      if (o->moment2 == MUONREF_MOMENT2_LONGER)
+        return muonref_fail(err, MUONREF_ESHAPE, "AdaptiveMuon only supports 2D parameters, got shape %s",
+                            muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+      return muonref_fail(err, MUONREF_ESHAPE, "AdaptiveMuon only supports 2D parameters");
+    }
     if (s->ndim != 2)
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",

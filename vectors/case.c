@@ -317,6 +317,27 @@ static int set_patterns(muonref_options *o, const muonref_option_key *k, const j
  * own (dion/muon.py Muon: "muon"; dion/normuon.py NorMuon: "normuon", its
  * `algorithm="normuon"` default and `assert group["algorithm"] ==
  * self._algo_name`), told by the catalogue. */
+/* Emerging-Optimizers' moment2_method values (adaptive_muon.py @fd77292, 222-245; spec/muon.md 7.4):
+ * the fields each sets (and no bias correction). */
+static const struct {
+  const char *name;
+  muonref_moment2 moment2;
+  muonref_eps_mode eps_mode;
+  muonref_moment2_rescale rescale;
+} MOMENT2_METHODS[] = {
+  {"adamuon", MUONREF_MOMENT2_ELEMENT, MUONREF_EPS_ADD, MUONREF_MOMENT2_RESCALE_NONE},
+  {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NORM},
+};
+
+/* The index of method s in MOMENT2_METHODS, or -1. */
+static int moment2_method(const char *s)
+{
+  for (size_t m = 0; m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
+    if (!strcmp(s, MOMENT2_METHODS[m].name))
+      return (int)m;
+  return -1;
+}
+
 static const char *dion_muon_algorithm(const muonref_options *o)
 {
   return o->catalogue == MUONREF_CATALOGUE_NORMUON ? "normuon" : "muon";
@@ -594,6 +615,18 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     else
       return bad(err, where, k->name, "\"muon\" or \"adamuon\"");
     return MUONREF_OK;
+  case MUONREF_KEY_MOMENT2_METHOD: {
+    int m = s ? moment2_method(s) : -1;
+    if (m >= 0) {
+      o->moment2 = MOMENT2_METHODS[m].moment2, o->moment2_eps_mode = MOMENT2_METHODS[m].eps_mode;
+      o->moment2_rescale = MOMENT2_METHODS[m].rescale, o->moment2_bias_correction = 0;
+    } else if (s) { /* Emerging-Optimizers adaptive_muon.py @fd77292 _init_group, at the step */
+      return muonref_fail(err, MUONREF_EOPTION, "Invalid second moment method: %s", s);
+    } else {
+      return bad(err, where, k->name, "\"adamuon\" or \"normuon\"");
+    }
+    return MUONREF_OK;
+  }
   case MUONREF_KEY_RMS_RATE:
     if (json_is_null(v)) { /* keras lr_adjust: `if self.rms_rate is None: return x` */
       o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;
@@ -844,6 +877,12 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   }
   case MUONREF_KEY_ALGO_TIMM:
     return json_string(o->moment2 == MUONREF_MOMENT2_NONE ? "muon" : timm_adamuon_holds(o) ? "adamuon" : "?");
+  case MUONREF_KEY_MOMENT2_METHOD:
+    for (size_t m = 0; m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
+      if (o->moment2 == MOMENT2_METHODS[m].moment2 && o->moment2_eps_mode == MOMENT2_METHODS[m].eps_mode &&
+          o->moment2_rescale == MOMENT2_METHODS[m].rescale && !o->moment2_bias_correction)
+        return json_string(MOMENT2_METHODS[m].name);
+    return json_string("?"); /* not expressible */
   case MUONREF_KEY_USE_ADJUSTED_LR:
     return o->scale_mode == MUONREF_SCALE_FAN_IN       ? json_true()
            : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_false()

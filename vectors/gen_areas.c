@@ -1015,6 +1015,15 @@ void gen_area_weight_decay(gen_ctx *g)
 
 /* ---- momentum and Nesterov ---- */
 
+/* Emerging-Optimizers' moment2_method "normuon" (adaptive_muon.py @fd77292 231-245): the fields the key
+ * kind moment2_method sets for it (vectors/case.c). */
+static void set_normuon(muonref_options *o)
+{
+  o->moment2 = MUONREF_MOMENT2_LONGER, o->moment2_eps_mode = MUONREF_EPS_CLAMP;
+  o->moment2_rescale = MUONREF_MOMENT2_RESCALE_NORM, o->moment2_bias_correction = 0;
+}
+#define NORMUON_HEAD "moment2_method normuon: "
+
 /* The second moment of the Newton-Schulz output (spec/muon.md 7.4), for a
  * profile that keeps one: several steps, so that the EMA of the squares
  * (not only its first value, (1 - beta2) O^2) normalises the update; wide
@@ -1023,8 +1032,10 @@ void gen_area_weight_decay(gen_ctx *g)
  * whose rows differ in scale by powers of two (structured: exactly defined
  * in bf16), so that Newton-Schulz's output rows differ in norm after five
  * steps and the per-row division is not a constant factor; beta2 0.5 and
- * 0.99 besides the profile's. */
-static void momentum_moment2(gen_ctx *g)
+ * 0.99 besides the profile's.  With normuon: the same cases under Emerging-
+ * Optimizers' moment2_method "normuon" (the key kind moment2_method), for a
+ * profile whose own method is another, each comment saying so. */
+static void momentum_moment2(gen_ctx *g, int normuon)
 {
   static const struct { size_t r, c; double beta2; int steps; } M[] = {
     {16, 32, -1.0, 4}, {32, 16, -1.0, 4}, {16, 32, 0.5, 3}, {16, 32, 0.99, 3}, {8, 64, -1.0, 3}};
@@ -1034,10 +1045,12 @@ static void momentum_moment2(gen_ctx *g)
     muonref_options o = base_s(g, 0.1, 0.0);
     if (M[k].beta2 >= 0.0)
       o.moment2_beta = M[k].beta2;
+    if (normuon)
+      set_normuon(&o);
     snprintf(comment, sizeof comment,
-             "second moment over %d steps on a %s (%zu, %zu) matrix, beta2 %g, rows of the gradient scaled by powers "
-             "of two: the normalised update", M[k].steps, M[k].r < M[k].c ? "wide" : "tall", M[k].r, M[k].c,
-             o.moment2_beta);
+             "%ssecond moment over %d steps on a %s (%zu, %zu) matrix, beta2 %g, rows of the gradient scaled by powers "
+             "of two: the normalised update", normuon ? NORMUON_HEAD : "", M[k].steps,
+             M[k].r < M[k].c ? "wide" : "tall", M[k].r, M[k].c, o.moment2_beta);
     begin(&c, comment, &o);
     int i = param(g, &c, "w", shape2(M[k].r, M[k].c), 0);
     for (int s = 0; s < M[k].steps; s++)
@@ -1050,8 +1063,14 @@ static void momentum_moment2(gen_ctx *g)
     gen_step_case c;
     muonref_options o = base(g, 0.05, 0.01);
     o.nesterov = 1;
-    begin(&c, "second moment over three random steps with Nesterov on a (16, 24) matrix and a (2, 8, 12) batch", &o);
-    int a = param(g, &c, "w", shape2(16, 24), 0), b = param(g, &c, "qkv", (muonref_shape){3, {2, 8, 12}}, 0);
+    char comment[256];
+    if (normuon) /* Emerging-Optimizers takes 2-D parameters only */
+      set_normuon(&o);
+    snprintf(comment, sizeof comment, "%ssecond moment over three random steps with Nesterov on a (16, 24) matrix and "
+             "a %s", normuon ? NORMUON_HEAD : "", normuon ? "(24, 16) matrix" : "(2, 8, 12) batch");
+    begin(&c, comment, &o);
+    int a = param(g, &c, "w", shape2(16, 24), 0),
+        b = param(g, &c, "qkv", normuon ? shape2(24, 16) : (muonref_shape){3, {2, 8, 12}}, 0);
     for (int s = 0; s < 3; s++)
       grad_normal(g, &c, s, a, 1.0), grad_normal(g, &c, s, b, 1.0);
     flags(&c, "Momentum", "SecondMoment", "Nesterov");
@@ -1062,8 +1081,12 @@ static void momentum_moment2(gen_ctx *g)
   {
     gen_step_case c;
     muonref_options o = base_s(g, 0.02, 0.01);
-    begin(&c, "second moment with zero gradients on a zero-initialised (8, 16) matrix, two steps: v stays 0, the "
-              "update is a finite zero, no NaN (dion #24)", &o);
+    char comment[256];
+    if (normuon)
+      set_normuon(&o);
+    snprintf(comment, sizeof comment, "%ssecond moment with zero gradients on a zero-initialised (8, 16) matrix, two "
+             "steps: v stays 0, the update is a finite zero, no NaN (dion #24)", normuon ? NORMUON_HEAD : "");
+    begin(&c, comment, &o);
     int i = param(g, &c, "out_proj", shape2(8, 16), 0);
     memset(c.init[i], 0, numel(&c, i) * sizeof(float));
     grad_zero(&c, 0, i), grad_zero(&c, 1, i);
@@ -1315,7 +1338,9 @@ void gen_area_momentum(gen_ctx *g)
   if (defaults(g).coeff_order == MUONREF_ORDER_LIST) /* optax: after every other case, so their inputs stay */
     momentum_coeff_list(g);
   if (defaults(g).moment2 != MUONREF_MOMENT2_NONE) /* only a profile with a second moment: the others' draws stay */
-    momentum_moment2(g);
+    momentum_moment2(g, 0);
+  if (has_key_kind(g, MUONREF_KEY_MOMENT2_METHOD) && defaults(g).moment2 != MUONREF_MOMENT2_LONGER)
+    momentum_moment2(g, 1); /* its other method, after the profile's own */
   if (has_key_kind(g, MUONREF_KEY_ALGO_TIMM)) /* timm's AdaMuon, after every other case */
     momentum_adamuon(g);
   if (!nemo_frozen(g) && defaults(g).coeff_order != MUONREF_ORDER_LIST) /* last (vector release 2026.12.8) */
@@ -2079,9 +2104,12 @@ static void errors_emerging(gen_ctx *g)
   for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
     muonref_options o = base(g, 0.02, 0.0);
     int shape = G[k].kind == 0 || G[k].kind == 5;
+    bad_input e = G[k];
+    if (shape && defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) /* adaptive_muon.py:286-287 */
+      e.msg = "AdaptiveMuon only supports 2D parameters";
     muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){1, {48}} : G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}}
                                                                                    : shape2(8, 16);
-    bad_input_case(g, &G[k], &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
+    bad_input_case(g, &e, &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
                    G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
   }
   /* after the others, so that their inputs stay (vector release 2026.12.5): mixin.py @fd77292
@@ -2461,7 +2489,8 @@ void gen_area_errors(gen_ctx *g)
     errors_timm(g);
     return;
   }
-  if (defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING) {
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING ||
+      defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) {
     errors_emerging(g);
     return;
   }

@@ -1609,9 +1609,10 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     /* Emerging-Optimizers (and Megatron on top of it) checks num_ns_steps and
      * the 2-D shape only: any other refusal is muonref's (a non-finite
      * option), the port's own way */
-    if ((d.catalogue == MUONREF_CATALOGUE_EMERGING || d.catalogue == MUONREF_CATALOGUE_MEGATRON) &&
-        strncmp(e.message, "num_ns_steps must be", 20) &&
-        strcmp(e.message, "Only 2D parameters are supported."))
+    if ((d.catalogue == MUONREF_CATALOGUE_EMERGING || d.catalogue == MUONREF_CATALOGUE_MEGATRON ||
+         d.catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) &&
+        strncmp(e.message, "num_ns_steps must be", 20) && strcmp(e.message, "Only 2D parameters are supported.") &&
+        strncmp(e.message, "AdaptiveMuon only supports 2D parameters", 40))
       c->error_any = 1;
     comment_append(c, " [profile %s refuses it at construction]", g->profile);
     int n = 0;

@@ -266,7 +266,14 @@ typedef enum muonref_catalogue {
    *          "Invalid muon_beta2: -0.5", between mu and betas; muonref's own
    *          rule for every catalogue (0 <= moment2_beta <= 1) refuses a
    *          muon_beta2 above 1, which dion runs */
-  MUONREF_CATALOGUE_NORMUON = 10
+  MUONREF_CATALOGUE_NORMUON = 10,
+  /* EMERGING_ADAPTIVE: Emerging-Optimizers' AdaptiveMuon (adaptive_muon.py
+   *          @fd77292; spec/profiles/emerging_adaptive.md 2): EMERGING's
+   *          checks; a parameter of another dimension than 2 is refused at
+   *          the step with "AdaptiveMuon only supports 2D parameters"
+   *          (adaptive_muon.py:286-287), under moment2 longer (its normuon)
+   *          first with ", got shape (3,)" appended (_init_group, 169-172) */
+  MUONREF_CATALOGUE_EMERGING_ADAPTIVE = 11
 } muonref_catalogue;
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon

@@ -157,11 +157,19 @@ typedef enum muonref_key_kind {
                              AdaMuon's group['eps']): a Muon group moment2_eps (`(v /
                              bias_correction2).sqrt_().add_(group['eps'])`), an AdamW group
                              adam_eps; a group without use_muon sets both.  Written from the
-                             group's branch */
+                             group's branch */,
+  MUONREF_KEY_MOMENT2_METHOD /* Emerging-Optimizers' moment2_method (adaptive_muon.py @fd77292
+                             _apply_moment2_normalization): "adamuon" moment2 element,
+                             moment2_eps_mode add, moment2_rescale none; "normuon" moment2
+                             longer, moment2_eps_mode clamp, moment2_rescale norm; neither with
+                             a bias correction (spec/muon.md 7.4); another string: "Invalid
+                             second moment method: X" (at the step, _init_group).  "namo" has
+                             no field.  Written as the method whose four fields equal the
+                             options', else "?" (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_EPS_BY_BRANCH + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_MOMENT2_METHOD + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's
