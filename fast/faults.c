@@ -291,6 +291,12 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                      "kozistr/pytorch_optimizer optimizer/shampoo_utils.py @7a076d2f "
                                                      "zero_power_via_newton_schulz_5 (spec/profiles/"
                                                      "pytorch_optimizer.md 10)"},
+  [MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2] = {"adaptive_scale_before_moment2", "the Muon scale (and "
+                                                   "extra_scale_factor) applied to the Newton-Schulz output before "
+                                                   "its second moment, not after: the moment stores s^2 v and the "
+                                                   "scale cancels in the normalised update",
+                                                   "NVIDIA-NeMo/Emerging-Optimizers adaptive_muon.py from 7d604f1 "
+                                                   "(v0.2.0) to the parent of c597a49 (fixed in v0.3.0)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -455,6 +461,8 @@ void muonref_fault_moment2_plan(int f, const muonref_options *o, muonref_moment2
 void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
                              muonref_muon_plan *p)
 {
+  if (f == MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2 && o->moment2 != MUONREF_MOMENT2_NONE && !p->update_scale)
+    p->alpha = o->lr; /* the scale went into the second moment's input (fast/optimizer.c moment2_apply) */
   if (f == MUONREF_FAULT_CAUTIOUS_WD_STRICT && p->cautious)
     p->cautious = 2;
   switch (f) {

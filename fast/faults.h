@@ -126,6 +126,8 @@ enum {
   /* faults of bf16 parameters (area dtypes, issue 26) */
   MUONREF_FAULT_TORCH_ALIAS_BUFFER, /* set by the harness (vectors/run_fast.c): it knows a parameter's dtype */
   MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE, /* set by the harness (vectors/run_fast.c), as torch_alias_buffer */
+  /* faults of Emerging-Optimizers' AdaptiveMuon (spec/profiles/emerging_adaptive.md 9) */
+  MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2,
   MUONREF_FAULT_COUNT
 };
 

@@ -530,6 +530,13 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
   MUONREF_HOOK(muonref_fault_moment2_plan(opt->fault, p->options, &m));
   const muonref_route *r = &p->route;
   size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = p->state.moment2_numel / r->batch;
+  if (FAULT_IS(opt, ADAPTIVE_SCALE_BEFORE_MOMENT2)) { /* O <- s O first (the plan's alpha is lr alone) */
+    muonref_muon_plan pl;
+    muonref_muon_plan_make(p->options, r, &pl);
+    if (!pl.update_scale)
+      for (size_t j = 0; j < r->numel; j++)
+        O[j] = (float)(pl.scale * (double)O[j]);
+  }
   const float *V = p->state.moment2;
   float *V2p = V2; /* v' in the parameter's order */
   int perm = muonref_moment2_interleaved(p->options, r);
