@@ -931,6 +931,53 @@ class EmergingAdapter(Adapter):
             torch.set_float32_matmul_precision(old)
 
 
+class EmergingAdaptiveAdapter(EmergingAdapter):
+    """NVIDIA-NeMo/Emerging-Optimizers' AdaptiveMuon (spec/profiles/emerging_adaptive.md):
+    emerging's mapping, with lr, momentum and weight_decay also passed as the three required
+    positionals (the first group's; each group dict keeps its own), moment2_method one more
+    optimizer keyword (passed where a case gives it, else upstream's default "adamuon"), beta2
+    and eps group keys; Newton-Schulz as emerging's (quintic on the profile's own cases).
+    Reads back momentum_buffer, and moment2_buffer as the protocol's moment2 (adamuon: the
+    parameter's shape; normuon: (rows, 1) when rows >= cols, else (1, cols)); no step in the
+    state (the driver counts the steps with a gradient)."""
+
+    name = 'emerging_adaptive'
+    SCHEDULE_KEYS = dict(EmergingAdapter.SCHEDULE_KEYS, moment2_beta='beta2')
+    OPTIMIZER_KEYS = EmergingAdapter.OPTIMIZER_KEYS + ('moment2_method',)
+    # adaptive_muon.py:72-74 gives the three no default: an error case that gives only the option
+    # under test gets emerging's defaults (the record's placeholders, which no case relies on)
+    POSITIONALS = (('lr', 3e-4), ('momentum', 0.95), ('weight_decay', 0.01))
+
+    def construct_native(self, cls, groups):
+        """An emerging_adaptive vector: emerging's construct_native (the optimizer's keys, now with
+        moment2_method, from the first group; the rest, beta2 and eps among them, in each group
+        dict), the positionals from the first group."""
+        first = groups[0][0]
+        lr, momentum, weight_decay = (first.get(k, d) for k, d in self.POSITIONALS)
+        return super().construct_native(lambda entries, **kw: cls(entries, lr, momentum, weight_decay, **kw), groups)
+
+    def construct(self, cls, groups):
+        """Another profile's vector (nemo's names): emerging's, the positionals from the first
+        group's entries; moment2_method, beta2 and eps keep upstream's defaults (no nemo option
+        sets them)."""
+        first = self.group_entries(groups[0][0])
+        return super().construct(
+            lambda entries, **kw: cls(entries, first['lr'], first['momentum'], first['weight_decay'], **kw), groups)
+
+    def ns_roles(self, profile, steps):
+        """The profile's own cases: emerging's defaults (quintic, cycled; eps 1e-15), as on
+        emerging's; another profile's: Keller's triple (the preset "simple")."""
+        if self.is_profile(profile, 'emerging_adaptive'):
+            return {'steps': steps, 'coefficients': 'quintic'}
+        return super().ns_roles(profile, steps)
+
+    def read_state(self, state, steps_with_grad):
+        out = super().read_state(state, steps_with_grad)
+        if out and 'momentum_buffer' in out and 'moment2_buffer' in state:
+            out['moment2'] = state['moment2_buffer']
+        return out
+
+
 class DionAdapter(Adapter):
     """dion.Muon (spec/profiles/dion.md): groups by algorithm, beta1/beta2 group keys, one
     epsilon, Polar Express with no step count."""
@@ -1371,4 +1418,4 @@ class NorMuonAdapter(DionAdapter):
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
                                 DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
                                 KerasAdapter(), NorMuonAdapter(), PytorchOptimizerAdapter(),
-                                PytorchOptimizerAdaMuonAdapter())}
+                                PytorchOptimizerAdaMuonAdapter(), EmergingAdaptiveAdapter())}
