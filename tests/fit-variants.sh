@@ -394,6 +394,32 @@ make_variant pytorch_optimizer_step_per_param torch_pytorch_optimizer_port.py " 
   "        state['step'] = t = state.get('step', 0) + 1" &&
   run_variant pytorch_optimizer_step_per_param Muon pytorch_optimizer "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
   diag pytorch_optimizer_step_per_param 'nearest run is the option change adam_step_global true -> false: .*; against that run the port.s result fails on state\[0\]\.step: 3, expected 2'
+# Emerging-Optimizers' AdaptiveMuon as v0.2.0 ran it (spec/profiles/emerging_adaptive.md 9, faults 1 and 2): the
+# scale before the second moment, and normuon without its norm restored. One fault explains most failures; the
+# normuon cases also lack the restore, which no single change gives: the report adds the pair that explains them,
+# though it explains fewer failures in all than the single (spec/vectors.md 7)
+"$python" - "$srcdir/tests/torch_emerging_adaptive_port.py" "$work/adaptive_v020.py" <<'PY' &&
+import sys
+s = open(sys.argv[1]).read()
+edits = [("n = self._moment2(o, state['moment2_buffer']",
+          "n = self._moment2(o * scale_factor(o.size(-2), o.size(-1), self.scale_mode) * self.extra_scale_factor, "
+          "state['moment2_buffer']"),
+         ("n = n * scale_factor(n.size(-2), n.size(-1), self.scale_mode) * self.extra_scale_factor", "n = n"),
+         ("return n * (torch.linalg.vector_norm(o) / torch.linalg.vector_norm(n).clamp_min(eps))", "return n")]
+for old, new in edits:
+    assert s.count(old) == 1, old
+    s = s.replace(old, new)
+open(sys.argv[2], 'w').write(s)
+PY
+  run_variant adaptive_v020 AdaptiveMuon emerging_adaptive "$v/emerging_adaptive/emerging_adaptive_momentum.json" &&
+  { first=$(grep -m 1 '^explained: ' "$work/adaptive_v020.out")
+    pair=$(grep '^explained: .* and normuon_no_rescale (.*that no single change explains' "$work/adaptive_v020.out")
+    if echo "$first" | grep -q '^explained: adaptive_scale_before_moment2 (' && [ -n "$pair" ]; then
+      echo "ok: adaptive_v020: $first; $pair"
+    else
+      echo "FAIL: adaptive_v020: the fault first and a pair with normuon_no_rescale for the rest expected:"
+      grep '^explained' "$work/adaptive_v020.out"; status=1
+    fi; }
 # kozistr/pytorch_optimizer's AdaMuon (spec/profiles/pytorch_optimizer_adamuon.md 12): the test port without its
 # rescale to unit norm (M:601 removed) is what timm's AdaMuon without its RMS norm gives
 make_variant adamuon_no_rescale torch_pytorch_optimizer_adamuon_port.py '        o.div_(o.norm().add_(eps))                        # NS_DTYPE norm, + eps in NS_DTYPE' \

@@ -842,8 +842,8 @@ static int first_key_secondary(const muonref_profile *p, const field *f)
  * "None (fan_in)", Python's None and the spec's name of what it stands for)
  * where that spelling reads back as the value, else (no
  * key, a key that cannot spell it, a list) in the spec's spelling
- * (value_text). */
-static void key_value_text(const muonref_options *o, const field *f, const char *profile, char *buf, size_t n)
+ * (value_text).  Returns 1 where the key spelled it, 0 for the spec's. */
+static int key_value_text(const muonref_options *o, const field *f, const char *profile, char *buf, size_t n)
 {
   const muonref_profile *p = muonref_profile_get(profile);
   muonref_options full = *o; /* as a case would hold it (timm's algo "adamuon": its fields too) */
@@ -856,6 +856,7 @@ static void key_value_text(const muonref_options *o, const field *f, const char 
   muonref_options back;
   if (v && (muonref_case_options(j, profile, &back, "fit", NULL) != MUONREF_OK || !same_value(&back, &full, f)))
     v = NULL; /* the key cannot spell the value (timm's adjust_lr_fn has no fan_out) */
+  int spelled = v && !json_is_array(v);
   if (json_is_string(v))
     snprintf(buf, n, "%s", json_string_value(v));
   else if (json_is_null(v)) { /* a Python port's None, with the value it stands for (torch's adjust_lr_fn: fan_in) */
@@ -863,11 +864,12 @@ static void key_value_text(const muonref_options *o, const field *f, const char 
     value_text(o, f, t, sizeof t);
     snprintf(buf, n, "None (%s)", t);
   }
-  else if (v && !json_is_array(v))
+  else if (spelled)
     json_text(v, buf, n);
   else
     value_text(o, f, buf, n);
   json_decref(j);
+  return spelled;
 }
 
 void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char *buf, size_t n)
@@ -912,8 +914,8 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
       snprintf(buf, n, "%s's %s (any) -> %s", first_key(prof, f), f->name, a);
       return;
     }
-    key_value_text(&base, f, profile, a, sizeof a);
-    snprintf(buf, n, "%s (any) -> %s", first_key(prof, f), a);
+    int k = key_value_text(&base, f, profile, a, sizeof a);
+    snprintf(buf, n, "%s (any) -> %s", k ? first_key(prof, f) : f->name, a);
     return;
   }
   if (c->misread) { /* "KEY FROM read as TO": the profile's first key of the field, as for the option ignored */
@@ -925,8 +927,10 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
       snprintf(buf, n, "%s's %s %s read as %s", first_key(prof, f), f->name, a, b);
       return;
     }
-    key_value_text(&from, f, profile, a, sizeof a), key_value_text(&v, f, profile, b, sizeof b);
-    snprintf(buf, n, "%s %s read as %s", first_key(prof, f), a, b);
+    int ka = key_value_text(&from, f, profile, a, sizeof a), kb = key_value_text(&v, f, profile, b, sizeof b);
+    if (!ka || !kb) /* a value the key cannot spell (moment2_method has no "none"): both in the field's words */
+      value_text(&from, f, a, sizeof a), value_text(&v, f, b, sizeof b);
+    snprintf(buf, n, "%s %s read as %s", ka && kb ? first_key(prof, f) : f->name, a, b);
     return;
   }
   const char *pre = !c->only_default ? "" : c->branch == 1 ? "default (Muon groups) " : c->branch == 2 ? "default (AdamW groups) " : "default ";
