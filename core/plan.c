@@ -227,3 +227,5 @@ size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t 
   default: return i; /* ROWS */
   }
 }
+
+double muonref_moment2_rms_factor(size_t numel) { return 0.2 * sqrt((double)numel); }

@@ -129,6 +129,12 @@ void muonref_moment2_plan_make(const muonref_options *o, long t, muonref_moment2
  * batch reads, counted within that matrix's block (p->kind not NONE). */
 size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t cols, size_t i, size_t j);
 
+/* The factor of moment2_rescale RMS for a parameter of numel elements:
+ * 0.2 sqrt(numel) as binary64 computes it (AdaMuon's RMS alignment, arXiv
+ * 2507.11005 eq. 8; kozistr/pytorch_optimizer muon.py @7a076d2f:601
+ * `0.2 * math.sqrt(p.numel())`), the value the reference takes exactly. */
+double muonref_moment2_rms_factor(size_t numel);
+
 /* Whether the element-wise second moment of a parameter routed as r is
  * stored in another order than its matrices are computed in: moment2
  * element on a batch of matrices interleaved in the parameter (conv_mode

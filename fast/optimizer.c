@@ -570,7 +570,7 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
         norm_o += o * o, norm_n += n * n;
       }
     total += norm_n;
-    if (m.rescale == MUONREF_MOMENT2_RESCALE_UNIT)
+    if (m.rescale == MUONREF_MOMENT2_RESCALE_UNIT || m.rescale == MUONREF_MOMENT2_RESCALE_RMS)
       continue;
     double ratio = 1.0; /* NORM: dion `norm_U / norm_U_new.clamp(min=1e-8)` */
     if (m.rescale == MUONREF_MOMENT2_RESCALE_NORM)
@@ -585,9 +585,11 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
   }
   for (size_t j = 0; perm && j < r->numel; j++)
     V2p[j] = V2[muonref_route_matrix_index(r, j)];
-  if (m.rescale != MUONREF_MOMENT2_RESCALE_UNIT)
+  if (m.rescale != MUONREF_MOMENT2_RESCALE_UNIT && m.rescale != MUONREF_MOMENT2_RESCALE_RMS)
     return;
   double f = 1.0 / (sqrt(total) + m.eps); /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
+  if (m.rescale == MUONREF_MOMENT2_RESCALE_RMS) /* times 0.2 sqrt(numel), the binary64 factor */
+    f *= muonref_moment2_rms_factor(r->numel);
   for (size_t b = 0; b < r->batch; b++)
     for (size_t i = 0; i < rows; i++)
       for (size_t j = 0; j < cols; j++) {

@@ -345,16 +345,20 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
       eO[e] = (dk > 0 ? eO[e] / dk * rt * 2 : 0) + rel_part(O->e[e], 8 * relmax + 32 * (count + n + 64));
     }
   }
-  if (!st && m.rescale == MUONREF_MOMENT2_RESCALE_UNIT) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
+  int unit = m.rescale == MUONREF_MOMENT2_RESCALE_UNIT || m.rescale == MUONREF_MOMENT2_RESCALE_RMS;
+  double rms = m.rescale == MUONREF_MOMENT2_RESCALE_RMS ? muonref_moment2_rms_factor(n) : 1.0;
+  if (!st && unit) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)`; RMS: times 0.2 sqrt(numel) */
     mpfr_sqrt(total, total, MPFR_RNDN);
     mpfr_add(total, total, eps, MPFR_RNDN);
     if (mpfr_zero_p(total))
       mpfr_set_inf(total, 1); /* eps 0 and N = 0: the zero update stays zero */
-    for (size_t e = 0; e < n; e++)
+    for (size_t e = 0; e < n; e++) {
       mpfr_div(O->e[e], O->e[e], total, MPFR_RNDN);
+      mpfr_mul_d(O->e[e], O->e[e], rms, MPFR_RNDN);
+    }
   }
   if (!st && eO && m.rescale != MUONREF_MOMENT2_RESCALE_NORM) {
-    double f = m.rescale == MUONREF_MOMENT2_RESCALE_UNIT ? 1.0 / fmax(mpfr_get_d(total, MPFR_RNDD), 0x1p-1074) : 1.0;
+    double f = unit ? rms / fmax(mpfr_get_d(total, MPFR_RNDD), 0x1p-1074) : 1.0;
     for (size_t e = 0; e < n; e++) {
       size_t bb = e / mat, i = (e % mat) / cols, j = e % cols;
       double dk = dd[bb * per + muonref_moment2_index(&m, rows, cols, i, j)];

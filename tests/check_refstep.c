@@ -178,6 +178,62 @@ START_TEST(unfused_step_with_second_moment_tracks_exact)
 }
 END_TEST
 
+/* moment2_rescale RMS (options.h) is UNIT times 0.2 sqrt(numel): over two steps of an element-wise second
+ * moment on a (12, 20) matrix, the exact move under RMS is 0.2 sqrt(240) times the exact move under UNIT (up
+ * to the binary32 roundings of the stored parameters), and the fast fp32 step follows the exact one under RMS
+ * (1e-4 of the move).  The expected moves are the reference's; only the factor comes from the definition. */
+START_TEST(rms_rescale_is_unit_times_the_rms_factor)
+{
+  static const muonref_shape SH = {2, {12, 20}};
+  muonref_options o = variant(2);
+  o.use_muon = MUONREF_USE_MUON_TRUE, o.lr = 0.1, o.scale_mode = MUONREF_SCALE_NONE;
+  o.moment2 = MUONREF_MOMENT2_ELEMENT, o.moment2_beta = 0.95, o.moment2_eps = 1e-8;
+  o.moment2_rescale = MUONREF_MOMENT2_RESCALE_RMS;
+  muonref_options ou = o;
+  ou.moment2_rescale = MUONREF_MOMENT2_RESCALE_UNIT;
+  muonref_group grp = {o, 1, &SH};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  const muonref_route *r = muonref_optimizer_route(opt, 0);
+  size_t n = r->numel, m2n = muonref_moment2_numel(&o, r);
+  ck_assert_uint_eq(m2n, n);
+  tu_rng rng = {tu_seed(31) + 97};
+  float *fp = malloc(n * 4), *g = malloc(n * 4), *p0 = malloc(n * 4), *v = calloc(m2n, 4), *vu = calloc(m2n, 4);
+  ref_param rp, ru;
+  tu_fill_normal(&rng, fp, n, 1.0);
+  memcpy(p0, fp, n * 4);
+  ref_param_init(&rp, n, fp), ref_param_init(&ru, n, fp);
+  ref_param_bind(&rp, 1), ref_param_bind(&ru, 1);
+  rp.st.moment2 = v, rp.st.moment2_numel = m2n, ru.st.moment2 = vu, ru.st.moment2_numel = m2n;
+  for (int s = 1; s <= 2; s++) {
+    tu_fill_normal(&rng, g, n, 0.5);
+    muonref_grad gr = {g, MUONREF_DENSE, MUONREF_FLOAT32};
+    float *pp = fp;
+    ck_assert_int_eq(muonref_optimizer_step(opt, 1, &pp, &gr, &e), MUONREF_OK);
+    ck_assert_msg(muonref_ref_step(&o, r, rp.p, &rp.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+    ck_assert_msg(muonref_ref_step(&ou, r, ru.p, &ru.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+  }
+  double c = 0.2 * sqrt(240.0), move = 0, dfac = 0, dfast = 0, pmax = 0;
+  for (size_t k = 0; k < n; k++)
+    pmax = fmax(pmax, fmax(fabs((double)p0[k]), fmax(fabs((double)rp.p[k]), fabs((double)ru.p[k]))));
+  double half_ulp = ldexp(1.0, ilogb(pmax) - 24); /* each stored parameter's rounding */
+  for (size_t k = 0; k < n; k++) {
+    double mr = (double)rp.p[k] - (double)p0[k], mu = (double)ru.p[k] - (double)p0[k];
+    move = fmax(move, fabs(mr));
+    dfac = fmax(dfac, fabs(mr - c * mu));
+    dfast = fmax(dfast, fabs((double)rp.p[k] - (double)fp[k]));
+  }
+  ck_assert_msg(move > 1e-3, "the RMS move %g is too small to tell the factor", move);
+  /* mr and mu each carry two roundings of a stored parameter: |mr - c mu| <= 2 (1 + c) half_ulp */
+  ck_assert_msg(dfac <= 1e-6 * move + 2 * (1 + c) * half_ulp,
+                "the RMS move is not 0.2 sqrt(240) times the unit one: off by %g of %g", dfac, move);
+  ck_assert_msg(dfast <= 1e-4 * move, "fast off by %g of a move of %g", dfast, move);
+  free(fp), free(g), free(p0), free(v), free(vu), ref_param_free(&rp), ref_param_free(&ru);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
 /* x = a b + c d at 1024 bits, rounded by MPFR's mpfr_get_flt. */
 static float oracle_fmma(double a, double b, double c, double d, mpfr_t out)
 {
@@ -535,6 +591,7 @@ int main(void)
   tcase_set_timeout(t, 600);
   tcase_add_loop_test(t, exact_step_tracks_fast_fp32_step, 0, 8);
   tcase_add_loop_test(t, unfused_step_with_second_moment_tracks_exact, 0, 3);
+  tcase_add_test(t, rms_rescale_is_unit_times_the_rms_factor);
   tcase_add_test(t, adamw_outputs_are_correctly_rounded);
   tcase_add_test(t, muon_outputs_are_correctly_rounded);
   tcase_add_loop_test(t, precision_doubling_step, 0, 8);

@@ -427,6 +427,13 @@ make_variant adamuon_no_rescale torch_pytorch_optimizer_adamuon_port.py '       
   run_variant adamuon_no_rescale AdaMuon pytorch_optimizer_adamuon \
     "$v/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_momentum.json" &&
   fitted adamuon_no_rescale 'timm_adamuon_no_rms_norm'
+# the same port "fixed" to the AdaMuon paper's RMS alignment (its 0.2 sqrt(numel) after the norm, so it no longer
+# cancels, on top of use_adjusted_lr's scale): moment2_rescale rms (spec/muon.md 7.4), not a scale rule
+make_variant adamuon_double_scale torch_pytorch_optimizer_adamuon_port.py '        o.div_(o.norm().add_(eps))                        # NS_DTYPE norm, + eps in NS_DTYPE' \
+  '        o.div_(o.norm().add_(eps)).mul_(gain)' &&
+  run_variant adamuon_double_scale AdaMuon pytorch_optimizer_adamuon \
+    "$v/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_momentum.json" &&
+  fitted adamuon_double_scale 'moment2_rescale unit -> rms'
 # the same port's AdamW without bias correction (sqrt(v) + eps, m unscaled): the fault adam_no_bias_correction
 # alone, not paired with adam_eps_corrected (the fault kept eps / sqrt(bc2) of the uncorrected eps form before)
 make_variant adamuon_adam_no_bc torch_pytorch_optimizer_adamuon_port.py \

@@ -557,11 +557,19 @@ typedef enum muonref_moment2 {
  *   UNIT: the whole parameter to unit Frobenius norm, N / (||N||_F +
  *         moment2_eps) (AdaMuon's RMS alignment, eq. 8 of arXiv:2507.11005,
  *         whose 0.2 sqrt(numel) is scale_mode RMS_NUMEL: timm
- *         `update_adaptive / update_adaptive.norm().add_(eps)`) */
+ *         `update_adaptive / update_adaptive.norm().add_(eps)`)
+ *   RMS:  UNIT times 0.2 sqrt(numel) (numel: the whole parameter's; the
+ *         binary64 value, as scale_mode RMS_NUMEL takes it): AdaMuon's RMS
+ *         alignment in the rescale itself, `update.div_(update.norm()
+ *         .add_(eps)).mul_(0.2 * math.sqrt(p.numel()))`, the order that
+ *         kozistr/pytorch_optimizer's AdaMuon (muon.py @7a076d2f:601)
+ *         reverses so that the factor cancels; a port that "fixes" it
+ *         scales twice (no profile's default) */
 typedef enum muonref_moment2_rescale {
   MUONREF_MOMENT2_RESCALE_NONE = 0,
   MUONREF_MOMENT2_RESCALE_NORM = 1,
-  MUONREF_MOMENT2_RESCALE_UNIT = 2
+  MUONREF_MOMENT2_RESCALE_UNIT = 2,
+  MUONREF_MOMENT2_RESCALE_RMS = 3
 } muonref_moment2_rescale;
 
 /* How the Muon branch's decoupled weight decay uses the lr (spec/muon.md 4):
