@@ -2105,10 +2105,13 @@ static void errors_emerging(gen_ctx *g)
     muonref_options o = base(g, 0.02, 0.0);
     int shape = G[k].kind == 0 || G[k].kind == 5;
     bad_input e = G[k];
-    if (shape && defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) /* adaptive_muon.py:286-287 */
-      e.msg = "AdaptiveMuon only supports 2D parameters";
     muonref_shape s0 = G[k].kind == 0 ? (muonref_shape){1, {48}} : G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}}
                                                                                    : shape2(8, 16);
+    muonref_route r;
+    muonref_error re;
+    if (shape && defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE &&
+        muonref_route_param(&o, &s0, &r, &re) != MUONREF_OK) /* its words, by its moment2 (core/route.c) */
+      e.msg = re.message;
     bad_input_case(g, &e, &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
                    G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
   }
