@@ -68,17 +68,17 @@ static const muonref_options nemo_defaults = {
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"adam_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
-  {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adam_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const nemo_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -150,14 +150,14 @@ static const muonref_options torch_defaults = {
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"ns_coefficients", MUONREF_KEY_COEFF3, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_coefficients", MUONREF_KEY_COEFF3, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const torch_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -230,14 +230,14 @@ static const muonref_options moonlight_defaults = {
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
 static const muonref_option_key moonlight_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"wd", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"adamw_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"wd", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adamw_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const moonlight_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -371,12 +371,12 @@ static const muonref_options keller_adam_defaults = {
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
 static const muonref_option_key keller_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const keller_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -458,23 +458,23 @@ static const muonref_options timm_defaults = {
  * before them stay as published); algo "adamuon" takes its beta2 from betas, its eps from eps and
  * changes what adjust_lr_fn means (the key kind algo_timm, include/muonref/profile.h). */
 static const muonref_option_key timm_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"ns_coefficients", MUONREF_KEY_COEFF_LIST, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
-  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
-  {"safety_factor", MUONREF_KEY_REAL, offsetof(muonref_options, ns_safety), MUONREF_KEY_ANY, 0, 0},
-  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"conv_mode", MUONREF_KEY_CONV_MODE_TIMM, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 1},
-  {"normalize_spatial", MUONREF_KEY_BOOL, offsetof(muonref_options, normalize_spatial), MUONREF_KEY_ANY, 0, 1},
-  {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"algo", MUONREF_KEY_ALGO_TIMM, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1},
-  {"scale_eps", MUONREF_KEY_SCALE_EPS, offsetof(muonref_options, eps_mode), MUONREF_KEY_ANY, 0, 1},
-  {"use_fallback", MUONREF_KEY_USE_FALLBACK, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 1},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_coefficients", MUONREF_KEY_COEFF_LIST, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
+  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"safety_factor", MUONREF_KEY_REAL, offsetof(muonref_options, ns_safety), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"conv_mode", MUONREF_KEY_CONV_MODE_TIMM, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 1, 0},
+  {"normalize_spatial", MUONREF_KEY_BOOL, offsetof(muonref_options, normalize_spatial), MUONREF_KEY_ANY, 0, 1, 0},
+  {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"algo", MUONREF_KEY_ALGO_TIMM, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 0},
+  {"scale_eps", MUONREF_KEY_SCALE_EPS, offsetof(muonref_options, eps_mode), MUONREF_KEY_ANY, 0, 1, 0},
+  {"use_fallback", MUONREF_KEY_USE_FALLBACK, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 1, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const timm_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -560,16 +560,16 @@ static const muonref_options dion_defaults = {
  * use_gram_newton_schulz, use_triton, use_polar_express (True) and newton_schulz_func are left at
  * dion's defaults (not expressible). */
 static const muonref_option_key dion_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 1},
-  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 0},
-  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 1, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -657,15 +657,15 @@ static const muonref_options emerging_defaults = {
  * fp32_matmul_prec ("medium": bf16), use_syrk and weight_update_hook stay at their defaults (not
  * expressible). */
 static const muonref_option_key emerging_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1},
-  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
-  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
 };
 static const char *const emerging_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -747,21 +747,21 @@ static const muonref_options paddle_defaults = {
  * weight_decay (spec/profiles/paddle.md 1, 10). grad_clip, multi_precision, ns_matmul_dtype (the
  * ns_format) are left out. */
 static const muonref_option_key paddle_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
-  {"ns_coeffs", MUONREF_KEY_NS_COEFFS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"adam_epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
-  {"lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
-  {"muon_version", MUONREF_KEY_MUON_VERSION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"muon_exclude_patterns", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0},
-  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
+  {"ns_coeffs", MUONREF_KEY_NS_COEFFS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adam_epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0},
+  {"muon_version", MUONREF_KEY_MUON_VERSION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"muon_exclude_patterns", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -848,20 +848,20 @@ static const muonref_options optax_defaults = {
  * adam_eps_root are written only where a case sets them otherwise (optional: the cases before them
  * stay as published). */
 static const muonref_option_key optax_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"beta", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"adaptive", MUONREF_KEY_BOOL, offsetof(muonref_options, nuclear_scale), MUONREF_KEY_ANY, 0, 1},
-  {"preconditioning", MUONREF_KEY_PRECONDITIONING, offsetof(muonref_options, ns_precondition), MUONREF_KEY_ANY, 0, 1},
-  {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
-  {"adam_eps_root", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps_root), MUONREF_KEY_ANY, 0, 1},
-  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0},
-  {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1},
+  {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 1},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"beta", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1},
+  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"adaptive", MUONREF_KEY_BOOL, offsetof(muonref_options, nuclear_scale), MUONREF_KEY_ANY, 0, 1, 1},
+  {"preconditioning", MUONREF_KEY_PRECONDITIONING, offsetof(muonref_options, ns_precondition), MUONREF_KEY_ANY, 0, 1, 1},
+  {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_eps_root", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps_root), MUONREF_KEY_ANY, 0, 1, 1},
+  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0, 1},
+  {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
 };
 static const char *const optax_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -949,19 +949,19 @@ static const muonref_options megatron_defaults = {
  * optimizer/__init__.py: torch.optim.Adam, or FusedAdam adam_w_mode=False); Muon keeps the
  * decoupled decay (get_megatron_muon_optimizer does not pass it on). */
 static const muonref_option_key megatron_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
-  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
-  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1},
-  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0},
-  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1, 1},
+  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const megatron_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1043,22 +1043,22 @@ static const muonref_options keras_defaults = {
  * loss_scale_factor, gradient_accumulation_steps and name stay at their defaults (not expressible).
  * weight_decay and adam_weight_decay None are written 0 (no decay, the same step). */
 static const muonref_option_key keras_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0},
-  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0},
-  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0},
-  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0},
-  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0},
-  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0},
-  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0, 1},
+  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1},
+  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1},
+  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0, 1},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 1},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
 };
 static const char *const keras_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1143,16 +1143,16 @@ static const muonref_options normuon_defaults = {
  * original shape, not the flattened matrix; normuon.md 6), use_gram_newton_schulz, use_triton,
  * use_polar_express (True) and newton_schulz_func are left at dion's defaults (not expressible). */
 static const muonref_option_key normuon_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 0},
-  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 0, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const normuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1288,15 +1288,15 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
  * constructor's adamw_lr, adamw_betas, adamw_eps and adamw_wd are the AdamW groups' defaults. */
 static const muonref_option_key pytorch_optimizer_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_MUON_ONLY, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0},
-  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
+  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const pytorch_optimizer_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1435,13 +1435,13 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
  * use_muon (required) and weight_decouple. The constructor's adamw_lr, adamw_betas and adamw_wd are
  * the AdamW groups' defaults. */
 static const muonref_option_key pytorch_optimizer_adamuon_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"betas", MUONREF_KEY_BETAS_BY_BRANCH, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0},
-  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0},
-  {"eps", MUONREF_KEY_EPS_BY_BRANCH, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"betas", MUONREF_KEY_BETAS_BY_BRANCH, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
+  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
+  {"eps", MUONREF_KEY_EPS_BY_BRANCH, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
 };
 static const char *const pytorch_optimizer_adamuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1530,18 +1530,18 @@ static const muonref_options emerging_adaptive_defaults = {
  * only where a case sets normuon; its namo (a scalar v of ||G||^2, O ||U|| / (sqrt(v) + eps)) has
  * no field. No area defaults: the three required positionals have no default to observe. */
 static const muonref_option_key emerging_adaptive_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0},
-  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1},
-  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1},
-  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0},
-  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0},
-  {"moment2_method", MUONREF_KEY_MOMENT2_METHOD, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1},
-  {"beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 1, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
+  {"moment2_method", MUONREF_KEY_MOMENT2_METHOD, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 1},
+  {"beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 1, 0, 0},
 };
 static const char *const emerging_adaptive_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",

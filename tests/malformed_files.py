@@ -466,6 +466,28 @@ check('wrong_param_shape_fails_its_case',
       f"params[0]: shape {shape(transposed(mp))}, expected {shape(mp)}" in fail_lines.get(('nemo_momentum.json', mo['tcId']), ''),
       fail_lines.get(('nemo_momentum.json', mo['tcId']), 'no FAIL line'))
 
+# ---- keys of the optimizer's own (scope init) given two values by a case's groups: no port can run the
+# case, so the file is malformed (exit 2), never the implementation's failure; and a value muonref has no
+# field for ("namo") is refused as such, not run
+ea = os.path.join(src, 'vectors', 'emerging_adaptive')
+for name, change, fragment in (
+        ('init_key_differs', lambda t: (t['groups'][0]['options'].update(moment2_method='adamuon'),
+                                        t['groups'][1]['options'].update(moment2_method='normuon')),
+         '"moment2_method" is the optimizer\'s own keyword'),
+        ('moment2_method_namo', lambda t: [g['options'].update(moment2_method='namo') for g in t['groups']],
+         '"namo" has no muonref field')):
+    with open(os.path.join(ea, 'emerging_adaptive_schedule.json')) as f:
+        doc = json.load(f)
+    t = next(t for g in doc['testGroups'] for t in g['tests'] if len(t.get('groups', [])) > 1)
+    change(t)
+    path = os.path.join(tmp, 'emerging_adaptive_schedule.json')
+    with open(path, 'w') as f:
+        json.dump(doc, f)
+    for impl in ('fast-fp32', 'fast-bf16'):
+        expect2(f'{name}_{impl}', ['--impl', impl, path], 'emerging_adaptive_schedule.json', f"tcId {t['tcId']}",
+                fragment)
+    os.remove(path)
+
 # ---- and the committed vectors stay valid
 for impl in ('fast-fp32', 'fast-bf16'):
     rc, err = run(['--impl', impl, vec])

@@ -215,8 +215,16 @@ printf '%s\n' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"n
 # a second-moment field set while moment2 is none has no effect: refused, not silently untested
 refuse inertrescale 'member "defaults": moment2_rescale is set while moment2 is "none"' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"moment2_rescale\": \"unit\"}}"
-refuse inertbeta 'member "defaults": moment2_beta is set while moment2 is "none"' \
+refuse inertbeta 'member "defaults": moment2_beta is set (inherited from the base '"'"'normuon'"'"') while moment2 is "none"' \
   "{\"name\": \"mine\", \"base\": \"normuon\", $S, \"defaults\": {\"moment2\": \"none\", \"moment2_rescale\": \"none\"}}"
+# bf16_refusal is inherited (a copy of emerging refuses bf16 parameters as emerging does); null clears it
+printf '%s\n' "{\"name\": \"mine\", \"base\": \"emerging\", $S}" >"$work/refusal.json"
+printf '%s\n' "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"bf16_refusal\": null}" >"$work/norefusal.json"
+"$muonref" profile --json --profile-file "$work/refusal.json" >"$work/refusal.out" 2>&1
+"$muonref" profile --json --profile-file "$work/norefusal.json" >"$work/norefusal.out" 2>&1
+grep -q '"message": "Input tensor x must be in float32, got torch.bfloat16"' "$work/refusal.out" &&
+  ! grep -q '"bf16_refusal"' "$work/norefusal.out" && ok ||
+  bad refusal-inherit "inherited: $(grep -c bf16_refusal "$work/refusal.out"), cleared: $(grep -c bf16_refusal "$work/norefusal.out")"
 refuse unmodeledempty 'member "bf16_unmodeled": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"bf16_unmodeled\": \"\"}"
 
 # 4. keys whose fields follow the group's branch (kinds betas_by_branch, eps_by_branch): a Muon group's

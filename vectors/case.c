@@ -620,6 +620,9 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
     if (m >= 0) {
       o->moment2 = MOMENT2_METHODS[m].moment2, o->moment2_eps_mode = MOMENT2_METHODS[m].eps_mode;
       o->moment2_rescale = MOMENT2_METHODS[m].rescale, o->moment2_bias_correction = 0;
+    } else if (s && !strcmp(s, "namo")) { /* upstream's third method: a scalar v of ||G||_F^2, no field */
+      return bad(err, where, k->name, "\"adamuon\" or \"normuon\" (\"namo\" has no muonref field: "
+                                      "spec/profiles/emerging_adaptive.md 5.3)");
     } else if (s) { /* Emerging-Optimizers adaptive_muon.py @fd77292 _init_group, at the step */
       return muonref_fail(err, MUONREF_EOPTION, "Invalid second moment method: %s", s);
     } else {

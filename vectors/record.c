@@ -416,6 +416,9 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
       return fail_member(err, path, ms, "must be one of ('group', 'init', 'group_only', 'route')");
     r->scopes[i] = (muonref_key_scope)s;
   }
+  /* one value for every group where the port takes it once; a port built by its own adapter (paddle's
+   * per-parameter callables: apply_decay_param_fun turns weight_decay off per name) may differ per group */
+  k->init = r->scopes[i] == MUONREF_SCOPE_INIT && strcmp(r->port.constructor, "adapter");
   const json_t *sch = json_object_get(e, "schedulable");
   if (sch && !json_is_boolean(sch)) {
     snprintf(mb, sizeof mb, "%s.schedulable", m);
@@ -660,7 +663,8 @@ static void link_row(muonref_record *r)
  * beta, eps, eps mode, bias correction and rescale have no effect: a record
  * that sets one (AdaMuon's rescale on a port without the second moment) says
  * something the vectors would silently not test. */
-static int check_moment2_inert(const muonref_options *d, const char *path, muonref_error *err)
+static int check_moment2_inert(const muonref_options *d, const muonref_record *base, const char *path,
+                               muonref_error *err)
 {
   static const struct { const char *name, *inert; } F[] = {
     {"moment2_rescale", "\"none\""}, {"moment2_beta", "0"}, {"moment2_eps", "0"},
@@ -669,10 +673,14 @@ static int check_moment2_inert(const muonref_options *d, const char *path, muonr
   const int set[] = {d->moment2_rescale != MUONREF_MOMENT2_RESCALE_NONE, d->moment2_beta != 0.0,
                      d->moment2_eps != 0.0, d->moment2_eps_mode != MUONREF_EPS_ADD, d->moment2_bias_correction != 0};
   for (size_t i = 0; d->moment2 == MUONREF_MOMENT2_NONE && i < sizeof F / sizeof F[0]; i++)
-    if (set[i])
+    if (set[i]) {
+      const muonref_option_field *f = muonref_option_field_named(F[i].name);
+      int inherited = base && f && field_equal(d, &base->defaults, f);
       return fail_member(err, path, "defaults",
-                         "%s is set while moment2 is \"none\": without a second moment it has no effect (set "
-                         "moment2, or %s to %s; spec/muon.md 7.4)", F[i].name, F[i].name, F[i].inert);
+                         "%s is set%s%s%s while moment2 is \"none\": without a second moment it has no effect (set "
+                         "moment2, or %s to %s; spec/muon.md 7.4)", F[i].name, inherited ? " (inherited from the base '" : "",
+                         inherited ? base->name : "", inherited ? "')" : "", F[i].name, F[i].inert);
+    }
   return MUONREF_OK;
 }
 
@@ -792,7 +800,9 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
   if ((v = json_object_get(j, "bf16_unmodeled")) &&
       (st = get_string(j, "bf16_unmodeled", r->bf16_unmodeled, sizeof r->bf16_unmodeled, path, "bf16_unmodeled", 1, err)))
     return st;
-  if ((v = json_object_get(j, "bf16_refusal")) && (st = read_bf16_refusal(v, r, path, err)))
+  if ((v = json_object_get(j, "bf16_refusal")) && json_is_null(v)) /* the base's refusal cleared: this port runs bf16 */
+    *r->bf16_refusal_status = 0, *r->bf16_refusal_message = 0;
+  else if (v && (st = read_bf16_refusal(v, r, path, err)))
     return st;
   return MUONREF_OK;
 }
@@ -833,7 +843,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     return muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory", path);
   }
   /* what a base gives: defaults, AdamW differences, keys, one_group, areas, the options not expressed,
-   * bf16_unmodeled */
+   * bf16_unmodeled, bf16_refusal (null in the record clears it) */
   memset(r, 0, sizeof *r);
   if (base) { /* not inherited: id, source, page, prose, test port (a port of one's own) */
     r->defaults = base->defaults, r->adam_defaults = base->adam_defaults;
@@ -847,6 +857,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     memcpy(r->unexpressed_why, base->unexpressed_why, sizeof r->unexpressed_why);
     r->n_unexpressed = base->n_unexpressed;
     snprintf(r->bf16_unmodeled, sizeof r->bf16_unmodeled, "%s", base->bf16_unmodeled); /* the port's arithmetic */
+    snprintf(r->bf16_refusal_status, sizeof r->bf16_refusal_status, "%s", base->bf16_refusal_status); /* its check */
+    snprintf(r->bf16_refusal_message, sizeof r->bf16_refusal_message, "%s", base->bf16_refusal_message);
     snprintf(r->base, sizeof r->base, "%s", base->name);
   }
   r->id = -1;
@@ -900,7 +912,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
   if (!st && r->has_adam && muonref_options_validate(&r->adam_defaults, &e))
     st = fail_member(err, path, "adam_defaults", "the AdamW groups' defaults are not valid options: %s", e.message);
   if (!st)
-    st = check_moment2_inert(&r->defaults, path, err);
+    st = check_moment2_inert(&r->defaults, base, path, err);
   if (!st)
     st = check_defaults_spelled(r, path, err);
   if (!st) {

@@ -274,7 +274,7 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
               : key->branch == MUONREF_KEY_ADAM_ONLY ? "MUONREF_KEY_ADAM_ONLY"
                                                      : "MUONREF_KEY_ANY",
               key->schedulable);
-      fprintf(f, ", %d},\n", key->optional);
+      fprintf(f, ", %d, %d},\n", key->optional, key->init);
     }
     fprintf(f, "};\nstatic const char *const %s_areas[] = {", p->name);
     for (size_t a = 0; a < p->n_areas; a++)

@@ -329,6 +329,38 @@ static int options_ok(ctx *c, const json_t *opts, const vfile *vf, size_t g, int
   return MUONREF_OK;
 }
 
+/* The optimizer's own keywords (keys of scope "init", muonref_option_key.init)
+ * hold one value for every group: a port takes them once, so groups that
+ * give two values are no case any port can run (spec/profiles/README.md,
+ * "Building a port from the key table").  An optional key left out of a
+ * group reads as the profile's default. */
+static int init_keys_agree(ctx *c, const json_t *gs, const vfile *vf)
+{
+  const muonref_profile *p = muonref_profile_get(vf->profile);
+  for (size_t k = 0; p && k < p->n_keys; k++) {
+    const muonref_option_key *key = &p->keys[k];
+    if (!key->init)
+      continue;
+    json_t *dflt = key->optional ? muonref_case_key_json(p->defaults, key) : NULL;
+    const json_t *first = NULL;
+    int bad = 0;
+    size_t g = 0;
+    for (; g < json_array_size(gs) && !bad; g++) {
+      const json_t *v = json_object_get(json_object_get(json_array_get(gs, g), "options"), key->name);
+      v = v ? v : dflt;
+      if (g == 0)
+        first = v;
+      else
+        bad = !(first == v || (first && v && json_equal(first, v)));
+    }
+    json_decref(dflt);
+    if (bad)
+      return failv(c, "groups[%zu].options: \"%s\" is the optimizer's own keyword (scope init in the profile "
+                   "'%s'), one value for every group, but differs from groups[0]'s", g - 1, key->name, p->name);
+  }
+  return MUONREF_OK;
+}
+
 /* steps[k].setOptions (format 2, spec/vectors.md 2.8): one object per
  * group, members named by the profile and schedulable only; in a "valid"
  * test every group's options after the change must be valid.  The options
@@ -420,6 +452,8 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
   if (listed != vf->n_params)
     return failv(c, "the groups list %zu parameters, \"params\" has %zu: every parameter belongs to one group", listed,
                  vf->n_params);
+  if ((st = init_keys_agree(c, gs, vf)))
+    return st;
   if (!json_is_array(steps) || json_array_size(steps) == 0)
     return failv(c, "\"steps\" must be a non-empty array of {\"grads\"}");
   vf->n_steps = (long long)json_array_size(steps);

@@ -193,6 +193,9 @@ typedef struct muonref_option_key {
   int optional;    /* 0 or 1; 1: a vector writes the key only where its value differs from the
                       profile's default (an absent key reads as the default), so that a key added
                       to a profile leaves its published cases as they were */
+  int init;        /* 0 or 1; 1: the optimizer's own keyword (the record's scope "init"), one value for
+                      every group: a vector whose groups give it two values is malformed
+                      (vectors/validate.c) */
 } muonref_option_key;
 
 /* One row of the profile table (static data for the built-in profiles;
