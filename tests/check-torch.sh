@@ -93,5 +93,17 @@ nl=$(grep -c '^FAIL .*: training-loop lifecycle: skipped: LifecycleError: .*zero
   grep -q '^the judged run (neutral mode, assign lifecycle): [0-9]* passed, 0 failed$' "$work/zg2.out" &&
   echo "ok: check --torch runs both lifecycles: the zero_grad fault fails $nf cases, each in the training loop" ||
   fail "zero_grad, both lifecycles: exit $rc, $nf failures, $nl naming the training loop: $(tail -n 3 "$work/zg2.out")"
+# a port that refuses step(closure) (Emerging-Optimizers' AdaptiveMuon, as upstream): each training-loop failure
+# says so and how to judge the numbers alone; with --lifecycle=assign it passes
+ea=$srcdir/vectors/emerging_adaptive/emerging_adaptive_errors.json
+TMPDIR=$work/tmp "$muonref" check --torch "$srcdir/tests/torch_emerging_adaptive_port.py:AdaptiveMuon" "$ea" \
+  >"$work/closure.out" 2>&1; rc=$?
+nf=$(grep -c '^FAIL' "$work/closure.out")
+nh=$(grep -c '^  diagnosis: .*refuses step(closure).*--torch-option=--lifecycle=assign' "$work/closure.out")
+TMPDIR=$work/tmp "$muonref" check --torch "$srcdir/tests/torch_emerging_adaptive_port.py:AdaptiveMuon" \
+  --torch-option=--lifecycle=assign "$ea" >"$work/closure2.out" 2>&1; rc2=$?
+[ $rc -eq 1 ] && [ "$nf" -gt 0 ] && [ "$nf" -eq "$nh" ] && [ $rc2 -eq 0 ] &&
+  echo "ok: a port refusing step(closure): $nf training-loop failures, each telling --lifecycle=assign; assign passes" ||
+  fail "closure refused: exit $rc, $nf failures, $nh with the hint; assign exit $rc2: $(tail -n 2 "$work/closure2.out")"
 [ -z "$(ls -A "$work/tmp")" ] && echo "ok: no temporary file left" || fail "left in TMPDIR: $(ls -A "$work/tmp")"
 exit $status
