@@ -182,6 +182,14 @@ refuse duplicate "member \"keys\": the key 'lr' is named twice" \
 refuse rename "member \"rename_keys.wd\": 'wd' is not a key" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"wd\": \"decay\"}}"
 refuse area "member \"areas[0]\": must be the name of a vector area" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"areas\": [\"speed\"]}"
 refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", \"base\": \"keller\", $S}"
+# a release's record: NAME@RELEASE on the base NAME (spec/profiles/README.md, "Releases")
+refuse release 'member "name": must be a lower-case name [a-z][a-z0-9_]*, optionally @RELEASE' \
+  "{\"name\": \"keller@x1\", \"base\": \"keller\", $S}"
+refuse releasebase "member \"base\": must be 'keller': a release's record (keller@0.1) is its sibling's" \
+  "{\"name\": \"keller@0.1\", \"base\": \"moonlight\", $S}"
+printf '%s\n' "{\"name\": \"keller@0.1\", \"base\": \"keller\", $S, \"defaults\": {\"ns_eps\": 1e-8}}" >"$work/rel.json"
+"$muonref" profile --profile-file "$work/rel.json" >"$work/rel.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q '^profile  *keller@0.1$' "$work/rel.out" && ok || bad release-good "exit $rc: $(head -n 3 "$work/rel.out")"
 # a default its own key cannot give: it would be written into every vector as "?"
 refuse unspelled "member \"defaults\": no value of the key 'use_adjusted_lr' (kind use_adjusted_lr) gives these defaults" \
   "{\"name\": \"mine\", \"base\": \"pytorch_optimizer\", $S, \"defaults\": {\"scale_mode\": \"fan_out\"}}"
@@ -225,6 +233,8 @@ printf '%s\n' "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"bf16_refusal\"
 grep -q '"message": "Input tensor x must be in float32, got torch.bfloat16"' "$work/refusal.out" &&
   ! grep -q '"bf16_refusal"' "$work/norefusal.out" && ok ||
   bad refusal-inherit "inherited: $(grep -c bf16_refusal "$work/refusal.out"), cleared: $(grep -c bf16_refusal "$work/norefusal.out")"
+refuse coefftypes 'member "coefficient_types": item 1 must be a preset of the key kind coefficient_type' \
+  "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"coefficient_types\": [\"quintic\", \"quartic\"]}"
 refuse unmodeledempty 'member "bf16_unmodeled": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"bf16_unmodeled\": \"\"}"
 
 # 4. keys whose fields follow the group's branch (kinds betas_by_branch, eps_by_branch): a Muon group's

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # the Newton-Schulz function step() calls, by port (a module global, looked up at call time):
 # from the records and the adapters (tests/port_ns_names.py), so every record's port has variants
-from port_ns_names import NS_HOLDER, ns_names  # noqa: E402
+from port_ns_names import NS_HOLDER, ns_names, port_modules  # noqa: E402
 
 NS_NAME = ns_names()
 
@@ -49,7 +49,7 @@ if _profile not in NS_NAME or _kind not in ('float32', 'float64', 'scale', 'typo
 if _profile == 'nemo' and _kind in ('float32', 'float64'):
     _m = importlib.import_module('torch_port_fp32_ns' if _kind == 'float32' else 'torch_port_fp64_ns')
 else:
-    _m = importlib.import_module(f'torch_{_profile}_port')
+    _m = importlib.import_module(port_modules()[_profile])
 globals().update({k: v for k, v in vars(_m).items() if not k.startswith('__')})
 _holder = getattr(_m, NS_HOLDER[_profile]) if _profile in NS_HOLDER else _m
 _ns = getattr(_holder, NS_NAME[_profile])

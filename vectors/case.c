@@ -253,8 +253,27 @@ static const char *const EMERGING_PRESETS[] = {"simple", "quintic", "polar_expre
 
 /* coefficient_type (MUONREF_KEY_COEFFICIENT_TYPE), with newton_schulz's messages at the step
  * (emerging.md 2: "custom", cubic5's fixed schedule, an unknown name). */
-static int set_coefficient_type(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
-                                muonref_error *err)
+int muonref_case_coefficient_type_known(const char *name)
+{
+  for (size_t i = 0; name && i < sizeof EMERGING_PRESETS / sizeof EMERGING_PRESETS[0]; i++)
+    if (!strcmp(name, EMERGING_PRESETS[i]))
+      return 1;
+  return 0;
+}
+
+/* Whether profile p's release has preset s (muonref_profile.coefficient_types; NULL: all). */
+static int release_has(const muonref_profile *p, const char *s)
+{
+  if (!p || !p->coefficient_types)
+    return 1;
+  for (size_t i = 0; p->coefficient_types[i]; i++)
+    if (!strcmp(s, p->coefficient_types[i]))
+      return 1;
+  return 0;
+}
+
+static int set_coefficient_type(muonref_options *o, const muonref_profile *p, const muonref_option_key *k,
+                                const json_t *v, const char *where, muonref_error *err)
 {
   const char *s = json_string_value(v);
   if (!s)
@@ -262,6 +281,8 @@ static int set_coefficient_type(muonref_options *o, const muonref_option_key *k,
   if (!strcmp(s, "custom")) /* Muon never passes custom_coefficient_sets */
     return muonref_fail(err, MUONREF_EOPTION,
                         "custom_coefficient_sets must be provided when coefficient_type is 'custom'.");
+  if (!release_has(p, s)) /* a preset of a later release (muon_utils.py _COEFFICIENT_SETS of the tag) */
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid coefficient type: %s", s);
   for (size_t i = 0; i < sizeof EMERGING_PRESETS / sizeof EMERGING_PRESETS[0]; i++)
     if (!strcmp(s, EMERGING_PRESETS[i])) {
       muonref_preset_apply(muonref_preset_find(s), o);
@@ -401,8 +422,8 @@ void muonref_case_complete(const char *profile, muonref_options *o)
 }
 
 /* One member of an options object, read through the profile's key k. */
-static int set_key(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
-                   muonref_error *err)
+static int set_key(muonref_options *o, const muonref_profile *p, const muonref_option_key *k, const json_t *v,
+                   const char *where, muonref_error *err)
 {
   double x, y;
   int e;
@@ -581,7 +602,7 @@ static int set_key(muonref_options *o, const muonref_option_key *k, const json_t
   case MUONREF_KEY_USE_FALLBACK: /* applied after every other key (muonref_case_options) */
     return json_is_boolean(v) ? MUONREF_OK : bad(err, where, k->name, "true or false");
   case MUONREF_KEY_COEFFICIENT_TYPE:
-    return set_coefficient_type(o, k, v, where, err);
+    return set_coefficient_type(o, p, k, v, where, err);
   case MUONREF_KEY_USE_ADJUSTED_LR: /* pytorch_optimizer muon.py @7a076d2f get_adjusted_lr */
     if (!json_is_boolean(v))
       return bad(err, where, k->name, "true or false");
@@ -675,7 +696,7 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
                           "use_muon %s (profile %s)", where, key,
                           p->keys[i].branch == MUONREF_KEY_MUON_ONLY ? "Muon" : "AdamW",
                           branch == MUONREF_KEY_MUON_ONLY ? "true" : "false", profile);
-    if ((st = set_key(out, &p->keys[i], v, where, err)))
+    if ((st = set_key(out, p, &p->keys[i], v, where, err)))
       return st;
   }
   for (size_t i = 0; i < p->n_keys; i++) /* timm: `if group.get("use_fallback", False)` before use_muon */
@@ -720,7 +741,7 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
     if (!p->keys[i].schedulable) /* the record's "schedulable" (spec/profiles/profile.schema.json) */
       return muonref_fail(err, MUONREF_EFORMAT, "%s: option \"%s\" cannot be changed between steps (format 2 "
                           "allows the options setting lr, momentum, weight_decay and the AdamW betas)", where, key);
-    int st = set_key(o, &p->keys[i], v, where, err);
+    int st = set_key(o, p, &p->keys[i], v, where, err);
     if (st)
       return st;
   }

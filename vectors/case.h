@@ -24,6 +24,11 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
 /* Whether profile p (NULL: none) has a key of kind k in its key table. */
 int muonref_case_has_key_kind(const muonref_profile *p, muonref_key_kind k);
 
+/* Whether name is one of Emerging-Optimizers' coefficient presets that the
+ * key kind coefficient_type knows (muon_utils.py @fd77292 _COEFFICIENT_SETS:
+ * simple, quintic, polar_express, cans, aol, deepseekv4, cubic5). */
+int muonref_case_coefficient_type_known(const char *name);
+
 /* timm's algo (the key kind MUONREF_KEY_ALGO_TIMM, include/muonref/
  * profile.h), applied to *o once a group's keys are read: with moment2
  * element (algo "adamuon") the fields AdaMuon takes from betas, eps and

@@ -769,16 +769,22 @@ void gen_area_scaling(gen_ctx *g)
   }
   if (has_key_kind(g, MUONREF_KEY_SCALE_EPS))
     scaling_scale_eps(g);
-  if (!(defaults(g).ns_eps < 1e-7))
+  /* Emerging-Optimizers' coefficient_type family: its releases before v0.4.0 clamp at 1e-7 (emerging@0.3) */
+  int eo = has_key_kind(g, MUONREF_KEY_COEFFICIENT_TYPE);
+  if (!(defaults(g).ns_eps < 1e-7) && !eo)
     return;
   /* a whole step on gradients of norm about 1e-11, for a profile whose eps
    * is far below it (Emerging-Optimizers 1e-15): the update has its full
-   * size; an eps floor of 1e-7 shrinks it about 50-fold */
+   * size; an eps floor of 1e-7 shrinks it about 50-fold (the same cases
+   * under emerging@0.3's floor: the update that much smaller) */
   for (int k = 0; k < 2; k++) {
     gen_step_case c;
     muonref_options o = base(g, 0.02, 0.0);
-    begin(&c, k ? "two steps on (16, 8) gradients N(0, 2^-40): the update keeps its size (eps far below the norm)"
-                : "two steps on (8, 16) gradients N(0, 2^-40): the update keeps its size (eps far below the norm)", &o);
+    char what[160];
+    snprintf(what, sizeof what, "two steps on (%s) gradients N(0, 2^-40): %s", k ? "16, 8" : "8, 16",
+             defaults(g).ns_eps < 1e-7 ? "the update keeps its size (eps far below the norm)"
+                                       : "the eps floor (far above the norm) shrinks the update about 50-fold");
+    begin(&c, what, &o);
     int i = param(g, &c, "w", k ? shape2(16, 8) : shape2(8, 16), 0);
     grad_normal(g, &c, 0, i, ldexp(1.0, -40));
     grad_normal(g, &c, 1, i, ldexp(1.0, -40));
@@ -1808,11 +1814,12 @@ void gen_area_newton_schulz(gen_ctx *g)
     gen_add_ns(g, "ns", comment, fe, x, T[k].rows, T[k].cols, 5);
     free(x);
   }
-  if (!(defaults(g).ns_eps < 1e-7))
+  if (!(defaults(g).ns_eps < 1e-7) && !has_key_kind(g, MUONREF_KEY_COEFFICIENT_TYPE))
     return;
   /* norms below 1e-7 for a profile whose eps is smaller (Emerging-Optimizers
    * 1e-15 since 7ebd3cf, issue #229): an eps floor of 1e-7 divides by 1e-7
-   * and leaves the input far from orthogonal */
+   * and leaves the input far from orthogonal (emerging@0.3, the releases
+   * before: that floor, the same inputs) */
   static const int BELOW[] = {-30, -36};
   const char *fb[] = {"NewtonSchulz", "TinyNorm", "EpsFloor", NULL};
   for (int k = 0; k < 2; k++) {
@@ -1821,8 +1828,12 @@ void gen_area_newton_schulz(gen_ctx *g)
     for (int i = 0; i < 4; i++)
       d[i] = ldexpf(1.0f, BELOW[k]);
     float *x = gen_structured(4, 16, d, 0);
-    snprintf(comment, sizeof comment, "norm 2^%d below 1e-7: X / max(||X||, %g) normalises it; an eps of 1e-7 does not",
-             BELOW[k] + 3, defaults(g).ns_eps);
+    if (defaults(g).ns_eps < 1e-7)
+      snprintf(comment, sizeof comment, "norm 2^%d below 1e-7: X / max(||X||, %g) normalises it; an eps of 1e-7 does "
+               "not", BELOW[k] + 3, defaults(g).ns_eps);
+    else
+      snprintf(comment, sizeof comment, "norm 2^%d below 1e-7: X / max(||X||, %g) is far from normalised; an eps of "
+               "1e-15 normalises it", BELOW[k] + 3, defaults(g).ns_eps);
     gen_add_ns(g, "ns", comment, fb, x, 4, 16, 5);
     free(x);
   }
@@ -2133,8 +2144,21 @@ static void errors_emerging(gen_ctx *g)
      "{\"coefficient_type\": \"cubic5\", \"num_ns_steps\": 6}",
      "cubic5 is a fixed 5-step schedule; got steps=6. Use steps=5, or pass explicit custom coefficients."},
   };
-  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++)
-    error_case(g, C[k].what, C[k].opt, "EOPTION", C[k].msg, NULL);
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    /* the words of the profile's release, as the case reader gives them (emerging@0.3 has no cubic5) */
+    json_t *j = json_loads(C[k].opt, 0, NULL);
+    muonref_options o;
+    muonref_error e = {0};
+    const char *msg = C[k].msg;
+    char what[256];
+    snprintf(what, sizeof what, "%s", C[k].what);
+    if (j && muonref_case_options(j, g->profile, &o, "gen", &e) == MUONREF_EOPTION && strcmp(e.message, msg)) {
+      msg = e.message;
+      snprintf(what, sizeof what, "%s [profile %.40s: %.120s]", C[k].what, g->profile, e.message);
+    }
+    error_case(g, what, C[k].opt, "EOPTION", msg, NULL);
+    json_decref(j);
+  }
 }
 
 /* Megatron-LM's checks (spec/profiles/megatron.md section 2; muon.py

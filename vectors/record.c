@@ -163,15 +163,23 @@ static int only_members(const json_t *obj, const char *const *allowed, const cha
   return MUONREF_OK;
 }
 
+/* A profile's name: [a-z][a-z0-9_]*, optionally @RELEASE ([0-9][0-9a-z._]*:
+ * "emerging@0.3", the sibling of "emerging" for an upstream release,
+ * spec/profiles/README.md "Releases"). */
 static int name_ok(const char *s, size_t max)
 {
   size_t n = strlen(s);
   if (n == 0 || n >= max || s[0] < 'a' || s[0] > 'z')
     return 0;
-  for (size_t i = 0; i < n; i++)
-    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+  const char *at = strchr(s, '@');
+  for (size_t i = 0; i < n; i++) {
+    int plain = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_';
+    if (at && s + i > at && !(plain || s[i] == '.'))
       return 0;
-  return 1;
+    if ((!at || s + i < at) && !plain)
+      return 0;
+  }
+  return !at || (at[1] >= '0' && at[1] <= '9');
 }
 
 /* ---- fields ---- */
@@ -652,11 +660,15 @@ static void link_row(muonref_record *r)
   for (size_t i = 0; i < r->n_areas; i++)
     r->areas[i] = r->area_names[i];
   r->areas[r->n_areas] = NULL;
+  for (size_t i = 0; i < r->n_coeff_types; i++)
+    r->coeff_types[i] = r->coeff_type_names[i];
+  r->coeff_types[r->n_coeff_types] = NULL;
   r->profile = (muonref_profile){r->name, r->source, &r->defaults, r->keys, r->n_keys, r->one_group,
                                  r->has_adam ? &r->adam_defaults : NULL, r->areas,
                                  *r->bf16_refusal_status ? r->bf16_refusal_status : NULL,
                                  *r->bf16_refusal_message ? r->bf16_refusal_message : NULL,
-                                 *r->bf16_unmodeled ? r->bf16_unmodeled : NULL};
+                                 *r->bf16_unmodeled ? r->bf16_unmodeled : NULL,
+                                 r->n_coeff_types ? r->coeff_types : NULL};
 }
 
 /* With moment2 none there is no second moment (spec/muon.md 7.4), so its
@@ -738,6 +750,24 @@ static int read_bf16_refusal(const json_t *v, muonref_record *r, const char *pat
 }
 
 /* The members after the name: everything but the keys and areas. */
+/* Member "coefficient_types": the Emerging-Optimizers presets the port's release has (muonref_profile.
+ * coefficient_types), each a name the key kind coefficient_type knows, at most 8. */
+static int read_coeff_types(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
+{
+  size_t cap = sizeof r->coeff_type_names / sizeof r->coeff_type_names[0];
+  if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > cap)
+    return fail_member(err, path, "coefficient_types", "must be an array of 1 to %zu preset names", cap);
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    const char *s = json_string_value(json_array_get(v, i));
+    if (!muonref_case_coefficient_type_known(s))
+      return fail_member(err, path, "coefficient_types", "item %zu must be a preset of the key kind "
+                         "coefficient_type (simple, quintic, polar_express, cans, aol, deepseekv4, cubic5)", i);
+    snprintf(r->coeff_type_names[i], sizeof r->coeff_type_names[i], "%s", s);
+  }
+  r->n_coeff_types = json_array_size(v);
+  return MUONREF_OK;
+}
+
 static int read_body(const json_t *j, const muonref_record *base, muonref_record *r, const char *path,
                      muonref_error *err)
 {
@@ -800,6 +830,8 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
   if ((v = json_object_get(j, "bf16_unmodeled")) &&
       (st = get_string(j, "bf16_unmodeled", r->bf16_unmodeled, sizeof r->bf16_unmodeled, path, "bf16_unmodeled", 1, err)))
     return st;
+  if ((v = json_object_get(j, "coefficient_types")) && (st = read_coeff_types(v, r, path, err)))
+    return st;
   if ((v = json_object_get(j, "bf16_refusal")) && json_is_null(v)) /* the base's refusal cleared: this port runs bf16 */
     *r->bf16_refusal_status = 0, *r->bf16_refusal_message = 0;
   else if (v && (st = read_bf16_refusal(v, r, path, err)))
@@ -832,6 +864,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
                                         "adam_defaults", "adam_defaults_note", "one_group", "keys_note", "keys",
                                         "rename_keys", "areas", "test_port", "not_expressed", "bf16_refusal", "bf16_unmodeled",
+                                        "coefficient_types",
                                         NULL};
   json_t *j;
   int st = load_json(path, &j, err);
@@ -859,6 +892,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     snprintf(r->bf16_unmodeled, sizeof r->bf16_unmodeled, "%s", base->bf16_unmodeled); /* the port's arithmetic */
     snprintf(r->bf16_refusal_status, sizeof r->bf16_refusal_status, "%s", base->bf16_refusal_status); /* its check */
     snprintf(r->bf16_refusal_message, sizeof r->bf16_refusal_message, "%s", base->bf16_refusal_message);
+    memcpy(r->coeff_type_names, base->coeff_type_names, sizeof r->coeff_type_names); /* the release's presets */
+    r->n_coeff_types = base->n_coeff_types;
     snprintf(r->base, sizeof r->base, "%s", base->name);
   }
   r->id = -1;
@@ -869,8 +904,9 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
   if (!st)
     st = get_string(j, "name", r->name, sizeof r->name, path, "name", 1, err);
   if (!st && !name_ok(r->name, sizeof r->name))
-    st = fail_member(err, path, "name", "must be a lower-case name [a-z][a-z0-9_]* of at most %zu bytes: it names the "
-                     "vector folder and files", sizeof r->name - 1);
+    st = fail_member(err, path, "name", "must be a lower-case name [a-z][a-z0-9_]*, optionally @RELEASE "
+                     "([0-9][0-9a-z._]*), of at most %zu bytes: it names the vector folder and files",
+                     sizeof r->name - 1);
   if (!st)
     st = get_string(j, "base", bname, sizeof bname, path, "base", 0, err);
   if (!st && *bname && !base)
@@ -879,6 +915,10 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = fail_member(err, path, "base", "is required: the record is read on the profile '%s'", base->name);
   if (!st && base && strcmp(bname, base->name))
     st = fail_member(err, path, "base", "names '%s', but was read on '%s'", bname, base->name);
+  const char *at = strchr(r->name, '@');
+  if (!st && at && (strlen(bname) != (size_t)(at - r->name) || strncmp(bname, r->name, (size_t)(at - r->name))))
+    st = fail_member(err, path, "base", "must be '%.*s': a release's record (%s) is its sibling's with the "
+                     "differences as data", (int)(at - r->name), r->name, r->name);
   if (!st)
     st = read_body(j, base, r, path, err);
   if (!st && (v = json_object_get(j, "keys")))
@@ -945,6 +985,8 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
   snprintf(out->bf16_refusal_message, sizeof out->bf16_refusal_message, "%s",
            p->bf16_refusal_message ? p->bf16_refusal_message : "");
   snprintf(out->bf16_unmodeled, sizeof out->bf16_unmodeled, "%s", p->bf16_unmodeled ? p->bf16_unmodeled : "");
+  for (size_t i = 0; p->coefficient_types && p->coefficient_types[i] && i < 8; i++, out->n_coeff_types++)
+    snprintf(out->coeff_type_names[i], sizeof out->coeff_type_names[i], "%s", p->coefficient_types[i]);
   for (size_t i = 0; p->areas && p->areas[i] && i < MUONREF_RECORD_MAX_AREAS; i++, out->n_areas++)
     snprintf(out->area_names[i], sizeof out->area_names[i], "%s", p->areas[i]);
   link_row(out);

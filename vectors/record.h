@@ -83,6 +83,9 @@ typedef struct muonref_record {
   muonref_test_port port;
   char bf16_refusal_status[16], bf16_refusal_message[256]; /* member "bf16_refusal" ("" without) */
   char bf16_unmodeled[512];     /* member "bf16_unmodeled" ("" without; muonref_profile.bf16_unmodeled) */
+  char coeff_type_names[8][16];  /* member "coefficient_types" (n_coeff_types 0 without) */
+  size_t n_coeff_types;
+  const char *coeff_types[9];    /* muonref_profile.coefficient_types: the names, NULL-terminated */
   /* the upstream options the key table does not express, each with why
    * (member "not_expressed"; spec/profiles/completeness.md) */
   char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];

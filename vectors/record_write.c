@@ -194,7 +194,19 @@ static void c_string(FILE *f, const char *s)
 static void c_upper(FILE *f, const char *s)
 {
   for (; *s; s++)
-    fputc(toupper((unsigned char)*s), f);
+    fputc(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_', f);
+}
+
+/* A profile's name as a C identifier: a release's "@" and "." as "_"
+ * ("emerging@0.3": emerging_0_3), into a static buffer. */
+static const char *c_ident(const char *name)
+{
+  static char b[64];
+  size_t i = 0;
+  for (; name[i] && i + 1 < sizeof b; i++)
+    b[i] = isalnum((unsigned char)name[i]) ? name[i] : '_';
+  b[i] = 0;
+  return b;
 }
 
 static void c_real(FILE *f, double x)
@@ -259,12 +271,12 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
     fprintf(f, "\n/* ---- %s: %s ---- */\n", p->name, p->source);
     if (*p->summary)
       comment(f, "", p->summary);
-    c_options(f, p->name, "defaults", &p->defaults);
+    c_options(f, c_ident(p->name), "defaults", &p->defaults);
     if (p->has_adam)
-      c_options(f, p->name, "adam_defaults", &p->adam_defaults);
+      c_options(f, c_ident(p->name), "adam_defaults", &p->adam_defaults);
     if (*p->keys_note)
       comment(f, "", p->keys_note);
-    fprintf(f, "static const muonref_option_key %s_keys[] = {\n", p->name);
+    fprintf(f, "static const muonref_option_key %s_keys[] = {\n", c_ident(p->name));
     for (size_t k = 0; k < p->n_keys; k++) {
       const muonref_option_key *key = &p->keys[k];
       fputs("  {", f), c_string(f, p->key_names[k]), fputs(", MUONREF_KEY_", f);
@@ -276,31 +288,40 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
               key->schedulable);
       fprintf(f, ", %d, %d},\n", key->optional, key->init);
     }
-    fprintf(f, "};\nstatic const char *const %s_areas[] = {", p->name);
+    fprintf(f, "};\nstatic const char *const %s_areas[] = {", c_ident(p->name));
     for (size_t a = 0; a < p->n_areas; a++)
       fputs(a % 8 == 0 ? "\n  " : " ", f), c_string(f, p->area_names[a]), fputs(",", f);
     fputs(" NULL};\n", f);
+    if (p->n_coeff_types) {
+      fprintf(f, "static const char *const %s_coefficient_types[] = {", c_ident(p->name));
+      for (size_t t = 0; t < p->n_coeff_types; t++)
+        c_string(f, p->coeff_type_names[t]), fputs(", ", f);
+      fputs("NULL};\n", f);
+    }
   }
   fputs("\n/* in muonref_profile_id order */\nstatic const muonref_profile PROFILES[] = {\n", f);
   for (size_t i = 0; i < n; i++) {
     const muonref_record *p = &r[i];
     fputs("  [MUONREF_PROFILE_", f), c_upper(f, p->name), fputs("] = {", f), c_string(f, p->name), fputs(", ", f);
     c_string(f, p->source);
-    fprintf(f, ", &%s_defaults, %s_keys, %zu, %d, ", p->name, p->name, p->n_keys, p->one_group);
+    fprintf(f, ", &%s_defaults, ", c_ident(p->name));
+    fprintf(f, "%s_keys, %zu, %d, ", c_ident(p->name), p->n_keys, p->one_group);
     if (p->has_adam)
-      fprintf(f, "&%s_adam_defaults", p->name);
+      fprintf(f, "&%s_adam_defaults", c_ident(p->name));
     else
       fputs("NULL", f);
-    fprintf(f, ", %s_areas", p->name);
-    if (*p->bf16_refusal_status || *p->bf16_unmodeled) {
+    fprintf(f, ", %s_areas", c_ident(p->name));
+    if (*p->bf16_refusal_status || *p->bf16_unmodeled || p->n_coeff_types) {
       fputs(", ", f);
       if (*p->bf16_refusal_status)
         c_string(f, p->bf16_refusal_status), fputs(", ", f), c_string(f, p->bf16_refusal_message);
       else
         fputs("NULL, NULL", f);
     }
-    if (*p->bf16_unmodeled)
-      fputs(", ", f), c_string(f, p->bf16_unmodeled);
+    if (*p->bf16_unmodeled || p->n_coeff_types)
+      fputs(", ", f), *p->bf16_unmodeled ? c_string(f, p->bf16_unmodeled) : (void)fputs("NULL", f);
+    if (p->n_coeff_types)
+      fprintf(f, ", %s_coefficient_types", c_ident(p->name));
     fputs("},\n", f);
   }
   fputs("};\n", f);

@@ -227,6 +227,11 @@ typedef struct muonref_profile {
                                       its bf16 output in place).  Its bf16 step cases with a Muon
                                       parameter are then Bf16Noise, never Bf16Exact
                                       (spec/vectors.md 5.1); its fp32 cases stay exact */
+  const char *const *coefficient_types; /* NULL: a key of kind coefficient_type takes every preset
+                                      of Emerging-Optimizers at the profile's commit; else the ones
+                                      its release has, NULL-terminated (emerging@0.3: no "cubic5",
+                                      added in a4c2c26), another refused as upstream refuses it,
+                                      "Invalid coefficient type: cubic5" */
 } muonref_profile;
 
 /* The profiles by number, muonref_profile_id (MUONREF_PROFILE_NEMO, ...,

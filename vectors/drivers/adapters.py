@@ -95,6 +95,12 @@ def _count(v: Any) -> int:
     return int(v.item()) if isinstance(v, torch.Tensor) else int(v)
 
 
+def release_family(profile: str) -> str:
+    """The profile a release's record belongs to: "emerging" for "emerging@0.3" (its record's
+    base, with the same options); a profile without a release is its own."""
+    return profile.split('@', 1)[0]
+
+
 class NotExpressible(Exception):
     """A vector's options ask for something the adapter's port cannot be set to."""
 
@@ -435,14 +441,18 @@ class Adapter:
 
     def is_profile(self, profile: str, theirs: str) -> bool:
         """Whether vectors of `profile` are those of the profile `theirs` the adapter's code was
-        written for: `theirs` itself, or the user's record built on it (user_profile)."""
-        return profile == theirs or (self.user_profile is not None and profile == self.user_profile)
+        written for: `theirs` itself, a release of it (`theirs@0.3`, spec/profiles/README.md,
+        "Releases": the same options, other values), or the user's record built on it
+        (user_profile)."""
+        return (release_family(profile) == theirs or
+                (self.user_profile is not None and profile == self.user_profile))
 
     def options_of(self, profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
         """A vector group's options as construct() takes them: a file of the adapter's own
         profile keeps its port's names (construct_native runs them); any other profile's
         options are read in nemo's names (to_nemo), which every adapter maps."""
-        return {'__native__': native(options)} if profile == self.name and profile != 'nemo' else to_nemo(profile, options)
+        own = release_family(profile) == self.name and profile != 'nemo'
+        return {'__native__': native(options)} if own else to_nemo(profile, options)
 
     def build(self, cls, groups):
         """The optimizer over groups, a list of (options_of(...), parameters) pairs: a
