@@ -1547,6 +1547,89 @@ static const char *const emerging_adaptive_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
   "errors", "overflow", "schedule", "dtypes", NULL};
 
+/* ---- emerging@0.3: NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only)) ---- */
+/* NVIDIA-NeMo/Emerging-Optimizers Muon at the releases v0.3.0 and v0.3.1 (spec/profiles/emerging.md
+ * 11): emerging's profile with two differences, Newton-Schulz normalised by max(||X||_F, 1e-7)
+ * (muon_utils.py:132; 1e-15 from 7ebd3cf, v0.4.0) and no coefficient_type cubic5 (added in a4c2c26:
+ * 'Invalid coefficient type: cubic5'). The release Megatron-LM pins. */
+static const muonref_options emerging_0_3_defaults = {
+  .lr = 0.0003,
+  .momentum = 0.95,
+  .nesterov = 0,
+  .ns_steps = 5,
+  .weight_decay = 0.01,
+  .scale_mode = MUONREF_SCALE_SQRT_MAX,
+  .adam_beta1 = 0.9,
+  .adam_beta2 = 0.95,
+  .adam_eps = 1e-08,
+  .adam_lr_ratio = 0.025,
+  .adam_dim_threshold = 8192,
+  .use_muon = MUONREF_USE_MUON_AUTO,
+  .momentum_form = MUONREF_MOMENTUM_EMA,
+  .n_coeffs = 5,
+  .coeffs = {{4.0848, -6.8946, 2.927},
+              {3.9505, -6.3029, 2.6377},
+              {3.7418, -5.5913, 2.3037},
+              {2.8769, -3.1427, 1.2046},
+              {2.8366, -3.0525, 1.2012}},
+  .coeff_order = MUONREF_ORDER_CYCLE,
+  .ns_eps = 1e-07,
+  .eps_mode = MUONREF_EPS_CLAMP,
+  .ns_format = MUONREF_NS_BF16,
+  .bf16_order = MUONREF_BF16_FUSED,
+  .route_rule = MUONREF_ROUTE_TWO_D_ONLY,
+  .catalogue = MUONREF_CATALOGUE_EMERGING,
+  .adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED,
+  .scale_shape = MUONREF_SCALE_SHAPE_FLATTENED,
+  .scale_format = MUONREF_SCALE_FORMAT_LR,
+  .conv_mode = MUONREF_CONV_FLATTEN,
+  .missing_grad = MUONREF_MISSING_GRAD_SKIP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
+  .ns_safety = 1.0,
+  .adam_variant = MUONREF_ADAM_ADAMW,
+  .scale_extra = 1.0,
+  .norm_format = MUONREF_NORM_FORMAT_INPUT,
+  .n_exclude_patterns = 0,
+  .pattern_match = MUONREF_MATCH_SUBSTRING_CI,
+  .momentum_bias_correction = 0,
+  .adam_weight_decay = 0.0,
+  .adam_decay_own = 0,
+  .clip_grad_norm = 0.0,
+  .exclude_embeddings = 0,
+  .adam_decay_muon_lr = 0,
+  .adam_step_global = 0,
+  .adam_bias_fp32 = 0,
+  .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
+  .adam_l2 = 0,
+};
+static const muonref_option_key emerging_0_3_keys[] = {
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
+};
+static const char *const emerging_0_3_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
+  "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
+static const char *const emerging_0_3_coefficient_types[] = {"simple", "quintic", "polar_express", "cans", "aol", "deepseekv4", NULL};
+
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_NEMO] = {"nemo", "NVIDIA-NeMo/NeMo nemo/core/optim/muon.py PR #16427", &nemo_defaults, nemo_keys, 11, 0, NULL, nemo_areas},
@@ -1564,4 +1647,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 9, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 7, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
+  [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
 };

@@ -101,6 +101,11 @@ def scale_factor(size_out, size_in, mode):
 
 
 class Muon(torch.optim.Optimizer):
+    # the Newton-Schulz eps and the presets of the release (emerging.md 0): fd77292 / v0.4.0's; an older
+    # release's port (tests/torch_emerging_0_3_port.py) sets its own
+    NS_EPS = 1e-15
+    COEFFICIENT_TYPES = None  # None: every preset of COEFFICIENT_SETS
+
     def __init__(self, params, lr=3e-4, momentum=0.95, weight_decay=0.01, *, nesterov=False,
                  weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic',
                  num_ns_steps=5, scale_mode='spectral', extra_scale_factor=1.0, use_syrk=False,
@@ -149,8 +154,10 @@ class Muon(torch.optim.Optimizer):
                 u = grad.lerp(buf, group['momentum']) if self.nesterov else buf
                 if u.ndim != 2:
                     raise ValueError("Only 2D parameters are supported.")
+                if self.COEFFICIENT_TYPES is not None and self.coefficient_type not in self.COEFFICIENT_TYPES + ('custom',):
+                    raise ValueError(f"Invalid coefficient type: {self.coefficient_type}")
                 with _MatmulPrecision(self.fp32_matmul_prec):
-                    o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
+                    o = newton_schulz(u, self.num_ns_steps, self.coefficient_type, self.NS_EPS)
                     s = scale_factor(u.size(-2), u.size(-1), self.scale_mode)
                     o = o * s * self.extra_scale_factor
                 p.add_(o, alpha=-group['lr'])
