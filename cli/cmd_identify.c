@@ -276,8 +276,25 @@ static int judge(const char *results, const char *folder, int set_format, muonre
     char *paths[1] = {(char *)folder};
     st = muonref_checker_run(&c, paths, 1, err);
     v->passed = c.passed, v->failed = c.failed, v->format = c.format;
-    if (!st && report)
-      muonref_fit_report(c.fit, report);
+    if (!st && report) {
+      /* the fit's lines; where it has none (every failure a case the port skipped: no Newton-Schulz function
+       * found, an option it cannot take), say so rather than end on "fitted to it:" */
+      char *buf = NULL;
+      size_t len = 0;
+      FILE *m = open_memstream(&buf, &len);
+      if (m) {
+        muonref_fit_report(c.fit, m);
+        fclose(m);
+      }
+      if (len)
+        fputs(buf, report);
+      else
+        fprintf(report, "  none fitted: the %ld failing probe cases are cases the port skipped or could not be given "
+                        "(`muonref check` on the profile's folder prints each one's reason; a port whose "
+                        "Newton-Schulz function is not beside its class takes --torch-option=--ns-function=...)\n",
+                v->failed);
+      free(buf);
+    }
   }
   muonref_checker_free(&c);
   return st;

@@ -102,6 +102,12 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   for (size_t i = 0; p->areas && p->areas[i]; i++)
     printf(" %s", p->areas[i]);
   printf("\n");
+  if (p->coefficient_types) { /* a release's presets (spec/profiles/README.md, "Releases") */
+    printf("coefficient_types ");
+    for (size_t i = 0; p->coefficient_types[i]; i++)
+      printf(" %s", p->coefficient_types[i]);
+    printf("  (the presets of its release; another: Invalid coefficient type)\n");
+  }
 }
 
 const char *muonref_cli_records_dir(const char *given)

@@ -105,5 +105,15 @@ TMPDIR=$work/tmp "$muonref" check --torch "$srcdir/tests/torch_emerging_adaptive
 [ $rc -eq 1 ] && [ "$nf" -gt 0 ] && [ "$nf" -eq "$nh" ] && [ $rc2 -eq 0 ] &&
   echo "ok: a port refusing step(closure): $nf training-loop failures, each telling --lifecycle=assign; assign passes" ||
   fail "closure refused: exit $rc, $nf failures, $nh with the hint; assign exit $rc2: $(tail -n 2 "$work/closure2.out")"
+# a release's profile (emerging@0.3) runs with its profile's adapter: named by --profile, and found from the
+# vectors' own "profile" without it (spec/profiles/README.md, "Releases")
+rel=$srcdir/tests/torch_emerging_0_3_port.py:Muon
+TMPDIR=$work/tmp "$muonref" check --profile emerging@0.3 --torch "$rel" --torch-option=--lifecycle=assign \
+  --torch-option=--mode=neutral >"$work/rel1.out" 2>&1; rc1=$?
+TMPDIR=$work/tmp "$muonref" check --torch "$rel" --torch-option=--lifecycle=assign --torch-option=--mode=neutral \
+  "$srcdir/vectors/emerging@0.3/emerging@0.3_scaling.json" >"$work/rel2.out" 2>&1; rc2=$?
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && tail -n 1 "$work/rel1.out" | grep -q ' passed, 0 failed$' &&
+  echo "ok: emerging@0.3 with --profile and from its vectors: $(tail -n 1 "$work/rel1.out"); $(tail -n 1 "$work/rel2.out")" ||
+  fail "emerging@0.3: exit $rc1 and $rc2: $(tail -n 2 "$work/rel1.out") / $(tail -n 2 "$work/rel2.out")"
 [ -z "$(ls -A "$work/tmp")" ] && echo "ok: no temporary file left" || fail "left in TMPDIR: $(ls -A "$work/tmp")"
 exit $status

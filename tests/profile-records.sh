@@ -233,6 +233,12 @@ printf '%s\n' "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"bf16_refusal\"
 grep -q '"message": "Input tensor x must be in float32, got torch.bfloat16"' "$work/refusal.out" &&
   ! grep -q '"bf16_refusal"' "$work/norefusal.out" && ok ||
   bad refusal-inherit "inherited: $(grep -c bf16_refusal "$work/refusal.out"), cleared: $(grep -c bf16_refusal "$work/norefusal.out")"
+refuse coefftypesdefault "member \"coefficient_types\": must hold the defaults' preset 'quintic'" \
+  "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"coefficient_types\": [\"simple\"]}"
+refuse coefftypesnokey 'member "coefficient_types": the record has no key of kind coefficient_type' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"coefficient_types\": [\"simple\"]}"
+refuse coefftypesrepeat "member \"coefficient_types\": item 1 repeats 'quintic'" \
+  "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"coefficient_types\": [\"quintic\", \"quintic\"]}"
 refuse coefftypes 'member "coefficient_types": item 1 must be a preset of the key kind coefficient_type' \
   "{\"name\": \"mine\", \"base\": \"emerging\", $S, \"coefficient_types\": [\"quintic\", \"quartic\"]}"
 refuse unmodeledempty 'member "bf16_unmodeled": must not be empty' "{\"name\": \"mine\", \"base\": \"keller\", $S, \"bf16_unmodeled\": \"\"}"

@@ -762,6 +762,9 @@ static int read_coeff_types(const json_t *v, muonref_record *r, const char *path
     if (!muonref_case_coefficient_type_known(s))
       return fail_member(err, path, "coefficient_types", "item %zu must be a preset of the key kind "
                          "coefficient_type (simple, quintic, polar_express, cans, aol, deepseekv4, cubic5)", i);
+    for (size_t k = 0; k < i; k++)
+      if (!strcmp(r->coeff_type_names[k], s))
+        return fail_member(err, path, "coefficient_types", "item %zu repeats '%s'", i, s);
     snprintf(r->coeff_type_names[i], sizeof r->coeff_type_names[i], "%s", s);
   }
   r->n_coeff_types = json_array_size(v);
@@ -837,6 +840,34 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
   else if (v && (st = read_bf16_refusal(v, r, path, err)))
     return st;
   return MUONREF_OK;
+}
+
+/* coefficient_types needs a key of kind coefficient_type, and holds the
+ * preset the defaults are (a release refusing its own default preset is no
+ * port). */
+static int check_coeff_types(muonref_record *r, const char *path, muonref_error *err)
+{
+  if (!r->n_coeff_types)
+    return MUONREF_OK;
+  link_row(r);
+  for (size_t i = 0; i < r->n_keys; i++) {
+    if (r->keys[i].kind != MUONREF_KEY_COEFFICIENT_TYPE)
+      continue;
+    json_t *v = muonref_case_key_json(&r->defaults, &r->keys[i]);
+    const char *d = json_string_value(v);
+    int held = 0;
+    for (size_t k = 0; d && k < r->n_coeff_types; k++)
+      held |= !strcmp(d, r->coeff_type_names[k]);
+    char dn[32];
+    snprintf(dn, sizeof dn, "%s", d ? d : "?");
+    json_decref(v);
+    if (!held)
+      return fail_member(err, path, "coefficient_types", "must hold the defaults' preset '%s' (key '%s')", dn,
+                         r->key_names[i]);
+    return MUONREF_OK;
+  }
+  return fail_member(err, path, "coefficient_types", "the record has no key of kind coefficient_type for it to "
+                     "restrict");
 }
 
 /* Every key must spell the defaults of the groups it goes to: a default that
@@ -955,6 +986,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = check_moment2_inert(&r->defaults, base, path, err);
   if (!st)
     st = check_defaults_spelled(r, path, err);
+  if (!st)
+    st = check_coeff_types(r, path, err);
   if (!st) {
     *out = *r;
     link_row(out);

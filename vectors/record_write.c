@@ -92,6 +92,12 @@ json_t *muonref_record_json(const muonref_record *r)
                                                      r->bf16_refusal_message));
   if (*r->bf16_unmodeled)
     json_object_set_new(j, "bf16_unmodeled", json_string(r->bf16_unmodeled));
+  if (r->n_coeff_types) {
+    json_t *ct = json_array();
+    for (size_t i = 0; i < r->n_coeff_types; i++)
+      json_array_append_new(ct, json_string(r->coeff_type_names[i]));
+    json_object_set_new(j, "coefficient_types", ct);
+  }
   json_t *keys = json_array();
   for (size_t i = 0; i < r->n_keys; i++) {
     const muonref_option_key *k = &r->keys[i];

@@ -118,10 +118,11 @@ def adapter_of(spec: str):
     MODULE_OR_FILE:CLASS (loaded as --optimizer is), a subclass of adapters.Adapter,
     instantiated without arguments.  Raises UsageError naming what is wrong."""
     if ':' not in spec:
-        if spec not in ADAPTERS:
-            raise UsageError(f"--adapter {spec!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))} or "
-                             "FILE:CLASS (a subclass of adapters.Adapter)")
-        return ADAPTERS[spec]
+        name = spec if spec in ADAPTERS else adapters.release_family(spec)  # emerging@0.3: emerging's adapter
+        if name not in ADAPTERS:
+            raise UsageError(f"--adapter {spec!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}, a "
+                             "release of one (emerging@0.3) or FILE:CLASS (a subclass of adapters.Adapter)")
+        return ADAPTERS[name]
     cls, _ = load_object(spec, '--adapter')
     if not (isinstance(cls, type) and issubclass(cls, adapters.Adapter)):
         raise UsageError(f"--adapter {spec!r}: {cls!r} is not a subclass of adapters.Adapter (the driver's "
@@ -153,7 +154,8 @@ def adapter_of_vectors(docs) -> str:
     if len(profiles) > 1:
         raise UsageError(f"the vectors are of {len(profiles)} profiles ({', '.join(profiles)}): give --adapter NAME "
                          "(whose option names the port takes), or one profile's vectors")
-    return profiles[0] if profiles and profiles[0] in ADAPTERS else 'nemo'
+    family = adapters.release_family(profiles[0]) if profiles else 'nemo'  # a release runs with its profile's
+    return family if family in ADAPTERS else 'nemo'
 
 
 def make_adapter(spec: Optional[str], profile_file: Optional[str]):
