@@ -137,6 +137,14 @@ rc=$?
 [ $rc -eq 2 ] && [ ! -s "$work/m.out" ] && grep -q missing "$work/m.err" && ok ||
   bad refuse-missing "--diff with a missing folder: exit $rc, $(head -c 200 "$work/m.err")"
 
+# two profiles' folders (a profile and its release): paired by area, the profile's name in comments no change
+"$muonref" vectors --diff "$src/vectors/emerging" "$src/vectors/emerging@0.3" >"$work/rel.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '^profile emerging -> emerging@0.3: the files paired by area$' "$work/rel.out" &&
+  grep -q '^changed emerging@0.3_errors.json tcId 16: ' "$work/rel.out" &&
+  grep -q '^0 added, 9 changed, 0 removed cases; 0 files added, 0 removed$' "$work/rel.out" && ok ||
+  bad diff-release "exit $rc: $(tail -n 3 "$work/rel.out")"
+
 pct=100
 [ "$checks" -gt 0 ] && pct=$(((checks - fails) * 100 / checks))
 echo "$pct%: Checks: $checks, Failures: $fails, Errors: 0"

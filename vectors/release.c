@@ -106,9 +106,41 @@ static void line(FILE *out, const char *what, const char *rel, const char *id, c
   free(c);
 }
 
-/* The cases of one file in old (o, NULL: a new file) and new (n, NULL: a removed file). */
-static int diff_file(const char *rel, const json_t *o, const json_t *n, FILE *out, muonref_release_counts *k,
-                     muonref_error *err)
+/* Whether test y (of profile pn's file) is test x (of po's) but for its comment naming pn where x's names
+ * po ("[profile emerging@0.3: ...]"); pn NULL: equal as they are. */
+static int same_case(const json_t *x, const json_t *y, const char *po, const char *pn)
+{
+  if (json_equal(x, y))
+    return 1;
+  const char *cx = json_string_value(json_object_get(x, "comment")), *cy = json_string_value(json_object_get(y, "comment"));
+  if (!pn || !cx || !cy)
+    return 0;
+  char from[96], to[96];
+  snprintf(from, sizeof from, "profile %s", pn), snprintf(to, sizeof to, "profile %s", po);
+  size_t nf = strlen(from), nt = strlen(to), cap = strlen(cy) * (nt > nf ? nt : nf) / (nf ? nf : 1) + 1;
+  char *c = malloc(cap + 1);
+  if (!c)
+    return 0;
+  size_t w = 0;
+  for (const char *s = cy; *s;) /* every "profile PN" as "profile PO" */
+    if (!strncmp(s, from, nf) && w + nt <= cap)
+      memcpy(c + w, to, nt), w += nt, s += nf;
+    else if (w < cap)
+      c[w++] = *s++;
+    else
+      break;
+  c[w] = 0;
+  json_t *y2 = json_deep_copy(y);
+  json_object_set_new(y2, "comment", json_string(c));
+  int same = json_equal(x, y2);
+  json_decref(y2), free(c);
+  return same;
+}
+
+/* The cases of one file in old (o, NULL: a new file) and new (n, NULL: a removed file); po, pn: the two
+ * profiles where two profiles' files are compared (same_case), else NULL. */
+static int diff_file(const char *rel, const json_t *o, const json_t *n, const char *po, const char *pn, FILE *out,
+                     muonref_release_counts *k, muonref_error *err)
 {
   json_t *a = o ? tests_by_id(o) : json_object(), *b = n ? tests_by_id(n) : json_object();
   size_t cap = (a ? json_object_size(a) : 0) + (b ? json_object_size(b) : 0), m = 0;
@@ -130,13 +162,36 @@ static int diff_file(const char *rel, const json_t *o, const json_t *n, FILE *ou
       line(out, "added", rel, id, y), k->added++;
     else if (!y)
       line(out, "removed", rel, id, x), k->removed++;
-    else if (!json_equal(x, y))
+    else if (!same_case(x, y, po, pn))
       line(out, "changed", rel, id, y), k->changed++;
   }
   k->files_added += !o;
   k->files_removed += !n;
   json_decref(a), json_decref(b), free(ids);
   return MUONREF_OK;
+}
+
+/* The one profile every file of s names, or NULL (several, or none). */
+static const char *one_profile(const side *s)
+{
+  const char *p = NULL;
+  for (size_t i = 0; i < s->count; i++) {
+    const char *q = json_string_value(json_object_get(s->docs[i], "profile"));
+    if (!q || (p && strcmp(p, q)))
+      return NULL;
+    p = q;
+  }
+  return p;
+}
+
+/* What file i of s is paired by: its path under dir, or with by_area its
+ * "area" (two profiles' folders: emerging's and emerging@0.3's). */
+static const char *pair_key(const side *s, size_t i, const char *dir, int by_area)
+{
+  if (i >= s->count)
+    return NULL;
+  const char *a = by_area ? json_string_value(json_object_get(s->docs[i], "area")) : NULL;
+  return a ? a : under(s->files[i], dir);
 }
 
 int muonref_release_diff(const char *old_dir, const char *new_dir, FILE *out, muonref_release_counts *counts,
@@ -149,18 +204,25 @@ int muonref_release_diff(const char *old_dir, const char *new_dir, FILE *out, mu
     st = side_load(&n, new_dir, err);
   if (!st)
     fprintf(out, "release %s -> %s\n", o.release[0] ? o.release : "none", n.release[0] ? n.release : "none");
+  /* two folders of one profile each, and two profiles (a release and its profile): the files are
+   * paired by area, each side's sorted by it as by their names (PROFILE_AREA.json) */
+  const char *po = st ? NULL : one_profile(&o), *pn = st ? NULL : one_profile(&n);
+  int by_area = po && pn && strcmp(po, pn);
+  if (by_area)
+    fprintf(out, "profile %s -> %s: the files paired by area\n", po, pn);
   /* both lists are sorted by their path under the folder: a merge of the two */
   size_t i = 0, j = 0;
   while (!st && (i < o.count || j < n.count)) {
+    const char *ko = pair_key(&o, i, old_dir, by_area), *kn = pair_key(&n, j, new_dir, by_area);
     const char *ro = i < o.count ? under(o.files[i], old_dir) : NULL;
     const char *rn = j < n.count ? under(n.files[j], new_dir) : NULL;
-    int c = !ro ? 1 : !rn ? -1 : strcmp(ro, rn);
+    int c = !ko ? 1 : !kn ? -1 : strcmp(ko, kn);
     if (c < 0)
-      st = diff_file(ro, o.docs[i++], NULL, out, counts, err);
+      st = diff_file(ro, o.docs[i++], NULL, NULL, NULL, out, counts, err);
     else if (c > 0)
-      st = diff_file(rn, NULL, n.docs[j++], out, counts, err);
+      st = diff_file(rn, NULL, n.docs[j++], NULL, NULL, out, counts, err);
     else
-      st = diff_file(rn, o.docs[i++], n.docs[j++], out, counts, err);
+      st = diff_file(rn, o.docs[i++], n.docs[j++], by_area ? po : NULL, by_area ? pn : NULL, out, counts, err);
   }
   side_free(&o);
   side_free(&n);
