@@ -109,7 +109,8 @@ typedef struct command {
   "       muonref profile --markdown | --fields-markdown | --completeness-markdown | --test-ports\n" \
   "                     | --c-table | --c-ids [--records DIR]\n" \
   "Without arguments: every built-in profile with the port it describes.  With NAME: the port's options\n" \
-  "under its own names, then every field of the profile (spec/profiles/NAME.md).\n" \
+  "under its own names, then every field of the profile (spec/profiles/NAME.md).  NAME@RELEASE (emerging@0.3)\n" \
+  "is a release of NAME, with its upstream ref in the list (spec/profiles/README.md, \"Releases\").\n" \
   "\n" \
   "Options:\n" \
   "  --profile-file FILE  a user's profile record (a built-in base and what differs; spec/profiles/README.md):\n" \
