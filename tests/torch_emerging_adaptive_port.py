@@ -1,8 +1,7 @@
 """A test port of NVIDIA-NeMo/Emerging-Optimizers' AdaptiveMuon, written from
-spec/profiles/emerging_adaptive.md (torch, the standard library and the emerging
-test port's Newton-Schulz, which upstream's class calls too; no upstream code):
-the profile `emerging_adaptive`, HEAD @fd77292 (adaptive_muon.py as in v0.3.1
-and v0.4.0).
+spec/profiles/emerging_adaptive.md alone (torch and the standard library only;
+no upstream code): the profile `emerging_adaptive`, HEAD @fd77292
+(adaptive_muon.py as in v0.3.1 and v0.4.0).
 
     AdaptiveMuon(params, lr, momentum, weight_decay, *, nesterov=False,
                  weight_decay_method="decoupled", fp32_matmul_prec="medium",
@@ -36,18 +35,87 @@ then the Muon scale (sqrt(max(rows, cols)) for "spectral") and
 extra_scale_factor as two float32 products, P <- P + (-lr) N.  No bias
 correction, no step count.  Used by vectors/drivers/torch_driver.py with the
 adapter `emerging_adaptive`."""
-import os
-import sys
-
 import torch
+import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-# Newton-Schulz, its presets and the scale are Emerging-Optimizers' Muon's (adaptive_muon.py calls
-# muon_utils.newton_schulz and muon.get_muon_scale_factor): the emerging test port's, emerging.md 4 and 5
-from torch_emerging_port import COEFFICIENT_SETS, _MatmulPrecision, newton_schulz, scale_factor  # noqa: E402,F401
-
+COEFFICIENT_SETS = {
+    'simple': [(3.4445, -4.7750, 2.0315)],
+    'quintic': [(4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5913, 2.3037),
+                (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012)],
+    'polar_express': [(8.2051, -22.9019, 16.4607), (4.0664, -2.8612, 0.5184), (3.9096, -2.8234, 0.5250),
+                      (3.2856, -2.4153, 0.4853), (2.2779, -1.6198, 0.3985), (1.8726, -1.2307, 0.3585),
+                      (1.8564, -1.2132, 0.3568), (1.8750, -1.2500, 0.3750)],
+    'cans': [(8.4703, -25.1081, 18.6293), (4.1828, -3.1087, 0.5806), (3.9619, -2.9541, 0.5630),
+             (3.2866, -2.4647, 0.5074), (2.2737, -1.6447, 0.4162)],
+    'aol': [(4.0098, -7.0585, 2.4635), (3.4585, -5.5479, 2.5959), (2.7573, -3.2939, 1.4254),
+            (2.7215, -3.0494, 1.3169)],
+    'deepseekv4': [(3.4445, -4.7750, 2.0315)] * 8 + [(2.0, -1.5, 0.5)] * 2,
+    'cubic5': [(3.3656576, -3.3420992, 0.0), (2.5744352, -1.4957376, 0.0), (2.5368962, -1.4312570, 0.0),
+               (2.4418906, -1.2764040, 0.0), (2.2230472, -0.9630650, 0.0)],
+}
+REPEAT_LAST = ('polar_express', 'cans', 'deepseekv4')
 MOMENT2_METHODS = ('adamuon', 'normuon', 'namo')
+
+
+class _MatmulPrecision:
+    """torch.set_float32_matmul_precision(prec) for the duration of a block (an unknown value:
+    torch warns and keeps the current one)."""
+
+    def __init__(self, prec):
+        self.prec = prec
+
+    def __enter__(self):
+        self.old = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision(self.prec)
+
+    def __exit__(self, *exc):
+        torch.set_float32_matmul_precision(self.old)
+
+
+def newton_schulz(x, steps, coefficient_type='quintic', eps=1e-15):
+    """emerging.md 4 (the function AdaptiveMuon calls, use_syrk False): x float32 (M, N)."""
+    if x.ndim < 2 or x.ndim > 3:
+        raise TypeError(f"Input tensor x must be 2d or 3d (batched 2d), got {x.ndim}d")
+    if x.dtype != torch.float32:
+        raise TypeError(f"Input tensor x must be in float32, got {x.dtype}")
+    transpose = x.size(-2) > x.size(-1)
+    if transpose:
+        x = x.mT
+    X = F.normalize(x, p=2, dim=(-2, -1), eps=eps)
+    if coefficient_type == 'custom':  # AdaptiveMuon never passes custom_coefficient_sets
+        raise ValueError("custom_coefficient_sets must be provided when coefficient_type is 'custom'.")
+    if coefficient_type not in COEFFICIENT_SETS:
+        raise ValueError(f"Invalid coefficient type: {coefficient_type}")
+    sets = COEFFICIENT_SETS[coefficient_type]
+    if coefficient_type == 'cubic5' and steps != len(sets):
+        raise ValueError(f"cubic5 is a fixed {len(sets)}-step schedule; got steps={steps}. Use steps=5, or pass "
+                         "explicit custom coefficients.")
+    if coefficient_type in REPEAT_LAST:
+        coeffs = [sets[min(k, len(sets) - 1)] for k in range(steps)]
+    else:
+        coeffs = [sets[k % len(sets)] for k in range(steps)]
+    if torch.get_float32_matmul_precision() == 'medium':
+        X = X.to(torch.bfloat16)
+    for a, b, c in coeffs:
+        A = X @ X.mT
+        if c != 0.0:
+            B = torch.addmm(A, A, A, alpha=c, beta=b)
+            X = torch.addmm(X, B, X, alpha=1.0, beta=a)
+        else:  # cubic5: one rounding of a X + b (A X)
+            X = torch.addmm(X, A, X, alpha=b, beta=a)
+    X = X.to(torch.float32)
+    return X.mT if transpose else X
+
+
+def scale_factor(size_out, size_in, mode):
+    """emerging.md 5 (muon.get_muon_scale_factor)."""
+    if mode == 'shape_scaling':
+        return max(1, size_out / size_in) ** 0.5
+    if mode == 'spectral':
+        return max(size_out, size_in) ** 0.5
+    if mode == 'unit_rms_norm':
+        return (size_out / size_in) ** 0.5
+    raise ValueError(f"Invalid mode for Muon update scale factor: {mode}")
 
 
 class AdaptiveMuon(torch.optim.Optimizer):
