@@ -5,14 +5,18 @@
 - Newton-Schulz normalises with eps 1e-7 (muon_utils.py:132 at v0.3.0 and v0.3.1; 1e-15 from 7ebd3cf, v0.4.0);
 - the preset cubic5 does not exist yet (added in a4c2c26): `Invalid coefficient type: cubic5`.
 
-Standard library and torch only, as every test port."""
+Standard library and torch only, as every test port, and the fd77292 port beside it (copy both).""" 
 
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import torch_emerging_port as _fd77292  # noqa: E402
+try:
+    import torch_emerging_port as _fd77292  # noqa: E402
+except ImportError as exc:  # a copy made elsewhere: the release's port is the fd77292 port's subclass
+    raise ImportError(f"{__file__}: needs tests/torch_emerging_port.py beside it (it subclasses that port's Muon; "
+                      "copy both)") from exc
 
 NS_EPS = 1e-7
 COEFFICIENT_TYPES = tuple(t for t in _fd77292.COEFFICIENT_SETS if t != 'cubic5')
