@@ -5,7 +5,7 @@
 - Newton-Schulz normalises with eps 1e-7 (muon_utils.py:132 at v0.3.0 and v0.3.1; 1e-15 from 7ebd3cf, v0.4.0);
 - the preset cubic5 does not exist yet (added in a4c2c26): `Invalid coefficient type: cubic5`.
 
-Standard library and torch only, as every test port, and the fd77292 port beside it (copy both).""" 
+Standard library and torch only, as every test port, and the fd77292 port beside it (copy both)."""
 
 import os
 import sys
