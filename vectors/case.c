@@ -334,10 +334,6 @@ static int set_patterns(muonref_options *o, const muonref_option_key *k, const j
   return MUONREF_OK;
 }
 
-/* dion's name of its Muon algorithm for a group key `algorithm`: the class's
- * own (dion/muon.py Muon: "muon"; dion/normuon.py NorMuon: "normuon", its
- * `algorithm="normuon"` default and `assert group["algorithm"] ==
- * self._algo_name`), told by the catalogue. */
 /* Emerging-Optimizers' moment2_method values (adaptive_muon.py @fd77292, 222-245; spec/muon.md 7.4):
  * the fields each sets (and no bias correction). */
 static const struct {
@@ -359,6 +355,10 @@ static int moment2_method(const char *s)
   return -1;
 }
 
+/* dion's name of its Muon algorithm for a group key `algorithm`: the class's
+ * own (dion/muon.py Muon: "muon"; dion/normuon.py NorMuon: "normuon", its
+ * `algorithm="normuon"` default and `assert group["algorithm"] ==
+ * self._algo_name`), told by the catalogue. */
 static const char *dion_muon_algorithm(const muonref_options *o)
 {
   return o->catalogue == MUONREF_CATALOGUE_NORMUON ? "normuon" : "muon";
