@@ -346,13 +346,15 @@ static const struct {
   {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NORM},
 };
 
-/* The index of method s in MOMENT2_METHODS, or -1. */
-static int moment2_method(const char *s)
+int muonref_case_moment2_method(const char *name, muonref_options *o)
 {
-  for (size_t m = 0; m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
-    if (!strcmp(s, MOMENT2_METHODS[m].name))
-      return (int)m;
-  return -1;
+  for (size_t m = 0; name && m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
+    if (!strcmp(name, MOMENT2_METHODS[m].name)) {
+      o->moment2 = MOMENT2_METHODS[m].moment2, o->moment2_eps_mode = MOMENT2_METHODS[m].eps_mode;
+      o->moment2_rescale = MOMENT2_METHODS[m].rescale, o->moment2_bias_correction = 0;
+      return 1;
+    }
+  return 0;
 }
 
 /* dion's name of its Muon algorithm for a group key `algorithm`: the class's
@@ -636,21 +638,15 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
     else
       return bad(err, where, k->name, "\"muon\" or \"adamuon\"");
     return MUONREF_OK;
-  case MUONREF_KEY_MOMENT2_METHOD: {
-    int m = s ? moment2_method(s) : -1;
-    if (m >= 0) {
-      o->moment2 = MOMENT2_METHODS[m].moment2, o->moment2_eps_mode = MOMENT2_METHODS[m].eps_mode;
-      o->moment2_rescale = MOMENT2_METHODS[m].rescale, o->moment2_bias_correction = 0;
-    } else if (s && !strcmp(s, "namo")) { /* upstream's third method: a scalar v of ||G||_F^2, no field */
+  case MUONREF_KEY_MOMENT2_METHOD:
+    if (muonref_case_moment2_method(s, o))
+      return MUONREF_OK;
+    if (s && !strcmp(s, "namo")) /* upstream's third method: a scalar v of ||G||_F^2, no field */
       return bad(err, where, k->name, "\"adamuon\" or \"normuon\" (\"namo\" has no muonref field: "
                                       "spec/profiles/emerging_adaptive.md 5.3)");
-    } else if (s) { /* Emerging-Optimizers adaptive_muon.py @fd77292 _init_group, at the step */
+    if (s) /* Emerging-Optimizers adaptive_muon.py @fd77292 _init_group, at the step */
       return muonref_fail(err, MUONREF_EOPTION, "Invalid second moment method: %s", s);
-    } else {
-      return bad(err, where, k->name, "\"adamuon\" or \"normuon\"");
-    }
-    return MUONREF_OK;
-  }
+    return bad(err, where, k->name, "\"adamuon\" or \"normuon\"");
   case MUONREF_KEY_RMS_RATE:
     if (json_is_null(v)) { /* keras lr_adjust: `if self.rms_rate is None: return x` */
       o->scale_mode = MUONREF_SCALE_NONE, o->scale_extra = 1.0;

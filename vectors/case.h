@@ -29,6 +29,12 @@ int muonref_case_has_key_kind(const muonref_profile *p, muonref_key_kind k);
  * simple, quintic, polar_express, cans, aol, deepseekv4, cubic5). */
 int muonref_case_coefficient_type_known(const char *name);
 
+/* Sets in *o the four fields Emerging-Optimizers' moment2_method `name` stands for (the key kind
+ * moment2_method: "adamuon" moment2 element, eps added, no rescale; "normuon" moment2 longer, eps
+ * clamped, the norm restored; neither with a bias correction; spec/muon.md 7.4).  Returns 1, or 0
+ * leaving *o as it was where name is no such method (NULL, "namo", another string). */
+int muonref_case_moment2_method(const char *name, muonref_options *o);
+
 /* timm's algo (the key kind MUONREF_KEY_ALGO_TIMM, include/muonref/
  * profile.h), applied to *o once a group's keys are read: with moment2
  * element (algo "adamuon") the fields AdaMuon takes from betas, eps and

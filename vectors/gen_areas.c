@@ -1022,12 +1022,8 @@ void gen_area_weight_decay(gen_ctx *g)
 /* ---- momentum and Nesterov ---- */
 
 /* Emerging-Optimizers' moment2_method "normuon" (adaptive_muon.py @fd77292 231-245): the fields the key
- * kind moment2_method sets for it (vectors/case.c). */
-static void set_normuon(muonref_options *o)
-{
-  o->moment2 = MUONREF_MOMENT2_LONGER, o->moment2_eps_mode = MUONREF_EPS_CLAMP;
-  o->moment2_rescale = MUONREF_MOMENT2_RESCALE_NORM, o->moment2_bias_correction = 0;
-}
+ * kind moment2_method sets for it. */
+static void set_normuon(muonref_options *o) { MUONREF_UNCHECKED(muonref_case_moment2_method("normuon", o)); }
 #define NORMUON_HEAD "moment2_method normuon: "
 
 /* The second moment of the Newton-Schulz output (spec/muon.md 7.4), for a
@@ -2120,8 +2116,7 @@ static void errors_emerging(gen_ctx *g)
                                                                                    : shape2(8, 16);
     muonref_route r;
     muonref_error re;
-    if (shape && defaults(g).catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE &&
-        muonref_route_param(&o, &s0, &r, &re) != MUONREF_OK) /* its words, by its moment2 (core/route.c) */
+    if (shape && muonref_route_param(&o, &s0, &r, &re) != MUONREF_OK) /* the catalogue's words (core/route.c) */
       e.msg = re.message;
     bad_input_case(g, &e, &o, s0, "proj", shape2(8, 8), 0, shape ? "RoutingShape" : "BadGradient",
                    G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);

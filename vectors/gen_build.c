@@ -1606,13 +1606,13 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     if (d.catalogue == MUONREF_CATALOGUE_OPTAX && strncmp(e.message, "Not enough coeffs", 17) &&
         strncmp(e.message, "ns_coeffs must", 14) && strncmp(e.message, "Unknown ns_coeff", 16))
       c->error_any = 1;
-    /* Emerging-Optimizers (and Megatron on top of it) checks num_ns_steps and
-     * the 2-D shape only: any other refusal is muonref's (a non-finite
-     * option), the port's own way */
+    /* Emerging-Optimizers (its Muon, its AdaptiveMuon, and Megatron on top of
+     * them) checks num_ns_steps and the 2-D shape only (core/route.c's ESHAPE
+     * in its words): any other refusal is muonref's (a non-finite option),
+     * the port's own way */
     if ((d.catalogue == MUONREF_CATALOGUE_EMERGING || d.catalogue == MUONREF_CATALOGUE_MEGATRON ||
          d.catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) &&
-        strncmp(e.message, "num_ns_steps must be", 20) && strcmp(e.message, "Only 2D parameters are supported.") &&
-        strncmp(e.message, "AdaptiveMuon only supports 2D parameters", 40))
+        strncmp(e.message, "num_ns_steps must be", 20) && st != MUONREF_ESHAPE)
       c->error_any = 1;
     comment_append(c, " [profile %s refuses it at construction]", g->profile);
     int n = 0;
