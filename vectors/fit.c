@@ -351,19 +351,26 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r, 
   return t;
 }
 
-/* Whether the port's result passes `test` judged against run r (noise: 0
- * for the case's own tolerance). */
-static int matches(const muonref_fit *f, const fcase *c, const json_t *r, double noise, double p_noise)
+/* The port's result judged against run r (noise: 0 for the case's own
+ * tolerance) into *v; 1 where it was judged. */
+static int judged(const muonref_fit *f, const fcase *c, const json_t *r, double noise, double p_noise,
+                  muonref_verdict *v)
 {
   double t0 = now();
   n_judged++;
   json_t *t = expecting(c->test, c->kind, r, f->format, noise, p_noise);
-  muonref_verdict v;
   muonref_error err = {0};
-  int ok = muonref_judge(t, c->kind, c->result, f->format, &v, "fit", &err) == MUONREF_OK && v.pass;
+  int ok = muonref_judge(t, c->kind, c->result, f->format, v, "fit", &err) == MUONREF_OK;
   json_decref(t);
   t_judged += now() - t0;
   return ok;
+}
+
+/* Whether the port's result passes `test` judged against run r. */
+static int matches(const muonref_fit *f, const fcase *c, const json_t *r, double noise, double p_noise)
+{
+  muonref_verdict v;
+  return judged(f, c, r, noise, p_noise, &v) && v.pass;
 }
 
 /* ||a - b||_F / ||b - base||_F (base NULL: / ||b||_F) of three tensors of
@@ -737,10 +744,8 @@ static void still_differs(const muonref_fit *f, const pfit *p, fcase *c, const m
   }
   if (!best)
     return;
-  json_t *t = expecting(c->test, c->kind, best, f->format, 0, p->noise);
   muonref_verdict v;
-  muonref_error err = {0};
-  if (muonref_judge(t, c->kind, c->result, f->format, &v, "fit", &err) == MUONREF_OK && !v.pass) {
+  if (judged(f, c, best, 0, p->noise, &v) && !v.pass) {
     char *cut = strstr(v.detail, "; no accepted bf16 evaluation order matches");
     if (cut)
       *cut = 0;
@@ -748,7 +753,6 @@ static void still_differs(const muonref_fit *f, const pfit *p, fcase *c, const m
     memcpy(buf, v.detail, l);
     buf[l] = 0;
   }
-  json_decref(t);
   json_decref(best);
 }
 
@@ -1158,10 +1162,9 @@ static int lone_covered(const pfit *p, const cand *c, const char *lone)
  * whose normuon cases also lack the norm restore): the LONE_PAIRS that
  * cover most of them join the ranking, so that the report says what the
  * rest of the failures share. */
-static void rank_lone_pairs(const pfit *p, cand *pairs, size_t n_pairs, int best_single, cand **rank, size_t *n_rank)
+static void rank_lone_pairs(const pfit *p, const char *lone, int n_lone, cand *pairs, size_t n_pairs, int best_single,
+                            cand **rank, size_t *n_rank)
 {
-  int n_lone;
-  char *lone = lone_failures(p, &n_lone);
   for (int added = 0; lone && n_lone && added < LONE_PAIRS; added++) {
     int best = -1, bc = 0;
     for (size_t k = 0; k < n_pairs; k++) {
@@ -1176,7 +1179,6 @@ static void rank_lone_pairs(const pfit *p, cand *pairs, size_t n_pairs, int best
       break;
     rank[(*n_rank)++] = &pairs[best];
   }
-  free(lone);
 }
 
 static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
@@ -1192,6 +1194,10 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     free(rank), free(pairs);
     return;
   }
+  /* the failures no single change explains (their per-case diagnosis is "none"): the pairs that explain them
+   * are ranked (rank_lone_pairs) and their lines count them */
+  int n_lone;
+  char *lone = lone_failures(p, &n_lone);
   for (size_t i = 0; i < p->n; i++)
     score(p, &p->single[i]), label(p, &p->single[i]);
   for (size_t i = 0; i < p->n; i++)
@@ -1263,7 +1269,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     for (size_t k = 0; k < n_pairs; k++)
       if (pairs[k].explained > best_single)
         rank[n_rank++] = &pairs[k];
-    rank_lone_pairs(p, pairs, n_pairs, best_single, rank, &n_rank);
+    rank_lone_pairs(p, lone, n_lone, pairs, n_pairs, best_single, rank, &n_rank);
   }
   if (getenv("MUONREF_FIT_DEBUG"))
     fprintf(stderr, "fit: after pairs %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
@@ -1295,9 +1301,6 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   fprintf(out, "fit (profile %s): %zu failure%s; %zu single changes of the option space, %zu pairs that explain a "
                "failure (of %ld tried); %zu passing cases sampled\n", p->profile, p->n_fail, p->n_fail == 1 ? "" : "s", n_singles, n_pairs,
           p->pairs_tried, p->n_pass);
-  /* the failures no single change explains (their per-case diagnosis is "none"), which a pair's line counts */
-  int n_lone;
-  char *lone = lone_failures(p, &n_lone);
   int printed = 0, extra = 0;
   for (size_t i = 0; i < n_rank && rank[i]->explained > 0; i++) {
     cand *c = rank[i];
