@@ -106,30 +106,34 @@ static void line(FILE *out, const char *what, const char *rel, const char *id, c
   free(c);
 }
 
+/* s with every `from` (not empty) as `to`, malloc'd; NULL when out of memory. */
+static char *replaced(const char *s, const char *from, const char *to)
+{
+  size_t nf = strlen(from), nt = strlen(to), k = 0;
+  for (const char *p = strstr(s, from); p; p = strstr(p + nf, from))
+    k++;
+  char *out = malloc(strlen(s) + k * nt + 1), *w = out;
+  for (const char *p; out && (p = strstr(s, from)); s = p + nf)
+    memcpy(w, s, (size_t)(p - s)), w += p - s, memcpy(w, to, nt), w += nt;
+  if (out)
+    strcpy(w, s);
+  return out;
+}
+
 /* Whether test y (of profile pn's file) is test x (of po's) but for its comment naming pn where x's names
  * po ("[profile emerging@0.3: ...]"); pn NULL: equal as they are. */
 static int same_case(const json_t *x, const json_t *y, const char *po, const char *pn)
 {
   if (json_equal(x, y))
     return 1;
-  const char *cx = json_string_value(json_object_get(x, "comment")), *cy = json_string_value(json_object_get(y, "comment"));
-  if (!pn || !cx || !cy)
+  const char *cy = json_string_value(json_object_get(y, "comment"));
+  if (!pn || !cy)
     return 0;
   char from[96], to[96];
   snprintf(from, sizeof from, "profile %s", pn), snprintf(to, sizeof to, "profile %s", po);
-  size_t nf = strlen(from), nt = strlen(to), cap = strlen(cy) * (nt > nf ? nt : nf) / (nf ? nf : 1) + 1;
-  char *c = malloc(cap + 1);
+  char *c = replaced(cy, from, to);
   if (!c)
     return 0;
-  size_t w = 0;
-  for (const char *s = cy; *s;) /* every "profile PN" as "profile PO" */
-    if (!strncmp(s, from, nf) && w + nt <= cap)
-      memcpy(c + w, to, nt), w += nt, s += nf;
-    else if (w < cap)
-      c[w++] = *s++;
-    else
-      break;
-  c[w] = 0;
   json_t *y2 = json_deep_copy(y);
   json_object_set_new(y2, "comment", json_string(c));
   int same = json_equal(x, y2);
