@@ -253,10 +253,15 @@ static const char *const EMERGING_PRESETS[] = {"simple", "quintic", "polar_expre
 
 /* coefficient_type (MUONREF_KEY_COEFFICIENT_TYPE), with newton_schulz's messages at the step
  * (emerging.md 2: "custom", cubic5's fixed schedule, an unknown name). */
+const char *muonref_case_coefficient_type_name(size_t i)
+{
+  return i < sizeof EMERGING_PRESETS / sizeof EMERGING_PRESETS[0] ? EMERGING_PRESETS[i] : NULL;
+}
+
 int muonref_case_coefficient_type_known(const char *name)
 {
-  for (size_t i = 0; name && i < sizeof EMERGING_PRESETS / sizeof EMERGING_PRESETS[0]; i++)
-    if (!strcmp(name, EMERGING_PRESETS[i]))
+  for (size_t i = 0; name && muonref_case_coefficient_type_name(i); i++)
+    if (!strcmp(name, muonref_case_coefficient_type_name(i)))
       return 1;
   return 0;
 }

@@ -24,9 +24,10 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
 /* Whether profile p (NULL: none) has a key of kind k in its key table. */
 int muonref_case_has_key_kind(const muonref_profile *p, muonref_key_kind k);
 
-/* Whether name is one of Emerging-Optimizers' coefficient presets that the
- * key kind coefficient_type knows (muon_utils.py @fd77292 _COEFFICIENT_SETS:
- * simple, quintic, polar_express, cans, aol, deepseekv4, cubic5). */
+/* Emerging-Optimizers' coefficient preset i that the key kind
+ * coefficient_type knows (muon_utils.py @fd77292 _COEFFICIENT_SETS, in its
+ * order), or NULL past the last; and whether name is one of them. */
+const char *muonref_case_coefficient_type_name(size_t i);
 int muonref_case_coefficient_type_known(const char *name);
 
 /* Sets in *o the four fields Emerging-Optimizers' moment2_method `name` stands for (the key kind

@@ -749,7 +749,6 @@ static int read_bf16_refusal(const json_t *v, muonref_record *r, const char *pat
   return MUONREF_OK;
 }
 
-/* The members after the name: everything but the keys and areas. */
 /* Member "coefficient_types": the Emerging-Optimizers presets the port's release has (muonref_profile.
  * coefficient_types), each a name the key kind coefficient_type knows, at most 8. */
 static int read_coeff_types(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
@@ -759,9 +758,14 @@ static int read_coeff_types(const json_t *v, muonref_record *r, const char *path
     return fail_member(err, path, "coefficient_types", "must be an array of 1 to %zu preset names", cap);
   for (size_t i = 0; i < json_array_size(v); i++) {
     const char *s = json_string_value(json_array_get(v, i));
-    if (!muonref_case_coefficient_type_known(s))
+    if (!muonref_case_coefficient_type_known(s)) {
+      char known[128] = "";
+      for (size_t k = 0; muonref_case_coefficient_type_name(k); k++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
+                 muonref_case_coefficient_type_name(k));
       return fail_member(err, path, "coefficient_types", "item %zu must be a preset of the key kind "
-                         "coefficient_type (simple, quintic, polar_express, cans, aol, deepseekv4, cubic5)", i);
+                         "coefficient_type (%s)", i, known);
+    }
     for (size_t k = 0; k < i; k++)
       if (!strcmp(r->coeff_type_names[k], s))
         return fail_member(err, path, "coefficient_types", "item %zu repeats '%s'", i, s);
@@ -771,6 +775,7 @@ static int read_coeff_types(const json_t *v, muonref_record *r, const char *path
   return MUONREF_OK;
 }
 
+/* The members after the name: everything but the keys and areas. */
 static int read_body(const json_t *j, const muonref_record *base, muonref_record *r, const char *path,
                      muonref_error *err)
 {
@@ -1018,7 +1023,8 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
   snprintf(out->bf16_refusal_message, sizeof out->bf16_refusal_message, "%s",
            p->bf16_refusal_message ? p->bf16_refusal_message : "");
   snprintf(out->bf16_unmodeled, sizeof out->bf16_unmodeled, "%s", p->bf16_unmodeled ? p->bf16_unmodeled : "");
-  for (size_t i = 0; p->coefficient_types && p->coefficient_types[i] && i < 8; i++, out->n_coeff_types++)
+  for (size_t i = 0; p->coefficient_types && p->coefficient_types[i] &&
+                     i < sizeof out->coeff_type_names / sizeof out->coeff_type_names[0]; i++, out->n_coeff_types++)
     snprintf(out->coeff_type_names[i], sizeof out->coeff_type_names[i], "%s", p->coefficient_types[i]);
   for (size_t i = 0; p->areas && p->areas[i] && i < MUONREF_RECORD_MAX_AREAS; i++, out->n_areas++)
     snprintf(out->area_names[i], sizeof out->area_names[i], "%s", p->areas[i]);

@@ -197,12 +197,6 @@ static void c_string(FILE *f, const char *s)
   fputc('"', f);
 }
 
-static void c_upper(FILE *f, const char *s)
-{
-  for (; *s; s++)
-    fputc(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_', f);
-}
-
 /* A profile's name as a C identifier: a release's "@" and "." as "_"
  * ("emerging@0.3": emerging_0_3), into a static buffer. */
 static const char *c_ident(const char *name)
@@ -213,6 +207,14 @@ static const char *c_ident(const char *name)
     b[i] = isalnum((unsigned char)name[i]) ? name[i] : '_';
   b[i] = 0;
   return b;
+}
+
+/* s as an upper-case C identifier (as c_ident maps it, written out rather than through its static
+ * buffer, which a caller may still hold): a profile's MUONREF_PROFILE_ suffix, an enum value's. */
+static void c_upper(FILE *f, const char *s)
+{
+  for (; *s; s++)
+    fputc(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_', f);
 }
 
 static void c_real(FILE *f, double x)
