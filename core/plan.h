@@ -129,6 +129,14 @@ void muonref_moment2_plan_make(const muonref_options *o, long t, muonref_moment2
  * batch reads, counted within that matrix's block (p->kind not NONE). */
 size_t muonref_moment2_index(const muonref_moment2_plan *p, size_t rows, size_t cols, size_t i, size_t j);
 
+/* Whether rescale r scales the whole parameter to a norm after the
+ * division (UNIT, and RMS, which is UNIT times muonref_moment2_rms_factor),
+ * rather than each matrix (NORM) or nothing (NONE). */
+static inline int muonref_moment2_rescale_whole(muonref_moment2_rescale r)
+{
+  return r == MUONREF_MOMENT2_RESCALE_UNIT || r == MUONREF_MOMENT2_RESCALE_RMS;
+}
+
 /* The factor of moment2_rescale RMS for a parameter of numel elements:
  * 0.2 sqrt(numel) as binary64 computes it (AdaMuon's RMS alignment, arXiv
  * 2507.11005 eq. 8; kozistr/pytorch_optimizer muon.py @7a076d2f:601

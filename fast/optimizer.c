@@ -570,7 +570,7 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
         norm_o += o * o, norm_n += n * n;
       }
     total += norm_n;
-    if (m.rescale == MUONREF_MOMENT2_RESCALE_UNIT || m.rescale == MUONREF_MOMENT2_RESCALE_RMS)
+    if (muonref_moment2_rescale_whole(m.rescale))
       continue;
     double ratio = 1.0; /* NORM: dion `norm_U / norm_U_new.clamp(min=1e-8)` */
     if (m.rescale == MUONREF_MOMENT2_RESCALE_NORM)
@@ -585,7 +585,7 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
   }
   for (size_t j = 0; perm && j < r->numel; j++)
     V2p[j] = V2[muonref_route_matrix_index(r, j)];
-  if (m.rescale != MUONREF_MOMENT2_RESCALE_UNIT && m.rescale != MUONREF_MOMENT2_RESCALE_RMS)
+  if (!muonref_moment2_rescale_whole(m.rescale))
     return;
   double f = 1.0 / (sqrt(total) + m.eps); /* timm: `update_adaptive / update_adaptive.norm().add_(eps)` */
   if (m.rescale == MUONREF_MOMENT2_RESCALE_RMS) /* times 0.2 sqrt(numel), the binary64 factor */

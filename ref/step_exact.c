@@ -345,7 +345,7 @@ static int moment2_exact(const muonref_options *o, const muonref_route *r, long 
       eO[e] = (dk > 0 ? eO[e] / dk * rt * 2 : 0) + rel_part(O->e[e], 8 * relmax + 32 * (count + n + 64));
     }
   }
-  int unit = m.rescale == MUONREF_MOMENT2_RESCALE_UNIT || m.rescale == MUONREF_MOMENT2_RESCALE_RMS;
+  int unit = muonref_moment2_rescale_whole(m.rescale);
   double rms = m.rescale == MUONREF_MOMENT2_RESCALE_RMS ? muonref_moment2_rms_factor(n) : 1.0;
   if (!st && unit) { /* timm: `update_adaptive / update_adaptive.norm().add_(eps)`; RMS: times 0.2 sqrt(numel) */
     mpfr_sqrt(total, total, MPFR_RNDN);
