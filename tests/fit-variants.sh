@@ -331,6 +331,30 @@ make_variant moonlight_ns_fixed torch_moonlight_port.py \
 make_variant torch_alias_buffer torch_torch_port.py '    x = grad.to(NS_DTYPE, copy=True)' '    x = grad.to(NS_DTYPE)' &&
   run_variant torch_alias_buffer Muon torch "$v/torch/torch_dtypes.json" &&
   diag torch_alias_buffer torch_alias_buffer
+# a checkpoint resumed in another dtype (torch_dtypes #4-5, keller_dtypes #4-5, vector release 2026.12.14): ports
+# whose load_state_dict puts the state back in its saved dtype (tests/torch_port_uncast_load.py; deepspeedai/DeepSpeed
+# #7746) raise at the first step after the conversion; the answer key: exactly the cases with roundTripDtype fail,
+# each explained as a refused resume in another dtype, and the rest of the area passes
+uncast() {
+  name=$1 class=$2 adapter=$3 file=$4
+  printf 'import sys\nsys.path.insert(0, %s)\nfrom torch_port_uncast_load import %s  # noqa: E402,F401\n' \
+    "'$srcdir/tests'" "$class" >"$work/$name.py"
+  run_variant "$name" "$class" "$adapter" "$file" || return
+  want=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "roundTripDtype" in t))' "$file")
+  got=$(sed -n 's/^FAIL [^ ]* tcId \([0-9]*\) .*/\1/p' "$work/$name.out" | tr '\n' ' ' | sed 's/ $//')
+  if [ -n "$want" ] && [ "$got" = "$want" ] &&
+    grep -q '^explained: resume in another dtype refused (2 of 2 failures the port refused)' "$work/$name.out" &&
+    [ "$(grep '^  diagnosis: ' "$work/$name.out" | grep -c 'DeepSpeed #7746')" -eq 2 ]; then
+    echo "ok: $name: cases $got fail, each explained as a refused resume in another dtype"
+  else
+    echo "FAIL: $name: failed [$got], expected [$want], explained as a resume in another dtype:"
+    grep '^FAIL\|diagnosis\|^explained' "$work/$name.out"; status=1
+  fi
+}
+uncast torch_uncast TorchUncast torch "$v/torch/torch_dtypes.json"
+uncast keller_uncast KellerUncast keller "$v/keller/keller_dtypes.json"
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
 upstream_ns() {

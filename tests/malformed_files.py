@@ -225,6 +225,59 @@ _p = subprocess.run([muonref, 'check', '--results', os.path.join(tmp, 'dt_result
 check('bf16_param_returned_f32_fails_its_case', _p.returncode == 1 and
       'params[0]: dtype f32, expected bf16' in _p.stdout, f'exit {_p.returncode}: {_p.stdout[-400:]} {_p.stderr[-300:]}')
 
+# a checkpoint resumed in another dtype ("roundTripDtype", spec/vectors.md 2.1; torch_dtypes #4 f32 -> bf16,
+# #5 bf16 -> f32): a bad value, one without roundTripAfter, one that changes nothing and a later gradient of the
+# old dtype are malformed files (exit 2); a result in the old dtype is the port's failure (exit 1)
+_rt = {t['tcId']: t for g in dt_doc()['testGroups'] for t in g['tests'] if 'roundTripDtype' in t}
+_to_bf16 = next(i for i, t in _rt.items() if t['roundTripDtype'] == 'bf16')
+_to_f32 = next(i for i, t in _rt.items() if t['roundTripDtype'] == 'f32')
+
+
+def dt_case(doc, tc):
+    return next(t for g in doc['testGroups'] for t in g['tests'] if t['tcId'] == tc)
+
+
+def bf16_grad_as_f32(g):
+    g.update(dtype='f32', hex=''.join(g['hex'][k:k + 4] + '0000' for k in range(0, len(g['hex']), 4)))
+
+
+for name, edit, fragments in [
+        ('round_trip_dtype_fp16', lambda d: dt_case(d, _to_bf16).update(roundTripDtype='fp16'),
+         ['"roundTripDtype" must be "bf16" or "f32"']),
+        ('round_trip_dtype_without_round_trip', lambda d: dt_case(d, _to_bf16).pop('roundTripAfter'),
+         ['"roundTripDtype" needs "roundTripAfter"']),
+        ('round_trip_dtype_unchanged', lambda d: dt_case(d, _to_f32).update(roundTripDtype='bf16'),
+         ['params[0] is created bf16 already']),
+        ('round_trip_dtype_old_grad', lambda d: bf16_grad_as_f32(dt_case(d, _to_bf16)['steps'][1]['grads'][0]),
+         ['steps[1].grads[0]', 'expected "bf16" (the dtype of "roundTripDtype")'])]:
+    _d = dt_doc()
+    edit(_d)
+    with open(os.path.join(tmp, 'torch_dtypes.json'), 'w') as f:
+        json.dump(_d, f)
+    expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'torch_dtypes.json')], 'torch_dtypes.json', *fragments)
+    os.remove(os.path.join(tmp, 'torch_dtypes.json'))
+
+
+def as_dtype(q, dtype):
+    """The expected f32 tensor q as a result of dtype 'f32' (itself) or 'bf16' (its values truncated)."""
+    if dtype == 'f32':
+        return q
+    return dict(q, dtype='bf16', hex=''.join(q['hex'][k:k + 4] for k in range(0, len(q['hex']), 8)))
+
+
+for rt_tc, got, want in [(_to_bf16, 'f32', 'bf16'), (_to_f32, 'bf16', 'f32')]:
+    _t = dt_case(dt_doc(), rt_tc)
+    _res = {'implementation': 'test', 'nsFormat': 'bf16', 'results': [
+        {"file": "torch_dtypes.json", "tcId": rt_tc, "params": [as_dtype(q, got) for q in _t['expected']['params']],
+         'state': _t['expected']['state']}]}
+    with open(os.path.join(tmp, 'rt_results.json'), 'w') as f:
+        json.dump(_res, f)
+    _p = subprocess.run([muonref, 'check', '--results', os.path.join(tmp, 'rt_results.json'), dt_path],
+                        capture_output=True, text=True, timeout=300)
+    check(f'round_trip_dtype_result_{got}_fails_its_case', _p.returncode == 1 and
+          f'params[0]: dtype {got}, expected {want} (the parameter was loaded at the state round trip as {want}'
+          in _p.stdout, f'exit {_p.returncode}: {_p.stdout[-400:]} {_p.stderr[-300:]}')
+
 # overflow (spec/vectors.md 2.7): the norm-overflow alternative and "run"
 ov_file = 'nemo_overflow.json'
 _ov = {t['tcId']: t for g in load(ov_file)['testGroups'] for t in g['tests']}

@@ -35,6 +35,27 @@ int muonref_case_param_bf16(const json_t *test, size_t i)
   return dt && !strcmp(dt, "bf16");
 }
 
+int muonref_case_grad_bf16(const json_t *test, size_t i, size_t k)
+{
+  const char *cast = json_string_value(json_object_get(test, "roundTripDtype"));
+  const json_t *rt = json_object_get(test, "roundTripAfter");
+  if (cast && json_is_integer(rt) && (json_int_t)k >= json_integer_value(rt))
+    return !strcmp(cast, "bf16");
+  return muonref_case_param_bf16(test, i);
+}
+
+int muonref_case_final_bf16(const json_t *test, size_t i)
+{
+  size_t n = json_array_size(json_object_get(test, "steps"));
+  return muonref_case_grad_bf16(test, i, n ? n - 1 : 0);
+}
+
+int muonref_case_stored_bf16(const json_t *test, size_t i)
+{
+  const char *cast = json_string_value(json_object_get(test, "roundTripDtype"));
+  return muonref_case_param_bf16(test, i) || (cast && !strcmp(cast, "bf16"));
+}
+
 int muonref_case_status_known(const char *name)
 {
   char full[64];

@@ -87,6 +87,18 @@ int muonref_case_key_applies(const muonref_option_key *k, muonref_use_muon use_m
  * bf16 parameter, area dtypes, spec/vectors.md 2.1); 0 for a missing parameter. */
 int muonref_case_param_bf16(const json_t *test, size_t i);
 
+/* Whether parameter i is bf16 at step k (0-based) of step or error case `test`: its init's dtype,
+ * or from step roundTripAfter on the case's "roundTripDtype" (a checkpoint loaded into the model
+ * converted to that dtype, spec/vectors.md 2.1); its gradient at step k has that dtype. */
+int muonref_case_grad_bf16(const json_t *test, size_t i, size_t k);
+
+/* Whether parameter i is bf16 after the case's last step: the dtype its result must have. */
+int muonref_case_final_bf16(const json_t *test, size_t i);
+
+/* Whether parameter i is stored in bf16 at any step of the case (created bf16, or loaded bf16 at
+ * the round trip): the bf16 storage allowance applies (spec/vectors.md 5.1). */
+int muonref_case_stored_bf16(const json_t *test, size_t i);
+
 /* Whether `name` names a muonref error status without its prefix ("EOPTION", "EGRAD", ...,
  * spec/muon.md 12): an error case's expected.error.status, a record's bf16_refusal.status. */
 int muonref_case_status_known(const char *name);

@@ -260,7 +260,7 @@ static void scale_bf16_storage(const json_t *test, const json_t *r, json_t *tol)
                *es = json_object_get(json_object_get(test, "expected"), "state"), *rp = json_object_get(r, "params"),
                *rs = json_object_get(r, "state");
   for (size_t i = 0; i < json_array_size(ps); i++) {
-    if (!muonref_case_param_bf16(test, i))
+    if (!muonref_case_stored_bf16(test, i))
       continue;
     double pe = max_abs(json_array_get(ep, i)), pr = max_abs(json_array_get(rp, i));
     if (pe > 0 && pr > pe)
@@ -302,7 +302,7 @@ static json_t *expecting(const json_t *test, const char *kind, const json_t *r, 
   json_object_del(t, "muonSv");
   int any_bf16 = 0;
   for (size_t i = 0; !strcmp(kind, "step") && i < json_array_size(json_object_get(test, "params")); i++)
-    any_bf16 |= muonref_case_param_bf16(test, i);
+    any_bf16 |= muonref_case_stored_bf16(test, i);
   if (any_bf16) { /* a bf16 parameter's storage allowance at run r's magnitudes */
     json_t *tol = json_deep_copy(json_object_get(t, "tolerance"));
     scale_bf16_storage(test, r, json_object_get(tol, "bf16"));
@@ -1375,7 +1375,10 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
           all++, c += !done[i];
       if ((taken >> k) & 1u || !c || 2 * all < (size_t)p->seen[accepted][k])
         continue;
-      if (c > best_count)
+      /* on a tie, the more specific trait: the larger share of its cases refused (a resume in another
+       * dtype before the state round trip it is one of) */
+      if (c > best_count ||
+          (c == best_count && best >= 0 && (long)all * p->seen[accepted][best] > (long)best_all * p->seen[accepted][k]))
         best = k, best_count = c, best_all = all;
     }
     if (best < 0)

@@ -42,6 +42,9 @@ typedef struct gen_step_case {
   muonref_options options[GEN_MAX_PARAMS];     /* per group */
   int group_of[GEN_MAX_PARAMS];
   int round_trip_after;          /* 0: none */
+  const char *round_trip_dtype;  /* with round_trip_after: "bf16" or "f32", the dtype every parameter
+                                    is loaded in at the round trip (bf16[i] is the other one; the
+                                    later steps' grads hold values of this dtype), or NULL */
   json_t *raw_options[GEN_MAX_PARAMS]; /* error cases: options JSON verbatim (owned) */
   const char *error_status, *error_message; /* error cases */
   int error_run_nonfinite;        /* "acceptable" error cases: a run passes only

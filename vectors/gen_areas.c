@@ -3302,6 +3302,51 @@ static void dtypes_refused(gen_ctx *g, const muonref_profile *prof)
   gen_add_step(g, &c);
 }
 
+/* A checkpoint resumed in another dtype (issue 26 item 4; DeepSpeed #7746: "expected dtype
+ * torch.float32 for `end`, but got dtype torch.bfloat16" on resuming in bf16): one step, the state
+ * exported, the model converted to the other dtype (roundTripDtype, spec/vectors.md 2.1), the state
+ * loaded into a fresh optimizer over it, two more steps with gradients of the new dtype.  PyTorch's
+ * Optimizer.load_state_dict casts floating state to its parameter's dtype; a port whose state keeps
+ * the dtype it was saved in meets gradients of the other.  With AdamW (`adamw`), a bias beside the
+ * matrix, so that its moments are converted too. */
+static void dtypes_resumed(gen_ctx *g, int adamw)
+{
+  static const struct { const char *to, *what[2]; } C[] = {
+    {"bf16",
+     {"a float32 matrix (8, 16), one step, its state loaded into the model converted to bf16, two bf16 steps "
+      "(resume in bf16): the state becomes bf16 with its parameter",
+      "a float32 matrix (8, 16) and a bias (16,) on AdamW, one step, their state loaded into the model converted "
+      "to bf16, two bf16 steps (resume in bf16): the momentum and the moments become bf16 with their parameters"}},
+    {"f32",
+     {"a bf16 matrix (8, 16), one step, its state loaded into the model converted to float32, two float32 steps "
+      "(a bf16 checkpoint resumed in float32): the state becomes float32 with its parameter",
+      "a bf16 matrix (8, 16) and a bf16 bias (16,) on AdamW, one step, their state loaded into the model "
+      "converted to float32, two float32 steps (a bf16 checkpoint resumed in float32): the momentum and the "
+      "moments become float32 with their parameters"}}};
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.0); /* the profile's nesterov: a port without the other runs it */
+    begin(&c, C[k].what[adamw != 0], &o);
+    int from_bf16 = !strcmp(C[k].to, "f32"), n = adamw ? 2 : 1;
+    for (int j = 0; j < n; j++) { /* the size of bf16_param's, rounded only where created bf16 */
+      int i = param(g, &c, j ? "bias" : "w", j ? (muonref_shape){1, {16}} : shape2(8, 16), 0);
+      for (size_t e = 0; e < numel(&c, i); e++)
+        c.init[i][e] = from_bf16 ? muonref_bf16_round(c.init[i][e] * 0x1p-9f) : c.init[i][e] * 0x1p-9f;
+      c.bf16[i] = from_bf16;
+    }
+    c.round_trip_after = 1;
+    c.round_trip_dtype = C[k].to;
+    for (int s = 0; s < 3; s++)
+      for (int i = 0; i < n; i++) {
+        grad_normal(g, &c, s, i, 1.0);
+        if ((s >= 1) != from_bf16) /* a step where the parameter is bf16 */
+          muonref_bf16_round_array(c.grads[s][i], numel(&c, i));
+      }
+    flags(&c, "Bf16Params", "StateRoundTrip", adamw ? "AdamW" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* Parameters, gradients and state in bf16, as a PyTorch model in bf16 holds them: the
  * port's momentum buffer is a bf16 tensor, and `grad.bfloat16()` returns the gradient or
  * the buffer itself, so a Newton-Schulz that normalises its input in place normalises
@@ -3350,4 +3395,5 @@ void gen_area_dtypes(gen_ctx *g)
     flags(&c, "Bf16Params", "AdamW", NULL);
     gen_add_step(g, &c);
   }
+  dtypes_resumed(g, gen_profile_has_area(prof, "adamw"));
 }

@@ -355,6 +355,21 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
   return e;
 }
 
+/* Whether parameter i is bf16 at step k: created so (c->bf16[i]) or, from the round trip on, loaded
+ * so (c->round_trip_dtype; spec/vectors.md 2.1 "roundTripDtype"). */
+static int bf16_at(const gen_step_case *c, int i, int k)
+{
+  if (c->round_trip_dtype && k >= c->round_trip_after)
+    return !strcmp(c->round_trip_dtype, "bf16");
+  return c->bf16[i];
+}
+
+/* Whether parameter i is stored in bf16 at some step of the case. */
+static int stored_bf16(const gen_step_case *c, int i)
+{
+  return c->bf16[i] || (c->round_trip_dtype && !strcmp(c->round_trip_dtype, "bf16"));
+}
+
 /* What p.grad holds after the last step (spec/muon.md 8.1), into
  * e.gradAfter with one absolute tolerance per parameter in
  * e.gradAfterAtol, for a profile whose port writes p.grad
@@ -416,7 +431,8 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     for (int b = 0; l2 && b < n_b16; b++)
       for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++)
         spread = fmax(spread, fabs((double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j]));
-    json_array_append_new(at, json_real(muonref_grad_after_atol(nesterov_input, l2 != NULL, big, spread, c->bf16[i])));
+    json_array_append_new(
+      at, json_real(muonref_grad_after_atol(nesterov_input, l2 != NULL, big, spread, stored_bf16(c, i))));
     free(u);
   }
   json_object_set_new(e, "gradAfter", ga);
@@ -496,7 +512,8 @@ static double l2_momentum_spread(const gen_step_case *c, int i, const muonref_op
  * binary32 parameter (spec/vectors.md 5.1). */
 static double bf16_storage_atol(const gen_step_case *c, int i, const sim *s, double big)
 {
-  return c->bf16[i] ? s->steps[i] * muonref_ulp_bf16(big) : 0.0;
+  /* a model converted at the round trip: the conversion rounds once more */
+  return stored_bf16(c, i) ? (s->steps[i] + (c->round_trip_dtype ? 1 : 0)) * muonref_ulp_bf16(big) : 0.0;
 }
 
 /* A bound on |x| of an EMA x <- beta x + (1 - beta) v started at zero after
@@ -573,7 +590,7 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     if (r.use_muon) {
       double alpha = o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols);
       /* a bf16 parameter's Newton-Schulz input is a bf16-rounded buffer in either format: bf16 noise */
-      if ((bf16 || c->bf16[i]) && !bf16_exact && s->muon_steps[i] > 0) {
+      if ((bf16 || stored_bf16(c, i)) && !bf16_exact && s->muon_steps[i] > 0) {
         rel = noise_rel = bf16_noise_rel(o); /* judged on the update, relative */
         /* moment2 element: an element of O near the noise moves its element of the update by up to twice
          * its size (a sign at the first step); the reference's bf16 runs show how far, 1.5 times (bf16
@@ -707,7 +724,7 @@ static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
   for (int k = 0; k < c->n_steps; k++) {
     json_t *st = json_object(), *gl = json_array();
     for (int i = 0; i < c->n_params; i++) {
-      json_t *gr = c->grads[k][i] ? tensor_json_as(c->grads[k][i], &c->shapes[i], c->bf16[i]) : json_null();
+      json_t *gr = c->grads[k][i] ? tensor_json_as(c->grads[k][i], &c->shapes[i], bf16_at(c, i, k)) : json_null();
       const char *kind = c->grad_kind[k][i];
       if (kind && !strcmp(kind, "sparse"))
         json_object_set_new(gr, "layout", json_string("sparse"));
@@ -728,6 +745,8 @@ static json_t *step_inputs(gen_step_case *c, const char *profile, json_t *t)
   json_object_set_new(t, "steps", steps);
   if (c->round_trip_after)
     json_object_set_new(t, "roundTripAfter", json_integer(c->round_trip_after));
+  if (c->round_trip_dtype)
+    json_object_set_new(t, "roundTripDtype", json_string(c->round_trip_dtype));
   return t;
 }
 
@@ -1077,7 +1096,7 @@ static void run_step(gen_job *j)
   sim b16[MUONREF_N_BF16_ORDERS];
   int bf16_params = 0; /* the reference's bf16 runs keep parameters in binary32: never an exact bf16 result */
   for (int i = 0; i < c->n_params; i++)
-    bf16_params |= c->bf16[i];
+    bf16_params |= stored_bf16(c, i);
   const muonref_profile *prof = muonref_profile_get(j->profile);
   int unmodeled = prof && prof->bf16_unmodeled; /* the port rounds to bf16 where the reference does not */
   if (!st && any_muon) { /* every order also where uncertain: the Bf16Noise singular values (muon_sv_json) */

@@ -48,6 +48,8 @@ unsigned muonref_case_traits(const json_t *test)
     t |= 1u << MUONREF_TRAIT_ROUND_TRIP;
   if (json_object_get(test, "sharding"))
     t |= 1u << MUONREF_TRAIT_SHARDED;
+  if (json_object_get(test, "roundTripDtype"))
+    t |= 1u << MUONREF_TRAIT_DTYPE_RESUME;
   return t;
 }
 
@@ -61,6 +63,10 @@ const char *muonref_trait_text(muonref_trait t)
   case MUONREF_TRAIT_ROUND_TRIP: return "a state round trip between steps";
   case MUONREF_TRAIT_SCHEDULE: return "options changed between steps";
   case MUONREF_TRAIT_SHARDED: return "a sharded run";
+  case MUONREF_TRAIT_DTYPE_RESUME:
+    return "a checkpoint resumed in another dtype (the state loaded into the model converted between float32 and "
+           "bf16; torch.optim.Optimizer.load_state_dict casts floating state to its parameter's dtype, a state left "
+           "in its saved dtype meets gradients of the other: DeepSpeed #7746)";
   default: return "?";
   }
 }
@@ -86,6 +92,7 @@ void muonref_trait_item(muonref_trait t, const muonref_options *profile_defaults
   static const char *const name[MUONREF_N_TRAITS] = {"missing gradient", "Muon parameter of 3 dimensions",
                                                      "Muon conv filter",
                                                      "Muon parameter of fewer than 2 dimensions", "state round trip",
-                                                     "options changed between steps", "sharded run"};
+                                                     "options changed between steps", "sharded run",
+                                                     "resume in another dtype"};
   snprintf(buf, n, "%s %s", (unsigned)t < MUONREF_N_TRAITS ? name[t] : "?", refused ? "refused" : "accepted");
 }

@@ -23,6 +23,7 @@ typedef enum muonref_trait {
   MUONREF_TRAIT_ROUND_TRIP,       /* the state is exported and imported between steps (roundTripAfter) */
   MUONREF_TRAIT_SCHEDULE,         /* a group's options change between steps (setOptions) */
   MUONREF_TRAIT_SHARDED,          /* the case runs sharded (sharding) */
+  MUONREF_TRAIT_DTYPE_RESUME,     /* the state is loaded into the model converted to another dtype (roundTripDtype) */
   MUONREF_N_TRAITS
 } muonref_trait;
 

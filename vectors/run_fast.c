@@ -266,6 +266,20 @@ static int store_bf16(muonref_optimizer *opt, run *r, int fault, muonref_error *
   return MUONREF_OK;
 }
 
+/* The model loaded in another dtype at the round trip (the case's "roundTripDtype", spec/vectors.md
+ * 2.1): every parameter takes that dtype; in bf16 the parameter and its state are rounded to bf16, as
+ * PyTorch's Optimizer.load_state_dict casts floating state to its parameter's dtype.  No effect
+ * without the member.  Errors: store_bf16's. */
+static int load_as_dtype(muonref_optimizer *opt, run *r, const json_t *test, muonref_error *err)
+{
+  const char *dt = json_string_value(json_object_get(test, "roundTripDtype"));
+  if (!dt)
+    return MUONREF_OK;
+  for (size_t i = 0; i < r->n; i++)
+    r->params[i].dtype = !strcmp(dt, "bf16") ? MUONREF_TENSOR_BF16 : MUONREF_TENSOR_F32;
+  return store_bf16(opt, r, 0, err);
+}
+
 /* Steps first..last-1 of the case on *opt, each after its option changes
  * (which replace *opt: set_options). */
 static int run_steps(muonref_optimizer **opt, run *r, const json_t *test, size_t first, size_t last,
@@ -442,7 +456,7 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
   if (!st && split < n_steps) {
     if (!(opt = round_trip(opt, &r, fault, err)))
       st = err->status;
-    else
+    else if (!(st = load_as_dtype(opt, &r, test, err)))
       st = run_steps(&opt, &r, test, split, n_steps, profile, fault, x, where, err);
   }
   if (st == MUONREF_EFORMAT || st == MUONREF_ENOMEM)

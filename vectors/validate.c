@@ -402,6 +402,27 @@ static int set_options_ok(ctx *c, const json_t *t, const json_t *steps, const js
   return MUONREF_OK;
 }
 
+/* "roundTripDtype" (spec/vectors.md 2.1): "bf16" or "f32", with "roundTripAfter", and every
+ * parameter created in the other dtype (the model is converted at the round trip).  Checked before
+ * the steps, whose gradients' dtypes it sets (muonref_case_grad_bf16). */
+static int round_trip_dtype_ok(ctx *c, const json_t *t, const vfile *vf)
+{
+  const json_t *d = json_object_get(t, "roundTripDtype");
+  const char *s = json_string_value(d);
+  if (!d)
+    return MUONREF_OK;
+  if (!s || (strcmp(s, "bf16") && strcmp(s, "f32")))
+    return failv(c, "\"roundTripDtype\" must be \"bf16\" or \"f32\" (the dtype the model is loaded in at the "
+                    "state round trip)");
+  if (!json_object_get(t, "roundTripAfter"))
+    return failv(c, "\"roundTripDtype\" needs \"roundTripAfter\" (the step after which the model is converted)");
+  for (size_t i = 0; i < vf->n_params; i++)
+    if (muonref_case_param_bf16(t, i) == !strcmp(s, "bf16"))
+      return failv(c, "\"roundTripDtype\" \"%s\": params[%zu] is created %s already; every parameter must change "
+                      "dtype at the round trip", s, i, s);
+  return MUONREF_OK;
+}
+
 /* params, groups, steps, roundTripAfter of a step or error test. */
 static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
 {
@@ -452,7 +473,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
   if (listed != vf->n_params)
     return failv(c, "the groups list %zu parameters, \"params\" has %zu: every parameter belongs to one group", listed,
                  vf->n_params);
-  if ((st = init_keys_agree(c, gs, vf)))
+  if ((st = init_keys_agree(c, gs, vf)) || (st = round_trip_dtype_ok(c, t, vf)))
     return st;
   if (!json_is_array(steps) || json_array_size(steps) == 0)
     return failv(c, "\"steps\" must be a non-empty array of {\"grads\"}");
@@ -506,8 +527,11 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
         }
         continue;
       }
-      /* a parameter's gradients have its dtype (a bf16 parameter: area dtypes, spec/vectors.md 2.1) */
-      int bf16 = muonref_case_param_bf16(t, i);
+      /* a parameter's gradients have its dtype (a bf16 parameter: area dtypes, spec/vectors.md 2.1),
+       * after a round trip with "roundTripDtype" that dtype */
+      int bf16 = muonref_case_grad_bf16(t, i, k);
+      if (bf16 != muonref_case_param_bf16(t, i))
+        snprintf(pn, sizeof pn, "\"roundTripDtype\"");
       if (dt && (!strcmp(dt, "f32") || !strcmp(dt, "bf16")) && strcmp(dt, bf16 ? "bf16" : "f32"))
         return failv(c, "%s: dtype \"%s\", expected \"%s\" (the dtype of %s)", gn, dt, bf16 ? "bf16" : "f32", pn);
       if ((st = tensor_ok(c, g, gn, bf16 ? DT_BF16 : DT_F32, &vf->shapes[i], pn, GRAD_MEMBERS, NULL)))
@@ -805,8 +829,9 @@ static int muon_sv_ok(ctx *c, const json_t *t, const vfile *vf)
 static int step_test_ok(ctx *c, const json_t *t, vfile *vf)
 {
   static const char *const MEMBERS[] = {"tcId", "comment", "flags", "result", "groups", "params", "steps",
-                                        "roundTripAfter", "expected", "expectedBf16", "expectedBf16Orders",
-                                        "expectedNormOverflow", "muonSv", "tolerance", "sharding", NULL};
+                                        "roundTripAfter", "roundTripDtype", "expected", "expectedBf16",
+                                        "expectedBf16Orders", "expectedNormOverflow", "muonSv", "tolerance",
+                                        "sharding", NULL};
   int st = only_members(c, t, "test", MEMBERS);
   if (!st)
     st = run_ok(c, t, vf, 0);

@@ -64,7 +64,10 @@ export_state() and import_state(saved)   (optional, both or neither)
     those values as `init`, then import_state(saved), and runs the remaining
     steps.  `saved` is opaque to the writer: whatever export_state returns
     (a state dict, a serialized checkpoint).  Without these callbacks such
-    cases are written as skipped, with the reason.
+    cases are written as skipped, with the reason.  With `roundTripDtype`
+    (spec/vectors.md 2.1) the `init` values given to make_optimizer are
+    converted to that dtype ('bf16' Tensors: the model loaded in bf16), and
+    import_state must convert the state as the port's own loading does.
 set_options(index, options)   (optional)
     For steps that set options (format 2, spec/vectors.md 2.8: the
     `schedule` files): before such a step the writer calls it once per
@@ -147,6 +150,12 @@ def _value_to_bits(dtype: str, x: float) -> int:
     if (b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF):  # NaN stays NaN
         return (b >> 16) | 0x40
     return (b + 0x7FFF + ((b >> 16) & 1)) >> 16  # round to nearest even
+
+
+def _converted(t: 'Tensor', dtype: str) -> 'Tensor':
+    """t converted to dtype 'bf16' (each value rounded to nearest even) or 'f32' (exact from bf16):
+    a model loaded in another dtype at a state round trip (`roundTripDtype`)."""
+    return Tensor(dtype, t.shape, [_bits_to_value(dtype, _value_to_bits(dtype, x)) for x in t.values])
 
 
 class Tensor:
@@ -417,6 +426,8 @@ class _Runner:
             if round_trip is not None and k + 1 == round_trip:
                 saved = self.cb['export_state']()
                 current = [Tensor.from_nested(v) for v in self.cb['params']()]
+                if case.get('roundTripDtype') in ('bf16', 'f32'):  # the model converted (spec/vectors.md 2.1)
+                    current = [_converted(t, case['roundTripDtype']) for t in current]
                 self.cb['make_optimizer'](self.groups(case, current, complex_flags))
                 self.cb['import_state'](saved)
         out: Dict[str, Any] = {'params': [encode_tensor(v) for v in self.cb['params']()]}

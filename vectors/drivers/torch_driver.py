@@ -567,7 +567,11 @@ class Runner:
                     counts[i] += 1  # the steps a parameter took (a zero-filling port steps without a gradient)
             if round_trip is not None and k + 1 == round_trip:
                 saved = copy.deepcopy(opt.state_dict())
-                params = self.named([torch.nn.Parameter(p.detach().clone()) for p in params], case)
+                # roundTripDtype: the checkpoint is loaded into the model converted to that dtype
+                # (spec/vectors.md 2.1); the port's load_state_dict decides what its state becomes
+                cast = {'bf16': torch.bfloat16, 'f32': torch.float32}.get(case.get('roundTripDtype'))
+                params = self.named([torch.nn.Parameter(p.detach().clone() if cast is None else p.detach().to(cast))
+                                     for p in params], case)
                 opt = self.build(case, params)
                 opt.load_state_dict(saved)
         # what step() left in p.grad (spec/vectors.md 2.1 "gradAfter"), before the driver clears it
