@@ -355,6 +355,22 @@ print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "r
 }
 uncast torch_uncast TorchUncast torch "$v/torch/torch_dtypes.json"
 uncast keller_uncast KellerUncast keller "$v/keller/keller_dtypes.json"
+# a `.float()` that breaks bf16 training (zichongli5/NorMuon #4; GAD-cell/muon-clip #9 raises so too): the torch
+# test port's momentum update mixes a float32 gradient into the buffer, a no-op on float32 parameters and a
+# RuntimeError on bf16 ones; the answer key: exactly the dtypes cases fail (every one has a bf16 parameter at
+# some step), explained as a refused bf16 parameter, and the momentum area passes
+make_variant torch_float_lerp torch_torch_port.py '                buf.lerp_(grad, 1 - beta)' \
+  '                buf.lerp_(grad.float(), 1 - beta)' &&
+  run_variant torch_float_lerp Muon torch "$v/torch/torch_dtypes.json" "$v/torch/torch_momentum.json" &&
+  { n=$(grep -c '^FAIL torch_dtypes.json ' "$work/torch_float_lerp.out")
+    all=$(grep -c '^FAIL ' "$work/torch_float_lerp.out")
+    if [ "$n" -eq 5 ] && [ "$all" -eq 5 ] &&
+      grep -q '^explained: bf16 parameter refused (5 of 5 failures the port refused)' "$work/torch_float_lerp.out"; then
+      echo "ok: torch_float_lerp: the 5 dtypes cases fail, explained as a refused bf16 parameter"
+    else
+      echo "FAIL: torch_float_lerp: $all failures ($n in dtypes), expected the 5 dtypes cases, explained so:"
+      grep '^FAIL\|diagnosis\|^explained' "$work/torch_float_lerp.out"; status=1
+    fi; }
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
 upstream_ns() {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/option_fields.h"
+#include "case.h"
 #include "refusal.h"
 
 /* Whether group g's options give use_muon false (an AdamW group). */
@@ -50,6 +51,9 @@ unsigned muonref_case_traits(const json_t *test)
     t |= 1u << MUONREF_TRAIT_SHARDED;
   if (json_object_get(test, "roundTripDtype"))
     t |= 1u << MUONREF_TRAIT_DTYPE_RESUME;
+  for (size_t i = 0; i < json_array_size(params); i++)
+    if (muonref_case_stored_bf16(test, i))
+      t |= 1u << MUONREF_TRAIT_BF16_PARAM;
   return t;
 }
 
@@ -67,6 +71,9 @@ const char *muonref_trait_text(muonref_trait t)
     return "a checkpoint resumed in another dtype (the state loaded into the model converted between float32 and "
            "bf16; torch.optim.Optimizer.load_state_dict casts floating state to its parameter's dtype, a state left "
            "in its saved dtype meets gradients of the other: DeepSpeed #7746)";
+  case MUONREF_TRAIT_BF16_PARAM:
+    return "a bf16 parameter (a model trained in bf16, whose gradients and state are bf16: an operation that mixes "
+           "a float32 tensor into them raises in PyTorch, as in zichongli5/NorMuon #4 and GAD-cell/muon-clip #9)";
   default: return "?";
   }
 }
@@ -93,6 +100,6 @@ void muonref_trait_item(muonref_trait t, const muonref_options *profile_defaults
                                                      "Muon conv filter",
                                                      "Muon parameter of fewer than 2 dimensions", "state round trip",
                                                      "options changed between steps", "sharded run",
-                                                     "resume in another dtype"};
+                                                     "resume in another dtype", "bf16 parameter"};
   snprintf(buf, n, "%s %s", (unsigned)t < MUONREF_N_TRAITS ? name[t] : "?", refused ? "refused" : "accepted");
 }

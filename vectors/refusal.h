@@ -24,6 +24,7 @@ typedef enum muonref_trait {
   MUONREF_TRAIT_SCHEDULE,         /* a group's options change between steps (setOptions) */
   MUONREF_TRAIT_SHARDED,          /* the case runs sharded (sharding) */
   MUONREF_TRAIT_DTYPE_RESUME,     /* the state is loaded into the model converted to another dtype (roundTripDtype) */
+  MUONREF_TRAIT_BF16_PARAM,       /* a parameter is bf16 at some step (a bf16 init, or roundTripDtype bf16) */
   MUONREF_N_TRAITS
 } muonref_trait;
 
