@@ -167,7 +167,30 @@ make_variant torch_sum torch_torch_port.py '                buf.lerp_(grad, 1 - 
     else
       echo "FAIL: torch_sum: $nn per-case 'none' lines; the first explanation: $(grep -m 1 '^explained: ' "$work/torch_sum.out")"
       status=1
-    fi; }
+    fi
+    # ... and lists them under its line: the same cases as the "none" lines, by file with runs of tcIds joined
+    "$python" - "$work/torch_sum.out" <<'PY' && echo "ok: torch_sum: the pair's line lists exactly the cases called none" ||
+import re, sys
+text = open(sys.argv[1]).read().split('\n')
+none, cur = set(), None
+for line in text:
+    m = re.match(r'FAIL (\S+) tcId (\d+) ', line)
+    if m:
+        cur = (m.group(1), int(m.group(2)))
+    elif line.startswith('  diagnosis: none: ') and cur:
+        none.add(cur)
+lines = [i for i, l in enumerate(text) if l.startswith('explained: ')]
+listed = set()
+nxt = text[lines[0] + 1] if lines else ''
+m = re.match(r'  its cases that no single change explains: (.*)$', nxt)
+for part in (m.group(1).split(';') if m else []):
+    f, _, ids = part.strip().partition(' #')
+    for r in ids.split(','):
+        a, _, b = r.strip().partition('-')
+        listed.update((f, i) for i in range(int(a), int(b or a) + 1))
+sys.exit(0 if none and listed == none else f"listed {sorted(listed - none)} not none, none {sorted(none - listed)} not listed")
+PY
+      { echo "FAIL: torch_sum: the pair's line does not list the cases called none"; status=1; }; }
 
 # 7. A digit typo in one Newton-Schulz coefficient: Keller's c 2.0315
 # written 2.0351 (issue 22's keller-coeff-digit mutant); no preset, the

@@ -1155,6 +1155,41 @@ static int lone_covered(const pfit *p, const cand *c, const char *lone)
   return covered;
 }
 
+/* Under a pair's "explained:" line, every failing case it explains that no single change does (their
+ * per-case diagnosis is "none" and points here), by file with runs of tcIds joined: "  its cases that no
+ * single change explains: keller_conv.json #1-6; keller_defaults.json #1-3, 8".  The labels are
+ * "FILE#TCID" (fcase.label), in the order the cases were judged. */
+static void print_lone_cases(const pfit *p, const cand *c, const char *lone, FILE *out)
+{
+  char file[200] = "";
+  long first = -1, last = -1;
+  fputs("  its cases that no single change explains:", out);
+  for (size_t k = 0; k <= p->n_fail; k++) {
+    const char *hash = k < p->n_fail && lone[k] && c->match[k] ? strrchr(p->fail[k].label, '#') : NULL;
+    if (k < p->n_fail && !hash)
+      continue;
+    size_t flen = hash ? (size_t)(hash - p->fail[k].label) : 0;
+    long id = hash ? strtol(hash + 1, NULL, 10) : -1;
+    int same_file = hash && strlen(file) == flen && !strncmp(file, p->fail[k].label, flen);
+    if (same_file && id == last + 1) {
+      last = id;
+      continue;
+    }
+    if (first >= 0) /* the run first..last ends */
+      fprintf(out, last > first ? "%ld-%ld" : "%ld", first, last);
+    if (!hash)
+      break;
+    if (same_file)
+      fputs(", ", out);
+    else {
+      fprintf(out, "%s %.*s #", file[0] ? ";" : "", (int)flen, p->fail[k].label);
+      snprintf(file, sizeof file, "%.*s", (int)flen, p->fail[k].label);
+    }
+    first = last = id;
+  }
+  fputc('\n', out);
+}
+
 /* The pairs that explain failures no single change explains, where they
  * explain fewer than the best single in all (a port with two faults, one
  * of them only on a few cases: Emerging-Optimizers' AdaptiveMuon at
@@ -1316,6 +1351,8 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     if (covered)
       snprintf(beyond, sizeof beyond, ", %d of the %d that no single change explains", covered, n_lone);
     fprintf(out, "explained: %s (%d of %zu failures%s%s)\n", label(p, c), c->explained, p->n_fail, beyond, broken);
+    if (covered)
+      print_lone_cases(p, c, lone, out);
   }
   free(lone);
   if (!printed)

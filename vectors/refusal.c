@@ -68,12 +68,10 @@ const char *muonref_trait_text(muonref_trait t)
   case MUONREF_TRAIT_SCHEDULE: return "options changed between steps";
   case MUONREF_TRAIT_SHARDED: return "a sharded run";
   case MUONREF_TRAIT_DTYPE_RESUME:
-    return "a checkpoint resumed in another dtype (the state loaded into the model converted between float32 and "
-           "bf16; torch.optim.Optimizer.load_state_dict casts floating state to its parameter's dtype, a state left "
-           "in its saved dtype meets gradients of the other: DeepSpeed #7746)";
+    return "a checkpoint resumed in another dtype (load_state_dict must cast the state to its parameter's dtype: "
+           "DeepSpeed #7746)";
   case MUONREF_TRAIT_BF16_PARAM:
-    return "a bf16 parameter (a model trained in bf16, whose gradients and state are bf16: an operation that mixes "
-           "a float32 tensor into them raises in PyTorch, as in zichongli5/NorMuon #4 and GAD-cell/muon-clip #9)";
+    return "a bf16 parameter (a float32 tensor mixed into bf16 ones raises: NorMuon #4, muon-clip #9)";
   default: return "?";
   }
 }
