@@ -112,6 +112,12 @@ if xmllint --noout --schema "$src/vectors/junit.xsd" "$work/broken.xml" 2>/dev/n
 printf 'TAP version 14\nok 1 - a\nokay 2\n1..1\n' >"$work/broken.tap"
 perl -ne 'exit 1 if !/^(TAP version 14|(not )?ok \d+( - .*)?|1\.\.\d+)$/' "$work/broken.tap" && bad tap-rejects "'okay 2' passes" || ok
 
+# a release-keyed profile's dots: classname emerging@0_3.errors (a dot would split it into package and class)
+rel="$src/vectors/emerging@0.3/emerging@0.3_errors.json"
+"$muonref" check --impl fast-bf16 --junit "$work/rel.xml" "$rel" >/dev/null 2>&1
+cls=$(xmllint --xpath 'string(//testcase[1]/@classname)' "$work/rel.xml")
+[ "$cls" = "emerging@0_3.errors" ] && ok || bad rel-junit-classname "classname '$cls', expected emerging@0_3.errors"
+
 # an unwritable --junit place: exit 2, a message naming it, nothing left behind
 mkdir "$work/ro"
 "$muonref" check --impl fast-bf16 --junit "$work/ro/missing/out.xml" "$vectors/nemo_errors.json" >/dev/null 2>"$work/ro.err"

@@ -71,9 +71,13 @@ static void xml_text(FILE *f, const char *s, int attribute)
   free(t);
 }
 
+/* "PROFILE.AREA", the profile's own dots written as '_' (a release-keyed profile, "emerging@0.3", would
+ * otherwise read as package "emerging@0" and class "3.errors" in a CI's test tree). */
 static void classname(const muonref_case_record *r, char *buf, size_t n)
 {
   snprintf(buf, n, "%s.%s", r->profile, r->area);
+  for (size_t i = 0; i < strlen(r->profile) && buf[i]; i++)
+    buf[i] = buf[i] == '.' ? '_' : buf[i];
 }
 
 static void write_case(FILE *f, const muonref_case_record *r)
