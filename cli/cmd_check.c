@@ -510,9 +510,9 @@ static int run_check(const check_args *a, char **paths, int n)
     muonref_tap_end(&sk.tap);
   muonref_checker_report(&c, human);
   if (fault && c.passed && !c.failed) /* the fault may be the profile's own behaviour, or act on no case here */
-    fprintf(stderr, "muonref check: note: --fault %s changed no verdict of these %ld cases: under their profiles it "
-                    "computes what the profile does (ema_momentum under an EMA profile), or it acts on none of "
-                    "them; `muonref check --fault list` says what each fault changes\n", fault, c.passed);
+    fprintf(stderr, "muonref check: note: --fault %s fails none of these %ld cases: either it acts on none of them, "
+                    "or under their profiles it computes what the profile does (as ema_momentum under an EMA "
+                    "profile); `muonref check --fault list` says what each fault changes\n", fault, c.passed);
   muonref_checker_free(&c);
   return c.failed ? EXIT_FAILED : EXIT_OK;
 }

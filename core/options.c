@@ -186,6 +186,7 @@ static int check_flags(const muonref_options *o, muonref_error *err)
     {"adam_step_global", offsetof(muonref_options, adam_step_global)},
     {"adam_bias_fp32", offsetof(muonref_options, adam_bias_fp32)},
     {"all_missing_error", offsetof(muonref_options, all_missing_error)},
+    {"maximize", offsetof(muonref_options, maximize)},
     {"adam_l2", offsetof(muonref_options, adam_l2)},
     {"moment2_bias_correction", offsetof(muonref_options, moment2_bias_correction)},
     {"cautious_wd", offsetof(muonref_options, cautious_wd)},

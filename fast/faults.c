@@ -297,6 +297,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                    "scale cancels in the normalised update",
                                                    "NVIDIA-NeMo/Emerging-Optimizers adaptive_muon.py from 7d604f1 "
                                                    "(v0.2.0) to the parent of c597a49 (fixed in v0.3.0)"},
+  [MUONREF_FAULT_STATE_DROPPED_ON_LOAD] = {"state_dropped_on_load", "a state round trip restores no buffer: "
+                                           "after loading, the momentum and the moments are zeros (the step "
+                                           "counts kept), as a load that zeroes what it cannot place",
+                                           "deepspeedai/DeepSpeed #7746 (its fixes convert the restored buffer "
+                                           "instead of zeroing it: PRs #7748, #8433); bug-reports B13"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)

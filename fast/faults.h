@@ -128,6 +128,8 @@ enum {
   MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE, /* set by the harness (vectors/run_fast.c), as torch_alias_buffer */
   /* faults of Emerging-Optimizers' AdaptiveMuon (spec/profiles/emerging_adaptive.md 9) */
   MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2,
+  /* faults of a checkpoint's lifecycle (issue 26 item 4) */
+  MUONREF_FAULT_STATE_DROPPED_ON_LOAD, /* set by the harness (vectors/run_fast.c): the round trip imports nothing */
   MUONREF_FAULT_COUNT
 };
 

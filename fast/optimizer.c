@@ -56,8 +56,8 @@ struct muonref_optimizer {
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
   double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
   float *m2perm;    /* 2 * moment2_numel floats: an element-wise v of interleaved matrices in matrix order */
-  float *clipped;   /* clip_grad_norm > 0: every parameter's clipped gradient of the step, at
-                       clip_off[i] (numel floats each); NULL without clipping */
+  float *clipped;   /* clip_grad_norm > 0 or maximize: every parameter's clipped or negated gradient of
+                       the step, at clip_off[i] (numel floats each); NULL without either */
   float *l2g;       /* decay_method L2, adam_l2 (options.h): every such parameter's gradient with
                        wd P added, at clip_off[i]; NULL when no group needs it */
   size_t *clip_off;
@@ -208,8 +208,10 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   if (!(opt->gptr = calloc(opt->n_params + 1, sizeof *opt->gptr)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
   int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0, l2 = 0;
-  for (size_t i = 0; i < opt->n_params; i++)
+  for (size_t i = 0; i < opt->n_params; i++) {
     l2 |= uses_l2(&opt->params[i]);
+    clip |= opt->params[i].options->maximize; /* the negated gradient takes the clipped one's place */
+  }
   if (clip || l2) {
     size_t total = 0;
     if (!(opt->clip_off = calloc(opt->n_params + 1, sizeof *opt->clip_off)))
@@ -796,26 +798,32 @@ static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 #endif
 
 /* Sets opt->gptr[i], the gradient parameter i steps with: grads[i].data,
- * or missing_grad's, or (clip_grad_norm > 0 and the global norm above it)
- * its clipped copy in opt->clipped (core/grad.c: the coefficient from the
- * binary64 norm of every present gradient, each value R32(g R32(c))). */
+ * or missing_grad's, or a copy in opt->clipped: negated under maximize
+ * (exact), then (clip_grad_norm > 0 and the global norm above it) clipped
+ * (core/grad.c: the coefficient from the binary64 norm of every present
+ * gradient, each value R32(g R32(c)); the sign does not change the norm). */
 static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
 {
   double sumsq = 0.0;
+  int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0;
   for (size_t i = 0; i < opt->n_params; i++) {
     opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, &opt->params[i]);
-    if (opt->clipped && grads[i].data)
+    if (clip && grads[i].data)
       sumsq += muonref_grad_sumsq(grads[i].data, opt->params[i].route.numel);
   }
-  double c = opt->clipped ? muonref_clip_coeff(opt->groups[0].clip_grad_norm, sqrt(sumsq)) : 1.0;
-  if (c == 1.0 || FAULT_IS(opt, MEGATRON_CLIP_UPDATE))
-    return;
+  double c = clip ? muonref_clip_coeff(opt->groups[0].clip_grad_norm, sqrt(sumsq)) : 1.0;
+  int scale = c != 1.0 && !FAULT_IS(opt, MEGATRON_CLIP_UPDATE);
   for (size_t i = 0; i < opt->n_params; i++) {
-    if (!grads[i].data)
+    int neg = opt->params[i].options->maximize;
+    if (!grads[i].data || (!scale && !neg))
       continue;
+    size_t n = opt->params[i].route.numel;
     float *d = opt->clipped + opt->clip_off[i];
-    memcpy(d, grads[i].data, opt->params[i].route.numel * sizeof(float));
-    muonref_clip_scale(d, opt->params[i].route.numel, c);
+    memcpy(d, grads[i].data, n * sizeof(float));
+    for (size_t j = 0; neg && j < n; j++)
+      d[j] = -d[j];
+    if (scale)
+      muonref_clip_scale(d, n, c);
     opt->gptr[i] = d;
   }
 }

@@ -355,12 +355,12 @@ make_variant torch_alias_buffer torch_torch_port.py '    x = grad.to(NS_DTYPE, c
   run_variant torch_alias_buffer Muon torch "$v/torch/torch_dtypes.json" &&
   diag torch_alias_buffer torch_alias_buffer
 # a checkpoint resumed in another dtype (torch_dtypes #4-5, keller_dtypes #4-5, vector release 2026.12.14): ports
-# whose load_state_dict puts the state back in its saved dtype (tests/torch_port_uncast_load.py; deepspeedai/DeepSpeed
+# whose load_state_dict puts the state back in its saved dtype (tests/torch_port_faulty_load.py; deepspeedai/DeepSpeed
 # #7746) raise at the first step after the conversion; the answer key: exactly the cases with roundTripDtype fail,
 # each explained as a refused resume in another dtype, and the rest of the area passes
 uncast() {
   name=$1 class=$2 adapter=$3 file=$4
-  printf 'import sys\nsys.path.insert(0, %s)\nfrom torch_port_uncast_load import %s  # noqa: E402,F401\n' \
+  printf 'import sys\nsys.path.insert(0, %s)\nfrom torch_port_faulty_load import %s  # noqa: E402,F401\n' \
     "'$srcdir/tests'" "$class" >"$work/$name.py"
   run_variant "$name" "$class" "$adapter" "$file" || return
   want=$("$python" -c 'import json, sys
@@ -378,6 +378,26 @@ print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "r
 }
 uncast torch_uncast TorchUncast torch "$v/torch/torch_dtypes.json"
 uncast keller_uncast KellerUncast keller "$v/keller/keller_dtypes.json"
+# a load that zeroes the restored buffers (the wrong fix of the same report): the answer key: exactly the cases
+# with a state round trip fail (keller_state's and keller_dtypes'), each explained as fault state_dropped_on_load
+printf 'import sys\nsys.path.insert(0, %s)\nfrom torch_port_faulty_load import KellerZeroedLoad  # noqa: E402,F401\n' \
+  "'$srcdir/tests'" >"$work/keller_zeroed.py"
+run_variant keller_zeroed KellerZeroedLoad keller "$v/keller/keller_state.json" "$v/keller/keller_dtypes.json" &&
+  { want=$("$python" -c 'import json, os, sys
+print(" ".join(sorted(os.path.basename(f) + "#" + str(t["tcId"]) for f in sys.argv[1:]
+                      for g in json.load(open(f))["testGroups"] for t in g["tests"] if "roundTripAfter" in t)))' \
+      "$v/keller/keller_state.json" "$v/keller/keller_dtypes.json")
+    got=$(sed -n 's/^FAIL \([^ ]*\) tcId \([0-9]*\) .*/\1#\2/p' "$work/keller_zeroed.out" | LC_ALL=C sort | tr '\n' ' ' |
+      sed 's/ $//')
+    nd=$(grep '^  diagnosis: ' "$work/keller_zeroed.out" | grep -c 'what fault state_dropped_on_load gives')
+    nf=$(grep -c '^FAIL ' "$work/keller_zeroed.out")
+    if [ "$got" = "$want" ] && [ "$nd" -eq "$nf" ] &&
+      grep -q '^explained: state_dropped_on_load' "$work/keller_zeroed.out"; then
+      echo "ok: keller_zeroed: the $nf round-trip cases fail, each told state_dropped_on_load"
+    else
+      echo "FAIL: keller_zeroed: failed [$got], expected [$want]; $nd of $nf told state_dropped_on_load:"
+      grep '^FAIL\|diagnosis\|^explained' "$work/keller_zeroed.out"; status=1
+    fi; }
 # a `.float()` that breaks bf16 training (zichongli5/NorMuon #4; GAD-cell/muon-clip #9 raises so too): the torch
 # test port's momentum update mixes a float32 gradient into the buffer, a no-op on float32 parameters and a
 # RuntimeError on bf16 ones; the answer key: exactly the dtypes cases fail (every one has a bf16 parameter at
@@ -393,6 +413,25 @@ make_variant torch_float_lerp torch_torch_port.py '                buf.lerp_(gra
     else
       echo "FAIL: torch_float_lerp: $all failures ($n in dtypes), expected the 5 dtypes cases, explained so:"
       grep '^FAIL\|diagnosis\|^explained' "$work/torch_float_lerp.out"; status=1
+    fi; }
+# maximize ignored (spec/muon.md 3): the pytorch_optimizer test port that never negates; the answer key: exactly
+# the gradients area's Maximize cases fail, explained as maximize set to false
+make_variant pytorch_optimizer_maximize_ignored torch_pytorch_optimizer_port.py \
+  '                if self.maximize:         # section 9: p.grad negated in place' '                if False:' &&
+  run_variant pytorch_optimizer_maximize_ignored Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  { want=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "Maximize" in t["flags"]))' \
+      "$v/pytorch_optimizer/pytorch_optimizer_gradients.json")
+    got=$(sed -n 's/^FAIL [^ ]* tcId \([0-9]*\) .*/\1/p' "$work/pytorch_optimizer_maximize_ignored.out" | tr '\n' ' ' |
+      sed 's/ $//')
+    if [ -n "$want" ] && [ "$got" = "$want" ] &&
+      grep -m 1 '^explained: ' "$work/pytorch_optimizer_maximize_ignored.out" | grep -q 'maximize [^=]*-> false'; then
+      echo "ok: pytorch_optimizer_maximize_ignored: the Maximize cases $got fail, explained as maximize -> false"
+    else
+      echo "FAIL: pytorch_optimizer_maximize_ignored: failed [$got], expected [$want]:"
+      grep '^explained' "$work/pytorch_optimizer_maximize_ignored.out"; status=1
     fi; }
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port

@@ -246,6 +246,8 @@ for name, edit, fragments in [
          ['"roundTripDtype" must be "bf16" or "f32"']),
         ('round_trip_dtype_without_round_trip', lambda d: dt_case(d, _to_bf16).pop('roundTripAfter'),
          ['"roundTripDtype" needs "roundTripAfter"']),
+        ('round_trip_dtype_after_out_of_range', lambda d: dt_case(d, _to_bf16).update(roundTripAfter=0),
+         ['"roundTripAfter" must be an integer from 1 to 2']),
         ('round_trip_dtype_unchanged', lambda d: dt_case(d, _to_f32).update(roundTripDtype='bf16'),
          ['params[0] is created bf16 already']),
         ('round_trip_dtype_old_grad', lambda d: bf16_grad_as_f32(dt_case(d, _to_bf16)['steps'][1]['grads'][0]),
@@ -276,7 +278,9 @@ for rt_tc, got, want in [(_to_bf16, 'f32', 'bf16'), (_to_f32, 'bf16', 'f32')]:
                         capture_output=True, text=True, timeout=300)
     check(f'round_trip_dtype_result_{got}_fails_its_case', _p.returncode == 1 and
           f'params[0]: dtype {got}, expected {want} (the parameter was loaded at the state round trip as {want}'
-          in _p.stdout, f'exit {_p.returncode}: {_p.stdout[-400:]} {_p.stderr[-300:]}')
+          in _p.stdout and f'diagnosis: dtype: the port returned params[0] as {got}, where the case\'s model holds it in '
+          f'{"bf16" if want == "bf16" else "float32"} after the round trip' in _p.stdout,
+          f'exit {_p.returncode}: {_p.stdout[-600:]} {_p.stderr[-300:]}')
 
 # overflow (spec/vectors.md 2.7): the norm-overflow alternative and "run"
 ov_file = 'nemo_overflow.json'

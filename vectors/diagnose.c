@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "case.h"
 #include "diagnose.h"
 #include "fit.h"
 #include "tensor.h"
@@ -70,6 +71,23 @@ static const char *matmul_effect(const json_t *platform, const char **value)
   return NULL;
 }
 
+/* The first parameter of step result r whose dtype is not the case's (muonref_case_final_bf16: bf16 where the
+ * model holds it in bf16 after the last step, f32 elsewhere where a round trip converts it), or -1. */
+static long wrong_dtype(const json_t *test, const json_t *r, const char **got)
+{
+  const json_t *ps = json_object_get(r, "params");
+  for (size_t i = 0; i < json_array_size(ps); i++) {
+    const char *dt = json_string_value(json_object_get(json_array_get(ps, i), "dtype"));
+    int want_bf16 = muonref_case_final_bf16(test, i);
+    int cast = want_bf16 != muonref_case_param_bf16(test, i);
+    if (dt && (want_bf16 || cast) && strcmp(dt, want_bf16 ? "bf16" : "f32")) {
+      *got = dt;
+      return (long)i;
+    }
+  }
+  return -1;
+}
+
 int muonref_diagnose(const json_t *test, const char *kind, const char *profile, const char *file,
                      const json_t *result, muonref_ns_format format, const json_t *platform, muonref_fit *fit,
                      muonref_diagnosis *d)
@@ -81,6 +99,19 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
   }
   if (!strcmp(kind, "error") || !result || json_object_get(result, "skipped") || json_object_get(result, "error"))
     return 0;
+  const char *dt = NULL;
+  long wrong = strcmp(kind, "step") ? -1 : wrong_dtype(test, result, &dt);
+  if (wrong >= 0) { /* no option of the fit changes a dtype: say what differs, fit nothing */
+    int cast = json_object_get(test, "roundTripDtype") != NULL;
+    snprintf(d->key, sizeof d->key, "dtype");
+    snprintf(d->text, sizeof d->text,
+             "dtype: the port returned params[%ld] as %s, where the case's model holds it in %s%s", wrong, dt,
+             muonref_case_final_bf16(test, (size_t)wrong) ? "bf16" : "float32",
+             cast ? " after the round trip (roundTripDtype: the parameters are converted before the state is loaded; "
+                    "a port or glue that rebuilds them in their saved dtype, or widens them, fails so)"
+                  : " (a model trained in bf16: a port that widens the parameter to float32 fails so)");
+    return 1;
+  }
   if (format == MUONREF_NS_BF16 && strcmp(kind, "step") && output_not_bf16(result)) {
     snprintf(d->key, sizeof d->key, "not-bf16");
     snprintf(d->text, sizeof d->text,

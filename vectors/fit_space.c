@@ -79,6 +79,7 @@ static const searched SEARCHED[] = {
   {"missing_grad", MUONREF_FIT_STEP, {NAN}, NULL},
   {"grad_after_step", MUONREF_FIT_STEP, {NAN}, NULL},
   {"clip_grad_norm", MUONREF_FIT_STEP, {0.0, 1.0, NAN}, NULL},
+  {"maximize", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* every gradient negated: a port that ascends */
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},
   /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
   {"moment2", MUONREF_FIT_MUON, {NAN}, NULL},

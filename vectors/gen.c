@@ -393,6 +393,9 @@ static const flag_note NOTES[] = {
    "a port that casts first and normalises in bf16 (NeMo's order) rounds the normalised input differently",
    {"spec/muon.md section 7", "spec/profiles/emerging.md section 4"}, {"norm_in_bf16"}},
   /* the second moment and cautious weight decay (spec/profiles/normuon.md) */
+  {"Maximize", "BASIC", "maximize: every gradient negated first, in place, both branches (kozistr/pytorch_optimizer "
+   "`maximize_gradient`, `grad.neg_()`)", "a port that ignores maximize descends; one that negates out of place "
+   "leaves p.grad as given", {"spec/muon.md section 3"}, {NULL}},
   {"CautiousDecay", "BASIC", "cautious weight decay: the decay only where the parameter and the update (the "
    "Newton-Schulz output, the AdamW quotient) agree in sign or either is zero (dion cautious_wd, modded-nanogpt, "
    "nanochat; arXiv:2510.12402)", "a port that decays every element, or none where the update is exactly zero, "

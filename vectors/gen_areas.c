@@ -1625,6 +1625,42 @@ static void gradients_clip(gen_ctx *g)
   }
 }
 
+/* Whether the profile's record has a key for the option field at `offset` (offsetof(muonref_options, F)). */
+static int has_field_key(const gen_ctx *g, size_t offset)
+{
+  const muonref_profile *prof = muonref_profile_get(g->profile);
+  for (size_t k = 0; prof && k < prof->n_keys; k++)
+    if (prof->keys[k].offset == offset)
+      return 1;
+  return 0;
+}
+
+/* maximize (options.h; kozistr/pytorch_optimizer's `maximize`, spec/profiles/pytorch_optimizer.md 4): every
+ * gradient negated first, in place.  A structured Muon matrix (exact in bf16) and a bias on AdamW, with the
+ * profile's Nesterov, then without it and with a decoupled decay: p.grad holds the Nesterov input of -G, or -G
+ * (gradAfter).  Written for the profiles whose record has the key. */
+static void gradients_maximize(gen_ctx *g)
+{
+  static const struct { int nesterov_off; double wd; const char *what; } C[] = {
+    {0, 0.0, "maximize True, two steps on a (8, 16) Muon matrix and a bias on AdamW: every gradient is negated "
+             "first, in place (the parameters ascend; p.grad ends as -G or what the step writes from it)"},
+    {1, 0.1, "maximize True, nesterov False, weight_decay 0.1, two steps on a (8, 16) Muon matrix and a bias on "
+             "AdamW: the momentum and the moments take -G, the decay is unchanged, p.grad ends as -G"}};
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, C[k].wd);
+    o.maximize = 1;
+    if (C[k].nesterov_off)
+      o.nesterov = 0;
+    begin(&c, C[k].what, &o);
+    int w = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 2; s++)
+      grad_structured(g, &c, s, w, -s), grad_normal(g, &c, s, b, 1.0);
+    flags(&c, "Maximize", "AdamW", C[k].wd != 0.0 ? "WeightDecay" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_gradients(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -1697,6 +1733,8 @@ void gen_area_gradients(gen_ctx *g)
   }
   if (defaults(g).clip_grad_norm > 0.0) /* only a profile that clips: the other profiles' draws stay as they were */
     gradients_clip(g);
+  if (has_field_key(g, offsetof(muonref_options, maximize))) /* the same: only a port with the option */
+    gradients_maximize(g);
 }
 
 /* ---- Newton-Schulz ---- */

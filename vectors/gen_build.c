@@ -152,28 +152,32 @@ static void sim_free(sim *s, int n)
   }
 }
 
-/* Gradient clipping before step k (options.h clip_grad_norm, the first
- * group's value: one for the optimizer): the global norm of every present
- * gradient exactly (muonref_ref_grad_norm), the coefficient and the
- * binary32 scaling as the port's (grad.h); clipped[i] gets a scaled copy of
- * parameter i's gradient (freed by the caller), or stays NULL when nothing
- * is clipped. */
+/* The gradients step k uses, where they are not the case's: under maximize
+ * (options.h, each parameter's group) the gradient negated, exactly; with
+ * gradient clipping (options.h clip_grad_norm, the first group's value: one
+ * for the optimizer) the global norm of every present gradient exactly
+ * (muonref_ref_grad_norm; the sign does not change it), the coefficient and
+ * the binary32 scaling as the port's (grad.h).  clipped[i] gets such a copy
+ * of parameter i's gradient (freed by the caller), or stays NULL where the
+ * step uses the case's own. */
 static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_error *err)
 {
-  double max_norm = gen_step_options(c, k, 0).clip_grad_norm, norm;
-  if (!(max_norm > 0.0))
-    return MUONREF_OK;
+  double max_norm = gen_step_options(c, k, 0).clip_grad_norm, norm = 0.0;
   size_t numel[GEN_MAX_PARAMS];
   for (int i = 0; i < c->n_params; i++)
     numel[i] = muonref_shape_numel(&c->shapes[i]);
-  int st = muonref_ref_grad_norm(&norm, (size_t)c->n_params, (const float *const *)c->grads[k], numel, err);
-  double coeff = muonref_clip_coeff(max_norm, norm);
-  for (int i = 0; !st && coeff != 1.0 && i < c->n_params; i++) {
-    if (!c->grads[k][i])
+  int st = max_norm > 0.0 ? muonref_ref_grad_norm(&norm, (size_t)c->n_params, (const float *const *)c->grads[k],
+                                                  numel, err)
+                          : MUONREF_OK;
+  double coeff = max_norm > 0.0 ? muonref_clip_coeff(max_norm, norm) : 1.0;
+  for (int i = 0; !st && i < c->n_params; i++) {
+    int neg = gen_step_options(c, k, c->group_of[i]).maximize;
+    if (!c->grads[k][i] || (coeff == 1.0 && !neg))
       continue;
     if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
-    memcpy(clipped[i], c->grads[k][i], numel[i] * sizeof(float));
+    for (size_t j = 0; j < numel[i]; j++)
+      clipped[i][j] = neg ? -c->grads[k][i][j] : c->grads[k][i][j];
     muonref_clip_scale(clipped[i], numel[i], coeff);
   }
   return st;
@@ -375,7 +379,8 @@ static int stored_bf16(const gen_step_case *c, int i)
  * e.gradAfterAtol, for a profile whose port writes p.grad
  * (grad_after_step NESTEROV_INPUT; or DECAYED under decay_method L2:
  * `grad.add_(p, alpha=wd)`, the gradient G' = R32(G + wd P) in
- * s->grad_l2, which NESTEROV_INPUT's U takes too); nothing otherwise, where the judge takes the last step's gradients themselves.
+ * s->grad_l2, which NESTEROV_INPUT's U takes too; or maximize: -G, or U from it); nothing otherwise, where the
+ * judge takes the last step's gradients themselves.
  * G' is within 2 binary32 ulps of max(|G|, |G'|) of a port's float32
  * add_ (which rounds wd to float32, fused or not), plus 4 times its spread
  * over the n_b16 runs b16 (a port's P before the last step follows its own
@@ -390,7 +395,8 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
   int any = 0;
   for (int i = 0; i < c->n_params; i++)
     any |= c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT ||
-           (c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_DECAYED && s->grad_l2[i]);
+           (c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_DECAYED && s->grad_l2[i]) ||
+           c->options[c->group_of[i]].maximize; /* p.grad negated in place */
   if (!any || c->n_steps < 1)
     return;
   json_t *ga = json_array(), *at = json_array();
@@ -413,11 +419,12 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     const float *l2 = o->grad_after_step != MUONREF_GRAD_AFTER_KEEP ? s->grad_l2[i] : NULL;
     if (l2)
       g = l2;
+    double sign = o->maximize && !l2 ? -1.0 : 1.0; /* maximize: -G in place (L2's G' is from -G already) */
     muonref_muon_plan pl;
     if (nesterov_input)
       muonref_muon_plan_make(o, &r, &pl);
     for (size_t j = 0; u && j < n; j++) {
-      double gj = g ? g[j] : 0.0, mj = nesterov_input ? s->st[i].momentum_buffer[j] : 0.0;
+      double gj = g ? sign * g[j] : 0.0, mj = nesterov_input ? s->st[i].momentum_buffer[j] : 0.0;
       u[j] = nesterov_input ? (float)(pl.in_grad * gj + pl.in_mom * mj) : (float)gj;
       big = fmax(big, fmax(fabs(gj), fabs(mj)));
       if (l2) /* |wd P| <= |G'| + |G|: the given gradient's magnitude too */
@@ -1349,6 +1356,7 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
     o->adam_lr_ratio = keep.adam_lr_ratio, o->adam_eps_mode = keep.adam_eps_mode;
     o->missing_grad = keep.missing_grad, o->ns_format = keep.ns_format;
     o->cautious_wd = keep.cautious_wd; /* the decay's mask acts in both branches */
+    o->maximize = keep.maximize;       /* the optimizer's own: both branches */
   }
 }
 

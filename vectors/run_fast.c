@@ -101,16 +101,29 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
   return MUONREF_OK;
 }
 
-/* A fresh optimizer holding opt's state (the round trip of spec/vectors.md 2.1). */
-static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, muonref_error *err)
+/* A fresh optimizer holding opt's state (the round trip of spec/vectors.md 2.1, checkpoint 1; or the
+ * carrying of set_options, 0); under the fault state_dropped_on_load a checkpoint's buffers are zeros (the
+ * momentum, the moments, the second moment), its step counts kept.  Errors: the optimizer's, ENOMEM. */
+static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, int checkpoint, muonref_error *err)
 {
   muonref_optimizer *fresh = muonref_optimizer_create_named_fault(r->groups, r->n_groups, r->names, fault, err);
+  int zero = checkpoint && fault == MUONREF_FAULT_STATE_DROPPED_ON_LOAD;
   for (size_t s = 0; fresh && s < r->n; s++) {
     muonref_param_state st;
-    if (muonref_optimizer_state(opt, s, &st, err) || muonref_optimizer_set_state(fresh, s, &st, err)) {
+    float *z = NULL;
+    int st_ = muonref_optimizer_state(opt, s, &st, err);
+    if (!st_ && zero && st.initialized) {
+      size_t n = st.numel > st.moment2_numel ? st.numel : st.moment2_numel;
+      if (!(z = calloc(n + 1, sizeof(float))))
+        st_ = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a zeroed state");
+      st.momentum_buffer = st.momentum_buffer ? z : NULL, st.exp_avg = st.exp_avg ? z : NULL;
+      st.exp_avg_sq = st.exp_avg_sq ? z : NULL, st.moment2 = st.moment2 ? z : NULL;
+    }
+    if (st_ || muonref_optimizer_set_state(fresh, s, &st, err)) {
       muonref_optimizer_free(fresh);
       fresh = NULL;
     }
+    free(z);
   }
   muonref_optimizer_free(opt);
   return fresh;
@@ -145,7 +158,7 @@ static int set_options(muonref_optimizer **opt, run *r, const json_t *test, cons
               &r->groups[g].options);
     }
   }
-  if (!(*opt = round_trip(*opt, r, fault, err)))
+  if (!(*opt = round_trip(*opt, r, fault, 0, err)))
     return err->status;
   return MUONREF_OK;
 }
@@ -371,6 +384,8 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
       if (have) {
         muonref_tensor out;
         muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &r->params[i].shape, NULL);
+        for (size_t j = 0; o->maximize && gd.data && j < n; j++)
+          gt.f[j] = -gt.f[j]; /* maximize: p.grad negated in place first */
         if (l2)
           muonref_l2_grad(gt.f, gt.f, r->before[i], n, pl.l2);
         double big = 0;
@@ -454,7 +469,7 @@ static json_t *run_step_case(const json_t *test, const char *profile, muonref_ns
   size_t split = rt > 0 && (size_t)rt < n_steps ? (size_t)rt : n_steps;
   st = run_steps(&opt, &r, test, 0, split, profile, fault, x, where, err);
   if (!st && split < n_steps) {
-    if (!(opt = round_trip(opt, &r, fault, err)))
+    if (!(opt = round_trip(opt, &r, fault, 1, err)))
       st = err->status;
     else if (!(st = load_as_dtype(opt, &r, test, err)))
       st = run_steps(&opt, &r, test, split, n_steps, profile, fault, x, where, err);

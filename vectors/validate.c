@@ -414,8 +414,13 @@ static int round_trip_dtype_ok(ctx *c, const json_t *t, const vfile *vf)
   if (!s || (strcmp(s, "bf16") && strcmp(s, "f32")))
     return failv(c, "\"roundTripDtype\" must be \"bf16\" or \"f32\" (the dtype the model is loaded in at the "
                     "state round trip)");
-  if (!json_object_get(t, "roundTripAfter"))
+  const json_t *rt = json_object_get(t, "roundTripAfter");
+  size_t n_steps = json_array_size(json_object_get(t, "steps"));
+  int st;
+  if (!rt)
     return failv(c, "\"roundTripDtype\" needs \"roundTripAfter\" (the step after which the model is converted)");
+  if (n_steps >= 2 && (st = int_in(c, rt, "roundTripAfter", 1, (long long)n_steps - 1, NULL)))
+    return st; /* before the gradients, whose dtypes it sets */
   for (size_t i = 0; i < vf->n_params; i++)
     if (muonref_case_param_bf16(t, i) == !strcmp(s, "bf16"))
       return failv(c, "\"roundTripDtype\" \"%s\": params[%zu] is created %s already; every parameter must change "

@@ -641,6 +641,11 @@ typedef struct muonref_options {
                                with "No gradients provided for any variable." (keras base_optimizer.py
                                _filter_empty_gradients: `raise ValueError("No gradients provided for any
                                variable.")`); 0: such a step changes nothing */
+  int maximize;             /* 0 or 1; 1: the step ascends: every gradient is negated first, G <- -G (exact),
+                               in place, so that p.grad holds -G after the step (or what grad_after_step
+                               writes from it), both branches, before clipping and L2 (kozistr/
+                               pytorch_optimizer base/optimizer.py @7a076d2f `maximize_gradient`:
+                               `grad.neg_()`, called first in Muon.step and AdaMuon.step); 0: descends */
 
   /* --- momentum (spec/muon.md 6) --- */
   double momentum;           /* beta, 0 <= beta < 1 */

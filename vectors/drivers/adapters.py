@@ -342,7 +342,7 @@ TO_NEMO = {
         # not) by the special case of to_nemo
         'rename': {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'nesterov': 'nesterov',
                    'ns_steps': 'ns_steps', 'betas': 'adam_betas', 'eps': 'adam_eps', 'use_muon': 'use_muon'},
-        'fixed': {},
+        'fixed': {'maximize': False},
         # its group defaults; an AdamW group's lr is its own (ratio 1)
         'defaults': {'adam_eps': 1e-10, 'adam_lr_ratio': 1.0},
         'adam_defaults': {'lr': 3e-4},
@@ -715,6 +715,12 @@ class PytorchOptimizerAdapter(KellerAdapter):
     name = 'pytorch_optimizer'
     ns_function_name = 'zero_power_via_newton_schulz_5'
     missing_grad_steps = False
+
+    def construct_native(self, cls, groups):
+        """A pytorch_optimizer vector: each group's keys into its dict, but maximize, which is the
+        constructor's (self.maximize, not a group key: spec/profiles/pytorch_optimizer.md 1)."""
+        kw = {'maximize': groups[0][0]['maximize']} if groups and 'maximize' in groups[0][0] else {}
+        return cls([dict({k: v for k, v in o.items() if k != 'maximize'}, params=p) for o, p in groups], **kw)
 
     def muon_entries(self, o):
         """nemo's fan_in is use_adjusted_lr True (its other scale modes are not expressible)."""

@@ -425,9 +425,10 @@ class _Runner:
                     counts[i] += 1
             if round_trip is not None and k + 1 == round_trip:
                 saved = self.cb['export_state']()
-                current = [Tensor.from_nested(v) for v in self.cb['params']()]
-                if case.get('roundTripDtype') in ('bf16', 'f32'):  # the model converted (spec/vectors.md 2.1)
-                    current = [_converted(t, case['roundTripDtype']) for t in current]
+                # the model rebuilt in its dtype: the case's roundTripDtype (converted, spec/vectors.md
+                # 2.1), else each parameter's own (its init's: a glue's params() may return float32)
+                current = [_converted(Tensor.from_nested(v), case.get('roundTripDtype') or inits[i].dtype)
+                           for i, v in enumerate(self.cb['params']())]
                 self.cb['make_optimizer'](self.groups(case, current, complex_flags))
                 self.cb['import_state'](saved)
         out: Dict[str, Any] = {'params': [encode_tensor(v) for v in self.cb['params']()]}

@@ -1,5 +1,5 @@
-"""Deliberately faulty variants of two test ports for the resume-in-another-dtype cases (area
-`dtypes`, spec/vectors.md 2.1 "roundTripDtype"; issue 26 item 4).
+"""Deliberately faulty loads of two test ports' state (issue 26 item 4): for the resume-in-another-dtype
+cases (area `dtypes`, spec/vectors.md 2.1 "roundTripDtype") and every state round trip.
 
 torch.optim.Optimizer.load_state_dict casts every floating state tensor to its parameter's dtype.
 A port that restores its state as it was saved (its own load_state_dict, or an engine that keeps
@@ -13,6 +13,11 @@ deepspeedai/DeepSpeed #7746) meets gradients of the other dtype after a resume i
 
 tests/fit-variants.sh expects each to fail exactly the dtypes cases with roundTripDtype, each
 failure explained as a refused resume in another dtype, and to pass the rest of the area.
+
+- KellerZeroedLoad: the Keller port whose load_state_dict zeroes every restored buffer (momentum,
+  exp_avg, exp_avg_sq; the step counts kept), as a fix of the dtype mismatch that zeroes the state
+  instead of converting it would: tests/fit-variants.sh expects exactly the cases with a state round
+  trip to fail, explained as fault state_dropped_on_load.
 """
 
 import os
@@ -42,4 +47,19 @@ class TorchUncast(_UncastLoad, _torch.Muon):
 
 
 class KellerUncast(_UncastLoad, _keller.SingleDeviceMuonWithAuxAdam):
+    pass
+
+
+class _ZeroedLoad:
+    """load_state_dict that zeroes every restored buffer (floating tensors of one or more dimensions)."""
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        for state in self.state.values():
+            for value in state.values():
+                if torch.is_tensor(value) and value.is_floating_point() and value.dim() > 0:
+                    value.zero_()
+
+
+class KellerZeroedLoad(_ZeroedLoad, _keller.SingleDeviceMuonWithAuxAdam):
     pass
