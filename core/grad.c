@@ -39,6 +39,13 @@ void muonref_clip_scale(float *g, size_t n, double coeff)
     g[j] = (float)((double)g[j] * c32);
 }
 
+void muonref_grad_used(float *out, const float *g, size_t n, int maximize, double coeff)
+{
+  for (size_t j = 0; j < n; j++)
+    out[j] = maximize ? -g[j] : g[j];
+  muonref_clip_scale(out, n, coeff);
+}
+
 void muonref_l2_grad(float *out, const float *g, const float *p, size_t n, double wd)
 {
   for (size_t j = 0; j < n; j++)

@@ -817,13 +817,8 @@ static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
     int neg = opt->params[i].options->maximize;
     if (!grads[i].data || (!scale && !neg))
       continue;
-    size_t n = opt->params[i].route.numel;
     float *d = opt->clipped + opt->clip_off[i];
-    memcpy(d, grads[i].data, n * sizeof(float));
-    for (size_t j = 0; neg && j < n; j++)
-      d[j] = -d[j];
-    if (scale)
-      muonref_clip_scale(d, n, c);
+    muonref_grad_used(d, grads[i].data, opt->params[i].route.numel, neg, scale ? c : 1.0);
     opt->gptr[i] = d;
   }
 }

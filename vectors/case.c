@@ -50,6 +50,14 @@ int muonref_case_final_bf16(const json_t *test, size_t i)
   return muonref_case_grad_bf16(test, i, n ? n - 1 : 0);
 }
 
+const char *muonref_case_result_dtype(const json_t *test, size_t i, int *converted)
+{
+  int bf16 = muonref_case_final_bf16(test, i), cast = bf16 != muonref_case_param_bf16(test, i);
+  if (converted)
+    *converted = cast;
+  return bf16 ? "bf16" : cast ? "f32" : NULL;
+}
+
 int muonref_case_stored_bf16(const json_t *test, size_t i)
 {
   const char *cast = json_string_value(json_object_get(test, "roundTripDtype"));

@@ -95,6 +95,11 @@ int muonref_case_grad_bf16(const json_t *test, size_t i, size_t k);
 /* Whether parameter i is bf16 after the case's last step: the dtype its result must have. */
 int muonref_case_final_bf16(const json_t *test, size_t i);
 
+/* The dtype parameter i of a result must have ("bf16", or "f32" where the round trip converted it
+ * to float32), or NULL where none is required (a float32 parameter throughout: a result's f64 is
+ * judged by its values); *converted (may be NULL) gets whether the round trip changed it. */
+const char *muonref_case_result_dtype(const json_t *test, size_t i, int *converted);
+
 /* Whether parameter i is stored in bf16 at any step of the case (created bf16, or loaded bf16 at
  * the round trip): the bf16 storage allowance applies (spec/vectors.md 5.1). */
 int muonref_case_stored_bf16(const json_t *test, size_t i);

@@ -71,16 +71,15 @@ static const char *matmul_effect(const json_t *platform, const char **value)
   return NULL;
 }
 
-/* The first parameter of step result r whose dtype is not the case's (muonref_case_final_bf16: bf16 where the
- * model holds it in bf16 after the last step, f32 elsewhere where a round trip converts it), or -1. */
+/* The first parameter of step result r whose dtype is not the one the judge requires
+ * (muonref_case_result_dtype), or -1. */
 static long wrong_dtype(const json_t *test, const json_t *r, const char **got)
 {
   const json_t *ps = json_object_get(r, "params");
   for (size_t i = 0; i < json_array_size(ps); i++) {
     const char *dt = json_string_value(json_object_get(json_array_get(ps, i), "dtype"));
-    int want_bf16 = muonref_case_final_bf16(test, i);
-    int cast = want_bf16 != muonref_case_param_bf16(test, i);
-    if (dt && (want_bf16 || cast) && strcmp(dt, want_bf16 ? "bf16" : "f32")) {
+    const char *want = muonref_case_result_dtype(test, i, NULL);
+    if (dt && want && strcmp(dt, want)) {
       *got = dt;
       return (long)i;
     }

@@ -176,9 +176,7 @@ static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_err
       continue;
     if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
-    for (size_t j = 0; j < numel[i]; j++)
-      clipped[i][j] = neg ? -c->grads[k][i][j] : c->grads[k][i][j];
-    muonref_clip_scale(clipped[i], numel[i], coeff);
+    muonref_grad_used(clipped[i], c->grads[k][i], numel[i], neg, coeff);
   }
   return st;
 }

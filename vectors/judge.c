@@ -527,9 +527,9 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
     /* a parameter created bf16 stays bf16 (spec/vectors.md 2.1): a port that made it float32 fails;
      * after a round trip with roundTripDtype, the parameter keeps the dtype it was loaded in */
     const char *gdt = json_string_value(json_object_get(json_array_get(gp, i), "dtype"));
-    const char *want = muonref_case_final_bf16(test, i) ? "bf16" : "f32";
-    int cast = muonref_case_final_bf16(test, i) != muonref_case_param_bf16(test, i);
-    if ((cast || !strcmp(want, "bf16")) && gdt && strcmp(gdt, want)) {
+    int cast;
+    const char *want = muonref_case_result_dtype(test, i, &cast);
+    if (want && gdt && strcmp(gdt, want)) {
       note_failing(v, name);
       failf(v, "%s: dtype %s, expected %s (the parameter was %s %s and must stay %s)", name, gdt, want,
             cast ? "loaded at the state round trip as" : "created", want, want);

@@ -384,8 +384,8 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
       if (have) {
         muonref_tensor out;
         muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &r->params[i].shape, NULL);
-        for (size_t j = 0; o->maximize && gd.data && j < n; j++)
-          gt.f[j] = -gt.f[j]; /* maximize: p.grad negated in place first */
+        if (gd.data) /* maximize: p.grad negated in place first */
+          muonref_grad_used(gt.f, gt.f, n, o->maximize, 1.0);
         if (l2)
           muonref_l2_grad(gt.f, gt.f, r->before[i], n, pl.l2);
         double big = 0;

@@ -402,9 +402,9 @@ static int set_options_ok(ctx *c, const json_t *t, const json_t *steps, const js
   return MUONREF_OK;
 }
 
-/* "roundTripDtype" (spec/vectors.md 2.1): "bf16" or "f32", with "roundTripAfter", and every
- * parameter created in the other dtype (the model is converted at the round trip).  Checked before
- * the steps, whose gradients' dtypes it sets (muonref_case_grad_bf16). */
+/* "roundTripDtype" (spec/vectors.md 2.1): "bf16" or "f32", with "roundTripAfter" (whose range run_ok
+ * checked), and every parameter created in the other dtype (the model is converted at the round trip).
+ * Checked before the steps, whose gradients' dtypes it sets (muonref_case_grad_bf16). */
 static int round_trip_dtype_ok(ctx *c, const json_t *t, const vfile *vf)
 {
   const json_t *d = json_object_get(t, "roundTripDtype");
@@ -414,13 +414,8 @@ static int round_trip_dtype_ok(ctx *c, const json_t *t, const vfile *vf)
   if (!s || (strcmp(s, "bf16") && strcmp(s, "f32")))
     return failv(c, "\"roundTripDtype\" must be \"bf16\" or \"f32\" (the dtype the model is loaded in at the "
                     "state round trip)");
-  const json_t *rt = json_object_get(t, "roundTripAfter");
-  size_t n_steps = json_array_size(json_object_get(t, "steps"));
-  int st;
-  if (!rt)
+  if (!json_object_get(t, "roundTripAfter"))
     return failv(c, "\"roundTripDtype\" needs \"roundTripAfter\" (the step after which the model is converted)");
-  if (n_steps >= 2 && (st = int_in(c, rt, "roundTripAfter", 1, (long long)n_steps - 1, NULL)))
-    return st; /* before the gradients, whose dtypes it sets */
   for (size_t i = 0; i < vf->n_params; i++)
     if (muonref_case_param_bf16(t, i) == !strcmp(s, "bf16"))
       return failv(c, "\"roundTripDtype\" \"%s\": params[%zu] is created %s already; every parameter must change "
@@ -478,11 +473,17 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
   if (listed != vf->n_params)
     return failv(c, "the groups list %zu parameters, \"params\" has %zu: every parameter belongs to one group", listed,
                  vf->n_params);
-  if ((st = init_keys_agree(c, gs, vf)) || (st = round_trip_dtype_ok(c, t, vf)))
+  if ((st = init_keys_agree(c, gs, vf)))
     return st;
   if (!json_is_array(steps) || json_array_size(steps) == 0)
     return failv(c, "\"steps\" must be a non-empty array of {\"grads\"}");
   vf->n_steps = (long long)json_array_size(steps);
+  /* the round trip before the steps: it sets their gradients' dtypes (roundTripDtype) */
+  const json_t *rt = json_object_get(t, "roundTripAfter");
+  if (rt && vf->n_steps < 2)
+    return failv(c, "\"roundTripAfter\" needs at least two steps");
+  if ((rt && (st = int_in(c, rt, "roundTripAfter", 1, vf->n_steps - 1, NULL))) || (st = round_trip_dtype_ok(c, t, vf)))
+    return st;
   for (size_t k = 0; k < json_array_size(steps); k++) {
     const json_t *s = json_array_get(steps, k), *gl = json_object_get(s, "grads");
     snprintf(name, sizeof name, "steps[%zu]", k);
@@ -543,11 +544,6 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
         return st;
     }
   }
-  const json_t *rt = json_object_get(t, "roundTripAfter");
-  if (rt && vf->n_steps < 2)
-    return failv(c, "\"roundTripAfter\" needs at least two steps");
-  if (rt && (st = int_in(c, rt, "roundTripAfter", 1, vf->n_steps - 1, NULL)))
-    return st;
   return MUONREF_OK;
 }
 

@@ -52,6 +52,13 @@ MUONREF_API double muonref_clip_coeff(double max_norm, double total_norm);
  * multiply by the float32 scale); coeff 1.0 or g NULL changes nothing. */
 MUONREF_API void muonref_clip_scale(float *g, size_t n, double coeff);
 
+/* The gradient a step uses (spec/muon.md 3): out[j] = -g[j] under maximize
+ * (options.h maximize; exact), else g[j], then scaled by coeff as
+ * muonref_clip_scale does (1.0: no clipping; the sign does not change the
+ * norm coeff comes from).  g, out: n floats, one parameter in any layout;
+ * out may be g. */
+MUONREF_API void muonref_grad_used(float *out, const float *g, size_t n, int maximize, double coeff);
+
 /* The gradient of decay_method L2 (options.h; Emerging-Optimizers
  * mixin.py @fd77292 `grad.add_(p, alpha=wd)`): out[j] = R32(fma(wd, p[j],
  * g[j])) for j < n, the product and sum rounded once to binary64, then to
