@@ -1130,42 +1130,61 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
   return 1;
 }
 
-/* The failures no single change explains (their per-case diagnosis is
- * "none"): lone[k] 1 for each, into a calloc'd array (NULL when out of
- * memory); their count in *n. */
-static char *lone_failures(const pfit *p, int *n)
+/* Per failing case, how well the best single change matches it, as its
+ * per-case line says: 0 none ("none": the failures no single change
+ * explains), 1 weak ("within the bf16 noise allowance": on a Bf16Exact
+ * case, a run that differs in the answer), 2 strong; into a calloc'd array
+ * (NULL when out of memory), with the count of 0s in *n_lone. */
+static signed char *single_grades(const pfit *p, int *n_lone)
 {
-  char *lone = calloc(p->n_fail + 1, 1);
-  *n = 0;
-  for (size_t k = 0; lone && k < p->n_fail; k++) {
-    int single = 0;
-    for (size_t j = 0; j < p->n && !single; j++)
-      single = p->single[j].match[k] != 0;
-    lone[k] = !single, *n += !single;
+  signed char *grade = calloc(p->n_fail + 1, 1);
+  *n_lone = 0;
+  for (size_t k = 0; grade && k < p->n_fail; k++) {
+    for (size_t j = 0; j < p->n; j++)
+      if (p->single[j].match[k] > grade[k])
+        grade[k] = p->single[j].match[k];
+    *n_lone += !grade[k];
   }
-  return lone;
+  return grade;
 }
 
-/* How many of the failures no single change explains (lone) c explains. */
-static int lone_covered(const pfit *p, const cand *c, const char *lone)
+/* Whether pair c matches failure k better than any single change does,
+ * where that single's match is `from` (0 none or 1 weak): a lone failure
+ * it matches at all, or a weak one it matches strongly. */
+static int firmer(const pfit *p, const cand *c, const signed char *grade, size_t k, int from)
+{
+  return grade && c->b >= 0 && k < p->n_fail && grade[k] == from && c->match[k] > from &&
+         (from == 0 || c->match[k] == 2);
+}
+
+/* How many of the failures whose best single match is `from` (0: those no
+ * single change explains; 1: those matched only weakly) pair c matches
+ * better (firmer). */
+static int firmer_count(const pfit *p, const cand *c, const signed char *grade, int from)
 {
   int covered = 0;
-  for (size_t k = 0; lone && c->b >= 0 && k < p->n_fail; k++)
-    covered += lone[k] && c->match[k];
+  for (size_t k = 0; k < p->n_fail; k++)
+    covered += firmer(p, c, grade, k, from);
   return covered;
 }
 
-/* Under a pair's "explained:" line, every failing case it explains that no single change does (their
- * per-case diagnosis is "none" and points here), by file with runs of tcIds joined: "  its cases that no
- * single change explains: keller_conv.json #1-6; keller_defaults.json #1-3, 8".  The labels are
- * "FILE#TCID" (fcase.label), in the order the cases were judged. */
-static void print_lone_cases(const pfit *p, const cand *c, const char *lone, FILE *out)
+/* Under a pair's "explained:" line, every failing case it matches better
+ * than any single change (firmer, from 0 or 1), by file with runs of tcIds
+ * joined, after `heading`: "  its cases that no single change explains:
+ * keller_conv.json #1-6; keller_defaults.json #1-3, 8" (their per-case
+ * diagnosis is "none" and points here), or "  its cases that single changes
+ * match only within the bf16 noise allowance: keller_weight_decay.json #3,
+ * 5" (their per-case line names a weak match; the pair matches them at the
+ * case's tolerance).  The labels are "FILE#TCID" (fcase.label), in the
+ * order the cases were judged. */
+static void print_firmer_cases(const pfit *p, const cand *c, const signed char *grade, int from, const char *heading,
+                               FILE *out)
 {
   char file[200] = "";
   long first = -1, last = -1;
-  fputs("  its cases that no single change explains:", out);
+  fprintf(out, "  %s:", heading);
   for (size_t k = 0; k <= p->n_fail; k++) {
-    const char *hash = k < p->n_fail && lone[k] && c->match[k] ? strrchr(p->fail[k].label, '#') : NULL;
+    const char *hash = firmer(p, c, grade, k, from) ? strrchr(p->fail[k].label, '#') : NULL;
     if (k < p->n_fail && !hash)
       continue;
     size_t flen = hash ? (size_t)(hash - p->fail[k].label) : 0;
@@ -1197,13 +1216,13 @@ static void print_lone_cases(const pfit *p, const cand *c, const char *lone, FIL
  * whose normuon cases also lack the norm restore): the LONE_PAIRS that
  * cover most of them join the ranking, so that the report says what the
  * rest of the failures share. */
-static void rank_lone_pairs(const pfit *p, const char *lone, int n_lone, cand *pairs, size_t n_pairs, int best_single,
+static void rank_lone_pairs(const pfit *p, const signed char *grade, int n_lone, cand *pairs, size_t n_pairs, int best_single,
                             cand **rank, size_t *n_rank)
 {
-  for (int added = 0; lone && n_lone && added < LONE_PAIRS; added++) {
+  for (int added = 0; grade && n_lone && added < LONE_PAIRS; added++) {
     int best = -1, bc = 0;
     for (size_t k = 0; k < n_pairs; k++) {
-      int taken = pairs[k].explained > best_single, cov = lone_covered(p, &pairs[k], lone);
+      int taken = pairs[k].explained > best_single, cov = firmer_count(p, &pairs[k], grade, 0);
       for (size_t r = 0; r < *n_rank && !taken; r++)
         taken = rank[r] == &pairs[k];
       if (!taken && cov > 0 &&
@@ -1232,7 +1251,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   /* the failures no single change explains (their per-case diagnosis is "none"): the pairs that explain them
    * are ranked (rank_lone_pairs) and their lines count them */
   int n_lone;
-  char *lone = lone_failures(p, &n_lone);
+  signed char *grade = single_grades(p, &n_lone);
   for (size_t i = 0; i < p->n; i++)
     score(p, &p->single[i]), label(p, &p->single[i]);
   for (size_t i = 0; i < p->n; i++)
@@ -1304,7 +1323,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     for (size_t k = 0; k < n_pairs; k++)
       if (pairs[k].explained > best_single)
         rank[n_rank++] = &pairs[k];
-    rank_lone_pairs(p, lone, n_lone, pairs, n_pairs, best_single, rank, &n_rank);
+    rank_lone_pairs(p, grade, n_lone, pairs, n_pairs, best_single, rank, &n_rank);
   }
   if (getenv("MUONREF_FIT_DEBUG"))
     fprintf(stderr, "fit: after pairs %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
@@ -1340,21 +1359,24 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   for (size_t i = 0; i < n_rank && rank[i]->explained > 0; i++) {
     cand *c = rank[i];
     /* past PRINTED lines, only a pair that explains failures no single change does (rank_lone_pairs) */
-    if (printed >= PRINTED && (extra >= LONE_PAIRS || !lone_covered(p, c, lone)))
+    if (printed >= PRINTED && (extra >= LONE_PAIRS || !firmer_count(p, c, grade, 0)))
       continue;
     extra += printed++ >= PRINTED;
     char broken[96] = "";
     if (c->broken <= c->sampled && p->n_pass)
       snprintf(broken, sizeof broken, "; %d of %d passing cases sampled broken", c->broken, c->sampled);
     char beyond[96] = ""; /* a pair: the failures whose per-case diagnosis is "none" that it explains */
-    int covered = lone_covered(p, c, lone);
+    int covered = firmer_count(p, c, grade, 0);
     if (covered)
       snprintf(beyond, sizeof beyond, ", %d of the %d that no single change explains", covered, n_lone);
     fprintf(out, "explained: %s (%d of %zu failures%s%s)\n", label(p, c), c->explained, p->n_fail, beyond, broken);
     if (covered)
-      print_lone_cases(p, c, lone, out);
+      print_firmer_cases(p, c, grade, 0, "its cases that no single change explains", out);
+    if (firmer_count(p, c, grade, 1))
+      print_firmer_cases(p, c, grade, 1, "its cases that single changes match only within the bf16 noise allowance",
+                         out);
   }
-  free(lone);
+  free(grade);
   if (!printed)
     fprintf(out, "explained: no single change of the option space gives the port's results, nor any of the %ld pairs "
                  "tried (%zu failure%s)\n", p->pairs_tried, p->n_fail, p->n_fail == 1 ? "" : "s");
