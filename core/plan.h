@@ -119,6 +119,17 @@ static inline int muonref_cautious_decays(int cautious, int sp, int su)
   return cautious == 0 || (cautious == 1 ? sp * su >= 0 : sp * su > 0);
 }
 
+/* cautious_update (options.h, spec/muon.md 8): whether the Newton-Schulz
+ * output element of sign so is kept where the tensor C of the mask has
+ * sign sc (each -1, 0 or 1): only where O_j C_j > 0 (kozistr/
+ * pytorch_optimizer apply_cautious `update * grad > 0`). */
+static inline int muonref_cautious_keeps(int so, int sc) { return so * sc > 0; }
+
+/* cautious_update: the factor the kept elements are multiplied by, n / (k
+ * + 1) for k kept of n (apply_cautious `mask.numel() / (mask.sum() + 1)`:
+ * a Python int over a float32 sum, so in float32 in the port). */
+static inline double muonref_cautious_factor(size_t n, size_t kept) { return (double)n / ((double)kept + 1.0); }
+
 /* The sign of x: -1, 0 or 1. */
 static inline int muonref_sign(double x) { return (x > 0) - (x < 0); }
 

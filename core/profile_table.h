@@ -66,6 +66,7 @@ static const muonref_options nemo_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -149,6 +150,7 @@ static const muonref_options torch_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -229,6 +231,7 @@ static const muonref_options moonlight_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -313,6 +316,7 @@ static const muonref_options keller_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -372,6 +376,7 @@ static const muonref_options keller_adam_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -457,6 +462,7 @@ static const muonref_options timm_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -560,6 +566,7 @@ static const muonref_options dion_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -655,6 +662,7 @@ static const muonref_options emerging_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -748,6 +756,7 @@ static const muonref_options paddle_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -850,6 +859,7 @@ static const muonref_options optax_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -949,6 +959,7 @@ static const muonref_options megatron_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -1049,6 +1060,7 @@ static const muonref_options keras_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -1150,6 +1162,7 @@ static const muonref_options normuon_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1239,6 +1252,7 @@ static const muonref_options pytorch_optimizer_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1298,12 +1312,14 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
  * constructor's adamw_lr, adamw_betas, adamw_eps and adamw_wd are the AdamW groups' defaults; its
  * maximize (self.maximize, not a group key) is the key maximize, written only where a case sets it
- * true. */
+ * true; the group key cautious (an unknown keyword of the constructor becomes every group's
+ * default) is written only where a case sets it true. */
 static const muonref_option_key pytorch_optimizer_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
   {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0},
@@ -1315,6 +1331,7 @@ static const muonref_option_key pytorch_optimizer_keys[] = {
   {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
   {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1},
+  {"cautious", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_update), MUONREF_KEY_MUON_ONLY, 0, 1, 0},
 };
 static const char *const pytorch_optimizer_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1390,6 +1407,7 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1449,6 +1467,7 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
@@ -1544,6 +1563,7 @@ static const muonref_options emerging_adaptive_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1637,6 +1657,7 @@ static const muonref_options emerging_0_3_defaults = {
   .adam_eps_root = 0.0,
   .adam_l2 = 0,
   .maximize = 0,
+  .cautious_update = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
@@ -1668,7 +1689,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 13, 0, NULL, megatron_areas},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},
-  [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 10, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
+  [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 11, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 8, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},

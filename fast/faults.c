@@ -37,6 +37,16 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                "row rescaling", "the word's other meaning: Paddle @98af0a0f and "
                                                "Emerging-Optimizers @fd77292 name a coefficient list \"aol\" "
                                                "(spec/profiles/optax.md 10)"},
+  [MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED] = {"pytorch_optimizer_cautious_unscaled", "the cautious mask "
+                                                        "without its rescale: the kept elements of O not multiplied by "
+                                                        "n / (kept + 1)", "the Cautious Optimizers paper's plain "
+                                                        "mask, or apply_cautious without `mask.mul_(mask.numel() / "
+                                                        "(mask.sum() + 1))` (spec/profiles/pytorch_optimizer.md 12)"},
+  [MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER] = {"pytorch_optimizer_cautious_buffer", "the cautious mask read "
+                                                       "from the momentum buffer M' where the port reads p.grad (the "
+                                                       "Nesterov input, or the gradient)", "a port that passes the "
+                                                       "buffer to apply_cautious (spec/profiles/pytorch_optimizer.md "
+                                                       "12)"},
   [MUONREF_FAULT_EMA_MOMENTUM] = {"ema_momentum", "momentum buffer kept in EMA form beta M + (1 - beta) G",
                                   "KellerJordan/Muon HEAD, torch.optim.Muon (bug-reports B09)"},
   [MUONREF_FAULT_NESTEROV_IGNORED] = {"nesterov_ignored", "nesterov=True runs the plain momentum update U = M",

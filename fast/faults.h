@@ -130,6 +130,9 @@ enum {
   MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2,
   /* faults of a checkpoint's lifecycle (issue 26 item 4) */
   MUONREF_FAULT_STATE_DROPPED_ON_LOAD, /* set by the harness (vectors/run_fast.c): the round trip imports nothing */
+  /* faults of kozistr/pytorch_optimizer's cautious mask (cautious_update, spec/profiles/pytorch_optimizer.md 12) */
+  MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED,
+  MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER,
   MUONREF_FAULT_COUNT
 };
 

@@ -162,7 +162,40 @@ static int alloc_state(param *p)
  * scaled by <U, O> (nuclear_scale), which needs U after the Newton-Schulz. */
 static int muon_unfused(const param *p)
 {
-  return p->route.interleaved || p->options->nuclear_scale;
+  return p->route.interleaved || p->options->nuclear_scale || p->options->cautious_update;
+}
+
+/* cautious_update (options.h, spec/muon.md 8) on the Newton-Schulz output X
+ * of parameter p (its matrices in matrix order, n elements): X_j kept where
+ * X_j C_j > 0, C the Nesterov input U (matrix order) under Nesterov with
+ * grad_after_step NESTEROV_INPUT, else the gradient g the momentum read
+ * (the parameter's order); kept elements times the float32 factor
+ * fl32(n / (k + 1)), each product rounded to float32 and, in the bf16
+ * format, then to bf16 (the port's `update.mul_(mask)`: a bf16 tensor times
+ * a float32 one), the rest 0.  Faults: PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER
+ * reads C from the new momentum p->momentum_next, _UNSCALED keeps the
+ * factor 1. */
+static void cautious_mask(const muonref_optimizer *opt, const param *p, float *X, const float *U, const float *g,
+                          const muonref_stk_muon *k)
+{
+  size_t n = p->route.numel, kept = 0;
+  int from_u = k->nesterov && p->options->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT,
+      bf16 = p->options->ns_format == MUONREF_NS_BF16;
+  (void)opt; /* read by the fault hooks only */
+  if (FAULT_IS(opt, PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER))
+    from_u = 0, g = p->momentum_next;
+  for (size_t j = 0; j < n; j++) {
+    size_t x = muonref_route_matrix_index(&p->route, j);
+    int keep = muonref_cautious_keeps(muonref_sign(X[x]), muonref_sign(from_u ? U[x] : g[j]));
+    kept += keep;
+    if (!keep)
+      X[x] = 0.0f;
+  }
+  float f = FAULT_IS(opt, PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED) ? 1.0f : (float)muonref_cautious_factor(n, kept);
+  for (size_t j = 0; j < n; j++) {
+    float v = (float)((double)X[j] * (double)f);
+    X[j] = bf16 ? (float)muonref_bf16_round_double(v) : v;
+  }
 }
 
 /* Routes and allocates every parameter; sizes the shared workspaces. */
@@ -650,6 +683,8 @@ static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w
     for (size_t j = 0; j < n; j++)
       X[j] = (float)(nuc * (double)X[j]);
   }
+  if (p->options->cautious_update)
+    cautious_mask(opt, p, X, U, g, k);
   if (p->state.moment2_numel) /* spec/muon.md 7.4 on the matrices, as the fused path's */
     moment2_apply(opt, p, p->state.step + 1, X, opt->pending2 + p->pending2_off);
   for (size_t j = 0; j < n; j++) {

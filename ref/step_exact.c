@@ -403,6 +403,49 @@ static void nuclear_scale(muonref_mpmat *O, double *eO, const muonref_mpmat *U, 
   mpfr_clear(s);
 }
 
+/* cautious_update (options.h, spec/muon.md 8) on the Newton-Schulz output O
+ * (matrix order, n = its elements): O_k kept where O_k C_k > 0, C the
+ * Nesterov input U (matrix order) when from_u, else the gradient grad (the
+ * parameter's order, r's matrix index maps it), then multiplied by the
+ * port's float32 factor fl32(n / (kept + 1)): in the bf16 format (bf16)
+ * rounded to float32, then to bf16, as the port's bf16 output times a
+ * float32 mask; otherwise rounded once at O's precision; the rest 0.  The signs are the exact ones: where a bound
+ * (eO, in units 2^-p) leaves the sign of an O_k open, every one of the n
+ * outputs counts as uncertified (*n_unc += n: the factor depends on it). */
+static void cautious_mask(muonref_mpmat *O, double *eO, const muonref_mpmat *U, const float *grad, int from_u,
+                          int bf16, const muonref_route *r, mpfr_prec_t prec, size_t *n_unc)
+{
+  size_t n = r->numel, kept = 0;
+  int open = 0;
+  double u = muonref_ref_ulp_unit(prec);
+  for (size_t i = 0; i < n; i++) {
+    size_t k = muonref_route_matrix_index(r, i);
+    int sc = from_u ? mpfr_sgn(U->e[k]) : muonref_sign(grad[i]);
+    sc = (sc > 0) - (sc < 0);
+    int so = mpfr_sgn(O->e[k]);
+    so = (so > 0) - (so < 0);
+    open |= eO && so && muonref_ref_absu(O->e[k]) <= u * eO[k];
+    if (muonref_cautious_keeps(so, sc))
+      kept++;
+    else
+      mpfr_set_zero(O->e[k], 1);
+  }
+  if (open && n_unc)
+    *n_unc += n;
+  double f = (double)(float)muonref_cautious_factor(n, kept);
+  for (size_t k = 0; k < n; k++) {
+    int inex = mpfr_mul_d(O->e[k], O->e[k], f, MPFR_RNDN) != 0; /* exact for a bf16 O (8 + 24 bits) */
+    if (eO)
+      eO[k] = ((inex ? muonref_ref_absu(O->e[k]) * (1 + 0x1p-52) : 0) + f * eO[k]) * REF_BOUND_SAFETY;
+    if (bf16) { /* R_bf16(R_f32(O f)): exact where the float32 rounding is certain (then so is the bf16 one) */
+      if (eO)
+        eO[k] = muonref_ref_can_round(O->e[k], eO[k], prec, 24, -149, 128) ? 0.0 : INFINITY;
+      mpfr_set_d(O->e[k], muonref_mpfr_round_format(O->e[k], 24, -149, 128), MPFR_RNDN);
+      mpfr_set_d(O->e[k], muonref_mpfr_round_format(O->e[k], 8, -133, 128), MPFR_RNDN);
+    }
+  }
+}
+
 /* The gradient of the plans' l2 (decay_method L2, adam_l2): with l2 != 0,
  * *own gets R32(G + l2 P) (muonref_ref_l2_grad; P, n floats, before the
  * step) and *grad points to it (the caller frees *own); else *own is NULL
@@ -486,6 +529,9 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   }
   if (!st && o->nuclear_scale)
     nuclear_scale(&O, eO, &U, eU, prec);
+  if (!st && o->cautious_update)
+    cautious_mask(&O, eO, &U, grad, pl.nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT,
+                  o->ns_format == MUONREF_NS_BF16, r, prec, n_unc);
   float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
   if (!st && m2n && !V2)
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);

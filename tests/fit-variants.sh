@@ -470,6 +470,32 @@ print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "M
       echo "FAIL: pytorch_optimizer_maximize_ignored: failed [$got], expected [$want]:"
       grep '^explained' "$work/pytorch_optimizer_maximize_ignored.out"; status=1
     fi; }
+# cautious ignored (spec/muon.md 8): the pytorch_optimizer test port that never masks; the answer key: exactly the
+# gradients area's CautiousUpdate cases fail, explained as the key cautious set to false
+make_variant pytorch_optimizer_cautious_ignored torch_pytorch_optimizer_port.py \
+  "        if group.get('cautious'):" '        if False:' &&
+  run_variant pytorch_optimizer_cautious_ignored Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  { want=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "CautiousUpdate" in t["flags"]))' \
+      "$v/pytorch_optimizer/pytorch_optimizer_gradients.json")
+    got=$(sed -n 's/^FAIL [^ ]* tcId \([0-9]*\) .*/\1/p' "$work/pytorch_optimizer_cautious_ignored.out" | tr '\n' ' ' |
+      sed 's/ $//')
+    if [ -n "$want" ] && [ "$got" = "$want" ] &&
+      grep -m 1 '^explained: ' "$work/pytorch_optimizer_cautious_ignored.out" | grep -q 'cautious [^=]*-> false'; then
+      echo "ok: pytorch_optimizer_cautious_ignored: the CautiousUpdate cases $got fail, explained as cautious (any) -> false"
+    else
+      echo "FAIL: pytorch_optimizer_cautious_ignored: failed [$got], expected [$want]:"
+      grep '^explained' "$work/pytorch_optimizer_cautious_ignored.out"; status=1
+    fi; }
+# the cautious mask read from the momentum buffer (a port that passes `buf` where upstream passes p.grad): the
+# answer key: the fault pytorch_optimizer_cautious_buffer, on both CautiousUpdate cases
+make_variant pytorch_optimizer_cautious_buf torch_pytorch_optimizer_port.py \
+  '            agree = (ortho * grad > 0).to(grad.dtype)' '            agree = (ortho * buf > 0).to(grad.dtype)' &&
+  run_variant pytorch_optimizer_cautious_buf Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  fitted pytorch_optimizer_cautious_buf 'pytorch_optimizer_cautious_buffer (2 of 2 failures'
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
 upstream_ns() {

@@ -57,6 +57,7 @@ static const searched SEARCHED[] = {
   {"scale_format", MUONREF_FIT_MUON, {NAN}, NULL},
   {"normalize_spatial", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
   {"nuclear_scale", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
+  {"cautious_update", MUONREF_FIT_MUON, {0, 1, NAN}, NULL}, /* the sign mask on O (kozistr's cautious) */
   {"conv_mode", MUONREF_FIT_MUON, {NAN}, NULL},
   {"momentum_bias_correction", MUONREF_FIT_MUON, {0, 1, NAN}, NULL},
   /* the betas of AdamW's default (0.9, 0.999), of Moonlight's and the

@@ -396,6 +396,12 @@ static const flag_note NOTES[] = {
   {"Maximize", "BASIC", "maximize: every gradient negated first, in place, both branches (kozistr/pytorch_optimizer "
    "`maximize_gradient`, `grad.neg_()`)", "a port that ignores maximize descends; one that negates out of place "
    "leaves p.grad as given", {"spec/muon.md section 3"}, {NULL}},
+  {"CautiousUpdate", "BASIC", "a cautious update: the Newton-Schulz output kept only where it agrees in sign "
+   "with p.grad at that point (the Nesterov input, or without Nesterov the gradient), the kept elements times "
+   "n / (kept + 1) (kozistr/pytorch_optimizer `apply_cautious`; arXiv:2411.16085)", "a port that ignores the "
+   "group key moves every element; one that masks against the momentum buffer or forgets the rescale moves the "
+   "wrong ones or by too little", {"spec/muon.md section 8"},
+   {"pytorch_optimizer_cautious_unscaled", "pytorch_optimizer_cautious_buffer"}},
   {"CautiousDecay", "BASIC", "cautious weight decay: the decay only where the parameter and the update (the "
    "Newton-Schulz output, the AdamW quotient) agree in sign or either is zero (dion cautious_wd, modded-nanogpt, "
    "nanochat; arXiv:2510.12402)", "a port that decays every element, or none where the update is exactly zero, "

@@ -1661,6 +1661,35 @@ static void gradients_maximize(gen_ctx *g)
   }
 }
 
+/* cautious_update (options.h; kozistr/pytorch_optimizer's group key `cautious`, spec/profiles/pytorch_optimizer.md
+ * 4 step 7): the Newton-Schulz output masked where it disagrees in sign with p.grad at that point and the rest
+ * rescaled by n / (k + 1).  A wide and a tall Muon matrix and a bias on AdamW (which ignores the key), three steps
+ * of normal gradients, with the profile's Nesterov (the mask reads the Nesterov input) and without it and with a
+ * decoupled decay (the mask reads the gradient, not the buffer).  Written for the profiles whose record has
+ * the key. */
+static void gradients_cautious(gen_ctx *g)
+{
+  static const struct { int nesterov_off; double wd; const char *what; } C[] = {
+    {0, 0.0, "cautious True, three steps on a (8, 16) and a (16, 8) Muon matrix and a bias on AdamW: the "
+             "Newton-Schulz output kept where it agrees in sign with the Nesterov input, times n / (kept + 1)"},
+    {1, 0.1, "cautious True, nesterov False, weight_decay 0.1, three steps on a (8, 16) and a (16, 8) Muon matrix "
+             "and a bias on AdamW: the mask reads the gradient, not the momentum buffer"}};
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.02, C[k].wd);
+    o.cautious_update = 1;
+    if (C[k].nesterov_off)
+      o.nesterov = 0;
+    begin(&c, C[k].what, &o);
+    int w = param(g, &c, "wide", shape2(8, 16), 0), t = param(g, &c, "tall", shape2(16, 8), 0),
+        b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, w, 1.0), grad_normal(g, &c, s, t, 1.0), grad_normal(g, &c, s, b, 1.0);
+    flags(&c, "CautiousUpdate", "AdamW", C[k].wd != 0.0 ? "WeightDecay" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_gradients(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -1735,6 +1764,8 @@ void gen_area_gradients(gen_ctx *g)
     gradients_clip(g);
   if (has_field_key(g, offsetof(muonref_options, maximize))) /* the same: only a port with the option */
     gradients_maximize(g);
+  if (has_field_key(g, offsetof(muonref_options, cautious_update))) /* the same */
+    gradients_cautious(g);
 }
 
 /* ---- Newton-Schulz ---- */

@@ -711,6 +711,15 @@ typedef struct muonref_options {
                                 jnp.sum(x.conj() * y) * y, mu_hat, updates)`, before the
                                 shape scale); <U, O> is taken exactly in the reference, in
                                 binary64 from the binary32 U and O in the fast path */
+  int cautious_update;       /* 0 or 1; 1: the Newton-Schulz output O is masked where it disagrees in sign
+                                with C, the tensor p.grad holds at that point (U under Nesterov with
+                                grad_after_step NESTEROV_INPUT, else the gradient the momentum reads), and
+                                rescaled: O_j <- O_j n / (k + 1) where O_j C_j > 0, 0 elsewhere, n the
+                                parameter's elements, k the count kept (Cautious Optimizers, arXiv
+                                2411.16085; kozistr/pytorch_optimizer base/optimizer.py @7a076d2f
+                                apply_cautious: `mask = (update * grad > 0).to(grad.dtype);
+                                mask.mul_(mask.numel() / (mask.sum() + 1)); update.mul_(mask)`, called
+                                by Muon.step on the bf16 output, spec/muon.md 8) */
 
   /* --- decoupled weight decay (spec/muon.md 4) --- */
   double weight_decay;       /* lambda >= 0: P <- P (1 - lr lambda) before the update */
