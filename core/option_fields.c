@@ -84,8 +84,8 @@ const muonref_option_field muonref_option_fields[] = {
   F64_6(adam_eps_root), BOOL6(adam_l2),
   /* format 7 (kozistr/pytorch_optimizer's maximize) */
   BOOL7(maximize),
-  /* format 8 (kozistr/pytorch_optimizer's cautious) */
-  BOOL8(cautious_update),
+  /* format 8 (kozistr/pytorch_optimizer's cautious and weight_decouple) */
+  BOOL8(cautious_update), BOOL8(adam_l2_grad),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -97,10 +97,10 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
-/* The size the table above covers (measured on x86-64: its fields and 36 bytes of alignment padding).  A field
+/* The size the table above covers (measured on x86-64: its fields and 32 bytes of alignment padding).  A field
  * appended to muonref_options, or inserted anywhere but into one of its 4-byte padding holes, changes it
  * (tests/check_state also checks the gaps between the entries): add the field to the table and to spec/muon.md
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by

@@ -130,6 +130,18 @@ static inline int muonref_cautious_keeps(int so, int sc) { return so * sc > 0; }
  * a Python int over a float32 sum, so in float32 in the port). */
 static inline double muonref_cautious_factor(size_t n, size_t kept) { return (double)n / ((double)kept + 1.0); }
 
+/* Whether a step writes L2's gradient G' = R32(G + wd P) into p.grad of a
+ * parameter of the branch use_muon (spec/muon.md 8.1), where its L2
+ * coefficient (muonref_l2_coeff) is nonzero: a Muon parameter unless
+ * grad_after_step is KEEP (Emerging-Optimizers, kozistr/pytorch_optimizer:
+ * `grad.add_(p, alpha=wd)`), an AdamW one under adam_l2_grad (kozistr's
+ * weight_decouple False in the AdamW branch; torch.optim.Adam adds out of
+ * place). */
+static inline int muonref_l2_in_grad(const muonref_options *o, int use_muon)
+{
+  return use_muon ? o->grad_after_step != MUONREF_GRAD_AFTER_KEEP : o->adam_l2_grad != 0;
+}
+
 /* The sign of x: -1, 0 or 1. */
 static inline int muonref_sign(double x) { return (x > 0) - (x < 0); }
 

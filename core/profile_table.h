@@ -67,6 +67,7 @@ static const muonref_options nemo_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -151,6 +152,7 @@ static const muonref_options torch_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -232,6 +234,7 @@ static const muonref_options moonlight_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -317,6 +320,7 @@ static const muonref_options keller_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -377,6 +381,7 @@ static const muonref_options keller_adam_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -463,6 +468,7 @@ static const muonref_options timm_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -567,6 +573,7 @@ static const muonref_options dion_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -663,6 +670,7 @@ static const muonref_options emerging_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -757,6 +765,7 @@ static const muonref_options paddle_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -860,6 +869,7 @@ static const muonref_options optax_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -960,6 +970,7 @@ static const muonref_options megatron_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
  * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
@@ -1061,6 +1072,7 @@ static const muonref_options keras_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -1163,6 +1175,7 @@ static const muonref_options normuon_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1253,6 +1266,7 @@ static const muonref_options pytorch_optimizer_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 1,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1313,13 +1327,16 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 1,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
  * constructor's adamw_lr, adamw_betas, adamw_eps and adamw_wd are the AdamW groups' defaults; its
  * maximize (self.maximize, not a group key) is the key maximize, written only where a case sets it
  * true; the group key cautious (an unknown keyword of the constructor becomes every group's
- * default) is written only where a case sets it true. */
+ * default) is written only where a case sets it true; the group key weight_decouple (both branches)
+ * only where a case sets it false (decay_method l2 with adam_l2: `grad.add_(p, alpha=weight_decay)`
+ * in place, so adam_l2_grad). */
 static const muonref_option_key pytorch_optimizer_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
   {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0},
@@ -1332,6 +1349,7 @@ static const muonref_option_key pytorch_optimizer_keys[] = {
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
   {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1},
   {"cautious", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_update), MUONREF_KEY_MUON_ONLY, 0, 1, 0},
+  {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0},
 };
 static const char *const pytorch_optimizer_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1377,7 +1395,7 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .scale_format = MUONREF_SCALE_FORMAT_LR,
   .conv_mode = MUONREF_CONV_FLATTEN,
   .missing_grad = MUONREF_MISSING_GRAD_SKIP,
-  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
   .ns_safety = 1.0,
   .adam_variant = MUONREF_ADAM_ADAMW,
   .scale_extra = 1.0,
@@ -1408,6 +1426,7 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 1,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1437,7 +1456,7 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .scale_format = MUONREF_SCALE_FORMAT_LR,
   .conv_mode = MUONREF_CONV_FLATTEN,
   .missing_grad = MUONREF_MISSING_GRAD_SKIP,
-  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
   .ns_safety = 1.0,
   .adam_variant = MUONREF_ADAM_ADAMW,
   .scale_extra = 1.0,
@@ -1468,12 +1487,14 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 1,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
  * use_muon (required) and weight_decouple. The constructor's adamw_lr, adamw_betas and adamw_wd are
  * the AdamW groups' defaults; its maximize (self.maximize, not a group key) is the key maximize,
- * written only where a case sets it true. */
+ * written only where a case sets it true; weight_decouple is written only where a case sets it
+ * false (decay_method l2 with adam_l2). */
 static const muonref_option_key pytorch_optimizer_adamuon_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
   {"betas", MUONREF_KEY_BETAS_BY_BRANCH, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
@@ -1483,6 +1504,7 @@ static const muonref_option_key pytorch_optimizer_adamuon_keys[] = {
   {"eps", MUONREF_KEY_EPS_BY_BRANCH, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 0, 0, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
   {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1},
+  {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0},
 };
 static const char *const pytorch_optimizer_adamuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1564,6 +1586,7 @@ static const muonref_options emerging_adaptive_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1658,6 +1681,7 @@ static const muonref_options emerging_0_3_defaults = {
   .adam_l2 = 0,
   .maximize = 0,
   .cautious_update = 0,
+  .adam_l2_grad = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
@@ -1689,8 +1713,8 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 13, 0, NULL, megatron_areas},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},
-  [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 11, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
-  [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 8, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
+  [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 12, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
+  [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 9, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
 };

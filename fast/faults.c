@@ -47,6 +47,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                        "Nesterov input, or the gradient)", "a port that passes the "
                                                        "buffer to apply_cautious (spec/profiles/pytorch_optimizer.md "
                                                        "12)"},
+  [MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED] = {"weight_decouple_ignored", "weight_decouple=False ignored: the "
+                                             "decoupled decay P (1 - lr wd) in both branches where the port adds wd P "
+                                             "to p.grad (L2: decay_method l2 with adam_l2)", "a port that drops "
+                                             "apply_weight_decay's coupled branch (kozistr/pytorch_optimizer "
+                                             "base/optimizer.py @7a076d2f; spec/profiles/pytorch_optimizer.md 12)"},
   [MUONREF_FAULT_EMA_MOMENTUM] = {"ema_momentum", "momentum buffer kept in EMA form beta M + (1 - beta) G",
                                   "KellerJordan/Muon HEAD, torch.optim.Muon (bug-reports B09)"},
   [MUONREF_FAULT_NESTEROV_IGNORED] = {"nesterov_ignored", "nesterov=True runs the plain momentum update U = M",
@@ -351,6 +356,10 @@ void muonref_fault_options(int f, muonref_options *o)
       o->scale_mode = MUONREF_SCALE_FAN_IN;
     break;
   case MUONREF_FAULT_ADAM_EPS_CORRECTED: o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED; break;
+  case MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED: /* only the pair the key weight_decouple False sets */
+    if (o->decay_method == MUONREF_DECAY_L2 && o->adam_l2)
+      o->decay_method = MUONREF_DECAY_DECOUPLED, o->adam_l2 = 0;
+    break;
   case MUONREF_FAULT_NADAMW_AS_ADAMW: o->adam_variant = MUONREF_ADAM_ADAMW; break;
   case MUONREF_FAULT_EPS_SPLIT: o->adam_eps = 1e-8; break;
   case MUONREF_FAULT_SAFETY_IGNORED: o->ns_safety = 1.0; break;

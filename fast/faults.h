@@ -133,6 +133,9 @@ enum {
   /* faults of kozistr/pytorch_optimizer's cautious mask (cautious_update, spec/profiles/pytorch_optimizer.md 12) */
   MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED,
   MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER,
+  /* kozistr's weight_decouple False (L2 in both branches) run as the decoupled decay: an option fault, so that the
+   * profiles sharing the key (pytorch_optimizer, pytorch_optimizer_adamuon) are both told it */
+  MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED,
   MUONREF_FAULT_COUNT
 };
 

@@ -635,8 +635,8 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 36); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
-                                        adam_l2, maximize, cautious_update */
+  ck_assert_uint_eq(at - out, 2 * 40); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+                                        adam_l2, maximize, cautious_update, adam_l2_grad */
   memcpy(x + out, good + at, n - at);
   out += n - at;
   fix_crc(x, out);
@@ -646,7 +646,8 @@ START_TEST(format_3_still_loads)
   ck_assert_uint_eq(f.version, 3);
   ck_assert(!f.options[1].nuclear_scale && !f.options[1].normalize_spatial && f.options[1].lr == 0.5 &&
             f.options[1].decay_method == MUONREF_DECAY_DECOUPLED && f.options[1].adam_eps_root == 0.0 &&
-            !f.options[1].adam_l2 && !f.options[1].maximize && !f.options[1].cautious_update);
+            !f.options[1].adam_l2 && !f.options[1].maximize && !f.options[1].cautious_update &&
+            !f.options[1].adam_l2_grad);
   muonref_state_file_free(&f);
   ck_assert_msg(muonref_state_load(b, path("v3"), &e) == MUONREF_OK, "%s", e.message);
   ck_assert(same_state(a, b));
@@ -657,7 +658,7 @@ START_TEST(format_3_still_loads)
                              strstr(text, "format 3 does not store these fields; each reads as zero: normalize_spatial 0, "
                                           "nuclear_scale 0,") &&
                              strstr(text, " ns_precondition frobenius, decay_method decoupled, adam_eps_root 0.0, adam_l2 0, "
-                                          "maximize 0, cautious_update 0\n") &&
+                                          "maximize 0,\n  cautious_update 0, adam_l2_grad 0\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -783,7 +784,7 @@ START_TEST(state_command)
                 strstr(out, "format version 8") && strstr(out, " clip_grad_norm 0.0,") &&
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
-                strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0, cautious_update 0\n"),
+                strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

@@ -496,6 +496,20 @@ make_variant pytorch_optimizer_cautious_buf torch_pytorch_optimizer_port.py \
   run_variant pytorch_optimizer_cautious_buf Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
   fitted pytorch_optimizer_cautious_buf 'pytorch_optimizer_cautious_buffer (2 of 2 failures'
+# weight_decouple (spec/muon.md 8.1): the pytorch_optimizer test port that always decays decoupled, and one that
+# adds AdamW's wd P to a copy; the answer keys: exactly the weight_decay file's L2BothBranches cases fail, told
+# the fault weight_decouple_ignored, and adam_l2_grad true -> false
+make_variant pytorch_optimizer_decouple_ignored torch_pytorch_optimizer_port.py \
+  "                if group['weight_decouple']:" '                if True:' &&
+  run_variant pytorch_optimizer_decouple_ignored Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_weight_decay.json" &&
+  fitted pytorch_optimizer_decouple_ignored 'weight_decouple_ignored (2 of 2 failures'
+make_variant pytorch_optimizer_l2_copy torch_pytorch_optimizer_port.py \
+  '                    grad.add_(p, alpha=wd)           # coupled L2, in p.grad, both branches' \
+  "                    grad = grad.add_(p, alpha=wd) if group['use_muon'] else grad.add(p, alpha=wd)" &&
+  run_variant pytorch_optimizer_l2_copy Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_weight_decay.json" &&
+  fitted pytorch_optimizer_l2_copy 'adam_l2_grad true -> false (2 of 2 failures'
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
 upstream_ns() {

@@ -672,6 +672,12 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
     else
       return bad(err, where, k->name, "\"muon\" or \"adamuon\"");
     return MUONREF_OK;
+  case MUONREF_KEY_WEIGHT_DECOUPLE: /* pytorch_optimizer base/optimizer.py @7a076d2f apply_weight_decay */
+    if (!json_is_boolean(v))
+      return bad(err, where, k->name, "true or false");
+    o->decay_method = json_is_true(v) ? MUONREF_DECAY_DECOUPLED : MUONREF_DECAY_L2;
+    o->adam_l2 = !json_is_true(v);
+    return MUONREF_OK;
   case MUONREF_KEY_MOMENT2_METHOD:
     if (muonref_case_moment2_method(s, o))
       return MUONREF_OK;
@@ -931,6 +937,10 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
   }
   case MUONREF_KEY_ALGO_TIMM:
     return json_string(o->moment2 == MUONREF_MOMENT2_NONE ? "muon" : timm_adamuon_holds(o) ? "adamuon" : "?");
+  case MUONREF_KEY_WEIGHT_DECOUPLE:
+    return o->decay_method == MUONREF_DECAY_DECOUPLED && !o->adam_l2 ? json_true()
+           : o->decay_method == MUONREF_DECAY_L2 && o->adam_l2    ? json_false()
+                                                                  : json_string("?"); /* not expressible */
   case MUONREF_KEY_MOMENT2_METHOD:
     for (size_t m = 0; m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
       if (o->moment2 == MOMENT2_METHODS[m].moment2 && o->moment2_eps_mode == MOMENT2_METHODS[m].eps_mode &&

@@ -79,6 +79,7 @@ static const searched SEARCHED[] = {
   {"route_rule", MUONREF_FIT_STEP, {NAN}, NULL},
   {"missing_grad", MUONREF_FIT_STEP, {NAN}, NULL},
   {"grad_after_step", MUONREF_FIT_STEP, {NAN}, NULL},
+  {"adam_l2_grad", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* AdamW's L2 gradient left in p.grad, or not */
   {"clip_grad_norm", MUONREF_FIT_STEP, {0.0, 1.0, NAN}, NULL},
   {"maximize", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* every gradient negated: a port that ascends */
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},

@@ -411,6 +411,11 @@ static const flag_note NOTES[] = {
    "weight_decay_method): independent P (1 - wd), palm P (1 - lr^2 wd)", "a port that always decays by "
    "1 - lr wd (decoupled) moves the parameter by (1 - lr) wd P or (lr - lr^2) wd P more or less",
    {"spec/muon.md section 4.2", "spec/profiles/emerging.md section 1"}, {NULL}},
+  {"L2BothBranches", "BASIC", "L2 in both branches (kozistr/pytorch_optimizer's weight_decouple False): G + wd P "
+   "feeds the Muon momentum and the AdamW moments, no parameter is decayed, and p.grad holds G + wd P (or the "
+   "Nesterov input formed from it) after the step", "a port that decays decoupled moves the parameters by lr wd P "
+   "and the update's direction; one that adds wd P to a copy in the AdamW branch leaves p.grad as given",
+   {"spec/muon.md section 8.1"}, {"weight_decouple_ignored"}},
   {"SecondMoment", "BASIC", "the second moment of the Newton-Schulz output: an EMA of its squares per row (NorMuon), "
    "per column of a wide matrix (Emerging-Optimizers' NorMuon) or per element (AdaMuon), the output divided by its "
    "root, then its Frobenius norm restored or the whole update normalised", "a port without the rescale, with "

@@ -820,6 +820,37 @@ static void decay_case(gen_ctx *g, const char *comment, double lr, double wd, do
   gen_add_step(g, &c);
 }
 
+/* L2 in both branches (kozistr/pytorch_optimizer's weight_decouple False: decay_method l2 with adam_l2; its
+ * `grad.add_(p, alpha=wd)` on p.grad, so adam_l2_grad): G + wd P feeds the Muon momentum and the AdamW moments,
+ * no parameter is decayed, and p.grad holds G + wd P after the step (the Nesterov input of it on a Muon
+ * parameter with Nesterov): expected.gradAfter.  A wide Muon matrix and a bias on AdamW, three steps of N(0, 1)
+ * gradients on N(0, 1) parameters, with Nesterov (where the profile's default has it) and without.  Written for
+ * the profiles whose port writes AdamW's L2 gradient (adam_l2_grad). */
+static void weight_decay_l2_both(gen_ctx *g)
+{
+  static const struct { int nesterov_off; const char *what; } L[] = {
+    {0, "L2 in both branches (weight_decouple False), lr 0.1, weight_decay 0.1, three steps on a (8, 16) Muon matrix "
+        "and a bias on AdamW: G + wd P feeds the momentum and the moments, P is not decayed, p.grad holds G + wd P "
+        "(the Nesterov input of it on the Muon matrix)"},
+    {1, "L2 in both branches (weight_decouple False), nesterov False, lr 0.1, weight_decay 0.1, three steps on a "
+        "(8, 16) Muon matrix and a bias on AdamW: p.grad holds G + wd P on both"},
+  };
+  for (size_t k = defaults(g).nesterov ? 0 : 1; k < sizeof L / sizeof L[0]; k++) { /* the first with Nesterov */
+    gen_step_case c;
+    muonref_options o = base_s(g, 0.1, 0.1);
+    o.decay_method = MUONREF_DECAY_L2;
+    o.adam_l2 = 1;
+    if (L[k].nesterov_off)
+      o.nesterov = 0;
+    begin(&c, L[k].what, &o);
+    int w = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
+    for (int s = 0; s < 3; s++)
+      grad_normal(g, &c, s, w, 1.0), grad_normal(g, &c, s, b, 1.0);
+    flags(&c, "WeightDecay", "L2BothBranches", "AdamW");
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_weight_decay(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -1017,6 +1048,8 @@ void gen_area_weight_decay(gen_ctx *g)
     flags(&c, "WeightDecay", "DecayMethod", L[k].kind == 1 ? "ZeroGradient" : L[k].kind == 2 ? "Nesterov" : NULL);
     gen_add_step(g, &c);
   }
+  if (defaults(g).adam_l2_grad) /* only a port that writes AdamW's L2 gradient: the other profiles' draws stay */
+    weight_decay_l2_both(g);
 }
 
 /* ---- momentum and Nesterov ---- */

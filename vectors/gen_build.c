@@ -181,15 +181,17 @@ static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_err
   return st;
 }
 
-/* Before the last step: under decay_method L2 (a Muon parameter with a
- * gradient and a nonzero decay), s->grad_l2[i] gets the gradient the step
- * uses, R32(G + wd P) from the parameter before it (muonref_ref_l2_grad,
- * as muon_branch computes it): the p.grad that grad_after_json publishes. */
+/* Before the last step: where the port writes L2's gradient into p.grad (a
+ * parameter with a gradient and a nonzero L2 coefficient, muonref_l2_in_grad:
+ * a Muon one under decay_method L2, an AdamW one under adam_l2 with
+ * adam_l2_grad), s->grad_l2[i] gets the gradient the step uses, R32(G + wd
+ * P) from the parameter before it (muonref_ref_l2_grad, as muon_branch and
+ * adamw_branch compute it): the p.grad that grad_after_json publishes. */
 static int last_l2_grad(const muonref_options *o, const muonref_route *r, sim *s, int i, const float *gr,
                         muonref_error *err)
 {
-  double wd = muonref_l2_coeff(o, 1);
-  if (!gr || !r->use_muon || wd == 0.0)
+  double wd = muonref_l2_coeff(o, r->use_muon);
+  if (!gr || wd == 0.0 || !muonref_l2_in_grad(o, r->use_muon))
     return MUONREF_OK;
   if (!(s->grad_l2[i] = malloc(r->numel * sizeof(float) + 1)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for an L2 gradient");
@@ -375,9 +377,10 @@ static int stored_bf16(const gen_step_case *c, int i)
 /* What p.grad holds after the last step (spec/muon.md 8.1), into
  * e.gradAfter with one absolute tolerance per parameter in
  * e.gradAfterAtol, for a profile whose port writes p.grad
- * (grad_after_step NESTEROV_INPUT; or DECAYED under decay_method L2:
- * `grad.add_(p, alpha=wd)`, the gradient G' = R32(G + wd P) in
- * s->grad_l2, which NESTEROV_INPUT's U takes too; or maximize: -G, or U from it); nothing otherwise, where the
+ * (grad_after_step NESTEROV_INPUT; or DECAYED under decay_method L2, or
+ * an AdamW parameter under adam_l2 with adam_l2_grad: `grad.add_(p,
+ * alpha=wd)`, the gradient G' = R32(G + wd P) in s->grad_l2 (last_l2_grad),
+ * which NESTEROV_INPUT's U takes too; or maximize: -G, or U from it); nothing otherwise, where the
  * judge takes the last step's gradients themselves.
  * G' is within 2 binary32 ulps of max(|G|, |G'|) of a port's float32
  * add_ (which rounds wd to float32, fused or not), plus 4 times its spread
@@ -392,8 +395,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
 {
   int any = 0;
   for (int i = 0; i < c->n_params; i++)
-    any |= c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT ||
-           (c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_DECAYED && s->grad_l2[i]) ||
+    any |= c->options[c->group_of[i]].grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT || s->grad_l2[i] ||
            c->options[c->group_of[i]].maximize; /* p.grad negated in place */
   if (!any || c->n_steps < 1)
     return;
@@ -414,7 +416,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     double big = 0;
     int nesterov_input = r.use_muon && o->nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
     /* the gradient the step used, where the port writes it: L2's G + wd P (in place, then maybe U) */
-    const float *l2 = o->grad_after_step != MUONREF_GRAD_AFTER_KEEP ? s->grad_l2[i] : NULL;
+    const float *l2 = s->grad_l2[i];
     if (l2)
       g = l2;
     double sign = o->maximize && !l2 ? -1.0 : 1.0; /* maximize: -G in place (L2's G' is from -G already) */
@@ -431,11 +433,16 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     json_array_append_new(ga, u ? tensor_json(u, &c->shapes[i]) : json_null());
     /* L2: a port's float32 `grad.add_(p, alpha=wd)` rounds wd to float32 and may fuse or not: 2 ulps;
      * after more than one step its P is its own format's: 4 times the largest difference of G' between
-     * the exact run and any bf16 order's */
+     * the exact run and any bf16 order's; of the Nesterov input formed from it, of U = in_grad G' + in_mom
+     * M' (M' took the earlier steps' G', so the bf16 runs' P too) */
     double spread = 0.0;
     for (int b = 0; l2 && b < n_b16; b++)
-      for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++)
-        spread = fmax(spread, fabs((double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j]));
+      for (size_t j = 0; b16[b].grad_l2[i] && j < n; j++) {
+        double d = (double)s->grad_l2[i][j] - (double)b16[b].grad_l2[i][j];
+        if (nesterov_input)
+          d = pl.in_grad * d + pl.in_mom * ((double)s->st[i].momentum_buffer[j] - (double)b16[b].st[i].momentum_buffer[j]);
+        spread = fmax(spread, fabs(d));
+      }
     json_array_append_new(
       at, json_real(muonref_grad_after_atol(nesterov_input, l2 != NULL, big, spread, stored_bf16(c, i))));
     free(u);
@@ -1355,6 +1362,8 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
     o->missing_grad = keep.missing_grad, o->ns_format = keep.ns_format;
     o->cautious_wd = keep.cautious_wd; /* the decay's mask acts in both branches */
     o->maximize = keep.maximize;       /* the optimizer's own: both branches */
+    o->decay_method = keep.decay_method, o->adam_l2 = keep.adam_l2; /* one key may set both (kozistr's
+                                                                       weight_decouple) */
   }
 }
 

@@ -33,7 +33,9 @@ double muonref_ulp_bf16(double x) { return ulp_of_format(x, 8, 0x1p-133); }
 double muonref_grad_after_atol(int nesterov_input, int l2, double big, double spread, int bf16)
 {
   double b16 = bf16 ? 2.0 * muonref_ulp_bf16(big) : 0.0; /* its rounding, and the rounded buffer's */
-  return nesterov_input ? 8.0 * muonref_ulp32(big) + b16 : l2 ? 2.0 * muonref_ulp32(big) + 4.0 * spread + b16 : 0.0;
+  return nesterov_input ? 8.0 * muonref_ulp32(big) + 4.0 * spread + b16
+         : l2         ? 2.0 * muonref_ulp32(big) + 4.0 * spread + b16
+                      : 0.0;
 }
 
 /* Marks v failed with a printf-formatted detail (the first failure's

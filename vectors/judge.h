@@ -57,8 +57,9 @@ double muonref_ulp_bf16(double x);
 /* The allowance on what a port leaves in p.grad after a step (spec/vectors.md 2.1, 5.1,
  * "gradAfterAtol"), for a gradient whose elements stay below `big` in magnitude: 8 binary32
  * ulps of big for a Nesterov input written in place (nesterov_input), 2 for the L2 gradient
- * G + wd P (l2) plus 4 times `spread`, its largest difference over the Newton-Schulz formats'
- * runs; 2 bf16 ulps of big more for a bf16 parameter's (bf16) written gradient; 0 for a
+ * G + wd P (l2); either plus 4 times `spread`, the largest difference of what is written
+ * (G', or the Nesterov input formed from G') over the Newton-Schulz formats' runs (0 without
+ * L2); 2 bf16 ulps of big more for a bf16 parameter's (bf16) written gradient; 0 for a
  * gradient kept as it was.  Used by the generator and by the fast path's own runs. */
 double muonref_grad_after_atol(int nesterov_input, int l2, double big, double spread, int bf16);
 

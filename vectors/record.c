@@ -52,7 +52,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "algo_timm", [MUONREF_KEY_BOOL_NOT] = "bool_not",
   [MUONREF_KEY_COEFFICIENT_TYPE] = "coefficient_type", [MUONREF_KEY_USE_ADJUSTED_LR] = "use_adjusted_lr",
   [MUONREF_KEY_BETAS_BY_BRANCH] = "betas_by_branch", [MUONREF_KEY_EPS_BY_BRANCH] = "eps_by_branch",
-  [MUONREF_KEY_MOMENT2_METHOD] = "moment2_method",
+  [MUONREF_KEY_MOMENT2_METHOD] = "moment2_method", [MUONREF_KEY_WEIGHT_DECOUPLE] = "weight_decouple",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -72,7 +72,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_DECAY_METHOD] = "decay_method", [MUONREF_KEY_ALGO_TIMM] = "moment2",
   [MUONREF_KEY_COEFFICIENT_TYPE] = "coeffs", [MUONREF_KEY_USE_ADJUSTED_LR] = "scale_mode",
   [MUONREF_KEY_BETAS_BY_BRANCH] = "momentum", [MUONREF_KEY_EPS_BY_BRANCH] = "moment2_eps",
-  [MUONREF_KEY_MOMENT2_METHOD] = "moment2",
+  [MUONREF_KEY_MOMENT2_METHOD] = "moment2", [MUONREF_KEY_WEIGHT_DECOUPLE] = "decay_method",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};

@@ -370,8 +370,8 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
         continue;
       muonref_param_state st = {0};
       int have = gd.data != NULL || o->missing_grad == MUONREF_MISSING_GRAD_ZEROS;
-      int muon = muonref_optimizer_state(opt, slot, &st, NULL) == MUONREF_OK && st.initialized && st.use_muon &&
-                 st.momentum_buffer;
+      int known = muonref_optimizer_state(opt, slot, &st, NULL) == MUONREF_OK && st.initialized;
+      int muon = known && st.use_muon && st.momentum_buffer, adam = known && !st.use_muon;
       muonref_muon_plan pl = {0};
       muonref_route rt = {0};
       if (muon && muonref_route_param_named(o, &r->params[i].shape, r->names[slot], &rt, NULL) == MUONREF_OK) {
@@ -379,15 +379,16 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
         muonref_fault_muon_plan(fault, g, o, &r->params[i].shape, &pl);
       }
       int u = muon && pl.nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
-      int l2 = muon && gd.data && pl.l2 != 0.0 && r->before && /* p.grad += wd P before the momentum */
-               o->grad_after_step != MUONREF_GRAD_AFTER_KEEP;
+      double wd = muon ? pl.l2 : adam ? muonref_l2_coeff(o, 0) : 0.0;
+      int l2 = (muon || adam) && gd.data && wd != 0.0 && r->before && /* p.grad += wd P before the momentum */
+               muonref_l2_in_grad(o, muon);
       if (have) {
         muonref_tensor out;
         muonref_tensor_alloc(&out, MUONREF_TENSOR_F32, &r->params[i].shape, NULL);
         if (gd.data) /* maximize: p.grad negated in place first */
           muonref_grad_used(gt.f, gt.f, n, o->maximize, 1.0);
         if (l2)
-          muonref_l2_grad(gt.f, gt.f, r->before[i], n, pl.l2);
+          muonref_l2_grad(gt.f, gt.f, r->before[i], n, wd);
         double big = 0;
         for (size_t j = 0; j < n; j++) {
           double gj = gd.data ? gt.f[j] : 0.0, mj = u ? st.momentum_buffer[j] : 0.0;

@@ -769,7 +769,12 @@ typedef struct muonref_options {
                                (torch.optim.Adam's weight_decay, `grad = grad.add(param, alpha=wd)`,
                                out of place; apex/TE FusedAdam adam_w_mode=False: Megatron-LM's Adam
                                with decoupled_weight_decay False, optimizer/__init__.py); p.grad is
-                               not written.  0: the decoupled decay P (1 - lr wd) */
+                               not written (but see adam_l2_grad).  0: the decoupled decay P (1 - lr wd) */
+  int adam_l2_grad;         /* 0 or 1; 1: under adam_l2 the AdamW branch's G' = R32(G + wd P) is written into
+                               p.grad, in place, where wd != 0 (kozistr/pytorch_optimizer base/optimizer.py
+                               @7a076d2f apply_weight_decay with weight_decouple False: `grad.add_(p,
+                               alpha=weight_decay)` on p.grad, both branches); the vectors publish it as
+                               gradAfter (spec/muon.md 8.1).  0: p.grad is not written */
 
   /* --- checks: whose validation rules and messages apply (spec/muon.md 12) --- */
   muonref_catalogue catalogue;

@@ -165,11 +165,17 @@ typedef enum muonref_key_kind {
                              a bias correction (spec/muon.md 7.4); another string: "Invalid
                              second moment method: X" (at the step, _init_group).  "namo" has
                              no field.  Written as the method whose four fields equal the
-                             options', else "?" (not expressible) */
+                             options', else "?" (not expressible) */,
+  MUONREF_KEY_WEIGHT_DECOUPLE /* kozistr/pytorch_optimizer's weight_decouple (base/optimizer.py
+                             @7a076d2f apply_weight_decay): true (its default) decay_method
+                             decoupled and adam_l2 0, `p.mul_(1 - wd lr)`; false decay_method l2
+                             and adam_l2 1, `grad.add_(p, alpha=wd)` in both branches (where wd >
+                             0).  Written true for (decoupled, 0), false for (l2, 1), else "?"
+                             (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_MOMENT2_METHOD + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_WEIGHT_DECOUPLE + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's
