@@ -1348,7 +1348,7 @@ static const muonref_option_key pytorch_optimizer_keys[] = {
   {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
   {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1},
-  {"cautious", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_update), MUONREF_KEY_MUON_ONLY, 0, 1, 0},
+  {"cautious", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_update), MUONREF_KEY_ANY, 0, 1, 0},
   {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0},
 };
 static const char *const pytorch_optimizer_areas[] = {

@@ -834,8 +834,11 @@ static void weight_decay_l2_both(gen_ctx *g)
         "(the Nesterov input of it on the Muon matrix)"},
     {1, "L2 in both branches (weight_decouple False), nesterov False, lr 0.1, weight_decay 0.1, three steps on a "
         "(8, 16) Muon matrix and a bias on AdamW: p.grad holds G + wd P on both"},
+    {1, "L2 in both branches (weight_decouple False), lr 0.1, weight_decay 0.1, three steps on a (8, 16) Muon matrix "
+        "and a bias on AdamW, no Nesterov: p.grad holds G + wd P on both"},
   };
-  for (size_t k = defaults(g).nesterov ? 0 : 1; k < sizeof L / sizeof L[0]; k++) { /* the first with Nesterov */
+  int nesterov = defaults(g).nesterov; /* the first two with Nesterov by default, the last without */
+  for (size_t k = nesterov ? 0 : 2; k < (nesterov ? 2 : 3); k++) {
     gen_step_case c;
     muonref_options o = base_s(g, 0.1, 0.1);
     o.decay_method = MUONREF_DECAY_L2;
@@ -1696,27 +1699,29 @@ static void gradients_maximize(gen_ctx *g)
 
 /* cautious_update (options.h; kozistr/pytorch_optimizer's group key `cautious`, spec/profiles/pytorch_optimizer.md
  * 4 step 7): the Newton-Schulz output masked where it disagrees in sign with p.grad at that point and the rest
- * rescaled by n / (k + 1).  A wide and a tall Muon matrix and a bias on AdamW (which ignores the key), three steps
- * of normal gradients, with the profile's Nesterov (the mask reads the Nesterov input) and without it and with a
- * decoupled decay (the mask reads the gradient, not the buffer).  Written for the profiles whose record has
- * the key. */
+ * rescaled by n / (k + 1).  A wide and a tall Muon matrix and a bias on AdamW (whose group has the key too, as
+ * upstream's constructor keyword gives it to every group, and ignores it), four steps of normal gradients at the
+ * profile's momentum (0.95: the Nesterov input's signs follow the buffer, not the gradient), with the profile's
+ * Nesterov (the mask reads the Nesterov input) and without it and with a decoupled decay (the mask reads the
+ * gradient, not the buffer).  Written for the profiles whose record has the key. */
 static void gradients_cautious(gen_ctx *g)
 {
   static const struct { int nesterov_off; double wd; const char *what; } C[] = {
-    {0, 0.0, "cautious True, three steps on a (8, 16) and a (16, 8) Muon matrix and a bias on AdamW: the "
-             "Newton-Schulz output kept where it agrees in sign with the Nesterov input, times n / (kept + 1)"},
-    {1, 0.1, "cautious True, nesterov False, weight_decay 0.1, three steps on a (8, 16) and a (16, 8) Muon matrix "
-             "and a bias on AdamW: the mask reads the gradient, not the momentum buffer"}};
+    {0, 0.0, "cautious True in every group, four steps on a (8, 16) and a (16, 8) Muon matrix and a bias on AdamW: "
+             "the Newton-Schulz output kept where it agrees in sign with the Nesterov input, times n / (kept + 1); "
+             "AdamW ignores the key"},
+    {1, 0.1, "cautious True in every group, nesterov False, weight_decay 0.1, four steps on a (8, 16) and a (16, 8) "
+             "Muon matrix and a bias on AdamW: the mask reads the gradient, not the momentum buffer"}};
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
     gen_step_case c;
-    muonref_options o = base_s(g, 0.02, C[k].wd);
+    muonref_options o = base(g, 0.02, C[k].wd);
     o.cautious_update = 1;
     if (C[k].nesterov_off)
       o.nesterov = 0;
     begin(&c, C[k].what, &o);
     int w = param(g, &c, "wide", shape2(8, 16), 0), t = param(g, &c, "tall", shape2(16, 8), 0),
         b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 4; s++)
       grad_normal(g, &c, s, w, 1.0), grad_normal(g, &c, s, t, 1.0), grad_normal(g, &c, s, b, 1.0);
     flags(&c, "CautiousUpdate", "AdamW", C[k].wd != 0.0 ? "WeightDecay" : NULL);
     gen_add_step(g, &c);

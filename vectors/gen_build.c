@@ -1361,6 +1361,7 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
     o->adam_lr_ratio = keep.adam_lr_ratio, o->adam_eps_mode = keep.adam_eps_mode;
     o->missing_grad = keep.missing_grad, o->ns_format = keep.ns_format;
     o->cautious_wd = keep.cautious_wd; /* the decay's mask acts in both branches */
+    o->cautious_update = keep.cautious_update; /* kozistr's cautious: every group has it, AdamW ignores it */
     o->maximize = keep.maximize;       /* the optimizer's own: both branches */
     o->decay_method = keep.decay_method, o->adam_l2 = keep.adam_l2; /* one key may set both (kozistr's
                                                                        weight_decouple) */
