@@ -451,44 +451,36 @@ make_variant torch_float_lerp torch_torch_port.py '                buf.lerp_(gra
       echo "FAIL: torch_float_lerp: $all failures ($n in dtypes), expected the 5 dtypes cases, explained so:"
       grep '^FAIL\|diagnosis\|^explained' "$work/torch_float_lerp.out"; status=1
     fi; }
+# only_flagged NAME FILE FLAG PATTERN: variant NAME fails exactly the cases of FILE that carry FLAG, and its first
+# explanation matches PATTERN (grep)
+only_flagged() {
+  want=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if sys.argv[2] in t["flags"]))' "$2" "$3")
+  got=$(sed -n 's/^FAIL [^ ]* tcId \([0-9]*\) .*/\1/p' "$work/$1.out" | tr '\n' ' ' | sed 's/ $//')
+  if [ -n "$want" ] && [ "$got" = "$want" ] && grep -m 1 '^explained: ' "$work/$1.out" | grep -q "$4"; then
+    echo "ok: $1: the $3 cases $got fail, $(grep -m 1 '^explained: ' "$work/$1.out")"
+  else
+    echo "FAIL: $1: failed [$got], expected [$want], the first explanation matching '$4':"
+    grep '^explained' "$work/$1.out"; status=1
+  fi
+}
 # maximize ignored (spec/muon.md 3): the pytorch_optimizer test port that never negates; the answer key: exactly
 # the gradients area's Maximize cases fail, explained as maximize set to false
 make_variant pytorch_optimizer_maximize_ignored torch_pytorch_optimizer_port.py \
   '                if self.maximize:         # section 9: p.grad negated in place' '                if False:' &&
   run_variant pytorch_optimizer_maximize_ignored Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
-  { want=$("$python" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "Maximize" in t["flags"]))' \
-      "$v/pytorch_optimizer/pytorch_optimizer_gradients.json")
-    got=$(sed -n 's/^FAIL [^ ]* tcId \([0-9]*\) .*/\1/p' "$work/pytorch_optimizer_maximize_ignored.out" | tr '\n' ' ' |
-      sed 's/ $//')
-    if [ -n "$want" ] && [ "$got" = "$want" ] &&
-      grep -m 1 '^explained: ' "$work/pytorch_optimizer_maximize_ignored.out" | grep -q 'maximize [^=]*-> false'; then
-      echo "ok: pytorch_optimizer_maximize_ignored: the Maximize cases $got fail, explained as maximize -> false"
-    else
-      echo "FAIL: pytorch_optimizer_maximize_ignored: failed [$got], expected [$want]:"
-      grep '^explained' "$work/pytorch_optimizer_maximize_ignored.out"; status=1
-    fi; }
+  only_flagged pytorch_optimizer_maximize_ignored "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" Maximize \
+    'maximize [^=]*-> false'
 # cautious ignored (spec/muon.md 8): the pytorch_optimizer test port that never masks; the answer key: exactly the
 # gradients area's CautiousUpdate cases fail, explained as the key cautious set to false
 make_variant pytorch_optimizer_cautious_ignored torch_pytorch_optimizer_port.py \
   "        if group.get('cautious'):" '        if False:' &&
   run_variant pytorch_optimizer_cautious_ignored Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
-  { want=$("$python" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "CautiousUpdate" in t["flags"]))' \
-      "$v/pytorch_optimizer/pytorch_optimizer_gradients.json")
-    got=$(sed -n 's/^FAIL [^ ]* tcId \([0-9]*\) .*/\1/p' "$work/pytorch_optimizer_cautious_ignored.out" | tr '\n' ' ' |
-      sed 's/ $//')
-    if [ -n "$want" ] && [ "$got" = "$want" ] &&
-      grep -m 1 '^explained: ' "$work/pytorch_optimizer_cautious_ignored.out" | grep -q 'cautious [^=]*-> false'; then
-      echo "ok: pytorch_optimizer_cautious_ignored: the CautiousUpdate cases $got fail, explained as cautious (any) -> false"
-    else
-      echo "FAIL: pytorch_optimizer_cautious_ignored: failed [$got], expected [$want]:"
-      grep '^explained' "$work/pytorch_optimizer_cautious_ignored.out"; status=1
-    fi; }
+  only_flagged pytorch_optimizer_cautious_ignored "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" \
+    CautiousUpdate 'cautious [^=]*-> false'
 # the cautious mask read from the momentum buffer (a port that passes `buf` where upstream passes p.grad): the
 # answer key: the fault pytorch_optimizer_cautious_buffer, on both CautiousUpdate cases
 make_variant pytorch_optimizer_cautious_buf torch_pytorch_optimizer_port.py \
