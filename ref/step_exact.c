@@ -424,7 +424,7 @@ static void cautious_mask(muonref_mpmat *O, double *eO, const muonref_mpmat *U, 
     sc = (sc > 0) - (sc < 0);
     int so = mpfr_sgn(O->e[k]);
     so = (so > 0) - (so < 0);
-    open |= eO && so && muonref_ref_absu(O->e[k]) <= u * eO[k];
+    open |= eO && so && muonref_ref_absu(O->e[k]) <= u * eO[k]; /* a zero O_k is the format's zero, kept out */
     if (muonref_cautious_keeps(so, sc))
       kept++;
     else
