@@ -130,6 +130,15 @@ static inline int muonref_cautious_keeps(int so, int sc) { return so * sc > 0; }
  * a Python int over a float32 sum, so in float32 in the port). */
 static inline double muonref_cautious_factor(size_t n, size_t kept) { return (double)n / ((double)kept + 1.0); }
 
+/* Whether p.grad holds the Nesterov input U after a Muon parameter's step
+ * (spec/muon.md 8.1): grad_after_step NESTEROV_INPUT with Nesterov on
+ * (`nesterov`: the options' or the plan's, which a fault may turn off).
+ * What gradAfter publishes there, and what the cautious mask reads. */
+static inline int muonref_grad_holds_nesterov_input(const muonref_options *o, int nesterov)
+{
+  return nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+}
+
 /* Whether a step writes L2's gradient G' = R32(G + wd P) into p.grad of a
  * parameter of the branch use_muon (spec/muon.md 8.1), where its L2
  * coefficient (muonref_l2_coeff) is nonzero: a Muon parameter unless

@@ -179,8 +179,8 @@ static void cautious_mask(const muonref_optimizer *opt, const param *p, float *X
                           const muonref_stk_muon *k)
 {
   size_t n = p->route.numel, kept = 0;
-  int from_u = k->nesterov && p->options->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT,
-      bf16 = p->options->ns_format == MUONREF_NS_BF16;
+  int from_u = muonref_grad_holds_nesterov_input(p->options, k->nesterov);
+  int bf16 = p->options->ns_format == MUONREF_NS_BF16;
   (void)opt; /* read by the fault hooks only */
   if (FAULT_IS(opt, PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER))
     from_u = 0, g = p->momentum_next;

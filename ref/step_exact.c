@@ -409,9 +409,10 @@ static void nuclear_scale(muonref_mpmat *O, double *eO, const muonref_mpmat *U, 
  * parameter's order, r's matrix index maps it), then multiplied by the
  * port's float32 factor fl32(n / (kept + 1)): in the bf16 format (bf16)
  * rounded to float32, then to bf16, as the port's bf16 output times a
- * float32 mask; otherwise rounded once at O's precision; the rest 0.  The signs are the exact ones: where a bound
- * (eO, in units 2^-p) leaves the sign of an O_k open, every one of the n
- * outputs counts as uncertified (*n_unc += n: the factor depends on it). */
+ * float32 mask; otherwise rounded once at O's precision; the rest 0.  The
+ * signs are the exact ones: where a bound (eO, in units 2^-p) leaves the
+ * sign of a nonzero O_k open, every one of the n outputs counts as
+ * uncertified (*n_unc += n: the factor depends on it). */
 static void cautious_mask(muonref_mpmat *O, double *eO, const muonref_mpmat *U, const float *grad, int from_u,
                           int bf16, const muonref_route *r, mpfr_prec_t prec, size_t *n_unc)
 {
@@ -530,8 +531,8 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   if (!st && o->nuclear_scale)
     nuclear_scale(&O, eO, &U, eU, prec);
   if (!st && o->cautious_update)
-    cautious_mask(&O, eO, &U, grad, pl.nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT,
-                  o->ns_format == MUONREF_NS_BF16, r, prec, n_unc);
+    cautious_mask(&O, eO, &U, grad, muonref_grad_holds_nesterov_input(o, pl.nesterov), o->ns_format == MUONREF_NS_BF16,
+                  r, prec, n_unc);
   float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
   if (!st && m2n && !V2)
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);

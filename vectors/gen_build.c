@@ -414,7 +414,7 @@ static void grad_after_json(const gen_step_case *c, const sim *s, const sim *b16
     }
     float *u = calloc(n ? n : 1, sizeof *u);
     double big = 0;
-    int nesterov_input = r.use_muon && o->nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+    int nesterov_input = r.use_muon && muonref_grad_holds_nesterov_input(o, o->nesterov);
     /* the gradient the step used, where the port writes it: L2's G + wd P (in place, then maybe U) */
     const float *l2 = s->grad_l2[i];
     if (l2)
@@ -1363,8 +1363,8 @@ static void fit_branch(muonref_options *o, const muonref_options *d, const muonr
     o->cautious_wd = keep.cautious_wd; /* the decay's mask acts in both branches */
     o->cautious_update = keep.cautious_update; /* kozistr's cautious: every group has it, AdamW ignores it */
     o->maximize = keep.maximize;       /* the optimizer's own: both branches */
-    o->decay_method = keep.decay_method, o->adam_l2 = keep.adam_l2; /* one key may set both (kozistr's
-                                                                       weight_decouple) */
+    /* one key may set both (kozistr's weight_decouple) */
+    o->decay_method = keep.decay_method, o->adam_l2 = keep.adam_l2;
   }
 }
 

@@ -378,7 +378,7 @@ static void grad_after(json_t *res, muonref_optimizer *opt, run *r, const json_t
         muonref_muon_plan_make(o, &rt, &pl);
         muonref_fault_muon_plan(fault, g, o, &r->params[i].shape, &pl);
       }
-      int u = muon && pl.nesterov && o->grad_after_step == MUONREF_GRAD_AFTER_NESTEROV_INPUT;
+      int u = muon && muonref_grad_holds_nesterov_input(o, pl.nesterov);
       double wd = muon ? pl.l2 : adam ? muonref_l2_coeff(o, 0) : 0.0;
       int l2 = (muon || adam) && gd.data && wd != 0.0 && r->before && /* p.grad += wd P before the momentum */
                muonref_l2_in_grad(o, muon);
