@@ -5,7 +5,8 @@
 # expected verdicts are known independently of any port:
 #
 #  1. a fault's results are diagnosed as exactly that fault, case by case;
-#  2. more than one failing tensor is listed ("[failing: ...]");
+#  2. more than one failing tensor is listed ("[failing: ...]"), p.grad
+#     after the step among them where the parameters fail too;
 #  3. an area where no case passed shows "-" as its worst deviation;
 #  4. --write-failures then --baseline: the same failures are KNOWN, exit 0;
 #     a case listed in the baseline that passes is FIXED; a new failure
@@ -52,6 +53,21 @@ check "the summary counts them" grep -q "^diagnosis: $nfail failures \[ema_momen
 
 # 2. every failing tensor named
 check "a case with several failing tensors lists them" grep -q '\[failing: params\[0\], ' "$work/ema.txt"
+# a keller case's expected results with params[0] and its p.grad changed:
+# both are listed, though the judge checks p.grad after the parameters
+"$python" - "$srcdir/vectors/keller/keller_momentum.json" "$work/grad-too.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))['testGroups'][0]['tests'][0]
+e = t['expected']
+def changed(x):  # the first element's bits replaced
+    return dict(x, hex=('c0000000' if x['hex'][:8] != 'c0000000' else '40000000') + x['hex'][8:])
+res = {'file': 'keller_momentum.json', 'tcId': t['tcId'], 'state': e['state'],
+       'params': [changed(e['params'][0])] + e['params'][1:], 'gradAfter': [changed(e['gradAfter'][0])] + e['gradAfter'][1:]}
+json.dump({'implementation': 'changed', 'nsFormat': 'fp32', 'results': [res]}, open(sys.argv[2], 'w'))
+EOF
+"$muonref" check --results "$work/grad-too.json" --no-diagnosis "$srcdir/vectors/keller/keller_momentum.json" >"$work/grad-too.txt"
+check "p.grad is listed with the parameters that fail beside it" \
+  grep -q '\[failing: params\[0\], p.grad of params\[0\] after the step\]$' "$work/grad-too.txt"
 
 # 3. '-' for an area where nothing passed: drop every scaling result
 "$python" - "$work/ema.json" "$work/noscale.json" <<'EOF'
