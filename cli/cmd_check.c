@@ -164,6 +164,32 @@ static void plan_line(FILE *f, const char *const *w, int k)
   }
 }
 
+/* --torch: loads and validates every vector file of paths before the port
+ * runs (muonref_vector_file_load), so that a malformed golden file is
+ * refused at once, as a usage error, and no port runs on it.  Returns
+ * EXIT_OK; EXIT_USAGE with the file and the rule it broke on standard
+ * error (a path that is missing or unreadable too); EXIT_INTERNAL out of
+ * memory. */
+static int vector_files_valid(char **paths, int n)
+{
+  muonref_error err = {0};
+  char **files;
+  size_t count;
+  int rc = EXIT_OK;
+  if (muonref_files_collect(paths, n, &files, &count, &err)) {
+    report_error(err.message);
+    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  }
+  for (size_t i = 0; i < count && rc == EXIT_OK; i++) {
+    json_t *j = muonref_vector_file_load(files[i], &err);
+    if (!j)
+      report_error(err.message), rc = err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+    json_decref(j);
+  }
+  muonref_files_free(files);
+  return rc;
+}
+
 /* --torch: runs the PyTorch driver ($MUONREF_DRIVER if set, else the source
  * tree's from the build tree's command, else the installed one:
  * cli/datapath.h) over paths: one run on its command line, or several (the
@@ -391,6 +417,9 @@ static int check_main(int argc, char **argv, char **paths)
   }
   if (!torch_spec)
     return run_check(&ca, paths, n);
+  int valid = vector_files_valid(paths, n);
+  if (valid != EXIT_OK)
+    return valid;
   /* --torch: the driver writes a results file in a private folder, which is judged and removed */
   const char *tmp = getenv("TMPDIR");
   char dir[4096], out[4200];

@@ -11,6 +11,7 @@
 # for a file not judged reported, two files of one base name, `muonref ref`'s
 # duplicate keys and file names, a NaN output in a singular-value band case
 # (under valgrind where installed, in the main build: no uninitialised read).
+# With --torch a malformed golden file is refused before the driver starts.
 # Prints a Check-style summary for tests/summary.sh.
 src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}

@@ -545,6 +545,28 @@ for name, change, fragment in (
                 fragment)
     os.remove(path)
 
+# ---- --torch: a malformed golden file is refused before any port runs (the driver is a stand-in that
+# records its start), and the same file valid runs it
+ran = os.path.join(tmp, 'driver-ran')
+stand_in = os.path.join(tmp, 'driver.py')
+with open(stand_in, 'w') as f:
+    f.write(f"open({ran!r}, 'w').close()\nraise SystemExit(3)\n")
+bad = os.path.join(tmp, 'nemo_momentum.json')
+with open(os.path.join(vec, 'nemo_momentum.json')) as f:
+    doc = json.load(f)
+doc['testGroups'][0]['tests'][0]['tcId'] = 'one'
+with open(bad, 'w') as f:
+    json.dump(doc, f)
+p = subprocess.run([muonref, 'check', '--quiet', '--torch', 'no_port:Muon', bad], capture_output=True, text=True,
+                   timeout=300, env=dict(os.environ, MUONREF_DRIVER=stand_in))
+check('torch_malformed_refused_before_the_port', p.returncode == 2 and 'nemo_momentum.json' in p.stderr
+      and '"tcId" must be an integer' in p.stderr and not os.path.exists(ran),
+      f"exit {p.returncode}, driver ran: {os.path.exists(ran)}, message {p.stderr.strip()!r}")
+p = subprocess.run([muonref, 'check', '--quiet', '--torch', 'no_port:Muon', os.path.join(vec, 'nemo_momentum.json')],
+                   capture_output=True, text=True, timeout=300, env=dict(os.environ, MUONREF_DRIVER=stand_in))
+check('torch_valid_file_runs_the_driver', os.path.exists(ran), f"exit {p.returncode}, message {p.stderr.strip()!r}")
+os.remove(bad)
+
 # ---- and the committed vectors stay valid
 for impl in ('fast-fp32', 'fast-bf16'):
     rc, err = run(['--impl', impl, vec])
