@@ -942,6 +942,14 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     return;
   if (f->kind == F_COEFFS && one_coeff_text(&base, &v, buf + used, n - used))
     return;
+  if (!c->only_default && f->kind != F_COEFFS && f->kind != F_PATTERNS && field_keyed(prof, f) && !first_key_secondary(prof, f)) {
+    /* "KEY (any) -> VALUE": the value in every group, whatever its case gives (a case's own weight_decay 0.1 as
+     * much as the profile's default), as for the option ignored */
+    char b[160];
+    int k = key_value_text(&v, f, profile, b, sizeof b);
+    snprintf(buf + used, n - used, "%s (any) -> %s", k ? first_key(prof, f) : f->name, b);
+    return;
+  }
   if (key_text(&base, &v, f, profile, buf + used, n - used))
     return;
   char a[160], b[160];
