@@ -394,6 +394,32 @@ START_TEST(fit_space_covers_every_option_field)
 }
 END_TEST
 
+/* The names of the fit's changes (vectors/fit_space.c muonref_fit_describe,
+ * spec/vectors.md section 7): a value run in every group of a field the
+ * profile's key table names replaces each case's own value, so it is named
+ * "KEY (any) -> VALUE", never from the profile's default (a keller case
+ * that gave weight_decay 0.1 was told "weight_decay 0 -> 0.01"); a changed
+ * default keeps "default ... OLD -> NEW", and a field no key names (no case
+ * gives it) "FIELD OLD -> NEW". */
+START_TEST(fit_names_a_value_run_everywhere)
+{
+  muonref_fit_change *space = NULL;
+  size_t n = muonref_fit_space("keller", &space);
+  int any = 0, dflt = 0, unkeyed = 0;
+  for (size_t k = 0; k < n; k++) {
+    char text[512];
+    muonref_fit_describe(&space[k], "keller", text, sizeof text);
+    ck_assert_msg(strncmp(text, "weight_decay 0 ->", 17), "a change named from the profile's default: %s", text);
+    any |= !strcmp(text, "weight_decay (any) -> 0.01");
+    dflt |= !strcmp(text, "default (Muon groups) weight_decay 0 -> 0.01");
+    unkeyed |= !strcmp(text, "ns_safety 1 -> 1.02");
+  }
+  ck_assert_msg(any && dflt && unkeyed, "keller's space names weight_decay (any) -> 0.01: %d, its default change: %d, "
+                "ns_safety 1 -> 1.02: %d", any, dflt, unkeyed);
+  free(space);
+}
+END_TEST
+
 START_TEST(option_table_covers_every_field)
 {
   size_t n = muonref_option_field_count, start[2 * 64], size[2 * 64], align[2 * 64], k = 0;
@@ -821,6 +847,7 @@ int main(void)
   tcase_add_test(tc, state_command);
   tcase_add_test(tc, option_table_covers_every_field);
   tcase_add_test(tc, fit_space_covers_every_option_field);
+  tcase_add_test(tc, fit_names_a_value_run_everywhere);
   tcase_add_test(tc, refused_case_traits);
   tcase_add_test(tc, every_option_field_is_stored_and_checked);
   tcase_add_test(tc, format_1_still_loads);

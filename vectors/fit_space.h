@@ -103,8 +103,10 @@ const char *muonref_fit_space_unknown(void);
 
 /* c in words, by the profile's own option names where its key table has
  * the field (and reads the written value back), else by the spec's field
- * name: "eps 1e-07 -> 1e-08", "default lr 0.02 -> 0.01", "scale_mode fan_in
- * -> rms_adamw", a one-digit typo of a coefficient as the triple before and
+ * name: "ns_eps 1e-07 -> 1e-08" (a field no key names: from the profile's
+ * value), "default lr 0.02 -> 0.01", "weight_decay (any) -> 0.01" (a value
+ * run in every group of a field a case can give: what it replaced is each
+ * case's own value; the option ignored reads alike), a one-digit typo of a coefficient as the triple before and
  * after ("coefficients (3.4445, -4.775, 2.0315) -> (3.4445, -4.775,
  * 2.0351)"), or the fault's name.  Writes at most n bytes to buf. */
 void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char *buf, size_t n);
