@@ -206,7 +206,7 @@ make_variant keller_two_a torch_keller_port.py \
   run_variant keller_two SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_weight_decay.json" \
     "$v/keller/keller_scaling.json" &&
   fitted keller_two 'decay_after_update and fan_in_as_rms' &&
-  { "$python" - "$work/keller_two.out" <<'PY' && echo "ok: keller_two: the pair's line lists exactly the cases whose own line is a weak match" ||
+  { "$python" - "$work/keller_two.out" <<'PY' && echo "ok: keller_two: the pair's line lists exactly the cases whose own line is a weak match, and the summary counts them" ||
 import re, sys
 text = open(sys.argv[1]).read().split('\n')
 weak, cur = set(), None
@@ -225,9 +225,15 @@ for line in text[first + 1:first + 3]:
         for r in ids.split(','):
             a, _, b = r.strip().partition('-')
             listed.update((f, i) for i in range(int(a), int(b or a) + 1))
-sys.exit(0 if weak and listed == weak else f"listed {sorted(listed - weak)} not weak, weak {sorted(weak - listed)} not listed")
+if not weak or listed != weak:
+    sys.exit(f"listed {sorted(listed - weak)} not weak, weak {sorted(weak - listed)} not listed")
+# the summary's diagnosis lines count them: the weak ones and those no single change explains
+said = sum(int(m.group(1)) for l in text
+           for m in [re.search(r'; a pair of changes (?:matches|explains) (\d+) of them', l)] if m and l.startswith('diagnosis: '))
+lone = sum(1 for l in text if l.startswith('  diagnosis: none: '))
+sys.exit(0 if said == len(weak) + lone else f"the summary's diagnosis lines count {said} cases a pair lists, not {len(weak)} + {lone}")
 PY
-      { echo "FAIL: keller_two: the pair's line does not list the weak cases"; status=1; }; }
+      { echo "FAIL: keller_two: the pair's line does not list the weak cases, or the summary does not count them"; status=1; }; }
 
 # 7. A digit typo in one Newton-Schulz coefficient: Keller's c 2.0315
 # written 2.0351 (issue 22's keller-coeff-digit mutant); no preset, the

@@ -127,6 +127,34 @@ static int failing_only_adamw(const json_t *test, const char *failing, size_t ca
   return 1;
 }
 
+/* Counts failing case `label` ("FILE#TCID") under diagnosis `key` of
+ * c->diagnoses (text: the first case's diagnosis; "" and NULL: the
+ * failures nothing explains).  Out of memory the summary counts less. */
+static void note_case(muonref_checker *c, const char *key, const char *text, const char *label)
+{
+  if (!c->diagnoses)
+    c->diagnoses = json_object();
+  json_t *e = json_object_get(c->diagnoses, key);
+  if (!e && c->diagnoses) {
+    e = json_pack("{s:i,s:s?,s:[]}", "count", 0, "text", text, "cases");
+    json_object_set_new(c->diagnoses, key, e);
+  }
+  json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+  json_array_append_new(json_object_get(e, "cases"), json_string(label));
+}
+
+/* Of the failing cases of diagnosis entry e, how many the fit's report
+ * listed under a pair's line (muonref_fit_listed). */
+static long listed_by_pair(const muonref_checker *c, const json_t *e)
+{
+  long n = 0;
+  size_t i;
+  const json_t *l;
+  json_array_foreach(json_object_get(e, "cases"), i, l)
+    n += muonref_fit_listed(c->fit, json_string_value(l));
+  return n;
+}
+
 /* Diagnoses a failing case of an outside implementation; counts and logs
  * the diagnosis; its text into text (n bytes).  failing: the judge's list of
  * failing tensors (cap bytes of room). */
@@ -134,6 +162,8 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
                      const json_t *r, const char *failing, size_t cap, char *text, size_t n)
 {
   muonref_diagnosis d;
+  char label[300]; /* as the fit names the case (muonref_fit_listed) */
+  snprintf(label, sizeof label, "%s#%lld", muonref_basename(file), (long long)json_integer_value(json_object_get(test, "tcId")));
   /* in neutral mode the port's bf16 arithmetic did not run on the platform's
    * kernels: the probe's findings cannot explain a failure */
   const json_t *plat = strcmp(c->mode, "neutral") ? c->platform_json : NULL;
@@ -141,6 +171,7 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     if (!strcmp(kind, "error"))
       return; /* an error case refused with another message: its detail says which (no fit, no trait) */
     c->undiagnosed++;
+    note_case(c, "", NULL, label);
     int adamw = failing_only_adamw(test, failing, cap);
     c->undiagnosed_adamw += adamw;
     snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result "
@@ -152,14 +183,7 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     return;
   }
   snprintf(text, n, "%s", d.text);
-  if (!c->diagnoses)
-    c->diagnoses = json_object();
-  json_t *e = json_object_get(c->diagnoses, d.key);
-  if (!e) {
-    e = json_pack("{s:i,s:s}", "count", 0, "text", d.text);
-    json_object_set_new(c->diagnoses, d.key, e);
-  }
-  json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+  note_case(c, d.key, d.text, label);
   if (c->log) {
     fputs("  diagnosis: ", c->log);
     put(c->log, d.text);
@@ -779,21 +803,41 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
   if (c->baseline)
     fprintf(out, "baseline: %ld known failures not counted (KNOWN, with their reasons), %ld baseline cases pass now "
                  "(FIXED: take them out of the baseline)\n", c->known, c->fixed);
+  /* the fit first, into memory: the diagnosis lines say how many of their
+   * cases it lists under a pair (a pair matches them better) */
+  char *fit_text = NULL;
+  size_t fit_len = 0;
+  FILE *fit_out = c->fit ? open_memstream(&fit_text, &fit_len) : NULL;
+  muonref_fit_report(c->fit, fit_out ? fit_out : out);
+  if (fit_out)
+    fclose(fit_out);
   const char *key;
   json_t *e;
   json_object_foreach(c->diagnoses, key, e) {
+    long listed = fit_out ? listed_by_pair(c, e) : 0;
+    if (!*key)
+      continue;
     fprintf(out, "diagnosis: %lld failure%s [", (long long)json_integer_value(json_object_get(e, "count")),
             json_integer_value(json_object_get(e, "count")) == 1 ? "" : "s");
-    put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text"))), fputc('\n', out);
+    put(out, key), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text")));
+    if (listed)
+      fprintf(out, "; a pair of changes matches %ld of them at their own tolerance (listed under its \"explained:\" "
+                   "line below)", listed);
+    fputc('\n', out);
   }
   if (c->undiagnosed) {
+    long listed = fit_out ? listed_by_pair(c, json_object_get(c->diagnoses, "")) : 0;
     fprintf(out, "diagnosis: %ld failure%s that no catalogued fault, single option change or measured platform effect "
                  "explains", c->undiagnosed, c->undiagnosed == 1 ? "" : "s");
     if (c->undiagnosed_adamw)
       fprintf(out, " (%ld of them in AdamW parameters only: the fallback differs, spec/muon.md 9)", c->undiagnosed_adamw);
+    if (listed)
+      fprintf(out, "; a pair of changes explains %ld of them (listed under its \"explained:\" line below)", listed);
     fputc('\n', out);
   }
-  muonref_fit_report(c->fit, out);
+  if (fit_text)
+    fwrite(fit_text, 1, fit_len, out);
+  free(fit_text);
   if (c->sharded_failed)
     fprintf(out, "sharding: %ld failure%s of sharded cases run at world size %lld (hints under their FAIL lines)\n",
             c->sharded_failed, c->sharded_failed == 1 ? "" : "s", (long long)json_integer_value(json_object_get(c->distributed_json, "worldSize")));

@@ -82,7 +82,8 @@ typedef struct muonref_checker {
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
   json_t *distributed_json; /* results mode: the driver's "distributed" object (--world-size), or NULL */
   long sharded_failed;      /* failing cases with a "sharding" member, run over several ranks */
-  json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text} */
+  json_t *diagnoses;        /* diagnosis key -> {"count": n, "text": first text, "cases": ["FILE#TCID", ...]};
+                               the key "" holds the failures nothing explains (no text) */
   struct muonref_fit *fit;  /* results mode with diagnosis: the fit of the port to the option
                                space (vectors/fit.h), made at the first judged case */
   long undiagnosed;         /* failing cases (not error cases) nothing explains */

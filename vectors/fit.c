@@ -80,6 +80,7 @@ typedef struct fcase {
                                      check alone, which a change's run must then pass too (scale_ok) */
   int null_done;
   double null_dist;               /* the port's distance to the closest unchanged run */
+  int listed;                     /* listed under a pair's "explained:" line of the report (print_firmer_cases) */
 } fcase;
 
 /* A change: one of the space, or a pair. */
@@ -1245,23 +1246,44 @@ static int firmer_count(const pfit *p, const cand *c, const signed char *grade, 
   return covered;
 }
 
+/* Whether pair c lists failure k under its line: c matches it better than
+ * any single change (firmer) and no pair printed before c listed it. */
+static int lists(const pfit *p, const cand *c, const signed char *grade, size_t k, int from)
+{
+  return k < p->n_fail && !p->fail[k].listed && firmer(p, c, grade, k, from);
+}
+
+/* How many failures pair c lists (lists) of those whose best single match is `from`. */
+static int lists_count(const pfit *p, const cand *c, const signed char *grade, int from)
+{
+  int n = 0;
+  for (size_t k = 0; k < p->n_fail; k++)
+    n += lists(p, c, grade, k, from);
+  return n;
+}
+
 /* Under a pair's "explained:" line, every failing case it matches better
- * than any single change (firmer, from 0 or 1), by file with runs of tcIds
- * joined, after `heading`: "  its cases that no single change explains:
+ * than any single change (firmer, from 0 or 1) and no pair before it
+ * listed (each case under the first pair of the ranking only), marked
+ * listed, by file with runs of tcIds joined, after `heading`: "  its cases that no single change explains:
  * keller_conv.json #1-6; keller_defaults.json #1-3, 8" (their per-case
  * diagnosis is "none" and points here), or "  its cases that single changes
  * match only within the bf16 noise allowance: keller_weight_decay.json #3,
  * 5" (their per-case line names a weak match; the pair matches them at the
  * case's tolerance).  The labels are "FILE#TCID" (fcase.label), in the
  * order the cases were judged. */
-static void print_firmer_cases(const pfit *p, const cand *c, const signed char *grade, int from, const char *heading,
+static void print_firmer_cases(pfit *p, const cand *c, const signed char *grade, int from, const char *heading,
                                FILE *out)
 {
   char file[200] = "";
   long first = -1, last = -1;
+  if (!lists_count(p, c, grade, from))
+    return;
   fprintf(out, "  %s:", heading);
   for (size_t k = 0; k <= p->n_fail; k++) {
-    const char *hash = firmer(p, c, grade, k, from) ? strrchr(p->fail[k].label, '#') : NULL;
+    const char *hash = lists(p, c, grade, k, from) ? strrchr(p->fail[k].label, '#') : NULL;
+    if (hash)
+      p->fail[k].listed = 1;
     if (k < p->n_fail && !hash)
       continue;
     size_t flen = hash ? (size_t)(hash - p->fail[k].label) : 0;
@@ -1447,11 +1469,8 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     if (covered)
       snprintf(beyond, sizeof beyond, ", %d of the %d that no single change explains", covered, n_lone);
     fprintf(out, "explained: %s (%d of %zu failures%s%s)\n", label(p, c), c->explained, p->n_fail, beyond, broken);
-    if (covered)
-      print_firmer_cases(p, c, grade, 0, "its cases that no single change explains", out);
-    if (firmer_count(p, c, grade, 1))
-      print_firmer_cases(p, c, grade, 1, "its cases that single changes match only within the bf16 noise allowance",
-                         out);
+    print_firmer_cases(p, c, grade, 0, "its cases that no single change explains", out);
+    print_firmer_cases(p, c, grade, 1, "its cases that single changes match only within the bf16 noise allowance", out);
   }
   free(grade);
   if (!printed)
@@ -1558,6 +1577,15 @@ void muonref_fit_report(muonref_fit *f, FILE *out)
     report_refusals(&f->p[i], 0, out);
     report_refusals(&f->p[i], 1, out);
   }
+}
+
+int muonref_fit_listed(const muonref_fit *f, const char *label)
+{
+  for (size_t i = 0; f && label && i < f->n_p; i++)
+    for (size_t k = 0; k < f->p[i].n_fail; k++)
+      if (f->p[i].fail[k].listed && !strcmp(f->p[i].fail[k].label, label))
+        return 1;
+  return 0;
 }
 
 void muonref_fit_free(muonref_fit *f)

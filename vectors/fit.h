@@ -93,6 +93,13 @@ void muonref_fit_pass(muonref_fit *f, const json_t *test, const char *kind, cons
  * ("scale: (64, 16) x0.87 in 9 cases") and the time it took. */
 void muonref_fit_report(muonref_fit *f, FILE *out);
 
+/* Whether muonref_fit_report listed the failing case `label` ("FILE#TCID",
+ * FILE the vector file's base name) under a pair's "explained:" line (the
+ * pair matches it better than any single change; each case under the first
+ * such pair only).  0 before the report, for f or label NULL, and for a
+ * case not listed. */
+int muonref_fit_listed(const muonref_fit *f, const char *label);
+
 void muonref_fit_free(muonref_fit *f);
 
 #endif
