@@ -52,6 +52,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                              "to p.grad (L2: decay_method l2 with adam_l2)", "a port that drops "
                                              "apply_weight_decay's coupled branch (kozistr/pytorch_optimizer "
                                              "base/optimizer.py @7a076d2f; spec/profiles/pytorch_optimizer.md 12)"},
+  [MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE] = {"cautious_mean_rescale", "the cautious mask rescaled by 1 / mean(mask), "
+                                          "fl32(1 / max(fl32(kept / n), 1e-3)) (about n / kept), where the port "
+                                          "multiplies by n / (kept + 1)", "the form wild copies write, "
+                                          "`mask.div_(mask.mean().clamp_(min=1e-3))` (Koratahiu/Advanced_Optimizers "
+                                          "`_cautious_update`; spec/profiles/pytorch_optimizer.md 12)"},
   [MUONREF_FAULT_EMA_MOMENTUM] = {"ema_momentum", "momentum buffer kept in EMA form beta M + (1 - beta) G",
                                   "KellerJordan/Muon HEAD, torch.optim.Muon (bug-reports B09)"},
   [MUONREF_FAULT_NESTEROV_IGNORED] = {"nesterov_ignored", "nesterov=True runs the plain momentum update U = M",

@@ -136,6 +136,9 @@ enum {
   /* kozistr's weight_decouple False (L2 in both branches) run as the decoupled decay: an option fault, so that the
    * profiles sharing the key (pytorch_optimizer, pytorch_optimizer_adamuon) are both told it */
   MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED,
+  /* the cautious mask rescaled by 1 / mean(mask) (the form of wild copies) where kozistr multiplies by
+   * n / (kept + 1) */
+  MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE,
   MUONREF_FAULT_COUNT
 };
 

@@ -192,6 +192,8 @@ static void cautious_mask(const muonref_optimizer *opt, const param *p, float *X
       X[x] = 0.0f;
   }
   float f = FAULT_IS(opt, PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED) ? 1.0f : (float)muonref_cautious_factor(n, kept);
+  if (FAULT_IS(opt, CAUTIOUS_MEAN_RESCALE)) /* binary32 as torch: mean = fl32(kept / n), clamped, then 1 / mean */
+    f = 1.0f / fmaxf((float)kept / (float)n, 1e-3f);
   for (size_t j = 0; j < n; j++) {
     float v = (float)((double)X[j] * (double)f);
     X[j] = bf16 ? (float)muonref_bf16_round_double(v) : v;

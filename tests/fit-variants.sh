@@ -494,6 +494,15 @@ make_variant pytorch_optimizer_cautious_buf torch_pytorch_optimizer_port.py \
   run_variant pytorch_optimizer_cautious_buf Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
   fitted pytorch_optimizer_cautious_buf 'pytorch_optimizer_cautious_buffer (2 of 2 failures'
+# the cautious mask rescaled by 1 / mean(mask), about n / kept (the form of wild copies, Koratahiu/Advanced_Optimizers
+# `_cautious_update`) where upstream multiplies by n / (kept + 1): the answer key, written before the run: both
+# CautiousUpdate cases fail, told the fault cautious_mean_rescale (the trial's port of this form was told
+# ns_safety 1 -> 1.02, a change of the scale, before the fault existed)
+make_variant pytorch_optimizer_cautious_mean torch_pytorch_optimizer_port.py \
+  '            agree.mul_(agree.numel() / (agree.sum() + 1))' '            agree.div_(agree.mean().clamp_(min=1e-3))' &&
+  run_variant pytorch_optimizer_cautious_mean Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  fitted pytorch_optimizer_cautious_mean 'cautious_mean_rescale (2 of 2 failures'
 # weight_decouple (spec/muon.md 8.1): the pytorch_optimizer test port that always decays decoupled, and one that
 # adds AdamW's wd P to a copy; the answer keys: exactly the weight_decay file's L2BothBranches cases fail, told
 # the fault weight_decouple_ignored, and adam_l2_grad true -> false
