@@ -517,6 +517,14 @@ make_variant pytorch_optimizer_l2_copy torch_pytorch_optimizer_port.py \
   run_variant pytorch_optimizer_l2_copy Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_weight_decay.json" &&
   fitted pytorch_optimizer_l2_copy 'adam_l2_grad true -> false (2 of 2 failures'
+# weight_decouple=False honoured in Muon groups only (AdamW decays decoupled, p.grad untouched there): the answer
+# key, written before the run: both L2BothBranches cases fail on the AdamW parameter, told that AdamW's L2
+# (adam_l2, which the key sets besides the Muon decay) is never applied (the stop-45 trial's port was told none)
+make_variant pytorch_optimizer_l2_muon_only torch_pytorch_optimizer_port.py \
+  "                if group['weight_decouple']:" "                if group['weight_decouple'] or not group['use_muon']:" &&
+  run_variant pytorch_optimizer_l2_muon_only Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_weight_decay.json" &&
+  fitted pytorch_optimizer_l2_muon_only "weight_decouple's adam_l2 (any) -> false (2 of 2 failures"
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
 upstream_ns() {

@@ -295,10 +295,14 @@ static void drop_inert(list *l, size_t first, const muonref_profile *prof, const
 }
 
 /* Whether key k sets field f besides the field it names: a coefficient_type preset
- * (profile.h MUONREF_KEY_COEFFICIENT_TYPE) is a list and the order it runs in. */
+ * (profile.h MUONREF_KEY_COEFFICIENT_TYPE) is a list and the order it runs in;
+ * kozistr's weight_decouple (MUONREF_KEY_WEIGHT_DECOUPLE) the Muon decay and
+ * AdamW's L2, adam_l2 (a port may honour it in one branch only: "weight_decouple's
+ * adam_l2 (any) -> false"). */
 static int key_sets_order(const muonref_option_key *k, const field *f)
 {
-  return k->kind == MUONREF_KEY_COEFFICIENT_TYPE && f->offset == offsetof(muonref_options, coeff_order);
+  return (k->kind == MUONREF_KEY_COEFFICIENT_TYPE && f->offset == offsetof(muonref_options, coeff_order)) ||
+         (k->kind == MUONREF_KEY_WEIGHT_DECOUPLE && f->offset == offsetof(muonref_options, adam_l2));
 }
 
 /* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
@@ -942,11 +946,14 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     return;
   if (f->kind == F_COEFFS && one_coeff_text(&base, &v, buf + used, n - used))
     return;
-  if (!c->only_default && f->kind != F_COEFFS && f->kind != F_PATTERNS && field_keyed(prof, f) && !first_key_secondary(prof, f)) {
+  if (!c->only_default && f->kind != F_COEFFS && f->kind != F_PATTERNS && field_keyed(prof, f)) {
     /* "KEY (any) -> VALUE": the value in every group, whatever its case gives (a case's own weight_decay 0.1 as
-     * much as the profile's default), as for the option ignored */
+     * much as the profile's default), as for the option ignored; a field its key sets besides its own
+     * (coeff_order, adam_l2) by the field's name */
     char b[160];
-    int k = key_value_text(&v, f, profile, b, sizeof b);
+    int k = !first_key_secondary(prof, f) && key_value_text(&v, f, profile, b, sizeof b);
+    if (!k)
+      value_text(&v, f, b, sizeof b);
     snprintf(buf + used, n - used, "%s (any) -> %s", k ? first_key(prof, f) : f->name, b);
     return;
   }
