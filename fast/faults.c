@@ -52,6 +52,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                              "to p.grad (L2: decay_method l2 with adam_l2)", "a port that drops "
                                              "apply_weight_decay's coupled branch (kozistr/pytorch_optimizer "
                                              "base/optimizer.py @7a076d2f; spec/profiles/pytorch_optimizer.md 12)"},
+  [MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT] = {"cautious_mask_nonstrict", "the cautious mask kept where O_j C_j >= 0, "
+                                            "where the port keeps only O_j C_j > 0: an element whose p.grad is zero "
+                                            "is kept, and counted in n / (kept + 1)", "`(update * grad >= 0)` for "
+                                            "apply_cautious's `> 0` (spec/profiles/pytorch_optimizer.md 12; "
+                                            "pytorch_optimizer_gradients #15)"},
   [MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE] = {"cautious_mean_rescale", "the cautious mask rescaled by 1 / mean(mask), "
                                           "fl32(1 / max(fl32(kept / n), 1e-3)) (about n / kept), where the port "
                                           "multiplies by n / (kept + 1)", "the form wild copies write, "

@@ -139,6 +139,8 @@ enum {
   /* the cautious mask rescaled by 1 / mean(mask) (the form of wild copies) where kozistr multiplies by
    * n / (kept + 1) */
   MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE,
+  /* the cautious mask `update * grad >= 0`: an element whose p.grad is zero kept, and counted */
+  MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT,
   MUONREF_FAULT_COUNT
 };
 

@@ -186,7 +186,8 @@ static void cautious_mask(const muonref_optimizer *opt, const param *p, float *X
     from_u = 0, g = p->momentum_next;
   for (size_t j = 0; j < n; j++) {
     size_t x = muonref_route_matrix_index(&p->route, j);
-    int keep = muonref_cautious_keeps(muonref_sign(X[x]), muonref_sign(from_u ? U[x] : g[j]));
+    int so = muonref_sign(X[x]), sc = muonref_sign(from_u ? U[x] : g[j]);
+    int keep = FAULT_IS(opt, CAUTIOUS_MASK_NONSTRICT) ? so * sc >= 0 : muonref_cautious_keeps(so, sc);
     kept += keep;
     if (!keep)
       X[x] = 0.0f;

@@ -68,7 +68,8 @@ static const char *not_platform_robust(int f)
   if (f == MUONREF_FAULT_TIMM_SPATIAL_FLATTENED || f == MUONREF_FAULT_TIMM_SPATIAL_UNNORMALIZED ||
       f == MUONREF_FAULT_OPTAX_ADAPTIVE_IGNORED || f == MUONREF_FAULT_OPTAX_AOL_AS_COEFFICIENTS ||
       f == MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED || f == MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER ||
-      f == MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED || f == MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE)
+      f == MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED || f == MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE ||
+      f == MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT)
     return "it changes the Newton-Schulz output of random gradients, which only Bf16Noise cases judge, and those hold "
            "the update's scale to the reference's bf16 run (scaleRel), which PyTorch 1.13 CPU's bf16 scalars and "
            "matmuls move by 2-5 %: none is PlatformRobust (vectors/gen_build.c)";

@@ -493,7 +493,7 @@ make_variant pytorch_optimizer_cautious_buf torch_pytorch_optimizer_port.py \
   '            agree = (ortho * grad > 0).to(grad.dtype)' '            agree = (ortho * buf > 0).to(grad.dtype)' &&
   run_variant pytorch_optimizer_cautious_buf Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
-  fitted pytorch_optimizer_cautious_buf 'pytorch_optimizer_cautious_buffer (2 of 2 failures'
+  fitted pytorch_optimizer_cautious_buf 'pytorch_optimizer_cautious_buffer (3 of 3 failures'
 # the cautious mask rescaled by 1 / mean(mask), about n / kept (the form of wild copies, Koratahiu/Advanced_Optimizers
 # `_cautious_update`) where upstream multiplies by n / (kept + 1): the answer key, written before the run: both
 # CautiousUpdate cases fail, told the fault cautious_mean_rescale (the trial's port of this form was told
@@ -502,7 +502,16 @@ make_variant pytorch_optimizer_cautious_mean torch_pytorch_optimizer_port.py \
   '            agree.mul_(agree.numel() / (agree.sum() + 1))' '            agree.div_(agree.mean().clamp_(min=1e-3))' &&
   run_variant pytorch_optimizer_cautious_mean Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
-  fitted pytorch_optimizer_cautious_mean 'cautious_mean_rescale (2 of 2 failures'
+  fitted pytorch_optimizer_cautious_mean 'cautious_mean_rescale (3 of 3 failures'
+# the cautious mask with >= (an element whose p.grad is exactly zero kept): the answer key, written before the run:
+# #15 (a third of each gradient zero) fails, told the fault cautious_mask_nonstrict (the stop-45 trial's >= port
+# passed every case then)
+make_variant pytorch_optimizer_cautious_ge torch_pytorch_optimizer_port.py \
+  '            agree = (ortho * grad > 0).to(grad.dtype)' '            agree = (ortho * grad >= 0).to(grad.dtype)' &&
+  run_variant pytorch_optimizer_cautious_ge Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
+  grep -q '^FAIL pytorch_optimizer_gradients.json tcId 15 ' "$work/pytorch_optimizer_cautious_ge.out" &&
+  fitted pytorch_optimizer_cautious_ge 'cautious_mask_nonstrict ('
 # weight_decouple (spec/muon.md 8.1): the pytorch_optimizer test port that always decays decoupled, and one that
 # adds AdamW's wd P to a copy; the answer keys: exactly the weight_decay file's L2BothBranches cases fail, told
 # the fault weight_decouple_ignored, and adam_l2_grad true -> false

@@ -401,7 +401,7 @@ static const flag_note NOTES[] = {
    "n / (kept + 1) (kozistr/pytorch_optimizer `apply_cautious`; arXiv:2411.16085)", "a port that ignores the "
    "group key moves every element; one that masks against the momentum buffer or forgets the rescale moves the "
    "wrong ones or by too little", {"spec/muon.md section 8"},
-   {"pytorch_optimizer_cautious_unscaled", "pytorch_optimizer_cautious_buffer"}},
+   {"pytorch_optimizer_cautious_unscaled", "pytorch_optimizer_cautious_buffer", "cautious_mask_nonstrict"}},
   {"CautiousDecay", "BASIC", "cautious weight decay: the decay only where the parameter and the update (the "
    "Newton-Schulz output, the AdamW quotient) agree in sign or either is zero (dion cautious_wd, modded-nanogpt, "
    "nanochat; arXiv:2510.12402)", "a port that decays every element, or none where the update is exactly zero, "

@@ -1703,7 +1703,8 @@ static void gradients_maximize(gen_ctx *g)
  * upstream's constructor keyword gives it to every group, and ignores it), four steps of normal gradients at the
  * profile's momentum (0.95: the Nesterov input's signs follow the buffer, not the gradient), with the profile's
  * Nesterov (the mask reads the Nesterov input) and without it and with a decoupled decay (the mask reads the
- * gradient, not the buffer).  Written for the profiles whose record has the key. */
+ * gradient, not the buffer), and without it where a third of each gradient is exactly zero (`> 0`, not
+ * `>= 0`: the mask keeps those elements out).  Written for the profiles whose record has the key. */
 static void gradients_cautious(gen_ctx *g)
 {
   static const struct { int nesterov_off; double wd; const char *what; } C[] = {
@@ -1711,7 +1712,10 @@ static void gradients_cautious(gen_ctx *g)
              "the Newton-Schulz output kept where it agrees in sign with the Nesterov input, times n / (kept + 1); "
              "AdamW ignores the key"},
     {1, 0.1, "cautious True in every group, nesterov False, weight_decay 0.1, four steps on a (8, 16) and a (16, 8) "
-             "Muon matrix and a bias on AdamW: the mask reads the gradient, not the momentum buffer"}};
+             "Muon matrix and a bias on AdamW: the mask reads the gradient, not the momentum buffer"},
+    {1, 0.0, "cautious True in every group, nesterov False, four steps on a (8, 16) and a (16, 8) Muon matrix and a "
+             "bias on AdamW, every third element of each gradient exactly zero: `update * grad > 0` keeps those "
+             "elements out (a mask with >= keeps them, and counts them)"}};
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
     gen_step_case c;
     muonref_options o = base(g, 0.02, C[k].wd);
@@ -1723,6 +1727,9 @@ static void gradients_cautious(gen_ctx *g)
         b = param(g, &c, "bias", (muonref_shape){1, {16}}, 0);
     for (int s = 0; s < 4; s++)
       grad_normal(g, &c, s, w, 1.0), grad_normal(g, &c, s, t, 1.0), grad_normal(g, &c, s, b, 1.0);
+    for (int s = 0; k == 2 && s < 4; s++) /* the third case: exact zeros where the momentum is not zero */
+      for (size_t j = (size_t)s % 3; j < 128; j += 3)
+        c.grads[s][w][j] = c.grads[s][t][j] = 0.0f;
     flags(&c, "CautiousUpdate", "AdamW", C[k].wd != 0.0 ? "WeightDecay" : NULL);
     gen_add_step(g, &c);
   }
