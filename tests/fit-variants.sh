@@ -272,7 +272,7 @@ make_variant keller_nograd torch_keller_port.py \
   run_variant keller_nograd SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_gradients.json" \
     "$v/keller/keller_scaling.json" &&
   fitted keller_nograd 'missing_grad zeros -> error' &&
-  diag keller_nograd 'refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter without gradient'
+  diag keller_nograd 'refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter without gradient (the option change missing_grad zeros -> error refuses it)'
 
 # 11. The AdamW eps default: Keller's 1e-10 written 1e-8 (issue 22's
 # keller-adam-eps-default-1e-8 mutant).  Only keller_defaults #8 has

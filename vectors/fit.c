@@ -989,12 +989,19 @@ int muonref_fit_refusal(muonref_fit *f, const json_t *test, const char *kind, co
   char *nl = strchr(r->what, '\n'); /* an exception's first line (PyTorch's lists its signatures below) */
   if (nl)
     snprintf(nl, sizeof r->what - (size_t)(nl - r->what), " ...");
-  char listed[400] = "";
+  char listed[700] = "";
   size_t used = 0;
+  const muonref_profile *prof = muonref_profile_get(profile);
   for (int k = 0; k < MUONREF_N_TRAITS; k++)
-    if ((r->traits >> k) & 1u)
-      used += (size_t)snprintf(listed + used, used < sizeof listed ? sizeof listed - used : 0, "%s%s",
-                               used ? "; " : "", muonref_trait_text((muonref_trait)k));
+    if ((r->traits >> k) & 1u) {
+      char item[120] = "", change[160] = ""; /* a refused trait an option change expresses: named with it */
+      if (!accepted && prof)
+        muonref_trait_item((muonref_trait)k, prof->defaults, 1, item, sizeof item);
+      if (strstr(item, " -> "))
+        snprintf(change, sizeof change, " (the option change %s refuses it)", item);
+      used += (size_t)snprintf(listed + used, used < sizeof listed ? sizeof listed - used : 0, "%s%s%s",
+                               used ? "; " : "", muonref_trait_text((muonref_trait)k), change);
+    }
   if (accepted)
     snprintf(text, n, "accepted: the port ran a case that %s refuses (\"%s\")%s%s", profile, r->what,
              r->traits ? "; the case has: " : "", listed);

@@ -549,9 +549,17 @@ CASE_NAMES_RE = re.compile(r"^(?:exactly|within this case's tolerance,) what (?:
                            r"gives\b(.*)$")
 
 
+# a refused case's traits that an option change expresses (vectors/fit.c muonref_fit_refusal): "the case has: a
+# parameter without gradient (the option change missing_grad zeros -> error refuses it)"
+REFUSED_CHANGE_RE = re.compile(r'\(the option change (.+?) refuses it\)')
+
+
 def case_items(diagnosis):
     """A per-case diagnosis as explanation alternatives (parse_items' form): the fault or option change it
-    names, and each of its "(the same here: A, B, ...)" alternatives; [] where it names none."""
+    names, and each of its "(the same here: A, B, ...)" alternatives; for a refused case, the option change
+    each of its traits names (one of them refused it); [] where it names none."""
+    if (diagnosis or '').startswith('refused: '):
+        return [items for change in REFUSED_CHANGE_RE.findall(diagnosis) for items in parse_items(change)]
     m = CASE_NAMES_RE.match(diagnosis or '')
     if not m:
         return []
@@ -915,6 +923,15 @@ def self_test():
         got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
         if got != want:
             problems.append(f"a per-case option change line against {dev}: {got} case named right, expected {want}")
+    # a refused case's line names the option change of its trait (vectors/fit.c muonref_fit_refusal)
+    line = ("refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter "
+            "without gradient (the option change missing_grad zeros -> error refuses it); a state round trip between "
+            "steps")
+    for dev, want in (({'field': 'missing_grad', 'old': 'zeros', 'new': 'error'}, 1),
+                      ({'field': 'conv_mode', 'old': 'keller', 'new': 'error'}, 0)):
+        got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
+        if got != want:
+            problems.append(f"a refused case's line against {dev}: {got} case named right, expected {want}")
     # a "none" case listed under a pair's line is told that pair
     sample = parse_check("FAIL k_m.json tcId 3 [Bf16Noise] c: x\n  diagnosis: none: no catalogued fault\n"
                          "explained: nesterov_ema_blend and sum_momentum (1 of 1 failures)\n"
