@@ -915,23 +915,24 @@ def self_test():
     key = {'deviations': [{'field': 'momentum_form', 'old': 'ema', 'new': 'sum', 'faults': ['sum_momentum']}]}
     if judge_explanation(items, key) != 'right' or case_accuracy(a, key) != (1, 1, 1):
         problems.append("catalogue sample: sum_momentum not judged right against its key")
-    # a per-case line naming an option change, its key deviation among the alternatives (case_items)
-    line = ("within this case's tolerance, what the option change grad_after_step nesterov_input -> keep gives "
-            "(the same here: nesterov_ignored, nesterov true -> false)")
-    for dev, want in (({'field': 'nesterov', 'old': 'true', 'new': 'false'}, 1),
-                      ({'field': 'scale_mode', 'old': 'fan_in', 'new': 'none'}, 0)):
-        got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
-        if got != want:
-            problems.append(f"a per-case option change line against {dev}: {got} case named right, expected {want}")
-    # a refused case's line names the option change of its trait (vectors/fit.c muonref_fit_refusal)
-    line = ("refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter "
+    # per-case lines (case_items), each against a key deviation it names and one it does not: an option change
+    # with its alternatives, and a refused case's trait with the option change it is (vectors/fit.c
+    # muonref_fit_refusal)
+    lines = {
+        'a per-case option change line': (
+            "within this case's tolerance, what the option change grad_after_step nesterov_input -> keep gives "
+            "(the same here: nesterov_ignored, nesterov true -> false)",
+            {'field': 'nesterov', 'old': 'true', 'new': 'false'}, {'field': 'scale_mode', 'old': 'fan_in', 'new': 'none'}),
+        "a refused case's line": (
+            "refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter "
             "without gradient (the option change missing_grad zeros -> error refuses it); a state round trip between "
-            "steps")
-    for dev, want in (({'field': 'missing_grad', 'old': 'zeros', 'new': 'error'}, 1),
-                      ({'field': 'conv_mode', 'old': 'keller', 'new': 'error'}, 0)):
-        got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
-        if got != want:
-            problems.append(f"a refused case's line against {dev}: {got} case named right, expected {want}")
+            "steps",
+            {'field': 'missing_grad', 'old': 'zeros', 'new': 'error'}, {'field': 'conv_mode', 'old': 'keller', 'new': 'error'})}
+    for what, (line, named, other) in lines.items():
+        for dev, want in ((named, 1), (other, 0)):
+            got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
+            if got != want:
+                problems.append(f"{what} against {dev}: {got} case named right, expected {want}")
     # a "none" case listed under a pair's line is told that pair
     sample = parse_check("FAIL k_m.json tcId 3 [Bf16Noise] c: x\n  diagnosis: none: no catalogued fault\n"
                          "explained: nesterov_ema_blend and sum_momentum (1 of 1 failures)\n"
