@@ -76,8 +76,9 @@ typedef struct fcase {
   variant v[MAX_VARIANTS];
   json_t *null_run[MAX_VARIANTS]; /* the unchanged run in each variant (NULL: not made yet, or failed) */
   int null_weak[MAX_VARIANTS];    /* the port matches the unchanged run within the noise allowance */
-  int null_strong[MAX_VARIANTS];  /* ... or at the case's own tolerance without the scale check: it fails on that
-                                     check alone, which a change's run must then pass too (scale_ok) */
+  int null_scale_off[MAX_VARIANTS]; /* the port's update fails the scale check against the unchanged run (on its
+                                       own, or beside another failure: p.grad wrong too): a change's run must then
+                                       pass that check too (scale_ok) */
   int null_done;
   double null_dist;               /* the port's distance to the closest unchanged run */
   int listed;                     /* listed under a pair's "explained:" line of the report (print_firmer_cases) */
@@ -450,9 +451,10 @@ static double diff_norm(const json_t *a, const json_t *b)
  * the Frobenius norm of atol[i] + maxUlp ulp32(r_k), as the judge's
  * compare_sv allows.  1 where the case has no scale check or a tensor does
  * not decode (the judge has said so).  Asked of a failing case only where
- * the port matches the unchanged run without the scale check (null_strong:
- * it fails on its scale alone), and of every passing case (a change whose
- * run moves the scale breaks it). */
+ * the port's update fails it against the unchanged run (null_scale_off: its
+ * scale differs, whatever else differs too: a change that mends p.grad
+ * alone does not explain a step 5 % too long), and of every passing case (a
+ * change whose run moves the scale breaks it). */
 static int scale_ok(const fcase *c, const json_t *r, muonref_ns_format format)
 {
   const json_t *tol = json_object_get(json_object_get(c->test, "tolerance"), format == MUONREF_NS_BF16 ? "bf16" : "fp32");
@@ -586,7 +588,7 @@ static void null_runs(const muonref_fit *f, const pfit *p, fcase *c)
       continue;
     c->null_dist = fmin(c->null_dist, distance(c, c->null_run[k]));
     c->null_weak[k] = (c->exact || c->band) && matches(f, c, c->null_run[k], p->noise, p->noise);
-    c->null_strong[k] = !c->band && matches(f, c, c->null_run[k], 0, p->noise);
+    c->null_scale_off[k] = !c->band && !scale_ok(c, c->null_run[k], f->format);
   }
 }
 
@@ -651,7 +653,7 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     /* NOISE_GAIN, where the updates tell: a port whose updates lie within the noise of the unchanged run fails
      * elsewhere (a state, an AdamW parameter, p.grad), where the distance says nothing */
     int gain = c->exact || !c->relative || c->null_dist <= p->noise || c->null_dist - dist >= NOISE_GAIN * p->noise;
-    signed char mk = !c->band && gain && matches(f, c, r, 0, p->noise) && (!c->null_strong[k] || scale_ok(c, r, f->format)) ? 2
+    signed char mk = !c->band && gain && matches(f, c, r, 0, p->noise) && (!c->null_scale_off[k] || scale_ok(c, r, f->format)) ? 2
                      : (c->exact || c->band) && !c->null_weak[k] && matches(f, c, r, p->noise, p->noise) ? 1 : 0;
     if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
       char l[200], lb[200] = "";
@@ -1567,10 +1569,14 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
   if (!n_chosen)
     return;
   fputs("explained: ", out);
-  for (int k = 0; k < n_chosen; k++) {
-    char item[160];
-    muonref_trait_item((muonref_trait)chosen[k], &p->base, !accepted, item, sizeof item);
-    fprintf(out, "%s%s", k ? " and " : "", item);
+  char items[3][160];
+  for (int k = 0; k < n_chosen; k++) { /* two traits of one change (3-D and conv: conv_mode -> error) named once */
+    muonref_trait_item((muonref_trait)chosen[k], &p->base, !accepted, items[k], sizeof items[k]);
+    int again = 0;
+    for (int e = 0; e < k; e++)
+      again |= !strcmp(items[e], items[k]);
+    if (!again)
+      fprintf(out, "%s%s", k ? " and " : "", items[k]);
   }
   fprintf(out, " (%zu of %zu failures the port %s)\n", covered, n, accepted ? "accepted" : "refused");
 }
