@@ -164,29 +164,44 @@ static void plan_line(FILE *f, const char *const *w, int k)
   }
 }
 
-/* --torch: loads and validates every vector file of paths before the port
- * runs (muonref_vector_file_load), so that a malformed golden file is
- * refused at once, as a usage error, and no port runs on it.  Returns
- * EXIT_OK; EXIT_USAGE with the file and the rule it broke on standard
- * error (a path that is missing or unreadable too); EXIT_INTERNAL out of
+/* --torch: collects the vector files of paths (each once, as --impl reads
+ * them: muonref_files_collect) into *files (*count of them; free with
+ * muonref_files_free) and loads and validates every one before the port
+ * runs (muonref_vector_file_load), with the rule that spans files (two of
+ * one base name), so that a malformed golden file is refused at once, as a
+ * usage error, and no port runs on it.  Returns EXIT_OK; EXIT_USAGE with
+ * the file and the rule it broke on standard error (a path that is missing
+ * or unreadable, or no *.json under the paths, too); EXIT_INTERNAL out of
  * memory. */
-static int vector_files_valid(char **paths, int n)
+static int vector_files_valid(char **paths, int n, char ***files, size_t *count)
 {
   muonref_error err = {0};
-  char **files;
-  size_t count;
   int rc = EXIT_OK;
-  if (muonref_files_collect(paths, n, &files, &count, &err)) {
-    report_error(err.message);
-    return err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+  json_t *seen = json_object(); /* base name -> the first file of that name */
+  if (!seen || muonref_files_collect(paths, n, files, count, &err)) {
+    json_decref(seen);
+    report_error(seen ? err.message : "out of memory");
+    return !seen || err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
   }
-  for (size_t i = 0; i < count && rc == EXIT_OK; i++) {
-    json_t *j = muonref_vector_file_load(files[i], &err);
+  if (!*count)
+    report_error("no vector files (*.json) under the given paths"), rc = EXIT_USAGE;
+  for (size_t i = 0; i < *count && rc == EXIT_OK; i++) {
+    json_t *j = muonref_vector_file_load((*files)[i], &err);
+    const char *base = muonref_basename((*files)[i]);
+    const json_t *first = json_object_get(seen, base);
     if (!j)
       report_error(err.message), rc = err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+    else if (first) {
+      fprintf(stderr, "muonref check: %s: a second vector file named %s in this run (the first: %s); a results file "
+                      "names files by base name\n", (*files)[i], base, json_string_value(first));
+      rc = EXIT_USAGE;
+    } else if (json_object_set_new(seen, base, json_string((*files)[i])))
+      report_error("out of memory"), rc = EXIT_INTERNAL;
     json_decref(j);
   }
-  muonref_files_free(files);
+  json_decref(seen);
+  if (rc != EXIT_OK)
+    muonref_files_free(*files), *files = NULL;
   return rc;
 }
 
@@ -417,15 +432,19 @@ static int check_main(int argc, char **argv, char **paths)
   }
   if (!torch_spec)
     return run_check(&ca, paths, n);
-  int valid = vector_files_valid(paths, n);
+  char **files; /* each vector file once: the driver and the judge read these */
+  size_t n_files;
+  int valid = vector_files_valid(paths, n, &files, &n_files);
   if (valid != EXIT_OK)
     return valid;
+  paths = files, n = (int)n_files;
   /* --torch: the driver writes a results file in a private folder, which is judged and removed */
   const char *tmp = getenv("TMPDIR");
   char dir[4096], out[4200];
   snprintf(dir, sizeof dir, "%s/muonref-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir)) {
     fprintf(stderr, "muonref check: --torch: cannot make a folder for the results (%s): %s\n", dir, strerror(errno));
+    muonref_files_free(files);
     return EXIT_USAGE;
   }
   snprintf(out, sizeof out, "%s/results.json", dir);
@@ -452,6 +471,7 @@ static int check_main(int argc, char **argv, char **paths)
   unlink(out_tl);
   unlink(plan);
   rmdir(dir);
+  muonref_files_free(files);
   return rc;
 }
 

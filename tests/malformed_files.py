@@ -566,6 +566,22 @@ p = subprocess.run([muonref, 'check', '--quiet', '--torch', 'no_port:Muon', os.p
                    capture_output=True, text=True, timeout=300, env=dict(os.environ, MUONREF_DRIVER=stand_in))
 check('torch_valid_file_runs_the_driver', os.path.exists(ran), f"exit {p.returncode}, message {p.stderr.strip()!r}")
 os.remove(bad)
+os.remove(ran)
+# ... and the rules that span files: two files of one base name (a results file names files by base name), and no
+# *.json under the paths, refused as --impl refuses them, before the driver starts
+twin = os.path.join(tmp, 'twin')
+os.makedirs(twin)
+shutil.copy(os.path.join(vec, 'nemo_momentum.json'), twin)
+for name, paths, fragment in (
+        ('torch_two_files_one_base_name', [os.path.join(vec, 'nemo_momentum.json'), twin],
+         'a second vector file named nemo_momentum.json in this run'),
+        ('torch_no_vector_file', [os.path.join(tmp, 'empty')], 'no vector files (*.json) under the given paths')):
+    os.makedirs(os.path.join(tmp, 'empty'), exist_ok=True)
+    p = subprocess.run([muonref, 'check', '--quiet', '--torch', 'no_port:Muon'] + paths, capture_output=True,
+                       text=True, timeout=300, env=dict(os.environ, MUONREF_DRIVER=stand_in))
+    check(name, p.returncode == 2 and fragment in p.stderr and not os.path.exists(ran),
+          f"exit {p.returncode}, driver ran: {os.path.exists(ran)}, message {p.stderr.strip()!r}")
+shutil.rmtree(twin)
 
 # ---- and the committed vectors stay valid
 for impl in ('fast-fp32', 'fast-bf16'):
