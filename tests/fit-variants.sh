@@ -161,7 +161,7 @@ make_variant torch_sum torch_torch_port.py '                buf.lerp_(grad, 1 - 
   run_variant torch_sum Muon torch "$v/torch/torch_momentum.json" "$v/torch/torch_scaling.json" &&
   fitted torch_sum 'nesterov_ema_blend and sum_momentum' &&
   { # the pair's line counts the failures whose per-case diagnosis is "none" (which points to the pairs)
-    nn=$(grep -c '^  diagnosis: none: .*(pairs of changes: the "explained:" lines after the last case)' \
+    nn=$(grep -c '^  diagnosis: none: .*(a pair of changes that explains it is listed under an "explained:" line after the last case, where one does)' \
       "$work/torch_sum.out")
     if [ "$nn" -gt 0 ] && grep -m 1 '^explained: ' "$work/torch_sum.out" | grep -q " of the $nn that no single change explains"; then
       echo "ok: torch_sum: the pair covers the $nn failures the per-case lines call none"

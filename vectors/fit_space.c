@@ -837,11 +837,15 @@ static const char *first_key(const muonref_profile *p, const field *f)
   return !k || k->kind == MUONREF_KEY_BETAS || k->kind == MUONREF_KEY_BETAS_BY_BRANCH ? f->name : k->name;
 }
 
-/* Whether the profile's first key of f sets it only besides its own field (key_sets_order). */
+/* Whether the profile's first key of f sets it only besides its own field
+ * (key_sets_order), or sets f and another field at once (weight_decouple:
+ * decay_method and adam_l2): then a change of f alone is named "KEY's FIELD
+ * ..." ("weight_decouple's decay_method (any) -> decoupled": honoured in
+ * AdamW groups only), since "KEY (any) -> VALUE" would read as both. */
 static int first_key_secondary(const muonref_profile *p, const field *f)
 {
   const muonref_option_key *k = key_of(p, f);
-  return k && key_sets_order(k, f);
+  return k && (key_sets_order(k, f) || k->kind == MUONREF_KEY_WEIGHT_DECOUPLE);
 }
 
 /* Field f's value in o as the profile's first key of f spells it (a
