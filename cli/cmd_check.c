@@ -192,9 +192,10 @@ static int vector_files_valid(char **paths, int n, char ***files, size_t *count)
     if (!j)
       report_error(err.message), rc = err.status == MUONREF_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
     else if (first) {
-      fprintf(stderr, "muonref check: %s: a second vector file named %s in this run (the first: %s); a results file "
-                      "names files by base name\n", (*files)[i], base, json_string_value(first));
-      rc = EXIT_USAGE;
+      char message[3 * 4096];
+      snprintf(message, sizeof message, "%s: a second vector file named %s in this run (the first: %s); a results "
+               "file names files by base name", (*files)[i], base, json_string_value(first));
+      report_error(message), rc = EXIT_USAGE;
     } else if (json_object_set_new(seen, base, json_string((*files)[i])))
       report_error("out of memory"), rc = EXIT_INTERNAL;
     json_decref(j);

@@ -1360,6 +1360,8 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
    * are ranked (rank_lone_pairs) and their lines count them */
   int n_lone;
   signed char *grade = single_grades(p, &n_lone);
+  for (size_t k = 0; k < p->n_fail; k++) /* listed anew by this report (a second report lists the same) */
+    p->fail[k].listed = 0;
   for (size_t i = 0; i < p->n; i++)
     score(p, &p->single[i]), label(p, &p->single[i]);
   for (size_t i = 0; i < p->n; i++)
