@@ -67,7 +67,25 @@ json.dump({'implementation': 'changed', 'nsFormat': 'fp32', 'results': [res]}, o
 EOF
 "$muonref" check --results "$work/grad-too.json" --no-diagnosis "$srcdir/vectors/keller/keller_momentum.json" >"$work/grad-too.txt"
 check "p.grad is listed with the parameters that fail beside it" \
-  grep -q '\[failing: params\[0\], p.grad of params\[0\] after the step\]$' "$work/grad-too.txt"
+  grep -q '\[failing: params\[0\], params\[0\]\.grad\]$' "$work/grad-too.txt"
+
+# a keller_adamw case's p.grad: the first None, the second changed: the
+# detail is the None's, with no explanation of the other appended to it
+"$python" - "$srcdir/vectors/keller/keller_adamw.json" "$work/grad-none.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))['testGroups'][0]['tests'][0]
+e = t['expected']
+g = e['gradAfter']
+changed = dict(g[1], hex=('c0000000' if g[1]['hex'][:8] != 'c0000000' else '40000000') + g[1]['hex'][8:])
+res = {'file': 'keller_adamw.json', 'tcId': t['tcId'], 'state': e['state'], 'params': e['params'],
+       'gradAfter': [None, changed]}
+json.dump({'implementation': 'changed', 'nsFormat': 'fp32', 'results': [res]}, open(sys.argv[2], 'w'))
+EOF
+"$muonref" check --results "$work/grad-none.json" --no-diagnosis "$srcdir/vectors/keller/keller_adamw.json" >"$work/grad-none.txt"
+check "a None p.grad is the detail, both p.grad listed" \
+  grep -q ': params\[0\]\.grad after the step: None, expected the tensor .* \[failing: params\[0\]\.grad, params\[1\]\.grad\]$' "$work/grad-none.txt"
+check "no explanation of the second p.grad appended to the first's detail" \
+  sh -c "! grep -q 'None, expected the tensor.*(p.grad after the step: ' '$work/grad-none.txt'"
 
 # 3. '-' for an area where nothing passed: drop every scaling result
 "$python" - "$work/ema.json" "$work/noscale.json" <<'EOF'

@@ -38,7 +38,7 @@ check_variant() {
     grep '^FAIL ' "$work/$name.out" | grep -v 'after the step' | head -3
     status=1
   else
-    echo "ok: $name fails $nf cases, each on what p.grad holds after the step ($(grep '^FAIL ' "$work/$name.out" | head -n 1 | sed 's/.*: p.grad/p.grad/' | cut -c1-160))"
+    echo "ok: $name fails $nf cases, each on what p.grad holds after the step ($(grep '^FAIL ' "$work/$name.out" | head -n 1 | sed 's/.*: \(params\[[0-9]*\]\.grad\)/\1/' | cut -c1-160))"
   fi
   # the same results without gradAfter are not judged on it: they pass
   "$python" - "$work/$name.json" "$work/$name-old.json" <<'PY'

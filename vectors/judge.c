@@ -590,16 +590,17 @@ static int judge_grad_after(const json_t *test, const json_t *res, muonref_verdi
   for (size_t i = 0; i < json_array_size(eg); i++) { /* every parameter, so that the list names each */
     const json_t *g = json_array_get(got, i), *e = json_array_get(eg, i);
     char name[96];
-    snprintf(name, sizeof name, "p.grad of params[%zu] after the step", i);
+    snprintf(name, sizeof name, "params[%zu].grad", i); /* PyTorch's name of p.grad; element k is name[k] */
     if (json_is_null(e) && json_is_null(g))
       continue;
     if (json_is_null(e) || json_is_null(g)) {
       note_failing(v, name);
       if (json_is_null(e))
-        failf(v, "%s: a tensor, expected None (the parameter had no gradient)", name);
+        failf(v, "%s after the step: a tensor, expected None (the parameter had no gradient)", name);
       else
-        failf(v, "%s: None, expected %s", name,
+        failf(v, "%s after the step: None, expected %s", name,
               ea ? "the tensor the profile's port leaves there" : "the gradient it was given");
+      first = 0;
       continue;
     }
     tol t = {.kind = ea ? T_ELEMENTWISE : T_BITWISE, .atol = ea};
@@ -613,8 +614,8 @@ static int judge_grad_after(const json_t *test, const json_t *res, muonref_verdi
     muonref_tensor_free(&a), muonref_tensor_free(&b);
     if (first && !v->pass) {
       size_t used = strlen(v->detail);
-      snprintf(v->detail + used, sizeof v->detail - used, " (%s)",
-               ea ? "the profile's port writes p.grad in the step: the Nesterov input, or the gradient with the L2 "
+      snprintf(v->detail + used, sizeof v->detail - used, " (p.grad after the step: %s)",
+               ea ? "the profile's port writes it in the step: the Nesterov input, or the gradient with the L2 "
                        "decay added (spec/muon.md 8.1)"
                   : "step() must leave p.grad as it was");
       first = 0;
