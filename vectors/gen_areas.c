@@ -1728,7 +1728,7 @@ static void gradients_cautious(gen_ctx *g)
     for (int s = 0; s < 4; s++)
       grad_normal(g, &c, s, w, 1.0), grad_normal(g, &c, s, t, 1.0), grad_normal(g, &c, s, b, 1.0);
     for (int s = 0; k == 2 && s < 4; s++) /* the third case: exact zeros where the momentum is not zero */
-      for (size_t j = (size_t)s % 3; j < 128; j += 3)
+      for (size_t j = (size_t)s % 3; j < numel(&c, w); j += 3)
         c.grads[s][w][j] = c.grads[s][t][j] = 0.0f;
     flags(&c, "CautiousUpdate", "AdamW", C[k].wd != 0.0 ? "WeightDecay" : NULL);
     gen_add_step(g, &c);
