@@ -274,6 +274,24 @@ make_variant keller_nograd torch_keller_port.py \
   fitted keller_nograd 'missing_grad zeros -> error' &&
   diag keller_nograd 'refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter without gradient (the option change missing_grad zeros -> error refuses it)'
 
+# 10a. Refused for two reasons that one change gives: the Keller port asserts a 2-D Muon parameter (the stop-46
+# trial's mutant). The answer key, written before the run: the conv cases (4-D filters) and the routing cases
+# with a 3-D to 5-D Muon parameter are refused, each line naming its trait and conv_mode keller -> error; the
+# summary's explanation names that change once (two traits, one change: not "X and X")
+make_variant keller_2d_only torch_keller_port.py '                if group["use_muon"]:' \
+  '                if group["use_muon"]:
+                    assert p.ndim == 2, "Muon is for 2-D parameters only"' &&
+  run_variant keller_2d_only SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_conv.json" \
+    "$v/keller/keller_routing.json" &&
+  fitted keller_2d_only 'conv_mode keller -> error (' &&
+  diag keller_2d_only '(the option change conv_mode keller -> error refuses it)' &&
+  if grep -m 1 '^explained: ' "$work/keller_2d_only.out" | grep -q 'error and conv_mode'; then
+    echo "FAIL: keller_2d_only: the explanation names one change twice: $(grep -m 1 '^explained: ' "$work/keller_2d_only.out")"
+    status=1
+  else
+    echo "ok: keller_2d_only: the refusal's change named once: $(grep -m 1 '^explained: ' "$work/keller_2d_only.out")"
+  fi
+
 # 11. The AdamW eps default: Keller's 1e-10 written 1e-8 (issue 22's
 # keller-adam-eps-default-1e-8 mutant).  Only keller_defaults #8 has
 # gradients small enough for the eps to show (vector release 2026.12.4); the
@@ -534,6 +552,15 @@ make_variant pytorch_optimizer_l2_muon_only torch_pytorch_optimizer_port.py \
   run_variant pytorch_optimizer_l2_muon_only Muon pytorch_optimizer \
     "$v/pytorch_optimizer/pytorch_optimizer_weight_decay.json" &&
   fitted pytorch_optimizer_l2_muon_only "weight_decouple's adam_l2 (any) -> false (2 of 2 failures"
+# weight_decouple=False honoured in AdamW groups only (Muon groups always decay decoupled, their p.grad untouched):
+# the answer key, written before the run: both L2BothBranches cases fail on the Muon matrix and its p.grad, told
+# that the Muon branch's decay is decoupled whatever the key says (decay_method, which the key sets besides
+# adam_l2); not weight_decouple_ignored, which changes the AdamW bias as well
+make_variant pytorch_optimizer_l2_adamw_only torch_pytorch_optimizer_port.py \
+  "                if group['weight_decouple']:" "                if group['weight_decouple'] or group['use_muon']:" &&
+  run_variant pytorch_optimizer_l2_adamw_only Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_weight_decay.json" &&
+  fitted pytorch_optimizer_l2_adamw_only "weight_decouple's decay_method (any) -> decoupled (2 of 2 failures"
 # upstream_ns NORM: kozistr/pytorch_optimizer's Newton-Schulz on its input itself (`g.bfloat16()`, `div_`, the
 # `out=` ping-pong), its normalisation `x.div_(NORM)`: the body the next two variants put into the test port
 upstream_ns() {
