@@ -122,6 +122,20 @@ int muonref_name_excluded(const muonref_options *o, const char *name, muonref_er
   return 0;
 }
 
+/* keras _should_use_adamw (keras/src/optimizers/muon.py @3422977a), for a
+ * 2-D parameter under NDIM_2 (and v3.10.0's, for a 2-D or 3-D one under
+ * NDIM_2_3) with use_muon AUTO: 1 when its name excludes it from Muon, 0
+ * when not, -1 on a pattern error (err set).  exclude_embeddings is 0 for
+ * Paddle, whose rule is then muonref_name_excluded alone. */
+static int name_rule_adamw(const muonref_options *o, const char *name, muonref_error *err)
+{
+  if (!name)
+    return 0;
+  if (o->exclude_embeddings && contains_ci(name, "embedding"))
+    return 1;
+  return muonref_name_excluded(o, name, err);
+}
+
 static int selects_muon(const muonref_options *o, const muonref_shape *s, const char *name)
 {
   if (o->use_muon != MUONREF_USE_MUON_AUTO)
@@ -132,8 +146,8 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s, const 
     return s->ndim == 2;
   if (o->route_rule == MUONREF_ROUTE_NOT_1D) /* Megatron-LM muon.py 025c931a: `len(param.shape) != 1` */
     return s->ndim != 1;
-  if (o->route_rule == MUONREF_ROUTE_NDIM_2_3) /* Paddle's _default_should_use_muon */
-    return (s->ndim == 2 || s->ndim == 3) && muonref_name_excluded(o, name, NULL) == 0; /* patterns validated */
+  if (o->route_rule == MUONREF_ROUTE_NDIM_2_3) /* Paddle's _default_should_use_muon; keras v3.10 _should_use_adamw */
+    return (s->ndim == 2 || s->ndim == 3) && name_rule_adamw(o, name, NULL) == 0; /* patterns validated */
   return s->ndim == 2 && s->dims[0] < (size_t)o->adam_dim_threshold &&
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
@@ -142,18 +156,6 @@ int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonre
                         muonref_error *err)
 {
   return muonref_route_param_named(o, s, NULL, out, err);
-}
-
-/* keras _should_use_adamw (keras/src/optimizers/muon.py @3422977a), for a
- * 2-D parameter under NDIM_2 with use_muon AUTO: 1 when its name excludes
- * it from Muon, 0 when not, -1 on a pattern error (err set). */
-static int name_rule_adamw(const muonref_options *o, const char *name, muonref_error *err)
-{
-  if (!name)
-    return 0;
-  if (o->exclude_embeddings && contains_ci(name, "embedding"))
-    return 1;
-  return muonref_name_excluded(o, name, err);
 }
 
 int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, const char *name,
@@ -250,8 +252,9 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
     r->rows = s->dims[0], r->cols = numel / s->dims[0];
   }
   int last_two = o->scale_shape == MUONREF_SCALE_SHAPE_LAST_TWO && s->ndim >= 2;
-  r->scale_rows = last_two ? s->dims[s->ndim - 2] : r->rows;
-  r->scale_cols = last_two ? s->dims[s->ndim - 1] : r->cols;
+  int first_two = o->scale_shape == MUONREF_SCALE_SHAPE_FIRST_TWO && s->ndim >= 2;
+  r->scale_rows = last_two ? s->dims[s->ndim - 2] : first_two ? s->dims[0] : r->rows;
+  r->scale_cols = last_two ? s->dims[s->ndim - 1] : first_two ? s->dims[1] : r->cols;
 }
 
 size_t muonref_route_matrix_index(const muonref_route *r, size_t i)

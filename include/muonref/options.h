@@ -157,7 +157,11 @@ typedef enum muonref_route_rule {
    *             (PaddlePaddle/Paddle python/paddle/optimizer/muon.py
    *             @98af0a0f _default_should_use_muon: `if len(shape) not in
    *             (2, 3): return False`, `if any(p.lower() in name.lower() for
-   *             p in exclude_patterns): return False`, `return True`) */
+   *             p in exclude_patterns): return False`, `return True`);
+   *             under exclude_embeddings not a name containing "embedding"
+   *             either (keras-team/keras v3.10.0 muon.py
+   *             _should_use_adamw: `if not 1 < len(variable.shape) < 4`,
+   *             then keras' name rules; profile keras@3.10) */
   MUONREF_ROUTE_NDIM_2_3 = 4,
   /* NDIM_2:     use_muon AUTO: Muon iff ndim == 2 and the parameter's
    *             name matches no exclude pattern (n_exclude_patterns,
@@ -286,7 +290,13 @@ typedef enum muonref_catalogue {
  *              whatever the flattened matrix is) */
 typedef enum muonref_scale_shape {
   MUONREF_SCALE_SHAPE_FLATTENED = 0,
-  MUONREF_SCALE_SHAPE_LAST_TWO = 1
+  MUONREF_SCALE_SHAPE_LAST_TWO = 1,
+  /* FIRST_TWO: (d0, d1) of the original shape (keras-team/keras v3.10.0 to
+   *            v3.12.4 muon.py _muon_update_step: `max(1, shape[0] /
+   *            shape[1]) ** 0.5` on the variable's shape; for a 3-D Muon
+   *            variable, whose matrices are its last two dimensions, that is
+   *            its first two; profile keras@3.10) */
+  MUONREF_SCALE_SHAPE_FIRST_TWO = 2
 } muonref_scale_shape;
 
 /* Where the scale factor s enters the update (spec/muon.md section 8).
@@ -619,7 +629,8 @@ typedef struct muonref_options {
   muonref_pattern_match pattern_match; /* SUBSTRING_CI (zero; Paddle) or REGEX (keras) */
   int exclude_embeddings;   /* 0 or 1: a name containing "embedding" (case-insensitive) is AdamW (keras
                                _should_use_adamw: `if self.exclude_embeddings and "embedding" in
-                               variable.path.lower(): return True`); under route_rule NDIM_2 only */
+                               variable.path.lower(): return True`); under route_rules NDIM_2 and
+                               NDIM_2_3 only */
 
   /* --- gradients: before either branch (spec/muon.md 3) --- */
   double clip_grad_norm;     /* >= 0, finite; 0: no clipping.  Optimizer-wide (the
@@ -696,7 +707,7 @@ typedef struct muonref_options {
                                 extra_scale_factor: `orth_grad * scale_factor * extra_scale_factor`
                                 (two binary32 tensor products there; one binary64 factor here, within
                                 the element-wise allowance, spec/vectors.md 5.1) */
-  muonref_scale_shape scale_shape;   /* FLATTENED (zero) or LAST_TWO: the shape s comes from */
+  muonref_scale_shape scale_shape;   /* FLATTENED (zero), LAST_TWO or FIRST_TWO: the shape s comes from */
   muonref_scale_format scale_format; /* LR (zero), BF16_UPDATE, BF16_ALPHA or BF16_SCALE_EXTRA */
   int normalize_spatial;     /* 0 or 1; 1: under conv_mode SPATIAL a parameter of three or more
                                 dimensions has its scale factor times S^-1/2, S the number of

@@ -34,7 +34,7 @@ typedef struct muonref_shape {
  * dimensions, interleaved (see `interleaved`).  The scale
  * factor of the update is computed from (scale_rows, scale_cols): the
  * matrix's (rows, cols), or under scale_shape LAST_TWO (dims[n-2],
- * dims[n-1]) of the original shape. */
+ * dims[n-1]) of the original shape, under FIRST_TWO its (dims[0], dims[1]). */
 typedef struct muonref_route {
   int use_muon;      /* 1: Muon update; 0: AdamW fallback */
   size_t rows;       /* Muon: rows of each matrix; AdamW: number of elements */
