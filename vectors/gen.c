@@ -337,6 +337,11 @@ static const flag_note NOTES[] = {
    "case-sensitive) takes AdamW", "a port that matches substrings instead of regular expressions, ignores case, or "
    "skips the embedding rule routes these parameters to the other optimizer",
    {"spec/muon.md section 2", "spec/profiles/keras.md section 7"}, {"keras_substring_exclude"}},
+  {"ScaleFirstTwo", "BASIC", "a 3-D Muon parameter (n, r, c) of keras v3.10 to v3.12: orthogonalised as n (r, c) "
+   "matrices, the update scaled by sqrt(max(1, n / r)) from the variable's own first two dimensions (scale_shape "
+   "first_two)", "a port that scales by each matrix's sqrt(max(1, r / c)), or routes 3-D variables to AdamW as "
+   "v3.13 does, moves the parameter by another amount",
+   {"spec/muon.md section 5", "spec/profiles/keras.md section 12"}, {NULL}},
   {"MissingGradientCounted", "BASIC", "a parameter without gradient is not updated but the optimizer's step count "
    "advances (keras `iterations`): its state's step grows, and AdamW's bias correction at its next step uses the "
    "optimizer's count", "a per-parameter step count gives a larger bias correction after a skipped step",
@@ -566,13 +571,14 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
    * 3. every file staged in a private folder and renamed into place only
    *    when all of them were written, a failed rename undoing the ones
    *    before it, so a failure leaves no partial set (gen_commit.h) */
-  enum { MAXF = 16 * (sizeof AREAS / sizeof AREAS[0]) };
+  /* every built-in profile's areas, or one (a user's) profile's: the files of one run */
+  enum { MAXF = (MUONREF_PROFILE_COUNT + 1) * (sizeof AREAS / sizeof AREAS[0]) };
   static gen_ctx ctx[MAXF];
   gen_ctx *run[MAXF];
   size_t area_of[MAXF], n_run = 0;
   gen_commit set; /* the output folder locked for this run (vectors/gen_commit.h) */
   int st = muonref_gen_commit_begin(&set, out_dir, err);
-  for (size_t p = 0; !st && p < n_profiles && p < 16; p++) {
+  for (size_t p = 0; !st && p < n_profiles; p++) {
     const char *profile = only_profile ? only_profile : muonref_profile_name(p);
     const muonref_profile *row = muonref_profile_get(profile);
     if (!profile || !row)
@@ -586,6 +592,10 @@ int muonref_gen_all(const char *out_dir, mpfr_prec_t prec, const char *only, con
     for (size_t a = 0; a < n_areas; a++) {
       if ((only && strcmp(only, AREAS[a].name)) || !gen_profile_has_area(row, AREAS[a].name))
         continue;
+      if (n_run == MAXF) { /* n_profiles is at most MUONREF_PROFILE_COUNT (core/profile.c): never */
+        st = muonref_fail(err, MUONREF_ENOMEM, "muonref gen: more than %d files in one run", (int)MAXF);
+        break;
+      }
       gen_ctx *g = &ctx[n_run];
       *g = (gen_ctx){.prec = prec, .profile = profile, .groups = json_array()};
       g->rng.s = GEN_SEED + 1000u * (unsigned)a;
