@@ -108,6 +108,7 @@ typedef struct shape_ratios {
  * port raised on, or an error case it ran. */
 typedef struct refused {
   unsigned traits;
+  unsigned keys;  /* the profile's option keys (bit i: keys[i], the first 32) the port's message quotes */
   int accepted;   /* 1: an error case the port ran; 0: a step case it raised on */
   char what[160]; /* the port's exception, or the profile's expected message */
 } refused;
@@ -966,6 +967,34 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   return 1;
 }
 
+/* The keys of profile prof (bit i: keys[i], the first 32) that message
+ * quotes, 'NAME' or "NAME": a keyword the port does not take (TypeError
+ * "unexpected keyword argument 'rms_rate'", keras' ValueError "Argument(s)
+ * not recognized: {'rms_rate': 0.2}") or reads otherwise (KeyError
+ * 'use_muon'). */
+static unsigned quoted_keys(const muonref_profile *prof, const char *message)
+{
+  unsigned keys = 0;
+  for (size_t i = 0; prof && message && i < prof->n_keys && i < 32; i++) {
+    char q[2][80];
+    snprintf(q[0], sizeof q[0], "'%s'", prof->keys[i].name);
+    snprintf(q[1], sizeof q[1], "\"%s\"", prof->keys[i].name);
+    if (strstr(message, q[0]) || strstr(message, q[1]))
+      keys |= 1u << i;
+  }
+  return keys;
+}
+
+/* The keys of mask `keys` by name, joined by ", " (their order in the record). */
+static void key_list(const muonref_profile *prof, unsigned keys, char *buf, size_t n)
+{
+  size_t used = 0;
+  *buf = 0;
+  for (size_t i = 0; prof && i < prof->n_keys && i < 32 && used < n; i++)
+    if ((keys >> i) & 1u)
+      used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", prof->keys[i].name);
+}
+
 int muonref_fit_refusal(muonref_fit *f, const json_t *test, const char *kind, const char *profile,
                         const json_t *result, char *text, size_t n)
 {
@@ -994,6 +1023,15 @@ int muonref_fit_refusal(muonref_fit *f, const json_t *test, const char *kind, co
   char listed[700] = "";
   size_t used = 0;
   const muonref_profile *prof = muonref_profile_get(profile);
+  r->keys = accepted ? 0 : quoted_keys(prof, skipped);
+  if (r->keys) { /* the port names the options it refuses: that, not what the case has, says why */
+    char names[400];
+    key_list(prof, r->keys, names, sizeof names);
+    snprintf(text, n, "refused: the port raised on a case that %s runs (%s); its message names %s's option%s %s: "
+             "the port does not take %s as %s does", profile, r->what, profile, strchr(names, ',') ? "s" : "", names,
+             strchr(names, ',') ? "them" : "it", profile);
+    return 1;
+  }
   for (int k = 0; k < MUONREF_N_TRAITS; k++)
     if ((r->traits >> k) & 1u) {
       char item[120] = "", change[160] = ""; /* a refused trait an option change expresses: named with it */
@@ -1531,6 +1569,25 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
   char *done = calloc(p->n_ref, 1);
   if (!done)
     return;
+  /* the options the port's messages name (quoted_keys), all of them at once: one item */
+  unsigned keys = 0;
+  size_t keyed = 0;
+  const char *key_example = "";
+  for (size_t i = 0; i < p->n_ref; i++)
+    if (p->ref[i].accepted == accepted && p->ref[i].keys) {
+      keys |= p->ref[i].keys, keyed++, done[i] = 1;
+      key_example = *key_example ? key_example : p->ref[i].what;
+    }
+  char key_item[400] = "";
+  if (keyed) {
+    char names[300];
+    const muonref_profile *prof = muonref_profile_get(p->profile);
+    key_list(prof, keys, names, sizeof names);
+    snprintf(key_item, sizeof key_item, "%s's option%s %s not taken", p->profile, strchr(names, ',') ? "s" : "", names);
+    fprintf(out, "  %zu whose message names %s's option%s %s: the port does not take %s; e.g. %s\n", keyed,
+            p->profile, strchr(names, ',') ? "s" : "", names, strchr(names, ',') ? "them" : "it", key_example);
+    covered += keyed;
+  }
   while (n_chosen < 3 && covered < n) {
     int best = -1;
     size_t best_count = 0, best_all = 0;
@@ -1568,9 +1625,9 @@ static void report_refusals(const pfit *p, int accepted, FILE *out)
   free(done);
   if (covered < n)
     fprintf(out, "  %zu with no trait that the port's other cases lack\n", n - covered);
-  if (!n_chosen)
+  if (!n_chosen && !keyed)
     return;
-  fputs("explained: ", out);
+  fprintf(out, "explained: %s%s", key_item, keyed && n_chosen ? " and " : "");
   char items[3][160];
   for (int k = 0; k < n_chosen; k++) { /* two traits of one change (3-D and conv: conv_mode -> error) named once */
     muonref_trait_item((muonref_trait)chosen[k], &p->base, !accepted, items[k], sizeof items[k]);
