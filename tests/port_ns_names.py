@@ -37,7 +37,8 @@ def _ports():
 def ns_names():
     """{profile: the name of the Newton-Schulz function its test port's step() calls}, for every
     record with a test port."""
-    return {name: STEP_NS.get(name, ADAPTERS[port['adapter']].ns_function_name) for name, port in _ports()}
+    return {name: STEP_NS.get(name, ADAPTERS[port['adapter'].split('@', 1)[0]].ns_function_name)
+            for name, port in _ports()}
 
 
 def port_modules():

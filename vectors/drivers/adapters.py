@@ -37,6 +37,7 @@ driver reports the optimizer's own.
 
 import inspect
 import math
+import os
 from typing import Any, Dict, Optional, Tuple
 
 import torch
@@ -438,6 +439,24 @@ class Adapter:
     # the profile of a user's record this adapter runs (torch_driver.py --profile-file: a copy of
     # the base's adapter named after the record), or None
     user_profile = None
+    # the release this adapter runs (torch_driver.py --adapter keras@3.10: a copy of keras' adapter),
+    # or None; a release's port may lack keywords of the newest one (takes)
+    release = None
+
+    def takes(self, key: str) -> bool:
+        """Whether the port takes the keyword `key`: any of the adapter's own where it runs no
+        release; else one of the release's record's "keys" (spec/profiles/RELEASE.json, the base's
+        where it lists none)."""
+        if self.release is None:
+            return True
+        import records  # noqa: E402 (beside this file; only a release's run reads the records)
+        name = self.release
+        while name:
+            rec = records.read(os.path.join(records.folder(), name + '.json'))
+            if 'keys' in rec:
+                return key in {k['name'] for k in rec['keys']}
+            name = rec.get('base')
+        return True
 
     def is_profile(self, profile: str, theirs: str) -> bool:
         """Whether vectors of `profile` are those of the profile `theirs` the adapter's code was
@@ -1374,6 +1393,10 @@ class KerasAdapter(Adapter):
                       nesterov=_opt(first, 'nesterov'), ns_steps=_opt(first, 'ns_steps'), weight_decay=wd,
                       adam_weight_decay=wd, adam_beta_1=b1, adam_beta_2=b2, epsilon=_opt(first, 'adam_eps'),
                       adam_lr_ratio=_opt(first, 'adam_lr_ratio'))
+        if not self.takes('adam_weight_decay'):  # keras@3.10: weight_decay decays every variable
+            del kwargs['adam_weight_decay']
+        if scale == 'none' and not self.takes('rms_rate'):
+            raise NotExpressible(f"{self.release}: scale_mode='none' (the release has no rms_rate)")
         if scale == 'none':
             kwargs['rms_rate'] = None
         return cls(params, **kwargs)
@@ -1384,7 +1407,9 @@ class KerasAdapter(Adapter):
             if name == 'adam_betas':
                 out['adam_beta_1'], out['adam_beta_2'] = _opt(o, 'adam_betas')
             elif name == 'weight_decay':
-                out['weight_decay'] = out['adam_weight_decay'] = _opt(o, 'weight_decay')
+                out['weight_decay'] = _opt(o, 'weight_decay')
+                if self.takes('adam_weight_decay'):
+                    out['adam_weight_decay'] = out['weight_decay']
             else:
                 out[self.SCHEDULE_KEYS[name]] = _opt(o, name)
         return out

@@ -122,7 +122,15 @@ def adapter_of(spec: str):
         if name not in ADAPTERS:
             raise UsageError(f"--adapter {spec!r}: unknown adapter, expected one of {tuple(sorted(ADAPTERS))}, a "
                              "release of one (emerging@0.3) or FILE:CLASS (a subclass of adapters.Adapter)")
-        return ADAPTERS[name]
+        if name == spec:
+            return ADAPTERS[name]
+        try:  # a release: its record says which keywords its port takes
+            records.read(os.path.join(records.folder(), spec + '.json'))
+        except records.RecordError as exc:
+            raise UsageError(f"--adapter {spec!r}: a release of {name} needs its record: {exc}") from None
+        adapter = copy.copy(ADAPTERS[name])
+        adapter.release = spec
+        return adapter
     cls, _ = load_object(spec, '--adapter')
     if not (isinstance(cls, type) and issubclass(cls, adapters.Adapter)):
         raise UsageError(f"--adapter {spec!r}: {cls!r} is not a subclass of adapters.Adapter (the driver's "
