@@ -1699,6 +1699,101 @@ static const char *const emerging_0_3_areas[] = {
   "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 static const char *const emerging_0_3_coefficient_types[] = {"simple", "quintic", "polar_express", "cans", "aol", "deepseekv4", NULL};
 
+/* ---- keras@3.10: keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @717a64a3 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty)) ---- */
+/* keras.optimizers.Muon at the releases v3.10.0 to v3.12.4 (spec/profiles/keras.md 12):
+ * Muon(learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, epsilon=1e-7, weight_decay=0.1,
+ * ..., exclude_layers=None, exclude_embeddings=True, muon_a=3.4445, muon_b=-4.7750, muon_c=2.0315,
+ * adam_lr_ratio=0.1, momentum=0.95, ns_steps=6, nesterov=True): keras' step with four differences:
+ * the update `lr * O * max(1, shape[0] / shape[1]) ** 0.5` (Keller's rule on the variable's own
+ * first two dimensions, no rms_rate), 2-D and 3-D variables take Muon (a 3-D one as a batch of its
+ * last two dimensions' matrices), the base optimizer's decay `v - v * weight_decay * lr` on every
+ * variable (no adam_weight_decay), and the defaults weight_decay 0.1, adam_lr_ratio 0.1, ns_steps
+ * 6. */
+static const muonref_options keras_3_10_defaults = {
+  .lr = 0.001,
+  .momentum = 0.95,
+  .nesterov = 1,
+  .ns_steps = 6,
+  .weight_decay = 0.1,
+  .scale_mode = MUONREF_SCALE_FAN_IN,
+  .adam_beta1 = 0.9,
+  .adam_beta2 = 0.999,
+  .adam_eps = 1e-07,
+  .adam_lr_ratio = 0.1,
+  .adam_dim_threshold = 8192,
+  .use_muon = MUONREF_USE_MUON_AUTO,
+  .momentum_form = MUONREF_MOMENTUM_SUM,
+  .n_coeffs = 1,
+  .coeffs = {{3.4445, -4.775, 2.0315}},
+  .coeff_order = MUONREF_ORDER_CYCLE,
+  .ns_eps = 1e-07,
+  .eps_mode = MUONREF_EPS_ADD,
+  .ns_format = MUONREF_NS_FP32,
+  .bf16_order = MUONREF_BF16_KELLER,
+  .route_rule = MUONREF_ROUTE_NDIM_2_3,
+  .catalogue = MUONREF_CATALOGUE_KERAS,
+  .adam_eps_mode = MUONREF_ADAM_EPS_UNCORRECTED,
+  .scale_shape = MUONREF_SCALE_SHAPE_FIRST_TWO,
+  .scale_format = MUONREF_SCALE_FORMAT_LR,
+  .conv_mode = MUONREF_CONV_BATCHED,
+  .missing_grad = MUONREF_MISSING_GRAD_SKIP,
+  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .ns_safety = 1.0,
+  .adam_variant = MUONREF_ADAM_ADAMW,
+  .scale_extra = 1.0,
+  .norm_format = MUONREF_NORM_FORMAT_BF16,
+  .n_exclude_patterns = 0,
+  .pattern_match = MUONREF_MATCH_REGEX,
+  .momentum_bias_correction = 0,
+  .adam_weight_decay = 0.0,
+  .adam_decay_own = 0,
+  .clip_grad_norm = 0.0,
+  .exclude_embeddings = 1,
+  .adam_decay_muon_lr = 1,
+  .adam_step_global = 1,
+  .adam_bias_fp32 = 1,
+  .all_missing_error = 1,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
+  .adam_l2 = 0,
+  .maximize = 0,
+  .cautious_update = 0,
+  .adam_l2_grad = 0,
+};
+/* keras.optimizers.Muon's keywords at v3.10.0 (muon.py @717a64a3), in its signature's order; the
+ * base optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum,
+ * ema_overwrite_frequency, loss_scale_factor, gradient_accumulation_steps and name stay at their
+ * defaults (not expressible). weight_decay None is written 0 (no decay, the same step). */
+static const muonref_option_key keras_3_10_keys[] = {
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1},
+  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1},
+  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1},
+  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1},
+  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0, 1},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 1},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+};
+static const char *const keras_3_10_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
+
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_NEMO] = {"nemo", "NVIDIA-NeMo/NeMo nemo/core/optim/muon.py PR #16427", &nemo_defaults, nemo_keys, 11, 0, NULL, nemo_areas},
@@ -1717,4 +1812,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 9, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
+  [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @717a64a3 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 14, 1, NULL, keras_3_10_areas},
 };

@@ -93,6 +93,34 @@ END_TEST
  * fixed Keller semantics, N-D routing (4-D flattened, other N-D batched),
  * the scale from the last two dims, the scale multiplied into the bf16
  * update only in the bf16 format. */
+/* keras v3.10 to v3.12 (profile keras@3.10; muon.py @717a64a3 _muon_update_step: `max(1, shape[0] /
+ * shape[1]) ** 0.5` on the variable's shape, and `not 1 < len(shape) < 4` for AdamW): a 3-D variable takes
+ * Muon as a batch of its last two dimensions' matrices and its scale comes from its first two */
+START_TEST(first_two_scale)
+{
+  muonref_error e;
+  muonref_options o;
+  ck_assert_int_eq(muonref_profile_options("keras@3.10", &o, &e), MUONREF_OK);
+  ck_assert(o.scale_shape == MUONREF_SCALE_SHAPE_FIRST_TWO && o.route_rule == MUONREF_ROUTE_NDIM_2_3);
+  ck_assert_str_eq(muonref_scale_shape_name(o.scale_shape), "first_two");
+  muonref_route r;
+  muonref_shape t3 = {3, {6, 3, 8}}, tall = {3, {2, 16, 8}}, m = {2, {12, 4}}, conv = {4, {3, 3, 4, 8}};
+  ck_assert_int_eq(muonref_route_param(&o, &t3, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon && r.batch == 6 && r.rows == 3 && r.cols == 8 && r.scale_rows == 6 && r.scale_cols == 3);
+  ck_assert(muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols) == sqrt(2.0));
+  ck_assert_int_eq(muonref_route_param(&o, &tall, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon && r.batch == 2 && r.rows == 16 && r.cols == 8 && r.scale_rows == 2 && r.scale_cols == 16);
+  ck_assert(muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols) == 1.0);
+  ck_assert_int_eq(muonref_route_param(&o, &m, &r, &e), MUONREF_OK); /* 2-D: its own shape */
+  ck_assert(r.scale_rows == 12 && r.scale_cols == 4);
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  /* the embedding rule holds for a 3-D name under ndim_2_3 too */
+  ck_assert_int_eq(muonref_route_param_named(&o, &t3, "token_embedding/table", &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+}
+END_TEST
+
 START_TEST(keller_profile)
 {
   muonref_error e;
@@ -1297,6 +1325,7 @@ int main(void)
   tcase_add_test(t, torch_profile_defaults_and_catalogue);
   tcase_add_test(t, moonlight_profile);
   tcase_add_test(t, keller_profile);
+  tcase_add_test(t, first_two_scale);
   tcase_add_test(t, timm_profile_defaults_catalogue_and_routing);
   tcase_add_test(t, dion_profile);
   tcase_add_test(t, options_init_by_profile_id);

@@ -250,6 +250,40 @@ static void routing_by_name(gen_ctx *g)
   gen_add_step(g, &c);
 }
 
+/* keras v3.10 to v3.12 (profile keras@3.10, spec/profiles/keras.md 12):
+ * `not 1 < len(variable.shape) < 4` takes AdamW, so a 3-D variable takes
+ * Muon as a batch of its last two dimensions' matrices, scaled by
+ * sqrt(max(1, shape[0] / shape[1])) of its own shape, and a 4-D one AdamW;
+ * the embedding rule holds for 3-D names too.  Two steps, gradients N(0,
+ * 1), lr 0.05, weight_decay 0.1, adam_lr_ratio 0.2: each branch shows. */
+static void routing_keras_3d(gen_ctx *g)
+{
+  static const struct { const char *what, *name; int ndim; size_t d[4]; } N[] = {
+    {"3-D dense/kernel (6, 3, 8): Muon, six (3, 8) matrices, the update scaled by sqrt(max(1, 6 / 3)) = sqrt(2) "
+     "from the variable's first two dimensions (each matrix's own (3, 8) would give 1)", "dense/kernel", 3, {6, 3, 8}},
+    {"3-D dense/kernel (2, 16, 8): Muon, two tall (16, 8) matrices orthogonalised transposed, scale sqrt(max(1, "
+     "2 / 16)) = 1 (each matrix's own (16, 8) would give sqrt(2))", "dense/kernel", 3, {2, 16, 8}},
+    {"3-D dense/kernel (12, 4, 4): Muon, twelve square (4, 4) matrices, scale sqrt(max(1, 12 / 4)) = sqrt(3)",
+     "dense/kernel", 3, {12, 4, 4}},
+    {"4-D conv2d/kernel (3, 3, 4, 8): AdamW (v3.10 routes only 2-D and 3-D variables to Muon)", "conv2d/kernel", 4,
+     {3, 3, 4, 8}},
+    {"3-D token_embedding/table (4, 8, 16): AdamW under exclude_embeddings, whatever its shape",
+     "token_embedding/table", 3, {4, 8, 16}},
+  };
+  for (size_t k = 0; k < sizeof N / sizeof N[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.05, 0.1);
+    o.adam_lr_ratio = 0.2;
+    begin(&c, N[k].what, &o);
+    muonref_shape sh = {N[k].ndim, {N[k].d[0], N[k].d[1], N[k].d[2], N[k].d[3]}};
+    int i = param(g, &c, N[k].name, sh, 0);
+    for (int s = 0; s < 2; s++)
+      grad_normal(g, &c, s, i, 1.0);
+    flags(&c, "Routing", N[k].ndim == 3 && k < 3 ? "ScaleFirstTwo" : "RoutingRegex", N[k].ndim == 3 ? "NdMuon" : NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* keras' name rules (spec/profiles/keras.md 7): exactly 2-D, minus names
  * containing "embedding" in any case (exclude_embeddings), minus names
  * where an exclude_layers regular expression is found (re.search,
@@ -395,10 +429,12 @@ void gen_area_routing(gen_ctx *g)
     routing_ndim_2(g);
   if (defaults(g).route_rule == MUONREF_ROUTE_NOT_1D) /* megatron's tag, after every other profile's cases */
     routing_tagged(g);
-  if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2_3)
-    routing_by_name(g);
-  if (defaults(g).catalogue == MUONREF_CATALOGUE_KERAS) /* keras' ndim_2 with its name rules */
+  if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2_3 && defaults(g).pattern_match == MUONREF_MATCH_SUBSTRING_CI)
+    routing_by_name(g); /* Paddle's substrings */
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_KERAS) /* keras' name rules (2-D names) */
     routing_names(g);
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_KERAS && defaults(g).route_rule == MUONREF_ROUTE_NDIM_2_3)
+    routing_keras_3d(g); /* keras v3.10: 3-D Muon */
   if (has_key_kind(g, MUONREF_KEY_USE_FALLBACK))
     routing_use_fallback(g);
   if (defaults(g).route_rule != MUONREF_ROUTE_MANUAL)
