@@ -703,6 +703,22 @@ make_variant emerging_default_independent torch_emerging_port.py \
   run_variant emerging_default_independent Muon emerging "$v/emerging/emerging_weight_decay.json" &&
   fitted emerging_default_independent 'default weight_decay_method decoupled -> independent'
 
+# 16a. An older release checked against the newest profile: the keras@3.10 test port (Keras v3.10 to v3.12,
+# whose Muon has no adam_weight_decay and no rms_rate) on keras' vectors, as a user of keras 3.12 would run it.
+# The answer key, written before the run: every case that gives those two keywords is refused with keras'
+# "Argument(s) not recognized" and explained as those options not taken (the message names them), not as a
+# trait of the cases (the first run, before the message was read, said "conv_mode flatten -> error")
+cp "$srcdir/tests/torch_keras_port.py" "$work/torch_keras_port.py" &&
+  cp "$srcdir/tests/torch_keras_3_10_port.py" "$work/keras_3_10_on_keras.py" &&
+  run_variant keras_3_10_on_keras Muon keras "$v/keras/keras_weight_decay.json" "$v/keras/keras_scaling.json" &&
+  if grep -q "^explained: keras's options adam_weight_decay, rms_rate not taken (" "$work/keras_3_10_on_keras.out" &&
+    ! grep '^  diagnosis: refused' "$work/keras_3_10_on_keras.out" | grep -vq "its message names keras's options adam_weight_decay, rms_rate: the port does not take them"; then
+    echo "ok: keras_3_10_on_keras: $(grep -m 1 "^explained: keras's options" "$work/keras_3_10_on_keras.out")"
+  else
+    echo "FAIL: keras_3_10_on_keras: the refusals are not told as the two options not taken:"
+    grep '^explained\|^  diagnosis: refused' "$work/keras_3_10_on_keras.out" | head -5; status=1
+  fi
+
 # 17a. A keller port with dion's NorMuon second moment after Newton-Schulz (rows, beta2 0.95, eps 1e-8
 # added, each matrix's Frobenius norm restored; spec/muon.md 7.4; issue 24 item 8): no key of keller's
 # sets it, and the fit names normuon's second moment as one change.  The second moment lives on the
