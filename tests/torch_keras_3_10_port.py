@@ -11,7 +11,6 @@ The class of tests/torch_keras_port.py (v3.13.0 and later), whose code this reus
 Standard library and torch only, as every test port, and the v3.13 port beside it (copy both)."""
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,15 +43,7 @@ class Muon(_v313.Muon):
             del group['adam_weight_decay'], group['rms_rate']
         del self.defaults['adam_weight_decay'], self.defaults['rms_rate']
 
-    # -- keras.md 12: 2-D and 3-D variables take Muon
-    @staticmethod
-    def should_use_adamw(p, o):
-        if not 1 < p.ndim < 4:
-            return True
-        path = getattr(p, 'path', None) or ''
-        if o['exclude_embeddings'] and 'embedding' in path.lower():
-            return True
-        return any(re.search(keyword, path) for keyword in o['exclude_layers'])
+    MUON_NDIMS = (2, 3)  # keras.md 12: `if not 1 < len(variable.shape) < 4: return True`; the name rules as v3.13's
 
     # -- keras.md 12: BaseOptimizer._apply_weight_decay, one weight_decay for every variable
     def _apply_weight_decay(self, p, o):

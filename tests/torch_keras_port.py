@@ -74,10 +74,12 @@ class Muon(torch.optim.Optimizer):
         super().__init__(params, defaults)
         self.iterations = 0
 
+    MUON_NDIMS = (2,)  # keras.md 7: exactly 2-D (v3.10 to v3.12 also 3-D: tests/torch_keras_3_10_port.py)
+
     # -- keras.md 7
-    @staticmethod
-    def should_use_adamw(p, o):
-        if p.ndim != 2:
+    @classmethod
+    def should_use_adamw(cls, p, o):
+        if p.ndim not in cls.MUON_NDIMS:
             return True
         path = getattr(p, 'path', None) or ''
         if o['exclude_embeddings'] and 'embedding' in path.lower():

@@ -338,6 +338,9 @@ def parse_change(part):
     true when so prefixed), {"trait"} for a refusal trait (`WORDS accepted`, `WORDS refused`),
     {"fault"} for a catalogued fault's name (`fault NAME` or a bare name); None for none."""
     item = {}
+    m = re.fullmatch(r"\S+'s options? ([\w.]+) not taken", part.strip())
+    if m:  # the summary of refusals whose messages name options (vectors/fit.c report_refusals)
+        return {'fault': m.group(1)}
     m = re.fullmatch(r'(?:[\w-]+\s+)+(?:accepted|refused)', part.strip())
     if m and ' ' in part.strip():
         # a refusal trait the port shows (vectors/refusal.c muonref_trait_item: "Muon parameter of
@@ -552,6 +555,9 @@ CASE_NAMES_RE = re.compile(r"^(?:exactly|within this case's tolerance,) what (?:
 # a refused case's traits that an option change expresses (vectors/fit.c muonref_fit_refusal): "the case has: a
 # parameter without gradient (the option change missing_grad zeros -> error refuses it)"
 REFUSED_CHANGE_RE = re.compile(r'\(the option change (.+?) refuses it\)')
+# a refused case whose message quotes options of the profile (vectors/fit.c quoted_keys): "its message names
+# keller's option weight_decay: the port does not take it as keller does"
+REFUSED_KEYS_RE = re.compile(r"its message names \S+'s options? (.+?): the port does not take")
 
 
 def case_items(diagnosis):
@@ -559,6 +565,9 @@ def case_items(diagnosis):
     names, and each of its "(the same here: A, B, ...)" alternatives; for a refused case, the option change
     each of its traits names (one of them refused it); [] where it names none."""
     if (diagnosis or '').startswith('refused: '):
+        keys = REFUSED_KEYS_RE.search(diagnosis)
+        if keys:  # each option named: an item that matches a key deviation of that field (item_matches)
+            return [[{'fault': name}] for name in re.split(r',\s*', keys.group(1))]
         return [items for change in REFUSED_CHANGE_RE.findall(diagnosis) for items in parse_items(change)]
     m = CASE_NAMES_RE.match(diagnosis or '')
     if not m:
@@ -927,7 +936,11 @@ def self_test():
             "refused: the port raised on a case that keller runs (TypeError: no gradient); the case has: a parameter "
             "without gradient (the option change missing_grad zeros -> error refuses it); a state round trip between "
             "steps",
-            {'field': 'missing_grad', 'old': 'zeros', 'new': 'error'}, {'field': 'conv_mode', 'old': 'keller', 'new': 'error'})}
+            {'field': 'missing_grad', 'old': 'zeros', 'new': 'error'}, {'field': 'conv_mode', 'old': 'keller', 'new': 'error'}),
+        "a refused case's line naming options": (
+            "refused: the port raised on a case that keller runs (ValueError: optimizer.param_groups has no key "
+            "'weight_decay'); its message names keller's option weight_decay: the port does not take it as keller does",
+            {'field': 'weight_decay', 'old': '?', 'new': '0'}, {'field': 'missing_grad', 'old': 'zeros', 'new': 'error'})}
     for what, (line, named, other) in lines.items():
         for dev, want in ((named, 1), (other, 0)):
             got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
