@@ -719,6 +719,31 @@ cp "$srcdir/tests/torch_keras_port.py" "$work/torch_keras_port.py" &&
     grep '^explained\|^  diagnosis: refused' "$work/keras_3_10_on_keras.out" | head -5; status=1
   fi
 
+# ... and a port that refuses one value of an option it takes, its message quoting the option: the answer key,
+# written before the run (the new-user trial's M7): the momentum cases with nesterov False are refused and told
+# by their traits, never as the option not taken (166 passing cases gave nesterov)
+make_variant keras_3_10_nesterov_only "$work/keras_3_10_on_keras.py" '        if kwargs:' \
+  '        if not nesterov:
+            raise ValueError("'"'nesterov'"' must be True here")
+        if kwargs:' &&
+  run_variant keras_3_10_nesterov_only Muon keras@3.10 "$v/keras@3.10/keras@3.10_momentum.json" &&
+  if grep -q '^  diagnosis: refused: .*must be True here' "$work/keras_3_10_nesterov_only.out" &&
+    ! grep -q 'not taken\|its message names' "$work/keras_3_10_nesterov_only.out"; then
+    echo "ok: keras_3_10_nesterov_only: a refused value of a taken option is not told as the option not taken"
+  else
+    echo "FAIL: keras_3_10_nesterov_only: $(grep -m 1 '^  diagnosis' "$work/keras_3_10_nesterov_only.out")"; status=1
+  fi
+# ... and run on keller's vectors (groups, use_muon): the cases its adapter cannot give it are not the port's
+# refusals: told "not run", no trait counted
+cp "$work/keras_3_10_on_keras.py" "$work/keras_3_10_by_keller.py" &&
+  run_variant keras_3_10_by_keller Muon keras@3.10 "$v/keller/keller_adamw.json" "$v/keller/keller_routing.json"
+if grep -q "^  diagnosis: not run: the driver's adapter cannot give the port this case's options (NotExpressible" \
+    "$work/keras_3_10_by_keller.out" && ! grep -q '^refused (profile' "$work/keras_3_10_by_keller.out"; then
+  echo "ok: keras_3_10_by_keller: NotExpressible cases are told not run, not refused"
+else
+  echo "FAIL: keras_3_10_by_keller: $(grep -m 1 '^  diagnosis' "$work/keras_3_10_by_keller.out")"; status=1
+fi
+
 # 17a. A keller port with dion's NorMuon second moment after Newton-Schulz (rows, beta2 0.95, eps 1e-8
 # added, each matrix's Frobenius norm restored; spec/muon.md 7.4; issue 24 item 8): no key of keller's
 # sets it, and the fit names normuon's second moment as one change.  The second moment lives on the

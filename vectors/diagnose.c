@@ -92,6 +92,13 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
                      muonref_diagnosis *d)
 {
   memset(d, 0, sizeof *d);
+  const char *skip = json_string_value(json_object_get(result, "skipped"));
+  if (skip && !strncmp(skip, "NotExpressible", 14)) { /* the driver's adapter, not the port, gave up */
+    snprintf(d->key, sizeof d->key, "not expressible");
+    snprintf(d->text, sizeof d->text, "not run: the driver's adapter cannot give the port this case's options (%.300s); "
+             "the port may be of another profile (muonref identify names the nearest)", skip);
+    return 1;
+  }
   if (fit && result && muonref_fit_refusal(fit, test, kind, profile, result, d->text, sizeof d->text)) {
     snprintf(d->key, sizeof d->key, "%s", !strcmp(kind, "error") ? "accepted" : "refused");
     return 1;

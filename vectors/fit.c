@@ -968,14 +968,20 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
 }
 
 /* The keys of profile prof (bit i: keys[i], the first 32) that message
- * quotes, 'NAME' or "NAME": a keyword the port does not take (TypeError
- * "unexpected keyword argument 'rms_rate'", keras' ValueError "Argument(s)
- * not recognized: {'rms_rate': 0.2}") or reads otherwise (KeyError
- * 'use_muon'). */
+ * quotes, 'NAME' or "NAME", where it says a keyword or group key is not
+ * taken: Python's TypeError "got an unexpected keyword argument
+ * 'rms_rate'", keras' ValueError "Argument(s) not recognized: {'rms_rate':
+ * 0.2}", the driver's "optimizer.param_groups has no key 'weight_decay'".
+ * 0 for any other message: a port that refuses one value of an option it
+ * takes ("'nesterov' must be True") is told by the case's traits. */
 static unsigned quoted_keys(const muonref_profile *prof, const char *message)
 {
+  static const char *const NOT_TAKEN[] = {"unexpected keyword", "not recognized", "has no key"};
+  int says = 0;
+  for (size_t k = 0; message && k < sizeof NOT_TAKEN / sizeof NOT_TAKEN[0]; k++)
+    says |= strstr(message, NOT_TAKEN[k]) != NULL;
   unsigned keys = 0;
-  for (size_t i = 0; prof && message && i < prof->n_keys && i < 32; i++) {
+  for (size_t i = 0; says && prof && i < prof->n_keys && i < 32; i++) {
     char q[2][80];
     snprintf(q[0], sizeof q[0], "'%s'", prof->keys[i].name);
     snprintf(q[1], sizeof q[1], "\"%s\"", prof->keys[i].name);
