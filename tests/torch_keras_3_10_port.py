@@ -1,4 +1,4 @@
-"""A test port of keras.optimizers.Muon at the releases v3.10.0 to v3.12.4 (muon.py @717a64a3, the same at
+"""A test port of keras.optimizers.Muon at the releases v3.10.0 (3bedb9a9) to v3.12.4 (muon.py the same at
 each tag): the profile `keras@3.10` (spec/profiles/keras.md 12), written in PyTorch from that section alone.
 The class of tests/torch_keras_port.py (v3.13.0 and later), whose code this reuses, but for four things:
 

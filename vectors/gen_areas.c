@@ -279,7 +279,10 @@ static void routing_keras_3d(gen_ctx *g)
     int i = param(g, &c, N[k].name, sh, 0);
     for (int s = 0; s < 2; s++)
       grad_normal(g, &c, s, i, 1.0);
-    flags(&c, "Routing", N[k].ndim == 3 && k < 3 ? "ScaleFirstTwo" : "RoutingRegex", N[k].ndim == 3 ? "NdMuon" : NULL);
+    if (k < 3) /* 3-D Muon */
+      flags(&c, "Routing", "ScaleFirstTwo", "NdMuon");
+    else /* AdamW by its shape (4-D) or by its name */
+      flags(&c, "Routing", N[k].ndim == 4 ? "RoutingShape" : "RoutingRegex", NULL);
     gen_add_step(g, &c);
   }
 }

@@ -21,7 +21,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON = 13, /* kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f) */
   MUONREF_PROFILE_EMERGING_ADAPTIVE = 14, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22)) */
   MUONREF_PROFILE_EMERGING_0_3 = 15, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only)) */
-  MUONREF_PROFILE_KERAS_3_10 = 16, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @717a64a3 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty)) */
+  MUONREF_PROFILE_KERAS_3_10 = 16, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty)) */
   MUONREF_PROFILE_COUNT = 17 /* not a profile: how many there are */
 } muonref_profile_id;
 
