@@ -35,6 +35,7 @@ gradient (the definition of spec/muon.md section 11); when it has one, the
 driver reports the optimizer's own.
 """
 
+import functools
 import inspect
 import math
 import os
@@ -425,6 +426,20 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _release_keys(release: str) -> Optional[frozenset]:
+    """The keyword names of a release's record (spec/profiles/RELEASE.json "keys", else its base's;
+    None where none lists keys), read once per run: Adapter.takes asks for every case."""
+    import records  # noqa: E402 (beside this file; only a release's run reads the records)
+    name = release
+    while name:
+        rec = records.read(os.path.join(records.folder(), name + '.json'))
+        if 'keys' in rec:
+            return frozenset(k['name'] for k in rec['keys'])
+        name = rec.get('base')
+    return None  # no record of the chain lists keys: every keyword taken
+
+
 class Adapter:
     """The `nemo` mapping: NeMo's constructor takes every option by its spec name."""
 
@@ -447,16 +462,8 @@ class Adapter:
         """Whether the port takes the keyword `key`: any of the adapter's own where it runs no
         release; else one of the release's record's "keys" (spec/profiles/RELEASE.json, the base's
         where it lists none)."""
-        if self.release is None:
-            return True
-        import records  # noqa: E402 (beside this file; only a release's run reads the records)
-        name = self.release
-        while name:
-            rec = records.read(os.path.join(records.folder(), name + '.json'))
-            if 'keys' in rec:
-                return key in {k['name'] for k in rec['keys']}
-            name = rec.get('base')
-        return True
+        keys = None if self.release is None else _release_keys(self.release)
+        return keys is None or key in keys
 
     def is_profile(self, profile: str, theirs: str) -> bool:
         """Whether vectors of `profile` are those of the profile `theirs` the adapter's code was
