@@ -1463,20 +1463,34 @@ static int paddle_groups_fit(const gen_step_case *c)
   return 1;
 }
 
+/* Whether the first n characters of comment contain word (a case written
+ * for a profile's routing names the branch it expects: paddle_routing #32,
+ * keras@3.10_routing #17). */
+static int names_word(const char *comment, size_t n, const char *word)
+{
+  size_t w = strlen(word);
+  for (size_t k = 0; k + w <= n; k++)
+    if (!strncmp(comment + k, word, w))
+      return 1;
+  return 0;
+}
+
 /* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
  * data"): MANUAL routing splits AUTO groups; a one-group port takes only
  * groups differing in use_muon; TWO_D_ONLY resets the unused AdamW options
  * and drops the non-2-D parameters; a port with one shared eps
  * (MUONREF_KEY_EPS_SHARED, timm) takes the eps the case sets as both (flag
- * SharedEps); options no key can express leave the case out; under TIMM
- * routing the comment says where the heuristic routes a parameter unlike
- * the threshold rule; a case refused at construction becomes an error case
+ * SharedEps); options no key can express leave the case out; the comment
+ * says where the profile's shape rule (TIMM: its heuristic) routes a
+ * parameter unlike the threshold rule the comments assume; a case refused at construction becomes an error case
  * with the profile's message.  Returns 0 when the case is to be left out. */
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
 {
   muonref_options d;
   MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
   const muonref_profile *prof = muonref_profile_get(g->profile);
+  const int own_comment = strstr(c->comment, g->profile) != NULL; /* written for this profile, naming it */
+  const size_t comment_len = strlen(c->comment);                   /* the comment before this profile's notes */
   if (d.all_missing_error && has_empty_step(c))
     return 0; /* the port refuses a step without any gradient (the errors area has that case) */
   if (d.route_rule == MUONREF_ROUTE_MANUAL)
@@ -1619,22 +1633,34 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       n++;
     c->flags[n] = "SharedEps";
   }
-  if (d.route_rule == MUONREF_ROUTE_TIMM && !strstr(c->comment, g->profile))
+  if (d.route_rule == MUONREF_ROUTE_TIMM ? !strstr(c->comment, g->profile)
+      : d.route_rule != MUONREF_ROUTE_MANUAL && d.route_rule != MUONREF_ROUTE_THRESHOLD && !(reset & 1) && !own_comment)
     /* the comments speak of the threshold rule (unless written for this
-     * profile, naming it): say where the profile's heuristic differs */
+     * profile, naming it): say where the profile's rule differs by shape
+     * (keras v3.10 and Paddle send 3-D parameters to Muon: "AdamW by shape"
+     * misled a reader of keras@3.10_routing #11); a name rule's routing is
+     * the comment's own subject */
     for (int i = 0; i < c->n_params; i++) {
       muonref_options t = c->options[c->group_of[i]];
-      muonref_route rt, rh;
+      muonref_route rt, rh, rs;
       if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rh, NULL))
+        continue;
+      if (d.route_rule != MUONREF_ROUTE_TIMM &&
+          (muonref_route_param_named(&t, &c->shapes[i], NULL, &rs, NULL) || rs.use_muon != rh.use_muon ||
+           names_word(c->comment, comment_len, rh.use_muon ? "Muon" : "AdamW")))
         continue;
       t.route_rule = MUONREF_ROUTE_THRESHOLD;
       t.adam_dim_threshold = 8192; /* nemo's default: what the comments assume */
       if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rt, NULL) || rt.use_muon == rh.use_muon)
         continue;
       char b[128];
-      comment_append(c, " [profile %s: its heuristic routes %s %s to %s]",
-               g->profile, c->names[i], muonref_py_shape(b, sizeof b, c->shapes[i].dims, c->shapes[i].ndim),
-               rh.use_muon ? "Muon" : "AdamW");
+      muonref_py_shape(b, sizeof b, c->shapes[i].dims, c->shapes[i].ndim);
+      if (d.route_rule == MUONREF_ROUTE_TIMM)
+        comment_append(c, " [profile %s: its heuristic routes %s %s to %s]", g->profile, c->names[i], b,
+                       rh.use_muon ? "Muon" : "AdamW");
+      else
+        comment_append(c, " [profile %s: its rule (route_rule %s) routes %s %s to %s]", g->profile,
+                       muonref_route_rule_name(d.route_rule), c->names[i], b, rh.use_muon ? "Muon" : "AdamW");
     }
   /* refused at construction: an error case with the profile's message */
   muonref_error e;
