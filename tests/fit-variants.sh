@@ -733,6 +733,24 @@ make_variant keras_3_10_3d_adamw "$work/keras_3_10_on_keras.py" \
     echo "FAIL: keras_3_10_3d_adamw: $(grep -m 1 '^explained\|^diagnosis' "$work/keras_3_10_3d_adamw.out")"; status=1
   fi
 
+# 16c. Refusals at a high base rate: a keller port whose step raises on every group with a weight decay (most
+# cases have one). The answer key, written before the run: no trait is named (each trait's cases are refused
+# no more often than the rest), the summary gives the base rate, and no "explained:" line follows the refusals
+# (the first run told "state round trip refused and conv_mode keller -> error and missing_grad zeros -> error")
+make_variant keller_no_decay torch_keller_port.py '        for group in self.param_groups:' \
+  '        for group in self.param_groups:
+            if group["weight_decay"] != 0:
+                raise NotImplementedError("this port has no weight decay")' &&
+  run_variant keller_no_decay SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_state.json" \
+    "$v/keller/keller_schedule.json" "$v/keller/keller_dtypes.json" "$v/keller/keller_routing.json" \
+    "$v/keller/keller_gradients.json" &&
+  if grep -q '^  [0-9]* with no trait that the port.s other cases lack (it raised on [0-9]* of the [0-9]* step cases judged)$' \
+      "$work/keller_no_decay.out" && ! grep -q '^explained: .*refused)$' "$work/keller_no_decay.out"; then
+    echo "ok: keller_no_decay: $(grep -m 1 'with no trait' "$work/keller_no_decay.out")"
+  else
+    echo "FAIL: keller_no_decay: $(grep '^  [0-9]* with\|^explained' "$work/keller_no_decay.out" | head -3)"; status=1
+  fi
+
 # ... and a port that refuses one value of an option it takes, its message quoting the option: the answer key,
 # written before the run (the new-user trial's M7): the momentum cases with nesterov False are refused and told
 # by their traits, never as the option not taken (166 passing cases gave nesterov)
