@@ -751,6 +751,22 @@ make_variant keller_no_decay torch_keller_port.py '        for group in self.par
     echo "FAIL: keller_no_decay: $(grep '^  [0-9]* with\|^explained' "$work/keller_no_decay.out" | head -3)"; status=1
   fi
 
+# 16d. The same port without **kwargs: Python's TypeError names only the first unexpected keyword. The answer
+# key, written before the run: the driver names every keyword the constructor's signature lacks, so the
+# refusals are told as both options not taken, as in 16a (before: adam_weight_decay alone)
+make_variant keras_3_10_no_kwargs "$work/keras_3_10_on_keras.py" \
+  '                 muon_c=2.0315, adam_lr_ratio=0.1, momentum=0.95, ns_steps=6, nesterov=True, **kwargs):' \
+  '                 muon_c=2.0315, adam_lr_ratio=0.1, momentum=0.95, ns_steps=6, nesterov=True):
+        kwargs = {}' &&
+  run_variant keras_3_10_no_kwargs Muon keras "$v/keras/keras_weight_decay.json" &&
+  if grep -q "^explained: keras's options adam_weight_decay, rms_rate not taken (" "$work/keras_3_10_no_kwargs.out" &&
+    grep -q "unexpected keyword argument 'adam_weight_decay' (the constructor takes none of 'adam_weight_decay', 'rms_rate')" \
+      "$work/keras_3_10_no_kwargs.out"; then
+    echo "ok: keras_3_10_no_kwargs: $(grep -m 1 "^explained: keras's options" "$work/keras_3_10_no_kwargs.out")"
+  else
+    echo "FAIL: keras_3_10_no_kwargs: $(grep -m 1 '^explained\|^  diagnosis' "$work/keras_3_10_no_kwargs.out")"; status=1
+  fi
+
 # ... and a port that refuses one value of an option it takes, its message quoting the option: the answer key,
 # written before the run (the new-user trial's M7): the momentum cases with nesterov False are refused and told
 # by their traits, never as the option not taken (166 passing cases gave nesterov)

@@ -444,8 +444,12 @@ class Runner:
             if isinstance(spec, dict) and isinstance(spec.get('name'), str):
                 p.muonref_name = spec["name"]
         # the adapter builds the optimizer from (options, parameters) per vector group
-        return self.adapter.build(self.cls, [(self.adapter.options_of(self.profile, g.get('options', {})),
-                                                  [params[i] for i in g['params']]) for g in groups])
+        built = [(self.adapter.options_of(self.profile, g.get('options', {})), [params[i] for i in g['params']])
+                 for g in groups]
+        try:
+            return self.adapter.build(self.cls, built)
+        except TypeError as exc:
+            raise TypeError(every_unexpected_keyword(str(exc), self.cls, lambda c: self.adapter.build(c, built))) from None
 
     def set_step_options(self, opt, case: Dict[str, Any], k: int, params: List[torch.nn.Parameter],
                          current: List[Dict[str, Any]]) -> None:
@@ -654,6 +658,45 @@ class Runner:
             if os.environ.get('TORCH_DRIVER_TRACEBACK'):
                 traceback.print_exc()
             return {'skipped': f"{type(exc).__name__}: {exc}"}
+
+
+class _Recorded(Exception):
+    """Raised by every_unexpected_keyword's stand-in constructor once it has the keywords."""
+
+
+def every_unexpected_keyword(message: str, cls, build) -> str:
+    """A constructor's TypeError message, with every keyword the constructor does not take named.
+    Python names only the first (`__init__() got an unexpected keyword argument 'rms_rate'`), so a
+    port without **kwargs that lacks two of a profile's options was told one of them (issue 22).
+    build(c) builds the optimizer with c in place of the class: run once with a stand-in that
+    records the keywords, which are compared with cls's signature.  The message is returned as it
+    was unless it names an unexpected keyword and more than one keyword is missing from a
+    signature without **kwargs: then "(the constructor takes none of 'a', 'b')" is appended
+    (vectors/fit.c quoted_keys reads every quoted option name)."""
+    if 'unexpected keyword argument' not in message:
+        return message
+    import inspect
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return message
+    if any(q.kind == q.VAR_KEYWORD for q in sig.parameters.values()):
+        return message
+    seen: Dict[str, Any] = {}
+
+    def stand_in(*args, **kwargs):
+        seen.update(kwargs)
+        raise _Recorded()
+    try:
+        build(stand_in)
+    except _Recorded:
+        pass
+    except Exception:
+        return message
+    missing = [k for k in seen if k not in sig.parameters]
+    if len(missing) < 2:
+        return message
+    return f"{message} (the constructor takes none of {', '.join(repr(k) for k in missing)})"
 
 
 def check_ns_function(adapter, ns_fn, docs, given: Optional[str]) -> str:
