@@ -767,6 +767,20 @@ make_variant keras_3_10_no_kwargs "$work/keras_3_10_on_keras.py" \
     echo "FAIL: keras_3_10_no_kwargs: $(grep -m 1 '^explained\|^  diagnosis' "$work/keras_3_10_no_kwargs.out")"; status=1
   fi
 
+# 16e. A value hard-coded in the Muon branch only (stop 46's trial, point 2): the keller port's Muon decay fixed
+# at 0.01, its AdamW groups' as the case gives. The answer key, written before the run: every failure told
+# "weight_decay in Muon groups (any) -> 0.01" and no passing case broken (before: "weight_decay (any) -> 0.01"
+# on 22 of 36, breaking 41 of 46 passing cases, the AdamW groups' decay changed with it)
+make_variant keller_wd_fixed torch_keller_port.py '                    p.mul_(1 - group["lr"] * group["weight_decay"])' \
+  '                    p.mul_(1 - group["lr"] * 0.01)' 1 2 &&
+  run_variant keller_wd_fixed SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_weight_decay.json" \
+    "$v/keller/keller_adamw.json" "$v/keller/keller_routing.json" &&
+  if grep -q '^explained: weight_decay in Muon groups (any) -> 0.01 (\([0-9]*\) of \1 failures; 0 of' "$work/keller_wd_fixed.out"; then
+    echo "ok: keller_wd_fixed: $(grep -m 1 '^explained' "$work/keller_wd_fixed.out")"
+  else
+    echo "FAIL: keller_wd_fixed: $(grep -m 1 '^explained\|^diagnosis' "$work/keller_wd_fixed.out")"; status=1
+  fi
+
 # ... and a port that refuses one value of an option it takes, its message quoting the option: the answer key,
 # written before the run (the new-user trial's M7): the momentum cases with nesterov False are refused and told
 # by their traits, never as the option not taken (166 passing cases gave nesterov)

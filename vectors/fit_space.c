@@ -339,6 +339,29 @@ static int preset_keyed(const muonref_profile *p, const field *f)
 /* Whether some key of the profile sets field f. */
 static int field_keyed(const muonref_profile *p, const field *f) { return key_of(p, f) != NULL; }
 
+/* The value changes l->c[first..] of field f again, each in Muon groups
+ * only (branch 1, "KEY in Muon groups (any) -> VALUE"), where f is lr or
+ * weight_decay, the profile's key of it is taken by every group, and its
+ * AdamW groups read it too (an AdamW fallback; a weight_decay not replaced
+ * by AdamW's own, adam_decay_own): a port that hard-codes the value in its
+ * Muon branch (Keller's decay fixed at 0.01) leaves its AdamW groups as the
+ * profile's, which a change in every group does not (tests/fit-variants.sh
+ * 16e).  Appended after the changes in every group, so that where both give
+ * the same run (a case without AdamW groups) the two are merged. */
+static void muon_branch_values(list *l, size_t first, const muonref_profile *prof, const field *f)
+{
+  const muonref_option_key *k = key_of(prof, f);
+  const muonref_options *d = prof->defaults;
+  if (!k || k->branch != MUONREF_KEY_ANY || d->route_rule == MUONREF_ROUTE_TWO_D_ONLY ||
+      (strcmp(f->name, "lr") && (strcmp(f->name, "weight_decay") || d->adam_decay_own)))
+    return;
+  for (size_t i = first, end = l->n; i < end; i++) {
+    muonref_fit_change c = l->c[i];
+    c.branch = 1;
+    push(l, &c);
+  }
+}
+
 /* The decimal spelling of coefficient x as a port writes it: the shortest
  * that reads back as x, with at least 4 decimals ("-4.7750": Keller's
  * spelling, whose last zero a typo can move), or "" where that is not
@@ -504,6 +527,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       add_typos(&l, &base, fi, first);
     }
     drop_inert(&l, first, prof, f);
+    muon_branch_values(&l, first, prof, f);
     size_t end = l.n;
     if (field_keyed(prof, f) && f->kind != F_PATTERNS) { /* the option ignored (after the field's values) */
       muonref_fit_change c = {0};
@@ -958,7 +982,8 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
     int k = !first_key_secondary(prof, f) && key_value_text(&v, f, profile, b, sizeof b);
     if (!k)
       value_text(&v, f, b, sizeof b);
-    snprintf(buf + used, n - used, "%s (any) -> %s", k ? first_key(prof, f) : f->name, b);
+    snprintf(buf + used, n - used, "%s%s (any) -> %s", k ? first_key(prof, f) : f->name,
+             c->branch == 1 ? " in Muon groups" : "", b);
     return;
   }
   if (key_text(&base, &v, f, profile, buf + used, n - used))
