@@ -346,7 +346,8 @@ static int field_keyed(const muonref_profile *p, const field *f) { return key_of
  * by AdamW's own, adam_decay_own): a port that hard-codes the value in its
  * Muon branch (Keller's decay fixed at 0.01) leaves its AdamW groups as the
  * profile's, which a change in every group does not (tests/fit-variants.sh
- * 16e).  Appended after the changes in every group, so that where both give
+ * 16e); the option ignored likewise (a Muon class without weight decay
+ * beside Keller's AdamW: the eval's qwen3-mini).  Appended after the changes in every group, so that where both give
  * the same run (a case without AdamW groups) the two are merged. */
 static void muon_branch_values(list *l, size_t first, const muonref_profile *prof, const field *f)
 {
@@ -533,6 +534,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
       muonref_fit_change c = {0};
       c.field = (int)fi, c.ignored = 1, c.value = base;
       push(&l, &c);
+      muon_branch_values(&l, l.n - 1, prof, f); /* ... and ignored in Muon groups only */
     }
     size_t after = l.n;
     for (size_t k = first; field_keyed(prof, f) && k < end; k++) { /* the same values as the port's default */
@@ -638,6 +640,8 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
     return;
   }
   if (c->ignored) {
+    if (c->branch == 1 && o->use_muon == MUONREF_USE_MUON_FALSE)
+      return;
     const muonref_profile *p = muonref_profile_get(profile);
     const muonref_options *d = p && p->adam_defaults && o->use_muon == MUONREF_USE_MUON_FALSE ? p->adam_defaults
                                                                                                 : &c->value;
@@ -950,7 +954,7 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
       return;
     }
     int k = key_value_text(&base, f, profile, a, sizeof a);
-    snprintf(buf, n, "%s (any) -> %s", k ? first_key(prof, f) : f->name, a);
+    snprintf(buf, n, "%s%s (any) -> %s", k ? first_key(prof, f) : f->name, c->branch == 1 ? " in Muon groups" : "", a);
     return;
   }
   if (c->misread) { /* "KEY FROM read as TO": the profile's first key of the field, as for the option ignored */
