@@ -940,7 +940,10 @@ def self_test():
         "a refused case's line naming options": (
             "refused: the port raised on a case that keller runs (ValueError: optimizer.param_groups has no key "
             "'weight_decay'); its message names keller's option weight_decay: the port does not take it as keller does",
-            {'field': 'weight_decay', 'old': '?', 'new': '0'}, {'field': 'missing_grad', 'old': 'zeros', 'new': 'error'})}
+            {'field': 'weight_decay', 'old': '?', 'new': '0'}, {'field': 'missing_grad', 'old': 'zeros', 'new': 'error'}),
+        "a change in Muon groups only": (
+            "within this case's tolerance, what the option change weight_decay in Muon groups (any) -> 0 gives",
+            {'field': 'weight_decay', 'old': '?', 'new': '0'}, {'field': 'weight_decay', 'old': '?', 'new': '0.01'})}
     for what, (line, named, other) in lines.items():
         for dev, want in ((named, 1), (other, 0)):
             got = case_accuracy({'cases': [{'diagnosis': line}]}, {'deviations': [dev]})[2]
