@@ -175,7 +175,7 @@ static void diagnose(muonref_checker *c, const json_t *test, const char *kind, c
     int adamw = failing_only_adamw(test, failing, cap);
     c->undiagnosed_adamw += adamw;
     snprintf(text, n, "none: no catalogued fault, single option change or measured platform effect gives this result "
-                      "(a pair of changes that explains it is listed under an \"explained:\" line after the last case, where "
+                      "(a pair or triple of changes that explains it is listed under an \"explained:\" line after the last case, where "
                       "one does)%s%s%s",
              d.nearest[0] ? "; " : "", d.nearest, adamw ? "; every failing tensor is an AdamW parameter's: the difference lies in the fallback (its "
                      "moments, bias correction, eps, lr or decay: spec/muon.md 9)" : "");

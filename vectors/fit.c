@@ -86,7 +86,7 @@ typedef struct fcase {
 
 /* A change: one of the space, or a pair. */
 typedef struct cand {
-  int a, b;           /* indices into the space; b = -1 for a single */
+  int a, b, t;        /* indices into the space; b = -1 for a single, t = -1 but for a triple */
   signed char *match; /* per failing case: 0 none, 1 weak, 2 strong */
   float *dist;        /* per failing case: distance of the closest run to the port (INFINITY: no change) */
   int explained, broken, sampled, same_as;
@@ -95,7 +95,7 @@ typedef struct cand {
                          sample (rank_cmp: negative ranks last) */
   int tried, strong;  /* failing cases of a kind the single touches, and those it matched strongly, as they came */
   double close, improve;
-  char label[256];
+  char label[512];
 } cand;
 
 typedef struct shape_ratios {
@@ -133,6 +133,7 @@ typedef struct pfit {
   long seen[2][MUONREF_N_TRAITS];     /* judged step [0] and error [1] cases with each trait */
   long seen_all[2];                   /* judged step [0] and error [1] cases */
   long pairs_tried;                   /* pairs run on some failure (make_pair) */
+  long triples_tried;                 /* triples run on some failure (make_triple) */
 } pfit;
 
 struct muonref_fit {
@@ -167,7 +168,7 @@ static pfit *profile_fit(muonref_fit *f, const char *profile)
   if (!(p->single = calloc(p->n, sizeof *p->single)))
     return NULL;
   for (size_t i = 0; i < p->n; i++)
-    p->single[i].a = (int)i, p->single[i].b = -1, p->single[i].same_as = -1;
+    p->single[i].a = (int)i, p->single[i].b = -1, p->single[i].t = -1, p->single[i].same_as = -1;
   p->noise = DEFAULT_NOISE;
   p->rng = 20261130;
   f->n_p++;
@@ -178,7 +179,7 @@ static pfit *profile_fit(muonref_fit *f, const char *profile)
 
 typedef struct editctx {
   const char *profile;
-  const muonref_fit_change *c[2]; /* the changes made through the options (a hook fault is not here) */
+  const muonref_fit_change *c[3]; /* the changes made through the options (a hook fault is not here) */
   int nc, order;
 } editctx;
 
@@ -191,8 +192,8 @@ static void edit(const void *ctx, const json_t *given, const muonref_options *re
     o->bf16_order = (muonref_bf16_order)e->order;
 }
 
-/* The run of changes a and b (NULL: none) on case c in variant v; NULL when
- * the run fails or is refused. */
+/* The run of changes a, b and t (NULL: none) on case c in variant v; NULL
+ * when the run fails or is refused. */
 static long n_runs, n_judged;
 static double t_runs, t_judged;
 static double now(void)
@@ -203,22 +204,22 @@ static double now(void)
 }
 
 static json_t *run_changes(const muonref_fit *f, const pfit *p, const fcase *c, const muonref_fit_change *a,
-                           const muonref_fit_change *b, const variant *v)
+                           const muonref_fit_change *b, const muonref_fit_change *t, const variant *v)
 {
   double t0 = now();
   n_runs++;
   editctx e = {p->profile, {NULL, NULL}, 0, v->order};
   int hook = 0;
-  const muonref_fit_change *ch[2] = {a, b};
-  int faults = (a && a->fault > 0) + (b && b->fault > 0);
-  for (int k = 0; k < 2; k++) {
+  const muonref_fit_change *ch[3] = {a, b, t};
+  int faults = (a && a->fault > 0) + (b && b->fault > 0) + (t && t->fault > 0), last = t ? 2 : b ? 1 : 0;
+  for (int k = 0; k < 3; k++) {
     if (!ch[k])
       continue;
     /* a fault runs with its hooks (its option values come with them,
-     * run_fast); of two faults the first that changes options is set
-     * through the options instead (pairs of two faults with hooks only are
-     * never made) */
-    if (ch[k]->fault > 0 && !hook && (faults == 1 || k == 1 || !muonref_fit_option_only(ch[k], p->profile)))
+     * run_fast); of two or three faults those before the last that change
+     * options are set through the options instead (combinations of two
+     * faults with hooks only are never made) */
+    if (ch[k]->fault > 0 && !hook && (faults == 1 || k == last || !muonref_fit_option_only(ch[k], p->profile)))
       hook = ch[k]->fault;
     else
       e.c[e.nc++] = ch[k];
@@ -648,7 +649,7 @@ static void null_runs(const muonref_fit *f, const pfit *p, fcase *c)
   c->null_done = 1;
   c->null_dist = INFINITY;
   for (int k = 0; k < c->nv; k++) {
-    c->null_run[k] = run_changes(f, p, c, NULL, NULL, &c->v[k]);
+    c->null_run[k] = run_changes(f, p, c, NULL, NULL, NULL, &c->v[k]);
     if (!c->null_run[k])
       continue;
     c->null_dist = fmin(c->null_dist, distance(c, c->null_run[k]));
@@ -693,23 +694,33 @@ static void variant_order(const pfit *p, const fcase *c, int *idx)
     }
 }
 
-/* The best of the runs of changes a, b on failing case c: *m 2 strong, 1
- * weak, 0 none; *d the closest run's distance (INFINITY when no run
+/* Whether changes a, b, t (b and t may be NULL) can act on case c: each
+ * affordable, one touching what the case has and applying to it. */
+static int may_act(const pfit *p, const fcase *c, const muonref_fit_change *a, const muonref_fit_change *b,
+                   const muonref_fit_change *t)
+{
+  unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0) | (t ? muonref_fit_touches(t) : 0);
+  return affordable(c, a) && affordable(c, b) && affordable(c, t) && (touch & c->touch) &&
+         (muonref_fit_applies(a, c->test, c->kind, p->profile) ||
+          (b && muonref_fit_applies(b, c->test, c->kind, p->profile)) ||
+          (t && muonref_fit_applies(t, c->test, c->kind, p->profile)));
+}
+
+/* The best of the runs of changes a, b, t on failing case c: *m 2 strong,
+ * 1 weak, 0 none; *d the closest run's distance (INFINITY when no run
  * changes anything). */
 static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fit_change *a,
-                     const muonref_fit_change *b, signed char *m, float *d)
+                     const muonref_fit_change *b, const muonref_fit_change *t, signed char *m, float *d)
 {
   *m = 0, *d = INFINITY;
-  unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0);
-  if (!affordable(c, a) || !affordable(c, b) || !(touch & c->touch) || (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
-                              (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
+  if (!may_act(p, c, a, b, t))
     return;
   null_runs(f, p, c);
   int idx[MAX_VARIANTS];
   variant_order(p, c, idx);
   for (int i = 0; i < c->nv; i++) {
     int k = idx[i];
-    json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
+    json_t *r = run_changes(f, p, c, a, b, t, &c->v[k]);
     if (!r || (c->null_run[k] && json_equal(r, c->null_run[k]))) { /* refused, or changes nothing here */
       json_decref(r);
       continue;
@@ -721,12 +732,14 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     signed char mk = !c->band && gain && matches(f, c, r, 0, p->noise) && (!c->null_scale_off[k] || scale_ok(c, r, f->format)) ? 2
                      : (c->exact || c->band) && !c->null_weak[k] && matches(f, c, r, p->noise, p->noise) ? 1 : 0;
     if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
-      char l[200], lb[200] = "";
+      char l[200], lb[200] = "", lt[200] = "";
       muonref_fit_describe(a, p->profile, l, sizeof l);
       if (b)
         muonref_fit_describe(b, p->profile, lb, sizeof lb);
-      fprintf(stderr, "fit: %s %s%s%s variant %d (order %d, flags %u): distance %g, match %d\n", c->label, l,
-              b ? " and " : "", lb, k, c->v[k].order, c->v[k].flags, dist, mk);
+      if (t)
+        muonref_fit_describe(t, p->profile, lt, sizeof lt);
+      fprintf(stderr, "fit: %s %s%s%s%s%s variant %d (order %d, flags %u): distance %g, match %d\n", c->label, l,
+              b ? " and " : "", lb, t ? " and " : "", lt, k, c->v[k].order, c->v[k].flags, dist, mk);
     }
     if (mk > *m || (mk == *m && dist < *d))
       *m = mk, *d = (float)dist;
@@ -740,19 +753,16 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
  * nothing, or one the port's result passes (within the noise on a
  * Bf16Exact case). */
 static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fit_change *a,
-                 const muonref_fit_change *b)
+                 const muonref_fit_change *b, const muonref_fit_change *t)
 {
-  unsigned touch = muonref_fit_touches(a) | (b ? muonref_fit_touches(b) : 0);
-  if (!affordable(c, a) || !affordable(c, b) || !(touch & c->touch) ||
-      (!muonref_fit_applies(a, c->test, c->kind, p->profile) &&
-       (!b || !muonref_fit_applies(b, c->test, c->kind, p->profile))))
+  if (!may_act(p, c, a, b, t))
     return 1;
   null_runs(f, p, c);
   int kept = 0, idx[MAX_VARIANTS];
   variant_order(p, c, idx);
   for (int i = 0; !kept && i < c->nv; i++) {
     int k = idx[i];
-    json_t *r = run_changes(f, p, c, a, b, &c->v[k]);
+    json_t *r = run_changes(f, p, c, a, b, t, &c->v[k]);
     kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) ||
                  (matches(f, c, r, 0, p->noise) && scale_ok(c, r, f->format)) ||
                  ((c->exact || c->band) && matches(f, c, r, p->noise, p->noise)));
@@ -768,9 +778,14 @@ static const char *label(const pfit *p, cand *c)
     muonref_fit_describe(&p->space[c->a], p->profile, a, sizeof a);
     if (c->b < 0)
       snprintf(c->label, sizeof c->label, "%s", a);
-    else {
+    else if (c->t < 0) {
       muonref_fit_describe(&p->space[c->b], p->profile, b, sizeof b);
       snprintf(c->label, sizeof c->label, "%s and %s", a, b);
+    } else {
+      char t[120];
+      muonref_fit_describe(&p->space[c->b], p->profile, b, sizeof b);
+      muonref_fit_describe(&p->space[c->t], p->profile, t, sizeof t);
+      snprintf(c->label, sizeof c->label, "%s and %s and %s", a, b, t);
     }
   }
   return c->label;
@@ -895,7 +910,7 @@ static void still_differs(const muonref_fit *f, const pfit *p, fcase *c, const m
   double bd = INFINITY;
   *buf = 0;
   for (int k = 0; k < c->nv; k++) {
-    json_t *r = run_changes(f, p, c, a, NULL, &c->v[k]);
+    json_t *r = run_changes(f, p, c, a, NULL, NULL, &c->v[k]);
     double d = r ? distance(c, r) : INFINITY;
     if (r && (!best || d < bd)) {
       json_decref(best);
@@ -986,7 +1001,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
       s->match[ci] = 0, s->dist[ci] = INFINITY;
       continue;
     }
-    evaluate(f, p, c, &p->space[i], NULL, &s->match[ci], &s->dist[ci]);
+    evaluate(f, p, c, &p->space[i], NULL, NULL, &s->match[ci], &s->dist[ci]);
     s->tried += (muonref_fit_touches(&p->space[i]) & c->touch) != 0, s->strong += s->match[ci] == 2;
     if (getenv("MUONREF_FIT_DEBUG") && now() - t0 > 0.05)
       fprintf(stderr, "fit: %s on %s took %.2f s\n", label(p, s), c->label, now() - t0);
@@ -1187,7 +1202,8 @@ static void check_passes(const muonref_fit *f, pfit *p, cand *c)
 {
   c->sampled = (int)p->n_pass, c->broken = 0;
   for (size_t i = 0; i < p->n_pass; i++) {
-    int k = keeps(f, p, &p->pass[i], &p->space[c->a], c->b >= 0 ? &p->space[c->b] : NULL);
+    int k = keeps(f, p, &p->pass[i], &p->space[c->a], c->b >= 0 ? &p->space[c->b] : NULL,
+                  c->t >= 0 ? &p->space[c->t] : NULL);
     c->broken += !k;
     if (!k && getenv("MUONREF_FIT_DEBUG"))
       fprintf(stderr, "fit: %s breaks %s\n", label(p, c), p->pass[i].label);
@@ -1217,7 +1233,9 @@ static int rank_cmp(const void *x, const void *y)
     return a->close < b->close ? -1 : 1;
   if ((a->b < 0) != (b->b < 0))
     return a->b < 0 ? -1 : 1;
-  return a->a != b->a ? a->a - b->a : a->b - b->b;
+  if ((a->t < 0) != (b->t < 0))
+    return a->t < 0 ? -1 : 1;
+  return a->a != b->a ? a->a - b->a : a->b != b->b ? a->b - b->b : a->t - b->t;
 }
 
 static int by_explained(const void *x, const void *y)
@@ -1274,10 +1292,10 @@ static size_t merge_same(pfit *p, cand **rank, size_t n)
     int merged = 0;
     for (size_t j = 0; s->explained && j < kept && !merged; j++) {
       cand *t = rank[j];
-      if (t->broken != s->broken || (t->b < 0) != (s->b < 0) || !identical(p, t, s))
+      if (t->broken != s->broken || (t->b < 0) != (s->b < 0) || (t->t < 0) != (s->t < 0) || !identical(p, t, s))
         continue;
       size_t used = strlen(label(p, t));
-      char mine[256];
+      char mine[512];
       snprintf(mine, sizeof mine, "%s", label(p, s));
       size_t more = strlen(mine);
       if (used + 3 + more < sizeof t->label) { /* both labels, or the first alone */
@@ -1303,7 +1321,7 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
     return 0; /* two values of one field (two misreads of two of its values, a swap, act together) */
   if (a->fault > 0 && b->fault > 0 && !muonref_fit_option_only(a, p->profile) && !muonref_fit_option_only(b, p->profile))
     return 0; /* two faults' hooks cannot be combined */
-  c->a = x, c->b = y, c->same_as = -1;
+  c->a = x, c->b = y, c->t = -1, c->same_as = -1;
   p->pairs_tried++;
   c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
   if (!c->match || !c->dist) {
@@ -1326,13 +1344,63 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
       continue;
     if (open > probe && (seen++ * probe) % open >= probe)
       continue;
-    evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
+    evaluate(f, p, &p->fail[i], a, b, NULL, &c->match[i], &c->dist[i]);
     done[i] = 1;
     gained |= c->match[i] != 0;
   }
   for (size_t i = 0; gained && i < p->n_fail; i++)
     if (!done[i])
-      evaluate(f, p, &p->fail[i], a, b, &c->match[i], &c->dist[i]);
+      evaluate(f, p, &p->fail[i], a, b, NULL, &c->match[i], &c->dist[i]);
+  free(done);
+  if (!gained) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  score(p, c);
+  return 1;
+}
+
+/* A new triple: pair `lead` with change z (an index into the space) as a
+ * third, evaluated first on up to `probe` of the failures the pair leaves
+ * unexplained, and on every failing case only when it explains one of
+ * those (0 returned, and nothing kept, otherwise).  Not made where z is one
+ * of the pair's fields (two values of one field) or a second fault with
+ * hooks only.  A wild port differs from its profile in three to six ways,
+ * and a case that exercises three of them no pair explains (the keras v3.13
+ * port on keras@3.10's vectors: 39 of its 105 failures). */
+static int make_triple(const muonref_fit *f, pfit *p, const cand *lead, int z, size_t probe, cand *c)
+{
+  const muonref_fit_change *a = &p->space[lead->a], *b = &p->space[lead->b], *t = &p->space[z];
+  memset(c, 0, sizeof *c);
+  if (z == lead->a || z == lead->b || (t->field >= 0 && (t->field == a->field || t->field == b->field)))
+    return 0;
+  int hooks = (a->fault > 0 && !muonref_fit_option_only(a, p->profile)) +
+              (b->fault > 0 && !muonref_fit_option_only(b, p->profile)) +
+              (t->fault > 0 && !muonref_fit_option_only(t, p->profile));
+  if (hooks > 1)
+    return 0;
+  c->a = lead->a, c->b = lead->b, c->t = z, c->same_as = -1;
+  p->triples_tried++;
+  c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
+  char *done = calloc(p->n_fail + 1, 1);
+  if (!c->match || !c->dist || !done) {
+    free(c->match), free(c->dist), free(done);
+    return 0;
+  }
+  size_t open = 0, seen = 0;
+  for (size_t i = 0; i < p->n_fail; i++)
+    open += !lead->match[i];
+  int gained = 0;
+  for (size_t i = 0; i < p->n_fail; i++) {
+    if (lead->match[i] || (open > probe && (seen++ * probe) % open >= probe))
+      continue;
+    evaluate(f, p, &p->fail[i], a, b, t, &c->match[i], &c->dist[i]);
+    done[i] = 1;
+    gained |= c->match[i] != 0;
+  }
+  for (size_t i = 0; gained && i < p->n_fail; i++)
+    if (!done[i])
+      evaluate(f, p, &p->fail[i], a, b, t, &c->match[i], &c->dist[i]);
   free(done);
   if (!gained) {
     free(c->match), free(c->dist);
@@ -1468,6 +1536,34 @@ static void rank_lone_pairs(const pfit *p, const signed char *grade, int n_lone,
   }
 }
 
+/* Triples, where a pair explains a failure but none explains all: the pair
+ * that explains most with each change of the space as a third
+ * (make_triple; a change with the results of an earlier one, or a typo
+ * that explains nothing alone, left out), into triples (room for p->n);
+ * those that explain more than the pair are ranked.  Returns the count
+ * made. */
+static size_t add_triples(const muonref_fit *f, pfit *p, const cand *pairs, size_t n_pairs, cand *triples,
+                          cand **rank, size_t *n_rank)
+{
+  const cand *lead = NULL;
+  for (size_t k = 0; k < n_pairs; k++)
+    if (!lead || pairs[k].explained > lead->explained ||
+        (pairs[k].explained == lead->explained && pairs[k].close < lead->close))
+      lead = &pairs[k];
+  if (!lead || lead->explained >= (int)p->n_fail)
+    return 0;
+  size_t n = 0;
+  for (size_t z = 0; z < p->n; z++) {
+    if (p->single[z].same_as >= 0 || (p->space[z].typo && !p->single[z].explained))
+      continue;
+    n += make_triple(f, p, lead, (int)z, PAIR_PROBE, &triples[n]);
+  }
+  for (size_t k = 0; k < n; k++)
+    if (triples[k].explained > lead->explained)
+      rank[(*n_rank)++] = &triples[k];
+  return n;
+}
+
 static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
 {
   if (getenv("MUONREF_FIT_DEBUG"))
@@ -1475,10 +1571,11 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   size_t max_pairs = (size_t)(POOL_EXPLAINED + POOL_IMPROVE) * (POOL_EXPLAINED + POOL_IMPROVE) + GREEDY_CLOSEST * p->n;
-  cand **rank = calloc(p->n + max_pairs + 1, sizeof *rank), *pairs = calloc(max_pairs + 1, sizeof *pairs);
-  size_t n_rank = 0, n_pairs = 0;
-  if (!rank || !pairs) {
-    free(rank), free(pairs);
+  cand **rank = calloc(2 * p->n + max_pairs + 1, sizeof *rank), *pairs = calloc(max_pairs + 1, sizeof *pairs),
+       *triples = calloc(p->n + 1, sizeof *triples);
+  size_t n_rank = 0, n_pairs = 0, n_triples = 0;
+  if (!rank || !pairs || !triples) {
+    free(rank), free(pairs), free(triples);
     return;
   }
   /* the failures no single change explains (their per-case diagnosis is "none"): the pairs that explain them
@@ -1559,6 +1656,7 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
       if (pairs[k].explained > best_single)
         rank[n_rank++] = &pairs[k];
     rank_lone_pairs(p, grade, n_lone, pairs, n_pairs, best_single, rank, &n_rank);
+    n_triples = add_triples(f, p, pairs, n_pairs, triples, rank, &n_rank);
   }
   if (getenv("MUONREF_FIT_DEBUG"))
     fprintf(stderr, "fit: after pairs %ld runs %.2f s, %ld judged %.2f s\n", n_runs, t_runs, n_judged, t_judged);
@@ -1588,8 +1686,11 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     fprintf(stderr, "fit: profile %s fitted in %.2f s after the cases (%ld runs, %.2f s in all)\n", p->profile, secs,
             n_runs, t_runs);
   fprintf(out, "fit (profile %s): %zu failure%s; %zu single changes of the option space, %zu pairs that explain a "
-               "failure (of %ld tried); %zu passing cases sampled\n", p->profile, p->n_fail, p->n_fail == 1 ? "" : "s", n_singles, n_pairs,
-          p->pairs_tried, p->n_pass);
+               "failure (of %ld tried)", p->profile, p->n_fail, p->n_fail == 1 ? "" : "s", n_singles, n_pairs,
+          p->pairs_tried);
+  if (p->triples_tried) /* the best pair with a third change (add_triples) */
+    fprintf(out, ", %zu triples (of %ld tried)", n_triples, p->triples_tried);
+  fprintf(out, "; %zu passing cases sampled\n", p->n_pass);
   int printed = 0, extra = 0;
   for (size_t i = 0; i < n_rank && rank[i]->explained > 0; i++) {
     cand *c = rank[i];
@@ -1631,7 +1732,9 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
   }
   for (size_t i = 0; i < n_pairs; i++)
     free(pairs[i].match), free(pairs[i].dist);
-  free(pairs);
+  for (size_t i = 0; i < n_triples; i++)
+    free(triples[i].match), free(triples[i].dist);
+  free(pairs), free(triples);
   free(rank);
 }
 
