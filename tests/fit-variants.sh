@@ -229,7 +229,7 @@ if not weak or listed != weak:
     sys.exit(f"listed {sorted(listed - weak)} not weak, weak {sorted(weak - listed)} not listed")
 # the summary's diagnosis lines count them: the weak ones and those no single change explains
 said = sum(int(m.group(1)) for l in text
-           for m in [re.search(r'; a pair of changes (?:matches|explains) (\d+) of them', l)] if m and l.startswith('diagnosis: '))
+           for m in [re.search(r'; a pair (?:or triple )?of changes (?:matches|explains) (\d+) of them', l)] if m and l.startswith('diagnosis: '))
 lone = sum(1 for l in text if l.startswith('  diagnosis: none: '))
 sys.exit(0 if said == len(weak) + lone else f"the summary's diagnosis lines count {said} cases a pair lists, not {len(weak)} + {lone}")
 PY

@@ -828,7 +828,7 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     shown[strcspn(shown, "\n")] = '\0';
     put(out, shown), fputs("]: ", out), put(out, json_string_value(json_object_get(e, "text")));
     if (listed)
-      fprintf(out, "; a pair of changes matches %ld of them at their own tolerance (listed under its \"explained:\" "
+      fprintf(out, "; a pair or triple of changes matches %ld of them at their own tolerance (listed under its \"explained:\" "
                    "line below)", listed);
     fputc('\n', out);
   }
@@ -839,7 +839,7 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     if (c->undiagnosed_adamw)
       fprintf(out, " (%ld of them in AdamW parameters only: the fallback differs, spec/muon.md 9)", c->undiagnosed_adamw);
     if (listed)
-      fprintf(out, "; a pair of changes explains %ld of them (listed under its \"explained:\" line below)", listed);
+      fprintf(out, "; a pair or triple of changes explains %ld of them (listed under its \"explained:\" line below)", listed);
     fputc('\n', out);
   }
   if (fit_text)
