@@ -1310,6 +1310,44 @@ static size_t merge_same(pfit *p, cand **rank, size_t n)
   return kept;
 }
 
+/* The changes c->a, c->b and c->t (-1: none) evaluated on every failing
+ * case: first on up to `probe` of the cases `lead` (a single or a pair, or
+ * NULL: every case at once) leaves unexplained, evenly spread, and on the
+ * rest only when they explain one of those.  Returns 1 with c scored, or 0
+ * (c's arrays freed) when they explain none of the probed cases or memory
+ * runs out. */
+static int evaluate_combination(const muonref_fit *f, pfit *p, const cand *lead, size_t probe, cand *c)
+{
+  const muonref_fit_change *a = &p->space[c->a], *b = &p->space[c->b], *t = c->t >= 0 ? &p->space[c->t] : NULL;
+  c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
+  char *done = calloc(p->n_fail + 1, 1);
+  if (!c->match || !c->dist || !done) {
+    free(c->match), free(c->dist), free(done);
+    return 0;
+  }
+  size_t open = 0, seen = 0;
+  for (size_t i = 0; lead && i < p->n_fail; i++)
+    open += !lead->match[i];
+  int gained = !lead;
+  for (size_t i = 0; lead && i < p->n_fail; i++) {
+    if (lead->match[i] || (open > probe && (seen++ * probe) % open >= probe))
+      continue;
+    evaluate(f, p, &p->fail[i], a, b, t, &c->match[i], &c->dist[i]);
+    done[i] = 1;
+    gained |= c->match[i] != 0;
+  }
+  for (size_t i = 0; gained && i < p->n_fail; i++)
+    if (!done[i])
+      evaluate(f, p, &p->fail[i], a, b, t, &c->match[i], &c->dist[i]);
+  free(done);
+  if (!gained) {
+    free(c->match), free(c->dist);
+    return 0;
+  }
+  score(p, c);
+  return 1;
+}
+
 /* A new pair of singles x and y (indices into the space), evaluated on
  * every failing case; first on the cases `lead` (a single, or NULL) does
  * not explain, and dropped (0 returned) when it explains none of those. */
@@ -1323,41 +1361,7 @@ static int make_pair(const muonref_fit *f, pfit *p, int x, int y, const cand *le
     return 0; /* two faults' hooks cannot be combined */
   c->a = x, c->b = y, c->t = -1, c->same_as = -1;
   p->pairs_tried++;
-  c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
-  if (!c->match || !c->dist) {
-    free(c->match), free(c->dist);
-    return 0;
-  }
-  /* first up to `probe` of the cases the lead leaves unexplained, evenly
-   * spread; the rest only when the pair explains one of those */
-  size_t open = 0, seen = 0;
-  for (size_t i = 0; lead && i < p->n_fail; i++)
-    open += !lead->match[i];
-  char *done = calloc(p->n_fail + 1, 1);
-  if (!done) {
-    free(c->match), free(c->dist);
-    return 0;
-  }
-  int gained = !lead;
-  for (size_t i = 0; lead && i < p->n_fail; i++) {
-    if (lead->match[i])
-      continue;
-    if (open > probe && (seen++ * probe) % open >= probe)
-      continue;
-    evaluate(f, p, &p->fail[i], a, b, NULL, &c->match[i], &c->dist[i]);
-    done[i] = 1;
-    gained |= c->match[i] != 0;
-  }
-  for (size_t i = 0; gained && i < p->n_fail; i++)
-    if (!done[i])
-      evaluate(f, p, &p->fail[i], a, b, NULL, &c->match[i], &c->dist[i]);
-  free(done);
-  if (!gained) {
-    free(c->match), free(c->dist);
-    return 0;
-  }
-  score(p, c);
-  return 1;
+  return evaluate_combination(f, p, lead, probe, c);
 }
 
 /* A new triple: pair `lead` with change z (an index into the space) as a
@@ -1381,33 +1385,7 @@ static int make_triple(const muonref_fit *f, pfit *p, const cand *lead, int z, s
     return 0;
   c->a = lead->a, c->b = lead->b, c->t = z, c->same_as = -1;
   p->triples_tried++;
-  c->match = calloc(p->n_fail + 1, 1), c->dist = calloc(p->n_fail + 1, sizeof *c->dist);
-  char *done = calloc(p->n_fail + 1, 1);
-  if (!c->match || !c->dist || !done) {
-    free(c->match), free(c->dist), free(done);
-    return 0;
-  }
-  size_t open = 0, seen = 0;
-  for (size_t i = 0; i < p->n_fail; i++)
-    open += !lead->match[i];
-  int gained = 0;
-  for (size_t i = 0; i < p->n_fail; i++) {
-    if (lead->match[i] || (open > probe && (seen++ * probe) % open >= probe))
-      continue;
-    evaluate(f, p, &p->fail[i], a, b, t, &c->match[i], &c->dist[i]);
-    done[i] = 1;
-    gained |= c->match[i] != 0;
-  }
-  for (size_t i = 0; gained && i < p->n_fail; i++)
-    if (!done[i])
-      evaluate(f, p, &p->fail[i], a, b, t, &c->match[i], &c->dist[i]);
-  free(done);
-  if (!gained) {
-    free(c->match), free(c->dist);
-    return 0;
-  }
-  score(p, c);
-  return 1;
+  return evaluate_combination(f, p, lead, probe, c);
 }
 
 /* Per failing case, how well the best single change matches it, as its
