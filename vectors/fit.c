@@ -79,6 +79,8 @@ typedef struct fcase {
   int null_scale_off[MAX_VARIANTS]; /* the port's update fails the scale check against the unchanged run (on its
                                        own, or beside another failure: p.grad wrong too): a change's run must then
                                        pass that check too (scale_ok) */
+  double (*sv_norm)[MUONREF_N_BF16_ORDERS]; /* per parameter, per accepted order: the norm of the reference's Muon
+                                              part (muonSv; NULL: no scale check in the case) */
   int null_done;
   double null_dist;               /* the port's distance to the closest unchanged run */
   int listed;                     /* listed under a pair's "explained:" line of the report (print_firmer_cases) */
@@ -521,7 +523,23 @@ static double diff_norm(const json_t *a, const json_t *b)
  * scale differs, whatever else differs too: a change that mends p.grad
  * alone does not explain a step 5 % too long), and of every passing case (a
  * change whose run moves the scale breaks it). */
-static int scale_ok(const fcase *c, const json_t *r, muonref_ns_format format)
+/* The scale that order k's run of case c has over order `order`'s on
+ * parameter i: the ratio of the norms of the reference's Muon parts in
+ * those orders (muonSv), 0 where the case has none for k.  1 for k = 0,
+ * and 0 for every other k, where the case has no such data or the run has
+ * no order (fp32).  Run r of a Bf16Noise case is made in the profile's
+ * order alone, and the accepted orders differ in scale by up to 0.9 %
+ * (keller_defaults #1: separate 0.9969 of keller's), more than scaleRel
+ * (0.004): a port in another order failed every change's scale check
+ * (keller fan_swapped: 55 of 69 failures explained, 69 with this). */
+static double order_factor(const fcase *c, size_t i, int order, int k)
+{
+  if (!c->sv_norm || order < 0 || !(c->sv_norm[i][order] > 0))
+    return k == 0 ? 1.0 : 0.0;
+  return c->sv_norm[i][k] / c->sv_norm[i][order];
+}
+
+static int scale_ok(const fcase *c, const json_t *r, muonref_ns_format format, int order)
 {
   const json_t *tol = json_object_get(json_object_get(c->test, "tolerance"), format == MUONREF_NS_BF16 ? "bf16" : "fp32");
   const json_t *sr = json_object_get(tol, "scaleRel"), *without = json_object_get(json_object_get(c->test, "muonSv"),
@@ -547,7 +565,11 @@ static int scale_ok(const fcase *c, const json_t *r, muonref_ns_format format)
         ng += (x - z) * (x - z), ne += (y - z) * (y - z), slack += a * a;
       }
       ne = sqrt(ne);
-      ok = ne > 0 ? fabs(sqrt(ng) / ne - 1) <= rel_i + sqrt(slack) / ne : ng == 0;
+      ok = 0;
+      for (int k = 0; !ok && k < MUONREF_N_BF16_ORDERS; k++) {
+        double to = order_factor(c, i, order, k);
+        ok = to > 0 && (ne > 0 ? fabs(sqrt(ng) / (ne * to) - 1) <= rel_i + sqrt(slack) / ne : ng == 0);
+      }
     }
     muonref_tensor_free(&g), muonref_tensor_free(&e), muonref_tensor_free(&w);
   }
@@ -594,6 +616,29 @@ static int has_buffer(const json_t *test, const char *buffer)
   return 0;
 }
 
+/* For each parameter of bf16 step case c that the case holds to a scale
+ * (scaleRel[i] > 0, spec/vectors.md 5.1): the Frobenius norm of the
+ * reference's Muon part in each accepted order, the norm of its singular
+ * values muonSv.bf16.<order>[i] (c->sv_norm; order_factor).  Left NULL
+ * where the case has no scale check or memory runs out (the check then
+ * compares with the run alone). */
+static void order_norms(fcase *c)
+{
+  const json_t *sr = json_object_get(json_object_get(json_object_get(c->test, "tolerance"), "bf16"), "scaleRel");
+  const json_t *by = json_object_get(json_object_get(c->test, "muonSv"), "bf16");
+  size_t n = json_array_size(sr);
+  if (!n || !(c->sv_norm = calloc(n, sizeof *c->sv_norm)))
+    return;
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+      const json_t *sk = json_array_get(json_object_get(by, muonref_bf16_order_name((muonref_bf16_order)k)), i);
+      double nn = 0;
+      for (size_t q = 0; q < json_array_size(sk); q++)
+        nn += json_number_value(json_array_get(sk, q)) * json_number_value(json_array_get(sk, q));
+      c->sv_norm[i][k] = sqrt(nn);
+    }
+}
+
 static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *test, const char *kind, const char *file,
                       const json_t *result)
 {
@@ -632,6 +677,8 @@ static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *tes
   for (int s = 0; s < (bf16 && f->scalars ? 2 : 1); s++)
     for (int k = 0; k < no; k++)
       c->v[c->nv++] = (variant){orders[k], (bf16 ? MUONREF_NSF_ORDER : 0) | (s ? MUONREF_NSF_BF16_SCALARS : 0)};
+  if (bf16 && step && json_object_get(test, "muonSv"))
+    order_norms(c);
   /* the profile's own noise allowance: the largest of its Bf16Noise cases' */
   const json_t *ur = json_object_get(json_object_get(json_object_get(test, "tolerance"), "bf16"), "updateRel");
   for (size_t i = 0; i < json_array_size(ur); i++) {
@@ -654,13 +701,14 @@ static void null_runs(const muonref_fit *f, const pfit *p, fcase *c)
       continue;
     c->null_dist = fmin(c->null_dist, distance(c, c->null_run[k]));
     c->null_weak[k] = (c->exact || c->band) && matches(f, c, c->null_run[k], p->noise, p->noise);
-    c->null_scale_off[k] = !c->band && !scale_ok(c, c->null_run[k], f->format);
+    c->null_scale_off[k] = !c->band && !scale_ok(c, c->null_run[k], f->format, c->v[k].order);
   }
 }
 
 static void case_free(fcase *c)
 {
   json_decref(c->test), json_decref(c->result);
+  free(c->sv_norm);
   for (int k = 0; k < c->nv; k++)
     json_decref(c->null_run[k]);
 }
@@ -729,7 +777,7 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     /* NOISE_GAIN, where the updates tell: a port whose updates lie within the noise of the unchanged run fails
      * elsewhere (a state, an AdamW parameter, p.grad), where the distance says nothing */
     int gain = c->exact || !c->relative || c->null_dist <= p->noise || c->null_dist - dist >= NOISE_GAIN * p->noise;
-    signed char mk = !c->band && gain && matches(f, c, r, 0, p->noise) && (!c->null_scale_off[k] || scale_ok(c, r, f->format)) ? 2
+    signed char mk = !c->band && gain && matches(f, c, r, 0, p->noise) && (!c->null_scale_off[k] || scale_ok(c, r, f->format, c->v[k].order)) ? 2
                      : (c->exact || c->band) && !c->null_weak[k] && matches(f, c, r, p->noise, p->noise) ? 1 : 0;
     if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
       char l[200], lb[200] = "", lt[200] = "";
@@ -740,6 +788,11 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
         muonref_fit_describe(t, p->profile, lt, sizeof lt);
       fprintf(stderr, "fit: %s %s%s%s%s%s variant %d (order %d, flags %u): distance %g, match %d\n", c->label, l,
               b ? " and " : "", lb, t ? " and " : "", lt, k, c->v[k].order, c->v[k].flags, dist, mk);
+      muonref_verdict dv; /* why a close run does not match: the judge's verdict, the scale check */
+      if (judged(f, c, r, 0, p->noise, &dv))
+        fprintf(stderr, "fit:   gain %d, scale off unchanged %d, scale ok %d, judged %s%s\n", gain,
+                c->null_scale_off[k], scale_ok(c, r, f->format, c->v[k].order), dv.pass ? "pass" : "fail: ",
+                dv.pass ? "" : dv.detail);
     }
     if (mk > *m || (mk == *m && dist < *d))
       *m = mk, *d = (float)dist;
@@ -764,7 +817,7 @@ static int keeps(const muonref_fit *f, const pfit *p, fcase *c, const muonref_fi
     int k = idx[i];
     json_t *r = run_changes(f, p, c, a, b, t, &c->v[k]);
     kept = r && ((c->null_run[k] && json_equal(r, c->null_run[k])) ||
-                 (matches(f, c, r, 0, p->noise) && scale_ok(c, r, f->format)) ||
+                 (matches(f, c, r, 0, p->noise) && scale_ok(c, r, f->format, c->v[k].order)) ||
                  ((c->exact || c->band) && matches(f, c, r, p->noise, p->noise)));
     json_decref(r);
   }
