@@ -128,6 +128,8 @@ typedef struct pfit {
   double noise;
   int noise_seen;
   long order_count[MUONREF_N_BF16_ORDERS]; /* passing Bf16Exact cases that matched each bf16 order */
+  long explained_orders[MUONREF_N_BF16_ORDERS]; /* failing Bf16Exact cases whose best change's run in each order
+                                                   gives the port's result bit for bit (explained_order) */
   shape_ratios *sh;
   size_t n_sh;
   refused *ref;                       /* the cases without a result, as they came */
@@ -645,6 +647,25 @@ static void order_norms(fcase *c)
     }
 }
 
+/* The bf16 order the port's Bf16Exact cases so far have shown: the one
+ * counted more often than any other in p->order_count (passing cases) and
+ * p->explained_orders (failing cases a change explains bit for bit), or -1
+ * where none is (no case yet, or a tie: cases without a Muon step match
+ * every order). */
+static int port_order(const pfit *p)
+{
+  int best = -1;
+  long top = -1, next = -1;
+  for (int k = 0; k < MUONREF_N_BF16_ORDERS; k++) {
+    long n = p->order_count[k] + p->explained_orders[k];
+    if (n > top)
+      next = top, top = n, best = k;
+    else if (n > next)
+      next = n;
+  }
+  return top > next ? best : -1;
+}
+
 static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *test, const char *kind, const char *file,
                       const json_t *result)
 {
@@ -677,13 +698,15 @@ static void case_init(const muonref_fit *f, pfit *p, fcase *c, const json_t *tes
     c->side = rest > c->side ? rest : c->side;
   }
   int orders[3] = {bf16 ? (int)p->base.bf16_order : -1, -1, -1}, no = 1;
-  /* a Bf16Noise case runs in one order: the port's, as its passing Bf16Exact
-   * cases so far tell (p->order_count), else the profile's; the accepted
+  /* a Bf16Noise case runs in one order, the port's, where its Bf16Exact
+   * cases so far tell it (those it passes, p->order_count, and those a
+   * change explains bit for bit, p->explained_orders: one order more often
+   * than any other), else in every order, the profile's first; the accepted
    * orders differ in the update's scale by about 1 % (order_factor) */
-  for (int k = 0; bf16 && step && !c->exact && k < MUONREF_N_BF16_ORDERS; k++)
-    if (p->order_count[k] > p->order_count[orders[0]])
-      orders[0] = k;
-  for (int k = 0; c->exact && k < MUONREF_N_BF16_ORDERS; k++)
+  int told = bf16 && step && !c->exact ? port_order(p) : -1;
+  if (told >= 0)
+    orders[0] = told;
+  for (int k = 0; (c->exact || (bf16 && step && told < 0)) && k < MUONREF_N_BF16_ORDERS; k++)
     if (k != orders[0])
       orders[no++] = k;
   for (int s = 0; s < (bf16 && f->scalars ? 2 : 1); s++)
@@ -1019,6 +1042,27 @@ static void nearest(const muonref_fit *f, pfit *p, fcase *c, size_t ci, muonref_
   still_differs(f, p, c, ch, out->nearest_differs, sizeof out->nearest_differs);
 }
 
+/* Where the best change b explains failing Bf16Exact case c (index ci)
+ * bit for bit: the orders whose run of b gives the port's result exactly,
+ * counted in p->explained_orders, as a passing case's matched orders are
+ * counted in p->order_count.  A fault that fails every Muon case leaves no passing
+ * case to tell the port's order (the fast path in order separate with
+ * fault four_steps on megatron's vectors, order fused), and its Bf16Noise
+ * cases were run in the profile's order, about 1 % off in scale. */
+static void explained_order(const muonref_fit *f, pfit *p, fcase *c, size_t ci, const cand *b)
+{
+  if (!c->exact || b->match[ci] != 2 || b->dist[ci] != 0)
+    return;
+  for (int k = 0; k < c->nv; k++) {
+    if (c->v[k].flags & MUONREF_NSF_BF16_SCALARS)
+      continue;
+    json_t *r = run_changes(f, p, c, &p->space[b->a], NULL, NULL, &c->v[k]);
+    if (r && c->v[k].order >= 0 && distance(c, r) == 0)
+      p->explained_orders[c->v[k].order]++;
+    json_decref(r);
+  }
+}
+
 int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, const char *profile, const char *file,
                         const json_t *result, muonref_fit_case *out)
 {
@@ -1097,6 +1141,7 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
    * catalogue's names joined by '+', as before the fit); the option changes
    * that also give it are counted in the text */
   cand *b = &p->single[best];
+  explained_order(f, p, c, ci, b);
   const muonref_fit_change *ch = &p->space[b->a];
   size_t used = (size_t)snprintf(out->key, sizeof out->key, "%s", label(p, b));
   int also = 0;
