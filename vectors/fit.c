@@ -812,7 +812,11 @@ static void evaluate(const muonref_fit *f, const pfit *p, fcase *c, const muonre
     /* NOISE_GAIN, where the updates tell: a port whose updates lie within the noise of the unchanged run fails
      * elsewhere (a state, an AdamW parameter, p.grad), where the distance says nothing */
     int gain = c->exact || !c->relative || c->null_dist <= p->noise || c->null_dist - dist >= NOISE_GAIN * p->noise;
-    signed char mk = !c->band && gain && matches(f, c, r, 0, p->noise) && (!c->null_scale_off[k] || scale_ok(c, r, f->format, c->v[k].order)) ? 2
+    /* strong: the port passes the case judged against the run; on a band case (an ns output judged by its
+     * singular values, which say nothing about another run) only a run that is the port's output bit for bit
+     * (dion four_steps on dion_newton_schulz #14: "it lies 0 from the port's result" and no match) */
+    signed char mk = (!c->band && gain && matches(f, c, r, 0, p->noise) &&
+                      (!c->null_scale_off[k] || scale_ok(c, r, f->format, c->v[k].order))) || (c->band && dist == 0) ? 2
                      : (c->exact || c->band) && !c->null_weak[k] && matches(f, c, r, p->noise, p->noise) ? 1 : 0;
     if (getenv("MUONREF_FIT_CASE") && !strcmp(getenv("MUONREF_FIT_CASE"), c->label)) {
       char l[200], lb[200] = "", lt[200] = "";
