@@ -306,43 +306,35 @@ check "... and the message names both kinds of state" \
   grep -q "state\[$bi\]: holds neither momentum_buffer (a Muon parameter's state) nor exp_avg and exp_avg_sq" \
   "$work/state-bufferless.txt"
 # 10. a port in another accepted bf16 order (spec/muon.md 7.2): the fast
-# path (order separate) with fault fan_swapped on keller's vectors (order
-# keller).  The fit ran a Bf16Noise case in the profile's order alone, and
-# the orders differ in scale by up to 0.9 % (keller_defaults #1), above the
-# scale check's 0.4 %: the multi-step noise cases were left unexplained (55
-# of 69 failures).  Every failure is the fault's.
-"$muonref" check --impl fast-bf16 --fault fan_swapped --quiet --write-results "$work/fan.json" \
-  "$srcdir/vectors/keller" >/dev/null
-"$muonref" check --results "$work/fan.json" "$srcdir/vectors/keller" >"$work/fan.txt"
-nfan=$(grep -c '^FAIL' "$work/fan.txt")
-check "fan_swapped in order separate on keller's vectors: all $nfan failures explained by the fault" \
-  grep -q "^explained: fan_swapped = scale_mode fan_in -> fan_out ($nfan of $nfan failures; 0 of" "$work/fan.txt"
-grep -A1 '^FAIL keller_defaults.json tcId 1 .*Bf16Noise' "$work/fan.txt" >"$work/fan-1.txt"
+# path (order separate) with one fault on a profile's vectors; every
+# failure is the fault's.  fault_explained PROFILE FAULT LABEL: the first
+# "explained:" line is LABEL and covers all N failures (its results and
+# report in $work/PROFILE-FAULT.json, .txt).
+fault_explained() {
+  "$muonref" check --impl fast-bf16 --fault "$2" --quiet --write-results "$work/$1-$2.json" "$srcdir/vectors/$1" \
+    >/dev/null
+  "$muonref" check --results "$work/$1-$2.json" "$srcdir/vectors/$1" >"$work/$1-$2.txt"
+  n=$(grep -c '^FAIL' "$work/$1-$2.txt")
+  check "$2 in order separate on $1's vectors: all $n failures explained by the fault" \
+    grep -q "^explained: $3 ($n of $n failures; 0 of" "$work/$1-$2.txt"
+}
+# keller (order keller): the fit ran a Bf16Noise case in the profile's
+# order alone, and the orders differ in scale by up to 0.9 %
+# (keller_defaults #1), above the scale check's 0.4 %: 55 of 69 failures
+fault_explained keller fan_swapped 'fan_swapped = scale_mode fan_in -> fan_out'
+grep -A1 '^FAIL keller_defaults.json tcId 1 .*Bf16Noise' "$work/keller-fan_swapped.txt" >"$work/fan-1.txt"
 check "... a three-step Bf16Noise case among them (keller_defaults #1)" \
   grep -Eq "^  diagnosis: (exactly|within this case's tolerance,) what fault fan_swapped gives" "$work/fan-1.txt"
-# ... and torch's (order fused), where the orders' scale spread alone left 5 of 84 sum_momentum failures
-# unexplained: a Bf16Noise case runs in the order the port's passing Bf16Exact cases matched
-"$muonref" check --impl fast-bf16 --fault sum_momentum --quiet --write-results "$work/sum.json" \
-  "$srcdir/vectors/torch" >/dev/null
-"$muonref" check --results "$work/sum.json" "$srcdir/vectors/torch" >"$work/sum.txt"
-nsum=$(grep -c '^FAIL' "$work/sum.txt")
-check "sum_momentum in order separate on torch's vectors: all $nsum failures explained by the fault" \
-  grep -q "^explained: sum_momentum = momentum_form ema -> sum ($nsum of $nsum failures; 0 of" "$work/sum.txt"
-# ... and megatron's (order fused) with four_steps, which fails every Muon case: no passing case tells the port's
-# order, so the orders that explain a failing Bf16Exact case bit for bit tell it, and a Bf16Noise case before any
-# has told runs in every order (before: 81 of 127, in the profile's order)
-"$muonref" check --impl fast-bf16 --fault four_steps --quiet --write-results "$work/four.json" \
-  "$srcdir/vectors/megatron" >/dev/null
-"$muonref" check --results "$work/four.json" "$srcdir/vectors/megatron" >"$work/four.txt"
-nfour=$(grep -c '^FAIL' "$work/four.txt")
-check "four_steps in order separate on megatron's vectors: all $nfour failures explained by the fault" \
-  grep -q "^explained: four_steps ($nfour of $nfour failures; 0 of" "$work/four.txt"
-# ... and dion's four_steps, whose ns outputs in the singular-value band got no match even where the fault's run
-# was the port's output bit for bit ("it lies 0 from the port's result"; 131 of 133)
-"$muonref" check --impl fast-bf16 --fault four_steps --quiet --write-results "$work/four-dion.json" \
-  "$srcdir/vectors/dion" >/dev/null
-"$muonref" check --results "$work/four-dion.json" "$srcdir/vectors/dion" >"$work/four-dion.txt"
-nfd=$(grep -c '^FAIL' "$work/four-dion.txt")
-check "four_steps on dion's vectors: all $nfd failures explained by the fault, its band-judged ns outputs too" \
-  grep -q "^explained: four_steps = ns_steps 5 -> 4 ($nfd of $nfd failures; 0 of" "$work/four-dion.txt"
+# torch (order fused): the orders' scale spread alone left 5 of 84; a
+# Bf16Noise case runs in the order the port's passing Bf16Exact cases matched
+fault_explained torch sum_momentum 'sum_momentum = momentum_form ema -> sum'
+# megatron (order fused): four_steps fails every Muon case, so no passing
+# case tells the port's order; the orders that explain a failing Bf16Exact
+# case bit for bit tell it, and a Bf16Noise case before any has told runs
+# in every order (81 of 127 in the profile's order)
+fault_explained megatron four_steps 'four_steps'
+# dion: its ns outputs judged by the singular-value band got no match even
+# where the fault's run was the port's output bit for bit (131 of 133)
+fault_explained dion four_steps 'four_steps = ns_steps 5 -> 4'
+
 exit $status
