@@ -324,10 +324,21 @@ static long largest_dim(const json_t *test)
   return m;
 }
 
+/* Whether the case carries at least one of the flags in the array `flags`. */
+static int has_any_flag(const json_t *test, const json_t *flags)
+{
+  for (size_t i = 0; i < json_array_size(flags); i++)
+    if (muonref_case_has_flag(test, json_string_value(json_array_get(flags, i))))
+      return 1;
+  return 0;
+}
+
 static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *test, const char *kind,
                       const char *file, const char *profile, const char *where, muonref_error *err)
 {
   if (c->only_flag && !muonref_case_has_flag(test, c->only_flag))
+    return MUONREF_OK;
+  if (c->any_flag && !has_any_flag(test, c->any_flag))
     return MUONREF_OK;
   if (c->max_dim > 0 && largest_dim(test) > c->max_dim) {
     c->skipped_large++;

@@ -79,6 +79,9 @@ typedef struct muonref_checker {
   FILE *notes;              /* one line per case that an other run not enforced fails (NULL: none) */
   int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
   const char *only_flag;    /* judge only the cases carrying this flag (NULL: all) */
+  const json_t *any_flag;   /* NULL, or an array of flags: judge only the cases carrying at least one of
+                               them (and only_flag where set); not owned.  tests/check_faults.c judges the
+                               cases of the flags whose notes link a fault first (spec/vectors.md 2.5) */
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
   json_t *distributed_json; /* results mode: the driver's "distributed" object (--world-size), or NULL */
   long sharded_failed;      /* failing cases with a "sharding" member, run over several ranks */
