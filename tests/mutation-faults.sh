@@ -9,4 +9,12 @@
 # tests/summary.sh counts it.
 prog=${MUONREF_BUILDDIR:-.}/tests/check_faults
 [ -x "$prog" ] || { echo "FAIL: $prog is not built (make check builds it)"; exit 1; }
+# In the sanitizer build (.ci/sanitize) the checks run in one process
+# (CK_FORK=no): there, forking this process (every vector file loaded: a
+# large heap and its shadow memory) and LeakSanitizer's scan at each
+# child's exit cost more than the checks (stop 50, alone on 2 cores: 7 min
+# 10 s a process per check, 65 s in one process).  The sanitizers see every
+# check alike, and LeakSanitizer scans once, at the end.  The main build
+# keeps a process per check and the hang guard.
+[ "${MUONREF_SANITIZER_BUILD:-0}" = 1 ] && export CK_FORK=no
 exec "$prog"

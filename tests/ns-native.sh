@@ -3,7 +3,7 @@
 # forced at every size with MUONREF_NS_GEMM=dnnl, passes every golden
 # vector in bf16 (the Bf16Exact ones bit for bit: their sums are exact in
 # any order), and the mutation tests (tests/check_faults) still catch every
-# fault through it.  Skipped (77) where the path cannot run: a build
+# fault through it in bf16.  Skipped (77) where the path cannot run: a build
 # without oneDNN or a CPU without bf16 instructions.  Also: an invalid
 # MUONREF_NS_GEMM is refused with a message naming it.
 # Prints Check-style summary lines so tests/summary.sh counts it.
@@ -36,6 +36,13 @@ fi
 
 checks=$((checks + 1))
 faults=$(dirname "$bin")/tests/check_faults
+# Not its fp32 claims: the fp32 path never calls oneDNN (fast/ns.c
+# use_dnnl), and tests/mutation-faults.sh makes them (Check's tags,
+# tests/check_faults.c main()).  In the sanitizer build in one process, as
+# tests/mutation-faults.sh says why.
+export CK_EXCLUDE_TAGS=fp32
+unset CK_INCLUDE_TAGS CK_RUN_CASE CK_RUN_SUITE
+[ "${MUONREF_SANITIZER_BUILD:-0}" = 1 ] && export CK_FORK=no
 if MUONREF_NS_GEMM=dnnl "$faults" >"$tmp/faults" 2>&1; then
   echo "native bf16: tests/check_faults: $(grep Checks "$tmp/faults")"
 else
