@@ -42,13 +42,18 @@ open(sys.argv[2], 'w').write('\n'.join(lines))
 PY
 }
 
-# run NAME CLASS ADAPTER FILES...: driver (neutral) and judge; output in $work/NAME.out
+# run NAME CLASS ADAPTER FILES...: driver (neutral) and judge; output in $work/NAME.out.
+# The driver runs through tests/plan.sh, so that with MUONREF_PLAN_CACHE
+# (.ci/run) the sanitizer build judges the main build's results instead of
+# running the port again (the Python is the same: .ci/sanitize)
+. "$srcdir/tests/plan.sh"
 run_variant() {
   name=$1 class=$2 adapter=$3
   shift 3
-  "$python" "$driver" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" \
-    --out "$work/$name.json" "$@" >"$work/$name.drv" 2>&1 ||
-    { echo "FAIL: $name: the driver failed: $(tail -n 1 "$work/$name.drv")"; status=1; return 1; }
+  plan_add "$name" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" "$@"
+  plan_run
+  plan_ran "$name" ||
+    { echo "FAIL: $name: the driver failed: $(grep -v 'platform:' "$work/plan.err" | tail -n 1)"; status=1; return 1; }
   "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
   rc=$?
   [ $rc -eq 1 ] || { echo "FAIL: $name: exit $rc, expected 1 (a deviating port fails)"; status=1; return 1; }
