@@ -46,13 +46,16 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/results-writer.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 
-# failures NAME: muonref check on $work/NAME.json; the failing cases (FILE#TCID
-# and reason, header dropped) in $work/NAME.fail; exit status in $rc
+# failures NAME: muonref check on $work/NAME.json; the failing cases (each
+# FILE#TCID line and its comment line, which says why it fails; the first
+# line, naming the port and the tool, dropped) in $work/NAME.fail; exit
+# status in $rc.  Judged without the diagnosis, which is not compared (the
+# fit of the faulty ports' failures was 51 of this test's 64 s, stop 50)
 failures() {
-  "$muonref" check --results "$work/$1.json" --write-failures "$work/$1.failures" "$vectors" \
+  "$muonref" check --no-diagnosis --results "$work/$1.json" --write-failures "$work/$1.failures" "$vectors" \
     >"$work/$1.check" 2>&1
   rc=$?
-  grep -v '^#' "$work/$1.failures" 2>/dev/null | sort >"$work/$1.fail"
+  sed 1d "$work/$1.failures" 2>/dev/null >"$work/$1.fail"
 }
 
 # the driver's three runs in one plan (tests/plan.sh)
@@ -83,7 +86,7 @@ for port in $ports; do
     diff "$work/driver-$port.fail" "$work/writer-$port.fail"
     status=1; continue
   fi
-  n=$(wc -l <"$work/writer-$port.fail")
+  n=$(grep -vc '^#' "$work/writer-$port.fail")
   case $port in
     *faulty*) if [ "$n" -eq 0 ]; then echo "FAIL: $port passes every case"; status=1; continue; fi ;;
     *) if [ "$n" -ne 0 ]; then echo "FAIL: $port fails $n cases:"; cat "$work/writer-$port.fail"; status=1; continue; fi ;;
