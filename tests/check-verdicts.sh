@@ -103,7 +103,7 @@ check "an area with no passing case shows '-'" grep -Eq '^nemo/scaling +0 +[0-9]
 check "--no-diagnosis prints no diagnosis" sh -c "! grep -q diagnosis '$work/noscale.txt'"
 
 # 4. expected failures
-"$muonref" check --results "$work/ema.json" --quiet --write-failures "$work/known.txt" "$vectors" >/dev/null
+"$muonref" check --results "$work/ema.json" --quiet --no-diagnosis --write-failures "$work/known.txt" "$vectors" >/dev/null
 check "--write-failures lists one line per failure" test "$(grep -vc '^#' "$work/known.txt")" -eq "$nall"
 "$muonref" check --results "$work/ema.json" --baseline "$work/known.txt" "$vectors" >"$work/base.txt"
 check "with the baseline the same failures exit 0" test $? -eq 0
@@ -123,7 +123,9 @@ check "naming the file and line" grep -q "bad.txt:1: expected FILE#TCID" "$work/
 # 5. fp32 outputs judged as bf16
 "$muonref" check --impl fast-fp32 --quiet --write-results "$work/fp32.json" "$vectors" >/dev/null
 sed 's/"nsFormat": *"fp32"/"nsFormat": "bf16"/' "$work/fp32.json" >"$work/fp32-as-bf16.json"
-"$muonref" check --results "$work/fp32-as-bf16.json" "$vectors" >"$work/fp32.txt"
+# (judged over the Newton-Schulz file alone: over every nemo file the fit of
+# the other failures cost 14 s for the same hint)
+"$muonref" check --results "$work/fp32-as-bf16.json" "$vectors/nemo_newton_schulz.json" >"$work/fp32.txt"
 check "fp32 Newton-Schulz judged as bf16 gets the --ns-format fp32 hint" \
   grep -q 'judge it with --ns-format fp32' "$work/fp32.txt"
 
