@@ -6,7 +6,6 @@
  * spec/vectors.md 5.3), except where this file says why it cannot.  Runs
  * over the committed vectors ($MUONREF_SRCDIR/vectors). */
 #include <check.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,9 +97,44 @@ static const char *bf16_only(int f)
   return NULL;
 }
 
-/* Fault name -> the flags whose notes link it (spec/vectors.md 2.5, "faults"), over every loaded file:
- * where the fault shows first (built in main() from `loaded`). */
-static json_t *linked;
+/* The notes' links (spec/vectors.md 2.5, "faults") over every loaded file, read once by link_notes():
+ * fault name -> the flags whose notes link it, each once (where the fault shows first), and the
+ * messages of the notes that are no such link: no faults array, or a name that is no fault. */
+static json_t *linked, *bad_notes;
+
+static void link_notes(void)
+{
+  linked = json_object();
+  bad_notes = json_array();
+  const char *path;
+  json_t *doc;
+  json_object_foreach(loaded, path, doc) {
+    const char *flag;
+    json_t *note;
+    json_object_foreach(json_object_get(doc, "notes"), flag, note) {
+      const json_t *faults = json_object_get(note, "faults");
+      if (!json_is_array(faults))
+        json_array_append_new(bad_notes, json_sprintf("%s: note %s has no faults array", path, flag));
+      for (size_t i = 0; i < json_array_size(faults); i++) {
+        const char *name = json_string_value(json_array_get(faults, i));
+        if (!name || muonref_fault_parse(name) < 1) {
+          json_array_append_new(bad_notes, json_sprintf("%s: note %s links the unknown fault %s", path, flag,
+                                                        name ? name : "(not a string)"));
+          continue;
+        }
+        json_t *flags = json_object_get(linked, name), *each;
+        size_t k;
+        if (!flags)
+          json_object_set_new(linked, name, flags = json_array());
+        json_array_foreach(flags, k, each)
+          if (!strcmp(json_string_value(each), flag))
+            break;
+        if (k == json_array_size(flags))
+          json_array_append_new(flags, json_string(flag));
+      }
+    }
+  }
+}
 
 /* Failures of the fast path in `format` with fault f over every case (or
  * those carrying only_flag); with stop_after 1 the run stops at the first
@@ -208,62 +242,25 @@ static int flag_caught(muonref_ns_format format, int fault, const char *flag)
 
 /* Every fault a vector note links (spec/vectors.md 2.5, "faults") exists and
  * fails at least one case carrying that flag, in bf16 or in fp32; each
- * (flag, fault) pair is checked once. */
-/* The links of the notes of every file in the profile folder dir. */
-static long note_links_in(const char *dir, json_t *seen)
-{
-  DIR *d = opendir(dir);
-  if (!d)
-    return 0;
-  long links = 0;
-  for (struct dirent *de; (de = readdir(d));) {
-    size_t len = strlen(de->d_name);
-    if (len < 5 || strcmp(de->d_name + len - 5, ".json"))
-      continue;
-    char path[8400];
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
-    ck_assert_msg(doc != NULL, "%s: %s", path, je.text);
-    const char *flag;
-    json_t *note;
-    json_object_foreach(json_object_get(doc, "notes"), flag, note) {
-      const json_t *faults = json_object_get(note, "faults");
-      ck_assert_msg(json_is_array(faults), "%s: note %s has no faults array", path, flag);
-      for (size_t i = 0; i < json_array_size(faults); i++) {
-        const char *name = json_string_value(json_array_get(faults, i));
-        char key[256];
-        snprintf(key, sizeof key, "%s/%s", flag, name);
-        if (json_object_get(seen, key))
-          continue;
-        json_object_set_new(seen, key, json_true());
-        int f = muonref_fault_parse(name);
-        ck_assert_msg(f >= 1, "%s: note %s links the unknown fault %s", path, flag, name);
-        ck_assert_msg(flag_caught(MUONREF_NS_BF16, f, flag) || flag_caught(MUONREF_NS_FP32, f, flag),
-                      "note %s links fault %s, which fails no case with that flag", flag, name);
-        links++;
-      }
-    }
-    json_decref(doc);
-  }
-  closedir(d);
-  return links;
-}
-
+ * (flag, fault) pair is checked once (link_notes()). */
 START_TEST(every_note_fault_link_is_caught_by_its_flag)
 {
-  DIR *d = opendir(vectors_dir);
-  ck_assert_msg(d != NULL, "%s", vectors_dir);
-  json_t *seen = json_object();
+  ck_assert_msg(json_array_size(bad_notes) == 0, "%s (and %zu more)", json_string_value(json_array_get(bad_notes, 0)),
+                json_array_size(bad_notes) - 1);
   long links = 0;
-  for (struct dirent *de; (de = readdir(d));) /* every profile's folder */
-    if (de->d_name[0] != '.') {
-      char dir[4400];
-      snprintf(dir, sizeof dir, "%s/%s", vectors_dir, de->d_name);
-      links += note_links_in(dir, seen);
+  const char *name;
+  json_t *flags;
+  json_object_foreach(linked, name, flags) {
+    size_t k;
+    json_t *each;
+    json_array_foreach(flags, k, each) {
+      const char *flag = json_string_value(each);
+      int f = muonref_fault_parse(name);
+      ck_assert_msg(flag_caught(MUONREF_NS_BF16, f, flag) || flag_caught(MUONREF_NS_FP32, f, flag),
+                    "note %s links fault %s, which fails no case with that flag", flag, name);
+      links++;
     }
-  closedir(d);
-  json_decref(seen);
+  }
   ck_assert_int_ge(links, 30);
 }
 END_TEST
@@ -309,29 +306,11 @@ int main(void)
     return 1;
   }
   muonref_checker_free(&c);
-  linked = json_object();
-  const char *path;
-  json_t *doc;
-  json_object_foreach(loaded, path, doc) {
-    const char *flag;
-    json_t *note;
-    json_object_foreach(json_object_get(doc, "notes"), flag, note) {
-      const json_t *faults = json_object_get(note, "faults");
-      for (size_t i = 0; i < json_array_size(faults); i++) {
-        const char *name = json_string_value(json_array_get(faults, i));
-        if (!name)
-          continue;
-        json_t *flags = json_object_get(linked, name);
-        if (!flags)
-          json_object_set_new(linked, name, flags = json_array());
-        json_array_append_new(flags, json_string(flag));
-      }
-    }
-  }
+  link_notes();
   /* one test case per claim, so that some can be left out (tests/ns-native.sh: the fp32 claims do not reach
-   * oneDNN; the sanitizer build runs the bf16 ones alone).  The timeout is a hang guard, not a speed bound: each check judges every vector at most
-   * once, the longest the PlatformRobust cases with no_transpose (a 96 s CPU: optax_routing.json tcId 2
-   * iterates on an 8200 x 8200 Gram matrix) */
+   * oneDNN).  The timeout is a hang guard, not a speed bound: each check judges every vector at most once,
+   * the longest the PlatformRobust cases with no_transpose (a 96 s CPU: optax_routing.json tcId 2 iterates on
+   * an 8200 x 8200 Gram matrix) */
   Suite *s = suite_create("faults");
   TCase *t = test_case(s, "correct");
   tcase_add_test(t, at_least_twenty_faults);
@@ -347,6 +326,7 @@ int main(void)
   tcase_add_loop_test(t, every_fault_is_caught_by_a_platform_robust_case, 0, MUONREF_FAULT_COUNT - 1);
   int rc = tu_run_suite(s);
   json_decref(linked);
+  json_decref(bad_notes);
   json_decref(loaded);
   return rc;
 }
