@@ -21,7 +21,6 @@ python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fit-variants.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
-driver="$srcdir/vectors/drivers/torch_driver.py"
 v="$srcdir/vectors"
 
 # make NAME PORT 'OLD' 'NEW' [K N]: $work/NAME.py, the port with the one line
