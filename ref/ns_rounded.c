@@ -7,6 +7,7 @@
  * in the SEPARATE order; the KELLER and FUSED orders of options.h round
  * other intermediates (spec/muon.md section 7.1); under norm_format INPUT
  * the input and its norm stay binary32 and X <- R(fl32(in / d)). */
+#include <limits.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdint.h>
@@ -18,6 +19,8 @@
 #include "core/plan.h"
 
 #define PREC 128
+
+typedef struct view view;
 
 typedef struct ctx {
   unsigned flags;
@@ -72,10 +75,88 @@ static void dot_exact(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_
   mpfr_set(out, c->acc, MPFR_RNDN);
 }
 
-/* out <- R(sum_k a[k*sa] b[k*sb]): a bf16 GEMM element. */
-static void dot(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_t sb, size_t len)
+/* A binary64 copy of a matrix of MPFR values, for dot_view: v[i] = x[i]
+ * exactly and low[i] = low_bit_exp(x[i]) (0 for a zero).  ok is 1 only when
+ * every value has at most 26 significant bits (bf16 and binary32 values do:
+ * a product of two is then exact in binary64's 53) and an exponent in
+ * [-400, 400] (a product and a sum of up to 2^100 of them stay far inside
+ * binary64's normal range); otherwise the MPFR dot_exact is used. */
+struct view {
+  double *v;
+  int *low;
+  int ok;
+};
+
+static void view_of(view *w, mpfr_t *x, size_t len)
 {
-  dot_exact(c, out, a, sa, b, sb, len);
+  w->ok = w->v && w->low;
+  for (size_t i = 0; i < len && w->ok; i++) {
+    if (mpfr_zero_p(x[i])) {
+      w->v[i] = 0.0, w->low[i] = 0;
+      continue;
+    }
+    mpfr_exp_t e = mpfr_regular_p(x[i]) ? mpfr_get_exp(x[i]) : 0;
+    if (!mpfr_regular_p(x[i]) || mpfr_min_prec(x[i]) > 26 || e < -400 || e > 400) {
+      w->ok = 0;
+      break;
+    }
+    w->v[i] = mpfr_get_d(x[i], MPFR_RNDN); /* exact: 26 bits, in range */
+    w->low[i] = (int)low_bit_exp(x[i]);
+  }
+}
+
+/* dot_exact in binary64, where that is exact: every product of two views'
+ * values is (26 + 26 bits), and every partial sum is an integer multiple of
+ * 2^umin bounded by the sum of magnitudes; when that sum, accumulated in
+ * binary64, stays below 2^(umin + 53), no partial sum of either
+ * accumulation was rounded (a rounded partial sum would have reached the
+ * bound, and rounding is monotonic).  Returns 0, touching nothing, when the
+ * certificate fails; then out, the flags and the values are dot_exact's. */
+static int dot_double(ctx *c, mpfr_t out, const double *a, const int *la, size_t sa, const double *b,
+                      const int *lb, size_t sb, size_t len)
+{
+  double acc = 0.0, absum = 0.0;
+  int umin = INT_MAX;
+  for (size_t k = 0; k < len; k++) {
+    double t = a[k * sa] * b[k * sb];
+    if (t == 0.0)
+      continue;
+    int u = la[k * sa] + lb[k * sb]; /* the product of the odd significands is odd */
+    umin = u < umin ? u : umin;
+    acc += t;
+    absum += fabs(t);
+  }
+  if (umin == INT_MAX) {
+    mpfr_set_zero(out, 1);
+    return 1;
+  }
+  int e;
+  frexp(absum, &e); /* absum = f 2^e, 1/2 <= f < 1: mpfr_get_exp's convention */
+  if (e - umin > 53)
+    return 0;
+  if (e - umin > 24)
+    c->flags |= MUONREF_NSR_INEXACT_SUM;
+  if (e - umin > 8)
+    c->flags |= MUONREF_NSR_BF16_ACCUM;
+  mpfr_set_d(out, acc, MPFR_RNDN); /* exact */
+  return 1;
+}
+
+/* out <- sum_k a[ia + k*sa] b[ib + k*sb] exactly, as dot_exact, from the
+ * views va and vb of a and b where both are ok and dot_double certifies. */
+static void dot_view(ctx *c, mpfr_t out, mpfr_t *a, const view *va, size_t ia, size_t sa, mpfr_t *b,
+                     const view *vb, size_t ib, size_t sb, size_t len)
+{
+  if (va->ok && vb->ok && dot_double(c, out, va->v + ia, va->low + ia, sa, vb->v + ib, vb->low + ib, sb, len))
+    return;
+  dot_exact(c, out, a + ia, sa, b + ib, sb, len);
+}
+
+/* out <- R(sum_k a[ia + k*sa] b[ib + k*sb]): a bf16 GEMM element. */
+static void dot(ctx *c, mpfr_t out, mpfr_t *a, const view *va, size_t ia, size_t sa, mpfr_t *b, const view *vb,
+                size_t ib, size_t sb, size_t len)
+{
+  dot_view(c, out, a, va, ia, sa, b, vb, ib, sb, len);
   round_bf16(c, out);
 }
 
@@ -167,39 +248,44 @@ static void fused_add(ctx *c, mpfr_t *t, mpfr_t *x, float s, mpfr_t *y, size_t l
 
 /* One Newton-Schulz step in the bf16 evaluation order `ord` (options.h,
  * spec/muon.md section 7.1).  A and S are (m, m), X and BX (m, n), n >= m;
- * BX doubles as the (m, m) product C A of the KELLER order. */
-static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, size_t m, size_t n, muonref_coeff t,
-                 muonref_bf16_order ord)
+ * BX doubles as the (m, m) product C A of the KELLER order.  vx, va, vs:
+ * binary64 views (dot_view) of X, A and S, refreshed before each product. */
+static void step(ctx *c, mpfr_t *X, mpfr_t *A, mpfr_t *S, mpfr_t *BX, view *vx, view *va, view *vs, size_t m,
+                 size_t n, muonref_coeff t, muonref_bf16_order ord)
 {
+  view_of(vx, X, m * n);
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < m; j++)
-      dot(c, A[i * m + j], &X[i * n], 1, &X[j * n], 1, n);
+      dot(c, A[i * m + j], X, vx, i * n, 1, X, vx, j * n, 1, n);
+  view_of(va, A, m * m);
   if (ord == MUONREF_BF16_SEPARATE) { /* B = R(R(b A) + R(c R(A A))) */
     for (size_t i = 0; i < m; i++)
       for (size_t j = 0; j < m; j++)
-        dot(c, S[i * m + j], &A[i * m], 1, &A[j], m, m);
+        dot(c, S[i * m + j], A, va, i * m, 1, A, va, j, m, m);
     scale_add(c, S, S, (float)t.c, NULL, m * m);
     scale_add(c, A, A, (float)t.b, S, m * m); /* A now holds B */
   } else if (ord == MUONREF_BF16_KELLER) { /* B = R(R(b A) + R(R(c A) A)) */
     scale_add(c, S, A, (float)t.c, NULL, m * m);
+    view_of(vs, S, m * m);
     for (size_t i = 0; i < m; i++)
       for (size_t j = 0; j < m; j++)
-        dot(c, BX[i * m + j], &S[i * m], 1, &A[j], m, m);
+        dot(c, BX[i * m + j], S, vs, i * m, 1, A, va, j, m, m);
     scale_add(c, A, A, (float)t.b, BX, m * m);
   } else { /* FUSED: B = R(b A + c (A A)) */
     for (size_t i = 0; i < m; i++)
       for (size_t j = 0; j < m; j++) {
-        dot_exact(c, S[i * m + j], &A[i * m], 1, &A[j], m, m);
+        dot_view(c, S[i * m + j], A, va, i * m, 1, A, va, j, m, m);
         mpfr_mul_d(S[i * m + j], S[i * m + j], (double)(float)t.c, MPFR_RNDN); /* exact: 24 x 24 bits */
       }
     fused_add(c, A, A, (float)t.b, S, m * m);
   }
+  view_of(va, A, m * m); /* A holds B */
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++) {
       if (ord == MUONREF_BF16_FUSED)
-        dot_exact(c, BX[i * n + j], &A[i * m], 1, &X[j], n, m);
+        dot_view(c, BX[i * n + j], A, va, i * m, 1, X, vx, j, n, m);
       else
-        dot(c, BX[i * n + j], &A[i * m], 1, &X[j], n, m);
+        dot(c, BX[i * n + j], A, va, i * m, 1, X, vx, j, n, m);
     }
   if (ord == MUONREF_BF16_FUSED)
     fused_add(c, X, X, (float)t.a, BX, m * n);
@@ -269,8 +355,14 @@ int muonref_ref_ns_bf16(float *out, const float *in, size_t rows, size_t cols, c
     normalize(&c, X, m * n, o);
   else if (muonref_ns_step_count(o) > 0)
     precondition(&c, X, m, n, o);
+  /* binary64 views for the exact products; where one cannot be allocated,
+   * every product takes the MPFR dot_exact (the same values, slower) */
+  view vx = {malloc(m * n * sizeof(double)), malloc(m * n * sizeof(int)), 0};
+  view va = {malloc(m * m * sizeof(double)), malloc(m * m * sizeof(int)), 0};
+  view vs = {malloc(m * m * sizeof(double)), malloc(m * m * sizeof(int)), 0};
   for (int k = 0, n_steps = muonref_ns_step_count(o); k < n_steps; k++)
-    step(&c, X, A, S, BX, m, n, muonref_ns_coeff_at(o, k), o->bf16_order);
+    step(&c, X, A, S, BX, &vx, &va, &vs, m, n, muonref_ns_coeff_at(o, k), o->bf16_order);
+  free(vx.v), free(vx.low), free(va.v), free(va.low), free(vs.v), free(vs.low);
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++)
       out[tr ? j * m + i : i * n + j] = mpfr_get_flt(X[i * n + j], MPFR_RNDN); /* exact: bf16 values */

@@ -594,6 +594,43 @@ START_TEST(ns_bf16_generic)
 }
 END_TEST
 
+/* Entries spread over 2^-24 to 2^24 within each row: the products of the
+ * first Gram matrix span up to about 96 bits, so some of the reference's
+ * exact dot products fit binary64's 53-bit certificate (ref/ns_rounded.c
+ * dot_double) and others take the MPFR sum.  Certified or not, the
+ * reference's exact-then-rounded values are the oracle's bit for bit (the
+ * certificate speaks of other kernels' orders, not of these values). */
+START_TEST(ns_bf16_wide_spread_equals_oracle)
+{
+  tu_rng r = {tu_seed(77) + 9};
+  int wide = 0;
+  for (int it = 0; it < 60; it++) {
+    size_t rows = 2 + rnd(&r, 5), cols = 2 + rnd(&r, 5), n = rows * cols;
+    muonref_options o = tu_nemo();
+    o.bf16_order = (muonref_bf16_order)rnd(&r, 3);
+    o.ns_steps = 1 + (int)rnd(&r, 3);
+    float *g = malloc(n * 4), *out = malloc(n * 4), *want = malloc(n * 4);
+    int lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+      int e = (int)rnd(&r, 49) - 24;
+      lo = e < lo ? e : lo, hi = e > hi ? e : hi;
+      g[i] = ldexpf((float)(1 + rnd(&r, 255)) / 256.0f * (rnd(&r, 2) ? 1.0f : -1.0f), e); /* bf16 values */
+    }
+    wide += 2 * (hi - lo) > 53;
+    unsigned unc = 0;
+    muonref_error e;
+    ck_assert_int_eq(muonref_ref_ns_bf16(out, g, rows, cols, &o, &unc, &e), MUONREF_OK);
+    bf16_oracle(want, g, rows, cols, &o);
+    for (size_t i = 0; i < n; i++)
+      ck_assert_msg(out[i] == want[i] || (out[i] == 0 && want[i] == 0),
+                    "case %d (%zux%zu order %d, %d steps, exponents %d to %d) [%zu]: %a, oracle %a", it, rows,
+                    cols, (int)o.bf16_order, o.ns_steps, lo, hi, i, (double)out[i], (double)want[i]);
+    free(g), free(out), free(want);
+  }
+  ck_assert_msg(wide >= 30, "only %d of 60 inputs spread wider than 53 bits in their products", wide);
+}
+END_TEST
+
 /* ---------- errors, as ref.h documents them, from every entry point ---------- */
 
 START_TEST(errors_as_documented)
@@ -678,6 +715,7 @@ int main(void)
   tcase_add_test(t, step_generic);
   tcase_add_test(t, step_near_ties_retry_or_refuse);
   tcase_add_test(t, ns_bf16_generic);
+  tcase_add_test(t, ns_bf16_wide_spread_equals_oracle);
   tcase_add_test(t, errors_as_documented);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
