@@ -88,9 +88,13 @@ json_t *muonref_tensor_to_json(const muonref_tensor *t, int approx)
     json_decref(o);
     return NULL;
   }
-  hex[0] = '\0';
-  for (size_t i = 0; i < t->numel; i++)
-    snprintf(hex + i * (size_t)w, (size_t)w + 1, "%0*" PRIx64, w, element_bits(t, i));
+  static const char DIGIT[] = "0123456789abcdef";
+  for (size_t i = 0; i < t->numel; i++) { /* w lower-case digits, most significant first ("%0*" PRIx64) */
+    uint64_t u = element_bits(t, i);
+    for (int k = w - 1; k >= 0; k--, u >>= 4)
+      hex[i * (size_t)w + (size_t)k] = DIGIT[u & 15];
+  }
+  hex[t->numel * (size_t)w] = '\0';
   for (int k = 0; k < t->shape.ndim; k++)
     json_array_append_new(shape, json_integer((json_int_t)t->shape.dims[k]));
   json_object_set_new(o, "dtype", json_string(DTYPE_NAMES[t->dtype]));
@@ -108,14 +112,13 @@ json_t *muonref_tensor_to_json(const muonref_tensor *t, int approx)
   return o;
 }
 
-static int hex_digit(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
-}
+/* VALUE1[c]: 1 + the value of the lower-case hex digit c, 0 for any other byte */
+static const unsigned char VALUE1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
+
+static int hex_digit(char c) { return VALUE1[(unsigned char)c] - 1; }
 
 static int read_dtype(const json_t *j, const char *where, muonref_tensor_dtype *out, muonref_error *err)
 {
@@ -174,18 +177,29 @@ int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *whe
                         DTYPE_NAMES[dt]);
   if ((st = muonref_tensor_alloc(t, dt, &shape, err)))
     return st;
-  for (size_t i = 0; i < numel; i++) {
+  unsigned bad = 0; /* some digit's VALUE1 was 0: not a lower-case hex digit */
+  for (size_t i = 0; i < numel && !bad; i++) {
+    const unsigned char *d = (const unsigned char *)hex + i * w;
     uint64_t u = 0;
     for (size_t k = 0; k < w; k++) {
-      int v = hex_digit(hex[i * w + k]);
-      if (v < 0) {
-        muonref_tensor_free(t);
-        return muonref_fail(err, MUONREF_EFORMAT, "%s: \"hex\" character %zu is '%c', expected 0-9 or a-f", where,
-                            i * w + k, hex[i * w + k]);
-      }
-      u = u << 4 | (uint64_t)v;
+      unsigned v = VALUE1[d[k]];
+      bad |= v == 0;
+      u = u << 4 | (uint64_t)(v - 1);
     }
-    set_element_bits(t, i, u);
+    if (dt == MUONREF_TENSOR_F32) {
+      uint32_t v = (uint32_t)u;
+      memcpy(&t->f[i], &v, 4);
+    } else {
+      set_element_bits(t, i, u);
+    }
+  }
+  if (bad) {
+    size_t k = 0;
+    while (hex_digit(hex[k]) >= 0)
+      k++;
+    muonref_tensor_free(t);
+    return muonref_fail(err, MUONREF_EFORMAT, "%s: \"hex\" character %zu is '%c', expected 0-9 or a-f", where, k,
+                        hex[k]);
   }
   return MUONREF_OK;
 }
