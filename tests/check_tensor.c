@@ -97,6 +97,29 @@ END_TEST
 /* The judge says whether an error is about the result entry or about the
  * vector (the checker adds the results file's context on that flag, never
  * by reading the message). */
+/* vectors/tensor.c keeps a memo of recent decodings found by the hex
+ * string's address.  Other digits at the same address (a string freed and
+ * another allocated where it was; here the same string's bytes rewritten
+ * in place) must decode to their own values, the same digits twice to the
+ * same ones. */
+START_TEST(decoding_memo_follows_the_digits)
+{
+  json_t *j = json_pack("{s:s, s:[i], s:s}", "dtype", "f32", "shape", 1, "hex", "3f800000");
+  char *hex = (char *)json_string_value(json_object_get(j, "hex"));
+  for (int k = 0; k < 40; k++) {
+    snprintf(hex, 9, "%08x", 0x3f800000u + (unsigned)k); /* 1 + k ulp, at the same address */
+    for (int twice = 0; twice < 2; twice++) {
+      muonref_tensor t;
+      muonref_error e;
+      ck_assert_int_eq(muonref_tensor_from_json(&t, j, "x", &e), MUONREF_OK);
+      ck_assert_msg(t.f[0] == 1.0f + (float)k * 0x1p-23f, "k %d: %a", k, (double)t.f[0]);
+      muonref_tensor_free(&t);
+    }
+  }
+  json_decref(j);
+}
+END_TEST
+
 START_TEST(judge_flags_result_side_errors)
 {
   json_t *test = parse("{\"tcId\": 1, \"comment\": \"c\", \"flags\": [], \"result\": \"valid\", \"input\": "
@@ -179,6 +202,7 @@ int main(void)
   Suite *s = suite_create("tensor");
   TCase *t = tcase_create("tensor");
   tcase_add_test(t, f32_round_trip_exact);
+  tcase_add_test(t, decoding_memo_follows_the_digits);
   tcase_add_test(t, f64_and_bf16_round_trip);
   tcase_add_test(t, judge_flags_result_side_errors);
   tcase_add_test(t, singular_values_match_lapack_and_known_values);

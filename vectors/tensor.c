@@ -1,6 +1,7 @@
 /* muonref: tensors in the vector format (see tensor.h). */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,71 @@ static int read_shape(const json_t *j, const char *where, muonref_shape *out, mu
   return MUONREF_OK;
 }
 
+/* A memo of recent decodings.  The fit judges tens of thousands of runs of
+ * the same few golden cases, and each run decodes the case's inputs and
+ * expectations again (emerging_adaptive's adaptive_v020 in fit-variants:
+ * 49,000 runs, the decoding a quarter of the judge).  An entry is found by
+ * the address of the hex string and used only when its dtype, shape and
+ * every hex character equal the stored copy's, so a hit gives exactly what
+ * decoding gives (a freed string whose address is reused is a miss).  At
+ * most MEMO_BYTES hex characters per entry; a mutex guards the table (the
+ * generator runs threads). */
+#define MEMO_SLOTS 256
+#define MEMO_BYTES 16384
+
+typedef struct memo_entry {
+  const char *key; /* the decoded string's address, NULL: empty */
+  char *hex;       /* a copy of its characters */
+  size_t len;
+  muonref_tensor_dtype dtype;
+  muonref_shape shape;
+  void *data; /* numel values (float, or double for f64) */
+} memo_entry;
+
+static memo_entry memo[MEMO_SLOTS];
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t memo_slot(const char *key) { return (size_t)(((uint64_t)(uintptr_t)key >> 4) * 0x9E3779B97F4A7C15u >> 56); }
+
+static size_t value_bytes(const muonref_tensor *t)
+{
+  return t->numel * (t->dtype == MUONREF_TENSOR_F64 ? sizeof(double) : sizeof(float));
+}
+
+/* t (allocated, of dtype and shape) <- the memo's values for hex; 1 on a hit. */
+static int memo_get(muonref_tensor *t, const char *hex, size_t len)
+{
+  pthread_mutex_lock(&memo_lock);
+  memo_entry *m = &memo[memo_slot(hex)];
+  int hit = m->key == hex && m->len == len && m->dtype == t->dtype && m->shape.ndim == t->shape.ndim &&
+            !memcmp(m->shape.dims, t->shape.dims, (size_t)t->shape.ndim * sizeof t->shape.dims[0]) &&
+            !memcmp(m->hex, hex, len);
+  if (hit)
+    memcpy(t->dtype == MUONREF_TENSOR_F64 ? (void *)t->d : (void *)t->f, m->data, value_bytes(t));
+  pthread_mutex_unlock(&memo_lock);
+  return hit;
+}
+
+static void memo_put(const muonref_tensor *t, const char *hex, size_t len)
+{
+  if (len > MEMO_BYTES)
+    return;
+  size_t nb = value_bytes(t);
+  char *copy = malloc(len ? len : 1);
+  void *data = malloc(nb ? nb : 1);
+  if (!copy || !data) {
+    free(copy), free(data);
+    return;
+  }
+  memcpy(copy, hex, len);
+  memcpy(data, t->dtype == MUONREF_TENSOR_F64 ? (void *)t->d : (void *)t->f, nb);
+  pthread_mutex_lock(&memo_lock);
+  memo_entry *m = &memo[memo_slot(hex)];
+  free(m->hex), free(m->data);
+  *m = (memo_entry){hex, copy, len, t->dtype, t->shape, data};
+  pthread_mutex_unlock(&memo_lock);
+}
+
 int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *where, muonref_error *err)
 {
   memset(t, 0, sizeof *t);
@@ -177,6 +243,9 @@ int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *whe
                         DTYPE_NAMES[dt]);
   if ((st = muonref_tensor_alloc(t, dt, &shape, err)))
     return st;
+  size_t len = numel * w;
+  if (memo_get(t, hex, len))
+    return MUONREF_OK;
   unsigned bad = 0; /* some digit's VALUE1 was 0: not a lower-case hex digit */
   for (size_t i = 0; i < numel && !bad; i++) {
     const unsigned char *d = (const unsigned char *)hex + i * w;
@@ -201,5 +270,6 @@ int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *whe
     return muonref_fail(err, MUONREF_EFORMAT, "%s: \"hex\" character %zu is '%c', expected 0-9 or a-f", where, k,
                         hex[k]);
   }
+  memo_put(t, hex, len);
   return MUONREF_OK;
 }

@@ -50,7 +50,9 @@ json_t *muonref_tensor_to_json(const muonref_tensor *t, int approx);
  * (MUONREF_EFORMAT, t left zeroed): not an object; dtype missing or not one
  * of f32/f64/bf16; shape not an array of at most 8 positive integers; hex
  * missing, not a string, of the wrong length for the shape, or holding a
- * character other than 0-9a-f; also MUONREF_ENOMEM. */
+ * character other than 0-9a-f; also MUONREF_ENOMEM.  Thread-safe; recent
+ * decodings of up to 16384 digits are kept (256 of them, a few MB at most,
+ * until exit) and reused only for the same digits, dtype and shape. */
 int muonref_tensor_from_json(muonref_tensor *t, const json_t *j, const char *where, muonref_error *err);
 
 #endif
