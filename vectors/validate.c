@@ -18,6 +18,37 @@
 
 #define TCID_MAX 2147483647LL
 
+/* The whole of file path in a new buffer (the caller frees it), its length
+ * in *len; NULL with errno set when it cannot be opened or read.  Parsed
+ * from memory (json_loadb): jansson's json_load_file reads a byte at a time
+ * through the locked getc, a third of a judge's time on a vectors folder. */
+static char *slurp(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *more = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+    if (!more)
+      free(buf), errno = ENOMEM;
+    buf = more, cap *= 2;
+  }
+  int bad = buf && ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    errno = EIO;
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
 json_t *muonref_json_load_strict(const char *path, muonref_error *err)
 {
   return muonref_json_load(path, 0, err);
@@ -30,14 +61,15 @@ json_t *muonref_json_load(const char *path, int allow_nul, muonref_error *err)
     return muonref_fail(err, MUONREF_EIO, "%s: %s", path, strerror(errno)), NULL;
   if (S_ISDIR(sb.st_mode))
     return muonref_fail(err, MUONREF_EIO, "%s: is a folder, expected a JSON file", path), NULL;
+  size_t len = 0;
+  char *buf = slurp(path, &len);
+  if (!buf)
+    return muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, strerror(errno)), NULL;
   json_error_t je;
-  json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES | (allow_nul ? JSON_ALLOW_NUL : 0), &je);
-  if (!j) {
-    if (je.line < 0 || access(path, R_OK) != 0)
-      muonref_fail(err, MUONREF_EIO, "%s: cannot read: %s", path, je.text);
-    else
-      muonref_fail(err, MUONREF_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-  }
+  json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES | (allow_nul ? JSON_ALLOW_NUL : 0), &je);
+  free(buf);
+  if (!j)
+    muonref_fail(err, MUONREF_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
   return j;
 }
 
