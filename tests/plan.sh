@@ -35,54 +35,39 @@
 # with its own muonref without redoing the Python work (.ci/sanitize).  The
 # sources must not change while DIR lives: it knows no file's contents.
 
-# q WORD: WORD as one shell word that Python's shlex reads back unchanged
-q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+# q WORD: prints WORD as one shell word that Python's shlex reads back unchanged
+# (each ' as '\''), with the shell's builtins only: the scripts add hundreds of
+# runs, and a sed per word cost the cross matrix 35 s
+q() {
+  _q_s=$1 _q_r=
+  while :; do
+    case $_q_s in
+      *"'"*) _q_r="$_q_r${_q_s%%"'"*}'\\''" _q_s=${_q_s#*"'"} ;;
+      *) break ;;
+    esac
+  done
+  printf "'%s'" "$_q_r$_q_s"
+}
 
 plan_add() {
   _name=$1
   shift
-  printf '%s %s' --out "$(q "$work/$_name.json")" >>"$work/plan"
-  for _a in "$@"; do printf ' %s' "$(q "$_a")" >>"$work/plan"; done
-  printf '\n' >>"$work/plan"
-  rm -f "$work/$_name.json"
-}
-
-# _key LINE: the cache key of a plan line (MUONREF_PLAN_CACHE): the line without
-# its --out (where the results go is no input of the run), $work and $srcdir
-_key() {
-  printf '%s' "$1" | sed "s/^--out '[^']*' //" | awk -v w="$work" -v s="$srcdir" '{
-    while ((i = index($0, w)) > 0) $0 = substr($0, 1, i - 1) "<work>" substr($0, i + length(w))
-    while ((i = index($0, s)) > 0) $0 = substr($0, 1, i - 1) "<srcdir>" substr($0, i + length(s))
-    print }' | cksum | tr ' ' '-'
-}
-
-# _paths FROM TO: standard input to output with every FROM replaced by TO.  A
-# results file names the port's file ("implementation": $srcdir/tests/...),
-# and the two builds have two source folders (.ci/sanitize copies the tree
-# to build-asan/src): the cache keeps "<srcdir>" in its place, so that a
-# result taken from it names this build's file, as a run here would.
-_paths() {
-  awk -v f="$1" -v t="$2" '{
-    o = ""
-    while (f != "" && (i = index($0, f)) > 0) { o = o substr($0, 1, i - 1) t; $0 = substr($0, i + length(f)) }
-    print o $0 }'
+  {
+    printf '%s ' --out
+    q "$work/$_name.json"
+    for _a in "$@"; do
+      printf ' '
+      q "$_a"
+    done
+    printf '\n'
+  } >>"$work/plan"
+  [ ! -e "$work/$_name.json" ] || rm -f "$work/$_name.json"
 }
 
 plan_run() {
   [ -s "$work/plan" ] || return 0
-  if [ -n "${MUONREF_PLAN_CACHE:-}" ]; then  # the runs made before come from the cache
-    mkdir -p "$MUONREF_PLAN_CACHE" || return 2
-    : >"$work/plan.todo"
-    while IFS= read -r _line; do
-      _out=$(printf '%s\n' "$_line" | sed -n "s/^--out '\([^']*\)' .*/\1/p")
-      _k=$MUONREF_PLAN_CACHE/$(_key "$_line").json
-      if [ -s "$_k" ] && [ -n "$_out" ] && _paths "<srcdir>" "$srcdir" <"$_k" >"$_out"; then
-        echo "plan.sh: $(basename "$_out") from the cache $MUONREF_PLAN_CACHE" >>"$work/plan.cached"
-      else
-        printf '%s\n' "$_line" >>"$work/plan.todo"
-      fi
-    done <"$work/plan"
-    mv "$work/plan.todo" "$work/plan"
+  if [ -n "${MUONREF_PLAN_CACHE:-}" ]; then # the runs made before come from the cache (tests/plan_cache.py)
+    "$python" "$srcdir/tests/plan_cache.py" take "$work/plan" "$work" "$srcdir" "$MUONREF_PLAN_CACHE" || return 2
   fi
   _rc=0
   if [ -s "$work/plan" ]; then
@@ -93,12 +78,8 @@ plan_run() {
     : >"$work/plan.err"
   fi
   if [ -n "${MUONREF_PLAN_CACHE:-}" ]; then
-    while IFS= read -r _line; do
-      _out=$(printf '%s\n' "$_line" | sed -n "s/^--out '\([^']*\)' .*/\1/p")
-      _k=$MUONREF_PLAN_CACHE/$(_key "$_line").json
-      # whole or not at all: another test may be reading the same key
-      [ -s "$_out" ] && _paths "$srcdir" "<srcdir>" <"$_out" >"$_k.$$" && mv "$_k.$$" "$_k"
-    done <"$work/plan"
+    "$python" "$srcdir/tests/plan_cache.py" store "$work/plan" "$work" "$srcdir" "$MUONREF_PLAN_CACHE" \
+      2>>"$work/plan.err" # a result not stored is run again where asked for: no failure of this plan
   fi
   cat "$work/plan" >>"$work/plans.done"
   : >"$work/plan"

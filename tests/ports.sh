@@ -23,10 +23,33 @@ ports_read() {
   [ -n "$_ports" ] || { echo "ERROR: $muonref profile --test-ports lists no test port"; return 1; }
 }
 
-# _port_field NAME N: field N of NAME's line (1 NAME, 2 FILE:CLASS, 3 ADAPTER, 4 MODE, 5 NS_FORMAT, 6 CONSTRUCTOR)
-_port_field() { printf '%s\n' "$_ports" | awk -v p="$1" -v n="$2" '$1 == p { print $n; exit }'; }
+# _port_field NAME N: field N of NAME's line (1 NAME, 2 FILE:CLASS, 3 ADAPTER, 4 MODE, 5 NS_FORMAT, 6 CONSTRUCTOR),
+# nothing for an unknown NAME.  The shell's builtins only (an awk per call cost the scripts
+# that look up hundreds of runs seconds); the lines' fields are single words (no glob characters)
+_port_field() {
+  _pf_name=$1 _pf_n=$2 _pf_ifs=$IFS
+  IFS='
+'
+  for _pf_line in $_ports; do
+    IFS=' '
+    set -- $_pf_line
+    if [ "$1" = "$_pf_name" ]; then
+      [ "$_pf_n" -le $# ] && eval "printf '%s\\n' \"\${$_pf_n}\"" || printf '\n'
+      break
+    fi
+  done
+  IFS=$_pf_ifs
+}
 
-port_profiles() { printf '%s\n' "$_ports" | awk '{ print $1 }'; }
+port_profiles() {
+  _pf_ifs=$IFS
+  IFS='
+'
+  for _pf_line in $_ports; do
+    printf '%s\n' "${_pf_line%% *}"
+  done
+  IFS=$_pf_ifs
+}
 
 port_of() {
   _f=$(_port_field "$1" 2)
