@@ -117,6 +117,39 @@ def _any_bf16(x: Any) -> bool:
     return False
 
 
+def _map(fn, x: Any) -> Any:
+    """tree_map(fn, x) for the containers of aten arguments: plain tuples, lists and dicts walked
+    here (the same result without pytree's per-leaf bookkeeping, most of the mode's own time),
+    any other container (a namedtuple, an OrderedDict) by tree_map itself."""
+    t = type(x)
+    if t is tuple:
+        return tuple([_map(fn, y) for y in x])
+    if t is list:
+        return [_map(fn, y) for y in x]
+    if t is dict:
+        return {k: _map(fn, v) for k, v in x.items()}
+    if isinstance(x, (tuple, list, dict)):
+        return tree_map(fn, x)
+    return fn(x)
+
+
+def _leaves(x: Any, out: List[Any]) -> List[Any]:
+    """The leaves of x in tree_flatten's order (plain tuples, lists and dicts walked here, any
+    other container by tree_flatten), appended to out."""
+    t = type(x)
+    if t is tuple or t is list:
+        for y in x:
+            _leaves(y, out)
+    elif t is dict:
+        for v in x.values():
+            _leaves(v, out)
+    elif isinstance(x, (tuple, list, dict)):
+        out.extend(tree_flatten(x)[0])
+    else:
+        out.append(x)
+    return out
+
+
 def _is_view(func) -> bool:
     """An operation whose result aliases an input without writing it (t, view, select, ...)."""
     return any(r.alias_info is not None and not r.alias_info.is_write for r in func._schema.returns)
@@ -183,15 +216,46 @@ def _meta(x: Any) -> Any:
     return x
 
 
+def _signature(x: Any) -> Any:
+    """What the run on meta tensors sees of x: each tensor's dtype, shape, strides and layout, every
+    other leaf itself, in x's structure; raises TypeError where a leaf is not hashable (and
+    RuntimeError for a tensor without strides)."""
+    if isinstance(x, torch.Tensor):
+        return (x.dtype, tuple(x.shape), x.stride(), x.layout)
+    t = type(x)
+    if t is tuple or t is list:
+        return (t, tuple([_signature(y) for y in x]))
+    if t is dict:
+        return (t, tuple((k, _signature(v)) for k, v in x.items()))
+    hash(x)
+    return (t, x)
+
+
+# (operation, signature of its arguments) -> its result dtypes: the run on meta tensors is a
+# function of exactly that signature, and the same operations recur on the same shapes (every
+# Newton-Schulz step, every optimizer step)
+_DTYPES: dict = {}
+
+
 def _result_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]]:
     """The dtypes of the operation's results as PyTorch would give them, from a run on meta
     tensors (None where a result is not a tensor); None when the operation has no meta kernel."""
     try:
-        out = func(*tree_map(_meta, args), **tree_map(_meta, kwargs))
+        key = (func, _signature(args), _signature(kwargs))
+    except Exception:  # an unhashable leaf; a tensor without strides (sparse): run on meta as always
+        key = None
+    if key is not None:
+        hit = _DTYPES.get(key)
+        if hit is not None:
+            return hit
+    try:
+        out = func(*_map(_meta, args), **_map(_meta, kwargs))
     except Exception:
         return None
-    flat, _ = tree_flatten(out)
-    return [t.dtype if isinstance(t, torch.Tensor) else None for t in flat]
+    dtypes = [t.dtype if isinstance(t, torch.Tensor) else None for t in _leaves(out, [])]
+    if key is not None:
+        _DTYPES[key] = dtypes
+    return dtypes
 
 
 def _fallback_dtype(args, kwargs) -> torch.dtype:
@@ -224,7 +288,7 @@ class _NormAsOne(TorchFunctionMode):
 
 def _mixed_bf16(args, kwargs) -> bool:
     """Whether the floating tensor arguments mix bf16 with another dtype (rule 6)."""
-    flat, _ = tree_flatten((args, kwargs))
+    flat = _leaves(kwargs, _leaves(args, []))
     dtypes = {t.dtype for t in flat if isinstance(t, torch.Tensor) and t.is_floating_point()}
     return BF16 in dtypes and len(dtypes) > 1
 
@@ -291,13 +355,18 @@ class Neutral(TorchDispatchMode):
             _dtype_check(func, args, kwargs)  # rule 6
         dtypes = _result_dtypes(func, args, kwargs)
         written = _written(func, args, kwargs)
-        up_args = tree_map(_upcast, args)
-        up_kwargs = tree_map(_upcast, kwargs)
+        up_args = _map(_upcast, args)
+        up_kwargs = _map(_upcast, kwargs)
         up_args, up_kwargs = _beta_zero_as_zero_input(func, up_args, up_kwargs)  # rule 5
         out = func(*up_args, **up_kwargs)
         if written:
             # the float32 stand-ins of the written bf16 tensors hold the result: round it into them
             up_written = _written(func, up_args, up_kwargs)
+            if len(written) == 1 and isinstance(written[0], torch.Tensor) and out is up_written[0]:
+                # the usual in-place operation (x.mul_(...)): it returns the tensor it wrote
+                if written[0] is not out:
+                    written[0].copy_(out)
+                return written[0]
             for orig, up in zip(written, up_written):
                 if isinstance(orig, (list, tuple)):
                     for o, u in zip(orig, up):
@@ -314,6 +383,12 @@ class Neutral(TorchDispatchMode):
                 hit = [o for o, u in zip(origs, ups) if u is t]
                 mapped.append(hit[0] if hit else t)
             return tree_unflatten(mapped, spec)
+        if isinstance(out, torch.Tensor) and dtypes is not None and len(dtypes) == 1:
+            # one result: the general case below, without flattening
+            want = dtypes[0]
+            if out.is_floating_point() and want is not None and want != out.dtype:
+                out = out.to(want)  # float32 -> bf16: round to nearest even, once
+            return out
         outs, spec = tree_flatten(out)
         fallback = _fallback_dtype(args, kwargs) if dtypes is None else None
         rounded = []
