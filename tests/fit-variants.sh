@@ -46,13 +46,22 @@ PY
 # (.ci/run) the sanitizer build judges the main build's results instead of
 # running the port again (the Python is the same: .ci/sanitize)
 . "$srcdir/tests/plan.sh"
+# In the collect pass (phase=collect): the run added to the plan, status 1
+# (the chain of checks after it stops).
+phase=judge
 run_variant() {
   name=$1 class=$2 adapter=$3
   shift 3
-  plan_add "$name" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" "$@"
-  plan_run
-  plan_ran "$name" ||
-    { echo "FAIL: $name: the driver failed: $(grep -v 'platform:' "$work/plan.err" | tail -n 1)"; status=1; return 1; }
+  if [ "$phase" = collect ]; then
+    plan_add "$name" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" "$@"
+    return 1
+  fi
+  plan_ran "$name" || {
+    n=$(grep -n -F -- "--out '$work/$name.json' " "$work/plans.done" | cut -d: -f1)
+    echo "FAIL: $name: the driver failed: $(grep -F "plan line $n:" "$work/plan.err" | tail -n 1)"
+    status=1
+    return 1
+  }
   "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
   rc=$?
   [ $rc -eq 1 ] || { echo "FAIL: $name: exit $rc, expected 1 (a deviating port fails)"; status=1; return 1; }
@@ -110,6 +119,12 @@ scale_all() {
   fi
 }
 
+# Every variant below runs in one plan (one Python process, torch imported
+# once, not once per variant): `variants` is gone through twice, first to
+# collect the runs (run_variant adds each to the plan and stops its chain;
+# that pass's output and status are dropped), then, after the plan ran, to
+# judge each run and check the answer keys.
+variants() {
 # 1. The p.grad defect (issue 22): a Keller port is diagnosed although its
 # profile's port writes p.grad (vectors/keller publish expected.gradAfter).
 # Keller's scale sqrt(max(1, rows/cols)) replaced by Moonlight's
@@ -343,9 +358,9 @@ make_variant keller_adam11 torch_keller_port.py '                    p.add_(upda
   '                    p.add_(update, alpha=-group["lr"] * 1.1)' &&
   run_variant keller_adam11 SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_adamw.json" \
     "$v/keller/keller_scaling.json" &&
-  diag keller_adam11 'every failing tensor is an AdamW parameter' &&
-  make_variant keller_muon11 torch_keller_port.py '                    p.add_(update.reshape(p.shape), alpha=-group["lr"])' \
-    '                    p.add_(update.reshape(p.shape), alpha=-group["lr"] * 1.1)' &&
+  diag keller_adam11 'every failing tensor is an AdamW parameter'
+make_variant keller_muon11 torch_keller_port.py '                    p.add_(update.reshape(p.shape), alpha=-group["lr"])' \
+  '                    p.add_(update.reshape(p.shape), alpha=-group["lr"] * 1.1)' &&
   run_variant keller_muon11 SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_adamw.json" \
     "$v/keller/keller_scaling.json" &&
   if grep -q '^FAIL ' "$work/keller_muon11.out" && ! grep -q 'AdamW parameter' "$work/keller_muon11.out"; then
@@ -848,6 +863,14 @@ make_variant keller_normuon torch_keller_port.py '    update = zeropower_via_new
   run_variant keller_normuon SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_momentum.json" \
     "$v/keller/keller_scaling.json" &&
   fitted keller_normuon "normuon's second moment added (moment2 rows, beta 0.95, eps 1e-8 add, rescale norm)"
+}
+
+phase=collect
+variants >/dev/null 2>&1
+status=0
+plan_run
+phase=judge
+variants
 
 # 17. muonref identify: the timm test port is timm; the keller port with its
 # lr default changed is nearest to keller, and the fit names the default
