@@ -73,11 +73,38 @@ MUONREF_INLINE void load_prefetch(const void *ctx, size_t r, size_t c0, size_t l
   pass_prefetch_run(s->in + r * s->cols + c0, len);
 }
 
+typedef struct load_job {
+  float *X;
+  size_t m, n, chunks;
+  int tr, bf16;
+  pass_sum sum;
+  load_src src;
+} load_job;
+
+/* Chunk c of a threaded load: its rows of X (pass_load_range). */
+static MUONREF_CLONES void load_chunk(void *ctx, size_t c)
+{
+  load_job *j = ctx;
+  size_t x0, x1;
+  pass_load_range(j->m, j->tr, j->chunks, c, &x0, &x1);
+  if (j->bf16)
+    pass_load_rows(j->X, j->m, j->n, j->tr, 1, load_produce, load_prefetch, &j->src, x0, x1);
+  else
+    pass_load_rows(j->X, j->m, j->n, j->tr, 0, load_produce, load_prefetch, &j->src, x0, x1);
+  pass_sum_ready(&j->sum, j->X, j->m, j->n, j->tr, j->chunks, c);
+}
+
+/* One fused pass on one thread where the matrix is small, else the load
+ * on the pool's threads and then the sum in X's index order (the same
+ * bits: muonref_stk_muon_input). */
 MUONREF_CLONES double muonref_nsk_load(float *X, const float *in, size_t m, size_t n, int tr, int bf16)
 {
-  load_src s = {in, tr ? m : n};
-  return bf16 ? pass_load_body(X, m, n, tr, 1, load_produce, load_prefetch, &s)
-              : pass_load_body(X, m, n, tr, 0, load_produce, load_prefetch, &s);
+  load_job j = {X, m, n, muonref_pool_chunks(m * n, 1), tr, bf16, {0.0, 0, 0, {0}}, {in, tr ? m : n}};
+  if (j.chunks == 1)
+    return bf16 ? pass_load_body(X, m, n, tr, 1, load_produce, load_prefetch, &j.src)
+                : pass_load_body(X, m, n, tr, 0, load_produce, load_prefetch, &j.src);
+  muonref_pool_for(j.chunks, load_chunk, &j);
+  return pass_sum_rest(&j.sum, X, m, n, tr, j.chunks);
 }
 
 void muonref_nsk_store(float *out, const float *X, size_t m, size_t n, int tr)

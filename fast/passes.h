@@ -97,31 +97,25 @@ enum {
   PASS_PF = 16       /* source rows the prefetch runs ahead */
 };
 
-/* The Newton-Schulz load, X (m x n) <- R(source) (tr == 0: the source is
- * (m, n)) or R(source^T) (tr != 0: the source is (n, m)), the source's
- * elements made by produce(ctx, ...); returns the binary64 sum of the
- * squares of X in X's index order (pass_sumsq_run).  One pass over the
- * source and X: a wide source row by row; a tall one by bands of PASS_BAND
- * rows of X, each transposed tile by tile and summed while it is in cache
- * (L2 or L3: the sum runs in X's order, so a band must be whole before it
- * is summed). */
-MUONREF_INLINE double pass_load_body(float *X, size_t m, size_t n, int tr, int bf16, pass_produce_fn *produce,
-                                     pass_prefetch_fn *prefetch, void *ctx)
+/* pass_load_body's load without the sum, on rows [x0, x1) of X only
+ * (tr != 0: x0 a multiple of PASS_BAND): the part of the load that a chunk
+ * of a threaded pass does (pass_load_range); every element's value is the
+ * one pass_load_body gives it, whoever loads it. */
+MUONREF_INLINE void pass_load_rows(float *X, size_t m, size_t n, int tr, int bf16, pass_produce_fn *produce,
+                                   pass_prefetch_fn *prefetch, void *ctx, size_t x0, size_t x1)
 {
-  double ss = 0.0;
   if (!tr) {
-    for (size_t r = 0; r < m; r++)
+    for (size_t r = x0; r < x1; r++)
       for (size_t c0 = 0; c0 < n; c0 += PASS_CHUNK) {
         size_t len = n - c0 < PASS_CHUNK ? n - c0 : PASS_CHUNK;
         float *d = X + r * n + c0;
         produce(ctx, r, c0, len, d);
         pass_round_run(d, len, bf16);
-        ss = pass_sumsq_run(ss, d, len);
       }
-    return ss;
+    return;
   }
   float tile[PASS_TROWS * PASS_BAND];
-  for (size_t c0 = 0; c0 < m; c0 += PASS_BAND) {
+  for (size_t c0 = x0; c0 < x1 && c0 < m; c0 += PASS_BAND) {
     size_t w = m - c0 < PASS_BAND ? m - c0 : PASS_BAND;
     for (size_t r0 = 0; r0 < n; r0 += PASS_TROWS) {
       size_t h = n - r0 < PASS_TROWS ? n - r0 : PASS_TROWS;
@@ -133,7 +127,82 @@ MUONREF_INLINE double pass_load_body(float *X, size_t m, size_t n, int tr, int b
       pass_round_run(tile, h * w, bf16);
       pass_tile_transpose(X + c0 * n + r0, n, tile, w, h, w);
     }
-    ss = pass_sumsq_run(ss, X + c0 * n, w * n); /* rows c0 .. c0 + w - 1 of X, contiguous */
+  }
+}
+
+/* The rows [*x0, *x1) of an (m, n) X that chunk c of `chunks` loads in
+ * pass_load_rows: about m / chunks rows, whole bands of PASS_BAND rows
+ * when tr != 0; an empty range for a chunk past the last band. */
+MUONREF_INLINE void pass_load_range(size_t m, int tr, size_t chunks, size_t c, size_t *x0, size_t *x1)
+{
+  size_t unit = tr ? PASS_BAND : 1, units = (m + unit - 1) / unit;
+  *x0 = units * c / chunks * unit;
+  *x1 = c + 1 == chunks ? m : units * (c + 1) / chunks * unit;
+  *x0 = *x0 > m ? m : *x0;
+  *x1 = *x1 > m ? m : *x1;
+}
+
+enum { PASS_MAX_CHUNKS = 64 }; /* muonref_pool_chunks gives at most 4 per thread, 8 threads */
+
+/* The sum of squares of a threaded load, taken in X's index order while
+ * the chunks load: the thread that finishes a chunk and finds no other
+ * summing adds every chunk loaded so far in order (`summing` makes it
+ * the only one); the caller adds what is left after muonref_pool_for
+ * (pass_sum_rest).  The same additions in the same order as
+ * pass_load_body's, so the same bits. */
+typedef struct pass_sum {
+  double ss;      /* the sum of the chunks [0, summed) */
+  size_t summed;  /* read and written by the holder of `summing` only */
+  int summing;
+  unsigned char done[PASS_MAX_CHUNKS];
+} pass_sum;
+
+/* Chunk c (rows [x0, x1) of X, by pass_load_range) is loaded: adds it,
+ * and every chunk after it that is loaded, when no other thread sums. */
+MUONREF_INLINE void pass_sum_ready(pass_sum *s, const float *X, size_t m, size_t n, int tr, size_t chunks, size_t c)
+{
+  __atomic_store_n(&s->done[c], 1, __ATOMIC_SEQ_CST);
+  if (__atomic_exchange_n(&s->summing, 1, __ATOMIC_SEQ_CST))
+    return;
+  while (s->summed < chunks && __atomic_load_n(&s->done[s->summed], __ATOMIC_SEQ_CST)) {
+    size_t x0, x1;
+    pass_load_range(m, tr, chunks, s->summed, &x0, &x1);
+    s->ss = pass_sumsq_run(s->ss, X + x0 * n, (x1 - x0) * n);
+    s->summed++;
+  }
+  __atomic_store_n(&s->summing, 0, __ATOMIC_SEQ_CST);
+}
+
+/* After muonref_pool_for: the sum of the whole of X (the chunks no thread
+ * added while loading added now, in order). */
+MUONREF_INLINE double pass_sum_rest(pass_sum *s, const float *X, size_t m, size_t n, int tr, size_t chunks)
+{
+  for (; s->summed < chunks; s->summed++) {
+    size_t x0, x1;
+    pass_load_range(m, tr, chunks, s->summed, &x0, &x1);
+    s->ss = pass_sumsq_run(s->ss, X + x0 * n, (x1 - x0) * n);
+  }
+  return s->ss;
+}
+
+/* The Newton-Schulz load, X (m x n) <- R(source) (tr == 0: the source is
+ * (m, n)) or R(source^T) (tr != 0: the source is (n, m)), the source's
+ * elements made by produce(ctx, ...); returns the binary64 sum of the
+ * squares of X in X's index order (pass_sumsq_run).  One pass over the
+ * source and X: a wide source row by row; a tall one by bands of PASS_BAND
+ * rows of X, each transposed tile by tile and summed while it is in cache
+ * (L2 or L3: the sum runs in X's order, so a band must be whole before it
+ * is summed).  A threaded pass (muonref_stk_muon_input, muonref_nsk_load)
+ * loads with pass_load_rows over pass_load_range's chunks instead, then
+ * sums X in the same order. */
+MUONREF_INLINE double pass_load_body(float *X, size_t m, size_t n, int tr, int bf16, pass_produce_fn *produce,
+                                     pass_prefetch_fn *prefetch, void *ctx)
+{
+  double ss = 0.0;
+  for (size_t x0 = 0, step = tr ? PASS_BAND : 1; x0 < m; x0 += step) {
+    size_t x1 = m - x0 < step ? m : x0 + step;
+    pass_load_rows(X, m, n, tr, bf16, produce, prefetch, ctx, x0, x1);
+    ss = pass_sumsq_run(ss, X + x0 * n, (x1 - x0) * n); /* rows x0 .. x1 - 1 of X, contiguous */
   }
   return ss;
 }

@@ -6,8 +6,9 @@
  * no FMA in the AVX2 clone), so they give the same bits, and the bits of
  * the plain loops of fast/optimizer.c before this file (spec/muon.md
  * section 10: binary64 from the float32 inputs, one rounding to float32).
- * Every pass but the input (whose norm is one sum in index order) is split
- * into independent chunks for the worker threads of fast/pool.c. */
+ * Every pass is split into independent chunks for the worker threads of
+ * fast/pool.c; the input pass's norm, one sum in index order, is then
+ * summed on the caller's thread. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -141,15 +142,53 @@ MUONREF_INLINE void muon_prefetch(const void *ctx, size_t r, size_t c0, size_t l
   pass_prefetch_run(s->M + r * s->cols + c0, len);
 }
 
+typedef struct muon_load_job {
+  float *X;
+  size_t m, n, chunks;
+  int tr, bf16;
+  pass_sum sum;
+  const muon_src *src;
+  int bad; /* a chunk's source was out of range (__atomic_fetch_or) */
+} muon_load_job;
+
+/* Chunk c of a threaded input pass: its rows of X (pass_load_range), on a
+ * copy of the source whose `bad` is the chunk's own. */
+static MUONREF_CLONES void muon_load_chunk(void *ctx, size_t c)
+{
+  muon_load_job *j = ctx;
+  muon_src s = *j->src;
+  size_t x0, x1;
+  s.bad = 0;
+  pass_load_range(j->m, j->tr, j->chunks, c, &x0, &x1);
+  if (j->bf16)
+    pass_load_rows(j->X, j->m, j->n, j->tr, 1, muon_produce, muon_prefetch, &s, x0, x1);
+  else
+    pass_load_rows(j->X, j->m, j->n, j->tr, 0, muon_produce, muon_prefetch, &s, x0, x1);
+  if (s.bad)
+    __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
+  pass_sum_ready(&j->sum, j->X, j->m, j->n, j->tr, j->chunks, c);
+}
+
+/* The input pass: one fused pass on one thread where the matrix is small
+ * (the sum of squares while each band is in cache), else the load on the
+ * pool's threads, then the sum over X in the same index order, the same
+ * bits (the sum is a chain of binary64 additions that no thread can
+ * share). */
 MUONREF_CLONES double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, size_t rows,
                                              size_t cols, int tr, int bf16, const muonref_stk_muon *k, int *bad)
 {
   muon_src s = {G, M, Mn, cols, k, 0};
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, muon_prefetch, &s)
-                   : pass_load_body(X, m, n, tr, 0, muon_produce, muon_prefetch, &s);
-  *bad |= s.bad;
-  return ss;
+  muon_load_job j = {X, m, n, muonref_pool_chunks(m * n, 1), tr, bf16, {0.0, 0, 0, {0}}, &s, 0};
+  if (j.chunks == 1) {
+    double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, muon_prefetch, &s)
+                     : pass_load_body(X, m, n, tr, 0, muon_produce, muon_prefetch, &s);
+    *bad |= s.bad;
+    return ss;
+  }
+  muonref_pool_for(j.chunks, muon_load_chunk, &j);
+  *bad |= j.bad;
+  return pass_sum_rest(&j.sum, X, m, n, tr, j.chunks);
 }
 
 /* ---- Muon: the output pass ---- */

@@ -379,6 +379,23 @@ START_TEST(threaded_passes_match_the_definition)
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < n; j++)
       bad += !same_bits(&T[j * m + i], &Z[i * n + j], 1);
+  /* the load, wide and tall (BX read as (n, m): 403 rows of X, six bands
+   * and a part), in bf16 and binary32: the elements, and the sum of their
+   * squares added in X's index order, bit for bit */
+  for (int tr = 0; tr < 2; tr++)
+    for (int bf = 0; bf < 2; bf++) {
+      size_t xm = tr ? n : m, xn = tr ? m : n;
+      double ss = muonref_nsk_load(Y, BX, xm, xn, tr, bf), ss_d = 0.0;
+      for (size_t i = 0; i < xm; i++)
+        for (size_t j = 0; j < xn; j++) {
+          float want = tr ? BX[j * xm + i] : BX[i * xn + j];
+          want = bf ? r16(want) : want;
+          bad += !same_bits(&Y[i * xn + j], &want, 1);
+          ss_d += (double)want * (double)want;
+        }
+      ck_assert_msg(memcmp(&ss, &ss_d, sizeof ss) == 0, "load tr %d bf16 %d: sum %a, in index order %a", tr, bf, ss,
+                    ss_d);
+    }
   ck_assert_msg(bad == 0, "%zu elements differ from the definition", bad);
   free(A), free(AA), free(X), free(BX), free(S), free(Y), free(Z), free(T), free(Sb), free(Yb);
 }
