@@ -20,8 +20,6 @@
 
 #define PREC 128
 
-typedef struct view view;
-
 typedef struct ctx {
   unsigned flags;
   mpfr_t t8, t24, t8b, acc, term, absum;
@@ -81,11 +79,11 @@ static void dot_exact(ctx *c, mpfr_t out, mpfr_t *a, size_t sa, mpfr_t *b, size_
  * a product of two is then exact in binary64's 53) and an exponent in
  * [-400, 400] (a product and a sum of up to 2^100 of them stay far inside
  * binary64's normal range); otherwise the MPFR dot_exact is used. */
-struct view {
+typedef struct view {
   double *v;
   int *low;
   int ok;
-};
+} view;
 
 static void view_of(view *w, mpfr_t *x, size_t len)
 {
@@ -95,8 +93,8 @@ static void view_of(view *w, mpfr_t *x, size_t len)
       w->v[i] = 0.0, w->low[i] = 0;
       continue;
     }
-    mpfr_exp_t e = mpfr_regular_p(x[i]) ? mpfr_get_exp(x[i]) : 0;
-    if (!mpfr_regular_p(x[i]) || mpfr_min_prec(x[i]) > 26 || e < -400 || e > 400) {
+    if (!mpfr_regular_p(x[i]) || mpfr_min_prec(x[i]) > 26 || mpfr_get_exp(x[i]) < -400 ||
+        mpfr_get_exp(x[i]) > 400) {
       w->ok = 0;
       break;
     }

@@ -67,7 +67,7 @@ def write_whole(path: str, text: str) -> None:
 
 def take(plan: str, work: str, srcdir: str, cache: str) -> None:
     lines = read_text(plan).splitlines()
-    todo, cached = [], []
+    to_run, cached = [], []
     for line in lines:
         out, rest = parse(line)
         k = os.path.join(cache, key(rest, work, srcdir) + '.json')
@@ -78,11 +78,11 @@ def take(plan: str, work: str, srcdir: str, cache: str) -> None:
                 continue
             except OSError:
                 pass
-        todo.append(line + '\n')
+        to_run.append(line + '\n')
     if cached:
         with open(os.path.join(work, 'plan.cached'), 'a', encoding='utf-8') as f:
             f.writelines(cached)
-    write_whole(plan, ''.join(todo))
+    write_whole(plan, ''.join(to_run))
 
 
 def store(plan: str, work: str, srcdir: str, cache: str) -> None:
