@@ -59,4 +59,14 @@ int muonref_ref_step_bounded(const muonref_options *o, const muonref_route *r, f
                              muonref_param_state *state, const float *grad, mpfr_prec_t prec,
                              unsigned *ns_uncertain, size_t *n_uncertified, muonref_error *err);
 
+/* muonref_ref_ns_bf16, its result remembered per thread (ref/ns_memo.c):
+ * a call with the same options (byte for byte) and the same input (shape
+ * and bits) as this thread's last successful call copies that call's out
+ * and *uncertain (may be NULL) instead of computing them again; the same
+ * results and errors as muonref_ref_ns_bf16 otherwise.  Used by the
+ * reference step, whose rounding check runs the same bf16 Newton-Schulz
+ * at two precisions. */
+int muonref_ref_ns_bf16_memo(float *out, const float *in, size_t rows, size_t cols, const muonref_options *o,
+                             unsigned *uncertain, muonref_error *err);
+
 #endif

@@ -123,7 +123,7 @@ static int ns_in_format(muonref_mpmat *O, double *eO, const muonref_mpmat *U, co
     }
     unsigned cert = 0;
     if (!st)
-      st = muonref_ref_ns_bf16(out, u, U->rows, U->cols, o, &cert, err);
+      st = muonref_ref_ns_bf16_memo(out, u, U->rows, U->cols, o, &cert, err);
     flags |= cert;
   }
   if (!st)

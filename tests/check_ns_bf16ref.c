@@ -10,6 +10,7 @@
 #include "muonref.h"
 #include "muonref/ns_rounded.h"
 #include "fast/ns_internal.h"
+#include "ref/ref_internal.h"
 #include "testutil.h"
 
 /* D H: rows of a Sylvester Hadamard matrix scaled by d[i]. */
@@ -189,6 +190,47 @@ START_TEST(zero_input_gives_zero)
 }
 END_TEST
 
+/* The memo of ref/ns_memo.c returns what muonref_ref_ns_bf16 computes for
+ * the call's own input, shape and options: the same call twice, then a
+ * changed input bit, a changed option and the same floats as another
+ * shape, each against a direct call (each change must move the result, so
+ * a memo that ignored it would fail here). */
+START_TEST(memo_follows_input_shape_and_options)
+{
+  enum { N = 8 * 32 };
+  tu_rng r = {tu_seed(37)};
+  float g[N], want[N], got[N], before[N];
+  unsigned uw = 0, ug = 0;
+  tu_fill_normal(&r, g, N, 1.0);
+  muonref_options o = tu_nemo();
+  ck_assert_int_eq(muonref_ref_ns_bf16(want, g, 8, 32, &o, &uw, NULL), MUONREF_OK);
+  for (int k = 0; k < 2; k++) { /* computed, then remembered */
+    ck_assert_int_eq(muonref_ref_ns_bf16_memo(got, g, 8, 32, &o, &ug, NULL), MUONREF_OK);
+    ck_assert(memcmp(got, want, sizeof got) == 0 && ug == uw);
+  }
+  memcpy(before, want, sizeof before);
+  uint32_t bits;
+  memcpy(&bits, &g[5], 4);
+  bits ^= 1u << 20; /* a bit that survives the bf16 rounding of the input */
+  memcpy(&g[5], &bits, 4);
+  ck_assert_int_eq(muonref_ref_ns_bf16(want, g, 8, 32, &o, &uw, NULL), MUONREF_OK);
+  ck_assert(memcmp(want, before, sizeof want) != 0);
+  ck_assert_int_eq(muonref_ref_ns_bf16_memo(got, g, 8, 32, &o, &ug, NULL), MUONREF_OK);
+  ck_assert_msg(memcmp(got, want, sizeof got) == 0 && ug == uw, "a changed input bit");
+  memcpy(before, want, sizeof before);
+  o.ns_steps = 4;
+  ck_assert_int_eq(muonref_ref_ns_bf16(want, g, 8, 32, &o, &uw, NULL), MUONREF_OK);
+  ck_assert(memcmp(want, before, sizeof want) != 0);
+  ck_assert_int_eq(muonref_ref_ns_bf16_memo(got, g, 8, 32, &o, &ug, NULL), MUONREF_OK);
+  ck_assert_msg(memcmp(got, want, sizeof got) == 0 && ug == uw, "a changed option");
+  memcpy(before, want, sizeof before);
+  ck_assert_int_eq(muonref_ref_ns_bf16(want, g, 16, 16, &o, &uw, NULL), MUONREF_OK);
+  ck_assert(memcmp(want, before, sizeof want) != 0);
+  ck_assert_int_eq(muonref_ref_ns_bf16_memo(got, g, 16, 16, &o, &ug, NULL), MUONREF_OK);
+  ck_assert_msg(memcmp(got, want, sizeof got) == 0 && ug == uw, "the same floats as another shape");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("ns_bf16ref");
@@ -199,6 +241,7 @@ int main(void)
   tcase_add_loop_test(t, fast_order_hook_equals_reference, 0, (int)(sizeof CASES / sizeof CASES[0]));
   tcase_add_test(t, random_inputs_not_certified);
   tcase_add_test(t, zero_input_gives_zero);
+  tcase_add_test(t, memo_follows_input_shape_and_options);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }
