@@ -57,7 +57,10 @@ static const char *reason = "oneDNN's CPU engine could not be created";
 static void init(void)
 {
   if (dnnl_get_effective_cpu_isa() < dnnl_cpu_isa_avx512_core_bf16) {
-    reason = "this CPU has no bf16 dot-product instructions (AVX-512 BF16) for oneDNN";
+    reason = getenv("ONEDNN_MAX_CPU_ISA") || getenv("DNNL_MAX_CPU_ISA")
+                 ? "oneDNN's instruction set is capped below AVX-512 BF16 (ONEDNN_MAX_CPU_ISA), so it has no bf16 "
+                   "dot-product instructions"
+                 : "this CPU has no bf16 dot-product instructions (AVX-512 BF16) for oneDNN";
     return;
   }
   if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
