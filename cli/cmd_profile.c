@@ -136,8 +136,8 @@ static int list_profiles(void)
   return EXIT_OK;
 }
 
-/* --c-table, --c-ids, --markdown, --fields-markdown, --completeness-markdown, --test-ports: from the
- * records of `dir`. */
+/* --c-table, --c-ids, --c-checks, --c-catalogue-ids, --markdown, --fields-markdown,
+ * --completeness-markdown, --test-ports: from the records of `dir`. */
 static int write_generated(const char *what, const char *dir)
 {
   muonref_record *r;
@@ -156,6 +156,10 @@ static int write_generated(const char *what, const char *dir)
     muonref_record_write_c_table(stdout, r, n);
   else if (!strcmp(what, "--c-ids"))
     muonref_record_write_c_ids(stdout, r, n);
+  else if (!strcmp(what, "--c-checks"))
+    muonref_record_write_c_checks(stdout, r, n);
+  else if (!strcmp(what, "--c-catalogue-ids"))
+    muonref_record_write_c_catalogue_ids(stdout, r, n);
   else if (!strcmp(what, "--test-ports"))
     muonref_record_write_test_ports(stdout, r, n);
   else if (!strcmp(what, "--fields-markdown"))
@@ -207,7 +211,8 @@ int cmd_profile(int argc, char **argv)
     const char *a = argv[i];
     if (!strcmp(a, "--json"))
       json = 1;
-    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports") ||
+    else if (!strcmp(a, "--c-table") || !strcmp(a, "--c-ids") || !strcmp(a, "--c-checks") ||
+             !strcmp(a, "--c-catalogue-ids") || !strcmp(a, "--markdown") || !strcmp(a, "--test-ports") ||
              !strcmp(a, "--fields-markdown") || !strcmp(a, "--completeness-markdown")) {
       if (generate && strcmp(generate, a))
         return misuse("one generated table at a time: ", a);

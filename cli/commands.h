@@ -107,7 +107,7 @@ typedef struct command {
 #define MUONREF_PROFILE_USAGE \
   "profile [NAME | --profile-file FILE] [--json]\n" \
   "       muonref profile --markdown | --fields-markdown | --completeness-markdown | --test-ports\n" \
-  "                     | --c-table | --c-ids [--records DIR]\n" \
+  "                     | --c-table | --c-ids | --c-checks | --c-catalogue-ids [--records DIR]\n" \
   "Without arguments: every built-in profile with the port it describes.  With NAME: the port's options\n" \
   "under its own names, then every field of the profile (spec/profiles/NAME.md).  NAME@RELEASE (emerging@0.3)\n" \
   "is a release of NAME, with its upstream ref in the list (spec/profiles/README.md, \"Releases\").\n" \
@@ -125,6 +125,9 @@ typedef struct command {
   "                       PyTorch test port (FILE relative to the source tree), for test scripts\n" \
   "  --c-table            core/profile_table.h, the built-in profiles' C table, from the records\n" \
   "  --c-ids              include/muonref/profile_ids.h, the profile ids, from the records\n" \
+  "  --c-checks           core/checks_table.h, the catalogues of checks (each row a field, a rule and a\n" \
+  "                       message), from the records' member \"catalogue\"\n" \
+  "  --c-catalogue-ids    include/muonref/catalogue_ids.h, the catalogues' numbers, from the records\n" \
   "  --records DIR        the folder of the records (default: the source tree's spec/profiles, else the\n" \
   "                       installed copy)\n" \
   "  -h, --help           print this help\n" \

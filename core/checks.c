@@ -1,6 +1,7 @@
-/* muonref: the catalogues of checks as data (see checks.h).  The rows
- * reproduce each port's constructor checks in its order and words; the
- * sources are those of muonref_catalogue (include/muonref/options.h). */
+/* muonref: the catalogues of checks (see checks.h): the rows are data, in
+ * the profile records (spec/profiles/NAME.json, member "catalogue"), each
+ * reproducing a port's constructor checks in its order and words; this
+ * file runs them. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,81 +10,22 @@
 #include "core/fail.h"
 #include "core/pyfmt.h"
 
-#define MAXS MUONREF_MAX_NS_STEPS
-#define REAL(f, rule, msg) {f, MUONREF_RULE_##rule, 0, 0, msg}
-#define STEPS(lo, hi, msg) {"ns_steps", MUONREF_RULE_RANGE, lo, hi, msg}
-#define STEPS_MSG "Invalid number of Newton-Schulz steps: {}"
-
-/* NeMo's Muon.__init__ (nemo/core/optim/muon.py), in its order. */
-static const muonref_check NEMO[] = {
-  REAL("lr", NONNEGATIVE, "Invalid learning rate: {}"), REAL("momentum", UNIT, "Invalid momentum: {}"),
-  STEPS(1, MAXS, STEPS_MSG), REAL("weight_decay", NONNEGATIVE, "Invalid weight decay: {}"),
-  REAL("adam_betas", UNIT, "Invalid AdamW betas: {}"), REAL("adam_eps", NONNEGATIVE, "Invalid AdamW epsilon: {}"),
-};
-/* torch.optim.Muon.__init__ (torch/optim/_muon.py @b5ee4d7a; torch.md 1.1): `not 0.0 <= x`;
- * ns_steps < 100 from _zeropower_via_newtonschulz (a negative count in NeMo's words). */
-static const muonref_check TORCH[] = {
-  REAL("lr", NONNEGATIVE, "Learning rate should be >= 0 but is: {}"),
-  REAL("momentum", NONNEGATIVE, "momentum should be >= 0 but is: {}"),
-  REAL("weight_decay", NONNEGATIVE, "weight decay should be >= 0 but is: {}"),
-  STEPS(INT_MIN, 99, "Number of steps must be less than 100 for computational efficiency"), STEPS(0, INT_MAX, STEPS_MSG),
-  REAL("adam_betas", UNIT, "Invalid AdamW betas: {}"), REAL("adam_eps", NONNEGATIVE, "Invalid AdamW epsilon: {}"),
-};
-/* timm's Muon.__init__ (timm/optim/muon.py @aa4b5850, _helpers._validate_scalar; timm.md 1.1). */
-static const muonref_check TIMM[] = {
-  REAL("lr", NONNEGATIVE, "Invalid learning rate: {}"), REAL("weight_decay", NONNEGATIVE, "Invalid weight_decay: {}"),
-  REAL("momentum", UNIT, "Invalid momentum: {}"), REAL("ns_eps", NONNEGATIVE, "Invalid epsilon: {}"),
-  STEPS(0, MAXS, STEPS_MSG), REAL("adam_betas", UNIT, "Invalid AdamW betas: {}"),
-  REAL("adam_eps", NONNEGATIVE, "Invalid AdamW epsilon: {}"),
-};
-/* dion.Muon.__init__ (dion/muon.py @0a059a4; dion.md 2): lr, mu, betas >= 0; the rest finite. */
-static const muonref_check DION[] = {
-  REAL("lr", NONNEGATIVE, "Invalid learning rate: {}"), REAL("momentum", NONNEGATIVE, "Invalid momentum factor (mu): {}"),
-  REAL("adam_betas", NONNEGATIVE, "Invalid betas: {}"), STEPS(0, MAXS, STEPS_MSG),
-  REAL("weight_decay", FINITE, "Invalid weight decay: {}"), REAL("adam_eps", FINITE, "Invalid AdamW epsilon: {}"),
-};
-/* dion.NorMuon.__init__ (dion/normuon.py @0a059a4; normuon.md 2): dion's checks with muon_beta2 >= 0
- * between mu and betas (no upper bound: muonref's own rule, 0 <= beta2 <= 1, refuses more). */
-static const muonref_check NORMUON[] = {
-  REAL("lr", NONNEGATIVE, "Invalid learning rate: {}"), REAL("momentum", NONNEGATIVE, "Invalid momentum factor (mu): {}"),
-  REAL("moment2_beta", NONNEGATIVE, "Invalid muon_beta2: {}"), REAL("adam_betas", NONNEGATIVE, "Invalid betas: {}"),
-  STEPS(0, MAXS, STEPS_MSG), REAL("weight_decay", FINITE, "Invalid weight decay: {}"),
-  REAL("adam_eps", FINITE, "Invalid AdamW epsilon: {}"),
-};
-/* A port that checks nothing (Moonlight, Keller, Paddle, optax, keras): what cannot be computed. */
-#define UNCHECKED(steps...)                                                                                         \
-  REAL("lr", FINITE, "Invalid learning rate: {}"), REAL("momentum", FINITE, "Invalid momentum: {}"), steps,         \
-    REAL("weight_decay", FINITE, "Invalid weight decay: {}"), REAL("adam_betas", FINITE, "Invalid AdamW betas: {}"), \
-    REAL("adam_eps", FINITE, "Invalid AdamW epsilon: {}")
-static const muonref_check NONE[] = {UNCHECKED(STEPS(0, MAXS, STEPS_MSG))};
-/* Emerging-Optimizers' Muon.__init__ (muon.py @fd77292), its AdaptiveMuon.__init__ (adaptive_muon.py
- * @fd77292, 89-90) and Megatron-LM's TensorParallelMuon (muon.py 025c931a): num_ns_steps >= 1, the same
- * words. */
-static const muonref_check EMERGING[] = {
-  UNCHECKED(STEPS(1, INT_MAX, "num_ns_steps must be at least 1, got {}"), STEPS(INT_MIN, MAXS, STEPS_MSG))};
-/* optax's scale_by_muon.init_fn (_muon.py @2edbcbe2): `if not ns_coeffs.shape[0] <= ns_steps`, the
- * message the wrong way round as upstream words it; after the optax fields. */
-static const muonref_check OPTAX_LATE[] = {{"coeffs", MUONREF_RULE_COEFFS_FIT, 0, 0, "Not enough coeffs to perform {} steps"}};
-
-#define N(a) (sizeof a / sizeof a[0])
-static const struct {
+/* A catalogue's rows: `head` first in muonref_options_validate, `late`
+ * after the optax fields. */
+typedef struct catalogue_row {
   const muonref_check *head, *late;
   size_t n_head, n_late;
-} CATALOGUES[] = {
-  [MUONREF_CATALOGUE_NEMO] = {NEMO, NULL, N(NEMO), 0},
-  [MUONREF_CATALOGUE_TORCH] = {TORCH, NULL, N(TORCH), 0},
-  [MUONREF_CATALOGUE_NONE] = {NONE, NULL, N(NONE), 0},
-  [MUONREF_CATALOGUE_TIMM] = {TIMM, NULL, N(TIMM), 0},
-  [MUONREF_CATALOGUE_EMERGING] = {EMERGING, NULL, N(EMERGING), 0},
-  [MUONREF_CATALOGUE_DION] = {DION, NULL, N(DION), 0},
-  [MUONREF_CATALOGUE_PADDLE] = {NONE, NULL, N(NONE), 0},
-  [MUONREF_CATALOGUE_OPTAX] = {NONE, OPTAX_LATE, N(NONE), N(OPTAX_LATE)},
-  [MUONREF_CATALOGUE_MEGATRON] = {EMERGING, NULL, N(EMERGING), 0},
-  [MUONREF_CATALOGUE_KERAS] = {NONE, NULL, N(NONE), 0},
-  [MUONREF_CATALOGUE_NORMUON] = {NORMUON, NULL, N(NORMUON), 0},
-  [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {EMERGING, NULL, N(EMERGING), 0},
-};
-_Static_assert(N(CATALOGUES) == MUONREF_CATALOGUE_EMERGING_ADAPTIVE + 1, "a row of checks per catalogue");
+} catalogue_row;
+
+/* CATALOGUES[] (indexed by muonref_catalogue) and CATALOGUE_NAMES[], from
+ * the records' member "catalogue" (spec/profiles/NAME.json): generated by
+ * `muonref profile --c-checks` (make profile-tables). */
+#include "core/checks_table.h"
+
+#define N(a) (sizeof a / sizeof a[0])
+_Static_assert(N(CATALOGUES) == MUONREF_CATALOGUE_COUNT, "a row of checks per catalogue");
+
+const char *const *muonref_catalogue_names(void) { return CATALOGUE_NAMES; }
 
 int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, size_t *n_head,
                              const muonref_check **late, size_t *n_late)
@@ -148,6 +90,34 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
     return muonref_fail(err, MUONREF_EOPTION, "%s", msg);
   }
   return MUONREF_OK;
+}
+
+static const char *const RULE_NAMES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit", NULL};
+
+const char *muonref_check_rule_name(muonref_check_rule r)
+{
+  return (int)r >= 0 && (size_t)r < N(RULE_NAMES) - 1 ? RULE_NAMES[r] : NULL;
+}
+
+int muonref_check_rule_of(const char *name)
+{
+  for (int i = 0; RULE_NAMES[i]; i++)
+    if (!strcmp(RULE_NAMES[i], name))
+      return i;
+  return -1;
+}
+
+int muonref_check_field_takes(const char *field, muonref_check_rule r)
+{
+  static const char *const REALS[] = {"lr", "momentum", "weight_decay", "ns_eps", "moment2_beta", "adam_eps", "adam_betas"};
+  if (r == MUONREF_RULE_RANGE)
+    return !strcmp(field, "ns_steps");
+  if (r == MUONREF_RULE_COEFFS_FIT)
+    return !strcmp(field, "coeffs");
+  for (size_t i = 0; i < N(REALS); i++)
+    if (!strcmp(REALS[i], field))
+      return r == MUONREF_RULE_FINITE || r == MUONREF_RULE_NONNEGATIVE || r == MUONREF_RULE_UNIT;
+  return 0;
 }
 
 char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n)

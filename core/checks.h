@@ -1,10 +1,13 @@
 /* muonref: the catalogues of checks as data (internal; muonref_options_validate
  * runs them, `muonref profile NAME` prints them).
  *
- * Each catalogue (muonref_catalogue; a profile's record names its own in
- * defaults.catalogue) is the ordered list of the checks its port's
- * constructor makes on the option values, each a row: the field, the rule
- * and the message, whose "{}" is the value as Python prints it.  The first
+ * Each catalogue (muonref_catalogue; a profile's record names the one it
+ * uses in defaults.catalogue, and the record of the port that defines it
+ * holds its rows in its member "catalogue", spec/profiles/README.md) is the
+ * ordered list of the checks its port's constructor makes on the option
+ * values, each a row: the field, the rule and the message, whose "{}" is
+ * the value as Python prints it.  The C rows (core/checks_table.h) and the
+ * enum (include/muonref/catalogue_ids.h) are generated from the records.  The first
  * row that fails gives the error (spec/muon.md 12 and spec/profiles/NAME.md
  * give each port's order and words).  Checks that every catalogue makes the
  * same way (the enums, the 0/1 flags, the coefficients) stay in
@@ -43,6 +46,21 @@ int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, si
  * Returns MUONREF_OK or MUONREF_EOPTION with the first failing row's message. */
 int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, const muonref_options *o,
                        muonref_error *err);
+
+/* The rule's name in a record ("finite", "nonnegative", "unit", "range",
+ * "coeffs_fit"); NULL outside the enum.  muonref_check_rule_of: the rule
+ * of a name, -1 for an unknown one. */
+const char *muonref_check_rule_name(muonref_check_rule r);
+int muonref_check_rule_of(const char *name);
+
+/* 1 when a row of rule r may check `field` (the fields of muonref_check
+ * with the rules that fit them: the reals with finite, nonnegative and
+ * unit, ns_steps with range, coeffs with coeffs_fit), else 0. */
+int muonref_check_field_takes(const char *field, muonref_check_rule r);
+
+/* The catalogues' names by muonref_catalogue, NULL-terminated (the
+ * spellings of the field catalogue). */
+const char *const *muonref_catalogue_names(void);
 
 /* The rule as a short text ("finite", ">= 0", "0 <= x < 1", "1..1000", ...),
  * into buf (size n); returns buf. */

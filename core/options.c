@@ -17,8 +17,6 @@ static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adam
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
 static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", NULL};
-static const char *const CATALOGUE_NAMES[] = {"nemo", "torch", "none", "timm", "emerging", "dion", "paddle", "optax",
-                                              "megatron", "keras", "normuon", "emerging_adaptive", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", "optax_follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};
@@ -225,7 +223,7 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "muonref_options_validate: o must not be NULL");
-  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (unsigned)o->catalogue, err)))
+  if ((s = check_enum(muonref_catalogue_names(), "catalogue", (unsigned)o->catalogue, err)))
     return s;
   if ((s = check_catalogue(o, 0, NULL, err))) /* the port's own checks, in its order (core/checks.c) */
     return s;
@@ -282,7 +280,7 @@ int muonref_ns_options_validate(const muonref_options *o, muonref_error *err)
   int s;
   if (!o)
     return muonref_fail(err, MUONREF_EOPTION, "Newton-Schulz: no options given (NULL)");
-  if ((s = check_enum(CATALOGUE_NAMES, "catalogue", (unsigned)o->catalogue, err)))
+  if ((s = check_enum(muonref_catalogue_names(), "catalogue", (unsigned)o->catalogue, err)))
     return s;
   if ((s = check_catalogue(o, 0, "ns_steps", err)))
     return s;
@@ -331,7 +329,7 @@ ENUM_FUNCS(muonref_ns_format, ns_format, FORMAT_NAMES, "ns_format")
 ENUM_FUNCS(muonref_bf16_order, bf16_order, BF16_ORDER_NAMES, "bf16_order")
 
 const char *muonref_route_rule_name(muonref_route_rule r) { return name_of(ROUTE_NAMES, (int)r); }
-const char *muonref_catalogue_name(muonref_catalogue c) { return name_of(CATALOGUE_NAMES, (int)c); }
+const char *muonref_catalogue_name(muonref_catalogue c) { return name_of(muonref_catalogue_names(), (int)c); }
 const char *muonref_adam_eps_mode_name(muonref_adam_eps_mode m) { return name_of(ADAM_EPS_NAMES, (int)m); }
 const char *muonref_scale_shape_name(muonref_scale_shape v) { return name_of(SCALE_SHAPE_NAMES, (int)v); }
 const char *muonref_scale_format_name(muonref_scale_format v) { return name_of(SCALE_FORMAT_NAMES, (int)v); }

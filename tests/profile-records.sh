@@ -4,8 +4,10 @@
 #  - every record validates against spec/profiles/profile.schema.json (JSON Schema draft-07),
 #    and the schema's fields, enum spellings, key kinds and areas are exactly the C reader's
 #    (vectors/record.c: a record with an unknown value is refused with the accepted list);
-#  - core/profile_table.h and include/muonref/profile_ids.h equal `muonref profile --c-table`
-#    and `--c-ids` (make profile-tables), the table of spec/profiles/README.md equals
+#  - core/profile_table.h, include/muonref/profile_ids.h, core/checks_table.h and
+#    include/muonref/catalogue_ids.h equal `muonref profile --c-table`, `--c-ids`, `--c-checks`
+#    and `--c-catalogue-ids` (make profile-tables), a message changed in a record is in the
+#    catalogues' table, and a folder whose catalogues break a rule is refused; the table of spec/profiles/README.md equals
 #    `muonref profile --markdown`, and `muonref profile` lists every record;
 #  - the option keys of spec/vectors.schema.json are the union of the records' keys (and its
 #    scheduledOptions the union of their schedulable keys);
@@ -28,6 +30,32 @@ rec=$src/spec/profiles
 cmp -s "$work/table.h" "$src/core/profile_table.h" && ok || bad c-table "core/profile_table.h is not the records' (make profile-tables)"
 "$muonref" profile --c-ids --records "$rec" >"$work/ids.h" 2>"$work/err" || bad c-ids "$(cat "$work/err")"
 cmp -s "$work/ids.h" "$src/include/muonref/profile_ids.h" && ok || bad c-ids "include/muonref/profile_ids.h is not the records' (make profile-tables)"
+"$muonref" profile --c-checks --records "$rec" >"$work/checks.h" 2>"$work/err" || bad c-checks "$(cat "$work/err")"
+cmp -s "$work/checks.h" "$src/core/checks_table.h" && ok || bad c-checks "core/checks_table.h is not the records' (make profile-tables)"
+"$muonref" profile --c-catalogue-ids --records "$rec" >"$work/catids.h" 2>"$work/err" || bad c-catalogue-ids "$(cat "$work/err")"
+cmp -s "$work/catids.h" "$src/include/muonref/catalogue_ids.h" && ok ||
+  bad c-catalogue-ids "include/muonref/catalogue_ids.h is not the records' (make profile-tables)"
+# the catalogues' rows come from the records: a message changed in a copy of the records is in
+# the table written from them; a folder whose catalogues break a rule is refused by file and member
+mkdir -p "$work/recs" && cp "$rec"/*.json "$work/recs/"
+sed 's/"Invalid weight_decay: {}"/"Invalid weight decay (timm): {}"/' "$rec/timm.json" >"$work/recs/timm.json"
+"$muonref" profile --c-checks --records "$work/recs" >"$work/checks2.h" 2>&1
+grep -q '"Invalid weight decay (timm): {}"' "$work/checks2.h" && ! grep -q '"Invalid weight_decay: {}"' "$work/checks2.h" &&
+  ok || bad c-checks-from-records "a message changed in timm.json is not in the table: $(head -n 3 "$work/checks2.h")"
+cp "$rec/timm.json" "$work/recs/timm.json"
+catalogue_refused() { # NAME RECORD SED-EXPRESSION EXPECTED-TEXT
+  sed "$3" "$rec/$2.json" >"$work/recs/$2.json"
+  "$muonref" profile --c-checks --records "$work/recs" >"$work/$1.out" 2>&1; rc=$?
+  if [ $rc -eq 2 ] && grep -qF "$work/recs/" "$work/$1.out" && grep -qF -- "$4" "$work/$1.out"; then ok
+  else bad "catalogue-$1" "exit $rc, expected 2 and '$4': $(cat "$work/$1.out")"; fi
+  cp "$rec/$2.json" "$work/recs/$2.json"
+}
+catalogue_refused same-id paddle '/"name": "paddle",/{n;s/"id": 6/"id": 5/}' 'member "catalogue.id": 5 is the number of the catalogue'
+catalogue_refused gap paddle '/"name": "paddle",/{n;s/"id": 6/"id": 40/}' 'member "catalogue.id": the catalogues'"'"' numbers must be 0 to 11'
+catalogue_refused checks-of paddle 's/"checks_of": "none"/"checks_of": "nothing"/' \
+  "member \"catalogue.checks_of\": no record of the folder defines the catalogue 'nothing'"
+catalogue_refused checks-of-chain megatron 's/"checks_of": "emerging"/"checks_of": "paddle"/' \
+  "member \"catalogue.checks_of\": 'paddle' takes its rows from 'none' itself"
 "$muonref" profile --markdown --records "$rec" >"$work/table.md" 2>"$work/err" || bad markdown "$(cat "$work/err")"
 sed -n '/^<!-- muonref profile --markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/README.md" | sed '1d;$d' >"$work/readme.md"
 cmp -s "$work/table.md" "$work/readme.md" && ok ||
@@ -182,6 +210,19 @@ refuse duplicate "member \"keys\": the key 'lr' is named twice" \
 refuse rename "member \"rename_keys.wd\": 'wd' is not a key" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"wd\": \"decay\"}}"
 refuse area "member \"areas[0]\": must be the name of a vector area" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"areas\": [\"speed\"]}"
 refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", \"base\": \"keller\", $S}"
+# a catalogue of checks: its rows' rules and fields, and none in a user's record
+C='"catalogue": {"name": "mine", "id": 0, "source": "my port"'
+refuse checkrule "member \"catalogue.checks[0].rule\": 'range' cannot check the field 'lr'" \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"range\", \"message\": \"x\"}]}}"
+refuse checkname "member \"catalogue.checks[1].rule\": 'positive' is not a rule" \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"finite\", \"message\": \"x\"}, {\"field\": \"lr\", \"rule\": \"positive\", \"message\": \"x\"}]}}"
+refuse checkmin 'member "catalogue.checks[0].min": belongs to a row of rule range only' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"finite\", \"min\": 0, \"message\": \"x\"}]}}"
+refuse checkvalue 'member "catalogue.checks[0].message": may hold "{}" (the value) once only' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"finite\", \"message\": \"{} {}\"}]}}"
+refuse checksnone 'member "catalogue.checks": is required without checks_of' "{\"name\": \"mine\", \"base\": \"keller\", $S, $C}}"
+refuse usercatalogue 'member "catalogue": belongs to built-in records only' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks_of\": \"none\"}}"
 # a release's record: NAME@RELEASE on the base NAME (spec/profiles/README.md, "Releases")
 refuse release 'member "name": must be a lower-case name [a-z][a-z0-9_]*, optionally @RELEASE' \
   "{\"name\": \"keller@x1\", \"base\": \"keller\", $S}"

@@ -2,6 +2,7 @@
  * spec/profiles/profile.schema.json, spec/profiles/README.md). */
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -895,12 +896,155 @@ static int check_defaults_spelled(muonref_record *r, const char *path, muonref_e
   return MUONREF_OK;
 }
 
+/* ---- the catalogue of checks a record defines (member "catalogue") ---- */
+
+/* Row i of member catalogue.checks into *k. */
+static int read_check(const json_t *e, size_t i, muonref_record_check *k, const char *path, muonref_error *err)
+{
+  static const char *const MEMBERS[] = {"field", "rule", "min", "max", "late", "message", NULL};
+  char m[64], mm[96], rule[24];
+  snprintf(m, sizeof m, "catalogue.checks[%zu]", i);
+  if (!json_is_object(e))
+    return fail_member(err, path, m, "must be an object: {\"field\", \"rule\", \"message\"[, \"min\", \"max\", \"late\"]}");
+  int st;
+  snprintf(mm, sizeof mm, "%s.", m);
+  if ((st = only_members(e, MEMBERS, path, mm, err)))
+    return st;
+  snprintf(mm, sizeof mm, "%s.field", m);
+  if ((st = get_string(e, "field", k->field, sizeof k->field, path, mm, 1, err)))
+    return st;
+  snprintf(mm, sizeof mm, "%s.rule", m);
+  if ((st = get_string(e, "rule", rule, sizeof rule, path, mm, 1, err)))
+    return st;
+  int r = muonref_check_rule_of(rule);
+  if (r < 0)
+    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range or coeffs_fit", rule);
+  k->rule = (muonref_check_rule)r;
+  if (!muonref_check_field_takes(k->field, k->rule))
+    return fail_member(err, path, mm, "'%s' cannot check the field '%s' (the reals lr, momentum, weight_decay, ns_eps, "
+                       "moment2_beta, adam_eps, adam_betas take finite, nonnegative, unit; ns_steps range; "
+                       "coeffs coeffs_fit)", rule, k->field);
+  k->lo = INT_MIN, k->hi = INT_MAX;
+  for (int end = 0; end < 2; end++) {
+    const char *key = end ? "max" : "min";
+    const json_t *v = json_object_get(e, key);
+    snprintf(mm, sizeof mm, "%s.%s", m, key);
+    if (!v)
+      continue;
+    if (k->rule != MUONREF_RULE_RANGE)
+      return fail_member(err, path, mm, "belongs to a row of rule range only");
+    if (!json_is_integer(v) || json_integer_value(v) <= INT_MIN || json_integer_value(v) >= INT_MAX)
+      return fail_member(err, path, mm, "must be an integer strictly between %d and %d (absent: no bound)", INT_MIN,
+                         INT_MAX);
+    *(end ? &k->hi : &k->lo) = (int)json_integer_value(v);
+  }
+  if (k->lo > k->hi)
+    return fail_member(err, path, m, "min %d is above max %d: no value would pass", k->lo, k->hi);
+  const json_t *late = json_object_get(e, "late");
+  snprintf(mm, sizeof mm, "%s.late", m);
+  if (late && !json_is_boolean(late))
+    return fail_member(err, path, mm, "must be true or false");
+  k->late = late && json_is_true(late);
+  snprintf(mm, sizeof mm, "%s.message", m);
+  if ((st = get_string(e, "message", k->message, sizeof k->message, path, mm, 1, err)))
+    return st;
+  const char *at = strstr(k->message, "{}");
+  if (at && strstr(at + 2, "{}"))
+    return fail_member(err, path, mm, "may hold \"{}\" (the value) once only");
+  return MUONREF_OK;
+}
+
+/* A lower-case name [a-z][a-z0-9_]* that fits n bytes with its NUL. */
+static int plain_name(const char *s, size_t n)
+{
+  if (!*s || strlen(s) >= n || !islower((unsigned char)*s))
+    return 0;
+  for (; *s; s++)
+    if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
+      return 0;
+  return 1;
+}
+
+static int read_catalogue(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
+{
+  static const char *const MEMBERS[] = {"name", "id", "source", "checks_of", "checks", NULL};
+  muonref_record_catalogue *c = &r->catalogue;
+  int st;
+  if (!json_is_object(v))
+    return fail_member(err, path, "catalogue", "must be an object: the catalogue of checks this record's port defines");
+  if ((st = only_members(v, MEMBERS, path, "catalogue.", err)) ||
+      (st = get_string(v, "name", c->name, sizeof c->name, path, "catalogue.name", 1, err)) ||
+      (st = get_string(v, "source", c->source, sizeof c->source, path, "catalogue.source", 1, err)) ||
+      (st = get_string(v, "checks_of", c->checks_of, sizeof c->checks_of, path, "catalogue.checks_of", 0, err)))
+    return st;
+  if (!plain_name(c->name, sizeof c->name))
+    return fail_member(err, path, "catalogue.name", "must be a lower-case name [a-z][a-z0-9_]* of at most %zu bytes: "
+                       "the spelling of the field catalogue", sizeof c->name - 1);
+  const json_t *id = json_object_get(v, "id");
+  if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) > 255)
+    return fail_member(err, path, "catalogue.id", "must be an integer 0..255: the catalogue's stable number "
+                       "(muonref_catalogue)");
+  c->id = (int)json_integer_value(id);
+  const json_t *rows = json_object_get(v, "checks");
+  if (!rows && !*c->checks_of)
+    return fail_member(err, path, "catalogue.checks", "is required without checks_of: the port's checks, in its order");
+  if (rows && (!json_is_array(rows) || json_array_size(rows) > MUONREF_RECORD_MAX_CHECKS))
+    return fail_member(err, path, "catalogue.checks", "must be an array of at most %d checks", MUONREF_RECORD_MAX_CHECKS);
+  c->n_rows = rows ? json_array_size(rows) : 0;
+  for (size_t i = 0; i < c->n_rows; i++)
+    if ((st = read_check(json_array_get(rows, i), i, &c->rows[i], path, err)))
+      return st;
+  c->present = 1;
+  return MUONREF_OK;
+}
+
+/* The folder's catalogues: numbered 0 to k - 1 each once, each name once, a
+ * checks_of naming a catalogue that has none itself, the rows in all
+ * (checks_of's and its own) at most MUONREF_RECORD_MAX_CHECKS. */
+static int check_catalogues(const muonref_record *r, size_t n, muonref_error *err)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += r[i].catalogue.present;
+  for (size_t i = 0; i < n; i++) {
+    const muonref_record_catalogue *c = &r[i].catalogue;
+    if (!c->present)
+      continue;
+    if ((size_t)c->id >= k)
+      return fail_member(err, r[i].path, "catalogue.id", "the catalogues' numbers must be 0 to %zu, each once; %d is "
+                         "out of that range", k - 1, c->id);
+    for (size_t j = 0; j < i; j++) {
+      const muonref_record_catalogue *d = &r[j].catalogue;
+      if (d->present && d->id == c->id)
+        return fail_member(err, r[i].path, "catalogue.id", "%d is the number of the catalogue '%s' too (%s)", c->id,
+                           d->name, r[j].path);
+      if (d->present && !strcmp(d->name, c->name))
+        return fail_member(err, r[i].path, "catalogue.name", "'%s' is defined by %s too", c->name, r[j].path);
+    }
+    if (!*c->checks_of)
+      continue;
+    size_t j = 0;
+    while (j < n && !(r[j].catalogue.present && !strcmp(r[j].catalogue.name, c->checks_of)))
+      j++;
+    if (j == n)
+      return fail_member(err, r[i].path, "catalogue.checks_of", "no record of the folder defines the catalogue '%s'",
+                         c->checks_of);
+    if (*r[j].catalogue.checks_of)
+      return fail_member(err, r[i].path, "catalogue.checks_of", "'%s' takes its rows from '%s' itself: name a "
+                         "catalogue with rows of its own", c->checks_of, r[j].catalogue.checks_of);
+    if (r[j].catalogue.n_rows + c->n_rows > MUONREF_RECORD_MAX_CHECKS)
+      return fail_member(err, r[i].path, "catalogue.checks", "'%s''s rows and these are more than %d", c->checks_of,
+                         MUONREF_RECORD_MAX_CHECKS);
+  }
+  return MUONREF_OK;
+}
+
 int muonref_record_read(const char *path, const muonref_record *base, muonref_record *out, muonref_error *err)
 {
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
                                         "adam_defaults", "adam_defaults_note", "one_group", "keys_note", "keys",
                                         "rename_keys", "areas", "test_port", "not_expressed", "bf16_refusal", "bf16_unmodeled",
-                                        "coefficient_types",
+                                        "coefficient_types", "catalogue",
                                         NULL};
   json_t *j;
   int st = load_json(path, &j, err);
@@ -981,6 +1125,8 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     st = read_areas(v, r, path, err);
   else if (!st && !base)
     st = fail_member(err, path, "areas", "is required without a base: the vector areas the port has");
+  if (!st && (v = json_object_get(j, "catalogue"))) /* a base's is not inherited: r starts without one */
+    st = read_catalogue(v, r, path, err);
   json_decref(j);
   muonref_error e;
   if (!st && muonref_options_validate(&r->defaults, &e))
@@ -1104,6 +1250,8 @@ int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n_out
   for (size_t i = 0; !st && i < n; i++)
     if (r[i].id < 0)
       st = fail_member(err, r[i].path, "id", "is required in a built-in record (the profile's stable number)");
+  if (!st)
+    st = check_catalogues(r, n, err);
   if (!st) {
     qsort(r, n, sizeof *r, by_id);
     for (size_t i = 0; i < n; i++)
@@ -1157,6 +1305,9 @@ int muonref_record_use(const char *path, const char *records, const muonref_reco
   free(base);
   if (!st && r->id >= 0)
     st = fail_member(err, path, "id", "belongs to built-in records only (a user's record has no number)");
+  if (!st && r->catalogue.present)
+    st = fail_member(err, path, "catalogue", "belongs to built-in records only: a user's record uses a built-in "
+                     "catalogue of checks (defaults.catalogue; muonref profile NAME prints its rows)");
   if (!st && muonref_profile_get(r->name))
     st = fail_member(err, path, "name", "'%s' is already a profile: a user's record needs a name of its own", r->name);
   if (!st && (st = muonref_profile_register(&r->profile, err)))

@@ -6,7 +6,8 @@
  * under their spec names (enums by their spelled names, coefficients as a
  * preset name or a list of triples), the AdamW group defaults, the port's
  * own option names (the key table: name, kind, field, branch, schedulable,
- * scope), one_group, the vector areas and the test port.  A record with a
+ * scope), one_group, the vector areas, the test port, and the catalogue of
+ * checks its port defines (member "catalogue").  A record with a
  * "base" gives only what differs from that profile.
  *
  * The built-in profiles' records are read by `muonref profile --c-table`
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "muonref/profile.h"
+#include "core/checks.h"
 #include "core/option_fields.h"
 
 #define MUONREF_RECORD_NAME_LEN 32  /* bytes of a profile name, with the NUL */
@@ -29,6 +31,7 @@
 #define MUONREF_RECORD_MAX_AREAS 24
 #define MUONREF_RECORD_MAX_UNEXPRESSED 16
 #define MUONREF_RECORD_MAX_FIELDS 64
+#define MUONREF_RECORD_MAX_CHECKS 16
 
 /* Where a key goes when a port is built from a vector (for the Python
  * driver, spec/profiles/README.md "Building a port from the key table"). */
@@ -56,6 +59,31 @@ typedef struct muonref_test_port {
   char refuses[MUONREF_RECORD_MAX_REFUSES][200];
   int n_refuses;
 } muonref_test_port;
+
+/* One row of a catalogue of checks as a record holds it (core/checks.h's
+ * muonref_check, its text inline). */
+typedef struct muonref_record_check {
+  char field[16];
+  muonref_check_rule rule;
+  int lo, hi;        /* MUONREF_RULE_RANGE: INT_MIN, INT_MAX where "min", "max" is absent */
+  int late;          /* "late": runs after the optax fields (optax's own position) */
+  char message[200]; /* "{}" is the value */
+} muonref_record_check;
+
+/* The catalogue of checks a record's port defines (member "catalogue";
+ * never inherited from a base): its name (the spelling of the field
+ * catalogue), its stable number (muonref_catalogue), its source, and its
+ * rows: those of the catalogue `checks_of` (when not "") first, then its
+ * own. */
+typedef struct muonref_record_catalogue {
+  int present;
+  char name[MUONREF_RECORD_NAME_LEN];
+  int id;
+  char source[1024];
+  char checks_of[MUONREF_RECORD_NAME_LEN];
+  muonref_record_check rows[MUONREF_RECORD_MAX_CHECKS];
+  size_t n_rows;
+} muonref_record_catalogue;
 
 /* One record, resolved against its base (every member complete).  The
  * arrays are inline, so the profile row points into the record: keep the
@@ -91,6 +119,7 @@ typedef struct muonref_record {
   char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];
   char unexpressed_why[MUONREF_RECORD_MAX_UNEXPRESSED][320];
   size_t n_unexpressed;
+  muonref_record_catalogue catalogue;       /* member "catalogue" (present 0 without) */
   muonref_profile profile;                  /* the row, pointing into this record */
 } muonref_record;
 
@@ -118,7 +147,10 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
  * *out of *n records (free with free()).  The records must be the
  * built-in set: every one with an id, the ids 0..n-1 each once.  Errors:
  * as muonref_record_read, and MUONREF_EFORMAT for a missing or repeated
- * id, a base that is not in the folder, a cycle of bases. */
+ * id, a base that is not in the folder, a cycle of bases; for catalogues
+ * (member "catalogue") whose numbers are not 0 to k - 1 each once, a name
+ * defined twice, a checks_of that names no catalogue or one that has a
+ * checks_of itself, more than MUONREF_RECORD_MAX_CHECKS rows in all. */
 int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n, muonref_error *err);
 
 /* Reads a user's record (its base a built-in profile, no "id", a name no
@@ -128,7 +160,8 @@ int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n, mu
  * records hold (the keys' scopes, the prose) is inherited too; else the
  * built-in C row.  The record is allocated and kept for the life of the
  * process; *out (may be NULL) receives it.  Errors: as muonref_record_read;
- * MUONREF_EFORMAT for a missing or unknown base, a built-in name, an "id". */
+ * MUONREF_EFORMAT for a missing or unknown base, a built-in name, an "id",
+ * a "catalogue" (a user's record uses a built-in one, defaults.catalogue). */
 int muonref_record_use(const char *path, const char *records, const muonref_record **out, muonref_error *err);
 
 /* The resolved record as JSON, every member complete (new reference): what
@@ -147,6 +180,13 @@ json_t *muonref_record_checks_json(muonref_catalogue c);
  * written to f. */
 void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n);
 void muonref_record_write_c_ids(FILE *f, const muonref_record *r, size_t n);
+
+/* The C of the catalogues of checks the records r[0..n-1] define (as
+ * muonref_record_read_dir checked them): their rows (core/checks_table.h,
+ * included by core/checks.c) and their enum
+ * (include/muonref/catalogue_ids.h), written to f. */
+void muonref_record_write_c_checks(FILE *f, const muonref_record *r, size_t n);
+void muonref_record_write_c_catalogue_ids(FILE *f, const muonref_record *r, size_t n);
 
 /* The markdown table of the profiles (spec/profiles/README.md, between the
  * markers "<!-- muonref profile --markdown -->" and "<!-- end -->"). */

@@ -190,95 +190,13 @@ typedef enum muonref_adam_eps_mode {
 /* Which port's option checks and messages validation applies (the error
  * catalogue of spec/muon.md section 12 and spec/profiles/).  A catalogue
  * is named after the port whose checks it copies; a profile's record names
- * its catalogue (spec/profiles/NAME.json, defaults.catalogue).  The checks
- * are data, core/checks.c: per catalogue the rows field, rule, message in
- * the port's order (`muonref profile NAME` prints them).
- *   NEMO:  NeMo's Muon.__init__ checks, and muonref's for the other fields
- *   TORCH: torch.optim.Muon's (pytorch/pytorch torch/optim/_muon.py
- *          @b5ee4d7a): lr, momentum, weight_decay >= 0 (momentum has no
- *          upper bound), ns_steps < 100 (0 runs no iteration)
- *   NONE:  the port checks nothing (Moonlight): any finite value is
- *          accepted; muonref refuses only what cannot be computed
- *          (non-finite values, ns_steps < 0, and the enum fields)
- *   TIMM:  timm's Muon.__init__ (timm/optim/muon.py @aa4b5850 through
- *          _helpers._validate_scalar): lr, weight_decay >= 0, 0 <= momentum
- *          < 1, eps (ns_eps) >= 0, "Invalid learning rate: -1.0",
- *          "Invalid weight_decay: -0.01", "Invalid momentum: 1.0",
- *          "Invalid epsilon: -1e-07"; ns_steps 0..MUONREF_MAX_NS_STEPS (0
- *          runs no iteration); NaN, which timm accepts, is refused
- *   EMERGING: Emerging-Optimizers' Muon.__init__ (orthogonalized_optimizers/
- *          muon.py @fd77292): only num_ns_steps >= 1, "num_ns_steps must be
- *          at least 1, got 0"; every other value as NONE (no checks; muonref
- *          refuses only what cannot be computed)
- *   DION:  dion.Muon.__init__ (microsoft/dion dion/muon.py @0a059a4):
- *          lr >= 0 "Invalid learning rate: -1.0", mu >= 0 "Invalid
- *          momentum factor (mu): -0.5" (no upper bound), both betas >= 0
- *          "Invalid betas: (0.9, -0.1)" (no upper bound); weight_decay and
- *          epsilon unchecked; ns_steps 0..MUONREF_MAX_NS_STEPS (dion has no
- *          such option: the profile fixes 5); at the step a Muon parameter
- *          with fewer than two dimensions is refused with dion's assertion
- *          "Muon optimizer only supports matrix parameters." (route.c).
- *          NaN and inf, which dion accepts, are refused (muonref cannot
- *          compute them), with the same wording or muonref's "Invalid
- *          weight decay" / "Invalid AdamW epsilon"; so is a negative
- *          epsilon ("Invalid Newton-Schulz epsilon: -1e-08", the rule of
- *          every catalogue for ns_eps)
- *   OPTAX: optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py
- *          @2edbcbe2; spec/profiles/optax.md 2): no value is checked (as
- *          NONE: muonref refuses only what cannot be computed); under
- *          coeff_order LIST a list of more triples than ns_steps is refused
- *          with init_fn's message, inverted as upstream words it: "Not
- *          enough coeffs to perform 4 steps"; ns_steps 0..MUONREF_MAX_NS_STEPS
- *          (0: `fori_loop(0, 0)` runs nothing).  The coefficient-shape and
- *          preset-string messages are the option's (vectors/case.c,
- *          MUONREF_KEY_NS_COEFFS_OPTAX).
- *   MEGATRON: Megatron-LM's TensorParallelMuon (megatron/core/optimizer/
- *          muon.py 025c931a): only num_ns_steps >= 1, "num_ns_steps must
- *          be at least 1, got 0" (the same words as EMERGING); every other
- *          value as NONE (Megatron's config and its FusedAdam fallback
- *          check none of them; muonref refuses only what cannot be
- *          computed, and a negative or non-finite clip_grad_norm)
- */
-typedef enum muonref_catalogue {
-  MUONREF_CATALOGUE_NEMO = 0,
-  MUONREF_CATALOGUE_TORCH = 1,
-  MUONREF_CATALOGUE_NONE = 2,
-  MUONREF_CATALOGUE_TIMM = 3,
-  MUONREF_CATALOGUE_EMERGING = 4,
-  MUONREF_CATALOGUE_DION = 5,
-  /* PADDLE: paddle.optimizer.Muon (PaddlePaddle/Paddle python/paddle/
-   *          optimizer/muon.py @98af0a0f): no check of any value (as NONE:
-   *          muonref refuses only what cannot be computed); its messages are
-   *          those of its options (the key ns_coeff_type: "Invalid
-   *          ns_coeff_type: quartic", "ns_coeffs must be provided when
-   *          ns_coeff_type is 'custom'.", vectors/case.c) and of its step (a
-   *          Muon parameter of another dimension than 2 or 3: "Input tensor
-   *          X must be 2D or 3D (batched), got 4D", core/route.c) */
-  MUONREF_CATALOGUE_PADDLE = 6,
-  MUONREF_CATALOGUE_OPTAX = 7,
-  MUONREF_CATALOGUE_MEGATRON = 8,
-  /* KERAS: keras.optimizers.Muon (keras-team/keras keras/src/optimizers/
-   *        muon.py @3422977a) checks no option value (BaseOptimizer.__init__
-   *        checks only options muonref does not model: clipping, EMA,
-   *        accumulation); muonref refuses only what cannot be computed, as
-   *        NONE.  At the step: every gradient missing is refused with
-   *        base_optimizer.py's "No gradients provided for any variable."
-   *        (all_missing_error) */
-  MUONREF_CATALOGUE_KERAS = 9,
-  /* NORMUON: dion.NorMuon.__init__ (microsoft/dion dion/normuon.py @0a059a4;
-   *          spec/profiles/normuon.md 2): DION's checks with muon_beta2 >= 0,
-   *          "Invalid muon_beta2: -0.5", between mu and betas; muonref's own
-   *          rule for every catalogue (0 <= moment2_beta <= 1) refuses a
-   *          muon_beta2 above 1, which dion runs */
-  MUONREF_CATALOGUE_NORMUON = 10,
-  /* EMERGING_ADAPTIVE: Emerging-Optimizers' AdaptiveMuon (adaptive_muon.py
-   *          @fd77292; spec/profiles/emerging_adaptive.md 2): EMERGING's
-   *          checks; a parameter of another dimension than 2 is refused at
-   *          the step with "AdaptiveMuon only supports 2D parameters"
-   *          (adaptive_muon.py:286-287), under moment2 longer (its normuon)
-   *          first with ", got shape (3,)" appended (_init_group, 169-172) */
-  MUONREF_CATALOGUE_EMERGING_ADAPTIVE = 11
-} muonref_catalogue;
+ * the catalogue it uses (spec/profiles/NAME.json, defaults.catalogue), and
+ * the record of the port that defines one holds its rows (member
+ * "catalogue": each row a field, a rule and a message, in the port's
+ * order; `muonref profile NAME` prints them).  The enum, with each
+ * catalogue's source, is generated from the records:
+ * muonref/catalogue_ids.h. */
+#include "muonref/catalogue_ids.h"
 
 /* Which shape the scale factor (scale_mode) is computed from, for a Muon
  * parameter of shape (d0, ..., d[n-1]) (spec/muon.md section 5).
