@@ -95,8 +95,8 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
     printf("checks             (catalogue %s, in the port's order; {} is the value)\n", muonref_catalogue_name(o->catalogue));
     for (int part = 0; part < 2; part++)
       for (size_t i = 0; i < n[part]; i++)
-        printf("  %-12s %-16s %s\n", rows[part][i].field, muonref_check_rule_text(&rows[part][i], rule, sizeof rule),
-               rows[part][i].message);
+        printf("  %-12s %-19s %s%s\n", rows[part][i].field, muonref_check_rule_text(&rows[part][i], rule, sizeof rule),
+               rows[part][i].message, part ? "  (late: after the optax fields)" : "");
   }
   printf("areas             ");
   for (size_t i = 0; p->areas && p->areas[i]; i++)

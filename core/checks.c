@@ -126,7 +126,7 @@ char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n)
   case MUONREF_RULE_FINITE: snprintf(buf, n, "finite"); break;
   case MUONREF_RULE_NONNEGATIVE: snprintf(buf, n, ">= 0"); break;
   case MUONREF_RULE_UNIT: snprintf(buf, n, "0 <= x < 1"); break;
-  case MUONREF_RULE_COEFFS_FIT: snprintf(buf, n, "list: triples <= ns_steps"); break;
+  case MUONREF_RULE_COEFFS_FIT: snprintf(buf, n, "triples <= ns_steps"); break;
   case MUONREF_RULE_RANGE:
     if (c->lo == INT_MIN)
       snprintf(buf, n, "<= %d", c->hi);

@@ -62,7 +62,8 @@ int muonref_check_field_takes(const char *field, muonref_check_rule r);
  * spellings of the field catalogue). */
 const char *const *muonref_catalogue_names(void);
 
-/* The rule as a short text ("finite", ">= 0", "0 <= x < 1", "1..1000", ...),
+/* The rule as a short text ("finite", ">= 0", "0 <= x < 1", "1..1000",
+ * "triples <= ns_steps"),
  * into buf (size n); returns buf. */
 char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n);
 

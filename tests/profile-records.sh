@@ -56,6 +56,16 @@ catalogue_refused checks-of paddle 's/"checks_of": "none"/"checks_of": "nothing"
   "member \"catalogue.checks_of\": no record of the folder defines the catalogue 'nothing'"
 catalogue_refused checks-of-chain megatron 's/"checks_of": "emerging"/"checks_of": "paddle"/' \
   "member \"catalogue.checks_of\": 'paddle' takes its rows from 'none' itself"
+catalogue_refused undefined emerging_adaptive '/"catalogue": {/,/^  },/d' \
+  "member \"defaults.catalogue\": 'emerging_adaptive' is a catalogue of this build, but no record of the folder defines it"
+catalogue_refused newline timm 's/"Invalid weight_decay: {}"/"Invalid\\nweight_decay: {}"/' \
+  'member "catalogue.checks[1].message": must hold no control character'
+catalogue_refused reserved timm '/^  "catalogue"/,/"name"/s/"name": "timm",/"name": "count",/' "member \"catalogue.name\": 'count' is taken"
+catalogue_refused itself paddle 's/"checks_of": "none"/"checks_of": "paddle"/' 'member "catalogue.checks_of": names the catalogue itself'
+catalogue_refused uncovered moonlight '/"field": "adam_eps", "rule": "finite"/d; s/"message": "Invalid AdamW betas: {}"},$/"message": "Invalid AdamW betas: {}"}/' \
+  'member "catalogue.checks": no row (in the head) checks adam_eps'
+catalogue_refused unbounded nemo 's/"min": 1, "max": 1000/"min": 1/' \
+  'member "catalogue.checks": the rows on ns_steps (in the head) accept values above 1000'
 "$muonref" profile --markdown --records "$rec" >"$work/table.md" 2>"$work/err" || bad markdown "$(cat "$work/err")"
 sed -n '/^<!-- muonref profile --markdown -->$/,/^<!-- end -->$/p' "$src/spec/profiles/README.md" | sed '1d;$d' >"$work/readme.md"
 cmp -s "$work/table.md" "$work/readme.md" && ok ||
@@ -101,6 +111,20 @@ done <"$work/ports"
 for p in $(awk '{print $1}' "$work/list"); do
   "$muonref" profile --json "$p" >"$work/$p.resolved.json" || bad json "muonref profile --json $p failed"
 done
+# the resolved record gives the catalogue a record defines as the record holds it
+"$py" - "$rec" "$work" >"$work/cat.out" 2>&1 <<'PY' && ok || bad json-catalogue "$(cat "$work/cat.out")"
+import glob, json, os, sys
+rec, work = sys.argv[1:3]
+bad, n = [], 0
+for p in glob.glob(os.path.join(rec, '*.json')):
+    if p.endswith('profile.schema.json'):
+        continue
+    r = json.load(open(p))
+    n += 'catalogue' in r
+    if r.get('catalogue') != json.load(open(os.path.join(work, r['name'] + '.resolved.json'))).get('catalogue'):
+        bad.append(os.path.basename(p))
+sys.exit(f"the catalogue of {bad} differs in muonref profile --json" if bad or n < 12 else 0)
+PY
 
 # 2. the schema against the records and the C reader; the vector schema's keys
 "$muonref" profile --json nemo >"$work/nemo.resolved.json"

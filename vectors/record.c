@@ -898,6 +898,15 @@ static int check_defaults_spelled(muonref_record *r, const char *path, muonref_e
 
 /* ---- the catalogue of checks a record defines (member "catalogue") ---- */
 
+/* Whether s holds no control character (bytes below 0x20, and 0x7f). */
+static int printable(const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
 /* Row i of member catalogue.checks into *k. */
 static int read_check(const json_t *e, size_t i, muonref_record_check *k, const char *path, muonref_error *err)
 {
@@ -951,6 +960,8 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   const char *at = strstr(k->message, "{}");
   if (at && strstr(at + 2, "{}"))
     return fail_member(err, path, mm, "may hold \"{}\" (the value) once only");
+  if (!printable(k->message))
+    return fail_member(err, path, mm, "must hold no control character (a newline, a tab, ...): it is written into C");
   return MUONREF_OK;
 }
 
@@ -980,6 +991,13 @@ static int read_catalogue(const json_t *v, muonref_record *r, const char *path, 
   if (!plain_name(c->name, sizeof c->name))
     return fail_member(err, path, "catalogue.name", "must be a lower-case name [a-z][a-z0-9_]* of at most %zu bytes: "
                        "the spelling of the field catalogue", sizeof c->name - 1);
+  if (!strcmp(c->name, "count") || !strcmp(c->name, "ids_h")) /* MUONREF_CATALOGUE_COUNT, the include guard */
+    return fail_member(err, path, "catalogue.name", "'%s' is taken by include/muonref/catalogue_ids.h's own names "
+                       "(MUONREF_CATALOGUE_COUNT, MUONREF_CATALOGUE_IDS_H)", c->name);
+  if (!printable(c->source))
+    return fail_member(err, path, "catalogue.source", "must hold no control character: it is written into C");
+  if (*c->checks_of && !strcmp(c->checks_of, c->name))
+    return fail_member(err, path, "catalogue.checks_of", "names the catalogue itself");
   const json_t *id = json_object_get(v, "id");
   if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) > 255)
     return fail_member(err, path, "catalogue.id", "must be an integer 0..255: the catalogue's stable number "
@@ -998,9 +1016,48 @@ static int read_catalogue(const json_t *v, muonref_record *r, const char *path, 
   return MUONREF_OK;
 }
 
+/* Whether catalogue r->catalogue (its rows with those of checks_of, the
+ * head only: muonref_ns_options_validate runs no late row) refuses what
+ * muonref cannot compute: a non-finite lr, momentum, weight_decay,
+ * adam_betas or adam_eps (every real rule refuses non-finite values), an
+ * ns_steps outside 0..MUONREF_MAX_NS_STEPS.  core/options.c checks the
+ * other fields itself, under every catalogue. */
+static int computable(const muonref_record *r, const muonref_record *all, size_t n, muonref_error *err)
+{
+  static const char *const REALS[] = {"lr", "momentum", "weight_decay", "adam_betas", "adam_eps"};
+  const muonref_record_catalogue *parts[2] = {NULL, &r->catalogue};
+  for (size_t j = 0; *r->catalogue.checks_of && j < n; j++)
+    if (all[j].catalogue.present && !strcmp(all[j].catalogue.name, r->catalogue.checks_of))
+      parts[0] = &all[j].catalogue;
+  long lo = INT_MIN, hi = INT_MAX;
+  unsigned seen = 0;
+  for (int p = 0; p < 2; p++)
+    for (size_t i = 0; parts[p] && i < parts[p]->n_rows; i++) {
+      const muonref_record_check *k = &parts[p]->rows[i];
+      if (k->late)
+        continue;
+      if (k->rule == MUONREF_RULE_RANGE)
+        lo = k->lo > lo ? k->lo : lo, hi = k->hi < hi ? k->hi : hi;
+      for (size_t f = 0; f < sizeof REALS / sizeof REALS[0]; f++)
+        seen |= (unsigned)!strcmp(k->field, REALS[f]) << f;
+    }
+  for (size_t f = 0; f < sizeof REALS / sizeof REALS[0]; f++)
+    if (!((seen >> f) & 1u))
+      return fail_member(err, r->path, "catalogue.checks", "no row (in the head) checks %s: every catalogue must "
+                         "refuse a value muonref cannot compute (a non-finite lr, momentum, weight_decay, "
+                         "adam_betas, adam_eps)", REALS[f]);
+  if (lo < 0 || hi > MUONREF_MAX_NS_STEPS)
+    return fail_member(err, r->path, "catalogue.checks", "the rows on ns_steps (in the head) accept values %s %d: "
+                       "every catalogue must keep ns_steps within 0..%d (muonref runs no more)", lo < 0 ? "below" : "above",
+                       lo < 0 ? 0 : MUONREF_MAX_NS_STEPS, MUONREF_MAX_NS_STEPS);
+  return MUONREF_OK;
+}
+
 /* The folder's catalogues: numbered 0 to k - 1 each once, each name once, a
  * checks_of naming a catalogue that has none itself, the rows in all
- * (checks_of's and its own) at most MUONREF_RECORD_MAX_CHECKS. */
+ * (checks_of's and its own) at most MUONREF_RECORD_MAX_CHECKS, each
+ * refusing what muonref cannot compute (computable); and every record's
+ * defaults.catalogue (and adam_defaults') defined by one of them. */
 static int check_catalogues(const muonref_record *r, size_t n, muonref_error *err)
 {
   size_t k = 0;
@@ -1035,6 +1092,21 @@ static int check_catalogues(const muonref_record *r, size_t n, muonref_error *er
     if (r[j].catalogue.n_rows + c->n_rows > MUONREF_RECORD_MAX_CHECKS)
       return fail_member(err, r[i].path, "catalogue.checks", "'%s''s rows and these are more than %d", c->checks_of,
                          MUONREF_RECORD_MAX_CHECKS);
+  }
+  for (size_t i = 0; i < n; i++) {
+    int st = r[i].catalogue.present ? computable(&r[i], r, n, err) : MUONREF_OK;
+    for (int a = 0; !st && a < 1 + r[i].has_adam; a++) {
+      const char *name = muonref_catalogue_name((a ? &r[i].adam_defaults : &r[i].defaults)->catalogue);
+      size_t j = 0;
+      while (j < n && !(r[j].catalogue.present && name && !strcmp(r[j].catalogue.name, name)))
+        j++;
+      if (j == n)
+        st = fail_member(err, r[i].path, a ? "adam_defaults.catalogue" : "defaults.catalogue",
+                         "'%s' is a catalogue of this build, but no record of the folder defines it (member "
+                         "\"catalogue\"): the tables written from this folder would not compile", name ? name : "?");
+    }
+    if (st)
+      return st;
   }
   return MUONREF_OK;
 }

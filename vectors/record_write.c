@@ -136,6 +136,29 @@ json_t *muonref_record_json(const muonref_record *r)
     }
     json_object_set_new(j, "test_port", tp);
   }
+  if (r->catalogue.present) { /* the catalogue it defines, its own rows as the record holds them */
+    const muonref_record_catalogue *c = &r->catalogue;
+    json_t *cat = json_pack("{s:s, s:i, s:s}", "name", c->name, "id", c->id, "source", c->source), *rows = json_array();
+    if (*c->checks_of)
+      json_object_set_new(cat, "checks_of", json_string(c->checks_of));
+    for (size_t i = 0; i < c->n_rows; i++) {
+      const muonref_record_check *k = &c->rows[i];
+      json_t *e = json_pack("{s:s, s:s}", "field", k->field, "rule", muonref_check_rule_name(k->rule));
+      if (k->rule == MUONREF_RULE_RANGE && k->lo != INT_MIN)
+        json_object_set_new(e, "min", json_integer(k->lo));
+      if (k->rule == MUONREF_RULE_RANGE && k->hi != INT_MAX)
+        json_object_set_new(e, "max", json_integer(k->hi));
+      if (k->late)
+        json_object_set_new(e, "late", json_true());
+      json_object_set_new(e, "message", json_string(k->message));
+      json_array_append_new(rows, e);
+    }
+    if (c->n_rows)
+      json_object_set_new(cat, "checks", rows);
+    else
+      json_decref(rows);
+    json_object_set_new(j, "catalogue", cat);
+  }
   return j;
 }
 
@@ -164,7 +187,7 @@ json_t *muonref_record_checks_json(muonref_catalogue c)
 
 /* ---- C ---- */
 
-/* s as a C comment's text: wrapped at 100 columns after `indent`, "*\/" broken. */
+/* s as a C comment's text: wrapped at 100 columns after `indent`, "*\/" and "/\*" broken. */
 static void comment(FILE *f, const char *indent, const char *s)
 {
   size_t col = 0;
@@ -178,7 +201,7 @@ static void comment(FILE *f, const char *indent, const char *s)
     }
     fputc(' ', f);
     for (size_t i = 0; i < w; i++)
-      fputc(s[i] == '/' && i > 0 && s[i - 1] == '*' ? ' ' : s[i], f);
+      fputc(s[i] == '/' && ((i > 0 && s[i - 1] == '*') || (i + 1 < w && s[i + 1] == '*')) ? ' ' : s[i], f);
     col += 1 + w;
     s += w;
     while (*s == ' ')
