@@ -94,14 +94,6 @@ static const muonref_check dion_head[] = {
  * ns_coeff_type: quartic", "ns_coeffs must be provided when ns_coeff_type is 'custom'.",
  * vectors/case.c) and of its step (a Muon parameter of another dimension than 2 or 3: "Input tensor
  * X must be 2D or 3D (batched), got 4D", core/route.c). */
-static const muonref_check paddle_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-};
 
 /* ---- optax (spec/profiles/optax.json; the rows of none) ---- */
 /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2; optax.md 2): no value
@@ -110,14 +102,6 @@ static const muonref_check paddle_head[] = {
  * ns_coeffs.shape[0] <= ns_steps`), after the optax fields (late); ns_steps 0..1000 (0:
  * `fori_loop(0, 0)` runs nothing). The coefficient-shape and preset-string messages are the
  * option's (vectors/case.c, MUONREF_KEY_NS_COEFFS_OPTAX). */
-static const muonref_check optax_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-};
 static const muonref_check optax_late[] = {
   {"coeffs", MUONREF_RULE_COEFFS_FIT, 0, 0, "Not enough coeffs to perform {} steps"},
 };
@@ -127,29 +111,12 @@ static const muonref_check optax_late[] = {
  * only num_ns_steps >= 1, in emerging's words (the rows of emerging); Megatron's config and its
  * FusedAdam fallback check no other value (muonref refuses only what cannot be computed, and a
  * negative or non-finite clip_grad_norm). */
-static const muonref_check megatron_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-};
 
 /* ---- keras (spec/profiles/keras.json; the rows of none) ---- */
 /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) checks no option
  * value (the rows of none; BaseOptimizer.__init__ checks only options muonref does not model:
  * clipping, EMA, accumulation). At the step every gradient missing is refused with
  * base_optimizer.py's "No gradients provided for any variable." (all_missing_error). */
-static const muonref_check keras_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-};
 
 /* ---- normuon (spec/profiles/normuon.json) ---- */
 /* dion.NorMuon.__init__ (microsoft/dion dion/normuon.py @0a059a4; normuon.md 2): dion's checks with
@@ -170,15 +137,6 @@ static const muonref_check normuon_head[] = {
  * emerging_adaptive.md 2): emerging's checks (its rows); a parameter of another dimension than 2 is
  * refused at the step with "AdaptiveMuon only supports 2D parameters" (adaptive_muon.py:286-287),
  * under moment2 longer (its normuon) first with ", got shape (3,)" appended (_init_group, 169-172). */
-static const muonref_check emerging_adaptive_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-};
 
 /* in muonref_catalogue order */
 static const catalogue_row CATALOGUES[] = {
@@ -188,12 +146,12 @@ static const catalogue_row CATALOGUES[] = {
   [MUONREF_CATALOGUE_TIMM] = {timm_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_EMERGING] = {emerging_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_DION] = {dion_head, NULL, 6, 0},
-  [MUONREF_CATALOGUE_PADDLE] = {paddle_head, NULL, 6, 0},
-  [MUONREF_CATALOGUE_OPTAX] = {optax_head, optax_late, 6, 1},
-  [MUONREF_CATALOGUE_MEGATRON] = {megatron_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 6, 0},
+  [MUONREF_CATALOGUE_PADDLE] = {none_head, NULL, 6, 0},
+  [MUONREF_CATALOGUE_OPTAX] = {none_head, optax_late, 6, 1},
+  [MUONREF_CATALOGUE_MEGATRON] = {emerging_head, NULL, 7, 0},
+  [MUONREF_CATALOGUE_KERAS] = {none_head, NULL, 6, 0},
   [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_adaptive_head, NULL, 7, 0},
+  [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0},
 };
 static const char *const CATALOGUE_NAMES[] = {
   "nemo", "torch", "none", "timm", "emerging", "dion",

@@ -588,32 +588,36 @@ void muonref_record_write_c_checks(FILE *f, const muonref_record *r, size_t n)
             of ? c->checks_of : "");
     comment(f, "", c->source);
     for (int late = 0; late < 2; late++) {
-      size_t m = 0;
+      size_t m_of = 0, m_own = 0;
       for (size_t i = 0; of && i < of->catalogue.n_rows; i++)
-        m += of->catalogue.rows[i].late == late;
+        m_of += of->catalogue.rows[i].late == late;
       for (size_t i = 0; i < c->n_rows; i++)
-        m += c->rows[i].late == late;
-      if (!m)
+        m_own += c->rows[i].late == late;
+      *(late ? &n_late[id] : &n_head[id]) = m_of + m_own;
+      if (!m_own) /* checks_of's rows alone: its array (named in CATALOGUES), not a copy */
         continue;
       fprintf(f, "static const muonref_check %s_%s[] = {\n", c_ident(c->name), late ? "late" : "head");
-      m = of ? c_rows(f, &of->catalogue, late) : 0;
-      m += c_rows(f, c, late);
+      if (of)
+        c_rows(f, &of->catalogue, late);
+      c_rows(f, c, late);
       fputs("};\n", f);
-      *(late ? &n_late[id] : &n_head[id]) = m;
     }
   }
   fputs("\n/* in muonref_catalogue order */\nstatic const catalogue_row CATALOGUES[] = {\n", f);
   for (int id = 0; id < (int)k; id++) {
     const muonref_record_catalogue *c = &catalogue_record(r, n, id)->catalogue;
     fputs("  [MUONREF_CATALOGUE_", f), c_upper(f, c->name), fputs("] = {", f);
-    if (n_head[id])
-      fprintf(f, "%s_head, ", c_ident(c->name));
-    else
-      fputs("NULL, ", f);
-    if (n_late[id])
-      fprintf(f, "%s_late, ", c_ident(c->name));
-    else
-      fputs("NULL, ", f);
+    for (int late = 0; late < 2; late++) {
+      size_t own = 0;
+      for (size_t i = 0; i < c->n_rows; i++)
+        own += c->rows[i].late == late;
+      /* the array of its own (checks_of's rows copied first), or checks_of's when it adds none */
+      const char *holder = own || !*c->checks_of ? c->name : c->checks_of;
+      if (late ? n_late[id] : n_head[id])
+        fprintf(f, "%s_%s, ", c_ident(holder), late ? "late" : "head");
+      else
+        fputs("NULL, ", f);
+    }
     fprintf(f, "%zu, %zu},\n", n_head[id], n_late[id]);
   }
   fputs("};\nstatic const char *const CATALOGUE_NAMES[] = {", f);
