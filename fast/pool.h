@@ -10,7 +10,14 @@
  * started.  OpenMP was not used: libgomp's threads spin after each
  * parallel region (300 000 rounds by default, milliseconds on the project's
  * CPU) against OpenBLAS's threads, and a library cannot set
- * OMP_WAIT_POLICY for its caller (docs/design.md, "Decisions"). */
+ * OMP_WAIT_POLICY for its caller (docs/design.md, "Decisions").
+ *
+ * The workers keep the floating-point environment of the thread that
+ * started the pool: a caller that later sets flush-to-zero or
+ * denormals-are-zero (torch.set_flush_denormal(True)) runs its chunks in
+ * another mode than theirs, and then subnormal values may depend on which
+ * thread ran which chunk.  The passes' bits are defined for the default
+ * environment only (spec/muon.md section 10). */
 #ifndef MUONREF_POOL_H
 #define MUONREF_POOL_H
 

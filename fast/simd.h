@@ -30,7 +30,11 @@ typedef uint32_t v4u __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(MUONREF_NO_CLONES)
+#if __GNUC__ >= 12 /* arch= names in target_clones: built with GCC 12 (Debian 12); older compilers keep the AVX2 clone */
 #define MUONREF_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define MUONREF_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 #else
 #define MUONREF_CLONES
 #endif
