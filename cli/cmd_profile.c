@@ -92,11 +92,14 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   size_t n[2];
   char rule[48];
   if (muonref_catalogue_checks(o->catalogue, &rows[0], &n[0], &rows[1], &n[1])) {
-    printf("checks             (catalogue %s, in the port's order; {} is the value)\n", muonref_catalogue_name(o->catalogue));
+    printf("checks             (catalogue %s: what validation checks, in the port's order; the first row that fails "
+           "gives the error, {} its value (ns_steps for coeffs); a finite row is muonref's refusal of what it cannot "
+           "compute, which the port may run: such a case is acceptable; spec/profiles/README.md)\n",
+           muonref_catalogue_name(o->catalogue));
     for (int part = 0; part < 2; part++)
       for (size_t i = 0; i < n[part]; i++)
         printf("  %-12s %-19s %s%s\n", rows[part][i].field, muonref_check_rule_text(&rows[part][i], rule, sizeof rule),
-               rows[part][i].message, part ? "  (late: after the optax fields)" : "");
+               rows[part][i].message, part ? "  (late: after the optax fields' own checks)" : "");
   }
   printf("areas             ");
   for (size_t i = 0; p->areas && p->areas[i]; i++)

@@ -234,19 +234,22 @@ refuse duplicate "member \"keys\": the key 'lr' is named twice" \
 refuse rename "member \"rename_keys.wd\": 'wd' is not a key" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"rename_keys\": {\"wd\": \"decay\"}}"
 refuse area "member \"areas[0]\": must be the name of a vector area" "{\"name\": \"mine\", \"base\": \"keller\", $S, \"areas\": [\"speed\"]}"
 refuse name 'member "name": must be a lower-case name' "{\"name\": \"My Port\", \"base\": \"keller\", $S}"
-# a catalogue of checks: its rows' rules and fields, and none in a user's record
+# a catalogue of checks: its rows' rules and fields (in a copy of the records), and none in a user's record
+catalogue_refused checkrule timm 's/{"field": "lr", "rule": "nonnegative", "message": "Invalid learning rate: {}"}/{"field": "lr", "rule": "range", "message": "Invalid learning rate: {}"}/' \
+  "member \"catalogue.checks[0].rule\": 'range' cannot check the field 'lr'"
+catalogue_refused checkname timm 's/{"field": "weight_decay", "rule": "nonnegative"/{"field": "weight_decay", "rule": "positive"/' \
+  "member \"catalogue.checks[1].rule\": 'positive' is not a rule"
+catalogue_refused checkmin timm 's/{"field": "lr", "rule": "nonnegative", "message"/{"field": "lr", "rule": "nonnegative", "min": 0, "message"/' \
+  'member "catalogue.checks[0].min": belongs to a row of rule range only'
+catalogue_refused checkvalue timm 's/"Invalid learning rate: {}"/"Invalid learning rate: {} {}"/' \
+  'member "catalogue.checks[0].message": may hold "{}" (the value) once only'
+catalogue_refused checksnone paddle 's/"checks_of": "none"/"checks_of": ""/' 'member "catalogue.checks": is required without checks_of'
+# a user's record: no catalogue of its own (said before its rows' errors), and its base's catalogue
 C='"catalogue": {"name": "mine", "id": 0, "source": "my port"'
-refuse checkrule "member \"catalogue.checks[0].rule\": 'range' cannot check the field 'lr'" \
-  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"range\", \"message\": \"x\"}]}}"
-refuse checkname "member \"catalogue.checks[1].rule\": 'positive' is not a rule" \
-  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"finite\", \"message\": \"x\"}, {\"field\": \"lr\", \"rule\": \"positive\", \"message\": \"x\"}]}}"
-refuse checkmin 'member "catalogue.checks[0].min": belongs to a row of rule range only' \
-  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"finite\", \"min\": 0, \"message\": \"x\"}]}}"
-refuse checkvalue 'member "catalogue.checks[0].message": may hold "{}" (the value) once only' \
-  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"finite\", \"message\": \"{} {}\"}]}}"
-refuse checksnone 'member "catalogue.checks": is required without checks_of' "{\"name\": \"mine\", \"base\": \"keller\", $S, $C}}"
 refuse usercatalogue 'member "catalogue": belongs to built-in records only' \
-  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks_of\": \"none\"}}"
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, $C, \"checks\": [{\"field\": \"lr\", \"rule\": \"range\", \"message\": \"x\"}]}}"
+refuse usercataloguefield "member \"defaults.catalogue\": a user's record keeps its base's catalogue of checks ('none')" \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"defaults\": {\"catalogue\": \"nemo\"}}"
 # a release's record: NAME@RELEASE on the base NAME (spec/profiles/README.md, "Releases")
 refuse release 'member "name": must be a lower-case name [a-z][a-z0-9_]*, optionally @RELEASE' \
   "{\"name\": \"keller@x1\", \"base\": \"keller\", $S}"

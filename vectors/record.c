@@ -1353,6 +1353,15 @@ int muonref_record_use(const char *path, const char *records, const muonref_reco
   if (!*bname)
     return fail_member(err, path, "base", "is required in a user's record: the built-in profile it differs from (%s)",
                        "muonref profile lists them");
+  json_t *j;
+  if ((st = load_json(path, &j, err)))
+    return st;
+  int defines = json_object_get(j, "catalogue") != NULL;
+  json_decref(j);
+  if (defines) /* said first: the rows' own errors would hide it */
+    return fail_member(err, path, "catalogue", "belongs to built-in records only: a user's record cannot define its "
+                       "port's option checks yet (issue 23; spec/profiles/README.md, \"A user profile\"); it keeps "
+                       "its base's catalogue");
   size_t id = 0;
   while (id < muonref_profile_count() && strcmp(muonref_profile_name(id), bname))
     id++;
@@ -1373,13 +1382,16 @@ int muonref_record_use(const char *path, const char *records, const muonref_reco
     }
     free(all);
   }
+  muonref_catalogue base_catalogue = base->defaults.catalogue;
   st = muonref_record_read(path, base, r, err);
   free(base);
   if (!st && r->id >= 0)
     st = fail_member(err, path, "id", "belongs to built-in records only (a user's record has no number)");
-  if (!st && r->catalogue.present)
-    st = fail_member(err, path, "catalogue", "belongs to built-in records only: a user's record uses a built-in "
-                     "catalogue of checks (defaults.catalogue; muonref profile NAME prints its rows)");
+  if (!st && r->defaults.catalogue != base_catalogue)
+    st = fail_member(err, path, "defaults.catalogue", "a user's record keeps its base's catalogue of checks ('%s'): "
+                     "the error cases of the vectors are written per catalogue for its own ports' option names, so "
+                     "another catalogue gives vectors that name options the profile does not have",
+                     muonref_catalogue_name(base_catalogue));
   if (!st && muonref_profile_get(r->name))
     st = fail_member(err, path, "name", "'%s' is already a profile: a user's record needs a name of its own", r->name);
   if (!st && (st = muonref_profile_register(&r->profile, err)))
