@@ -965,17 +965,6 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   return MUONREF_OK;
 }
 
-/* A lower-case name [a-z][a-z0-9_]* that fits n bytes with its NUL. */
-static int plain_name(const char *s, size_t n)
-{
-  if (!*s || strlen(s) >= n || !islower((unsigned char)*s))
-    return 0;
-  for (; *s; s++)
-    if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
-      return 0;
-  return 1;
-}
-
 static int read_catalogue(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
 {
   static const char *const MEMBERS[] = {"name", "id", "source", "checks_of", "checks", NULL};
@@ -988,7 +977,7 @@ static int read_catalogue(const json_t *v, muonref_record *r, const char *path, 
       (st = get_string(v, "source", c->source, sizeof c->source, path, "catalogue.source", 1, err)) ||
       (st = get_string(v, "checks_of", c->checks_of, sizeof c->checks_of, path, "catalogue.checks_of", 0, err)))
     return st;
-  if (!plain_name(c->name, sizeof c->name))
+  if (!name_ok(c->name, sizeof c->name) || strchr(c->name, '@'))
     return fail_member(err, path, "catalogue.name", "must be a lower-case name [a-z][a-z0-9_]* of at most %zu bytes: "
                        "the spelling of the field catalogue", sizeof c->name - 1);
   if (!strcmp(c->name, "count") || !strcmp(c->name, "ids_h")) /* MUONREF_CATALOGUE_COUNT, the include guard */
@@ -1016,6 +1005,22 @@ static int read_catalogue(const json_t *v, muonref_record *r, const char *path, 
   return MUONREF_OK;
 }
 
+const muonref_record *muonref_record_catalogue_named(const muonref_record *r, size_t n, const char *name)
+{
+  for (size_t i = 0; name && i < n; i++)
+    if (r[i].catalogue.present && !strcmp(r[i].catalogue.name, name))
+      return &r[i];
+  return NULL;
+}
+
+size_t muonref_record_catalogue_count(const muonref_record *r, size_t n)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += r[i].catalogue.present;
+  return k;
+}
+
 /* Whether catalogue r->catalogue (its rows with those of checks_of, the
  * head only: muonref_ns_options_validate runs no late row) refuses what
  * muonref cannot compute: a non-finite lr, momentum, weight_decay,
@@ -1025,10 +1030,8 @@ static int read_catalogue(const json_t *v, muonref_record *r, const char *path, 
 static int computable(const muonref_record *r, const muonref_record *all, size_t n, muonref_error *err)
 {
   static const char *const REALS[] = {"lr", "momentum", "weight_decay", "adam_betas", "adam_eps"};
-  const muonref_record_catalogue *parts[2] = {NULL, &r->catalogue};
-  for (size_t j = 0; *r->catalogue.checks_of && j < n; j++)
-    if (all[j].catalogue.present && !strcmp(all[j].catalogue.name, r->catalogue.checks_of))
-      parts[0] = &all[j].catalogue;
+  const muonref_record *of = muonref_record_catalogue_named(all, n, r->catalogue.checks_of);
+  const muonref_record_catalogue *parts[2] = {of ? &of->catalogue : NULL, &r->catalogue};
   long lo = INT_MIN, hi = INT_MAX;
   unsigned seen = 0;
   for (int p = 0; p < 2; p++)
@@ -1060,9 +1063,7 @@ static int computable(const muonref_record *r, const muonref_record *all, size_t
  * defaults.catalogue (and adam_defaults') defined by one of them. */
 static int check_catalogues(const muonref_record *r, size_t n, muonref_error *err)
 {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    k += r[i].catalogue.present;
+  size_t k = muonref_record_catalogue_count(r, n);
   for (size_t i = 0; i < n; i++) {
     const muonref_record_catalogue *c = &r[i].catalogue;
     if (!c->present)
@@ -1080,16 +1081,14 @@ static int check_catalogues(const muonref_record *r, size_t n, muonref_error *er
     }
     if (!*c->checks_of)
       continue;
-    size_t j = 0;
-    while (j < n && !(r[j].catalogue.present && !strcmp(r[j].catalogue.name, c->checks_of)))
-      j++;
-    if (j == n)
+    const muonref_record *of = muonref_record_catalogue_named(r, n, c->checks_of);
+    if (!of)
       return fail_member(err, r[i].path, "catalogue.checks_of", "no record of the folder defines the catalogue '%s'",
                          c->checks_of);
-    if (*r[j].catalogue.checks_of)
+    if (*of->catalogue.checks_of)
       return fail_member(err, r[i].path, "catalogue.checks_of", "'%s' takes its rows from '%s' itself: name a "
-                         "catalogue with rows of its own", c->checks_of, r[j].catalogue.checks_of);
-    if (r[j].catalogue.n_rows + c->n_rows > MUONREF_RECORD_MAX_CHECKS)
+                         "catalogue with rows of its own", c->checks_of, of->catalogue.checks_of);
+    if (of->catalogue.n_rows + c->n_rows > MUONREF_RECORD_MAX_CHECKS)
       return fail_member(err, r[i].path, "catalogue.checks", "'%s''s rows and these are more than %d", c->checks_of,
                          MUONREF_RECORD_MAX_CHECKS);
   }
@@ -1097,10 +1096,7 @@ static int check_catalogues(const muonref_record *r, size_t n, muonref_error *er
     int st = r[i].catalogue.present ? computable(&r[i], r, n, err) : MUONREF_OK;
     for (int a = 0; !st && a < 1 + r[i].has_adam; a++) {
       const char *name = muonref_catalogue_name((a ? &r[i].adam_defaults : &r[i].defaults)->catalogue);
-      size_t j = 0;
-      while (j < n && !(r[j].catalogue.present && name && !strcmp(r[j].catalogue.name, name)))
-        j++;
-      if (j == n)
+      if (!muonref_record_catalogue_named(r, n, name))
         st = fail_member(err, r[i].path, a ? "adam_defaults.catalogue" : "defaults.catalogue",
                          "'%s' is a catalogue of this build, but no record of the folder defines it (member "
                          "\"catalogue\"): the tables written from this folder would not compile", name ? name : "?");
@@ -1347,17 +1343,18 @@ int muonref_record_read_dir(const char *dir, muonref_record **out, size_t *n_out
 int muonref_record_use(const char *path, const char *records, const muonref_record **out, muonref_error *err)
 {
   char bname[MUONREF_RECORD_NAME_LEN];
-  int st = muonref_record_base_name(path, bname, sizeof bname, err);
+  json_t *j;
+  int st = load_json(path, &j, err);
+  if (st)
+    return st;
+  st = get_string(j, "base", bname, sizeof bname, path, "base", 0, err);
+  int defines = json_object_get(j, "catalogue") != NULL;
+  json_decref(j);
   if (st)
     return st;
   if (!*bname)
     return fail_member(err, path, "base", "is required in a user's record: the built-in profile it differs from (%s)",
                        "muonref profile lists them");
-  json_t *j;
-  if ((st = load_json(path, &j, err)))
-    return st;
-  int defines = json_object_get(j, "catalogue") != NULL;
-  json_decref(j);
   if (defines) /* said first: the rows' own errors would hide it */
     return fail_member(err, path, "catalogue", "belongs to built-in records only: a user's record cannot define its "
                        "port's option checks yet (issue 23; spec/profiles/README.md, \"A user profile\"); it keeps "

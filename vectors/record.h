@@ -181,6 +181,12 @@ json_t *muonref_record_checks_json(muonref_catalogue c);
 void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n);
 void muonref_record_write_c_ids(FILE *f, const muonref_record *r, size_t n);
 
+/* The record of r[0..n-1] that defines the catalogue `name` (member
+ * "catalogue"); NULL when none does or name is NULL.  And how many of them
+ * define one. */
+const muonref_record *muonref_record_catalogue_named(const muonref_record *r, size_t n, const char *name);
+size_t muonref_record_catalogue_count(const muonref_record *r, size_t n);
+
 /* The C of the catalogues of checks the records r[0..n-1] define (as
  * muonref_record_read_dir checked them): their rows (core/checks_table.h,
  * included by core/checks.c) and their enum
