@@ -99,9 +99,7 @@ static MUONREF_CLONES void load_chunk(void *ctx, size_t c)
  * bits: muonref_stk_muon_input). */
 MUONREF_CLONES double muonref_nsk_load(float *X, const float *in, size_t m, size_t n, int tr, int bf16)
 {
-  load_job j = {X, m, n, muonref_pool_chunks(m * n, 1), tr, bf16, {0.0, 0, 0, {0}}, {in, tr ? m : n}};
-  if (j.chunks > PASS_MAX_CHUNKS) /* pass_sum's done[] (the pool gives at most 4 a thread, 8 threads) */
-    j.chunks = PASS_MAX_CHUNKS;
+  load_job j = {X, m, n, pass_load_chunks(m, n), tr, bf16, {0.0, 0, 0, {0}}, {in, tr ? m : n}};
   if (j.chunks == 1)
     return bf16 ? pass_load_body(X, m, n, tr, 1, load_produce, load_prefetch, &j.src)
                 : pass_load_body(X, m, n, tr, 0, load_produce, load_prefetch, &j.src);

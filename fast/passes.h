@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "pool.h"
 #include "simd.h"
 
 MUONREF_INLINE float pass_rnd(float x, int bf16) { return bf16 ? simd_bf16(x) : x; }
@@ -157,6 +158,23 @@ typedef struct pass_sum {
   unsigned char done[PASS_MAX_CHUNKS];
 } pass_sum;
 
+/* Adds chunk s->summed's rows of X (pass_load_range) to the sum, and counts it. */
+MUONREF_INLINE void pass_sum_next(pass_sum *s, const float *X, size_t m, size_t n, int tr, size_t chunks)
+{
+  size_t x0, x1;
+  pass_load_range(m, tr, chunks, s->summed, &x0, &x1);
+  s->ss = pass_sumsq_run(s->ss, X + x0 * n, (x1 - x0) * n);
+  s->summed++;
+}
+
+/* The chunks of a threaded load of an (m, n) X: the pool's (fast/pool.c),
+ * at most PASS_MAX_CHUNKS (pass_sum's done[]). */
+MUONREF_INLINE size_t pass_load_chunks(size_t m, size_t n)
+{
+  size_t c = muonref_pool_chunks(m * n, 1);
+  return c < PASS_MAX_CHUNKS ? c : PASS_MAX_CHUNKS;
+}
+
 /* Chunk c (rows [x0, x1) of X, by pass_load_range) is loaded: adds it,
  * and every chunk after it that is loaded, when no other thread sums. */
 MUONREF_INLINE void pass_sum_ready(pass_sum *s, const float *X, size_t m, size_t n, int tr, size_t chunks, size_t c)
@@ -164,12 +182,8 @@ MUONREF_INLINE void pass_sum_ready(pass_sum *s, const float *X, size_t m, size_t
   __atomic_store_n(&s->done[c], 1, __ATOMIC_SEQ_CST);
   if (__atomic_exchange_n(&s->summing, 1, __ATOMIC_SEQ_CST))
     return;
-  while (s->summed < chunks && __atomic_load_n(&s->done[s->summed], __ATOMIC_SEQ_CST)) {
-    size_t x0, x1;
-    pass_load_range(m, tr, chunks, s->summed, &x0, &x1);
-    s->ss = pass_sumsq_run(s->ss, X + x0 * n, (x1 - x0) * n);
-    s->summed++;
-  }
+  while (s->summed < chunks && __atomic_load_n(&s->done[s->summed], __ATOMIC_SEQ_CST))
+    pass_sum_next(s, X, m, n, tr, chunks);
   __atomic_store_n(&s->summing, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -177,11 +191,8 @@ MUONREF_INLINE void pass_sum_ready(pass_sum *s, const float *X, size_t m, size_t
  * added while loading added now, in order). */
 MUONREF_INLINE double pass_sum_rest(pass_sum *s, const float *X, size_t m, size_t n, int tr, size_t chunks)
 {
-  for (; s->summed < chunks; s->summed++) {
-    size_t x0, x1;
-    pass_load_range(m, tr, chunks, s->summed, &x0, &x1);
-    s->ss = pass_sumsq_run(s->ss, X + x0 * n, (x1 - x0) * n);
-  }
+  while (s->summed < chunks)
+    pass_sum_next(s, X, m, n, tr, chunks);
   return s->ss;
 }
 

@@ -179,9 +179,7 @@ MUONREF_CLONES double muonref_stk_muon_input(float *X, float *Mn, const float *G
 {
   muon_src s = {G, M, Mn, cols, k, 0};
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  muon_load_job j = {X, m, n, muonref_pool_chunks(m * n, 1), tr, bf16, {0.0, 0, 0, {0}}, &s, 0};
-  if (j.chunks > PASS_MAX_CHUNKS) /* pass_sum's done[] (the pool gives at most 4 a thread, 8 threads) */
-    j.chunks = PASS_MAX_CHUNKS;
+  muon_load_job j = {X, m, n, pass_load_chunks(m, n), tr, bf16, {0.0, 0, 0, {0}}, &s, 0};
   if (j.chunks == 1) {
     double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, muon_prefetch, &s)
                      : pass_load_body(X, m, n, tr, 0, muon_produce, muon_prefetch, &s);
