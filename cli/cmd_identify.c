@@ -4,7 +4,8 @@
  * A compact probe set is derived from every profile's golden vectors: each
  * profile's `defaults` cases (the port's own constructor defaults) and a
  * few cases of every other area (evenly spread over each file's step, ns
- * and transpose cases).  The driver (vectors/drivers/torch_driver.py, as
+ * and transpose cases, and one more for each flag none of those carries).
+ * The driver (vectors/drivers/torch_driver.py, as
  * `muonref check --torch` runs it) runs the port once over the whole set,
  * with the adapter whose profile's option names its constructor takes
  * (its signature's keyword names against each profile's key table).  The
@@ -183,8 +184,29 @@ static const char *choose_adapter(const char *names, char *why, size_t n)
   return best;
 }
 
-/* A copy of vector file j holding its defaults cases, or PER_AREA of the
- * step, ns and transpose cases of another area (NULL: none). */
+/* Whether case t carries a flag that no name in seen (a json object used as
+ * a set) holds; with add, puts its flags into seen. */
+static int new_flag(const json_t *t, json_t *seen, int add)
+{
+  int fresh = 0;
+  const json_t *flags = json_object_get(t, "flags");
+  for (size_t f = 0; f < json_array_size(flags); f++) {
+    const char *name = json_string_value(json_array_get(flags, f));
+    if (name && !json_object_get(seen, name)) {
+      fresh = 1;
+      if (add)
+        json_object_set_new(seen, name, json_true());
+    }
+  }
+  return fresh;
+}
+
+/* A copy of vector file j holding its defaults cases, or, of another area,
+ * PER_AREA evenly spread step, ns and transpose cases and then, in file
+ * order, each such case that carries a flag none picked so far carries
+ * (TinyNorm, GradientScale, ...: every behaviour the area tests gets a
+ * probe; a Keller copy whose ns_eps differs fails only its TinyNorm cases).
+ * NULL: the file has no such case. */
 static json_t *probe_file(const json_t *j)
 {
   const char *area = json_string_value(json_object_get(j, "area"));
@@ -198,6 +220,36 @@ static json_t *probe_file(const json_t *j)
   }
   if (!eligible)
     return NULL;
+  /* picked[i]: eligible case i (file order) is in the probe */
+  char *picked = calloc(eligible, 1);
+  json_t *seen = json_object();
+  if (!picked || !seen) {
+    free(picked), json_decref(seen);
+    return NULL;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    size_t idx = 0;
+    for (size_t g = 0; g < json_array_size(groups); g++) {
+      const json_t *grp = json_array_get(groups, g);
+      const char *kind = json_string_value(json_object_get(grp, "kind"));
+      if (!kind || !strcmp(kind, "error"))
+        continue;
+      const json_t *ts = json_object_get(grp, "tests");
+      for (size_t t = 0; t < json_array_size(ts); t++, idx++) {
+        const json_t *c = json_array_get(ts, t);
+        if (pass == 0) { /* index k (eligible - 1) / (PER_AREA - 1), k < PER_AREA */
+          int pick = all || eligible <= PER_AREA;
+          for (size_t k = 0; !pick && k < PER_AREA; k++)
+            pick = idx == k * (eligible - 1) / (PER_AREA - 1);
+          if (pick)
+            picked[idx] = 1, new_flag(c, seen, 1);
+        } else if (!picked[idx] && new_flag(c, seen, 1)) {
+          picked[idx] = 1;
+        }
+      }
+    }
+  }
+  json_decref(seen);
   json_t *out = json_deep_copy(j), *gs = json_array();
   size_t idx = 0, taken = 0;
   for (size_t g = 0; g < json_array_size(groups); g++) {
@@ -207,14 +259,9 @@ static json_t *probe_file(const json_t *j)
       continue;
     json_t *copy = json_deep_copy(grp), *tests = json_array();
     const json_t *ts = json_object_get(grp, "tests");
-    for (size_t t = 0; t < json_array_size(ts); t++, idx++) {
-      /* PER_AREA evenly spread picks: index k (eligible - 1) / (PER_AREA - 1) */
-      int pick = all || eligible <= PER_AREA;
-      for (size_t k = 0; !pick && k < PER_AREA; k++)
-        pick = idx == k * (eligible - 1) / (PER_AREA - 1);
-      if (pick)
+    for (size_t t = 0; t < json_array_size(ts); t++, idx++)
+      if (picked[idx])
         json_array_append(tests, json_array_get(ts, t)), taken++;
-    }
     if (json_array_size(tests)) {
       json_object_set_new(copy, "tests", tests);
       json_array_append_new(gs, copy);
@@ -222,6 +269,7 @@ static json_t *probe_file(const json_t *j)
       json_decref(tests), json_decref(copy);
     }
   }
+  free(picked);
   json_object_set_new(out, "testGroups", gs);
   json_object_set_new(out, "numberOfTests", json_integer((json_int_t)taken));
   return out;
@@ -456,7 +504,8 @@ int cmd_identify(int argc, char **argv)
   }
   snprintf(results, sizeof results, "%s/results.json", dir);
   if (muonref_verbosity >= 0 && a.torch)
-    printf("probe set: %ld cases (each profile's defaults cases, and %d step, ns or transpose cases per area)%s%s\n",
+    printf("probe set: %ld cases (each profile's defaults cases; per area %d step, ns or transpose cases and one for "
+           "each further flag)%s%s\n",
            cases, PER_AREA, a.keep ? " in " : "", a.keep ? dir : "");
   rc = a.torch ? run_driver(&a, dir, results) : EXIT_OK;
   const char *res = a.torch ? results : a.results;

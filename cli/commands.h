@@ -162,8 +162,9 @@ const char *muonref_cli_records_dir(const char *given);
   "identify (--torch MODULE_OR_FILE:CLASS | --results FILE) [OPTIONS] [VECTORS]\n" \
   "Names the profile a PyTorch Muon port is, or the nearest one and how the port differs from it.  A probe\n" \
   "set is derived from every profile's golden vectors under VECTORS (default: ./vectors if it exists, else\n" \
-  "the installed set; a folder of profile folders): each profile's defaults cases and 3 step, ns or\n" \
-  "transpose cases of every other area.  The driver torch_driver.py runs the port once over it (as\n" \
+  "the installed set; a folder of profile folders): each profile's defaults cases and, of every other\n" \
+  "area, 3 step, ns or transpose cases and one for each further flag (TinyNorm, ...).  The driver\n" \
+  "torch_driver.py runs the port once over it (as\n" \
   "`muonref check --torch` does), with the adapter of the profile whose option names the port's\n" \
   "constructor takes; the results are judged against each profile (bf16 results also as fp32: the\n" \
   "better counts), and the differences from the nearest profile are fitted to the option space\n" \
