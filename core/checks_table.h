@@ -107,10 +107,13 @@ static const muonref_check optax_late[] = {
 };
 
 /* ---- megatron (spec/profiles/megatron.json; the rows of emerging) ---- */
-/* Megatron-LM's TensorParallelMuon (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a):
- * only num_ns_steps >= 1, in emerging's words (the rows of emerging); Megatron's config and its
- * FusedAdam fallback check no other value (muonref refuses only what cannot be computed, and a
- * negative or non-finite clip_grad_norm). */
+/* Megatron Core's TensorParallelMuon (NVIDIA/Megatron-LM
+ * megatron/core/optimizer/emerging_optimizers.py @core_v0.19.0): only num_ns_steps >= 1, in
+ * emerging's words (the rows of emerging); Megatron's config and its FusedAdam fallback check no
+ * other value (muonref refuses only what cannot be computed, and a negative or non-finite
+ * clip_grad_norm). validate_coefficient_type is defined there but called nowhere in megatron/: an
+ * unknown muon_coefficient_type is refused at the first step by Emerging-Optimizers' newton_schulz
+ * ('Invalid coefficient type: X'). */
 
 /* ---- keras (spec/profiles/keras.json; the rows of none) ---- */
 /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) checks no option

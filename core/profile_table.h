@@ -897,16 +897,19 @@ static const char *const optax_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
   "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
-/* ---- megatron: NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a ---- */
-/* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py 025c931a (get_megatron_muon_optimizer,
- * TensorParallelMuon) with OptimizerConfig's defaults (optimizer_config.py 0075637c;
- * spec/profiles/megatron.md): Emerging-Optimizers' Muon (emerging's row) with muon_momentum 0.95,
- * muon_nesterov False, muon_num_ns_steps 5, muon_scale_mode "spectral", muon_extra_scale_factor
- * 1.0, weight_decay 0.01; the parameters Megatron keeps off Muon (1-D, and 2-D ones tagged
- * is_embedding_or_output_parameter, use_muon FALSE) go to its Adam with decoupled_weight_decay True
- * (AdamW, eps 1e-8 after the bias-corrected square root), betas (adam_beta1 0.9, adam_beta2 0.999),
- * the same lr (adam_lr_ratio 1); clip_grad 1.0 clips every gradient by the global norm before the
- * step. lr has no default (config.lr is required): 3e-4, Emerging-Optimizers' own, stands for it. */
+/* ---- megatron: NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins) ---- */
+/* NVIDIA/Megatron-LM Megatron Core core_v0.18.0 to core_v0.19.x as installed
+ * (megatron/core/optimizer/emerging_optimizers.py TensorParallelMuon, OptimizerConfig's defaults in
+ * optimizer_config.py; spec/profiles/megatron.md): Emerging-Optimizers' Muon at the release
+ * Megatron pins (v0.2.0: emerging's row with Newton-Schulz normalised by max(||X||_F, 1e-7)) with
+ * muon_momentum 0.95, muon_nesterov False, muon_coefficient_type "quintic", muon_num_ns_steps 5,
+ * muon_scale_mode "spectral", muon_extra_scale_factor 1.0, weight_decay 0.01; a parameter that is
+ * not 2-D, or is tagged is_embedding_or_output_parameter (use_muon FALSE), goes to Megatron's Adam
+ * (_is_nonlinear_or_embedding: `getattr(param, 'is_embedding_or_output_parameter', False) or
+ * len(param.shape) != 2`) with decoupled_weight_decay True (AdamW, eps 1e-8 after the
+ * bias-corrected square root), betas (adam_beta1 0.9, adam_beta2 0.999), the same lr (adam_lr_ratio
+ * 1); clip_grad 1.0 clips every gradient by the global norm before the step. lr has no default
+ * (config.lr is required): 3e-4, Emerging-Optimizers' own, stands for it. */
 static const muonref_options megatron_defaults = {
   .lr = 0.0003,
   .momentum = 0.95,
@@ -928,11 +931,11 @@ static const muonref_options megatron_defaults = {
               {2.8769, -3.1427, 1.2046},
               {2.8366, -3.0525, 1.2012}},
   .coeff_order = MUONREF_ORDER_CYCLE,
-  .ns_eps = 1e-15,
+  .ns_eps = 1e-07,
   .eps_mode = MUONREF_EPS_CLAMP,
   .ns_format = MUONREF_NS_BF16,
   .bf16_order = MUONREF_BF16_FUSED,
-  .route_rule = MUONREF_ROUTE_NOT_1D,
+  .route_rule = MUONREF_ROUTE_TAGGED_2D,
   .catalogue = MUONREF_CATALOGUE_MEGATRON,
   .adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED,
   .scale_shape = MUONREF_SCALE_SHAPE_FLATTENED,
@@ -972,15 +975,17 @@ static const muonref_options megatron_defaults = {
   .cautious_update = 0,
   .adam_l2_grad = 0,
 };
-/* Megatron's OptimizerConfig fields (optimizer_config.py 0075637c), in its order; weight_decay and
- * lr are also per-group (_get_param_groups), the others one value for the optimizer. use_muon false
- * is the is_embedding_or_output_parameter tag (null: untagged, routed by shape; true: as null).
- * muon_fp32_matmul_prec ("medium": bf16), muon_coefficient_type ("quintic"), muon_tp_mode,
- * muon_split_qkv (off in 025c931a), and muon_scalar_optimizer ("adam") stay at their defaults (not
- * expressible). decoupled_weight_decay is written only where a case sets it: False makes the Adam
- * of the other parameters an Adam with the decay through the gradient (adam_l2;
- * optimizer/__init__.py: torch.optim.Adam, or FusedAdam adam_w_mode=False); Muon keeps the
- * decoupled decay (get_megatron_muon_optimizer does not pass it on). */
+/* Megatron's OptimizerConfig fields (optimizer_config.py @core_v0.19.0), in its order;
+ * _kwargs_from_config passes muon_X as TensorParallelMuon's X. weight_decay and lr are also
+ * per-group (_get_param_groups), the others one value for the optimizer. use_muon false is the
+ * is_embedding_or_output_parameter tag (null: untagged, routed by shape; true: as null, and never
+ * on a parameter that is not 2-D). muon_fp32_matmul_prec ("medium": bf16), muon_tp_mode,
+ * muon_split_qkv (it splits only parameters marked is_qkv, which no vector has) and
+ * muon_scalar_optimizer ("adam") stay at their defaults (not expressible). decoupled_weight_decay
+ * is written only where a case sets it: False makes the Adam of the other parameters an Adam with
+ * the decay through the gradient (adam_l2; optimizer/__init__.py: torch.optim.Adam, or FusedAdam
+ * adam_w_mode=False); Muon keeps the decoupled decay (TensorParallelMuon's
+ * use_decoupled_weight_decay has no config field of that name and stays True). */
 static const muonref_option_key megatron_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
   {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
@@ -992,6 +997,7 @@ static const muonref_option_key megatron_keys[] = {
   {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
   {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
   {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
+  {"muon_coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
   {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
   {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
@@ -999,6 +1005,7 @@ static const muonref_option_key megatron_keys[] = {
 static const char *const megatron_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
   "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const megatron_coefficient_types[] = {"simple", "quintic", "polar_express", "aol", NULL};
 
 /* ---- keras: keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later) ---- */
 /* keras.optimizers.Muon, keras-team/keras keras/src/optimizers/muon.py and base_optimizer.py
@@ -1806,7 +1813,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
-  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a", &megatron_defaults, megatron_keys, 13, 0, NULL, megatron_areas},
+  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 14, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 16, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 12, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},

@@ -138,6 +138,8 @@ static int name_rule_adamw(const muonref_options *o, const char *name, muonref_e
 
 static int selects_muon(const muonref_options *o, const muonref_shape *s, const char *name)
 {
+  if (o->route_rule == MUONREF_ROUTE_TAGGED_2D) /* Megatron Core _is_nonlinear_or_embedding; TRUE as AUTO */
+    return o->use_muon != MUONREF_USE_MUON_FALSE && s->ndim == 2;
   if (o->use_muon != MUONREF_USE_MUON_AUTO)
     return o->use_muon == MUONREF_USE_MUON_TRUE;
   if (o->route_rule == MUONREF_ROUTE_TIMM)
@@ -205,7 +207,7 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
      * _zeropower_via_newtonschulz5: `raise ValueError(f"Input tensor X must
      * be 2D or 3D (batched), got {X.ndim}D")`, at the step */
     return muonref_fail(err, MUONREF_ESHAPE, "Input tensor X must be 2D or 3D (batched), got %dD", s->ndim);
-  if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2)
+  if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2 && o->route_rule != MUONREF_ROUTE_TAGGED_2D)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (o->route_rule == MUONREF_ROUTE_NOT_1D && selects_muon(o, s, name) && s->ndim != 2)

@@ -467,7 +467,8 @@ void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s
     muonref_route_matrices(&flat, s, r);
     return;
   }
-  if (f == MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON && o->route_rule == MUONREF_ROUTE_NOT_1D &&
+  if (f == MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON &&
+      (o->route_rule == MUONREF_ROUTE_NOT_1D || o->route_rule == MUONREF_ROUTE_TAGGED_2D) &&
       o->use_muon == MUONREF_USE_MUON_FALSE && s->ndim == 2) { /* the tag lost: the shape rule alone */
     r->use_muon = 1;
     muonref_route_matrices(o, s, r);

@@ -261,9 +261,11 @@ END_TEST
  * signature, its one check and message, the 2-D rule's message, the three
  * scale modes on get_muon_scale_factor's formulas (the values by hand), the
  * extra factor in the plan, the decoupled decay first with 1 - lr wd. */
-/* spec/profiles/megatron.md: the defaults (emerging's Muon, Megatron's
- * AdamW, clip_grad 1.0), its one check, route rule not_1d (the tag, else
- * ndim != 1; 0-D and 3-D Muon parameters refused with the 2-D message), and
+/* spec/profiles/megatron.md: the defaults (emerging's Muon with
+ * Emerging-Optimizers v0.2.0's eps 1e-7, Megatron's AdamW, clip_grad 1.0),
+ * its one check, route rule tagged_2d (the tag, else ndim == 2; 0-D and
+ * 3-D parameters AdamW; use_muon TRUE as AUTO), the dev snapshot's not_1d
+ * (0-D and 3-D Muon parameters refused with the 2-D message), and
  * the clipping coefficient and scaling by hand (Megatron clip_grads.py:
  * max_norm / (total_norm + 1e-6) when below 1; the gradient times the
  * float32 coefficient, rounded once). */
@@ -274,12 +276,14 @@ START_TEST(megatron_profile_routing_and_clipping)
   ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_MEGATRON, &e), MUONREF_OK);
   ck_assert_str_eq(muonref_profile_name(MUONREF_PROFILE_MEGATRON), "megatron");
   ck_assert(o.momentum == 0.95 && o.nesterov == 0 && o.ns_steps == 5 && o.weight_decay == 0.01 && o.scale_extra == 1.0);
-  ck_assert(o.scale_mode == MUONREF_SCALE_SQRT_MAX && o.momentum_form == MUONREF_MOMENTUM_EMA && o.ns_eps == 1e-15);
+  ck_assert(o.scale_mode == MUONREF_SCALE_SQRT_MAX && o.momentum_form == MUONREF_MOMENTUM_EMA && o.ns_eps == 1e-7);
+  ck_assert(o.eps_mode == MUONREF_EPS_CLAMP);
   ck_assert(o.norm_format == MUONREF_NORM_FORMAT_INPUT && o.bf16_order == MUONREF_BF16_FUSED);
   ck_assert(o.adam_beta1 == 0.9 && o.adam_beta2 == 0.999 && o.adam_eps == 1e-8 && o.adam_lr_ratio == 1.0);
   ck_assert(o.adam_eps_mode == MUONREF_ADAM_EPS_CORRECTED && o.adam_variant == MUONREF_ADAM_ADAMW);
-  ck_assert(o.route_rule == MUONREF_ROUTE_NOT_1D && o.catalogue == MUONREF_CATALOGUE_MEGATRON && o.clip_grad_norm == 1.0);
+  ck_assert(o.route_rule == MUONREF_ROUTE_TAGGED_2D && o.catalogue == MUONREF_CATALOGUE_MEGATRON && o.clip_grad_norm == 1.0);
   ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_NOT_1D), "not_1d");
+  ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_TAGGED_2D), "tagged_2d");
   ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_MEGATRON), "megatron");
   t = o, t.ns_steps = 0;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
@@ -289,7 +293,7 @@ START_TEST(megatron_profile_routing_and_clipping)
   t = o, t.clip_grad_norm = -1.0;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid gradient clipping norm (clip_grad): -1.0");
-  t = o, t.route_rule = (muonref_route_rule)7; /* past the last rule */
+  t = o, t.route_rule = (muonref_route_rule)8; /* past the last rule */
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   muonref_route r;
   muonref_shape mat = {2, {16, 8}}, bias = {1, {16}}, conv = {4, {4, 2, 3, 3}}, scalar = {0, {0}};
@@ -297,10 +301,24 @@ START_TEST(megatron_profile_routing_and_clipping)
   ck_assert(r.use_muon && r.rows == 16 && r.cols == 8);
   ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_OK);
   ck_assert(!r.use_muon);
-  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_ESHAPE);
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_OK); /* not 2-D: Adam */
+  ck_assert(!r.use_muon);
+  ck_assert_int_eq(muonref_route_param(&o, &scalar, &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  t = o, t.use_muon = MUONREF_USE_MUON_TRUE; /* as AUTO: no way to force Muon, nor a refusal */
+  ck_assert_int_eq(muonref_route_param(&t, &conv, &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  ck_assert_int_eq(muonref_route_param(&t, &bias, &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
+  ck_assert_int_eq(muonref_route_param(&t, &mat, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon);
+  t = o, t.route_rule = MUONREF_ROUTE_NOT_1D; /* the dev snapshot 025c931a */
+  ck_assert_int_eq(muonref_route_param(&t, &conv, &r, &e), MUONREF_ESHAPE);
   ck_assert_str_eq(e.message, "Only 2D parameters are supported.");
-  ck_assert_int_eq(muonref_route_param(&o, &scalar, &r, &e), MUONREF_ESHAPE);
+  ck_assert_int_eq(muonref_route_param(&t, &scalar, &r, &e), MUONREF_ESHAPE);
   ck_assert_str_eq(e.message, "Only 2D parameters are supported.");
+  ck_assert_int_eq(muonref_route_param(&t, &bias, &r, &e), MUONREF_OK);
+  ck_assert(!r.use_muon);
   t = o, t.use_muon = MUONREF_USE_MUON_FALSE; /* is_embedding_or_output_parameter */
   ck_assert_int_eq(muonref_route_param(&t, &mat, &r, &e), MUONREF_OK);
   ck_assert(!r.use_muon);
@@ -1153,7 +1171,7 @@ START_TEST(optax_profile_plan_routing_and_list)
   t = o, t.adam_weight_decay = NAN;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid AdamW weight decay: nan");
-  t = o, t.route_rule = (muonref_route_rule)7; /* past the last rule */
+  t = o, t.route_rule = (muonref_route_rule)8; /* past the last rule */
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
 }
 END_TEST
@@ -1187,7 +1205,7 @@ START_TEST(keras_routing_by_name)
   ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_NDIM_2), "ndim_2");
   ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_KERAS), "keras");
   ck_assert_str_eq(muonref_pattern_match_name(MUONREF_MATCH_REGEX), "regex");
-  ck_assert_ptr_null(muonref_route_rule_name((muonref_route_rule)7)); /* past the last rule */
+  ck_assert_ptr_null(muonref_route_rule_name((muonref_route_rule)8)); /* past the last rule */
   ck_assert_int_eq(keras_muon(&o, m, "dense/kernel"), 1);
   ck_assert_int_eq(keras_muon(&o, b, "dense/bias"), 0);
   ck_assert_int_eq(keras_muon(&o, t3, "attn/kernel"), 0);

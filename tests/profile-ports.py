@@ -211,12 +211,15 @@ check("megatron 2: num_ns_steps must be at least 1, got 0",
       error_of(lambda: megatron.MegatronMuon([P(2, 2)], muon_num_ns_steps=0)) == "ValueError: num_ns_steps must be at least 1, got 0")
 w, b, e, c = P(4, 4), P(4), P(6, 4), P(2, 2, 2)
 o = megatron.MegatronMuon([dict(params=[w, b, c]), dict(params=[e], use_muon=False)])
-check("megatron 3: untagged 2-D Muon, 1-D Adam, tagged 2-D Adam, untagged 3-D Muon",
+check("megatron 3: untagged 2-D Muon, 1-D Adam, tagged 2-D Adam, untagged 3-D Adam",
       [o.is_muon(g, p) for g, p in ((o.param_groups[0], w), (o.param_groups[0], b), (o.param_groups[1], e),
-                                   (o.param_groups[0], c))] == [True, False, False, True])
+                                   (o.param_groups[0], c))] == [True, False, False, False])
 c.grad = torch.ones(2, 2, 2)
-check("megatron 3: a 3-D untagged parameter: Only 2D parameters are supported.",
-      error_of(o.step) == "ValueError: Only 2D parameters are supported.")
+o.step()
+check("megatron 3: a 3-D untagged parameter steps as Adam (exp_avg, exp_avg_sq)",
+      {"exp_avg", "exp_avg_sq", "step"} == set(o.state[c]))
+check("megatron 5: muon_coefficient_type outside Emerging-Optimizers v0.2.0 (cans): Invalid coefficient type",
+      error_of(lambda: megatron.newton_schulz(torch.ones(2, 2), 5, 'cans')) == "ValueError: Invalid coefficient type: cans")
 check("megatron 6: Nesterov off, spectral, 5 steps, clip 1.0 by default",
       not o.nesterov and o.scale_mode == "spectral" and o.num_ns_steps == 5 and o.clip_grad == 1.0)
 bias = P(2, value=1.0)

@@ -1,14 +1,15 @@
-"""A test port of Megatron-LM's Muon (megatron/core/optimizer/muon.py 025c931a:
-get_megatron_muon_optimizer, TensorParallelMuon on Emerging-Optimizers' Muon, the
-chained Adam for the rest, clip_grads.py before the step), written from
-spec/profiles/megatron.md and spec/profiles/emerging.md alone (torch and the
-standard library only; no upstream code and nothing of the other test ports):
-the profile `megatron`, single process (tensor-parallel size 1).
+"""A test port of Megatron Core's Muon as installed, core_v0.18.0 to core_v0.19.x
+(megatron/core/optimizer/emerging_optimizers.py: TensorParallelMuon on the
+Emerging-Optimizers v0.2.0 that pyproject.toml pins, the chained Adam for the rest,
+clip_grads.py before the step), written from spec/profiles/megatron.md and
+spec/profiles/emerging.md (torch and the standard library, and the Emerging-Optimizers
+test port beside it for Newton-Schulz and its presets; no upstream code): the profile
+`megatron`, single process (tensor-parallel size 1).
 
     MegatronMuon(params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999,
                  adam_eps=1e-8, clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False,
-                 muon_scale_mode='spectral', muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
-                 use_muon=None, decoupled_weight_decay=True)
+                 muon_scale_mode='spectral', muon_coefficient_type='quintic', muon_num_ns_steps=5,
+                 muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True)
 
 OptimizerConfig's field names.  lr, weight_decay, muon_momentum and the Adam betas and eps
 are group keys (Megatron's _get_param_groups builds groups: weight decay 0 for biases, the
@@ -20,9 +21,8 @@ step() (megatron.md 1, 3, 4; emerging.md 3, 4, 5):
    clip_coeff = clip_grad / (total_norm + 1e-6); when below 1 every gradient is multiplied
    by it (float32 tensor times the Python float).  The port scales copies and leaves p.grad
    as the caller set it (the judge reads p.grad back: grad_after_step keep).
-2. a parameter is Muon when untagged and `len(p.shape) != 1`, else Adam.  A Muon
-   parameter that is not 2-D raises "Only 2D parameters are supported." (checked for every
-   parameter before any is changed).
+2. a parameter is Muon when untagged and `len(p.shape) == 2`, else Adam
+   (_is_nonlinear_or_embedding; 0-D and 3-D+ parameters take Adam too).
 3. Muon: p += (-lr wd) p; M.lerp_(G, 1 - beta); U = G.lerp(M, beta) with Nesterov else M;
    O = NS(U) * sqrt(max(rows, cols)) * extra; p += (-lr) O.
 4. Adam (torch.optim.AdamW's formula): step += 1; p *= 1 - lr wd; m.lerp_(G, 1 - b1);
@@ -30,42 +30,42 @@ step() (megatron.md 1, 3, 4; emerging.md 3, 4, 5):
    decoupled_weight_decay False (megatron.md 4): torch.optim.Adam's instead, G = G + wd p
    (out of place: p.grad is not written) before the moments and no p *= 1 - lr wd; Muon
    keeps its decoupled decay (get_megatron_muon_optimizer does not pass the option on).
-Newton-Schulz: transposed when tall, F.normalize in float32 (eps 1e-15), bf16 (matmul
-precision "medium"), quintic coefficients cycled, A = X X^T, B = addmm(A, A, A, beta=b,
-alpha=c), X = addmm(X, B, X, beta=a).  Used by vectors/drivers/torch_driver.py with the
-adapter `megatron`."""
+Newton-Schulz: Emerging-Optimizers v0.2.0's (emerging.md 4, 11): transposed when tall,
+F.normalize in float32 with eps 1e-7 (v0.1.0 to v0.3.x; 1e-15 from v0.4.0), bf16 (matmul
+precision "medium"), muon_coefficient_type's preset of v0.2.0 (simple, quintic,
+polar_express repeat-last, aol; another raises "Invalid coefficient type: X" at the first
+step), A = X X^T, B = addmm(A, A, A, beta=b, alpha=c), X = addmm(X, B, X, beta=a).  Used by
+vectors/drivers/torch_driver.py with the adapter `megatron`."""
 import math
+import os
+import sys
 
 import torch
-import torch.nn.functional as F
 
-QUINTIC = ((4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5913, 2.3037),
-           (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012))
-SIMPLE = ((3.4445, -4.7750, 2.0315),)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import torch_emerging_port as _emerging  # noqa: E402
+except ImportError as exc:
+    raise ImportError(f"{__file__}: needs tests/torch_emerging_port.py beside it (its Newton-Schulz and presets; "
+                      "copy both)") from exc
+
+NS_EPS = 1e-7
+COEFFICIENT_TYPES = ('simple', 'quintic', 'polar_express', 'aol')  # muon_utils.NSCoeffT at v0.2.0, less custom
 
 
-def newton_schulz(x, steps, coefficients='quintic', eps=1e-15):
-    """x: float32 (rows, cols); the orthogonalised float32 (rows, cols).  coefficients:
-    'quintic' (Megatron's default, cycled) or 'simple' (one triple, for other profiles' cases)."""
-    if x.ndim != 2:
-        raise ValueError("Only 2D parameters are supported.")
-    tall = x.size(0) > x.size(1)
-    y = x.t() if tall else x
-    y = F.normalize(y, p=2, dim=(0, 1), eps=eps)
-    table = QUINTIC if coefficients == 'quintic' else SIMPLE
+def newton_schulz(x, steps, coefficients='quintic'):
+    """x: float32 (rows, cols); the orthogonalised float32 (rows, cols).  coefficients: a
+    preset of Emerging-Optimizers v0.2.0 ('quintic', Megatron's default; 'simple' also for
+    other profiles' cases)."""
+    if coefficients not in COEFFICIENT_TYPES:
+        raise ValueError(f"Invalid coefficient type: {coefficients}")
     prec = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision('medium')
+    torch.set_float32_matmul_precision('medium')  # muon_fp32_matmul_prec's default: bf16
     try:
-        y = y.to(torch.bfloat16)
-        for k in range(steps):
-            a, b, c = table[k % len(table)]
-            gram = y @ y.t()
-            poly = torch.addmm(gram, gram, gram, beta=b, alpha=c)
-            y = torch.addmm(y, poly, y, beta=a, alpha=1.0)
+        # float32, as Megatron's Muon only ever sees (config.bf16 keeps float32 main copies: megatron.md 6)
+        return _emerging.newton_schulz(x.float(), steps, coefficients, NS_EPS)
     finally:
         torch.set_float32_matmul_precision(prec)
-    y = y.to(torch.float32)
-    return y.t() if tall else y
 
 
 def spectral_scale(rows, cols, mode):
@@ -82,13 +82,15 @@ def spectral_scale(rows, cols, mode):
 class MegatronMuon(torch.optim.Optimizer):
     def __init__(self, params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8,
                  clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False, muon_scale_mode='spectral',
-                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True):
+                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True,
+                 muon_coefficient_type='quintic'):
         if muon_num_ns_steps < 1:  # TensorParallelMuon.__init__
             raise ValueError(f"num_ns_steps must be at least 1, got {muon_num_ns_steps}")
         self.clip_grad = clip_grad
         self.nesterov = muon_nesterov
         self.scale_mode = muon_scale_mode
         self.num_ns_steps = muon_num_ns_steps
+        self.coefficient_type = muon_coefficient_type
         self.extra_scale_factor = muon_extra_scale_factor
         self.decoupled_weight_decay = decoupled_weight_decay
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, adam_beta1=adam_beta1, adam_beta2=adam_beta2,
@@ -96,8 +98,8 @@ class MegatronMuon(torch.optim.Optimizer):
 
     @staticmethod
     def is_muon(group, p):
-        """get_megatron_muon_optimizer: untagged and not 1-D."""
-        return group['use_muon'] is not False and len(p.shape) != 1
+        """_is_nonlinear_or_embedding: untagged and 2-D."""
+        return group['use_muon'] is not False and len(p.shape) == 2
 
     def _clipped(self, grads):
         """clip_grad_norm_fp32: the gradients, scaled by clip_coeff when it is below 1."""
@@ -120,7 +122,7 @@ class MegatronMuon(torch.optim.Optimizer):
         buf = state['momentum_buffer']
         buf.lerp_(grad, 1 - beta)
         u = grad.lerp(buf, beta) if self.nesterov else buf
-        o = newton_schulz(u, self.num_ns_steps)
+        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
         o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
         p.add_(o, alpha=-lr)
 
@@ -153,8 +155,6 @@ class MegatronMuon(torch.optim.Optimizer):
         for g, p in todo:
             if p.grad.is_sparse or p.grad.is_complex():
                 raise RuntimeError("MegatronMuon supports dense real gradients only")
-            if self.is_muon(g, p) and p.ndim != 2:
-                raise ValueError("Only 2D parameters are supported.")
         grads = self._clipped([p.grad for _, p in todo])
         for (g, p), grad in zip(todo, grads):
             if self.is_muon(g, p):

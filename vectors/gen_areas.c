@@ -161,11 +161,11 @@ static void routing_ndim_2(gen_ctx *g)
   }
 }
 
-/* Megatron's routing (route_rule NOT_1D; spec/profiles/megatron.md 3):
- * the is_embedding_or_output_parameter tag (use_muon false) sends a 2-D
- * parameter to AdamW whatever its shape; untagged 2-D ones and everything
- * not 1-D go to Muon; 1-D ones to AdamW with weight decay 0 (their own
- * group).  The tied embedding (bug-reports B02): the output layer sharing
+/* Megatron's routing (route_rule TAGGED_2D, and NOT_1D; spec/profiles/
+ * megatron.md 3): the is_embedding_or_output_parameter tag (use_muon
+ * false) sends a 2-D parameter to AdamW whatever its shape; untagged 2-D
+ * ones go to Muon (under NOT_1D everything not 1-D); 1-D ones to AdamW with
+ * weight decay 0 (their own group).  The tied embedding (bug-reports B02): the output layer sharing
  * the embedding's shape is tagged too, under its own name. */
 static void routing_tagged(gen_ctx *g)
 {
@@ -195,6 +195,26 @@ static void routing_tagged(gen_ctx *g)
     flags(&c, "Routing", "RoutingForced", "TaggedEmbedding");
     gen_add_step(g, &c);
   }
+  if (defaults(g).route_rule != MUONREF_ROUTE_TAGGED_2D)
+    return;
+  /* Megatron Core (core_v0.16.0 on): an untagged parameter that is not 2-D
+   * takes Adam, with the weight decay of its group (_get_param_groups exempts
+   * only 1-D parameters and biases), where the dev snapshot 025c931a handed
+   * it to Muon, which refused it */
+  gen_step_case c;
+  muonref_options o = base(g, 0.02, 0.1);
+  o.clip_grad_norm = 0.0;
+  begin(&c, "an untagged conv filter (4, 2, 3, 3) and an untagged 0-D scalar beside an untagged (16, 16): the "
+            "matrix takes Muon, the two others Adam with the group's decay (not 2-D: Megatron Core core_v0.16.0 on)",
+        &o);
+  param(g, &c, "decoder.linear_fc1.weight", shape2(16, 16), 0);
+  param(g, &c, "decoder.conv.weight", (muonref_shape){4, {4, 2, 3, 3}}, 0);
+  param(g, &c, "decoder.gate_scale", (muonref_shape){0, {0}}, 0);
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < c.n_params; i++)
+      grad_normal(g, &c, s, i, 1.0);
+  flags(&c, "Routing", "RoutingShape", NULL);
+  gen_add_step(g, &c);
 }
 
 /* Paddle's default rule (spec/profiles/paddle.md 7; muon.py @98af0a0f
@@ -430,7 +450,8 @@ void gen_area_routing(gen_ctx *g)
   }
   if (defaults(g).catalogue == MUONREF_CATALOGUE_OPTAX) /* optax's ndim_2: after every other case, so their inputs stay */
     routing_ndim_2(g);
-  if (defaults(g).route_rule == MUONREF_ROUTE_NOT_1D) /* megatron's tag, after every other profile's cases */
+  if (defaults(g).route_rule == MUONREF_ROUTE_NOT_1D || defaults(g).route_rule == MUONREF_ROUTE_TAGGED_2D)
+    /* megatron's tag, after every other profile's cases */
     routing_tagged(g);
   if (defaults(g).route_rule == MUONREF_ROUTE_NDIM_2_3 && defaults(g).pattern_match == MUONREF_MATCH_SUBSTRING_CI)
     routing_by_name(g); /* Paddle's substrings */
@@ -2335,6 +2356,7 @@ static void errors_megatron(gen_ctx *g)
   for (size_t k = 0; k < sizeof E / sizeof E[0]; k++)
     error_case(g, E[k].what, E[k].opt, "EOPTION", E[k].msg, E[k].result);
   static const bad_input G[] = {
+    /* the next two under NOT_1D only (Megatron-LM's dev snapshot 025c931a) */
     {"a conv filter (4, 2, 3, 3), untagged: not 1-D, so Muon, refused at the step", 5, "ESHAPE",
      "Only 2D parameters are supported.", NULL, 0},
     {"a 0-D scalar, untagged: `len(()) != 1`, so Muon, refused at the step", 6, "ESHAPE",
@@ -2351,6 +2373,8 @@ static void errors_megatron(gen_ctx *g)
   for (size_t k = 0; k < sizeof G / sizeof G[0]; k++) {
     muonref_options o = base(g, 0.02, 0.0);
     int shape = G[k].kind == 5 || G[k].kind == 6;
+    if (shape && o.route_rule == MUONREF_ROUTE_TAGGED_2D)
+      continue; /* Megatron Core sends them to Adam: the routing area's case (routing_tagged) */
     muonref_shape s0 = G[k].kind == 5 ? (muonref_shape){4, {4, 2, 3, 3}} : G[k].kind == 6 ? (muonref_shape){0, {0}}
                                                                                           : shape2(8, 16);
     bad_input_case(g, &G[k], &o, s0, "bias", (muonref_shape){1, {8}}, 0, shape ? "RoutingShape" : "BadGradient",

@@ -1297,6 +1297,18 @@ static int threshold_adam_group(const gen_step_case *c, int gi)
   return any && not_1d;
 }
 
+/* Megatron Core's routing (route_rule TAGGED_2D) on a case written for
+ * another rule: a case giving use_muon true to a parameter that is not 2-D
+ * (Muon under the case's rule, AdamW under Megatron's, where true is as
+ * AUTO) is left out (0): its comment would say the opposite. */
+static int fit_tagged_2d(const gen_step_case *c)
+{
+  for (int i = 0; i < c->n_params; i++)
+    if (c->options[c->group_of[i]].use_muon == MUONREF_USE_MUON_TRUE && c->shapes[i].ndim != 2)
+      return 0;
+  return 1;
+}
+
 /* Megatron's routing (route_rule NOT_1D) on a case written for another
  * rule: a case forcing a 1-D parameter onto Muon (use_muon true) is not
  * expressible (0); a parameter the rule hands to Muon that is not 2-D, which
@@ -1528,6 +1540,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   if (d.catalogue == MUONREF_CATALOGUE_OPTAX && has_missing_grad(c))
     return 0; /* JAX has no missing gradient: every leaf has an update each step (spec/profiles/optax.md 2) */
   int reset = 0, dropped = 0, shared = 0;
+  const int tagged = d.route_rule == MUONREF_ROUTE_NOT_1D || d.route_rule == MUONREF_ROUTE_TAGGED_2D;
   for (size_t k = 0; k < prof->n_keys; k++)
     shared |= prof->keys[k].kind == MUONREF_KEY_EPS_SHARED;
   for (int gi = 0; gi < c->n_groups; gi++) {
@@ -1548,7 +1561,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         c->sched[k][gi].adam_beta1 = d.adam_beta1, c->sched[k][gi].adam_beta2 = d.adam_beta2;
       }
     }
-    if (d.route_rule == MUONREF_ROUTE_NOT_1D) { /* megatron routes by tag and shape: no threshold, no lr ratio */
+    if (tagged) { /* megatron routes by tag and shape: no threshold, no lr ratio */
       if (o->use_muon == MUONREF_USE_MUON_AUTO && threshold_adam_group(c, gi))
         o->use_muon = MUONREF_USE_MUON_FALSE, reset |= 8; /* the case's AdamW parameters, tagged */
       reset |= 4 * (o->adam_dim_threshold != d.adam_dim_threshold || o->adam_lr_ratio != d.adam_lr_ratio);
@@ -1571,6 +1584,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         drop_param(c, i), dropped = 1;
   }
   if (d.route_rule == MUONREF_ROUTE_NOT_1D && !c->sharding && !c->error_status && !fit_not_1d(c, &dropped))
+    return 0;
+  if (d.route_rule == MUONREF_ROUTE_TAGGED_2D && !c->sharding && !fit_tagged_2d(c))
     return 0;
   if (d.missing_grad == MUONREF_MISSING_GRAD_ZEROS && has_missing_grad(c)) { /* the port zero-fills: say so */
     for (int f = 0; f < 6 && c->flags[f]; f++)
@@ -1615,9 +1630,10 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
                    r.scale_rows, r.scale_cols);
     break;
   }
-  if (d.route_rule == MUONREF_ROUTE_NOT_1D && ((reset & 12) || dropped)) /* the comment may speak of the threshold */
-    comment_append(c, " [profile %s: Megatron's routing: use_muon false (the embedding/output tag) and 1-D "
+  if (tagged && ((reset & 12) || dropped)) /* the comment may speak of the threshold */
+    comment_append(c, " [profile %s: Megatron's routing: use_muon false (the embedding/output tag) and %s "
                       "parameters take AdamW at Muon's lr, every other Muon%s%s]", g->profile,
+                   d.route_rule == MUONREF_ROUTE_TAGGED_2D ? "the non-2-D" : "1-D",
                    (reset & 8) ? "; a group the threshold rule sends to AdamW whole carries the tag" : "",
                    dropped ? "; the Muon parameters that are not 2-D (Emerging-Optimizers refuses them) are left out"
                            : "");

@@ -135,7 +135,9 @@ typedef enum muonref_scale_mode {
  *               and the flattened (dims[0], product of the rest) has
  *               min >= 4 and max / min <= 128
  *   NDIM_2:     see its value below
- *   NOT_1D:     (megatron) use_muon FALSE: AdamW (Megatron's
+ *   NOT_1D:     (Megatron-LM's dev snapshot 025c931a, which no release
+ *               shipped; profile megatron until vector release 2026.12.19,
+ *               now TAGGED_2D below) use_muon FALSE: AdamW (Megatron's
  *               `is_embedding_or_output_parameter` tag); AUTO: Muon iff
  *               ndim != 1 (NVIDIA/Megatron-LM megatron/core/optimizer/
  *               muon.py 025c931a get_megatron_muon_optimizer: `if not
@@ -174,7 +176,19 @@ typedef enum muonref_route_rule {
    *             7); keras-team/keras keras/src/optimizers/muon.py @3422977a
    *             _should_use_adamw: `if len(variable.shape) != 2: return True` */
   MUONREF_ROUTE_NDIM_2 = 5,
-  MUONREF_ROUTE_NOT_1D = 6
+  MUONREF_ROUTE_NOT_1D = 6,
+  /* TAGGED_2D:  (megatron) use_muon FALSE: AdamW (Megatron's
+   *             `is_embedding_or_output_parameter` tag); AUTO and TRUE:
+   *             Muon iff ndim == 2, AdamW for 0-D, 1-D and 3-D+ (TRUE is
+   *             as AUTO: Megatron has no way to force a parameter onto
+   *             Muon, so a TRUE that is not 2-D is not refused but takes
+   *             AdamW); no size threshold.  NVIDIA/Megatron-LM
+   *             megatron/core/optimizer/emerging_optimizers.py
+   *             @core_v0.19.0 _is_nonlinear_or_embedding: `return
+   *             getattr(param, 'is_embedding_or_output_parameter', False)
+   *             or len(param.shape) != 2` sends a parameter to Adam; the
+   *             same rule in muon.py of core_v0.16.0 and core_v0.17.0 */
+  MUONREF_ROUTE_TAGGED_2D = 7
 } muonref_route_rule;
 
 /* Where AdamW's eps enters (spec/muon.md section 9; t = step count).

@@ -14,7 +14,7 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_EMERGING = 6, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0) */
   MUONREF_PROFILE_PADDLE = 7, /* PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f */
   MUONREF_PROFILE_OPTAX = 8, /* google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07) */
-  MUONREF_PROFILE_MEGATRON = 9, /* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/clip_grads.py @025c931a */
+  MUONREF_PROFILE_MEGATRON = 9, /* NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins) */
   MUONREF_PROFILE_KERAS = 10, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later) */
   MUONREF_PROFILE_NORMUON = 11, /* microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07) */
   MUONREF_PROFILE_PYTORCH_OPTIMIZER = 12, /* kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f) */

@@ -1174,16 +1174,17 @@ class MegatronAdapter(Adapter):
     others (clip_grad, muon_nesterov, muon_scale_mode, muon_num_ns_steps,
     muon_extra_scale_factor, decoupled_weight_decay) one value for the optimizer.  Another profile's options in
     nemo's names: adam_lr_ratio and adam_dim_threshold at nemo's defaults are left to the
-    port's own rule (AdamW at Muon's lr; routing by the tag and ndim != 1), adam_lr_ratio 1
-    is the port's, other values raise NotExpressible, as use_muon True on a 1-D parameter does; clipping is the
+    port's own rule (AdamW at Muon's lr; routing by the tag and ndim == 2), adam_lr_ratio 1
+    is the port's, other values raise NotExpressible, as use_muon True on a parameter that is not 2-D does;
+    clipping is the
     port's own default (clip_grad 1.0: nemo has none)."""
 
     name = 'megatron'
     ns_function_name = 'newton_schulz'
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'muon_momentum', 'weight_decay': 'weight_decay',
                      'adam_betas': 'adam_betas'}
-    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_scale_mode', 'muon_num_ns_steps', 'muon_extra_scale_factor',
-                      'decoupled_weight_decay')
+    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_scale_mode', 'muon_coefficient_type', 'muon_num_ns_steps',
+                      'muon_extra_scale_factor', 'decoupled_weight_decay')
 
     def construct_native(self, cls, groups):
         """A megatron vector: the optimizer's keys from the first group (every group must
@@ -1209,8 +1210,9 @@ class MegatronAdapter(Adapter):
                 if _opt(o, key) != NEMO_DEFAULTS[key] and not (key == 'adam_lr_ratio' and _opt(o, key) == 1.0):
                     raise NotExpressible(f"megatron: {key}={_opt(o, key)!r} (the port has no such option)")
             um = _opt(o, 'use_muon')
-            if um is True and any(len(p.shape) < 2 for p in params):
-                raise NotExpressible("megatron: use_muon=True on a parameter with fewer than two dimensions")
+            if um is True and any(len(p.shape) != 2 for p in params):
+                raise NotExpressible("megatron: use_muon=True on a parameter that is not 2-D (Megatron Core sends it "
+                                     "to Adam)")
             b1, b2 = _opt(o, 'adam_betas')
             entries.append({'params': params, 'lr': _opt(o, 'lr'), 'weight_decay': _opt(o, 'weight_decay'),
                             'muon_momentum': _opt(o, 'momentum'), 'adam_beta1': b1, 'adam_beta2': b2,
