@@ -57,6 +57,7 @@ printf '{"name": "nobase", "defaults": {"weight_decay": 0.1}}\n' >"$work/nobase-
 plan_add nobase -q --optimizer "$keller" --profile-file "$work/nobase-record.json" "$v"
 printf '{"name": "timm", "base": "keller"}\n' >"$work/builtin-record.json"
 plan_add builtin -q --optimizer "$keller" --profile-file "$work/builtin-record.json" "$v"
+plan_add norecord -q --optimizer "$port:SingleDeviceMuonWithAuxAdam" "$v"
 plan_run
 
 # judge NAME: muonref check --results $work/NAME.json with the record (plan.sh's judge takes no option value)
@@ -80,6 +81,20 @@ for bad in nobase builtin; do
     fail "the record $bad-record.json: no message naming the file and the member: $(tail -n 2 "$work/plan.err")"
   fi
 done
+
+# the record's vectors without the record: refused (every case was skipped as not expressible, told to try
+# muonref identify), the message naming the file, the profile and --profile-file
+if plan_ran norecord; then
+  fail "the driver ran the record's vectors without --profile-file"
+elif grep "is not a built-in profile" "$work/plan.err" | grep -q -- '--profile-file FILE'; then
+  ok "the record's vectors without the record are refused: $(grep 'is not a built-in' "$work/plan.err" | cut -c1-150)"
+else
+  fail "the record's vectors without --profile-file: no message naming --profile-file: $(tail -n 2 "$work/plan.err")"
+fi
+"$muonref" check -q --results "$work/mine.json" "$v" >"$work/norec.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "Unknown profile 'mykeller'.*--profile-file FILE" "$work/norec.out" &&
+  ok "muonref check without the record: exit 2, naming --profile-file" ||
+  fail "muonref check without the record: exit $rc (expected 2, naming --profile-file): $(tail -n 2 "$work/norec.out")"
 
 # 3.
 "$muonref" check -q --torch "$port:SingleDeviceMuonWithAuxAdam" --profile-file "$r" "$v" >"$work/torch.out" 2>&1; rc=$?

@@ -40,6 +40,12 @@ def folder() -> str:
                       f"beside {HERE} holds profile.schema.json (set MUONREF_RECORDS to their folder)")
 
 
+def builtin_names() -> set:
+    """The names of the built-in profiles: the records in folder(), by file name.  Raises RecordError."""
+    d = folder()
+    return {f[:-5] for f in os.listdir(d) if f.endswith('.json') and f != 'profile.schema.json'}
+
+
 def read(path: str) -> Dict[str, Any]:
     """The record in the JSON file path, with a string "name".  Raises RecordError."""
     try:

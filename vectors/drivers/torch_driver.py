@@ -155,13 +155,23 @@ def driver_path() -> str:
 def adapter_of_vectors(docs) -> str:
     """The adapter of a run without --adapter or --profile-file: that of the profile the vector
     files name ("profile"), where they name one built-in profile; nemo where they name a profile
-    with no adapter here (a user's record's vectors take --profile-file).  Raises UsageError when
-    they name several: each profile's vectors give the options in its own port's names, so one
-    adapter cannot run them all (a keller port under nemo's names failed every case)."""
+    with no adapter here.  Raises UsageError when they name several: each profile's vectors give
+    the options in its own port's names, so one adapter cannot run them all (a keller port under
+    nemo's names failed every case); and when they name a profile that is not built in: a user's
+    record's vectors take --profile-file (without it every case was skipped as NotExpressible)."""
     profiles = sorted({doc.get('profile', 'nemo') for _, doc in docs})
     if len(profiles) > 1:
         raise UsageError(f"the vectors are of {len(profiles)} profiles ({', '.join(profiles)}): give --adapter NAME "
                          "(whose option names the port takes), or one profile's vectors")
+    try:
+        builtin = records.builtin_names()
+    except records.RecordError:
+        builtin = None  # no records here: the adapters' own names decide, as before
+    if profiles and builtin is not None and profiles[0] not in builtin:
+        where = next(f for f, doc in docs if doc.get('profile', 'nemo') == profiles[0])
+        raise UsageError(f"{where}: member \"profile\": {profiles[0]!r} is not a built-in profile (a user's record's "
+                         f"vectors): give its record with --profile-file FILE, the file muonref gen --profile-file "
+                         f"wrote them from (spec/profiles/README.md, 'A user profile')")
     family = adapters.release_family(profiles[0]) if profiles else 'nemo'  # a release runs with its profile's
     return family if family in ADAPTERS else 'nemo'
 
