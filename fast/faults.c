@@ -241,9 +241,10 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                   "(spec/profiles/megatron.md 7.1)"},
   [MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON] = {"megatron_nesterov_default_on", "Nesterov on where the case leaves "
                                                   "muon_nesterov out (the profile's default is off)",
-                                                  "Megatron-LM muon.py 025c931a: TensorParallelMuon(use_nesterov=True) "
-                                                  "while OptimizerConfig's muon_nesterov is False: a caller building "
-                                                  "the class directly gets Nesterov (spec/profiles/megatron.md 7.5)"},
+                                                  "Megatron Core emerging_optimizers.py @core_v0.19.0: "
+                                                  "TensorParallelMuon(nesterov=True) while OptimizerConfig's "
+                                                  "muon_nesterov is False: a caller building the class directly gets "
+                                                  "Nesterov (spec/profiles/megatron.md 7.5)"},
   [MUONREF_FAULT_MEGATRON_NO_CLIP] = {"megatron_no_clip", "no gradient clipping where the profile clips every "
                                       "gradient by the global norm (clip_grad 1.0)",
                                       "a port of Emerging-Optimizers' Muon alone (no Megatron clip_grad_norm_fp32 "

@@ -29,7 +29,8 @@ step() (megatron.md 1, 3, 4; emerging.md 3, 4, 5):
    v = b2 v + (1 - b2) G G; p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
    decoupled_weight_decay False (megatron.md 4): torch.optim.Adam's instead, G = G + wd p
    (out of place: p.grad is not written) before the moments and no p *= 1 - lr wd; Muon
-   keeps its decoupled decay (get_megatron_muon_optimizer does not pass the option on).
+   keeps its decoupled decay (_kwargs_from_config finds no config field named
+   use_decoupled_weight_decay: TensorParallelMuon's default True).
 Newton-Schulz: Emerging-Optimizers v0.2.0's (emerging.md 4, 11): transposed when tall,
 F.normalize in float32 with eps 1e-7 (v0.1.0 to v0.3.x; 1e-15 from v0.4.0), bf16 (matmul
 precision "medium"), muon_coefficient_type's preset of v0.2.0 (simple, quintic,
@@ -51,13 +52,14 @@ except ImportError as exc:
 
 NS_EPS = 1e-7
 COEFFICIENT_TYPES = ('simple', 'quintic', 'polar_express', 'aol')  # muon_utils.NSCoeffT at v0.2.0, less custom
+# (custom needs custom_coefficient_sets, which Megatron has no field for: newton_schulz refuses it)
 
 
 def newton_schulz(x, steps, coefficients='quintic'):
     """x: float32 (rows, cols); the orthogonalised float32 (rows, cols).  coefficients: a
     preset of Emerging-Optimizers v0.2.0 ('quintic', Megatron's default; 'simple' also for
     other profiles' cases)."""
-    if coefficients not in COEFFICIENT_TYPES:
+    if coefficients != 'custom' and coefficients not in COEFFICIENT_TYPES:  # custom: the Emerging port's refusal
         raise ValueError(f"Invalid coefficient type: {coefficients}")
     prec = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision('medium')  # muon_fp32_matmul_prec's default: bf16
@@ -103,7 +105,7 @@ class MegatronMuon(torch.optim.Optimizer):
 
     def _clipped(self, grads):
         """clip_grad_norm_fp32: the gradients, scaled by clip_coeff when it is below 1."""
-        if not self.clip_grad or not grads:
+        if self.clip_grad <= 0 or not grads:  # Megatron: `if clip_grad > 0.0`, else no clipping
             return grads
         norm = torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads]).to(torch.float32))
         total_norm = (norm ** 2).item() ** 0.5

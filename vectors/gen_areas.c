@@ -2330,16 +2330,16 @@ static void errors_emerging(gen_ctx *g)
   }
 }
 
-/* Megatron-LM's checks (spec/profiles/megatron.md section 2; muon.py
- * 025c931a): TensorParallelMuon's num_ns_steps >= 1 at construction;
- * Emerging-Optimizers' unknown scale_mode and its 2-D rule at the step,
- * which every untagged parameter that is not 1-D meets (a conv filter, a
- * 0-D scalar).  Nothing else is checked: a negative clip_grad runs (the
- * coefficient max_norm / (norm + 1e-6) is negative, below 1, and flips
- * every gradient), as do NaN and Inf gradients (the norm is NaN, `nan <
+/* Megatron's checks (spec/profiles/megatron.md section 2; core_v0.19.0):
+ * TensorParallelMuon's num_ns_steps >= 1 at construction; Emerging-Optimizers'
+ * unknown scale_mode at the step; under the dev snapshot's route rule NOT_1D
+ * also its 2-D rule, which every untagged parameter that is not 1-D met (a
+ * conv filter, a 0-D scalar; under TAGGED_2D they take Adam: routing_tagged).
+ * Nothing else is checked: a negative clip_grad turns clipping off
+ * (`if clip_grad > 0.0`), NaN and Inf gradients run (the norm is NaN, `nan <
  * 1.0` is False: no clipping; the step stores NaN); muonref refuses them
- * (acceptable).  The distributed-optimizer and fp16 refusals and the import
- * check are outside what a vector expresses. */
+ * (acceptable).  The fp16 refusal and the import check are outside what a
+ * vector expresses. */
 static void errors_megatron(gen_ctx *g)
 {
   static const struct { const char *what, *opt, *msg, *result; } E[] = {
@@ -2348,7 +2348,7 @@ static void errors_megatron(gen_ctx *g)
     {"negative Newton-Schulz steps", "{\"muon_num_ns_steps\": -3}", "num_ns_steps must be at least 1, got -3", NULL},
     {"unknown muon_scale_mode (get_muon_scale_factor, at the step)", "{\"muon_scale_mode\": \"rows\"}",
      "Invalid mode for Muon update scale factor: rows", NULL},
-    {"negative clip_grad: Megatron scales every gradient by a negative coefficient, muonref refuses it",
+    {"negative clip_grad: Megatron turns clipping off (`if clip_grad > 0.0`), muonref refuses it",
      "{\"clip_grad\": -1.0}", "Invalid gradient clipping norm (clip_grad): -1.0", "acceptable"},
     {"lr = nan: nothing checks it, muonref refuses it", "{\"lr\": \"nan\"}", "Invalid learning rate: nan",
      "acceptable"},
@@ -2380,6 +2380,20 @@ static void errors_megatron(gen_ctx *g)
     bad_input_case(g, &G[k], &o, s0, "bias", (muonref_shape){1, {8}}, 0, shape ? "RoutingShape" : "BadGradient",
                    G[k].kind == 4 ? "BugB19" : G[k].kind == 5 ? "BugB03" : NULL);
   }
+  /* muon_coefficient_type, after the others (vector release 2026.12.20): Megatron passes it unchecked
+   * (validate_coefficient_type is called nowhere); Emerging-Optimizers v0.2.0's newton_schulz raises at the
+   * step, in the words the case reader gives (the record's coefficient_types) */
+  static const struct { const char *what, *opt, *msg; } C[] = {
+    {"unknown muon_coefficient_type (Emerging-Optimizers' newton_schulz, at the step)",
+     "{\"muon_coefficient_type\": \"quartic\"}", "Invalid coefficient type: quartic"},
+    {"muon_coefficient_type cans: a preset of Emerging-Optimizers v0.3.0 (Megatron main), not of the v0.2.0 the "
+     "releases pin", "{\"muon_coefficient_type\": \"cans\"}", "Invalid coefficient type: cans"},
+    {"muon_coefficient_type custom: Megatron has no field for custom_coefficient_sets",
+     "{\"muon_coefficient_type\": \"custom\"}",
+     "custom_coefficient_sets must be provided when coefficient_type is 'custom'."},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++)
+    error_case(g, C[k].what, C[k].opt, "EOPTION", C[k].msg, NULL);
 }
 
 /* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py

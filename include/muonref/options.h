@@ -136,8 +136,8 @@ typedef enum muonref_scale_mode {
  *               min >= 4 and max / min <= 128
  *   NDIM_2:     see its value below
  *   NOT_1D:     (Megatron-LM's dev snapshot 025c931a, which no release
- *               shipped; profile megatron until vector release 2026.12.19,
- *               now TAGGED_2D below) use_muon FALSE: AdamW (Megatron's
+ *               shipped; profile megatron through vector release
+ *               2026.12.19, TAGGED_2D below since 2026.12.20) use_muon FALSE: AdamW (Megatron's
  *               `is_embedding_or_output_parameter` tag); AUTO: Muon iff
  *               ndim != 1 (NVIDIA/Megatron-LM megatron/core/optimizer/
  *               muon.py 025c931a get_megatron_muon_optimizer: `if not
@@ -549,7 +549,7 @@ typedef struct muonref_coeff {
  * profile's values are in its record (spec/profiles/NAME.json). */
 typedef struct muonref_options {
   /* --- routing: which parameters take Muon, which the AdamW fallback (spec/muon.md 2) --- */
-  muonref_use_muon use_muon;     /* AUTO: by route_rule; TRUE, FALSE: forced */
+  muonref_use_muon use_muon;     /* AUTO: by route_rule; TRUE, FALSE: forced (under TAGGED_2D, TRUE is AUTO) */
   muonref_route_rule route_rule; /* how AUTO (and a forced value) is decided */
   long adam_dim_threshold;       /* >= 1; THRESHOLD's dimension limit */
   muonref_conv_mode conv_mode;   /* how a Muon parameter of more than two dimensions becomes matrices */

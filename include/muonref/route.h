@@ -73,7 +73,12 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * TIMM timm's assertion "Input must be 2D or 3D, got 1D. Flatten batch dims
  * first.").  Under TIMM, use_muon AUTO applies timm's heuristic
  * (options.h, MUONREF_ROUTE_TIMM) instead of the threshold; rows and cols
- * are the same flattened view.  MUONREF_EOPTION for o, s or out NULL. */
+ * are the same flattened view.  Under NOT_1D (Megatron-LM's dev snapshot)
+ * use_muon FALSE is AdamW, AUTO and TRUE Muon unless ndim == 1, and a Muon
+ * parameter that is not 2-D is MUONREF_ESHAPE "Only 2D parameters are
+ * supported.".  Under TAGGED_2D (Megatron Core) use_muon FALSE is AdamW,
+ * AUTO and TRUE Muon iff ndim == 2: TRUE on another ndim takes AdamW, not
+ * an error.  MUONREF_EOPTION for o, s or out NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
 
