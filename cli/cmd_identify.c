@@ -185,8 +185,8 @@ static const char *choose_adapter(const char *names, char *why, size_t n)
 }
 
 /* Whether case t carries a flag that no name in seen (a json object used as
- * a set) holds; with add, puts its flags into seen. */
-static int new_flag(const json_t *t, json_t *seen, int add)
+ * a set) holds; puts its flags into seen. */
+static int new_flag(const json_t *t, json_t *seen)
 {
   int fresh = 0;
   const json_t *flags = json_object_get(t, "flags");
@@ -194,8 +194,7 @@ static int new_flag(const json_t *t, json_t *seen, int add)
     const char *name = json_string_value(json_array_get(flags, f));
     if (name && !json_object_get(seen, name)) {
       fresh = 1;
-      if (add)
-        json_object_set_new(seen, name, json_true());
+      json_object_set_new(seen, name, json_true());
     }
   }
   return fresh;
@@ -206,8 +205,8 @@ static int new_flag(const json_t *t, json_t *seen, int add)
  * order, each such case that carries a flag none picked so far carries
  * (TinyNorm, GradientScale, ...: every behaviour the area tests gets a
  * probe; a Keller copy whose ns_eps differs fails only its TinyNorm cases).
- * NULL: the file has no such case. */
-static json_t *probe_file(const json_t *j)
+ * NULL: the file has no such case, or memory ran out (*oom set to 1). */
+static json_t *probe_file(const json_t *j, int *oom)
 {
   const char *area = json_string_value(json_object_get(j, "area"));
   int all = area && !strcmp(area, "defaults");
@@ -225,6 +224,7 @@ static json_t *probe_file(const json_t *j)
   json_t *seen = json_object();
   if (!picked || !seen) {
     free(picked), json_decref(seen);
+    *oom = 1;
     return NULL;
   }
   for (int pass = 0; pass < 2; pass++) {
@@ -242,8 +242,8 @@ static json_t *probe_file(const json_t *j)
           for (size_t k = 0; !pick && k < PER_AREA; k++)
             pick = idx == k * (eligible - 1) / (PER_AREA - 1);
           if (pick)
-            picked[idx] = 1, new_flag(c, seen, 1);
-        } else if (!picked[idx] && new_flag(c, seen, 1)) {
+            picked[idx] = 1, new_flag(c, seen);
+        } else if (!picked[idx] && new_flag(c, seen)) {
           picked[idx] = 1;
         }
       }
@@ -289,8 +289,14 @@ static int write_probes(char *const *paths, int n, const char *dir, long *cases,
       st = err->status;
       break;
     }
-    json_t *probe = probe_file(j);
+    int oom = 0;
+    json_t *probe = probe_file(j, &oom);
     const char *profile = json_string_value(json_object_get(j, "profile"));
+    if (oom) {
+      json_decref(j);
+      st = muonref_fail(err, MUONREF_ENOMEM, "%s: out of memory choosing its probe cases", files[i]);
+      break;
+    }
     if (probe && profile) {
       char sub[4200], path[4400];
       snprintf(sub, sizeof sub, "%s/%s", dir, profile);

@@ -41,9 +41,17 @@ def folder() -> str:
 
 
 def builtin_names() -> set:
-    """The names of the built-in profiles: the records in folder(), by file name.  Raises RecordError."""
+    """The names of the built-in profiles: the records in folder(), by file name.  Raises RecordError
+    when the folder cannot be listed or holds no profile.schema.json (MUONREF_RECORDS naming a
+    missing or foreign folder)."""
     d = folder()
-    return {f[:-5] for f in os.listdir(d) if f.endswith('.json') and f != 'profile.schema.json'}
+    try:
+        names = os.listdir(d)
+    except OSError as exc:
+        raise RecordError(f"profile records {d!r}: cannot list: {exc}") from None
+    if 'profile.schema.json' not in names:
+        raise RecordError(f"profile records {d!r}: no profile.schema.json (not a folder of profile records)")
+    return {f[:-5] for f in names if f.endswith('.json') and f != 'profile.schema.json'}
 
 
 def read(path: str) -> Dict[str, Any]:

@@ -167,7 +167,8 @@ def adapter_of_vectors(docs) -> str:
         builtin = records.builtin_names()
     except records.RecordError:
         builtin = None  # no records here: the adapters' own names decide, as before
-    if profiles and builtin is not None and profiles[0] not in builtin:
+    if profiles and builtin is not None and profiles[0] not in builtin and profiles[0] not in ADAPTERS:
+        # a profile with an adapter of its own here runs even where a partial records folder lacks it
         where = next(f for f, doc in docs if doc.get('profile', 'nemo') == profiles[0])
         raise UsageError(f"{where}: member \"profile\": {profiles[0]!r} is not a built-in profile (a user's record's "
                          f"vectors): give its record with --profile-file FILE, the file muonref gen --profile-file "
@@ -855,6 +856,11 @@ def run(args: argparse.Namespace, label: str = '') -> int:
         if args.adapter is None and not args.profile_file and docs:
             args.adapter = adapter_of_vectors(docs)
         adapter = make_adapter(args.adapter, args.profile_file)  # after the port: a user's adapter may import its module
+        for f, doc in (docs or []) if args.profile_file else []:
+            if doc.get('profile', 'nemo') != adapter.user_profile:  # the record's adapter has no names for them
+                raise UsageError(f"{f}: member \"profile\": {doc.get('profile', 'nemo')!r}, but --profile-file "
+                                 f"{args.profile_file!r} is the record of {adapter.user_profile!r}: give the vectors "
+                                 "written from that record, or the record these were written from")
         if not args.vectors:  # the set of the adapter's own profile, where there is one
             d = default_vectors()
             own = os.path.join(d, adapter.name)
