@@ -58,6 +58,7 @@ plan_add nobase -q --optimizer "$keller" --profile-file "$work/nobase-record.jso
 printf '{"name": "timm", "base": "keller"}\n' >"$work/builtin-record.json"
 plan_add builtin -q --optimizer "$keller" --profile-file "$work/builtin-record.json" "$v"
 plan_add norecord -q --optimizer "$port:SingleDeviceMuonWithAuxAdam" "$v"
+plan_add otherrecord -q --optimizer "$keller" --profile-file "$r" "$srcdir/vectors/keller/keller_defaults.json"
 plan_run
 
 # judge NAME: muonref check --results $work/NAME.json with the record (plan.sh's judge takes no option value)
@@ -91,6 +92,19 @@ elif grep "is not a built-in profile" "$work/plan.err" | grep -q -- '--profile-f
 else
   fail "the record's vectors without --profile-file: no message naming --profile-file: $(tail -n 2 "$work/plan.err")"
 fi
+# the record with vectors of another profile (keller's): every case used to be skipped; refused, naming both
+if plan_ran otherrecord; then
+  fail "the driver ran keller's vectors with the record of mykeller"
+elif grep -q "'keller', but --profile-file .* is the record of 'mykeller'" "$work/plan.err"; then
+  ok "vectors of another profile than the record's are refused"
+else
+  fail "keller's vectors with mykeller's record: no message naming both: $(tail -n 2 "$work/plan.err")"
+fi
+# the refusal reads the built-in records; where MUONREF_RECORDS names no such folder, built-in vectors still run
+MUONREF_RECORDS=$work/no-records "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$keller" \
+  --out "$work/norecords.json" "$srcdir/vectors/keller/keller_defaults.json" >"$work/norecords.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && [ -s "$work/norecords.json" ] && ok "built-in vectors run where MUONREF_RECORDS names a missing folder" ||
+  fail "MUONREF_RECORDS missing: exit $rc: $(tail -n 3 "$work/norecords.out")"
 "$muonref" check -q --results "$work/mine.json" "$v" >"$work/norec.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "Unknown profile 'mykeller'.*--profile-file FILE" "$work/norec.out" &&
   ok "muonref check without the record: exit 2, naming --profile-file" ||
