@@ -2248,6 +2248,32 @@ static void errors_none(gen_ctx *g)
   }
 }
 
+/* An option value a port refuses at the step, and its words. */
+typedef struct option_error {
+  const char *what, *opt, *msg;
+} option_error;
+
+/* An EOPTION case for each of C[0..n): in the words of the profile's
+ * release where the case reader gives others (a release without a preset:
+ * emerging@0.3 has no cubic5), the comment then saying so. */
+static void release_error_cases(gen_ctx *g, const option_error *C, size_t n)
+{
+  for (size_t k = 0; k < n; k++) {
+    json_t *j = json_loads(C[k].opt, 0, NULL);
+    muonref_options o;
+    muonref_error e = {0};
+    const char *msg = C[k].msg;
+    char what[256];
+    snprintf(what, sizeof what, "%s", C[k].what);
+    if (j && muonref_case_options(j, g->profile, &o, "gen", &e) == MUONREF_EOPTION && strcmp(e.message, msg)) {
+      msg = e.message;
+      snprintf(what, sizeof what, "%s [profile %.40s: %.120s]", C[k].what, g->profile, e.message);
+    }
+    error_case(g, what, C[k].opt, "EOPTION", msg, NULL);
+    json_decref(j);
+  }
+}
+
 /* Emerging-Optimizers' checks (spec/profiles/emerging.md section 2;
  * orthogonalized_optimizers/muon.py, orthogonalized_optimizer.py @fd77292):
  * num_ns_steps >= 1 at construction; an unknown scale_mode and a parameter
@@ -2302,7 +2328,7 @@ static void errors_emerging(gen_ctx *g)
              "Invalid weight decay method: lion", NULL);
   /* coefficient_type, after the others (vector release 2026.12.8): muon_utils.py @fd77292 newton_schulz raises at
    * the step */
-  static const struct { const char *what, *opt, *msg; } C[] = {
+  static const option_error C[] = {
     {"unknown coefficient_type (newton_schulz, at the step)", "{\"coefficient_type\": \"quartic\"}",
      "Invalid coefficient type: quartic"},
     {"coefficient_type of another port (timm's polar_express_safer)",
@@ -2313,21 +2339,7 @@ static void errors_emerging(gen_ctx *g)
      "{\"coefficient_type\": \"cubic5\", \"num_ns_steps\": 6}",
      "cubic5 is a fixed 5-step schedule; got steps=6. Use steps=5, or pass explicit custom coefficients."},
   };
-  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
-    /* the words of the profile's release, as the case reader gives them (emerging@0.3 has no cubic5) */
-    json_t *j = json_loads(C[k].opt, 0, NULL);
-    muonref_options o;
-    muonref_error e = {0};
-    const char *msg = C[k].msg;
-    char what[256];
-    snprintf(what, sizeof what, "%s", C[k].what);
-    if (j && muonref_case_options(j, g->profile, &o, "gen", &e) == MUONREF_EOPTION && strcmp(e.message, msg)) {
-      msg = e.message;
-      snprintf(what, sizeof what, "%s [profile %.40s: %.120s]", C[k].what, g->profile, e.message);
-    }
-    error_case(g, what, C[k].opt, "EOPTION", msg, NULL);
-    json_decref(j);
-  }
+  release_error_cases(g, C, sizeof C / sizeof C[0]);
 }
 
 /* Megatron's checks (spec/profiles/megatron.md section 2; core_v0.19.0):
@@ -2383,7 +2395,7 @@ static void errors_megatron(gen_ctx *g)
   /* muon_coefficient_type, after the others (vector release 2026.12.20): Megatron passes it unchecked
    * (validate_coefficient_type is called nowhere); Emerging-Optimizers v0.2.0's newton_schulz raises at the
    * step, in the words the case reader gives (the record's coefficient_types) */
-  static const struct { const char *what, *opt, *msg; } C[] = {
+  static const option_error C[] = {
     {"unknown muon_coefficient_type (Emerging-Optimizers' newton_schulz, at the step)",
      "{\"muon_coefficient_type\": \"quartic\"}", "Invalid coefficient type: quartic"},
     {"muon_coefficient_type cans: a preset of Emerging-Optimizers v0.3.0 (Megatron main), not of the v0.2.0 the "
@@ -2392,8 +2404,7 @@ static void errors_megatron(gen_ctx *g)
      "{\"muon_coefficient_type\": \"custom\"}",
      "custom_coefficient_sets must be provided when coefficient_type is 'custom'."},
   };
-  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++)
-    error_case(g, C[k].what, C[k].opt, "EOPTION", C[k].msg, NULL);
+  release_error_cases(g, C, sizeof C / sizeof C[0]);
 }
 
 /* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py
