@@ -16,7 +16,7 @@
 static const char *const SCALE_NAMES[] = {"fan_in", "fan_out", "none", "rms_adamw", "rms_to_rms", "sqrt_max", "ratio_cols", "rms_numel", "rsqrt_cols", NULL};
 /* NeMo's scale_mode option spells only the first three (its message lists them). */
 static const char *const NEMO_SCALE_NAMES[] = {"fan_in", "fan_out", "none", NULL};
-static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", "tagged_2d", NULL};
+static const char *const ROUTE_NAMES[] = {"threshold", "two_d_only", "manual", "timm", "ndim_2_3", "ndim_2", "not_1d", "tagged_2d", "momentum_1d", NULL};
 static const char *const ADAM_VARIANT_NAMES[] = {"adamw", "nadamw", "follow_nesterov", "optax_follow_nesterov", NULL};
 static const char *const NORM_FORMAT_NAMES[] = {"bf16", "input", NULL};
 static const char *const ADAM_EPS_NAMES[] = {"corrected", "uncorrected", NULL};

@@ -108,6 +108,10 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->cautious = o->cautious_wd;
   if (o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
     paddle_update(o, r, p);
+  if (r->momentum_only) { /* mlx: `parameter - lr * update`, no shape scale (route_rule MOMENTUM_1D) */
+    p->scale = 1.0, p->alpha = o->lr, p->update_scale = 0;
+    p->update_factor = p->alpha, p->update_factor2 = 1.0;
+  }
 }
 
 void muonref_muon_plan_correct(const muonref_options *o, long t, muonref_muon_plan *p)

@@ -199,7 +199,9 @@ double muonref_scale_factor(muonref_scale_mode mode, size_t rows, size_t cols);
 const muonref_options *muonref_ns_options_for(const muonref_options *o, size_t rows, size_t cols,
                                               muonref_options *buf);
 
-/* Fills *p for a Muon parameter routed as *r under options *o. */
+/* Fills *p for a Muon parameter routed as *r under options *o; for a
+ * momentum_only route (route_rule MOMENTUM_1D) scale 1 and alpha = lr, with
+ * no bf16 products (update_scale 0). */
 void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r,
                             muonref_muon_plan *p);
 

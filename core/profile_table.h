@@ -71,17 +71,17 @@ static const muonref_options nemo_defaults = {
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adam_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adam_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adam_dim_threshold", MUONREF_KEY_LONG, offsetof(muonref_options, adam_dim_threshold), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const nemo_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -156,14 +156,14 @@ static const muonref_options torch_defaults = {
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_coefficients", MUONREF_KEY_COEFF3, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_coefficients", MUONREF_KEY_COEFF3, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const torch_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -239,14 +239,14 @@ static const muonref_options moonlight_defaults = {
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
 static const muonref_option_key moonlight_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"wd", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adamw_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"wd", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adamw_betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adamw_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const moonlight_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -386,12 +386,12 @@ static const muonref_options keller_adam_defaults = {
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
 static const muonref_option_key keller_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const keller_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -476,23 +476,23 @@ static const muonref_options timm_defaults = {
  * before them stay as published); algo "adamuon" takes its beta2 from betas, its eps from eps and
  * changes what adjust_lr_fn means (the key kind algo_timm, include/muonref/profile.h). */
 static const muonref_option_key timm_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_coefficients", MUONREF_KEY_COEFF_LIST, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
-  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"safety_factor", MUONREF_KEY_REAL, offsetof(muonref_options, ns_safety), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
-  {"conv_mode", MUONREF_KEY_CONV_MODE_TIMM, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 1, 0},
-  {"normalize_spatial", MUONREF_KEY_BOOL, offsetof(muonref_options, normalize_spatial), MUONREF_KEY_ANY, 0, 1, 0},
-  {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"algo", MUONREF_KEY_ALGO_TIMM, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 0},
-  {"scale_eps", MUONREF_KEY_SCALE_EPS, offsetof(muonref_options, eps_mode), MUONREF_KEY_ANY, 0, 1, 0},
-  {"use_fallback", MUONREF_KEY_USE_FALLBACK, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 1, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_coefficients", MUONREF_KEY_COEFF_LIST, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"safety_factor", MUONREF_KEY_REAL, offsetof(muonref_options, ns_safety), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adjust_lr_fn", MUONREF_KEY_ADJUST_LR_TIMM, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"conv_mode", MUONREF_KEY_CONV_MODE_TIMM, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"normalize_spatial", MUONREF_KEY_BOOL, offsetof(muonref_options, normalize_spatial), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"fallback_lr_scale", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"algo", MUONREF_KEY_ALGO_TIMM, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"scale_eps", MUONREF_KEY_SCALE_EPS, offsetof(muonref_options, eps_mode), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"use_fallback", MUONREF_KEY_USE_FALLBACK, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const timm_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -581,16 +581,16 @@ static const muonref_options dion_defaults = {
  * use_gram_newton_schulz, use_triton, use_polar_express (True) and newton_schulz_func are left at
  * dion's defaults (not expressible). */
 static const muonref_option_key dion_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 1, 0},
-  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
-  {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 0, 0},
-  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -681,15 +681,15 @@ static const muonref_options emerging_defaults = {
  * fp32_matmul_prec ("medium": bf16), use_syrk and weight_update_hook stay at their defaults (not
  * expressible). */
 static const muonref_option_key emerging_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
-  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1},
-  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
-  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
-  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1, 0},
 };
 static const char *const emerging_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -774,21 +774,21 @@ static const muonref_options paddle_defaults = {
  * weight_decay (spec/profiles/paddle.md 1, 10). grad_clip, multi_precision, ns_matmul_dtype (the
  * ns_format) are left out. */
 static const muonref_option_key paddle_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
-  {"ns_coeffs", MUONREF_KEY_NS_COEFFS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adam_epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0},
-  {"muon_version", MUONREF_KEY_MUON_VERSION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
-  {"muon_exclude_patterns", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 0},
-  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_coeff_type", MUONREF_KEY_NS_COEFF_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"ns_coeffs", MUONREF_KEY_NS_COEFFS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adam_epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"muon_version", MUONREF_KEY_MUON_VERSION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"muon_exclude_patterns", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -878,20 +878,20 @@ static const muonref_options optax_defaults = {
  * adam_eps_root are written only where a case sets them otherwise (optional: the cases before them
  * stay as published). */
 static const muonref_option_key optax_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1},
-  {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 1},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"beta", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1},
-  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
-  {"adaptive", MUONREF_KEY_BOOL, offsetof(muonref_options, nuclear_scale), MUONREF_KEY_ANY, 0, 1, 1},
-  {"preconditioning", MUONREF_KEY_PRECONDITIONING, offsetof(muonref_options, ns_precondition), MUONREF_KEY_ANY, 0, 1, 1},
-  {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_eps_root", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps_root), MUONREF_KEY_ANY, 0, 1, 1},
-  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0, 1},
-  {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 1},
+  {"ns_coeffs", MUONREF_KEY_NS_COEFFS_OPTAX, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"beta", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"eps", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"adaptive", MUONREF_KEY_BOOL, offsetof(muonref_options, nuclear_scale), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"preconditioning", MUONREF_KEY_PRECONDITIONING, offsetof(muonref_options, ns_precondition), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"adam_b1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_b2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_eps_root", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps_root), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"consistent_rms", MUONREF_KEY_CONSISTENT_RMS, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
 };
 static const char *const optax_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -987,20 +987,20 @@ static const muonref_options megatron_defaults = {
  * adam_w_mode=False); Muon keeps the decoupled decay (TensorParallelMuon's
  * use_decoupled_weight_decay has no config field of that name and stays True). */
 static const muonref_option_key megatron_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0},
-  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1, 1},
-  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
-  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const megatron_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1086,22 +1086,22 @@ static const muonref_options keras_defaults = {
  * loss_scale_factor, gradient_accumulation_steps and name stay at their defaults (not expressible).
  * weight_decay and adam_weight_decay None are written 0 (no decay, the same step). */
 static const muonref_option_key keras_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0, 1},
-  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1},
-  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1},
-  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0, 1},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
-  {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, adam_weight_decay), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"rms_rate", MUONREF_KEY_RMS_RATE, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
 };
 static const char *const keras_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1189,16 +1189,16 @@ static const muonref_options normuon_defaults = {
  * original shape, not the flattened matrix; normuon.md 6), use_gram_newton_schulz, use_triton,
  * use_polar_express (True) and newton_schulz_func are left at dion's defaults (not expressible). */
 static const muonref_option_key normuon_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 0, 0},
-  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0},
-  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0},
-  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"cautious_wd", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_wd), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const normuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1345,18 +1345,18 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
  * only where a case sets it false (decay_method l2 with adam_l2: `grad.add_(p, alpha=weight_decay)`
  * in place, so adam_l2_grad). */
 static const muonref_option_key pytorch_optimizer_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
-  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
-  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
-  {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1},
-  {"cautious", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_update), MUONREF_KEY_ANY, 0, 1, 0},
-  {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_MUON_ONLY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_MUON_ONLY, 0, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0, 0, 0},
+  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ADAM_ONLY, 1, 0, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ADAM_ONLY, 0, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"cautious", MUONREF_KEY_BOOL, offsetof(muonref_options, cautious_update), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const pytorch_optimizer_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1503,15 +1503,15 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
  * written only where a case sets it true; weight_decouple is written only where a case sets it
  * false (decay_method l2 with adam_l2). */
 static const muonref_option_key pytorch_optimizer_adamuon_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"betas", MUONREF_KEY_BETAS_BY_BRANCH, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
-  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0, 0},
-  {"eps", MUONREF_KEY_EPS_BY_BRANCH, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 0, 0, 0},
-  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0},
-  {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1},
-  {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"betas", MUONREF_KEY_BETAS_BY_BRANCH, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_MUON_ONLY, 0, 0, 0, 0},
+  {"use_adjusted_lr", MUONREF_KEY_USE_ADJUSTED_LR, offsetof(muonref_options, scale_mode), MUONREF_KEY_MUON_ONLY, 0, 0, 0, 0},
+  {"eps", MUONREF_KEY_EPS_BY_BRANCH, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"maximize", MUONREF_KEY_BOOL, offsetof(muonref_options, maximize), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"weight_decouple", MUONREF_KEY_WEIGHT_DECOUPLE, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const pytorch_optimizer_adamuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1603,18 +1603,18 @@ static const muonref_options emerging_adaptive_defaults = {
  * only where a case sets normuon; its namo (a scalar v of ||G||^2, O ||U|| / (sqrt(v) + eps)) has
  * no field. No area defaults: the three required positionals have no default to observe. */
 static const muonref_option_key emerging_adaptive_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
-  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1},
-  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
-  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
-  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
-  {"moment2_method", MUONREF_KEY_MOMENT2_METHOD, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 1},
-  {"beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0, 0},
-  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 1, 0, 0},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"moment2_method", MUONREF_KEY_MOMENT2_METHOD, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"eps", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 1, 0, 0, 0},
 };
 static const char *const emerging_adaptive_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -1691,15 +1691,15 @@ static const muonref_options emerging_0_3_defaults = {
   .adam_l2_grad = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
-  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
-  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1},
-  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1},
-  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1},
-  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1},
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"weight_decay_method", MUONREF_KEY_DECAY_METHOD, offsetof(muonref_options, decay_method), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1, 0},
 };
 static const char *const emerging_0_3_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
@@ -1783,24 +1783,110 @@ static const muonref_options keras_3_10_defaults = {
  * stay at their defaults (not expressible). weight_decay None is written 0 (no decay, the same
  * step). */
 static const muonref_option_key keras_3_10_keys[] = {
-  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1},
-  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1},
-  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1},
-  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1},
-  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0, 1},
-  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0, 1},
-  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 1},
-  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1},
-  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1},
-  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1},
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"adam_beta_2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"epsilon", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_b", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].b), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_c", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].c), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"adam_lr_ratio", MUONREF_KEY_REAL, offsetof(muonref_options, adam_lr_ratio), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
 };
 static const char *const keras_3_10_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
   "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
+
+/* ---- mlx: ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since) ---- */
+/* mlx.optimizers.Muon, ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622
+ * (spec/profiles/mlx.md): Muon(learning_rate, momentum=0.95, weight_decay=0.01, nesterov=True,
+ * ns_steps=5): coupled L2 decay `g + wd * p` on every parameter before the momentum (no decoupled
+ * decay), EMA momentum `momentum * v + (1 - momentum) * g`, Nesterov `g * (1 - momentum) + v *
+ * momentum`; a parameter of two or more dimensions flattened to (shape[0], -1), Newton-Schulz in
+ * its dtype (float32) with Keller's coefficients, `X / (norm + 1e-7)`, the transpose of a tall
+ * matrix, two `addmm` per step, and the step `lr * sqrt(max(1, shape[-2] / shape[-1]))` of the
+ * original shape; a 0-D or 1-D parameter steps `p - lr * update` on its momentum alone; no AdamW,
+ * no parameter groups, no value checks. */
+static const muonref_options mlx_defaults = {
+  .lr = 0.02,
+  .momentum = 0.95,
+  .nesterov = 1,
+  .ns_steps = 5,
+  .weight_decay = 0.01,
+  .scale_mode = MUONREF_SCALE_FAN_IN,
+  .adam_beta1 = 0.9,
+  .adam_beta2 = 0.95,
+  .adam_eps = 1e-08,
+  .adam_lr_ratio = 0.025,
+  .adam_dim_threshold = 8192,
+  .use_muon = MUONREF_USE_MUON_AUTO,
+  .momentum_form = MUONREF_MOMENTUM_EMA,
+  .n_coeffs = 1,
+  .coeffs = {{3.4445, -4.775, 2.0315}},
+  .coeff_order = MUONREF_ORDER_CYCLE,
+  .ns_eps = 1e-07,
+  .eps_mode = MUONREF_EPS_ADD,
+  .ns_format = MUONREF_NS_FP32,
+  .bf16_order = MUONREF_BF16_FUSED,
+  .route_rule = MUONREF_ROUTE_MOMENTUM_1D,
+  .catalogue = MUONREF_CATALOGUE_NONE,
+  .adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED,
+  .scale_shape = MUONREF_SCALE_SHAPE_LAST_TWO,
+  .scale_format = MUONREF_SCALE_FORMAT_LR,
+  .conv_mode = MUONREF_CONV_FLATTEN,
+  .missing_grad = MUONREF_MISSING_GRAD_SKIP,
+  .grad_after_step = MUONREF_GRAD_AFTER_KEEP,
+  .ns_safety = 1.0,
+  .adam_variant = MUONREF_ADAM_ADAMW,
+  .scale_extra = 1.0,
+  .norm_format = MUONREF_NORM_FORMAT_BF16,
+  .n_exclude_patterns = 0,
+  .pattern_match = MUONREF_MATCH_SUBSTRING_CI,
+  .momentum_bias_correction = 0,
+  .adam_weight_decay = 0.0,
+  .adam_decay_own = 0,
+  .clip_grad_norm = 0.0,
+  .exclude_embeddings = 0,
+  .adam_decay_muon_lr = 0,
+  .adam_step_global = 0,
+  .adam_bias_fp32 = 0,
+  .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_L2,
+  .adam_eps_root = 0.0,
+  .adam_l2 = 0,
+  .maximize = 0,
+  .cautious_update = 0,
+  .adam_l2_grad = 0,
+};
+/* mlx.optimizers.Muon's keywords (optimizers.py @846d17622), in its signature's order;
+ * learning_rate may be a callable of the step, and momentum and weight_decay are attributes that
+ * apply_single reads at every step: a scheduler may change the three (the vectors' setOptions). The
+ * base Optimizer takes no other option. */
+static const muonref_option_key mlx_keys[] = {
+  {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 1},
+  {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 1, 0},
+  {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+};
+static const char *const mlx_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
+  "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {
@@ -1821,4 +1907,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
   [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 14, 1, NULL, keras_3_10_areas},
+  [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
 };

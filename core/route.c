@@ -140,6 +140,8 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s, const 
 {
   if (o->route_rule == MUONREF_ROUTE_TAGGED_2D) /* Megatron Core _is_nonlinear_or_embedding; TRUE as AUTO */
     return o->use_muon != MUONREF_USE_MUON_FALSE && s->ndim == 2;
+  if (o->route_rule == MUONREF_ROUTE_MOMENTUM_1D) /* mlx Muon.apply_single: every parameter; TRUE as AUTO */
+    return o->use_muon != MUONREF_USE_MUON_FALSE;
   if (o->use_muon != MUONREF_USE_MUON_AUTO)
     return o->use_muon == MUONREF_USE_MUON_TRUE;
   if (o->route_rule == MUONREF_ROUTE_TIMM)
@@ -185,7 +187,7 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",
                           muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
-    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0};
+    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0, 0};
     return MUONREF_OK;
   }
   if (o->conv_mode == MUONREF_CONV_TWO_D && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2)
@@ -207,7 +209,8 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
      * _zeropower_via_newtonschulz5: `raise ValueError(f"Input tensor X must
      * be 2D or 3D (batched), got {X.ndim}D")`, at the step */
     return muonref_fail(err, MUONREF_ESHAPE, "Input tensor X must be 2D or 3D (batched), got %dD", s->ndim);
-  if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2 && o->route_rule != MUONREF_ROUTE_TAGGED_2D)
+  if (o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim < 2 && o->route_rule != MUONREF_ROUTE_TAGGED_2D &&
+      o->route_rule != MUONREF_ROUTE_MOMENTUM_1D)
     return muonref_fail(err, MUONREF_ESHAPE, "use_muon=True needs at least two dimensions, got shape %s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (o->route_rule == MUONREF_ROUTE_NOT_1D && selects_muon(o, s, name) && s->ndim != 2)
@@ -237,7 +240,9 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
   int batched = o->conv_mode == MUONREF_CONV_BATCHED || (o->conv_mode == MUONREF_CONV_KELLER && s->ndim != 4);
   r->batch = 1;
   r->interleaved = 0;
-  if (!r->use_muon) {
+  /* mlx: `if update.ndim >= 2:` orthogonalize and scale; else the momentum as it is */
+  r->momentum_only = r->use_muon && o->route_rule == MUONREF_ROUTE_MOMENTUM_1D && s->ndim < 2;
+  if (!r->use_muon || r->momentum_only) {
     r->rows = numel, r->cols = 1;
     r->scale_rows = numel, r->scale_cols = 1;
     return;

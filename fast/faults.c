@@ -52,6 +52,15 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                              "to p.grad (L2: decay_method l2 with adam_l2)", "a port that drops "
                                              "apply_weight_decay's coupled branch (kozistr/pytorch_optimizer "
                                              "base/optimizer.py @7a076d2f; spec/profiles/pytorch_optimizer.md 12)"},
+  [MUONREF_FAULT_MLX_DECAY_DECOUPLED] = {"mlx_decay_decoupled", "the decoupled decay P (1 - lr wd) where mlx adds "
+                                         "wd P to the gradient before the momentum (decay_method l2 without "
+                                         "adam_l2)", "a port that reads mlx's `weight_decay` as AdamW's, as the "
+                                         "Muon of every other framework takes it (spec/profiles/mlx.md 9)"},
+  [MUONREF_FAULT_MLX_MOMENTUM_1D_ADAMW] = {"mlx_momentum_1d_adamw", "a parameter of fewer than two dimensions on "
+                                           "the AdamW fallback where mlx steps it on its momentum alone "
+                                           "(route_rule momentum_1d)", "a port that follows the docstring's advice "
+                                           "(\"0D/1D parameters ... should be optimized by a different method (e.g., "
+                                           ":class:`AdamW`)\") inside the optimizer (spec/profiles/mlx.md 9)"},
   [MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT] = {"cautious_mask_nonstrict", "the cautious mask kept where O_j C_j >= 0, "
                                             "where the port keeps only O_j C_j > 0: an element whose p.grad is zero "
                                             "is kept, and counted in n / (kept + 1)", "`(update * grad >= 0)` for "
@@ -367,6 +376,10 @@ void muonref_fault_options(int f, muonref_options *o)
       o->scale_mode = MUONREF_SCALE_FAN_IN;
     break;
   case MUONREF_FAULT_ADAM_EPS_CORRECTED: o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED; break;
+  case MUONREF_FAULT_MLX_DECAY_DECOUPLED: /* mlx's L2 on the Muon branch alone (no AdamW: adam_l2 0) */
+    if (o->decay_method == MUONREF_DECAY_L2 && !o->adam_l2)
+      o->decay_method = MUONREF_DECAY_DECOUPLED;
+    break;
   case MUONREF_FAULT_WEIGHT_DECOUPLE_IGNORED: /* only the pair the key weight_decouple False sets */
     if (o->decay_method == MUONREF_DECAY_L2 && o->adam_l2)
       o->decay_method = MUONREF_DECAY_DECOUPLED, o->adam_l2 = 0;
@@ -472,6 +485,11 @@ void muonref_fault_route(int f, const muonref_options *o, const muonref_shape *s
       (o->route_rule == MUONREF_ROUTE_NOT_1D || o->route_rule == MUONREF_ROUTE_TAGGED_2D) &&
       o->use_muon == MUONREF_USE_MUON_FALSE && s->ndim == 2) { /* the tag lost: the shape rule alone */
     r->use_muon = 1;
+    muonref_route_matrices(o, s, r);
+    return;
+  }
+  if (f == MUONREF_FAULT_MLX_MOMENTUM_1D_ADAMW && r->momentum_only) { /* AdamW for what mlx steps on momentum */
+    r->use_muon = 0;
     muonref_route_matrices(o, s, r);
     return;
   }

@@ -141,6 +141,9 @@ enum {
   MUONREF_FAULT_CAUTIOUS_MEAN_RESCALE,
   /* the cautious mask `update * grad >= 0`: an element whose p.grad is zero kept, and counted */
   MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT,
+  /* faults of mlx's port (spec/profiles/mlx.md section 9) */
+  MUONREF_FAULT_MLX_DECAY_DECOUPLED,
+  MUONREF_FAULT_MLX_MOMENTUM_1D_ADAMW,
   MUONREF_FAULT_COUNT
 };
 

@@ -158,11 +158,13 @@ static int alloc_state(param *p)
 }
 
 /* Whether Muon parameter p steps outside the fused passes (muon_compute_unfused):
- * its matrices interleave in the parameter (conv_mode SPATIAL), or its update is
- * scaled by <U, O> (nuclear_scale), which needs U after the Newton-Schulz. */
+ * its matrices interleave in the parameter (conv_mode SPATIAL), its update is
+ * scaled by <U, O> (nuclear_scale), which needs U after the Newton-Schulz, or it
+ * has no Newton-Schulz at all (momentum_only: route_rule MOMENTUM_1D). */
 static int muon_unfused(const param *p)
 {
-  return p->route.interleaved || p->options->nuclear_scale || p->options->cautious_update;
+  return p->route.interleaved || p->route.momentum_only || p->options->nuclear_scale ||
+         p->options->cautious_update;
 }
 
 /* cautious_update (options.h, spec/muon.md 8) on the Newton-Schulz output X
@@ -222,7 +224,7 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       if (!alloc_state(p))
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state of parameter %zu", k);
       if (p->route.use_muon) {
-        size_t ws = muonref_ns_workspace_floats_flags(p->route.rows, p->route.cols, flags);
+        size_t ws = p->route.momentum_only ? 0 : muonref_ns_workspace_floats_flags(p->route.rows, p->route.cols, flags);
         max_ws = ws > max_ws ? ws : max_ws;
         p->pending_off = pending;
         pending += p->route.numel;
@@ -649,7 +651,7 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
  * (muon_unfused): U (its matrices one after the other: conv_mode SPATIAL
  * interleaves them in the parameter) into opt->update and the new momentum
  * into p->momentum_next, each matrix's Newton-Schulz into the second half
- * of opt->update, under nuclear_scale O <- <U, O> O with the inner product
+ * of opt->update (a momentum_only parameter: U itself), under nuclear_scale O <- <U, O> O with the inner product
  * over the whole parameter in binary64 (optax's adaptive, options.h), then
  * the second moment (moment2_apply, on the matrices in their order), then
  * the bf16 products of k into the parameter's place in opt->pending, in
@@ -672,7 +674,9 @@ static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w
   }
   if (bad && (st = check_inputs(opt, c, err)))
     return st;
-  for (size_t b = 0; b < p->route.batch; b++) {
+  if (p->route.momentum_only) /* mlx: `parameter - lr * update` on the momentum itself */
+    memcpy(X, U, n * sizeof *X);
+  for (size_t b = 0; !p->route.momentum_only && b < p->route.batch; b++) {
     muonref_error e = {0};
     st = muonref_fast_ns_flags(X + b * mat, U + b * mat, p->route.rows, p->route.cols, p->options, opt->ns_work,
                                flags, &e);

@@ -35,7 +35,8 @@ static int same(const muonref_record *a, const muonref_record *b)
   for (size_t i = 0; i < a->n_keys; i++)
     if (strcmp(a->key_names[i], b->key_names[i]) || a->keys[i].kind != b->keys[i].kind ||
         a->keys[i].offset != b->keys[i].offset || a->keys[i].branch != b->keys[i].branch ||
-        a->keys[i].schedulable != b->keys[i].schedulable || a->keys[i].optional != b->keys[i].optional || a->scopes[i] != b->scopes[i])
+        a->keys[i].schedulable != b->keys[i].schedulable || a->keys[i].optional != b->keys[i].optional ||
+        a->keys[i].required != b->keys[i].required || a->scopes[i] != b->scopes[i])
       return 0;
   for (size_t i = 0; i < a->n_areas; i++)
     if (strcmp(a->area_names[i], b->area_names[i]))

@@ -524,7 +524,13 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
     }
   }
   size_t mat = r->rows * r->cols;
-  for (size_t b = 0; !st && b < r->batch; b++) { /* each matrix of a batch on its own (conv_mode) */
+  if (r->momentum_only) /* mlx (route_rule MOMENTUM_1D): the update is U itself, exact */
+    for (size_t i = 0; i < n; i++) {
+      mpfr_set(O.e[i], U.e[i], MPFR_RNDN);
+      if (eO)
+        eO[i] = eU[i];
+    }
+  for (size_t b = 0; !st && !r->momentum_only && b < r->batch; b++) { /* each matrix of a batch on its own (conv_mode) */
     muonref_mpmat Ob = {r->rows, r->cols, prec, O.e + b * mat}, Ub = {r->rows, r->cols, prec, U.e + b * mat};
     st = ns_in_format(&Ob, eO ? eO + b * mat : NULL, &Ub, eU ? eU + b * mat : NULL, reach + b * mat, o, uncertain, err);
   }

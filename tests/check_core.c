@@ -12,6 +12,9 @@
 #include "core/pyfmt.h"
 #include "core/plan.h"
 
+/* One past the last route rule (options.h): every reader of the enum refuses it. */
+#define ROUTE_PAST_LAST ((muonref_route_rule)(MUONREF_ROUTE_MOMENTUM_1D + 1))
+
 static muonref_options nemo(void)
 {
   muonref_options o;
@@ -261,6 +264,55 @@ END_TEST
  * signature, its one check and message, the 2-D rule's message, the three
  * scale modes on get_muon_scale_factor's formulas (the values by hand), the
  * extra factor in the plan, the decoupled decay first with 1 - lr wd. */
+/* spec/profiles/mlx.md: the defaults (L2 decay 0.01, EMA momentum, fp32
+ * Newton-Schulz, Keller's scale of the last two dimensions), route rule
+ * momentum_1d (every parameter on the Muon branch: 2-D and more
+ * orthogonalized, flattened to (d0, rest); 0-D and 1-D momentum_only with
+ * rows = numel, cols = 1; use_muon TRUE as AUTO, FALSE AdamW), and the plan
+ * of a momentum_only parameter (scale 1, alpha = lr, no decay factor under
+ * L2: the decay is in the gradient). */
+START_TEST(mlx_profile_momentum_1d)
+{
+  muonref_error e;
+  muonref_options o;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_MLX, &e), MUONREF_OK);
+  ck_assert_str_eq(muonref_profile_name(MUONREF_PROFILE_MLX), "mlx");
+  ck_assert(o.momentum == 0.95 && o.nesterov == 1 && o.ns_steps == 5 && o.weight_decay == 0.01);
+  ck_assert(o.decay_method == MUONREF_DECAY_L2 && o.momentum_form == MUONREF_MOMENTUM_EMA && o.ns_eps == 1e-7);
+  ck_assert(o.eps_mode == MUONREF_EPS_ADD && o.ns_format == MUONREF_NS_FP32 && o.scale_mode == MUONREF_SCALE_FAN_IN);
+  ck_assert(o.scale_shape == MUONREF_SCALE_SHAPE_LAST_TWO && o.conv_mode == MUONREF_CONV_FLATTEN);
+  ck_assert(o.route_rule == MUONREF_ROUTE_MOMENTUM_1D && o.catalogue == MUONREF_CATALOGUE_NONE);
+  ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_MOMENTUM_1D), "momentum_1d");
+  muonref_route r;
+  muonref_shape mat = {2, {32, 8}}, bias = {1, {16}}, conv = {4, {4, 2, 6, 3}}, scalar = {0, {0}};
+  ck_assert_int_eq(muonref_route_param(&o, &mat, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon == 1 && r.momentum_only == 0 && r.rows == 32 && r.cols == 8);
+  ck_assert_int_eq(muonref_route_param(&o, &conv, &r, &e), MUONREF_OK); /* (4, 36), scale from (6, 3) */
+  ck_assert(r.use_muon == 1 && r.momentum_only == 0 && r.rows == 4 && r.cols == 36 && r.batch == 1);
+  ck_assert(r.scale_rows == 6 && r.scale_cols == 3);
+  muonref_muon_plan pl;
+  muonref_muon_plan_make(&o, &r, &pl);
+  ck_assert(pl.scale == sqrt(2.0) && pl.alpha == o.lr * sqrt(2.0)); /* max(1, 6 / 3) ** 0.5 */
+  ck_assert(pl.l2 == 0.01 && pl.apply_decay == 0);
+  for (int k = 0; k < 2; k++) {
+    muonref_shape s = k ? scalar : bias;
+    ck_assert_int_eq(muonref_route_param(&o, &s, &r, &e), MUONREF_OK);
+    ck_assert(r.use_muon == 1 && r.momentum_only == 1 && r.rows == (k ? 1 : 16) && r.cols == 1 && r.batch == 1);
+    muonref_muon_plan_make(&o, &r, &pl);
+    ck_assert(pl.scale == 1.0 && pl.alpha == o.lr && pl.update_scale == 0 && pl.apply_decay == 0);
+  }
+  o.use_muon = MUONREF_USE_MUON_TRUE; /* as AUTO: no "needs at least two dimensions" */
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon == 1 && r.momentum_only == 1);
+  o.use_muon = MUONREF_USE_MUON_FALSE;
+  ck_assert_int_eq(muonref_route_param(&o, &mat, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon == 0 && r.momentum_only == 0);
+  o.use_muon = MUONREF_USE_MUON_AUTO, o.route_rule = MUONREF_ROUTE_THRESHOLD; /* no other rule sets it */
+  ck_assert_int_eq(muonref_route_param(&o, &bias, &r, &e), MUONREF_OK);
+  ck_assert(r.use_muon == 0 && r.momentum_only == 0);
+}
+END_TEST
+
 /* spec/profiles/megatron.md: the defaults (emerging's Muon with
  * Emerging-Optimizers v0.2.0's eps 1e-7, Megatron's AdamW, clip_grad 1.0),
  * its one check, route rule tagged_2d (the tag, else ndim == 2; 0-D and
@@ -293,7 +345,7 @@ START_TEST(megatron_profile_routing_and_clipping)
   t = o, t.clip_grad_norm = -1.0;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid gradient clipping norm (clip_grad): -1.0");
-  t = o, t.route_rule = (muonref_route_rule)8; /* past the last rule */
+  t = o, t.route_rule = ROUTE_PAST_LAST;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   muonref_route r;
   muonref_shape mat = {2, {16, 8}}, bias = {1, {16}}, conv = {4, {4, 2, 3, 3}}, scalar = {0, {0}};
@@ -905,7 +957,7 @@ START_TEST(muon_plan_forms)
 {
   muonref_options o = nemo();
   o.weight_decay = 0.01;
-  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0};
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0, 0};
   muonref_muon_plan p;
   muonref_muon_plan_make(&o, &r, &p);
   ck_assert(p.mom_keep == 0.95 && p.mom_grad == 1.0 && p.in_grad == 1.0 && p.in_mom == 0.95);
@@ -929,7 +981,7 @@ START_TEST(muon_plan_decay_methods)
 {
   muonref_options o = nemo();
   o.lr = 0.3, o.weight_decay = 0.1;
-  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0};
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0, 0};
   muonref_muon_plan p;
   muonref_adamw_plan a;
   muonref_adamw_plan_make(&o, 1, &a);
@@ -1112,7 +1164,7 @@ START_TEST(optax_profile_plan_routing_and_list)
   ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_OPTAX), "optax");
   ck_assert_str_eq(muonref_coeff_order_name(MUONREF_ORDER_LIST), "list");
   /* the Muon input */
-  muonref_route r = {1, 8, 16, 128, 1, 8, 16, 0};
+  muonref_route r = {1, 8, 16, 128, 1, 8, 16, 0, 0};
   muonref_muon_plan pl;
   muonref_muon_plan_make(&o, &r, &pl);
   muonref_muon_plan_correct(&o, 1, &pl);
@@ -1171,7 +1223,7 @@ START_TEST(optax_profile_plan_routing_and_list)
   t = o, t.adam_weight_decay = NAN;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid AdamW weight decay: nan");
-  t = o, t.route_rule = (muonref_route_rule)8; /* past the last rule */
+  t = o, t.route_rule = ROUTE_PAST_LAST;
   ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
 }
 END_TEST
@@ -1205,7 +1257,7 @@ START_TEST(keras_routing_by_name)
   ck_assert_str_eq(muonref_route_rule_name(MUONREF_ROUTE_NDIM_2), "ndim_2");
   ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_KERAS), "keras");
   ck_assert_str_eq(muonref_pattern_match_name(MUONREF_MATCH_REGEX), "regex");
-  ck_assert_ptr_null(muonref_route_rule_name((muonref_route_rule)8)); /* past the last rule */
+  ck_assert_ptr_null(muonref_route_rule_name(ROUTE_PAST_LAST));
   ck_assert_int_eq(keras_muon(&o, m, "dense/kernel"), 1);
   ck_assert_int_eq(keras_muon(&o, b, "dense/bias"), 0);
   ck_assert_int_eq(keras_muon(&o, t3, "attn/kernel"), 0);
@@ -1366,6 +1418,7 @@ int main(void)
   tcase_add_test(t, emerging_profile_defaults_scale_and_decay);
   tcase_add_test(t, optax_profile_plan_routing_and_list);
   tcase_add_test(t, megatron_profile_routing_and_clipping);
+  tcase_add_test(t, mlx_profile_momentum_1d);
   tcase_add_test(t, paddle_profile);
   tcase_add_test(t, keras_routing_by_name);
   tcase_add_test(t, keras_pattern_validation);

@@ -254,7 +254,7 @@ START_TEST(adamw_outputs_are_correctly_rounded)
   muonref_options o = tu_nemo();
   o.weight_decay = 0.1;
   o.adam_eps = 1e-8;
-  muonref_route r = {0, 37, 1, 37, 1, 37, 1, 0};
+  muonref_route r = {0, 37, 1, 37, 1, 37, 1, 0, 0};
   tu_rng rng = {tu_seed(31) + 50};
   float p[37], m[37], v[37], g[37];
   tu_fill_normal(&rng, p, 37, 1.0);
@@ -381,7 +381,7 @@ END_TEST
 START_TEST(no_gradient_changes_nothing)
 {
   muonref_options o = tu_nemo();
-  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0};
+  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0};
   float p[24], m[24], keep_p[24], keep_m[24];
   for (int k = 0; k < 24; k++)
     p[k] = (float)k, m[k] = (float)-k;
@@ -396,7 +396,7 @@ END_TEST
 START_TEST(errors_change_nothing)
 {
   muonref_options o = tu_nemo();
-  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0};
+  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0};
   float p[24] = {0}, m[24] = {0}, g[24] = {0}, a[24] = {0};
   muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL, NULL, 0}, keep = st;
   muonref_error e;
@@ -433,7 +433,7 @@ START_TEST(fresh_state_and_zero_gradient)
 {
   muonref_options o = tu_nemo();
   o.weight_decay = 0.5;
-  muonref_route r = {1, 3, 5, 15, 1, 3, 5, 0};
+  muonref_route r = {1, 3, 5, 15, 1, 3, 5, 0, 0};
   float p[15], m[15], g[15] = {0};
   for (int k = 0; k < 15; k++)
     p[k] = 1.0f + (float)k / 3.0f, m[k] = 99.0f;
@@ -469,7 +469,7 @@ START_TEST(bf16_format_step)
   o.momentum_form = MUONREF_MOMENTUM_SUM;
   o.ns_format = MUONREF_NS_BF16;
   o.weight_decay = 0.01;
-  muonref_route r = {1, R, C, R * C, 1, R, C, 0};
+  muonref_route r = {1, R, C, R * C, 1, R, C, 0, 0};
   float g[R * C], p[R * C], p0[R * C], m[R * C] = {0}, u[R * C], out[R * C];
   for (int i = 0; i < R; i++)
     for (int j = 0; j < C; j++) {
@@ -540,7 +540,7 @@ START_TEST(bf16_cast_of_an_inexact_input)
     o.nesterov = 1;
     o.momentum_form = MUONREF_MOMENTUM_SUM;
     o.ns_format = MUONREF_NS_BF16;
-    muonref_route r = {1, R, C, R * C, 1, R, C, 0};
+    muonref_route r = {1, R, C, R * C, 1, R, C, 0, 0};
     float g[R * C], p[R * C] = {0}, m[R * C] = {0};
     for (int i = 0; i < R; i++)
       for (int j = 0; j < C; j++)

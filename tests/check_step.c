@@ -628,6 +628,58 @@ static void put_specials(float *x, size_t n, int which)
     x[(k * 37 + (size_t)which) % n] = sp[k];
 }
 
+/* The binary32 spacing at |x|. */
+static double ulp32(double x)
+{
+  float a = fabsf((float)x);
+  return (double)nextafterf(a, INFINITY) - (double)a;
+}
+
+/* profile mlx (route_rule momentum_1d, spec/profiles/mlx.md 4 and 7): a
+ * bias steps on its momentum alone, by hand over two steps in binary64 (the
+ * buffer rounded to binary32 after each step, as the optimizer stores it;
+ * L2: G' = R32(G + wd P)), to within two binary32 ulps; its state is a
+ * momentum buffer; a matrix beside it is orthogonalized. */
+START_TEST(momentum_only_bias_by_hand)
+{
+  muonref_options o;
+  muonref_error e;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_MLX, &e), MUONREF_OK);
+  o.lr = 0.05;
+  const muonref_shape sh[2] = {{1, {6}}, {2, {4, 3}}};
+  muonref_group grp = {o, 2, sh};
+  muonref_optimizer *opt = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_ptr_nonnull(opt);
+  float b[6] = {1.0f, -0.5f, 0.25f, 2.0f, -3.0f, 0.0f}, w[12], g0[6] = {0.5f, 1.0f, -2.0f, 0.0f, 0.125f, -1.0f};
+  float gw[12];
+  for (int j = 0; j < 12; j++)
+    w[j] = (float)(j % 5) * 0.25f - 0.5f, gw[j] = (float)((j * 7) % 11) * 0.1f - 0.5f;
+  double p[6], m[6] = {0};
+  for (int j = 0; j < 6; j++)
+    p[j] = b[j];
+  for (int s = 0; s < 2; s++) {
+    float *params[2] = {b, w};
+    muonref_grad gr[2] = {{g0, 0, 0}, {gw, 0, 0}};
+    ck_assert_int_eq(muonref_optimizer_step(opt, 2, params, gr, &e), MUONREF_OK);
+    for (int j = 0; j < 6; j++) {
+      double g = (float)(g0[j] + 0.01 * (double)(float)p[j]);
+      double mn = (float)(0.95 * m[j] + 0.05 * g);
+      double u = 0.05 * g + 0.95 * mn;
+      p[j] = (float)(p[j] - 0.05 * u), m[j] = mn;
+      ck_assert(fabs(b[j] - p[j]) <= 2 * ulp32(p[j]));
+    }
+  }
+  muonref_param_state st;
+  ck_assert_int_eq(muonref_optimizer_state(opt, 0, &st, &e), MUONREF_OK);
+  ck_assert(st.use_muon == 1 && st.step == 2 && st.momentum_buffer && !st.exp_avg);
+  for (int j = 0; j < 6; j++)
+    ck_assert(fabs(st.momentum_buffer[j] - m[j]) <= 2 * ulp32(m[j]));
+  ck_assert_int_eq(muonref_optimizer_route(opt, 0)->momentum_only, 1);
+  ck_assert_int_eq(muonref_optimizer_route(opt, 1)->momentum_only, 0);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
 /* The decay factor of one element under cautious weight decay
  * (spec/muon.md 4.1), written from the definition: 0 every element decays;
  * 1 (cautious_wd) unless the parameter p and the update u have opposite
@@ -770,6 +822,7 @@ int main(void)
   tcase_add_test(t, create_errors);
   tcase_add_test(t, overflow_and_bad_state_refused);
   tcase_add_loop_test(t, fused_passes_match_the_definition, 0, 2 * NKSHAPES);
+  tcase_add_test(t, momentum_only_bias_by_hand);
   suite_add_tcase(s, t);
   return tu_run_suite(s);
 }

@@ -4,7 +4,8 @@
 # routing cases, which take Muon there, misled a new user's predictions).  For every valid step case with one
 # parameter whose comment, before its profile notes, names exactly one of Muon and AdamW: the branch the
 # reference's expectation shows (a momentum_buffer: Muon; exp_avg: AdamW) is that one, or a note of the
-# profile says otherwise ("routes NAME (SHAPE) to BRANCH]", or, where it is Muon, "no AdamW fallback").
+# profile says otherwise ("routes NAME (SHAPE) to BRANCH]", or, where it is Muon, "no AdamW fallback" or mlx's
+# "steps NAME (SHAPE) on its momentum alone]": its momentum step has a momentum_buffer, Muon's state).
 # The expectations come from the reference (muonref gen), the comments from the case tables: the check
 # reads both from the published files.  Exit 0 pass, 1 fail.
 src=${MUONREF_SRCDIR:-.}
@@ -26,7 +27,8 @@ for f in sorted(glob.glob(sys.argv[1] + '/*/*.json')):
                 continue
             checked += 1
             noted = re.search(r'routes \S+ \([0-9, ]*\) to ' + branch + r'\]', c) or \
-                (branch == 'Muon' and '[profile ' in c and 'no AdamW fallback' in c)
+                (branch == 'Muon' and '[profile ' in c and 'no AdamW fallback' in c) or \
+                (branch == 'Muon' and re.search(r'steps \S+ \([0-9, ]*\) on its momentum alone\]', c))
             if said != {branch} and not noted:
                 bad += 1
                 print(f"vector-comments:0:F:{f.split('/')[-1]}:#{t['tcId']}:0: the comment says {said.pop()}, "

@@ -3009,7 +3009,7 @@ static void grad_targets(gen_step_case *c, int i, int steps)
   size_t rows = c->shapes[i].dims[0], cols = numel(c, i) / rows;
   int tr = rows > cols;
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  muonref_route r = {1, rows, cols, rows * cols, 1, rows, cols, 0};
+  muonref_route r = {1, rows, cols, rows * cols, 1, rows, cols, 0, 0};
   float d[64];
   double buf[64] = {0}; /* the binary32 buffer's magnitude, per row (every element of a row is +-it) */
   for (int s = 0; s < steps && m <= 64; s++) {

@@ -315,7 +315,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
         continue; /* counted only (adam_step_global): no update */
       s->steps[i]++;
-      s->muon_steps[i] += r.use_muon;
+      s->muon_steps[i] += r.use_muon && !r.momentum_only; /* the steps with a Newton-Schulz */
       for (size_t j = 0; j < r.numel; j++) {
         s->max_grad[i] = fmax(s->max_grad[i], gr ? fabs(gr[j]) : 0.0);
         s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
@@ -611,7 +611,18 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     double a = 0, lr_a = o->lr * o->adam_lr_ratio, rel = 0, noise_rel = 0;
     max_steps = s->steps[i] > max_steps ? s->steps[i] : max_steps;
     json_t *sa = json_object();
-    if (r.use_muon) {
+    /* the largest Muon update element: |O| <= 1.5; a momentum_only update is the momentum itself */
+    double g_eff = s->max_grad[i] + fabs(muonref_l2_coeff(o, r.use_muon)) * s->max_param[i]; /* L2: G + wd P */
+    double umax = r.momentum_only ? buffer_bound(o, g_eff, s->steps[i]) + g_eff : 1.5;
+    if (r.momentum_only) {
+      /* mlx's momentum step (route_rule MOMENTUM_1D): a few roundings of the buffer and the
+       * Nesterov input per step, relative; a bf16 parameter computes them in bf16 */
+      a = s->steps[i] * o->lr * umax * (stored_bf16(c, i) ? 0x1p-6 : 1e-5);
+      json_object_set_new(sa, "momentum_buffer",
+                          json_real(1e-6 * s->max_grad[i] * s->steps[i] / (1.0 - o->momentum) +
+                                    fabs(muonref_l2_coeff(o, 1)) * s->max_param[i] * 1e-6 * s->steps[i] +
+                                    bf16_storage_atol(c, i, s, buffer_bound(o, s->max_grad[i], s->steps[i]))));
+    } else if (r.use_muon) {
       double alpha = o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols);
       /* a bf16 parameter's Newton-Schulz input is a bf16-rounded buffer in either format: bf16 noise */
       if ((bf16 || stored_bf16(c, i)) && !bf16_exact && s->muon_steps[i] > 0) {
@@ -653,7 +664,9 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     /* A port that rounds p d and alpha O separately before subtracting
      * loses up to an ulp of the larger of them per step, which is many ulps
      * of the result where the two nearly cancel. */
-    double big = fmax(s->max_param[i], r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols) : lr_a);
+    double big = fmax(s->max_param[i], r.momentum_only ? umax * o->lr
+                                       : r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols)
+                                                    : lr_a);
     a += s->steps[i] * 2.0 * muonref_ulp32(big);
     /* a bf16 parameter: the update's rounding, and the decay's where there is one */
     a += (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
@@ -693,8 +706,9 @@ static json_t *group_options_json(const gen_step_case *c, int gi, const char *pr
     json_t *only = json_object(), *um = json_object_get(j, route_key);
     if (um && c->options[gi].route_rule == MUONREF_ROUTE_MANUAL)
       json_object_set(only, route_key, um);
-    if (c->options[gi].catalogue == MUONREF_CATALOGUE_OPTAX) /* optax.contrib.muon's learning_rate has no default */
-      json_object_set(only, "learning_rate", json_object_get(j, "learning_rate"));
+    for (size_t k = 0; prof && k < prof->n_keys; k++) /* optax's and mlx's learning_rate have no default */
+      if (prof->keys[k].required)
+        json_object_set(only, prof->keys[k].name, json_object_get(j, prof->keys[k].name));
     json_decref(j);
     j = only;
   }
@@ -873,7 +887,7 @@ static int has_tall_muon(const gen_step_case *c)
   for (int i = 0; i < c->n_params; i++) {
     muonref_route r = {0};
     if (muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) == MUONREF_OK && r.use_muon &&
-        r.rows > r.cols)
+        !r.momentum_only && r.rows > r.cols)
       return 1;
   }
   return 0;
@@ -886,7 +900,8 @@ static int has_low_rank_muon_grad(const gen_step_case *c)
   for (int k = 0; k < c->n_steps; k++)
     for (int i = 0; i < c->n_params; i++) {
       muonref_route r = {0};
-      if (!c->grads[k][i] || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon)
+      if (!c->grads[k][i] || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) ||
+          !r.use_muon || r.momentum_only)
         continue;
       size_t m = r.rows < r.cols ? r.rows : r.cols;
       double *sv = malloc(m * sizeof *sv);
@@ -932,7 +947,7 @@ static int alpha_robust(const gen_step_case *c)
       muonref_options o = gen_step_options(c, k, c->group_of[i]);
       muonref_route r;
       if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, NULL) ||
-          !r.use_muon)
+          !r.use_muon || r.momentum_only)
         continue;
       float a = (float)(o.lr * muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols));
       if (muonref_bf16_round(a) != a)
@@ -975,8 +990,8 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options *o = &c->options[c->group_of[i]];
     muonref_route r = {0};
-    if (muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon)
-      continue;
+    if (muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon || r.momentum_only)
+      continue; /* no Newton-Schulz, no norm */
     muonref_muon_plan pl;
     size_t n = r.numel;
     double *m = calloc(n, sizeof *m), *u = malloc(n * sizeof *u);
@@ -1551,7 +1566,8 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       else if (o->adam_eps == d.adam_eps)
         o->adam_eps = o->ns_eps, reset |= 2;
     }
-    if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY) { /* no fallback: its options are unused */
+    if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY || d.route_rule == MUONREF_ROUTE_MOMENTUM_1D) {
+      /* no fallback: its options are unused */
       muonref_options before = *o;
       o->adam_beta1 = d.adam_beta1, o->adam_beta2 = d.adam_beta2, o->adam_eps = d.adam_eps;
       o->adam_lr_ratio = d.adam_lr_ratio, o->adam_dim_threshold = d.adam_dim_threshold, o->use_muon = d.use_muon;
@@ -1639,8 +1655,11 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
                            : "");
   else if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
     comment_append(c, " [profile %s: no AdamW fallback%s%s]", g->profile,
-                   (reset & 1) ? "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter "
-                                 "takes Muon" : "",
+                   !(reset & 1) ? ""
+                   : d.route_rule == MUONREF_ROUTE_MOMENTUM_1D
+                       ? "; use_muon, the threshold and the AdamW options do not apply: every parameter of two or more "
+                         "dimensions takes Muon, every other steps on its momentum alone (no Newton-Schulz, lr)"
+                       : "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter takes Muon",
                    dropped ? "; the parameters that are not 2-D are left out" : "");
   } else if (reset & 2) { /* the comment names one of the two eps: say that the port has one */
     comment_append(c, " [profile %s: one eps for Newton-Schulz and AdamW, %g]", g->profile, c->options[0].ns_eps);
@@ -1674,6 +1693,9 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (d.route_rule == MUONREF_ROUTE_TIMM)
         comment_append(c, " [profile %s: its heuristic routes %s %s to %s]", g->profile, c->names[i], b,
                        rh.use_muon ? "Muon" : "AdamW");
+      else if (rh.momentum_only)
+        comment_append(c, " [profile %s: its rule (route_rule %s) steps %s %s on its momentum alone]", g->profile,
+                       muonref_route_rule_name(d.route_rule), c->names[i], b);
       else
         comment_append(c, " [profile %s: its rule (route_rule %s) routes %s %s to %s]", g->profile,
                        muonref_route_rule_name(d.route_rule), c->names[i], b, rh.use_muon ? "Muon" : "AdamW");

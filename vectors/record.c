@@ -361,12 +361,12 @@ static int read_fields(const json_t *obj, const char *name, muonref_options *o, 
 
 static int read_key(const json_t *e, size_t i, muonref_record *r, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"name", "kind", "field", "branch", "schedulable", "scope", "optional", NULL};
+  static const char *const MEMBERS[] = {"name", "kind", "field", "branch", "schedulable", "scope", "optional", "required", NULL};
   char m[64], name[64], kind[32], field[32], branch[16], scope[16];
   int st;
   snprintf(m, sizeof m, "keys[%zu]", i);
   if (!json_is_object(e))
-    return fail_member(err, path, m, "must be an object {name, kind, field[, branch, schedulable, scope, optional]}");
+    return fail_member(err, path, m, "must be an object {name, kind, field[, branch, schedulable, scope, optional, required]}");
   char prefix[80];
   snprintf(prefix, sizeof prefix, "%s.", m);
   if ((st = only_members(e, MEMBERS, path, prefix, err)))
@@ -440,6 +440,12 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
     return fail_member(err, path, mb, "must be true or false");
   }
   k->optional = opt && json_is_true(opt);
+  const json_t *req = json_object_get(e, "required");
+  if (req && !json_is_boolean(req)) {
+    snprintf(mb, sizeof mb, "%s.required", m);
+    return fail_member(err, path, mb, "must be true or false");
+  }
+  k->required = req && json_is_true(req);
   snprintf(r->key_names[i], sizeof r->key_names[i], "%s", name);
   return MUONREF_OK;
 }

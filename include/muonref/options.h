@@ -188,7 +188,18 @@ typedef enum muonref_route_rule {
    *             getattr(param, 'is_embedding_or_output_parameter', False)
    *             or len(param.shape) != 2` sends a parameter to Adam; the
    *             same rule in muon.py of core_v0.16.0 and core_v0.17.0 */
-  MUONREF_ROUTE_TAGGED_2D = 7
+  MUONREF_ROUTE_TAGGED_2D = 7,
+  /* MOMENTUM_1D: (mlx) no AdamW fallback: every parameter takes the Muon
+   *             branch (its decay, momentum and Nesterov input); one of two
+   *             or more dimensions is orthogonalized (flattened, conv_mode)
+   *             and scaled, one of fewer (0-D, 1-D) steps on the momentum
+   *             alone: no Newton-Schulz, scale 1 (muonref_route's
+   *             momentum_only); use_muon FALSE takes AdamW, TRUE is as
+   *             AUTO.  ml-explore/mlx python/mlx/optimizers/optimizers.py
+   *             @846d17622 Muon.apply_single: `if update.ndim >= 2:` the
+   *             Newton-Schulz and `lr *= max(1, shape[-2] / shape[-1]) **
+   *             0.5`; then `parameter - lr * update` for every parameter */
+  MUONREF_ROUTE_MOMENTUM_1D = 8
 } muonref_route_rule;
 
 /* Where AdamW's eps enters (spec/muon.md section 9; t = step count).

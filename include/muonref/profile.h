@@ -202,6 +202,8 @@ typedef struct muonref_option_key {
   int init;        /* 0 or 1; 1: the optimizer's own keyword (the record's scope "init"), one value for
                       every group: a vector whose groups give it two values is malformed
                       (vectors/validate.c) */
+  int required;    /* 0 or 1; 1: the port's signature gives the key no default (optax's and mlx's
+                      learning_rate): a case of defaults writes it too */
 } muonref_option_key;
 
 /* One row of the profile table (static data for the built-in profiles;

@@ -22,7 +22,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_EMERGING_ADAPTIVE = 14, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22)) */
   MUONREF_PROFILE_EMERGING_0_3 = 15, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only)) */
   MUONREF_PROFILE_KERAS_3_10 = 16, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty)) */
-  MUONREF_PROFILE_COUNT = 17 /* not a profile: how many there are */
+  MUONREF_PROFILE_MLX = 17, /* ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since) */
+  MUONREF_PROFILE_COUNT = 18 /* not a profile: how many there are */
 } muonref_profile_id;
 
 #endif

@@ -46,6 +46,9 @@ typedef struct muonref_route {
   int interleaved;   /* Muon: 0: matrix b is elements [b rows cols, (b + 1) rows cols) of the
                         parameter; 1 (conv_mode SPATIAL, ndim >= 3): element (i, j) of matrix b
                         is element (i cols + j) batch + b (muonref_route_matrix_index) */
+  int momentum_only; /* Muon: 1 (route_rule MOMENTUM_1D, a parameter of fewer than two
+                        dimensions): the update is the momentum (or Nesterov input) itself, no
+                        Newton-Schulz, scale 1; (rows, cols) = (numel, 1); 0: orthogonalized */
 } muonref_route;
 
 /* Number of elements of a shape (1 for ndim 0; 0 for s NULL or ndim
@@ -78,7 +81,10 @@ MUONREF_API size_t muonref_shape_numel(const muonref_shape *s);
  * parameter that is not 2-D is MUONREF_ESHAPE "Only 2D parameters are
  * supported.".  Under TAGGED_2D (Megatron Core) use_muon FALSE is AdamW,
  * AUTO and TRUE Muon iff ndim == 2: TRUE on another ndim takes AdamW, not
- * an error.  MUONREF_EOPTION for o, s or out NULL. */
+ * an error.  Under MOMENTUM_1D (MLX) use_muon FALSE is AdamW, AUTO and
+ * TRUE the Muon branch for every shape: orthogonalized where ndim >= 2,
+ * with momentum_only set (no Newton-Schulz, scale 1) where ndim < 2.
+ * MUONREF_EOPTION for o, s or out NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_route_param(const muonref_options *o, const muonref_shape *s,
                                                       muonref_route *out, muonref_error *err);
 
@@ -119,8 +125,9 @@ MUONREF_API int muonref_name_excluded(const muonref_options *o, const char *name
 MUONREF_API MUONREF_NODISCARD int muonref_pattern_check(const char *pattern, muonref_error *err);
 
 /* Fills the matrix layout of r (rows, cols, batch, scale_rows,
- * scale_cols; see muonref_route) from r->use_muon and r->numel for a
- * parameter of shape *s under o's conv_mode and scale_shape.  For a caller
+ * scale_cols, interleaved, momentum_only; see muonref_route) from
+ * r->use_muon and r->numel for a parameter of shape *s under o's
+ * route_rule, conv_mode and scale_shape.  For a caller
  * that changed r->use_muon after muonref_route_param (a test hook); no
  * errors (the shape was accepted by muonref_route_param; a NULL argument
  * or an ndim out of range leaves r as it is). */

@@ -339,6 +339,16 @@ TO_NEMO = {
         # paddle.optimizer.Muon's defaults where nemo's differ
         'defaults': {'weight_decay': 0.01, 'adam_lr_ratio': 1.0, 'adam_eps': 1e-9, 'nesterov': True},
     },
+    'mlx': {
+        # mlx.optimizers.Muon (spec/profiles/mlx.md): its L2 decay, EMA momentum, Newton-Schulz on
+        # every N-D parameter and momentum step on the others have no nemo option: a port of
+        # another profile runs its own rules on mlx's cases (and fails them)
+        'rename': {'learning_rate': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay',
+                   'nesterov': 'nesterov', 'ns_steps': 'ns_steps'},
+        'fixed': {},
+        # mlx's defaults where nemo's differ
+        'defaults': {'weight_decay': 0.01},
+    },
     'pytorch_optimizer': {
         # use_adjusted_lr (True: nemo's fan_in; False, its default: 0.2 sqrt(max), which nemo has
         # not) by the special case of to_nemo
@@ -1432,6 +1442,45 @@ class KerasAdapter(Adapter):
         return {'step': _count(state['step']), 'momentum_buffer': state['momentum']}
 
 
+class MlxAdapter(Adapter):
+    """mlx.optimizers.Muon (spec/profiles/mlx.md): no parameter groups, every option the
+    optimizer's (its keyword names); no AdamW: every parameter takes its Muon update; the state
+    `v` of every parameter is the momentum buffer (MLX counts only the optimizer's steps: the
+    protocol's step is the parameter's steps with a gradient)."""
+
+    name = 'mlx'
+    ns_function_name = 'zeropower_via_newtonschulz5'
+    ns_format = 'fp32'  # mlx.md 5: Newton-Schulz in the parameter's dtype
+    SCHEDULE_KEYS = {'lr': 'learning_rate', 'momentum': 'momentum', 'weight_decay': 'weight_decay',
+                     'adam_betas': None}
+
+    def construct_native(self, cls, groups):
+        """An mlx vector: one group, its options by mlx's keywords."""
+        first, params = KerasAdapter._one_group(groups)
+        return cls(params, **first)
+
+    def construct(self, cls, groups):
+        """Options in nemo's names: lr, momentum, nesterov, ns_steps and weight_decay map (mlx
+        couples the decay into the gradient: nemo's decoupled decay is not the same step, and its
+        cases fail); routing by use_muon or a threshold, another scale rule and the AdamW options
+        are not expressible."""
+        first, params = KerasAdapter._one_group([(canonical(o), p) for o, p in groups])
+        _require(first, 'scale_mode', ('fan_in',), 'mlx')
+        if _opt(first, 'use_muon') is not None:
+            raise NotExpressible("mlx: use_muon (mlx routes by the number of dimensions)")
+        if _opt(first, 'adam_dim_threshold') != NEMO_DEFAULTS['adam_dim_threshold']:
+            raise NotExpressible("mlx: adam_dim_threshold (mlx has no AdamW)")
+        return cls(params, learning_rate=_opt(first, 'lr'), momentum=_opt(first, 'momentum'),
+                   weight_decay=_opt(first, 'weight_decay'), nesterov=_opt(first, 'nesterov'),
+                   ns_steps=_opt(first, 'ns_steps'))
+
+    def read_state(self, state, steps_with_grad):
+        """Every parameter: v, the momentum buffer; step: the parameter's steps with a gradient."""
+        if not state or 'v' not in state:
+            return None
+        return {'step': steps_with_grad, 'momentum_buffer': state['v']}
+
+
 class NorMuonAdapter(DionAdapter):
     """dion.NorMuon (spec/profiles/normuon.md): dion's adapter with the Muon algorithm
     "normuon", the key muon_beta2, the second moment variance_neuron in the state."""
@@ -1467,5 +1516,5 @@ class NorMuonAdapter(DionAdapter):
 
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
                                 DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
-                                KerasAdapter(), NorMuonAdapter(), PytorchOptimizerAdapter(),
+                                KerasAdapter(), NorMuonAdapter(), MlxAdapter(), PytorchOptimizerAdapter(),
                                 PytorchOptimizerAdaMuonAdapter(), EmergingAdaptiveAdapter())}
