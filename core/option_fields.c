@@ -52,6 +52,8 @@ NAMER(decay_method, muonref_decay_method)
 #define BOOL7(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 7, 1, NULL}
 /* entries since format 8 */
 #define BOOL8(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 8, 1, NULL}
+/* entries since format 9 */
+#define BOOL9(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 9, 1, NULL}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -86,6 +88,8 @@ const muonref_option_field muonref_option_fields[] = {
   BOOL7(maximize),
   /* format 8 (kozistr/pytorch_optimizer's cautious and weight_decouple) */
   BOOL8(cautious_update), BOOL8(adam_l2_grad),
+  /* format 9 (Emerging-Optimizers v0.2.0's scale before the second moment) */
+  BOOL9(moment2_prescale),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -97,7 +101,7 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
 /* The size the table above covers (measured on x86-64: its fields and 32 bytes of alignment padding).  A field

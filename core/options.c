@@ -187,6 +187,7 @@ static int check_flags(const muonref_options *o, muonref_error *err)
     {"maximize", offsetof(muonref_options, maximize)},
     {"cautious_update", offsetof(muonref_options, cautious_update)},
     {"adam_l2_grad", offsetof(muonref_options, adam_l2_grad)},
+    {"moment2_prescale", offsetof(muonref_options, moment2_prescale)},
     {"adam_l2", offsetof(muonref_options, adam_l2)},
     {"moment2_bias_correction", offsetof(muonref_options, moment2_bias_correction)},
     {"cautious_wd", offsetof(muonref_options, cautious_wd)},

@@ -108,6 +108,10 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
   p->cautious = o->cautious_wd;
   if (o->scale_format == MUONREF_SCALE_FORMAT_BF16_SCALE_EXTRA)
     paddle_update(o, r, p);
+  /* Emerging-Optimizers v0.2.0 AdaptiveMuon: the scaled orthogonalize before the second moment, then
+   * `p.add_(update, alpha=-lr)` (the caller multiplies O by p->scale first: fast/optimizer.c moment2_apply) */
+  if (o->moment2_prescale && o->moment2 != MUONREF_MOMENT2_NONE && !p->update_scale)
+    p->alpha = o->lr, p->update_factor = p->alpha;
   if (r->momentum_only) { /* mlx: `parameter - lr * update`, no shape scale (route_rule MOMENTUM_1D) */
     p->scale = 1.0, p->alpha = o->lr, p->update_scale = 0;
     p->update_factor = p->alpha, p->update_factor2 = 1.0;

@@ -68,6 +68,7 @@ static const muonref_options nemo_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -153,6 +154,7 @@ static const muonref_options torch_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -235,6 +237,7 @@ static const muonref_options moonlight_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -321,6 +324,7 @@ static const muonref_options keller_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -382,6 +386,7 @@ static const muonref_options keller_adam_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -469,6 +474,7 @@ static const muonref_options timm_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -574,6 +580,7 @@ static const muonref_options dion_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -671,6 +678,7 @@ static const muonref_options emerging_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -766,6 +774,7 @@ static const muonref_options paddle_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -870,6 +879,7 @@ static const muonref_options optax_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -974,6 +984,7 @@ static const muonref_options megatron_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py @core_v0.19.0), in its order;
  * _kwargs_from_config passes muon_X as TensorParallelMuon's X. weight_decay and lr are also
@@ -1080,6 +1091,7 @@ static const muonref_options keras_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; the base
  * optimizer's clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency,
@@ -1183,6 +1195,7 @@ static const muonref_options normuon_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1274,6 +1287,7 @@ static const muonref_options pytorch_optimizer_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 1,
+  .moment2_prescale = 0,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1335,6 +1349,7 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 1,
+  .moment2_prescale = 0,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
@@ -1434,6 +1449,7 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 1,
+  .moment2_prescale = 0,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1495,6 +1511,7 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 1,
+  .moment2_prescale = 0,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
@@ -1594,6 +1611,7 @@ static const muonref_options emerging_adaptive_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1689,6 +1707,7 @@ static const muonref_options emerging_0_3_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -1776,6 +1795,7 @@ static const muonref_options keras_3_10_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* keras.optimizers.Muon's keywords at v3.10.0 (3bedb9a9; muon.py last changed there in c0017df3),
  * in its signature's order; the base optimizer's clipnorm, clipvalue, global_clipnorm, use_ema,
@@ -1872,6 +1892,7 @@ static const muonref_options mlx_defaults = {
   .maximize = 0,
   .cautious_update = 0,
   .adam_l2_grad = 0,
+  .moment2_prescale = 0,
 };
 /* mlx.optimizers.Muon's keywords (optimizers.py @846d17622), in its signature's order;
  * learning_rate may be a callable of the step, and momentum and weight_decay are attributes that
@@ -1887,6 +1908,110 @@ static const muonref_option_key mlx_keys[] = {
 static const char *const mlx_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
   "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
+
+/* ---- megatron_adaptive: NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026)) ---- */
+/* Megatron Core core_v0.19.0 optimizer='adaptive_muon' (spec/profiles/megatron.md 8): megatron's
+ * Muon (routing by the tag and ndim == 2, clipping, Adam for the rest, decoupled decay, EMA
+ * momentum by lerp, Nesterov off, quintic Newton-Schulz in bf16 with F.normalize eps 1e-7) whose
+ * Newton-Schulz output is multiplied by its scale, sqrt(max(rows, cols)) times
+ * muon_extra_scale_factor, before Emerging-Optimizers v0.2.0's second moment:
+ * adaptive_muon_moment2_method adamuon (its default) v <- lerp(v, (s O)^2, 1 - beta2), update s O /
+ * (sqrt(v) + eps); normuon v per row (rows >= cols) or per column, s O rsqrt(max(v, eps)) without
+ * the norm restored; then p - lr update, no scale after. adaptive_muon_beta2 0.95,
+ * adaptive_muon_eps 1e-8. */
+static const muonref_options megatron_adaptive_defaults = {
+  .lr = 0.0003,
+  .momentum = 0.95,
+  .nesterov = 0,
+  .ns_steps = 5,
+  .weight_decay = 0.01,
+  .scale_mode = MUONREF_SCALE_SQRT_MAX,
+  .adam_beta1 = 0.9,
+  .adam_beta2 = 0.999,
+  .adam_eps = 1e-08,
+  .adam_lr_ratio = 1.0,
+  .adam_dim_threshold = 8192,
+  .use_muon = MUONREF_USE_MUON_AUTO,
+  .momentum_form = MUONREF_MOMENTUM_EMA,
+  .n_coeffs = 5,
+  .coeffs = {{4.0848, -6.8946, 2.927},
+              {3.9505, -6.3029, 2.6377},
+              {3.7418, -5.5913, 2.3037},
+              {2.8769, -3.1427, 1.2046},
+              {2.8366, -3.0525, 1.2012}},
+  .coeff_order = MUONREF_ORDER_CYCLE,
+  .ns_eps = 1e-07,
+  .eps_mode = MUONREF_EPS_CLAMP,
+  .ns_format = MUONREF_NS_BF16,
+  .bf16_order = MUONREF_BF16_FUSED,
+  .route_rule = MUONREF_ROUTE_TAGGED_2D,
+  .catalogue = MUONREF_CATALOGUE_MEGATRON,
+  .adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED,
+  .scale_shape = MUONREF_SCALE_SHAPE_FLATTENED,
+  .scale_format = MUONREF_SCALE_FORMAT_LR,
+  .conv_mode = MUONREF_CONV_FLATTEN,
+  .missing_grad = MUONREF_MISSING_GRAD_SKIP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
+  .ns_safety = 1.0,
+  .adam_variant = MUONREF_ADAM_ADAMW,
+  .scale_extra = 1.0,
+  .norm_format = MUONREF_NORM_FORMAT_INPUT,
+  .n_exclude_patterns = 0,
+  .pattern_match = MUONREF_MATCH_SUBSTRING_CI,
+  .momentum_bias_correction = 0,
+  .adam_weight_decay = 0.0,
+  .adam_decay_own = 0,
+  .clip_grad_norm = 1.0,
+  .exclude_embeddings = 0,
+  .adam_decay_muon_lr = 0,
+  .adam_step_global = 0,
+  .adam_bias_fp32 = 0,
+  .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_ELEMENT,
+  .moment2_beta = 0.95,
+  .moment2_eps = 1e-08,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
+  .adam_l2 = 0,
+  .maximize = 0,
+  .cautious_update = 0,
+  .adam_l2_grad = 0,
+  .moment2_prescale = 1,
+};
+/* megatron's OptimizerConfig fields and the three of adaptive_muon (optimizer_config.py
+ * @core_v0.19.0), which _adaptive_muon_config_to_kwargs passes as moment2_method, beta2 and eps
+ * (one value for the optimizer; AdaptiveMuon writes beta2 and eps into every group by setdefault).
+ * adaptive_muon_moment2_method is written only where a case sets normuon. */
+static const muonref_option_key megatron_adaptive_keys[] = {
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"adaptive_muon_moment2_method", MUONREF_KEY_MOMENT2_METHOD_V0_2, offsetof(muonref_options, moment2), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"adaptive_muon_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_beta), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"adaptive_muon_eps", MUONREF_KEY_REAL, offsetof(muonref_options, moment2_eps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+};
+static const char *const megatron_adaptive_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const megatron_adaptive_coefficient_types[] = {"simple", "quintic", "polar_express", "aol", NULL};
 
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {
@@ -1908,4 +2033,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
   [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 14, 1, NULL, keras_3_10_areas},
   [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
+  [MUONREF_PROFILE_MEGATRON_ADAPTIVE] = {"megatron_adaptive", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026))", &megatron_adaptive_defaults, megatron_adaptive_keys, 17, 0, NULL, megatron_adaptive_areas, NULL, NULL, NULL, megatron_adaptive_coefficient_types},
 };

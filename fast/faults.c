@@ -61,6 +61,20 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                            "(route_rule momentum_1d)", "a port that follows the docstring's advice "
                                            "(\"0D/1D parameters ... should be optimized by a different method (e.g., "
                                            ":class:`AdamW`)\") inside the optimizer (spec/profiles/mlx.md 9)"},
+  [MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER] = {"megatron_adaptive_scale_after", "the Muon scale after the second "
+                                                   "moment (moment2_prescale 0) where Megatron's adaptive_muon on "
+                                                   "Emerging-Optimizers v0.2.0 scales before it", "a port written from "
+                                                   "Emerging-Optimizers v0.3.0 and later, which fixed the order "
+                                                   "(c597a49; spec/profiles/megatron.md 8)"},
+  [MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE] = {"megatron_adaptive_scale_twice", "the Muon scale before the second "
+                                                   "moment and again after it", "Megatron-LM main d98e8a64 on "
+                                                   "Emerging-Optimizers v0.3.0: TensorParallelMuon's scaled Newton-"
+                                                   "Schulz, then v0.3.0's _apply_muon_scale (spec/profiles/megatron.md "
+                                                   "8)"},
+  [MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED] = {"megatron_adaptive_normuon_restored", "normuon with the "
+                                                        "Frobenius norm of its input restored where v0.2.0 restores "
+                                                        "none", "Emerging-Optimizers v0.3.0's _match_frobenius_norm "
+                                                        "(spec/profiles/megatron.md 8)"},
   [MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT] = {"cautious_mask_nonstrict", "the cautious mask kept where O_j C_j >= 0, "
                                             "where the port keeps only O_j C_j > 0: an element whose p.grad is zero "
                                             "is kept, and counted in n / (kept + 1)", "`(update * grad >= 0)` for "
@@ -376,6 +390,15 @@ void muonref_fault_options(int f, muonref_options *o)
       o->scale_mode = MUONREF_SCALE_FAN_IN;
     break;
   case MUONREF_FAULT_ADAM_EPS_CORRECTED: o->adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED; break;
+  case MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2: /* the field moment2_prescale (core/plan.c, moment2_apply) */
+    if (o->moment2 != MUONREF_MOMENT2_NONE)
+      o->moment2_prescale = 1;
+    break;
+  case MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER: o->moment2_prescale = 0; break;
+  case MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED:
+    if (o->moment2_prescale && o->moment2 == MUONREF_MOMENT2_LONGER && o->moment2_rescale == MUONREF_MOMENT2_RESCALE_NONE)
+      o->moment2_rescale = MUONREF_MOMENT2_RESCALE_NORM;
+    break;
   case MUONREF_FAULT_MLX_DECAY_DECOUPLED: /* mlx's L2 on the Muon branch alone (no AdamW: adam_l2 0) */
     if (o->decay_method == MUONREF_DECAY_L2 && !o->adam_l2)
       o->decay_method = MUONREF_DECAY_DECOUPLED;
@@ -515,10 +538,11 @@ void muonref_fault_moment2_plan(int f, const muonref_options *o, muonref_moment2
 void muonref_fault_muon_plan(int f, size_t group, const muonref_options *o, const muonref_shape *s,
                              muonref_muon_plan *p)
 {
-  if (f == MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2 && o->moment2 != MUONREF_MOMENT2_NONE && !p->update_scale)
-    p->alpha = o->lr; /* the scale went into the second moment's input (fast/optimizer.c moment2_apply) */
   if (f == MUONREF_FAULT_CAUTIOUS_WD_STRICT && p->cautious)
     p->cautious = 2;
+  if (f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE && o->moment2_prescale && o->moment2 != MUONREF_MOMENT2_NONE &&
+      !p->update_scale) /* s before the moment (moment2_apply), and again in alpha */
+    p->alpha = p->update_factor = o->lr * p->scale;
   switch (f) {
   case MUONREF_FAULT_TIMM_SPATIAL_UNNORMALIZED:
     if (o->conv_mode == MUONREF_CONV_SPATIAL && o->normalize_spatial && s->ndim > 2 && !p->update_scale) {

@@ -144,6 +144,10 @@ enum {
   /* faults of mlx's port (spec/profiles/mlx.md section 9) */
   MUONREF_FAULT_MLX_DECAY_DECOUPLED,
   MUONREF_FAULT_MLX_MOMENTUM_1D_ADAMW,
+  /* faults of Megatron's adaptive_muon (spec/profiles/megatron.md 8) */
+  MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER,
+  MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE,
+  MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED,
   MUONREF_FAULT_COUNT
 };
 

@@ -570,7 +570,7 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
   MUONREF_HOOK(muonref_fault_moment2_plan(opt->fault, p->options, &m));
   const muonref_route *r = &p->route;
   size_t rows = r->rows, cols = r->cols, mat = rows * cols, per = p->state.moment2_numel / r->batch;
-  if (FAULT_IS(opt, ADAPTIVE_SCALE_BEFORE_MOMENT2)) { /* O <- s O first (the plan's alpha is lr alone) */
+  if (p->options->moment2_prescale) { /* O <- s O first (the plan's alpha is lr alone): Emerging-Optimizers v0.2.0 */
     muonref_muon_plan pl;
     muonref_muon_plan_make(p->options, r, &pl);
     if (!pl.update_scale)

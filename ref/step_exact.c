@@ -539,6 +539,12 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   if (!st && o->cautious_update)
     cautious_mask(&O, eO, &U, grad, muonref_grad_holds_nesterov_input(o, pl.nesterov), o->ns_format == MUONREF_NS_BF16,
                   r, prec, n_unc);
+  if (!st && m2n && o->moment2_prescale && !pl.update_scale) /* Emerging-Optimizers v0.2.0: s O into the moment */
+    for (size_t i = 0; i < n; i++) {
+      mpfr_mul_d(O.e[i], O.e[i], pl.scale, MPFR_RNDN);
+      if (eO)
+        eO[i] = eO[i] * fabs(pl.scale) * (1 + 0x1p-52) + (mpfr_zero_p(O.e[i]) ? 0 : muonref_ref_absu(O.e[i]));
+    }
   float *V2 = m2n ? malloc(m2n * sizeof *V2) : NULL;
   if (!st && m2n && !V2)
     st = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moment of %zu entries", m2n);

@@ -75,6 +75,11 @@ static const char *not_platform_robust(int f)
     return "it shows only where a parameter is bf16 (area dtypes), and those cases are Bf16Noise with the scale "
            "check (scaleRel): none is PlatformRobust; the buffer it leaves is far outside the state allowance, so "
            "upstream torch.optim.Muon 098e03f fails dtypes #1 raw as well as neutral";
+  if (f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER || f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE ||
+      f == MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED)
+    return "it changes only the second moment of a nonzero Newton-Schulz output under moment2_prescale (profile "
+           "megatron_adaptive), whose PlatformRobust cases with a Muon parameter all have zero gradients (18 of "
+           "them in vector release 2026.12.21; as megatron's and emerging_adaptive's)";
   if (f == MUONREF_FAULT_TIMM_SCALE_EPS_IGNORED)
     return "as eps_add: the added, shape-scaled eps differs from the clamp only on inputs of tiny norm, whose bf16 "
            "result PyTorch 1.13 CPU's rounding of the eps to bf16 changes itself";

@@ -178,6 +178,55 @@ START_TEST(unfused_step_with_second_moment_tracks_exact)
 }
 END_TEST
 
+/* moment2_prescale (options.h; Emerging-Optimizers v0.2.0's AdaptiveMuon, Megatron's adaptive_muon):
+ * the Muon scale s before an element-wise second moment (eps 1e-30, beta2 0.95, no rescale) and alpha = lr.
+ * At the first step N_j = s O_j / (sqrt(0.05) s |O_j|) is sign(O_j) / sqrt(0.05) whatever s, so the exact
+ * move without the prescale (the scale after N) is s times the exact move with it (to the binary32 roundings
+ * of the stored parameter); the fast fp32 step follows the exact one with the prescale (1e-4 of the move).
+ * s = sqrt(max(12, 20)) under scale_mode sqrt_max.  Only the factor comes from the definition. */
+START_TEST(moment2_prescale_moves_by_lr_alone)
+{
+  static const muonref_shape SH = {2, {12, 20}};
+  muonref_options o = variant(0), o0;
+  o.use_muon = MUONREF_USE_MUON_TRUE, o.scale_mode = MUONREF_SCALE_SQRT_MAX, o.lr = 1e-3;
+  o.moment2 = MUONREF_MOMENT2_ELEMENT, o.moment2_beta = 0.95, o.moment2_eps = 1e-30;
+  o.moment2_prescale = 1;
+  o0 = o, o0.moment2_prescale = 0;
+  muonref_group grp = {o, 1, &SH};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  const muonref_route *r = muonref_optimizer_route(opt, 0);
+  size_t n = r->numel;
+  tu_rng rng = {tu_seed(31) + 97};
+  float *fp = malloc(n * 4), *g = malloc(n * 4), *p0 = malloc(n * 4), *v = calloc(n, 4), *v0 = calloc(n, 4);
+  ref_param rp, rq;
+  tu_fill_normal(&rng, fp, n, 1.0);
+  memcpy(p0, fp, n * 4);
+  ref_param_init(&rp, n, fp), ref_param_init(&rq, n, fp);
+  ref_param_bind(&rp, 1), ref_param_bind(&rq, 1);
+  rp.st.moment2 = v, rp.st.moment2_numel = n, rq.st.moment2 = v0, rq.st.moment2_numel = n;
+  tu_fill_normal(&rng, g, n, 0.5);
+  muonref_grad gr = {g, MUONREF_DENSE, MUONREF_FLOAT32};
+  float *pp = fp;
+  ck_assert_int_eq(muonref_optimizer_step(opt, 1, &pp, &gr, &e), MUONREF_OK);
+  ck_assert_msg(muonref_ref_step(&o, r, rp.p, &rp.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_msg(muonref_ref_step(&o0, r, rq.p, &rq.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+  double s = sqrt(20.0), move = 0, dfast = 0, dratio = 0;
+  for (size_t k = 0; k < n; k++) {
+    double m = (double)rp.p[k] - (double)p0[k], m0 = (double)rq.p[k] - (double)p0[k];
+    move = fmax(move, fabs(m));
+    dfast = fmax(dfast, fabs((double)rp.p[k] - (double)fp[k]));
+    dratio = fmax(dratio, fabs(m0 - s * m));
+  }
+  ck_assert_msg(move > 1e-3, "the move %g", move);
+  ck_assert_msg(dfast <= 1e-4 * move, "fast off by %g of a move of %g", dfast, move);
+  ck_assert_msg(dratio <= 1e-3 * s * move, "the scale after moves by s times the prescaled move, off by %g", dratio);
+  free(fp), free(g), free(p0), free(v), free(v0), ref_param_free(&rp), ref_param_free(&rq);
+  muonref_optimizer_free(opt);
+}
+END_TEST
+
 /* moment2_rescale RMS (options.h) is UNIT times 0.2 sqrt(numel): over two steps of an element-wise second
  * moment on a (12, 20) matrix, the exact move under RMS is 0.2 sqrt(240) times the exact move under UNIT (up
  * to the binary32 roundings of the stored parameters), and the fast fp32 step follows the exact one under RMS
@@ -592,6 +641,7 @@ int main(void)
   tcase_add_loop_test(t, exact_step_tracks_fast_fp32_step, 0, 8);
   tcase_add_loop_test(t, unfused_step_with_second_moment_tracks_exact, 0, 3);
   tcase_add_test(t, rms_rescale_is_unit_times_the_rms_factor);
+  tcase_add_test(t, moment2_prescale_moves_by_lr_alone);
   tcase_add_test(t, adamw_outputs_are_correctly_rounded);
   tcase_add_test(t, muon_outputs_are_correctly_rounded);
   tcase_add_loop_test(t, precision_doubling_step, 0, 8);

@@ -164,3 +164,51 @@ class MegatronMuon(torch.optim.Optimizer):
             else:
                 self._adam(g, self.state[p], p, grad)
         return loss
+
+
+class MegatronAdaptiveMuon(MegatronMuon):
+    """optimizer='adaptive_muon' (megatron.md 8; the profile `megatron_adaptive`): Megatron's
+    TensorParallelAdaptiveMuon on Emerging-Optimizers v0.2.0.  MegatronMuon's keys and three
+    more, adaptive_muon_moment2_method ('adamuon' or 'normuon'), adaptive_muon_beta2 and
+    adaptive_muon_eps.  The Muon step (AdaptiveMuon.step of v0.2.0): the decay, the momentum
+    and Nesterov input as MegatronMuon's; O' = NS(U) * scale * extra (TensorParallelMuon's
+    scaled Newton-Schulz, before the second moment); adamuon v.lerp_(O'^2, 1 - beta2),
+    N = O' / (sqrt(v) + eps); normuon v (per row where rows >= cols, else per column: the mean
+    of O'^2 over the other side) lerped the same way, N = O' * rsqrt(max(v, eps)), the norm not
+    restored; p += (-lr) N.  The state's moment2_buffer is v (zeros at the first step)."""
+
+    def __init__(self, params, adaptive_muon_moment2_method='adamuon', adaptive_muon_beta2=0.95,
+                 adaptive_muon_eps=1e-8, **kwargs):
+        if adaptive_muon_moment2_method not in ('adamuon', 'normuon'):  # AdaptiveMuon._init_group, at the step
+            raise TypeError(f"Invalid second moment method: {adaptive_muon_moment2_method}")
+        self.moment2_method = adaptive_muon_moment2_method
+        self.beta2 = adaptive_muon_beta2
+        self.eps = adaptive_muon_eps
+        super().__init__(params, **kwargs)
+
+    def _muon(self, group, p, grad):
+        lr, wd, beta = group['lr'], group['weight_decay'], group['muon_momentum']
+        state = self.state[p]
+        tall = p.shape[-2] >= p.shape[-1]
+        if 'momentum_buffer' not in state:
+            state['momentum_buffer'] = torch.zeros_like(p)
+            # float32, as Megatron's main parameters are (megatron.md 6): a bf16 model never reaches it
+            if self.moment2_method == 'adamuon':
+                state['moment2_buffer'] = torch.zeros_like(p, dtype=torch.float32)
+            else:
+                state['moment2_buffer'] = torch.zeros((p.shape[0], 1) if tall else (1, p.shape[1]), dtype=torch.float32)
+        if wd != 0.0:
+            p.add_(p, alpha=-wd * lr)
+        buf = state['momentum_buffer']
+        buf.lerp_(grad, 1 - beta)
+        u = grad.lerp(buf, beta) if self.nesterov else buf
+        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
+        o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
+        v = state['moment2_buffer']
+        if self.moment2_method == 'adamuon':
+            v.lerp_(o.square(), 1 - self.beta2)
+            update = o / (v.sqrt() + self.eps)
+        else:
+            v.lerp_(o.square().mean(dim=-1 if tall else -2, keepdim=True), 1 - self.beta2)
+            update = o * v.clamp_min(self.eps).rsqrt()
+        p.add_(update, alpha=-lr)

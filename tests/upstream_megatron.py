@@ -13,9 +13,11 @@ at run time (`git archive`) from git directories that hold them, once, into a ca
                            ~/.cache/muonref-upstream)
 
     ./muonref check --torch tests/upstream_megatron.py:MegatronUpstreamMuon vectors/megatron
+    ./muonref check --torch tests/upstream_megatron.py:MegatronUpstreamAdaptiveMuon vectors/megatron_adaptive
 
 MegatronUpstreamMuon takes the constructor and group keys of tests/torch_megatron_port.py's
-MegatronMuon (the adapter `megatron`).
+MegatronMuon (the adapter `megatron`); MegatronUpstreamAdaptiveMuon (optimizer='adaptive_muon',
+TensorParallelAdaptiveMuon) those of its MegatronAdaptiveMuon (the adapter `megatron_adaptive`).
 
 Upstream, unmodified: megatron/core/optimizer/optimizer_config.py (OptimizerConfig, its
 defaults) and emerging_optimizers.py (_kwargs_from_config, TensorParallelMuon with its check,
@@ -196,16 +198,20 @@ class MegatronUpstreamMuon(torch.optim.Optimizer):
                              'betas': (g['adam_beta1'], g['adam_beta2']), 'eps': g['adam_eps']})
                 links.append((gi, ap[0], 'adam'))
         self.inner = []
-        if muon:  # _muon_config_to_kwargs, without model chunks or process groups
-            kwargs = _meo._kwargs_from_config(_meo.TensorParallelMuon, 'muon', self.config)
-            kwargs.update(is_qkv_fn=lambda p: getattr(p, 'is_qkv', False), qkv_split_shapes=None, pg_collection=None)
-            self.inner.append(_meo.TensorParallelMuon(muon, **kwargs))
+        if muon:
+            self.inner.append(self._muon_optimizer(muon))
         if adam:
             cls = torch.optim.AdamW if self.config.decoupled_weight_decay else torch.optim.Adam
             self.inner.append(cls(adam, lr=lr, weight_decay=weight_decay, betas=(adam_beta1, adam_beta2), eps=adam_eps))
         # (this optimizer's group index, the inner group, its kind): load_state_dict replaces our group dicts
         self._links = [(gi, next(ig for o in self.inner for ig in o.param_groups if ig['params'][0] is first), kind)
                        for gi, first, kind in links]
+
+    def _muon_optimizer(self, groups):
+        """_muon_config_to_kwargs, without model chunks or process groups."""
+        kwargs = _meo._kwargs_from_config(_meo.TensorParallelMuon, 'muon', self.config)
+        kwargs.update(is_qkv_fn=lambda p: getattr(p, 'is_qkv', False), qkv_split_shapes=None, pg_collection=None)
+        return _meo.TensorParallelMuon(groups, **kwargs)
 
     def _sync(self):
         for gi, ig, kind in self._links:
@@ -236,3 +242,26 @@ class MegatronUpstreamMuon(torch.optim.Optimizer):
             for p, g in zip(present, callers):
                 p.grad = g
         return loss
+
+
+class MegatronUpstreamAdaptiveMuon(MegatronUpstreamMuon):
+    """optimizer='adaptive_muon' (the profile `megatron_adaptive`, spec/profiles/megatron.md 8):
+    upstream TensorParallelAdaptiveMuon with the kwargs of _adaptive_muon_config_to_kwargs
+    (TensorParallelMuon's, then those _kwargs_from_config finds for the class under the prefix
+    adaptive_muon), on Emerging-Optimizers v0.2.0's AdaptiveMuon.step.  The keys of
+    tests/torch_megatron_port.py's MegatronAdaptiveMuon (the adapter `megatron_adaptive`)."""
+
+    def __init__(self, params, adaptive_muon_moment2_method='adamuon', adaptive_muon_beta2=0.95,
+                 adaptive_muon_eps=1e-8, **kwargs):
+        self._adaptive = dict(adaptive_muon_moment2_method=adaptive_muon_moment2_method,
+                              adaptive_muon_beta2=adaptive_muon_beta2, adaptive_muon_eps=adaptive_muon_eps)
+        super().__init__(params, **kwargs)
+
+    def _muon_optimizer(self, groups):
+        for k, v in self._adaptive.items():
+            setattr(self.config, k, v)
+        self.config.optimizer = 'adaptive_muon'
+        kwargs = _meo._kwargs_from_config(_meo.TensorParallelMuon, 'muon', self.config)
+        kwargs.update(is_qkv_fn=lambda p: getattr(p, 'is_qkv', False), qkv_split_shapes=None, pg_collection=None)
+        kwargs.update(_meo._kwargs_from_config(_meo.TensorParallelAdaptiveMuon, 'adaptive_muon', self.config))
+        return _meo.TensorParallelAdaptiveMuon(groups, **kwargs)

@@ -380,15 +380,52 @@ static const struct {
   {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NORM},
 };
 
+/* Emerging-Optimizers v0.2.0's (adaptive_muon.py @v0.2.0 _apply_moment2_normalization): normuon
+ * `orth_grad * moment2.clamp_min(eps).rsqrt_()`, the norm not restored (fd77292 restores it). */
+static const struct {
+  const char *name;
+  muonref_moment2 moment2;
+  muonref_eps_mode eps_mode;
+  muonref_moment2_rescale rescale;
+} MOMENT2_METHODS_V0_2[] = {
+  {"adamuon", MUONREF_MOMENT2_ELEMENT, MUONREF_EPS_ADD, MUONREF_MOMENT2_RESCALE_NONE},
+  {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NONE},
+};
+
+int muonref_case_moment2_method_of(const char *name, int v0_2, muonref_options *o)
+{
+  size_t n = v0_2 ? sizeof MOMENT2_METHODS_V0_2 / sizeof MOMENT2_METHODS_V0_2[0]
+                  : sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0];
+  for (size_t m = 0; name && m < n; m++) {
+    const char *mn = v0_2 ? MOMENT2_METHODS_V0_2[m].name : MOMENT2_METHODS[m].name;
+    if (strcmp(name, mn))
+      continue;
+    o->moment2 = v0_2 ? MOMENT2_METHODS_V0_2[m].moment2 : MOMENT2_METHODS[m].moment2;
+    o->moment2_eps_mode = v0_2 ? MOMENT2_METHODS_V0_2[m].eps_mode : MOMENT2_METHODS[m].eps_mode;
+    o->moment2_rescale = v0_2 ? MOMENT2_METHODS_V0_2[m].rescale : MOMENT2_METHODS[m].rescale;
+    o->moment2_bias_correction = 0;
+    return 1;
+  }
+  return 0;
+}
+
 int muonref_case_moment2_method(const char *name, muonref_options *o)
 {
-  for (size_t m = 0; name && m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
-    if (!strcmp(name, MOMENT2_METHODS[m].name)) {
-      o->moment2 = MOMENT2_METHODS[m].moment2, o->moment2_eps_mode = MOMENT2_METHODS[m].eps_mode;
-      o->moment2_rescale = MOMENT2_METHODS[m].rescale, o->moment2_bias_correction = 0;
-      return 1;
-    }
-  return 0;
+  return muonref_case_moment2_method_of(name, 0, o);
+}
+
+/* The method name of the moment2 fields of *o under the kind's table, or NULL. */
+static const char *moment2_method_name(const muonref_options *o, int v0_2)
+{
+  static const char *const NAMES[] = {"adamuon", "normuon"};
+  for (size_t m = 0; m < 2; m++) {
+    muonref_options t = *o;
+    if (muonref_case_moment2_method_of(NAMES[m], v0_2, &t) && t.moment2 == o->moment2 &&
+        t.moment2_eps_mode == o->moment2_eps_mode && t.moment2_rescale == o->moment2_rescale &&
+        !o->moment2_bias_correction)
+      return NAMES[m];
+  }
+  return NULL;
 }
 
 /* dion's name of its Muon algorithm for a group key `algorithm`: the class's
@@ -679,7 +716,8 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
     o->adam_l2 = !json_is_true(v);
     return MUONREF_OK;
   case MUONREF_KEY_MOMENT2_METHOD:
-    if (muonref_case_moment2_method(s, o))
+  case MUONREF_KEY_MOMENT2_METHOD_V0_2:
+    if (muonref_case_moment2_method_of(s, k->kind == MUONREF_KEY_MOMENT2_METHOD_V0_2, o))
       return MUONREF_OK;
     if (s && !strcmp(s, "namo")) /* upstream's third method: a scalar v of ||G||_F^2, no field */
       return bad(err, where, k->name, "\"adamuon\" or \"normuon\" (\"namo\" has no muonref field: "
@@ -942,11 +980,10 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
            : o->decay_method == MUONREF_DECAY_L2 && o->adam_l2    ? json_false()
                                                                   : json_string("?"); /* not expressible */
   case MUONREF_KEY_MOMENT2_METHOD:
-    for (size_t m = 0; m < sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0]; m++)
-      if (o->moment2 == MOMENT2_METHODS[m].moment2 && o->moment2_eps_mode == MOMENT2_METHODS[m].eps_mode &&
-          o->moment2_rescale == MOMENT2_METHODS[m].rescale && !o->moment2_bias_correction)
-        return json_string(MOMENT2_METHODS[m].name);
-    return json_string("?"); /* not expressible */
+  case MUONREF_KEY_MOMENT2_METHOD_V0_2: {
+    const char *mn = moment2_method_name(o, k->kind == MUONREF_KEY_MOMENT2_METHOD_V0_2);
+    return json_string(mn ? mn : "?"); /* "?": not expressible */
+  }
   case MUONREF_KEY_USE_ADJUSTED_LR:
     return o->scale_mode == MUONREF_SCALE_FAN_IN       ? json_true()
            : o->scale_mode == MUONREF_SCALE_RMS_ADAMW ? json_false()

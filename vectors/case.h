@@ -36,6 +36,10 @@ int muonref_case_coefficient_type_known(const char *name);
  * leaving *o as it was where name is no such method (NULL, "namo", another string). */
 int muonref_case_moment2_method(const char *name, muonref_options *o);
 
+/* muonref_case_moment2_method for Emerging-Optimizers v0.2.0's methods where v0_2 is 1 (the key kind
+ * moment2_method_v0_2: its "normuon" restores no norm, moment2_rescale none). */
+int muonref_case_moment2_method_of(const char *name, int v0_2, muonref_options *o);
+
 /* timm's algo (the key kind MUONREF_KEY_ALGO_TIMM, include/muonref/
  * profile.h), applied to *o once a group's keys are read: with moment2
  * element (algo "adamuon") the fields AdaMuon takes from betas, eps and

@@ -80,6 +80,7 @@ static const searched SEARCHED[] = {
   {"missing_grad", MUONREF_FIT_STEP, {NAN}, NULL},
   {"grad_after_step", MUONREF_FIT_STEP, {NAN}, NULL},
   {"adam_l2_grad", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* AdamW's L2 gradient left in p.grad, or not */
+  {"moment2_prescale", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* the Muon scale before the second moment, or after */
   {"clip_grad_norm", MUONREF_FIT_STEP, {0.0, 1.0, NAN}, NULL},
   {"maximize", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* every gradient negated: a port that ascends */
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},

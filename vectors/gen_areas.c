@@ -1117,9 +1117,12 @@ void gen_area_weight_decay(gen_ctx *g)
 
 /* ---- momentum and Nesterov ---- */
 
-/* Emerging-Optimizers' moment2_method "normuon" (adaptive_muon.py @fd77292 231-245): the fields the key
- * kind moment2_method sets for it. */
-static void set_normuon(muonref_options *o) { MUONREF_UNCHECKED(muonref_case_moment2_method("normuon", o)); }
+/* Emerging-Optimizers' moment2_method "normuon" (adaptive_muon.py @fd77292 231-245): the fields the
+ * profile's key kind sets for it (moment2_method_v0_2: v0.2.0's, the norm not restored). */
+static void set_normuon(const gen_ctx *g, muonref_options *o)
+{
+  MUONREF_UNCHECKED(muonref_case_moment2_method_of("normuon", has_key_kind(g, MUONREF_KEY_MOMENT2_METHOD_V0_2), o));
+}
 #define NORMUON_HEAD "moment2_method normuon: "
 
 /* The second moment of the Newton-Schulz output (spec/muon.md 7.4), for a
@@ -1144,7 +1147,7 @@ static void momentum_moment2(gen_ctx *g, int normuon)
     if (M[k].beta2 >= 0.0)
       o.moment2_beta = M[k].beta2;
     if (normuon)
-      set_normuon(&o);
+      set_normuon(g, &o);
     snprintf(comment, sizeof comment,
              "%ssecond moment over %d steps on a %s (%zu, %zu) matrix, beta2 %g, rows of the gradient scaled by powers "
              "of two: the normalised update", normuon ? NORMUON_HEAD : "", M[k].steps,
@@ -1163,7 +1166,7 @@ static void momentum_moment2(gen_ctx *g, int normuon)
     o.nesterov = 1;
     char comment[256];
     if (normuon) /* Emerging-Optimizers takes 2-D parameters only */
-      set_normuon(&o);
+      set_normuon(g, &o);
     snprintf(comment, sizeof comment, "%ssecond moment over three random steps with Nesterov on a (16, 24) matrix and "
              "a %s", normuon ? NORMUON_HEAD : "", normuon ? "(24, 16) matrix" : "(2, 8, 12) batch");
     begin(&c, comment, &o);
@@ -1181,7 +1184,7 @@ static void momentum_moment2(gen_ctx *g, int normuon)
     muonref_options o = base_s(g, 0.02, 0.01);
     char comment[256];
     if (normuon)
-      set_normuon(&o);
+      set_normuon(g, &o);
     snprintf(comment, sizeof comment, "%ssecond moment with zero gradients on a zero-initialised (8, 16) matrix, two "
              "steps: v stays 0, the update is a finite zero, no NaN (dion #24)", normuon ? NORMUON_HEAD : "");
     begin(&c, comment, &o);
@@ -1437,7 +1440,8 @@ void gen_area_momentum(gen_ctx *g)
     momentum_coeff_list(g);
   if (defaults(g).moment2 != MUONREF_MOMENT2_NONE) /* only a profile with a second moment: the others' draws stay */
     momentum_moment2(g, 0);
-  if (has_key_kind(g, MUONREF_KEY_MOMENT2_METHOD) && defaults(g).moment2 != MUONREF_MOMENT2_LONGER)
+  if ((has_key_kind(g, MUONREF_KEY_MOMENT2_METHOD) || has_key_kind(g, MUONREF_KEY_MOMENT2_METHOD_V0_2)) &&
+      defaults(g).moment2 != MUONREF_MOMENT2_LONGER)
     momentum_moment2(g, 1); /* its other method, after the profile's own */
   if (has_key_kind(g, MUONREF_KEY_ALGO_TIMM)) /* timm's AdaMuon, after every other case */
     momentum_adamuon(g);

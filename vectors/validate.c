@@ -1048,8 +1048,9 @@ int muonref_vector_file_validate(const json_t *j, const char *file, muonref_erro
   if (!vf.profile)
     return failv(&c, "member \"profile\" must be a string");
   if (muonref_profile_options(vf.profile, &o, &e)) /* a user's record's vectors: the record is --profile-file */
-    return failv(&c, "member \"profile\": %s (the vectors of a user's record: give the record they were written from "
-                 "with --profile-file FILE)", e.message);
+    /* not the list of built-in profiles (`muonref profile` prints it): it would push the hint out of the message */
+    return failv(&c, "member \"profile\": Unknown profile '%.64s' (no built-in profile; the vectors of a user's "
+                 "record: give the record they were written from with --profile-file FILE)", vf.profile);
   const char *area = json_string_value(json_object_get(j, "area"));
   if (!area || !area[0])
     return failv(&c, "member \"area\" must be a non-empty string");

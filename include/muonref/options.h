@@ -641,6 +641,15 @@ typedef struct muonref_options {
   int moment2_bias_correction; /* 0 or 1: v / (1 - beta2^t) under the root, t the Muon step count after
                                   this step (timm's adamuon without the RMS rescale) */
   muonref_moment2_rescale moment2_rescale; /* NONE (zero), NORM or UNIT */
+  int moment2_prescale;      /* 0 or 1; 1 (with a moment2): the Muon scale s (scale_mode's factor times
+                                scale_extra) multiplies O before the second moment, which then sees s O,
+                                and the update is -lr N: no scale after it.  NVIDIA-NeMo/Emerging-
+                                Optimizers v0.2.0 adaptive_muon.py AdaptiveMuon.step: `orth_grad =
+                                self.orthogonalize(...)` (Muon's scaled_orthogonalize_fn, `orth_grad *
+                                scale_factor * extra_scale_factor`) before _apply_moment2_normalization,
+                                then `p.add_(update, alpha=-lr)`; Megatron Core core_v0.18.0 to
+                                core_v0.19.x TensorParallelAdaptiveMuon on it (spec/profiles/megatron.md
+                                8).  0: the scale after the second moment (v0.3.0 and later) */
 
   /* --- the update: learning rate and scale (spec/muon.md 5, 8) --- */
   double lr;                 /* learning rate of the Muon update, >= 0 (AdamW: lr * adam_lr_ratio) */

@@ -171,11 +171,18 @@ typedef enum muonref_key_kind {
                              decoupled and adam_l2 0, `p.mul_(1 - wd lr)`; false decay_method l2
                              and adam_l2 1, `grad.add_(p, alpha=wd)` in both branches (where wd >
                              0).  Written true for (decoupled, 0), false for (l2, 1), else "?"
-                             (not expressible) */
+                             (not expressible) */,
+  MUONREF_KEY_MOMENT2_METHOD_V0_2 /* Emerging-Optimizers v0.2.0's moment2_method (adaptive_muon.py
+                             @v0.2.0 _apply_moment2_normalization), as Megatron Core core_v0.18.0
+                             to core_v0.19.x passes it (adaptive_muon_moment2_method): "adamuon"
+                             as MOMENT2_METHOD's; "normuon" moment2 longer, moment2_eps_mode clamp
+                             and no rescale (`orth_grad * moment2.clamp_min(eps).rsqrt_()`, the
+                             norm not restored); another string: "Invalid second moment method:
+                             X".  Written as MOMENT2_METHOD is */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_WEIGHT_DECOUPLE + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_MOMENT2_METHOD_V0_2 + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

@@ -23,7 +23,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_EMERGING_0_3 = 15, /* NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only)) */
   MUONREF_PROFILE_KERAS_3_10 = 16, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty)) */
   MUONREF_PROFILE_MLX = 17, /* ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since) */
-  MUONREF_PROFILE_COUNT = 18 /* not a profile: how many there are */
+  MUONREF_PROFILE_MEGATRON_ADAPTIVE = 18, /* NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026)) */
+  MUONREF_PROFILE_COUNT = 19 /* not a profile: how many there are */
 } muonref_profile_id;
 
 #endif

@@ -1246,6 +1246,29 @@ class MegatronAdapter(Adapter):
         return {'steps': steps, 'coefficients': 'quintic' if self.is_profile(profile, 'megatron') else 'simple'}
 
 
+class MegatronAdaptiveAdapter(MegatronAdapter):
+    """Megatron Core's optimizer='adaptive_muon' (spec/profiles/megatron.md 8) as
+    tests/torch_megatron_port.py's MegatronAdaptiveMuon: megatron's keys and the three of
+    adaptive_muon, one value for the optimizer; the state's moment2_buffer is the second
+    moment.  Another profile's options: megatron's mapping (its second moment keeps the
+    port's defaults: no nemo option sets one)."""
+
+    name = 'megatron_adaptive'
+    OPTIMIZER_KEYS = MegatronAdapter.OPTIMIZER_KEYS + ('adaptive_muon_moment2_method', 'adaptive_muon_beta2',
+                                                      'adaptive_muon_eps')
+
+    def read_state(self, state, steps_with_grad):
+        out = super().read_state(state, steps_with_grad)
+        if out and 'momentum_buffer' in out and 'moment2_buffer' in state:
+            out['moment2'] = state['moment2_buffer']
+        return out
+
+    def ns_roles(self, profile, steps):
+        """its own cases: quintic, as megatron's."""
+        return {'steps': steps, 'coefficients': 'quintic' if self.is_profile(profile, 'megatron_adaptive') or
+                self.is_profile(profile, 'megatron') else 'simple'}
+
+
 class PaddleAdapter(Adapter):
     """paddle.optimizer.Muon (spec/profiles/paddle.md): one flat list of parameters; the
     vector's groups become its per-parameter callables and map, by parameter name
@@ -1515,6 +1538,6 @@ class NorMuonAdapter(DionAdapter):
 
 
 ADAPTERS = {a.name: a for a in (Adapter(), PlainAdapter(), KellerAdapter(), TorchAdapter(), MoonlightAdapter(), TimmAdapter(),
-                                DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(),
+                                DionAdapter(), EmergingAdapter(), PaddleAdapter(), OptaxAdapter(), MegatronAdapter(), MegatronAdaptiveAdapter(),
                                 KerasAdapter(), NorMuonAdapter(), MlxAdapter(), PytorchOptimizerAdapter(),
                                 PytorchOptimizerAdaMuonAdapter(), EmergingAdaptiveAdapter())}
