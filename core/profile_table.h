@@ -1822,7 +1822,7 @@ static const char *const keras_3_10_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
   "state", "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
 
-/* ---- mlx: ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since) ---- */
+/* ---- mlx: ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since) ---- */
 /* mlx.optimizers.Muon, ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622
  * (spec/profiles/mlx.md): Muon(learning_rate, momentum=0.95, weight_decay=0.01, nesterov=True,
  * ns_steps=5): coupled L2 decay `g + wd * p` on every parameter before the momentum (no decoupled
@@ -2032,6 +2032,6 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
   [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 14, 1, NULL, keras_3_10_areas},
-  [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-11; the class Muon, added in deee214a9 (#1914) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
+  [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
   [MUONREF_PROFILE_MEGATRON_ADAPTIVE] = {"megatron_adaptive", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026))", &megatron_adaptive_defaults, megatron_adaptive_keys, 17, 0, NULL, megatron_adaptive_areas, NULL, NULL, NULL, megatron_adaptive_coefficient_types},
 };

@@ -205,6 +205,8 @@ class MegatronAdaptiveMuon(MegatronMuon):
         o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
         o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
         v = state['moment2_buffer']
+        if v.dtype != torch.float32:  # a state loaded into a bf16 model (load_state_dict casts it): float32 again
+            v = state['moment2_buffer'] = v.float()
         if self.moment2_method == 'adamuon':
             v.lerp_(o.square(), 1 - self.beta2)
             update = o / (v.sqrt() + self.eps)

@@ -9,7 +9,7 @@ MLX has no parameter groups: every option is the optimizer's (kept in the one
 param group, where a scheduler sets them).  One update (mlx.md 3): the state of
 every parameter with a gradient is made at the first update (`v` zeros in the
 gradient's dtype; a parameter that first gets a gradient later has no state, and
-MLX fails with KeyError: so does this port, unless the state was loaded into a
+MLX fails with a KeyError naming its key: so does this port, unless the state was loaded into a
 fresh optimizer, which makes it then); the step count + 1; then per parameter
 with a gradient (mlx.md 4): g + wd p (when wd != 0), v = momentum v +
 (1 - momentum) g, the update g (1 - momentum) + v momentum (Nesterov) or v, lr in
@@ -92,7 +92,7 @@ class Muon(torch.optim.Optimizer):
                     self.state[p]['v'] = torch.zeros_like(p.grad)
             self.initialized = True
         for p in active:
-            if 'v' not in self.state[p]:
-                raise KeyError('v')
+            if 'v' not in self.state[p]:  # MLX's tree_map over the state: the parameter's own key
+                raise KeyError(f"parameter of shape {tuple(p.shape)} (no state: its first gradient came late)")
             p.copy_(self.apply_single(p.grad, p, self.state[p], o))
         return loss

@@ -1616,6 +1616,15 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     comment_append(c, " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW "
                       "step count move]", g->profile);
   }
+  if (d.decay_method == MUONREF_DECAY_L2 && strstr(c->comment, "decay") && !strstr(c->comment, "l2") &&
+      !strstr(c->comment, "L2")) { /* mlx: the comments of the other cases assume the decoupled decay */
+    int l2 = 0;
+    for (int gi = 0; gi < c->n_groups; gi++)
+      l2 |= c->options[gi].decay_method == MUONREF_DECAY_L2 && c->options[gi].weight_decay != 0.0;
+    if (l2)
+      comment_append(c, " [profile %s: the decay is L2, wd p added to the gradient before the momentum (decay_method "
+                        "l2): no factor 1 - lr wd on p]", g->profile);
+  }
   if (d.adam_step_global && has_missing_grad(c)) { /* keras: the optimizer's count advances for every parameter */
     for (int f = 0; f < 6 && c->flags[f]; f++)
       if (!strcmp(c->flags[f], "MissingGradient"))

@@ -1403,11 +1403,11 @@ class KerasAdapter(Adapter):
                      'adam_betas': None}
 
     @staticmethod
-    def _one_group(groups):
+    def _one_group(groups, port='keras', cls='keras.optimizers.Muon'):
         first = groups[0][0]
         for o, _ in groups[1:]:
             if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
-                raise NotExpressible("keras: groups with different options (keras.optimizers.Muon has no groups)")
+                raise NotExpressible(f"{port}: groups with different options ({cls} has no groups)")
         return first, [p for _, ps in groups for p in ps]
 
     def construct_native(self, cls, groups):
@@ -1479,7 +1479,7 @@ class MlxAdapter(Adapter):
 
     def construct_native(self, cls, groups):
         """An mlx vector: one group, its options by mlx's keywords."""
-        first, params = KerasAdapter._one_group(groups)
+        first, params = KerasAdapter._one_group(groups, 'mlx', 'mlx.optimizers.Muon')
         return cls(params, **first)
 
     def construct(self, cls, groups):
@@ -1487,7 +1487,7 @@ class MlxAdapter(Adapter):
         couples the decay into the gradient: nemo's decoupled decay is not the same step, and its
         cases fail); routing by use_muon or a threshold, another scale rule and the AdamW options
         are not expressible."""
-        first, params = KerasAdapter._one_group([(canonical(o), p) for o, p in groups])
+        first, params = KerasAdapter._one_group([(canonical(o), p) for o, p in groups], 'mlx', 'mlx.optimizers.Muon')
         _require(first, 'scale_mode', ('fan_in',), 'mlx')
         if _opt(first, 'use_muon') is not None:
             raise NotExpressible("mlx: use_muon (mlx routes by the number of dimensions)")
