@@ -920,5 +920,28 @@ fitted_id keller_lr 'default (Muon groups) lr 0.02 -> 0.01'
 # an ns_eps default shows only on tiny-norm cases: the probe set takes a case for each flag of an area
 # (TinyNorm), not only three evenly spread ones (with those alone the port was "keller", exit 0)
 fitted_id keller_eps 'ns_eps 1e-7 -> 1e-8'
+# the mlx test port with the decoupled decay (spec/profiles/mlx.md 9): it passes more of torch's probe cases
+# (2-D only: no 1-D case shows its bias step) than of mlx's, so torch is nearest; identify also fits the
+# profile whose option names the constructor takes, and that fit names the decay
+mkdir "$work/mt" && for p in mlx torch; do ln -s "$v/$p" "$work/mt/$p"; done
+"$python" - "$srcdir/tests/torch_mlx_port.py" "$work/mlx_decoupled.py" <<'PY' &&
+import sys
+s = open(sys.argv[1]).read()
+edits = [("        if o['weight_decay'] != 0:\n            gradient = gradient + o['weight_decay'] * parameter\n", ""),
+         ("return parameter - lr * update", "return parameter * (1 - o['learning_rate'] * o['weight_decay']) - lr * update")]
+for old, new in edits:
+    assert s.count(old) == 1, old
+    s = s.replace(old, new)
+open(sys.argv[2], 'w').write(s)
+PY
+  { "$muonref" identify -q --torch "$work/mlx_decoupled.py:Muon" "$work/mt" >"$work/id_mlx_decoupled.out" 2>&1
+    own=$(sed -n "/^its constructor takes profile mlx's option names/,\$p" "$work/id_mlx_decoupled.out" |
+          grep -m 1 '^explained: ')
+    if case $own in "explained: mlx_decay_decoupled = decay_method l2 -> decoupled ("*) true ;; *) false ;; esac; then
+      echo "ok: identify: $(grep '^nearest' "$work/id_mlx_decoupled.out"); mlx's fit: $own"
+    else
+      echo "FAIL: identify on the mlx port with the decoupled decay: mlx's fit should name mlx_decay_decoupled:"
+      cat "$work/id_mlx_decoupled.out"; status=1
+    fi; }
 
 exit $status
