@@ -299,14 +299,22 @@ static int check_main(int argc, char **argv, char **paths)
     int takes = !strcmp(a, "--impl") || !strcmp(a, "--results") || !strcmp(a, "--fault") ||
                 !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
                 !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures") ||
-                !strcmp(a, "--profile") || !strcmp(a, "--profile-file") || !strcmp(a, "--environment");
+                !strcmp(a, "--profile") || !strcmp(a, "--profile-file") || !strcmp(a, "--environment") ||
+                !strcmp(a, "--adapter");
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
     }
     if (!strcmp(a, "--torch"))
       torch_spec = argv[++i];
-    else if (!strcmp(a, "--torch-option") || !strncmp(a, "--torch-option=", 15)) {
+    else if (!strcmp(a, "--adapter") || !strncmp(a, "--adapter=", 10)) { /* the driver's, as identify takes it */
+      if (n_topts > 30) {
+        fprintf(stderr, "muonref check: more than 32 --torch-option\n");
+        return EXIT_USAGE;
+      }
+      topts[n_topts++] = "--adapter";
+      topts[n_topts++] = a[9] == '=' ? a + 10 : argv[++i];
+    } else if (!strcmp(a, "--torch-option") || !strncmp(a, "--torch-option=", 15)) {
       if (n_topts == 32) {
         fprintf(stderr, "muonref check: more than 32 --torch-option\n");
         return EXIT_USAGE;

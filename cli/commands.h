@@ -64,6 +64,8 @@ typedef struct command {
   "  --torch-option OPT   one more option for the driver (repeatable), e.g. --torch-option=--ns-format=fp32;\n" \
   "                       with --profile NAME the driver takes that profile's adapter unless an\n" \
   "                       --adapter is given here\n" \
+  "  --adapter NAME       with --torch: the driver's adapter (--torch-option=--adapter=NAME; without it\n" \
+  "                       the driver chooses one from the port's constructor)\n" \
   "  --write-results FILE  with --impl: also write the fast path's results file\n" \
   "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \

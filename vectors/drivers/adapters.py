@@ -1498,10 +1498,10 @@ class MlxAdapter(Adapter):
                    ns_steps=_opt(first, 'ns_steps'))
 
     def read_state(self, state, steps_with_grad):
-        """Every parameter: v, the momentum buffer; step: the parameter's steps with a gradient."""
-        if not state or 'v' not in state:
-            return None
-        return {'step': steps_with_grad, 'momentum_buffer': state['v']}
+        """Every parameter: v, the momentum buffer (or momentum_buffer itself: a port's own key renamed
+        by --state-name); step: the parameter's steps with a gradient."""
+        buf = state.get('v', state.get('momentum_buffer')) if state else None
+        return None if buf is None else {'step': steps_with_grad, 'momentum_buffer': buf}
 
 
 class NorMuonAdapter(DionAdapter):
