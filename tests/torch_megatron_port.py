@@ -126,7 +126,11 @@ class MegatronMuon(torch.optim.Optimizer):
         u = grad.lerp(buf, beta) if self.nesterov else buf
         o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
         o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
-        p.add_(o, alpha=-lr)
+        p.add_(self._update(state, p, o), alpha=-lr)
+
+    def _update(self, state, p, o):
+        """The step's direction from the scaled Newton-Schulz output o: o itself."""
+        return o
 
     def _adam(self, group, state, p, grad):
         lr, wd = group['lr'], group['weight_decay']
@@ -186,31 +190,20 @@ class MegatronAdaptiveMuon(MegatronMuon):
         self.eps = adaptive_muon_eps
         super().__init__(params, **kwargs)
 
-    def _muon(self, group, p, grad):
-        lr, wd, beta = group['lr'], group['weight_decay'], group['muon_momentum']
-        state = self.state[p]
+    def _update(self, state, p, o):
+        """The second moment of the scaled output o (made at the first step, beside the momentum)."""
         tall = p.shape[-2] >= p.shape[-1]
-        if 'momentum_buffer' not in state:
-            state['momentum_buffer'] = torch.zeros_like(p)
+        if 'moment2_buffer' not in state:
             # float32, as Megatron's main parameters are (megatron.md 6): a bf16 model never reaches it
             if self.moment2_method == 'adamuon':
                 state['moment2_buffer'] = torch.zeros_like(p, dtype=torch.float32)
             else:
                 state['moment2_buffer'] = torch.zeros((p.shape[0], 1) if tall else (1, p.shape[1]), dtype=torch.float32)
-        if wd != 0.0:
-            p.add_(p, alpha=-wd * lr)
-        buf = state['momentum_buffer']
-        buf.lerp_(grad, 1 - beta)
-        u = grad.lerp(buf, beta) if self.nesterov else buf
-        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
-        o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
         v = state['moment2_buffer']
         if v.dtype != torch.float32:  # a state loaded into a bf16 model (load_state_dict casts it): float32 again
             v = state['moment2_buffer'] = v.float()
         if self.moment2_method == 'adamuon':
             v.lerp_(o.square(), 1 - self.beta2)
-            update = o / (v.sqrt() + self.eps)
-        else:
-            v.lerp_(o.square().mean(dim=-1 if tall else -2, keepdim=True), 1 - self.beta2)
-            update = o * v.clamp_min(self.eps).rsqrt()
-        p.add_(update, alpha=-lr)
+            return o / (v.sqrt() + self.eps)
+        v.lerp_(o.square().mean(dim=-1 if tall else -2, keepdim=True), 1 - self.beta2)
+        return o * v.clamp_min(self.eps).rsqrt()

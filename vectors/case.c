@@ -368,44 +368,38 @@ static int set_patterns(muonref_options *o, const muonref_option_key *k, const j
   return MUONREF_OK;
 }
 
-/* Emerging-Optimizers' moment2_method values (adaptive_muon.py @fd77292, 222-245; spec/muon.md 7.4):
- * the fields each sets (and no bias correction). */
-static const struct {
+/* A moment2_method value: the fields it sets (and no bias correction). */
+typedef struct moment2_method {
   const char *name;
   muonref_moment2 moment2;
   muonref_eps_mode eps_mode;
   muonref_moment2_rescale rescale;
-} MOMENT2_METHODS[] = {
+} moment2_method;
+
+/* Emerging-Optimizers' moment2_method values (adaptive_muon.py @fd77292, 222-245; spec/muon.md 7.4). */
+static const moment2_method MOMENT2_METHODS[] = {
   {"adamuon", MUONREF_MOMENT2_ELEMENT, MUONREF_EPS_ADD, MUONREF_MOMENT2_RESCALE_NONE},
   {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NORM},
 };
 
 /* Emerging-Optimizers v0.2.0's (adaptive_muon.py @v0.2.0 _apply_moment2_normalization): normuon
  * `orth_grad * moment2.clamp_min(eps).rsqrt_()`, the norm not restored (fd77292 restores it). */
-static const struct {
-  const char *name;
-  muonref_moment2 moment2;
-  muonref_eps_mode eps_mode;
-  muonref_moment2_rescale rescale;
-} MOMENT2_METHODS_V0_2[] = {
+static const moment2_method MOMENT2_METHODS_V0_2[] = {
   {"adamuon", MUONREF_MOMENT2_ELEMENT, MUONREF_EPS_ADD, MUONREF_MOMENT2_RESCALE_NONE},
   {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NONE},
 };
 
 int muonref_case_moment2_method_of(const char *name, int v0_2, muonref_options *o)
 {
+  const moment2_method *t = v0_2 ? MOMENT2_METHODS_V0_2 : MOMENT2_METHODS;
   size_t n = v0_2 ? sizeof MOMENT2_METHODS_V0_2 / sizeof MOMENT2_METHODS_V0_2[0]
                   : sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0];
-  for (size_t m = 0; name && m < n; m++) {
-    const char *mn = v0_2 ? MOMENT2_METHODS_V0_2[m].name : MOMENT2_METHODS[m].name;
-    if (strcmp(name, mn))
-      continue;
-    o->moment2 = v0_2 ? MOMENT2_METHODS_V0_2[m].moment2 : MOMENT2_METHODS[m].moment2;
-    o->moment2_eps_mode = v0_2 ? MOMENT2_METHODS_V0_2[m].eps_mode : MOMENT2_METHODS[m].eps_mode;
-    o->moment2_rescale = v0_2 ? MOMENT2_METHODS_V0_2[m].rescale : MOMENT2_METHODS[m].rescale;
-    o->moment2_bias_correction = 0;
-    return 1;
-  }
+  for (size_t m = 0; name && m < n; m++)
+    if (!strcmp(name, t[m].name)) {
+      o->moment2 = t[m].moment2, o->moment2_eps_mode = t[m].eps_mode, o->moment2_rescale = t[m].rescale;
+      o->moment2_bias_correction = 0;
+      return 1;
+    }
   return 0;
 }
 
