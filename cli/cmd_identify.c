@@ -45,10 +45,10 @@ typedef struct id_args {
   int n_paths;
 } id_args;
 
-/* One profile's verdict on the probe set. */
+/* One profile's verdict on the probe set (skipped: of the failed, the cases the port could not be given). */
 typedef struct verdict {
   const char *profile;
-  long passed, failed;
+  long passed, failed, skipped;
   muonref_ns_format format;
 } verdict;
 
@@ -330,7 +330,7 @@ static int judge(const char *results, const char *folder, int set_format, muonre
     c.diagnose = fit;
     char *paths[1] = {(char *)folder};
     st = muonref_checker_run(&c, paths, 1, err);
-    v->passed = c.passed, v->failed = c.failed, v->format = c.format;
+    v->passed = c.passed, v->failed = c.failed, v->skipped = c.skipped, v->format = c.format;
     if (!st && report) {
       /* the fit's lines; where it has none (every failure a case the port skipped: no Newton-Schulz function
        * found, an option it cannot take), say so rather than end on "fitted to it:" */
@@ -449,11 +449,19 @@ static int run_driver(id_args *a, const char *dir, const char *results)
   return EXIT_OK;
 }
 
+/* The share of the probe cases that pass.  A skipped case (an option the adapter cannot express) counts
+ * as failed: leaving it out would crown a profile whose cases the port can hardly run (14 of 61 keller
+ * cases run for an mlx port, and all pass); the table shows how many were skipped. */
+static double pass_share(const verdict *v)
+{
+  long all = v->passed + v->failed;
+  return (double)v->passed / (double)(all + !all);
+}
+
 static int by_passed(const void *x, const void *y)
 {
   const verdict *a = x, *b = y;
-  double fa = (double)a->passed / (double)(a->passed + a->failed + !(a->passed + a->failed));
-  double fb = (double)b->passed / (double)(b->passed + b->failed + !(b->passed + b->failed));
+  double fa = pass_share(a), fb = pass_share(b);
   return fa != fb ? (fa < fb ? 1 : -1) : strcmp(a->profile, b->profile);
 }
 
@@ -527,7 +535,7 @@ int cmd_identify(int argc, char **argv)
     snprintf(folder, sizeof folder, "%s/%s", root, muonref_profile_name(i));
     if (stat(folder, &sb) || !S_ISDIR(sb.st_mode))
       continue;
-    verdict own = {muonref_profile_name(i), 0, 0, MUONREF_NS_BF16}, alt = own;
+    verdict own = {muonref_profile_name(i), 0, 0, 0, MUONREF_NS_BF16}, alt = own;
     if (judge(res, folder, 0, MUONREF_NS_BF16, &own, 0, NULL, &err) ||
         (own.format == MUONREF_NS_BF16 && !a.ns_format &&
          judge(res, folder, 1, MUONREF_NS_FP32, &alt, 0, NULL, &err))) {
@@ -546,9 +554,10 @@ int cmd_identify(int argc, char **argv)
     int w = 10; /* the longest profile name (pytorch_optimizer) */
     for (size_t i = 0; i < nv; i++)
       w = (int)strlen(v[i].profile) > w ? (int)strlen(v[i].profile) : w;
-    printf("%-*s %7s %7s  %s\n", w, "profile", "passed", "failed", "Newton-Schulz judged in");
+    printf("%-*s %7s %7s %8s  %s\n", w, "profile", "passed", "failed", "(skipped)", "Newton-Schulz judged in");
     for (size_t i = 0; i < nv; i++)
-      printf("%-*s %7ld %7ld  %s\n", w, v[i].profile, v[i].passed, v[i].failed, muonref_ns_format_name(v[i].format));
+      printf("%-*s %7ld %7ld %8ld   %s\n", w, v[i].profile, v[i].passed, v[i].failed, v[i].skipped,
+             muonref_ns_format_name(v[i].format));
     const verdict *best = &v[0];
     if (!best->failed) {
       printf("nearest profile: %s (every one of its %ld probe cases passes): the port is %s\n", best->profile,

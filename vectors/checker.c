@@ -401,7 +401,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   if (k.known)
     a->known++, c->known++;
   else
-    a->failed++, c->failed++;
+    a->failed++, c->failed++, c->skipped += r && json_object_get(r, "skipped") != NULL;
   if (c->stop_after && c->failed >= c->stop_after)
     c->stopped = 1;
   if (c->failures)

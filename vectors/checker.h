@@ -52,6 +52,8 @@ typedef struct muonref_checker {
   muonref_area_count areas[256];
   int n_areas;
   long passed, failed;
+  long skipped;             /* of the failed (not known) cases, those whose result is "skipped" (the port could
+                               not run them: an option its adapter cannot express) */
   FILE *log;                /* one line per failing case, or NULL */
   /* bf16 evaluation orders (spec/muon.md 7.2) over the passing cases that
    * publish them: how many matched each order, and the orders that matched
