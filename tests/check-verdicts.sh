@@ -23,7 +23,9 @@
 #     MissingGradientCounted case, null where the expected state is all
 #     zero buffers passes (kozistr/pytorch_optimizer creates none); null for
 #     a parameter that had gradients fails, and so does the same null in the
-#     case without the flag.
+#     case without the flag; where no state is expected, a state of step 0
+#     and zero buffers passes (dion's eager state), step 1 or a nonzero
+#     buffer fails.
 #  9. an AdaMuon state: moment2 compared in the expected shape; a state
 #     without momentum_buffer refused, naming it;
 # 10. a port in another accepted bf16 order than the profile's: its
@@ -269,6 +271,41 @@ read -r ex <"$work/state-empty-id"
 "$muonref" check --results "$work/state-empty.json" "$po" >"$work/state-empty.txt"
 check "an empty state list on Bf16Exact #$ex is told so, not as another order's parameters" \
   grep -q "^FAIL pytorch_optimizer_gradients.json tcId $ex .*: state: 0 entries, expected one per parameter" "$work/state-empty.txt"
+# 8b. where no state is expected, a state of step 0 and zero buffers passes (dion creates every state at
+# construction, spec/vectors.md 2.1); step 1, or a nonzero buffer, still fails
+dg=$srcdir/vectors/dion/dion_gradients.json
+"$muonref" check --impl fast-fp32 --quiet --write-results "$work/dg.json" "$dg" >/dev/null
+"$python" - "$work" "$dg" <<'EOF'
+import json, struct, sys
+out, dg = sys.argv[1], sys.argv[2]
+res, vec = json.load(open(f"{out}/dg.json")), json.load(open(dg))
+case = next(t for g in vec['testGroups'] for t in g['tests'] if None in t['expected']['state'])
+none = [i for i, s in enumerate(case['expected']['state']) if s is None]
+def zeros(shape, x=0.0):
+    n = 1
+    for d in shape:
+        n *= d
+    return {'dtype': 'f32', 'shape': shape, 'hex': struct.pack('>f', x).hex() + '00000000' * (n - 1)}
+def write(name, step, x):
+    r = json.loads(json.dumps(res))
+    for e in r['results']:
+        if e['tcId'] == case['tcId']:
+            for i in none:
+                shape = case['params'][i]['init']['shape']
+                e['state'][i] = {'step': step, 'exp_avg': zeros(shape, x), 'exp_avg_sq': zeros(shape)} \
+                    if len(shape) < 2 else {'step': step, 'momentum_buffer': zeros(shape, x)}
+    json.dump(r, open(f"{out}/{name}.json", 'w'))
+write('eager', 0, 0.0), write('eager-step', 1, 0.0), write('eager-moved', 0, 0.5)
+print(case['tcId'], len(none), file=open(f"{out}/eager-ids", 'w'))
+EOF
+read -r etc en <"$work/eager-ids"
+check "dion_gradients #$etc: $en parameters without gradient, expected without state" test "$en" -ge 1
+"$muonref" check --results "$work/eager.json" "$dg" >"$work/eager.txt"
+check "a state of step 0 and zero buffers for them passes" test $? -eq 0
+"$muonref" check --results "$work/eager-step.json" "$dg" >"$work/eager-step.txt"
+check "... of step 1 fails" grep -q "^FAIL dion_gradients.json tcId $etc .*a state, expected none" "$work/eager-step.txt"
+"$muonref" check --results "$work/eager-moved.json" "$dg" >"$work/eager-moved.txt"
+check "... with a nonzero buffer fails" grep -q "^FAIL dion_gradients.json tcId $etc .*a state, expected none" "$work/eager-moved.txt"
 # 9. an AdaMuon state (element-wise second moment): a moment2 given flattened, as upstream stores v, is compared
 # in the expected shape; a state with moment2 and without momentum_buffer names momentum_buffer
 am=$srcdir/vectors/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_state.json
