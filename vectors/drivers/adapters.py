@@ -680,6 +680,16 @@ def _opt(options, name):
     return o[name] if name in o else NEMO_DEFAULTS[name]
 
 
+def _one_group(groups, message):
+    """A port without parameter groups (optax, keras, mlx): the first group's options, which every
+    group must share but for use_muon (else NotExpressible(message)), and every group's parameters."""
+    first = groups[0][0]
+    for o, _ in groups[1:]:
+        if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
+            raise NotExpressible(message)
+    return first, [p for _, ps in groups for p in ps]
+
+
 def _require(options, name, allowed, port):
     """The option's value when the port can take it; NotExpressible otherwise."""
     v = _opt(options, name)
@@ -1139,11 +1149,7 @@ class OptaxAdapter(Adapter):
 
     @staticmethod
     def _one_group(groups, what):
-        first = groups[0][0]
-        for o, _ in groups[1:]:
-            if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
-                raise NotExpressible(f"optax: groups with different options ({what}): optax is one transformation")
-        return first, [p for _, ps in groups for p in ps]
+        return _one_group(groups, f"optax: groups with different options ({what}): optax is one transformation")
 
     def construct_native(self, cls, groups):
         """An optax vector: the (equal) options of its groups as muon's keywords, every
@@ -1403,12 +1409,8 @@ class KerasAdapter(Adapter):
                      'adam_betas': None}
 
     @staticmethod
-    def _one_group(groups, port='keras', cls='keras.optimizers.Muon'):
-        first = groups[0][0]
-        for o, _ in groups[1:]:
-            if {k: v for k, v in o.items() if k != 'use_muon'} != {k: v for k, v in first.items() if k != 'use_muon'}:
-                raise NotExpressible(f"{port}: groups with different options ({cls} has no groups)")
-        return first, [p for _, ps in groups for p in ps]
+    def _one_group(groups):
+        return _one_group(groups, "keras: groups with different options (keras.optimizers.Muon has no groups)")
 
     def construct_native(self, cls, groups):
         """A keras vector: one group, its options by keras' keywords."""
@@ -1473,13 +1475,18 @@ class MlxAdapter(Adapter):
 
     name = 'mlx'
     ns_function_name = 'zeropower_via_newtonschulz5'
+
+    @staticmethod
+    def _one_group(groups):
+        return _one_group(groups, "mlx: groups with different options (mlx.optimizers.Muon has no groups)")
+
     ns_format = 'fp32'  # mlx.md 5: Newton-Schulz in the parameter's dtype
     SCHEDULE_KEYS = {'lr': 'learning_rate', 'momentum': 'momentum', 'weight_decay': 'weight_decay',
                      'adam_betas': None}
 
     def construct_native(self, cls, groups):
         """An mlx vector: one group, its options by mlx's keywords."""
-        first, params = KerasAdapter._one_group(groups, 'mlx', 'mlx.optimizers.Muon')
+        first, params = self._one_group(groups)
         return cls(params, **first)
 
     def construct(self, cls, groups):
@@ -1487,7 +1494,7 @@ class MlxAdapter(Adapter):
         couples the decay into the gradient: nemo's decoupled decay is not the same step, and its
         cases fail); routing by use_muon or a threshold, another scale rule and the AdamW options
         are not expressible."""
-        first, params = KerasAdapter._one_group([(canonical(o), p) for o, p in groups], 'mlx', 'mlx.optimizers.Muon')
+        first, params = self._one_group([(canonical(o), p) for o, p in groups])
         _require(first, 'scale_mode', ('fan_in',), 'mlx')
         if _opt(first, 'use_muon') is not None:
             raise NotExpressible("mlx: use_muon (mlx routes by the number of dimensions)")
