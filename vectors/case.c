@@ -389,11 +389,18 @@ static const moment2_method MOMENT2_METHODS_V0_2[] = {
   {"normuon", MUONREF_MOMENT2_LONGER, MUONREF_EPS_CLAMP, MUONREF_MOMENT2_RESCALE_NONE},
 };
 
+/* The table of the key kind: v0.2.0's where v0_2, else fd77292's; its length into *n. */
+static const moment2_method *moment2_methods(int v0_2, size_t *n)
+{
+  *n = v0_2 ? sizeof MOMENT2_METHODS_V0_2 / sizeof MOMENT2_METHODS_V0_2[0]
+            : sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0];
+  return v0_2 ? MOMENT2_METHODS_V0_2 : MOMENT2_METHODS;
+}
+
 int muonref_case_moment2_method_of(const char *name, int v0_2, muonref_options *o)
 {
-  const moment2_method *t = v0_2 ? MOMENT2_METHODS_V0_2 : MOMENT2_METHODS;
-  size_t n = v0_2 ? sizeof MOMENT2_METHODS_V0_2 / sizeof MOMENT2_METHODS_V0_2[0]
-                  : sizeof MOMENT2_METHODS / sizeof MOMENT2_METHODS[0];
+  size_t n;
+  const moment2_method *t = moment2_methods(v0_2, &n);
   for (size_t m = 0; name && m < n; m++)
     if (!strcmp(name, t[m].name)) {
       o->moment2 = t[m].moment2, o->moment2_eps_mode = t[m].eps_mode, o->moment2_rescale = t[m].rescale;
@@ -411,14 +418,12 @@ int muonref_case_moment2_method(const char *name, muonref_options *o)
 /* The method name of the moment2 fields of *o under the kind's table, or NULL. */
 static const char *moment2_method_name(const muonref_options *o, int v0_2)
 {
-  static const char *const NAMES[] = {"adamuon", "normuon"};
-  for (size_t m = 0; m < 2; m++) {
-    muonref_options t = *o;
-    if (muonref_case_moment2_method_of(NAMES[m], v0_2, &t) && t.moment2 == o->moment2 &&
-        t.moment2_eps_mode == o->moment2_eps_mode && t.moment2_rescale == o->moment2_rescale &&
+  size_t n;
+  const moment2_method *t = moment2_methods(v0_2, &n);
+  for (size_t m = 0; m < n; m++)
+    if (o->moment2 == t[m].moment2 && o->moment2_eps_mode == t[m].eps_mode && o->moment2_rescale == t[m].rescale &&
         !o->moment2_bias_correction)
-      return NAMES[m];
-  }
+      return t[m].name;
   return NULL;
 }
 

@@ -256,6 +256,10 @@ static void m2_sensitivity(const muonref_options *o, const muonref_route *r, lon
   free(nj), free(bj);
 }
 
+/* Whether parameter route r is orthogonalized: a Muon parameter that is not momentum_only (route_rule
+ * MOMENTUM_1D's 0-D and 1-D parameters step on their momentum, with no Newton-Schulz, norm or scale). */
+static int orthogonalized(const muonref_route *r) { return r->use_muon && !r->momentum_only; }
+
 /* Runs the reference over the case's steps with Newton-Schulz in `format`
  * (EXACT or BF16); *uncertain collects the bf16 certificate. */
 static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format, muonref_bf16_order order, sim *s,
@@ -315,7 +319,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS)
         continue; /* counted only (adam_step_global): no update */
       s->steps[i]++;
-      s->muon_steps[i] += r.use_muon && !r.momentum_only; /* the steps with a Newton-Schulz */
+      s->muon_steps[i] += orthogonalized(&r); /* the steps with a Newton-Schulz */
       for (size_t j = 0; j < r.numel; j++) {
         s->max_grad[i] = fmax(s->max_grad[i], gr ? fabs(gr[j]) : 0.0);
         s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
@@ -886,8 +890,8 @@ static int has_tall_muon(const gen_step_case *c)
 {
   for (int i = 0; i < c->n_params; i++) {
     muonref_route r = {0};
-    if (muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) == MUONREF_OK && r.use_muon &&
-        !r.momentum_only && r.rows > r.cols)
+    if (muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) == MUONREF_OK &&
+        orthogonalized(&r) && r.rows > r.cols)
       return 1;
   }
   return 0;
@@ -901,7 +905,7 @@ static int has_low_rank_muon_grad(const gen_step_case *c)
     for (int i = 0; i < c->n_params; i++) {
       muonref_route r = {0};
       if (!c->grads[k][i] || muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, NULL) ||
-          !r.use_muon || r.momentum_only)
+          !orthogonalized(&r))
         continue;
       size_t m = r.rows < r.cols ? r.rows : r.cols;
       double *sv = malloc(m * sizeof *sv);
@@ -947,7 +951,7 @@ static int alpha_robust(const gen_step_case *c)
       muonref_options o = gen_step_options(c, k, c->group_of[i]);
       muonref_route r;
       if (o.scale_format != MUONREF_SCALE_FORMAT_BF16_ALPHA || muonref_route_param_named(&o, &c->shapes[i], c->names[i], &r, NULL) ||
-          !r.use_muon || r.momentum_only)
+          !orthogonalized(&r))
         continue;
       float a = (float)(o.lr * muonref_scale_factor(o.scale_mode, r.scale_rows, r.scale_cols));
       if (muonref_bf16_round(a) != a)
@@ -990,7 +994,7 @@ static int norm_overflow_groups(const gen_step_case *c, unsigned *groups, muonre
   for (int i = 0; i < c->n_params; i++) {
     const muonref_options *o = &c->options[c->group_of[i]];
     muonref_route r = {0};
-    if (muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !r.use_muon || r.momentum_only)
+    if (muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL) || !orthogonalized(&r))
       continue; /* no Newton-Schulz, no norm */
     muonref_muon_plan pl;
     size_t n = r.numel;
