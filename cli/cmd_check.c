@@ -4,7 +4,7 @@
  * implementation's results file (--results FILE).  The verdicts go to
  * standard output (FAIL lines and the per-area table), and on request to a
  * JUnit XML file (--junit) or as TAP 14 on standard output (--tap; the
- * human-readable lines then go to standard error); vectors/report.h. */
+ * human-readable lines then go to standard error); vectors/judge/report.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +15,12 @@
 #include "core/fail.h"
 #include "muonref/profile.h"
 #include "../fast/faults.h"
-#include "../vectors/checker.h"
-#include "../vectors/files.h"
-#include "../vectors/environment.h"
-#include "../vectors/escape.h"
-#include "../vectors/record.h"
-#include "../vectors/report.h"
+#include "vectors/judge/checker.h"
+#include "vectors/format/files.h"
+#include "vectors/format/environment.h"
+#include "vectors/format/escape.h"
+#include "vectors/format/record.h"
+#include "vectors/judge/report.h"
 #include "commands.h"
 #include "datapath.h"
 
@@ -66,7 +66,7 @@ static int on_case(void *ctx, const muonref_case_verdict *v, muonref_error *err)
   sinks *s = ctx;
   double t = seconds_since(&s->last);
   s->done++, s->failed += !v->pass;
-  if (s->verbose && v->pass) { /* the file's strings escaped (vectors/escape.h) */
+  if (s->verbose && v->pass) { /* the file's strings escaped (vectors/format/escape.h) */
     fputs("ok   ", s->verbose), muonref_escape_fputs(s->verbose, v->file, MUONREF_ESCAPE_TEXT);
     fprintf(s->verbose, " tcId %lld [", v->tc_id), muonref_escape_fputs(s->verbose, v->flags, MUONREF_ESCAPE_TEXT);
     fputs("] ", s->verbose), muonref_escape_fputs(s->verbose, v->comment, MUONREF_ESCAPE_TEXT);
@@ -400,7 +400,7 @@ static int check_main(int argc, char **argv, char **paths)
     return EXIT_USAGE;
   }
   ca.profile_file = n_pf && torch_spec ? profile_files[0] : NULL;
-  for (int k = 0; k < n_pf; k++) { /* a user's records: their vectors name them (vectors/record.h) */
+  for (int k = 0; k < n_pf; k++) { /* a user's records: their vectors name them (vectors/format/record.h) */
     const muonref_record *rec = NULL;
     if (muonref_record_use(profile_files[k], muonref_cli_records_dir(NULL), &rec, &err)) {
       fprintf(stderr, "muonref check: --profile-file: %s\n", err.message);

@@ -1,14 +1,14 @@
 /* muonref gen [--prec BITS] [--out DIR] [--area NAME] [--profile NAME | --profile-file FILE] [--threads N]:
  * regenerates the golden vectors of every profile (or one; or a user's
- * profile record, vectors/record.h) from the reference (spec/vectors.md
+ * profile record, vectors/format/record.h) from the reference (spec/vectors.md
  * section 6), the cases' computations on N threads (default: every core;
  * the output is the same bytes for any N). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../vectors/gen_run.h"
-#include "../vectors/record.h"
+#include "vectors/gen/gen_run.h"
+#include "vectors/format/record.h"
 #include "commands.h"
 
 int cmd_gen(int argc, char **argv)

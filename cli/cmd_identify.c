@@ -12,7 +12,7 @@
  * results are judged against each profile (in the results' Newton-Schulz
  * format and, for bf16, in fp32 too: the better counts); the nearest
  * profile is the one whose probe cases pass most, and the judge's fit
- * (vectors/fit.h) gives the differences from it. */
+ * (vectors/judge/fit.h) gives the differences from it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -24,10 +24,10 @@
 #include <unistd.h>
 #include "core/fail.h"
 #include "muonref/profile.h"
-#include "../vectors/checker.h"
-#include "../vectors/files.h"
-#include "../vectors/fit.h"
-#include "../vectors/record.h"
+#include "vectors/judge/checker.h"
+#include "vectors/format/files.h"
+#include "vectors/judge/fit.h"
+#include "vectors/format/record.h"
 #include "commands.h"
 #include "datapath.h"
 

@@ -1,7 +1,7 @@
 /* muonref profile: lists the profiles, prints one profile's options
  * (spec/muon.md, spec/profiles/), and writes what is generated from the
  * records spec/profiles/NAME.json: the C table, the ids, the markdown table
- * (vectors/record.h). */
+ * (vectors/format/record.h). */
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
@@ -9,8 +9,8 @@
 #include "muonref.h"
 #include "core/pyfmt.h"
 #include <stdlib.h>
-#include "vectors/case.h"
-#include "vectors/record.h"
+#include "vectors/format/case.h"
+#include "vectors/format/record.h"
 #include "core/checks.h"
 #include "core/option_fields.h"
 
@@ -40,7 +40,7 @@ static void print_py(const json_t *v)
 }
 
 /* One option of the port, as its key table (profile.h) names it, with the
- * value the vectors would write for it (vectors/case.c, one writer for
+ * value the vectors would write for it (vectors/format/case.c, one writer for
  * every key kind). */
 static void print_key(const muonref_options *o, const muonref_option_key *k)
 {

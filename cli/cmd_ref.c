@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../vectors/case.h"
-#include "../vectors/tensor.h"
+#include "vectors/format/case.h"
+#include "vectors/format/tensor.h"
 #include "commands.h"
 #include "muonref.h"
 #include "muonref/ref.h"

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "config.h"
-#include "../vectors/files.h"
-#include "../vectors/record.h"
-#include "../vectors/release.h"
+#include "vectors/format/files.h"
+#include "vectors/format/record.h"
+#include "vectors/format/release.h"
 #include "commands.h"
 
 static int usage(void)

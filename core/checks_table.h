@@ -92,8 +92,8 @@ static const muonref_check dion_head[] = {
 /* paddle.optimizer.Muon (PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f) checks no
  * value (the rows of none); its messages are those of its options (the key ns_coeff_type: "Invalid
  * ns_coeff_type: quartic", "ns_coeffs must be provided when ns_coeff_type is 'custom'.",
- * vectors/case.c) and of its step (a Muon parameter of another dimension than 2 or 3: "Input tensor
- * X must be 2D or 3D (batched), got 4D", core/route.c). */
+ * vectors/format/case.c) and of its step (a Muon parameter of another dimension than 2 or 3: "Input
+ * tensor X must be 2D or 3D (batched), got 4D", core/route.c). */
 
 /* ---- optax (spec/profiles/optax.json; the rows of none) ---- */
 /* optax.contrib.muon (google-deepmind/optax optax/contrib/_muon.py @2edbcbe2; optax.md 2): no value
@@ -101,7 +101,7 @@ static const muonref_check dion_head[] = {
  * refused with scale_by_muon.init_fn's message, the wrong way round as upstream words it (`if not
  * ns_coeffs.shape[0] <= ns_steps`), after the optax fields (late); ns_steps 0..1000 (0:
  * `fori_loop(0, 0)` runs nothing). The coefficient-shape and preset-string messages are the
- * option's (vectors/case.c, MUONREF_KEY_NS_COEFFS_OPTAX). */
+ * option's (vectors/format/case.c, MUONREF_KEY_NS_COEFFS_OPTAX). */
 static const muonref_check optax_late[] = {
   {"coeffs", MUONREF_RULE_COEFFS_FIT, 0, 0, "Not enough coeffs to perform {} steps"},
 };

@@ -1,7 +1,7 @@
 /* muonref: every field of muonref_options, once, in the order of state file
  * format 6 (spec/muon.md 11.1): the state file (fast/state.c) writes,
  * reads and compares the options through this table, `muonref state`
- * prints them from it, and the profile records (vectors/record.c) spell
+ * prints them from it, and the profile records (vectors/format/record.c) spell
  * them by it, so that a field added to the struct and not here
  * is caught by tests/check_state (option_table_covers_every_field: every
  * byte of the struct that is not padding belongs to one entry) instead of
@@ -43,7 +43,7 @@ const char *muonref_option_fields_differ(const muonref_options *a, const muonref
 /* Every entry in which `changed` differs from `base` copied from `changed`
  * into o; o's other entries are left as they are.  Two changes made to the
  * same options so act at once, each judged on the options before either
- * (the fit's pairs, vectors/fit.c: a swap of two values is two conditional
+ * (the fit's pairs, vectors/judge/fit.c: a swap of two values is two conditional
  * changes, and made one after the other the second undoes the first). */
 void muonref_option_fields_take_changed(muonref_options *o, const muonref_options *base, const muonref_options *changed);
 

@@ -1,7 +1,7 @@
 /* muonref: profiles added at run time (internal; not in the installed API).
  *
  * A user's profile record (spec/profiles/README.md "A user profile"),
- * loaded by vectors/record.c (jansson, outside libmuonref's core), is
+ * loaded by vectors/format/record.c (jansson, outside libmuonref's core), is
  * registered here so that every lookup by name -- muonref_profile_get and
  * muonref_profile_options, used by the reader of vector files, the
  * generator and the judge -- finds it after the built-in profiles.  The

@@ -73,7 +73,7 @@ enum {
   MUONREF_FAULT_BATCHED_AS_FLATTENED,
   MUONREF_FAULT_SCALE_IN_LR,
   /* faults of timm's port (spec/profiles/timm.md section 10) */
-  MUONREF_FAULT_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/run_fast.c): it depends on the options given */
+  MUONREF_FAULT_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/judge/run_fast.c): it depends on the options given */
   MUONREF_FAULT_NADAMW_AS_ADAMW,
   MUONREF_FAULT_EPS_SPLIT,
   MUONREF_FAULT_SAFETY_IGNORED,
@@ -94,7 +94,7 @@ enum {
   /* faults of Megatron-LM's port (spec/profiles/megatron.md section 7) */
   MUONREF_FAULT_MEGATRON_CLIP_UPDATE,        /* fast/optimizer.c: after phase 1 */
   MUONREF_FAULT_MEGATRON_TIED_EMBEDDING_MUON,
-  MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/run_fast.c), as nesterov_default_on */
+  MUONREF_FAULT_MEGATRON_NESTEROV_DEFAULT_ON, /* set by the harness (vectors/judge/run_fast.c), as nesterov_default_on */
   MUONREF_FAULT_MEGATRON_NO_CLIP,
   /* faults of Paddle's port (spec/profiles/paddle.md section 11) */
   MUONREF_FAULT_PADDLE_ADAM_BIAS_POW_ONE,
@@ -115,7 +115,7 @@ enum {
   MUONREF_FAULT_TIMM_SPATIAL_FLATTENED,
   MUONREF_FAULT_TIMM_SPATIAL_UNNORMALIZED,
   MUONREF_FAULT_TIMM_SCALE_EPS_IGNORED,
-  MUONREF_FAULT_TIMM_USE_FALLBACK_IGNORED, /* set by the harness (vectors/run_fast.c): it reads the group's keys */
+  MUONREF_FAULT_TIMM_USE_FALLBACK_IGNORED, /* set by the harness (vectors/judge/run_fast.c): it reads the group's keys */
   /* faults of optax's adaptive and preconditioning (spec/profiles/optax.md 10) */
   MUONREF_FAULT_OPTAX_ADAPTIVE_IGNORED,
   MUONREF_FAULT_OPTAX_AOL_AS_COEFFICIENTS,
@@ -124,12 +124,12 @@ enum {
   MUONREF_FAULT_TIMM_ADAMUON_NO_RMS_NORM,
   MUONREF_FAULT_TIMM_ADAMUON_NO_BIAS_CORRECTION,
   /* faults of bf16 parameters (area dtypes, issue 26) */
-  MUONREF_FAULT_TORCH_ALIAS_BUFFER, /* set by the harness (vectors/run_fast.c): it knows a parameter's dtype */
-  MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE, /* set by the harness (vectors/run_fast.c), as torch_alias_buffer */
+  MUONREF_FAULT_TORCH_ALIAS_BUFFER, /* set by the harness (vectors/judge/run_fast.c): it knows a parameter's dtype */
+  MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE, /* set by the harness (vectors/judge/run_fast.c), as torch_alias_buffer */
   /* faults of Emerging-Optimizers' AdaptiveMuon (spec/profiles/emerging_adaptive.md 9) */
   MUONREF_FAULT_ADAPTIVE_SCALE_BEFORE_MOMENT2,
   /* faults of a checkpoint's lifecycle (issue 26 item 4) */
-  MUONREF_FAULT_STATE_DROPPED_ON_LOAD, /* set by the harness (vectors/run_fast.c): the round trip imports nothing */
+  MUONREF_FAULT_STATE_DROPPED_ON_LOAD, /* set by the harness (vectors/judge/run_fast.c): the round trip imports nothing */
   /* faults of kozistr/pytorch_optimizer's cautious mask (cautious_update, spec/profiles/pytorch_optimizer.md 12) */
   MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_UNSCALED,
   MUONREF_FAULT_PYTORCH_OPTIMIZER_CAUTIOUS_BUFFER,
@@ -188,7 +188,7 @@ void muonref_fault_moment2_plan(int f, const muonref_options *o, muonref_moment2
 
 /* The harness's Newton-Schulz flags for this thread: ORed into every
  * muonref_fault_ns_flags result until set again (0: none, the default).
- * The judge's fit (vectors/fit.c) runs a candidate in a port's bf16
+ * The judge's fit (vectors/judge/fit.c) runs a candidate in a port's bf16
  * evaluation order (MUONREF_NSF_ORDER) and with the platform's bf16-rounded
  * scalars (MUONREF_NSF_BF16_SCALARS) on top of any fault this way; returns
  * the previous value. */

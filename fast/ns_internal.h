@@ -18,7 +18,7 @@ enum {
   MUONREF_NSF_ZERO_NORM_NAN = 1u << 5, /* a zero divisor gives X / 0 (NaN for X = 0), not zeros */
   /* Not a deviation: a bf16 run evaluates o->bf16_order (spec/muon.md 7.2)
    * instead of SEPARATE, with full sgemm products on OpenBLAS (slower; no
-   * oneDNN).  Used by the judge's fit (vectors/fit.c) to run a candidate
+   * oneDNN).  Used by the judge's fit (vectors/judge/fit.c) to run a candidate
    * in the order the port evaluates; a test hook like the four above. */
   MUONREF_NSF_ORDER = 1u << 6
 };

@@ -48,7 +48,7 @@ static void fuzz_fields_free(fuzz_fields *x)
 /* Aborts unless the n bytes at s are well-formed UTF-8 holding no control
  * character but those in `allowed` (a string of ASCII controls), no DEL,
  * no C1 control, no noncharacter, no bidirectional control and no line or
- * paragraph separator (vectors/escape.h's unsafe set).  An oracle apart
+ * paragraph separator (vectors/format/escape.h's unsafe set).  An oracle apart
  * from escape.c's decoder: jansson's UTF-8 check (json_stringn refuses
  * ill-formed UTF-8) and glibc's mbrtowc in the C.UTF-8 locale for the code
  * points. */

@@ -1,4 +1,4 @@
-/* muonref fuzz target: the JUnit XML writer (vectors/report_junit.c) with
+/* muonref fuzz target: the JUnit XML writer (vectors/judge/report_junit.c) with
  * the strings of a results or vector file as the input gives them
  * (fuzz_fields.h: the implementation name, the format, file, profile,
  * area, kind, comment, flags, the judge's message and the diagnosis, a
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "vectors/report.h"
+#include "vectors/judge/report.h"
 #include "fuzz_fields.h"
 #ifdef FUZZ_LIBXML2
 #include <libxml/parser.h>

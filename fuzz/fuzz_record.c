@@ -1,4 +1,4 @@
-/* muonref fuzz target: a user's profile record (vectors/record.c,
+/* muonref fuzz target: a user's profile record (vectors/format/record.c,
  * `muonref gen|check --profile-file FILE`).  An input is read as a record
  * on the built-in keller (a record naming another base is refused); one
  * that reads is written back as a resolved record (muonref_record_json)
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../vectors/record.h"
+#include "vectors/format/record.h"
 
 int muonref_gen_area_known(const char *name);
 const char *muonref_gen_area_list(void);

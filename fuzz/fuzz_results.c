@@ -1,14 +1,14 @@
 /* muonref fuzz target: the results file parser.  An input is a results
  * file (spec/vectors.md section 4); it is loaded with duplicate keys
- * refused and validated (vectors/validate.c); every entry of a valid file
+ * refused and validated (vectors/format/validate.c); every entry of a valid file
  * is then judged against one case of each kind, fuzz/judge_cases.json
  * (its path is JUDGE_CASES, set by fuzz/run.sh), as `muonref check
  * --results` does. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../vectors/judge.h"
-#include "../vectors/validate.h"
+#include "vectors/judge/judge.h"
+#include "vectors/format/validate.h"
 
 static json_t *cases; /* {"step": test, "ns": test, "transpose": test, "error": test} */
 

@@ -1,5 +1,5 @@
-/* muonref fuzz target: the TAP writer (vectors/report_tap.c) and the text
- * report's escaper (vectors/escape.h) with the strings of a results or
+/* muonref fuzz target: the TAP writer (vectors/judge/report_tap.c) and the text
+ * report's escaper (vectors/format/escape.h) with the strings of a results or
  * vector file as the input gives them (fuzz_fields.h).  The TAP stream,
  * version 13 or 14 by the flag byte, must be UTF-8 with no unsafe
  * character, and every line of it one of TAP's: the version, a comment, a
@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "vectors/escape.h"
-#include "vectors/report.h"
+#include "vectors/format/escape.h"
+#include "vectors/judge/report.h"
 #include "fuzz_fields.h"
 
 /* Whether the description d (up to its end) holds a '#' not escaped by '\'. */

@@ -1,10 +1,10 @@
-/* muonref fuzz target: the tensor format (vectors/tensor.c).  An input is
+/* muonref fuzz target: the tensor format (vectors/format/tensor.c).  An input is
  * a JSON tensor object; a decoded tensor must encode back to the same
  * dtype, shape and hex digits (the format is exact). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../vectors/tensor.h"
+#include "vectors/format/tensor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,14 +1,14 @@
 /* muonref fuzz target: the vector file parser.  An input is a vector file;
  * it is loaded with duplicate keys refused and validated completely
- * (vectors/validate.c).  A valid file's cases are then run on the fast path
+ * (vectors/format/validate.c).  A valid file's cases are then run on the fast path
  * in bf16 and fp32 and judged against themselves, as `muonref check
  * --impl` does: no input may crash, leak, or trip a sanitizer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../vectors/judge.h"
-#include "../vectors/run_fast.h"
-#include "../vectors/validate.h"
+#include "vectors/judge/judge.h"
+#include "vectors/judge/run_fast.h"
+#include "vectors/format/validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

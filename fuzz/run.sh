@@ -30,14 +30,14 @@ grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
 srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/checks.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
   core/output.c core/option_fields.c core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   fast/pool.c fast/step_kernels.c
-  vectors/tensor.c vectors/case.c vectors/run_fast.c vectors/judge.c vectors/singular_values.c vectors/validate.c vectors/escape.c vectors/release.c vectors/files.c study/set.c
-  vectors/report_junit.c vectors/report_tap.c"
+  vectors/format/tensor.c vectors/format/case.c vectors/judge/run_fast.c vectors/judge/judge.c vectors/judge/singular_values.c vectors/format/validate.c vectors/format/escape.c vectors/format/release.c vectors/format/files.c study/set.c
+  vectors/judge/report_junit.c vectors/judge/report_tap.c"
 # linked into fuzz_record only (it stands in for the generator's area list)
-record_srcs="vectors/record.c vectors/record_write.c"
+record_srcs="vectors/format/record.c vectors/format/record_write.c"
 objs="" record_objs=""
 # an object is rebuilt when its source is newer, and every object when any
 # header changed (a struct that grew must not meet objects of the old layout)
-hsum=$(cat "$src"/include/muonref/*.h "$src"/core/*.h "$src"/fast/*.h "$src"/ref/*.h "$src"/vectors/*.h "$cfg" 2>/dev/null | cksum)
+hsum=$(cat "$src"/include/muonref/*.h "$src"/core/*.h "$src"/fast/*.h "$src"/ref/*.h "$src"/vectors/*/*.h "$cfg" 2>/dev/null | cksum)
 if [ "$(cat "$build/obj/headers.sum" 2>/dev/null)" != "$hsum" ]; then
   rm -f "$build"/obj/*.o
   mkdir -p "$build/obj" && echo "$hsum" >"$build/obj/headers.sum"

@@ -1,5 +1,5 @@
 /* muonref tests: a vector case's options under a profile's key table
- * (vectors/case.c): timm's algo key (the key kind algo_timm, include/
+ * (vectors/format/case.c): timm's algo key (the key kind algo_timm, include/
  * muonref/profile.h).  The expected fields are what timm/optim/muon.py
  * @aa4b5850 _single_tensor_adamuon and get_adamuon_lr_scale compute
  * (spec/profiles/timm.md 11), written out by hand.  And Emerging-Optimizers'
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "../core/plan.h"
-#include "../vectors/case.h"
+#include "vectors/format/case.h"
 #include "testutil.h"
 
 /* The options of a case of `profile` whose options object is the JSON text j. */

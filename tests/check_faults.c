@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../fast/faults.h"
-#include "../vectors/checker.h"
+#include "vectors/judge/checker.h"
 #include "testutil.h"
 
 static char vectors_dir[4096];
@@ -70,7 +70,7 @@ static const char *not_platform_robust(int f)
       f == MUONREF_FAULT_CAUTIOUS_MASK_NONSTRICT)
     return "it changes the Newton-Schulz output of random gradients, which only Bf16Noise cases judge, and those hold "
            "the update's scale to the reference's bf16 run (scaleRel), which PyTorch 1.13 CPU's bf16 scalars and "
-           "matmuls move by 2-5 %: none is PlatformRobust (vectors/gen_build.c)";
+           "matmuls move by 2-5 %: none is PlatformRobust (vectors/gen/gen_build.c)";
   if (f == MUONREF_FAULT_TORCH_ALIAS_BUFFER || f == MUONREF_FAULT_PYTORCH_OPTIMIZER_ALIAS_ITERATE)
     return "it shows only where a parameter is bf16 (area dtypes), and those cases are Bf16Noise with the scale "
            "check (scaleRel): none is PlatformRobust; the buffer it leaves is far outside the state allowance, so "

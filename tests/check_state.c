@@ -15,8 +15,8 @@
 #include <zlib.h>
 #include "muonref.h"
 #include "core/option_fields.h"
-#include "../vectors/fit_space.h"
-#include "../vectors/refusal.h"
+#include "vectors/judge/fit_space.h"
+#include "vectors/judge/refusal.h"
 #include "testutil.h"
 
 enum { NP = 3 };
@@ -311,10 +311,10 @@ END_TEST
  * misplaces every hole after the coefficient array of this struct by the
  * array's size (measured: 100-103 reported for the hole at 868-871), so it
  * is not used.  spec/muon.md 11.1 lists the table's fields in its order. */
-/* The judge's fit (vectors/fit_space.c) searches every option field or
+/* The judge's fit (vectors/judge/fit_space.c) searches every option field or
  * excludes it with a written reason: a field added to core/option_fields.c
  * is never silently left out of the explanations. */
-/* The traits of a refused case (vectors/refusal.h, spec/vectors.md 7
+/* The traits of a refused case (vectors/judge/refusal.h, spec/vectors.md 7
  * "Refused cases"), each read from a hand-written case. */
 START_TEST(refused_case_traits)
 {
@@ -363,11 +363,11 @@ START_TEST(fit_space_covers_every_option_field)
     const char *why;
     int s = muonref_fit_field_searched(i, &why);
     ck_assert_msg(s >= 0, "option field %s is neither searched by the fit nor excluded with a reason "
-                  "(vectors/fit_space.c SEARCHED, EXCLUDED)", muonref_option_fields[i].name);
+                  "(vectors/judge/fit_space.c SEARCHED, EXCLUDED)", muonref_option_fields[i].name);
     ck_assert(s == 1 || (why && strlen(why) > 10));
   }
   const char *unknown = muonref_fit_space_unknown();
-  ck_assert_msg(!unknown, "vectors/fit_space.c names %s, which is no option field", unknown ? unknown : "");
+  ck_assert_msg(!unknown, "vectors/judge/fit_space.c names %s, which is no option field", unknown ? unknown : "");
   /* and a searched field has candidates: some profile's space changes it
    * (a field every profile sets alike and with no alternatives listed
    * would be searched in name only) */
@@ -385,7 +385,7 @@ START_TEST(fit_space_covers_every_option_field)
     for (size_t p = 0; p < np && !found; p++)
       for (size_t k = 0; k < n[p] && !found; k++)
         found = space[p][k].field == (int)i;
-    ck_assert_msg(found, "no profile's fit space changes %s (vectors/fit_space.c SEARCHED: give it candidates)",
+    ck_assert_msg(found, "no profile's fit space changes %s (vectors/judge/fit_space.c SEARCHED: give it candidates)",
                   muonref_option_fields[i].name);
   }
   for (size_t p = 0; p < np; p++)
@@ -394,7 +394,7 @@ START_TEST(fit_space_covers_every_option_field)
 }
 END_TEST
 
-/* The names of the fit's changes (vectors/fit_space.c muonref_fit_describe,
+/* The names of the fit's changes (vectors/judge/fit_space.c muonref_fit_describe,
  * spec/vectors.md section 7): a value run in every group of a field the
  * profile's key table names replaces each case's own value, so it is named
  * "KEY (any) -> VALUE", never from the profile's default (a keller case

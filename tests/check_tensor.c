@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lapacke.h>
-#include "../vectors/judge.h"
-#include "../vectors/singular_values.h"
-#include "../vectors/tensor.h"
+#include "vectors/judge/judge.h"
+#include "vectors/judge/singular_values.h"
+#include "vectors/format/tensor.h"
 #include "testutil.h"
 
 static json_t *parse(const char *text)
@@ -97,7 +97,7 @@ END_TEST
 /* The judge says whether an error is about the result entry or about the
  * vector (the checker adds the results file's context on that flag, never
  * by reading the message). */
-/* vectors/tensor.c keeps a memo of recent decodings found by the hex
+/* vectors/format/tensor.c keeps a memo of recent decodings found by the hex
  * string's address.  Other digits at the same address (a string freed and
  * another allocated where it was; here the same string's bytes rewritten
  * in place) must decode to their own values, the same digits twice to the
@@ -143,7 +143,7 @@ START_TEST(judge_flags_result_side_errors)
 }
 END_TEST
 
-/* vectors/singular_values.c against an independent implementation
+/* vectors/judge/singular_values.c against an independent implementation
  * (LAPACKE_dgesdd) on Gaussian and rank-deficient matrices of the vectors'
  * shapes, and exactly where the answer is known: orthogonal columns (no
  * rotation: the column norms), a power-of-two scale (the same bits

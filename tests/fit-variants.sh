@@ -286,7 +286,7 @@ make_variant keller_nodecay torch_keller_port.py '        for group in self.para
 # 10. A refused case: the Keller port raises on a missing gradient where
 # Keller's zero-fills it (maxwell-muon, issue 22's wild ports): no result
 # to fit; the refused cases share a parameter without gradient, which the
-# passing ones lack (vectors/refusal.h)
+# passing ones lack (vectors/judge/refusal.h)
 make_variant keller_nograd torch_keller_port.py \
   '                    p.grad = torch.zeros_like(p)  # section 3: missing gradient = zeros' \
   '                    raise TypeError("no gradient")' &&
@@ -375,7 +375,7 @@ make_variant keller_muon11 torch_keller_port.py '                    p.add_(upda
 # lines; decay_method is the Muon branch's): nothing explains it, and each
 # failure's line names only the bias, the one tensor that differs.  The
 # Muon matrix matches in the port's own bf16 order; the judge reports the
-# order under which the fewest tensors fail (vectors/judge.c), so the hint
+# order under which the fewest tensors fail (vectors/judge/judge.c), so the hint
 # holds on the weight_decay cases, whose first order differs in the matrix
 make_variant keller_adam_decay_no_lr torch_keller_port.py \
   '                    p.mul_(1 - group["lr"] * group["weight_decay"])' \

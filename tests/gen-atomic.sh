@@ -1,5 +1,5 @@
 #!/bin/sh
-# muonref test: `muonref gen` writes a set of files as one (vectors/gen_commit.h):
+# muonref test: `muonref gen` writes a set of files as one (vectors/gen/gen_commit.h):
 #  - a rename that fails half-way (the test hook MUONREF_TEST_GEN_FAIL_RENAME=K
 #    fails the K-th) leaves the old set exactly as it was: every file
 #    replaced before it restored, a name that had no file left without one,

@@ -7,7 +7,7 @@
 # The stage: `make install DESTDIR=$tmp` (libtool refuses `prefix=` at
 # install time for the libraries).  A DESTDIR install keeps the configured
 # paths compiled into its files, so three are pointed at the stage:
-#  - the binary's installed vectors: $MUONREF_VECTORS_DIR (vectors/files.c),
+#  - the binary's installed vectors: $MUONREF_VECTORS_DIR (vectors/format/files.c),
 #    and its installed driver: $MUONREF_DRIVER (cli/datapath.h: an installed
 #    binary never runs a build tree's driver);
 #  - its libraries (run path = the configured libdir): LD_LIBRARY_PATH;

@@ -3,7 +3,7 @@
 # (exit 2, a message naming the file, the case and the rule), never a
 # port's failure (exit 1) nor a crash, whatever --impl is judged.
 # The reproducers of issue 16 (tests/data/repro/) and one mutation of a
-# committed vector file per rule of vectors/validate.c: each mutant is
+# committed vector file per rule of vectors/format/validate.c: each mutant is
 # written by tests/malformed_files.py, judged by `muonref check` with both
 # fast paths (and, for results files, --results), and the message checked.
 # Issue 27's silent drops: every path read (257), a file with no test, a

@@ -9,7 +9,7 @@ For every profile: the fast bf16 path (`muonref check --impl fast-bf16 --write-r
 profile's test port (tests/torch_<profile>_port.py) through vectors/drivers/torch_driver.py in
 neutral and raw mode; then over the `Bf16Noise` step cases (those with `muonSv`, the
 `NormOverflow` ones left out) the worst |c_k - 1| beyond the rounding allowance over the candidate
-orders of vectors/judge.c compare_sv (c_k = <s, s_k> / ||s_k||^2, s the singular values of
+orders of vectors/judge/judge.c compare_sv (c_k = <s, s_k> / ||s_k||^2, s the singular values of
 got - without as the matrix (d0, numel / d0); candidates: the orders whose residual
 ||s - c_k s_k|| / ||s_k|| is within 0.001 of the smallest), and how many Muon parameters have a
 rounding allowance below 0.006 of ||s_k|| (where a 1 % scale error must fail).  The fp32 profiles' ports (optax, keras) run fp32 and are judged in

@@ -3,7 +3,7 @@
 # profile, and what is generated from them is in step:
 #  - every record validates against spec/profiles/profile.schema.json (JSON Schema draft-07),
 #    and the schema's fields, enum spellings, key kinds and areas are exactly the C reader's
-#    (vectors/record.c: a record with an unknown value is refused with the accepted list);
+#    (vectors/format/record.c: a record with an unknown value is refused with the accepted list);
 #  - core/profile_table.h, include/muonref/profile_ids.h, core/checks_table.h and
 #    include/muonref/catalogue_ids.h equal `muonref profile --c-table`, `--c-ids`, `--c-checks`
 #    and `--c-catalogue-ids` (make profile-tables), a message changed in a record is in the
@@ -149,7 +149,7 @@ for path in sorted(glob.glob(os.path.join(rec, '*.json'))):
 fields = schema['definitions']['options']['properties']
 c_fields = list(json.load(open(os.path.join(work, 'nemo.resolved.json')))['defaults'])
 if list(fields) != c_fields:
-    out.append(f"schema fields {list(fields)} are not the C reader's {c_fields} (vectors/record.c muonref_record_fields)")
+    out.append(f"schema fields {list(fields)} are not the C reader's {c_fields} (vectors/format/record.c muonref_record_fields)")
 def refused_list(record):
     """The accepted values the C reader names when it refuses `record`."""
     # a short relative path: the message (at most 511 bytes, MUONREF_ERROR_MESSAGE_MAX) names it before the list

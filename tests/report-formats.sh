@@ -1,6 +1,6 @@
 #!/bin/sh
 # muonref test: the machine-readable verdicts of `muonref check`
-# (vectors/report.h) against their formats' published structure.
+# (vectors/judge/report.h) against their formats' published structure.
 #
 #  - JUnit XML (--junit): validated by xmllint against vectors/junit.xsd (our
 #    schema of the Jenkins/Surefire JUnit report); one testcase per vector
@@ -16,7 +16,7 @@
 #    prove fails the faulty run and passes the correct one.
 #  - hostile strings in a results file (controls, noncharacters, a forged
 #    line, a NUL, a long message): JUnit valid, TAP parsed, the text report
-#    and the --write-failures file escaped (vectors/escape.h).
+#    and the --write-failures file escaped (vectors/format/escape.h).
 # Prints a Check-style summary line.  Exit 0 pass, 1 fail, 77 skip.
 src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}

@@ -40,16 +40,16 @@ typedef enum muonref_catalogue {
   /* paddle (spec/profiles/paddle.json): paddle.optimizer.Muon (PaddlePaddle/Paddle
    * python/paddle/optimizer/muon.py @98af0a0f) checks no value (the rows of none); its messages are
    * those of its options (the key ns_coeff_type: "Invalid ns_coeff_type: quartic", "ns_coeffs must
-   * be provided when ns_coeff_type is 'custom'.", vectors/case.c) and of its step (a Muon parameter
-   * of another dimension than 2 or 3: "Input tensor X must be 2D or 3D (batched), got 4D",
-   * core/route.c). */
+   * be provided when ns_coeff_type is 'custom'.", vectors/format/case.c) and of its step (a Muon
+   * parameter of another dimension than 2 or 3: "Input tensor X must be 2D or 3D (batched), got
+   * 4D", core/route.c). */
   MUONREF_CATALOGUE_PADDLE = 6,
   /* optax (spec/profiles/optax.json): optax.contrib.muon (google-deepmind/optax
    * optax/contrib/_muon.py @2edbcbe2; optax.md 2): no value is checked (the rows of none); under
    * coeff_order list, a list of more triples than ns_steps is refused with scale_by_muon.init_fn's
    * message, the wrong way round as upstream words it (`if not ns_coeffs.shape[0] <= ns_steps`),
    * after the optax fields (late); ns_steps 0..1000 (0: `fori_loop(0, 0)` runs nothing). The
-   * coefficient-shape and preset-string messages are the option's (vectors/case.c,
+   * coefficient-shape and preset-string messages are the option's (vectors/format/case.c,
    * MUONREF_KEY_NS_COEFFS_OPTAX). */
   MUONREF_CATALOGUE_OPTAX = 7,
   /* megatron (spec/profiles/megatron.json): Megatron Core's TensorParallelMuon (NVIDIA/Megatron-LM

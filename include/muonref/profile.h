@@ -3,7 +3,7 @@
  * A profile is data: one complete muonref_options value (the defaults of
  * one port) and the table of the port's own option names, each mapped to
  * the field it sets.  The vectors of a profile write every option under
- * the port's name (vectors/case.c reads and writes them through this
+ * the port's name (vectors/format/case.c reads and writes them through this
  * table), so the generator, the judge and the driver need no code per
  * profile.  Each built-in profile is one record, spec/profiles/NAME.json
  * (format: spec/profiles/profile.schema.json, spec/profiles/README.md);
@@ -208,7 +208,7 @@ typedef struct muonref_option_key {
                       to a profile leaves its published cases as they were */
   int init;        /* 0 or 1; 1: the optimizer's own keyword (the record's scope "init"), one value for
                       every group: a vector whose groups give it two values is malformed
-                      (vectors/validate.c) */
+                      (vectors/format/validate.c) */
   int required;    /* 0 or 1; 1: the port's signature gives the key no default (optax's and mlx's
                       learning_rate): a case of defaults writes it too */
 } muonref_option_key;

@@ -339,11 +339,11 @@ def parse_change(part):
     {"fault"} for a catalogued fault's name (`fault NAME` or a bare name); None for none."""
     item = {}
     m = re.fullmatch(r"\S+'s options? ([\w.]+) not taken", part.strip())
-    if m:  # the summary of refusals whose messages name options (vectors/fit.c report_refusals)
+    if m:  # the summary of refusals whose messages name options (vectors/judge/fit.c report_refusals)
         return {'fault': m.group(1)}
     m = re.fullmatch(r'(?:[\w-]+\s+)+(?:accepted|refused)', part.strip())
     if m and ' ' in part.strip():
-        # a refusal trait the port shows (vectors/refusal.c muonref_trait_item: "Muon parameter of
+        # a refusal trait the port shows (vectors/judge/refusal.c muonref_trait_item: "Muon parameter of
         # fewer than 2 dimensions accepted", "missing gradient refused")
         return {'trait': part.strip()}
     if '->' in part:
@@ -413,7 +413,7 @@ def parse_check(text):
 
 
 def parse_lone(text):
-    """The cases of an "its cases that ...:" line under a pair (vectors/fit.c print_firmer_cases):
+    """The cases of an "its cases that ...:" line under a pair (vectors/judge/fit.c print_firmer_cases):
     "f.json #1-3, 8; g.json #2" as {(file, tcId)}."""
     cases = set()
     for part in text.split(';'):
@@ -546,16 +546,16 @@ def judge_items(items, key, reviewed=True):
     return 'wrong'
 
 
-# a per-case diagnosis that names what gives the case's result (vectors/diagnose.c, fit.c): a fault or an
+# a per-case diagnosis that names what gives the case's result (vectors/judge/diagnose.c, fit.c): a fault or an
 # option change, then the others that give the same result on that case
 CASE_NAMES_RE = re.compile(r"^(?:exactly|within this case's tolerance,) what (?:fault (\S+)|the option change (.+?)) "
                            r"gives\b(.*)$")
 
 
-# a refused case's traits that an option change expresses (vectors/fit.c muonref_fit_refusal): "the case has: a
+# a refused case's traits that an option change expresses (vectors/judge/fit.c muonref_fit_refusal): "the case has: a
 # parameter without gradient (the option change missing_grad zeros -> error refuses it)"
 REFUSED_CHANGE_RE = re.compile(r'\(the option change (.+?) refuses it\)')
-# a refused case whose message quotes options of the profile (vectors/fit.c quoted_keys): "its message names
+# a refused case whose message quotes options of the profile (vectors/judge/fit.c quoted_keys): "its message names
 # keller's option weight_decay: the port does not take it as keller does"
 REFUSED_KEYS_RE = re.compile(r"its message names \S+'s options? (.+?): the port does not take")
 
@@ -925,7 +925,7 @@ def self_test():
     if judge_explanation(items, key) != 'right' or case_accuracy(a, key) != (1, 1, 1):
         problems.append("catalogue sample: sum_momentum not judged right against its key")
     # per-case lines (case_items), each against a key deviation it names and one it does not: an option change
-    # with its alternatives, and a refused case's trait with the option change it is (vectors/fit.c
+    # with its alternatives, and a refused case's trait with the option change it is (vectors/judge/fit.c
     # muonref_fit_refusal)
     lines = {
         'a per-case option change line': (

@@ -299,7 +299,7 @@ class Run:
 
 def _verdict(tc):
     """((file name, tcId), Verdict) of one <testcase> of muonref check's JUnit report
-    (vectors/report.h): <failure> a failure, <skipped> a known one, <system-out> "FIXED: ..."
+    (vectors/judge/report.h): <failure> a failure, <skipped> a known one, <system-out> "FIXED: ..."
     or a note on a passing one."""
     # the testcase name: FILE#TCID, then the case's comment
     file_name, _, tc_id = tc.get('name').split(' ', 1)[0].partition('#')

@@ -683,7 +683,7 @@ def every_unexpected_keyword(message: str, cls, build) -> str:
     records the keywords, which are compared with cls's signature.  The message is returned as it
     was unless it names an unexpected keyword and more than one keyword is missing from a
     signature without **kwargs: then "(the constructor takes none of 'a', 'b')" is appended
-    (vectors/fit.c quoted_keys reads every quoted option name)."""
+    (vectors/judge/fit.c quoted_keys reads every quoted option name)."""
     if 'unexpected keyword argument' not in message:
         return message
     import inspect
