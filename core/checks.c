@@ -58,6 +58,15 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
 {
   char b1[40], b2[40];
   switch (c->rule) {
+  case MUONREF_RULE_AT_MOST_ONE: { /* the three values, each ended by a NUL, in the message's order */
+    const double v[3] = {o->clip_grad_norm_each, o->clip_grad_value, o->clip_grad_norm};
+    size_t at = 0;
+    for (int i = 0; i < 3 && at < n; i++) {
+      snprintf(val + at, n - at, "%s", v[i] != 0.0 ? muonref_py_float(b1, sizeof b1, v[i]) : "None");
+      at += strlen(val + at) + 1;
+    }
+    return (v[0] != 0.0) + (v[1] != 0.0) + (v[2] != 0.0) <= 1;
+  }
   case MUONREF_RULE_RANGE:
     snprintf(val, n, "%d", o->ns_steps);
     return o->ns_steps >= c->lo && o->ns_steps <= c->hi;
@@ -75,6 +84,19 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
   }
 }
 
+/* msg: message with its first k "{}" replaced by the k NUL-ended values in vals, one after another. */
+static void fill(char *msg, size_t n, const char *message, const char *vals, int k)
+{
+  size_t len = 0;
+  const char *from = message, *at;
+  for (int i = 0; i < k && (at = strstr(from, "{}")); i++, vals += strlen(vals) + 1) {
+    len += (size_t)snprintf(msg + len, len < n ? n - len : 0, "%.*s%s", (int)(at - from), from, vals);
+    from = at + 2;
+    len = len < n ? len : n - 1;
+  }
+  snprintf(msg + len, n - len, "%s", from);
+}
+
 int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, const muonref_options *o,
                        muonref_error *err)
 {
@@ -82,17 +104,13 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
   for (size_t i = 0; i < n; i++) {
     if ((only && strcmp(only, rows[i].field)) || holds(&rows[i], o, val, sizeof val))
       continue;
-    const char *at = strstr(rows[i].message, "{}");
-    if (at)
-      snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - rows[i].message), rows[i].message, val, at + 2);
-    else
-      snprintf(msg, sizeof msg, "%s", rows[i].message);
+    fill(msg, sizeof msg, rows[i].message, val, rows[i].rule == MUONREF_RULE_AT_MOST_ONE ? 3 : 1);
     return muonref_fail(err, MUONREF_EOPTION, "%s", msg);
   }
   return MUONREF_OK;
 }
 
-static const char *const RULE_NAMES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit", NULL};
+static const char *const RULE_NAMES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit", "at_most_one", NULL};
 
 const char *muonref_check_rule_name(muonref_check_rule r)
 {
@@ -114,6 +132,8 @@ int muonref_check_field_takes(const char *field, muonref_check_rule r)
     return !strcmp(field, "ns_steps");
   if (r == MUONREF_RULE_COEFFS_FIT)
     return !strcmp(field, "coeffs");
+  if (r == MUONREF_RULE_AT_MOST_ONE)
+    return !strcmp(field, "clip");
   for (size_t i = 0; i < N(REALS); i++)
     if (!strcmp(REALS[i], field))
       return r == MUONREF_RULE_FINITE || r == MUONREF_RULE_NONNEGATIVE || r == MUONREF_RULE_UNIT;
@@ -127,6 +147,7 @@ char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n)
   case MUONREF_RULE_NONNEGATIVE: snprintf(buf, n, ">= 0"); break;
   case MUONREF_RULE_UNIT: snprintf(buf, n, "0 <= x < 1"); break;
   case MUONREF_RULE_COEFFS_FIT: snprintf(buf, n, "triples <= ns_steps"); break;
+  case MUONREF_RULE_AT_MOST_ONE: snprintf(buf, n, "at most one set"); break;
   case MUONREF_RULE_RANGE:
     if (c->lo == INT_MIN)
       snprintf(buf, n, "<= %d", c->hi);

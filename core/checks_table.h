@@ -117,9 +117,20 @@ static const muonref_check optax_late[] = {
 
 /* ---- keras (spec/profiles/keras.json; the rows of none) ---- */
 /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) checks no option
- * value (the rows of none; BaseOptimizer.__init__ checks only options muonref does not model:
- * clipping, EMA, accumulation). At the step every gradient missing is refused with
- * base_optimizer.py's "No gradients provided for any variable." (all_missing_error). */
+ * value of its own (the rows of none); BaseOptimizer.__init__ (base_optimizer.py) refuses more than
+ * one of clipnorm, clipvalue and global_clipnorm set (`clip_args_sum > 1`, counting those not None;
+ * muonref's 0 is None) and checks EMA and accumulation options muonref does not model. At the step
+ * every gradient missing is refused with base_optimizer.py's "No gradients provided for any
+ * variable." (all_missing_error). */
+static const muonref_check keras_head[] = {
+  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
+  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
+  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"clip", MUONREF_RULE_AT_MOST_ONE, 0, 0, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm={}, clipvalue={}, global_clipnorm={}"},
+};
 
 /* ---- normuon (spec/profiles/normuon.json) ---- */
 /* dion.NorMuon.__init__ (microsoft/dion dion/normuon.py @0a059a4; normuon.md 2): dion's checks with
@@ -152,7 +163,7 @@ static const catalogue_row CATALOGUES[] = {
   [MUONREF_CATALOGUE_PADDLE] = {none_head, NULL, 6, 0},
   [MUONREF_CATALOGUE_OPTAX] = {none_head, optax_late, 6, 1},
   [MUONREF_CATALOGUE_MEGATRON] = {emerging_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_KERAS] = {none_head, NULL, 6, 0},
+  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0},
 };

@@ -29,6 +29,7 @@ NAMER(moment2, muonref_moment2)
 NAMER(moment2_rescale, muonref_moment2_rescale)
 NAMER(precondition, muonref_precondition)
 NAMER(decay_method, muonref_decay_method)
+NAMER(clip_form, muonref_clip_form)
 
 #define OFF(f) offsetof(muonref_options, f)
 /* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
@@ -54,6 +55,9 @@ NAMER(decay_method, muonref_decay_method)
 #define BOOL8(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 8, 1, NULL}
 /* entries since format 9 */
 #define BOOL9(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 9, 1, NULL}
+/* entries since format 10 */
+#define F64_10(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 10, 0, NULL}
+#define ENUM10(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 10, 0, prefix}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -90,6 +94,8 @@ const muonref_option_field muonref_option_fields[] = {
   BOOL8(cautious_update), BOOL8(adam_l2_grad),
   /* format 9 (Emerging-Optimizers v0.2.0's scale before the second moment) */
   BOOL9(moment2_prescale),
+  /* format 10 (keras' clipnorm, clipvalue and global_clipnorm) */
+  ENUM10(clip_grad_form, clip_form, "MUONREF_CLIP_"), F64_10(clip_grad_norm_each), F64_10(clip_grad_value),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -101,16 +107,16 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
-/* The size the table above covers (measured on x86-64: its fields and 32 bytes of alignment padding).  A field
+/* The size the table above covers (measured on x86-64: its fields and 36 bytes of alignment padding).  A field
  * appended to muonref_options, or inserted anywhere but into one of its 4-byte padding holes, changes it
  * (tests/check_state also checks the gaps between the entries): add the field to the table and to spec/muon.md
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1608, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1632, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)

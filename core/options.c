@@ -30,6 +30,7 @@ static const char *const ORDER_NAMES[] = {"cycle", "repeat_last", "list", NULL};
 static const char *const EPS_NAMES[] = {"add", "clamp", "add_scaled", NULL};
 static const char *const PRECOND_NAMES[] = {"frobenius", "aol", "schatten", NULL};
 static const char *const DECAY_METHOD_NAMES[] = {"decoupled", "independent", "palm", "l2", NULL};
+static const char *const CLIP_FORM_NAMES[] = {"megatron", "keras", NULL};
 static const char *const FORMAT_NAMES[] = {"bf16", "fp32", "exact", NULL};
 static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL};
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
@@ -175,6 +176,29 @@ static int check_patterns(const muonref_options *o, muonref_error *err)
 }
 
 /* The 0/1 fields of the shared and keras blocks. */
+/* The clipping fields (spec/muon.md 3.1): the form one of the enum, each
+ * bound finite and >= 0 (keras takes a bound of 0 or below as none: `if
+ * self.clipnorm and self.clipnorm > 0`; muonref refuses a negative one),
+ * and at most one kind set (keras' own check, in its words, is a catalogue row and
+ * comes first). */
+static int check_clip(const muonref_options *o, muonref_error *err)
+{
+  int s;
+  char b[3][40];
+  if ((s = check_enum(CLIP_FORM_NAMES, "clip_grad_form", (unsigned)o->clip_grad_form, err)))
+    return s;
+  if ((s = check_real(o->clip_grad_norm_each < 0.0, o->clip_grad_norm_each,
+                      "Invalid gradient clipping norm per gradient (clip_grad_norm_each)", err)) ||
+      (s = check_real(o->clip_grad_value < 0.0, o->clip_grad_value, "Invalid gradient clipping value (clip_grad_value)",
+                      err)))
+    return s;
+  if ((o->clip_grad_norm > 0.0) + (o->clip_grad_norm_each > 0.0) + (o->clip_grad_value > 0.0) > 1)
+    return muonref_fail(err, MUONREF_EOPTION, "At most one gradient clipping may be set: clip_grad_norm_each=%s, "
+                        "clip_grad_value=%s, clip_grad_norm=%s", F(b[0], o->clip_grad_norm_each),
+                        F(b[1], o->clip_grad_value), F(b[2], o->clip_grad_norm));
+  return MUONREF_OK;
+}
+
 static int check_flags(const muonref_options *o, muonref_error *err)
 {
   static const struct { const char *name; size_t off; } F01[] = {
@@ -265,6 +289,8 @@ int muonref_options_validate(const muonref_options *o, muonref_error *err)
   /* Megatron's clip_grad (optimizer_config.py): 0 is off; muonref refuses what cannot be a norm bound */
   if ((s = check_real(o->clip_grad_norm < 0.0, o->clip_grad_norm, "Invalid gradient clipping norm (clip_grad)", err)))
     return s;
+  if ((s = check_clip(o, err)))
+    return s;
   if ((s = check_patterns(o, err)))
     return s;
   if ((s = check_flags(o, err)))
@@ -344,6 +370,7 @@ const char *muonref_moment2_name(muonref_moment2 m) { return name_of(MOMENT2_NAM
 const char *muonref_moment2_rescale_name(muonref_moment2_rescale r) { return name_of(MOMENT2_RESCALE_NAMES, (int)r); }
 const char *muonref_precondition_name(muonref_precondition p) { return name_of(PRECOND_NAMES, (int)p); }
 const char *muonref_decay_method_name(muonref_decay_method m) { return name_of(DECAY_METHOD_NAMES, (int)m); }
+const char *muonref_clip_form_name(muonref_clip_form f) { return name_of(CLIP_FORM_NAMES, (int)f); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

@@ -346,6 +346,12 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                                    "scale cancels in the normalised update",
                                                    "NVIDIA-NeMo/Emerging-Optimizers adaptive_muon.py from 7d604f1 "
                                                    "(v0.2.0) to the parent of c597a49 (fixed in v0.3.0)"},
+  [MUONREF_FAULT_KERAS_CLIPNORM_GLOBAL] = {"keras_clipnorm_global", "clipnorm applied to the global norm of every "
+                                           "gradient with torch.nn.utils.clip_grad_norm_'s formula (max_norm / "
+                                           "(total_norm + 1e-6), when below 1) where keras clips each gradient by "
+                                           "its own norm, always",
+                                           "a PyTorch port of keras' Muon mapping clipnorm to the clipping PyTorch "
+                                           "users call (spec/profiles/keras.md 10, spec/muon.md 3.2)"},
   [MUONREF_FAULT_STATE_DROPPED_ON_LOAD] = {"state_dropped_on_load", "a state round trip restores no buffer: "
                                            "after loading, the momentum and the moments are zeros (the step "
                                            "counts kept), as a load that zeroes what it cannot place",
@@ -446,6 +452,10 @@ void muonref_fault_options(int f, muonref_options *o)
       o->coeff_order = MUONREF_ORDER_CYCLE;
     break;
   case MUONREF_FAULT_MEGATRON_NO_CLIP: o->clip_grad_norm = 0.0; break;
+  case MUONREF_FAULT_KERAS_CLIPNORM_GLOBAL:
+    if (o->clip_grad_norm_each > 0.0)
+      o->clip_grad_norm = o->clip_grad_norm_each, o->clip_grad_norm_each = 0.0, o->clip_grad_form = MUONREF_CLIP_MEGATRON;
+    break;
   case MUONREF_FAULT_ADAM_DECAY_MUON_LR: o->adam_decay_muon_lr = 1; break; /* keras' own rule (core/plan.c) */
   case MUONREF_FAULT_KERAS_FAN_SWAPPED_3_10: /* v3.10: `lr * NS(G) * max(1, shape[0] / shape[1]) ** 0.5` */
     if (o->catalogue == MUONREF_CATALOGUE_KERAS && o->scale_mode == MUONREF_SCALE_SQRT_MAX)

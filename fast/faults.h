@@ -148,6 +148,8 @@ enum {
   MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER,
   MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE,
   MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED,
+  /* keras' clipnorm as torch.nn.utils.clip_grad_norm_ over every gradient (spec/profiles/keras.md section 10) */
+  MUONREF_FAULT_KERAS_CLIPNORM_GLOBAL,
   MUONREF_FAULT_COUNT
 };
 

@@ -56,8 +56,9 @@ struct muonref_optimizer {
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
   double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
   float *m2perm;    /* 2 * moment2_numel floats: an element-wise v of interleaved matrices in matrix order */
-  float *clipped;   /* clip_grad_norm > 0 or maximize: every parameter's clipped or negated gradient of
+  float *clipped;   /* clipping (any_clip) or maximize: every parameter's clipped or negated gradient of
                        the step, at clip_off[i] (numel floats each); NULL without either */
+  double *sumsq;    /* clip_grad_form KERAS: each parameter's binary64 sum of squares of the step (n_params) */
   float *l2g;       /* decay_method L2, adam_l2 (options.h): every such parameter's gradient with
                        wd P added, at clip_off[i]; NULL when no group needs it */
   size_t *clip_off;
@@ -74,6 +75,35 @@ struct muonref_optimizer {
 static double l2_coeff(const param *p) { return muonref_l2_coeff(p->options, p->route.use_muon); }
 
 static int uses_l2(const param *p) { return l2_coeff(p) != 0.0; }
+
+/* Whether options o clip the gradients (spec/muon.md 3.1). */
+static int any_clip(const muonref_options *o)
+{
+  return o->clip_grad_norm > 0.0 || o->clip_grad_norm_each > 0.0 || o->clip_grad_value > 0.0;
+}
+
+/* Clipping is the optimizer's: group g must carry group 0's values (MUONREF_EOPTION naming the first that
+ * differs). */
+static int same_clip(const muonref_options *o, const muonref_options *o0, size_t g, muonref_error *err)
+{
+  static const struct { const char *name; size_t off; } F[] = {
+    {"clip_grad_norm", offsetof(muonref_options, clip_grad_norm)},
+    {"clip_grad_norm_each", offsetof(muonref_options, clip_grad_norm_each)},
+    {"clip_grad_value", offsetof(muonref_options, clip_grad_value)},
+  };
+  for (size_t k = 0; k < sizeof F / sizeof F[0]; k++) {
+    double a, b;
+    memcpy(&a, (const char *)o + F[k].off, sizeof a), memcpy(&b, (const char *)o0 + F[k].off, sizeof b);
+    if (a != b)
+      return muonref_fail(err, MUONREF_EOPTION, "%s is one value for the optimizer: group %zu has %g, group 0 %g",
+                          F[k].name, g, a, b);
+  }
+  if (o->clip_grad_form != o0->clip_grad_form)
+    return muonref_fail(err, MUONREF_EOPTION, "clip_grad_form is one value for the optimizer: group %zu has %s, "
+                        "group 0 %s", g, muonref_clip_form_name(o->clip_grad_form),
+                        muonref_clip_form_name(o0->clip_grad_form));
+  return MUONREF_OK;
+}
 
 /* The test-control seam (faults.h): without MUONREF_TEST_HOOKS, as in the
  * installed library, FAULT_IS is 0. */
@@ -113,6 +143,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->update);
   free(opt->zeros);
   free(opt->clipped);
+  free(opt->sumsq);
   free(opt->l2g);
   free(opt->clip_off);
   free(opt->gptr);
@@ -245,7 +276,7 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
   if (!(opt->gptr = calloc(opt->n_params + 1, sizeof *opt->gptr)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
-  int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0, l2 = 0;
+  int clip = opt->n_groups && any_clip(&opt->groups[0]), l2 = 0;
   for (size_t i = 0; i < opt->n_params; i++) {
     l2 |= uses_l2(&opt->params[i]);
     clip |= opt->params[i].options->maximize; /* the negated gradient takes the clipped one's place */
@@ -257,6 +288,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
     for (size_t i = 0; i < opt->n_params; i++)
       opt->clip_off[i] = total, total += opt->params[i].route.numel;
     if (clip && !(opt->clipped = malloc((total + 1) * sizeof(float))))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the clipped gradients");
+    if (clip && !(opt->sumsq = calloc(opt->n_params + 1, sizeof(double))))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the clipped gradients");
     if (l2 && !(opt->l2g = malloc((total + 1) * sizeof(float))))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the L2 gradients");
@@ -325,9 +358,8 @@ static muonref_optimizer *create(const muonref_group *groups, size_t n_groups, c
   for (size_t g = 0; !st && g < n_groups; g++) {
     opt->groups[g] = groups[g].options;
     st = muonref_options_validate(&groups[g].options, err);
-    if (!st && groups[g].options.clip_grad_norm != groups[0].options.clip_grad_norm)
-      st = muonref_fail(err, MUONREF_EOPTION, "clip_grad_norm is one value for the optimizer: group %zu has %g, "
-                        "group 0 %g", g, groups[g].options.clip_grad_norm, groups[0].options.clip_grad_norm);
+    if (!st)
+      st = same_clip(&groups[g].options, &groups[0].options, g, err);
     if (!st && groups[g].options.ns_format == MUONREF_NS_EXACT)
       st = muonref_fail(err, MUONREF_EOPTION, "ns_format 'exact' is not available on the fast path");
   }
@@ -839,6 +871,33 @@ static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 }
 #endif
 
+/* keras' clipping (grad.h): from the binary64 sums of squares of the
+ * present gradients, the global scale (clip_grad_form KERAS), each
+ * gradient's own clipping, or the clamp, on copies of the gradients. */
+static void clip_keras(muonref_optimizer *opt, const muonref_grad *grads)
+{
+  const muonref_options *o = &opt->groups[0];
+  size_t k = 0;
+  for (size_t i = 0; i < opt->n_params; i++)
+    if (grads[i].data)
+      opt->sumsq[k++] = muonref_grad_sumsq(grads[i].data, opt->params[i].route.numel);
+  int global = o->clip_grad_form == MUONREF_CLIP_KERAS && o->clip_grad_norm > 0.0;
+  double s = global ? muonref_clip_keras_global(o->clip_grad_norm, opt->sumsq, k) : 1.0;
+  k = 0;
+  for (size_t i = 0; i < opt->n_params; i++) {
+    if (!grads[i].data)
+      continue;
+    float *d = opt->clipped + opt->clip_off[i];
+    size_t n = opt->params[i].route.numel;
+    muonref_grad_used(d, grads[i].data, n, opt->params[i].options->maximize, s);
+    if (o->clip_grad_norm_each > 0.0)
+      muonref_clip_keras_each(d, n, o->clip_grad_norm_each, opt->sumsq[k]);
+    if (o->clip_grad_value > 0.0)
+      muonref_clip_value(d, n, o->clip_grad_value);
+    opt->gptr[i] = d, k++;
+  }
+}
+
 /* Sets opt->gptr[i], the gradient parameter i steps with: grads[i].data,
  * or missing_grad's, or a copy in opt->clipped: negated under maximize
  * (exact), then (clip_grad_norm > 0 and the global norm above it) clipped
@@ -847,7 +906,8 @@ static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
 {
   double sumsq = 0.0;
-  int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0;
+  int keras = opt->n_groups && opt->groups[0].clip_grad_form == MUONREF_CLIP_KERAS;
+  int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0 && !keras;
   for (size_t i = 0; i < opt->n_params; i++) {
     opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, &opt->params[i]);
     if (clip && grads[i].data)
@@ -863,6 +923,9 @@ static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
     muonref_grad_used(d, grads[i].data, opt->params[i].route.numel, neg, scale ? c : 1.0);
     opt->gptr[i] = d;
   }
+  if (opt->n_groups && (keras ? any_clip(&opt->groups[0])
+                             : opt->groups[0].clip_grad_norm_each > 0.0 || opt->groups[0].clip_grad_value > 0.0))
+    clip_keras(opt, grads);
 }
 
 /* decay_method L2 and adam_l2 (options.h): each parameter with a nonzero

@@ -3,7 +3,7 @@
  * Layout, every integer and float little-endian, IEEE binary64 / binary32:
  *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
  *   n_groups u64, n_params u64;
- *   per group, format 9 (8, 7, 6, 5, 4, 3, 2: the same without the entries since format 9, 8, 7, 6, 5, 4, 3):
+ *   per group, format 10 (9, 8, 7, 6, 5, 4, 3, 2: the same without the entries since format 10, 9, 8, 7, 6, 5, 4, 3):
  *     every entry of core/option_fields.c's table in its order: a double as f64, an int or enum as i32, adam_dim_threshold as
  *     i64, coeffs as n_coeffs u32 then n_coeffs x (a, b, c) f64,
  *     exclude_patterns as n_exclude_patterns u32 then each pattern as its

@@ -840,3 +840,20 @@ int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, cons
   mpfr_clears(sum, sq, root, (mpfr_ptr)0);
   return MUONREF_OK;
 }
+
+int muonref_ref_grad_sumsq32(double *out, const float *g, size_t n, muonref_error *err)
+{
+  if (!out)
+    return muonref_fail(err, MUONREF_EOPTION, "muonref_ref_grad_sumsq32: out must not be NULL");
+  mpfr_t sum, sq;
+  mpfr_inits2(1200, sum, sq, (mpfr_ptr)0);
+  mpfr_set_zero(sum, 1);
+  for (size_t j = 0; g && j < n; j++) {
+    mpfr_set_flt(sq, g[j], MPFR_RNDN); /* exact */
+    mpfr_sqr(sq, sq, MPFR_RNDN);       /* exact: 48 bits */
+    mpfr_add(sum, sum, sq, MPFR_RNDN); /* exact */
+  }
+  *out = (double)mpfr_get_flt(sum, MPFR_RNDN); /* the one rounding */
+  mpfr_clears(sum, sq, (mpfr_ptr)0);
+  return MUONREF_OK;
+}

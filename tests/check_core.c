@@ -321,6 +321,62 @@ END_TEST
  * the clipping coefficient and scaling by hand (Megatron clip_grads.py:
  * max_norm / (total_norm + 1e-6) when below 1; the gradient times the
  * float32 coefficient, rounded once). */
+/* keras' clipping (spec/muon.md 3.1; grad.h): the expected values worked out by hand and, for the roundings,
+ * with Python's exact fractions rounded once to binary32 (struct.pack('f', ...)), not by the code under test. */
+START_TEST(keras_clipping_by_hand)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_KERAS, &e), MUONREF_OK);
+  ck_assert(o.clip_grad_form == MUONREF_CLIP_KERAS && o.clip_grad_norm == 0.0 && o.clip_grad_norm_each == 0.0 &&
+            o.clip_grad_value == 0.0);
+  ck_assert_str_eq(muonref_clip_form_name(MUONREF_CLIP_KERAS), "keras");
+  /* clipnorm 1 on (3, 4): norm 5, each value R32(R32(g 1) / 5) */
+  float g[2] = {3.0f, 4.0f};
+  muonref_clip_keras_each(g, 2, 1.0, 25.0);
+  ck_assert(g[0] == 0.6f && g[1] == 0.8f);
+  /* clipnorm 0.9 on a gradient of norm 0.456 (below the bound): keras divides anyway, R32(R32(g R32(0.9)) /
+   * R32(0.9)) is one ulp above g (0x1.d2faa6p-2 -> 0x1.d2faa8p-2) */
+  float b[1] = {0x1.d2faa6p-2f};
+  muonref_clip_keras_each(b, 1, 0.9, (double)b[0] * (double)b[0]);
+  ck_assert(b[0] == 0x1.d2faa8p-2f);
+  /* global_clipnorm 1 over (3, 4) and (12,): N = 13, s = R32(1 / 13) = 0.07692307978868484 */
+  const double sums[2] = {25.0, 144.0};
+  double s = muonref_clip_keras_global(1.0, sums, 2);
+  ck_assert(s == (double)0.07692307978868484f);
+  float h[3] = {3.0f, 4.0f, 12.0f};
+  muonref_clip_scale(h, 3, s);
+  ck_assert(h[0] == 0.23076924681663513f && h[1] == 0.3076923191547394f && h[2] == 0.9230769872665405f);
+  /* below the bound: R32(R32(0.3) R32(1 / 0.3)) = 1; and the zero gradient: 1 / 0 = inf, the same scale */
+  const double small[1] = {0.01}, zero[1] = {0.0};
+  ck_assert(muonref_clip_keras_global(0.3, small, 1) == 1.0 && muonref_clip_keras_global(0.3, zero, 1) == 1.0);
+  /* clipvalue 0.1: a clamp to [-R32(0.1), R32(0.1)] */
+  float v[3] = {-0.5f, 0.05f, 0.2f};
+  muonref_clip_value(v, 3, 0.1);
+  ck_assert(v[0] == -0.1f && v[1] == 0.05f && v[2] == 0.1f);
+  /* BaseOptimizer.__init__'s check, in keras' words (the record's at_most_one row); muonref's 0 is keras' None */
+  t = o, t.clip_grad_norm_each = 1.0, t.clip_grad_value = 0.5;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+                              "clipnorm=1.0, clipvalue=0.5, global_clipnorm=None");
+  t = o, t.clip_grad_norm = 2.0, t.clip_grad_value = 0.5;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+                              "clipnorm=None, clipvalue=0.5, global_clipnorm=2.0");
+  t = o, t.clip_grad_norm_each = -1.0;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid gradient clipping norm per gradient (clip_grad_norm_each): -1.0");
+  /* under another catalogue: muonref's own words */
+  ck_assert_int_eq(muonref_options_init(&t, MUONREF_PROFILE_NEMO, &e), MUONREF_OK);
+  t.clip_grad_norm_each = 1.0, t.clip_grad_value = 0.5;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "At most one gradient clipping may be set: clip_grad_norm_each=1.0, clip_grad_value=0.5, "
+                              "clip_grad_norm=0.0");
+  t.clip_grad_value = 0.0;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK);
+}
+END_TEST
+
 START_TEST(megatron_profile_routing_and_clipping)
 {
   muonref_error e;
@@ -1418,6 +1474,7 @@ int main(void)
   tcase_add_test(t, emerging_profile_defaults_scale_and_decay);
   tcase_add_test(t, optax_profile_plan_routing_and_list);
   tcase_add_test(t, megatron_profile_routing_and_clipping);
+  tcase_add_test(t, keras_clipping_by_hand);
   tcase_add_test(t, mlx_profile_momentum_1d);
   tcase_add_test(t, paddle_profile);
   tcase_add_test(t, keras_routing_by_name);

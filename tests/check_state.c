@@ -217,10 +217,10 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
   memcpy(x, good, n);
-  x[8] = 10;
+  x[8] = 11;
   fix_crc(x, n);
   spill(path("x"), x, n);
-  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 10, this muonref reads versions 1 to 9");
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 11, this muonref reads versions 1 to 10");
   /* an empty profile name (with a matching CRC): a save writes "custom" for none, so one encoding */
   memcpy(x, good, n);
   memset(x + 12, 0, 32);
@@ -459,9 +459,9 @@ START_TEST(option_table_covers_every_field)
   static char line[16384];
   int found = 0;
   while (!found && fgets(line, sizeof line, f))
-    found = !strncmp(line, "| each group (format 9) |", 25);
+    found = !strncmp(line, "| each group (format 10) |", 26);
   fclose(f);
-  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 9) |'");
+  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 10) |'");
   const char *at = line;
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *fl = &muonref_option_fields[i];
@@ -661,8 +661,9 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 44); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
-                                        adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale */
+  ck_assert_uint_eq(at - out, 2 * 64); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+                                        adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale,
+                                        clip_grad_form, clip_grad_norm_each, clip_grad_value */
   memcpy(x + out, good + at, n - at);
   out += n - at;
   fix_crc(x, out);
@@ -673,7 +674,9 @@ START_TEST(format_3_still_loads)
   ck_assert(!f.options[1].nuclear_scale && !f.options[1].normalize_spatial && f.options[1].lr == 0.5 &&
             f.options[1].decay_method == MUONREF_DECAY_DECOUPLED && f.options[1].adam_eps_root == 0.0 &&
             !f.options[1].adam_l2 && !f.options[1].maximize && !f.options[1].cautious_update &&
-            !f.options[1].adam_l2_grad && !f.options[1].moment2_prescale);
+            !f.options[1].adam_l2_grad && !f.options[1].moment2_prescale &&
+            f.options[1].clip_grad_form == MUONREF_CLIP_MEGATRON && f.options[1].clip_grad_norm_each == 0.0 &&
+            f.options[1].clip_grad_value == 0.0);
   muonref_state_file_free(&f);
   ck_assert_msg(muonref_state_load(b, path("v3"), &e) == MUONREF_OK, "%s", e.message);
   ck_assert(same_state(a, b));
@@ -684,7 +687,8 @@ START_TEST(format_3_still_loads)
                              strstr(text, "format 3 does not store these fields; each reads as zero: normalize_spatial 0, "
                                           "nuclear_scale 0,") &&
                              strstr(text, " ns_precondition frobenius, decay_method decoupled, adam_eps_root 0.0, adam_l2 0, "
-                                          "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0\n") &&
+                                          "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0, clip_grad_form megatron, "
+                                          "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -807,11 +811,11 @@ START_TEST(state_command)
                 strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
                 strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
                 strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5") &&
-                strstr(out, "format version 9") && strstr(out, " clip_grad_norm 0.0,") &&
+                strstr(out, "format version 10") && strstr(out, " clip_grad_norm 0.0,") &&
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
                 strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0, "
-                                     "moment2_prescale 0\n"),
+                                     "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

@@ -4,7 +4,7 @@ no upstream code): the profile `keras`, keras-team/keras @3422977a.
 
     Muon(params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
          adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004,
-         exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+         clipnorm=None, clipvalue=None, global_clipnorm=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
          muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
          ns_steps=5, nesterov=True, rms_rate=0.2)
 
@@ -13,7 +13,9 @@ param group, where a scheduler sets them).  A variable's path is the
 parameter's attribute `path` (the driver sets it to the vector's name; absent:
 no name rule matches).  One apply (keras.md 3): the variables without a
 gradient are dropped (none left: ValueError "No gradients provided for any
-variable."); every slot is built at the first apply (momentum for all,
+variable."); the gradients are clipped (keras.md 1: clipnorm each by its own
+norm, global_clipnorm by the global scale, clipvalue a clamp, in float32, on
+copies); every slot is built at the first apply (momentum for all,
 velocity for the AdamW ones, zeros); the decay `v - (v * wd) * lr` in float32
 on every variable with a gradient, wd = adam_weight_decay (AdamW) or
 weight_decay (Muon), lr the Muon learning rate; then the Muon (keras.md 4, 5)
@@ -61,11 +63,16 @@ def _f32(v):
 
 class Muon(torch.optim.Optimizer):
     def __init__(self, params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, adam_weight_decay=0.004,
-                 epsilon=1e-7, weight_decay=0.004, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+                 epsilon=1e-7, weight_decay=0.004, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
                  muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True,
                  rms_rate=0.2, **kwargs):
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:  # keras.md 2
+            raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+                             f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         defaults = dict(learning_rate=learning_rate, adam_beta_1=adam_beta_1, adam_beta_2=adam_beta_2,
                         adam_weight_decay=adam_weight_decay, epsilon=epsilon, weight_decay=weight_decay,
                         exclude_layers=list(exclude_layers or []), exclude_embeddings=exclude_embeddings,
@@ -94,6 +101,26 @@ class Muon(torch.optim.Optimizer):
             state['momentum'] = torch.zeros_like(p, memory_format=torch.preserve_format)
             if self.should_use_adamw(p, o):
                 state['velocity'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
+    # -- keras.md 1: the base optimizer's _clip_gradients, every number a float32 tensor
+    def _clip_gradients(self, grads):
+        if self.clipnorm and self.clipnorm > 0:
+            c = _f32(self.clipnorm)
+            out = []
+            for g in grads:
+                l2sum = torch.sum(torch.square(g))
+                l2norm = torch.sqrt(l2sum) if l2sum > 0 else l2sum
+                out.append((g * c) / torch.maximum(l2norm, c))
+            return out
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            use_norm = torch.sqrt(torch.sum(torch.stack([torch.sum(torch.square(g)) for g in grads])))
+            scale = _f32(self.global_clipnorm) * torch.minimum(1.0 / use_norm, _f32(1.0 / self.global_clipnorm))
+            scale = scale + (use_norm - use_norm)
+            return [g * scale for g in grads]
+        if self.clipvalue and self.clipvalue > 0:
+            v = _f32(self.clipvalue)
+            return [torch.clip(g, min=-v, max=v) for g in grads]
+        return grads
 
     # -- keras.md 3, step 3
     def _apply_weight_decay(self, p, o):
@@ -141,13 +168,14 @@ class Muon(torch.optim.Optimizer):
             if p.grad.is_sparse or p.grad.is_complex():
                 raise TypeError("keras Muon: a sparse or complex gradient cannot be applied to a float32 variable")
         lr = _f32(o['learning_rate'])
+        grads = self._clip_gradients([p.grad for p in active])
         for p in active:
             self._apply_weight_decay(p, o)
-        for p in active:
+        for p, g in zip(active, grads):
             if 'velocity' in self.state[p]:
-                self._adamw_update_step(p.grad, p, lr * o['adam_lr_ratio'], o)
+                self._adamw_update_step(g, p, lr * o['adam_lr_ratio'], o)
             else:
-                self._muon_update_step(p.grad, p, lr, o)
+                self._muon_update_step(g, p, lr, o)
         self.iterations += 1
         for p in params:
             self.state[p]['step'] = self.iterations

@@ -546,6 +546,24 @@ typedef enum muonref_decay_method {
   MUONREF_DECAY_L2 = 3
 } muonref_decay_method;
 
+/* The formula of gradient clipping (clip_grad_norm, clip_grad_norm_each;
+ * spec/muon.md 3.1), binary32 throughout where a port computes in it:
+ *   MEGATRON: by the global norm N, only when c = clip_grad_norm / (N +
+ *             1e-6) < 1: G <- R32(G R32(c)) (Megatron-LM clip_grads.py
+ *             clip_grad_by_total_norm_fp32)
+ *   KERAS:    always, by the global norm: s = R32(R32(c) min(R32(1 / N32),
+ *             R32(1 / c))), G <- R32(G s); each gradient by its own norm
+ *             n32: G <- R32(R32(G R32(c)) / max(n32, R32(c)))
+ *             (keras-team/keras base_optimizer.py @3422977a
+ *             clip_by_global_norm, _clip_by_norm; N32, n32 the binary32
+ *             norms of binary32 sums of squares)
+ * clip_grad_norm_each (per gradient) has the KERAS formula whatever the
+ * form, as clip_grad_value has keras' clamp (no other port has them). */
+typedef enum muonref_clip_form {
+  MUONREF_CLIP_MEGATRON = 0,
+  MUONREF_CLIP_KERAS = 1
+} muonref_clip_form;
+
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as
  * a X + (b A + c A A) X with A = X X^T. */
 typedef struct muonref_coeff {
@@ -580,9 +598,10 @@ typedef struct muonref_options {
                                 first group's value; every group must carry the same): before
                                 the step, with N the L2 norm of every gradient of every group
                                 (Muon and AdamW; a missing gradient counts as none, a ZEROS one
-                                as zeros) and c = clip_grad_norm / (N + 1e-6) in binary64,
+                                as zeros) and, under clip_grad_form MEGATRON, c = clip_grad_norm / (N + 1e-6) in binary64,
                                 every gradient becomes R32(g * R32(c)) when c < 1, and is left
-                                as it is otherwise (core/grad.c muonref_clip_coeff).  Megatron
+                                as it is otherwise (core/grad.c muonref_clip_coeff; KERAS:
+                                muonref_clip_form).  Megatron
                                 clip_grad_by_total_norm_fp32: `clip_coeff = max_norm /
                                 (total_norm + 1.0e-6)`; `if clip_coeff < 1.0:
                                 multi_tensor_applier(multi_tensor_scale_impl, ..., [grads,
@@ -590,6 +609,13 @@ typedef struct muonref_options {
                                 `total_norm.item() ** (1.0 / norm_type)` of a float32 sum of
                                 squares (get_grad_norm_fp32); muonref's N is exact (MPFR) in
                                 the reference, binary64 in the fast path */
+  muonref_clip_form clip_grad_form; /* MEGATRON (zero) or KERAS: the formula of clip_grad_norm (above;
+                                       spec/muon.md 3.1) */
+  double clip_grad_norm_each; /* >= 0, finite; 0: none.  Each gradient by its own L2 norm, before the step,
+                                 by keras' formula whatever clip_grad_form (keras' clipnorm: muonref_clip_form
+                                 KERAS; spec/muon.md 3.1) */
+  double clip_grad_value;     /* >= 0, finite; 0: none.  Each gradient element clamped to [-R32(v), R32(v)]
+                                 before the step (keras' clipvalue, `ops.clip(g, -v, v)`; spec/muon.md 3.1) */
   muonref_missing_grad missing_grad; /* SKIP (zero) or ZEROS */
   int all_missing_error;    /* 0 or 1: a step where no parameter has a gradient is refused (MUONREF_EOPTION)
                                with "No gradients provided for any variable." (keras base_optimizer.py
@@ -816,6 +842,7 @@ MUONREF_API const char *muonref_moment2_name(muonref_moment2 m);
 MUONREF_API const char *muonref_moment2_rescale_name(muonref_moment2_rescale r);
 MUONREF_API const char *muonref_precondition_name(muonref_precondition p);
 MUONREF_API const char *muonref_decay_method_name(muonref_decay_method m);
+MUONREF_API const char *muonref_clip_form_name(muonref_clip_form f);
 
 /* The coefficient triple that Newton-Schulz step k (0-based, k <
  * muonref_ns_step_count(o)) uses under o's list and order (see

@@ -170,6 +170,13 @@ MUONREF_API MUONREF_NODISCARD int muonref_ref_step_cr(const muonref_options *o, 
 MUONREF_API MUONREF_NODISCARD int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, const size_t *numel,
                                                         muonref_error *err);
 
+/* The sum of squares of one gradient g[0..n) for keras' clipping
+ * (muonref_clip_form KERAS, grad.h): computed exactly in MPFR (as
+ * muonref_ref_grad_norm) and rounded once to nearest binary32, into *out
+ * as a double (what a float32 `ops.sum(ops.square(g))` computes, up to its
+ * order of summation).  g NULL: 0.  MUONREF_EOPTION for NULL out. */
+MUONREF_API MUONREF_NODISCARD int muonref_ref_grad_sumsq32(double *out, const float *g, size_t n, muonref_error *err);
+
 /* The gradient of decay_method L2 (options.h; Emerging-Optimizers
  * mixin.py @fd77292 `grad.add_(p, alpha=wd)`): out[j] = R32(g[j] + wd
  * p[j]) for j < n, the exact sum rounded once to nearest binary32 (MPFR:

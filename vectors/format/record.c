@@ -935,12 +935,13 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
     return st;
   int r = muonref_check_rule_of(rule);
   if (r < 0)
-    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range or coeffs_fit", rule);
+    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range, coeffs_fit or at_most_one",
+                       rule);
   k->rule = (muonref_check_rule)r;
   if (!muonref_check_field_takes(k->field, k->rule))
     return fail_member(err, path, mm, "'%s' cannot check the field '%s' (the reals lr, momentum, weight_decay, ns_eps, "
                        "moment2_beta, adam_eps, adam_betas take finite, nonnegative, unit; ns_steps range; "
-                       "coeffs coeffs_fit)", rule, k->field);
+                       "coeffs coeffs_fit; clip at_most_one)", rule, k->field);
   k->lo = INT_MIN, k->hi = INT_MAX;
   for (int end = 0; end < 2; end++) {
     const char *key = end ? "max" : "min";
@@ -965,9 +966,13 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   snprintf(mm, sizeof mm, "%s.message", m);
   if ((st = get_string(e, "message", k->message, sizeof k->message, path, mm, 1, err)))
     return st;
-  const char *at = strstr(k->message, "{}");
-  if (at && strstr(at + 2, "{}"))
-    return fail_member(err, path, mm, "may hold \"{}\" (the value) once only");
+  int holes = 0;
+  for (const char *at = strstr(k->message, "{}"); at; at = strstr(at + 2, "{}"))
+    holes++;
+  if (k->rule == MUONREF_RULE_AT_MOST_ONE ? holes != 3 && holes != 0 : holes > 1)
+    return fail_member(err, path, mm, k->rule == MUONREF_RULE_AT_MOST_ONE
+                       ? "holds \"{}\" three times (clip_grad_norm_each, clip_grad_value, clip_grad_norm) or not at all"
+                       : "may hold \"{}\" (the value) once only");
   if (!printable(k->message))
     return fail_member(err, path, mm, "must hold no control character (a newline, a tab, ...): it is written into C");
   return MUONREF_OK;

@@ -1735,6 +1735,47 @@ static int has_field_key(const gen_ctx *g, size_t offset)
   return 0;
 }
 
+/* keras' clipping (clip_grad_form keras; spec/muon.md 3.1, keras-team/keras
+ * base_optimizer.py @3422977a _clip_gradients), for a profile with keras'
+ * keys: clipnorm (each gradient by its own norm), global_clipnorm (the
+ * global scale, applied also below the bound) and clipvalue (a clamp), each
+ * over three steps whose global norms lie above and below the bound, on a
+ * Muon kernel, an AdamW bias and an AdamW embedding (one group: keras has
+ * none).  The per-gradient norms follow the sizes (about 3, 0.5 and 2.6 of
+ * a global 4), so that clipnorm clips some gradients of a step and not
+ * others, which the global form cannot give. */
+static void gradients_clip_keras(gen_ctx *g)
+{
+  static const struct { const char *what; double each, value, global, norms[3]; int adam_only; } C[] = {
+    {"clipnorm 1.0, global norms 4, 0.25, 2: at steps 1 and 3 the kernel and the embedding clipped to norm 1, the "
+     "bias not (each gradient by its own norm)", 1.0, 0.0, 0.0, {4.0, 0.25, 2.0}, 0},
+    {"clipnorm 0.3, global norms 3, 0.5, 1.2: each gradient above 0.3 clipped to it, at every step", 0.3, 0.0, 0.0,
+     {3.0, 0.5, 1.2}, 0},
+    {"global_clipnorm 1.0, global norms 4, 0.25, 2: steps 1 and 3 scaled by about 1/4 and 1/2, step 2 by "
+     "R32(1.0 * R32(1 / 1.0)) = 1", 0.0, 0.0, 1.0, {4.0, 0.25, 2.0}, 0},
+    {"global_clipnorm 0.3, global norms 3, 0.1, 0.9: steps 1 and 3 scaled, step 2 below the bound by R32(R32(0.3) "
+     "R32(1 / 0.3)) (keras scales always)", 0.0, 0.0, 0.3, {3.0, 0.1, 0.9}, 0},
+    {"clipvalue 0.1, global norms 4, 0.25, 2: about 44 % of step 1's elements and 13 % of step 3's clamped to "
+     "[-0.1, 0.1], none of step 2's", 0.0, 0.1, 0.0, {4.0, 0.25, 2.0}, 0},
+    {"clipnorm 1.0, AdamW variables only (a bias and an embedding), global norms 4, 0.25, 2: at steps 1 and 3 the "
+     "embedding clipped, the bias not", 1.0, 0.0, 0.0, {4.0, 0.25, 2.0}, 1},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.004);
+    o.clip_grad_norm_each = C[k].each, o.clip_grad_value = C[k].value, o.clip_grad_norm = C[k].global;
+    begin(&c, C[k].what, &o);
+    if (!C[k].adam_only)
+      param(g, &c, "dense.kernel", shape2(16, 32), 0);
+    param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+    param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grads_global_norm(g, &c, s, C[k].norms[s]);
+    flags(&c, "KerasClip", NULL, NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* maximize (options.h; kozistr/pytorch_optimizer's `maximize`, spec/profiles/pytorch_optimizer.md 4): every
  * gradient negated first, in place.  A structured Muon matrix (exact in bf16) and a bias on AdamW, with the
  * profile's Nesterov, then without it and with a decoupled decay: p.grad holds the Nesterov input of -G, or -G
@@ -1875,6 +1916,8 @@ void gen_area_gradients(gen_ctx *g)
     gradients_maximize(g);
   if (has_field_key(g, offsetof(muonref_options, cautious_update))) /* the same */
     gradients_cautious(g);
+  if (has_field_key(g, offsetof(muonref_options, clip_grad_norm_each))) /* the same: keras' clipping */
+    gradients_clip_keras(g);
 }
 
 /* ---- Newton-Schulz ---- */
@@ -2692,6 +2735,22 @@ static void errors_keras(gen_ctx *g)
                    G[k].kind == 7 ? "RoutingRegex" : G[k].kind == 8 ? "MissingGradient" : "BadGradient",
                    G[k].kind == 4 ? "BugB19" : NULL);
   }
+  /* BaseOptimizer.__init__'s one check (the record's catalogue row at_most_one), and a negative bound,
+   * which keras takes as none (`if self.clipnorm and self.clipnorm > 0`); after the cases above, so that
+   * their inputs stay */
+  static const struct { const char *what, *opt, *msg, *result; } C[] = {
+    {"clipnorm and clipvalue both set: BaseOptimizer.__init__ refuses", "{\"clipnorm\": 1.0, \"clipvalue\": 0.5}",
+     "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm=1.0, clipvalue=0.5, "
+     "global_clipnorm=None", NULL},
+    {"clipnorm and global_clipnorm both set: refused", "{\"clipnorm\": 2.0, \"global_clipnorm\": 1.0}",
+     "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm=2.0, clipvalue=None, "
+     "global_clipnorm=1.0", NULL},
+    {"clipnorm = -1.0: keras clips nothing (`self.clipnorm > 0` is false), muonref refuses it",
+     "{\"clipnorm\": -1.0}", "Invalid gradient clipping norm per gradient (clip_grad_norm_each): -1.0", "acceptable"},
+  };
+  if (has_field_key(g, offsetof(muonref_options, clip_grad_norm_each)))
+    for (size_t k = 0; k < sizeof C / sizeof C[0]; k++)
+      error_case(g, C[k].what, C[k].opt, "EOPTION", C[k].msg, C[k].result);
 }
 
 void gen_area_errors(gen_ctx *g)

@@ -152,6 +152,45 @@ static void sim_free(sim *s, int n)
   }
 }
 
+/* clip_step under clip_grad_form KERAS, or clipping each gradient or its
+ * values (options.h; spec/muon.md 3.1): each
+ * present gradient's sum of squares exactly, rounded once to binary32
+ * (muonref_ref_grad_sumsq32), then keras' global scale, clipping of each
+ * gradient by its own norm, or clamp, as the port computes them (grad.h);
+ * every present gradient gets a copy when any clipping is on. */
+static int clip_step_keras(const gen_step_case *c, int k, const muonref_options *o0, float **clipped,
+                           muonref_error *err)
+{
+  double sums[GEN_MAX_PARAMS];
+  size_t numel[GEN_MAX_PARAMS], n = 0;
+  int st = MUONREF_OK;
+  for (int i = 0; !st && i < c->n_params; i++) {
+    numel[i] = muonref_shape_numel(&c->shapes[i]);
+    if (c->grads[k][i])
+      st = muonref_ref_grad_sumsq32(&sums[n++], c->grads[k][i], numel[i], err);
+  }
+  int global = o0->clip_grad_form == MUONREF_CLIP_KERAS && o0->clip_grad_norm > 0.0;
+  double s = global ? muonref_clip_keras_global(o0->clip_grad_norm, sums, n) : 1.0;
+  int any = o0->clip_grad_norm > 0.0 || o0->clip_grad_norm_each > 0.0 || o0->clip_grad_value > 0.0;
+  n = 0;
+  for (int i = 0; !st && i < c->n_params; i++) {
+    int neg = gen_step_options(c, k, c->group_of[i]).maximize;
+    if (!c->grads[k][i])
+      continue;
+    double own = sums[n++];
+    if (!any && !neg)
+      continue;
+    if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
+    muonref_grad_used(clipped[i], c->grads[k][i], numel[i], neg, s);
+    if (o0->clip_grad_norm_each > 0.0)
+      muonref_clip_keras_each(clipped[i], numel[i], o0->clip_grad_norm_each, own);
+    if (o0->clip_grad_value > 0.0)
+      muonref_clip_value(clipped[i], numel[i], o0->clip_grad_value);
+  }
+  return st;
+}
+
 /* The gradients step k uses, where they are not the case's: under maximize
  * (options.h, each parameter's group) the gradient negated, exactly; with
  * gradient clipping (options.h clip_grad_norm, the first group's value: one
@@ -162,7 +201,10 @@ static void sim_free(sim *s, int n)
  * step uses the case's own. */
 static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_error *err)
 {
-  double max_norm = gen_step_options(c, k, 0).clip_grad_norm, norm = 0.0;
+  muonref_options o0 = gen_step_options(c, k, 0);
+  if (o0.clip_grad_form == MUONREF_CLIP_KERAS || o0.clip_grad_norm_each > 0.0 || o0.clip_grad_value > 0.0)
+    return clip_step_keras(c, k, &o0, clipped, err);
+  double max_norm = o0.clip_grad_norm, norm = 0.0;
   size_t numel[GEN_MAX_PARAMS];
   for (int i = 0; i < c->n_params; i++)
     numel[i] = muonref_shape_numel(&c->shapes[i]);

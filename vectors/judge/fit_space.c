@@ -82,6 +82,10 @@ static const searched SEARCHED[] = {
   {"adam_l2_grad", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* AdamW's L2 gradient left in p.grad, or not */
   {"moment2_prescale", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* the Muon scale before the second moment, or after */
   {"clip_grad_norm", MUONREF_FIT_STEP, {0.0, 1.0, NAN}, NULL},
+  /* keras' clipping (spec/muon.md 3.1): the form of the global one, and each kind left out */
+  {"clip_grad_form", MUONREF_FIT_STEP, {NAN}, NULL},
+  {"clip_grad_norm_each", MUONREF_FIT_STEP, {0.0, NAN}, NULL},
+  {"clip_grad_value", MUONREF_FIT_STEP, {0.0, NAN}, NULL},
   {"maximize", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* every gradient negated: a port that ascends */
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},
   /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
