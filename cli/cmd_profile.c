@@ -52,7 +52,9 @@ static void print_key(const muonref_options *o, const muonref_option_key *k)
     json_decref(v), v = muonref_case_key_json(&t, k);
   }
   print_py(v);
-  printf(k->required ? "  (no default in the port: the vectors always give it)\n" : "\n");
+  printf(k->required   ? "  (no default in the port: the vectors always give it)\n"
+         : k->optional ? "  (optional: written only where a case sets another value; absent, the port's own default)\n"
+                       : "\n");
   json_decref(v);
 }
 

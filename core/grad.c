@@ -72,8 +72,9 @@ double muonref_clip_keras_global(double max_norm, const double *sumsq, size_t n)
     total += (double)(float)sumsq[i]; /* keras global_norm: ops.sum(ops.square(v)) per gradient, float32 */
   double n32 = muonref_clip_keras_norm(total);
   double inv_n = (double)(float)(1.0 / n32), inv_c = (double)(float)(1.0 / max_norm); /* 1/0 = inf */
-  /* `clip_norm * ops.minimum(1.0 / use_norm, 1.0 / clip_norm)`, then `+ (use_norm - use_norm)` (+0) */
-  return (double)(float)((double)(float)max_norm * (inv_n < inv_c ? inv_n : inv_c));
+  /* `clip_norm * ops.minimum(1.0 / use_norm, 1.0 / clip_norm)`, then `+ (use_norm - use_norm)`: +0 for a finite
+   * norm, NaN for one that overflowed binary32 (keras: "For inf/-inf/NaN, this will make scale NaN") */
+  return (double)(float)((double)(float)max_norm * (inv_n < inv_c ? inv_n : inv_c)) + (n32 - n32);
 }
 
 void muonref_clip_keras_each(float *g, size_t n, double max_norm, double sumsq)
@@ -81,7 +82,7 @@ void muonref_clip_keras_each(float *g, size_t n, double max_norm, double sumsq)
   if (!g)
     return;
   double c32 = (double)(float)max_norm, n32 = muonref_clip_keras_norm(sumsq);
-  double d = n32 > c32 ? n32 : c32; /* ops.maximum(l2norm, clipnorm) */
+  double d = isnan(n32) || n32 > c32 ? n32 : c32; /* ops.maximum(l2norm, clipnorm), NaN kept as torch.maximum keeps it */
   for (size_t j = 0; j < n; j++) /* each operation rounded once to binary32 (binary64 first: innocuous for * and /) */
     g[j] = (float)((double)(float)((double)g[j] * c32) / d);
 }
@@ -91,4 +92,11 @@ void muonref_clip_value(float *g, size_t n, double v)
   float hi = (float)v, lo = -hi;
   for (size_t j = 0; g && j < n; j++)
     g[j] = g[j] < lo ? lo : g[j] > hi ? hi : g[j];
+}
+
+void muonref_grad_unscale(float *g, size_t n, double s)
+{
+  double s32 = (double)(float)s;
+  for (size_t j = 0; g && j < n; j++)
+    g[j] = (float)((double)g[j] / s32);
 }

@@ -94,8 +94,9 @@ const muonref_option_field muonref_option_fields[] = {
   BOOL8(cautious_update), BOOL8(adam_l2_grad),
   /* format 9 (Emerging-Optimizers v0.2.0's scale before the second moment) */
   BOOL9(moment2_prescale),
-  /* format 10 (keras' clipnorm, clipvalue and global_clipnorm) */
+  /* format 10 (keras' clipnorm, clipvalue, global_clipnorm and loss_scale_factor) */
   ENUM10(clip_grad_form, clip_form, "MUONREF_CLIP_"), F64_10(clip_grad_norm_each), F64_10(clip_grad_value),
+  F64_10(loss_scale),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -116,7 +117,7 @@ SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1632, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1640, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)

@@ -176,18 +176,21 @@ static int check_patterns(const muonref_options *o, muonref_error *err)
 }
 
 /* The 0/1 fields of the shared and keras blocks. */
-/* The clipping fields (spec/muon.md 3.1): the form one of the enum, each
+/* The clipping fields and the loss scale (spec/muon.md 3.1, 3.2): the form one of the enum, each
  * bound finite and >= 0 (keras takes a bound of 0 or below as none: `if
  * self.clipnorm and self.clipnorm > 0`; muonref refuses a negative one),
- * and at most one kind set (keras' own check, in its words, is a catalogue row and
- * comes first). */
+ * and at most one kind set (keras' own check, in its words, is a catalogue
+ * row and runs before this one, after the rows of catalogue none that keras
+ * inherits: muonref's refusal of a non-finite lr comes before it, where
+ * keras, which checks no lr, raises its clip check). */
 static int check_clip(const muonref_options *o, muonref_error *err)
 {
   int s;
   char b[3][40];
   if ((s = check_enum(CLIP_FORM_NAMES, "clip_grad_form", (unsigned)o->clip_grad_form, err)))
     return s;
-  if ((s = check_real(o->clip_grad_norm_each < 0.0, o->clip_grad_norm_each,
+  if ((s = check_real(o->loss_scale < 0.0, o->loss_scale, "Invalid loss scale factor (loss_scale)", err)) ||
+      (s = check_real(o->clip_grad_norm_each < 0.0, o->clip_grad_norm_each,
                       "Invalid gradient clipping norm per gradient (clip_grad_norm_each)", err)) ||
       (s = check_real(o->clip_grad_value < 0.0, o->clip_grad_value, "Invalid gradient clipping value (clip_grad_value)",
                       err)))

@@ -76,13 +76,14 @@ static double l2_coeff(const param *p) { return muonref_l2_coeff(p->options, p->
 
 static int uses_l2(const param *p) { return l2_coeff(p) != 0.0; }
 
-/* Whether options o clip the gradients (spec/muon.md 3.1). */
+/* Whether options o transform the gradients before the step: clipping or the loss scale (spec/muon.md 3.1,
+ * 3.2). */
 static int any_clip(const muonref_options *o)
 {
-  return o->clip_grad_norm > 0.0 || o->clip_grad_norm_each > 0.0 || o->clip_grad_value > 0.0;
+  return o->clip_grad_norm > 0.0 || o->clip_grad_norm_each > 0.0 || o->clip_grad_value > 0.0 || o->loss_scale > 0.0;
 }
 
-/* Clipping is the optimizer's: group g must carry group 0's values (MUONREF_EOPTION naming the first that
+/* Clipping and the loss scale are the optimizer's: group g must carry group 0's values (MUONREF_EOPTION naming the first that
  * differs). */
 static int same_clip(const muonref_options *o, const muonref_options *o0, size_t g, muonref_error *err)
 {
@@ -90,6 +91,7 @@ static int same_clip(const muonref_options *o, const muonref_options *o0, size_t
     {"clip_grad_norm", offsetof(muonref_options, clip_grad_norm)},
     {"clip_grad_norm_each", offsetof(muonref_options, clip_grad_norm_each)},
     {"clip_grad_value", offsetof(muonref_options, clip_grad_value)},
+    {"loss_scale", offsetof(muonref_options, loss_scale)},
   };
   for (size_t k = 0; k < sizeof F / sizeof F[0]; k++) {
     double a, b;
@@ -871,61 +873,59 @@ static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 }
 #endif
 
-/* keras' clipping (grad.h): from the binary64 sums of squares of the
- * present gradients, the global scale (clip_grad_form KERAS), each
- * gradient's own clipping, or the clamp, on copies of the gradients. */
-static void clip_keras(muonref_optimizer *opt, const muonref_grad *grads)
+/* The clipping of the copies in opt->clipped (k of them, in parameter
+ * order, opt->sumsq their binary64 sums of squares): Megatron's (the
+ * coefficient from the global norm, below 1 only; not under the fault
+ * megatron_clip_update, which clips the updates instead) or keras' global
+ * scale, then keras' clipping of each gradient by its own norm, or the
+ * clamp (grad.h; spec/muon.md 3.1, 3.2). */
+static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_t k)
 {
   const muonref_options *o = &opt->groups[0];
-  size_t k = 0;
-  for (size_t i = 0; i < opt->n_params; i++)
-    if (grads[i].data)
-      opt->sumsq[k++] = muonref_grad_sumsq(grads[i].data, opt->params[i].route.numel);
-  int global = o->clip_grad_form == MUONREF_CLIP_KERAS && o->clip_grad_norm > 0.0;
-  double s = global ? muonref_clip_keras_global(o->clip_grad_norm, opt->sumsq, k) : 1.0;
+  double total = 0.0, s = 1.0;
+  for (size_t j = 0; j < k; j++)
+    total += opt->sumsq[j];
+  if (o->clip_grad_norm > 0.0)
+    s = o->clip_grad_form == MUONREF_CLIP_KERAS ? muonref_clip_keras_global(o->clip_grad_norm, opt->sumsq, k)
+        : FAULT_IS(opt, MEGATRON_CLIP_UPDATE) ? 1.0 : muonref_clip_coeff(o->clip_grad_norm, sqrt(total));
   k = 0;
   for (size_t i = 0; i < opt->n_params; i++) {
     if (!grads[i].data)
       continue;
     float *d = opt->clipped + opt->clip_off[i];
     size_t n = opt->params[i].route.numel;
-    muonref_grad_used(d, grads[i].data, n, opt->params[i].options->maximize, s);
+    muonref_clip_scale(d, n, s);
     if (o->clip_grad_norm_each > 0.0)
       muonref_clip_keras_each(d, n, o->clip_grad_norm_each, opt->sumsq[k]);
     if (o->clip_grad_value > 0.0)
       muonref_clip_value(d, n, o->clip_grad_value);
-    opt->gptr[i] = d, k++;
+    k++;
   }
 }
 
 /* Sets opt->gptr[i], the gradient parameter i steps with: grads[i].data,
- * or missing_grad's, or a copy in opt->clipped: negated under maximize
- * (exact), then (clip_grad_norm > 0 and the global norm above it) clipped
- * (core/grad.c: the coefficient from the binary64 norm of every present
- * gradient, each value R32(g R32(c)); the sign does not change the norm). */
+ * or missing_grad's, or, where the step transforms the gradients
+ * (opt->clipped: maximize, loss_scale, any clipping), a copy made in the
+ * ports' order (spec/muon.md 3, 3.1, 3.2): negated under maximize (exact),
+ * divided by the loss scale, then clipped (clip_copies), the norms from
+ * those copies (the sign does not change them). */
 static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
 {
-  double sumsq = 0.0;
-  int keras = opt->n_groups && opt->groups[0].clip_grad_form == MUONREF_CLIP_KERAS;
-  int clip = opt->n_groups && opt->groups[0].clip_grad_norm > 0.0 && !keras;
+  size_t k = 0;
   for (size_t i = 0; i < opt->n_params; i++) {
     opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, &opt->params[i]);
-    if (clip && grads[i].data)
-      sumsq += muonref_grad_sumsq(grads[i].data, opt->params[i].route.numel);
-  }
-  double c = clip ? muonref_clip_coeff(opt->groups[0].clip_grad_norm, sqrt(sumsq)) : 1.0;
-  int scale = c != 1.0 && !FAULT_IS(opt, MEGATRON_CLIP_UPDATE);
-  for (size_t i = 0; i < opt->n_params; i++) {
-    int neg = opt->params[i].options->maximize;
-    if (!grads[i].data || (!scale && !neg))
+    if (!opt->clipped || !grads[i].data)
       continue;
     float *d = opt->clipped + opt->clip_off[i];
-    muonref_grad_used(d, grads[i].data, opt->params[i].route.numel, neg, scale ? c : 1.0);
+    size_t n = opt->params[i].route.numel;
+    muonref_grad_used(d, grads[i].data, n, opt->params[i].options->maximize, 1.0);
+    if (opt->groups[0].loss_scale > 0.0)
+      muonref_grad_unscale(d, n, opt->groups[0].loss_scale);
+    opt->sumsq[k++] = muonref_grad_sumsq(d, n);
     opt->gptr[i] = d;
   }
-  if (opt->n_groups && (keras ? any_clip(&opt->groups[0])
-                             : opt->groups[0].clip_grad_norm_each > 0.0 || opt->groups[0].clip_grad_value > 0.0))
-    clip_keras(opt, grads);
+  if (opt->clipped)
+    clip_copies(opt, grads, k);
 }
 
 /* decay_method L2 and adam_l2 (options.h): each parameter with a nonzero

@@ -350,6 +350,14 @@ START_TEST(keras_clipping_by_hand)
   /* below the bound: R32(R32(0.3) R32(1 / 0.3)) = 1; and the zero gradient: 1 / 0 = inf, the same scale */
   const double small[1] = {0.01}, zero[1] = {0.0};
   ck_assert(muonref_clip_keras_global(0.3, small, 1) == 1.0 && muonref_clip_keras_global(0.3, zero, 1) == 1.0);
+  /* loss_scale_factor 3: R32(1 / R32(3)) = 0x1.555556p-2 (Python: struct.pack('f', 1 / 3)); 1024 exact */
+  float u[2] = {1.0f, 3072.0f};
+  muonref_grad_unscale(u, 1, 3.0);
+  muonref_grad_unscale(u + 1, 1, 1024.0);
+  ck_assert(u[0] == 0x1.555556p-2f && u[1] == 3.0f);
+  t = o, t.loss_scale = -2.0;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid loss scale factor (loss_scale): -2.0");
   /* clipvalue 0.1: a clamp to [-R32(0.1), R32(0.1)] */
   float v[3] = {-0.5f, 0.05f, 0.2f};
   muonref_clip_value(v, 3, 0.1);

@@ -661,9 +661,9 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 64); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+  ck_assert_uint_eq(at - out, 2 * 72); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
                                         adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale,
-                                        clip_grad_form, clip_grad_norm_each, clip_grad_value */
+                                        clip_grad_form, clip_grad_norm_each, clip_grad_value, loss_scale */
   memcpy(x + out, good + at, n - at);
   out += n - at;
   fix_crc(x, out);
@@ -676,7 +676,7 @@ START_TEST(format_3_still_loads)
             !f.options[1].adam_l2 && !f.options[1].maximize && !f.options[1].cautious_update &&
             !f.options[1].adam_l2_grad && !f.options[1].moment2_prescale &&
             f.options[1].clip_grad_form == MUONREF_CLIP_MEGATRON && f.options[1].clip_grad_norm_each == 0.0 &&
-            f.options[1].clip_grad_value == 0.0);
+            f.options[1].clip_grad_value == 0.0 && f.options[1].loss_scale == 0.0);
   muonref_state_file_free(&f);
   ck_assert_msg(muonref_state_load(b, path("v3"), &e) == MUONREF_OK, "%s", e.message);
   ck_assert(same_state(a, b));
@@ -688,7 +688,7 @@ START_TEST(format_3_still_loads)
                                           "nuclear_scale 0,") &&
                              strstr(text, " ns_precondition frobenius, decay_method decoupled, adam_eps_root 0.0, adam_l2 0, "
                                           "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0, clip_grad_form megatron, "
-                                          "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0\n") &&
+                                          "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -815,7 +815,7 @@ START_TEST(state_command)
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
                 strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0, "
-                                     "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0\n"),
+                                     "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

@@ -4,7 +4,7 @@ no upstream code): the profile `keras`, keras-team/keras @3422977a.
 
     Muon(params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
          adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004,
-         clipnorm=None, clipvalue=None, global_clipnorm=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+         clipnorm=None, clipvalue=None, global_clipnorm=None, loss_scale_factor=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
          muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
          ns_steps=5, nesterov=True, rms_rate=0.2)
 
@@ -13,9 +13,9 @@ param group, where a scheduler sets them).  A variable's path is the
 parameter's attribute `path` (the driver sets it to the vector's name; absent:
 no name rule matches).  One apply (keras.md 3): the variables without a
 gradient are dropped (none left: ValueError "No gradients provided for any
-variable."); the gradients are clipped (keras.md 1: clipnorm each by its own
-norm, global_clipnorm by the global scale, clipvalue a clamp, in float32, on
-copies); every slot is built at the first apply (momentum for all,
+variable."); the gradients are divided by loss_scale_factor and clipped
+(keras.md 1: clipnorm each by its own norm, global_clipnorm by the global
+scale, clipvalue a clamp, in float32, on copies); every slot is built at the first apply (momentum for all,
 velocity for the AdamW ones, zeros); the decay `v - (v * wd) * lr` in float32
 on every variable with a gradient, wd = adam_weight_decay (AdamW) or
 weight_decay (Muon), lr the Muon learning rate; then the Muon (keras.md 4, 5)
@@ -64,7 +64,7 @@ def _f32(v):
 class Muon(torch.optim.Optimizer):
     def __init__(self, params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, adam_weight_decay=0.004,
                  epsilon=1e-7, weight_decay=0.004, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+                 loss_scale_factor=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
                  muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True,
                  rms_rate=0.2, **kwargs):
         if kwargs:
@@ -73,6 +73,7 @@ class Muon(torch.optim.Optimizer):
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.loss_scale_factor = loss_scale_factor
         defaults = dict(learning_rate=learning_rate, adam_beta_1=adam_beta_1, adam_beta_2=adam_beta_2,
                         adam_weight_decay=adam_weight_decay, epsilon=epsilon, weight_decay=weight_decay,
                         exclude_layers=list(exclude_layers or []), exclude_embeddings=exclude_embeddings,
@@ -168,7 +169,10 @@ class Muon(torch.optim.Optimizer):
             if p.grad.is_sparse or p.grad.is_complex():
                 raise TypeError("keras Muon: a sparse or complex gradient cannot be applied to a float32 variable")
         lr = _f32(o['learning_rate'])
-        grads = self._clip_gradients([p.grad for p in active])
+        grads = [p.grad for p in active]
+        if self.loss_scale_factor is not None:  # keras.md 1: BaseOptimizer.apply unscales first
+            grads = [g / self.loss_scale_factor for g in grads]
+        grads = self._clip_gradients(grads)
         for p in active:
             self._apply_weight_decay(p, o)
         for p, g in zip(active, grads):

@@ -72,7 +72,7 @@ MUONREF_API void muonref_l2_grad(float *out, const float *g, const float *p, siz
  * total_norm = sqrt of the sum over every gradient); 0 for g NULL. */
 MUONREF_API double muonref_grad_sumsq(const float *g, size_t n);
 
-/* keras' gradient clipping (muonref_clip_form KERAS; spec/muon.md 3.1),
+/* keras' gradient clipping (muonref_clip_form KERAS; spec/muon.md 3.2),
  * as keras-team/keras keras/src/optimizers/base_optimizer.py @3422977a
  * computes it under the torch backend: every Python number becomes a
  * float32 tensor, every operation is float32.  sumsq: the sum of squares
@@ -85,13 +85,15 @@ MUONREF_API double muonref_grad_sumsq(const float *g, size_t n);
 MUONREF_API double muonref_clip_keras_norm(double sumsq);
 
 /* clip_by_global_norm: the float32 scale every gradient is multiplied by,
- * s = R32(R32(c) * min(R32(1 / N32), R32(1 / c))) with c = max_norm (> 0),
+ * s = R32(R32(c) * min(R32(1 / N32), R32(1 / c))) + (N32 - N32) with c = max_norm (> 0),
  * N32 = R32(sqrt(R32(sum_i R32(sumsq[i])))) over the n present gradients
  * (`ops.sum(ops.stack(squared_norms))`, here the sum in binary64: exact
  * for binary32 terms within 2^29 of each other).  Applied always, also
- * below the bound (s is then R32(R32(c) R32(1 / c)), 1 or 1 - 2^-24);
- * N32 = 0 gives 1 / N32 = inf and s = R32(R32(c) R32(1 / c)).  Multiply
- * with muonref_clip_scale. */
+ * below the bound (s is then R32(R32(c) R32(1 / c)): 1 or an ulp from it,
+ * 1 + 2^-23 for c = 0.007); N32 = 0 gives 1 / N32 = inf and s =
+ * R32(R32(c) R32(1 / c)); a sum of squares beyond binary32 (N32 = inf)
+ * gives NaN, as keras' `+ (use_norm - use_norm)` does.  Multiply with
+ * muonref_clip_scale. */
 MUONREF_API double muonref_clip_keras_global(double max_norm, const double *sumsq, size_t n);
 
 /* _clip_by_norm (keras' clipnorm, clip_grad_norm_each): g[j] =
@@ -100,6 +102,12 @@ MUONREF_API double muonref_clip_keras_global(double max_norm, const double *sums
  * always (below the bound each value is R32(R32(g c) / c), g or one ulp
  * from it).  g NULL changes nothing. */
 MUONREF_API void muonref_clip_keras_each(float *g, size_t n, double max_norm, double sumsq);
+
+/* keras' unscaling (loss_scale, BaseOptimizer.apply `g / scale`): g[j] =
+ * R32(g[j] / R32(s)) for j < n, in place (binary64 division of binary32
+ * values, rounded once more: the binary32 quotient); s > 0; g NULL
+ * changes nothing. */
+MUONREF_API void muonref_grad_unscale(float *g, size_t n, double s);
 
 /* clipvalue (clip_grad_value): g[j] = min(max(g[j], -R32(v)), R32(v)) for
  * j < n, in place (keras `ops.clip(g, -v, v)`, torch.clip on float32

@@ -547,7 +547,7 @@ typedef enum muonref_decay_method {
 } muonref_decay_method;
 
 /* The formula of gradient clipping (clip_grad_norm, clip_grad_norm_each;
- * spec/muon.md 3.1), binary32 throughout where a port computes in it:
+ * spec/muon.md 3.1, 3.2), binary32 throughout where a port computes in it:
  *   MEGATRON: by the global norm N, only when c = clip_grad_norm / (N +
  *             1e-6) < 1: G <- R32(G R32(c)) (Megatron-LM clip_grads.py
  *             clip_grad_by_total_norm_fp32)
@@ -609,13 +609,16 @@ typedef struct muonref_options {
                                 `total_norm.item() ** (1.0 / norm_type)` of a float32 sum of
                                 squares (get_grad_norm_fp32); muonref's N is exact (MPFR) in
                                 the reference, binary64 in the fast path */
+  double loss_scale;        /* >= 0, finite; 0: none.  Every gradient divided by it first, G <- R32(G /
+                               R32(s)), before any clipping (keras' loss_scale_factor: `g / scale` in
+                               BaseOptimizer.apply; spec/muon.md 3.2) */
   muonref_clip_form clip_grad_form; /* MEGATRON (zero) or KERAS: the formula of clip_grad_norm (above;
-                                       spec/muon.md 3.1) */
+                                       spec/muon.md 3.1, 3.2) */
   double clip_grad_norm_each; /* >= 0, finite; 0: none.  Each gradient by its own L2 norm, before the step,
                                  by keras' formula whatever clip_grad_form (keras' clipnorm: muonref_clip_form
-                                 KERAS; spec/muon.md 3.1) */
+                                 KERAS; spec/muon.md 3.2) */
   double clip_grad_value;     /* >= 0, finite; 0: none.  Each gradient element clamped to [-R32(v), R32(v)]
-                                 before the step (keras' clipvalue, `ops.clip(g, -v, v)`; spec/muon.md 3.1) */
+                                 before the step (keras' clipvalue, `ops.clip(g, -v, v)`; spec/muon.md 3.2) */
   muonref_missing_grad missing_grad; /* SKIP (zero) or ZEROS */
   int all_missing_error;    /* 0 or 1: a step where no parameter has a gradient is refused (MUONREF_EOPTION)
                                with "No gradients provided for any variable." (keras base_optimizer.py

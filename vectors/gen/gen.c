@@ -381,10 +381,9 @@ static const flag_note NOTES[] = {
   /* keras (spec/profiles/keras.md) */
   {"KerasClip", "BASIC", "keras' gradient clipping before the decay and the step: clipnorm (each gradient by its own "
    "L2 norm), global_clipnorm (every gradient by the global scale, applied also below the bound) or clipvalue "
-   "(a clamp), each computed in float32", "a port clipping each gradient by the global norm (or every gradient by "
-   "each one's), clipping after the decay or the update, or ignoring the option moves the AdamW moments and the Muon "
-   "momentum by other amounts over steps whose norms differ", {"spec/muon.md section 3.1",
-   "spec/profiles/keras.md section 1"}, {"keras_clipnorm_global"}},
+   "(a clamp), each computed in float32, after loss_scale_factor's division", "a port clipping each gradient by the "
+   "global norm (or every gradient by each one's), leaving the loss scale in, or ignoring an option moves the AdamW moments and the Muon momentum by other amounts over steps whose "
+   "norms differ", {"spec/muon.md section 3.2", "spec/profiles/keras.md section 1"}, {"keras_clipnorm_global"}},
   {"TaggedEmbedding", "BASIC", "a 2-D parameter tagged is_embedding_or_output_parameter (use_muon false) takes AdamW "
    "(Megatron's routing: the tag, else ndim != 1)", "a port routing by shape alone sends the embedding (or its tied "
    "replica, bug-reports B02) to Muon", {"spec/muon.md section 2", "spec/profiles/megatron.md section 3"},

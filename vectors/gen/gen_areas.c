@@ -1725,6 +1725,37 @@ static void gradients_clip(gen_ctx *g)
   }
 }
 
+/* keras' loss_scale_factor (loss_scale; spec/muon.md 3.2, base_optimizer.py
+ * @3422977a apply: `g / scale` before the clipping): the gradients of a
+ * loss scaled by the factor, divided by it first; a power of two (exact),
+ * a factor whose quotients round, and one before clipnorm (the norm is the
+ * unscaled gradient's).  Same kernel, bias and embedding as the clipping
+ * cases. */
+static void gradients_loss_scale(gen_ctx *g)
+{
+  static const struct { const char *what; double scale, each, norms[3]; } C[] = {
+    {"loss_scale_factor 1024: the gradients of a loss scaled by 1024 (global norms 4096, 256, 2048), divided by it "
+     "first: exact, the step of global norms 4, 0.25, 2", 1024.0, 0.0, {4096.0, 256.0, 2048.0}},
+    {"loss_scale_factor 3: the gradients divided by 3 in float32 (each quotient rounded) before the step", 3.0, 0.0,
+     {12.0, 0.75, 6.0}},
+    {"loss_scale_factor 1000 with clipnorm 1.0: unscaled first, then each gradient clipped by its own unscaled norm "
+     "(global norms 4000, 250, 2000)", 1000.0, 1.0, {4000.0, 250.0, 2000.0}},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    gen_step_case c;
+    muonref_options o = base(g, 0.02, 0.004);
+    o.loss_scale = C[k].scale, o.clip_grad_norm_each = C[k].each;
+    begin(&c, C[k].what, &o);
+    param(g, &c, "dense.kernel", shape2(16, 32), 0);
+    param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+    param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+    for (int s = 0; s < 3; s++)
+      grads_global_norm(g, &c, s, C[k].norms[s]);
+    flags(&c, "KerasClip", NULL, NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* Whether the profile's record has a key for the option field at `offset` (offsetof(muonref_options, F)). */
 static int has_field_key(const gen_ctx *g, size_t offset)
 {
@@ -1735,7 +1766,7 @@ static int has_field_key(const gen_ctx *g, size_t offset)
   return 0;
 }
 
-/* keras' clipping (clip_grad_form keras; spec/muon.md 3.1, keras-team/keras
+/* keras' clipping (clip_grad_form keras; spec/muon.md 3.2, keras-team/keras
  * base_optimizer.py @3422977a _clip_gradients), for a profile with keras'
  * keys: clipnorm (each gradient by its own norm), global_clipnorm (the
  * global scale, applied also below the bound) and clipvalue (a clamp), each
@@ -1754,7 +1785,7 @@ static void gradients_clip_keras(gen_ctx *g)
     {"global_clipnorm 1.0, global norms 4, 0.25, 2: steps 1 and 3 scaled by about 1/4 and 1/2, step 2 by "
      "R32(1.0 * R32(1 / 1.0)) = 1", 0.0, 0.0, 1.0, {4.0, 0.25, 2.0}, 0},
     {"global_clipnorm 0.3, global norms 3, 0.1, 0.9: steps 1 and 3 scaled, step 2 below the bound by R32(R32(0.3) "
-     "R32(1 / 0.3)) (keras scales always)", 0.0, 0.0, 0.3, {3.0, 0.1, 0.9}, 0},
+     "R32(1 / 0.3)) = 1 (keras scales always; here as no scaling)", 0.0, 0.0, 0.3, {3.0, 0.1, 0.9}, 0},
     {"clipvalue 0.1, global norms 4, 0.25, 2: about 44 % of step 1's elements and 13 % of step 3's clamped to "
      "[-0.1, 0.1], none of step 2's", 0.0, 0.1, 0.0, {4.0, 0.25, 2.0}, 0},
     {"clipnorm 1.0, AdamW variables only (a bias and an embedding), global norms 4, 0.25, 2: at steps 1 and 3 the "
@@ -1918,6 +1949,8 @@ void gen_area_gradients(gen_ctx *g)
     gradients_cautious(g);
   if (has_field_key(g, offsetof(muonref_options, clip_grad_norm_each))) /* the same: keras' clipping */
     gradients_clip_keras(g);
+  if (has_field_key(g, offsetof(muonref_options, loss_scale))) /* the same: keras' loss_scale_factor */
+    gradients_loss_scale(g);
 }
 
 /* ---- Newton-Schulz ---- */

@@ -152,75 +152,68 @@ static void sim_free(sim *s, int n)
   }
 }
 
-/* clip_step under clip_grad_form KERAS, or clipping each gradient or its
- * values (options.h; spec/muon.md 3.1): each
- * present gradient's sum of squares exactly, rounded once to binary32
- * (muonref_ref_grad_sumsq32), then keras' global scale, clipping of each
- * gradient by its own norm, or clamp, as the port computes them (grad.h);
- * every present gradient gets a copy when any clipping is on. */
-static int clip_step_keras(const gen_step_case *c, int k, const muonref_options *o0, float **clipped,
-                           muonref_error *err)
+/* Clips the copies (every present gradient has one) as the port does
+ * (grad.h; spec/muon.md 3.1, 3.2): Megatron's coefficient from their
+ * global norm computed exactly (muonref_ref_grad_norm), or keras' forms
+ * from each one's sum of squares computed exactly and rounded once to
+ * binary32 (muonref_ref_grad_sumsq32): the global scale, then each
+ * gradient by its own norm, or the clamp. */
+static int clip_copies(const muonref_options *o, float **copies, const size_t *numel, int n, muonref_error *err)
 {
-  double sums[GEN_MAX_PARAMS];
-  size_t numel[GEN_MAX_PARAMS], n = 0;
-  int st = MUONREF_OK;
-  for (int i = 0; !st && i < c->n_params; i++) {
-    numel[i] = muonref_shape_numel(&c->shapes[i]);
-    if (c->grads[k][i])
-      st = muonref_ref_grad_sumsq32(&sums[n++], c->grads[k][i], numel[i], err);
+  double sums[GEN_MAX_PARAMS], norm = 0.0, s = 1.0;
+  size_t k = 0;
+  int st = MUONREF_OK, keras = o->clip_grad_form == MUONREF_CLIP_KERAS;
+  if (o->clip_grad_norm > 0.0 && !keras) {
+    if ((st = muonref_ref_grad_norm(&norm, (size_t)n, (const float *const *)copies, numel, err)))
+      return st;
+    s = muonref_clip_coeff(o->clip_grad_norm, norm);
   }
-  int global = o0->clip_grad_form == MUONREF_CLIP_KERAS && o0->clip_grad_norm > 0.0;
-  double s = global ? muonref_clip_keras_global(o0->clip_grad_norm, sums, n) : 1.0;
-  int any = o0->clip_grad_norm > 0.0 || o0->clip_grad_norm_each > 0.0 || o0->clip_grad_value > 0.0;
-  n = 0;
-  for (int i = 0; !st && i < c->n_params; i++) {
-    int neg = gen_step_options(c, k, c->group_of[i]).maximize;
-    if (!c->grads[k][i])
+  for (int i = 0; !st && i < n; i++)
+    if (copies[i])
+      st = muonref_ref_grad_sumsq32(&sums[k++], copies[i], numel[i], err);
+  if (o->clip_grad_norm > 0.0 && keras)
+    s = muonref_clip_keras_global(o->clip_grad_norm, sums, k);
+  k = 0;
+  for (int i = 0; !st && i < n; i++) {
+    if (!copies[i])
       continue;
-    double own = sums[n++];
-    if (!any && !neg)
-      continue;
-    if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
-      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
-    muonref_grad_used(clipped[i], c->grads[k][i], numel[i], neg, s);
-    if (o0->clip_grad_norm_each > 0.0)
-      muonref_clip_keras_each(clipped[i], numel[i], o0->clip_grad_norm_each, own);
-    if (o0->clip_grad_value > 0.0)
-      muonref_clip_value(clipped[i], numel[i], o0->clip_grad_value);
+    muonref_clip_scale(copies[i], numel[i], s);
+    if (o->clip_grad_norm_each > 0.0)
+      muonref_clip_keras_each(copies[i], numel[i], o->clip_grad_norm_each, sums[k]);
+    if (o->clip_grad_value > 0.0)
+      muonref_clip_value(copies[i], numel[i], o->clip_grad_value);
+    k++;
   }
   return st;
 }
 
-/* The gradients step k uses, where they are not the case's: under maximize
- * (options.h, each parameter's group) the gradient negated, exactly; with
- * gradient clipping (options.h clip_grad_norm, the first group's value: one
- * for the optimizer) the global norm of every present gradient exactly
- * (muonref_ref_grad_norm; the sign does not change it), the coefficient and
- * the binary32 scaling as the port's (grad.h).  clipped[i] gets such a copy
- * of parameter i's gradient (freed by the caller), or stays NULL where the
- * step uses the case's own. */
+/* The gradients step k uses, where they are not the case's, made in the
+ * port's order (spec/muon.md 3, 3.1, 3.2): under maximize (options.h, each
+ * parameter's group) the gradient negated, exactly; with a loss scale
+ * (options.h loss_scale, the first group's value, as every field below:
+ * one for the optimizer) divided by it, as the port's binary32 division
+ * (grad.h); with clipping, clip_copies.  clipped[i] gets such a copy of
+ * parameter i's gradient (freed by the caller; every present gradient's
+ * where the loss scale or clipping is on), or stays NULL where the step
+ * uses the case's own. */
 static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_error *err)
 {
   muonref_options o0 = gen_step_options(c, k, 0);
-  if (o0.clip_grad_form == MUONREF_CLIP_KERAS || o0.clip_grad_norm_each > 0.0 || o0.clip_grad_value > 0.0)
-    return clip_step_keras(c, k, &o0, clipped, err);
-  double max_norm = o0.clip_grad_norm, norm = 0.0;
   size_t numel[GEN_MAX_PARAMS];
-  for (int i = 0; i < c->n_params; i++)
+  int all = o0.clip_grad_norm > 0.0 || o0.clip_grad_norm_each > 0.0 || o0.clip_grad_value > 0.0 ||
+            o0.loss_scale > 0.0;
+  for (int i = 0; i < c->n_params; i++) {
     numel[i] = muonref_shape_numel(&c->shapes[i]);
-  int st = max_norm > 0.0 ? muonref_ref_grad_norm(&norm, (size_t)c->n_params, (const float *const *)c->grads[k],
-                                                  numel, err)
-                          : MUONREF_OK;
-  double coeff = max_norm > 0.0 ? muonref_clip_coeff(max_norm, norm) : 1.0;
-  for (int i = 0; !st && i < c->n_params; i++) {
     int neg = gen_step_options(c, k, c->group_of[i]).maximize;
-    if (!c->grads[k][i] || (coeff == 1.0 && !neg))
+    if (!c->grads[k][i] || (!all && !neg))
       continue;
     if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
-    muonref_grad_used(clipped[i], c->grads[k][i], numel[i], neg, coeff);
+    muonref_grad_used(clipped[i], c->grads[k][i], numel[i], neg, 1.0);
+    if (o0.loss_scale > 0.0)
+      muonref_grad_unscale(clipped[i], numel[i], o0.loss_scale);
   }
-  return st;
+  return all ? clip_copies(&o0, clipped, numel, c->n_params, err) : MUONREF_OK;
 }
 
 /* Before the last step: where the port writes L2's gradient into p.grad (a

@@ -108,8 +108,10 @@ static struct muonref_fit *fit_of(muonref_checker *c)
 
 /* Whether every tensor of `failing` (the judge's list, "params[0],
  * state[2].exp_avg"; muonref_verdict.failing, complete) belongs to a
- * parameter whose expected state is AdamW's (exp_avg): then the difference
- * lies in the fallback, whatever the fit could not name. */
+ * parameter whose expected state is AdamW's (exp_avg), and none is its
+ * p.grad after the step ("params[1].grad": what step() wrote there, not the
+ * fallback's arithmetic): then the difference lies in the fallback,
+ * whatever the fit could not name. */
 static int failing_only_adamw(const json_t *test, const char *failing, size_t cap)
 {
   const json_t *st = json_object_get(json_object_get(test, "expected"), "state");
@@ -120,6 +122,8 @@ static int failing_only_adamw(const json_t *test, const char *failing, size_t ca
     char *end;
     long i = lb ? strtol(lb + 1, &end, 10) : -1;
     if (i < 0 || !json_object_get(json_array_get(st, (size_t)i), "exp_avg"))
+      return 0;
+    if (!strncmp(end, "].grad", 6)) /* p.grad after the step (gradAfter): what step() left there, not the fallback */
       return 0;
     const char *comma = strchr(at, ',');
     at = comma ? comma + 1 + (comma[1] == ' ') : at + strlen(at);
