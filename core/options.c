@@ -175,7 +175,6 @@ static int check_patterns(const muonref_options *o, muonref_error *err)
   return MUONREF_OK;
 }
 
-/* The 0/1 fields of the shared and keras blocks. */
 /* The clipping fields and the loss scale (spec/muon.md 3.1, 3.2): the form one of the enum, each
  * bound finite and >= 0 (keras takes a bound of 0 or below as none: `if
  * self.clipnorm and self.clipnorm > 0`; muonref refuses a negative one),
@@ -202,6 +201,7 @@ static int check_clip(const muonref_options *o, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* The 0/1 fields of the shared and keras blocks. */
 static int check_flags(const muonref_options *o, muonref_error *err)
 {
   static const struct { const char *name; size_t off; } F01[] = {

@@ -56,9 +56,9 @@ struct muonref_optimizer {
   float *pending2;  /* every Muon parameter's new second moment (moment2) of the step; NULL when none has one */
   double *m2d;      /* the second moment's denominators d of one parameter (its moment2_numel) */
   float *m2perm;    /* 2 * moment2_numel floats: an element-wise v of interleaved matrices in matrix order */
-  float *clipped;   /* clipping (any_clip) or maximize: every parameter's clipped or negated gradient of
-                       the step, at clip_off[i] (numel floats each); NULL without either */
-  double *sumsq;    /* clip_grad_form KERAS: each parameter's binary64 sum of squares of the step (n_params) */
+  float *clipped;   /* grads_transformed (the loss scale, clipping) or maximize: every parameter's gradient
+                       of the step as the step uses it, at clip_off[i] (numel floats each); NULL without */
+  double *sumsq;    /* with clipped: the binary64 sum of squares of each present gradient's copy (n_params) */
   float *l2g;       /* decay_method L2, adam_l2 (options.h): every such parameter's gradient with
                        wd P added, at clip_off[i]; NULL when no group needs it */
   size_t *clip_off;
@@ -78,7 +78,7 @@ static int uses_l2(const param *p) { return l2_coeff(p) != 0.0; }
 
 /* Whether options o transform the gradients before the step: clipping or the loss scale (spec/muon.md 3.1,
  * 3.2). */
-static int any_clip(const muonref_options *o)
+static int grads_transformed(const muonref_options *o)
 {
   return o->clip_grad_norm > 0.0 || o->clip_grad_norm_each > 0.0 || o->clip_grad_value > 0.0 || o->loss_scale > 0.0;
 }
@@ -278,7 +278,7 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
   if (!(opt->gptr = calloc(opt->n_params + 1, sizeof *opt->gptr)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the optimizer");
-  int clip = opt->n_groups && any_clip(&opt->groups[0]), l2 = 0;
+  int clip = opt->n_groups && grads_transformed(&opt->groups[0]), l2 = 0;
   for (size_t i = 0; i < opt->n_params; i++) {
     l2 |= uses_l2(&opt->params[i]);
     clip |= opt->params[i].options->maximize; /* the negated gradient takes the clipped one's place */

@@ -1725,6 +1725,23 @@ static void gradients_clip(gen_ctx *g)
   }
 }
 
+/* One KerasClip case of keras' clipping and loss scale (below): options o, three steps whose gradients have
+ * the global norms `norms`, on a Muon kernel (16, 32) when `kernel`, an AdamW bias (16,) and an AdamW embedding
+ * (24, 16), in keras' one group. */
+static void keras_clip_case(gen_ctx *g, const char *what, const muonref_options *o, const double *norms, int kernel)
+{
+  gen_step_case c;
+  begin(&c, what, o);
+  if (kernel)
+    param(g, &c, "dense.kernel", shape2(16, 32), 0);
+  param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+  param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+  for (int s = 0; s < 3; s++)
+    grads_global_norm(g, &c, s, norms[s]);
+  flags(&c, "KerasClip", NULL, NULL);
+  gen_add_step(g, &c);
+}
+
 /* keras' loss_scale_factor (loss_scale; spec/muon.md 3.2, base_optimizer.py
  * @3422977a apply: `g / scale` before the clipping): the gradients of a
  * loss scaled by the factor, divided by it first; a power of two (exact),
@@ -1742,17 +1759,9 @@ static void gradients_loss_scale(gen_ctx *g)
      "(global norms 4000, 250, 2000)", 1000.0, 1.0, {4000.0, 250.0, 2000.0}},
   };
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
-    gen_step_case c;
     muonref_options o = base(g, 0.02, 0.004);
     o.loss_scale = C[k].scale, o.clip_grad_norm_each = C[k].each;
-    begin(&c, C[k].what, &o);
-    param(g, &c, "dense.kernel", shape2(16, 32), 0);
-    param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
-    param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
-    for (int s = 0; s < 3; s++)
-      grads_global_norm(g, &c, s, C[k].norms[s]);
-    flags(&c, "KerasClip", NULL, NULL);
-    gen_add_step(g, &c);
+    keras_clip_case(g, C[k].what, &o, C[k].norms, 1);
   }
 }
 
@@ -1792,18 +1801,9 @@ static void gradients_clip_keras(gen_ctx *g)
      "embedding clipped, the bias not", 1.0, 0.0, 0.0, {4.0, 0.25, 2.0}, 1},
   };
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
-    gen_step_case c;
     muonref_options o = base(g, 0.02, 0.004);
     o.clip_grad_norm_each = C[k].each, o.clip_grad_value = C[k].value, o.clip_grad_norm = C[k].global;
-    begin(&c, C[k].what, &o);
-    if (!C[k].adam_only)
-      param(g, &c, "dense.kernel", shape2(16, 32), 0);
-    param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
-    param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
-    for (int s = 0; s < 3; s++)
-      grads_global_norm(g, &c, s, C[k].norms[s]);
-    flags(&c, "KerasClip", NULL, NULL);
-    gen_add_step(g, &c);
+    keras_clip_case(g, C[k].what, &o, C[k].norms, !C[k].adam_only);
   }
 }
 
