@@ -111,7 +111,8 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
     printf("coefficient_types ");
     for (size_t i = 0; p->coefficient_types[i]; i++)
       printf(" %s", p->coefficient_types[i]);
-    printf("  (the presets of its release; another: Invalid coefficient type)\n");
+    printf("  (the presets of its release; another: %s)\n",
+           p->coefficient_type_refusal ? p->coefficient_type_refusal : "Invalid coefficient type");
   }
 }
 

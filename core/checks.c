@@ -70,6 +70,9 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
   case MUONREF_RULE_RANGE:
     snprintf(val, n, "%d", o->ns_steps);
     return o->ns_steps >= c->lo && o->ns_steps <= c->hi;
+  case MUONREF_RULE_COEFFS_MULTIPLE: /* the two values, each ended by a NUL */
+    snprintf(val, n, "%d%c%d", o->ns_steps, 0, o->n_coeffs);
+    return o->n_coeffs < 1 || o->ns_steps % o->n_coeffs == 0;
   case MUONREF_RULE_COEFFS_FIT:
     snprintf(val, n, "%d", o->ns_steps);
     return !(o->coeff_order == MUONREF_ORDER_LIST && o->n_coeffs >= 2 && o->n_coeffs > o->ns_steps);
@@ -104,13 +107,19 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
   for (size_t i = 0; i < n; i++) {
     if ((only && strcmp(only, rows[i].field)) || holds(&rows[i], o, val, sizeof val))
       continue;
-    fill(msg, sizeof msg, rows[i].message, val, rows[i].rule == MUONREF_RULE_AT_MOST_ONE ? 3 : 1);
+    fill(msg, sizeof msg, rows[i].message, val, muonref_check_holes(rows[i].rule));
     return muonref_fail(err, MUONREF_EOPTION, "%s", msg);
   }
   return MUONREF_OK;
 }
 
-static const char *const RULE_NAMES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit", "at_most_one", NULL};
+static const char *const RULE_NAMES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit", "at_most_one",
+                                         "coeffs_multiple", NULL};
+
+int muonref_check_holes(muonref_check_rule r)
+{
+  return r == MUONREF_RULE_AT_MOST_ONE ? 3 : r == MUONREF_RULE_COEFFS_MULTIPLE ? 2 : 1;
+}
 
 const char *muonref_check_rule_name(muonref_check_rule r)
 {
@@ -130,7 +139,7 @@ int muonref_check_field_takes(const char *field, muonref_check_rule r)
   static const char *const REALS[] = {"lr", "momentum", "weight_decay", "ns_eps", "moment2_beta", "adam_eps", "adam_betas"};
   if (r == MUONREF_RULE_RANGE)
     return !strcmp(field, "ns_steps");
-  if (r == MUONREF_RULE_COEFFS_FIT)
+  if (r == MUONREF_RULE_COEFFS_FIT || r == MUONREF_RULE_COEFFS_MULTIPLE)
     return !strcmp(field, "coeffs");
   if (r == MUONREF_RULE_AT_MOST_ONE)
     return !strcmp(field, "clip");
@@ -148,6 +157,7 @@ char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n)
   case MUONREF_RULE_UNIT: snprintf(buf, n, "0 <= x < 1"); break;
   case MUONREF_RULE_COEFFS_FIT: snprintf(buf, n, "triples <= ns_steps"); break;
   case MUONREF_RULE_AT_MOST_ONE: snprintf(buf, n, "at most one set"); break;
+  case MUONREF_RULE_COEFFS_MULTIPLE: snprintf(buf, n, "ns_steps a multiple of the triples"); break;
   case MUONREF_RULE_RANGE:
     if (c->lo == INT_MIN)
       snprintf(buf, n, "<= %d", c->hi);

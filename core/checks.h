@@ -24,8 +24,11 @@ typedef enum muonref_check_rule {
   MUONREF_RULE_UNIT,        /* a real: finite and 0 <= x < 1 */
   MUONREF_RULE_RANGE,       /* an integer: lo <= x <= hi */
   MUONREF_RULE_COEFFS_FIT,  /* under coeff_order list, a list of n >= 2 triples has n <= ns_steps (optax) */
-  MUONREF_RULE_AT_MOST_ONE  /* field "clip": at most one of clip_grad_norm_each, clip_grad_value, clip_grad_norm
+  MUONREF_RULE_AT_MOST_ONE, /* field "clip": at most one of clip_grad_norm_each, clip_grad_value, clip_grad_norm
                                is nonzero (keras' BaseOptimizer: clipnorm, clipvalue, global_clipnorm) */
+  MUONREF_RULE_COEFFS_MULTIPLE /* field "coeffs": ns_steps is a multiple of the number of triples (Emerging-
+                                  Optimizers v0.1.0 newton_schulz, which runs the list in whole cycles); the
+                                  message's two "{}" are ns_steps and the number of triples */
 } muonref_check_rule;
 
 /* One check: field "lr", "momentum", "weight_decay", "ns_eps", "adam_eps",
@@ -38,7 +41,8 @@ typedef struct muonref_check {
   const char *field;
   muonref_check_rule rule;
   int lo, hi;           /* MUONREF_RULE_RANGE */
-  const char *message;  /* "{}" is replaced by the value (rule at_most_one: three, by the three values) */
+  const char *message;  /* "{}" is replaced by the value (rule at_most_one: three, by the three values;
+                           coeffs_multiple: two, ns_steps and the number of triples) */
 } muonref_check;
 
 /* The checks of catalogue c in its order, and where they run: `head` first
@@ -53,14 +57,18 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
                        muonref_error *err);
 
 /* The rule's name in a record ("finite", "nonnegative", "unit", "range",
- * "coeffs_fit", "at_most_one"); NULL outside the enum.  muonref_check_rule_of: the rule
+ * "coeffs_fit", "at_most_one", "coeffs_multiple"); NULL outside the enum.  muonref_check_rule_of: the rule
  * of a name, -1 for an unknown one. */
 const char *muonref_check_rule_name(muonref_check_rule r);
 int muonref_check_rule_of(const char *name);
 
+/* How many "{}" a message of rule r may hold, filled in order (at_most_one
+ * 3, coeffs_multiple 2, the others 1; none at all is allowed too). */
+int muonref_check_holes(muonref_check_rule r);
+
 /* 1 when a row of rule r may check `field` (the fields of muonref_check
  * with the rules that fit them: the reals with finite, nonnegative and
- * unit, ns_steps with range, coeffs with coeffs_fit, clip with at_most_one), else 0. */
+ * unit, ns_steps with range, coeffs with coeffs_fit and coeffs_multiple, clip with at_most_one), else 0. */
 int muonref_check_field_takes(const char *field, muonref_check_rule r);
 
 /* The catalogues' names by muonref_catalogue, NULL-terminated (the

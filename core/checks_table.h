@@ -152,6 +152,24 @@ static const muonref_check normuon_head[] = {
  * refused at the step with "AdaptiveMuon only supports 2D parameters" (adaptive_muon.py:286-287),
  * under moment2 longer (its normuon) first with ", got shape (3,)" appended (_init_group, 169-172). */
 
+/* ---- megatron_0_17 (spec/profiles/megatron@0.17.json; the rows of emerging) ---- */
+/* Megatron Core core_v0.17.x (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py @core_v0.17.0) on
+ * Emerging-Optimizers v0.1.0: TensorParallelMuon.__init__ checks num_ns_steps >= 1 in emerging's
+ * words (the rows of emerging), then validate_coefficient_type (only 'quintic' without v0.2: the
+ * record's coefficient_type_refusal); v0.1.0's newton_schulz (muon_utils.py @d5363b4a) refuses at
+ * the first step a step count that is not a multiple of the preset's triples (`if steps %
+ * len(coefficient_sets) != 0: raise ValueError(...)`; gone in v0.2.0, which cycles). */
+static const muonref_check megatron_0_17_head[] = {
+  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
+  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
+  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}"},
+  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
+  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"coeffs", MUONREF_RULE_COEFFS_MULTIPLE, 0, 0, "steps ({}) must be multiple of len(coefficient_sets) ({})."},
+};
+
 /* in muonref_catalogue order */
 static const catalogue_row CATALOGUES[] = {
   [MUONREF_CATALOGUE_NEMO] = {nemo_head, NULL, 6, 0},
@@ -166,7 +184,9 @@ static const catalogue_row CATALOGUES[] = {
   [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0},
+  [MUONREF_CATALOGUE_MEGATRON_0_17] = {megatron_0_17_head, NULL, 8, 0},
 };
 static const char *const CATALOGUE_NAMES[] = {
   "nemo", "torch", "none", "timm", "emerging", "dion",
-  "paddle", "optax", "megatron", "keras", "normuon", "emerging_adaptive", NULL};
+  "paddle", "optax", "megatron", "keras", "normuon", "emerging_adaptive",
+  "megatron_0_17", NULL};

@@ -203,6 +203,41 @@ START_TEST(coefficient_type_errors)
 }
 END_TEST
 
+/* megatron@0.17 (spec/profiles/megatron.md 10): core_v0.17's refusals in its words, from Megatron-LM
+ * muon.py @core_v0.17.0 validate_coefficient_type and Emerging-Optimizers muon_utils.py @v0.1.0 newton_schulz
+ * (the messages copied from those lines, the values worked out by hand). */
+START_TEST(megatron_0_17_refusals)
+{
+  muonref_error e;
+  muonref_options o, t;
+  ck_assert_int_eq(muonref_profile_options("megatron@0.17", &o, &e), MUONREF_OK);
+  ck_assert(o.catalogue == MUONREF_CATALOGUE_MEGATRON_0_17 && o.ns_steps == 5 && o.n_coeffs == 5);
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_OK);
+  t = o, t.ns_steps = 10; /* two whole cycles of quintic's five triples */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_OK);
+  t = o, t.ns_steps = 6;
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "steps (6) must be multiple of len(coefficient_sets) (5).");
+  t = o, t.ns_steps = 0; /* the rows of emerging come first */
+  ck_assert_int_eq(muonref_options_validate(&t, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "num_ns_steps must be at least 1, got 0");
+  /* the key muon_use_nesterov, and every preset but quintic refused in Megatron's words */
+  json_t *j = json_loads("{\"muon_use_nesterov\": true}", 0, NULL);
+  ck_assert_int_eq(muonref_case_options(j, "megatron@0.17", &t, "test", &e), MUONREF_OK);
+  ck_assert_int_eq(t.nesterov, 1);
+  json_decref(j);
+  j = json_loads("{\"muon_coefficient_type\": \"simple\"}", 0, NULL);
+  ck_assert_int_eq(muonref_case_options(j, "megatron@0.17", &t, "test", &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Unsupported muon coefficient type 'simple'. Supported types: ('quintic',)");
+  ck_assert_int_eq(muonref_case_options(j, "megatron", &t, "test", &e), MUONREF_OK); /* core_v0.19: v0.2.0's */
+  json_decref(j);
+  j = json_loads("{\"muon_nesterov\": true}", 0, NULL); /* core_v0.17 has no such field: not its vectors' */
+  ck_assert_int_eq(muonref_case_options(j, "megatron@0.17", &t, "test", &e), MUONREF_EFORMAT);
+  ck_assert_msg(strstr(e.message, "muon_nesterov") != NULL, "%s", e.message);
+  json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("case");
@@ -217,6 +252,7 @@ int main(void)
   TCase *c = tcase_create("emerging_coefficient_type");
   tcase_add_loop_test(c, coefficient_type_presets, 0, (int)(sizeof EO / sizeof EO[0]));
   tcase_add_test(c, coefficient_type_order_not_expressible);
+  tcase_add_test(c, megatron_0_17_refusals);
   tcase_add_loop_test(c, coefficient_type_errors, 0, (int)(sizeof EO_BAD / sizeof EO_BAD[0]));
   suite_add_tcase(s, c);
   return tu_run_suite(s);

@@ -51,13 +51,15 @@ catalogue_refused() { # NAME RECORD SED-EXPRESSION EXPECTED-TEXT
   cp "$rec/$2.json" "$work/recs/$2.json"
 }
 catalogue_refused same-id paddle '/"name": "paddle",/{n;s/"id": 6/"id": 5/}' 'member "catalogue.id": 5 is the number of the catalogue'
-catalogue_refused gap paddle '/"name": "paddle",/{n;s/"id": 6/"id": 40/}' 'member "catalogue.id": the catalogues'"'"' numbers must be 0 to 11'
+n_cat=$(grep -l '^  "catalogue": {' "$rec"/*.json | wc -l)
+catalogue_refused gap paddle '/"name": "paddle",/{n;s/"id": 6/"id": 40/}' "member \"catalogue.id\": the catalogues' numbers must be 0 to $((n_cat - 1))"
 catalogue_refused checks-of paddle 's/"checks_of": "none"/"checks_of": "nothing"/' \
   "member \"catalogue.checks_of\": no record of the folder defines the catalogue 'nothing'"
 catalogue_refused checks-of-chain megatron 's/"checks_of": "emerging"/"checks_of": "paddle"/' \
   "member \"catalogue.checks_of\": 'paddle' takes its rows from 'none' itself"
-catalogue_refused undefined emerging_adaptive '/"catalogue": {/,/^  },/d' \
-  "member \"defaults.catalogue\": 'emerging_adaptive' is a catalogue of this build, but no record of the folder defines it"
+# the record of the highest catalogue number, so that the others stay numbered 0 to n - 1
+catalogue_refused undefined megatron@0.17 '/"catalogue": {/,/^  },/d' \
+  "member \"defaults.catalogue\": 'megatron_0_17' is a catalogue of this build, but no record of the folder defines it"
 catalogue_refused newline timm 's/"Invalid weight_decay: {}"/"Invalid\\nweight_decay: {}"/' \
   'member "catalogue.checks[1].message": must hold no control character'
 catalogue_refused reserved timm '/^  "catalogue"/,/"name"/s/"name": "timm",/"name": "count",/' "member \"catalogue.name\": 'count' is taken"

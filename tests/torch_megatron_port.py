@@ -31,6 +31,7 @@ step() (megatron.md 1, 3, 4; emerging.md 3, 4, 5):
    (out of place: p.grad is not written) before the moments and no p *= 1 - lr wd; Muon
    keeps its decoupled decay (_kwargs_from_config finds no config field named
    use_decoupled_weight_decay: TensorParallelMuon's default True).
+MegatronMuon017 is core_v0.17.x on Emerging-Optimizers v0.1.0 (the profile megatron@0.17).
 Newton-Schulz: Emerging-Optimizers v0.2.0's (emerging.md 4, 11): transposed when tall,
 F.normalize in float32 with eps 1e-7 (v0.1.0 to v0.3.x; 1e-15 from v0.4.0), bf16 (matmul
 precision "medium"), muon_coefficient_type's preset of v0.2.0 (simple, quintic,
@@ -168,6 +169,32 @@ class MegatronMuon(torch.optim.Optimizer):
             else:
                 self._adam(g, self.state[p], p, grad)
         return loss
+
+
+class MegatronMuon017(MegatronMuon):
+    """core_v0.17.x (megatron.md 10; the profile `megatron@0.17`): megatron/core/optimizer/muon.py's
+    TensorParallelMuon on the Emerging-Optimizers v0.1.0 that pyproject.toml pins.  MegatronMuon
+    with three differences: the Nesterov key is muon_use_nesterov; the constructor, after the
+    num_ns_steps check, refuses every coefficient type but quintic (validate_coefficient_type
+    without v0.2's NSCoeffT); v0.1.0's newton_schulz refuses, at the first Muon step, a step
+    count that is not a multiple of the preset's triples (quintic: five), where v0.2.0 cycles."""
+
+    SUPPORTED = ('quintic',)
+    TRIPLES = {'quintic': 5}
+
+    def __init__(self, params, muon_use_nesterov=False, **kwargs):
+        if 'muon_nesterov' in kwargs:  # OptimizerConfig at core_v0.17 has no such field
+            raise TypeError("__init__() got an unexpected keyword argument 'muon_nesterov'")
+        super().__init__(params, muon_nesterov=muon_use_nesterov, **kwargs)
+        if self.coefficient_type not in self.SUPPORTED:
+            raise ValueError(f"Unsupported muon coefficient type '{self.coefficient_type}'. "
+                             f"Supported types: {self.SUPPORTED}")
+
+    def _muon(self, group, p, grad):
+        n = self.TRIPLES[self.coefficient_type]
+        if self.num_ns_steps % n != 0:  # muon_utils.newton_schulz @v0.1.0
+            raise ValueError(f"steps ({self.num_ns_steps}) must be multiple of len(coefficient_sets) ({n}).")
+        super()._muon(group, p, grad)
 
 
 class MegatronAdaptiveMuon(MegatronMuon):

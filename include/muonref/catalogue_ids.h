@@ -79,7 +79,15 @@ typedef enum muonref_catalogue {
    * "AdaptiveMuon only supports 2D parameters" (adaptive_muon.py:286-287), under moment2 longer
    * (its normuon) first with ", got shape (3,)" appended (_init_group, 169-172). */
   MUONREF_CATALOGUE_EMERGING_ADAPTIVE = 11,
-  MUONREF_CATALOGUE_COUNT = 12 /* not a catalogue: how many there are */
+  /* megatron_0_17 (spec/profiles/megatron@0.17.json): Megatron Core core_v0.17.x
+   * (NVIDIA/Megatron-LM megatron/core/optimizer/muon.py @core_v0.17.0) on Emerging-Optimizers
+   * v0.1.0: TensorParallelMuon.__init__ checks num_ns_steps >= 1 in emerging's words (the rows of
+   * emerging), then validate_coefficient_type (only 'quintic' without v0.2: the record's
+   * coefficient_type_refusal); v0.1.0's newton_schulz (muon_utils.py @d5363b4a) refuses at the
+   * first step a step count that is not a multiple of the preset's triples (`if steps %
+   * len(coefficient_sets) != 0: raise ValueError(...)`; gone in v0.2.0, which cycles). */
+  MUONREF_CATALOGUE_MEGATRON_0_17 = 12,
+  MUONREF_CATALOGUE_COUNT = 13 /* not a catalogue: how many there are */
 } muonref_catalogue;
 
 #endif

@@ -247,6 +247,11 @@ typedef struct muonref_profile {
                                       its release has, NULL-terminated (emerging@0.3: no "cubic5",
                                       added in a4c2c26), another refused as upstream refuses it,
                                       "Invalid coefficient type: cubic5" */
+  const char *coefficient_type_refusal; /* NULL: that refusal; else the port's own words for a preset
+                                      its release lacks, "custom" included, its "{}" the name
+                                      (megatron@0.17: "Unsupported muon coefficient type '{}'.
+                                      Supported types: ('quintic',)", raised before Emerging-
+                                      Optimizers sees the name) */
 } muonref_profile;
 
 /* The profiles by number, muonref_profile_id (MUONREF_PROFILE_NEMO, ...,

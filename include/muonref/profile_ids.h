@@ -24,7 +24,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_KERAS_3_10 = 16, /* keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty)) */
   MUONREF_PROFILE_MLX = 17, /* ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since) */
   MUONREF_PROFILE_MEGATRON_ADAPTIVE = 18, /* NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026)) */
-  MUONREF_PROFILE_COUNT = 19 /* not a profile: how many there are */
+  MUONREF_PROFILE_MEGATRON_0_17 = 19, /* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin) */
+  MUONREF_PROFILE_COUNT = 20 /* not a profile: how many there are */
 } muonref_profile_id;
 
 #endif

@@ -1187,8 +1187,8 @@ class MegatronAdapter(Adapter):
     """Megatron-LM's Muon (spec/profiles/megatron.md) as tests/torch_megatron_port.py's
     MegatronMuon: OptimizerConfig's names; lr, weight_decay, muon_momentum, adam_beta1,
     adam_beta2, adam_eps and use_muon (False: the embedding/output tag) per group, the
-    others (clip_grad, muon_nesterov, muon_scale_mode, muon_num_ns_steps,
-    muon_extra_scale_factor, decoupled_weight_decay) one value for the optimizer.  Another profile's options in
+    others (clip_grad, muon_nesterov or at core_v0.17 muon_use_nesterov, muon_scale_mode,
+    muon_num_ns_steps, muon_extra_scale_factor, decoupled_weight_decay) one value for the optimizer.  Another profile's options in
     nemo's names: adam_lr_ratio and adam_dim_threshold at nemo's defaults are left to the
     port's own rule (AdamW at Muon's lr; routing by the tag and ndim == 2), adam_lr_ratio 1
     is the port's, other values raise NotExpressible, as use_muon True on a parameter that is not 2-D does;
@@ -1199,19 +1199,25 @@ class MegatronAdapter(Adapter):
     ns_function_name = 'newton_schulz'
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'muon_momentum', 'weight_decay': 'weight_decay',
                      'adam_betas': 'adam_betas'}
-    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_scale_mode', 'muon_coefficient_type', 'muon_num_ns_steps',
-                      'muon_extra_scale_factor', 'decoupled_weight_decay')
+    # muon_use_nesterov: core_v0.17's name of muon_nesterov (megatron@0.17's vectors)
+    OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_use_nesterov', 'muon_scale_mode', 'muon_coefficient_type',
+                      'muon_num_ns_steps', 'muon_extra_scale_factor', 'decoupled_weight_decay')
+
+    def nesterov_key(self):
+        """The Nesterov keyword of the release the adapter runs: muon_use_nesterov up to core_v0.17
+        (megatron@0.17's record), muon_nesterov since."""
+        return 'muon_use_nesterov' if self.release is not None and self.takes('muon_use_nesterov') else 'muon_nesterov'
 
     def construct_native(self, cls, groups):
         """A megatron vector: the optimizer's keys from the first group (every group must
         agree: NotExpressible otherwise), the rest into each group dict."""
-        first = groups[0][0]
+        first, keys = groups[0][0], self.OPTIMIZER_KEYS
         for o, _ in groups[1:]:
-            for key in self.OPTIMIZER_KEYS:
+            for key in keys:
                 if o.get(key) != first.get(key):
                     raise NotExpressible(f"megatron: groups with different {key} (one value for the optimizer)")
-        kwargs = {k: v for k, v in first.items() if k in self.OPTIMIZER_KEYS}
-        entries = [dict({k: v for k, v in o.items() if k not in self.OPTIMIZER_KEYS}, params=p) for o, p in groups]
+        kwargs = {k: v for k, v in first.items() if k in keys}
+        entries = [dict({k: v for k, v in o.items() if k not in keys}, params=p) for o, p in groups]
         return cls(entries, **kwargs)
 
     def construct(self, cls, groups):
@@ -1234,7 +1240,7 @@ class MegatronAdapter(Adapter):
                             'muon_momentum': _opt(o, 'momentum'), 'adam_beta1': b1, 'adam_beta2': b2,
                             'adam_eps': _opt(o, 'adam_eps'), 'use_muon': False if um is False else None})
         scale = _require(first, 'scale_mode', ('fan_in',), 'megatron')
-        return cls(entries, muon_nesterov=_opt(first, 'nesterov'), muon_num_ns_steps=_opt(first, 'ns_steps'),
+        return cls(entries, **{self.nesterov_key(): _opt(first, 'nesterov')}, muon_num_ns_steps=_opt(first, 'ns_steps'),
                    muon_scale_mode='shape_scaling' if scale == 'fan_in' else scale, muon_extra_scale_factor=1.0)
 
     def schedule_entries(self, options, names, group):

@@ -312,6 +312,12 @@ static int set_coefficient_type(muonref_options *o, const muonref_profile *p, co
   const char *s = json_string_value(v);
   if (!s)
     return bad(err, where, k->name, "a string");
+  if (p && p->coefficient_type_refusal && !release_has(p, s)) { /* the port refuses it first, in its own words */
+    const char *at = strstr(p->coefficient_type_refusal, "{}");
+    return at ? muonref_fail(err, MUONREF_EOPTION, "%.*s%s%s", (int)(at - p->coefficient_type_refusal),
+                             p->coefficient_type_refusal, s, at + 2)
+              : muonref_fail(err, MUONREF_EOPTION, "%s", p->coefficient_type_refusal);
+  }
   if (!strcmp(s, "custom")) /* Muon never passes custom_coefficient_sets */
     return muonref_fail(err, MUONREF_EOPTION,
                         "custom_coefficient_sets must be provided when coefficient_type is 'custom'.");

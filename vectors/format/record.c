@@ -677,7 +677,8 @@ static void link_row(muonref_record *r)
                                  *r->bf16_refusal_status ? r->bf16_refusal_status : NULL,
                                  *r->bf16_refusal_message ? r->bf16_refusal_message : NULL,
                                  *r->bf16_unmodeled ? r->bf16_unmodeled : NULL,
-                                 r->n_coeff_types ? r->coeff_types : NULL};
+                                 r->n_coeff_types ? r->coeff_types : NULL,
+                                 *r->coeff_type_refusal ? r->coeff_type_refusal : NULL};
 }
 
 /* With moment2 none there is no second moment (spec/muon.md 7.4), so its
@@ -784,6 +785,29 @@ static int read_coeff_types(const json_t *v, muonref_record *r, const char *path
   return MUONREF_OK;
 }
 
+/* Whether s holds no control character (bytes below 0x20, and 0x7f). */
+static int printable(const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
+/* Member "coefficient_type_refusal": the port's words for a preset its release lacks
+ * (muonref_profile.coefficient_type_refusal), "{}" at most once, no control character. */
+static int read_coeff_type_refusal(const json_t *j, muonref_record *r, const char *path, muonref_error *err)
+{
+  const char *m = "coefficient_type_refusal";
+  int st = get_string(j, m, r->coeff_type_refusal, sizeof r->coeff_type_refusal, path, m, 1, err);
+  const char *at = st ? NULL : strstr(r->coeff_type_refusal, "{}");
+  if (!st && at && strstr(at + 2, "{}"))
+    return fail_member(err, path, m, "may hold \"{}\" (the preset's name) once only");
+  if (!st && !printable(r->coeff_type_refusal))
+    return fail_member(err, path, m, "must hold no control character: it is written into C");
+  return st;
+}
+
 /* The members after the name: everything but the keys and areas. */
 static int read_body(const json_t *j, const muonref_record *base, muonref_record *r, const char *path,
                      muonref_error *err)
@@ -849,6 +873,9 @@ static int read_body(const json_t *j, const muonref_record *base, muonref_record
     return st;
   if ((v = json_object_get(j, "coefficient_types")) && (st = read_coeff_types(v, r, path, err)))
     return st;
+  if ((v = json_object_get(j, "coefficient_type_refusal")) &&
+      (st = read_coeff_type_refusal(j, r, path, err)))
+    return st;
   if ((v = json_object_get(j, "bf16_refusal")) && json_is_null(v)) /* the base's refusal cleared: this port runs bf16 */
     *r->bf16_refusal_status = 0, *r->bf16_refusal_message = 0;
   else if (v && (st = read_bf16_refusal(v, r, path, err)))
@@ -906,14 +933,6 @@ static int check_defaults_spelled(muonref_record *r, const char *path, muonref_e
 
 /* ---- the catalogue of checks a record defines (member "catalogue") ---- */
 
-/* Whether s holds no control character (bytes below 0x20, and 0x7f). */
-static int printable(const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      return 0;
-  return 1;
-}
 
 /* Row i of member catalogue.checks into *k. */
 static int read_check(const json_t *e, size_t i, muonref_record_check *k, const char *path, muonref_error *err)
@@ -935,13 +954,13 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
     return st;
   int r = muonref_check_rule_of(rule);
   if (r < 0)
-    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range, coeffs_fit or at_most_one",
-                       rule);
+    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range, coeffs_fit, at_most_one "
+                       "or coeffs_multiple", rule);
   k->rule = (muonref_check_rule)r;
   if (!muonref_check_field_takes(k->field, k->rule))
     return fail_member(err, path, mm, "'%s' cannot check the field '%s' (the reals lr, momentum, weight_decay, ns_eps, "
                        "moment2_beta, adam_eps, adam_betas take finite, nonnegative, unit; ns_steps range; "
-                       "coeffs coeffs_fit; clip at_most_one)", rule, k->field);
+                       "coeffs coeffs_fit, coeffs_multiple; clip at_most_one)", rule, k->field);
   k->lo = INT_MIN, k->hi = INT_MAX;
   for (int end = 0; end < 2; end++) {
     const char *key = end ? "max" : "min";
@@ -969,10 +988,11 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   int holes = 0;
   for (const char *at = strstr(k->message, "{}"); at; at = strstr(at + 2, "{}"))
     holes++;
-  if (k->rule == MUONREF_RULE_AT_MOST_ONE ? holes != 3 && holes != 0 : holes > 1)
-    return fail_member(err, path, mm, k->rule == MUONREF_RULE_AT_MOST_ONE
-                       ? "holds \"{}\" three times (clip_grad_norm_each, clip_grad_value, clip_grad_norm) or not at all"
-                       : "may hold \"{}\" (the value) once only");
+  int want = muonref_check_holes(k->rule);
+  if (holes != 0 && holes != want)
+    return fail_member(err, path, mm, want == 3 ? "holds \"{}\" three times (clip_grad_norm_each, clip_grad_value, "
+                       "clip_grad_norm) or not at all" : want == 2 ? "holds \"{}\" twice (ns_steps, the number of "
+                       "triples) or not at all" : "may hold \"{}\" (the value) once only");
   if (!printable(k->message))
     return fail_member(err, path, mm, "must hold no control character (a newline, a tab, ...): it is written into C");
   return MUONREF_OK;
@@ -1125,7 +1145,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
   static const char *const MEMBERS[] = {"name", "id", "base", "source", "page", "summary", "defaults", "field_notes",
                                         "adam_defaults", "adam_defaults_note", "one_group", "keys_note", "keys",
                                         "rename_keys", "areas", "test_port", "not_expressed", "bf16_refusal", "bf16_unmodeled",
-                                        "coefficient_types", "catalogue",
+                                        "coefficient_types", "coefficient_type_refusal", "catalogue",
                                         NULL};
   json_t *j;
   int st = load_json(path, &j, err);
@@ -1155,6 +1175,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     snprintf(r->bf16_refusal_message, sizeof r->bf16_refusal_message, "%s", base->bf16_refusal_message);
     memcpy(r->coeff_type_names, base->coeff_type_names, sizeof r->coeff_type_names); /* the release's presets */
     r->n_coeff_types = base->n_coeff_types;
+    snprintf(r->coeff_type_refusal, sizeof r->coeff_type_refusal, "%s", base->coeff_type_refusal);
     snprintf(r->base, sizeof r->base, "%s", base->name);
   }
   r->id = -1;
@@ -1253,6 +1274,8 @@ void muonref_record_of_profile(const muonref_profile *p, int id, muonref_record 
   for (size_t i = 0; p->coefficient_types && p->coefficient_types[i] &&
                      i < sizeof out->coeff_type_names / sizeof out->coeff_type_names[0]; i++, out->n_coeff_types++)
     snprintf(out->coeff_type_names[i], sizeof out->coeff_type_names[i], "%s", p->coefficient_types[i]);
+  snprintf(out->coeff_type_refusal, sizeof out->coeff_type_refusal, "%s",
+           p->coefficient_type_refusal ? p->coefficient_type_refusal : "");
   for (size_t i = 0; p->areas && p->areas[i] && i < MUONREF_RECORD_MAX_AREAS; i++, out->n_areas++)
     snprintf(out->area_names[i], sizeof out->area_names[i], "%s", p->areas[i]);
   link_row(out);

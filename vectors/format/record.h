@@ -114,6 +114,7 @@ typedef struct muonref_record {
   char coeff_type_names[8][16];  /* member "coefficient_types" (n_coeff_types 0 without) */
   size_t n_coeff_types;
   const char *coeff_types[9];    /* muonref_profile.coefficient_types: the names, NULL-terminated */
+  char coeff_type_refusal[256];  /* member "coefficient_type_refusal" ("" without) */
   /* the upstream options the key table does not express, each with why
    * (member "not_expressed"; spec/profiles/completeness.md) */
   char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];

@@ -113,6 +113,8 @@ json_t *muonref_record_json(const muonref_record *r)
       json_array_append_new(ct, json_string(r->coeff_type_names[i]));
     json_object_set_new(j, "coefficient_types", ct);
   }
+  if (*r->coeff_type_refusal)
+    json_object_set_new(j, "coefficient_type_refusal", json_string(r->coeff_type_refusal));
   json_t *keys = json_array();
   for (size_t i = 0; i < r->n_keys; i++) {
     const muonref_option_key *k = &r->keys[i];
@@ -344,17 +346,22 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
     else
       fputs("NULL", f);
     fprintf(f, ", %s_areas", c_ident(p->name));
-    if (*p->bf16_refusal_status || *p->bf16_unmodeled || p->n_coeff_types) {
+    int refusal = *p->coeff_type_refusal != 0;
+    if (*p->bf16_refusal_status || *p->bf16_unmodeled || p->n_coeff_types || refusal) {
       fputs(", ", f);
       if (*p->bf16_refusal_status)
         c_string(f, p->bf16_refusal_status), fputs(", ", f), c_string(f, p->bf16_refusal_message);
       else
         fputs("NULL, NULL", f);
     }
-    if (*p->bf16_unmodeled || p->n_coeff_types)
+    if (*p->bf16_unmodeled || p->n_coeff_types || refusal)
       fputs(", ", f), *p->bf16_unmodeled ? c_string(f, p->bf16_unmodeled) : (void)fputs("NULL", f);
     if (p->n_coeff_types)
       fprintf(f, ", %s_coefficient_types", c_ident(p->name));
+    else if (refusal)
+      fputs(", NULL", f);
+    if (refusal)
+      fputs(", ", f), c_string(f, p->coeff_type_refusal);
     fputs("},\n", f);
   }
   fputs("};\n", f);

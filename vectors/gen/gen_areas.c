@@ -2485,6 +2485,20 @@ static void errors_megatron(gen_ctx *g)
      "custom_coefficient_sets must be provided when coefficient_type is 'custom'."},
   };
   release_error_cases(g, C, sizeof C / sizeof C[0]);
+  /* core_v0.17.x on Emerging-Optimizers v0.1.0 (megatron@0.17; spec/profiles/megatron.md 9): every preset but
+   * quintic refused at construction, and a step count that is not a multiple of quintic's five triples at the
+   * first step; after the others, so that their inputs stay */
+  static const option_error V017[] = {
+    {"muon_coefficient_type simple: a preset of Emerging-Optimizers, refused by core_v0.17's "
+     "validate_coefficient_type (without v0.2 only quintic)", "{\"muon_coefficient_type\": \"simple\"}",
+     "Unsupported muon coefficient type 'simple'. Supported types: ('quintic',)"},
+  };
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_MEGATRON_0_17) {
+    release_error_cases(g, V017, sizeof V017 / sizeof V017[0]);
+    error_case(g, "muon_num_ns_steps 6: not a multiple of quintic's five triples (v0.1.0's newton_schulz, at the "
+               "first step; v0.2.0 cycles)", "{\"muon_num_ns_steps\": 6}", "EOPTION",
+               "steps (6) must be multiple of len(coefficient_sets) (5).", NULL);
+  }
 }
 
 /* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py
@@ -2814,7 +2828,7 @@ void gen_area_errors(gen_ctx *g)
     errors_emerging(g);
     return;
   }
-  if (defaults(g).catalogue == MUONREF_CATALOGUE_MEGATRON) {
+  if (defaults(g).catalogue == MUONREF_CATALOGUE_MEGATRON || defaults(g).catalogue == MUONREF_CATALOGUE_MEGATRON_0_17) {
     errors_megatron(g);
     return;
   }

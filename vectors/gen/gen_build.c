@@ -1769,11 +1769,12 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       c->error_any = 1;
     /* Emerging-Optimizers (its Muon, its AdaptiveMuon, and Megatron on top of
      * them) checks num_ns_steps and the 2-D shape only (core/route.c's ESHAPE
-     * in its words): any other refusal is muonref's (a non-finite option),
-     * the port's own way */
+     * in its words), and v0.1.0 (megatron_0_17) the step count's multiple:
+     * any other refusal is muonref's (a non-finite option), the port's own way */
     if ((d.catalogue == MUONREF_CATALOGUE_EMERGING || d.catalogue == MUONREF_CATALOGUE_MEGATRON ||
-         d.catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE) &&
-        strncmp(e.message, "num_ns_steps must be", 20) && st != MUONREF_ESHAPE)
+         d.catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE || d.catalogue == MUONREF_CATALOGUE_MEGATRON_0_17) &&
+        strncmp(e.message, "num_ns_steps must be", 20) && st != MUONREF_ESHAPE &&
+        !(d.catalogue == MUONREF_CATALOGUE_MEGATRON_0_17 && strstr(e.message, "must be multiple of len")))
       c->error_any = 1;
     comment_append(c, " [profile %s refuses it at construction]", g->profile);
     int n = 0;
@@ -1971,7 +1972,8 @@ done:
 }
 
 /* Whether a Newton-Schulz case of ns_steps steps can be given to the
- * port of `profile`: a port without an ns_steps option whose list holds
+ * port of `profile`: not where its catalogue refuses the count (those
+ * refusals are the errors area's); a port without an ns_steps option whose list holds
  * exactly its default count of triples, taken once each (dion: the five
  * Polar Express triples are the loop, polar_express(G, epsilon) takes no
  * step count), runs that count only; every other port takes any count
@@ -1980,7 +1982,13 @@ static int ns_steps_expressible(const char *profile, int ns_steps)
 {
   muonref_options d;
   const muonref_profile *p = muonref_profile_get(profile);
-  if (!p || muonref_profile_options(profile, &d, NULL) || ns_steps == d.ns_steps || d.n_coeffs != d.ns_steps)
+  if (!p || muonref_profile_options(profile, &d, NULL))
+    return 1;
+  muonref_options t = d;
+  t.ns_steps = ns_steps;
+  if (muonref_options_validate(&t, NULL)) /* a count the port refuses (megatron@0.17: a multiple of five) */
+    return 0;
+  if (ns_steps == d.ns_steps || d.n_coeffs != d.ns_steps)
     return 1;
   for (size_t k = 0; k < p->n_keys; k++)
     if (p->keys[k].offset == offsetof(muonref_options, ns_steps))
