@@ -87,8 +87,7 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
   }
 }
 
-/* msg: message with its first k "{}" replaced by the k NUL-ended values in vals, one after another. */
-static void fill(char *msg, size_t n, const char *message, const char *vals, int k)
+void muonref_check_fill(char *msg, size_t n, const char *message, const char *vals, int k)
 {
   size_t len = 0;
   const char *from = message, *at;
@@ -107,7 +106,7 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
   for (size_t i = 0; i < n; i++) {
     if ((only && strcmp(only, rows[i].field)) || holds(&rows[i], o, val, sizeof val))
       continue;
-    fill(msg, sizeof msg, rows[i].message, val, muonref_check_holes(rows[i].rule));
+    muonref_check_fill(msg, sizeof msg, rows[i].message, val, muonref_check_holes(rows[i].rule));
     return muonref_fail(err, MUONREF_EOPTION, "%s", msg);
   }
   return MUONREF_OK;

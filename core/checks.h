@@ -62,6 +62,13 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
 const char *muonref_check_rule_name(muonref_check_rule r);
 int muonref_check_rule_of(const char *name);
 
+/* msg (n bytes): message with its first k "{}" replaced by the k values in
+ * vals, each ended by a NUL, one after another; a message with fewer "{}"
+ * keeps the rest of vals unused.  Rows' messages (muonref_checks_run) and
+ * a record's coefficient_type_refusal (vectors/format/case.c) are filled by
+ * it. */
+void muonref_check_fill(char *msg, size_t n, const char *message, const char *vals, int k);
+
 /* How many "{}" a message of rule r may hold, filled in order (at_most_one
  * 3, coeffs_multiple 2, the others 1; none at all is allowed too). */
 int muonref_check_holes(muonref_check_rule r);

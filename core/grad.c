@@ -100,3 +100,20 @@ void muonref_grad_unscale(float *g, size_t n, double s)
   for (size_t j = 0; g && j < n; j++)
     g[j] = (float)((double)g[j] / s32);
 }
+
+double muonref_clip_global(const muonref_options *o, double norm, const double *sumsq, size_t n)
+{
+  if (!(o->clip_grad_norm > 0.0))
+    return 1.0;
+  return o->clip_grad_form == MUONREF_CLIP_KERAS ? muonref_clip_keras_global(o->clip_grad_norm, sumsq, n)
+                                                 : muonref_clip_coeff(o->clip_grad_norm, norm);
+}
+
+void muonref_clip_gradient(const muonref_options *o, float *g, size_t n, double s, double sumsq)
+{
+  muonref_clip_scale(g, n, s);
+  if (o->clip_grad_norm_each > 0.0)
+    muonref_clip_keras_each(g, n, o->clip_grad_norm_each, sumsq);
+  if (o->clip_grad_value > 0.0)
+    muonref_clip_value(g, n, o->clip_grad_value);
+}

@@ -882,25 +882,15 @@ static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_t k)
 {
   const muonref_options *o = &opt->groups[0];
-  double total = 0.0, s = 1.0;
+  double total = 0.0;
   for (size_t j = 0; j < k; j++)
     total += opt->sumsq[j];
-  if (o->clip_grad_norm > 0.0)
-    s = o->clip_grad_form == MUONREF_CLIP_KERAS ? muonref_clip_keras_global(o->clip_grad_norm, opt->sumsq, k)
-        : FAULT_IS(opt, MEGATRON_CLIP_UPDATE) ? 1.0 : muonref_clip_coeff(o->clip_grad_norm, sqrt(total));
+  int update_fault = o->clip_grad_form == MUONREF_CLIP_MEGATRON && FAULT_IS(opt, MEGATRON_CLIP_UPDATE);
+  double s = update_fault ? 1.0 : muonref_clip_global(o, sqrt(total), opt->sumsq, k);
   k = 0;
-  for (size_t i = 0; i < opt->n_params; i++) {
-    if (!grads[i].data)
-      continue;
-    float *d = opt->clipped + opt->clip_off[i];
-    size_t n = opt->params[i].route.numel;
-    muonref_clip_scale(d, n, s);
-    if (o->clip_grad_norm_each > 0.0)
-      muonref_clip_keras_each(d, n, o->clip_grad_norm_each, opt->sumsq[k]);
-    if (o->clip_grad_value > 0.0)
-      muonref_clip_value(d, n, o->clip_grad_value);
-    k++;
-  }
+  for (size_t i = 0; i < opt->n_params; i++)
+    if (grads[i].data)
+      muonref_clip_gradient(o, opt->clipped + opt->clip_off[i], opt->params[i].route.numel, s, opt->sumsq[k++]);
 }
 
 /* Sets opt->gptr[i], the gradient parameter i steps with: grads[i].data,

@@ -821,6 +821,18 @@ int muonref_ref_l2_grad(float *out, const float *g, const float *p, size_t n, do
   return MUONREF_OK;
 }
 
+/* sum += g[j]^2 for j < n, exactly (sum and sq at 1200 bits: a binary32
+ * square is exact in 48 bits, and the span of binary32 squares, sums of up
+ * to 2^32 of them included, fits 1200 bits); sq is scratch. */
+static void add_squares(mpfr_t sum, mpfr_t sq, const float *g, size_t n)
+{
+  for (size_t j = 0; j < n; j++) {
+    mpfr_set_flt(sq, g[j], MPFR_RNDN);
+    mpfr_sqr(sq, sq, MPFR_RNDN);
+    mpfr_add(sum, sum, sq, MPFR_RNDN);
+  }
+}
+
 int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, const size_t *numel, muonref_error *err)
 {
   if (!out || (n && (!numel || !grads)))
@@ -830,11 +842,7 @@ int muonref_ref_grad_norm(double *out, size_t n, const float *const *grads, cons
   mpfr_init2(root, 53);
   mpfr_set_zero(sum, 1);
   for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; grads[i] && j < numel[i]; j++) {
-      mpfr_set_flt(sq, grads[i][j], MPFR_RNDN); /* exact */
-      mpfr_sqr(sq, sq, MPFR_RNDN);             /* exact: 48 bits */
-      mpfr_add(sum, sum, sq, MPFR_RNDN);       /* exact: the span of binary32 squares fits 1200 bits */
-    }
+    add_squares(sum, sq, grads[i], grads[i] ? numel[i] : 0);
   mpfr_sqrt(root, sum, MPFR_RNDN); /* the one rounding */
   *out = mpfr_get_d(root, MPFR_RNDN);
   mpfr_clears(sum, sq, root, (mpfr_ptr)0);
@@ -848,11 +856,7 @@ int muonref_ref_grad_sumsq32(double *out, const float *g, size_t n, muonref_erro
   mpfr_t sum, sq;
   mpfr_inits2(1200, sum, sq, (mpfr_ptr)0);
   mpfr_set_zero(sum, 1);
-  for (size_t j = 0; g && j < n; j++) {
-    mpfr_set_flt(sq, g[j], MPFR_RNDN); /* exact */
-    mpfr_sqr(sq, sq, MPFR_RNDN);       /* exact: 48 bits */
-    mpfr_add(sum, sum, sq, MPFR_RNDN); /* exact */
-  }
+  add_squares(sum, sq, g, g ? n : 0);
   *out = (double)mpfr_get_flt(sum, MPFR_RNDN); /* the one rounding */
   mpfr_clears(sum, sq, (mpfr_ptr)0);
   return MUONREF_OK;

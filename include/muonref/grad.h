@@ -5,6 +5,7 @@
 
 #include "muonref/api.h"
 #include <stddef.h>
+#include "muonref/options.h"
 #include "muonref/status.h"
 
 #ifdef __cplusplus
@@ -102,6 +103,24 @@ MUONREF_API double muonref_clip_keras_global(double max_norm, const double *sums
  * always (below the bound each value is R32(R32(g c) / c), g or one ulp
  * from it).  g NULL changes nothing. */
 MUONREF_API void muonref_clip_keras_each(float *g, size_t n, double max_norm, double sumsq);
+
+/* The global scale of one step's gradients under o's clip_grad_norm and
+ * clip_grad_form (spec/muon.md 3.1, 3.2): 1.0 where clip_grad_norm is 0;
+ * MEGATRON muonref_clip_coeff(clip_grad_norm, norm), norm the global L2
+ * norm of the step's gradients (after the loss scale); KERAS
+ * muonref_clip_keras_global(clip_grad_norm, sumsq, n), sumsq[0..n) each
+ * present gradient's sum of squares.  Each caller computes the norms in
+ * its own precision (the fast path in binary64, the reference exactly):
+ * norm is read under MEGATRON only, sumsq under KERAS only.  Multiply each
+ * gradient by it with muonref_clip_gradient. */
+MUONREF_API double muonref_clip_global(const muonref_options *o, double norm, const double *sumsq, size_t n);
+
+/* One gradient's clipping, in place, in the ports' order (spec/muon.md
+ * 3.2): the global scale s (muonref_clip_scale; 1.0 changes nothing), then
+ * o's clip_grad_norm_each by keras' formula from sumsq, the gradient's own
+ * sum of squares (read only then), then o's clip_grad_value clamp.  g:
+ * n floats, one parameter in any layout. */
+MUONREF_API void muonref_clip_gradient(const muonref_options *o, float *g, size_t n, double s, double sumsq);
 
 /* keras' unscaling (loss_scale, BaseOptimizer.apply `g / scale`): g[j] =
  * R32(g[j] / R32(s)) for j < n, in place (binary64 division of binary32

@@ -10,6 +10,7 @@
 #include "muonref/status.h"
 #include "muonref/presets.h"
 #include "muonref/profile.h"
+#include "core/checks.h"
 #include "core/fail.h"
 
 static int real_value(const json_t *v, double *out)
@@ -313,10 +314,9 @@ static int set_coefficient_type(muonref_options *o, const muonref_profile *p, co
   if (!s)
     return bad(err, where, k->name, "a string");
   if (p && p->coefficient_type_refusal && !release_has(p, s)) { /* the port refuses it first, in its own words */
-    const char *at = strstr(p->coefficient_type_refusal, "{}");
-    return at ? muonref_fail(err, MUONREF_EOPTION, "%.*s%s%s", (int)(at - p->coefficient_type_refusal),
-                             p->coefficient_type_refusal, s, at + 2)
-              : muonref_fail(err, MUONREF_EOPTION, "%s", p->coefficient_type_refusal);
+    char msg[MUONREF_ERROR_MESSAGE_MAX];
+    muonref_check_fill(msg, sizeof msg, p->coefficient_type_refusal, s, 1);
+    return muonref_fail(err, MUONREF_EOPTION, "%s", msg);
   }
   if (!strcmp(s, "custom")) /* Muon never passes custom_coefficient_sets */
     return muonref_fail(err, MUONREF_EOPTION,

@@ -785,6 +785,15 @@ static int read_coeff_types(const json_t *v, muonref_record *r, const char *path
   return MUONREF_OK;
 }
 
+/* How many "{}" message holds (the values a message is filled with: core/checks.h muonref_check_fill). */
+static int holes_in(const char *message)
+{
+  int n = 0;
+  for (const char *at = strstr(message, "{}"); at; at = strstr(at + 2, "{}"))
+    n++;
+  return n;
+}
+
 /* Whether s holds no control character (bytes below 0x20, and 0x7f). */
 static int printable(const char *s)
 {
@@ -800,8 +809,7 @@ static int read_coeff_type_refusal(const json_t *j, muonref_record *r, const cha
 {
   const char *m = "coefficient_type_refusal";
   int st = get_string(j, m, r->coeff_type_refusal, sizeof r->coeff_type_refusal, path, m, 1, err);
-  const char *at = st ? NULL : strstr(r->coeff_type_refusal, "{}");
-  if (!st && at && strstr(at + 2, "{}"))
+  if (!st && holes_in(r->coeff_type_refusal) > 1)
     return fail_member(err, path, m, "may hold \"{}\" (the preset's name) once only");
   if (!st && !printable(r->coeff_type_refusal))
     return fail_member(err, path, m, "must hold no control character: it is written into C");
@@ -985,10 +993,7 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   snprintf(mm, sizeof mm, "%s.message", m);
   if ((st = get_string(e, "message", k->message, sizeof k->message, path, mm, 1, err)))
     return st;
-  int holes = 0;
-  for (const char *at = strstr(k->message, "{}"); at; at = strstr(at + 2, "{}"))
-    holes++;
-  int want = muonref_check_holes(k->rule);
+  int holes = holes_in(k->message), want = muonref_check_holes(k->rule);
   if (holes != 0 && holes != want)
     return fail_member(err, path, mm, want == 3 ? "holds \"{}\" three times (clip_grad_norm_each, clip_grad_value, "
                        "clip_grad_norm) or not at all" : want == 2 ? "holds \"{}\" twice (ns_steps, the number of "

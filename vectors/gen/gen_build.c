@@ -160,30 +160,20 @@ static void sim_free(sim *s, int n)
  * gradient by its own norm, or the clamp. */
 static int clip_copies(const muonref_options *o, float **copies, const size_t *numel, int n, muonref_error *err)
 {
-  double sums[GEN_MAX_PARAMS], norm = 0.0, s = 1.0;
+  double sums[GEN_MAX_PARAMS] = {0}, norm = 0.0;
   size_t k = 0;
   int st = MUONREF_OK, keras = o->clip_grad_form == MUONREF_CLIP_KERAS;
-  if (o->clip_grad_norm > 0.0 && !keras) {
-    if ((st = muonref_ref_grad_norm(&norm, (size_t)n, (const float *const *)copies, numel, err)))
-      return st;
-    s = muonref_clip_coeff(o->clip_grad_norm, norm);
-  }
+  if (o->clip_grad_norm > 0.0 && !keras) /* Megatron's global norm */
+    st = muonref_ref_grad_norm(&norm, (size_t)n, (const float *const *)copies, numel, err);
+  if ((o->clip_grad_norm > 0.0 && keras) || o->clip_grad_norm_each > 0.0) /* keras' sums, where one is read */
+    for (int i = 0; !st && i < n; i++)
+      if (copies[i])
+        st = muonref_ref_grad_sumsq32(&sums[k++], copies[i], numel[i], err);
+  double s = st ? 1.0 : muonref_clip_global(o, norm, sums, k);
+  k = 0;
   for (int i = 0; !st && i < n; i++)
     if (copies[i])
-      st = muonref_ref_grad_sumsq32(&sums[k++], copies[i], numel[i], err);
-  if (o->clip_grad_norm > 0.0 && keras)
-    s = muonref_clip_keras_global(o->clip_grad_norm, sums, k);
-  k = 0;
-  for (int i = 0; !st && i < n; i++) {
-    if (!copies[i])
-      continue;
-    muonref_clip_scale(copies[i], numel[i], s);
-    if (o->clip_grad_norm_each > 0.0)
-      muonref_clip_keras_each(copies[i], numel[i], o->clip_grad_norm_each, sums[k]);
-    if (o->clip_grad_value > 0.0)
-      muonref_clip_value(copies[i], numel[i], o->clip_grad_value);
-    k++;
-  }
+      muonref_clip_gradient(o, copies[i], numel[i], s, sums[k++]);
   return st;
 }
 
