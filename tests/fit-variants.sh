@@ -719,6 +719,31 @@ make_variant megatron_l2_ignored torch_megatron_port.py '        if self.decoupl
   '        if True:' &&
   run_variant megatron_l2_ignored MegatronMuon megatron "$v/megatron/megatron_adamw.json" &&
   fitted megatron_l2_ignored 'decoupled_weight_decay (any) -> true'
+# A line that an earlier line says better is left out (fit.c dominated): megatron@0.17's port ignoring Nesterov
+# gets one "explained:" line (before, two coefficient changes that match two of its three failures followed it)
+make_variant megatron_017_nesterov_ignored torch_megatron_port.py \
+  '        u = grad.lerp(buf, beta) if self.nesterov else buf' '        u = buf' &&
+  run_variant megatron_017_nesterov_ignored MegatronMuon017 megatron@0.17 "$v/megatron@0.17/megatron@0.17_momentum.json" &&
+  fitted megatron_017_nesterov_ignored 'muon_use_nesterov (any) -> false' &&
+  { n=$(grep -c '^explained: ' "$work/megatron_017_nesterov_ignored.out")
+    if [ "$n" -eq 1 ]; then echo "ok: megatron_017_nesterov_ignored: one explained line"
+    else echo "FAIL: megatron_017_nesterov_ignored: $n explained lines, expected 1:"
+      grep '^explained' "$work/megatron_017_nesterov_ignored.out"; status=1; fi; }
+# and a per-case diagnosis naming a catalogued fault that gives the same result on its cases is told that the
+# fit names one change for every failure: Newton-Schulz eps 1e-15 (zero_norm_nan matches its tiny-norm cases
+# and breaks a passing one; bf16_scalars matches one): no zero_norm_nan or 1e-9 line after the fit's
+make_variant megatron_017_ns_eps torch_megatron_port.py 'NS_EPS = 1e-7' 'NS_EPS = 1e-15' &&
+  run_variant megatron_017_ns_eps MegatronMuon017 megatron@0.17 "$v/megatron@0.17/megatron@0.17_newton_schulz.json" \
+    "$v/megatron@0.17/megatron@0.17_scaling.json" &&
+  fitted megatron_017_ns_eps 'ns_eps 1e-7 -> 1e-15' &&
+  { nd=$(grep -c '^diagnosis: .*\[.*zero_norm_nan\]: ' "$work/megatron_017_ns_eps.out")
+    nt=$(grep -c '^diagnosis: .*the fit.s first "explained:" line below gives these too: ns_eps 1e-7 -> 1e-15.*one change for every failure' \
+      "$work/megatron_017_ns_eps.out")
+    ne=$(grep -c '^explained: ' "$work/megatron_017_ns_eps.out")
+    if [ "$nd" -ge 1 ] && [ "$nt" -eq "$nd" ] && [ "$ne" -eq 1 ]; then
+      echo "ok: megatron_017_ns_eps: $nd zero_norm_nan diagnosis lines told of the fit's change; one explained line"
+    else echo "FAIL: megatron_017_ns_eps: $nd zero_norm_nan diagnoses, $nt told of the fit, $ne explained lines:"
+      grep '^diagnosis\|^explained' "$work/megatron_017_ns_eps.out"; status=1; fi; }
 # and a changed default of that optional key (left out of the cases that do not set it) is named by the key
 make_variant emerging_default_independent torch_emerging_port.py \
   "                 weight_decay_method='decoupled', fp32_matmul_prec='medium', coefficient_type='quintic'," \

@@ -159,6 +159,27 @@ static long listed_by_pair(const muonref_checker *c, const json_t *e)
   return n;
 }
 
+/* The change of the fit's first "explained:" line when it matches every
+ * case of diagnosis entry e (key its key) and names none of the key's
+ * faults: the entry's cases are then ambiguous, and the fit, which sees
+ * every failure, names the change that gives them all.  NULL otherwise. */
+static const char *first_names_other(const muonref_checker *c, const char *key, const json_t *e, int *all)
+{
+  const char *first = NULL;
+  size_t i;
+  const json_t *l;
+  json_array_foreach(json_object_get(e, "cases"), i, l)
+    if (!(first = muonref_fit_first(c->fit, json_string_value(l), all)))
+      return NULL;
+  char names[400]; /* the key's faults, '+'-separated, before its "\n weak" mark (note_case) */
+  snprintf(names, sizeof names, "%s", key);
+  names[strcspn(names, "\n")] = '\0';
+  for (char *save = NULL, *n = strtok_r(names, "+", &save); first && n; n = strtok_r(NULL, "+", &save))
+    if (strstr(first, n))
+      return NULL;
+  return first;
+}
+
 /* Diagnoses a failing case of an outside implementation; counts and logs
  * the diagnosis; its text into text (n bytes).  failing: the judge's list of
  * failing tensors (cap bytes of room). */
@@ -845,6 +866,12 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     if (listed)
       fprintf(out, "; a pair or triple of changes matches %ld of them at their own tolerance (listed under its \"explained:\" "
                    "line below)", listed);
+    int all = 0;
+    const char *first = fit_out ? first_names_other(c, key, e, &all) : NULL;
+    if (first) {
+      fputs("; the fit's first \"explained:\" line below gives these too: ", out), put(out, first);
+      fputs(all ? " (one change for every failure: the likelier reading)" : "", out);
+    }
     fputc('\n', out);
   }
   if (c->undiagnosed) {

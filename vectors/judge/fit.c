@@ -84,6 +84,7 @@ typedef struct fcase {
   int null_done;
   double null_dist;               /* the port's distance to the closest unchanged run */
   int listed;                     /* listed under a pair's "explained:" line of the report (print_firmer_cases) */
+  int first;                      /* the report's first "explained:" line of its profile matches it */
 } fcase;
 
 /* A change: one of the space, or a pair. */
@@ -138,6 +139,8 @@ typedef struct pfit {
   long seen_all[2];                   /* judged step [0] and error [1] cases */
   long pairs_tried;                   /* pairs run on some failure (make_pair) */
   long triples_tried;                 /* triples run on some failure (make_triple) */
+  char first[512];                    /* the report's first "explained:" change ("" before it or without one) */
+  int first_all;                      /* that change explains every failure and breaks no sampled passing case */
 } pfit;
 
 struct muonref_fit {
@@ -1540,6 +1543,31 @@ static int firmer_count(const pfit *p, const cand *c, const signed char *grade, 
   return covered;
 }
 
+/* Whether c says nothing that d, printed before it, does not say better:
+ * every failure c matches, d matches at least as firmly (strong over
+ * weak), and d explains more failures or breaks fewer of the sampled
+ * passing cases, and no fewer and no more of them (a Nesterov-ignored port:
+ * a coefficient change that matches two of its three failures is refuted
+ * by the third, which the Nesterov change explains too; an eps-1e-15 port:
+ * zero_norm_nan matches its four failures and breaks three passing cases,
+ * ns_eps 1e-15 breaks none).  Equal evidence keeps both: the report then
+ * shows the ambiguity; so does a part of d (a single of a pair: which of
+ * the two does most). */
+static int dominated(const pfit *p, const cand *c, const cand *d)
+{
+  if (d->explained < c->explained || d->broken > c->broken || (d->explained == c->explained && d->broken == c->broken))
+    return 0;
+  int part = 1; /* c's changes are among d's: c says which part of the pair does most (kept) */
+  for (int k = 0, x[3] = {c->a, c->b, c->t}; k < 3; k++)
+    part &= x[k] < 0 || x[k] == d->a || x[k] == d->b || x[k] == d->t;
+  if (part)
+    return 0;
+  for (size_t k = 0; k < p->n_fail; k++)
+    if (c->match[k] > d->match[k])
+      return 0;
+  return 1;
+}
+
 /* Whether pair c lists failure k under its line: c matches it better than
  * any single change (firmer) and no pair printed before c listed it. */
 static int lists(const pfit *p, const cand *c, const signed char *grade, size_t k, int from)
@@ -1784,11 +1812,24 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     fprintf(out, ", %zu triples (of %ld tried)", n_triples, p->triples_tried);
   fprintf(out, "; %zu passing cases sampled\n", p->n_pass);
   int printed = 0, extra = 0;
+  const cand *shown[PRINTED + LONE_PAIRS];
   for (size_t i = 0; i < n_rank && rank[i]->explained > 0; i++) {
     cand *c = rank[i];
     /* past PRINTED lines, only a pair that explains failures no single change does (rank_lone_pairs) */
     if (printed >= PRINTED && (extra >= LONE_PAIRS || !firmer_count(p, c, grade, 0)))
       continue;
+    int weaker = 0; /* a line an earlier one says better (dominated) is left out */
+    for (int k = 0; k < printed && !weaker; k++)
+      weaker = dominated(p, c, shown[k]);
+    if (weaker)
+      continue;
+    if (!printed) { /* the first line: muonref_fit_first tells the diagnosis lines which cases it matches */
+      snprintf(p->first, sizeof p->first, "%s", label(p, c));
+      p->first_all = c->explained == (int)p->n_fail && c->sampled > 0 && c->broken == 0;
+      for (size_t k = 0; k < p->n_fail; k++)
+        p->fail[k].first = c->match[k] > 0;
+    }
+    shown[printed] = c;
     extra += printed++ >= PRINTED;
     char broken[96] = "";
     if (c->broken <= c->sampled && p->n_pass)
@@ -1941,6 +1982,18 @@ int muonref_fit_listed(const muonref_fit *f, const char *label)
       if (f->p[i].fail[k].listed && !strcmp(f->p[i].fail[k].label, label))
         return 1;
   return 0;
+}
+
+const char *muonref_fit_first(const muonref_fit *f, const char *label, int *all)
+{
+  for (size_t i = 0; f && label && i < f->n_p; i++)
+    for (size_t k = 0; k < f->p[i].n_fail; k++)
+      if (f->p[i].fail[k].first && !strcmp(f->p[i].fail[k].label, label)) {
+        if (all)
+          *all = f->p[i].first_all;
+        return f->p[i].first;
+      }
+  return NULL;
 }
 
 void muonref_fit_free(muonref_fit *f)

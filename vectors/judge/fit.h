@@ -100,6 +100,14 @@ void muonref_fit_report(muonref_fit *f, FILE *out);
  * case not listed. */
 int muonref_fit_listed(const muonref_fit *f, const char *label);
 
+/* The change of the report's first "explained:" line of the case's
+ * profile when that line matches the failing case `label` ("FILE#TCID", as
+ * muonref_fit_listed), else NULL (before muonref_fit_report too); *all
+ * (unless NULL) is set to whether that change explains every failure of
+ * the profile and breaks none of the sampled passing cases.  The string
+ * belongs to f (freed with it). */
+const char *muonref_fit_first(const muonref_fit *f, const char *label, int *all);
+
 void muonref_fit_free(muonref_fit *f);
 
 #endif
