@@ -82,7 +82,12 @@ static int run(const char *const *argv, const char *out)
 }
 
 /* The keyword names of the port's constructor, one per line into file
- * `names` (the driver's own loader, inspect.signature). */
+ * `names` (the driver's own loader, inspect.signature).  A constructor with
+ * **kwargs passes them on to its base class's (tests/torch_megatron_port.py
+ * MegatronMuon017(params, muon_use_nesterov=False, **kwargs)): the names of
+ * each __init__ up the method resolution order follow, to the first that
+ * takes no **kwargs (torch.optim.Optimizer's own are not options), each
+ * class's after a line "--". */
 static int signature(const id_args *a, const char *names)
 {
   static const char SCRIPT[] =
@@ -90,9 +95,20 @@ static int signature(const id_args *a, const char *names)
     "sys.path.insert(0, os.path.dirname(sys.argv[1]))\n"
     "import torch_driver\n"
     "cls, _ = torch_driver.load_object(sys.argv[2], '--torch')\n"
-    "for p in inspect.signature(cls.__init__).parameters.values():\n"
-    "    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != 'self':\n"
-    "        print(p.name)\n";
+    "seen = set()\n"
+    "for c in cls.__mro__:\n"
+    "    if c.__module__.split('.')[0] in ('torch', 'builtins'):\n"
+    "        break\n"
+    "    if '__init__' not in vars(c):\n"
+    "        continue\n"
+    "    ps = inspect.signature(vars(c)['__init__']).parameters.values()\n"
+    "    for p in ps:\n"
+    "        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != 'self' and p.name not in seen:\n"
+    "            seen.add(p.name)\n"
+    "            print(p.name)\n"
+    "    if not any(p.kind == p.VAR_KEYWORD for p in ps):\n"
+    "        break\n"
+    "    print('--')\n";
   const char *argv[] = {MUONREF_PYTHON, "-c", SCRIPT, driver_path(), a->torch, NULL};
   return run(argv, names);
 }
@@ -142,7 +158,10 @@ static int names_missed(const muonref_profile *p, const muonref_record *r, char 
 }
 
 /* The adapter for the port: the profile whose option names (keyword_hits)
- * name most of the constructor's keywords; of those that tie, the one with
+ * name most of the constructor's keywords (its own and those its **kwargs
+ * pass on: signature); of those that tie, the one that names most of the
+ * class's own keywords (MegatronMuon017's muon_use_nesterov, where its base
+ * takes megatron's muon_nesterov), then the one with
  * the fewest names the constructor lacks (names_missed: kozistr/
  * pytorch_optimizer's AdaMuon takes 11 names of both its Muon class's record
  * and its own, and lacks 5 of the former's, momentum, nesterov, cautious,
@@ -153,33 +172,41 @@ static int names_missed(const muonref_profile *p, const muonref_record *r, char 
 static const char *choose_adapter(const char *names, char *why, size_t n)
 {
   char words[64][64];
-  int nw = 0;
+  int nw = 0, own = -1; /* own: the class's own keywords are words[0 .. own) */
   FILE *f = fopen(names, "r");
   if (!f)
     return NULL;
   while (nw < 64 && fscanf(f, "%63s", words[nw]) == 1)
-    nw++;
+    if (strcmp(words[nw], "--"))
+      nw++;
+    else if (own < 0)
+      own = nw;
   fclose(f);
+  if (own < 0)
+    own = nw;
   muonref_record *recs = NULL;
   size_t n_recs = 0;
   if (muonref_record_read_dir(muonref_cli_records_dir(NULL), &recs, &n_recs, NULL) != MUONREF_OK)
     recs = NULL, n_recs = 0; /* the keys alone */
   const char *best = "nemo";
-  int best_hits = 0, best_missed = 0;
+  int best_hits = 0, best_own = 0, best_missed = 0;
   for (size_t i = 0; i < muonref_profile_count(); i++) {
     const muonref_profile *p = muonref_profile_at(i);
     const muonref_record *r = NULL;
     for (size_t k = 0; p && k < n_recs && !r; k++)
       r = strcmp(recs[k].name, p->name) ? NULL : &recs[k];
     int hits = p ? keyword_hits(p, r, words, nw) : 0, missed = p ? names_missed(p, r, words, nw) : 0;
-    if (p && (hits > best_hits || (hits == best_hits && hits > 0 && missed < best_missed)))
-      best = p->name, best_hits = hits, best_missed = missed;
+    int mine = p ? keyword_hits(p, r, words, own) : 0;
+    if (p && (hits > best_hits ||
+              (hits == best_hits && hits > 0 && (mine > best_own || (mine == best_own && missed < best_missed)))))
+      best = p->name, best_hits = hits, best_own = mine, best_missed = missed;
   }
   free(recs);
   if (!best_hits && nw <= 1)
     best = "keller";
   if (best_hits)
-    snprintf(why, n, "its constructor takes %d of profile %s's option names", best_hits, best);
+    snprintf(why, n, "its constructor takes %d of profile %s's option names%s", best_hits, best,
+             own < nw ? ", with those its **kwargs pass on to its base class" : "");
   else
     snprintf(why, n, "its constructor takes %s", nw <= 1 ? "only its parameters (group dicts)" : "no profile's option names");
   return best;

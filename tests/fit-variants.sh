@@ -171,7 +171,11 @@ make_variant keller_lr torch_keller_port.py '                group.setdefault("l
     "$v/keller/keller_scaling.json" &&
   fitted keller_lr 'default (Muon groups) lr 0.02 -> 0.01' &&
   diag keller_lr "\\(exactly\\|within this case's tolerance,\\) what the option change default (Muon groups) lr 0.02 -> 0.01 gives" &&
-  scale_all keller_lr 0.5
+  scale_all keller_lr 0.5 &&
+  { # the change once (fit_space.c: the Muon-groups default was made twice and printed as "X = X")
+    if grep -q '= default (Muon groups) lr 0.02 -> 0.01\|default (Muon groups) lr 0.02 -> 0.01, default (Muon groups) lr 0.02 -> 0.01' \
+      "$work/keller_lr.out"; then echo "FAIL: keller_lr: the change is named twice:"; grep '^explained\|^diagnosis' "$work/keller_lr.out"; status=1
+    else echo "ok: keller_lr: the change named once"; fi; }
 
 # 6. Sum momentum in torch.optim.Muon's port: the buffer beta M + G (the
 # fault sum_momentum) while the Nesterov input stays the lerp
@@ -922,6 +926,17 @@ identified timm "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" timm
 # moonlight's, and every probe failed, before they counted)
 mkdir "$work/po" && for p in moonlight pytorch_optimizer pytorch_optimizer_adamuon; do ln -s "$v/$p" "$work/po/$p"; done
 identified pytorch_optimizer "$srcdir/tests/torch_pytorch_optimizer_port.py:Muon" "$work/po" pytorch_optimizer
+# megatron@0.17's port: MegatronMuon017(params, muon_use_nesterov=False, **kwargs) passes the rest on to
+# MegatronMuon, whose names count too (the line said "takes 1 of profile megatron@0.17's option names"),
+# and of megatron and megatron@0.17, which its names and its base's tie, the one naming its own keyword wins
+mkdir "$work/mg" && for p in megatron megatron@0.17; do ln -s "$v/$p" "$work/mg/$p"; done
+identified megatron_0_17 "$srcdir/tests/torch_megatron_port.py:MegatronMuon017" "$work/mg" megatron@0.17 &&
+  { "$muonref" identify --torch "$srcdir/tests/torch_megatron_port.py:MegatronMuon017" "$work/mg" \
+      >"$work/id_megatron_0_17_v.out" 2>&1   # not -q: the adapter line
+    line=$(grep '^adapter: ' "$work/id_megatron_0_17_v.out")
+    n=$(echo "$line" | sed -n "s/^adapter: megatron@0.17 (its constructor takes \([0-9]*\) of profile megatron@0.17's option names, with those its \*\*kwargs pass on to its base class;.*/\1/p")
+    if [ -n "$n" ] && [ "$n" -ge 10 ]; then echo "ok: identify: $line"
+    else echo "FAIL: identify on megatron@0.17's port: the adapter line should count its base's names: $line"; status=1; fi; }
 # its AdaMuon: its 11 names are also all names of the Muon class's record, which lists 5 the AdaMuon
 # constructor lacks (momentum, nesterov, cautious, adamw_eps, use_muon) where its own lists 1 (use_muon): the
 # tie goes to the record that names fewer options the constructor lacks (cli/cmd_identify.c choose_adapter)

@@ -550,7 +550,10 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
         push(&l, &c);
         continue;
       }
-      /* a profile whose AdamW groups have defaults of their own: each branch's default apart */
+      /* a profile whose AdamW groups have defaults of their own: each branch's default apart (once: a
+       * Muon-groups copy of a value, muon_branch_values, is that value's branch 1 here) */
+      if (c.branch)
+        continue;
       muonref_options adam = *prof->adam_defaults;
       for (c.branch = 1; c.branch <= 2; c.branch++)
         if (!same_value(c.branch == 1 ? &base : &adam, &c.value, f))
