@@ -6,8 +6,8 @@
 srcdir=$(cd "${MUONREF_SRCDIR:-$(dirname "$0")/..}" && pwd)
 muonref=$(cd "$(dirname "${MUONREF:-./muonref}")" && pwd)/$(basename "${MUONREF:-./muonref}")
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-work=$(mktemp -d "${TMPDIR:-/tmp}/check-profile.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$srcdir/tests/lib.sh"
+work_dir check-profile || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 ln -s "$srcdir/vectors" "$work/vectors"
@@ -35,7 +35,7 @@ for p in $profiles; do
   [ "$got" = "$fields" ] && echo "ok: muonref profile $p prints every field ($(echo $fields | wc -w))" ||
     fail "muonref profile $p: fields '$got', expected '$fields'"
 done
-if "$python" -c 'import torch' >/dev/null 2>&1; then
+if has_python torch; then
   "$python" "$srcdir/vectors/drivers/torch_driver.py" -q --optimizer "$srcdir/tests/torch_torch_port.py:Muon" \
     --adapter torch --mode neutral --out r.json >drv.out 2>&1 || fail "driver: $(cat drv.out)"
   "$muonref" check --profile torch --results r.json >out 2>&1; rc=$?

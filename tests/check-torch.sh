@@ -10,12 +10,10 @@
 # leaves no temporary file.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
+. "$srcdir/tests/lib.sh"
 case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/check-torch.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+need_python torch
+work_dir check-torch || exit 1
 mkdir "$work/tmp"
 status=0
 fail() { echo "FAIL: $*"; status=1; }

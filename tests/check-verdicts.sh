@@ -34,11 +34,10 @@
 # Exit: 0 pass; 1 fail.  Environment: MUONREF_SRCDIR, MUONREF (make check).
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
+. "$srcdir/tests/lib.sh"
 python=${PYTHON3:-python3}
 vectors=$srcdir/vectors/nemo
-work=$(mktemp -d "${TMPDIR:-/tmp}/check-verdicts.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir check-verdicts || exit 1
 status=0
 check() { # check DESCRIPTION COMMAND...
   d=$1; shift

@@ -25,16 +25,14 @@
 # Usage: tests/cross-matrix.sh [VECTORS_DIR]   (default: $srcdir/vectors)
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 vectors=${1:-$srcdir/vectors}
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+need_python torch
 if [ -n "${MUONREF_CROSS_RESULTS:-}" ]; then
   work=$MUONREF_CROSS_RESULTS
   mkdir -p "$work" || exit 1
 else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/cross-matrix.XXXXXX") || exit 1
-  trap 'rm -rf "$work"' EXIT INT TERM
+  work_dir cross-matrix || exit 1
 fi
 status=0
 fail() { echo "FAIL: $*"; status=1; }

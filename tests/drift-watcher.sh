@@ -13,9 +13,9 @@
 srcdir=$(cd "${MUONREF_SRCDIR:-$(dirname "$0")/..}" && pwd)
 muonref=$(cd "$(dirname "${MUONREF:-./muonref}")" && pwd)/$(basename "${MUONREF:-./muonref}")
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 command -v git >/dev/null 2>&1 || { echo "SKIP: no git"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/drift-watcher.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir drift-watcher || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 drift() { "$python" "$srcdir/vectors/drift.py" --muonref "$muonref" "$@" >"$work/out" 2>&1; }
@@ -48,7 +48,7 @@ done
 [ $rc -eq 1 ] && [ "$n" = 6 ] && echo "ok: across the commits: exit 1, the 6 changes named" ||
   fail "across: exit $rc, $n changes: $(cat "$work/out")"
 
-if "$python" -c 'import torch' >/dev/null 2>&1; then
+if has_python torch; then
   v=$srcdir/vectors/emerging/emerging_newton_schulz.json
   drift emerging "$repo" HEAD~1 --pinned HEAD~1 --run "$f:Muon" --vectors "$v"; rc=$?
   [ $rc -eq 0 ] && grep -q "muonref check exit 0" "$work/out" && echo "ok: --run at the pin passes its profile" ||

@@ -29,13 +29,11 @@
 # that the adapter's module is importable by name.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
+. "$srcdir/tests/lib.sh"
 case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 driver=$srcdir/vectors/drivers/torch_driver.py
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/driver-adapter.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+need_python torch
+work_dir driver-adapter || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 . "$srcdir/tests/plan.sh"

@@ -21,11 +21,10 @@
 #    exits 2 naming the line, and runs nothing.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 driver=$srcdir/vectors/drivers/torch_driver.py
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/driver-plan.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+need_python torch
+work_dir driver-plan || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 v=$srcdir/vectors/nemo/nemo_momentum.json

@@ -9,10 +9,9 @@
 # measures (about five CPU minutes for the eleven profiles).
 # Exit 0, or 1 when a fault's best explanation does not name it.
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
+. "$srcdir/tests/lib.sh"
 vectors=${1:-$srcdir/vectors}
-work=$(mktemp -d "${TMPDIR:-/tmp}/fit-times.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir fit-times || exit 1
 status=0
 echo "| profile | fault | cases | failures | best explanation | CPU s |"
 echo "|---|---|---|---|---|---|"

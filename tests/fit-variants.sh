@@ -15,11 +15,9 @@
 # with one changed default as keller plus that default (exit 1).
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/fit-variants.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$srcdir/tests/lib.sh"
+need_python torch
+work_dir fit-variants || exit 1
 status=0
 v="$srcdir/vectors"
 

@@ -16,8 +16,8 @@
 bindir=$1 pkgdatadir=$2 mandir=$3 plugindir=$4 src=$5
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 case $src in /*) ;; *) src=$PWD/$src ;; esac
-work=$(mktemp -d "${TMPDIR:-/tmp}/installed.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$src/tests/lib.sh"
+work_dir installed || exit 1
 cd "$work" || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
@@ -38,7 +38,7 @@ if command -v xmllint >/dev/null 2>&1; then
 else echo "skipped: no xmllint"; fi
 
 # 3. a PyTorch port through the installed driver
-if "$python" -c 'import torch' 2>/dev/null; then
+if has_python torch; then
   "$python" "$pkgdatadir/drivers/torch_driver.py" -q --optimizer "$port:Muon" --out results.json 2>driver.err ||
     fail "the installed driver: $(cat driver.err)"
   "$muonref" check --quiet --profile nemo --results results.json >port.out 2>&1 &&
@@ -46,13 +46,13 @@ if "$python" -c 'import torch' 2>/dev/null; then
 else echo "skipped: $python has no torch"; fi
 
 # 3b. the same in one command
-if "$python" -c 'import torch' 2>/dev/null; then
+if has_python torch; then
   PATH=$bindir:$PATH muonref check --quiet --profile nemo --torch "$port:Muon" >one.out 2>&1 &&
     echo "ok: muonref check --torch (one command): $(tail -n 1 one.out)" || fail "check --torch: $(tail -n 3 one.out)"
 fi
 
 # 4. the same through pytest and the registered plugin
-if [ "$plugindir" != no ] && "$python" -c 'import torch, pytest' 2>/dev/null; then
+if [ "$plugindir" != no ] && has_python torch pytest; then
   PYTHONPATH=$plugindir PATH=$bindir:$PATH "$python" -m pytest -p no:cacheprovider -q \
     --muonref-optimizer="$port:Muon" --muonref-profile nemo >pytest.out 2>&1 &&
     echo "ok: pytest --muonref-optimizer: $(tail -n 1 pytest.out)" || fail "pytest: $(tail -n 5 pytest.out)"

@@ -23,16 +23,14 @@
 
 LC_ALL=C; export LC_ALL
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 seeds=${MUONREF_SEEDS:-$srcdir/../shared/seeds}
 extract=$srcdir/tests/extract_seed.py
 driver=$srcdir/vectors/drivers/torch_driver.py
 vectors=$srcdir/vectors/nemo
 target=nemo/core/optim/muon.py
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/nemo-seed.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir nemo-seed || exit 1
 
 if ! "$python" -c '' >/dev/null 2>&1; then
   echo "SKIP: no Python at $python"
@@ -57,10 +55,7 @@ if [ ! -d "$seeds" ]; then
   echo "SKIP: no seeds folder $seeds"
   exit 77
 fi
-if ! "$python" -c 'import torch' >/dev/null 2>&1; then
-  echo "SKIP: $python cannot import torch"
-  exit 77
-fi
+need_python torch
 seed=$("$python" "$extract" --find "$seeds" "$target" 2>/dev/null) || {
   echo "SKIP: no seed in $seeds adds $target"
   exit 77

@@ -14,11 +14,10 @@
 #     the message names the file and the member) and writes no results file.
 # Exit 0 pass, 1 fail, 77 skip (no torch for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$srcdir/tests/lib.sh"
 muonref=$(cd "$(dirname "${MUONREF:-./muonref}")" && pwd)/$(basename "${MUONREF:-./muonref}")
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/profile-file-torch.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+need_python torch
+work_dir profile-file-torch || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 ok() { echo "ok: $*"; }

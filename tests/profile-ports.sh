@@ -9,17 +9,12 @@
 # lists what they are). make check.
 # Exit: 0 pass; 77 skip (no torch for $PYTHON); 1 fail.
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 
-if ! "$python" -c 'import torch' >/dev/null 2>&1; then
-  echo "SKIP: $python cannot import torch (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+need_python torch
 "$python" "$srcdir/tests/profile-ports.py" || exit 1
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/profile-ports.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir profile-ports || exit 1
 status=0
 . "$srcdir/tests/plan.sh"  # the runs in one plan
 . "$srcdir/tests/ports.sh"

@@ -15,13 +15,11 @@
 # (-p no:muonref: the plugin a `make install` registered stays out; this one is loaded.)
 # Exit 0 pass, 1 fail, 77 skip (no torch or pytest for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$srcdir/tests/lib.sh"
 muonref=${MUONREF:-$PWD/muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
-"$python" -c 'import torch, pytest' >/dev/null 2>&1 ||
-  { echo "SKIP: $python cannot import torch and pytest (apt-get install python3-torch python3-pytest)"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/pytest-plugin.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+need_python torch pytest
+work_dir pytest-plugin || exit 1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 

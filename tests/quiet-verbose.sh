@@ -13,8 +13,8 @@ src=${MUONREF_SRCDIR:-.}
 muonref=${MUONREF:-./muonref}
 python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
-work=$(mktemp -d "${TMPDIR:-/tmp}/quiet-verbose.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$src/tests/lib.sh"
+work_dir quiet-verbose || exit 1
 checks=0 fails=0
 ok() { checks=$((checks + 1)); }
 bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "quiet-verbose:0:F:cli:$1:0: $2"; }
@@ -64,7 +64,7 @@ if command -v script >/dev/null 2>&1; then
   script -qec "'$muonref' check -q --impl fast-bf16 '$vec'" /dev/null >"$work/ttyq.out" 2>&1
   ! grep -q 'cases judged' "$work/ttyq.out" && ok || bad check-tty-q "-q: a progress line on a terminal"
 fi
-if "$python" -c 'import torch' 2>/dev/null; then
+if has_python torch; then
   drv="'$python' '$src/vectors/drivers/torch_driver.py' --optimizer '$src/tests/torch_nemo_port.py:Muon' --out '$work/r.json' '$vec/nemo_errors.json'"
   sh -c "$drv" 2>"$work/drv.err"
   [ "$(wc -l <"$work/drv.err")" -eq 1 ] && grep -q '^torch_driver.py: .* -> ' "$work/drv.err" && ok ||

@@ -15,8 +15,7 @@
 # Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 writer=$srcdir/vectors/drivers/results_writer.py
 glue=$srcdir/tests/results_writer_torch_glue.py
 vectors=$srcdir/vectors/nemo
@@ -28,7 +27,7 @@ if ! "$python" "$srcdir/tests/results_writer_unit.py"; then
   status=1
 fi
 
-if ! "$python" -c 'import torch' >/dev/null 2>&1; then
+if ! has_python torch; then
   echo "SKIP: $python cannot import torch: the comparison with torch_driver.py needs it"
   [ $status -eq 0 ] && exit 77
   exit $status
@@ -43,8 +42,7 @@ if [ ! -x "$muonref" ]; then
   exit 1
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/results-writer.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir results-writer || exit 1
 
 # failures NAME: muonref check on $work/NAME.json; the failing cases (each
 # FILE#TCID line and its comment line, which says why it fails; the first

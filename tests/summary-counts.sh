@@ -5,8 +5,8 @@
 # as passed, even when it printed a summary line before skipping); nothing
 # passed is a failure.  Exit 0 pass, 1 fail.
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-work=$(mktemp -d "${TMPDIR:-/tmp}/summary-counts.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$srcdir/tests/lib.sh"
+work_dir summary-counts || exit 1
 status=0
 case_() { # NAME RESULT LOG-LINE
   printf ':test-result: %s\n' "$2" >"$work/tests/$1.trs"

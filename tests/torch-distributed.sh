@@ -18,14 +18,12 @@
 #
 # Exit: 0 pass; 77 skip (no torch); 1 fail.
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 if ! "$python" -c 'import torch.distributed as d; assert d.is_available()' >/dev/null 2>&1; then
   echo "SKIP: $python cannot import torch.distributed"
   exit 77
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/torch-distributed.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir torch-distributed || exit 1
 tag=muonref-dist-$$-$(date +%s%N)
 status=0
 fail() { fails=$((fails + 1)); echo "torch-distributed:0:F:dist:$1:0: $2"; status=1; }

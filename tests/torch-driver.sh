@@ -34,13 +34,9 @@
 # (default /usr/bin/python3: Debian's, with python3-torch).
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 
-if ! "$python" -c 'import torch' >/dev/null 2>&1; then
-  echo "SKIP: $python cannot import torch (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+need_python torch
 vectors=$srcdir/vectors/nemo
 if ! ls "$vectors"/*.json >/dev/null 2>&1; then
   echo "SKIP: no golden vectors in $vectors (muonref gen writes them)"
@@ -51,8 +47,7 @@ if [ ! -x "$muonref" ]; then
   exit 1
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/torch-driver.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir torch-driver || exit 1
 status=0
 
 . "$srcdir/tests/plan.sh"

@@ -20,12 +20,10 @@
 # Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 driver=$srcdir/vectors/drivers/torch_driver.py
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/torch-lifecycle.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+need_python torch
+work_dir torch-lifecycle || exit 1
 checks=0 fails=0
 fail() { fails=$((fails + 1)); echo "torch-lifecycle:0:F:lifecycle:$1:0: $2"; }
 

@@ -8,11 +8,8 @@
 # MUONREF_TORCH_PYTHON (default /usr/bin/python3: Debian's, with python3-torch).
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
+. "$srcdir/tests/lib.sh"
 
-if ! "$python" -c 'import torch' >/dev/null 2>&1; then
-  echo "SKIP: $python cannot import torch (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+need_python torch
 "$python" "$srcdir/vectors/drivers/platform_probe.py" || exit 1
 "$python" "$srcdir/tests/torch_neutral_test.py" -v 2>&1 || exit 1

@@ -21,12 +21,10 @@
 # Environment: MUONREF_SRCDIR, MUONREF (default ./muonref), MUONREF_TORCH_PYTHON.
 
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
-"$python" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $python cannot import torch"; exit 77; }
+. "$srcdir/tests/lib.sh"
+need_python torch
 ls "$srcdir"/vectors/*/*_schedule.json >/dev/null 2>&1 || { echo "SKIP: no schedule vectors"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/torch-schedule.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir torch-schedule || exit 1
 checks=0 fails=0
 fail() { fails=$((fails + 1)); echo "torch-schedule:0:F:schedule:$1:0: $2"; }
 

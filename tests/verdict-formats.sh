@@ -8,14 +8,12 @@
 # Exit 0 pass, 1 fail, 77 skip (no xmllint, perl's TAP::Parser, prove, or
 # pytest for $PYTHON).
 srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-muonref=${MUONREF:-./muonref}
+. "$srcdir/tests/lib.sh"
 case $muonref in /*) ;; *) muonref=$PWD/$muonref ;; esac
-python=${MUONREF_TORCH_PYTHON:-/usr/bin/python3}
 for tool in xmllint perl prove; do
   command -v $tool >/dev/null 2>&1 || { echo "SKIP: no $tool (apt-get install libxml2-utils perl)"; exit 77; }
 done
 perl -MTAP::Parser -e 1 2>/dev/null || { echo "SKIP: perl has no TAP::Parser"; exit 77; }
 "$python" -c 'import pytest' >/dev/null 2>&1 || { echo "SKIP: $python cannot import pytest (python3-pytest)"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/verdict-formats.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+work_dir verdict-formats || exit 1
 "$python" "$srcdir/tests/verdict_formats.py" "$muonref" "$srcdir" "$work"

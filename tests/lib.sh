@@ -1,0 +1,32 @@
+# tests/lib.sh: what the test scripts share (sourced; tests/README.md).
+#
+#   srcdir=${MUONREF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+#   . "$srcdir/tests/lib.sh"
+#   need_python torch [pytest ...]  # exit 77 (skip) with the Debian package to install, unless $python imports them
+#   has_python torch                # whether $python imports them (a part of a script that needs them)
+#   work_dir NAME || exit 1         # $work: a fresh temporary folder, removed when the script ends
+#
+# It sets $muonref (MUONREF, default ./muonref: the build tree's) and $python
+# (MUONREF_TORCH_PYTHON, default /usr/bin/python3: Debian's PyTorch) unless
+# the script set them first.  The scripts that run test ports source
+# tests/ports.sh and tests/plan.sh as well.
+muonref=${muonref:-${MUONREF:-./muonref}}
+python=${python:-${MUONREF_TORCH_PYTHON:-/usr/bin/python3}}
+
+has_python() {
+  _hp_mods=$(echo "$*" | tr ' ' ',')
+  "$python" -c "import $_hp_mods" >/dev/null 2>&1
+}
+
+need_python() {
+  has_python "$@" && return 0
+  _np_pkgs=
+  for _np_m in "$@"; do _np_pkgs="$_np_pkgs python3-$(echo "$_np_m" | sed 's/\..*//')"; done
+  echo "SKIP: $python cannot import $(echo "$*" | sed 's/ / and /g') (Debian: apt-get install$_np_pkgs)"
+  exit 77
+}
+
+work_dir() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || return 1
+  trap 'rm -rf "$work"' EXIT INT TERM
+}
