@@ -86,8 +86,11 @@ static int run(const char *const *argv, const char *out)
  * **kwargs passes them on to its base class's (tests/torch_megatron_port.py
  * MegatronMuon017(params, muon_use_nesterov=False, **kwargs)): the names of
  * each __init__ up the method resolution order follow, to the first that
- * takes no **kwargs (torch.optim.Optimizer's own are not options), each
- * class's after a line "--". */
+ * takes no **kwargs, each class's after a line "--".  The first __init__ is
+ * read wherever it lives (torch.optim.Muon's own module is torch's); past
+ * it torch's own classes are not (torch.optim.Optimizer's params and
+ * defaults are no options).  A class's __init__ is read as the class
+ * gives it (c.__init__: a functools.partialmethod too). */
 static int signature(const id_args *a, const char *names)
 {
   static const char SCRIPT[] =
@@ -95,13 +98,14 @@ static int signature(const id_args *a, const char *names)
     "sys.path.insert(0, os.path.dirname(sys.argv[1]))\n"
     "import torch_driver\n"
     "cls, _ = torch_driver.load_object(sys.argv[2], '--torch')\n"
-    "seen = set()\n"
+    "seen, first = set(), True\n"
     "for c in cls.__mro__:\n"
-    "    if c.__module__.split('.')[0] in ('torch', 'builtins'):\n"
-    "        break\n"
     "    if '__init__' not in vars(c):\n"
     "        continue\n"
-    "    ps = inspect.signature(vars(c)['__init__']).parameters.values()\n"
+    "    if not first and c.__module__.split('.')[0] in ('torch', 'builtins'):\n"
+    "        break\n"
+    "    first = False\n"
+    "    ps = inspect.signature(c.__init__).parameters.values()\n"
     "    for p in ps:\n"
     "        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != 'self' and p.name not in seen:\n"
     "            seen.add(p.name)\n"

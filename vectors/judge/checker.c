@@ -159,25 +159,48 @@ static long listed_by_pair(const muonref_checker *c, const json_t *e)
   return n;
 }
 
+/* Whether the diagnosis line (its key and its text, which lists the
+ * option changes that give the same: "the same here: ...") names one of
+ * the names of the fit's line `first`: its " = "-separated names, and of a
+ * pair or a triple each change (" and "). */
+static int names_part(const char *key, const char *text, const char *first)
+{
+  char names[600];
+  snprintf(names, sizeof names, "%s", first);
+  for (char *at = names, *end; at; at = end) {
+    char *eq = strstr(at, " = "), *and = strstr(at, " and ");
+    end = eq && (!and || eq < and) ? eq : and;
+    if (end)
+      *end = '\0', end += end == eq ? 3 : 5;
+    if (*at && ((key && strstr(key, at)) || (text && strstr(text, at))))
+      return 1;
+  }
+  return 0;
+}
+
 /* The change of the fit's first "explained:" line when it matches every
- * case of diagnosis entry e (key its key) and names none of the key's
- * faults: the entry's cases are then ambiguous, and the fit, which sees
- * every failure, names the change that gives them all.  NULL otherwise. */
-static const char *first_names_other(const muonref_checker *c, const char *key, const json_t *e, int *all)
+ * case of diagnosis entry e (key its key) and the line names neither it
+ * nor a change the line lists as giving the same (the fit's first line
+ * "ns_eps 1e-7 -> 1e-15" against the catalogue's [zero_norm_nan]): the
+ * entry's cases are then ambiguous, and the fit, which sees every failure,
+ * names what gives them all.  NULL otherwise; *all and *single as
+ * muonref_fit_first's. */
+static const char *first_names_other(const muonref_checker *c, const char *key, const json_t *e, int *all,
+                                     int *single)
 {
   const char *first = NULL;
   size_t i;
   const json_t *l;
   json_array_foreach(json_object_get(e, "cases"), i, l)
-    if (!(first = muonref_fit_first(c->fit, json_string_value(l), all)))
+    if (!(first = muonref_fit_first(c->fit, json_string_value(l), all, single)))
       return NULL;
-  char names[400]; /* the key's faults, '+'-separated, before its "\n weak" mark (note_case) */
-  snprintf(names, sizeof names, "%s", key);
-  names[strcspn(names, "\n")] = '\0';
-  for (char *save = NULL, *n = strtok_r(names, "+", &save); first && n; n = strtok_r(NULL, "+", &save))
+  char faults[400]; /* the key's faults, '+'-separated, before its "\n weak" mark (note_case) */
+  snprintf(faults, sizeof faults, "%s", key);
+  faults[strcspn(faults, "\n")] = '\0';
+  for (char *save = NULL, *n = strtok_r(faults, "+", &save); first && n; n = strtok_r(NULL, "+", &save))
     if (strstr(first, n))
       return NULL;
-  return first;
+  return first && !names_part(NULL, json_string_value(json_object_get(e, "text")), first) ? first : NULL;
 }
 
 /* Diagnoses a failing case of an outside implementation; counts and logs
@@ -866,11 +889,12 @@ void muonref_checker_report(const muonref_checker *c, FILE *out)
     if (listed)
       fprintf(out, "; a pair or triple of changes matches %ld of them at their own tolerance (listed under its \"explained:\" "
                    "line below)", listed);
-    int all = 0;
-    const char *first = fit_out ? first_names_other(c, key, e, &all) : NULL;
+    int all = 0, single = 0;
+    const char *first = fit_out ? first_names_other(c, key, e, &all, &single) : NULL;
     if (first) {
       fputs("; the fit's first \"explained:\" line below gives these too: ", out), put(out, first);
-      fputs(all ? " (one change for every failure: the likelier reading)" : "", out);
+      fputs(!all ? "" : single ? " (one change for every failure: the likelier reading)"
+                               : " (one explanation for every failure: the likelier reading)", out);
     }
     fputc('\n', out);
   }

@@ -1,5 +1,6 @@
 /* muonref: explaining a failing port by fitting it to the option space
  * (see fit.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,7 @@ typedef struct pfit {
   long triples_tried;                 /* triples run on some failure (make_triple) */
   char first[512];                    /* the report's first "explained:" change ("" before it or without one) */
   int first_all;                      /* that change explains every failure and breaks no sampled passing case */
+  int first_single;                   /* that change is one change (not a pair or a triple) */
 } pfit;
 
 struct muonref_fit {
@@ -1543,28 +1545,51 @@ static int firmer_count(const pfit *p, const cand *c, const signed char *grade, 
   return covered;
 }
 
-/* Whether c says nothing that d, printed before it, does not say better:
- * every failure c matches, d matches at least as firmly (strong over
- * weak), and d explains more failures or breaks fewer of the sampled
- * passing cases, and no fewer and no more of them (a Nesterov-ignored port:
- * a coefficient change that matches two of its three failures is refuted
- * by the third, which the Nesterov change explains too; an eps-1e-15 port:
- * zero_norm_nan matches its four failures and breaks three passing cases,
- * ns_eps 1e-15 breaks none).  Equal evidence keeps both: the report then
- * shows the ambiguity; so does a part of d (a single of a pair: which of
- * the two does most). */
-static int dominated(const pfit *p, const cand *c, const cand *d)
+/* Whether c's changes are among d's (a single of a pair, a pair of a triple). */
+static int part_of(const cand *c, const cand *d)
 {
-  if (d->explained < c->explained || d->broken > c->broken || (d->explained == c->explained && d->broken == c->broken))
-    return 0;
-  int part = 1; /* c's changes are among d's: c says which part of the pair does most (kept) */
+  int part = 1;
   for (int k = 0, x[3] = {c->a, c->b, c->t}; k < 3; k++)
     part &= x[k] < 0 || x[k] == d->a || x[k] == d->b || x[k] == d->t;
-  if (part)
-    return 0;
-  for (size_t k = 0; k < p->n_fail; k++)
-    if (c->match[k] > d->match[k])
+  return part;
+}
+
+/* Whether c says nothing that the n lines printed before it (shown) do not
+ * say as well: every failure c matches, some earlier line matches at least
+ * as firmly (strong over weak), and c breaks no fewer of the sampled
+ * passing cases than the earlier line that breaks fewest (a line never
+ * checked on them counts as breaking more than any).  Kept all the same: a
+ * line with the same evidence as an earlier one (the same failures
+ * explained and passing cases broken: the ambiguity is the answer), and a
+ * part of an earlier line (a single of a pair: which of the two does most).
+ * A Nesterov-ignored port: a coefficient change that matches two of its
+ * three failures is refuted by the third, which the Nesterov change
+ * explains too; an eps-1e-15 port: zero_norm_nan matches its four failures
+ * and breaks three passing cases, ns_eps 1e-15 breaks none.  After the
+ * first line, a line that is no part of an earlier one is left out, too,
+ * where it breaks more passing cases than it explains failures (its net
+ * below 0: a Keller port with six steps is told ns_steps 5 -> 6, not also
+ * two coefficient lists that match a fifth of its failures and break a
+ * third of the sampled passing cases). */
+static int dominated(const pfit *p, const cand *c, const cand *const *shown, int n)
+{
+  int fewest = INT_MAX;
+  for (int i = 0; i < n; i++) {
+    if (part_of(c, shown[i]) || (shown[i]->explained == c->explained && shown[i]->broken == c->broken))
       return 0;
+    fewest = shown[i]->broken < fewest ? shown[i]->broken : fewest;
+  }
+  if (n && c->net < 0) /* it breaks more passing cases than it explains failures (rank_cmp ranks it last) */
+    return 1;
+  if (!n || c->broken < fewest)
+    return 0;
+  for (size_t k = 0; k < p->n_fail; k++) {
+    signed char best = 0;
+    for (int i = 0; i < n; i++)
+      best = shown[i]->match[k] > best ? shown[i]->match[k] : best;
+    if (c->match[k] > best)
+      return 0;
+  }
   return 1;
 }
 
@@ -1818,14 +1843,12 @@ static void report_profile(const muonref_fit *f, pfit *p, FILE *out)
     /* past PRINTED lines, only a pair that explains failures no single change does (rank_lone_pairs) */
     if (printed >= PRINTED && (extra >= LONE_PAIRS || !firmer_count(p, c, grade, 0)))
       continue;
-    int weaker = 0; /* a line an earlier one says better (dominated) is left out */
-    for (int k = 0; k < printed && !weaker; k++)
-      weaker = dominated(p, c, shown[k]);
-    if (weaker)
+    if (dominated(p, c, shown, printed)) /* a line the earlier ones say as well is left out */
       continue;
     if (!printed) { /* the first line: muonref_fit_first tells the diagnosis lines which cases it matches */
       snprintf(p->first, sizeof p->first, "%s", label(p, c));
       p->first_all = c->explained == (int)p->n_fail && c->sampled > 0 && c->broken == 0;
+      p->first_single = c->b < 0;
       for (size_t k = 0; k < p->n_fail; k++)
         p->fail[k].first = c->match[k] > 0;
     }
@@ -1984,13 +2007,15 @@ int muonref_fit_listed(const muonref_fit *f, const char *label)
   return 0;
 }
 
-const char *muonref_fit_first(const muonref_fit *f, const char *label, int *all)
+const char *muonref_fit_first(const muonref_fit *f, const char *label, int *all, int *single)
 {
   for (size_t i = 0; f && label && i < f->n_p; i++)
     for (size_t k = 0; k < f->p[i].n_fail; k++)
       if (f->p[i].fail[k].first && !strcmp(f->p[i].fail[k].label, label)) {
         if (all)
           *all = f->p[i].first_all;
+        if (single)
+          *single = f->p[i].first_single;
         return f->p[i].first;
       }
   return NULL;

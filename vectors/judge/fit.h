@@ -104,9 +104,10 @@ int muonref_fit_listed(const muonref_fit *f, const char *label);
  * profile when that line matches the failing case `label` ("FILE#TCID", as
  * muonref_fit_listed), else NULL (before muonref_fit_report too); *all
  * (unless NULL) is set to whether that change explains every failure of
- * the profile and breaks none of the sampled passing cases.  The string
- * belongs to f (freed with it). */
-const char *muonref_fit_first(const muonref_fit *f, const char *label, int *all);
+ * the profile and breaks none of the sampled passing cases, *single
+ * (unless NULL) to whether it is one change (not a pair or a triple).  The
+ * string belongs to f (freed with it). */
+const char *muonref_fit_first(const muonref_fit *f, const char *label, int *all, int *single);
 
 void muonref_fit_free(muonref_fit *f);
 
