@@ -612,9 +612,10 @@ static const muonref_options dion_defaults = {
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
- * in sign, muon_update_post_orthogonalize and scalar_opts.adamw_update); distributed_mesh,
- * use_gram_newton_schulz, use_triton, use_polar_express (True) and newton_schulz_func are left at
- * dion's defaults (not expressible). */
+ * in sign, muon_update_post_orthogonalize and scalar_opts.adamw_update); use_polar_express False is
+ * dion's zeropower_via_newtonschulz5 (the quintic preset once each on X / (||X|| + epsilon):
+ * dion.md 4); distributed_mesh, use_gram_newton_schulz, use_triton and newton_schulz_func are left
+ * at dion's defaults (not expressible). */
 static const muonref_option_key dion_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
   {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -625,6 +626,7 @@ static const muonref_option_key dion_keys[] = {
   {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"flatten", MUONREF_KEY_FLATTEN, offsetof(muonref_options, conv_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"use_polar_express", MUONREF_KEY_USE_POLAR_EXPRESS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 0, 0},
   {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const dion_areas[] = {
@@ -1257,8 +1259,10 @@ static const muonref_options normuon_defaults = {
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
- * original shape, not the flattened matrix; normuon.md 6), use_gram_newton_schulz, use_triton,
- * use_polar_express (True) and newton_schulz_func are left at dion's defaults (not expressible). */
+ * original shape, not the flattened matrix; normuon.md 6), use_gram_newton_schulz, use_triton and
+ * newton_schulz_func are left at dion's defaults (not expressible); use_polar_express False is
+ * dion's zeropower_via_newtonschulz5 (the quintic preset once each on X / (||X|| + epsilon):
+ * dion.md 4). */
 static const muonref_option_key normuon_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
   {"mu", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -1269,6 +1273,7 @@ static const muonref_option_key normuon_keys[] = {
   {"epsilon", MUONREF_KEY_EPS_SHARED, offsetof(muonref_options, ns_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"adjust_lr", MUONREF_KEY_ADJUST_LR_DION, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"use_polar_express", MUONREF_KEY_USE_POLAR_EXPRESS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 0, 0},
   {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
 };
 static const char *const normuon_areas[] = {
@@ -2222,13 +2227,13 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_MOONLIGHT] = {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", &moonlight_defaults, moonlight_keys, 8, 1, NULL, moonlight_areas},
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
-  [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 10, 0, NULL, dion_areas},
+  [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 11, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 14, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 20, 1, NULL, keras_areas},
-  [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 10, 0, NULL, normuon_areas},
+  [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 11, 0, NULL, normuon_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 12, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 9, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},

@@ -46,6 +46,31 @@ def polar_express(G, epsilon=1e-6):
     return X
 
 
+# section 4: zeropower_via_newtonschulz5's five "quintic" triples, each once (use_polar_express=False)
+QUINTIC_COEFFS = (
+    (4.0848, -6.8946, 2.9270),
+    (3.9505, -6.3029, 2.6377),
+    (3.7418, -5.5913, 2.3037),
+    (2.8769, -3.1427, 1.2046),
+    (2.8366, -3.0525, 1.2012),
+)
+
+
+def zeropower_via_newtonschulz5(G, epsilon=1e-7):
+    """Section 4 (use_polar_express=False): bf16 cast, transposed when tall, X / (||X||_F +
+    epsilon) per matrix (keepdim: the sum stays bf16), the five quintic triples once each."""
+    X = G.to(NS_DTYPE)
+    is_tall = G.size(-2) > G.size(-1)
+    if is_tall:
+        X = X.mT
+    X = X / (X.norm(dim=(-2, -1), keepdim=True) + epsilon)
+    for a, b, c in QUINTIC_COEFFS:
+        A = X @ X.mT
+        B = b * A + c * (A @ A)
+        X = a * X + B @ X
+    return X.mT if is_tall else X
+
+
 def adjusted_lr(lr, shape, adjust_lr, flatten):
     """Section 5: (fan_out, fan_in) from the last two dims (flatten: d0 and the rest);
     spectral_norm lr * sqrt(fan_out / fan_in) without max, rms_norm lr * 0.2 *
@@ -72,10 +97,11 @@ def cautious_decay_(p, U, coeff):
 class Muon(torch.optim.Optimizer):
     """Section 1's constructor and checks (section 2, in order); group keys are the
     defaults dict's: lr, mu, beta1, beta2, weight_decay, cautious_wd, algorithm, step,
-    epsilon, nesterov, flatten, adjust_lr."""
+    epsilon, nesterov, flatten, adjust_lr.  use_polar_express is the optimizer's (its
+    Newton-Schulz function, as megabatch_base.py picks it), not a group key."""
 
     def __init__(self, params, lr=0.01, mu=0.95, betas=(0.9, 0.95), weight_decay=0.01, cautious_wd=False,
-                 epsilon=1e-8, nesterov=False, adjust_lr="spectral_norm", flatten=False):
+                 epsilon=1e-8, nesterov=False, adjust_lr="spectral_norm", flatten=False, use_polar_express=True):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if mu < 0.0:
@@ -89,6 +115,7 @@ class Muon(torch.optim.Optimizer):
                         cautious_wd=cautious_wd, algorithm="muon", step=0, epsilon=epsilon,
                         nesterov=nesterov, flatten=flatten, adjust_lr=adjust_lr)
         super().__init__(params, defaults)
+        self.newton_schulz = polar_express if use_polar_express else zeropower_via_newtonschulz5
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -129,7 +156,7 @@ class Muon(torch.optim.Optimizer):
                 U = U.flatten(start_dim=1)
             elif U.ndim > 3:
                 U = U.flatten(end_dim=-3)
-            O = polar_express(U, torch.tensor(group["epsilon"])).reshape(shape)
+            O = self.newton_schulz(U, torch.tensor(group["epsilon"])).reshape(shape)
             upd = O * adjusted_lr(group["lr"], shape, group["adjust_lr"], group["flatten"])  # bf16
             if group["cautious_wd"]:
                 cautious_decay_(p, upd, group["lr"] * wd)

@@ -41,10 +41,12 @@ def cautious_decay_(p, U, coeff):
 
 
 class NorMuon(torch.optim.Optimizer):
-    """Section 1's constructor and its checks (section 2, in order)."""
+    """Section 1's constructor and its checks (section 2, in order); use_polar_express picks the
+    Newton-Schulz function, as dion's (dion.md 4)."""
 
     def __init__(self, params, lr=0.01, mu=0.95, muon_beta2=0.95, betas=(0.9, 0.95), weight_decay=0.01,
-                 cautious_wd=False, epsilon=1e-8, nesterov=False, adjust_lr="spectral_norm", flatten=False):
+                 cautious_wd=False, epsilon=1e-8, nesterov=False, adjust_lr="spectral_norm", flatten=False,
+                 use_polar_express=True):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if mu < 0.0:
@@ -60,6 +62,7 @@ class NorMuon(torch.optim.Optimizer):
                         weight_decay=weight_decay, cautious_wd=cautious_wd, algorithm="normuon", step=0,
                         epsilon=epsilon, nesterov=nesterov, flatten=flatten, adjust_lr=adjust_lr)
         super().__init__(params, defaults)
+        self.use_polar_express = use_polar_express
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -101,7 +104,8 @@ class NorMuon(torch.optim.Optimizer):
             if U.ndim > 3:
                 U = U.flatten(end_dim=-3)
             dion.NS_DTYPE = NS_DTYPE
-            O = dion.polar_express(U, torch.tensor(group["epsilon"])).reshape(shape).to(p.dtype)
+            ns = dion.polar_express if self.use_polar_express else dion.zeropower_via_newtonschulz5
+            O = ns(U, torch.tensor(group["epsilon"])).reshape(shape).to(p.dtype)
             N, state["variance_neuron"] = normuon_normalization(O, state["variance_neuron"], beta2)
             if group["cautious_wd"]:
                 cautious_decay_(p, N, group["lr"] * wd)

@@ -178,11 +178,17 @@ typedef enum muonref_key_kind {
                              as MOMENT2_METHOD's; "normuon" moment2 longer, moment2_eps_mode clamp
                              and no rescale (`orth_grad * moment2.clamp_min(eps).rsqrt_()`, the
                              norm not restored); another string: "Invalid second moment method:
-                             X".  Written as MOMENT2_METHOD is */
+                             X".  Written as MOMENT2_METHOD is */,
+  MUONREF_KEY_USE_POLAR_EXPRESS /* dion's use_polar_express (dion/muon.py @0a059a4, dion.md 4): true
+                             the profile's own coefficients and ns_safety (polar_express: the five
+                             Polar Express triples on X / (1.02 ||X|| + epsilon)); false the five
+                             "quintic" triples once each (preset quintic) with ns_safety 1
+                             (zeropower_via_newtonschulz5 on X / (||X|| + epsilon)).  Written
+                             true or false for those two, else "?" (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_MOMENT2_METHOD_V0_2 + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_USE_POLAR_EXPRESS + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

@@ -653,6 +653,18 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
   case MUONREF_KEY_NS_COEFF_TYPE: /* read with its sibling by muonref_case_options */
   case MUONREF_KEY_NS_COEFFS:
     return MUONREF_OK;
+  case MUONREF_KEY_USE_POLAR_EXPRESS: /* dion.md 4: polar_express or zeropower_via_newtonschulz5 */
+    if (!json_is_boolean(v))
+      return bad(err, where, k->name, "true or false");
+    if (json_is_true(v)) {
+      o->n_coeffs = p->defaults->n_coeffs, o->coeff_order = p->defaults->coeff_order;
+      memcpy(o->coeffs, p->defaults->coeffs, sizeof o->coeffs);
+      o->ns_safety = p->defaults->ns_safety;
+    } else {
+      muonref_preset_apply(muonref_preset_find("quintic"), o);
+      o->ns_safety = 1.0;
+    }
+    return MUONREF_OK;
   case MUONREF_KEY_MUON_VERSION: /* Paddle's _scaling_fn: 1, 2, anything else */
     if (!json_is_integer(v))
       return bad(err, where, k->name, "an integer");
@@ -941,6 +953,17 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
       json_array_append_new(l, json_pack("[o, o, o]", muonref_case_real_json(o->coeffs[i].a),
                                          muonref_case_real_json(o->coeffs[i].b), muonref_case_real_json(o->coeffs[i].c)));
     return l;
+  }
+  case MUONREF_KEY_USE_POLAR_EXPRESS: { /* false: the quintic preset at ns_safety 1; true: a Polar Express list
+                                          (first a above 6) at another safety (the profile's, which the reader
+                                          takes: a list that is not the profile's fails the round trip) */
+    muonref_options q = *o;
+    muonref_preset_apply(muonref_preset_find("quintic"), &q);
+    int quintic = q.n_coeffs == o->n_coeffs && q.coeff_order == o->coeff_order &&
+                  !memcmp(q.coeffs, o->coeffs, (size_t)o->n_coeffs * sizeof *o->coeffs);
+    if (quintic && o->ns_safety == 1.0)
+      return json_false();
+    return o->n_coeffs >= 1 && o->coeffs[0].a > 6.0 && o->ns_safety != 1.0 ? json_true() : json_string("?");
   }
   case MUONREF_KEY_MUON_VERSION:
     return o->scale_mode == MUONREF_SCALE_FAN_OUT      ? json_integer(1)

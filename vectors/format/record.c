@@ -54,7 +54,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_COEFFICIENT_TYPE] = "coefficient_type", [MUONREF_KEY_USE_ADJUSTED_LR] = "use_adjusted_lr",
   [MUONREF_KEY_BETAS_BY_BRANCH] = "betas_by_branch", [MUONREF_KEY_EPS_BY_BRANCH] = "eps_by_branch",
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2_method", [MUONREF_KEY_WEIGHT_DECOUPLE] = "weight_decouple",
-  [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2_method_v0_2",
+  [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2_method_v0_2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "use_polar_express",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -75,7 +75,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_COEFFICIENT_TYPE] = "coeffs", [MUONREF_KEY_USE_ADJUSTED_LR] = "scale_mode",
   [MUONREF_KEY_BETAS_BY_BRANCH] = "momentum", [MUONREF_KEY_EPS_BY_BRANCH] = "moment2_eps",
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2", [MUONREF_KEY_WEIGHT_DECOUPLE] = "decay_method",
-  [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2",
+  [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "coeffs",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};

@@ -251,6 +251,9 @@ static const flag_note NOTES[] = {
    "those two dimensions (conv_mode batched: dion's adjust_lr_* on shape[-2:])",
    "a port reading (d0, d1) scales the whole batch by another factor",
    {"spec/profiles/dion.md section 5", "spec/profiles/dion.md section 11"}, {"lr_scale_first_two_dims"}},
+  {"QuinticNs", "BASIC", "dion's use_polar_express False: zeropower_via_newtonschulz5, the quintic preset's five "
+   "triples once each on X / (||X|| + epsilon), no 1.02", "a port that ignores use_polar_express (runs Polar "
+   "Express) changes every update", {"spec/profiles/dion.md section 4"}, {NULL}},
   {"PolarExpress", "BASIC", "dion's Newton-Schulz: Polar Express's five triples, each once, on X / (1.02 ||X|| + "
    "eps) (dion/polar_express.py)", "the quintic list on X / (||X|| + eps) (dion's default before 199894b) changes every "
    "update; a normalisation without eps turns a zero gradient into NaN (dion PR #24)",

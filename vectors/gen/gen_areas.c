@@ -605,6 +605,31 @@ static void scaling_coefficient_type(gen_ctx *g)
   }
 }
 
+/* dion's use_polar_express False (spec/profiles/dion.md 4; dion/megabatch_base.py @0a059a4 picks
+ * zeropower_via_newtonschulz5): the quintic preset's five triples once each on X / (||X|| + epsilon),
+ * without Polar Express's 1.02.  Structured gradients on a wide and a tall matrix (exactly defined in
+ * bf16), then N(0, 1) gradients over three steps with Nesterov.  Only for a profile with the key;
+ * appended after the area's other cases, so that they keep their inputs. */
+static void scaling_use_polar_express(gen_ctx *g)
+{
+  muonref_options o = base(g, 0.05, 0.1);
+  muonref_preset_apply(muonref_preset_find("quintic"), &o);
+  o.ns_safety = 1.0;
+  double mu = o.momentum;
+  o.momentum = 0.0; /* the Newton-Schulz input is the structured gradient itself: exactly defined in bf16 */
+  wide_tall_structured_case(g, "use_polar_express False: zeropower_via_newtonschulz5, the quintic preset's five "
+                               "triples once each on X / (||X|| + epsilon), no 1.02; mu 0, a wide (8, 32) and a tall "
+                               "(32, 8) matrix, two steps of structured gradients", &o, "Scaling", "QuinticNs");
+  gen_step_case c;
+  o.momentum = mu, o.nesterov = 1;
+  begin(&c, "use_polar_express False with Nesterov: three steps of N(0, 1) gradients on (16, 24)", &o);
+  int i = param(g, &c, "w", shape2(16, 24), 0);
+  for (int s = 0; s < 3; s++)
+    grad_normal(g, &c, s, i, 1.0);
+  flags(&c, "Scaling", "QuinticNs", NULL);
+  gen_add_step(g, &c);
+}
+
 /* timm's scale_eps (eps_mode add_scaled): Newton-Schulz divides by
  * ||X|| + eps sqrt(cols/rows) instead of max(||X||, eps) (timm/optim/muon.py
  * @aa4b5850 scale_eps_for_ns); on gradients of norm near eps the added,
@@ -831,13 +856,11 @@ void gen_area_scaling(gen_ctx *g)
     scaling_scale_eps(g);
   /* Emerging-Optimizers' coefficient_type family: its releases before v0.4.0 clamp at 1e-7 (emerging@0.3) */
   int eo = has_key_kind(g, MUONREF_KEY_COEFFICIENT_TYPE);
-  if (!(defaults(g).ns_eps < 1e-7) && !eo)
-    return;
   /* a whole step on gradients of norm about 1e-11, for a profile whose eps
    * is far below it (Emerging-Optimizers 1e-15): the update has its full
    * size; an eps floor of 1e-7 shrinks it about 50-fold (the same cases
    * under emerging@0.3's floor: the update that much smaller) */
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; (defaults(g).ns_eps < 1e-7 || eo) && k < 2; k++) {
     gen_step_case c;
     muonref_options o = base(g, 0.02, 0.0);
     char what[160];
@@ -857,6 +880,8 @@ void gen_area_scaling(gen_ctx *g)
     scaling_adaptive_preconditioned(g);
   if (has_key_kind(g, MUONREF_KEY_COEFFICIENT_TYPE))
     scaling_coefficient_type(g);
+  if (has_key_kind(g, MUONREF_KEY_USE_POLAR_EXPRESS))
+    scaling_use_polar_express(g);
 }
 
 /* ---- weight decay ---- */

@@ -342,6 +342,14 @@ static int preset_keyed(const muonref_profile *p, const field *f)
   return k && k->kind == MUONREF_KEY_COEFFICIENT_TYPE && !key_sets_order(k, f);
 }
 
+/* Whether f is the list of p's use_polar_express key, which sets the safety factor with it
+ * (dion.md 4: an ignored key leaves the port's Newton-Schulz function, list and 1.02 alike). */
+static int polar_keyed(const muonref_profile *p, const field *f)
+{
+  const muonref_option_key *k = key_of(p, f);
+  return k && k->kind == MUONREF_KEY_USE_POLAR_EXPRESS;
+}
+
 /* Whether some key of the profile sets field f. */
 static int field_keyed(const muonref_profile *p, const field *f) { return key_of(p, f) != NULL; }
 
@@ -655,8 +663,10 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
     const muonref_options *d = p && p->adam_defaults && o->use_muon == MUONREF_USE_MUON_FALSE ? p->adam_defaults
                                                                                                 : &c->value;
     memcpy((char *)o + f->offset, (const char *)d + f->offset, f->size);
-    if (preset_keyed(p, f)) /* an ignored coefficient_type: the default's order with its list */
+    if (preset_keyed(p, f) || polar_keyed(p, f)) /* an ignored coefficient_type: the default's order with its list */
       o->coeff_order = d->coeff_order;
+    if (polar_keyed(p, f))
+      o->ns_safety = d->ns_safety;
     return;
   }
   if (c->only_default && given_has(given, muonref_profile_get(profile), f))
@@ -902,7 +912,13 @@ static int key_value_text(const muonref_options *o, const field *f, const char *
       json_object_set_new(j, p->keys[k].name, muonref_case_key_json(&full, &p->keys[k]));
   const json_t *v = p ? json_object_get(j, first_key(p, f)) : NULL;
   muonref_options back;
-  if (v && (muonref_case_options(j, profile, &back, "fit", NULL) != MUONREF_OK || !same_value(&back, &full, f)))
+  int read = v && muonref_case_options(j, profile, &back, "fit", NULL) == MUONREF_OK;
+  if (v && !read) { /* another key cannot spell its value (dion's algorithm of AUTO routing): this key alone */
+    json_t *one = json_pack("{sO}", first_key(p, f), v);
+    read = one && muonref_case_options(one, profile, &back, "fit", NULL) == MUONREF_OK;
+    json_decref(one);
+  }
+  if (v && (!read || !same_value(&back, &full, f)))
     v = NULL; /* the key cannot spell the value (timm's adjust_lr_fn has no fan_out) */
   int spelled = v && !json_is_array(v);
   if (json_is_string(v))
