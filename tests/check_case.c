@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include "../core/plan.h"
 #include "vectors/format/case.h"
+#include "muonref/presets.h"
 #include "testutil.h"
 
 /* The options of a case of `profile` whose options object is the JSON text j. */
@@ -26,6 +27,42 @@ static int case_options(const char *profile, const char *j, muonref_options *o, 
 }
 
 static int timm_options(const char *j, muonref_options *o, muonref_error *e) { return case_options("timm", j, o, e); }
+
+/* dion's use_polar_express (kind use_polar_express): true dion/polar_express.py @0a059a4's five triples,
+ * each once, on X / (1.02 ||X|| + epsilon); false zeropower_via_newtonschulz5's five quintic triples on
+ * X / (||X|| + epsilon) (dion/muon.py @0a059a4), written out by hand; written back as false, absent at
+ * dion's default (an optional key), and "?" for another list. */
+START_TEST(dion_use_polar_express)
+{
+  static const struct { const char *j; int n; double safety; muonref_coeff first, last; } U[] = {
+    {"{\"use_polar_express\": true}", 5, 1.02, {8.156554524902461, -22.48329292557795, 15.878769915207462},
+     {2.3465413258596377, -1.7097828382687081, 0.42323551169305323}},
+    {"{\"use_polar_express\": false}", 5, 1.0, {4.0848, -6.8946, 2.9270}, {2.8366, -3.0525, 1.2012}},
+  };
+  for (size_t k = 0; k < sizeof U / sizeof U[0]; k++) {
+    muonref_options o;
+    muonref_error e = {0};
+    ck_assert_int_eq(case_options("dion", U[k].j, &o, &e), MUONREF_OK);
+    ck_assert_int_eq(o.n_coeffs, U[k].n);
+    ck_assert(o.ns_safety == U[k].safety);
+    ck_assert(o.coeffs[0].a == U[k].first.a && o.coeffs[0].b == U[k].first.b && o.coeffs[0].c == U[k].first.c);
+    const muonref_coeff *l = &o.coeffs[U[k].n - 1];
+    ck_assert(l->a == U[k].last.a && l->b == U[k].last.b && l->c == U[k].last.c);
+    json_t *w = muonref_case_options_json(&o, "dion");
+    const json_t *v = json_object_get(w, "use_polar_express");
+    ck_assert_msg(k ? json_is_false(v) : v == NULL, "use_polar_express written back wrong for %s", U[k].j);
+    json_decref(w);
+  }
+  muonref_options o;
+  muonref_error e = {0};
+  ck_assert_int_eq(case_options("dion", "{}", &o, &e), MUONREF_OK);
+  muonref_preset_apply(muonref_preset_find("simple"), &o);
+  json_t *w = muonref_case_options_json(&o, "dion");
+  ck_assert_str_eq(json_string_value(json_object_get(w, "use_polar_express")), "?");
+  json_decref(w);
+  ck_assert_int_eq(case_options("dion", "{\"use_polar_express\": 1}", &o, &e), MUONREF_EFORMAT);
+}
+END_TEST
 
 START_TEST(adamuon_match_rms_adamw)
 {
@@ -253,6 +290,7 @@ int main(void)
   tcase_add_loop_test(c, coefficient_type_presets, 0, (int)(sizeof EO / sizeof EO[0]));
   tcase_add_test(c, coefficient_type_order_not_expressible);
   tcase_add_test(c, megatron_0_17_refusals);
+  tcase_add_test(c, dion_use_polar_express);
   tcase_add_loop_test(c, coefficient_type_errors, 0, (int)(sizeof EO_BAD / sizeof EO_BAD[0]));
   suite_add_tcase(s, c);
   return tu_run_suite(s);

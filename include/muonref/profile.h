@@ -180,9 +180,9 @@ typedef enum muonref_key_kind {
                              norm not restored); another string: "Invalid second moment method:
                              X".  Written as MOMENT2_METHOD is */,
   MUONREF_KEY_USE_POLAR_EXPRESS /* dion's use_polar_express (dion/muon.py @0a059a4, dion.md 4): true
-                             the profile's own coefficients and ns_safety (polar_express: the five
-                             Polar Express triples on X / (1.02 ||X|| + epsilon)); false the five
-                             "quintic" triples once each (preset quintic) with ns_safety 1
+                             the preset polar_express_5 at its ns_safety 1.02 (polar_express: the
+                             five Polar Express triples on X / (1.02 ||X|| + epsilon)); false the
+                             preset quintic, the five triples once each, with ns_safety 1
                              (zeropower_via_newtonschulz5 on X / (||X|| + epsilon)).  Written
                              true or false for those two, else "?" (not expressible) */
 } muonref_key_kind;

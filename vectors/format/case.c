@@ -500,6 +500,24 @@ void muonref_case_complete(const char *profile, muonref_options *o)
 }
 
 /* One member of an options object, read through the profile's key k. */
+/* dion's use_polar_express (profile.h MUONREF_KEY_USE_POLAR_EXPRESS; dion/megabatch_base.py @0a059a4):
+ * true polar_express, the preset polar_express_5 (dion/polar_express.py's five triples, repeat-last) on
+ * X / (1.02 ||X|| + epsilon); false zeropower_via_newtonschulz5, the preset quintic on X / (||X|| +
+ * epsilon).  Sets the list, its order and ns_safety; ns_steps stays (5, the profile's). */
+static void polar_express_set(muonref_options *o, int on)
+{
+  const muonref_preset *p = muonref_preset_find(on ? "polar_express_5" : "quintic");
+  muonref_preset_apply(p, o);
+  o->ns_safety = muonref_preset_norm_safety(p);
+}
+
+/* Whether a and b run the same Newton-Schulz polynomial: list, order, safety. */
+static int same_ns(const muonref_options *a, const muonref_options *b)
+{
+  return a->n_coeffs == b->n_coeffs && a->coeff_order == b->coeff_order && a->ns_safety == b->ns_safety &&
+         !memcmp(a->coeffs, b->coeffs, (size_t)a->n_coeffs * sizeof *a->coeffs);
+}
+
 static int set_key(muonref_options *o, const muonref_profile *p, const muonref_option_key *k, const json_t *v,
                    const char *where, muonref_error *err)
 {
@@ -656,14 +674,7 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
   case MUONREF_KEY_USE_POLAR_EXPRESS: /* dion.md 4: polar_express or zeropower_via_newtonschulz5 */
     if (!json_is_boolean(v))
       return bad(err, where, k->name, "true or false");
-    if (json_is_true(v)) {
-      o->n_coeffs = p->defaults->n_coeffs, o->coeff_order = p->defaults->coeff_order;
-      memcpy(o->coeffs, p->defaults->coeffs, sizeof o->coeffs);
-      o->ns_safety = p->defaults->ns_safety;
-    } else {
-      muonref_preset_apply(muonref_preset_find("quintic"), o);
-      o->ns_safety = 1.0;
-    }
+    polar_express_set(o, json_is_true(v));
     return MUONREF_OK;
   case MUONREF_KEY_MUON_VERSION: /* Paddle's _scaling_fn: 1, 2, anything else */
     if (!json_is_integer(v))
@@ -954,16 +965,10 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
                                          muonref_case_real_json(o->coeffs[i].b), muonref_case_real_json(o->coeffs[i].c)));
     return l;
   }
-  case MUONREF_KEY_USE_POLAR_EXPRESS: { /* false: the quintic preset at ns_safety 1; true: a Polar Express list
-                                          (first a above 6) at another safety (the profile's, which the reader
-                                          takes: a list that is not the profile's fails the round trip) */
-    muonref_options q = *o;
-    muonref_preset_apply(muonref_preset_find("quintic"), &q);
-    int quintic = q.n_coeffs == o->n_coeffs && q.coeff_order == o->coeff_order &&
-                  !memcmp(q.coeffs, o->coeffs, (size_t)o->n_coeffs * sizeof *o->coeffs);
-    if (quintic && o->ns_safety == 1.0)
-      return json_false();
-    return o->n_coeffs >= 1 && o->coeffs[0].a > 6.0 && o->ns_safety != 1.0 ? json_true() : json_string("?");
+  case MUONREF_KEY_USE_POLAR_EXPRESS: { /* what polar_express_set gives for either value, else not expressible */
+    muonref_options t = *o, f = *o;
+    polar_express_set(&t, 1), polar_express_set(&f, 0);
+    return same_ns(o, &t) ? json_true() : same_ns(o, &f) ? json_false() : json_string("?");
   }
   case MUONREF_KEY_MUON_VERSION:
     return o->scale_mode == MUONREF_SCALE_FAN_OUT      ? json_integer(1)
