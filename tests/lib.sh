@@ -20,6 +20,7 @@ has_python() {
 
 need_python() {
   has_python "$@" && return 0
+  "$python" -c '' >/dev/null 2>&1 || { echo "SKIP: no Python runs at $python (MUONREF_TORCH_PYTHON names it)"; exit 77; }
   _np_pkgs=
   for _np_m in "$@"; do _np_pkgs="$_np_pkgs python3-$(echo "$_np_m" | sed 's/\..*//')"; done
   echo "SKIP: $python cannot import $(echo "$*" | sed 's/ / and /g') (Debian: apt-get install$_np_pkgs)"
