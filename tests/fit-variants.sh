@@ -935,6 +935,12 @@ identified timm "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" timm
 { cp "$srcdir/tests/torch_torch_port.py" "$work/torch_module_muon.py" &&
   printf '\nMuon.__module__ = "torch.optim._muon"\n' >>"$work/torch_module_muon.py"; } &&
   identified torch_module "$work/torch_module_muon.py:Muon" "$work/three" torch
+# a port that subclasses another in a file of its own: the driver finds the Newton-Schulz function in the
+# module of the class it subclasses (torch_driver.py ns_function_of; before, its 14 Newton-Schulz probes were
+# skipped and it was never named)
+printf 'import sys\nsys.path.insert(0, %s)\nfrom torch_torch_port import Muon as _Muon\n\n\nclass MyMuon(_Muon):\n    pass\n' \
+  "'$srcdir/tests'" >"$work/subclass_port.py" &&
+  identified subclass "$work/subclass_port.py:MyMuon" "$work/three" torch
 # the pytorch_optimizer port: its constructor names six of moonlight's options too; the options its
 # record lists as not expressed (weight_decouple, adamw_lr, ...) are its names as well (the adapter was
 # moonlight's, and every probe failed, before they counted)

@@ -333,6 +333,19 @@ def as_param(t: torch.Tensor) -> torch.Tensor:
 # ---------------------------------------------------------------- loading the port
 
 
+def ns_function_of(cls, module, name):
+    """The port's Newton-Schulz function `name`: a global of the optimizer's module, else of the
+    module of the nearest class up its method resolution order that has one (a port that subclasses
+    another in a file of its own: `class MyMuon(torch.optim.Muon)` finds torch.optim._muon's);
+    None where no module has it."""
+    fn = getattr(module, name, None)
+    for c in getattr(cls, '__mro__', ()):
+        if fn is not None:
+            break
+        fn = getattr(sys.modules.get(getattr(c, '__module__', ''), None), name, None)
+    return fn
+
+
 def load_object(spec: str, option: str):
     """MODULE_OR_FILE:NAME -> the object; a file path (ending in .py or holding a /) is loaded from the file."""
     if ':' not in spec:
@@ -886,7 +899,7 @@ def run(args: argparse.Namespace, label: str = '') -> int:
             if not callable(ns_fn):
                 raise UsageError(f"--ns-function {args.ns_function!r}: not a function")
         else:
-            ns_fn = getattr(module, adapter.ns_function_name, None)
+            ns_fn = ns_function_of(cls, module, adapter.ns_function_name)
         ns_refused = check_ns_function(adapter, ns_fn, docs, args.ns_function)
         places = []
         if args.ns_in_step:
