@@ -714,13 +714,20 @@ make_variant dion_cautious_ignored torch_dion_port.py \
   '    mask = torch.ones((), dtype=p.dtype)' &&
   run_variant dion_cautious_ignored Muon dion "$v/dion/dion_weight_decay.json" &&
   fitted dion_cautious_ignored 'cautious_wd_ignored'
-# dion's use_polar_express=False (dion_scaling #16, #17, vector release 2026.12.23): the dion test port that
+# dion's use_polar_express=False (dion_scaling #16 to #18, vector release 2026.12.23): the dion test port that
 # runs Polar Express whatever the option says is told the key, in its own spelling (the list and 1.02 alike)
 make_variant dion_polar_express_ignored torch_dion_port.py \
   '        self.newton_schulz = polar_express if use_polar_express else zeropower_via_newtonschulz5' \
   '        self.newton_schulz = polar_express' &&
   run_variant dion_polar_express_ignored Muon dion "$v/dion/dion_scaling.json" &&
   fitted dion_polar_express_ignored 'use_polar_express (any) -> true'
+# and one that calls zeropower_via_newtonschulz5 without the optimizer's epsilon (its own default, 1e-7)
+# fails #18 (gradients of norm about 1e-11) and is told the epsilon
+make_variant dion_ns5_default_eps torch_dion_port.py \
+  '            O = self.newton_schulz(U, torch.tensor(group["epsilon"])).reshape(shape)' \
+  '            O = (self.newton_schulz(U) if self.newton_schulz is zeropower_via_newtonschulz5 else self.newton_schulz(U, torch.tensor(group["epsilon"]))).reshape(shape)' &&
+  run_variant dion_ns5_default_eps Muon dion "$v/dion/dion_scaling.json" &&
+  fitted dion_ns5_default_eps 'epsilon (any) -> 1e-7'
 # Megatron's decoupled_weight_decay=False (megatron_adamw #18, #19, vector release 2026.12.7): the
 # megatron test port that keeps AdamW's decoupled decay whatever the option says is told so, in
 # the option's own spelling (kind bool_not: adam_l2 0 is decoupled_weight_decay true)

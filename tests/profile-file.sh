@@ -83,4 +83,13 @@ printf '%s\n' '{"name": "myoptax", "base": "optax", "source": {"repository": "me
   "$muonref" vectors -q --profile-file "$e" "$work/ve" >/dev/null 2>&1 &&
   echo "ok: an area with no case left gets no file, and the set reads" ||
   fail "empty area: exit $rc: $(cat "$work/empty.out"; ls "$work/ve/myoptax" 2>&1)"
+# an optional key need not spell the record's defaults (no case at them writes it): a record based on dion
+# at another ns_safety, which no value of use_polar_express gives, reads, and its scaling cases pass the fast path
+d=$work/mydion.json
+printf '%s\n' '{"name": "mydion", "base": "dion", "source": {"repository": "me/x", "paths": ["x.py"], "commit": "0"},' \
+  ' "defaults": {"ns_safety": 1.01}}' >"$d"
+"$muonref" gen -q --profile-file "$d" --area scaling --out "$work/vd" >"$work/dion.out" 2>&1 &&
+  "$muonref" check -q --impl fast-bf16 --profile-file "$d" "$work/vd/mydion" >>"$work/dion.out" 2>&1 &&
+  echo "ok: a dion record at ns_safety 1.01 reads (its optional use_polar_express unspelled): $(tail -n 1 "$work/dion.out")" ||
+  fail "a dion record at ns_safety 1.01: $(tail -n 3 "$work/dion.out")"
 exit $status

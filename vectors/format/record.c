@@ -922,11 +922,17 @@ static int check_coeff_types(muonref_record *r, const char *path, muonref_error 
 /* Every key must spell the defaults of the groups it goes to: a default that
  * no value of the key gives (a kind's "?": use_adjusted_lr under scale_mode
  * fan_out, dion's flatten under conv_mode keller) would be written into every
- * vector as "?", which the port reads as something else. */
+ * vector as "?", which the port reads as something else.  An optional key
+ * is written only where a case's value differs from the defaults, so it
+ * need not spell them (a record based on dion at another ns_safety: its
+ * use_polar_express has no value for that list, and no case at the
+ * defaults writes it). */
 static int check_defaults_spelled(muonref_record *r, const char *path, muonref_error *err)
 {
   link_row(r); /* the keys' names */
   for (size_t i = 0; i < r->n_keys; i++) {
+    if (r->keys[i].optional)
+      continue;
     int adam = r->keys[i].branch == MUONREF_KEY_ADAM_ONLY && r->has_adam;
     json_t *v = muonref_case_key_json(adam ? &r->adam_defaults : &r->defaults, &r->keys[i]);
     int bad = json_is_string(v) && !strcmp(json_string_value(v), "?");

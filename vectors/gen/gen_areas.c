@@ -628,6 +628,19 @@ static void scaling_use_polar_express(gen_ctx *g)
     grad_normal(g, &c, s, i, 1.0);
   flags(&c, "Scaling", "QuinticNs", NULL);
   gen_add_step(g, &c);
+  /* the optimizer's epsilon reaches zeropower_via_newtonschulz5 (its own default is 1e-7): gradients
+   * of norm about 1e-11, far below either, so that X / (||X|| + eps) keeps its singular values below
+   * 1e-3, where five quintic steps multiply them by about 500 and no more: 1e-8 and 1e-7 give
+   * updates about ten times apart */
+  o.nesterov = 0;
+  begin(&c, "use_polar_express False on gradients N(0, 2^-40) on (8, 16), norm about 1e-11: X / (||X|| + "
+            "epsilon) with the optimizer's epsilon 1e-8, not the function's default 1e-7 (ten times smaller "
+            "updates)", &o);
+  i = param(g, &c, "w", shape2(8, 16), 0);
+  for (int s = 0; s < 2; s++)
+    grad_normal(g, &c, s, i, ldexp(1.0, -40));
+  flags(&c, "Scaling", "QuinticNs", "TinyNorm");
+  gen_add_step(g, &c);
 }
 
 /* timm's scale_eps (eps_mode add_scaled): Newton-Schulz divides by
