@@ -111,8 +111,8 @@ TMPDIR=$work/tmp "$muonref" check --torch "$srcdir/tests/torch_emerging_adaptive
 # a release's profile (emerging@0.3) runs with its profile's adapter: named by --profile, and found from the
 # vectors' own "profile" without it (spec/profiles/README.md, "Releases")
 rel=$srcdir/tests/torch_emerging_0_3_port.py:Muon
-TMPDIR=$work/tmp "$muonref" check --profile emerging@0.3 --torch "$rel" --torch-option=--lifecycle=assign \
-  --torch-option=--mode=neutral >"$work/rel1.out" 2>&1; rc1=$?
+(cd "$srcdir" && TMPDIR=$work/tmp "$muonref" check --profile emerging@0.3 --torch "$rel" \
+  --torch-option=--lifecycle=assign --torch-option=--mode=neutral) >"$work/rel1.out" 2>&1; rc1=$? # ./vectors: the source tree's
 TMPDIR=$work/tmp "$muonref" check --torch "$rel" --torch-option=--lifecycle=assign --torch-option=--mode=neutral \
   "$srcdir/vectors/emerging@0.3/emerging@0.3_scaling.json" >"$work/rel2.out" 2>&1; rc2=$?
 [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && tail -n 1 "$work/rel1.out" | grep -q ' passed, 0 failed$' &&
