@@ -152,12 +152,16 @@ static int keyword_hits(const muonref_profile *p, const muonref_record *r, char 
   return hits;
 }
 
-/* How many of profile p's option names the constructor's keywords leave out. */
-static int names_missed(const muonref_profile *p, const muonref_record *r, char words[][64], int nw)
+/* How many of profile p's keys the constructor's keywords leave out.  Its
+ * record's not-expressed options count as the port's names (keyword_hits)
+ * but not here: a port's own copy need not implement them (the dion test
+ * port takes none of dion's six, normuon's five: counted, it was given
+ * normuon's adapter and named normuon). */
+static int names_missed(const muonref_profile *p, char words[][64], int nw)
 {
   int missed = 0;
-  for (size_t k = 0; option_name(p, r, k); k++)
-    missed += !among(option_name(p, r, k), words, nw);
+  for (size_t k = 0; k < p->n_keys; k++)
+    missed += !among(p->keys[k].name, words, nw);
   return missed;
 }
 
@@ -166,7 +170,7 @@ static int names_missed(const muonref_profile *p, const muonref_record *r, char 
  * pass on: signature); of those that tie, the one that names most of the
  * class's own keywords (MegatronMuon017's muon_use_nesterov, where its base
  * takes megatron's muon_nesterov), then the one with
- * the fewest names the constructor lacks (names_missed: kozistr/
+ * the fewest keys the constructor lacks (names_missed: kozistr/
  * pytorch_optimizer's AdaMuon takes 11 names of both its Muon class's record
  * and its own, and lacks 5 of the former's, momentum, nesterov, cautious,
  * adamw_eps and the group key use_muon, but only use_muon of the latter);
@@ -199,7 +203,7 @@ static const char *choose_adapter(const char *names, char *why, size_t n)
     const muonref_record *r = NULL;
     for (size_t k = 0; p && k < n_recs && !r; k++)
       r = strcmp(recs[k].name, p->name) ? NULL : &recs[k];
-    int hits = p ? keyword_hits(p, r, words, nw) : 0, missed = p ? names_missed(p, r, words, nw) : 0;
+    int hits = p ? keyword_hits(p, r, words, nw) : 0, missed = p ? names_missed(p, words, nw) : 0;
     int mine = p ? keyword_hits(p, r, words, own) : 0;
     if (p && (hits > best_hits ||
               (hits == best_hits && hits > 0 && (mine > best_own || (mine == best_own && missed < best_missed)))))

@@ -948,6 +948,11 @@ identified timm "$srcdir/tests/torch_timm_port.py:Muon" "$work/three" timm
 printf 'import sys\nsys.path.insert(0, %s)\nfrom torch_torch_port import Muon as _Muon\n\n\nclass MyMuon(_Muon):\n    pass\n' \
   "'$srcdir/tests'" >"$work/subclass_port.py" &&
   identified subclass "$work/subclass_port.py:MyMuon" "$work/three" torch
+# dion's port: its constructor names as many of normuon's names as of dion's (their not-expressed options
+# count as names), and the tie goes to the record whose keys it lacks fewest of, the not-expressed options
+# left out of that count (it took normuon's adapter and was named normuon before)
+mkdir "$work/dn" && for p in dion normuon; do ln -s "$v/$p" "$work/dn/$p"; done
+identified dion "$srcdir/tests/torch_dion_port.py:Muon" "$work/dn" dion
 # the pytorch_optimizer port: its constructor names six of moonlight's options too; the options its
 # record lists as not expressed (weight_decouple, adamw_lr, ...) are its names as well (the adapter was
 # moonlight's, and every probe failed, before they counted)
