@@ -504,18 +504,23 @@ void muonref_case_complete(const char *profile, muonref_options *o)
  * true polar_express, the preset polar_express_5 (dion/polar_express.py's five triples, repeat-last) on
  * X / (1.02 ||X|| + epsilon); false zeropower_via_newtonschulz5, the preset quintic on X / (||X|| +
  * epsilon).  Sets the list, its order and ns_safety; ns_steps stays (5, the profile's). */
+static const muonref_preset *polar_express_preset(int on)
+{
+  return muonref_preset_find(on ? "polar_express_5" : "quintic");
+}
+
 static void polar_express_set(muonref_options *o, int on)
 {
-  const muonref_preset *p = muonref_preset_find(on ? "polar_express_5" : "quintic");
+  const muonref_preset *p = polar_express_preset(on);
   muonref_preset_apply(p, o);
   o->ns_safety = muonref_preset_norm_safety(p);
 }
 
-/* Whether a and b run the same Newton-Schulz polynomial: list, order, safety. */
-static int same_ns(const muonref_options *a, const muonref_options *b)
+/* Whether o runs what polar_express_set(o, on) gives: the preset's list and order, its safety. */
+static int polar_express_holds(const muonref_options *o, int on)
 {
-  return a->n_coeffs == b->n_coeffs && a->coeff_order == b->coeff_order && a->ns_safety == b->ns_safety &&
-         !memcmp(a->coeffs, b->coeffs, (size_t)a->n_coeffs * sizeof *a->coeffs);
+  const muonref_preset *p = polar_express_preset(on);
+  return muonref_preset_holds(p, o) && o->coeff_order == p->order && o->ns_safety == muonref_preset_norm_safety(p);
 }
 
 static int set_key(muonref_options *o, const muonref_profile *p, const muonref_option_key *k, const json_t *v,
@@ -965,11 +970,8 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
                                          muonref_case_real_json(o->coeffs[i].b), muonref_case_real_json(o->coeffs[i].c)));
     return l;
   }
-  case MUONREF_KEY_USE_POLAR_EXPRESS: { /* what polar_express_set gives for either value, else not expressible */
-    muonref_options t = *o, f = *o;
-    polar_express_set(&t, 1), polar_express_set(&f, 0);
-    return same_ns(o, &t) ? json_true() : same_ns(o, &f) ? json_false() : json_string("?");
-  }
+  case MUONREF_KEY_USE_POLAR_EXPRESS: /* what polar_express_set gives for either value, else not expressible */
+    return polar_express_holds(o, 1) ? json_true() : polar_express_holds(o, 0) ? json_false() : json_string("?");
   case MUONREF_KEY_MUON_VERSION:
     return o->scale_mode == MUONREF_SCALE_FAN_OUT      ? json_integer(1)
            : o->scale_mode == MUONREF_SCALE_RATIO_COLS ? json_integer(2)

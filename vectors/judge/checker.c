@@ -159,11 +159,11 @@ static long listed_by_pair(const muonref_checker *c, const json_t *e)
   return n;
 }
 
-/* Whether the diagnosis line (its key and its text, which lists the
- * option changes that give the same: "the same here: ...") names one of
- * the names of the fit's line `first`: its " = "-separated names, and of a
- * pair or a triple each change (" and "). */
-static int names_part(const char *key, const char *text, const char *first)
+/* Whether the diagnosis line's text (which lists the option changes that
+ * give the same: "the same here: ...") names one of the names of the fit's
+ * line `first`: its " = "-separated names, and of a pair or a triple each
+ * change (" and "). */
+static int names_part(const char *text, const char *first)
 {
   char names[600];
   snprintf(names, sizeof names, "%s", first);
@@ -172,7 +172,7 @@ static int names_part(const char *key, const char *text, const char *first)
     end = eq && (!and || eq < and) ? eq : and;
     if (end)
       *end = '\0', end += end == eq ? 3 : 5;
-    if (*at && ((key && strstr(key, at)) || (text && strstr(text, at))))
+    if (*at && text && strstr(text, at))
       return 1;
   }
   return 0;
@@ -200,7 +200,7 @@ static const char *first_names_other(const muonref_checker *c, const char *key, 
   for (char *save = NULL, *n = strtok_r(faults, "+", &save); first && n; n = strtok_r(NULL, "+", &save))
     if (strstr(first, n))
       return NULL;
-  return first && !names_part(NULL, json_string_value(json_object_get(e, "text")), first) ? first : NULL;
+  return first && !names_part(json_string_value(json_object_get(e, "text")), first) ? first : NULL;
 }
 
 /* Diagnoses a failing case of an outside implementation; counts and logs
