@@ -58,6 +58,8 @@ NAMER(clip_form, muonref_clip_form)
 /* entries since format 10 */
 #define F64_10(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 10, 0, NULL}
 #define ENUM10(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 10, 0, prefix}
+/* entries since format 11 */
+#define I32_11(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 11, 0, NULL}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -97,6 +99,8 @@ const muonref_option_field muonref_option_fields[] = {
   /* format 10 (keras' clipnorm, clipvalue, global_clipnorm and loss_scale_factor) */
   ENUM10(clip_grad_form, clip_form, "MUONREF_CLIP_"), F64_10(clip_grad_norm_each), F64_10(clip_grad_value),
   F64_10(loss_scale),
+  /* format 11 (block-wise Newton-Schulz: dion's num_heads) */
+  I32_11(ns_heads),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -108,7 +112,7 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
 /* The size the table above covers (measured on x86-64: its fields and 36 bytes of alignment padding).  A field

@@ -122,7 +122,12 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
     return s;
   if ((s = check_enum(BF16_ORDER_NAMES, "bf16_order", (unsigned)o->bf16_order, err)))
     return s;
-  return check_enum(PRECOND_NAMES, "ns_precondition", (unsigned)o->ns_precondition, err);
+  if ((s = check_enum(PRECOND_NAMES, "ns_precondition", (unsigned)o->ns_precondition, err)))
+    return s;
+  if (o->ns_heads < 0) /* 0 and 1: no heads (dion's None and 1) */
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid ns_heads: %d (the number of heads must be at least 0)",
+                        o->ns_heads);
+  return MUONREF_OK;
 }
 
 /* The checks of o's catalogue (core/checks.c): the head, or the late rows;

@@ -156,6 +156,27 @@ static int selects_muon(const muonref_options *o, const muonref_shape *s, const 
          s->dims[1] < (size_t)o->adam_dim_threshold;
 }
 
+/* Block-wise Newton-Schulz per head (ns_heads H > 1, spec/muon.md 7.5) on a
+ * Muon parameter of shape s, in the order of microsoft/dion @0a059a4
+ * megabatch_base.py: _resolve_num_heads (flatten), then _prepare_head_split
+ * (two dimensions, H divides dim 0), with their messages. */
+static int heads_check(const muonref_options *o, const muonref_shape *s, muonref_error *err)
+{
+  char b[256];
+  if (o->conv_mode == MUONREF_CONV_FLATTEN &&
+      (o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_NORMUON)) /* dion: any shape */
+    return muonref_fail(err, MUONREF_ESHAPE, "num_heads > 1 is incompatible with flatten=True: flattening the "
+                        "per-head 3D view collapses heads back into a single 2D matrix, defeating per-head "
+                        "Newton-Schulz.");
+  if (s->ndim != 2)
+    return muonref_fail(err, MUONREF_ESHAPE, "num_heads is only supported for 2D parameters, got shape %s.",
+                        muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  if (s->dims[0] % (size_t)o->ns_heads)
+    return muonref_fail(err, MUONREF_ESHAPE, "num_heads (%d) must divide dim 0 of the parameter (got shape %s).",
+                        o->ns_heads, muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  return MUONREF_OK;
+}
+
 int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonref_route *out,
                         muonref_error *err)
 {
@@ -187,7 +208,10 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",
                           muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
+    if (o->ns_heads > 1 && (st = heads_check(o, s, err)))
+      return st;
     *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0, 0};
+    muonref_route_matrices(o, s, out); /* the same (rows, cols), or heads */
     return MUONREF_OK;
   }
   if (o->conv_mode == MUONREF_CONV_TWO_D && o->use_muon == MUONREF_USE_MUON_TRUE && s->ndim != 2)
@@ -226,6 +250,8 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return MUONREF_EOPTION;
     muon = !adamw;
   }
+  if (muon && o->ns_heads > 1 && (st = heads_check(o, s, err)))
+    return st;
   out->numel = muonref_shape_numel(s);
   out->use_muon = muon;
   muonref_route_matrices(o, s, out);
@@ -255,6 +281,12 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
     r->rows = s->dims[0], r->cols = s->dims[1];
     r->batch = numel / (r->rows * r->cols);
     r->interleaved = 1;
+  } else if (o->ns_heads > 1 && s->ndim == 2 && s->dims[0] % (size_t)o->ns_heads == 0) {
+    /* dion's num_heads: `t.view(num_heads, head_dim, ...)`, adjust_lr on the head's (head_dim, cols) */
+    r->rows = s->dims[0] / (size_t)o->ns_heads, r->cols = s->dims[1];
+    r->batch = (size_t)o->ns_heads;
+    r->scale_rows = r->rows, r->scale_cols = r->cols;
+    return;
   } else {
     r->rows = s->dims[0], r->cols = numel / s->dims[0];
   }
@@ -319,6 +351,12 @@ muonref_shape muonref_moment2_shape(const muonref_options *o, const muonref_rout
   if (s->ndim >= 2 && s->dims[s->ndim - 2] == r->rows && s->dims[s->ndim - 1] == r->cols) {
     out = *s; /* the parameter's own last two dimensions (2-D, or batched) */
     out.dims[s->ndim - (col ? 2 : 1)] = 1;
+    return out;
+  }
+  if (s->ndim == 2 && r->batch > 1 && s->dims[0] == r->batch * r->rows && s->dims[1] == r->cols) {
+    out.ndim = 2; /* heads (ns_heads): dion's variance_neuron of the whole parameter, `p[..., 0:1]` */
+    out.dims[0] = col ? r->batch : s->dims[0];
+    out.dims[1] = col ? r->cols : 1;
     return out;
   }
   out.ndim = 2; /* a flattened matrix */

@@ -227,6 +227,76 @@ START_TEST(moment2_prescale_moves_by_lr_alone)
 }
 END_TEST
 
+/* ns_heads (spec/muon.md 7.5): the exact step of a (3 d, n) Muon matrix with three heads is, bit for bit,
+ * the exact steps of its three row blocks (d, n) as parameters of their own, over two steps with Nesterov
+ * and decay (the reference of each head computed without heads); and the route's errors at the step, in
+ * dion's words.  A port that orthogonalizes the whole matrix moves it elsewhere (checked: the whole
+ * matrix's step differs). */
+START_TEST(heads_are_separate_parameters)
+{
+  enum { D = 4, N = 6, H = 3 };
+  muonref_options o = variant(5), oh;
+  o.use_muon = MUONREF_USE_MUON_TRUE, o.scale_mode = MUONREF_SCALE_RMS_TO_RMS, o.ns_format = MUONREF_NS_BF16;
+  oh = o, oh.ns_heads = H;
+  muonref_shape whole = {2, {H * D, N}}, head = {2, {D, N}};
+  muonref_route rh, r1, rw;
+  muonref_error e;
+  ck_assert_msg(muonref_route_param(&oh, &whole, &rh, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_msg(muonref_route_param(&o, &head, &r1, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_msg(muonref_route_param(&o, &whole, &rw, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_uint_eq(rh.batch, H);
+  ck_assert_uint_eq(rh.rows, D);
+  ck_assert_uint_eq(rh.scale_rows, D);
+  tu_rng rng = {tu_seed(41) + 13};
+  float p0[H * D * N], g[2][H * D * N];
+  tu_fill_normal(&rng, p0, H * D * N, 1.0);
+  tu_fill_normal(&rng, g[0], H * D * N, 1.0), tu_fill_normal(&rng, g[1], H * D * N, 1.0);
+  ref_param rp, rq, parts[H];
+  ref_param_init(&rp, H * D * N, p0), ref_param_init(&rq, H * D * N, p0);
+  ref_param_bind(&rp, 1), ref_param_bind(&rq, 1);
+  memset(rp.b1, 0, sizeof p0), memset(rq.b1, 0, sizeof p0);
+  for (int h = 0; h < H; h++) {
+    ref_param_init(&parts[h], D * N, p0 + h * D * N), ref_param_bind(&parts[h], 1);
+    memset(parts[h].b1, 0, D * N * 4);
+  }
+  for (int s = 0; s < 2; s++) {
+    ck_assert_msg(muonref_ref_step(&oh, &rh, rp.p, &rp.st, g[s], 160, &e) == MUONREF_OK, "%s", e.message);
+    ck_assert_msg(muonref_ref_step(&o, &rw, rq.p, &rq.st, g[s], 160, &e) == MUONREF_OK, "%s", e.message);
+    for (int h = 0; h < H; h++)
+      ck_assert_msg(muonref_ref_step(&o, &r1, parts[h].p, &parts[h].st, g[s] + h * D * N, 160, &e) == MUONREF_OK,
+                    "%s", e.message);
+  }
+  int whole_differs = 0;
+  for (int h = 0; h < H; h++)
+    for (int k = 0; k < D * N; k++) {
+      ck_assert_msg(rp.p[h * D * N + k] == parts[h].p[k], "head %d element %d: %a, alone %a", h, k,
+                    rp.p[h * D * N + k], parts[h].p[k]);
+      ck_assert(rp.b1[h * D * N + k] == parts[h].b1[k]);
+      whole_differs |= rq.p[h * D * N + k] != rp.p[h * D * N + k];
+    }
+  ck_assert_msg(whole_differs, "the whole matrix's step is the heads' step: the case cannot see heads");
+  static const struct { muonref_shape s; muonref_conv_mode conv; const char *msg; } E[] = {
+    {{2, {8, 16}}, MUONREF_CONV_BATCHED, "num_heads (3) must divide dim 0 of the parameter (got shape (8, 16))."},
+    {{3, {3, 4, 8}}, MUONREF_CONV_BATCHED, "num_heads is only supported for 2D parameters, got shape (3, 4, 8)."},
+    {{2, {12, 16}}, MUONREF_CONV_FLATTEN, "num_heads > 1 is incompatible with flatten=True: flattening the per-head "
+                                          "3D view collapses heads back into a single 2D matrix, defeating per-head "
+                                          "Newton-Schulz."},
+  };
+  for (size_t k = 0; k < sizeof E / sizeof E[0]; k++) {
+    muonref_options od = oh;
+    od.catalogue = MUONREF_CATALOGUE_DION, od.conv_mode = E[k].conv;
+    ck_assert_int_eq(muonref_route_param(&od, &E[k].s, &rw, &e), MUONREF_ESHAPE);
+    ck_assert_str_eq(e.message, E[k].msg);
+  }
+  oh.ns_heads = -1;
+  ck_assert_int_eq(muonref_options_validate(&oh, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid ns_heads: -1 (the number of heads must be at least 0)");
+  ref_param_free(&rp), ref_param_free(&rq);
+  for (int h = 0; h < H; h++)
+    ref_param_free(&parts[h]);
+}
+END_TEST
+
 /* moment2_rescale RMS (options.h) is UNIT times 0.2 sqrt(numel): over two steps of an element-wise second
  * moment on a (12, 20) matrix, the exact move under RMS is 0.2 sqrt(240) times the exact move under UNIT (up
  * to the binary32 roundings of the stored parameters), and the fast fp32 step follows the exact one under RMS
@@ -642,6 +712,7 @@ int main(void)
   tcase_add_loop_test(t, unfused_step_with_second_moment_tracks_exact, 0, 3);
   tcase_add_test(t, rms_rescale_is_unit_times_the_rms_factor);
   tcase_add_test(t, moment2_prescale_moves_by_lr_alone);
+  tcase_add_test(t, heads_are_separate_parameters);
   tcase_add_test(t, adamw_outputs_are_correctly_rounded);
   tcase_add_test(t, muon_outputs_are_correctly_rounded);
   tcase_add_loop_test(t, precision_doubling_step, 0, 8);

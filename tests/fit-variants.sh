@@ -728,6 +728,13 @@ make_variant dion_ns5_default_eps torch_dion_port.py \
   '            O = (self.newton_schulz(U) if self.newton_schulz is zeropower_via_newtonschulz5 else self.newton_schulz(U, torch.tensor(group["epsilon"]))).reshape(shape)' &&
   run_variant dion_ns5_default_eps Muon dion "$v/dion/dion_scaling.json" &&
   fitted dion_ns5_default_eps 'epsilon (any) -> 1e-7'
+# dion's num_heads (dion_scaling #19 to #21, vector release 2026.12.24): the dion test port that orthogonalizes
+# the whole matrix whatever num_heads says is told the key, in its own spelling
+make_variant dion_num_heads_ignored torch_dion_port.py \
+  '        num_heads = resolve_num_heads(group)' \
+  '        num_heads = None' &&
+  run_variant dion_num_heads_ignored Muon dion "$v/dion/dion_scaling.json" &&
+  fitted dion_num_heads_ignored 'num_heads (any) -> 0'
 # Megatron's decoupled_weight_decay=False (megatron_adamw #18, #19, vector release 2026.12.7): the
 # megatron test port that keeps AdamW's decoupled decay whatever the option says is told so, in
 # the option's own spelling (kind bool_not: adam_l2 0 is decoupled_weight_decay true)

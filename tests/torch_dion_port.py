@@ -88,6 +88,33 @@ def adjusted_lr(lr, shape, adjust_lr, flatten):
     raise ValueError(f"Unknown adjust_lr value: {adjust_lr}")
 
 
+def resolve_num_heads(group):
+    """megabatch_base.py _resolve_num_heads: None and 1 are no-ops; flatten refuses heads."""
+    num_heads = group.get("num_heads")
+    if num_heads is None:
+        return None
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
+        raise ValueError(f"num_heads must be a positive integer if set, got {num_heads!r}.")
+    if num_heads == 1:
+        return None
+    if group.get("flatten"):
+        raise ValueError(
+            "num_heads > 1 is incompatible with flatten=True: flattening "
+            "the per-head 3D view collapses heads back into a single 2D "
+            "matrix, defeating per-head Newton-Schulz.")
+    return num_heads
+
+
+def head_view(num_heads, t):
+    """megabatch_base.py _prepare_head_split: a 2-D (H d, n) as (H, d, n), a view."""
+    if t.ndim != 2:
+        raise ValueError(f"num_heads is only supported for 2D parameters, got shape {tuple(t.shape)}.")
+    if t.shape[0] % num_heads != 0:
+        raise ValueError(
+            f"num_heads ({num_heads}) must divide dim 0 of the parameter (got shape {tuple(t.shape)}).")
+    return t.view(num_heads, t.shape[0] // num_heads, *t.shape[1:])
+
+
 def cautious_decay_(p, U, coeff):
     """Section 6, cautious_wd: P <- P - coeff * P where P * U >= 0 (sign(P U) + 1, clipped at 1)."""
     mask = torch.minimum(torch.sign(p * U) + 1, torch.ones((), dtype=p.dtype))
@@ -139,6 +166,7 @@ class Muon(torch.optim.Optimizer):
         assert all(p.ndim >= 2 for p in group["params"]), "Muon optimizer only supports matrix parameters."
         mu = torch.tensor(group["mu"])
         wd = torch.tensor(group["weight_decay"])
+        num_heads = resolve_num_heads(group)
         for p in group["params"]:
             if p.grad is None:
                 continue  # section 7: skipped
@@ -147,6 +175,8 @@ class Muon(torch.optim.Optimizer):
                 state["momentum"] = torch.zeros_like(p)
             M = state["momentum"]
             G = p.grad.to(M.dtype)
+            if num_heads is not None:  # per head: (H, d, n) views of p, G and M (spec/muon.md 7.5)
+                p, G, M = (head_view(num_heads, t) for t in (p, G, M))
             M.mul_(mu)
             M.add_(G)
             U = M * mu + G if group["nesterov"] else M

@@ -87,6 +87,7 @@ class NorMuon(torch.optim.Optimizer):
         mu = torch.tensor(group["mu"])
         beta2 = torch.tensor(group["muon_beta2"])
         wd = torch.tensor(group["weight_decay"])
+        num_heads = dion.resolve_num_heads(group)
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -96,6 +97,9 @@ class NorMuon(torch.optim.Optimizer):
                 state["variance_neuron"] = torch.zeros_like(p[..., 0:1])
             M = state["momentum"]
             G = p.grad.to(M.dtype)
+            V = state["variance_neuron"]
+            if num_heads is not None:  # per head: (H, d, n) views (dion's _prepare_head_split, V too)
+                p, G, M, V = (dion.head_view(num_heads, t) for t in (p, G, M, V))
             M.mul_(mu)
             M.add_(G)
             U = M * mu + G if group["nesterov"] else M
@@ -106,7 +110,8 @@ class NorMuon(torch.optim.Optimizer):
             dion.NS_DTYPE = NS_DTYPE
             ns = dion.polar_express if self.use_polar_express else dion.zeropower_via_newtonschulz5
             O = ns(U, torch.tensor(group["epsilon"])).reshape(shape).to(p.dtype)
-            N, state["variance_neuron"] = normuon_normalization(O, state["variance_neuron"], beta2)
+            N, V_new = normuon_normalization(O, V, beta2)
+            V.copy_(V_new)
             if group["cautious_wd"]:
                 cautious_decay_(p, N, group["lr"] * wd)
             else:

@@ -660,6 +660,13 @@ typedef struct muonref_options {
   muonref_norm_format norm_format; /* BF16 (zero) or INPUT: where the input is normalised */
   muonref_bf16_order bf16_order; /* SEPARATE (zero), KELLER or FUSED: rounding sequence of a BF16 step */
   muonref_precondition ns_precondition; /* FROBENIUS (zero), AOL or SCHATTEN: the input's scaling */
+  int ns_heads;              /* >= 0; 0 and 1: off; H > 1: block-wise Newton-Schulz per head (spec/muon.md
+                                7.5): a two-dimensional Muon parameter of shape (H d, n) is H matrices (d, n),
+                                rows [h d, (h + 1) d) the h-th, each normalised, orthogonalized and scaled as a
+                                parameter of shape (d, n) of its own; dim 0 must be a multiple of H, and more
+                                than two dimensions or conv_mode FLATTEN with H > 1 are refused at the step.
+                                microsoft/dion @0a059a4 megabatch_base.py _prepare_head_split (group key
+                                num_heads: `view(num_heads, head_dim, ...)`, adjust_lr on the head's shape) */
 
   /* --- the second moment of the Newton-Schulz output (spec/muon.md 7.4) --- */
   muonref_moment2 moment2;   /* NONE (zero), ROWS, LONGER or ELEMENT: which entries v has */

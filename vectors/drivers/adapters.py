@@ -437,6 +437,23 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=None)
+def group_only_keys(profile: str) -> frozenset:
+    """The names of a built-in record's keys of scope group_only (a group dict's key, not the
+    constructor's keyword: dion's algorithm and num_heads), or of its base's."""
+    import records  # noqa: E402 (beside this file)
+    name = profile
+    while name:
+        path = os.path.join(records.folder(), name + '.json')
+        if not os.path.exists(path):
+            return frozenset()
+        rec = records.read(path)
+        if 'keys' in rec:
+            return frozenset(k['name'] for k in rec['keys'] if k.get('scope') == 'group_only')
+        name = rec.get('base')
+    return frozenset()
+
+
+@functools.lru_cache(maxsize=None)
 def _release_keys(release: str) -> Optional[frozenset]:
     """The keyword names of a release's record (spec/profiles/RELEASE.json "keys", else its base's;
     None where none lists keys), read once per run: Adapter.takes asks for every case."""
@@ -1058,10 +1075,12 @@ class DionAdapter(Adapter):
         return o
 
     def construct_native(self, cls, groups):
-        """A dion vector: every group's options in its group dict (algorithm a group key
-        only), the first group's, but algorithm, also into the constructor."""
+        """A dion vector: every group's options in its group dict (algorithm and num_heads
+        group keys only: the record's scope group_only), the first group's, but those, also into
+        the constructor."""
         kwargs = dict(groups[0][0])
-        kwargs.pop('algorithm', None)
+        for key in group_only_keys(self.name) | {'algorithm'}:
+            kwargs.pop(key, None)
         if 'betas' in kwargs:
             kwargs['betas'] = tuple(real_value(x) for x in kwargs['betas'])
         return cls([dict(self._group(o), params=p) for o, p in groups], **kwargs)

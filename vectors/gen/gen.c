@@ -251,6 +251,10 @@ static const flag_note NOTES[] = {
    "those two dimensions (conv_mode batched: dion's adjust_lr_* on shape[-2:])",
    "a port reading (d0, d1) scales the whole batch by another factor",
    {"spec/profiles/dion.md section 5", "spec/profiles/dion.md section 11"}, {"lr_scale_first_two_dims"}},
+  {"HeadNs", "BASIC", "block-wise Newton-Schulz per head (dion's group key num_heads): a Muon matrix (H d, n) is H "
+   "matrices (d, n), each normalised, orthogonalized and scaled by its own shape", "a port that orthogonalizes the "
+   "whole matrix (ignores num_heads) changes every update; one that checks the heads elsewhere refuses other shapes",
+   {"spec/muon.md section 7.5", "spec/profiles/dion.md section 4"}, {NULL}},
   {"QuinticNs", "BASIC", "dion's use_polar_express False: zeropower_via_newtonschulz5, the quintic preset's five "
    "triples once each on X / (||X|| + epsilon), no 1.02", "a port that ignores use_polar_express (runs Polar "
    "Express) changes every update", {"spec/profiles/dion.md section 4"}, {NULL}},

@@ -38,6 +38,16 @@ static int has_key_kind(const gen_ctx *g, muonref_key_kind k)
   return muonref_case_has_key_kind(muonref_profile_get(g->profile), k);
 }
 
+/* Whether the profile's record has a key for the option field at `offset` (offsetof(muonref_options, F)). */
+static int has_field_key(const gen_ctx *g, size_t offset)
+{
+  const muonref_profile *prof = muonref_profile_get(g->profile);
+  for (size_t k = 0; prof && k < prof->n_keys; k++)
+    if (prof->keys[k].offset == offset)
+      return 1;
+  return 0;
+}
+
 static muonref_options base(gen_ctx *g, double lr, double wd)
 {
   muonref_options o;
@@ -643,6 +653,35 @@ static void scaling_use_polar_express(gen_ctx *g)
   gen_add_step(g, &c);
 }
 
+/* Block-wise Newton-Schulz per head (ns_heads, spec/muon.md 7.5; dion's group key num_heads,
+ * megabatch_base.py @0a059a4 _prepare_head_split): a Muon matrix (H d, n) is H matrices (d, n), each
+ * normalised, orthogonalized and scaled on its own shape.  N(0, 1) gradients: a wide matrix of two heads
+ * over two steps; a tall (32, 8) of four square heads with Nesterov, where the head's scale (1 under
+ * sqrt(rows / cols)) differs from the whole matrix's (2).  Only for a profile with a key setting ns_heads;
+ * appended after the area's other cases, so that they keep their inputs. */
+static void scaling_num_heads(gen_ctx *g)
+{
+  static const struct { int heads; size_t r, c; int nesterov, steps; const char *what; } H[] = {
+    {2, 8, 16, 0, 2, "num_heads 2 on (8, 16): two heads (4, 16), each orthogonalized on its own, two steps of "
+                     "N(0, 1) gradients"},
+    {4, 32, 8, 1, 2, "num_heads 4 on a tall (32, 8) with Nesterov: four square heads (8, 8), each scaled by its own "
+                     "shape (sqrt(8/8) = 1, not the whole matrix's sqrt(32/8) = 2)"},
+    {1, 16, 24, 0, 1, "num_heads 1: one head, the whole matrix (dion's no-op value)"},
+  };
+  for (size_t k = 0; k < sizeof H / sizeof H[0]; k++) {
+    muonref_options o = base(g, 0.05, 0.1);
+    o.ns_heads = H[k].heads;
+    o.nesterov = H[k].nesterov;
+    gen_step_case c;
+    begin(&c, H[k].what, &o);
+    int i = param(g, &c, "qkv", shape2(H[k].r, H[k].c), 0);
+    for (int s = 0; s < H[k].steps; s++)
+      grad_normal(g, &c, s, i, 1.0);
+    flags(&c, "Scaling", "HeadNs", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* timm's scale_eps (eps_mode add_scaled): Newton-Schulz divides by
  * ||X|| + eps sqrt(cols/rows) instead of max(||X||, eps) (timm/optim/muon.py
  * @aa4b5850 scale_eps_for_ns); on gradients of norm near eps the added,
@@ -895,6 +934,8 @@ void gen_area_scaling(gen_ctx *g)
     scaling_coefficient_type(g);
   if (has_key_kind(g, MUONREF_KEY_USE_POLAR_EXPRESS))
     scaling_use_polar_express(g);
+  if (has_field_key(g, offsetof(muonref_options, ns_heads)))
+    scaling_num_heads(g);
 }
 
 /* ---- weight decay ---- */
@@ -1803,15 +1844,6 @@ static void gradients_loss_scale(gen_ctx *g)
   }
 }
 
-/* Whether the profile's record has a key for the option field at `offset` (offsetof(muonref_options, F)). */
-static int has_field_key(const gen_ctx *g, size_t offset)
-{
-  const muonref_profile *prof = muonref_profile_get(g->profile);
-  for (size_t k = 0; prof && k < prof->n_keys; k++)
-    if (prof->keys[k].offset == offset)
-      return 1;
-  return 0;
-}
 
 /* keras' clipping (clip_grad_form keras; spec/muon.md 3.2, keras-team/keras
  * base_optimizer.py @3422977a _clip_gradients), for a profile with keras'
@@ -2672,6 +2704,28 @@ static void errors_dion(gen_ctx *g)
     bad_input_case(g, &g1, &o, G[k].kind == 0 ? (muonref_shape){1, {48}} : shape2(8, 16), "bias",
                    (muonref_shape){1, {8}}, 1, G[k].kind ? "BadGradient" : "RoutingForced",
                    G[k].kind == 4 ? "BugB19" : NULL);
+  }
+  /* num_heads at the step (megabatch_base.py @0a059a4 _resolve_num_heads, then _prepare_head_split); after
+   * the cases above, so that their inputs stay */
+  static const struct { int heads, flatten; muonref_shape s; bad_input e; } H[] = {
+    {3, 0, {2, {8, 16}}, {"num_heads 3 on an (8, 16) matrix: the head count must divide dim 0 (at the step)", 0,
+                          "ESHAPE", "num_heads (3) must divide dim 0 of the parameter (got shape (8, 16)).", NULL, 0}},
+    {2, 0, {3, {2, 4, 8}}, {"num_heads 2 on a (2, 4, 8) parameter: per-head Newton-Schulz takes 2-D parameters only "
+                            "(at the step)", 0, "ESHAPE",
+                            "num_heads is only supported for 2D parameters, got shape (2, 4, 8).", NULL, 0}},
+    {2, 1, {2, {8, 16}}, {"num_heads 2 with flatten True (at the step, whatever the shape)", 0, "ESHAPE",
+                          "num_heads > 1 is incompatible with flatten=True: flattening the per-head 3D view collapses "
+                          "heads back into a single 2D matrix, defeating per-head Newton-Schulz.", NULL, 0}},
+  };
+  for (size_t k = 0; has_field_key(g, offsetof(muonref_options, ns_heads)) && k < sizeof H / sizeof H[0]; k++) {
+    if (H[k].flatten && nor) /* NorMuon's record has no flatten key */
+      continue;
+    muonref_options o = base(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    o.ns_heads = H[k].heads;
+    if (H[k].flatten)
+      o.conv_mode = MUONREF_CONV_FLATTEN;
+    bad_input_case(g, &H[k].e, &o, H[k].s, "bias", (muonref_shape){1, {8}}, 1, "HeadNs", NULL);
   }
 }
 

@@ -45,6 +45,7 @@ static const searched SEARCHED[] = {
   {"ns_safety", NSM, {1.0, 1.02, NAN}, NULL},
   {"norm_format", NSM, {NAN}, NULL},
   {"ns_precondition", NSM, {NAN}, NULL},
+  {"ns_heads", NSM, {0, NAN}, NULL}, /* dion's num_heads ignored: the whole matrix orthogonalized */
   {"lr", MA, {0.02, 0.01, 1e-3, 3e-4, 0.05, NAN}, NULL},
   {"momentum", MUONREF_FIT_MUON, {0.9, 0.95, 0.98, 0.99, NAN}, NULL},
   {"nesterov", MA, {0, 1, NAN}, NULL},
