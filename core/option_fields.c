@@ -30,6 +30,8 @@ NAMER(moment2_rescale, muonref_moment2_rescale)
 NAMER(precondition, muonref_precondition)
 NAMER(decay_method, muonref_decay_method)
 NAMER(clip_form, muonref_clip_form)
+NAMER(split_mode, muonref_split_mode)
+NAMER(split_scale, muonref_split_scale)
 
 #define OFF(f) offsetof(muonref_options, f)
 /* each I32 entry is a 4-byte int or enum, each F64 a double, the I64 a long */
@@ -60,6 +62,7 @@ NAMER(clip_form, muonref_clip_form)
 #define ENUM10(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 10, 0, prefix}
 /* entries since format 11 */
 #define I32_11(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 11, 0, NULL}
+#define ENUM11(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 11, 0, prefix}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -99,8 +102,9 @@ const muonref_option_field muonref_option_fields[] = {
   /* format 10 (keras' clipnorm, clipvalue, global_clipnorm and loss_scale_factor) */
   ENUM10(clip_grad_form, clip_form, "MUONREF_CLIP_"), F64_10(clip_grad_norm_each), F64_10(clip_grad_value),
   F64_10(loss_scale),
-  /* format 11 (block-wise Newton-Schulz: dion's num_heads) */
-  I32_11(ns_heads),
+  /* format 11 (block-wise Newton-Schulz: dion's num_heads and split_sizes, Megatron's QKV split) */
+  I32_11(ns_heads), {"ns_split", MUONREF_FIELD_SIZES, OFF(n_ns_split), OFF(ns_split), NULL, 11, 0, NULL},
+  ENUM11(ns_split_mode, split_mode, "MUONREF_SPLIT_"), ENUM11(ns_split_scale, split_scale, "MUONREF_SPLIT_SCALE_"),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -112,7 +116,7 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4) SIZE_IS(n_ns_split, 4) SIZE_IS(ns_split_mode, 4) SIZE_IS(ns_split_scale, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
 /* The size the table above covers (measured on x86-64: its fields and 36 bytes of alignment padding).  A field
@@ -121,7 +125,7 @@ SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1640, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1688, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)
@@ -138,7 +142,7 @@ long long muonref_option_field_int(const muonref_options *o, const muonref_optio
     memcpy(&v, (const char *)o + f->off, sizeof v);
     return v;
   }
-  int v; /* I32, and the counts of COEFFS and PATTERNS */
+  int v; /* I32, and the counts of COEFFS, PATTERNS and SIZES */
   memcpy(&v, (const char *)o + f->off, sizeof v);
   return v;
 }
@@ -157,6 +161,13 @@ static int same(const muonref_options *a, const muonref_options *b, const muonre
       return 0;
     n = n < 0 ? 0 : n > MUONREF_MAX_COEFFS ? MUONREF_MAX_COEFFS : n;
     return memcmp(a->coeffs, b->coeffs, (size_t)n * sizeof a->coeffs[0]) == 0;
+  }
+  case MUONREF_FIELD_SIZES: {
+    int n = a->n_ns_split;
+    if (n != b->n_ns_split)
+      return 0;
+    n = n < 0 ? 0 : n > MUONREF_MAX_SPLIT ? MUONREF_MAX_SPLIT : n;
+    return memcmp(a->ns_split, b->ns_split, (size_t)n * sizeof a->ns_split[0]) == 0;
   }
   case MUONREF_FIELD_PATTERNS: {
     int n = a->n_exclude_patterns;
@@ -191,6 +202,10 @@ static void copy_entry(muonref_options *o, const muonref_options *from, const mu
   case MUONREF_FIELD_COEFFS:
     o->n_coeffs = from->n_coeffs;
     memcpy(o->coeffs, from->coeffs, sizeof o->coeffs);
+    break;
+  case MUONREF_FIELD_SIZES:
+    o->n_ns_split = from->n_ns_split;
+    memcpy(o->ns_split, from->ns_split, sizeof o->ns_split);
     break;
   case MUONREF_FIELD_PATTERNS:
     o->n_exclude_patterns = from->n_exclude_patterns;
@@ -228,6 +243,12 @@ char *muonref_option_field_text(const muonref_options *o, const muonref_option_f
     size_t used = (size_t)snprintf(buf, n, "[");
     for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS && used < n; k++)
       used += (size_t)snprintf(buf + used, n - used, "%s'%.63s'", k ? ", " : "", o->exclude_patterns[k]);
+    if (used < n)
+      snprintf(buf + used, n - used, "]");
+  } else if (f->kind == MUONREF_FIELD_SIZES) {
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int k = 0; k < o->n_ns_split && k < MUONREF_MAX_SPLIT && used < n; k++)
+      used += (size_t)snprintf(buf + used, n - used, "%s%d", k ? ", " : "", o->ns_split[k]);
     if (used < n)
       snprintf(buf + used, n - used, "]");
   } else if (f->enum_name && f->enum_name((int)muonref_option_field_int(o, f)))

@@ -17,13 +17,14 @@ typedef enum muonref_field_kind {
   MUONREF_FIELD_I32 = 1,     /* int or an enum (4 bytes, signed) */
   MUONREF_FIELD_I64 = 2,     /* long (adam_dim_threshold) */
   MUONREF_FIELD_COEFFS = 3,  /* n_coeffs (int) at off, coeffs[MUONREF_MAX_COEFFS] at off2 */
-  MUONREF_FIELD_PATTERNS = 4 /* n_exclude_patterns (int) at off, exclude_patterns at off2 */
+  MUONREF_FIELD_PATTERNS = 4, /* n_exclude_patterns (int) at off, exclude_patterns at off2 */
+  MUONREF_FIELD_SIZES = 5     /* n_ns_split (int) at off, ns_split[MUONREF_MAX_SPLIT] (int) at off2 */
 } muonref_field_kind;
 
 typedef struct muonref_option_field {
   const char *name;           /* the field's name in the struct and in spec/muon.md 11.1 */
   muonref_field_kind kind;
-  size_t off, off2;           /* offsetof the field (the count for COEFFS and PATTERNS), the array's */
+  size_t off, off2;           /* offsetof the field (the count for COEFFS, PATTERNS and SIZES), the array's */
   const char *(*enum_name)(int); /* an enum's spelling (options.h *_name), or NULL */
   int since;                  /* the first state file format that stores the entry (1 to 4) */
   int boolean;                /* 1: an int that is 0 or 1 (a record spells it false/true) */
@@ -36,7 +37,7 @@ extern const muonref_option_field muonref_option_fields[];
 extern const size_t muonref_option_field_count;
 
 /* The name of the first entry in which a and b differ (doubles bitwise,
- * the coefficient triples and patterns up to their counts), or NULL;
+ * the coefficient triples, patterns and sizes up to their counts), or NULL;
  * only the entries that state file format `version` stores (0: every entry). */
 const char *muonref_option_fields_differ(const muonref_options *a, const muonref_options *b, unsigned version);
 
@@ -57,7 +58,7 @@ int muonref_option_field_enum_value(const muonref_option_field *f, const char *s
 /* Entry f of o as text into buf (n bytes, NUL-terminated, cut to fit): a
  * double as Python prints it, an enum by its spelling (its number when it
  * has none), the coefficient triples as [(a, b, c), ...], the patterns as
- * ['p', ...].  Returns buf.  (`muonref state`, `muonref profile`.) */
+ * ['p', ...], the sizes as [3, 2, 2].  Returns buf.  (`muonref state`, `muonref profile`.) */
 char *muonref_option_field_text(const muonref_options *o, const muonref_option_field *f, char *buf, size_t n);
 
 /* Accessors of an entry's value in o (I32 and I64 as long long). */

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include "muonref/options.h"
 #include "muonref/route.h"
@@ -36,6 +37,8 @@ static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL}
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
 static const char *const MOMENT2_NAMES[] = {"none", "rows", "longer", "element", NULL};
 static const char *const MOMENT2_RESCALE_NAMES[] = {"none", "norm", "unit", "rms", NULL};
+static const char *const SPLIT_MODE_NAMES[] = {"rows", "groups", "off", "stacked", NULL};
+static const char *const SPLIT_SCALE_NAMES[] = {"own", "ratio", "matrix", NULL};
 
 static const char *name_of(const char *const *names, int v)
 {
@@ -100,6 +103,59 @@ static int check_coeffs(const muonref_options *o, muonref_error *err)
   return MUONREF_OK;
 }
 
+/* ns_split as a Python list ("[3, 0]"), for dion's messages. */
+static const char *split_list(char *b, size_t n, const muonref_options *o)
+{
+  size_t used = (size_t)snprintf(b, n, "[");
+  for (int k = 0; k < o->n_ns_split && k < MUONREF_MAX_SPLIT && used < n; k++)
+    used += (size_t)snprintf(b + used, n - used, "%s%d", k ? ", " : "", o->ns_split[k]);
+  if (used < n)
+    snprintf(b + used, n - used, "]");
+  return b;
+}
+
+/* The row blocks (spec/muon.md 7.6): the count, each size, the enums, and
+ * the fields they cannot be combined with.  Under dion's catalogues in
+ * dion's words (megabatch_base.py @0a059a4 _resolve_split_sizes, at the
+ * step there: a list of fewer than two sizes, a size below 1, num_heads,
+ * flatten=True). */
+static int check_split(const muonref_options *o, muonref_error *err)
+{
+  int s, dion = o->catalogue == MUONREF_CATALOGUE_DION || o->catalogue == MUONREF_CATALOGUE_NORMUON;
+  char b[160];
+  if (o->n_ns_split < 0 || o->n_ns_split > MUONREF_MAX_SPLIT)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid n_ns_split: %d (0 to %d row blocks)", o->n_ns_split,
+                        MUONREF_MAX_SPLIT);
+  if ((s = check_enum(SPLIT_MODE_NAMES, "ns_split_mode", (unsigned)o->ns_split_mode, err)) ||
+      (s = check_enum(SPLIT_SCALE_NAMES, "ns_split_scale", (unsigned)o->ns_split_scale, err)))
+    return s;
+  if (!o->n_ns_split)
+    return MUONREF_OK;
+  if (dion && o->n_ns_split < 2)
+    return muonref_fail(err, MUONREF_EOPTION, "split_sizes must be a tuple or list of at least 2 block sizes, got %s.",
+                        split_list(b, sizeof b, o));
+  for (int k = 0; k < o->n_ns_split; k++)
+    if (o->ns_split[k] < 1)
+      return dion ? muonref_fail(err, MUONREF_EOPTION, "split_sizes entries must be positive integers, got %s.",
+                                 split_list(b, sizeof b, o))
+                  : muonref_fail(err, MUONREF_EOPTION, "Invalid ns_split: size %d is %d (a block has at least one row)",
+                                 k, o->ns_split[k]);
+  if (o->ns_split_mode == MUONREF_SPLIT_OFF)
+    return MUONREF_OK;
+  if (o->ns_heads > 1)
+    return muonref_fail(err, MUONREF_EOPTION, "split_sizes is incompatible with num_heads > 1: use num_heads for "
+                        "uniform per-head splits or split_sizes for uneven row blocks, not both.");
+  if (dion && o->conv_mode == MUONREF_CONV_FLATTEN)
+    return muonref_fail(err, MUONREF_EOPTION, "split_sizes is incompatible with flatten=True: split_sizes applies to "
+                        "2D parameters only.");
+  if (o->moment2 != MUONREF_MOMENT2_NONE || o->nuclear_scale || o->cautious_update)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid ns_split: row blocks with %s are not modelled",
+                        o->moment2 != MUONREF_MOMENT2_NONE ? "a second moment (moment2)"
+                        : o->nuclear_scale                 ? "nuclear_scale"
+                                                           : "cautious_update");
+  return MUONREF_OK;
+}
+
 /* The Newton-Schulz fields after ns_steps, in the order of
  * muonref_options_validate: coefficients, their order, eps, eps_mode,
  * ns_format, bf16_order (shared with muonref_ns_options_validate). */
@@ -127,7 +183,7 @@ static int check_ns_fields(const muonref_options *o, muonref_error *err)
   if (o->ns_heads < 0) /* 0 and 1: no heads (dion's None and 1) */
     return muonref_fail(err, MUONREF_EOPTION, "Invalid ns_heads: %d (the number of heads must be at least 0)",
                         o->ns_heads);
-  return MUONREF_OK;
+  return check_split(o, err);
 }
 
 /* The checks of o's catalogue (core/checks.c): the head, or the late rows;
@@ -379,6 +435,8 @@ const char *muonref_moment2_rescale_name(muonref_moment2_rescale r) { return nam
 const char *muonref_precondition_name(muonref_precondition p) { return name_of(PRECOND_NAMES, (int)p); }
 const char *muonref_decay_method_name(muonref_decay_method m) { return name_of(DECAY_METHOD_NAMES, (int)m); }
 const char *muonref_clip_form_name(muonref_clip_form f) { return name_of(CLIP_FORM_NAMES, (int)f); }
+const char *muonref_split_mode_name(muonref_split_mode m) { return name_of(SPLIT_MODE_NAMES, (int)m); }
+const char *muonref_split_scale_name(muonref_split_scale v) { return name_of(SPLIT_SCALE_NAMES, (int)v); }
 
 muonref_coeff muonref_ns_coeff_at(const muonref_options *o, int k)
 {

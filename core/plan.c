@@ -112,6 +112,21 @@ void muonref_muon_plan_make(const muonref_options *o, const muonref_route *r, mu
    * `p.add_(update, alpha=-lr)` (the caller multiplies O by p->scale first: fast/optimizer.c moment2_apply) */
   if (o->moment2_prescale && o->moment2 != MUONREF_MOMENT2_NONE && !p->update_scale)
     p->alpha = o->lr, p->update_factor = p->alpha;
+  if (r->scale_ratio > 0.0 && r->scale_ratio != 1.0) {
+    /* a row block under ns_split_scale RATIO (spec/muon.md 7.6): dion megabatch_base.py @0a059a4
+     * _newton_schulz_row_blocks `block * split_scales[i]` on the bf16 output, before the update's
+     * `_foreach_mul(U, adjusted_lr)`: a first bf16 product; in another format one binary64 factor */
+    if (p->update_scale && p->update_factor2 == 1.0) {
+      p->update_factor2 = p->update_factor;
+      p->update_factor = r->scale_ratio;
+    } else {
+      p->scale *= r->scale_ratio, p->alpha *= r->scale_ratio;
+      if (!p->update_scale)
+        p->update_factor = p->alpha;
+      else
+        p->update_factor *= r->scale_ratio;
+    }
+  }
   if (r->momentum_only) { /* mlx: `parameter - lr * update`, no shape scale (route_rule MOMENTUM_1D) */
     p->scale = 1.0, p->alpha = o->lr, p->update_scale = 0;
     p->update_factor = p->alpha, p->update_factor2 = 1.0;

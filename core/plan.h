@@ -31,7 +31,9 @@ extern "C" {
  * lr) and lr * scale under BF16_ALPHA (dion: alpha = 1), both in the bf16
  * format only.  Under nuclear_scale O is multiplied by <U, O> before the
  * update (the caller computes it: it depends on the data).  scale includes
- * normalize_spatial's S^-1/2. */
+ * normalize_spatial's S^-1/2.  A row block's route with scale_ratio
+ * (ns_split_scale RATIO, dion) puts the ratio first: update_factor is the
+ * ratio and update_factor2 the factor above, two bf16 products. */
 typedef struct muonref_muon_plan {
   double mom_keep, mom_grad;
   int nesterov;

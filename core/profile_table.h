@@ -74,6 +74,9 @@ static const muonref_options nemo_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -165,6 +168,9 @@ static const muonref_options torch_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -253,6 +259,9 @@ static const muonref_options moonlight_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -345,6 +354,9 @@ static const muonref_options keller_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -412,6 +424,9 @@ static const muonref_options keller_adam_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -505,6 +520,9 @@ static const muonref_options timm_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -616,12 +634,17 @@ static const muonref_options dion_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_RATIO,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
- * in sign, muon_update_post_orthogonalize and scalar_opts.adamw_update); num_heads is written only
- * where a case sets it (a Muon matrix (H d, n) as H matrices (d, n), each orthogonalized and scaled
- * on its own: spec/muon.md 7.5); use_polar_express False is dion's zeropower_via_newtonschulz5 (the
+ * in sign, muon_update_post_orthogonalize and scalar_opts.adamw_update); num_heads and split_sizes
+ * are written only where a case sets them (split_sizes: row blocks of unequal sizes, each
+ * orthogonalized on its own and its bf16 output first multiplied by adjust(block) / adjust(matrix):
+ * spec/muon.md 7.6) (a Muon matrix (H d, n) as H matrices (d, n), each orthogonalized and scaled on
+ * its own: spec/muon.md 7.5); use_polar_express False is dion's zeropower_via_newtonschulz5 (the
  * quintic preset once each on X / (||X|| + epsilon): dion.md 4); distributed_mesh,
  * use_gram_newton_schulz, use_triton and newton_schulz_func are left at dion's defaults (not
  * expressible). */
@@ -638,6 +661,7 @@ static const muonref_option_key dion_keys[] = {
   {"use_polar_express", MUONREF_KEY_USE_POLAR_EXPRESS, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 0, 0},
   {"algorithm", MUONREF_KEY_ALGORITHM, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"num_heads", MUONREF_KEY_INT, offsetof(muonref_options, ns_heads), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"split_sizes", MUONREF_KEY_SPLIT_SIZES, offsetof(muonref_options, ns_split), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -724,6 +748,9 @@ static const muonref_options emerging_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -825,6 +852,9 @@ static const muonref_options paddle_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -935,6 +965,9 @@ static const muonref_options optax_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -1045,6 +1078,9 @@ static const muonref_options megatron_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_GROUPS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py @core_v0.19.0), in its order;
  * _kwargs_from_config passes muon_X as TensorParallelMuon's X. weight_decay and lr are also
@@ -1072,6 +1108,8 @@ static const muonref_option_key megatron_keys[] = {
   {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"muon_split_qkv", MUONREF_KEY_SPLIT_QKV, offsetof(muonref_options, ns_split_mode), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"qkv_split_shapes", MUONREF_KEY_SPLIT_SIZES, offsetof(muonref_options, ns_split), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const megatron_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1157,6 +1195,9 @@ static const muonref_options keras_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; clipnorm,
  * clipvalue, global_clipnorm and loss_scale_factor are passed on to the base optimizer
@@ -1272,6 +1313,9 @@ static const muonref_options normuon_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_RATIO,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1373,6 +1417,9 @@ static const muonref_options pytorch_optimizer_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1440,6 +1487,9 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
@@ -1545,6 +1595,9 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1612,6 +1665,9 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
@@ -1717,6 +1773,9 @@ static const muonref_options emerging_adaptive_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1818,6 +1877,9 @@ static const muonref_options emerging_0_3_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -1911,6 +1973,9 @@ static const muonref_options keras_3_10_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* keras.optimizers.Muon's keywords at v3.10.0 (3bedb9a9; muon.py last changed there in c0017df3),
  * in its signature's order; clipnorm, clipvalue, global_clipnorm and loss_scale_factor are passed
@@ -2018,6 +2083,9 @@ static const muonref_options mlx_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_ROWS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* mlx.optimizers.Muon's keywords (optimizers.py @846d17622), in its signature's order;
  * learning_rate may be a callable of the step, and momentum and weight_decay are attributes that
@@ -2114,6 +2182,9 @@ static const muonref_options megatron_adaptive_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_GROUPS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* megatron's OptimizerConfig fields and the three of adaptive_muon (optimizer_config.py
  * @core_v0.19.0), which _adaptive_muon_config_to_kwargs passes as moment2_method, beta2 and eps
@@ -2221,6 +2292,9 @@ static const muonref_options megatron_0_17_defaults = {
   .clip_grad_value = 0.0,
   .loss_scale = 0.0,
   .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_GROUPS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
 };
 /* Megatron's OptimizerConfig fields at core_v0.17.0 (optimizer_config.py), as megatron's, but for
  * muon_use_nesterov (renamed muon_nesterov at core_v0.18.0); get_megatron_muon_optimizer (muon.py)
@@ -2241,6 +2315,8 @@ static const muonref_option_key megatron_0_17_keys[] = {
   {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"muon_split_qkv", MUONREF_KEY_SPLIT_QKV, offsetof(muonref_options, ns_split_mode), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"qkv_split_shapes", MUONREF_KEY_SPLIT_SIZES, offsetof(muonref_options, ns_split), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const megatron_0_17_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -2254,11 +2330,11 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_MOONLIGHT] = {"moonlight", "MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02)", &moonlight_defaults, moonlight_keys, 8, 1, NULL, moonlight_areas},
   [MUONREF_PROFILE_KELLER] = {"keller", "KellerJordan/Muon muon.py @857d1ad (2025-11-23)", &keller_defaults, keller_keys, 6, 0, &keller_adam_defaults, keller_areas},
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
-  [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 12, 0, NULL, dion_areas},
+  [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 13, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 15, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
-  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 14, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
+  [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 16, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 20, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 12, 0, NULL, normuon_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 12, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
@@ -2268,5 +2344,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 18, 1, NULL, keras_3_10_areas},
   [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
   [MUONREF_PROFILE_MEGATRON_ADAPTIVE] = {"megatron_adaptive", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026))", &megatron_adaptive_defaults, megatron_adaptive_keys, 17, 0, NULL, megatron_adaptive_areas, NULL, NULL, NULL, megatron_adaptive_coefficient_types},
-  [MUONREF_PROFILE_MEGATRON_0_17] = {"megatron@0.17", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin)", &megatron_0_17_defaults, megatron_0_17_keys, 14, 0, NULL, megatron_0_17_areas, NULL, NULL, NULL, megatron_0_17_coefficient_types, "Unsupported muon coefficient type '{}'. Supported types: ('quintic',)"},
+  [MUONREF_PROFILE_MEGATRON_0_17] = {"megatron@0.17", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin)", &megatron_0_17_defaults, megatron_0_17_keys, 16, 0, NULL, megatron_0_17_areas, NULL, NULL, NULL, megatron_0_17_coefficient_types, "Unsupported muon coefficient type '{}'. Supported types: ('quintic',)"},
 };

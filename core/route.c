@@ -2,7 +2,9 @@
  * route.h; rule from the NeMo seed, Muon.selects_muon and _muon_update). */
 #include <ctype.h>
 #include <regex.h>
+#include <stdio.h>
 #include <string.h>
+#include "core/plan.h"
 #include "core/pyfmt.h"
 #include "muonref/route.h"
 #include "core/fail.h"
@@ -177,6 +179,69 @@ static int heads_check(const muonref_options *o, const muonref_shape *s, muonref
   return MUONREF_OK;
 }
 
+/* Whether o's row blocks apply to a Muon parameter (spec/muon.md 7.6). */
+static int split_on(const muonref_options *o)
+{
+  return o->n_ns_split > 0 && o->ns_split_mode != MUONREF_SPLIT_OFF;
+}
+
+static size_t split_sum(const muonref_options *o)
+{
+  size_t sum = 0;
+  for (int k = 0; k < o->n_ns_split && k < MUONREF_MAX_SPLIT; k++)
+    sum += (size_t)o->ns_split[k];
+  return sum;
+}
+
+/* The row blocks of a Muon parameter of shape s, at the step: two
+ * dimensions (dion's _validate_split_shape), then under ROWS sizes summing
+ * to dim 0 (dion's message, the sizes as the tuple it keeps) and under
+ * GROUPS dim 0 a multiple of their sum (Megatron-LM d98e8a64
+ * TensorParallelMuon.orthogonalize: "Muon QKV split shape mismatch", the
+ * shapes as its list). */
+static int split_check(const muonref_options *o, const muonref_shape *s, muonref_error *err)
+{
+  char b[256], l[160];
+  size_t used = 0, sum = split_sum(o);
+  int groups = o->ns_split_mode == MUONREF_SPLIT_GROUPS || o->ns_split_mode == MUONREF_SPLIT_STACKED;
+  for (int k = 0; k < o->n_ns_split && used < sizeof l; k++)
+    used += (size_t)snprintf(l + used, sizeof l - used, "%s%d", k ? ", " : "", o->ns_split[k]);
+  if (s->ndim != 2)
+    return muonref_fail(err, MUONREF_ESHAPE, "split_sizes is only supported for 2D parameters, got shape %s.",
+                        muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  if (!groups && s->dims[0] != sum)
+    return muonref_fail(err, MUONREF_ESHAPE, "split_sizes (%s%s) must sum to dim 0 of the parameter (got shape %s).", l,
+                        o->n_ns_split == 1 ? "," : "", muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  if (groups && s->dims[0] % sum)
+    return muonref_fail(err, MUONREF_ESHAPE, "Muon QKV split shape mismatch: grad_shape=%s, split_shapes=[%s]",
+                        muonref_py_shape(b, sizeof b, s->dims, s->ndim), l);
+  return MUONREF_OK;
+}
+
+void muonref_route_block(const muonref_options *o, const muonref_route *r, size_t b, muonref_route *sub)
+{
+  size_t periods = o->ns_split_mode == MUONREF_SPLIT_ROWS ? 1 : r->rows / split_sum(o);
+  size_t rows = periods * (size_t)o->ns_split[b];
+  *sub = (muonref_route){1, rows, r->cols, rows * r->cols, 1, rows, r->cols, 0, 0, 0, 0.0};
+  if (o->ns_split_scale != MUONREF_SPLIT_SCALE_OWN) /* the matrix's factor */
+    sub->scale_rows = r->scale_rows, sub->scale_cols = r->scale_cols;
+  if (o->ns_split_scale == MUONREF_SPLIT_SCALE_RATIO) /* dion's compute_split_lr_scales, binary64 */
+    sub->scale_ratio = muonref_scale_factor(o->scale_mode, rows, r->cols) /
+                       muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols);
+}
+
+size_t muonref_route_block_row(const muonref_options *o, const muonref_route *r, size_t b, size_t i)
+{
+  size_t off = 0, size = (size_t)o->ns_split[b];
+  for (size_t k = 0; k < b; k++)
+    off += (size_t)o->ns_split[k];
+  if (o->ns_split_mode == MUONREF_SPLIT_STACKED)
+    return r->rows / split_sum(o) * off + i;
+  if (o->ns_split_mode != MUONREF_SPLIT_GROUPS)
+    return off + i;
+  return (i / size) * split_sum(o) + off + i % size;
+}
+
 int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonref_route *out,
                         muonref_error *err)
 {
@@ -208,9 +273,9 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",
                           muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
-    if (o->ns_heads > 1 && (st = heads_check(o, s, err)))
+    if ((o->ns_heads > 1 && (st = heads_check(o, s, err))) || (split_on(o) && (st = split_check(o, s, err))))
       return st;
-    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0, 0};
+    *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0, 0, 0, 0.0};
     muonref_route_matrices(o, s, out); /* the same (rows, cols), or heads */
     return MUONREF_OK;
   }
@@ -252,6 +317,9 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
   }
   if (muon && o->ns_heads > 1 && (st = heads_check(o, s, err)))
     return st;
+  if (muon && split_on(o) && !(o->route_rule == MUONREF_ROUTE_MOMENTUM_1D && s->ndim < 2) &&
+      (st = split_check(o, s, err)))
+    return st;
   out->numel = muonref_shape_numel(s);
   out->use_muon = muon;
   muonref_route_matrices(o, s, out);
@@ -266,6 +334,8 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
   int batched = o->conv_mode == MUONREF_CONV_BATCHED || (o->conv_mode == MUONREF_CONV_KELLER && s->ndim != 4);
   r->batch = 1;
   r->interleaved = 0;
+  r->split = 0;
+  r->scale_ratio = 0.0;
   /* mlx: `if update.ndim >= 2:` orthogonalize and scale; else the momentum as it is */
   r->momentum_only = r->use_muon && o->route_rule == MUONREF_ROUTE_MOMENTUM_1D && s->ndim < 2;
   if (!r->use_muon || r->momentum_only) {
@@ -290,6 +360,8 @@ void muonref_route_matrices(const muonref_options *o, const muonref_shape *s, mu
   } else {
     r->rows = s->dims[0], r->cols = numel / s->dims[0];
   }
+  if (split_on(o) && s->ndim == 2) /* row blocks (spec/muon.md 7.6); their sizes checked by the caller */
+    r->split = (size_t)o->n_ns_split;
   int last_two = o->scale_shape == MUONREF_SCALE_SHAPE_LAST_TWO && s->ndim >= 2;
   int first_two = o->scale_shape == MUONREF_SCALE_SHAPE_FIRST_TWO && s->ndim >= 2;
   r->scale_rows = last_two ? s->dims[s->ndim - 2] : first_two ? s->dims[0] : r->rows;

@@ -196,7 +196,7 @@ static int alloc_state(param *p)
  * has no Newton-Schulz at all (momentum_only: route_rule MOMENTUM_1D). */
 static int muon_unfused(const param *p)
 {
-  return p->route.interleaved || p->route.momentum_only || p->options->nuclear_scale ||
+  return p->route.interleaved || p->route.momentum_only || p->route.split || p->options->nuclear_scale ||
          p->options->cautious_update;
 }
 
@@ -259,6 +259,12 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
       if (p->route.use_muon) {
         size_t ws = p->route.momentum_only ? 0 : muonref_ns_workspace_floats_flags(p->route.rows, p->route.cols, flags);
         max_ws = ws > max_ws ? ws : max_ws;
+        for (size_t b = 0; b < p->route.split; b++) { /* row blocks: each its own matrix */
+          muonref_route sub;
+          muonref_route_block(p->options, &p->route, b, &sub);
+          ws = muonref_ns_workspace_floats_flags(sub.rows, sub.cols, flags);
+          max_ws = ws > max_ws ? ws : max_ws;
+        }
         p->pending_off = pending;
         pending += p->route.numel;
         p->pending2_off = pending2;
@@ -691,14 +697,13 @@ static void moment2_apply(muonref_optimizer *opt, const param *p, long t, float 
  * the bf16 products of k into the parameter's place in opt->pending, in
  * the parameter's order, and from them the new values (pending_kind).  The
  * same checks, in the same order, as the fused path. */
-static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
-                                const muonref_stk_muon *k, muonref_error *err)
+static int muon_compute_unfused(muonref_optimizer *opt, const param *p, size_t i, float *O, const float *w,
+                                const float *g, step_ctx *c, const muonref_stk_muon *k, int check, muonref_error *err)
 {
-  param *p = &opt->params[i];
   size_t n = p->route.numel, mat = p->route.rows * p->route.cols;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   const float *M = p->state.momentum_buffer;
-  float *U = opt->update, *X = opt->update + n, *O = opt->pending + p->pending_off, *Mn = p->momentum_next;
+  float *U = opt->update, *X = opt->update + n, *Mn = p->momentum_next;
   int bad = 0, st;
   for (size_t j = 0; j < n; j++) {
     double gd = g[j], m = k->mom_keep * (double)M[j] + k->mom_grad * gd, v = k->in_grad * gd + k->in_mom * m;
@@ -736,11 +741,60 @@ static int muon_compute_unfused(muonref_optimizer *opt, size_t i, const float *w
   }
   muonref_stk_muon ko = *k;
   ko.n_factors = 0; /* the products are in O */
-  if (muonref_stk_muon_output(O, O, w, n, 1, 0, &ko, pending_kind(opt)) || FAULT_IS(opt, NONFINITE_ACCEPTED))
+  if (muonref_stk_muon_output(O, O, w, n, 1, 0, &ko, pending_kind(opt)) || FAULT_IS(opt, NONFINITE_ACCEPTED) || !check)
     return MUONREF_OK;
   if ((st = check_inputs(opt, c, err)))
     return st;
   return muon_param_error(opt, i, w, O, k, err);
+}
+
+/* Phase 1 of the Muon branch on parameter i with row blocks (its route's
+ * split, spec/muon.md 7.6): each block's rows of w, g and the momentum
+ * gathered into a parameter of its own (muonref_route_block, its own plan)
+ * and computed unfused, its pending values and next momentum put back in
+ * the parameter's rows; then the check of the whole parameter's values,
+ * as muon_compute's.  (No second moment, mask or nuclear scale: options
+ * validation refuses them with row blocks.) */
+static int muon_compute_blocks(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
+                               muonref_error *err)
+{
+  param *p = &opt->params[i];
+  const muonref_options *o = p->options;
+  size_t n = p->route.numel, cols = p->route.cols;
+  float *O = opt->pending + p->pending_off, *blk = malloc(5 * n * sizeof *blk);
+  if (!blk)
+    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the row blocks of parameter %zu", i);
+  int st = MUONREF_OK;
+  muonref_muon_plan pl;
+  muonref_stk_muon k = {0};
+  for (size_t b = 0; !st && b < p->route.split; b++) {
+    param q = *p;
+    muonref_route_block(o, &p->route, b, &q.route);
+    size_t m = q.route.numel;
+    float *wb = blk, *gb = blk + m, *mb = blk + 2 * m, *nb = blk + 3 * m, *ob = blk + 4 * m;
+    for (size_t r = 0; r < q.route.rows; r++) {
+      size_t at = muonref_route_block_row(o, &p->route, b, r) * cols;
+      memcpy(wb + r * cols, w + at, cols * sizeof *wb);
+      memcpy(gb + r * cols, g + at, cols * sizeof *gb);
+      memcpy(mb + r * cols, p->state.momentum_buffer + at, cols * sizeof *mb);
+    }
+    q.state.momentum_buffer = mb, q.momentum_next = nb;
+    muon_plan(opt, &q, p->state.step + 1, &pl);
+    muon_scalars(&pl, &k);
+    st = muon_compute_unfused(opt, &q, i, ob, wb, gb, c, &k, 0, err);
+    for (size_t r = 0; !st && r < q.route.rows; r++) {
+      size_t at = muonref_route_block_row(o, &p->route, b, r) * cols;
+      memcpy(O + at, ob + r * cols, cols * sizeof *ob);
+      memcpy(p->momentum_next + at, nb + r * cols, cols * sizeof *nb);
+    }
+  }
+  free(blk);
+  if (st || pending_kind(opt) != MUONREF_STK_PARAM || muonref_stk_first_nonfinite(O, n) == n ||
+      FAULT_IS(opt, NONFINITE_ACCEPTED))
+    return st;
+  if ((st = check_inputs(opt, c, err)))
+    return st;
+  return muon_param_error(opt, i, w, O, &k, err);
 }
 
 static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const float *g, step_ctx *c,
@@ -749,10 +803,12 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
   param *p = &opt->params[i];
   muonref_muon_plan pl;
   muonref_stk_muon k;
+  if (p->route.split)
+    return muon_compute_blocks(opt, i, w, g, c, err);
   muon_plan(opt, p, p->state.step + 1, &pl);
   muon_scalars(&pl, &k);
   if (muon_unfused(p))
-    return muon_compute_unfused(opt, i, w, g, c, &k, err);
+    return muon_compute_unfused(opt, p, i, opt->pending + p->pending_off, w, g, c, &k, 1, err);
   size_t rows = p->route.rows, cols = p->route.cols, mat = rows * cols, m, n;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   int tr, nb = muonref_ns_load_bf16(p->options), param_bad = 0, st, kind = pending_kind(opt);

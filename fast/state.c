@@ -3,11 +3,12 @@
  * Layout, every integer and float little-endian, IEEE binary64 / binary32:
  *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
  *   n_groups u64, n_params u64;
- *   per group, format 10 (9, 8, 7, 6, 5, 4, 3, 2: the same without the entries since format 10, 9, 8, 7, 6, 5, 4, 3):
+ *   per group, format 11 (10, ..., 2: the same without the entries since format 11, 10, ..., 3):
  *     every entry of core/option_fields.c's table in its order: a double as f64, an int or enum as i32, adam_dim_threshold as
  *     i64, coeffs as n_coeffs u32 then n_coeffs x (a, b, c) f64,
  *     exclude_patterns as n_exclude_patterns u32 then each pattern as its
- *     length u32 (0..63) and its bytes (no NUL);
+ *     length u32 (0..63) and its bytes (no NUL), ns_split as n_ns_split u32
+ *     then n_ns_split x i32;
  *   per group, format 1 (read only): lr f64, momentum f64, nesterov u32,
  *     ns_steps i32, weight_decay f64, scale_mode u32, adam_beta1 f64,
  *     adam_beta2 f64, adam_eps f64, adam_lr_ratio f64, adam_dim_threshold
@@ -107,6 +108,11 @@ static void put_options(buf *b, const muonref_options *o)
         put_f64(b, o->coeffs[k].c);
       }
       break;
+    case MUONREF_FIELD_SIZES:
+      put_u32(b, (uint32_t)o->n_ns_split);
+      for (int k = 0; k < o->n_ns_split && k < MUONREF_MAX_SPLIT; k++)
+        put_u32(b, (uint32_t)(int32_t)o->ns_split[k]);
+      break;
     case MUONREF_FIELD_PATTERNS:
       put_u32(b, (uint32_t)o->n_exclude_patterns);
       for (int k = 0; k < o->n_exclude_patterns && k < MUONREF_MAX_PATTERNS; k++) {
@@ -190,7 +196,7 @@ typedef struct cur {
   const unsigned char *p;
   size_t n, at;
   int short_read;
-  uint32_t bad_count; /* a count of coefficient triples or patterns out of range (get_options) */
+  uint32_t bad_count; /* a count of coefficient triples, patterns or sizes out of range (get_options) */
 } cur;
 
 static int take(cur *c, void *dst, size_t n)
@@ -278,6 +284,17 @@ static int get_options(cur *c, muonref_options *o, uint32_t version)
       if (get_coeffs(c, o))
         return -2;
       break;
+    case MUONREF_FIELD_SIZES: {
+      uint32_t ns = get_u32(c);
+      if (!c->short_read && ns > MUONREF_MAX_SPLIT) {
+        c->bad_count = ns;
+        return -4;
+      }
+      o->n_ns_split = (int)ns;
+      for (int k = 0; k < o->n_ns_split && !c->short_read; k++)
+        o->ns_split[k] = (int)(int32_t)get_u32(c);
+      break;
+    }
     case MUONREF_FIELD_PATTERNS: {
       uint32_t np = get_u32(c);
       if (!c->short_read && np > MUONREF_MAX_PATTERNS) {
@@ -411,6 +428,9 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     if (bad == -3)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: %lu exclude patterns, expected at most %d", path, g,
                           (unsigned long)c->bad_count, MUONREF_MAX_PATTERNS);
+    if (bad == -4)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: group %zu: %lu row block sizes (ns_split), expected at most %d",
+                          path, g, (unsigned long)c->bad_count, MUONREF_MAX_SPLIT);
     if (c->short_read)
       break;
     if (muonref_options_validate(&out->options[g], &e))

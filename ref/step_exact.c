@@ -592,6 +592,45 @@ static int muon_branch(const muonref_options *o, const muonref_route *r, long t,
   return st;
 }
 
+/* The Muon branch of a parameter with row blocks (r->split, spec/muon.md
+ * 7.6): each block's rows of the parameter, its momentum and gradient
+ * gathered into a parameter of its own (muonref_route_block), stepped by
+ * muon_branch, and put back into copies; the parameter and its momentum
+ * are written only when every block succeeded.  (No second moment:
+ * options validation refuses it with row blocks.) */
+static int muon_blocks(const muonref_options *o, const muonref_route *r, long t, float *param, float *M,
+                       const float *grad, mpfr_prec_t prec, unsigned *uncertain, size_t *n_unc, muonref_error *err)
+{
+  size_t n = r->numel, cols = r->cols;
+  float *pc = malloc(n * sizeof *pc), *mc = malloc(n * sizeof *mc), *blk = malloc(3 * n * sizeof *blk);
+  int st = pc && mc && blk ? MUONREF_OK
+                           : muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the row blocks of a (%zu, %zu) matrix",
+                                          r->rows, cols);
+  if (!st)
+    memcpy(pc, param, n * sizeof *pc), memcpy(mc, M, n * sizeof *mc);
+  for (size_t b = 0; !st && b < r->split; b++) {
+    muonref_route sub;
+    muonref_route_block(o, r, b, &sub);
+    float *pb = blk, *mb = blk + sub.numel, *gb = blk + 2 * sub.numel;
+    for (size_t i = 0; i < sub.rows; i++) {
+      size_t at = muonref_route_block_row(o, r, b, i) * cols;
+      memcpy(pb + i * cols, pc + at, cols * sizeof *pb);
+      memcpy(mb + i * cols, mc + at, cols * sizeof *mb);
+      memcpy(gb + i * cols, grad + at, cols * sizeof *gb);
+    }
+    st = muon_branch(o, &sub, t, pb, mb, NULL, 0, gb, prec, uncertain, n_unc, err);
+    for (size_t i = 0; !st && i < sub.rows; i++) {
+      size_t at = muonref_route_block_row(o, r, b, i) * cols;
+      memcpy(pc + at, pb + i * cols, cols * sizeof *pb);
+      memcpy(mc + at, mb + i * cols, cols * sizeof *mb);
+    }
+  }
+  if (!st)
+    memcpy(param, pc, n * sizeof *pc), memcpy(M, mc, n * sizeof *mc);
+  free(pc), free(mc), free(blk);
+  return st;
+}
+
 /* The AdamW branch after the step count became t; n elements. */
 static int adamw_branch(const muonref_options *o, long t, size_t n, float *param, float *m, float *v,
                          const float *grad, mpfr_prec_t prec, size_t *n_unc, muonref_error *err)
@@ -783,14 +822,19 @@ static int step_checked(const muonref_options *o, const muonref_route *r, float 
       memset(state->exp_avg_sq, 0, n * sizeof(float));
     state->step = 0;
   }
-  if (r->use_muon) {
+  if (r->use_muon && r->split)
+    st = muon_blocks(o, r, state->step + 1, param, state->momentum_buffer, grad, prec, ns_uncertain, n_uncertified,
+                     err);
+  if (r->use_muon && r->split && st)
+    return st;
+  if (r->use_muon && !r->split) {
     st = muon_branch(o, r, state->step + 1, param, state->momentum_buffer, state->moment2,
                      muonref_moment2_numel(o, r), grad, prec, ns_uncertain, n_uncertified, err);
     if (!st)
       state->moment2_numel = muonref_moment2_numel(o, r);
     if (st)
       return st;
-  } else {
+  } else if (!r->use_muon) {
     st = adamw_branch(o, state->step + 1, n, param, state->exp_avg, state->exp_avg_sq, grad, prec, n_uncertified, err);
     if (st)
       return st;

@@ -1021,7 +1021,7 @@ START_TEST(muon_plan_forms)
 {
   muonref_options o = nemo();
   o.weight_decay = 0.01;
-  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0, 0};
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0, 0, 0, 0.0};
   muonref_muon_plan p;
   muonref_muon_plan_make(&o, &r, &p);
   ck_assert(p.mom_keep == 0.95 && p.mom_grad == 1.0 && p.in_grad == 1.0 && p.in_mom == 0.95);
@@ -1045,7 +1045,7 @@ START_TEST(muon_plan_decay_methods)
 {
   muonref_options o = nemo();
   o.lr = 0.3, o.weight_decay = 0.1;
-  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0, 0};
+  muonref_route r = {1, 64, 16, 1024, 1, 64, 16, 0, 0, 0, 0.0};
   muonref_muon_plan p;
   muonref_adamw_plan a;
   muonref_adamw_plan_make(&o, 1, &a);
@@ -1228,7 +1228,7 @@ START_TEST(optax_profile_plan_routing_and_list)
   ck_assert_str_eq(muonref_catalogue_name(MUONREF_CATALOGUE_OPTAX), "optax");
   ck_assert_str_eq(muonref_coeff_order_name(MUONREF_ORDER_LIST), "list");
   /* the Muon input */
-  muonref_route r = {1, 8, 16, 128, 1, 8, 16, 0, 0};
+  muonref_route r = {1, 8, 16, 128, 1, 8, 16, 0, 0, 0, 0.0};
   muonref_muon_plan pl;
   muonref_muon_plan_make(&o, &r, &pl);
   muonref_muon_plan_correct(&o, 1, &pl);

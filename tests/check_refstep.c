@@ -297,6 +297,144 @@ START_TEST(heads_are_separate_parameters)
 }
 END_TEST
 
+/* ns_split (spec/muon.md 7.6), ns_split_mode GROUPS: the exact step of a (G S, n) Muon matrix with sizes
+ * (4, 2, 2) over G = 2 query groups is, bit for bit, the exact steps of Q (rows 0-3, 8-11), K (4, 5, 12, 13)
+ * and V (6, 7, 14, 15) gathered here by Megatron's layout as parameters of their own, over two steps; under
+ * STACKED the blocks are rows 0-7, 8-11, 12-15 instead; under RATIO each block's update is the matrix's
+ * factor times fl32(s(block) / s(matrix)) (the OWN result within an ulp or two of the products); and the
+ * fast fp32 path follows the exact one.  The route's refusals at the step. */
+START_TEST(split_blocks_are_separate_parameters)
+{
+  enum { G = 2, S = 8, N = 8, R = G * S };
+  static const int SIZE[3] = {4, 2, 2}, OFF[3] = {0, 4, 6};
+  for (int stacked = 0; stacked < 2; stacked++) {
+    muonref_options o = variant(5), os;
+    o.use_muon = MUONREF_USE_MUON_TRUE, o.scale_mode = MUONREF_SCALE_SQRT_MAX, o.ns_format = MUONREF_NS_FP32;
+    os = o, os.n_ns_split = 3, os.ns_split[0] = 4, os.ns_split[1] = 2, os.ns_split[2] = 2;
+    os.ns_split_mode = stacked ? MUONREF_SPLIT_STACKED : MUONREF_SPLIT_GROUPS;
+    muonref_shape whole = {2, {R, N}};
+    muonref_route rs;
+    muonref_error e;
+    ck_assert_msg(muonref_route_param(&os, &whole, &rs, &e) == MUONREF_OK, "%s", e.message);
+    ck_assert_uint_eq(rs.split, 3);
+    tu_rng rng = {tu_seed(43) + 7 + (unsigned)stacked};
+    float p0[R * N], g[2][R * N];
+    tu_fill_normal(&rng, p0, R * N, 1.0);
+    tu_fill_normal(&rng, g[0], R * N, 1.0), tu_fill_normal(&rng, g[1], R * N, 1.0);
+    ref_param rp, parts[3];
+    ref_param_init(&rp, R * N, p0), ref_param_bind(&rp, 1);
+    memset(rp.b1, 0, sizeof p0);
+    int rows_of[3][R]; /* the parameter's rows of each block, by Megatron's layout (or stacked) */
+    for (int b = 0; b < 3; b++) {
+      for (int i = 0; i < G * SIZE[b]; i++)
+        rows_of[b][i] = stacked ? G * OFF[b] + i : (i / SIZE[b]) * S + OFF[b] + i % SIZE[b];
+      float pb[R * N];
+      for (int i = 0; i < G * SIZE[b]; i++)
+        memcpy(pb + i * N, p0 + rows_of[b][i] * N, N * sizeof *pb);
+      ref_param_init(&parts[b], (size_t)(G * SIZE[b] * N), pb), ref_param_bind(&parts[b], 1);
+      memset(parts[b].b1, 0, (size_t)(G * SIZE[b] * N) * 4);
+    }
+    for (int s = 0; s < 2; s++) {
+      ck_assert_msg(muonref_ref_step(&os, &rs, rp.p, &rp.st, g[s], 160, &e) == MUONREF_OK, "%s", e.message);
+      for (int b = 0; b < 3; b++) {
+        muonref_shape sh = {2, {(size_t)(G * SIZE[b]), N}};
+        muonref_route rb;
+        float gb[R * N];
+        for (int i = 0; i < G * SIZE[b]; i++)
+          memcpy(gb + i * N, g[s] + rows_of[b][i] * N, N * sizeof *gb);
+        ck_assert(muonref_route_param(&o, &sh, &rb, &e) == MUONREF_OK);
+        ck_assert_msg(muonref_ref_step(&o, &rb, parts[b].p, &parts[b].st, gb, 160, &e) == MUONREF_OK, "%s", e.message);
+      }
+    }
+    for (int b = 0; b < 3; b++)
+      for (int i = 0; i < G * SIZE[b]; i++)
+        for (int j = 0; j < N; j++) {
+          ck_assert_msg(rp.p[rows_of[b][i] * N + j] == parts[b].p[i * N + j], "%s block %d row %d col %d",
+                        stacked ? "stacked" : "groups", b, i, j);
+          ck_assert(rp.b1[rows_of[b][i] * N + j] == parts[b].b1[i * N + j]);
+        }
+    ref_param_free(&rp);
+    for (int b = 0; b < 3; b++)
+      ref_param_free(&parts[b]);
+  }
+  /* the refusals (spec/muon.md 7.6), at the step */
+  muonref_options o = variant(0);
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  o.n_ns_split = 3, o.ns_split[0] = 3, o.ns_split[1] = 2, o.ns_split[2] = 2;
+  muonref_shape s816 = {2, {8, 16}}, s3 = {3, {2, 7, 4}}, s1416 = {2, {14, 16}};
+  muonref_route r;
+  muonref_error e;
+  ck_assert_int_eq(muonref_route_param(&o, &s816, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "split_sizes (3, 2, 2) must sum to dim 0 of the parameter (got shape (8, 16)).");
+  ck_assert_int_eq(muonref_route_param(&o, &s3, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "split_sizes is only supported for 2D parameters, got shape (2, 7, 4).");
+  o.ns_split_mode = MUONREF_SPLIT_GROUPS;
+  ck_assert_int_eq(muonref_route_param(&o, &s816, &r, &e), MUONREF_ESHAPE);
+  ck_assert_str_eq(e.message, "Muon QKV split shape mismatch: grad_shape=(8, 16), split_shapes=[3, 2, 2]");
+  ck_assert_int_eq(muonref_route_param(&o, &s1416, &r, &e), MUONREF_OK);
+  ck_assert_uint_eq(r.split, 3);
+  o.ns_split_mode = MUONREF_SPLIT_OFF; /* the sizes not applied: any shape */
+  ck_assert_int_eq(muonref_route_param(&o, &s816, &r, &e), MUONREF_OK);
+  ck_assert_uint_eq(r.split, 0);
+  o.ns_split_mode = MUONREF_SPLIT_ROWS, o.ns_heads = 2;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  o.ns_heads = 0, o.moment2 = MUONREF_MOMENT2_ROWS;
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, "Invalid ns_split: row blocks with a second moment (moment2) are not modelled");
+}
+END_TEST
+
+/* dion's ns_split_scale RATIO (spec/muon.md 7.6): on a (8, 16) matrix split (4, 2, 2) under dion's bf16
+ * update (scale_format BF16_ALPHA, rms_to_rms), each block's update is R_bf16(R_bf16(O fl32(ratio)) fl32(lr s))
+ * with s the matrix's factor: against the same blocks under OWN (R_bf16(O fl32(lr s_b)) in one product) the
+ * parameters move by the same amount up to the bf16 roundings (2^-7 of the update), and differ somewhere;
+ * the fast bf16 path gives the exact result bit for bit. */
+START_TEST(split_ratio_is_a_first_bf16_product)
+{
+  muonref_options o;
+  muonref_error e;
+  ck_assert_int_eq(muonref_profile_options("dion", &o, &e), MUONREF_OK);
+  o.use_muon = MUONREF_USE_MUON_TRUE, o.lr = 0.05, o.weight_decay = 0.0;
+  o.n_ns_split = 3, o.ns_split[0] = 4, o.ns_split[1] = 2, o.ns_split[2] = 2;
+  muonref_options own = o;
+  own.ns_split_scale = MUONREF_SPLIT_SCALE_OWN;
+  ck_assert_int_eq(o.ns_split_scale, MUONREF_SPLIT_SCALE_RATIO);
+  muonref_shape sh = {2, {8, 16}};
+  muonref_route r;
+  ck_assert_int_eq(muonref_route_param(&o, &sh, &r, &e), MUONREF_OK);
+  tu_rng rng = {tu_seed(47) + 3};
+  float p0[128], g[128];
+  tu_fill_normal(&rng, p0, 128, 1.0), tu_fill_normal(&rng, g, 128, 1.0);
+  ref_param a, b;
+  ref_param_init(&a, 128, p0), ref_param_init(&b, 128, p0);
+  ref_param_bind(&a, 1), ref_param_bind(&b, 1);
+  memset(a.b1, 0, sizeof p0), memset(b.b1, 0, sizeof p0);
+  ck_assert_msg(muonref_ref_step(&o, &r, a.p, &a.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_msg(muonref_ref_step(&own, &r, b.p, &b.st, g, 160, &e) == MUONREF_OK, "%s", e.message);
+  int differs = 0;
+  for (int k = 0; k < 128; k++) {
+    double ma = (double)a.p[k] - p0[k], mb = (double)b.p[k] - p0[k];
+    ck_assert_msg(fabs(ma - mb) <= 0x1p-6 * fabs(mb) + 1e-9, "element %d: ratio move %g, own move %g", k, ma, mb);
+    differs |= a.p[k] != b.p[k];
+  }
+  ck_assert_msg(differs, "RATIO and OWN round alike everywhere: the case cannot see the first product");
+  muonref_group grp = {o, 1, &sh};
+  muonref_optimizer *opt = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  float fp[128];
+  memcpy(fp, p0, sizeof fp);
+  float *pp = fp;
+  muonref_grad gr = {g, MUONREF_DENSE, MUONREF_FLOAT32};
+  ck_assert_msg(muonref_optimizer_step(opt, 1, &pp, &gr, &e) == MUONREF_OK, "%s", e.message);
+  int same = 0;
+  for (int k = 0; k < 128; k++)
+    same += fp[k] == a.p[k];
+  ck_assert_msg(same >= 120, "the fast bf16 step equals the exact one on %d of 128 elements", same);
+  muonref_optimizer_free(opt);
+  ref_param_free(&a), ref_param_free(&b);
+}
+END_TEST
+
 /* moment2_rescale RMS (options.h) is UNIT times 0.2 sqrt(numel): over two steps of an element-wise second
  * moment on a (12, 20) matrix, the exact move under RMS is 0.2 sqrt(240) times the exact move under UNIT (up
  * to the binary32 roundings of the stored parameters), and the fast fp32 step follows the exact one under RMS
@@ -373,7 +511,7 @@ START_TEST(adamw_outputs_are_correctly_rounded)
   muonref_options o = tu_nemo();
   o.weight_decay = 0.1;
   o.adam_eps = 1e-8;
-  muonref_route r = {0, 37, 1, 37, 1, 37, 1, 0, 0};
+  muonref_route r = {0, 37, 1, 37, 1, 37, 1, 0, 0, 0, 0.0};
   tu_rng rng = {tu_seed(31) + 50};
   float p[37], m[37], v[37], g[37];
   tu_fill_normal(&rng, p, 37, 1.0);
@@ -500,7 +638,7 @@ END_TEST
 START_TEST(no_gradient_changes_nothing)
 {
   muonref_options o = tu_nemo();
-  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0};
+  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0, 0, 0.0};
   float p[24], m[24], keep_p[24], keep_m[24];
   for (int k = 0; k < 24; k++)
     p[k] = (float)k, m[k] = (float)-k;
@@ -515,7 +653,7 @@ END_TEST
 START_TEST(errors_change_nothing)
 {
   muonref_options o = tu_nemo();
-  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0};
+  muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0, 0, 0.0};
   float p[24] = {0}, m[24] = {0}, g[24] = {0}, a[24] = {0};
   muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL, NULL, 0}, keep = st;
   muonref_error e;
@@ -552,7 +690,7 @@ START_TEST(fresh_state_and_zero_gradient)
 {
   muonref_options o = tu_nemo();
   o.weight_decay = 0.5;
-  muonref_route r = {1, 3, 5, 15, 1, 3, 5, 0, 0};
+  muonref_route r = {1, 3, 5, 15, 1, 3, 5, 0, 0, 0, 0.0};
   float p[15], m[15], g[15] = {0};
   for (int k = 0; k < 15; k++)
     p[k] = 1.0f + (float)k / 3.0f, m[k] = 99.0f;
@@ -588,7 +726,7 @@ START_TEST(bf16_format_step)
   o.momentum_form = MUONREF_MOMENTUM_SUM;
   o.ns_format = MUONREF_NS_BF16;
   o.weight_decay = 0.01;
-  muonref_route r = {1, R, C, R * C, 1, R, C, 0, 0};
+  muonref_route r = {1, R, C, R * C, 1, R, C, 0, 0, 0, 0.0};
   float g[R * C], p[R * C], p0[R * C], m[R * C] = {0}, u[R * C], out[R * C];
   for (int i = 0; i < R; i++)
     for (int j = 0; j < C; j++) {
@@ -659,7 +797,7 @@ START_TEST(bf16_cast_of_an_inexact_input)
     o.nesterov = 1;
     o.momentum_form = MUONREF_MOMENTUM_SUM;
     o.ns_format = MUONREF_NS_BF16;
-    muonref_route r = {1, R, C, R * C, 1, R, C, 0, 0};
+    muonref_route r = {1, R, C, R * C, 1, R, C, 0, 0, 0, 0.0};
     float g[R * C], p[R * C] = {0}, m[R * C] = {0};
     for (int i = 0; i < R; i++)
       for (int j = 0; j < C; j++)
@@ -713,6 +851,8 @@ int main(void)
   tcase_add_test(t, rms_rescale_is_unit_times_the_rms_factor);
   tcase_add_test(t, moment2_prescale_moves_by_lr_alone);
   tcase_add_test(t, heads_are_separate_parameters);
+  tcase_add_test(t, split_blocks_are_separate_parameters);
+  tcase_add_test(t, split_ratio_is_a_first_bf16_product);
   tcase_add_test(t, adamw_outputs_are_correctly_rounded);
   tcase_add_test(t, muon_outputs_are_correctly_rounded);
   tcase_add_loop_test(t, precision_doubling_step, 0, 8);

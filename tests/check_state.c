@@ -217,10 +217,10 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
   memcpy(x, good, n);
-  x[8] = 11;
+  x[8] = 12;
   fix_crc(x, n);
   spill(path("x"), x, n);
-  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 11, this muonref reads versions 1 to 10");
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 12, this muonref reads versions 1 to 11");
   /* an empty profile name (with a matching CRC): a save writes "custom" for none, so one encoding */
   memcpy(x, good, n);
   memset(x + 12, 0, 32);
@@ -422,8 +422,8 @@ END_TEST
 
 START_TEST(option_table_covers_every_field)
 {
-  size_t n = muonref_option_field_count, start[2 * 64], size[2 * 64], align[2 * 64], k = 0;
-  ck_assert_uint_le(n, 64);
+  size_t n = muonref_option_field_count, start[2 * 128], size[2 * 128], align[2 * 128], k = 0;
+  ck_assert_uint_le(n, 128);
   for (size_t i = 0; i < n; i++) {
     const muonref_option_field *f = &muonref_option_fields[i];
     size_t w = f->kind == MUONREF_FIELD_F64 || f->kind == MUONREF_FIELD_I64 ? 8 : 4;
@@ -432,6 +432,8 @@ START_TEST(option_table_covers_every_field)
       start[k] = f->off2, size[k] = sizeof(((muonref_options *)0)->coeffs), align[k++] = _Alignof(muonref_coeff);
     if (f->kind == MUONREF_FIELD_PATTERNS)
       start[k] = f->off2, size[k] = sizeof(((muonref_options *)0)->exclude_patterns), align[k++] = 1;
+    if (f->kind == MUONREF_FIELD_SIZES)
+      start[k] = f->off2, size[k] = sizeof(((muonref_options *)0)->ns_split), align[k++] = _Alignof(int);
   }
   for (size_t i = 1; i < k; i++) /* insertion sort by offset */
     for (size_t j = i; j > 0 && start[j - 1] > start[j]; j--) {
@@ -467,7 +469,9 @@ START_TEST(option_table_covers_every_field)
     const muonref_option_field *fl = &muonref_option_fields[i];
     char want[80];
     snprintf(want, sizeof want, "`%s`", fl->kind == MUONREF_FIELD_COEFFS ? "n_coeffs"
-                                        : fl->kind == MUONREF_FIELD_PATTERNS ? "n_exclude_patterns" : fl->name);
+                                        : fl->kind == MUONREF_FIELD_PATTERNS ? "n_exclude_patterns"
+                                        : fl->kind == MUONREF_FIELD_SIZES    ? "n_ns_split"
+                                                                              : fl->name);
     const char *hit = strstr(at, want);
     ck_assert_msg(hit != NULL, "spec/muon.md 11.1 does not list %s after the fields before it", want);
     at = hit + strlen(want);
@@ -498,6 +502,9 @@ static int other_value(const muonref_options *o, const muonref_option_field *f, 
         out->coeffs[0].b += 0.125;
       else
         out->coeffs[out->n_coeffs] = out->coeffs[0], out->n_coeffs += k;
+    } else if (f->kind == MUONREF_FIELD_SIZES) { /* sizes that are not applied: any shape routes */
+      out->n_ns_split = 2, out->ns_split[0] = 1 + k, out->ns_split[1] = 1;
+      out->ns_split_mode = MUONREF_SPLIT_OFF;
     } else {
       out->n_exclude_patterns = 1;
       snprintf(out->exclude_patterns[0], MUONREF_PATTERN_LEN, "%s", k ? "zz" : "x");
@@ -612,7 +619,9 @@ END_TEST
 /* The number of bytes entry f of o takes in a state file (spec/muon.md 11.1). */
 static size_t field_bytes(const muonref_options *o, const muonref_option_field *f)
 {
-  size_t len = f->kind == MUONREF_FIELD_I32 ? 4 : f->kind != MUONREF_FIELD_COEFFS && f->kind != MUONREF_FIELD_PATTERNS ? 8
+  size_t len = f->kind == MUONREF_FIELD_I32 ? 4
+               : f->kind == MUONREF_FIELD_SIZES ? 4 + 4 * (size_t)o->n_ns_split
+               : f->kind != MUONREF_FIELD_COEFFS && f->kind != MUONREF_FIELD_PATTERNS ? 8
                : f->kind == MUONREF_FIELD_COEFFS ? 4 + 24 * (size_t)o->n_coeffs : 4;
   for (int k = 0; f->kind == MUONREF_FIELD_PATTERNS && k < o->n_exclude_patterns; k++)
     len += 4 + strlen(o->exclude_patterns[k]);
@@ -661,9 +670,10 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 72); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+  ck_assert_uint_eq(at - out, 2 * 88); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
                                         adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale,
-                                        clip_grad_form, clip_grad_norm_each, clip_grad_value, loss_scale */
+                                        clip_grad_form, clip_grad_norm_each, clip_grad_value, loss_scale, ns_heads,
+                                        n_ns_split (no sizes), ns_split_mode, ns_split_scale */
   memcpy(x + out, good + at, n - at);
   out += n - at;
   fix_crc(x, out);
@@ -727,9 +737,12 @@ START_TEST(an_enum_out_of_range_is_named_as_stored)
       ck_assert_msg(rc == -1 || (rc == 2 && strstr(out, want)), "%s: exit %d '%s'", f->name, rc, out);
       tried++;
     }
-    if (f->kind == MUONREF_FIELD_COEFFS || f->kind == MUONREF_FIELD_PATTERNS) /* a count out of range */
-      for (int k = 0; k < 2; k++) {
-        uint32_t bad = k ? 0xffffffffu : f->kind == MUONREF_FIELD_COEFFS ? 0 : MUONREF_MAX_PATTERNS + 1;
+    if (f->kind == MUONREF_FIELD_COEFFS || f->kind == MUONREF_FIELD_PATTERNS || f->kind == MUONREF_FIELD_SIZES)
+      for (int k = 0; k < 2; k++) { /* a count out of range */
+        uint32_t bad = k ? 0xffffffffu
+                         : f->kind == MUONREF_FIELD_COEFFS ? 0
+                         : f->kind == MUONREF_FIELD_SIZES  ? MUONREF_MAX_SPLIT + 1
+                                                           : MUONREF_MAX_PATTERNS + 1;
         memcpy(x, good, n);
         memcpy(x + at, &bad, 4);
         fix_crc(x, n);
@@ -738,6 +751,9 @@ START_TEST(an_enum_out_of_range_is_named_as_stored)
         if (f->kind == MUONREF_FIELD_COEFFS)
           snprintf(want, sizeof want, "group 0: %lu Newton-Schulz coefficient triples, expected 1 to %d",
                    (unsigned long)bad, MUONREF_MAX_COEFFS);
+        else if (f->kind == MUONREF_FIELD_SIZES)
+          snprintf(want, sizeof want, "group 0: %lu row block sizes (ns_split), expected at most %d",
+                   (unsigned long)bad, MUONREF_MAX_SPLIT);
         else
           snprintf(want, sizeof want, "group 0: %lu exclude patterns, expected at most %d", (unsigned long)bad,
                    MUONREF_MAX_PATTERNS);

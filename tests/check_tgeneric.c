@@ -411,7 +411,7 @@ static int adamw_near_tie(double eps, mpfr_prec_t p, float *out, muonref_param_s
   muonref_options o = tu_nemo();
   o.lr = 0x1p-24, o.weight_decay = 0, o.adam_beta1 = 0.5, o.adam_beta2 = 0.75, o.adam_eps = eps;
   o.adam_lr_ratio = 1.0;
-  muonref_route rt = {0, 1, 1, 1, 1, 1, 1, 0, 0};
+  muonref_route rt = {0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0.0};
   static float m, v;
   float g = 1;
   m = v = 0;
@@ -662,7 +662,7 @@ START_TEST(errors_as_documented)
   ck_assert_int_eq(muonref_ref_polar_cr(o32, NULL, NULL, gd, 2, 3, 128, &rep, &e), MUONREF_ENONFINITE);
   ck_assert_msg(strstr(e.message, "element 4") != NULL, "%s", e.message);
   /* the step: precision out of range (EOPTION), a NaN state (ENONFINITE); nothing written */
-  muonref_route rt = {1, 2, 3, 6, 1, 2, 3, 0, 0};
+  muonref_route rt = {1, 2, 3, 6, 1, 2, 3, 0, 0, 0, 0.0};
   float p[6] = {1, 1, 1, 1, 1, 1}, mb[6] = {0, 0, 0, NAN, 0, 0};
   muonref_param_state st = {0, 1, 0, 6, mb, NULL, NULL, NULL, 0};
   ck_assert_int_eq(muonref_ref_step_cr(&o, &rt, p, &st, g, 20, &rep, &e), MUONREF_EOPTION);

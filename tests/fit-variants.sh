@@ -735,6 +735,34 @@ make_variant dion_num_heads_ignored torch_dion_port.py \
   '        num_heads = None' &&
   run_variant dion_num_heads_ignored Muon dion "$v/dion/dion_scaling.json" &&
   fitted dion_num_heads_ignored 'num_heads (any) -> 0'
+# dion's split_sizes (dion_scaling #22, #23, vector release 2026.12.25): a port that orthogonalizes the whole
+# matrix is told the key; one that drops the blocks' lr correction (compute_split_lr_scales) the scale form
+make_variant dion_split_ignored torch_dion_port.py \
+  '        split_sizes = resolve_split_sizes(group)' \
+  '        split_sizes = None' &&
+  run_variant dion_split_ignored Muon dion "$v/dion/dion_scaling.json" &&
+  fitted dion_split_ignored 'split_sizes (any) -> None'
+make_variant dion_split_no_ratio torch_dion_port.py \
+  '                                  split_scales(split_sizes, shape, group["adjust_lr"]), torch.tensor(group["epsilon"]))' \
+  '                                  None, torch.tensor(group["epsilon"]))' &&
+  run_variant dion_split_no_ratio Muon dion "$v/dion/dion_scaling.json" &&
+  fitted dion_split_no_ratio 'ns_split_scale ratio -> matrix'
+# Megatron's QKV split (megatron_scaling #24 to #27, vector release 2026.12.25): a port that never splits is
+# told muon_split_qkv; one that reads the fused matrix as [Q; K; V] stacked, not interleaved over the query
+# groups, is told the layout
+make_variant megatron_qkv_ignored torch_megatron_port.py \
+  '        if self.split_qkv and shapes is not None:  # is_qkv (spec/muon.md 7.6)' \
+  '        if False:' &&
+  run_variant megatron_qkv_ignored MegatronMuon megatron "$v/megatron/megatron_scaling.json" &&
+  fitted megatron_qkv_ignored 'muon_split_qkv (any) -> false'
+make_variant megatron_qkv_stacked torch_megatron_port.py \
+  '        qkv_grads = torch.split(grad.view(num_query_groups, qkv_split_dim, -1), qkv_split_shapes, dim=1)' \
+  '        qkv_grads = torch.split(grad.view(1, -1, grad_shape[-1]), [s * num_query_groups for s in qkv_split_shapes], dim=1)' &&
+  make_variant megatron_qkv_stacked "$work/megatron_qkv_stacked.py" \
+  '        qkv_grads = [self._scaled_orthogonalize(g).view(num_query_groups, -1, grad_shape[-1]) for g in qkv_grads]' \
+  '        qkv_grads = [self._scaled_orthogonalize(g).view(1, -1, grad_shape[-1]) for g in qkv_grads]' &&
+  run_variant megatron_qkv_stacked MegatronMuon megatron "$v/megatron/megatron_scaling.json" &&
+  fitted megatron_qkv_stacked 'ns_split_mode groups -> stacked'
 # Megatron's decoupled_weight_decay=False (megatron_adamw #18, #19, vector release 2026.12.7): the
 # megatron test port that keeps AdamW's decoupled decay whatever the option says is told so, in
 # the option's own spelling (kind bool_not: adam_l2 0 is decoupled_weight_decay true)

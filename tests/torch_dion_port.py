@@ -105,6 +105,48 @@ def resolve_num_heads(group):
     return num_heads
 
 
+def resolve_split_sizes(group):
+    """megabatch_base.py _resolve_split_sizes: None, or a tuple of at least two positive ints."""
+    split_sizes = group.get("split_sizes")
+    if split_sizes is None:
+        return None
+    if not isinstance(split_sizes, (tuple, list)) or len(split_sizes) < 2:
+        raise ValueError(f"split_sizes must be a tuple or list of at least 2 block sizes, got {split_sizes!r}.")
+    if any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in split_sizes):
+        raise ValueError(f"split_sizes entries must be positive integers, got {split_sizes!r}.")
+    if resolve_num_heads(group) is not None:
+        raise ValueError(
+            "split_sizes is incompatible with num_heads > 1: use num_heads "
+            "for uniform per-head splits or split_sizes for uneven row "
+            "blocks, not both.")
+    if group.get("flatten"):
+        raise ValueError(
+            "split_sizes is incompatible with flatten=True: split_sizes "
+            "applies to 2D parameters only.")
+    return tuple(split_sizes)
+
+
+def split_scales(split_sizes, shape, adjust_lr):
+    """compute_split_lr_scales: adjust(block) / adjust(matrix) per block (None without adjust_lr)."""
+    if adjust_lr is None:
+        return None
+    full = adjusted_lr(1.0, shape, adjust_lr, False)
+    return tuple(adjusted_lr(1.0, (rows, shape[-1]), adjust_lr, False) / full for rows in split_sizes)
+
+
+def row_blocks_ns(newton_schulz, U, split_sizes, scales, epsilon):
+    """_newton_schulz_row_blocks: each row block orthogonalized on its own, times its scale (bf16)."""
+    if len(U.shape) != 2:
+        raise ValueError(f"split_sizes is only supported for 2D parameters, got shape {tuple(U.shape)}.")
+    if sum(split_sizes) != U.shape[0]:
+        raise ValueError(f"split_sizes {split_sizes} must sum to dim 0 of the parameter (got shape {tuple(U.shape)}).")
+    out = []
+    for i, block in enumerate(U.split(list(split_sizes), dim=-2)):
+        o = newton_schulz(block, epsilon)
+        out.append(o * scales[i] if scales is not None else o)
+    return torch.cat(out, dim=-2)
+
+
 def head_view(num_heads, t):
     """megabatch_base.py _prepare_head_split: a 2-D (H d, n) as (H, d, n), a view."""
     if t.ndim != 2:
@@ -167,6 +209,7 @@ class Muon(torch.optim.Optimizer):
         mu = torch.tensor(group["mu"])
         wd = torch.tensor(group["weight_decay"])
         num_heads = resolve_num_heads(group)
+        split_sizes = resolve_split_sizes(group)
         for p in group["params"]:
             if p.grad is None:
                 continue  # section 7: skipped
@@ -186,7 +229,11 @@ class Muon(torch.optim.Optimizer):
                 U = U.flatten(start_dim=1)
             elif U.ndim > 3:
                 U = U.flatten(end_dim=-3)
-            O = self.newton_schulz(U, torch.tensor(group["epsilon"])).reshape(shape)
+            if split_sizes is not None:  # row blocks (spec/muon.md 7.6)
+                O = row_blocks_ns(self.newton_schulz, U, split_sizes,
+                                  split_scales(split_sizes, shape, group["adjust_lr"]), torch.tensor(group["epsilon"]))
+            else:
+                O = self.newton_schulz(U, torch.tensor(group["epsilon"])).reshape(shape)
             upd = O * adjusted_lr(group["lr"], shape, group["adjust_lr"], group["flatten"])  # bf16
             if group["cautious_wd"]:
                 cautious_decay_(p, upd, group["lr"] * wd)

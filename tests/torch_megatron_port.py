@@ -86,7 +86,7 @@ class MegatronMuon(torch.optim.Optimizer):
     def __init__(self, params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8,
                  clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False, muon_scale_mode='spectral',
                  muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True,
-                 muon_coefficient_type='quintic'):
+                 muon_coefficient_type='quintic', muon_split_qkv=True):
         if muon_num_ns_steps < 1:  # TensorParallelMuon.__init__
             raise ValueError(f"num_ns_steps must be at least 1, got {muon_num_ns_steps}")
         self.clip_grad = clip_grad
@@ -96,8 +96,10 @@ class MegatronMuon(torch.optim.Optimizer):
         self.coefficient_type = muon_coefficient_type
         self.extra_scale_factor = muon_extra_scale_factor
         self.decoupled_weight_decay = decoupled_weight_decay
+        self.split_qkv = muon_split_qkv
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, adam_beta1=adam_beta1, adam_beta2=adam_beta2,
-                                      adam_eps=adam_eps, muon_momentum=muon_momentum, use_muon=use_muon))
+                                      adam_eps=adam_eps, muon_momentum=muon_momentum, use_muon=use_muon,
+                                      qkv_split_shapes=None))
 
     @staticmethod
     def is_muon(group, p):
@@ -125,9 +127,30 @@ class MegatronMuon(torch.optim.Optimizer):
         buf = state['momentum_buffer']
         buf.lerp_(grad, 1 - beta)
         u = grad.lerp(buf, beta) if self.nesterov else buf
-        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
-        o = o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
+        shapes = group['qkv_split_shapes']
+        if self.split_qkv and shapes is not None:  # is_qkv (spec/muon.md 7.6)
+            o = self._orthogonalize_qkv(u, shapes)
+        else:
+            o = self._scaled_orthogonalize(u)
         p.add_(self._update(state, p, o), alpha=-lr)
+
+    def _scaled_orthogonalize(self, u):
+        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
+        return o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
+
+    def _orthogonalize_qkv(self, grad, qkv_split_shapes):
+        """TensorParallelMuon.orthogonalize's QKV split (core_v0.19): Q, K and V of every query group
+        gathered, each orthogonalized and scaled by its own shape, put back."""
+        grad_shape = grad.shape
+        qkv_split_dim = sum(qkv_split_shapes)
+        if grad_shape[0] % qkv_split_dim != 0:
+            raise RuntimeError(f"Muon QKV split shape mismatch: grad_shape={tuple(grad_shape)}, "
+                               f"split_shapes={qkv_split_shapes}")
+        num_query_groups = grad_shape[0] // qkv_split_dim
+        qkv_grads = torch.split(grad.view(num_query_groups, qkv_split_dim, -1), qkv_split_shapes, dim=1)
+        qkv_grads = [g.reshape(-1, grad_shape[-1]) for g in qkv_grads]
+        qkv_grads = [self._scaled_orthogonalize(g).view(num_query_groups, -1, grad_shape[-1]) for g in qkv_grads]
+        return torch.cat(qkv_grads, dim=1).view(grad_shape)
 
     def _update(self, state, p, o):
         """The step's direction from the scaled Newton-Schulz output o: o itself."""

@@ -397,6 +397,46 @@ typedef enum muonref_precondition {
   MUONREF_PRECOND_AOL = 1,
   MUONREF_PRECOND_SCHATTEN = 2
 } muonref_precondition;
+/* Block-wise Newton-Schulz of unequal row blocks (spec/muon.md 7.6): how
+ * ns_split's sizes cut a two-dimensional Muon matrix's rows into blocks,
+ * each orthogonalized as a matrix of its own:
+ *   ROWS:   the sizes cover dim 0 once, in order; their sum is dim 0
+ *           (microsoft/dion @0a059a4 megabatch_base.py
+ *           _newton_schulz_row_blocks: `X.split(list(split_sizes), dim=-2)`)
+ *   GROUPS: the sizes repeat over dim 0, a multiple of their sum: block i
+ *           is the i-th segment of every period, in order (Megatron-LM
+ *           emerging_optimizers.py d98e8a64 TensorParallelMuon.orthogonalize:
+ *           `torch.split(grad.view(num_query_groups, qkv_split_dim, -1),
+ *           qkv_split_shapes, dim=1)`, each `reshape(-1, grad_shape[-1])`)
+ *   OFF:    the sizes are not applied (Megatron's muon_split_qkv False)
+ *   STACKED: dim 0 a multiple of the sizes' sum, P periods, block i the
+ *           rows [P off_i, P (off_i + size_i)): the blocks stacked, not
+ *           interleaved over the query groups (no port's: a port that
+ *           reads a fused QKV matrix as [Q; K; V]; the fit's alternative) */
+typedef enum muonref_split_mode {
+  MUONREF_SPLIT_ROWS = 0,
+  MUONREF_SPLIT_GROUPS = 1,
+  MUONREF_SPLIT_OFF = 2,
+  MUONREF_SPLIT_STACKED = 3
+} muonref_split_mode;
+
+/* The scale factor of a row block (spec/muon.md 7.6):
+ *   OWN:    from the block's own shape, as a parameter of that shape
+ *           (Megatron: scaled_orthogonalize_fn on each block)
+ *   RATIO:  the whole matrix's factor, the block first multiplied by
+ *           fl32(s(block) / s(matrix)) in the update's format (dion:
+ *           `block * split_scales[i]` on the bf16 output, compute_split_lr_scales)
+ *   MATRIX: the whole matrix's factor for every block (no port's: a port
+ *           that drops dion's split_scales; the fit's alternative) */
+typedef enum muonref_split_scale {
+  MUONREF_SPLIT_SCALE_OWN = 0,
+  MUONREF_SPLIT_SCALE_RATIO = 1,
+  MUONREF_SPLIT_SCALE_MATRIX = 2
+} muonref_split_scale;
+
+/* At most this many row blocks (Megatron's gated QKV has four). */
+#define MUONREF_MAX_SPLIT 8
+
 /* The floor of AOL's row sums and of the Schatten-4 norm's square (optax's
  * default eps of its two first-step functions, which _aol_ns_iterator and
  * _schatten_ns_iterator call without one). */
@@ -667,6 +707,13 @@ typedef struct muonref_options {
                                 than two dimensions or conv_mode FLATTEN with H > 1 are refused at the step.
                                 microsoft/dion @0a059a4 megabatch_base.py _prepare_head_split (group key
                                 num_heads: `view(num_heads, head_dim, ...)`, adjust_lr on the head's shape) */
+  int n_ns_split;            /* 0..MUONREF_MAX_SPLIT; 0: no row blocks; else the count of ns_split's sizes,
+                                each block of a two-dimensional Muon parameter orthogonalized as its own
+                                matrix (spec/muon.md 7.6; not with ns_heads > 1, a second moment,
+                                nuclear_scale or cautious_update) */
+  int ns_split[MUONREF_MAX_SPLIT]; /* each >= 1: the blocks' row counts (per period under GROUPS) */
+  muonref_split_mode ns_split_mode;   /* ROWS (zero), GROUPS or OFF: how the sizes cut dim 0 */
+  muonref_split_scale ns_split_scale; /* OWN (zero) or RATIO: each block's scale factor */
 
   /* --- the second moment of the Newton-Schulz output (spec/muon.md 7.4) --- */
   muonref_moment2 moment2;   /* NONE (zero), ROWS, LONGER or ELEMENT: which entries v has */
@@ -851,6 +898,8 @@ MUONREF_API const char *muonref_pattern_match_name(muonref_pattern_match m);
 MUONREF_API const char *muonref_moment2_name(muonref_moment2 m);
 MUONREF_API const char *muonref_moment2_rescale_name(muonref_moment2_rescale r);
 MUONREF_API const char *muonref_precondition_name(muonref_precondition p);
+MUONREF_API const char *muonref_split_mode_name(muonref_split_mode m);
+MUONREF_API const char *muonref_split_scale_name(muonref_split_scale s);
 MUONREF_API const char *muonref_decay_method_name(muonref_decay_method m);
 MUONREF_API const char *muonref_clip_form_name(muonref_clip_form f);
 

@@ -184,11 +184,16 @@ typedef enum muonref_key_kind {
                              five Polar Express triples on X / (1.02 ||X|| + epsilon)); false the
                              preset quintic, the five triples once each, with ns_safety 1
                              (zeropower_via_newtonschulz5 on X / (||X|| + epsilon)).  Written
-                             true or false for those two, else "?" (not expressible) */
+                             true or false for those two, else "?" (not expressible) */,
+  MUONREF_KEY_SPLIT_SIZES, /* row block sizes (ns_split, spec/muon.md 7.6): null none, or a list of
+                             integers (dion's split_sizes, Megatron's qkv_split_shapes); a list's
+                             values are checked by options validation (dion's messages) */
+  MUONREF_KEY_SPLIT_QKV    /* Megatron's muon_split_qkv: true ns_split_mode GROUPS, false OFF;
+                             written "?" for ROWS (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_USE_POLAR_EXPRESS + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_SPLIT_QKV + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

@@ -49,7 +49,27 @@ typedef struct muonref_route {
   int momentum_only; /* Muon: 1 (route_rule MOMENTUM_1D, a parameter of fewer than two
                         dimensions): the update is the momentum (or Nesterov input) itself, no
                         Newton-Schulz, scale 1; (rows, cols) = (numel, 1); 0: orthogonalized */
+  size_t split;      /* Muon: 0, or the number of row blocks (options ns_split, spec/muon.md 7.6) of
+                        this two-dimensional matrix, each stepped as a parameter of its own
+                        (muonref_route_block) */
+  double scale_ratio; /* a row block's route under ns_split_scale RATIO: s(block) / s(matrix), the
+                        first product of its update (dion's split_scales); else 0 (none) */
 } muonref_route;
+
+/* Row block b (< r->split) of a Muon parameter routed r under o, as a
+ * parameter of its own: *sub gets (rows_b, cols), batch 1, its scale
+ * shape (its own under ns_split_scale OWN; the matrix's, with scale_ratio
+ * s(block) / s(matrix) as dion's compute_split_lr_scales computes it in
+ * binary64, under RATIO; the matrix's alone under MATRIX), split 0.  rows_b is ns_split[b] under
+ * ns_split_mode ROWS, that times the periods rows / sum(ns_split) under
+ * GROUPS.  Nothing is checked: r comes from muonref_route_param under o. */
+MUONREF_API void muonref_route_block(const muonref_options *o, const muonref_route *r, size_t b, muonref_route *sub);
+
+/* The row of the parameter that row i (< rows_b) of block b is: ROWS
+ * off_b + i (off_b the sizes before b); GROUPS g S + off_b + j with
+ * i = g ns_split[b] + j, S the sizes' sum (Megatron's query group g);
+ * STACKED P off_b + i, P = rows / S. */
+MUONREF_API size_t muonref_route_block_row(const muonref_options *o, const muonref_route *r, size_t b, size_t i);
 
 /* Number of elements of a shape (1 for ndim 0; 0 for s NULL or ndim
  * outside 0..MUONREF_MAX_NDIM); for a shape that muonref_route_param

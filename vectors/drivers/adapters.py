@@ -225,10 +225,15 @@ def nemo_routes_to_muon(shape, use_muon, threshold) -> bool:
 
 
 def native(options: Dict[str, Any]) -> Dict[str, Any]:
-    """A profile's own options as Python values: "nan"/"inf"/"-inf" as floats, arrays as tuples."""
+    """A profile's own options as Python values: "nan"/"inf"/"-inf" as floats, arrays as tuples
+    of reals, but an array of JSON integers (row block sizes: dion's split_sizes, Megatron's
+    qkv_split_shapes; a real is always written with a point) as a list of ints, as a user
+    writes it."""
     out = {}
     for name, v in options.items():
-        if isinstance(v, list):
+        if isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            v = list(v)
+        elif isinstance(v, list):
             v = tuple(real_value(x) for x in v)
         elif isinstance(v, str) and v in NONFINITE:
             v = NONFINITE[v]
@@ -1220,7 +1225,7 @@ class MegatronAdapter(Adapter):
                      'adam_betas': 'adam_betas'}
     # muon_use_nesterov: core_v0.17's name of muon_nesterov (megatron@0.17's vectors)
     OPTIMIZER_KEYS = ('clip_grad', 'muon_nesterov', 'muon_use_nesterov', 'muon_scale_mode', 'muon_coefficient_type',
-                      'muon_num_ns_steps', 'muon_extra_scale_factor', 'decoupled_weight_decay')
+                      'muon_num_ns_steps', 'muon_extra_scale_factor', 'decoupled_weight_decay', 'muon_split_qkv')
 
     def nesterov_key(self):
         """The Nesterov keyword of the release the adapter runs: muon_use_nesterov up to core_v0.17

@@ -374,6 +374,28 @@ static int set_patterns(muonref_options *o, const muonref_option_key *k, const j
   return MUONREF_OK;
 }
 
+/* Row block sizes (MUONREF_KEY_SPLIT_SIZES; spec/muon.md 7.6): null none, else a list of at most
+ * MUONREF_MAX_SPLIT integers; their values (a size below 1, dion's list of one) are options
+ * validation's to refuse, in the port's words. */
+static int set_split_sizes(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                           muonref_error *err)
+{
+  if (json_is_null(v)) {
+    o->n_ns_split = 0;
+    return MUONREF_OK;
+  }
+  if (!json_is_array(v) || json_array_size(v) > MUONREF_MAX_SPLIT)
+    return bad(err, where, k->name, "null or a list of at most 8 integers");
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    const json_t *e = json_array_get(v, i);
+    if (!json_is_integer(e) || json_integer_value(e) < INT_MIN || json_integer_value(e) > INT_MAX)
+      return bad(err, where, k->name, "a list of integers");
+    o->ns_split[i] = (int)json_integer_value(e);
+  }
+  o->n_ns_split = (int)json_array_size(v);
+  return MUONREF_OK;
+}
+
 /* A moment2_method value: the fields it sets (and no bias correction). */
 typedef struct moment2_method {
   const char *name;
@@ -690,6 +712,13 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
     return MUONREF_OK;
   case MUONREF_KEY_PATTERNS:
     return set_patterns(o, k, v, where, err);
+  case MUONREF_KEY_SPLIT_SIZES:
+    return set_split_sizes(o, k, v, where, err);
+  case MUONREF_KEY_SPLIT_QKV: /* Megatron's muon_split_qkv (spec/muon.md 7.6) */
+    if (!json_is_boolean(v))
+      return bad(err, where, k->name, "true or false");
+    o->ns_split_mode = json_is_true(v) ? MUONREF_SPLIT_GROUPS : MUONREF_SPLIT_OFF;
+    return MUONREF_OK;
   case MUONREF_KEY_CONV_MODE_TIMM:
     if (s && !strcmp(s, "flatten"))
       o->conv_mode = MUONREF_CONV_FLATTEN;
@@ -986,6 +1015,18 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
                                                                              MUONREF_PATTERN_LEN)));
     return l;
   }
+  case MUONREF_KEY_SPLIT_SIZES: {
+    if (o->n_ns_split <= 0)
+      return json_null();
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_ns_split && i < MUONREF_MAX_SPLIT; i++)
+      json_array_append_new(l, json_integer(o->ns_split[i]));
+    return l;
+  }
+  case MUONREF_KEY_SPLIT_QKV:
+    return o->ns_split_mode == MUONREF_SPLIT_GROUPS ? json_true()
+           : o->ns_split_mode == MUONREF_SPLIT_OFF  ? json_false()
+                                                    : json_string("?"); /* not expressible */
   case MUONREF_KEY_CONV_MODE_TIMM:
     return o->conv_mode == MUONREF_CONV_FLATTEN   ? json_string("flatten")
            : o->conv_mode == MUONREF_CONV_SPATIAL ? json_string("batched")

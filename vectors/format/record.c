@@ -25,6 +25,7 @@ muonref_spelling muonref_record_spelling(const muonref_option_field *f)
   case MUONREF_FIELD_I64: return MUONREF_SPELL_LONG;
   case MUONREF_FIELD_COEFFS: return MUONREF_SPELL_COEFFS;
   case MUONREF_FIELD_PATTERNS: return MUONREF_SPELL_PATTERNS;
+  case MUONREF_FIELD_SIZES: return MUONREF_SPELL_SIZES;
   default: /* an int */
     return f->enum_name ? MUONREF_SPELL_ENUM
            : f->boolean ? MUONREF_SPELL_BOOL
@@ -35,7 +36,8 @@ muonref_spelling muonref_record_spelling(const muonref_option_field *f)
 
 size_t muonref_record_field_offset(const muonref_option_field *f)
 {
-  return f->kind == MUONREF_FIELD_COEFFS || f->kind == MUONREF_FIELD_PATTERNS ? f->off2 : f->off;
+  return f->kind == MUONREF_FIELD_COEFFS || f->kind == MUONREF_FIELD_PATTERNS || f->kind == MUONREF_FIELD_SIZES ? f->off2
+                                                                                                             : f->off;
 }
 
 static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
@@ -55,6 +57,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_BETAS_BY_BRANCH] = "betas_by_branch", [MUONREF_KEY_EPS_BY_BRANCH] = "eps_by_branch",
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2_method", [MUONREF_KEY_WEIGHT_DECOUPLE] = "weight_decouple",
   [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2_method_v0_2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "use_polar_express",
+  [MUONREF_KEY_SPLIT_SIZES] = "split_sizes", [MUONREF_KEY_SPLIT_QKV] = "split_qkv",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -76,6 +79,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_BETAS_BY_BRANCH] = "momentum", [MUONREF_KEY_EPS_BY_BRANCH] = "moment2_eps",
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2", [MUONREF_KEY_WEIGHT_DECOUPLE] = "decay_method",
   [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "coeffs",
+  [MUONREF_KEY_SPLIT_SIZES] = "ns_split", [MUONREF_KEY_SPLIT_QKV] = "ns_split_mode",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};
@@ -200,6 +204,10 @@ static void field_copy(muonref_options *dst, const muonref_options *src, const m
     dst->n_exclude_patterns = src->n_exclude_patterns;
     memcpy(dst->exclude_patterns, src->exclude_patterns, sizeof dst->exclude_patterns);
     break;
+  case MUONREF_SPELL_SIZES:
+    dst->n_ns_split = src->n_ns_split;
+    memcpy(dst->ns_split, src->ns_split, sizeof dst->ns_split);
+    break;
   default: /* int and the enums (int-sized) */
     *(int *)((char *)dst + muonref_record_field_offset(f)) = *(const int *)((const char *)src + muonref_record_field_offset(f));
   }
@@ -270,6 +278,23 @@ static int set_patterns(muonref_options *o, const json_t *v, const char *path, c
   return MUONREF_OK;
 }
 
+/* A list of row block sizes (MUONREF_SPELL_SIZES): at most MUONREF_MAX_SPLIT integers, each at least 1. */
+static int set_sizes(muonref_options *o, const json_t *v, const char *path, const char *member, muonref_error *err)
+{
+  size_t n = json_array_size(v);
+  if (!json_is_array(v) || n > MUONREF_MAX_SPLIT)
+    return fail_member(err, path, member, "must be a list of at most %d integers", MUONREF_MAX_SPLIT);
+  memset(o->ns_split, 0, sizeof o->ns_split);
+  for (size_t k = 0; k < n; k++) {
+    const json_t *e = json_array_get(v, k);
+    if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > INT_MAX)
+      return fail_member(err, path, member, "entry %zu must be an integer of at least 1", k);
+    o->ns_split[k] = (int)json_integer_value(e);
+  }
+  o->n_ns_split = (int)n;
+  return MUONREF_OK;
+}
+
 /* One field's value v into *o; member names it in errors. */
 static int field_set(muonref_options *o, const muonref_option_field *f, const json_t *v, const char *path, const char *member,
                      muonref_error *err)
@@ -325,6 +350,8 @@ static int field_set(muonref_options *o, const muonref_option_field *f, const js
     return set_coeffs(o, v, path, member, err);
   case MUONREF_SPELL_PATTERNS:
     return set_patterns(o, v, path, member, err);
+  case MUONREF_SPELL_SIZES:
+    return set_sizes(o, v, path, member, err);
   }
   return fail_member(err, path, member, "has a type muonref cannot read");
 }

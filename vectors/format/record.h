@@ -230,7 +230,8 @@ typedef enum muonref_spelling {
   MUONREF_SPELL_ENUM,     /* an enum: its spelled name (muonref_*_name) */
   MUONREF_SPELL_USE_MUON, /* use_muon: null (AUTO), true, false */
   MUONREF_SPELL_COEFFS,   /* n_coeffs and coeffs: a preset name (presets.h) or a list of triples */
-  MUONREF_SPELL_PATTERNS  /* n_exclude_patterns and exclude_patterns: a list of strings */
+  MUONREF_SPELL_PATTERNS, /* n_exclude_patterns and exclude_patterns: a list of strings */
+  MUONREF_SPELL_SIZES     /* n_ns_split and ns_split: a list of integers, each at least 1 */
 } muonref_spelling;
 muonref_spelling muonref_record_spelling(const muonref_option_field *f);
 

@@ -40,6 +40,12 @@ static json_t *field_json(const muonref_options *o, const muonref_option_field *
       json_array_append_new(l, json_stringn(o->exclude_patterns[k], strnlen(o->exclude_patterns[k], MUONREF_PATTERN_LEN)));
     return l;
   }
+  case MUONREF_SPELL_SIZES: {
+    json_t *l = json_array();
+    for (int k = 0; k < o->n_ns_split && k < MUONREF_MAX_SPLIT; k++)
+      json_array_append_new(l, json_integer(o->ns_split[k]));
+    return l;
+  }
   }
   return json_null();
 }
@@ -274,6 +280,15 @@ static void c_field(FILE *f, const muonref_options *o, const muonref_option_fiel
       fputs("}", f);
     }
     fputs("},\n", f);
+    break;
+  case MUONREF_SPELL_SIZES:
+    fprintf(f, "  .n_ns_split = %d,\n", o->n_ns_split);
+    if (o->n_ns_split > 0) {
+      fputs("  .ns_split = {", f);
+      for (int k = 0; k < o->n_ns_split; k++)
+        fprintf(f, "%s%d", k ? ", " : "", o->ns_split[k]);
+      fputs("},\n", f);
+    }
     break;
   case MUONREF_SPELL_PATTERNS:
     fprintf(f, "  .n_exclude_patterns = %d,\n", o->n_exclude_patterns);

@@ -255,6 +255,11 @@ static const flag_note NOTES[] = {
    "matrices (d, n), each normalised, orthogonalized and scaled by its own shape", "a port that orthogonalizes the "
    "whole matrix (ignores num_heads) changes every update; one that checks the heads elsewhere refuses other shapes",
    {"spec/muon.md section 7.5", "spec/profiles/dion.md section 4"}, {NULL}},
+  {"SplitNs", "BASIC", "block-wise Newton-Schulz of unequal row blocks: dion's split_sizes (the blocks in order, "
+   "each bf16 output times adjust(block) / adjust(matrix)) or Megatron's qkv_split_shapes (Q, K and V gathered over "
+   "the query groups, each scaled by its own shape)", "a port that orthogonalizes the whole matrix, cuts the "
+   "blocks in another order or scales them by the whole matrix's shape changes the update",
+   {"spec/muon.md section 7.6", "spec/profiles/dion.md section 4", "spec/profiles/megatron.md section 3"}, {NULL}},
   {"QuinticNs", "BASIC", "dion's use_polar_express False: zeropower_via_newtonschulz5, the quintic preset's five "
    "triples once each on X / (||X|| + epsilon), no 1.02", "a port that ignores use_polar_express (runs Polar "
    "Express) changes every update", {"spec/profiles/dion.md section 4"}, {NULL}},

@@ -682,6 +682,51 @@ static void scaling_num_heads(gen_ctx *g)
   }
 }
 
+/* Block-wise Newton-Schulz of unequal row blocks (ns_split, spec/muon.md 7.6), N(0, 1) gradients.
+ * Under ns_split_mode ROWS (dion's group key split_sizes, megabatch_base.py @0a059a4): blocks in order,
+ * the bf16 output of each first multiplied by adjust(block) / adjust(matrix).  Under GROUPS (Megatron's
+ * qkv_split_shapes with muon_split_qkv, TensorParallelMuon.orthogonalize): the sizes repeat over the
+ * query groups, each of Q, K and V gathered from every group and scaled by its own shape; and
+ * muon_split_qkv false on the same matrix, which is one matrix.  Only for a profile with a key setting
+ * ns_split; appended after the area's other cases, so that they keep their inputs. */
+static void scaling_split(gen_ctx *g)
+{
+  static const struct { int n, sizes[4], groups, off; size_t r, c; int nesterov; const char *what; } S[] = {
+    {3, {4, 2, 2}, 0, 0, 8, 16, 0, "split_sizes [4, 2, 2] on (8, 16): blocks (4, 16), (2, 16), (2, 16), each "
+                                  "orthogonalized on its own and its bf16 output times adjust(block) / adjust(8, 16) "
+                                  "(sqrt(1/2), 1/2, 1/2), two steps"},
+    {2, {2, 6}, 0, 0, 8, 4, 1, "split_sizes [2, 6] on a tall (8, 4) with Nesterov: a wide block (2, 4) and a tall one "
+                               "(6, 4), two steps"},
+    {3, {4, 2, 2}, 1, 0, 16, 8, 0, "qkv_split_shapes [4, 2, 2] on (16, 8): two query groups, Q rows 0-3 and 8-11 "
+                                   "(8, 8), K rows 4, 5, 12, 13 (4, 8), V rows 6, 7, 14, 15 (4, 8), each orthogonalized "
+                                   "and scaled by its own shape, two steps"},
+    {3, {2, 1, 1}, 1, 0, 8, 16, 1, "qkv_split_shapes [2, 1, 1] on (8, 16) with Nesterov: two query groups, Q (4, 16), "
+                                   "K (2, 16), V (2, 16), two steps"},
+    {4, {2, 2, 1, 1}, 1, 0, 12, 8, 0, "qkv_split_shapes [2, 2, 1, 1] on (12, 8) (attention_output_gate: Q, gate, K, "
+                                      "V): two query groups, four blocks, two steps"},
+    {3, {4, 2, 2}, 1, 1, 16, 8, 0, "muon_split_qkv false with qkv_split_shapes [4, 2, 2] on (16, 8): the whole matrix, "
+                                   "two steps"},
+  };
+  int groups = defaults(g).ns_split_mode == MUONREF_SPLIT_GROUPS;
+  for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
+    if (S[k].groups != groups)
+      continue;
+    muonref_options o = base(g, 0.05, 0.1);
+    o.n_ns_split = S[k].n;
+    memcpy(o.ns_split, S[k].sizes, sizeof S[k].sizes);
+    o.nesterov = S[k].nesterov;
+    if (S[k].off)
+      o.ns_split_mode = MUONREF_SPLIT_OFF;
+    gen_step_case c;
+    begin(&c, S[k].what, &o);
+    int i = param(g, &c, "qkv", shape2(S[k].r, S[k].c), 0);
+    for (int st = 0; st < 2; st++)
+      grad_normal(g, &c, st, i, 1.0);
+    flags(&c, "Scaling", "SplitNs", NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* timm's scale_eps (eps_mode add_scaled): Newton-Schulz divides by
  * ||X|| + eps sqrt(cols/rows) instead of max(||X||, eps) (timm/optim/muon.py
  * @aa4b5850 scale_eps_for_ns); on gradients of norm near eps the added,
@@ -936,6 +981,8 @@ void gen_area_scaling(gen_ctx *g)
     scaling_use_polar_express(g);
   if (has_field_key(g, offsetof(muonref_options, ns_heads)))
     scaling_num_heads(g);
+  if (has_field_key(g, offsetof(muonref_options, ns_split)))
+    scaling_split(g);
 }
 
 /* ---- weight decay ---- */
@@ -2569,6 +2616,17 @@ static void errors_megatron(gen_ctx *g)
                "first step; v0.2.0 cycles)", "{\"muon_num_ns_steps\": 6}", "EOPTION",
                "steps (6) must be multiple of len(coefficient_sets) (5).", NULL);
   }
+  /* qkv_split_shapes whose sum does not divide dim 0 (TensorParallelMuon.orthogonalize, at the step; spec/muon.md
+   * 7.6): core_v0.19's RuntimeError; core_v0.17 and core_v0.18 fail inside PyTorch's view; after the others */
+  static const bad_input Q = {"qkv_split_shapes [3, 2, 2] on a (16, 8) matrix: dim 0 is no multiple of their sum 7 "
+                              "(core_v0.19's RuntimeError at the step; core_v0.17 and core_v0.18 fail inside PyTorch's "
+                              "view, so any message passes)", 0, "ESHAPE",
+                              "Muon QKV split shape mismatch: grad_shape=(16, 8), split_shapes=[3, 2, 2]", NULL, 1};
+  if (has_field_key(g, offsetof(muonref_options, ns_split))) {
+    muonref_options o = base(g, 0.02, 0.0);
+    o.n_ns_split = 3, o.ns_split[0] = 3, o.ns_split[1] = 2, o.ns_split[2] = 2;
+    bad_input_case(g, &Q, &o, shape2(16, 8), "bias", (muonref_shape){1, {8}}, 1, "SplitNs", NULL);
+  }
 }
 
 /* timm's catalogue (spec/profiles/timm.md 1.1, 1.2; timm/optim/muon.py
@@ -2726,6 +2784,36 @@ static void errors_dion(gen_ctx *g)
     if (H[k].flatten)
       o.conv_mode = MUONREF_CONV_FLATTEN;
     bad_input_case(g, &H[k].e, &o, H[k].s, "bias", (muonref_shape){1, {8}}, 1, "HeadNs", NULL);
+  }
+  /* split_sizes (megabatch_base.py @0a059a4 _resolve_split_sizes: the list, its entries, num_heads, flatten;
+   * then _validate_split_shape: 2-D, the sum); after the cases above */
+  static const struct { int n, sizes[3], heads, flatten; muonref_shape s; bad_input e; } P[] = {
+    {3, {3, 2, 2}, 0, 0, {2, {8, 16}}, {"split_sizes [3, 2, 2] on an (8, 16) matrix: the sizes must sum to dim 0 (at the "
+                                        "step)", 0, "ESHAPE", "split_sizes (3, 2, 2) must sum to dim 0 of the parameter "
+                                        "(got shape (8, 16)).", NULL, 0}},
+    {2, {4, 4}, 0, 0, {3, {2, 8, 8}}, {"split_sizes [4, 4] on a (2, 8, 8) parameter: row blocks of 2-D parameters only "
+                                       "(at the step)", 0, "ESHAPE",
+                                       "split_sizes is only supported for 2D parameters, got shape (2, 8, 8).", NULL, 0}},
+    {1, {8}, 0, 0, {2, {8, 16}}, {"split_sizes [8]: a list of fewer than two sizes", 0, "EOPTION",
+                                  "split_sizes must be a tuple or list of at least 2 block sizes, got [8].", NULL, 0}},
+    {3, {6, 0, 2}, 0, 0, {2, {8, 16}}, {"split_sizes [6, 0, 2]: a size below 1", 0, "EOPTION",
+                                        "split_sizes entries must be positive integers, got [6, 0, 2].", NULL, 0}},
+    {2, {4, 4}, 2, 0, {2, {8, 16}}, {"split_sizes [4, 4] with num_heads 2", 0, "EOPTION",
+                                     "split_sizes is incompatible with num_heads > 1: use num_heads for uniform per-head "
+                                     "splits or split_sizes for uneven row blocks, not both.", NULL, 0}},
+    {2, {4, 4}, 0, 1, {2, {8, 16}}, {"split_sizes [4, 4] with flatten True", 0, "EOPTION",
+                                     "split_sizes is incompatible with flatten=True: split_sizes applies to 2D parameters "
+                                     "only.", NULL, 0}},
+  };
+  for (size_t k = 0; has_field_key(g, offsetof(muonref_options, ns_split)) && k < sizeof P / sizeof P[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    o.n_ns_split = P[k].n;
+    memcpy(o.ns_split, P[k].sizes, sizeof P[k].sizes);
+    o.ns_heads = P[k].heads;
+    if (P[k].flatten)
+      o.conv_mode = MUONREF_CONV_FLATTEN;
+    bad_input_case(g, &P[k].e, &o, P[k].s, "bias", (muonref_shape){1, {8}}, 1, "SplitNs", NULL);
   }
 }
 
@@ -3211,7 +3299,7 @@ static void grad_targets(gen_step_case *c, int i, int steps)
   size_t rows = c->shapes[i].dims[0], cols = numel(c, i) / rows;
   int tr = rows > cols;
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
-  muonref_route r = {1, rows, cols, rows * cols, 1, rows, cols, 0, 0};
+  muonref_route r = {1, rows, cols, rows * cols, 1, rows, cols, 0, 0, 0, 0.0};
   float d[64];
   double buf[64] = {0}; /* the binary32 buffer's magnitude, per row (every element of a row is +-it) */
   for (int s = 0; s < steps && m <= 64; s++) {

@@ -15,7 +15,7 @@
 
 /* How a field's value is read and written (from its core/option_fields.h
  * entry: an I32 entry with a spelling is an enum, a boolean one a bool). */
-enum { F_REAL, F_INT, F_LONG, F_BOOL, F_ENUM, F_COEFFS, F_PATTERNS };
+enum { F_REAL, F_INT, F_LONG, F_BOOL, F_ENUM, F_COEFFS, F_PATTERNS, F_SIZES };
 
 #define NSM (MUONREF_FIT_NS | MUONREF_FIT_MUON)
 #define MA (MUONREF_FIT_MUON | MUONREF_FIT_ADAM)
@@ -46,6 +46,9 @@ static const searched SEARCHED[] = {
   {"norm_format", NSM, {NAN}, NULL},
   {"ns_precondition", NSM, {NAN}, NULL},
   {"ns_heads", NSM, {0, NAN}, NULL}, /* dion's num_heads ignored: the whole matrix orthogonalized */
+  {"ns_split", NSM, {0, NAN}, NULL}, /* row blocks ignored (the count 0): the whole matrix orthogonalized */
+  {"ns_split_mode", NSM, {NAN}, NULL},
+  {"ns_split_scale", NSM, {NAN}, NULL},
   {"lr", MA, {0.02, 0.01, 1e-3, 3e-4, 0.05, NAN}, NULL},
   {"momentum", MUONREF_FIT_MUON, {0.9, 0.95, 0.98, 0.99, NAN}, NULL},
   {"nesterov", MA, {0, 1, NAN}, NULL},
@@ -166,6 +169,9 @@ static field field_at(int fi)
     f.kind = F_COEFFS, f.size = e->off2 + sizeof(((muonref_options *)0)->coeffs) - e->off;
     break;
   case MUONREF_FIELD_PATTERNS: f.kind = F_PATTERNS; break;
+  case MUONREF_FIELD_SIZES: /* read and set as the count (0: no row blocks); spans the sizes for the keys */
+    f.kind = F_SIZES, f.size = e->off2 + sizeof(((muonref_options *)0)->ns_split) - e->off;
+    break;
   case MUONREF_FIELD_I32:
     f.kind = e->enum_name ? F_ENUM : e->boolean ? F_BOOL : F_INT, f.size = sizeof(int);
     break;
@@ -809,6 +815,7 @@ static void value_text(const muonref_options *o, const field *f, char *buf, size
       snprintf(buf, n, "(%s, %s, %s)%s", a, b, c, o->n_coeffs > 1 ? ", ..." : "");
     }
     return;
+  case F_SIZES: muonref_option_field_text(o, muonref_option_field_named("ns_split"), buf, n); return;
   default: snprintf(buf, n, "%.0f", get_num(o, f)); return;
   }
 }
