@@ -698,7 +698,8 @@ START_TEST(format_3_still_loads)
                                           "nuclear_scale 0,") &&
                              strstr(text, " ns_precondition frobenius, decay_method decoupled, adam_eps_root 0.0, adam_l2 0, "
                                           "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0, clip_grad_form megatron, "
-                                          "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0\n") &&
+                                          "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, ns_heads 0, ns_split [], "
+                                          "ns_split_mode rows, ns_split_scale own\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -831,7 +832,8 @@ START_TEST(state_command)
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
                 strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0, "
-                                     "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0\n"),
+                                     "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, "
+                                     "ns_heads 0, ns_split [], ns_split_mode rows, ns_split_scale own\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

@@ -27,7 +27,9 @@ of the other parameters is this PyTorch's torch.optim.AdamW (Adam with decoupled
 False): what optimizer/__init__.py @core_v0.19.0 takes without Transformer Engine or apex.
 
 Glue (ours, from spec/profiles/megatron.md 3 and 4 and spec/muon.md 3.1): a group's use_muon
-False is the tag `is_embedding_or_output_parameter`; each vector group becomes a Muon group and
+False is the tag `is_embedding_or_output_parameter`; a group's qkv_split_shapes tags its
+parameters `is_qkv` with those shapes (megatron.md 3.1: get_megatron_optimizer's tag of a
+linear_qkv.weight), muon_split_qkv is the config's; each vector group becomes a Muon group and
 an Adam group, whose lr, weight_decay, momentum, betas and eps follow this optimizer's groups
 (the driver's schedules write those) before every step; the clipping of clip_grads.py on its
 local path (per-tensor float32 norms, the norm of those, squared, `.item() ** 0.5`, the
@@ -173,18 +175,22 @@ class MegatronUpstreamMuon(torch.optim.Optimizer):
     def __init__(self, params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8,
                  clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False, muon_scale_mode='spectral',
                  muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True,
-                 muon_coefficient_type='quintic'):
+                 muon_coefficient_type='quintic', muon_split_qkv=True):
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, adam_beta1=adam_beta1, adam_beta2=adam_beta2,
-                                      adam_eps=adam_eps, muon_momentum=muon_momentum, use_muon=use_muon))
+                                      adam_eps=adam_eps, muon_momentum=muon_momentum, use_muon=use_muon,
+                                      qkv_split_shapes=None))
         self.config = OptimizerConfig(
             optimizer='muon', lr=lr, weight_decay=weight_decay, adam_beta1=adam_beta1, adam_beta2=adam_beta2,
             adam_eps=adam_eps, clip_grad=clip_grad, decoupled_weight_decay=decoupled_weight_decay,
             muon_momentum=muon_momentum, muon_nesterov=muon_nesterov, muon_scale_mode=muon_scale_mode,
             muon_coefficient_type=muon_coefficient_type, muon_num_ns_steps=muon_num_ns_steps,
-            muon_extra_scale_factor=muon_extra_scale_factor)
+            muon_extra_scale_factor=muon_extra_scale_factor, muon_split_qkv=muon_split_qkv)
         for g in self.param_groups:
             for p in g['params'] if g['use_muon'] is False else []:
                 p.is_embedding_or_output_parameter = True
+            for p in g['params'] if g['qkv_split_shapes'] is not None else []:
+                # get_megatron_optimizer's tag of a linear_qkv.weight (spec/profiles/megatron.md 3.1)
+                p.is_qkv, p.qkv_split_shapes = True, list(g['qkv_split_shapes'])
         muon, adam, links = [], [], []
         for gi, g in enumerate(self.param_groups):
             mp = [p for p in g['params'] if not _meo._is_nonlinear_or_embedding(p)]

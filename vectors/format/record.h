@@ -30,7 +30,7 @@
 #define MUONREF_RECORD_MAX_KEYS 32
 #define MUONREF_RECORD_MAX_AREAS 24
 #define MUONREF_RECORD_MAX_UNEXPRESSED 16
-#define MUONREF_RECORD_MAX_FIELDS 64
+#define MUONREF_RECORD_MAX_FIELDS 128 /* >= muonref_option_field_count (67; tests/check_state checks <= 128) */
 #define MUONREF_RECORD_MAX_CHECKS 16
 
 /* Where a key goes when a port is built from a vector (for the Python

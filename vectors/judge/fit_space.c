@@ -503,7 +503,7 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
     if (other && other->defaults->moment2 != MUONREF_MOMENT2_NONE && base.moment2 == MUONREF_MOMENT2_NONE)
       push(&l, &c);
   }
-  int idx[64];
+  int idx[128];
   size_t n_idx = space_fields(idx, sizeof idx / sizeof idx[0]);
   for (size_t x = 0; x < n_idx; x++) {
     size_t fi = (size_t)idx[x];
