@@ -728,6 +728,13 @@ make_variant dion_ns5_default_eps torch_dion_port.py \
   '            O = (self.newton_schulz(U) if self.newton_schulz is zeropower_via_newtonschulz5 else self.newton_schulz(U, torch.tensor(group["epsilon"]))).reshape(shape)' &&
   run_variant dion_ns5_default_eps Muon dion "$v/dion/dion_scaling.json" &&
   fitted dion_ns5_default_eps 'epsilon (any) -> 1e-7'
+# and one that keeps Polar Express's 1.02 in zeropower_via_newtonschulz5 (the use_polar_express key sets both:
+# fit_space.c key_sets_order) is told the factor the key should have changed
+make_variant dion_quintic_keeps_safety torch_dion_port.py \
+  '    X = X / (X.norm(dim=(-2, -1), keepdim=True) + epsilon)' \
+  '    X = X / (X.norm(dim=(-2, -1), keepdim=True) * 1.02 + epsilon)' &&
+  run_variant dion_quintic_keeps_safety Muon dion "$v/dion/dion_scaling.json" &&
+  fitted dion_quintic_keeps_safety "use_polar_express's ns_safety (any) -> 1.02"
 # dion's num_heads (dion_scaling #19 to #21, vector release 2026.12.24): the dion test port that orthogonalizes
 # the whole matrix whatever num_heads says is told the key, in its own spelling
 make_variant dion_num_heads_ignored torch_dion_port.py \

@@ -315,7 +315,10 @@ static void drop_inert(list *l, size_t first, const muonref_profile *prof, const
 static int key_sets_order(const muonref_option_key *k, const field *f)
 {
   return (k->kind == MUONREF_KEY_COEFFICIENT_TYPE && f->offset == offsetof(muonref_options, coeff_order)) ||
-         (k->kind == MUONREF_KEY_WEIGHT_DECOUPLE && f->offset == offsetof(muonref_options, adam_l2));
+         (k->kind == MUONREF_KEY_WEIGHT_DECOUPLE && f->offset == offsetof(muonref_options, adam_l2)) ||
+         /* dion's use_polar_express sets the safety factor with its list (dion.md 4): a port that keeps one
+          * and not the other is told "use_polar_express's ns_safety (any) -> 1.02" */
+         (k->kind == MUONREF_KEY_USE_POLAR_EXPRESS && f->offset == offsetof(muonref_options, ns_safety));
 }
 
 /* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
