@@ -37,7 +37,7 @@ static const char *const PATTERN_MATCH_NAMES[] = {"substring_ci", "regex", NULL}
 static const char *const BF16_ORDER_NAMES[] = {"separate", "keller", "fused", NULL};
 static const char *const MOMENT2_NAMES[] = {"none", "rows", "longer", "element", NULL};
 static const char *const MOMENT2_RESCALE_NAMES[] = {"none", "norm", "unit", "rms", NULL};
-static const char *const SPLIT_MODE_NAMES[] = {"rows", "groups", "off", "stacked", NULL};
+static const char *const SPLIT_MODE_NAMES[] = {"rows", "groups", "off", "stacked", "columns", NULL};
 static const char *const SPLIT_SCALE_NAMES[] = {"own", "ratio", "matrix", NULL};
 
 static const char *name_of(const char *const *names, int v)

@@ -209,7 +209,10 @@ static int split_check(const muonref_options *o, const muonref_shape *s, muonref
   if (s->ndim != 2)
     return muonref_fail(err, MUONREF_ESHAPE, "split_sizes is only supported for 2D parameters, got shape %s.",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
-  if (!groups && s->dims[0] != sum)
+  if (o->ns_split_mode == MUONREF_SPLIT_COLUMNS && s->dims[1] != sum) /* muonref's words: Paddle's split raises */
+    return muonref_fail(err, MUONREF_ESHAPE, "split sizes [%s] must sum to dim 1 of the parameter (got shape %s)", l,
+                        muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+  if (o->ns_split_mode == MUONREF_SPLIT_ROWS && s->dims[0] != sum)
     return muonref_fail(err, MUONREF_ESHAPE, "split_sizes (%s%s) must sum to dim 0 of the parameter (got shape %s).", l,
                         o->n_ns_split == 1 ? "," : "", muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (groups && s->dims[0] % sum)
@@ -220,26 +223,35 @@ static int split_check(const muonref_options *o, const muonref_shape *s, muonref
 
 void muonref_route_block(const muonref_options *o, const muonref_route *r, size_t b, muonref_route *sub)
 {
-  size_t periods = o->ns_split_mode == MUONREF_SPLIT_ROWS ? 1 : r->rows / split_sum(o);
-  size_t rows = periods * (size_t)o->ns_split[b];
-  *sub = (muonref_route){1, rows, r->cols, rows * r->cols, 1, rows, r->cols, 0, 0, 0, 0.0};
+  int columns = o->ns_split_mode == MUONREF_SPLIT_COLUMNS;
+  size_t periods = o->ns_split_mode == MUONREF_SPLIT_ROWS || columns ? 1 : r->rows / split_sum(o);
+  size_t rows = columns ? r->rows : periods * (size_t)o->ns_split[b], cols = columns ? (size_t)o->ns_split[b] : r->cols;
+  *sub = (muonref_route){1, rows, cols, rows * cols, 1, rows, cols, 0, 0, 0, 0.0};
   if (o->ns_split_scale != MUONREF_SPLIT_SCALE_OWN) /* the matrix's factor */
     sub->scale_rows = r->scale_rows, sub->scale_cols = r->scale_cols;
   if (o->ns_split_scale == MUONREF_SPLIT_SCALE_RATIO) /* dion's compute_split_lr_scales, binary64 */
-    sub->scale_ratio = muonref_scale_factor(o->scale_mode, rows, r->cols) /
+    sub->scale_ratio = muonref_scale_factor(o->scale_mode, rows, cols) /
                        muonref_scale_factor(o->scale_mode, r->scale_rows, r->scale_cols);
 }
 
-size_t muonref_route_block_row(const muonref_options *o, const muonref_route *r, size_t b, size_t i)
+/* The parameter's row of row i of a row block at offset off of size `size` (ROWS, GROUPS, STACKED). */
+static size_t block_row(const muonref_options *o, const muonref_route *r, size_t off, size_t size, size_t i)
 {
-  size_t off = 0, size = (size_t)o->ns_split[b];
-  for (size_t k = 0; k < b; k++)
-    off += (size_t)o->ns_split[k];
   if (o->ns_split_mode == MUONREF_SPLIT_STACKED)
     return r->rows / split_sum(o) * off + i;
   if (o->ns_split_mode != MUONREF_SPLIT_GROUPS)
     return off + i;
   return (i / size) * split_sum(o) + off + i % size;
+}
+
+size_t muonref_route_block_at(const muonref_options *o, const muonref_route *r, size_t b, size_t i)
+{
+  size_t off = 0;
+  for (size_t k = 0; k < b; k++)
+    off += (size_t)o->ns_split[k];
+  if (o->ns_split_mode == MUONREF_SPLIT_COLUMNS)
+    return i * r->cols + off;
+  return block_row(o, r, off, (size_t)o->ns_split[b], i) * r->cols;
 }
 
 int muonref_route_param(const muonref_options *o, const muonref_shape *s, muonref_route *out,

@@ -760,7 +760,7 @@ static int muon_compute_blocks(muonref_optimizer *opt, size_t i, const float *w,
 {
   param *p = &opt->params[i];
   const muonref_options *o = p->options;
-  size_t n = p->route.numel, cols = p->route.cols;
+  size_t n = p->route.numel;
   float *O = opt->pending + p->pending_off, *blk = malloc(5 * n * sizeof *blk);
   if (!blk)
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the row blocks of parameter %zu", i);
@@ -772,20 +772,21 @@ static int muon_compute_blocks(muonref_optimizer *opt, size_t i, const float *w,
     muonref_route_block(o, &p->route, b, &q.route);
     size_t m = q.route.numel;
     float *wb = blk, *gb = blk + m, *mb = blk + 2 * m, *nb = blk + 3 * m, *ob = blk + 4 * m;
+    size_t bw = q.route.cols; /* a block row: bw elements of the parameter from muonref_route_block_at */
     for (size_t r = 0; r < q.route.rows; r++) {
-      size_t at = muonref_route_block_row(o, &p->route, b, r) * cols;
-      memcpy(wb + r * cols, w + at, cols * sizeof *wb);
-      memcpy(gb + r * cols, g + at, cols * sizeof *gb);
-      memcpy(mb + r * cols, p->state.momentum_buffer + at, cols * sizeof *mb);
+      size_t at = muonref_route_block_at(o, &p->route, b, r);
+      memcpy(wb + r * bw, w + at, bw * sizeof *wb);
+      memcpy(gb + r * bw, g + at, bw * sizeof *gb);
+      memcpy(mb + r * bw, p->state.momentum_buffer + at, bw * sizeof *mb);
     }
     q.state.momentum_buffer = mb, q.momentum_next = nb;
     muon_plan(opt, &q, p->state.step + 1, &pl);
     muon_scalars(&pl, &k);
     st = muon_compute_unfused(opt, &q, i, ob, wb, gb, c, &k, 0, err);
     for (size_t r = 0; !st && r < q.route.rows; r++) {
-      size_t at = muonref_route_block_row(o, &p->route, b, r) * cols;
-      memcpy(O + at, ob + r * cols, cols * sizeof *ob);
-      memcpy(p->momentum_next + at, nb + r * cols, cols * sizeof *nb);
+      size_t at = muonref_route_block_at(o, &p->route, b, r);
+      memcpy(O + at, ob + r * bw, bw * sizeof *ob);
+      memcpy(p->momentum_next + at, nb + r * bw, bw * sizeof *nb);
     }
   }
   free(blk);

@@ -612,17 +612,18 @@ static int muon_blocks(const muonref_options *o, const muonref_route *r, long t,
     muonref_route sub;
     muonref_route_block(o, r, b, &sub);
     float *pb = blk, *mb = blk + sub.numel, *gb = blk + 2 * sub.numel;
+    size_t w = sub.cols; /* a block row: w elements of the parameter from muonref_route_block_at */
     for (size_t i = 0; i < sub.rows; i++) {
-      size_t at = muonref_route_block_row(o, r, b, i) * cols;
-      memcpy(pb + i * cols, pc + at, cols * sizeof *pb);
-      memcpy(mb + i * cols, mc + at, cols * sizeof *mb);
-      memcpy(gb + i * cols, grad + at, cols * sizeof *gb);
+      size_t at = muonref_route_block_at(o, r, b, i);
+      memcpy(pb + i * w, pc + at, w * sizeof *pb);
+      memcpy(mb + i * w, mc + at, w * sizeof *mb);
+      memcpy(gb + i * w, grad + at, w * sizeof *gb);
     }
     st = muon_branch(o, &sub, t, pb, mb, NULL, 0, gb, prec, uncertain, n_unc, err);
     for (size_t i = 0; !st && i < sub.rows; i++) {
-      size_t at = muonref_route_block_row(o, r, b, i) * cols;
-      memcpy(pc + at, pb + i * cols, cols * sizeof *pb);
-      memcpy(mc + at, mb + i * cols, cols * sizeof *mb);
+      size_t at = muonref_route_block_at(o, r, b, i);
+      memcpy(pc + at, pb + i * w, w * sizeof *pb);
+      memcpy(mc + at, mb + i * w, w * sizeof *mb);
     }
   }
   if (!st)

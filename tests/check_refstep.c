@@ -300,9 +300,8 @@ END_TEST
 /* ns_split (spec/muon.md 7.6), ns_split_mode GROUPS: the exact step of a (G S, n) Muon matrix with sizes
  * (4, 2, 2) over G = 2 query groups is, bit for bit, the exact steps of Q (rows 0-3, 8-11), K (4, 5, 12, 13)
  * and V (6, 7, 14, 15) gathered here by Megatron's layout as parameters of their own, over two steps; under
- * STACKED the blocks are rows 0-7, 8-11, 12-15 instead; under RATIO each block's update is the matrix's
- * factor times fl32(s(block) / s(matrix)) (the OWN result within an ulp or two of the products); and the
- * fast fp32 path follows the exact one.  The route's refusals at the step. */
+ * STACKED the blocks are rows 0-7, 8-11, 12-15 instead; under COLUMNS (Paddle's split on axis 1) columns 0-7,
+ * 8-11, 12-15 of an (8, 16) matrix.  And the route's and validation's refusals. */
 START_TEST(split_blocks_are_separate_parameters)
 {
   enum { G = 2, S = 8, N = 8, R = G * S };
@@ -353,6 +352,54 @@ START_TEST(split_blocks_are_separate_parameters)
                         stacked ? "stacked" : "groups", b, i, j);
           ck_assert(rp.b1[rows_of[b][i] * N + j] == parts[b].b1[i * N + j]);
         }
+    ref_param_free(&rp);
+    for (int b = 0; b < 3; b++)
+      ref_param_free(&parts[b]);
+  }
+  { /* COLUMNS (Paddle's split_concat_func on axis 1): an (8, 16) matrix cut into columns 0-7, 8-11, 12-15, each
+     * gathered here and stepped as a parameter of its own, is the split step bit for bit */
+    enum { RR = 8, CC = 16 };
+    static const int W[3] = {8, 4, 4}, C0[3] = {0, 8, 12};
+    muonref_options o = variant(1), os;
+    o.use_muon = MUONREF_USE_MUON_TRUE, o.scale_mode = MUONREF_SCALE_FAN_OUT, o.ns_format = MUONREF_NS_FP32;
+    os = o, os.n_ns_split = 3, os.ns_split[0] = 8, os.ns_split[1] = 4, os.ns_split[2] = 4;
+    os.ns_split_mode = MUONREF_SPLIT_COLUMNS;
+    muonref_shape whole = {2, {RR, CC}};
+    muonref_route rs;
+    muonref_error e;
+    ck_assert_msg(muonref_route_param(&os, &whole, &rs, &e) == MUONREF_OK, "%s", e.message);
+    tu_rng rng = {tu_seed(53) + 11};
+    float p0[RR * CC], g[2][RR * CC];
+    tu_fill_normal(&rng, p0, RR * CC, 1.0);
+    tu_fill_normal(&rng, g[0], RR * CC, 1.0), tu_fill_normal(&rng, g[1], RR * CC, 1.0);
+    ref_param rp, parts[3];
+    ref_param_init(&rp, RR * CC, p0), ref_param_bind(&rp, 1);
+    memset(rp.b1, 0, sizeof p0);
+    for (int b = 0; b < 3; b++) {
+      float pb[RR * CC];
+      for (int i = 0; i < RR; i++)
+        for (int j = 0; j < W[b]; j++)
+          pb[i * W[b] + j] = p0[i * CC + C0[b] + j];
+      ref_param_init(&parts[b], (size_t)(RR * W[b]), pb), ref_param_bind(&parts[b], 1);
+      memset(parts[b].b1, 0, (size_t)(RR * W[b]) * 4);
+    }
+    for (int s = 0; s < 2; s++) {
+      ck_assert_msg(muonref_ref_step(&os, &rs, rp.p, &rp.st, g[s], 160, &e) == MUONREF_OK, "%s", e.message);
+      for (int b = 0; b < 3; b++) {
+        muonref_shape sh = {2, {RR, (size_t)W[b]}};
+        muonref_route rb;
+        float gb[RR * CC];
+        for (int i = 0; i < RR; i++)
+          for (int j = 0; j < W[b]; j++)
+            gb[i * W[b] + j] = g[s][i * CC + C0[b] + j];
+        ck_assert(muonref_route_param(&o, &sh, &rb, &e) == MUONREF_OK);
+        ck_assert_msg(muonref_ref_step(&o, &rb, parts[b].p, &parts[b].st, gb, 160, &e) == MUONREF_OK, "%s", e.message);
+      }
+    }
+    for (int b = 0; b < 3; b++)
+      for (int i = 0; i < RR; i++)
+        for (int j = 0; j < W[b]; j++)
+          ck_assert_msg(rp.p[i * CC + C0[b] + j] == parts[b].p[i * W[b] + j], "columns block %d (%d, %d)", b, i, j);
     ref_param_free(&rp);
     for (int b = 0; b < 3; b++)
       ref_param_free(&parts[b]);

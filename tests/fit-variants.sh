@@ -770,6 +770,12 @@ make_variant megatron_qkv_stacked torch_megatron_port.py \
   '        qkv_grads = [self._scaled_orthogonalize(g).view(1, -1, grad_shape[-1]) for g in qkv_grads]' &&
   run_variant megatron_qkv_stacked MegatronMuon megatron "$v/megatron/megatron_scaling.json" &&
   fitted megatron_qkv_stacked 'ns_split_mode groups -> stacked'
+# Paddle's split_concat_func (paddle_scaling #28, #29, vector release 2026.12.26): a port that never calls it
+make_variant paddle_split_ignored torch_paddle_port.py \
+  '        O = split(U, ortho_fn) if split is not None else ortho_fn(U)' \
+  '        O = ortho_fn(U)' &&
+  run_variant paddle_split_ignored Muon paddle "$v/paddle/paddle_scaling.json" &&
+  fitted paddle_split_ignored 'split_concat_func (any) -> None'
 # Megatron's decoupled_weight_decay=False (megatron_adamw #18, #19, vector release 2026.12.7): the
 # megatron test port that keeps AdamW's decoupled decay whatever the option says is told so, in
 # the option's own spelling (kind bool_not: adam_l2 0 is decoupled_weight_decay true)

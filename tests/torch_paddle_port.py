@@ -148,8 +148,12 @@ class Muon(torch.optim.Optimizer):
         M = state['moment1']
         M.lerp_(g, 1 - beta)
         U = g.lerp(M, beta) if self.nesterov else M
-        O = zeropower_via_newtonschulz5(U, self.ns_steps, self.epsilon, self.ns_coeffs, self.ns_matmul_dtype)
-        O = scaling_fn(O, self.muon_version, self.extra_scale_factor)
+        def ortho_fn(x):  # paddle.md 8: Newton-Schulz and the scale of the part it is given
+            o = zeropower_via_newtonschulz5(x, self.ns_steps, self.epsilon, self.ns_coeffs, self.ns_matmul_dtype)
+            return scaling_fn(o, self.muon_version, self.extra_scale_factor)
+        info = self.muon_param_info_map.get(getattr(p, 'muonref_name', None))
+        split = info.split_concat_func if info is not None else None
+        O = split(U, ortho_fn) if split is not None else ortho_fn(U)
         lr = _f32(group['lr'])
         wd = group['weight_decay']
         if self._with_decay(p) and wd > 0:

@@ -412,12 +412,16 @@ typedef enum muonref_precondition {
  *   STACKED: dim 0 a multiple of the sizes' sum, P periods, block i the
  *           rows [P off_i, P (off_i + size_i)): the blocks stacked, not
  *           interleaved over the query groups (no port's: a port that
- *           reads a fused QKV matrix as [Q; K; V]; the fit's alternative) */
+ *           reads a fused QKV matrix as [Q; K; V]; the fit's alternative)
+ *   COLUMNS: the sizes cover dim 1 once, in order; block i the columns
+ *           [off_i, off_i + size_i), a (rows, size_i) matrix (Paddle's
+ *           split_concat_func splitting axis 1 of its (in, out) weight) */
 typedef enum muonref_split_mode {
   MUONREF_SPLIT_ROWS = 0,
   MUONREF_SPLIT_GROUPS = 1,
   MUONREF_SPLIT_OFF = 2,
-  MUONREF_SPLIT_STACKED = 3
+  MUONREF_SPLIT_STACKED = 3,
+  MUONREF_SPLIT_COLUMNS = 4
 } muonref_split_mode;
 
 /* The scale factor of a row block (spec/muon.md 7.6):

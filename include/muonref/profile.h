@@ -188,12 +188,17 @@ typedef enum muonref_key_kind {
   MUONREF_KEY_SPLIT_SIZES, /* row block sizes (ns_split, spec/muon.md 7.6): null none, or a list of
                              integers (dion's split_sizes, Megatron's qkv_split_shapes); a list's
                              values are checked by options validation (dion's messages) */
-  MUONREF_KEY_SPLIT_QKV    /* Megatron's muon_split_qkv: true ns_split_mode GROUPS, false OFF;
+  MUONREF_KEY_SPLIT_QKV,   /* Megatron's muon_split_qkv: true ns_split_mode GROUPS, false OFF;
                              written "?" for ROWS (not expressible) */
+  MUONREF_KEY_SPLIT_CONCAT /* Paddle's MuonParamInfo split_concat_func, a user function that splits the
+                             Newton-Schulz input, orthogonalizes and scales each part (ortho_fn) and
+                             concatenates them: null none, or {"axis": 0 or 1, "sizes": [...]}, the
+                             split along that axis (ns_split with ns_split_mode ROWS or COLUMNS);
+                             another function is not expressible */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_SPLIT_QKV + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_SPLIT_CONCAT + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

@@ -57,19 +57,21 @@ typedef struct muonref_route {
 } muonref_route;
 
 /* Row block b (< r->split) of a Muon parameter routed r under o, as a
- * parameter of its own: *sub gets (rows_b, cols), batch 1, its scale
+ * parameter of its own: *sub gets (rows_b, cols_b), batch 1, its scale
  * shape (its own under ns_split_scale OWN; the matrix's, with scale_ratio
  * s(block) / s(matrix) as dion's compute_split_lr_scales computes it in
  * binary64, under RATIO; the matrix's alone under MATRIX), split 0.  rows_b is ns_split[b] under
  * ns_split_mode ROWS, that times the periods rows / sum(ns_split) under
- * GROUPS.  Nothing is checked: r comes from muonref_route_param under o. */
+ * GROUPS and STACKED, the matrix's rows under COLUMNS; cols_b the matrix's
+ * cols, or ns_split[b] under COLUMNS.  Nothing is checked: r comes from muonref_route_param under o. */
 MUONREF_API void muonref_route_block(const muonref_options *o, const muonref_route *r, size_t b, muonref_route *sub);
 
-/* The row of the parameter that row i (< rows_b) of block b is: ROWS
- * off_b + i (off_b the sizes before b); GROUPS g S + off_b + j with
+/* The element of the parameter (row-major) where row i (< rows_b) of
+ * block b starts; the block's row is its cols_b next elements.  The row:
+ * ROWS off_b + i (off_b the sizes before b); GROUPS g S + off_b + j with
  * i = g ns_split[b] + j, S the sizes' sum (Megatron's query group g);
- * STACKED P off_b + i, P = rows / S. */
-MUONREF_API size_t muonref_route_block_row(const muonref_options *o, const muonref_route *r, size_t b, size_t i);
+ * STACKED P off_b + i, P = rows / S; COLUMNS row i, from column off_b. */
+MUONREF_API size_t muonref_route_block_at(const muonref_options *o, const muonref_route *r, size_t b, size_t i);
 
 /* Number of elements of a shape (1 for ndim 0; 0 for s NULL or ndim
  * outside 0..MUONREF_MAX_NDIM); for a shape that muonref_route_param

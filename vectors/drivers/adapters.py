@@ -1305,6 +1305,19 @@ class MegatronAdaptiveAdapter(MegatronAdapter):
                 self.is_profile(profile, 'megatron') else 'simple'}
 
 
+def split_concat_func(spec):
+    """A vector's split_concat_func (spec/muon.md 7.6: null, or {"axis": A, "sizes": [...]}) as the
+    callable Paddle's MuonParamInfo takes: the Newton-Schulz input split along A into the sizes,
+    ortho_fn on each part, the parts concatenated back; None for null."""
+    if spec is None:
+        return None
+    axis, sizes = int(spec['axis']), [int(s) for s in spec['sizes']]
+
+    def split_concat(u, ortho_fn):
+        return torch.cat([ortho_fn(part) for part in torch.split(u, sizes, dim=axis)], dim=axis)
+    return split_concat
+
+
 class PaddleAdapter(Adapter):
     """paddle.optimizer.Muon (spec/profiles/paddle.md): one flat list of parameters; the
     vector's groups become its per-parameter callables and map, by parameter name
@@ -1316,13 +1329,14 @@ class PaddleAdapter(Adapter):
       apply_decay_param_fun(name) False (groups with two different nonzero values:
       NotExpressible);
     - lr_ratio -> lr_ratio(param) (a callable returning the group's value);
+    - split_concat_func {"axis", "sizes"} -> MuonParamInfo(..., split_concat_func=the split it names);
     - every other option is the optimizer's and must agree across groups (else NotExpressible).
     Schedules set learning_rate, momentum, weight_decay, adam_beta1/2 in the one param group."""
 
     name = 'paddle'
     ns_function_name = 'zeropower_via_newtonschulz5'
     SCHEDULE_KEYS = {'lr': 'lr', 'momentum': 'momentum', 'weight_decay': 'weight_decay', 'adam_betas': None}
-    PER_PARAM = ('use_muon', 'weight_decay', 'lr_ratio', '__route')
+    PER_PARAM = ('use_muon', 'weight_decay', 'lr_ratio', 'split_concat_func', '__route')
     REAL = ('learning_rate', 'momentum', 'adam_beta1', 'adam_beta2', 'weight_decay', 'adam_epsilon', 'lr_ratio',
             'muon_extra_scale_factor')
 
@@ -1357,7 +1371,9 @@ class PaddleAdapter(Adapter):
         for o, params in groups:
             for p in params:
                 um = o.get('use_muon')
-                info[p.muonref_name] = cls.MuonParamInfo(use_muon=default_rule(p.muonref_name, tuple(p.shape), o) if um is None else um)
+                info[p.muonref_name] = cls.MuonParamInfo(
+                    use_muon=default_rule(p.muonref_name, tuple(p.shape), o) if um is None else um,
+                    split_concat_func=split_concat_func(o.get('split_concat_func')))
                 ratio[p.muonref_name] = o.get('lr_ratio', 1.0)
                 if o.get('weight_decay', 0.01) == 0.0:
                     no_decay.add(p.muonref_name)

@@ -714,6 +714,18 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
     return set_patterns(o, k, v, where, err);
   case MUONREF_KEY_SPLIT_SIZES:
     return set_split_sizes(o, k, v, where, err);
+  case MUONREF_KEY_SPLIT_CONCAT: { /* Paddle's split_concat_func as the split it makes (spec/muon.md 7.6) */
+    if (json_is_null(v)) {
+      o->n_ns_split = 0;
+      return MUONREF_OK;
+    }
+    const json_t *axis = json_object_get(v, "axis");
+    if (!json_is_object(v) || json_object_size(v) != 2 || !json_is_integer(axis) ||
+        (json_integer_value(axis) != 0 && json_integer_value(axis) != 1))
+      return bad(err, where, k->name, "null or {\"axis\": 0 or 1, \"sizes\": [...]}");
+    o->ns_split_mode = json_integer_value(axis) ? MUONREF_SPLIT_COLUMNS : MUONREF_SPLIT_ROWS;
+    return set_split_sizes(o, k, json_object_get(v, "sizes"), where, err);
+  }
   case MUONREF_KEY_SPLIT_QKV: /* Megatron's muon_split_qkv (spec/muon.md 7.6) */
     if (!json_is_boolean(v))
       return bad(err, where, k->name, "true or false");
@@ -1022,6 +1034,16 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
     for (int i = 0; i < o->n_ns_split && i < MUONREF_MAX_SPLIT; i++)
       json_array_append_new(l, json_integer(o->ns_split[i]));
     return l;
+  }
+  case MUONREF_KEY_SPLIT_CONCAT: {
+    if (o->n_ns_split <= 0)
+      return json_null();
+    if (o->ns_split_mode != MUONREF_SPLIT_ROWS && o->ns_split_mode != MUONREF_SPLIT_COLUMNS)
+      return json_string("?"); /* not expressible */
+    json_t *l = json_array();
+    for (int i = 0; i < o->n_ns_split && i < MUONREF_MAX_SPLIT; i++)
+      json_array_append_new(l, json_integer(o->ns_split[i]));
+    return json_pack("{s:i, s:o}", "axis", o->ns_split_mode == MUONREF_SPLIT_COLUMNS, "sizes", l);
   }
   case MUONREF_KEY_SPLIT_QKV:
     return o->ns_split_mode == MUONREF_SPLIT_GROUPS ? json_true()

@@ -58,6 +58,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2_method", [MUONREF_KEY_WEIGHT_DECOUPLE] = "weight_decouple",
   [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2_method_v0_2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "use_polar_express",
   [MUONREF_KEY_SPLIT_SIZES] = "split_sizes", [MUONREF_KEY_SPLIT_QKV] = "split_qkv",
+  [MUONREF_KEY_SPLIT_CONCAT] = "split_concat",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -80,6 +81,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2", [MUONREF_KEY_WEIGHT_DECOUPLE] = "decay_method",
   [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "coeffs",
   [MUONREF_KEY_SPLIT_SIZES] = "ns_split", [MUONREF_KEY_SPLIT_QKV] = "ns_split_mode",
+  [MUONREF_KEY_SPLIT_CONCAT] = "ns_split",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};

@@ -708,7 +708,7 @@ static void scaling_split(gen_ctx *g)
                                    "two steps"},
   };
   int groups = defaults(g).ns_split_mode == MUONREF_SPLIT_GROUPS;
-  for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
+  for (size_t k = 0; !has_key_kind(g, MUONREF_KEY_SPLIT_CONCAT) && k < sizeof S / sizeof S[0]; k++) {
     if (S[k].groups != groups)
       continue;
     muonref_options o = base(g, 0.05, 0.1);
@@ -720,6 +720,30 @@ static void scaling_split(gen_ctx *g)
     gen_step_case c;
     begin(&c, S[k].what, &o);
     int i = param(g, &c, "qkv", shape2(S[k].r, S[k].c), 0);
+    for (int st = 0; st < 2; st++)
+      grad_normal(g, &c, st, i, 1.0);
+    flags(&c, "Scaling", "SplitNs", NULL);
+    gen_add_step(g, &c);
+  }
+  /* Paddle's split_concat_func (MuonParamInfo; paddle.md 8): split along axis 1 of its (in, out) weight, the
+   * fused projection's output, or along axis 0, each part through ortho_fn (Newton-Schulz and _scaling_fn on
+   * the part's shape), concatenated back */
+  static const struct { int axis, n, sizes[3]; size_t r, c; int nesterov; const char *what; } P[] = {
+    {1, 3, {8, 4, 4}, 8, 16, 1, "split_concat_func splitting axis 1 of an (8, 16) weight into [8, 4, 4] (a fused "
+                                "projection's outputs): parts (8, 8), (8, 4), (8, 4), each orthogonalized and scaled "
+                                "by its own shape, two steps"},
+    {0, 2, {4, 12}, 16, 8, 0, "split_concat_func splitting axis 0 of a (16, 8) weight into [4, 12], nesterov false: "
+                              "a wide part (4, 8) and a tall one (12, 8), two steps"},
+  };
+  for (size_t k = 0; has_key_kind(g, MUONREF_KEY_SPLIT_CONCAT) && k < sizeof P / sizeof P[0]; k++) {
+    muonref_options o = base(g, 0.05, 0.1);
+    o.n_ns_split = P[k].n;
+    memcpy(o.ns_split, P[k].sizes, sizeof P[k].sizes);
+    o.ns_split_mode = P[k].axis ? MUONREF_SPLIT_COLUMNS : MUONREF_SPLIT_ROWS;
+    o.nesterov = P[k].nesterov;
+    gen_step_case c;
+    begin(&c, P[k].what, &o);
+    int i = param(g, &c, "qkv", shape2(P[k].r, P[k].c), 0);
     for (int st = 0; st < 2; st++)
       grad_normal(g, &c, st, i, 1.0);
     flags(&c, "Scaling", "SplitNs", NULL);
@@ -2913,6 +2937,18 @@ static void errors_paddle(gen_ctx *g)
                                                                                            : shape2(8, 16);
     bad_input_case(g, &G[k], &o, s0, "bias", (muonref_shape){1, {8}}, 1, shape ? "RoutingForced" : "BadGradient",
                    G[k].kind == 0 ? "BugB03" : NULL);
+  }
+  /* a split_concat_func whose sizes do not cover the axis (spec/muon.md 7.6): the split itself fails, in the
+   * framework's own words; after the cases above */
+  static const bad_input S = {"split_concat_func splitting axis 1 of an (8, 16) weight into [8, 4, 2] (sum 14): the "
+                              "split fails at the step, with the framework's own message", 0, "ESHAPE",
+                              "split sizes [8, 4, 2] must sum to dim 1 of the parameter (got shape (8, 16))", NULL, 1};
+  if (has_key_kind(g, MUONREF_KEY_SPLIT_CONCAT)) {
+    muonref_options o = base(g, 0.02, 0.0);
+    o.use_muon = MUONREF_USE_MUON_TRUE;
+    o.n_ns_split = 3, o.ns_split[0] = 8, o.ns_split[1] = 4, o.ns_split[2] = 2;
+    o.ns_split_mode = MUONREF_SPLIT_COLUMNS;
+    bad_input_case(g, &S, &o, shape2(8, 16), "bias", (muonref_shape){1, {8}}, 1, "SplitNs", NULL);
   }
 }
 
