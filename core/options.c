@@ -142,6 +142,10 @@ static int check_split(const muonref_options *o, muonref_error *err)
                                  k, o->ns_split[k]);
   if (o->ns_split_mode == MUONREF_SPLIT_OFF)
     return MUONREF_OK;
+  if (dion && o->ns_heads > 1 && o->conv_mode == MUONREF_CONV_FLATTEN) /* _resolve_num_heads runs first */
+    return muonref_fail(err, MUONREF_EOPTION, "num_heads > 1 is incompatible with flatten=True: flattening the "
+                        "per-head 3D view collapses heads back into a single 2D matrix, defeating per-head "
+                        "Newton-Schulz.");
   if (o->ns_heads > 1)
     return muonref_fail(err, MUONREF_EOPTION, "split_sizes is incompatible with num_heads > 1: use num_heads for "
                         "uniform per-head splits or split_sizes for uneven row blocks, not both.");

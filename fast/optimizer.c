@@ -48,6 +48,8 @@ struct muonref_optimizer {
   float *ns_work;   /* Newton-Schulz workspace, sized for the largest matrix; its iterate is
                        loaded by the step's input pass (muonref_stk_muon_input) */
   size_t ns_work_floats;
+  float *blocks;    /* 5 n floats, n the largest Muon parameter with row blocks (route.split): a block's
+                       values, gradient, momentum, next momentum and pending values (muon_compute_blocks) */
   float *update;    /* 2 n floats, n the largest Muon parameter of muon_unfused: its Newton-Schulz
                        input and output in matrix order; NULL when no parameter needs it */
   float *pending;   /* every Muon parameter's new values of the step being computed (under the fault
@@ -143,6 +145,7 @@ void muonref_optimizer_free(muonref_optimizer *opt)
   free(opt->m2d);
   free(opt->m2perm);
   free(opt->update);
+  free(opt->blocks);
   free(opt->zeros);
   free(opt->clipped);
   free(opt->sumsq);
@@ -240,7 +243,7 @@ static void cautious_mask(const muonref_optimizer *opt, const param *p, float *X
 static int build_params(muonref_optimizer *opt, const muonref_group *groups, const char *const *names,
                         muonref_error *err)
 {
-  size_t k = 0, max_ws = 0, pending = 0, pending2 = 0, max_m2 = 0, max_unfused = 0;
+  size_t k = 0, max_ws = 0, pending = 0, pending2 = 0, max_m2 = 0, max_unfused = 0, max_split = 0;
   unsigned flags = MUONREF_HOOK_OR(muonref_fault_ns_flags(opt->fault), 0);
   for (size_t g = 0; g < opt->n_groups; g++)
     for (size_t j = 0; j < groups[g].n_params; j++, k++) {
@@ -272,6 +275,8 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
         max_m2 = p->state.moment2_numel > max_m2 ? p->state.moment2_numel : max_m2;
         if (muon_unfused(p) && p->route.numel > max_unfused)
           max_unfused = p->route.numel;
+        if (p->route.split && p->route.numel > max_split)
+          max_split = p->route.numel;
       }
     }
   size_t max_numel = 0;
@@ -311,7 +316,9 @@ static int build_params(muonref_optimizer *opt, const muonref_group *groups, con
   if ((pending2 && !opt->pending2) || (max_m2 && (!opt->m2d || !opt->m2perm)))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the second moments");
   opt->update = max_unfused ? alloc_zeroed(2 * max_unfused) : NULL;
-  if ((max_ws && !opt->ns_work) || (pending && !opt->pending) || (max_unfused && !opt->update))
+  opt->blocks = max_split ? alloc_zeroed(5 * max_split) : NULL;
+  if ((max_ws && !opt->ns_work) || (pending && !opt->pending) || (max_unfused && !opt->update) ||
+      (max_split && !opt->blocks))
     return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the Newton-Schulz workspace");
   return MUONREF_OK;
 }
@@ -761,9 +768,7 @@ static int muon_compute_blocks(muonref_optimizer *opt, size_t i, const float *w,
   param *p = &opt->params[i];
   const muonref_options *o = p->options;
   size_t n = p->route.numel;
-  float *O = opt->pending + p->pending_off, *blk = malloc(5 * n * sizeof *blk);
-  if (!blk)
-    return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the row blocks of parameter %zu", i);
+  float *O = opt->pending + p->pending_off, *blk = opt->blocks; /* 5 n floats, allocated with the optimizer */
   int st = MUONREF_OK;
   muonref_muon_plan pl;
   muonref_stk_muon k = {0};
@@ -789,7 +794,6 @@ static int muon_compute_blocks(muonref_optimizer *opt, size_t i, const float *w,
       memcpy(p->momentum_next + at, nb + r * bw, bw * sizeof *nb);
     }
   }
-  free(blk);
   if (st || pending_kind(opt) != MUONREF_STK_PARAM || muonref_stk_first_nonfinite(O, n) == n ||
       FAULT_IS(opt, NONFINITE_ACCEPTED))
     return st;

@@ -425,6 +425,14 @@ START_TEST(split_blocks_are_separate_parameters)
   ck_assert_uint_eq(r.split, 0);
   o.ns_split_mode = MUONREF_SPLIT_ROWS, o.ns_heads = 2;
   ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  muonref_options od = o; /* dion reads num_heads first: under flatten=True its refusal comes first */
+  od.catalogue = MUONREF_CATALOGUE_DION, od.conv_mode = MUONREF_CONV_FLATTEN, od.ns_split[0] = 4, od.ns_split[1] = 4;
+  od.n_ns_split = 2;
+  ck_assert_int_eq(muonref_options_validate(&od, &e), MUONREF_EOPTION);
+  ck_assert_msg(!strncmp(e.message, "num_heads > 1 is incompatible with flatten=True", 47), "%s", e.message);
+  od.conv_mode = MUONREF_CONV_BATCHED;
+  ck_assert_int_eq(muonref_options_validate(&od, &e), MUONREF_EOPTION);
+  ck_assert_msg(!strncmp(e.message, "split_sizes is incompatible with num_heads > 1", 46), "%s", e.message);
   o.ns_heads = 0, o.moment2 = MUONREF_MOMENT2_ROWS;
   ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
   ck_assert_str_eq(e.message, "Invalid ns_split: row blocks with a second moment (moment2) are not modelled");

@@ -92,4 +92,17 @@ printf '%s\n' '{"name": "mydion", "base": "dion", "source": {"repository": "me/x
   "$muonref" check -q --impl fast-bf16 --profile-file "$d" "$work/vd/mydion" >>"$work/dion.out" 2>&1 &&
   echo "ok: a dion record at ns_safety 1.01 reads (its optional use_polar_express unspelled): $(tail -n 1 "$work/dion.out")" ||
   fail "a dion record at ns_safety 1.01: $(tail -n 3 "$work/dion.out")"
+# a record whose defaults the cases' shapes break (row blocks [4, 2, 2], spec/muon.md 7.6): a schedule case it
+# refuses is an error test without setOptions (gen wrote ones the reader refused), and an error case written for
+# dion (num_heads 3) takes the library's own refusal (split_sizes against num_heads); the fast path passes all
+s=$work/mysplit.json
+printf '%s
+' '{"name": "mysplit", "base": "dion", "source": {"repository": "me/x", "paths": ["x.py"], "commit": "0"},' \
+  ' "defaults": {"ns_split": [4, 2, 2]}, "areas": ["schedule", "errors"]}' >"$s"
+"$muonref" gen -q --profile-file "$s" --out "$work/vs" >"$work/split.out" 2>&1 &&
+  "$muonref" vectors -q --profile-file "$s" "$work/vs" >>"$work/split.out" 2>&1 &&
+  "$muonref" check -q --impl fast-bf16 --profile-file "$s" "$work/vs/mysplit" >>"$work/split.out" 2>&1 &&
+  grep -q 'split_sizes is incompatible with num_heads' "$work/vs/mysplit/mysplit_errors.json" &&
+  echo "ok: a record with row blocks its cases' shapes break: $(tail -n 1 "$work/split.out")" ||
+  fail "a record with row blocks: $(tail -n 3 "$work/split.out")"
 exit $status

@@ -711,13 +711,15 @@ typedef struct muonref_options {
                                 than two dimensions or conv_mode FLATTEN with H > 1 are refused at the step.
                                 microsoft/dion @0a059a4 megabatch_base.py _prepare_head_split (group key
                                 num_heads: `view(num_heads, head_dim, ...)`, adjust_lr on the head's shape) */
-  int n_ns_split;            /* 0..MUONREF_MAX_SPLIT; 0: no row blocks; else the count of ns_split's sizes,
+  int n_ns_split;            /* 0..MUONREF_MAX_SPLIT; 0: no blocks; else the count of ns_split's sizes,
                                 each block of a two-dimensional Muon parameter orthogonalized as its own
                                 matrix (spec/muon.md 7.6; not with ns_heads > 1, a second moment,
                                 nuclear_scale or cautious_update) */
-  int ns_split[MUONREF_MAX_SPLIT]; /* each >= 1: the blocks' row counts (per period under GROUPS) */
-  muonref_split_mode ns_split_mode;   /* ROWS (zero), GROUPS or OFF: how the sizes cut dim 0 */
-  muonref_split_scale ns_split_scale; /* OWN (zero) or RATIO: each block's scale factor */
+  int ns_split[MUONREF_MAX_SPLIT]; /* each >= 1: the blocks' row counts (per period under GROUPS and
+                                      STACKED), or column counts under COLUMNS */
+  muonref_split_mode ns_split_mode;   /* ROWS (zero), GROUPS, OFF, STACKED or COLUMNS: how the sizes cut the
+                                         matrix */
+  muonref_split_scale ns_split_scale; /* OWN (zero), RATIO or MATRIX: each block's scale factor */
 
   /* --- the second moment of the Newton-Schulz output (spec/muon.md 7.4) --- */
   muonref_moment2 moment2;   /* NONE (zero), ROWS, LONGER or ELEMENT: which entries v has */

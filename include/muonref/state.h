@@ -69,7 +69,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_state_save(const muonref_optimizer *op
  * (zeroed on failure).  Errors: MUONREF_EIO (unreadable), MUONREF_EFORMAT
  * ("FILE: ..." naming the rule: "not a muonref state file (bad magic)",
  * "truncated", "CRC-32 mismatch: stored 0x..., computed 0x... (corrupted)",
- * "version 7, this muonref reads versions 1 to 6", ...), MUONREF_ENOMEM;
+ * "version 12, this muonref reads versions 1 to 11", ...), MUONREF_ENOMEM;
  * MUONREF_EOPTION for path or out NULL (out NULL: nothing is written). */
 MUONREF_API MUONREF_NODISCARD int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err);
 MUONREF_API void muonref_state_file_free(muonref_state_file *f);

@@ -384,8 +384,9 @@ static int set_split_sizes(muonref_options *o, const muonref_option_key *k, cons
     o->n_ns_split = 0;
     return MUONREF_OK;
   }
-  if (!json_is_array(v) || json_array_size(v) > MUONREF_MAX_SPLIT)
-    return bad(err, where, k->name, "null or a list of at most 8 integers");
+  if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > MUONREF_MAX_SPLIT)
+    /* an empty list is not None: dion refuses it ("at least 2 block sizes"), which no field can say */
+    return bad(err, where, k->name, "null or a list of 1 to 8 integers");
   for (size_t i = 0; i < json_array_size(v); i++) {
     const json_t *e = json_array_get(v, i);
     if (!json_is_integer(e) || json_integer_value(e) < INT_MIN || json_integer_value(e) > INT_MAX)

@@ -1766,12 +1766,49 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         strncmp(e.message, "num_ns_steps must be", 20) && st != MUONREF_ESHAPE &&
         !(d.catalogue == MUONREF_CATALOGUE_MEGATRON_0_17 && strstr(e.message, "must be multiple of len")))
       c->error_any = 1;
-    comment_append(c, " [profile %s refuses it at construction]", g->profile);
+    comment_append(c, " [profile %s refuses it %s]", g->profile,
+                   st == MUONREF_ESHAPE ? "at the step" : "at construction");
     int n = 0;
     while (n < 5 && c->flags[n])
       n++;
     c->flags[n] = "ErrorMessage";
+    /* an error test has no schedule and no sharding (spec/vectors.md 2.6, 2.8: step tests only; a user's
+     * record whose defaults the case's shapes break, e.g. row blocks that do not fit them) */
+    c->has_schedule = 0;
+    json_decref(c->sharding);
+    c->sharding = NULL;
   }
+  return 1;
+}
+
+/* An error case built from options whose refusal is the options' or the shapes' (EOPTION, ESHAPE; not a
+ * gradient's, not a step without gradients): the library's verdict under the profile, which a user's record
+ * may change (its defaults refuse the case otherwise: row blocks that a head count contradicts first).  The
+ * library's message replaces the written one where they differ (named in the comment); 0 where the library
+ * refuses nothing (the case is left out). */
+static int refusal_holds(gen_ctx *g, gen_step_case *c)
+{
+  if (c->error_any || !c->error_status || (strcmp(c->error_status, "EOPTION") && strcmp(c->error_status, "ESHAPE")) ||
+      has_empty_step(c))
+    return 1;
+  muonref_error e = {0};
+  int st = MUONREF_OK;
+  for (int gi = 0; !st && gi < c->n_groups; gi++)
+    st = muonref_options_validate(&c->options[gi], &e);
+  for (int i = 0; !st && i < c->n_params; i++) {
+    muonref_route r;
+    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, &e);
+  }
+  if (!st)
+    return 0;
+  const char *name = muonref_status_name(st);
+  name = strncmp(name, "MUONREF_", 8) ? name : name + 8;
+  if (!strcmp(name, c->error_status) && !strcmp(e.message, c->error_message))
+    return 1;
+  c->error_status = name;
+  snprintf(c->error_buf, sizeof c->error_buf, "%s", e.message);
+  c->error_message = c->error_buf;
+  comment_append(c, " [profile %s refuses it so: %.200s]", g->profile, e.message);
   return 1;
 }
 
@@ -1791,6 +1828,11 @@ void gen_add_step(gen_ctx *g, gen_step_case *c)
     MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
     if (d.route_rule == MUONREF_ROUTE_MANUAL)
       split_auto_groups(c);
+    if (!refusal_holds(g, c)) {
+      g->n_left_out++;
+      free_case(c);
+      return;
+    }
   }
   json_t *t = new_test(g, c->comment, c->flags, n_flags(c), c->error_message ? (c->result ? c->result : "invalid") : c->result);
   step_inputs(c, g->profile, t);
