@@ -1540,6 +1540,20 @@ static int names_word(const char *comment, size_t n, const char *word)
  * says where the profile's shape rule (TIMM: its heuristic) routes a
  * parameter unlike the threshold rule the comments assume; a case refused at construction becomes an error case
  * with the profile's message.  Returns 0 when the case is to be left out. */
+/* The library's refusal of case c's options and shapes (every group validated, then every parameter
+ * routed), its message in *e; MUONREF_OK where it refuses nothing. */
+static int case_refusal(const gen_step_case *c, muonref_error *e)
+{
+  int st = MUONREF_OK;
+  for (int gi = 0; !st && gi < c->n_groups; gi++)
+    st = muonref_options_validate(&c->options[gi], e);
+  for (int i = 0; !st && i < c->n_params; i++) {
+    muonref_route r;
+    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, e);
+  }
+  return st;
+}
+
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
 {
   muonref_options d;
@@ -1740,13 +1754,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     }
   /* refused at construction: an error case with the profile's message */
   muonref_error e;
-  int st = MUONREF_OK;
-  for (int gi = 0; !st && gi < c->n_groups; gi++)
-    st = muonref_options_validate(&c->options[gi], &e);
-  for (int i = 0; !st && i < c->n_params; i++) {
-    muonref_route r;
-    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, &e);
-  }
+  int st = case_refusal(c, &e);
   if (st) {
     const char *name = muonref_status_name(st);
     c->error_status = strncmp(name, "MUONREF_", 8) ? name : name + 8;
@@ -1792,13 +1800,7 @@ static int refusal_holds(gen_ctx *g, gen_step_case *c)
       has_empty_step(c))
     return 1;
   muonref_error e = {0};
-  int st = MUONREF_OK;
-  for (int gi = 0; !st && gi < c->n_groups; gi++)
-    st = muonref_options_validate(&c->options[gi], &e);
-  for (int i = 0; !st && i < c->n_params; i++) {
-    muonref_route r;
-    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, &e);
-  }
+  int st = case_refusal(c, &e);
   if (!st)
     return 0;
   const char *name = muonref_status_name(st);
