@@ -840,15 +840,21 @@ static int key_text(const muonref_options *a, const muonref_options *b, const fi
     muonref_options back;
     if (muonref_case_options(jb, profile, &back, "fit", NULL) == MUONREF_OK && same_value(&back, b, f)) {
       char sa[200], sb[200];
+      json_t *ka = !va && p->keys[k].optional ? muonref_case_key_json(a, &p->keys[k]) : NULL;
+      if (ka && !(json_is_string(ka) && !strcmp(json_string_value(ka), "?"))) /* the key spells its default too */
+        va = ka;                                                                /* (muon_split_qkv true, not groups) */
       if (f->kind == F_COEFFS) /* a list by its preset's name */
         value_text(a, f, sa, sizeof sa), value_text(b, f, sb, sizeof sb);
       else if (!va && json_is_string(vb))
         value_text(a, f, sa, sizeof sa), snprintf(sb, sizeof sb, "%s", json_string_value(vb));
       else if (!va)
         value_text(a, f, sa, sizeof sa), json_text(vb, sb, sizeof sb);
+      else if (ka && json_is_string(va) && json_is_string(vb)) /* a default the key spelled: both unquoted */
+        snprintf(sa, sizeof sa, "%s", json_string_value(va)), snprintf(sb, sizeof sb, "%s", json_string_value(vb));
       else
         json_text(va, sa, sizeof sa), json_text(vb, sb, sizeof sb);
       snprintf(buf, n, "%s %s -> %s", name, sa, sb);
+      json_decref(ka);
       done = 1;
     }
   }
@@ -934,6 +940,8 @@ static int key_value_text(const muonref_options *o, const field *f, const char *
   int spelled = v && !json_is_array(v);
   if (json_is_string(v))
     snprintf(buf, n, "%s", json_string_value(v));
+  else if (json_is_null(v) && f->kind == F_SIZES) /* no blocks: None says it all (not "None ([])") */
+    snprintf(buf, n, "None");
   else if (json_is_null(v)) { /* a Python port's None, with the value it stands for (torch's adjust_lr_fn: fan_in) */
     char t[100];
     value_text(o, f, t, sizeof t);
