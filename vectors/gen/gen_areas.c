@@ -693,8 +693,7 @@ static void scaling_split(gen_ctx *g)
 {
   static const struct { int n, sizes[4], groups, off; size_t r, c; int nesterov; const char *what; } S[] = {
     {3, {4, 2, 2}, 0, 0, 8, 16, 0, "split_sizes [4, 2, 2] on (8, 16): blocks (4, 16), (2, 16), (2, 16), each "
-                                  "orthogonalized on its own and its bf16 output times adjust(block) / adjust(8, 16) "
-                                  "(sqrt(1/2), 1/2, 1/2), two steps"},
+                                  "orthogonalized on its own%s, two steps"},
     {2, {2, 6}, 0, 0, 8, 4, 1, "split_sizes [2, 6] on a tall (8, 4) with Nesterov: a wide block (2, 4) and a tall one "
                                "(6, 4), two steps"},
     {3, {4, 2, 2}, 1, 0, 16, 8, 0, "qkv_split_shapes [4, 2, 2] on (16, 8): two query groups, Q rows 0-3 and 8-11 "
@@ -718,7 +717,12 @@ static void scaling_split(gen_ctx *g)
     if (S[k].off)
       o.ns_split_mode = MUONREF_SPLIT_OFF;
     gen_step_case c;
-    begin(&c, S[k].what, &o);
+    /* the first case's comment names dion's ratio (sqrt(rows / cols)) only where the profile has it */
+    int ratio = o.ns_split_scale == MUONREF_SPLIT_SCALE_RATIO && o.scale_mode == MUONREF_SCALE_RMS_TO_RMS;
+    char what[400];
+    snprintf(what, sizeof what, S[k].what,
+             ratio ? " and its bf16 output times adjust(block) / adjust(8, 16) (sqrt(1/2), 1/2, 1/2)" : "");
+    begin(&c, what, &o);
     int i = param(g, &c, "qkv", shape2(S[k].r, S[k].c), 0);
     for (int st = 0; st < 2; st++)
       grad_normal(g, &c, st, i, 1.0);
