@@ -476,6 +476,11 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     if (n != numel)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: %llu state elements, its shape %s has %zu", path,
                           i, (unsigned long long)n, muonref_py_shape(b, sizeof b, sh->dims, sh->ndim), numel);
+    muonref_route rt;
+    muonref_error re = {0};
+    if (muonref_route_param(&out->options[group], sh, &rt, &re)) /* no optimizer saves a parameter it cannot route */
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: its group's options refuse its shape %s (%s)", path,
+                          i, muonref_py_shape(b, sizeof b, sh->dims, sh->ndim), re.message);
     st->initialized = (int)init;
     st->use_muon = (int)muon;
     st->step = (long)step;

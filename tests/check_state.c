@@ -707,6 +707,43 @@ START_TEST(format_3_still_loads)
 }
 END_TEST
 
+/* A file whose group options cannot route its parameters (row blocks [2, 1, 1] over query groups saved from a
+ * (16, 8) and an (8, 8) matrix, then the mode patched to ROWS, whose sizes must sum to dim 0: 4), with a
+ * matching CRC: no optimizer writes it, and the reader refuses it (EFORMAT, naming the parameter and the
+ * route's message). */
+START_TEST(unroutable_split_is_refused)
+{
+  static const muonref_shape sh[2] = {{2, {16, 8}}, {2, {8, 8}}};
+  muonref_options o = tu_nemo();
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  o.n_ns_split = 3, o.ns_split[0] = 2, o.ns_split[1] = 1, o.ns_split[2] = 1;
+  o.ns_split_mode = MUONREF_SPLIT_GROUPS;
+  muonref_group grp = {o, 2, sh};
+  muonref_error e;
+  muonref_optimizer *a = muonref_optimizer_create(&grp, 1, &e);
+  ck_assert_msg(a != NULL, "%s", e.message);
+  ck_assert_int_eq(muonref_state_save(a, NULL, path("s"), &e), MUONREF_OK);
+  size_t n, at = 60; /* the header: magic, version, profile, n_groups, n_params */
+  unsigned char *x = slurp(path("s"), &n);
+  const muonref_option_field *mode = muonref_option_field_named("ns_split_mode");
+  for (size_t i = 0; i < muonref_option_field_count && &muonref_option_fields[i] != mode; i++)
+    at += field_bytes(&o, &muonref_option_fields[i]);
+  uint32_t v;
+  memcpy(&v, x + at, 4);
+  ck_assert_uint_eq(v, MUONREF_SPLIT_GROUPS);
+  v = MUONREF_SPLIT_ROWS;
+  memcpy(x + at, &v, 4);
+  fix_crc(x, n);
+  spill(path("x"), x, n);
+  muonref_state_file f;
+  ck_assert_int_eq(muonref_state_file_read(path("x"), &f, &e), MUONREF_EFORMAT);
+  ck_assert_msg(strstr(e.message, "parameter 0: its group's options refuse its shape (16, 8)") &&
+                strstr(e.message, "must sum to dim 0"), "%s", e.message);
+  free(x);
+  muonref_optimizer_free(a);
+}
+END_TEST
+
 /* Every enum field stored as 0xffffffff (u32) in a file with a matching
  * CRC is refused (EFORMAT) with the number in the file, 4294967295, and the
  * field's name, by the library and by `muonref state` (exit 2); a count of
@@ -875,6 +912,7 @@ int main(void)
   tcase_add_test(tc, every_option_field_is_stored_and_checked);
   tcase_add_test(tc, format_1_still_loads);
   tcase_add_test(tc, format_3_still_loads);
+  tcase_add_test(tc, unroutable_split_is_refused);
   tcase_add_test(tc, an_enum_out_of_range_is_named_as_stored);
   tcase_add_test(tc, never_writes_what_it_refuses);
   suite_add_tcase(s, tc);

@@ -60,7 +60,9 @@ MUONREF_API MUONREF_NODISCARD int muonref_state_save(const muonref_optimizer *op
 
 /* Reads and checks a state file completely: size (at least the fixed
  * header and the CRC, at most MUONREF_STATE_MAX_BYTES), magic, CRC-32,
- * version, every count and shape (numel as muonref_route_param allows),
+ * version, every count and shape (numel as muonref_route_param allows; each
+ * shape routed under its group's options, muonref_route_param: a file whose
+ * row blocks do not fit a parameter, which no optimizer saves, is refused),
  * options valid (muonref_options_validate), a non-empty printable profile
  * name, flags 0 or 1, step in 0..MUONREF_MAX_STEP, finite buffers, no
  * trailing bytes.  For a format-1 file the option fields it does not store
