@@ -9,6 +9,7 @@
 #include "muonref/options.h"
 #include "muonref/route.h"
 #include "core/checks.h"
+#include "core/option_fields.h"
 #include "core/pyfmt.h"
 #include "core/fail.h"
 
@@ -103,15 +104,10 @@ static int check_coeffs(const muonref_options *o, muonref_error *err)
   return MUONREF_OK;
 }
 
-/* ns_split as a Python list ("[3, 0]"), for dion's messages. */
+/* ns_split as a Python list ("[3, 0]"), for dion's messages: the option table's text of the field. */
 static const char *split_list(char *b, size_t n, const muonref_options *o)
 {
-  size_t used = (size_t)snprintf(b, n, "[");
-  for (int k = 0; k < o->n_ns_split && k < MUONREF_MAX_SPLIT && used < n; k++)
-    used += (size_t)snprintf(b + used, n - used, "%s%d", k ? ", " : "", o->ns_split[k]);
-  if (used < n)
-    snprintf(b + used, n - used, "]");
-  return b;
+  return muonref_option_field_text(o, muonref_option_field_named("ns_split"), b, n);
 }
 
 /* The row blocks (spec/muon.md 7.6): the count, each size, the enums, and

@@ -4,6 +4,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/option_fields.h"
 #include "core/plan.h"
 #include "core/pyfmt.h"
 #include "muonref/route.h"
@@ -201,23 +202,35 @@ static size_t split_sum(const muonref_options *o)
  * shapes as its list). */
 static int split_check(const muonref_options *o, const muonref_shape *s, muonref_error *err)
 {
-  char b[256], l[160];
-  size_t used = 0, sum = split_sum(o);
+  char b[256], l[160]; /* the sizes as a Python list, "[3, 2, 2]"; dion's tuple is its inside in parentheses */
+  muonref_option_field_text(o, muonref_option_field_named("ns_split"), l, sizeof l);
+  int inner = (int)strlen(l) - 2;
+  size_t sum = split_sum(o);
   int groups = o->ns_split_mode == MUONREF_SPLIT_GROUPS || o->ns_split_mode == MUONREF_SPLIT_STACKED;
-  for (int k = 0; k < o->n_ns_split && used < sizeof l; k++)
-    used += (size_t)snprintf(l + used, sizeof l - used, "%s%d", k ? ", " : "", o->ns_split[k]);
   if (s->ndim != 2)
     return muonref_fail(err, MUONREF_ESHAPE, "split_sizes is only supported for 2D parameters, got shape %s.",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (o->ns_split_mode == MUONREF_SPLIT_COLUMNS && s->dims[1] != sum) /* muonref's words: Paddle's split raises */
-    return muonref_fail(err, MUONREF_ESHAPE, "split sizes [%s] must sum to dim 1 of the parameter (got shape %s)", l,
+    return muonref_fail(err, MUONREF_ESHAPE, "split sizes %s must sum to dim 1 of the parameter (got shape %s)", l,
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (o->ns_split_mode == MUONREF_SPLIT_ROWS && s->dims[0] != sum)
-    return muonref_fail(err, MUONREF_ESHAPE, "split_sizes (%s%s) must sum to dim 0 of the parameter (got shape %s).", l,
-                        o->n_ns_split == 1 ? "," : "", muonref_py_shape(b, sizeof b, s->dims, s->ndim));
+    return muonref_fail(err, MUONREF_ESHAPE, "split_sizes (%.*s%s) must sum to dim 0 of the parameter (got shape %s).",
+                        inner, l + 1, o->n_ns_split == 1 ? "," : "", muonref_py_shape(b, sizeof b, s->dims, s->ndim));
   if (groups && s->dims[0] % sum)
-    return muonref_fail(err, MUONREF_ESHAPE, "Muon QKV split shape mismatch: grad_shape=%s, split_shapes=[%s]",
+    return muonref_fail(err, MUONREF_ESHAPE, "Muon QKV split shape mismatch: grad_shape=%s, split_shapes=%s",
                         muonref_py_shape(b, sizeof b, s->dims, s->ndim), l);
+  return MUONREF_OK;
+}
+
+/* The blocks of a Muon parameter of shape s (spec/muon.md 7.5, 7.6), at the step: heads, then row blocks; a
+ * parameter mlx steps on its momentum alone (route_rule MOMENTUM_1D, fewer than two dimensions) has none. */
+static int blocks_check(const muonref_options *o, const muonref_shape *s, muonref_error *err)
+{
+  int st;
+  if (o->ns_heads > 1 && (st = heads_check(o, s, err)))
+    return st;
+  if (split_on(o) && !(o->route_rule == MUONREF_ROUTE_MOMENTUM_1D && s->ndim < 2))
+    return split_check(o, s, err);
   return MUONREF_OK;
 }
 
@@ -285,7 +298,7 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return muonref_fail(err, MUONREF_ESHAPE,
                           "Muon only supports 2D parameters whereas we found a parameter with size: %s",
                           muonref_py_torch_size(b, sizeof b, s->dims, s->ndim));
-    if ((o->ns_heads > 1 && (st = heads_check(o, s, err))) || (split_on(o) && (st = split_check(o, s, err))))
+    if ((st = blocks_check(o, s, err)))
       return st;
     *out = (muonref_route){1, s->dims[0], s->dims[1], s->dims[0] * s->dims[1], 1, s->dims[0], s->dims[1], 0, 0, 0, 0.0};
     muonref_route_matrices(o, s, out); /* the same (rows, cols), or heads */
@@ -327,10 +340,7 @@ int muonref_route_param_named(const muonref_options *o, const muonref_shape *s, 
       return MUONREF_EOPTION;
     muon = !adamw;
   }
-  if (muon && o->ns_heads > 1 && (st = heads_check(o, s, err)))
-    return st;
-  if (muon && split_on(o) && !(o->route_rule == MUONREF_ROUTE_MOMENTUM_1D && s->ndim < 2) &&
-      (st = split_check(o, s, err)))
+  if (muon && (st = blocks_check(o, s, err)))
     return st;
   out->numel = muonref_shape_numel(s);
   out->use_muon = muon;

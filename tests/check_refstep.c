@@ -297,6 +297,54 @@ START_TEST(heads_are_separate_parameters)
 }
 END_TEST
 
+/* The exact step under os (row blocks) of a (rows, cols) Muon matrix against the exact steps under o of its nb
+ * blocks as parameters of their own, over two steps from the generator `seed`: block b is the (br[b], bc[b])
+ * matrix whose element k (row-major) is the parameter's element at[b][k], by the caller's own layout
+ * arithmetic; the values and the momentum agree bit for bit. */
+static void blocks_are_separate(const muonref_options *o, const muonref_options *os, size_t rows, size_t cols, int nb,
+                                const size_t *br, const size_t *bc, size_t *const *at, uint64_t seed, const char *what)
+{
+  size_t n = rows * cols;
+  muonref_shape whole = {2, {rows, cols}};
+  muonref_route rs;
+  muonref_error e;
+  ck_assert_msg(muonref_route_param(os, &whole, &rs, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert_uint_eq(rs.split, (size_t)nb);
+  tu_rng rng = {seed};
+  float *p0 = malloc(n * sizeof *p0), *g = malloc(2 * n * sizeof *g), *xb = malloc(n * sizeof *xb);
+  tu_fill_normal(&rng, p0, n, 1.0);
+  tu_fill_normal(&rng, g, n, 1.0), tu_fill_normal(&rng, g + n, n, 1.0);
+  ref_param rp, parts[MUONREF_MAX_SPLIT];
+  ref_param_init(&rp, n, p0), ref_param_bind(&rp, 1);
+  memset(rp.b1, 0, n * sizeof *rp.b1);
+  for (int b = 0; b < nb; b++) {
+    for (size_t k = 0; k < br[b] * bc[b]; k++)
+      xb[k] = p0[at[b][k]];
+    ref_param_init(&parts[b], br[b] * bc[b], xb), ref_param_bind(&parts[b], 1);
+    memset(parts[b].b1, 0, br[b] * bc[b] * sizeof *parts[b].b1);
+  }
+  for (int s = 0; s < 2; s++) {
+    ck_assert_msg(muonref_ref_step(os, &rs, rp.p, &rp.st, g + s * n, 160, &e) == MUONREF_OK, "%s", e.message);
+    for (int b = 0; b < nb; b++) {
+      muonref_shape sh = {2, {br[b], bc[b]}};
+      muonref_route rb;
+      for (size_t k = 0; k < br[b] * bc[b]; k++)
+        xb[k] = g[s * n + at[b][k]];
+      ck_assert(muonref_route_param(o, &sh, &rb, &e) == MUONREF_OK);
+      ck_assert_msg(muonref_ref_step(o, &rb, parts[b].p, &parts[b].st, xb, 160, &e) == MUONREF_OK, "%s", e.message);
+    }
+  }
+  for (int b = 0; b < nb; b++)
+    for (size_t k = 0; k < br[b] * bc[b]; k++) {
+      ck_assert_msg(rp.p[at[b][k]] == parts[b].p[k], "%s block %d element %zu", what, b, k);
+      ck_assert(rp.b1[at[b][k]] == parts[b].b1[k]);
+    }
+  ref_param_free(&rp);
+  for (int b = 0; b < nb; b++)
+    ref_param_free(&parts[b]);
+  free(p0), free(g), free(xb);
+}
+
 /* ns_split (spec/muon.md 7.6), ns_split_mode GROUPS: the exact step of a (G S, n) Muon matrix with sizes
  * (4, 2, 2) over G = 2 query groups is, bit for bit, the exact steps of Q (rows 0-3, 8-11), K (4, 5, 12, 13)
  * and V (6, 7, 14, 15) gathered here by Megatron's layout as parameters of their own, over two steps; under
@@ -306,103 +354,36 @@ START_TEST(split_blocks_are_separate_parameters)
 {
   enum { G = 2, S = 8, N = 8, R = G * S };
   static const int SIZE[3] = {4, 2, 2}, OFF[3] = {0, 4, 6};
+  static size_t at0[R * N], at1[R * N], at2[R * N];
+  size_t *at[3] = {at0, at1, at2}, br[3], bc[3];
   for (int stacked = 0; stacked < 2; stacked++) {
     muonref_options o = variant(5), os;
     o.use_muon = MUONREF_USE_MUON_TRUE, o.scale_mode = MUONREF_SCALE_SQRT_MAX, o.ns_format = MUONREF_NS_FP32;
     os = o, os.n_ns_split = 3, os.ns_split[0] = 4, os.ns_split[1] = 2, os.ns_split[2] = 2;
     os.ns_split_mode = stacked ? MUONREF_SPLIT_STACKED : MUONREF_SPLIT_GROUPS;
-    muonref_shape whole = {2, {R, N}};
-    muonref_route rs;
-    muonref_error e;
-    ck_assert_msg(muonref_route_param(&os, &whole, &rs, &e) == MUONREF_OK, "%s", e.message);
-    ck_assert_uint_eq(rs.split, 3);
-    tu_rng rng = {tu_seed(43) + 7 + (unsigned)stacked};
-    float p0[R * N], g[2][R * N];
-    tu_fill_normal(&rng, p0, R * N, 1.0);
-    tu_fill_normal(&rng, g[0], R * N, 1.0), tu_fill_normal(&rng, g[1], R * N, 1.0);
-    ref_param rp, parts[3];
-    ref_param_init(&rp, R * N, p0), ref_param_bind(&rp, 1);
-    memset(rp.b1, 0, sizeof p0);
-    int rows_of[3][R]; /* the parameter's rows of each block, by Megatron's layout (or stacked) */
-    for (int b = 0; b < 3; b++) {
+    for (int b = 0; b < 3; b++) { /* the parameter's rows of each block, by Megatron's layout (or stacked) */
+      br[b] = (size_t)(G * SIZE[b]), bc[b] = N;
       for (int i = 0; i < G * SIZE[b]; i++)
-        rows_of[b][i] = stacked ? G * OFF[b] + i : (i / SIZE[b]) * S + OFF[b] + i % SIZE[b];
-      float pb[R * N];
-      for (int i = 0; i < G * SIZE[b]; i++)
-        memcpy(pb + i * N, p0 + rows_of[b][i] * N, N * sizeof *pb);
-      ref_param_init(&parts[b], (size_t)(G * SIZE[b] * N), pb), ref_param_bind(&parts[b], 1);
-      memset(parts[b].b1, 0, (size_t)(G * SIZE[b] * N) * 4);
+        for (int j = 0; j < N; j++)
+          at[b][i * N + j] = (size_t)((stacked ? G * OFF[b] + i : (i / SIZE[b]) * S + OFF[b] + i % SIZE[b]) * N + j);
     }
-    for (int s = 0; s < 2; s++) {
-      ck_assert_msg(muonref_ref_step(&os, &rs, rp.p, &rp.st, g[s], 160, &e) == MUONREF_OK, "%s", e.message);
-      for (int b = 0; b < 3; b++) {
-        muonref_shape sh = {2, {(size_t)(G * SIZE[b]), N}};
-        muonref_route rb;
-        float gb[R * N];
-        for (int i = 0; i < G * SIZE[b]; i++)
-          memcpy(gb + i * N, g[s] + rows_of[b][i] * N, N * sizeof *gb);
-        ck_assert(muonref_route_param(&o, &sh, &rb, &e) == MUONREF_OK);
-        ck_assert_msg(muonref_ref_step(&o, &rb, parts[b].p, &parts[b].st, gb, 160, &e) == MUONREF_OK, "%s", e.message);
-      }
-    }
-    for (int b = 0; b < 3; b++)
-      for (int i = 0; i < G * SIZE[b]; i++)
-        for (int j = 0; j < N; j++) {
-          ck_assert_msg(rp.p[rows_of[b][i] * N + j] == parts[b].p[i * N + j], "%s block %d row %d col %d",
-                        stacked ? "stacked" : "groups", b, i, j);
-          ck_assert(rp.b1[rows_of[b][i] * N + j] == parts[b].b1[i * N + j]);
-        }
-    ref_param_free(&rp);
-    for (int b = 0; b < 3; b++)
-      ref_param_free(&parts[b]);
+    blocks_are_separate(&o, &os, R, N, 3, br, bc, at, tu_seed(43) + 7 + (unsigned)stacked,
+                        stacked ? "stacked" : "groups");
   }
-  { /* COLUMNS (Paddle's split_concat_func on axis 1): an (8, 16) matrix cut into columns 0-7, 8-11, 12-15, each
-     * gathered here and stepped as a parameter of its own, is the split step bit for bit */
+  { /* COLUMNS (Paddle's split_concat_func on axis 1): an (8, 16) matrix cut into columns 0-7, 8-11, 12-15 */
     enum { RR = 8, CC = 16 };
     static const int W[3] = {8, 4, 4}, C0[3] = {0, 8, 12};
     muonref_options o = variant(1), os;
     o.use_muon = MUONREF_USE_MUON_TRUE, o.scale_mode = MUONREF_SCALE_FAN_OUT, o.ns_format = MUONREF_NS_FP32;
     os = o, os.n_ns_split = 3, os.ns_split[0] = 8, os.ns_split[1] = 4, os.ns_split[2] = 4;
     os.ns_split_mode = MUONREF_SPLIT_COLUMNS;
-    muonref_shape whole = {2, {RR, CC}};
-    muonref_route rs;
-    muonref_error e;
-    ck_assert_msg(muonref_route_param(&os, &whole, &rs, &e) == MUONREF_OK, "%s", e.message);
-    tu_rng rng = {tu_seed(53) + 11};
-    float p0[RR * CC], g[2][RR * CC];
-    tu_fill_normal(&rng, p0, RR * CC, 1.0);
-    tu_fill_normal(&rng, g[0], RR * CC, 1.0), tu_fill_normal(&rng, g[1], RR * CC, 1.0);
-    ref_param rp, parts[3];
-    ref_param_init(&rp, RR * CC, p0), ref_param_bind(&rp, 1);
-    memset(rp.b1, 0, sizeof p0);
     for (int b = 0; b < 3; b++) {
-      float pb[RR * CC];
+      br[b] = RR, bc[b] = (size_t)W[b];
       for (int i = 0; i < RR; i++)
         for (int j = 0; j < W[b]; j++)
-          pb[i * W[b] + j] = p0[i * CC + C0[b] + j];
-      ref_param_init(&parts[b], (size_t)(RR * W[b]), pb), ref_param_bind(&parts[b], 1);
-      memset(parts[b].b1, 0, (size_t)(RR * W[b]) * 4);
+          at[b][i * W[b] + j] = (size_t)(i * CC + C0[b] + j);
     }
-    for (int s = 0; s < 2; s++) {
-      ck_assert_msg(muonref_ref_step(&os, &rs, rp.p, &rp.st, g[s], 160, &e) == MUONREF_OK, "%s", e.message);
-      for (int b = 0; b < 3; b++) {
-        muonref_shape sh = {2, {RR, (size_t)W[b]}};
-        muonref_route rb;
-        float gb[RR * CC];
-        for (int i = 0; i < RR; i++)
-          for (int j = 0; j < W[b]; j++)
-            gb[i * W[b] + j] = g[s][i * CC + C0[b] + j];
-        ck_assert(muonref_route_param(&o, &sh, &rb, &e) == MUONREF_OK);
-        ck_assert_msg(muonref_ref_step(&o, &rb, parts[b].p, &parts[b].st, gb, 160, &e) == MUONREF_OK, "%s", e.message);
-      }
-    }
-    for (int b = 0; b < 3; b++)
-      for (int i = 0; i < RR; i++)
-        for (int j = 0; j < W[b]; j++)
-          ck_assert_msg(rp.p[i * CC + C0[b] + j] == parts[b].p[i * W[b] + j], "columns block %d (%d, %d)", b, i, j);
-    ref_param_free(&rp);
-    for (int b = 0; b < 3; b++)
-      ref_param_free(&parts[b]);
+    blocks_are_separate(&o, &os, RR, CC, 3, br, bc, at, tu_seed(53) + 11, "columns");
   }
   /* the refusals (spec/muon.md 7.6), at the step */
   muonref_options o = variant(0);
