@@ -170,7 +170,7 @@ json_t *muonref_record_json(const muonref_record *r)
       const muonref_record_check *k = &c->rows[i];
       json_array_append_new(rows, check_json(k->field, k->rule, k->lo, k->hi, k->late, k->message));
     }
-    if (c->n_rows)
+    if (c->n_rows || !*c->checks_of) /* the reader requires checks without checks_of, even an empty list */
       json_object_set_new(cat, "checks", rows);
     else
       json_decref(rows);
