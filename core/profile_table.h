@@ -2324,6 +2324,111 @@ static const char *const megatron_0_17_areas[] = {
   "state", "errors", "overflow", "defaults", "schedule", NULL};
 static const char *const megatron_0_17_coefficient_types[] = {"quintic", NULL};
 
+/* ---- megatron@0.20.dev: NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @d98e8a64dd (main at d98e8a64 (2026-08-22; package_info 0.20.0, unreleased) with the Emerging-Optimizers v0.3.0 it pins) ---- */
+/* NVIDIA/Megatron-LM main at d98e8a64 (0.20.0 in development; spec/profiles/megatron.md 11):
+ * megatron's profile (core_v0.19) on the Emerging-Optimizers v0.3.0 that main pins, with one
+ * difference a vector sees: muon_coefficient_type takes v0.3.0's presets, cans (five CANS triples,
+ * arXiv 2506.10935) and deepseekv4 (Keller's triple eight times, then (2, -1.5, 0.5) twice), both
+ * repeating their last triple, besides simple, quintic, polar_express and aol; another name raises
+ * "Invalid coefficient type: X" at the first step. muon_use_syrk True is refused at construction
+ * with v0.3.0 installed. */
+static const muonref_options megatron_0_20_dev_defaults = {
+  .lr = 0.0003,
+  .momentum = 0.95,
+  .nesterov = 0,
+  .ns_steps = 5,
+  .weight_decay = 0.01,
+  .scale_mode = MUONREF_SCALE_SQRT_MAX,
+  .adam_beta1 = 0.9,
+  .adam_beta2 = 0.999,
+  .adam_eps = 1e-08,
+  .adam_lr_ratio = 1.0,
+  .adam_dim_threshold = 8192,
+  .use_muon = MUONREF_USE_MUON_AUTO,
+  .momentum_form = MUONREF_MOMENTUM_EMA,
+  .n_coeffs = 5,
+  .coeffs = {{4.0848, -6.8946, 2.927},
+              {3.9505, -6.3029, 2.6377},
+              {3.7418, -5.5913, 2.3037},
+              {2.8769, -3.1427, 1.2046},
+              {2.8366, -3.0525, 1.2012}},
+  .coeff_order = MUONREF_ORDER_CYCLE,
+  .ns_eps = 1e-07,
+  .eps_mode = MUONREF_EPS_CLAMP,
+  .ns_format = MUONREF_NS_BF16,
+  .bf16_order = MUONREF_BF16_FUSED,
+  .route_rule = MUONREF_ROUTE_TAGGED_2D,
+  .catalogue = MUONREF_CATALOGUE_MEGATRON,
+  .adam_eps_mode = MUONREF_ADAM_EPS_CORRECTED,
+  .scale_shape = MUONREF_SCALE_SHAPE_FLATTENED,
+  .scale_format = MUONREF_SCALE_FORMAT_LR,
+  .conv_mode = MUONREF_CONV_FLATTEN,
+  .missing_grad = MUONREF_MISSING_GRAD_SKIP,
+  .grad_after_step = MUONREF_GRAD_AFTER_DECAYED,
+  .ns_safety = 1.0,
+  .adam_variant = MUONREF_ADAM_ADAMW,
+  .scale_extra = 1.0,
+  .norm_format = MUONREF_NORM_FORMAT_INPUT,
+  .n_exclude_patterns = 0,
+  .pattern_match = MUONREF_MATCH_SUBSTRING_CI,
+  .momentum_bias_correction = 0,
+  .adam_weight_decay = 0.0,
+  .adam_decay_own = 0,
+  .clip_grad_norm = 1.0,
+  .exclude_embeddings = 0,
+  .adam_decay_muon_lr = 0,
+  .adam_step_global = 0,
+  .adam_bias_fp32 = 0,
+  .all_missing_error = 0,
+  .moment2 = MUONREF_MOMENT2_NONE,
+  .moment2_beta = 0.0,
+  .moment2_eps = 0.0,
+  .moment2_eps_mode = MUONREF_EPS_ADD,
+  .moment2_bias_correction = 0,
+  .moment2_rescale = MUONREF_MOMENT2_RESCALE_NONE,
+  .cautious_wd = 0,
+  .normalize_spatial = 0,
+  .nuclear_scale = 0,
+  .ns_precondition = MUONREF_PRECOND_FROBENIUS,
+  .decay_method = MUONREF_DECAY_DECOUPLED,
+  .adam_eps_root = 0.0,
+  .adam_l2 = 0,
+  .maximize = 0,
+  .cautious_update = 0,
+  .adam_l2_grad = 0,
+  .moment2_prescale = 0,
+  .clip_grad_form = MUONREF_CLIP_MEGATRON,
+  .clip_grad_norm_each = 0.0,
+  .clip_grad_value = 0.0,
+  .loss_scale = 0.0,
+  .ns_heads = 0,
+  .n_ns_split = 0,
+  .ns_split_mode = MUONREF_SPLIT_GROUPS,
+  .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+};
+static const muonref_option_key megatron_0_20_dev_keys[] = {
+  {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"weight_decay", MUONREF_KEY_REAL, offsetof(muonref_options, weight_decay), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_beta2", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta2), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"adam_eps", MUONREF_KEY_REAL, offsetof(muonref_options, adam_eps), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"decoupled_weight_decay", MUONREF_KEY_BOOL_NOT, offsetof(muonref_options, adam_l2), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"clip_grad", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
+  {"muon_nesterov", MUONREF_KEY_BOOL, offsetof(muonref_options, nesterov), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_scale_mode", MUONREF_KEY_SCALE_MODE_EMERGING, offsetof(muonref_options, scale_mode), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_coefficient_type", MUONREF_KEY_COEFFICIENT_TYPE, offsetof(muonref_options, coeffs), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"muon_num_ns_steps", MUONREF_KEY_INT, offsetof(muonref_options, ns_steps), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 1, 0},
+  {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
+  {"muon_split_qkv", MUONREF_KEY_SPLIT_QKV, offsetof(muonref_options, ns_split_mode), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"qkv_split_shapes", MUONREF_KEY_SPLIT_SIZES, offsetof(muonref_options, ns_split), MUONREF_KEY_ANY, 0, 1, 0, 0},
+};
+static const char *const megatron_0_20_dev_areas[] = {
+  "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
+  "state", "errors", "overflow", "defaults", "schedule", NULL};
+static const char *const megatron_0_20_dev_coefficient_types[] = {"simple", "quintic", "polar_express", "cans", "aol", "deepseekv4", NULL};
+
 /* in muonref_profile_id order */
 static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_NEMO] = {"nemo", "NVIDIA-NeMo/NeMo nemo/core/optim/muon.py PR #16427", &nemo_defaults, nemo_keys, 11, 0, NULL, nemo_areas},
@@ -2346,4 +2451,5 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
   [MUONREF_PROFILE_MEGATRON_ADAPTIVE] = {"megatron_adaptive", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026))", &megatron_adaptive_defaults, megatron_adaptive_keys, 17, 0, NULL, megatron_adaptive_areas, NULL, NULL, NULL, megatron_adaptive_coefficient_types},
   [MUONREF_PROFILE_MEGATRON_0_17] = {"megatron@0.17", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin)", &megatron_0_17_defaults, megatron_0_17_keys, 16, 0, NULL, megatron_0_17_areas, NULL, NULL, NULL, megatron_0_17_coefficient_types, "Unsupported muon coefficient type '{}'. Supported types: ('quintic',)"},
+  [MUONREF_PROFILE_MEGATRON_0_20_DEV] = {"megatron@0.20.dev", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @d98e8a64dd (main at d98e8a64 (2026-08-22; package_info 0.20.0, unreleased) with the Emerging-Optimizers v0.3.0 it pins)", &megatron_0_20_dev_defaults, megatron_0_20_dev_keys, 16, 0, NULL, megatron_0_20_dev_areas, NULL, NULL, NULL, megatron_0_20_dev_coefficient_types},
 };

@@ -31,7 +31,8 @@ step() (megatron.md 1, 3, 4; emerging.md 3, 4, 5):
    (out of place: p.grad is not written) before the moments and no p *= 1 - lr wd; Muon
    keeps its decoupled decay (_kwargs_from_config finds no config field named
    use_decoupled_weight_decay: TensorParallelMuon's default True).
-MegatronMuon017 is core_v0.17.x on Emerging-Optimizers v0.1.0 (the profile megatron@0.17).
+MegatronMuon017 is core_v0.17.x on Emerging-Optimizers v0.1.0 (the profile megatron@0.17);
+MegatronMuon020Dev main at d98e8a64 on Emerging-Optimizers v0.3.0 (megatron@0.20.dev).
 Newton-Schulz: Emerging-Optimizers v0.2.0's (emerging.md 4, 11): transposed when tall,
 F.normalize in float32 with eps 1e-7 (v0.1.0 to v0.3.x; 1e-15 from v0.4.0), bf16 (matmul
 precision "medium"), muon_coefficient_type's preset of v0.2.0 (simple, quintic,
@@ -56,11 +57,11 @@ COEFFICIENT_TYPES = ('simple', 'quintic', 'polar_express', 'aol')  # muon_utils.
 # (custom needs custom_coefficient_sets, which Megatron has no field for: newton_schulz refuses it)
 
 
-def newton_schulz(x, steps, coefficients='quintic'):
+def newton_schulz(x, steps, coefficients='quintic', presets=COEFFICIENT_TYPES):
     """x: float32 (rows, cols); the orthogonalised float32 (rows, cols).  coefficients: a
-    preset of Emerging-Optimizers v0.2.0 ('quintic', Megatron's default; 'simple' also for
-    other profiles' cases)."""
-    if coefficients != 'custom' and coefficients not in COEFFICIENT_TYPES:  # custom: the Emerging port's refusal
+    preset of presets, the pinned Emerging-Optimizers' (v0.2.0's by default; 'quintic',
+    Megatron's default; 'simple' also for other profiles' cases)."""
+    if coefficients != 'custom' and coefficients not in presets:  # custom: the Emerging port's refusal
         raise ValueError(f"Invalid coefficient type: {coefficients}")
     prec = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision('medium')  # muon_fp32_matmul_prec's default: bf16
@@ -83,6 +84,8 @@ def spectral_scale(rows, cols, mode):
 
 
 class MegatronMuon(torch.optim.Optimizer):
+    PRESETS = COEFFICIENT_TYPES  # the pinned Emerging-Optimizers' coefficient types
+
     def __init__(self, params, lr=3e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8,
                  clip_grad=1.0, muon_momentum=0.95, muon_nesterov=False, muon_scale_mode='spectral',
                  muon_num_ns_steps=5, muon_extra_scale_factor=1.0, use_muon=None, decoupled_weight_decay=True,
@@ -135,7 +138,7 @@ class MegatronMuon(torch.optim.Optimizer):
         p.add_(self._update(state, p, o), alpha=-lr)
 
     def _scaled_orthogonalize(self, u):
-        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type)
+        o = newton_schulz(u, self.num_ns_steps, self.coefficient_type, presets=self.PRESETS)
         return o * spectral_scale(u.size(0), u.size(1), self.scale_mode) * self.extra_scale_factor
 
     def _orthogonalize_qkv(self, grad, qkv_split_shapes):
@@ -218,6 +221,16 @@ class MegatronMuon017(MegatronMuon):
         if self.num_ns_steps % n != 0:  # muon_utils.newton_schulz @v0.1.0
             raise ValueError(f"steps ({self.num_ns_steps}) must be multiple of len(coefficient_sets) ({n}).")
         super()._muon(group, p, grad)
+
+
+class MegatronMuon020Dev(MegatronMuon):
+    """main at d98e8a64 (megatron.md 11; the profile `megatron@0.20.dev`, package_info 0.20.0,
+    unreleased): emerging_optimizers.py's TensorParallelMuon as at core_v0.19, on the
+    Emerging-Optimizers v0.3.0 that main's pyproject.toml pins, whose NSCoeffT adds cans and
+    deepseekv4 (both repeat their last triple; the Emerging port's REPEAT_LAST); Newton-Schulz
+    eps 1e-7 as at v0.2.0."""
+
+    PRESETS = ('simple', 'quintic', 'polar_express', 'cans', 'aol', 'deepseekv4')  # NSCoeffT at v0.3.0, less custom
 
 
 class MegatronAdaptiveMuon(MegatronMuon):

@@ -11,6 +11,12 @@ at run time (`git archive`) from git directories that hold them, once, into a ca
                            /work/.mirror/NVIDIA-NeMo+Emerging-Optimizers/repo)
     MUONREF_UPSTREAM_CACHE where they go (default $XDG_CACHE_HOME/muonref-upstream, else
                            ~/.cache/muonref-upstream)
+    MUONREF_MEGATRON_REF   another Megatron-LM ref (default core_v0.19.0): main's d98e8a64 is the
+                           profile megatron@0.20.dev (spec/profiles/megatron.md 11), with
+    MUONREF_EO_REF         another Emerging-Optimizers ref (default v0.2.0): v0.3.0 for main
+
+    MUONREF_MEGATRON_REF=d98e8a64 MUONREF_EO_REF=v0.3.0 ./muonref check --torch \
+        tests/upstream_megatron.py:MegatronUpstreamMuon --adapter megatron@0.20.dev vectors/megatron@0.20.dev
 
     ./muonref check --torch tests/upstream_megatron.py:MegatronUpstreamMuon vectors/megatron
     ./muonref check --torch tests/upstream_megatron.py:MegatronUpstreamAdaptiveMuon vectors/megatron_adaptive
@@ -53,8 +59,8 @@ from typing import Any, Dict, Iterable, Union
 import torch
 import torch.optim.optimizer
 
-MEGATRON_TAG = 'core_v0.19.0'
-EO_TAG = 'v0.2.0'
+MEGATRON_TAG = os.environ.get('MUONREF_MEGATRON_REF', 'core_v0.19.0')
+EO_TAG = os.environ.get('MUONREF_EO_REF', 'v0.2.0')
 MEGATRON_FILES = ('megatron/core/optimizer/emerging_optimizers.py', 'megatron/core/optimizer/optimizer_config.py')
 
 
@@ -86,6 +92,22 @@ def _module(name: str, **attrs) -> types.ModuleType:
     m.__dict__.update(attrs)
     sys.modules[name] = m
     return m
+
+
+def _eo_version() -> str:
+    """The Emerging-Optimizers release extracted (EO_TAG without its v): what main's
+    megatron.core.utils reads from the installed package's metadata."""
+    return EO_TAG.lstrip('v')
+
+
+def _eo_min_version(version: str, check_equality: bool = True) -> bool:
+    """megatron.core.utils.is_emerging_optimizers_min_version on _eo_version (release numbers
+    only: a '.devN' suffix sorts before its release, as packaging.version orders it)."""
+    def key(v):
+        base, _, dev = v.partition('.dev')
+        return tuple(int(x) for x in base.split('.')) + ((0, int(dev or 0)) if dev else (1, 0))
+    have, want = key(_eo_version()), key(version)
+    return have >= want if check_equality else have > want
 
 
 def _stand_ins(megatron_dir: str) -> None:
@@ -128,9 +150,12 @@ def _stand_ins(megatron_dir: str) -> None:
     megatron.core = _module('megatron.core', __path__=[])
     megatron.core.process_groups_config = _module('megatron.core.process_groups_config',
                                                   ProcessGroupCollection=ProcessGroupCollection)
+    # main's emerging_optimizers.py also imports the Emerging-Optimizers version and its comparison
     megatron.core.utils = _module('megatron.core.utils', get_pg_size=lambda group=None: 1,
                                   get_pg_rank=lambda group=None: 0, log_single_rank=log_single_rank,
-                                  is_te_min_version=lambda version, check_equality=True: False)
+                                  is_te_min_version=lambda version, check_equality=True: False,
+                                  get_emerging_optimizers_version=_eo_version,
+                                  is_emerging_optimizers_min_version=_eo_min_version)
     megatron.core.optimizer = _module('megatron.core.optimizer',
                                       __path__=[os.path.join(megatron_dir, 'megatron', 'core', 'optimizer')])
 

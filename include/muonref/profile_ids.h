@@ -25,7 +25,8 @@ typedef enum muonref_profile_id {
   MUONREF_PROFILE_MLX = 17, /* ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since) */
   MUONREF_PROFILE_MEGATRON_ADAPTIVE = 18, /* NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026)) */
   MUONREF_PROFILE_MEGATRON_0_17 = 19, /* NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin) */
-  MUONREF_PROFILE_COUNT = 20 /* not a profile: how many there are */
+  MUONREF_PROFILE_MEGATRON_0_20_DEV = 20, /* NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @d98e8a64dd (main at d98e8a64 (2026-08-22; package_info 0.20.0, unreleased) with the Emerging-Optimizers v0.3.0 it pins) */
+  MUONREF_PROFILE_COUNT = 21 /* not a profile: how many there are */
 } muonref_profile_id;
 
 #endif

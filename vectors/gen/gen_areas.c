@@ -596,21 +596,27 @@ static void wide_tall_structured_case(gen_ctx *g, const char *comment, const muo
  * profile with such a key. */
 static void scaling_coefficient_type(gen_ctx *g)
 {
-  static const struct { const char *preset; int steps; const char *what; } P[] = {
-    {"polar_express", 5, "coefficient_type polar_express at 5 steps: the first five of its eight triples"},
-    {"polar_express", 10, "coefficient_type polar_express at 10 steps: its eight triples, then the last twice "
-                          "(repeat-last, not the first two again)"},
-    {"cans", 5, "coefficient_type cans at 5 steps: its five triples once each"},
-    {"cans", 7, "coefficient_type cans at 7 steps: its five triples, then the last twice (repeat-last)"},
-    {"aol", 5, "coefficient_type aol at 5 steps: triples 0, 1, 2, 3, then 0 again (cycle)"},
-    {"deepseekv4", 12, "coefficient_type deepseekv4 at 12 steps: eight simple triples, then (2, -1.5, 0.5) four "
-                       "times (repeat-last; Paddle's cycle wraps to the first)"},
-    {"simple", 5, "coefficient_type simple at 5 steps: Keller's triple five times"},
+  static const struct { const char *preset; int steps, unclipped; const char *what; } P[] = {
+    {"polar_express", 5, 0, "coefficient_type polar_express at 5 steps: the first five of its eight triples"},
+    {"polar_express", 10, 0, "coefficient_type polar_express at 10 steps: its eight triples, then the last twice "
+                             "(repeat-last, not the first two again)"},
+    {"cans", 5, 0, "coefficient_type cans at 5 steps: its five triples once each"},
+    {"cans", 7, 1, "coefficient_type cans at 7 steps: its five triples, then the last twice (repeat-last)"},
+    {"aol", 5, 0, "coefficient_type aol at 5 steps: triples 0, 1, 2, 3, then 0 again (cycle)"},
+    {"deepseekv4", 12, 0, "coefficient_type deepseekv4 at 12 steps: eight simple triples, then (2, -1.5, 0.5) four "
+                          "times (repeat-last; Paddle's cycle wraps to the first)"},
+    {"simple", 5, 0, "coefficient_type simple at 5 steps: Keller's triple five times"},
   };
   for (size_t k = 0; k < sizeof P / sizeof P[0]; k++) {
     muonref_options o = base(g, 0.05, 0.1);
     muonref_preset_apply(muonref_preset_find(P[k].preset), &o);
     o.ns_steps = P[k].steps;
+    /* unclipped: a profile that clips by default (Megatron's clip_grad 1.0, whose main pins the
+     * Emerging-Optimizers with cans) would scale the structured gradient by a binary32 coefficient, and
+     * the exact result of CANS at 7 steps on it is then not certified at 2048 bits; the case is about
+     * the iteration, so its gradient is not clipped (the other presets certify clipped) */
+    if (P[k].unclipped)
+      o.clip_grad_norm = 0.0;
     wide_tall_structured_case(g, P[k].what, &o, "Scaling", "CoefficientType");
   }
 }
@@ -2480,7 +2486,9 @@ typedef struct option_error {
 
 /* An EOPTION case for each of C[0..n): in the words of the profile's
  * release where the case reader gives others (a release without a preset:
- * emerging@0.3 has no cubic5), the comment then saying so. */
+ * emerging@0.3 has no cubic5), the comment then saying so; none where the
+ * release accepts the options (megatron@0.20.dev's Emerging-Optimizers
+ * v0.3.0 has cans). */
 static void release_error_cases(gen_ctx *g, const option_error *C, size_t n)
 {
   for (size_t k = 0; k < n; k++) {
@@ -2490,11 +2498,13 @@ static void release_error_cases(gen_ctx *g, const option_error *C, size_t n)
     const char *msg = C[k].msg;
     char what[256];
     snprintf(what, sizeof what, "%s", C[k].what);
-    if (j && muonref_case_options(j, g->profile, &o, "gen", &e) == MUONREF_EOPTION && strcmp(e.message, msg)) {
+    int st = j ? muonref_case_options(j, g->profile, &o, "gen", &e) : MUONREF_EFORMAT;
+    if (st == MUONREF_EOPTION && strcmp(e.message, msg)) {
       msg = e.message;
       snprintf(what, sizeof what, "%s [profile %.40s: %.120s]", C[k].what, g->profile, e.message);
     }
-    error_case(g, what, C[k].opt, "EOPTION", msg, NULL);
+    if (st != MUONREF_OK) /* a release that accepts it (megatron@0.20.dev's cans) has no such refusal */
+      error_case(g, what, C[k].opt, "EOPTION", msg, NULL);
     json_decref(j);
   }
 }
