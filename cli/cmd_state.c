@@ -84,12 +84,16 @@ int cmd_state(int argc, char **argv)
     char shape[64];
     const muonref_param_state *s = &f.states[i];
     muonref_py_shape(shape, sizeof shape, f.shapes[i].dims, f.shapes[i].ndim);
+    char accum[96] = ""; /* spec/muon.md 3.3: the micro-steps since the last update */
+    if (f.options[f.param_group[i]].grad_accumulation > 0)
+      snprintf(accum, sizeof accum, "; %ld of %d micro-steps accumulated (grad_accum)", s->accum_calls,
+               f.options[f.param_group[i]].grad_accumulation);
     if (s->initialized)
-      printf("parameter %zu: group %zu, shape %s, %s, step %ld\n", i, f.param_group[i], shape,
-             s->use_muon ? "Muon (momentum_buffer)" : "AdamW (exp_avg, exp_avg_sq)", s->step);
+      printf("parameter %zu: group %zu, shape %s, %s, step %ld%s\n", i, f.param_group[i], shape,
+             s->use_muon ? "Muon (momentum_buffer)" : "AdamW (exp_avg, exp_avg_sq)", s->step, accum);
     else
-      printf("parameter %zu: group %zu, shape %s, no state yet (no step with a gradient)\n", i, f.param_group[i],
-             shape);
+      printf("parameter %zu: group %zu, shape %s, no state yet (no step with a gradient)%s\n", i, f.param_group[i],
+             shape, accum);
   }
   muonref_state_file_free(&f);
   return EXIT_OK;

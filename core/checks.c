@@ -67,9 +67,11 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
     }
     return (v[0] != 0.0) + (v[1] != 0.0) + (v[2] != 0.0) <= 1;
   }
-  case MUONREF_RULE_RANGE:
-    snprintf(val, n, "%d", o->ns_steps);
-    return o->ns_steps >= c->lo && o->ns_steps <= c->hi;
+  case MUONREF_RULE_RANGE: {
+    int accum = !strcmp(c->field, "grad_accumulation"), x = accum ? o->grad_accumulation : o->ns_steps;
+    snprintf(val, n, "%d", x);
+    return (accum && x == 0) || (x >= c->lo && x <= c->hi); /* grad_accumulation 0 is off: keras' None */
+  }
   case MUONREF_RULE_COEFFS_MULTIPLE: /* the two values, each ended by a NUL */
     snprintf(val, n, "%d%c%d", o->ns_steps, 0, o->n_coeffs);
     return o->n_coeffs < 1 || o->ns_steps % o->n_coeffs == 0;
@@ -137,7 +139,7 @@ int muonref_check_field_takes(const char *field, muonref_check_rule r)
 {
   static const char *const REALS[] = {"lr", "momentum", "weight_decay", "ns_eps", "moment2_beta", "adam_eps", "adam_betas"};
   if (r == MUONREF_RULE_RANGE)
-    return !strcmp(field, "ns_steps");
+    return !strcmp(field, "ns_steps") || !strcmp(field, "grad_accumulation");
   if (r == MUONREF_RULE_COEFFS_FIT || r == MUONREF_RULE_COEFFS_MULTIPLE)
     return !strcmp(field, "coeffs");
   if (r == MUONREF_RULE_AT_MOST_ONE)

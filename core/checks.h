@@ -22,7 +22,7 @@ typedef enum muonref_check_rule {
   MUONREF_RULE_FINITE,      /* a real: finite (what muonref cannot compute is refused everywhere) */
   MUONREF_RULE_NONNEGATIVE, /* a real: finite and >= 0 */
   MUONREF_RULE_UNIT,        /* a real: finite and 0 <= x < 1 */
-  MUONREF_RULE_RANGE,       /* an integer: lo <= x <= hi */
+  MUONREF_RULE_RANGE,       /* an integer: lo <= x <= hi (grad_accumulation: 0, off, passes too) */
   MUONREF_RULE_COEFFS_FIT,  /* under coeff_order list, a list of n >= 2 triples has n <= ns_steps (optax) */
   MUONREF_RULE_AT_MOST_ONE, /* field "clip": at most one of clip_grad_norm_each, clip_grad_value, clip_grad_norm
                                is nonzero (keras' BaseOptimizer: clipnorm, clipvalue, global_clipnorm) */
@@ -33,7 +33,8 @@ typedef enum muonref_check_rule {
 
 /* One check: field "lr", "momentum", "weight_decay", "ns_eps", "adam_eps",
  * "adam_betas" (both betas, the value printed "(b1, b2)"), "ns_steps",
- * "coeffs" (whose message shows ns_steps) or "clip" (whose message has
+ * "coeffs" (whose message shows ns_steps), "grad_accumulation" (0 is off and
+ * passes: keras' `if gradient_accumulation_steps:`) or "clip" (whose message has
  * three "{}": clip_grad_norm_each, clip_grad_value and clip_grad_norm in
  * that order, keras' clipnorm, clipvalue, global_clipnorm, each as Python
  * prints it and 0 as None: muonref's 0 is keras' None, unset). */
@@ -75,7 +76,8 @@ int muonref_check_holes(muonref_check_rule r);
 
 /* 1 when a row of rule r may check `field` (the fields of muonref_check
  * with the rules that fit them: the reals with finite, nonnegative and
- * unit, ns_steps with range, coeffs with coeffs_fit and coeffs_multiple, clip with at_most_one), else 0. */
+ * unit, ns_steps and grad_accumulation with range, coeffs with coeffs_fit and coeffs_multiple, clip with
+ * at_most_one), else 0. */
 int muonref_check_field_takes(const char *field, muonref_check_rule r);
 
 /* The catalogues' names by muonref_catalogue, NULL-terminated (the

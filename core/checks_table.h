@@ -119,9 +119,10 @@ static const muonref_check optax_late[] = {
 /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) checks no option
  * value of its own (the rows of none); BaseOptimizer.__init__ (base_optimizer.py) refuses more than
  * one of clipnorm, clipvalue and global_clipnorm set (`clip_args_sum > 1`, counting those not None;
- * muonref's 0 is None) and checks EMA and accumulation options muonref does not model. At the step
- * every gradient missing is refused with base_optimizer.py's "No gradients provided for any
- * variable." (all_missing_error). */
+ * muonref's 0 is None) then (before that) gradient_accumulation_steps: a value that is set (not
+ * None, not 0) must be at least 2; it checks EMA options muonref does not model. At the step every
+ * gradient missing is refused with base_optimizer.py's "No gradients provided for any variable."
+ * (all_missing_error). */
 static const muonref_check keras_head[] = {
   {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
   {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
@@ -129,6 +130,7 @@ static const muonref_check keras_head[] = {
   {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
   {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
   {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"grad_accumulation", MUONREF_RULE_RANGE, 2, INT_MAX, "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps={}"},
   {"clip", MUONREF_RULE_AT_MOST_ONE, 0, 0, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm={}, clipvalue={}, global_clipnorm={}"},
 };
 
@@ -181,7 +183,7 @@ static const catalogue_row CATALOGUES[] = {
   [MUONREF_CATALOGUE_PADDLE] = {none_head, NULL, 6, 0},
   [MUONREF_CATALOGUE_OPTAX] = {none_head, optax_late, 6, 1},
   [MUONREF_CATALOGUE_MEGATRON] = {emerging_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 7, 0},
+  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 8, 0},
   [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_MEGATRON_0_17] = {megatron_0_17_head, NULL, 8, 0},

@@ -259,6 +259,9 @@ static int check_clip(const muonref_options *o, muonref_error *err)
     return muonref_fail(err, MUONREF_EOPTION, "At most one gradient clipping may be set: clip_grad_norm_each=%s, "
                         "clip_grad_value=%s, clip_grad_norm=%s", F(b[0], o->clip_grad_norm_each),
                         F(b[1], o->clip_grad_value), F(b[2], o->clip_grad_norm));
+  if (o->grad_accumulation < 0) /* keras refuses 1 too, in its words: its catalogue's row */
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid grad_accumulation: %d (0, off, or the number of micro-steps "
+                        "per update)", o->grad_accumulation);
   return MUONREF_OK;
 }
 

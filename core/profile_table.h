@@ -77,6 +77,7 @@ static const muonref_options nemo_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -171,6 +172,7 @@ static const muonref_options torch_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -262,6 +264,7 @@ static const muonref_options moonlight_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -357,6 +360,7 @@ static const muonref_options keller_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -427,6 +431,7 @@ static const muonref_options keller_adam_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -523,6 +528,7 @@ static const muonref_options timm_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -637,6 +643,7 @@ static const muonref_options dion_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_RATIO,
+  .grad_accumulation = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -751,6 +758,7 @@ static const muonref_options emerging_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -855,6 +863,7 @@ static const muonref_options paddle_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -969,6 +978,7 @@ static const muonref_options optax_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -1082,6 +1092,7 @@ static const muonref_options megatron_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py @core_v0.19.0), in its order;
  * _kwargs_from_config passes muon_X as TensorParallelMuon's X. weight_decay and lr are also
@@ -1199,11 +1210,13 @@ static const muonref_options keras_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; clipnorm,
  * clipvalue, global_clipnorm and loss_scale_factor are passed on to the base optimizer
- * (base_optimizer.py; None is written 0: no clipping, no unscaling); the base optimizer's use_ema,
- * ema_momentum, ema_overwrite_frequency, gradient_accumulation_steps and name stay at their
+ * (base_optimizer.py; None is written 0: no clipping, no unscaling); gradient_accumulation_steps
+ * too (None is written 0: no accumulation; spec/muon.md 3.3), written only where a case sets it;
+ * the base optimizer's use_ema, ema_momentum, ema_overwrite_frequency and name stay at their
  * defaults (not expressible). weight_decay and adam_weight_decay None are written 0 (no decay, the
  * same step). */
 static const muonref_option_key keras_keys[] = {
@@ -1217,6 +1230,7 @@ static const muonref_option_key keras_keys[] = {
   {"clipvalue", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_value), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"global_clipnorm", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"loss_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, loss_scale), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"gradient_accumulation_steps", MUONREF_KEY_INT, offsetof(muonref_options, grad_accumulation), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1, 0},
@@ -1317,6 +1331,7 @@ static const muonref_options normuon_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_RATIO,
+  .grad_accumulation = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1421,6 +1436,7 @@ static const muonref_options pytorch_optimizer_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1491,6 +1507,7 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
@@ -1599,6 +1616,7 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1669,6 +1687,7 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
@@ -1777,6 +1796,7 @@ static const muonref_options emerging_adaptive_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1881,6 +1901,7 @@ static const muonref_options emerging_0_3_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -1977,13 +1998,16 @@ static const muonref_options keras_3_10_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* keras.optimizers.Muon's keywords at v3.10.0 (3bedb9a9; muon.py last changed there in c0017df3),
  * in its signature's order; clipnorm, clipvalue, global_clipnorm and loss_scale_factor are passed
  * on to the base optimizer (base_optimizer.py @v3.10.0, whose clipping and unscaling are those of
- * @3422977a; None is written 0: no clipping, no unscaling); the base optimizer's use_ema,
- * ema_momentum, ema_overwrite_frequency, gradient_accumulation_steps and name stay at their
- * defaults (not expressible). weight_decay None is written 0 (no decay, the same step). */
+ * @3422977a; None is written 0: no clipping, no unscaling); gradient_accumulation_steps too
+ * (base_optimizer.py @v3.10.0 accumulates as @3422977a; None is written 0; spec/muon.md 3.3),
+ * written only where a case sets it; the base optimizer's use_ema, ema_momentum,
+ * ema_overwrite_frequency and name stay at their defaults (not expressible). weight_decay None is
+ * written 0 (no decay, the same step). */
 static const muonref_option_key keras_3_10_keys[] = {
   {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 0},
   {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1, 0},
@@ -1994,6 +2018,7 @@ static const muonref_option_key keras_3_10_keys[] = {
   {"clipvalue", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_value), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"global_clipnorm", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"loss_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, loss_scale), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"gradient_accumulation_steps", MUONREF_KEY_INT, offsetof(muonref_options, grad_accumulation), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1, 0},
@@ -2087,6 +2112,7 @@ static const muonref_options mlx_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* mlx.optimizers.Muon's keywords (optimizers.py @846d17622), in its signature's order;
  * learning_rate may be a callable of the step, and momentum and weight_decay are attributes that
@@ -2186,6 +2212,7 @@ static const muonref_options megatron_adaptive_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* megatron's OptimizerConfig fields and the three of adaptive_muon (optimizer_config.py
  * @core_v0.19.0), which _adaptive_muon_config_to_kwargs passes as moment2_method, beta2 and eps
@@ -2296,6 +2323,7 @@ static const muonref_options megatron_0_17_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 /* Megatron's OptimizerConfig fields at core_v0.17.0 (optimizer_config.py), as megatron's, but for
  * muon_use_nesterov (renamed muon_nesterov at core_v0.18.0); get_megatron_muon_optimizer (muon.py)
@@ -2405,6 +2433,7 @@ static const muonref_options megatron_0_20_dev_defaults = {
   .n_ns_split = 0,
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
+  .grad_accumulation = 0,
 };
 static const muonref_option_key megatron_0_20_dev_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -2441,13 +2470,13 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 16, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 16, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
-  [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 20, 1, NULL, keras_areas},
+  [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 21, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 12, 0, NULL, normuon_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 12, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 9, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
-  [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 18, 1, NULL, keras_3_10_areas},
+  [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 19, 1, NULL, keras_3_10_areas},
   [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
   [MUONREF_PROFILE_MEGATRON_ADAPTIVE] = {"megatron_adaptive", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026))", &megatron_adaptive_defaults, megatron_adaptive_keys, 17, 0, NULL, megatron_adaptive_areas, NULL, NULL, NULL, megatron_adaptive_coefficient_types},
   [MUONREF_PROFILE_MEGATRON_0_17] = {"megatron@0.17", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin)", &megatron_0_17_defaults, megatron_0_17_keys, 16, 0, NULL, megatron_0_17_areas, NULL, NULL, NULL, megatron_0_17_coefficient_types, "Unsupported muon coefficient type '{}'. Supported types: ('quintic',)"},

@@ -352,9 +352,18 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                            "its own norm, always",
                                            "a PyTorch port of keras' Muon mapping clipnorm to the clipping PyTorch "
                                            "users call (spec/profiles/keras.md 10, spec/muon.md 3.2)"},
+  [MUONREF_FAULT_KERAS_ACCUMULATION_IGNORED] = {"keras_accumulation_ignored", "gradient_accumulation_steps "
+                                                "ignored: every micro-step updates with its own gradient",
+                                                "a PyTorch port of keras' Muon that drops the base optimizer's "
+                                                "keywords it does not use itself (spec/muon.md 3.3)"},
+  [MUONREF_FAULT_KERAS_ACCUMULATION_SUM] = {"keras_accumulation_sum", "the N-th micro-step of "
+                                            "gradient_accumulation_steps updates with the sum of the N gradients, "
+                                            "not their mean (`(g + acc_g) / steps`)",
+                                            "the accumulation of a training loop that sums the micro-batches' "
+                                            "gradients and forgets to divide (spec/muon.md 3.3)"},
   [MUONREF_FAULT_STATE_DROPPED_ON_LOAD] = {"state_dropped_on_load", "a state round trip restores no buffer: "
-                                           "after loading, the momentum and the moments are zeros (the step "
-                                           "counts kept), as a load that zeroes what it cannot place",
+                                           "after loading, the momentum, the moments and the gradient accumulator "
+                                           "are zeros (the step counts kept), as a load that zeroes what it cannot place",
                                            "deepspeedai/DeepSpeed #7746 (its fixes convert the restored buffer "
                                            "instead of zeroing it: PRs #7748, #8433); bug-reports B13"},
 };
@@ -462,6 +471,7 @@ void muonref_fault_options(int f, muonref_options *o)
       o->scale_mode = MUONREF_SCALE_FAN_IN, o->scale_extra = 1.0;
     break;
   case MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM: o->adam_step_global = 0; break;
+  case MUONREF_FAULT_KERAS_ACCUMULATION_IGNORED: o->grad_accumulation = 0; break;
   case MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE: o->pattern_match = MUONREF_MATCH_SUBSTRING_CI; break;
   case MUONREF_FAULT_KERAS_ALL_MISSING_ACCEPTED: o->all_missing_error = 0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:

@@ -150,6 +150,10 @@ enum {
   MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED,
   /* keras' clipnorm as torch.nn.utils.clip_grad_norm_ over every gradient (spec/profiles/keras.md section 10) */
   MUONREF_FAULT_KERAS_CLIPNORM_GLOBAL,
+  /* keras' gradient_accumulation_steps (spec/muon.md 3.3): ignored (a step at every micro-step), or the
+   * N-th micro-step steps with the sum of the gradients, not their mean */
+  MUONREF_FAULT_KERAS_ACCUMULATION_IGNORED,
+  MUONREF_FAULT_KERAS_ACCUMULATION_SUM,
   MUONREF_FAULT_COUNT
 };
 

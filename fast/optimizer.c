@@ -78,11 +78,12 @@ static double l2_coeff(const param *p) { return muonref_l2_coeff(p->options, p->
 
 static int uses_l2(const param *p) { return l2_coeff(p) != 0.0; }
 
-/* Whether options o transform the gradients before the step: clipping or the loss scale (spec/muon.md 3.1,
- * 3.2). */
+/* Whether options o transform the gradients before the step: clipping, the loss scale or their
+ * accumulation (spec/muon.md 3.1, 3.2, 3.3). */
 static int grads_transformed(const muonref_options *o)
 {
-  return o->clip_grad_norm > 0.0 || o->clip_grad_norm_each > 0.0 || o->clip_grad_value > 0.0 || o->loss_scale > 0.0;
+  return o->clip_grad_norm > 0.0 || o->clip_grad_norm_each > 0.0 || o->clip_grad_value > 0.0 || o->loss_scale > 0.0 ||
+         o->grad_accumulation > 0;
 }
 
 /* Clipping and the loss scale are the optimizer's: group g must carry group 0's values (MUONREF_EOPTION naming the first that
@@ -106,6 +107,9 @@ static int same_clip(const muonref_options *o, const muonref_options *o0, size_t
     return muonref_fail(err, MUONREF_EOPTION, "clip_grad_form is one value for the optimizer: group %zu has %s, "
                         "group 0 %s", g, muonref_clip_form_name(o->clip_grad_form),
                         muonref_clip_form_name(o0->clip_grad_form));
+  if (o->grad_accumulation != o0->grad_accumulation)
+    return muonref_fail(err, MUONREF_EOPTION, "grad_accumulation is one value for the optimizer: group %zu has %d, "
+                        "group 0 %d", g, o->grad_accumulation, o0->grad_accumulation);
   return MUONREF_OK;
 }
 
@@ -129,6 +133,7 @@ static void free_params(muonref_optimizer *opt)
     free(opt->params[i].state.exp_avg);
     free(opt->params[i].state.exp_avg_sq);
     free(opt->params[i].state.moment2);
+    free(opt->params[i].state.grad_accum);
   }
   free(opt->params);
 }
@@ -180,6 +185,8 @@ static int alloc_state(param *p)
   size_t n = p->route.numel;
   p->state.numel = n;
   p->state.use_muon = p->route.use_muon;
+  if (p->options->grad_accumulation > 0 && !(p->state.grad_accum = alloc_zeroed(n + !n)))
+    return 0;
   if (p->route.use_muon) {
     size_t m2 = muonref_moment2_numel(p->options, &p->route);
     p->state.moment2_numel = m2;
@@ -934,6 +941,39 @@ static void clip_update_fault(muonref_optimizer *opt, float *const *params)
 }
 #endif
 
+/* Whether parameter p updates in this step: always without grad_accumulation; under it (spec/muon.md
+ * 3.3) at its N-th micro-step, keras' `is_update_step = (self._iterations + 1) %
+ * self.gradient_accumulation_steps == 0` on the parameter's own count of micro-steps. */
+static int accum_update(const param *p)
+{
+  int n = p->options->grad_accumulation;
+  return n <= 0 || (p->state.accum_calls + 1) % n == 0;
+}
+
+/* Under grad_accumulation N, the copy d (n floats, the gradient after maximize and the loss scale) of
+ * parameter p becomes what the step keeps: at a micro-step that is not the N-th the new accumulator
+ * R32(A + d), at the N-th the gradient it steps with, R32(R32(d + A) / N) (keras base_optimizer.py
+ * _backend_increment_gradient_accumulators `g + acc_g`; _update_step_fn `(g + acc_g) / steps`).
+ * Returns 1 when a value is not finite (the step is then refused, nothing written). */
+static int accumulate(const muonref_optimizer *opt, const param *p, float *d, size_t n)
+{
+  const float *a = p->state.grad_accum;
+  int bad = 0;
+  (void)opt; /* FAULT_IS only */
+  float steps = FAULT_IS(opt, KERAS_ACCUMULATION_SUM) ? 1.0f : (float)p->options->grad_accumulation;
+  if (!accum_update(p))
+    for (size_t j = 0; j < n; j++) {
+      d[j] = a[j] + d[j];
+      bad |= !isfinite(d[j]);
+    }
+  else
+    for (size_t j = 0; j < n; j++) {
+      d[j] = (d[j] + a[j]) / steps;
+      bad |= !isfinite(d[j]);
+    }
+  return bad;
+}
+
 /* The clipping of the copies in opt->clipped (k of them, in parameter
  * order, opt->sumsq their binary64 sums of squares): Megatron's (the
  * coefficient from the global norm, below 1 only; not under the fault
@@ -950,33 +990,45 @@ static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_
   double s = update_fault ? 1.0 : muonref_clip_global(o, sqrt(total), opt->sumsq, k);
   k = 0;
   for (size_t i = 0; i < opt->n_params; i++)
-    if (grads[i].data)
+    if (grads[i].data && accum_update(&opt->params[i]))
       muonref_clip_gradient(o, opt->clipped + opt->clip_off[i], opt->params[i].route.numel, s, opt->sumsq[k++]);
 }
 
 /* Sets opt->gptr[i], the gradient parameter i steps with: grads[i].data,
  * or missing_grad's, or, where the step transforms the gradients
- * (opt->clipped: maximize, loss_scale, any clipping), a copy made in the
- * ports' order (spec/muon.md 3, 3.1, 3.2): negated under maximize (exact),
- * divided by the loss scale, then clipped (clip_copies), the norms from
- * those copies (the sign does not change them). */
-static void clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
+ * (opt->clipped: maximize, loss_scale, accumulation, any clipping), a copy
+ * made in the ports' order (spec/muon.md 3, 3.1, 3.2, 3.3): negated under
+ * maximize (exact), divided by the loss scale, accumulated (accumulate),
+ * then clipped (clip_copies), the norms from those copies (the sign does
+ * not change them); NULL for a parameter that does not update in this step
+ * (a micro-step of grad_accumulation: its copy holds the new accumulator).
+ * Returns the first parameter whose accumulation is not finite, or
+ * n_params. */
+static size_t clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
 {
-  size_t k = 0;
+  size_t k = 0, bad = opt->n_params;
   for (size_t i = 0; i < opt->n_params; i++) {
-    opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, &opt->params[i]);
+    const param *p = &opt->params[i];
+    opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, p);
     if (!opt->clipped || !grads[i].data)
       continue;
     float *d = opt->clipped + opt->clip_off[i];
-    size_t n = opt->params[i].route.numel;
-    muonref_grad_used(d, grads[i].data, n, opt->params[i].options->maximize, 1.0);
+    size_t n = p->route.numel;
+    muonref_grad_used(d, grads[i].data, n, p->options->maximize, 1.0);
     if (opt->groups[0].loss_scale > 0.0)
       muonref_grad_unscale(d, n, opt->groups[0].loss_scale);
-    opt->sumsq[k++] = muonref_grad_sumsq(d, n);
+    if (p->state.grad_accum && accumulate(opt, p, d, n) && bad == opt->n_params)
+      bad = i;
     opt->gptr[i] = d;
+    if (accum_update(p))
+      opt->sumsq[k++] = muonref_grad_sumsq(d, n);
   }
   if (opt->clipped)
     clip_copies(opt, grads, k);
+  for (size_t i = 0; i < opt->n_params; i++)
+    if (!accum_update(&opt->params[i]))
+      opt->gptr[i] = NULL;
+  return bad;
 }
 
 /* decay_method L2 and adam_l2 (options.h): each parameter with a nonzero
@@ -1049,11 +1101,14 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   int st;
   if (!readable(opt, params, grads) && (st = grad_checks(opt, params, grads, err)))
     return st;
-  clip_prepare(opt, grads);
+  size_t bad = clip_prepare(opt, grads);
   l2_prepare(opt, params);
   /* no gradient at all: no other check can fail; a step count at its limit refuses the step before any pass */
   if ((st = all_missing(opt, grads, err)) || (st = step_counts_fit(opt, err)))
     return st;
+  if (bad < opt->n_params)
+    return muonref_fail(err, MUONREF_ENUMERIC, "Step for parameter %zu would overflow binary32: its accumulated "
+                        "gradient (grad_accumulation) is not finite", bad);
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
@@ -1070,6 +1125,17 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
     const float *g = opt->gptr[i];
+    if (p->state.grad_accum) { /* spec/muon.md 3.3: a micro-step keeps its sum; the N-th empties it */
+      size_t n = p->route.numel;
+      if (!accum_update(p)) {
+        if (grads[i].data)
+          memcpy(p->state.grad_accum, opt->clipped + opt->clip_off[i], n * sizeof(float));
+        p->state.accum_calls++;
+        continue;
+      }
+      memset(p->state.grad_accum, 0, n * sizeof(float));
+      p->state.accum_calls = 0;
+    }
     if (!g) {
       muonref_state_missing_grad(p->options, &p->route, &p->state); /* keras: the optimizer's count */
       continue;
@@ -1104,6 +1170,31 @@ static int finite_buffer(const float *b, size_t n)
   return 1;
 }
 
+/* The accumulation of state st for parameter p (spec/muon.md 3.3): accum_calls within 0..N-1 under the
+ * options' grad_accumulation N, 0 without; grad_accum finite (NULL: zeros).  ESTATE, ENONFINITE. */
+static int accum_state_ok(const param *p, size_t i, const muonref_param_state *st, muonref_error *err)
+{
+  int n = p->options->grad_accumulation;
+  if (st->accum_calls < 0 || (n > 0 && st->accum_calls >= n) || (n <= 0 && st->accum_calls != 0))
+    return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: %ld micro-steps accumulated (accum_calls), "
+                        "the options' grad_accumulation %d takes 0 to %d", i, st->accum_calls, n, n > 1 ? n - 1 : 0);
+  if (n > 0 && st->grad_accum && !finite_buffer(st->grad_accum, p->route.numel))
+    return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: the gradient accumulator holds a "
+                        "non-finite value", i);
+  return MUONREF_OK;
+}
+
+static void accum_state_set(param *p, const muonref_param_state *st)
+{
+  if (!p->state.grad_accum)
+    return;
+  if (st->grad_accum)
+    memcpy(p->state.grad_accum, st->grad_accum, p->route.numel * sizeof(float));
+  else
+    memset(p->state.grad_accum, 0, p->route.numel * sizeof(float));
+  p->state.accum_calls = st->accum_calls;
+}
+
 int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_param_state *st,
                                 muonref_error *err)
 {
@@ -1121,7 +1212,11 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
                         opt->n_params);
   param *p = &opt->params[i];
   size_t n = p->route.numel;
+  int sa = accum_state_ok(p, i, st, err);
+  if (sa)
+    return sa;
   if (!st->initialized) {
+    accum_state_set(p, st);
     p->state.initialized = 0;
     p->state.step = 0;
     memset(p->route.use_muon ? p->state.momentum_buffer : p->state.exp_avg, 0, n * sizeof(float));
@@ -1154,6 +1249,7 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
                         "the options keep none", i, st->moment2_numel);
   if (!finite_buffer(b1, n) || !finite_buffer(b2, n) || (m2 && !finite_buffer(st->moment2, m2)))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
+  accum_state_set(p, st);
   p->state.initialized = 1;
   p->state.step = FAULT_IS(opt, STATE_STEP_RESET) ? 0 : st->step;
   if (p->route.use_muon) {

@@ -3,7 +3,7 @@
  * Layout, every integer and float little-endian, IEEE binary64 / binary32:
  *   magic "MUONSTAT" (8 bytes), version u32, profile (32 bytes, NUL-padded),
  *   n_groups u64, n_params u64;
- *   per group, format 11 (10, ..., 2: the same without the entries since format 11, 10, ..., 3):
+ *   per group, format 12 (11, ..., 2: the same without the entries since format 12, 11, ..., 3):
  *     every entry of core/option_fields.c's table in its order: a double as f64, an int or enum as i32, adam_dim_threshold as
  *     i64, coeffs as n_coeffs u32 then n_coeffs x (a, b, c) f64,
  *     exclude_patterns as n_exclude_patterns u32 then each pattern as its
@@ -18,7 +18,10 @@
  *     use_muon u32, step i64, numel u64, then when initialized the buffers
  *     as numel f32 each: momentum_buffer (Muon) or exp_avg, exp_avg_sq; a Muon
  *     state then (format 3 and later) moment2_numel u64 and as many f32 (the second
- *     moment of the Newton-Schulz output; 0 when the options keep none);
+ *     moment of the Newton-Schulz output; 0 when the options keep none); then
+ *     (format 12 and later) accum_calls u64 and, when the group's grad_accumulation
+ *     is above 0, numel f32: the gradient accumulator (spec/muon.md 3.3), also
+ *     for an uninitialized state;
  *   CRC-32 (zlib's crc32, the ISO-HDLC polynomial) of every byte before it,
  *   u32. */
 #include <errno.h>
@@ -173,6 +176,9 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
       put_f32s(&b, st.exp_avg, st.numel);
       put_f32s(&b, st.exp_avg_sq, st.numel);
     }
+    put_u64(&b, (uint64_t)st.accum_calls); /* since format 12 */
+    if (muonref_optimizer_group_options(opt, group)->grad_accumulation > 0)
+      put_f32s(&b, st.grad_accum, st.numel);
   }
   if (b.oom) {
     free(b.p);
@@ -359,6 +365,7 @@ void muonref_state_file_free(muonref_state_file *f)
     free(f->states[i].exp_avg);
     free(f->states[i].exp_avg_sq);
     free(f->states[i].moment2);
+    free(f->states[i].grad_accum);
   }
   free(f->options), free(f->param_group), free(f->shapes), free(f->states);
   memset(f, 0, sizeof *f);
@@ -502,6 +509,16 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
       if (!c->short_read && !(st->exp_avg_sq = get_buffer(c, numel, &nonfinite)) && !c->short_read)
         return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
     }
+    int accum = out->options[group].grad_accumulation;
+    uint64_t calls = version >= 12 ? get_u64(c) : 0;
+    if (!c->short_read && calls >= (uint64_t)(accum > 0 ? accum : 1))
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: %llu micro-steps accumulated, its group's "
+                          "grad_accumulation %d takes 0 to %d", path, i, (unsigned long long)calls, accum,
+                          accum > 1 ? accum - 1 : 0);
+    st->accum_calls = (long)calls;
+    if (accum > 0 && version >= 12 && !c->short_read && !(st->grad_accum = get_buffer(c, numel, &nonfinite)) &&
+        !c->short_read)
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
     if (nonfinite && !c->short_read)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: a state buffer holds a non-finite value", path, i);
   }

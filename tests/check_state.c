@@ -163,6 +163,74 @@ START_TEST(round_trip_is_bitwise)
 }
 END_TEST
 
+/* grad_accumulation (spec/muon.md 3.3): N = 3 micro-steps per update over make()'s two groups. */
+static muonref_optimizer *make_accum(int n)
+{
+  muonref_options a = tu_nemo(), b = tu_nemo();
+  b.lr = 0.5;
+  b.ns_format = MUONREF_NS_FP32;
+  a.grad_accumulation = b.grad_accumulation = n;
+  muonref_group g[2] = {{a, 2, SHAPES}, {b, 1, SHAPES + 2}};
+  muonref_error e;
+  muonref_optimizer *opt = muonref_optimizer_create(g, 2, &e);
+  ck_assert_msg(opt != NULL, "%s", e.message);
+  return opt;
+}
+
+/* The accumulator and the count of micro-steps are state: micro-steps move nothing, a save between them
+ * and a load resume bitwise where the first optimizer goes on, and the update is the plain optimizer's
+ * step with R32(R32(G3 + R32(G1 + G2)) / 3), the formula of spec/muon.md 3.3 */
+START_TEST(accumulation_round_trip)
+{
+  model m1, m0, gs[3];
+  init_model(&m1);
+  m0 = m1;
+  muonref_optimizer *a = make_accum(3), *b = make_accum(3), *plain = make(0.5, SHAPES);
+  for (int k = 0; k < 2; k++) {
+    step(a, &m1, 1, k);
+    gs[k] = m1;
+    ck_assert(memcmp(m1.w, m0.w, sizeof m1.w) == 0); /* a micro-step moves no parameter */
+  }
+  muonref_param_state st;
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, &st, NULL), MUONREF_OK);
+  ck_assert(!st.initialized && st.accum_calls == 2 && st.grad_accum);
+  for (int j = 0; j < 32; j++)
+    ck_assert(st.grad_accum[j] == gs[0].g[0][j] + gs[1].g[0][j]);
+  muonref_error e;
+  ck_assert_int_eq(muonref_state_save(a, "nemo", path("acc"), &e), MUONREF_OK);
+  ck_assert_msg(muonref_state_load(b, path("acc"), &e) == MUONREF_OK, "%s", e.message);
+  model m2 = m1;
+  step(a, &m1, 1, 2);
+  step(b, &m2, 1, 2);
+  ck_assert(memcmp(&m1, &m2, sizeof m1) == 0); /* resumed in phase: the 3rd micro-step updates */
+  ck_assert(memcmp(m1.w, m0.w, sizeof m1.w) != 0);
+  /* the plain optimizer fed the mean */
+  model mp = m0;
+  float *ps[NP];
+  muonref_grad gr[NP];
+  float mean[NP][32];
+  for (int i = 0; i < NP; i++) {
+    for (int j = 0; j < 32; j++)
+      mean[i][j] = (m1.g[i][j] + (gs[0].g[i][j] + gs[1].g[i][j])) / 3.0f;
+    ps[i] = mp.w[i];
+    gr[i] = (muonref_grad){mean[i], MUONREF_DENSE, MUONREF_FLOAT32};
+  }
+  ck_assert_msg(muonref_optimizer_step(plain, NP, ps, gr, &e) == MUONREF_OK, "%s", e.message);
+  ck_assert(memcmp(mp.w, m1.w, sizeof mp.w) == 0);
+  ck_assert_int_eq(muonref_optimizer_state(a, 0, &st, NULL), MUONREF_OK);
+  ck_assert(st.initialized && st.step == 1 && st.accum_calls == 0 && st.grad_accum[0] == 0.0f);
+  /* a count the options cannot have is refused, the state unchanged */
+  st.accum_calls = 3;
+  ck_assert_int_eq(muonref_optimizer_set_state(b, 0, &st, &e), MUONREF_ESTATE);
+  ck_assert_msg(strstr(e.message, "grad_accumulation 3 takes 0 to 2"), "%s", e.message);
+  ck_assert_int_eq(muonref_optimizer_set_state(plain, 0, &(muonref_param_state){0, 0, 0, 32, NULL, NULL, NULL, NULL,
+                                                                                   0, NULL, 1}, &e), MUONREF_ESTATE);
+  muonref_optimizer_free(a);
+  muonref_optimizer_free(b);
+  muonref_optimizer_free(plain);
+}
+END_TEST
+
 /* Loads `file` into an optimizer with state; asserts refusal with `status`,
  * a message containing `what`, and no change. */
 static void refused(muonref_optimizer *opt, const muonref_optimizer *snapshot, const char *file, int status,
@@ -217,10 +285,10 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
   memcpy(x, good, n);
-  x[8] = 12;
+  x[8] = 13;
   fix_crc(x, n);
   spill(path("x"), x, n);
-  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 12, this muonref reads versions 1 to 11");
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 13, this muonref reads versions 1 to 12");
   /* an empty profile name (with a matching CRC): a save writes "custom" for none, so one encoding */
   memcpy(x, good, n);
   memset(x + 12, 0, 32);
@@ -228,9 +296,10 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "the profile name is empty");
   /* a NaN in the last buffer with a matching CRC: caught by the content check (the last Muon state's
-   * momentum buffer ends before its second moment's count, u64 0, and the CRC) */
+   * momentum buffer ends before its second moment's count, u64 0, its count of micro-steps, u64 0, and
+   * the CRC) */
   memcpy(x, good, n);
-  memcpy(x + n - 16, &(uint32_t){0x7fc00000u}, 4);
+  memcpy(x + n - 24, &(uint32_t){0x7fc00000u}, 4);
   fix_crc(x, n);
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "non-finite");
@@ -461,9 +530,9 @@ START_TEST(option_table_covers_every_field)
   static char line[16384];
   int found = 0;
   while (!found && fgets(line, sizeof line, f))
-    found = !strncmp(line, "| each group (format 11) |", 26);
+    found = !strncmp(line, "| each group (format 12) |", 26);
   fclose(f);
-  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 11) |'");
+  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 12) |'");
   const char *at = line;
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *fl = &muonref_option_fields[i];
@@ -644,6 +713,31 @@ static int state_command_output(const char *file, char *out, size_t n)
   return WEXITSTATUS(rc);
 }
 
+/* The parameters of a saved file of this test's three (src: the first's group; no group accumulates) into
+ * dst without format 12's count of micro-steps (u64 after each state, spec/muon.md 11.1): its bytes. */
+static size_t strip_accum_calls(const unsigned char *src, unsigned char *dst)
+{
+  size_t at = 0, out = 0;
+  for (int i = 0; i < NP; i++) {
+    uint32_t ndim, init, muon;
+    uint64_t numel, m2 = 0;
+    memcpy(&ndim, src + at + 8, 4);
+    size_t head = 8 + 4 + 8 * (size_t)ndim;
+    memcpy(&init, src + at + head, 4), memcpy(&muon, src + at + head + 4, 4);
+    memcpy(&numel, src + at + head + 16, 8);
+    size_t len = head + 24;
+    if (init && muon) {
+      memcpy(&m2, src + at + len + 4 * numel, 8);
+      len += 4 * numel + 8 + 4 * m2;
+    } else if (init) {
+      len += 8 * numel;
+    }
+    memcpy(dst + out, src + at, len);
+    out += len, at += len + 8;
+  }
+  return out;
+}
+
 /* A file of format 3 (before timm's and optax's fields, decay_method and adam_eps_root: the same bytes without the entries
  * since format 4 at the end of each group's options, spec/muon.md 11.1), made here from a saved file: it loads, those fields read
  * as zero, and the state is the one saved. */
@@ -670,12 +764,12 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 88); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+  ck_assert_uint_eq(at - out, 2 * 92); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
                                         adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale,
                                         clip_grad_form, clip_grad_norm_each, clip_grad_value, loss_scale, ns_heads,
-                                        n_ns_split (no sizes), ns_split_mode, ns_split_scale */
-  memcpy(x + out, good + at, n - at);
-  out += n - at;
+                                        n_ns_split (no sizes), ns_split_mode, ns_split_scale, grad_accumulation */
+  out += strip_accum_calls(good + at, x + out); /* then the CRC's 4 bytes, rewritten below */
+  out += 4;
   fix_crc(x, out);
   spill(path("v3"), x, out);
   muonref_state_file f;
@@ -699,7 +793,7 @@ START_TEST(format_3_still_loads)
                              strstr(text, " ns_precondition frobenius, decay_method decoupled, adam_eps_root 0.0, adam_l2 0, "
                                           "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0, clip_grad_form megatron, "
                                           "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, ns_heads 0, ns_split [], "
-                                          "ns_split_mode rows, ns_split_scale own\n") &&
+                                          "ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -822,7 +916,7 @@ START_TEST(never_writes_what_it_refuses)
   ck_assert_int_eq(muonref_state_save(a, "nemo\x7f", path("s"), &e), MUONREF_EOPTION);
   /* a state at the limit */
   float buf[32] = {0};
-  muonref_param_state st = {1, 1, MUONREF_MAX_STEP, 32, buf, NULL, NULL, NULL, 0};
+  muonref_param_state st = {1, 1, MUONREF_MAX_STEP, 32, buf, NULL, NULL, NULL, 0, NULL, 0};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_OK);
   ck_assert_int_eq(muonref_state_save(a, NULL, path("s"), &e), MUONREF_OK);
   muonref_optimizer *b = make(0.5, SHAPES);
@@ -865,12 +959,12 @@ START_TEST(state_command)
                 strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
                 strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
                 strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5") &&
-                strstr(out, "format version 11") && strstr(out, " clip_grad_norm 0.0,") &&
+                strstr(out, "format version 12") && strstr(out, " clip_grad_norm 0.0,") &&
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
                 strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0, "
                                      "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, "
-                                     "ns_heads 0, ns_split [], ns_split_mode rows, ns_split_scale own\n"),
+                                     "ns_heads 0, ns_split [], ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);
@@ -901,6 +995,7 @@ int main(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120); /* about 1200 small files are written and read */
   tcase_add_test(tc, round_trip_is_bitwise);
+  tcase_add_test(tc, accumulation_round_trip);
   tcase_add_test(tc, every_corruption_is_refused_and_changes_nothing);
   tcase_add_test(tc, save_is_atomic_and_errors_are_named);
   tcase_add_test(tc, save_keeps_links_and_refuses_folders);

@@ -882,6 +882,23 @@ make_variant keras_3_10_no_kwargs "$work/keras_3_10_on_keras.py" \
     echo "FAIL: keras_3_10_no_kwargs: $(grep -m 1 '^explained\|^  diagnosis' "$work/keras_3_10_no_kwargs.out")"; status=1
   fi
 
+# 16g. keras' gradient_accumulation_steps (spec/muon.md 3.3): the keras port that takes the keyword and steps at
+# every micro-step, and one that steps with the sum of the micro-steps' gradients. The answer key, written before
+# the run: each told its fault for every GradAccumulation case (6 of 6), the first as the option not taken
+make_variant keras_accum_ignored torch_keras_port.py '        n = self.gradient_accumulation_steps' \
+  '        n = None' 2 2 &&
+  run_variant keras_accum_ignored Muon keras "$v/keras/keras_gradients.json" &&
+  if grep -q '^explained: keras_accumulation_ignored = gradient_accumulation_steps (any) -> 0 (6 of 6 failures' \
+      "$work/keras_accum_ignored.out"; then
+    diag keras_accum_ignored keras_accumulation_ignored
+  else
+    echo "FAIL: keras_accum_ignored: $(grep -m 1 '^explained\|^diagnosis' "$work/keras_accum_ignored.out")"; status=1
+  fi
+make_variant keras_accum_sum torch_keras_port.py \
+  "                grads = [(g + self.state[p]['gradient_accumulator']) / n for p, g in zip(active, grads)]" \
+  "                grads = [(g + self.state[p]['gradient_accumulator']) for p, g in zip(active, grads)]" &&
+  run_variant keras_accum_sum Muon keras "$v/keras/keras_gradients.json" && diag keras_accum_sum keras_accumulation_sum
+
 # 16e. A value hard-coded in the Muon branch only (stop 46's trial, point 2): the keller port's Muon decay fixed
 # at 0.01, its AdamW groups' as the case gives. The answer key, written before the run: every failure told
 # "weight_decay in Muon groups (any) -> 0.01" and no passing case broken (before: "weight_decay (any) -> 0.01"

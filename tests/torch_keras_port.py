@@ -4,7 +4,8 @@ no upstream code): the profile `keras`, keras-team/keras @3422977a.
 
     Muon(params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
          adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004,
-         clipnorm=None, clipvalue=None, global_clipnorm=None, loss_scale_factor=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+         clipnorm=None, clipvalue=None, global_clipnorm=None, loss_scale_factor=None,
+         gradient_accumulation_steps=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
          muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
          ns_steps=5, nesterov=True, rms_rate=0.2)
 
@@ -23,7 +24,12 @@ or AdamW (keras.md 6) update; then iterations + 1.  Routing (keras.md 7):
 AdamW unless exactly 2-D, for a path containing "embedding" (any case) under
 exclude_embeddings, or one where an exclude_layers regular expression is
 found (re.search).  Every parameter's state holds `step` = iterations (the
-optimizer's count; the results protocol's step).  Used by
+optimizer's count; the results protocol's step).  gradient_accumulation_steps N
+(spec/muon.md 3.3; set: at least 2): a step that is not the N-th of its micro-steps
+only adds each gradient (after the unscaling) into the variable's accumulator; the
+N-th steps with (g + acc) / N, clipped after, and zeroes every accumulator;
+`iterations` counts the N-th steps (keras' `_iterations // N`), the state keeps
+the count of calls too.  Used by
 vectors/drivers/torch_driver.py with the adapter `keras`."""
 import math
 import re
@@ -64,11 +70,15 @@ def _f32(v):
 class Muon(torch.optim.Optimizer):
     def __init__(self, params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, adam_weight_decay=0.004,
                  epsilon=1e-7, weight_decay=0.004, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 loss_scale_factor=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
-                 muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True,
-                 rms_rate=0.2, **kwargs):
+                 loss_scale_factor=None, gradient_accumulation_steps=None, exclude_layers=None,
+                 exclude_embeddings=True, muon_a=3.4445, muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1,
+                 momentum=0.95, ns_steps=5, nesterov=True, rms_rate=0.2, **kwargs):
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        if gradient_accumulation_steps and not gradient_accumulation_steps >= 2:  # BaseOptimizer.__init__
+            raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps}")
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:  # keras.md 2
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
@@ -80,7 +90,13 @@ class Muon(torch.optim.Optimizer):
                         muon_a=muon_a, muon_b=muon_b, muon_c=muon_c, adam_lr_ratio=adam_lr_ratio,
                         momentum=momentum, ns_steps=ns_steps, nesterov=nesterov, rms_rate=rms_rate)
         super().__init__(params, defaults)
-        self.iterations = 0
+        self.calls = 0  # keras' _iterations: every apply
+
+    @property
+    def iterations(self):
+        """keras' `iterations`: `_iterations // gradient_accumulation_steps` under accumulation."""
+        n = self.gradient_accumulation_steps
+        return self.calls // n if n else self.calls
 
     MUON_NDIMS = (2,)  # keras.md 7: exactly 2-D (v3.10 to v3.12 also 3-D: tests/torch_keras_3_10_port.py)
 
@@ -102,6 +118,8 @@ class Muon(torch.optim.Optimizer):
             state['momentum'] = torch.zeros_like(p, memory_format=torch.preserve_format)
             if self.should_use_adamw(p, o):
                 state['velocity'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            if self.gradient_accumulation_steps:
+                state['gradient_accumulator'] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
     # -- keras.md 1: the base optimizer's _clip_gradients, every number a float32 tensor
     def _clip_gradients(self, grads):
@@ -172,20 +190,31 @@ class Muon(torch.optim.Optimizer):
         grads = [p.grad for p in active]
         if self.loss_scale_factor is not None:  # keras.md 1: BaseOptimizer.apply unscales first
             grads = [g / self.loss_scale_factor for g in grads]
-        grads = self._clip_gradients(grads)
-        for p in active:
-            self._apply_weight_decay(p, o)
-        for p, g in zip(active, grads):
-            if 'velocity' in self.state[p]:
-                self._adamw_update_step(g, p, lr * o['adam_lr_ratio'], o)
-            else:
-                self._muon_update_step(g, p, lr, o)
-        self.iterations += 1
+        n = self.gradient_accumulation_steps
+        if n and (self.calls + 1) % n != 0:  # spec/muon.md 3.3: a micro-step adds, nothing else
+            for p, g in zip(active, grads):
+                acc = self.state[p]['gradient_accumulator']
+                acc.copy_(g + acc)
+        else:
+            if n:
+                grads = [(g + self.state[p]['gradient_accumulator']) / n for p, g in zip(active, grads)]
+            grads = self._clip_gradients(grads)
+            for p in active:
+                self._apply_weight_decay(p, o)
+            for p, g in zip(active, grads):
+                if 'velocity' in self.state[p]:
+                    self._adamw_update_step(g, p, lr * o['adam_lr_ratio'], o)
+                else:
+                    self._muon_update_step(g, p, lr, o)
+            for p in params if n else ():  # every accumulator, also of a variable without a gradient
+                self.state[p]['gradient_accumulator'].zero_()
+        self.calls += 1
         for p in params:
             self.state[p]['step'] = self.iterations
+            self.state[p]['calls'] = self.calls
         return loss
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
-        steps = [s['step'] for s in self.state.values() if 'step' in s]
-        self.iterations = int(max(steps)) if steps else 0
+        calls = [s['calls'] for s in self.state.values() if 'calls' in s]
+        self.calls = int(max(calls)) if calls else 0

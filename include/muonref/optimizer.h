@@ -75,7 +75,12 @@ MUONREF_API const muonref_route *muonref_optimizer_route(const muonref_optimizer
  * finite binary32 values (gradients near FLT_MAX, an element that rounds
  * to bf16 infinity, coefficients that make the iteration diverge) is
  * refused the same way with MUONREF_ENUMERIC ("Step for parameter I would
- * overflow binary32: ..."), never stored as Inf or NaN.
+ * overflow binary32: ..."), never stored as Inf or NaN.  Under
+ * grad_accumulation N (options.h, spec/muon.md 3.3) a step that is not a
+ * parameter's N-th micro-step only adds its gradient into the parameter's
+ * accumulator (a sum that is not finite is refused the same way: "Step for
+ * parameter I would overflow binary32: its accumulated gradient
+ * (grad_accumulation) is not finite").
  * Returns MUONREF_OK, MUONREF_EGRAD, MUONREF_ENONFINITE, MUONREF_ENUMERIC,
  * MUONREF_EOPTION (NULL opt, params or grads; params[i] NULL where grads[i]
  * has data; "muonref_optimizer_step: n_params is N, the optimizer has M
@@ -100,7 +105,9 @@ MUONREF_API MUONREF_NODISCARD int muonref_optimizer_state(const muonref_optimize
  * each, stay the caller's).  An uninitialized *st clears the state.  Errors leave the state unchanged: MUONREF_ESTATE when
  * st->use_muon differs from the parameter's routing, st->numel from its size,
  * a needed buffer is NULL, step < 1 for an initialized state, step above
- * MUONREF_MAX_STEP, initialized or use_muon not 0 or 1, or st NULL; also
+ * MUONREF_MAX_STEP, initialized or use_muon not 0 or 1, or st NULL,
+ * accum_calls outside 0..N-1 under the options' grad_accumulation N (0
+ * without it; grad_accum NULL reads as zeros); also
  * MUONREF_ENONFINITE for a non-finite buffer value, MUONREF_ENOMEM;
  * MUONREF_EOPTION for opt NULL. */
 MUONREF_API MUONREF_NODISCARD int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i,

@@ -673,6 +673,14 @@ typedef struct muonref_options {
                                writes from it), both branches, before clipping and L2 (kozistr/
                                pytorch_optimizer base/optimizer.py @7a076d2f `maximize_gradient`:
                                `grad.neg_()`, called first in Muon.step and AdaMuon.step); 0: descends */
+  int grad_accumulation;    /* >= 0; 0: off.  N >= 1: a step is one of N micro-steps; optimizer-wide (the
+                               first group's value).  A micro-step that is not the N-th adds its gradients
+                               (after maximize and loss_scale) into an accumulator, A <- R32(A + G), and
+                               changes nothing else; the N-th steps with R32(R32(G + A) / N) (clipping,
+                               decay and both branches on that) and empties every accumulator (spec/muon.md
+                               3.3; keras' gradient_accumulation_steps, base_optimizer.py
+                               _backend_apply_gradients: `is_update_step = (self._iterations + 1) %
+                               self.gradient_accumulation_steps == 0`, `(g + acc_g) / steps`) */
 
   /* --- momentum (spec/muon.md 6) --- */
   double momentum;           /* beta, 0 <= beta < 1 */

@@ -22,7 +22,13 @@ extern "C" {
  * second moment of the Newton-Schulz output (moment2 not NONE, spec/muon.md
  * 7.4) also has moment2, moment2_numel floats (muonref_moment2_numel): the
  * EMA v, row-major over its shape (muonref_moment2_shape); else moment2 is
- * NULL and moment2_numel 0. */
+ * NULL and moment2_numel 0.  Under grad_accumulation N >= 1 (options.h,
+ * spec/muon.md 3.3) grad_accum holds numel floats, the gradients added since
+ * the last update (zeros after it), and accum_calls counts the micro-steps
+ * since then (0 <= accum_calls < N), whether or not the parameter had a
+ * gradient: the optimizer's count, the same for every parameter; without it
+ * grad_accum is NULL and accum_calls 0.  A state with accum_calls > 0 exists
+ * before the parameter's first update: initialized then stays 0. */
 typedef struct muonref_param_state {
   int initialized;
   int use_muon;
@@ -33,6 +39,8 @@ typedef struct muonref_param_state {
   float *exp_avg_sq;
   float *moment2;
   size_t moment2_numel;
+  float *grad_accum;
+  long accum_calls;
 } muonref_param_state;
 
 #ifdef __cplusplus

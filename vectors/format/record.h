@@ -63,7 +63,7 @@ typedef struct muonref_test_port {
 /* One row of a catalogue of checks as a record holds it (core/checks.h's
  * muonref_check, its text inline). */
 typedef struct muonref_record_check {
-  char field[16];
+  char field[24];
   muonref_check_rule rule;
   int lo, hi;        /* MUONREF_RULE_RANGE: INT_MIN, INT_MAX where "min", "max" is absent */
   int late;          /* "late": runs after the optax fields (optax's own position) */

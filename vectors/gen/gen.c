@@ -396,6 +396,12 @@ static const flag_note NOTES[] = {
    "(a clamp), each computed in float32, after loss_scale_factor's division", "a port clipping each gradient by the "
    "global norm (or every gradient by each one's), leaving the loss scale in, or ignoring an option moves the AdamW moments and the Muon momentum by other amounts over steps whose "
    "norms differ", {"spec/muon.md section 3.2", "spec/profiles/keras.md section 1"}, {"keras_clipnorm_global"}},
+  {"GradAccumulation", "BASIC", "keras' gradient_accumulation_steps N: a micro-step that is not the N-th adds its "
+   "gradients (after loss_scale_factor's division) into an accumulator per variable and moves nothing; the N-th "
+   "updates with R32(R32(G + A) / N), clipped after the division, and empties every accumulator", "a port that "
+   "ignores the option, sums without dividing, clips the micro-steps' gradients or loses the accumulator in a state "
+   "round trip moves the parameters by other amounts", {"spec/muon.md section 3.3", "spec/profiles/keras.md section 13"},
+   {"keras_accumulation_ignored", "keras_accumulation_sum"}},
   {"TaggedEmbedding", "BASIC", "a 2-D parameter tagged is_embedding_or_output_parameter (use_muon false) takes AdamW "
    "(Megatron's routing: the tag, else ndim != 1)", "a port routing by shape alone sends the embedding (or its tied "
    "replica, bug-reports B02) to Muon", {"spec/muon.md section 2", "spec/profiles/megatron.md section 3"},

@@ -1960,6 +1960,49 @@ static void gradients_clip_keras(gen_ctx *g)
   }
 }
 
+/* keras' gradient_accumulation_steps (grad_accumulation; spec/muon.md 3.3, keras-team/keras
+ * base_optimizer.py @3422977a _backend_apply_gradients): a micro-step that is not the N-th only adds its
+ * gradients into the accumulators, the N-th steps with R32(R32(G + A) / N) and empties them.  The
+ * kernel, bias and embedding of the clipping cases (keras' one group); N(0, 1) gradients of global norm 2
+ * where a case does not say otherwise. */
+static void gradients_accumulation(gen_ctx *g)
+{
+  static const struct { const char *what; int n, steps, round_trip, missing; double each, scale; } C[] = {
+    {"gradient_accumulation_steps 2, four micro-steps: updates at the 2nd and 4th with the mean of two gradients, "
+     "nothing moves at the 1st and 3rd", 2, 4, 0, 0, 0.0, 0.0},
+    {"gradient_accumulation_steps 3, five micro-steps: one update at the 3rd, two micro-steps pending at the end "
+     "(in the accumulators, not the parameters)", 3, 5, 0, 0, 0.0, 0.0},
+    {"gradient_accumulation_steps 3, a state round trip after the 2nd micro-step: the accumulated sum and the count "
+     "of micro-steps survive it, the 3rd updates with the mean of all three", 3, 4, 2, 0, 0.0, 0.0},
+    {"gradient_accumulation_steps 2 with clipnorm 1.0: the mean of the two gradients is clipped, not each "
+     "micro-step's (global norms 4, 4, 0.5, 0.5)", 2, 4, 0, 0, 1.0, 0.0},
+    {"gradient_accumulation_steps 2 with loss_scale_factor 1024: each micro-step's gradient unscaled before it is "
+     "added (global norms 2048 each)", 2, 4, 0, 0, 0.0, 1024.0},
+    {"gradient_accumulation_steps 2, the bias without a gradient at the 2nd micro-step: it does not move, and its "
+     "pending sum is emptied with every other (keras resets all accumulators)", 2, 4, 0, 1, 0.0, 0.0},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.004);
+    o.grad_accumulation = C[k].n, o.clip_grad_norm_each = C[k].each, o.loss_scale = C[k].scale;
+    gen_step_case c;
+    begin(&c, C[k].what, &o);
+    param(g, &c, "dense.kernel", shape2(16, 32), 0);
+    int bias = param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+    param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+    for (int s = 0; s < C[k].steps; s++) {
+      double norm = C[k].scale > 0.0 ? 2.0 * C[k].scale : C[k].each > 0.0 ? (s < 2 ? 4.0 : 0.5) : 2.0;
+      grads_global_norm(g, &c, s, norm);
+    }
+    if (C[k].missing) {
+      free(c.grads[1][bias]);
+      c.grads[1][bias] = NULL;
+    }
+    c.round_trip_after = C[k].round_trip;
+    flags(&c, "GradAccumulation", C[k].round_trip ? "StateRoundTrip" : NULL, NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 /* maximize (options.h; kozistr/pytorch_optimizer's `maximize`, spec/profiles/pytorch_optimizer.md 4): every
  * gradient negated first, in place.  A structured Muon matrix (exact in bf16) and a bias on AdamW, with the
  * profile's Nesterov, then without it and with a decoupled decay: p.grad holds the Nesterov input of -G, or -G
@@ -2104,6 +2147,8 @@ void gen_area_gradients(gen_ctx *g)
     gradients_clip_keras(g);
   if (has_field_key(g, offsetof(muonref_options, loss_scale))) /* the same: keras' loss_scale_factor */
     gradients_loss_scale(g);
+  if (has_field_key(g, offsetof(muonref_options, grad_accumulation))) /* the same: keras' accumulation */
+    gradients_accumulation(g);
 }
 
 /* ---- Newton-Schulz ---- */
@@ -3030,6 +3075,22 @@ static void errors_keras(gen_ctx *g)
   if (has_field_key(g, offsetof(muonref_options, clip_grad_norm_each)))
     for (size_t k = 0; k < sizeof C / sizeof C[0]; k++)
       error_case(g, C[k].what, C[k].opt, "EOPTION", C[k].msg, C[k].result);
+  /* gradient_accumulation_steps (spec/muon.md 3.3): BaseOptimizer.__init__ refuses a value that is set and below 2
+   * (`if gradient_accumulation_steps: if not gradient_accumulation_steps >= 2`), before its clipping check; after
+   * the cases above */
+  static const struct { const char *what, *opt, *msg; } A[] = {
+    {"gradient_accumulation_steps 1: BaseOptimizer.__init__ refuses (at least 2 where set)",
+     "{\"gradient_accumulation_steps\": 1}",
+     "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps=1"},
+    {"gradient_accumulation_steps -2: refused, in the same words", "{\"gradient_accumulation_steps\": -2}",
+     "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps=-2"},
+    {"gradient_accumulation_steps 1 with clipnorm and clipvalue both set: the accumulation is checked first",
+     "{\"gradient_accumulation_steps\": 1, \"clipnorm\": 1.0, \"clipvalue\": 0.5}",
+     "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps=1"},
+  };
+  if (has_field_key(g, offsetof(muonref_options, grad_accumulation)))
+    for (size_t k = 0; k < sizeof A / sizeof A[0]; k++)
+      error_case(g, A[k].what, A[k].opt, "EOPTION", A[k].msg, NULL);
 }
 
 void gen_area_errors(gen_ctx *g)

@@ -142,12 +142,14 @@ typedef struct sim {
                                         update moves under a binary32 Newton-Schulz error (m2_sensitivity),
                                         summed over the Muon steps; else NULL */
   int m2_capped[GEN_MAX_PARAMS];     /* moment2 element: elements whose sqrt(v / bc) is within 2 e */
+  float *acc[GEN_MAX_PARAMS];        /* grad_accumulation: each parameter's accumulator (st[i].accum_calls
+                                        its micro-steps), else NULL */
 } sim;
 
 static void sim_free(sim *s, int n)
 {
   for (int i = 0; i < n; i++) {
-    free(s->p[i]), free(s->grad_l2[i]), free(s->m2_sens[i]);
+    free(s->p[i]), free(s->grad_l2[i]), free(s->m2_sens[i]), free(s->acc[i]);
     free(s->st[i].momentum_buffer), free(s->st[i].exp_avg), free(s->st[i].exp_avg_sq), free(s->st[i].moment2);
   }
 }
@@ -177,31 +179,50 @@ static int clip_copies(const muonref_options *o, float **copies, const size_t *n
   return st;
 }
 
+/* Whether parameter i steps at this micro-step under grad_accumulation n (spec/muon.md 3.3; always
+ * without it): keras' `(self._iterations + 1) % self.gradient_accumulation_steps == 0`. */
+static int accum_update(int n, const sim *s, int i) { return n <= 0 || (s->st[i].accum_calls + 1) % n == 0; }
+
 /* The gradients step k uses, where they are not the case's, made in the
- * port's order (spec/muon.md 3, 3.1, 3.2): under maximize (options.h, each
- * parameter's group) the gradient negated, exactly; with a loss scale
+ * port's order (spec/muon.md 3, 3.1, 3.2, 3.3): under maximize (options.h,
+ * each parameter's group) the gradient negated, exactly; with a loss scale
  * (options.h loss_scale, the first group's value, as every field below:
  * one for the optimizer) divided by it, as the port's binary32 division
- * (grad.h); with clipping, clip_copies.  clipped[i] gets such a copy of
+ * (grad.h); under grad_accumulation N added to the accumulator s->acc[i]:
+ * at a micro-step that is not the N-th, R32(A + G) goes to accnew[i] and
+ * the parameter does not step, at the N-th it steps with R32(R32(G + A) /
+ * N) (each one binary32 operation, so exact then rounded); with clipping,
+ * clip_copies over the gradients that step.  clipped[i] gets such a copy of
  * parameter i's gradient (freed by the caller; every present gradient's
- * where the loss scale or clipping is on), or stays NULL where the step
- * uses the case's own. */
-static int clip_step(const gen_step_case *c, int k, float **clipped, muonref_error *err)
+ * where the loss scale, accumulation or clipping is on), or stays NULL
+ * where the step uses the case's own or (accumulation) does not step. */
+static int clip_step(const gen_step_case *c, int k, const sim *s, float **clipped, float **accnew, muonref_error *err)
 {
   muonref_options o0 = gen_step_options(c, k, 0);
   size_t numel[GEN_MAX_PARAMS];
+  int acc = o0.grad_accumulation;
   int all = o0.clip_grad_norm > 0.0 || o0.clip_grad_norm_each > 0.0 || o0.clip_grad_value > 0.0 ||
-            o0.loss_scale > 0.0;
+            o0.loss_scale > 0.0 || acc > 0;
   for (int i = 0; i < c->n_params; i++) {
     numel[i] = muonref_shape_numel(&c->shapes[i]);
     int neg = gen_step_options(c, k, c->group_of[i]).maximize;
     if (!c->grads[k][i] || (!all && !neg))
       continue;
-    if (!(clipped[i] = malloc(numel[i] * sizeof(float))))
+    float *d = malloc(numel[i] * sizeof(float) + 1);
+    if (!d)
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
-    muonref_grad_used(clipped[i], c->grads[k][i], numel[i], neg, 1.0);
+    muonref_grad_used(d, c->grads[k][i], numel[i], neg, 1.0);
     if (o0.loss_scale > 0.0)
-      muonref_grad_unscale(clipped[i], numel[i], o0.loss_scale);
+      muonref_grad_unscale(d, numel[i], o0.loss_scale);
+    if (acc > 0 && !accum_update(acc, s, i)) {
+      for (size_t j = 0; j < numel[i]; j++)
+        d[j] = s->acc[i][j] + d[j];
+      accnew[i] = d;
+      continue;
+    }
+    for (size_t j = 0; acc > 0 && j < numel[i]; j++)
+      d[j] = (d[j] + s->acc[i][j]) / (float)acc;
+    clipped[i] = d;
   }
   return all ? clip_copies(&o0, clipped, numel, c->n_params, err) : MUONREF_OK;
 }
@@ -301,15 +322,27 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     s->st[i].exp_avg = calloc(n, sizeof(float));
     s->st[i].exp_avg_sq = calloc(n, sizeof(float));
     s->st[i].moment2 = calloc(n, sizeof(float)); /* the second moment holds at most numel floats */
+    if (gen_step_options(c, 0, 0).grad_accumulation > 0)
+      s->acc[i] = calloc(n + 1, sizeof(float));
     for (size_t j = 0; j < n; j++)
       s->max_param[i] = fmax(s->max_param[i], fabs(c->init[i][j]));
   }
   for (int k = 0; k < c->n_steps; k++) {
-    float *clipped[GEN_MAX_PARAMS] = {0};
-    int st = clip_step(c, k, clipped, err);
+    float *clipped[GEN_MAX_PARAMS] = {0}, *accnew[GEN_MAX_PARAMS] = {0};
+    int st = clip_step(c, k, s, clipped, accnew, err);
     for (int i = 0; !st && i < c->n_params; i++) {
       const float *gr = clipped[i] ? clipped[i] : c->grads[k][i];
       muonref_options o = gen_step_options(c, k, c->group_of[i]); /* as set in param_groups before step k */
+      if (s->acc[i] && !accum_update(o.grad_accumulation, s, i)) { /* a micro-step: the sum only (3.3) */
+        if (accnew[i])
+          memcpy(s->acc[i], accnew[i], muonref_shape_numel(&c->shapes[i]) * sizeof(float));
+        s->st[i].accum_calls++;
+        continue;
+      }
+      if (s->acc[i]) { /* the N-th: every accumulator emptied, also of a parameter without a gradient */
+        memset(s->acc[i], 0, muonref_shape_numel(&c->shapes[i]) * sizeof(float));
+        s->st[i].accum_calls = 0;
+      }
       if (!gr && o.missing_grad != MUONREF_MISSING_GRAD_ZEROS && !o.adam_step_global)
         continue; /* skipped; under ZEROS the reference steps with a zero gradient; keras counts the step */
       o.ns_format = format;
@@ -351,7 +384,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       }
     }
     for (int i = 0; i < c->n_params; i++)
-      free(clipped[i]);
+      free(clipped[i]), free(accnew[i]);
     if (st)
       return st;
   }

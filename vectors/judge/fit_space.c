@@ -92,6 +92,7 @@ static const searched SEARCHED[] = {
   {"clip_grad_value", MUONREF_FIT_STEP, {0.0, NAN}, NULL},
   {"loss_scale", MUONREF_FIT_STEP, {0.0, NAN}, NULL}, /* keras' loss_scale_factor left out */
   {"maximize", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* every gradient negated: a port that ascends */
+  {"grad_accumulation", MUONREF_FIT_STEP, {0, NAN}, NULL}, /* keras' gradient_accumulation_steps ignored */
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},
   /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
   {"moment2", MUONREF_FIT_MUON, {NAN}, NULL},
