@@ -885,8 +885,9 @@ make_variant keras_3_10_no_kwargs "$work/keras_3_10_on_keras.py" \
 # 16g. keras' gradient_accumulation_steps (spec/muon.md 3.3): the keras port that takes the keyword and steps at
 # every micro-step, and one that steps with the sum of the micro-steps' gradients. The answer key, written before
 # the run: each told its fault for every GradAccumulation case (6 of 6), the first as the option not taken
-make_variant keras_accum_ignored torch_keras_port.py '        n = self.gradient_accumulation_steps' \
-  '        n = None' 2 2 &&
+make_variant keras_accum_ignored torch_keras_port.py \
+  '        self.gradient_accumulation_steps = gradient_accumulation_steps' \
+  '        self.gradient_accumulation_steps = None' &&
   run_variant keras_accum_ignored Muon keras "$v/keras/keras_gradients.json" &&
   if grep -q '^explained: keras_accumulation_ignored = gradient_accumulation_steps (any) -> 0 (6 of 6 failures' \
       "$work/keras_accum_ignored.out"; then

@@ -2001,6 +2001,20 @@ static void gradients_accumulation(gen_ctx *g)
     flags(&c, "GradAccumulation", C[k].round_trip ? "StateRoundTrip" : NULL, NULL);
     gen_add_step(g, &c);
   }
+  /* AdamW variables only (no Newton-Schulz: what PyTorch 1.13 CPU's bf16 cannot change), gradients of about 1e-6
+   * where keras' epsilon 1e-7 is of the order of sqrt(v): a port that steps at every micro-step, or with the sum
+   * (whose scale Adam's quotient alone would hide), moves them otherwise */
+  muonref_options o = base(g, 0.02, 0.004);
+  o.grad_accumulation = 2;
+  gen_step_case c;
+  begin(&c, "gradient_accumulation_steps 2 on AdamW variables only (a bias and an embedding), gradients N(0, 1) times 1e-6, "
+            "where epsilon 1e-7 is of the order of sqrt(v): four micro-steps", &o);
+  int b = param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+  int e = param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+  for (int s = 0; s < 4; s++)
+    grad_normal(g, &c, s, b, 1e-6), grad_normal(g, &c, s, e, 1e-6);
+  flags(&c, "GradAccumulation", NULL, NULL);
+  gen_add_step(g, &c);
 }
 
 /* maximize (options.h; kozistr/pytorch_optimizer's `maximize`, spec/profiles/pytorch_optimizer.md 4): every
