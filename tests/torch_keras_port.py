@@ -211,10 +211,11 @@ class Muon(torch.optim.Optimizer):
         self.calls += 1
         for p in params:
             self.state[p]['step'] = self.iterations
-            self.state[p]['calls'] = self.calls
+            if n:  # keras' _iterations, which iterations does not give back under accumulation
+                self.state[p]['calls'] = self.calls
         return loss
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
-        calls = [s['calls'] for s in self.state.values() if 'calls' in s]
+        calls = [s['calls'] if 'calls' in s else s['step'] for s in self.state.values() if 'step' in s]
         self.calls = int(max(calls)) if calls else 0
