@@ -263,7 +263,7 @@ static int run_step(const ref_args *a, const json_t *j)
   float *b1 = calloc(r.numel, sizeof(float)), *b2 = calloc(r.numel, sizeof(float));
   float *b3 = calloc(r.numel, sizeof(float)); /* the second moment: at most numel floats */
   muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2,
-                            r.use_muon ? b3 : NULL, 0, NULL, 0};
+                            r.use_muon ? b3 : NULL, 0, NULL, 0, NULL};
   size_t n_steps = single ? 1 : json_array_size(gl);
   for (size_t k = 0; !rc && k < n_steps; k++) {
     muonref_tensor g;

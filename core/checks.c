@@ -40,6 +40,7 @@ int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, si
 static double real_of(const muonref_options *o, const char *f)
 {
   return !strcmp(f, "lr")             ? o->lr
+         : !strcmp(f, "ema_momentum") ? o->ema_momentum
          : !strcmp(f, "momentum")     ? o->momentum
          : !strcmp(f, "weight_decay") ? o->weight_decay
          : !strcmp(f, "ns_eps")       ? o->ns_eps
@@ -50,7 +51,8 @@ static double real_of(const muonref_options *o, const char *f)
 static int real_ok(muonref_check_rule r, double x)
 {
   return isfinite(x) && (r == MUONREF_RULE_FINITE || (r == MUONREF_RULE_NONNEGATIVE && x >= 0.0) ||
-                         (r == MUONREF_RULE_UNIT && x >= 0.0 && x < 1.0));
+                         (r == MUONREF_RULE_UNIT && x >= 0.0 && x < 1.0) ||
+                         (r == MUONREF_RULE_UNIT_CLOSED && x >= 0.0 && x <= 1.0));
 }
 
 /* Whether row c holds for o; the value as printed into val. */
@@ -68,9 +70,12 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
     return (v[0] != 0.0) + (v[1] != 0.0) + (v[2] != 0.0) <= 1;
   }
   case MUONREF_RULE_RANGE: {
-    int accum = !strcmp(c->field, "grad_accumulation"), x = accum ? o->grad_accumulation : o->ns_steps;
+    int accum = !strcmp(c->field, "grad_accumulation"), ema = !strcmp(c->field, "ema_overwrite");
+    int x = accum ? o->grad_accumulation : ema ? o->ema_overwrite : o->ns_steps;
     snprintf(val, n, "%d", x);
-    return (accum && x == 0) || (x >= c->lo && x <= c->hi); /* grad_accumulation 0 is off: keras' None */
+    if (ema && !o->use_ema) /* keras checks it under use_ema only */
+      return 1;
+    return ((accum || ema) && x == 0) || (x >= c->lo && x <= c->hi); /* 0 is keras' None: off */
   }
   case MUONREF_RULE_COEFFS_MULTIPLE: /* the two values, each ended by a NUL */
     snprintf(val, n, "%d%c%d", o->ns_steps, 0, o->n_coeffs);
@@ -85,6 +90,8 @@ static int holds(const muonref_check *c, const muonref_options *o, char *val, si
       return real_ok(c->rule, o->adam_beta1) && real_ok(c->rule, o->adam_beta2);
     }
     muonref_py_float(val, n, real_of(o, c->field));
+    if (!strcmp(c->field, "ema_momentum") && !o->use_ema) /* keras checks it under use_ema only */
+      return 1;
     return real_ok(c->rule, real_of(o, c->field));
   }
 }
@@ -115,7 +122,7 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
 }
 
 static const char *const RULE_NAMES[] = {"finite", "nonnegative", "unit", "range", "coeffs_fit", "at_most_one",
-                                         "coeffs_multiple", NULL};
+                                         "coeffs_multiple", "unit_closed", NULL};
 
 int muonref_check_holes(muonref_check_rule r)
 {
@@ -139,7 +146,9 @@ int muonref_check_field_takes(const char *field, muonref_check_rule r)
 {
   static const char *const REALS[] = {"lr", "momentum", "weight_decay", "ns_eps", "moment2_beta", "adam_eps", "adam_betas"};
   if (r == MUONREF_RULE_RANGE)
-    return !strcmp(field, "ns_steps") || !strcmp(field, "grad_accumulation");
+    return !strcmp(field, "ns_steps") || !strcmp(field, "grad_accumulation") || !strcmp(field, "ema_overwrite");
+  if (r == MUONREF_RULE_UNIT_CLOSED)
+    return !strcmp(field, "ema_momentum");
   if (r == MUONREF_RULE_COEFFS_FIT || r == MUONREF_RULE_COEFFS_MULTIPLE)
     return !strcmp(field, "coeffs");
   if (r == MUONREF_RULE_AT_MOST_ONE)
@@ -156,6 +165,7 @@ char *muonref_check_rule_text(const muonref_check *c, char *buf, size_t n)
   case MUONREF_RULE_FINITE: snprintf(buf, n, "finite"); break;
   case MUONREF_RULE_NONNEGATIVE: snprintf(buf, n, ">= 0"); break;
   case MUONREF_RULE_UNIT: snprintf(buf, n, "0 <= x < 1"); break;
+  case MUONREF_RULE_UNIT_CLOSED: snprintf(buf, n, "0 <= x <= 1"); break;
   case MUONREF_RULE_COEFFS_FIT: snprintf(buf, n, "triples <= ns_steps"); break;
   case MUONREF_RULE_AT_MOST_ONE: snprintf(buf, n, "at most one set"); break;
   case MUONREF_RULE_COEFFS_MULTIPLE: snprintf(buf, n, "ns_steps a multiple of the triples"); break;

@@ -26,15 +26,19 @@ typedef enum muonref_check_rule {
   MUONREF_RULE_COEFFS_FIT,  /* under coeff_order list, a list of n >= 2 triples has n <= ns_steps (optax) */
   MUONREF_RULE_AT_MOST_ONE, /* field "clip": at most one of clip_grad_norm_each, clip_grad_value, clip_grad_norm
                                is nonzero (keras' BaseOptimizer: clipnorm, clipvalue, global_clipnorm) */
-  MUONREF_RULE_COEFFS_MULTIPLE /* field "coeffs": ns_steps is a multiple of the number of triples (Emerging-
+  MUONREF_RULE_COEFFS_MULTIPLE, /* field "coeffs": ns_steps is a multiple of the number of triples (Emerging-
                                   Optimizers v0.1.0 newton_schulz, which runs the list in whole cycles); the
                                   message's two "{}" are ns_steps and the number of triples */
+  MUONREF_RULE_UNIT_CLOSED  /* a real: finite and 0 <= x <= 1 (field "ema_momentum", checked under use_ema
+                               only: keras' `if ema_momentum > 1 or ema_momentum < 0`) */
 } muonref_check_rule;
 
 /* One check: field "lr", "momentum", "weight_decay", "ns_eps", "adam_eps",
  * "adam_betas" (both betas, the value printed "(b1, b2)"), "ns_steps",
  * "coeffs" (whose message shows ns_steps), "grad_accumulation" (0 is off and
- * passes: keras' `if gradient_accumulation_steps:`) or "clip" (whose message has
+ * passes: keras' `if gradient_accumulation_steps:`), "ema_momentum" and
+ * "ema_overwrite" (both checked under use_ema only; ema_overwrite 0 is off
+ * and passes) or "clip" (whose message has
  * three "{}": clip_grad_norm_each, clip_grad_value and clip_grad_norm in
  * that order, keras' clipnorm, clipvalue, global_clipnorm, each as Python
  * prints it and 0 as None: muonref's 0 is keras' None, unset). */
@@ -58,7 +62,7 @@ int muonref_checks_run(const muonref_check *rows, size_t n, const char *only, co
                        muonref_error *err);
 
 /* The rule's name in a record ("finite", "nonnegative", "unit", "range",
- * "coeffs_fit", "at_most_one", "coeffs_multiple"); NULL outside the enum.  muonref_check_rule_of: the rule
+ * "coeffs_fit", "at_most_one", "coeffs_multiple", "unit_closed"); NULL outside the enum.  muonref_check_rule_of: the rule
  * of a name, -1 for an unknown one. */
 const char *muonref_check_rule_name(muonref_check_rule r);
 int muonref_check_rule_of(const char *name);
@@ -76,8 +80,8 @@ int muonref_check_holes(muonref_check_rule r);
 
 /* 1 when a row of rule r may check `field` (the fields of muonref_check
  * with the rules that fit them: the reals with finite, nonnegative and
- * unit, ns_steps and grad_accumulation with range, coeffs with coeffs_fit and coeffs_multiple, clip with
- * at_most_one), else 0. */
+ * unit, ns_steps, grad_accumulation and ema_overwrite with range, ema_momentum with unit_closed, coeffs with
+ * coeffs_fit and coeffs_multiple, clip with at_most_one), else 0. */
 int muonref_check_field_takes(const char *field, muonref_check_rule r);
 
 /* The catalogues' names by muonref_catalogue, NULL-terminated (the

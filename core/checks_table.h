@@ -119,10 +119,10 @@ static const muonref_check optax_late[] = {
 /* keras.optimizers.Muon (keras-team/keras keras/src/optimizers/muon.py @3422977a) checks no option
  * value of its own (the rows of none); BaseOptimizer.__init__ (base_optimizer.py) refuses more than
  * one of clipnorm, clipvalue and global_clipnorm set (`clip_args_sum > 1`, counting those not None;
- * muonref's 0 is None) then (before that) gradient_accumulation_steps: a value that is set (not
- * None, not 0) must be at least 2; it checks EMA options muonref does not model. At the step every
- * gradient missing is refused with base_optimizer.py's "No gradients provided for any variable."
- * (all_missing_error). */
+ * muonref's 0 is None) before that gradient_accumulation_steps (a value that is set, not None or 0,
+ * must be at least 2) and, under use_ema, ema_momentum in [0, 1] and ema_overwrite_frequency (set:
+ * an integer at least 1). At the step every gradient missing is refused with base_optimizer.py's
+ * "No gradients provided for any variable." (all_missing_error). */
 static const muonref_check keras_head[] = {
   {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
   {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
@@ -131,6 +131,8 @@ static const muonref_check keras_head[] = {
   {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
   {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
   {"grad_accumulation", MUONREF_RULE_RANGE, 2, INT_MAX, "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps={}"},
+  {"ema_momentum", MUONREF_RULE_UNIT_CLOSED, 0, 0, "`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={}"},
+  {"ema_overwrite", MUONREF_RULE_RANGE, 1, INT_MAX, "`ema_overwrite_frequency` must be an integer >= 1 or None. Received: ema_overwrite_frequency={}"},
   {"clip", MUONREF_RULE_AT_MOST_ONE, 0, 0, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm={}, clipvalue={}, global_clipnorm={}"},
 };
 
@@ -183,7 +185,7 @@ static const catalogue_row CATALOGUES[] = {
   [MUONREF_CATALOGUE_PADDLE] = {none_head, NULL, 6, 0},
   [MUONREF_CATALOGUE_OPTAX] = {none_head, optax_late, 6, 1},
   [MUONREF_CATALOGUE_MEGATRON] = {emerging_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 8, 0},
+  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 10, 0},
   [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0},
   [MUONREF_CATALOGUE_MEGATRON_0_17] = {megatron_0_17_head, NULL, 8, 0},

@@ -65,6 +65,8 @@ NAMER(split_scale, muonref_split_scale)
 #define ENUM11(f, namer, prefix) {#f, MUONREF_FIELD_I32, OFF(f), 0, n_##namer, 11, 0, prefix}
 /* entries since format 12 */
 #define I32_12(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 12, 0, NULL}
+#define BOOL12(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 12, 1, NULL}
+#define F64_12(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 12, 0, NULL}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -107,8 +109,8 @@ const muonref_option_field muonref_option_fields[] = {
   /* format 11 (block-wise Newton-Schulz: dion's num_heads and split_sizes, Megatron's QKV split) */
   I32_11(ns_heads), {"ns_split", MUONREF_FIELD_SIZES, OFF(n_ns_split), OFF(ns_split), NULL, 11, 0, NULL},
   ENUM11(ns_split_mode, split_mode, "MUONREF_SPLIT_"), ENUM11(ns_split_scale, split_scale, "MUONREF_SPLIT_SCALE_"),
-  /* format 12 (keras' gradient_accumulation_steps) */
-  I32_12(grad_accumulation),
+  /* format 12 (keras' gradient_accumulation_steps, use_ema, ema_momentum and ema_overwrite_frequency) */
+  I32_12(grad_accumulation), BOOL12(use_ema), F64_12(ema_momentum), I32_12(ema_overwrite),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -120,7 +122,7 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4) SIZE_IS(n_ns_split, 4) SIZE_IS(ns_split_mode, 4) SIZE_IS(ns_split_scale, 4) SIZE_IS(grad_accumulation, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4) SIZE_IS(n_ns_split, 4) SIZE_IS(ns_split_mode, 4) SIZE_IS(ns_split_scale, 4) SIZE_IS(grad_accumulation, 4) SIZE_IS(use_ema, 4) SIZE_IS(ema_overwrite, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
 /* The size the table above covers (measured on x86-64: its fields and 36 bytes of alignment padding).  A field
@@ -129,7 +131,7 @@ SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
  * 11.1 (the state file format grows a version), then this size.  A 4-byte field put into a hole is caught by
  * neither check (options.h groups its fields by the stage of the step, so a new one goes into its stage's
  * block): add every new field to this table and to nemo's record, spec/profiles/nemo.json, in the same change. */
-_Static_assert(sizeof(muonref_options) == 1688, "muonref_options changed: add the new field to muonref_option_fields");
+_Static_assert(sizeof(muonref_options) == 1712, "muonref_options changed: add the new field to muonref_option_fields");
 #endif
 
 double muonref_option_field_f64(const muonref_options *o, const muonref_option_field *f)

@@ -262,6 +262,12 @@ static int check_clip(const muonref_options *o, muonref_error *err)
   if (o->grad_accumulation < 0) /* keras refuses 1 too, in its words: its catalogue's row */
     return muonref_fail(err, MUONREF_EOPTION, "Invalid grad_accumulation: %d (0, off, or the number of micro-steps "
                         "per update)", o->grad_accumulation);
+  /* the moving average: its values only where it is kept (keras checks them only under use_ema) */
+  if (o->use_ema && (!(o->ema_momentum >= 0.0) || o->ema_momentum > 1.0))
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid ema_momentum: %s (0 <= m <= 1)", F(b[0], o->ema_momentum));
+  if (o->use_ema && o->ema_overwrite < 0)
+    return muonref_fail(err, MUONREF_EOPTION, "Invalid ema_overwrite: %d (0, never, or the updates between "
+                        "overwrites)", o->ema_overwrite);
   return MUONREF_OK;
 }
 
@@ -284,6 +290,7 @@ static int check_flags(const muonref_options *o, muonref_error *err)
     {"cautious_wd", offsetof(muonref_options, cautious_wd)},
     {"normalize_spatial", offsetof(muonref_options, normalize_spatial)},
     {"nuclear_scale", offsetof(muonref_options, nuclear_scale)},
+    {"use_ema", offsetof(muonref_options, use_ema)},
   };
   for (size_t i = 0; i < sizeof F01 / sizeof F01[0]; i++) {
     int v = *(const int *)((const char *)o + F01[i].off);

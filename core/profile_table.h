@@ -78,6 +78,9 @@ static const muonref_options nemo_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -173,6 +176,9 @@ static const muonref_options torch_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -265,6 +271,9 @@ static const muonref_options moonlight_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -361,6 +370,9 @@ static const muonref_options keller_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -432,6 +444,9 @@ static const muonref_options keller_adam_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -529,6 +544,9 @@ static const muonref_options timm_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -644,6 +662,9 @@ static const muonref_options dion_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_RATIO,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -759,6 +780,9 @@ static const muonref_options emerging_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -864,6 +888,9 @@ static const muonref_options paddle_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
@@ -979,6 +1006,9 @@ static const muonref_options optax_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -1093,6 +1123,9 @@ static const muonref_options megatron_defaults = {
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py @core_v0.19.0), in its order;
  * _kwargs_from_config passes muon_X as TensorParallelMuon's X. weight_decay and lr are also
@@ -1211,14 +1244,17 @@ static const muonref_options keras_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.99,
+  .ema_overwrite = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; clipnorm,
  * clipvalue, global_clipnorm and loss_scale_factor are passed on to the base optimizer
  * (base_optimizer.py; None is written 0: no clipping, no unscaling); gradient_accumulation_steps
- * too (None is written 0: no accumulation; spec/muon.md 3.3), written only where a case sets it;
- * the base optimizer's use_ema, ema_momentum, ema_overwrite_frequency and name stay at their
- * defaults (not expressible). weight_decay and adam_weight_decay None are written 0 (no decay, the
- * same step). */
+ * (None is written 0: no accumulation; spec/muon.md 3.3), use_ema, ema_momentum and
+ * ema_overwrite_frequency (None is written 0; spec/muon.md 8.2) too, each written only where a case
+ * sets it; the base optimizer's name stays at its default (no value of the step). weight_decay and
+ * adam_weight_decay None are written 0 (no decay, the same step). */
 static const muonref_option_key keras_keys[] = {
   {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 0},
   {"adam_beta_1", MUONREF_KEY_REAL, offsetof(muonref_options, adam_beta1), MUONREF_KEY_ANY, 1, 0, 1, 0},
@@ -1231,6 +1267,9 @@ static const muonref_option_key keras_keys[] = {
   {"global_clipnorm", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"loss_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, loss_scale), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"gradient_accumulation_steps", MUONREF_KEY_INT, offsetof(muonref_options, grad_accumulation), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"use_ema", MUONREF_KEY_BOOL, offsetof(muonref_options, use_ema), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"ema_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, ema_momentum), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"ema_overwrite_frequency", MUONREF_KEY_INT, offsetof(muonref_options, ema_overwrite), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1, 0},
@@ -1332,6 +1371,9 @@ static const muonref_options normuon_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_RATIO,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1437,6 +1479,9 @@ static const muonref_options pytorch_optimizer_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1508,6 +1553,9 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
@@ -1617,6 +1665,9 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1688,6 +1739,9 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
@@ -1797,6 +1851,9 @@ static const muonref_options emerging_adaptive_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1902,6 +1959,9 @@ static const muonref_options emerging_0_3_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -1999,14 +2059,17 @@ static const muonref_options keras_3_10_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.99,
+  .ema_overwrite = 0,
 };
 /* keras.optimizers.Muon's keywords at v3.10.0 (3bedb9a9; muon.py last changed there in c0017df3),
  * in its signature's order; clipnorm, clipvalue, global_clipnorm and loss_scale_factor are passed
  * on to the base optimizer (base_optimizer.py @v3.10.0, whose clipping and unscaling are those of
- * @3422977a; None is written 0: no clipping, no unscaling); gradient_accumulation_steps too
- * (base_optimizer.py @v3.10.0 accumulates as @3422977a; None is written 0; spec/muon.md 3.3),
- * written only where a case sets it; the base optimizer's use_ema, ema_momentum,
- * ema_overwrite_frequency and name stay at their defaults (not expressible). weight_decay None is
+ * @3422977a; None is written 0: no clipping, no unscaling); gradient_accumulation_steps, use_ema,
+ * ema_momentum and ema_overwrite_frequency too (base_optimizer.py @v3.10.0 accumulates and averages
+ * as @3422977a; None is written 0; spec/muon.md 3.3, 8.2), each written only where a case sets it;
+ * the base optimizer's name stays at its default (no value of the step). weight_decay None is
  * written 0 (no decay, the same step). */
 static const muonref_option_key keras_3_10_keys[] = {
   {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 1, 0},
@@ -2019,6 +2082,9 @@ static const muonref_option_key keras_3_10_keys[] = {
   {"global_clipnorm", MUONREF_KEY_REAL, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"loss_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, loss_scale), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"gradient_accumulation_steps", MUONREF_KEY_INT, offsetof(muonref_options, grad_accumulation), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"use_ema", MUONREF_KEY_BOOL, offsetof(muonref_options, use_ema), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"ema_momentum", MUONREF_KEY_REAL, offsetof(muonref_options, ema_momentum), MUONREF_KEY_ANY, 0, 1, 1, 0},
+  {"ema_overwrite_frequency", MUONREF_KEY_INT, offsetof(muonref_options, ema_overwrite), MUONREF_KEY_ANY, 0, 1, 1, 0},
   {"exclude_layers", MUONREF_KEY_PATTERNS, offsetof(muonref_options, exclude_patterns), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"exclude_embeddings", MUONREF_KEY_BOOL, offsetof(muonref_options, exclude_embeddings), MUONREF_KEY_ANY, 0, 0, 1, 0},
   {"muon_a", MUONREF_KEY_REAL, offsetof(muonref_options, coeffs[0].a), MUONREF_KEY_ANY, 0, 0, 1, 0},
@@ -2113,6 +2179,9 @@ static const muonref_options mlx_defaults = {
   .ns_split_mode = MUONREF_SPLIT_ROWS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* mlx.optimizers.Muon's keywords (optimizers.py @846d17622), in its signature's order;
  * learning_rate may be a callable of the step, and momentum and weight_decay are attributes that
@@ -2213,6 +2282,9 @@ static const muonref_options megatron_adaptive_defaults = {
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* megatron's OptimizerConfig fields and the three of adaptive_muon (optimizer_config.py
  * @core_v0.19.0), which _adaptive_muon_config_to_kwargs passes as moment2_method, beta2 and eps
@@ -2324,6 +2396,9 @@ static const muonref_options megatron_0_17_defaults = {
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 /* Megatron's OptimizerConfig fields at core_v0.17.0 (optimizer_config.py), as megatron's, but for
  * muon_use_nesterov (renamed muon_nesterov at core_v0.18.0); get_megatron_muon_optimizer (muon.py)
@@ -2358,8 +2433,9 @@ static const char *const megatron_0_17_coefficient_types[] = {"quintic", NULL};
  * difference a vector sees: muon_coefficient_type takes v0.3.0's presets, cans (five CANS triples,
  * arXiv 2506.10935) and deepseekv4 (Keller's triple eight times, then (2, -1.5, 0.5) twice), both
  * repeating their last triple, besides simple, quintic, polar_express and aol; another name raises
- * "Invalid coefficient type: X" at the first step. muon_use_syrk True is refused at construction
- * with v0.3.0 installed. */
+ * "Invalid coefficient type: X" at the first step, and custom, which no config field fills,
+ * "custom_coefficient_sets must be provided when coefficient_type is 'custom'." muon_use_syrk True
+ * is refused at construction with v0.3.0 installed. */
 static const muonref_options megatron_0_20_dev_defaults = {
   .lr = 0.0003,
   .momentum = 0.95,
@@ -2434,6 +2510,9 @@ static const muonref_options megatron_0_20_dev_defaults = {
   .ns_split_mode = MUONREF_SPLIT_GROUPS,
   .ns_split_scale = MUONREF_SPLIT_SCALE_OWN,
   .grad_accumulation = 0,
+  .use_ema = 0,
+  .ema_momentum = 0.0,
+  .ema_overwrite = 0,
 };
 static const muonref_option_key megatron_0_20_dev_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -2470,13 +2549,13 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 16, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 16, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
-  [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 21, 1, NULL, keras_areas},
+  [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 24, 1, NULL, keras_areas},
   [MUONREF_PROFILE_NORMUON] = {"normuon", "microsoft/dion dion/normuon.py, dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &normuon_defaults, normuon_keys, 12, 0, NULL, normuon_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER] = {"pytorch_optimizer", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_defaults, pytorch_optimizer_keys, 12, 0, &pytorch_optimizer_adam_defaults, pytorch_optimizer_areas},
   [MUONREF_PROFILE_PYTORCH_OPTIMIZER_ADAMUON] = {"pytorch_optimizer_adamuon", "kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f)", &pytorch_optimizer_adamuon_defaults, pytorch_optimizer_adamuon_keys, 9, 0, &pytorch_optimizer_adamuon_adam_defaults, pytorch_optimizer_adamuon_areas, NULL, NULL, "its Newton-Schulz output is a bf16 tensor that the step divides by sqrt(v / bc2) + eps, multiplies by 0.2 sqrt(numel) and divides by its own bf16 norm plus eps in place (muon.py:598, 601), each result rounded to bf16; the reference keeps the normalised update in binary32 or wider (spec/profiles/pytorch_optimizer_adamuon.md 5)"},
   [MUONREF_PROFILE_EMERGING_ADAPTIVE] = {"emerging_adaptive", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/adaptive_muon.py, emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py, emerging_optimizers/mixin.py @fd77292 (2026-08-20; adaptive_muon.py as in v0.4.0 (last changed in ff90af0, 2026-07-22))", &emerging_adaptive_defaults, emerging_adaptive_keys, 12, 0, NULL, emerging_adaptive_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
   [MUONREF_PROFILE_EMERGING_0_3] = {"emerging@0.3", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @1f29ffd2 v0.3.1 (v0.3.0 (b309e2f0, 2026-05-26) and v0.3.1 (1f29ffd2, 2026-07-22): the same Muon (they differ in logging only))", &emerging_0_3_defaults, emerging_0_3_keys, 9, 0, NULL, emerging_0_3_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16", NULL, emerging_0_3_coefficient_types},
-  [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 19, 1, NULL, keras_3_10_areas},
+  [MUONREF_PROFILE_KERAS_3_10] = {"keras@3.10", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3bedb9a9 v3.10.0 (v3.10.0 to v3.12.4 (muon.py the same at each: git diff v3.10.0 v3.12.4 is empty))", &keras_3_10_defaults, keras_3_10_keys, 22, 1, NULL, keras_3_10_areas},
   [MUONREF_PROFILE_MLX] = {"mlx", "ml-explore/mlx python/mlx/optimizers/optimizers.py @846d17622 (2026-08-22; the class Muon, added in deee214a9 (#1914, v0.26.5) and unchanged since)", &mlx_defaults, mlx_keys, 5, 1, NULL, mlx_areas},
   [MUONREF_PROFILE_MEGATRON_ADAPTIVE] = {"megatron_adaptive", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py @core_v0.19.0 (core_v0.18.0 to core_v0.19.x, optimizer='adaptive_muon', on Emerging-Optimizers v0.2.0 (1effa026))", &megatron_adaptive_defaults, megatron_adaptive_keys, 17, 0, NULL, megatron_adaptive_areas, NULL, NULL, NULL, megatron_adaptive_coefficient_types},
   [MUONREF_PROFILE_MEGATRON_0_17] = {"megatron@0.17", "NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin)", &megatron_0_17_defaults, megatron_0_17_keys, 16, 0, NULL, megatron_0_17_areas, NULL, NULL, NULL, megatron_0_17_coefficient_types, "Unsupported muon coefficient type '{}'. Supported types: ('quintic',)"},

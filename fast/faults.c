@@ -361,6 +361,23 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                             "not their mean (`(g + acc_g) / steps`)",
                                             "the accumulation of a training loop that sums the micro-batches' "
                                             "gradients and forgets to divide (spec/muon.md 3.3)"},
+  [MUONREF_FAULT_KERAS_ACCUMULATION_CLIP_EACH] = {"keras_accumulation_clip_each", "each micro-step's gradient "
+                                                  "clipped before it is added, where keras clips the mean at the "
+                                                  "N-th", "a port that keeps the clipping where a step without "
+                                                  "accumulation has it (spec/muon.md 3.3)"},
+  [MUONREF_FAULT_KERAS_ACCUMULATION_NO_RESET] = {"keras_accumulation_no_reset", "the accumulators never emptied: "
+                                                 "each update steps with the mean of every gradient since the first "
+                                                 "micro-step, divided by N",
+                                                 "an accumulation that forgets _backend_reset_gradient_accumulators "
+                                                 "(spec/muon.md 3.3)"},
+  [MUONREF_FAULT_KERAS_EMA_IGNORED] = {"keras_ema_ignored", "use_ema ignored: no moving average, and "
+                                       "ema_overwrite_frequency never writes one back",
+                                       "a PyTorch port of keras' Muon that drops the base optimizer's keywords it "
+                                       "does not use itself (spec/muon.md 8.2)"},
+  [MUONREF_FAULT_KERAS_EMA_ZERO_START] = {"keras_ema_zero_start", "the moving average starts from zeros and takes "
+                                          "the decay from the first step (m E + (1 - m) P with E = 0), where keras "
+                                          "sets it to the variable while iterations is 0",
+                                          "the textbook EMA without keras' `not_first_step` (spec/muon.md 8.2)"},
   [MUONREF_FAULT_STATE_DROPPED_ON_LOAD] = {"state_dropped_on_load", "a state round trip restores no buffer: "
                                            "after loading, the momentum, the moments and the gradient accumulator "
                                            "are zeros (the step counts kept), as a load that zeroes what it cannot place",
@@ -472,6 +489,7 @@ void muonref_fault_options(int f, muonref_options *o)
     break;
   case MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM: o->adam_step_global = 0; break;
   case MUONREF_FAULT_KERAS_ACCUMULATION_IGNORED: o->grad_accumulation = 0; break;
+  case MUONREF_FAULT_KERAS_EMA_IGNORED: o->use_ema = 0; break;
   case MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE: o->pattern_match = MUONREF_MATCH_SUBSTRING_CI; break;
   case MUONREF_FAULT_KERAS_ALL_MISSING_ACCEPTED: o->all_missing_error = 0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:

@@ -154,6 +154,12 @@ enum {
    * N-th micro-step steps with the sum of the gradients, not their mean */
   MUONREF_FAULT_KERAS_ACCUMULATION_IGNORED,
   MUONREF_FAULT_KERAS_ACCUMULATION_SUM,
+  /* ... each micro-step's gradient clipped before it is added; the accumulators never emptied */
+  MUONREF_FAULT_KERAS_ACCUMULATION_CLIP_EACH,
+  MUONREF_FAULT_KERAS_ACCUMULATION_NO_RESET,
+  /* keras' use_ema (spec/muon.md 8.2): ignored, or the average started from zeros (no first-step rule) */
+  MUONREF_FAULT_KERAS_EMA_IGNORED,
+  MUONREF_FAULT_KERAS_EMA_ZERO_START,
   MUONREF_FAULT_COUNT
 };
 

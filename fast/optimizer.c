@@ -23,6 +23,7 @@
 #include "muonref/bf16.h"
 #include "muonref/ns.h"
 #include "muonref/optimizer.h"
+#include "core/ema.h"
 #include "core/plan.h"
 #include "ns_internal.h"
 #include "optimizer_internal.h"
@@ -110,6 +111,10 @@ static int same_clip(const muonref_options *o, const muonref_options *o0, size_t
   if (o->grad_accumulation != o0->grad_accumulation)
     return muonref_fail(err, MUONREF_EOPTION, "grad_accumulation is one value for the optimizer: group %zu has %d, "
                         "group 0 %d", g, o->grad_accumulation, o0->grad_accumulation);
+  if (o->use_ema != o0->use_ema || (o->use_ema && (o->ema_momentum != o0->ema_momentum ||
+                                                   o->ema_overwrite != o0->ema_overwrite)))
+    return muonref_fail(err, MUONREF_EOPTION, "use_ema, ema_momentum and ema_overwrite are one value for the "
+                        "optimizer: group %zu differs from group 0", g);
   return MUONREF_OK;
 }
 
@@ -134,6 +139,7 @@ static void free_params(muonref_optimizer *opt)
     free(opt->params[i].state.exp_avg_sq);
     free(opt->params[i].state.moment2);
     free(opt->params[i].state.grad_accum);
+    free(opt->params[i].state.ema_average);
   }
   free(opt->params);
 }
@@ -186,6 +192,8 @@ static int alloc_state(param *p)
   p->state.numel = n;
   p->state.use_muon = p->route.use_muon;
   if (p->options->grad_accumulation > 0 && !(p->state.grad_accum = alloc_zeroed(n + !n)))
+    return 0;
+  if (p->options->use_ema && !(p->state.ema_average = alloc_zeroed(n + !n)))
     return 0;
   if (p->route.use_muon) {
     size_t m2 = muonref_moment2_numel(p->options, &p->route);
@@ -974,13 +982,20 @@ static int accumulate(const muonref_optimizer *opt, const param *p, float *d, si
   return bad;
 }
 
+/* Whether clip_prepare made parameter i's copy in opt->clipped: a gradient, or under grad_accumulation a
+ * zero-filled one (missing_grad ZEROS). */
+static int clip_copied(const muonref_optimizer *opt, const muonref_grad *grads, size_t i)
+{
+  return grads[i].data || (opt->params[i].state.grad_accum && missing_grad(opt, &opt->params[i]));
+}
+
 /* The clipping of the copies in opt->clipped (k of them, in parameter
  * order, opt->sumsq their binary64 sums of squares): Megatron's (the
  * coefficient from the global norm, below 1 only; not under the fault
  * megatron_clip_update, which clips the updates instead) or keras' global
  * scale, then keras' clipping of each gradient by its own norm, or the
  * clamp (grad.h; spec/muon.md 3.1, 3.2). */
-static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_t k)
+static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_t k, int every)
 {
   const muonref_options *o = &opt->groups[0];
   double total = 0.0;
@@ -990,7 +1005,7 @@ static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_
   double s = update_fault ? 1.0 : muonref_clip_global(o, sqrt(total), opt->sumsq, k);
   k = 0;
   for (size_t i = 0; i < opt->n_params; i++)
-    if (grads[i].data && accum_update(&opt->params[i]))
+    if (clip_copied(opt, grads, i) && (every || accum_update(&opt->params[i])))
       muonref_clip_gradient(o, opt->clipped + opt->clip_off[i], opt->params[i].route.numel, s, opt->sumsq[k++]);
 }
 
@@ -1007,24 +1022,32 @@ static void clip_copies(muonref_optimizer *opt, const muonref_grad *grads, size_
 static size_t clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
 {
   size_t k = 0, bad = opt->n_params;
+  int clip_first = FAULT_IS(opt, KERAS_ACCUMULATION_CLIP_EACH); /* each micro-step's gradient clipped, then added */
   for (size_t i = 0; i < opt->n_params; i++) {
     const param *p = &opt->params[i];
     opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, p);
-    if (!opt->clipped || !grads[i].data)
+    /* a zero-filled gradient (missing_grad ZEROS) is a gradient to accumulate: its sum steps at the N-th */
+    const float *src = grads[i].data ? grads[i].data : p->state.grad_accum ? opt->gptr[i] : NULL;
+    if (!opt->clipped || !src)
       continue;
     float *d = opt->clipped + opt->clip_off[i];
     size_t n = p->route.numel;
-    muonref_grad_used(d, grads[i].data, n, p->options->maximize, 1.0);
+    muonref_grad_used(d, src, n, p->options->maximize, 1.0);
     if (opt->groups[0].loss_scale > 0.0)
       muonref_grad_unscale(d, n, opt->groups[0].loss_scale);
-    if (p->state.grad_accum && accumulate(opt, p, d, n) && bad == opt->n_params)
+    if (!clip_first && p->state.grad_accum && accumulate(opt, p, d, n) && bad == opt->n_params)
       bad = i;
     opt->gptr[i] = d;
-    if (accum_update(p))
+    if (clip_first || accum_update(p))
       opt->sumsq[k++] = muonref_grad_sumsq(d, n);
   }
   if (opt->clipped)
-    clip_copies(opt, grads, k);
+    clip_copies(opt, grads, k, clip_first);
+  for (size_t i = 0; clip_first && i < opt->n_params; i++)
+    if (opt->params[i].state.grad_accum && clip_copied(opt, grads, i) &&
+        accumulate(opt, &opt->params[i], opt->clipped + opt->clip_off[i], opt->params[i].route.numel) &&
+        bad == opt->n_params)
+      bad = i;
   for (size_t i = 0; i < opt->n_params; i++)
     if (!accum_update(&opt->params[i]))
       opt->gptr[i] = NULL;
@@ -1064,6 +1087,15 @@ static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, 
   return refuse ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.") : MUONREF_OK;
 }
 
+/* Whether no parameter has a gradient, nor a zero-filled one (missing_grad ZEROS). */
+static int no_gradient(const muonref_optimizer *opt, const muonref_grad *grads)
+{
+  for (size_t i = 0; i < opt->n_params; i++)
+    if (grads[i].data || missing_grad(opt, &opt->params[i]))
+      return 0;
+  return 1;
+}
+
 /* Every step count this step advances stays within MUONREF_MAX_STEP (a
  * state imported at the limit would count past it, and the state file,
  * which refuses such a count, could not read its checkpoint back). */
@@ -1089,6 +1121,38 @@ static int readable(const muonref_optimizer *opt, float *const *params, const mu
   return 1;
 }
 
+/* Phase 2 of a step on parameter i: the accumulator (spec/muon.md 3.3: a micro-step keeps its sum, the
+ * N-th empties it; not in a step where no parameter has a gradient, `none`), then the checked values of its
+ * branch into the parameter and its state, or, without a gradient, the count of a profile whose state counts
+ * the optimizer's steps. */
+static void store(muonref_optimizer *opt, size_t i, float *const *params, const muonref_grad *grads, int none)
+{
+  param *p = &opt->params[i];
+  const float *g = opt->gptr[i];
+  if (p->state.grad_accum && !none) {
+    size_t n = p->route.numel;
+    if (!accum_update(p)) {
+      if (clip_copied(opt, grads, i))
+        memcpy(p->state.grad_accum, opt->clipped + opt->clip_off[i], n * sizeof(float));
+      p->state.accum_calls++;
+      return;
+    }
+    if (!FAULT_IS(opt, KERAS_ACCUMULATION_NO_RESET))
+      memset(p->state.grad_accum, 0, n * sizeof(float));
+    p->state.accum_calls = 0;
+  }
+  if (!g) {
+    muonref_state_missing_grad(p->options, &p->route, &p->state); /* keras: the optimizer's count */
+    return;
+  }
+  p->state.initialized = 1;
+  p->state.step++;
+  if (p->route.use_muon)
+    muon_apply(opt, p, params[i]);
+  else
+    adamw_apply(opt, p, params[i], g);
+}
+
 int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const *params,
                            const muonref_grad *grads, muonref_error *err)
 {
@@ -1106,9 +1170,11 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   /* no gradient at all: no other check can fail; a step count at its limit refuses the step before any pass */
   if ((st = all_missing(opt, grads, err)) || (st = step_counts_fit(opt, err)))
     return st;
-  if (bad < opt->n_params)
-    return muonref_fail(err, MUONREF_ENUMERIC, "Step for parameter %zu would overflow binary32: its accumulated "
-                        "gradient (grad_accumulation) is not finite", bad);
+  if (bad < opt->n_params) /* a non-finite gradient is named as the input's (section 3), else the sum overflowed */
+    return (st = check_inputs(opt, &c, err)) ? st
+                                             : muonref_fail(err, MUONREF_ENUMERIC, "Step for parameter %zu would "
+                                                            "overflow binary32: its accumulated gradient "
+                                                            "(grad_accumulation) is not finite", bad);
   /* Phase 1: compute every parameter's step and check what would be
    * stored; nothing is written, so a refused step changes nothing. */
   for (size_t i = 0; i < opt->n_params; i++) {
@@ -1121,31 +1187,16 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
       return st;
   }
   MUONREF_HOOK(clip_update_fault(opt, params));
-  /* Phase 2: store. */
+  /* Phase 2: store; then the moving average of every parameter (spec/muon.md 8.2), from the count of
+   * updates before the step */
+  int none = no_gradient(opt, grads); /* spec/muon.md 3: no micro-step and no average (keras refuses such a step) */
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
-    const float *g = opt->gptr[i];
-    if (p->state.grad_accum) { /* spec/muon.md 3.3: a micro-step keeps its sum; the N-th empties it */
-      size_t n = p->route.numel;
-      if (!accum_update(p)) {
-        if (grads[i].data)
-          memcpy(p->state.grad_accum, opt->clipped + opt->clip_off[i], n * sizeof(float));
-        p->state.accum_calls++;
-        continue;
-      }
-      memset(p->state.grad_accum, 0, n * sizeof(float));
-      p->state.accum_calls = 0;
-    }
-    if (!g) {
-      muonref_state_missing_grad(p->options, &p->route, &p->state); /* keras: the optimizer's count */
-      continue;
-    }
-    p->state.initialized = 1;
-    p->state.step++;
-    if (p->route.use_muon)
-      muon_apply(opt, p, params[i]);
-    else
-      adamw_apply(opt, p, params[i], g);
+    long updates = p->state.step;
+    store(opt, i, params, grads, none);
+    if (p->state.ema_average && !none)
+      muonref_ema_update(p->options, p->state.ema_average, params[i], p->route.numel,
+                         FAULT_IS(opt, KERAS_EMA_ZERO_START) && updates == 0 ? 1 : updates);
   }
   return MUONREF_OK;
 }
@@ -1171,7 +1222,8 @@ static int finite_buffer(const float *b, size_t n)
 }
 
 /* The accumulation of state st for parameter p (spec/muon.md 3.3): accum_calls within 0..N-1 under the
- * options' grad_accumulation N, 0 without; grad_accum finite (NULL: zeros).  ESTATE, ENONFINITE. */
+ * options' grad_accumulation N, 0 without; grad_accum finite (NULL: zeros); under use_ema (8.2) the moving
+ * average finite (NULL: zeros).  ESTATE, ENONFINITE. */
 static int accum_state_ok(const param *p, size_t i, const muonref_param_state *st, muonref_error *err)
 {
   int n = p->options->grad_accumulation;
@@ -1181,11 +1233,24 @@ static int accum_state_ok(const param *p, size_t i, const muonref_param_state *s
   if (n > 0 && st->grad_accum && !finite_buffer(st->grad_accum, p->route.numel))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: the gradient accumulator holds a "
                         "non-finite value", i);
+  for (size_t j = 0; n > 0 && st->grad_accum && st->accum_calls == 0 && j < p->route.numel; j++)
+    if (st->grad_accum[j] != 0.0f) /* the N-th micro-step empties it: no step leaves such a state */
+      return muonref_fail(err, MUONREF_ESTATE, "State for parameter %zu: a gradient accumulator that holds a sum "
+                          "(element %zu) with no micro-step counted (accum_calls 0)", i, j);
+  if (p->state.ema_average && st->ema_average && !finite_buffer(st->ema_average, p->route.numel))
+    return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: the moving average (ema_average) holds "
+                        "a non-finite value", i);
   return MUONREF_OK;
 }
 
 static void accum_state_set(param *p, const muonref_param_state *st)
 {
+  if (p->state.ema_average) { /* use_ema (spec/muon.md 8.2): NULL reads as zeros, as keras builds it */
+    if (st->ema_average)
+      memcpy(p->state.ema_average, st->ema_average, p->route.numel * sizeof(float));
+    else
+      memset(p->state.ema_average, 0, p->route.numel * sizeof(float));
+  }
   if (!p->state.grad_accum)
     return;
   if (st->grad_accum)

@@ -20,8 +20,9 @@
  *     state then (format 3 and later) moment2_numel u64 and as many f32 (the second
  *     moment of the Newton-Schulz output; 0 when the options keep none); then
  *     (format 12 and later) accum_calls u64 and, when the group's grad_accumulation
- *     is above 0, numel f32: the gradient accumulator (spec/muon.md 3.3), also
- *     for an uninitialized state;
+ *     is above 0, numel f32: the gradient accumulator (spec/muon.md 3.3), and,
+ *     when the group's use_ema is set, numel f32: the moving average (8.2),
+ *     both also for an uninitialized state;
  *   CRC-32 (zlib's crc32, the ISO-HDLC polynomial) of every byte before it,
  *   u32. */
 #include <errno.h>
@@ -141,6 +142,20 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     if (*p < 0x20 || *p > 0x7e)
       return muonref_fail(err, MUONREF_EOPTION, "muonref_state_save: the profile name holds byte 0x%02x at %zu; it "
                           "must be printable ASCII", (unsigned char)*p, (size_t)(p - profile));
+  /* what the reader refuses is not written (spec/muon.md 3.3): counts of micro-steps that differ, set by
+   * muonref_optimizer_set_state, which takes each parameter's as given */
+  size_t np0 = muonref_optimizer_param_count(opt), first = np0;
+  for (size_t i = 0; i < np0; i++) {
+    muonref_param_state st;
+    if (muonref_optimizer_state(opt, i, &st, NULL) || !st.grad_accum)
+      continue;
+    muonref_param_state f0;
+    if (first < np0 && !muonref_optimizer_state(opt, first, &f0, NULL) && f0.accum_calls != st.accum_calls)
+      return muonref_fail(err, MUONREF_ESTATE, "muonref_state_save: parameter %zu has %ld micro-steps accumulated, "
+                          "parameter %zu %ld: the optimizer counts them alike (no file written)", i, st.accum_calls,
+                          first, f0.accum_calls);
+    first = first < np0 ? first : i;
+  }
   buf b = {0};
   char name[32] = {0};
   memcpy(name, profile, strlen(profile));
@@ -179,6 +194,8 @@ int muonref_state_save(const muonref_optimizer *opt, const char *profile, const 
     put_u64(&b, (uint64_t)st.accum_calls); /* since format 12 */
     if (muonref_optimizer_group_options(opt, group)->grad_accumulation > 0)
       put_f32s(&b, st.grad_accum, st.numel);
+    if (muonref_optimizer_group_options(opt, group)->use_ema)
+      put_f32s(&b, st.ema_average, st.numel);
   }
   if (b.oom) {
     free(b.p);
@@ -366,6 +383,7 @@ void muonref_state_file_free(muonref_state_file *f)
     free(f->states[i].exp_avg_sq);
     free(f->states[i].moment2);
     free(f->states[i].grad_accum);
+    free(f->states[i].ema_average);
   }
   free(f->options), free(f->param_group), free(f->shapes), free(f->states);
   memset(f, 0, sizeof *f);
@@ -519,12 +537,31 @@ static int parse(cur *c, muonref_state_file *out, const char *path, muonref_erro
     if (accum > 0 && version >= 12 && !c->short_read && !(st->grad_accum = get_buffer(c, numel, &nonfinite)) &&
         !c->short_read)
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
+    if (out->options[group].use_ema && version >= 12 && !c->short_read &&
+        !(st->ema_average = get_buffer(c, numel, &nonfinite)) && !c->short_read)
+      return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for the state file %s", path);
     if (nonfinite && !c->short_read)
       return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: a state buffer holds a non-finite value", path, i);
   }
   if (c->short_read)
     return muonref_fail(err, MUONREF_EFORMAT, "%s: truncated: the counts in the file need more bytes than it has",
                         path);
+  /* spec/muon.md 3.3: a step counts the micro-steps of every accumulating parameter alike, and the N-th
+   * empties the accumulators: no optimizer saves other counts, or a sum beside a count of 0 */
+  for (size_t i = 0, first = out->n_params; i < out->n_params; i++) {
+    const muonref_param_state *st = &out->states[i];
+    if (!st->grad_accum)
+      continue;
+    if (first < out->n_params && st->accum_calls != out->states[first].accum_calls)
+      return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: %ld micro-steps accumulated, parameter %zu %ld "
+                          "(the optimizer counts them alike)", path, i, st->accum_calls, first,
+                          out->states[first].accum_calls);
+    first = first < out->n_params ? first : i;
+    for (size_t j = 0; st->accum_calls == 0 && j < st->numel; j++)
+      if (st->grad_accum[j] != 0.0f)
+        return muonref_fail(err, MUONREF_EFORMAT, "%s: parameter %zu: an accumulator holding a sum (element %zu) "
+                            "with no micro-step counted", path, i, j);
+  }
   if (c->at != c->n)
     return muonref_fail(err, MUONREF_EFORMAT, "%s: %zu bytes after the last parameter (expected none)", path,
                         c->n - c->at);

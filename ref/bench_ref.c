@@ -73,7 +73,7 @@ static int bench_step(mpfr_prec_t prec, const muonref_options *o)
       return fprintf(stderr, "ref-bench: %s\n", e.message), 1;
     float *p = malloc(r.numel * 4), *g = malloc(r.numel * 4), *b1 = calloc(r.numel, 4), *b2 = calloc(r.numel, 4);
     fill(p, r.numel, 7 + (unsigned long)i);
-    muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2, NULL, 0, NULL, 0};
+    muonref_param_state st = {0, 0, 0, 0, r.use_muon ? b1 : NULL, r.use_muon ? NULL : b1, r.use_muon ? NULL : b2, NULL, 0, NULL, 0, NULL};
     for (int s = 0; s < 3; s++) {
       fill(g, r.numel, 100 + (unsigned long)(s + 10 * i));
       if (muonref_ref_step(o, &r, p, &st, g, prec, &e))

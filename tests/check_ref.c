@@ -754,7 +754,7 @@ START_TEST(null_arguments_are_refused)
   muonref_route r;
   muonref_error e;
   ck_assert_int_eq(muonref_route_param(&o, &sh, &r, &e), MUONREF_OK);
-  muonref_param_state st = {0, 0, 0, 4, f, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st = {0, 0, 0, 4, f, NULL, NULL, NULL, 0, NULL, 0, NULL};
   ck_assert_int_eq(muonref_mpmat_init(NULL, 2, 2, 64), MUONREF_EOPTION);
   muonref_mpmat_clear(NULL);
   muonref_mpmat_set_float(NULL, f), muonref_mpmat_set_float(&m, NULL);

@@ -556,7 +556,7 @@ START_TEST(adamw_outputs_are_correctly_rounded)
   for (int k = 0; k < 37; k++)
     v[k] = v[k] * v[k];
   g[0] = 0; /* zero gradient element */
-  muonref_param_state st = {1, 0, 5, 37, NULL, m, v, NULL, 0, NULL, 0};
+  muonref_param_state st = {1, 0, 5, 37, NULL, m, v, NULL, 0, NULL, 0, NULL};
   mpfr_t mm, vv, den, q, pp;
   mpfr_inits2(1024, mm, vv, den, q, pp, (mpfr_ptr)0);
   for (int s = 0; s < 3; s++) {
@@ -605,7 +605,7 @@ START_TEST(muon_outputs_are_correctly_rounded)
     tu_fill_normal(&rng, m, n, 0.3);
     tu_fill_normal(&rng, g, n, 1.0);
     memcpy(p0, p, n * 4), memcpy(m0, m, n * 4);
-    muonref_param_state st = {1, 1, 2, n, m, NULL, NULL, NULL, 0, NULL, 0};
+    muonref_param_state st = {1, 1, 2, n, m, NULL, NULL, NULL, 0, NULL, 0, NULL};
     muonref_error e;
     ck_assert_msg(muonref_ref_step(&o, &r, p, &st, g, MUONREF_REF_PREC, &e) == MUONREF_OK, "%s", e.message);
     muonref_muon_plan pl;
@@ -679,7 +679,7 @@ START_TEST(no_gradient_changes_nothing)
   for (int k = 0; k < 24; k++)
     p[k] = (float)k, m[k] = (float)-k;
   memcpy(keep_p, p, sizeof p), memcpy(keep_m, m, sizeof m);
-  muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL, NULL, 0, NULL, 0}, keep_st = st;
+  muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL, NULL, 0, NULL, 0, NULL}, keep_st = st;
   ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, NULL, 256, NULL), MUONREF_OK);
   ck_assert(!memcmp(p, keep_p, sizeof p) && !memcmp(m, keep_m, sizeof m) && !memcmp(&st, &keep_st, sizeof st));
 }
@@ -691,7 +691,7 @@ START_TEST(errors_change_nothing)
   muonref_options o = tu_nemo();
   muonref_route r = {1, 4, 6, 24, 1, 4, 6, 0, 0, 0, 0.0};
   float p[24] = {0}, m[24] = {0}, g[24] = {0}, a[24] = {0};
-  muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL, NULL, 0, NULL, 0}, keep = st;
+  muonref_param_state st = {1, 1, 3, 24, m, NULL, NULL, NULL, 0, NULL, 0, NULL}, keep = st;
   muonref_error e;
   g[7] = NAN;
   ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, &e), MUONREF_ENONFINITE);
@@ -703,7 +703,7 @@ START_TEST(errors_change_nothing)
   p[3] = 0;
   ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 20, &e), MUONREF_EOPTION);
   ck_assert(strstr(e.message, "precision 20") != NULL);
-  muonref_param_state other = {1, 0, 3, 24, NULL, a, a, NULL, 0, NULL, 0};
+  muonref_param_state other = {1, 0, 3, 24, NULL, a, a, NULL, 0, NULL, 0, NULL};
   ck_assert_int_eq(muonref_ref_step(&o, &r, p, &other, g, 256, &e), MUONREF_ESTATE);
   ck_assert_msg(strstr(e.message, "momentum_buffer buffer is missing") != NULL, "%s", e.message);
   other.momentum_buffer = m;
@@ -730,7 +730,7 @@ START_TEST(fresh_state_and_zero_gradient)
   float p[15], m[15], g[15] = {0};
   for (int k = 0; k < 15; k++)
     p[k] = 1.0f + (float)k / 3.0f, m[k] = 99.0f;
-  muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0, NULL};
   float p0[15];
   memcpy(p0, p, sizeof p);
   ck_assert_int_eq(muonref_ref_step(&o, &r, p, &st, g, 256, NULL), MUONREF_OK);
@@ -771,7 +771,7 @@ START_TEST(bf16_format_step)
       p[i * C + j] = 1.0f + (float)(i * C + j) / 64.0f;
     }
   memcpy(p0, p, sizeof p);
-  muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0, NULL};
   unsigned unc = 0;
   muonref_error e;
   ck_assert_msg(muonref_ref_step_flags(&o, &r, p, &st, g, 256, &unc, &e) == MUONREF_OK, "%s", e.message);
@@ -795,7 +795,7 @@ START_TEST(bf16_format_step)
     ck_assert_msg(p[k] == mpfr_get_flt(x, MPFR_RNDN), "element %d", k);
   }
   /* the exact-format step differs (bf16 NS is not the exact iteration) */
-  muonref_param_state st2 = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st2 = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0, NULL};
   muonref_options ox = o;
   ox.ns_format = MUONREF_NS_EXACT;
   ck_assert_int_eq(muonref_ref_step(&ox, &r, q, &st2, g, 256, NULL), MUONREF_OK);
@@ -807,7 +807,7 @@ START_TEST(bf16_format_step)
   tu_fill_normal(&rng, g, R * C, 1.0);
   o.momentum = 0.95;
   o.momentum_form = MUONREF_MOMENTUM_EMA;
-  muonref_param_state st3 = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st3 = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0, NULL};
   muonref_ref_cr_report rep;
   ck_assert_msg(muonref_ref_step_cr(&o, &r, p, &st3, g, 128, &rep, &e) == MUONREF_OK, "%s", e.message);
   ck_assert(rep.ns_uncertain & MUONREF_NSR_UNCERTAIN);
@@ -838,7 +838,7 @@ START_TEST(bf16_cast_of_an_inexact_input)
     for (int i = 0; i < R; i++)
       for (int j = 0; j < C; j++)
         g[i * C + j] = (__builtin_popcount((unsigned)(i & j)) & 1 ? -1.0f : 1.0f) * (float)(TARGET[k] / 1.95);
-    muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0};
+    muonref_param_state st = {0, 0, 0, 0, m, NULL, NULL, NULL, 0, NULL, 0, NULL};
     muonref_ref_cr_report rep;
     muonref_error e;
     ck_assert_msg(muonref_ref_step_cr(&o, &r, p, &st, g, 256, &rep, &e) == MUONREF_OK, "%s", e.message);

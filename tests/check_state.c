@@ -163,13 +163,15 @@ START_TEST(round_trip_is_bitwise)
 }
 END_TEST
 
-/* grad_accumulation (spec/muon.md 3.3): N = 3 micro-steps per update over make()'s two groups. */
+/* grad_accumulation (spec/muon.md 3.3): N micro-steps per update over make()'s two groups, with a moving
+ * average of the weights (8.2, momentum 0.5, no overwrite: the parameters are make()'s). */
 static muonref_optimizer *make_accum(int n)
 {
   muonref_options a = tu_nemo(), b = tu_nemo();
   b.lr = 0.5;
   b.ns_format = MUONREF_NS_FP32;
   a.grad_accumulation = b.grad_accumulation = n;
+  a.use_ema = b.use_ema = 1, a.ema_momentum = b.ema_momentum = 0.5;
   muonref_group g[2] = {{a, 2, SHAPES}, {b, 1, SHAPES + 2}};
   muonref_error e;
   muonref_optimizer *opt = muonref_optimizer_create(g, 2, &e);
@@ -203,6 +205,12 @@ START_TEST(accumulation_round_trip)
   step(a, &m1, 1, 2);
   step(b, &m2, 1, 2);
   ck_assert(memcmp(&m1, &m2, sizeof m1) == 0); /* resumed in phase: the 3rd micro-step updates */
+  for (size_t i = 0; i < NP; i++) { /* and the moving averages came through the file */
+    muonref_param_state x, y;
+    ck_assert_int_eq(muonref_optimizer_state(a, i, &x, NULL), MUONREF_OK);
+    ck_assert_int_eq(muonref_optimizer_state(b, i, &y, NULL), MUONREF_OK);
+    ck_assert(x.ema_average && y.ema_average && !memcmp(x.ema_average, y.ema_average, x.numel * sizeof(float)));
+  }
   ck_assert(memcmp(m1.w, m0.w, sizeof m1.w) != 0);
   /* the plain optimizer fed the mean */
   model mp = m0;
@@ -224,7 +232,33 @@ START_TEST(accumulation_round_trip)
   ck_assert_int_eq(muonref_optimizer_set_state(b, 0, &st, &e), MUONREF_ESTATE);
   ck_assert_msg(strstr(e.message, "grad_accumulation 3 takes 0 to 2"), "%s", e.message);
   ck_assert_int_eq(muonref_optimizer_set_state(plain, 0, &(muonref_param_state){0, 0, 0, 32, NULL, NULL, NULL, NULL,
-                                                                                   0, NULL, 1}, &e), MUONREF_ESTATE);
+                                                                                   0, NULL, 1, NULL}, &e), MUONREF_ESTATE);
+  float sum[32] = {0.5f};
+  ck_assert_int_eq(muonref_optimizer_set_state(b, 1, &(muonref_param_state){0, 0, 0, 8, NULL, NULL, NULL, NULL, 0,
+                                                                               sum, 0, NULL}, &e), MUONREF_ESTATE);
+  ck_assert_msg(strstr(e.message, "with no micro-step counted"), "%s", e.message);
+  /* parameters set to count other micro-steps: a state no step leaves, which the file cannot hold; the save
+   * refuses it and writes nothing, and a file patched so is refused (fix_crc) */
+  size_t n0;
+  unsigned char *f0 = slurp(path("acc"), &n0);
+  ck_assert_int_eq(muonref_optimizer_set_state(b, 1, &(muonref_param_state){0, 0, 0, 8, NULL, NULL, NULL, NULL, 0,
+                                                                               sum, 1, NULL}, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_state_save(b, "nemo", path("desync"), &e), MUONREF_ESTATE);
+  ck_assert_msg(strstr(e.message, "micro-steps accumulated, parameter 0"), "%s", e.message);
+  ck_assert_int_eq(access(path("desync"), F_OK), -1);
+  muonref_state_file sf;
+  ck_assert_int_eq(muonref_state_file_read(path("acc"), &sf, &e), MUONREF_OK); /* counts 2, 2, 2 */
+  ck_assert(sf.states[0].accum_calls == 2 && sf.states[1].accum_calls == 2);
+  muonref_state_file_free(&sf);
+  size_t at = n0 - 4 - 4 * 4 - 4 * 4 - 8; /* parameter 2, (2, 2), the last: its count, its accumulator and average
+                                            (4 floats each), then the CRC */
+  uint64_t one = 1;
+  memcpy(f0 + at, &one, 8);
+  fix_crc(f0, n0);
+  spill(path("desync"), f0, n0);
+  ck_assert_int_eq(muonref_state_file_read(path("desync"), &sf, &e), MUONREF_EFORMAT);
+  ck_assert_msg(strstr(e.message, "parameter 2: 1 micro-steps accumulated, parameter 0 2"), "%s", e.message);
+  free(f0);
   muonref_optimizer_free(a);
   muonref_optimizer_free(b);
   muonref_optimizer_free(plain);
@@ -764,10 +798,11 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 92); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+  ck_assert_uint_eq(at - out, 2 * 108); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
                                         adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale,
                                         clip_grad_form, clip_grad_norm_each, clip_grad_value, loss_scale, ns_heads,
-                                        n_ns_split (no sizes), ns_split_mode, ns_split_scale, grad_accumulation */
+                                        n_ns_split (no sizes), ns_split_mode, ns_split_scale, grad_accumulation,
+                                        use_ema, ema_momentum, ema_overwrite */
   out += strip_accum_calls(good + at, x + out); /* then the CRC's 4 bytes, rewritten below */
   out += 4;
   fix_crc(x, out);
@@ -793,7 +828,8 @@ START_TEST(format_3_still_loads)
                              strstr(text, " ns_precondition frobenius, decay_method decoupled, adam_eps_root 0.0, adam_l2 0, "
                                           "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0, clip_grad_form megatron, "
                                           "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, ns_heads 0, ns_split [], "
-                                          "ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0\n") &&
+                                          "ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0, use_ema 0, "
+                                          "ema_momentum 0.0, ema_overwrite 0\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -916,7 +952,7 @@ START_TEST(never_writes_what_it_refuses)
   ck_assert_int_eq(muonref_state_save(a, "nemo\x7f", path("s"), &e), MUONREF_EOPTION);
   /* a state at the limit */
   float buf[32] = {0};
-  muonref_param_state st = {1, 1, MUONREF_MAX_STEP, 32, buf, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st = {1, 1, MUONREF_MAX_STEP, 32, buf, NULL, NULL, NULL, 0, NULL, 0, NULL};
   ck_assert_int_eq(muonref_optimizer_set_state(a, 0, &st, &e), MUONREF_OK);
   ck_assert_int_eq(muonref_state_save(a, NULL, path("s"), &e), MUONREF_OK);
   muonref_optimizer *b = make(0.5, SHAPES);
@@ -964,7 +1000,8 @@ START_TEST(state_command)
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
                 strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0, "
                                      "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, "
-                                     "ns_heads 0, ns_split [], ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0\n"),
+                                     "ns_heads 0, ns_split [], ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0, use_ema 0, "
+                                     "ema_momentum 0.0, ema_overwrite 0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

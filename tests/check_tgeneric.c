@@ -416,7 +416,7 @@ static int adamw_near_tie(double eps, mpfr_prec_t p, float *out, muonref_param_s
   float g = 1;
   m = v = 0;
   *out = 1.0f + 0x1p-23f;
-  *st = (muonref_param_state){0, 0, 0, 0, NULL, &m, &v, NULL, 0, NULL, 0};
+  *st = (muonref_param_state){0, 0, 0, 0, NULL, &m, &v, NULL, 0, NULL, 0, NULL};
   return muonref_ref_step_cr(&o, &rt, out, st, &g, p, rep, e);
 }
 
@@ -664,7 +664,7 @@ START_TEST(errors_as_documented)
   /* the step: precision out of range (EOPTION), a NaN state (ENONFINITE); nothing written */
   muonref_route rt = {1, 2, 3, 6, 1, 2, 3, 0, 0, 0, 0.0};
   float p[6] = {1, 1, 1, 1, 1, 1}, mb[6] = {0, 0, 0, NAN, 0, 0};
-  muonref_param_state st = {0, 1, 0, 6, mb, NULL, NULL, NULL, 0, NULL, 0};
+  muonref_param_state st = {0, 1, 0, 6, mb, NULL, NULL, NULL, 0, NULL, 0, NULL};
   ck_assert_int_eq(muonref_ref_step_cr(&o, &rt, p, &st, g, 20, &rep, &e), MUONREF_EOPTION);
   ck_assert_msg(strstr(e.message, "precision 20 bits is outside") != NULL, "%s", e.message);
   st.initialized = 1, st.step = 1;

@@ -30,7 +30,8 @@ _f32 = _v313._f32
 class Muon(_v313.Muon):
     def __init__(self, params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, epsilon=1e-7,
                  weight_decay=0.1, clipnorm=None, clipvalue=None, global_clipnorm=None, loss_scale_factor=None,
-                 gradient_accumulation_steps=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445, muon_b=-4.7750,
+                 gradient_accumulation_steps=None, use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,
+                 exclude_layers=None, exclude_embeddings=True, muon_a=3.4445, muon_b=-4.7750,
                  muon_c=2.0315, adam_lr_ratio=0.1, momentum=0.95, ns_steps=6, nesterov=True, **kwargs):
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
@@ -38,7 +39,8 @@ class Muon(_v313.Muon):
         super().__init__(params, learning_rate=learning_rate, adam_beta_1=adam_beta_1, adam_beta_2=adam_beta_2,
                          adam_weight_decay=None, epsilon=epsilon, weight_decay=weight_decay, clipnorm=clipnorm,
                          clipvalue=clipvalue, global_clipnorm=global_clipnorm, loss_scale_factor=loss_scale_factor,
-                         gradient_accumulation_steps=gradient_accumulation_steps,
+                         gradient_accumulation_steps=gradient_accumulation_steps, use_ema=use_ema,
+                         ema_momentum=ema_momentum, ema_overwrite_frequency=ema_overwrite_frequency,
                          exclude_layers=exclude_layers, exclude_embeddings=exclude_embeddings, muon_a=muon_a,
                          muon_b=muon_b, muon_c=muon_c, adam_lr_ratio=adam_lr_ratio, momentum=momentum,
                          ns_steps=ns_steps, nesterov=nesterov, rms_rate=None)

@@ -5,7 +5,8 @@ no upstream code): the profile `keras`, keras-team/keras @3422977a.
     Muon(params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
          adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004,
          clipnorm=None, clipvalue=None, global_clipnorm=None, loss_scale_factor=None,
-         gradient_accumulation_steps=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+         gradient_accumulation_steps=None, use_ema=False, ema_momentum=0.99,
+         ema_overwrite_frequency=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
          muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
          ns_steps=5, nesterov=True, rms_rate=0.2)
 
@@ -29,7 +30,10 @@ optimizer's count; the results protocol's step).  gradient_accumulation_steps N
 only adds each gradient (after the unscaling) into the variable's accumulator; the
 N-th steps with (g + acc) / N, clipped after, and zeroes every accumulator;
 `iterations` counts the N-th steps (keras' `_iterations // N`), the state keeps
-the count of calls too.  Used by
+the count of calls too.  use_ema (spec/muon.md 8.2): after every step each
+variable's average `m a + (1 - m) v` in float32, m = ema_momentum, 0 while
+iterations is 0; every ema_overwrite_frequency updates the variables take their
+averages.  Used by
 vectors/drivers/torch_driver.py with the adapter `keras`."""
 import math
 import re
@@ -70,15 +74,23 @@ def _f32(v):
 class Muon(torch.optim.Optimizer):
     def __init__(self, params, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, adam_weight_decay=0.004,
                  epsilon=1e-7, weight_decay=0.004, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 loss_scale_factor=None, gradient_accumulation_steps=None, exclude_layers=None,
-                 exclude_embeddings=True, muon_a=3.4445, muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1,
-                 momentum=0.95, ns_steps=5, nesterov=True, rms_rate=0.2, **kwargs):
+                 loss_scale_factor=None, gradient_accumulation_steps=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+                 muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True,
+                 rms_rate=0.2, **kwargs):
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
         if gradient_accumulation_steps and not gradient_accumulation_steps >= 2:  # BaseOptimizer.__init__
             raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
                              f"gradient_accumulation_steps={gradient_accumulation_steps}")
         self.gradient_accumulation_steps = gradient_accumulation_steps
+        if use_ema:  # BaseOptimizer.__init__, after the accumulation's check
+            if ema_momentum > 1 or ema_momentum < 0:
+                raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={ema_momentum}")
+            if ema_overwrite_frequency and (not isinstance(ema_overwrite_frequency, int) or ema_overwrite_frequency < 1):
+                raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
+                                 f"ema_overwrite_frequency={ema_overwrite_frequency}")
+        self.use_ema, self.ema_momentum, self.ema_overwrite_frequency = use_ema, ema_momentum, ema_overwrite_frequency
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:  # keras.md 2
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
@@ -120,6 +132,8 @@ class Muon(torch.optim.Optimizer):
                 state['velocity'] = torch.zeros_like(p, memory_format=torch.preserve_format)
             if self.gradient_accumulation_steps:
                 state['gradient_accumulator'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            if self.use_ema:
+                state['average'] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
     # -- keras.md 1: the base optimizer's _clip_gradients, every number a float32 tensor
     def _clip_gradients(self, grads):
@@ -208,10 +222,18 @@ class Muon(torch.optim.Optimizer):
                     self._muon_update_step(g, p, lr, o)
             for p in params if n else ():  # every accumulator, also of a variable without a gradient
                 self.state[p]['gradient_accumulator'].zero_()
+        if self.use_ema:  # _update_model_variables_moving_average over every variable, then the overwrite
+            m = _f32(float(self.iterations != 0)) * _f32(self.ema_momentum)
+            for p in params:
+                a = self.state[p]['average']
+                a.copy_(m * a + (1 - m) * p)
+            if self.ema_overwrite_frequency and (self.iterations + 1) % self.ema_overwrite_frequency == 0:
+                for p in params:
+                    p.copy_(self.state[p]['average'])
         self.calls += 1
         for p in params:
             self.state[p]['step'] = self.iterations
-            if n:  # keras' _iterations, which iterations does not give back under accumulation
+            if n or self.use_ema:  # keras' _iterations, which iterations does not give back under accumulation
                 self.state[p]['calls'] = self.calls
         return loss
 

@@ -63,10 +63,11 @@ typedef enum muonref_catalogue {
   /* keras (spec/profiles/keras.json): keras.optimizers.Muon (keras-team/keras
    * keras/src/optimizers/muon.py @3422977a) checks no option value of its own (the rows of none);
    * BaseOptimizer.__init__ (base_optimizer.py) refuses more than one of clipnorm, clipvalue and
-   * global_clipnorm set (`clip_args_sum > 1`, counting those not None; muonref's 0 is None) then
-   * (before that) gradient_accumulation_steps: a value that is set (not None, not 0) must be at
-   * least 2; it checks EMA options muonref does not model. At the step every gradient missing is
-   * refused with base_optimizer.py's "No gradients provided for any variable." (all_missing_error). */
+   * global_clipnorm set (`clip_args_sum > 1`, counting those not None; muonref's 0 is None) before
+   * that gradient_accumulation_steps (a value that is set, not None or 0, must be at least 2) and,
+   * under use_ema, ema_momentum in [0, 1] and ema_overwrite_frequency (set: an integer at least 1).
+   * At the step every gradient missing is refused with base_optimizer.py's "No gradients provided
+   * for any variable." (all_missing_error). */
   MUONREF_CATALOGUE_KERAS = 9,
   /* normuon (spec/profiles/normuon.json): dion.NorMuon.__init__ (microsoft/dion dion/normuon.py
    * @0a059a4; normuon.md 2): dion's checks with muon_beta2 >= 0 between mu and betas (no upper

@@ -682,6 +682,19 @@ typedef struct muonref_options {
                                _backend_apply_gradients: `is_update_step = (self._iterations + 1) %
                                self.gradient_accumulation_steps == 0`, `(g + acc_g) / steps`) */
 
+  /* --- after the step: the moving average of the weights (spec/muon.md 8.2) --- */
+  int use_ema;              /* 0 or 1; 1: every parameter keeps E, an exponential moving average of its values,
+                               updated after every step (every micro-step of grad_accumulation, every parameter,
+                               with a gradient or not): E <- P where the optimizer had made no update before the
+                               step, else E <- R32(R32(m E) + R32(R32(1 - m) P)), m = R32(ema_momentum); optimizer-
+                               wide (the first group's value).  keras' use_ema, base_optimizer.py
+                               _update_model_variables_moving_average */
+  double ema_momentum;      /* with use_ema, 0 <= m <= 1: the average's decay (keras' ema_momentum, 0.99) */
+  int ema_overwrite;        /* >= 0; with use_ema, F > 0: after a step whose count of updates before it, plus one, is
+                               a multiple of F, every parameter takes its average's values, P <- E (keras'
+                               ema_overwrite_frequency: `(self.iterations + 1) % self.ema_overwrite_frequency ==
+                               0`); 0: never */
+
   /* --- momentum (spec/muon.md 6) --- */
   double momentum;           /* beta, 0 <= beta < 1 */
   int nesterov;              /* 0 or 1 */

@@ -26,9 +26,13 @@ extern "C" {
  * spec/muon.md 3.3) grad_accum holds numel floats, the gradients added since
  * the last update (zeros after it), and accum_calls counts the micro-steps
  * since then (0 <= accum_calls < N), whether or not the parameter had a
- * gradient: the optimizer's count, the same for every parameter; without it
- * grad_accum is NULL and accum_calls 0.  A state with accum_calls > 0 exists
- * before the parameter's first update: initialized then stays 0. */
+ * gradient: the optimizer's count, which a step keeps the same for every
+ * parameter (a state set with another count steps each parameter on its own
+ * count; the state file refuses counts that differ); without it grad_accum
+ * is NULL and accum_calls 0.  A sum beside a count of 0 is refused.  A state with accum_calls > 0 exists
+ * before the parameter's first update: initialized then stays 0.  Under
+ * use_ema (spec/muon.md 8.2) ema_average holds numel floats, the moving
+ * average of the parameter's values (NULL without it). */
 typedef struct muonref_param_state {
   int initialized;
   int use_muon;
@@ -41,6 +45,7 @@ typedef struct muonref_param_state {
   size_t moment2_numel;
   float *grad_accum;
   long accum_calls;
+  float *ema_average;
 } muonref_param_state;
 
 #ifdef __cplusplus

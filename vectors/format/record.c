@@ -997,12 +997,13 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
     return st;
   int r = muonref_check_rule_of(rule);
   if (r < 0)
-    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range, coeffs_fit, at_most_one "
-                       "or coeffs_multiple", rule);
+    return fail_member(err, path, mm, "'%s' is not a rule: finite, nonnegative, unit, range, coeffs_fit, at_most_one, "
+                       "coeffs_multiple or unit_closed", rule);
   k->rule = (muonref_check_rule)r;
   if (!muonref_check_field_takes(k->field, k->rule))
     return fail_member(err, path, mm, "'%s' cannot check the field '%s' (the reals lr, momentum, weight_decay, ns_eps, "
-                       "moment2_beta, adam_eps, adam_betas take finite, nonnegative, unit; ns_steps and grad_accumulation range; "
+                       "moment2_beta, adam_eps, adam_betas take finite, nonnegative, unit; ns_steps, grad_accumulation and "
+                       "ema_overwrite range; ema_momentum unit_closed; "
                        "coeffs coeffs_fit, coeffs_multiple; clip at_most_one)", rule, k->field);
   k->lo = INT_MIN, k->hi = INT_MAX;
   for (int end = 0; end < 2; end++) {

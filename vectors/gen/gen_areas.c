@@ -1976,10 +1976,11 @@ static void gradients_accumulation(gen_ctx *g)
      "of micro-steps survive it, the 3rd updates with the mean of all three", 3, 4, 2, 0, 0.0, 0.0},
     {"gradient_accumulation_steps 2 with clipnorm 1.0: the mean of the two gradients is clipped, not each "
      "micro-step's (global norms 4, 4, 0.5, 0.5)", 2, 4, 0, 0, 1.0, 0.0},
-    {"gradient_accumulation_steps 2 with loss_scale_factor 1024: each micro-step's gradient unscaled before it is "
-     "added (global norms 2048 each)", 2, 4, 0, 0, 0.0, 1024.0},
+    {"gradient_accumulation_steps 2 with loss_scale_factor 1024 (global norms 2048 each): each micro-step's gradient "
+     "unscaled (exactly: the order of unscaling and adding cannot show here)", 2, 4, 0, 0, 0.0, 1024.0},
     {"gradient_accumulation_steps 2, the bias without a gradient at the 2nd micro-step: it does not move, and its "
-     "pending sum is emptied with every other (keras resets all accumulators)", 2, 4, 0, 1, 0.0, 0.0},
+     "pending sum is emptied with every other (keras' TF and torch backends reset all accumulators)", 2, 4, 0, 1,
+     0.0, 0.0},
   };
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
     muonref_options o = base(g, 0.02, 0.004);
@@ -2014,6 +2015,34 @@ static void gradients_accumulation(gen_ctx *g)
   for (int s = 0; s < 4; s++)
     grad_normal(g, &c, s, b, 1e-6), grad_normal(g, &c, s, e, 1e-6);
   flags(&c, "GradAccumulation", NULL, NULL);
+  gen_add_step(g, &c);
+  /* a gradient missing at a micro-step that is not the N-th: the mean still divides by N (keras' `/ steps`), not by
+   * the micro-steps that had one */
+  muonref_options o2 = base(g, 0.02, 0.004);
+  o2.grad_accumulation = 2;
+  begin(&c, "gradient_accumulation_steps 2, the bias without a gradient at the 1st micro-step of each update: it "
+            "steps with its one gradient divided by 2, not by the micro-steps that had one", &o2);
+  param(g, &c, "dense.kernel", shape2(16, 32), 0);
+  b = param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+  param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+  for (int s = 0; s < 4; s++)
+    grads_global_norm(g, &c, s, 2.0);
+  for (int s = 0; s < 4; s += 2) {
+    free(c.grads[s][b]);
+    c.grads[s][b] = NULL;
+  }
+  flags(&c, "GradAccumulation", "MissingGradient", NULL);
+  gen_add_step(g, &c);
+  /* clipnorm on AdamW variables alone (PlatformRobust): micro-steps of norms 4 and 0.5 clipped before they are
+   * added give another direction than their mean clipped */
+  o2.clip_grad_norm_each = 1.0;
+  begin(&c, "gradient_accumulation_steps 2 with clipnorm 1.0 on AdamW variables only (a bias and an embedding), "
+            "global norms 4, 0.5, 4, 0.5: the mean of each pair clipped, not each micro-step's gradient", &o2);
+  param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+  param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+  for (int s = 0; s < 4; s++)
+    grads_global_norm(g, &c, s, s % 2 ? 0.5 : 4.0);
+  flags(&c, "GradAccumulation", "KerasClip", NULL);
   gen_add_step(g, &c);
 }
 
@@ -2332,6 +2361,42 @@ void gen_area_transpose(gen_ctx *g)
 
 /* ---- state round trips ---- */
 
+/* keras' use_ema (spec/muon.md 8.2; base_optimizer.py @3422977a _update_model_variables_moving_average and the
+ * overwrite of _backend_apply_gradients): the average kept after every step, the variables overwritten by it every
+ * ema_overwrite_frequency updates.  keras' kernel, bias and embedding, N(0, 1) gradients of global norm 2, except
+ * the last case: AdamW variables alone (no Newton-Schulz: PlatformRobust). */
+static void state_ema(gen_ctx *g)
+{
+  static const struct { const char *what; double m; int freq, steps, round_trip, accum, adam_only; } C[] = {
+    {"use_ema, ema_overwrite_frequency 2: after steps 2 and 4 every variable takes its moving average (momentum "
+     "0.99), which the first step set to the variable itself", 0.99, 2, 4, 0, 0, 0},
+    {"use_ema without ema_overwrite_frequency: the average is kept beside the variables, which move as without it",
+     0.99, 0, 3, 0, 0, 0},
+    {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 3, a state round trip after step 2: the average survives "
+     "it and overwrites the variables after step 3", 0.5, 3, 4, 2, 0, 0},
+    {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 1, gradient_accumulation_steps 2: the average updated and "
+     "written back at every micro-step, from the variable itself while keras' iterations is 0 (the first two)",
+     0.5, 1, 4, 0, 2, 0},
+    {"use_ema, ema_momentum 0.75, ema_overwrite_frequency 2 on AdamW variables only (a bias and an embedding): the "
+     "average of steps 1 and 2 written back after step 2", 0.75, 2, 3, 0, 0, 1},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.004);
+    o.use_ema = 1, o.ema_momentum = C[k].m, o.ema_overwrite = C[k].freq, o.grad_accumulation = C[k].accum;
+    gen_step_case c;
+    begin(&c, C[k].what, &o);
+    if (!C[k].adam_only)
+      param(g, &c, "dense.kernel", shape2(16, 32), 0);
+    param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+    param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
+    for (int s = 0; s < C[k].steps; s++)
+      grads_global_norm(g, &c, s, 2.0);
+    c.round_trip_after = C[k].round_trip;
+    flags(&c, "MovingAverage", C[k].round_trip ? "StateRoundTrip" : C[k].accum ? "GradAccumulation" : NULL, NULL);
+    gen_add_step(g, &c);
+  }
+}
+
 void gen_area_state(gen_ctx *g)
 {
   gen_group(g, "step");
@@ -2380,6 +2445,8 @@ void gen_area_state(gen_ctx *g)
     flags(&c, "StateRoundTrip", "AdamW", NULL);
     gen_add_step(g, &c);
   }
+  if (has_field_key(g, offsetof(muonref_options, use_ema))) /* only a port with the option: the others' draws stay */
+    state_ema(g);
 }
 
 /* ---- errors ---- */
@@ -3105,6 +3172,21 @@ static void errors_keras(gen_ctx *g)
   if (has_field_key(g, offsetof(muonref_options, grad_accumulation)))
     for (size_t k = 0; k < sizeof A / sizeof A[0]; k++)
       error_case(g, A[k].what, A[k].opt, "EOPTION", A[k].msg, NULL);
+  /* use_ema's two checks (spec/muon.md 8.2; BaseOptimizer.__init__ `if use_ema:`), after the accumulation's and
+   * before the clipping's */
+  static const struct { const char *what, *opt, *msg; } M[] = {
+    {"use_ema with ema_momentum 1.5: refused (the range [0, 1])", "{\"use_ema\": true, \"ema_momentum\": 1.5}",
+     "`ema_momentum` must be in the range [0, 1]. Received: ema_momentum=1.5"},
+    {"use_ema with ema_overwrite_frequency -1: refused (an integer at least 1 where set)",
+     "{\"use_ema\": true, \"ema_overwrite_frequency\": -1}",
+     "`ema_overwrite_frequency` must be an integer >= 1 or None. Received: ema_overwrite_frequency=-1"},
+    {"use_ema with ema_momentum -0.5 and clipnorm and clipvalue both set: the average's check comes first",
+     "{\"use_ema\": true, \"ema_momentum\": -0.5, \"clipnorm\": 1.0, \"clipvalue\": 0.5}",
+     "`ema_momentum` must be in the range [0, 1]. Received: ema_momentum=-0.5"},
+  };
+  if (has_field_key(g, offsetof(muonref_options, use_ema)))
+    for (size_t k = 0; k < sizeof M / sizeof M[0]; k++)
+      error_case(g, M[k].what, M[k].opt, "EOPTION", M[k].msg, NULL);
 }
 
 void gen_area_errors(gen_ctx *g)

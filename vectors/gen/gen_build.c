@@ -11,6 +11,7 @@
 #include "vectors/judge/judge.h"
 #include "muonref/bf16.h"
 #include "muonref/ns_rounded.h"
+#include "core/ema.h"
 #include "core/pyfmt.h"
 #include "core/option_fields.h"
 #include "core/plan.h"
@@ -144,12 +145,13 @@ typedef struct sim {
   int m2_capped[GEN_MAX_PARAMS];     /* moment2 element: elements whose sqrt(v / bc) is within 2 e */
   float *acc[GEN_MAX_PARAMS];        /* grad_accumulation: each parameter's accumulator (st[i].accum_calls
                                         its micro-steps), else NULL */
+  float *ema[GEN_MAX_PARAMS];        /* use_ema: each parameter's moving average, else NULL */
 } sim;
 
 static void sim_free(sim *s, int n)
 {
   for (int i = 0; i < n; i++) {
-    free(s->p[i]), free(s->grad_l2[i]), free(s->m2_sens[i]), free(s->acc[i]);
+    free(s->p[i]), free(s->grad_l2[i]), free(s->m2_sens[i]), free(s->acc[i]), free(s->ema[i]);
     free(s->st[i].momentum_buffer), free(s->st[i].exp_avg), free(s->st[i].exp_avg_sq), free(s->st[i].moment2);
   }
 }
@@ -205,13 +207,17 @@ static int clip_step(const gen_step_case *c, int k, const sim *s, float **clippe
             o0.loss_scale > 0.0 || acc > 0;
   for (int i = 0; i < c->n_params; i++) {
     numel[i] = muonref_shape_numel(&c->shapes[i]);
-    int neg = gen_step_options(c, k, c->group_of[i]).maximize;
-    if (!c->grads[k][i] || (!all && !neg))
+    muonref_options oi = gen_step_options(c, k, c->group_of[i]);
+    int neg = oi.maximize;
+    /* under accumulation a zero-filled gradient (missing_grad ZEROS) is one to add: its sum steps at the N-th */
+    int zeros = !c->grads[k][i] && acc > 0 && oi.missing_grad == MUONREF_MISSING_GRAD_ZEROS;
+    if ((!c->grads[k][i] && !zeros) || (!all && !neg))
       continue;
-    float *d = malloc(numel[i] * sizeof(float) + 1);
+    float *d = calloc(numel[i] + 1, sizeof(float));
     if (!d)
       return muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a clipped gradient");
-    muonref_grad_used(d, c->grads[k][i], numel[i], neg, 1.0);
+    if (!zeros)
+      muonref_grad_used(d, c->grads[k][i], numel[i], neg, 1.0);
     if (o0.loss_scale > 0.0)
       muonref_grad_unscale(d, numel[i], o0.loss_scale);
     if (acc > 0 && !accum_update(acc, s, i)) {
@@ -324,22 +330,31 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
     s->st[i].moment2 = calloc(n, sizeof(float)); /* the second moment holds at most numel floats */
     if (gen_step_options(c, 0, 0).grad_accumulation > 0)
       s->acc[i] = calloc(n + 1, sizeof(float));
+    if (gen_step_options(c, 0, 0).use_ema)
+      s->ema[i] = calloc(n + 1, sizeof(float));
     for (size_t j = 0; j < n; j++)
       s->max_param[i] = fmax(s->max_param[i], fabs(c->init[i][j]));
   }
   for (int k = 0; k < c->n_steps; k++) {
+    int any = 0; /* a step in which no parameter has a gradient (nor a zero-filled one) is no micro-step and
+                    moves no average (3.3, 8.2); the count of adam_step_global runs as without them */
+    for (int i = 0; i < c->n_params; i++)
+      any |= c->grads[k][i] || gen_step_options(c, k, c->group_of[i]).missing_grad == MUONREF_MISSING_GRAD_ZEROS;
     float *clipped[GEN_MAX_PARAMS] = {0}, *accnew[GEN_MAX_PARAMS] = {0};
+    long updates[GEN_MAX_PARAMS]; /* use_ema: the updates before this step (keras' iterations) */
+    for (int i = 0; i < c->n_params; i++)
+      updates[i] = s->st[i].step;
     int st = clip_step(c, k, s, clipped, accnew, err);
     for (int i = 0; !st && i < c->n_params; i++) {
       const float *gr = clipped[i] ? clipped[i] : c->grads[k][i];
       muonref_options o = gen_step_options(c, k, c->group_of[i]); /* as set in param_groups before step k */
-      if (s->acc[i] && !accum_update(o.grad_accumulation, s, i)) { /* a micro-step: the sum only (3.3) */
+      if (s->acc[i] && any && !accum_update(o.grad_accumulation, s, i)) { /* a micro-step: the sum only (3.3) */
         if (accnew[i])
           memcpy(s->acc[i], accnew[i], muonref_shape_numel(&c->shapes[i]) * sizeof(float));
         s->st[i].accum_calls++;
         continue;
       }
-      if (s->acc[i]) { /* the N-th: every accumulator emptied, also of a parameter without a gradient */
+      if (s->acc[i] && any) { /* the N-th: every accumulator emptied, also of a parameter without a gradient */
         memset(s->acc[i], 0, muonref_shape_numel(&c->shapes[i]) * sizeof(float));
         s->st[i].accum_calls = 0;
       }
@@ -383,8 +398,16 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
         s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
       }
     }
-    for (int i = 0; i < c->n_params; i++)
+    for (int i = 0; i < c->n_params; i++) {
       free(clipped[i]), free(accnew[i]);
+      if (!st && s->ema[i] && any) { /* spec/muon.md 8.2: every parameter, after every step (core/ema.c) */
+        muonref_options o = gen_step_options(c, k, c->group_of[i]);
+        size_t n = muonref_shape_numel(&c->shapes[i]);
+        muonref_ema_update(&o, s->ema[i], s->p[i], n, updates[i]);
+        for (size_t j = 0; j < n; j++)
+          s->max_param[i] = fmax(s->max_param[i], fabs(s->p[i][j]));
+      }
+    }
     if (st)
       return st;
   }

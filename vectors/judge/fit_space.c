@@ -93,6 +93,9 @@ static const searched SEARCHED[] = {
   {"loss_scale", MUONREF_FIT_STEP, {0.0, NAN}, NULL}, /* keras' loss_scale_factor left out */
   {"maximize", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* every gradient negated: a port that ascends */
   {"grad_accumulation", MUONREF_FIT_STEP, {0, NAN}, NULL}, /* keras' gradient_accumulation_steps ignored */
+  {"use_ema", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},          /* keras' moving average ignored */
+  {"ema_momentum", MUONREF_FIT_STEP, {0.99, 0.999, NAN}, NULL},
+  {"ema_overwrite", MUONREF_FIT_STEP, {0, NAN}, NULL},
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},
   /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
   {"moment2", MUONREF_FIT_MUON, {NAN}, NULL},

@@ -112,13 +112,13 @@ static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, 
     muonref_param_state st;
     float *z = NULL;
     int st_ = muonref_optimizer_state(opt, s, &st, err);
-    if (!st_ && zero && (st.initialized || st.grad_accum)) {
+    if (!st_ && zero && (st.initialized || st.grad_accum || st.ema_average)) {
       size_t n = st.numel > st.moment2_numel ? st.numel : st.moment2_numel;
       if (!(z = calloc(n + 1, sizeof(float))))
         st_ = muonref_fail(err, MUONREF_ENOMEM, "Out of memory for a zeroed state");
       st.momentum_buffer = st.momentum_buffer ? z : NULL, st.exp_avg = st.exp_avg ? z : NULL;
       st.exp_avg_sq = st.exp_avg_sq ? z : NULL, st.moment2 = st.moment2 ? z : NULL;
-      st.grad_accum = st.grad_accum ? z : NULL;
+      st.grad_accum = st.grad_accum ? z : NULL, st.ema_average = st.ema_average ? z : NULL;
     }
     if (st_ || muonref_optimizer_set_state(fresh, s, &st, err)) {
       muonref_optimizer_free(fresh);
