@@ -27,7 +27,7 @@ cfg=$PWD/config.h
 [ -f "$cfg" ] || cfg=$src/config.h
 flags="$flags -I$(dirname "$cfg")"
 grep -q '^#define HAVE_DNNL 1' "$cfg" 2>/dev/null && libs="$libs -ldnnl"
-srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/checks.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c
+srcs="core/status.c core/fail.c core/pyfmt.c core/options.c core/checks.c core/presets.c core/profile.c core/route.c core/plan.c core/grad.c core/ema.c
   core/output.c core/option_fields.c core/rng.c fast/bf16.c fast/ns.c fast/ns_kernels.c fast/ns_dnnl.c fast/optimizer.c fast/faults.c fast/state.c
   fast/pool.c fast/step_kernels.c
   vectors/format/tensor.c vectors/format/case.c vectors/judge/run_fast.c vectors/judge/judge.c vectors/judge/singular_values.c vectors/format/validate.c vectors/format/escape.c vectors/format/release.c vectors/format/files.c study/set.c
