@@ -50,9 +50,10 @@ static double real_of(const muonref_options *o, const char *f)
 
 static int real_ok(muonref_check_rule r, double x)
 {
+  if (r == MUONREF_RULE_UNIT_CLOSED) /* keras' `x > 1 or x < 0`, False for NaN */
+    return !(x > 1.0 || x < 0.0);
   return isfinite(x) && (r == MUONREF_RULE_FINITE || (r == MUONREF_RULE_NONNEGATIVE && x >= 0.0) ||
-                         (r == MUONREF_RULE_UNIT && x >= 0.0 && x < 1.0) ||
-                         (r == MUONREF_RULE_UNIT_CLOSED && x >= 0.0 && x <= 1.0));
+                         (r == MUONREF_RULE_UNIT && x >= 0.0 && x < 1.0));
 }
 
 /* Whether row c holds for o; the value as printed into val. */

@@ -29,8 +29,9 @@ typedef enum muonref_check_rule {
   MUONREF_RULE_COEFFS_MULTIPLE, /* field "coeffs": ns_steps is a multiple of the number of triples (Emerging-
                                   Optimizers v0.1.0 newton_schulz, which runs the list in whole cycles); the
                                   message's two "{}" are ns_steps and the number of triples */
-  MUONREF_RULE_UNIT_CLOSED  /* a real: finite and 0 <= x <= 1 (field "ema_momentum", checked under use_ema
-                               only: keras' `if ema_momentum > 1 or ema_momentum < 0`) */
+  MUONREF_RULE_UNIT_CLOSED  /* a real: 0 <= x <= 1, or NaN (field "ema_momentum", checked under use_ema
+                               only: keras' `if ema_momentum > 1 or ema_momentum < 0`, False for NaN, which
+                               muonref's own check then refuses in its words) */
 } muonref_check_rule;
 
 /* One check: field "lr", "momentum", "weight_decay", "ns_eps", "adam_eps",

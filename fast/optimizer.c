@@ -1194,9 +1194,11 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
     param *p = &opt->params[i];
     long updates = p->state.step;
     store(opt, i, params, grads, none);
-    if (p->state.ema_average && !none)
-      muonref_ema_update(p->options, p->state.ema_average, params[i], p->route.numel,
-                         FAULT_IS(opt, KERAS_EMA_ZERO_START) && updates == 0 ? 1 : updates);
+    if (p->state.ema_average && !none) { /* the fault: no first-step rule, the overwrite as it is */
+      muonref_ema_average(p->options, p->state.ema_average, params[i], p->route.numel,
+                          updates == 0 && !FAULT_IS(opt, KERAS_EMA_ZERO_START));
+      muonref_ema_overwrite(p->options, p->state.ema_average, params[i], p->route.numel, updates);
+    }
   }
   return MUONREF_OK;
 }

@@ -658,8 +658,13 @@ int muonref_state_load(muonref_optimizer *opt, const char *path, muonref_error *
     st = muonref_fail(err, MUONREF_ESTATE, "%s: %zu groups and %zu parameters, the optimizer has %zu and %zu", path,
                       f.n_groups, f.n_params, ng, np);
   for (size_t g = 0; !st && g < ng; g++) {
-    /* every field (format 1: the 18 it stores; spec/muon.md 11.1) */
-    const char *d = muonref_option_fields_differ(&f.options[g], muonref_optimizer_group_options(opt, g), f.version);
+    /* every field (format 1: the 18 it stores; spec/muon.md 11.1), but the moving average's values where
+     * neither keeps one (they change no step then, 8.2) */
+    muonref_options fo = f.options[g];
+    const muonref_options *oo = muonref_optimizer_group_options(opt, g);
+    if (!fo.use_ema && !oo->use_ema)
+      fo.ema_momentum = oo->ema_momentum, fo.ema_overwrite = oo->ema_overwrite;
+    const char *d = muonref_option_fields_differ(&fo, oo, f.version);
     if (d)
       st = muonref_fail(err, MUONREF_ESTATE, "%s: group %zu: option %s differs from the optimizer's", path, g, d);
   }

@@ -664,8 +664,13 @@ START_TEST(every_option_field_is_stored_and_checked)
       char want[128];
       snprintf(want, sizeof want, "group 0: option %s differs from the optimizer's", f->name);
       muonref_error le = {0};
-      ck_assert_msg(muonref_state_load(b, path("a"), &le) == MUONREF_ESTATE && strstr(le.message, want),
-                    "%s %s: load gave %d '%s'", profiles[p], f->name, le.status, le.message);
+      int idle = !o.use_ema && !edited.use_ema && (!strcmp(f->name, "ema_momentum") || !strcmp(f->name, "ema_overwrite"));
+      if (idle) /* the moving average's values where neither keeps one change no step (spec/muon.md 11.1) */
+        ck_assert_msg(muonref_state_load(b, path("a"), &le) == MUONREF_OK, "%s %s: %s", profiles[p], f->name,
+                      le.message);
+      else
+        ck_assert_msg(muonref_state_load(b, path("a"), &le) == MUONREF_ESTATE && strstr(le.message, want),
+                      "%s %s: load gave %d '%s'", profiles[p], f->name, le.status, le.message);
       muonref_optimizer_free(b);
     }
     ck_assert_msg(tried == muonref_option_field_count, "%s: only %zu of %zu fields tried", profiles[p], tried,

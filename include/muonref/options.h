@@ -673,8 +673,8 @@ typedef struct muonref_options {
                                writes from it), both branches, before clipping and L2 (kozistr/
                                pytorch_optimizer base/optimizer.py @7a076d2f `maximize_gradient`:
                                `grad.neg_()`, called first in Muon.step and AdaMuon.step); 0: descends */
-  int grad_accumulation;    /* >= 0; 0: off.  N >= 1: a step is one of N micro-steps; optimizer-wide (the
-                               first group's value).  A micro-step that is not the N-th adds its gradients
+  int grad_accumulation;    /* >= 0; 0: off.  N >= 1: a step is one of N micro-steps; optimizer-wide (every
+                               group carries the same: the optimizer refuses others).  A micro-step that is not the N-th adds its gradients
                                (after maximize and loss_scale) into an accumulator, A <- R32(A + G), and
                                changes nothing else; the N-th steps with R32(R32(G + A) / N) (clipping,
                                decay and both branches on that) and empties every accumulator (spec/muon.md
@@ -685,9 +685,10 @@ typedef struct muonref_options {
   /* --- after the step: the moving average of the weights (spec/muon.md 8.2) --- */
   int use_ema;              /* 0 or 1; 1: every parameter keeps E, an exponential moving average of its values,
                                updated after every step (every micro-step of grad_accumulation, every parameter,
-                               with a gradient or not): E <- P where the optimizer had made no update before the
-                               step, else E <- R32(R32(m E) + R32(R32(1 - m) P)), m = R32(ema_momentum); optimizer-
-                               wide (the first group's value).  keras' use_ema, base_optimizer.py
+                               with a gradient or not): E <- P where the parameter's state had counted no update
+                               before the step (keras' iterations: its state counts the optimizer's), else E <-
+                               R32(R32(m E) + R32(R32(1 - m) P)), m = R32(ema_momentum); optimizer-wide with
+                               ema_momentum and ema_overwrite (every group carries the same).  keras' use_ema, base_optimizer.py
                                _update_model_variables_moving_average */
   double ema_momentum;      /* with use_ema, 0 <= m <= 1: the average's decay (keras' ema_momentum, 0.99) */
   int ema_overwrite;        /* >= 0; with use_ema, F > 0: after a step whose count of updates before it, plus one, is

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define MUONREF_STATE_MAGIC "MUONSTAT" /* 8 bytes, no NUL */
-#define MUONREF_STATE_VERSION 12u /* written; versions 1 to 12 are read (4: the fields of timm's and optax's variants; 5: decay_method; 6: adam_eps_root; 7: maximize; 8: cautious_update, adam_l2_grad; 9: moment2_prescale; 10: clip_grad_form, clip_grad_norm_each, clip_grad_value; 11: ns_heads, n_ns_split, ns_split, ns_split_mode, ns_split_scale; 12: grad_accumulation, and each parameter's accum_calls and accumulator) */
+#define MUONREF_STATE_VERSION 12u /* written; versions 1 to 12 are read (4: the fields of timm's and optax's variants; 5: decay_method; 6: adam_eps_root; 7: maximize; 8: cautious_update, adam_l2_grad; 9: moment2_prescale; 10: clip_grad_form, clip_grad_norm_each, clip_grad_value; 11: ns_heads, n_ns_split, ns_split, ns_split_mode, ns_split_scale; 12: grad_accumulation, use_ema, ema_momentum, ema_overwrite, and each parameter's accum_calls, accumulator and moving average) */
 /* Most bytes a state file may have (4 GiB): larger files are refused
  * before anything is allocated. */
 #define MUONREF_STATE_MAX_BYTES ((uint64_t)1 << 32)

@@ -2367,30 +2367,39 @@ void gen_area_transpose(gen_ctx *g)
  * the last case: AdamW variables alone (no Newton-Schulz: PlatformRobust). */
 static void state_ema(gen_ctx *g)
 {
-  static const struct { const char *what; double m; int freq, steps, round_trip, accum, adam_only; } C[] = {
+  static const struct { const char *what; double m; int freq, steps, round_trip, accum, adam_only, missing, off; } C[] = {
     {"use_ema, ema_overwrite_frequency 2: after steps 2 and 4 every variable takes its moving average (momentum "
-     "0.99), which the first step set to the variable itself", 0.99, 2, 4, 0, 0, 0},
-    {"use_ema without ema_overwrite_frequency: the average is kept beside the variables, which move as without it",
-     0.99, 0, 3, 0, 0, 0},
+     "0.99), which the first step set to the variable itself", 0.99, 2, 4, 0, 0, 0, -1, 0},
+    {"use_ema without ema_overwrite_frequency: the variables move as without it (the average kept beside them is "
+     "not judged: no state key of the vectors holds it)", 0.99, 0, 3, 0, 0, 0, -1, 0},
     {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 3, a state round trip after step 2: the average survives "
-     "it and overwrites the variables after step 3", 0.5, 3, 4, 2, 0, 0},
-    {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 1, gradient_accumulation_steps 2: the average updated and "
-     "written back at every micro-step, from the variable itself while keras' iterations is 0 (the first two)",
-     0.5, 1, 4, 0, 2, 0},
+     "it and overwrites the variables after step 3", 0.5, 3, 4, 2, 0, 0, -1, 0},
+    {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 3, gradient_accumulation_steps 2, five micro-steps: at "
+     "the 5th, a micro-step after the second update (keras' iterations 2), the average moves and the overwrite "
+     "writes it back", 0.5, 3, 5, 0, 2, 0, -1, 0},
     {"use_ema, ema_momentum 0.75, ema_overwrite_frequency 2 on AdamW variables only (a bias and an embedding): the "
-     "average of steps 1 and 2 written back after step 2", 0.75, 2, 3, 0, 0, 1},
+     "average of steps 1 and 2 written back after step 2", 0.75, 2, 3, 0, 0, 1, -1, 0},
+    {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 4, the bias without a gradient at step 3: its average "
+     "still moves there (keras averages every variable), as the overwrite after step 4 shows", 0.5, 4, 4, 0, 0, 0,
+     2, 0},
+    {"ema_momentum 1.5 without use_ema: keras checks it only under use_ema, and the step runs as without an "
+     "average", 1.5, 0, 2, 0, 0, 0, -1, 1},
   };
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
     muonref_options o = base(g, 0.02, 0.004);
-    o.use_ema = 1, o.ema_momentum = C[k].m, o.ema_overwrite = C[k].freq, o.grad_accumulation = C[k].accum;
+    o.use_ema = !C[k].off, o.ema_momentum = C[k].m, o.ema_overwrite = C[k].freq, o.grad_accumulation = C[k].accum;
     gen_step_case c;
     begin(&c, C[k].what, &o);
     if (!C[k].adam_only)
       param(g, &c, "dense.kernel", shape2(16, 32), 0);
-    param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
+    int b = param(g, &c, "dense.bias", (muonref_shape){1, {16}}, 0);
     param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
     for (int s = 0; s < C[k].steps; s++)
       grads_global_norm(g, &c, s, 2.0);
+    if (C[k].missing >= 0) {
+      free(c.grads[C[k].missing][b]);
+      c.grads[C[k].missing][b] = NULL;
+    }
     c.round_trip_after = C[k].round_trip;
     flags(&c, "MovingAverage", C[k].round_trip ? "StateRoundTrip" : C[k].accum ? "GradAccumulation" : NULL, NULL);
     gen_add_step(g, &c);
@@ -3183,10 +3192,17 @@ static void errors_keras(gen_ctx *g)
     {"use_ema with ema_momentum -0.5 and clipnorm and clipvalue both set: the average's check comes first",
      "{\"use_ema\": true, \"ema_momentum\": -0.5, \"clipnorm\": 1.0, \"clipvalue\": 0.5}",
      "`ema_momentum` must be in the range [0, 1]. Received: ema_momentum=-0.5"},
+    {"gradient_accumulation_steps 1 with use_ema and ema_momentum 1.5: the accumulation's check comes first",
+     "{\"gradient_accumulation_steps\": 1, \"use_ema\": true, \"ema_momentum\": 1.5}",
+     "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps=1"},
   };
-  if (has_field_key(g, offsetof(muonref_options, use_ema)))
+  if (has_field_key(g, offsetof(muonref_options, use_ema))) {
     for (size_t k = 0; k < sizeof M / sizeof M[0]; k++)
       error_case(g, M[k].what, M[k].opt, "EOPTION", M[k].msg, NULL);
+    error_case(g, "use_ema with ema_momentum nan: keras runs (its `> 1 or < 0` is False for NaN) and stores NaN "
+               "averages; muonref refuses it (acceptable)", "{\"use_ema\": true, \"ema_momentum\": \"nan\"}",
+               "EOPTION", "Invalid ema_momentum: nan (0 <= m <= 1)", "acceptable");
+  }
 }
 
 void gen_area_errors(gen_ctx *g)
