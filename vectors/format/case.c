@@ -1179,10 +1179,15 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
     json_object_set_new(j, "exp_avg", buffer_json(st->exp_avg, shape));
     json_object_set_new(j, "exp_avg_sq", buffer_json(st->exp_avg_sq, shape));
   }
+  if (st->grad_accum) /* spec/muon.md 3.3, 8.2: both branches */
+    json_object_set_new(j, "grad_accum", buffer_json(st->grad_accum, shape));
+  if (st->ema_average)
+    json_object_set_new(j, "ema_average", buffer_json(st->ema_average, shape));
   return j;
 }
 
-const char *const muonref_case_state_buffers[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", NULL};
+const char *const muonref_case_state_buffers[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", "grad_accum",
+                                                  "ema_average", NULL};
 
 int muonref_case_has_flag(const json_t *test, const char *flag)
 {

@@ -94,8 +94,15 @@ __attribute__((format(printf, 2, 3))) static int failv(ctx *c, const char *fmt, 
 
 /* The members of a state object (spec/vectors.md 2.1): a Muon parameter's
  * (its step, and the buffers after it) and an AdamW parameter's. */
-static const char *const MUON[] = {"step", "momentum_buffer", "moment2", NULL};
-static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", NULL};
+static const char *const MUON[] = {"step", "momentum_buffer", "moment2", "grad_accum", "ema_average", NULL};
+static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", "grad_accum", "ema_average", NULL};
+
+/* Whether state buffer b is one a state holds only where the options keep it: the second moment (spec/muon.md
+ * 7.4), the gradient accumulator (3.3), the moving average (8.2). */
+static int optional_buffer(const char *b)
+{
+  return !strcmp(b, "moment2") || !strcmp(b, "grad_accum") || !strcmp(b, "ema_average");
+}
 
 /* Whether state object s is a Muon parameter's: it has one of the Muon
  * buffers (a state with moment2 but without momentum_buffer is one that
@@ -666,8 +673,8 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
     const char *const *bufs = muon ? MUON + 1 : ADAM + 1;
     for (int b = 0; bufs[b]; b++) {
       snprintf(sn, sizeof sn, "%s.%s", name, bufs[b]);
-      int m2 = !strcmp(bufs[b], "moment2"); /* optional: the second moment of the options that keep one */
-      if (m2 && !json_object_get(s, bufs[b]))
+      int m2 = !strcmp(bufs[b], "moment2"); /* the second moment's shape is its own (7.4) */
+      if (optional_buffer(bufs[b]) && !json_object_get(s, bufs[b]))
         continue;
       if (!json_object_get(s, bufs[b]))
         return missing_buffer(c, s, name, sn);
@@ -1160,7 +1167,7 @@ static int state_list_ok(ctx *c, const json_t *ss)
     const char *const *bufs = muon ? MUON + 1 : ADAM + 1;
     for (int b = 0; bufs[b]; b++) {
       snprintf(sn, sizeof sn, "%s.%s", name, bufs[b]);
-      if (!strcmp(bufs[b], "moment2") && !json_object_get(s, bufs[b])) /* optional */
+      if (optional_buffer(bufs[b]) && !json_object_get(s, bufs[b]))
         continue;
       if (!json_object_get(s, bufs[b]))
         return missing_buffer(c, s, name, sn);

@@ -2370,8 +2370,8 @@ static void state_ema(gen_ctx *g)
   static const struct { const char *what; double m; int freq, steps, round_trip, accum, adam_only, missing, off; } C[] = {
     {"use_ema, ema_overwrite_frequency 2: after steps 2 and 4 every variable takes its moving average (momentum "
      "0.99), which the first step set to the variable itself", 0.99, 2, 4, 0, 0, 0, -1, 0},
-    {"use_ema without ema_overwrite_frequency: the variables move as without it (the average kept beside them is "
-     "not judged: no state key of the vectors holds it)", 0.99, 0, 3, 0, 0, 0, -1, 0},
+    {"use_ema without ema_overwrite_frequency: the variables move as without it, the average kept beside them "
+     "(each state's ema_average)", 0.99, 0, 3, 0, 0, 0, -1, 0},
     {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 3, a state round trip after step 2: the average survives "
      "it and overwrites the variables after step 3", 0.5, 3, 4, 2, 0, 0, -1, 0},
     {"use_ema, ema_momentum 0.5, ema_overwrite_frequency 3, gradient_accumulation_steps 2, five micro-steps: at "

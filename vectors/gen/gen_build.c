@@ -332,6 +332,7 @@ static int simulate(gen_ctx *g, const gen_step_case *c, muonref_ns_format format
       s->acc[i] = calloc(n + 1, sizeof(float));
     if (gen_step_options(c, 0, 0).use_ema)
       s->ema[i] = calloc(n + 1, sizeof(float));
+    s->st[i].grad_accum = s->acc[i], s->st[i].ema_average = s->ema[i]; /* the expected state's (sim_free frees them) */
     for (size_t j = 0; j < n; j++)
       s->max_param[i] = fmax(s->max_param[i], fabs(c->init[i][j]));
   }
@@ -755,6 +756,16 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     a += s->steps[i] * 2.0 * muonref_ulp32(big);
     /* a bf16 parameter: the update's rounding, and the decay's where there is one */
     a += (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
+    /* the accumulator: binary32 sums of the given gradients, exact then rounded (3.3); the average: a convex
+     * combination of the values the parameter took, each within its allowance, and under bf16 noise within the
+     * updates' (rel of each element's bound, 1.5 of the Muon update's scale per Muon step) */
+    if (s->acc[i])
+      json_object_set_new(sa, "grad_accum", json_real(0.0));
+    if (s->ema[i]) {
+      double upd = r.use_muon && !r.momentum_only ? o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols) * 1.5
+                                                  : 0.0;
+      json_object_set_new(sa, "ema_average", json_real(a + rel * s->muon_steps[i] * upd));
+    }
     json_array_append_new(atol, json_real(a));
     json_array_append_new(satol, sa);
     json_array_append_new(urel, json_real(rel));
