@@ -378,6 +378,13 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                           "the decay from the first step (m E + (1 - m) P with E = 0), where keras "
                                           "sets it to the variable while iterations is 0",
                                           "the textbook EMA without keras' `not_first_step` (spec/muon.md 8.2)"},
+  [MUONREF_FAULT_KERAS_EMA_BEFORE_STEP] = {"keras_ema_before_step", "the moving average taken of the variables' "
+                                           "values before the step, where keras averages after the update",
+                                           "an EMA hooked before the optimizer step (spec/muon.md 8.2)"},
+  [MUONREF_FAULT_KERAS_EMA_OVERWRITE_LATE] = {"keras_ema_overwrite_late", "the overwrite tested with the count "
+                                              "of updates after the step, where keras tests (iterations + 1) "
+                                              "before counting the call: one update late",
+                                              "an overwrite placed after the step counter (spec/muon.md 8.2)"},
   [MUONREF_FAULT_STATE_DROPPED_ON_LOAD] = {"state_dropped_on_load", "a state round trip restores no buffer: "
                                            "after loading, the momentum, the moments and the gradient accumulator "
                                            "are zeros (the step counts kept), as a load that zeroes what it cannot place",

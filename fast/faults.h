@@ -160,6 +160,9 @@ enum {
   /* keras' use_ema (spec/muon.md 8.2): ignored, or the average started from zeros (no first-step rule) */
   MUONREF_FAULT_KERAS_EMA_IGNORED,
   MUONREF_FAULT_KERAS_EMA_ZERO_START,
+  /* ... the average taken of the values before the step; the overwrite's count taken after it */
+  MUONREF_FAULT_KERAS_EMA_BEFORE_STEP,
+  MUONREF_FAULT_KERAS_EMA_OVERWRITE_LATE,
   MUONREF_FAULT_COUNT
 };
 

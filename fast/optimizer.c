@@ -1193,12 +1193,16 @@ int muonref_optimizer_step(muonref_optimizer *opt, size_t n_params, float *const
   for (size_t i = 0; i < opt->n_params; i++) {
     param *p = &opt->params[i];
     long updates = p->state.step;
+    int ema = p->state.ema_average && !none, before = FAULT_IS(opt, KERAS_EMA_BEFORE_STEP);
+    if (ema && before) /* the fault: the average of the values before the step */
+      muonref_ema_average(p->options, p->state.ema_average, params[i], p->route.numel, updates == 0);
     store(opt, i, params, grads, none);
-    if (p->state.ema_average && !none) { /* the fault: no first-step rule, the overwrite as it is */
+    if (ema && !before) /* the fault keras_ema_zero_start: no first-step rule, the overwrite as it is */
       muonref_ema_average(p->options, p->state.ema_average, params[i], p->route.numel,
                           updates == 0 && !FAULT_IS(opt, KERAS_EMA_ZERO_START));
-      muonref_ema_overwrite(p->options, p->state.ema_average, params[i], p->route.numel, updates);
-    }
+    if (ema) /* the fault keras_ema_overwrite_late: the count after the step */
+      muonref_ema_overwrite(p->options, p->state.ema_average, params[i], p->route.numel,
+                            FAULT_IS(opt, KERAS_EMA_OVERWRITE_LATE) ? p->state.step : updates);
   }
   return MUONREF_OK;
 }

@@ -912,6 +912,25 @@ make_variant keras_ema_off torch_keras_port.py \
     grep '^FAIL' "$work/keras_ema_off.out" | cut -c1-80; status=1
   fi
 
+# ... and a port that averages the values before the step (the average moved to the top of step()). The answer key,
+# written before the run: the six use_ema cases fail, each told keras_ema_before_step
+"$python" - "$srcdir/tests/torch_keras_port.py" "$work/keras_ema_before.py" <<'PY' &&
+import sys
+s = open(sys.argv[1]).read()
+avg = """            m = _f32(float(self.iterations != 0)) * _f32(self.ema_momentum)
+            for p in params:
+                a = self.state[p]['average']
+                a.copy_(m * a + (1 - m) * p)
+"""
+top = """        lr = _f32(o['learning_rate'])
+        grads = [p.grad for p in active]
+"""
+assert s.count(avg) == 1 and s.count(top) == 1
+s = s.replace(avg, "").replace(top, top.replace("        grads", "        if self.use_ema:\n" + avg + "        grads"))
+open(sys.argv[2], 'w').write(s)
+PY
+  run_variant keras_ema_before Muon keras "$v/keras/keras_state.json" && diag keras_ema_before keras_ema_before_step
+
 # 16e. A value hard-coded in the Muon branch only (stop 46's trial, point 2): the keller port's Muon decay fixed
 # at 0.01, its AdamW groups' as the case gives. The answer key, written before the run: every failure told
 # "weight_decay in Muon groups (any) -> 0.01" and no passing case broken (before: "weight_decay (any) -> 0.01"

@@ -406,7 +406,7 @@ static const flag_note NOTES[] = {
    "R32(R32(1 - m) P)) in float32, set to the variable while keras' iterations is 0; every ema_overwrite_frequency "
    "updates the variables take their averages", "a port that ignores use_ema, starts the average from zeros, "
    "overwrites at other steps or loses the average in a state round trip moves the variables otherwise",
-   {"spec/muon.md section 8.2", "spec/profiles/keras.md section 14"}, {"keras_ema_ignored", "keras_ema_zero_start"}},
+   {"spec/muon.md section 8.2", "spec/profiles/keras.md section 14"}, {"keras_ema_ignored", "keras_ema_zero_start", "keras_ema_before_step", "keras_ema_overwrite_late"}},
   {"TaggedEmbedding", "BASIC", "a 2-D parameter tagged is_embedding_or_output_parameter (use_muon false) takes AdamW "
    "(Megatron's routing: the tag, else ndim != 1)", "a port routing by shape alone sends the embedding (or its tied "
    "replica, bug-reports B02) to Muon", {"spec/muon.md section 2", "spec/profiles/megatron.md section 3"},
