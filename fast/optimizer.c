@@ -1026,13 +1026,11 @@ static size_t clip_prepare(muonref_optimizer *opt, const muonref_grad *grads)
   for (size_t i = 0; i < opt->n_params; i++) {
     const param *p = &opt->params[i];
     opt->gptr[i] = grads[i].data ? grads[i].data : missing_grad(opt, p);
-    /* a zero-filled gradient (missing_grad ZEROS) is a gradient to accumulate: its sum steps at the N-th */
-    const float *src = grads[i].data ? grads[i].data : p->state.grad_accum ? opt->gptr[i] : NULL;
-    if (!opt->clipped || !src)
+    if (!opt->clipped || !clip_copied(opt, grads, i))
       continue;
     float *d = opt->clipped + opt->clip_off[i];
     size_t n = p->route.numel;
-    muonref_grad_used(d, src, n, p->options->maximize, 1.0);
+    muonref_grad_used(d, opt->gptr[i], n, p->options->maximize, 1.0); /* a zero-filled one too: clip_copied */
     if (opt->groups[0].loss_scale > 0.0)
       muonref_grad_unscale(d, n, opt->groups[0].loss_scale);
     if (!clip_first && p->state.grad_accum && accumulate(opt, p, d, n) && bad == opt->n_params)
@@ -1076,17 +1074,6 @@ static void l2_prepare(muonref_optimizer *opt, float *const *params)
  * (nor a zero-filled one) is refused, base_optimizer.py
  * _filter_empty_gradients: `raise ValueError("No gradients provided for any
  * variable.")`.  An optimizer without parameters steps as before. */
-static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, muonref_error *err)
-{
-  int refuse = 0;
-  for (size_t i = 0; i < opt->n_params; i++) {
-    if (grads[i].data || missing_grad(opt, &opt->params[i]))
-      return MUONREF_OK;
-    refuse |= opt->params[i].options->all_missing_error;
-  }
-  return refuse ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.") : MUONREF_OK;
-}
-
 /* Whether no parameter has a gradient, nor a zero-filled one (missing_grad ZEROS). */
 static int no_gradient(const muonref_optimizer *opt, const muonref_grad *grads)
 {
@@ -1094,6 +1081,15 @@ static int no_gradient(const muonref_optimizer *opt, const muonref_grad *grads)
     if (grads[i].data || missing_grad(opt, &opt->params[i]))
       return 0;
   return 1;
+}
+
+static int all_missing(const muonref_optimizer *opt, const muonref_grad *grads, muonref_error *err)
+{
+  int refuse = 0;
+  for (size_t i = 0; i < opt->n_params; i++)
+    refuse |= opt->params[i].options->all_missing_error;
+  return refuse && no_gradient(opt, grads) ? muonref_fail(err, MUONREF_EOPTION, "No gradients provided for any variable.")
+                                           : MUONREF_OK;
 }
 
 /* Every step count this step advances stays within MUONREF_MAX_STEP (a
@@ -1227,10 +1223,10 @@ static int finite_buffer(const float *b, size_t n)
   return 1;
 }
 
-/* The accumulation of state st for parameter p (spec/muon.md 3.3): accum_calls within 0..N-1 under the
- * options' grad_accumulation N, 0 without; grad_accum finite (NULL: zeros); under use_ema (8.2) the moving
- * average finite (NULL: zeros).  ESTATE, ENONFINITE. */
-static int accum_state_ok(const param *p, size_t i, const muonref_param_state *st, muonref_error *err)
+/* The accumulation and the moving average of state st for parameter p (spec/muon.md 3.3, 8.2): accum_calls
+ * within 0..N-1 under the options' grad_accumulation N, 0 without; grad_accum finite (NULL: zeros), no sum
+ * beside a count of 0; under use_ema the moving average finite (NULL: zeros).  ESTATE, ENONFINITE. */
+static int lifecycle_state_ok(const param *p, size_t i, const muonref_param_state *st, muonref_error *err)
 {
   int n = p->options->grad_accumulation;
   if (st->accum_calls < 0 || (n > 0 && st->accum_calls >= n) || (n <= 0 && st->accum_calls != 0))
@@ -1249,21 +1245,23 @@ static int accum_state_ok(const param *p, size_t i, const muonref_param_state *s
   return MUONREF_OK;
 }
 
-static void accum_state_set(param *p, const muonref_param_state *st)
+/* dst (n floats, the optimizer's; NULL: none kept) <- src, or zeros where src is NULL (keras builds its
+ * accumulators and averages as zeros). */
+static void copy_or_zero(float *dst, const float *src, size_t n)
 {
-  if (p->state.ema_average) { /* use_ema (spec/muon.md 8.2): NULL reads as zeros, as keras builds it */
-    if (st->ema_average)
-      memcpy(p->state.ema_average, st->ema_average, p->route.numel * sizeof(float));
-    else
-      memset(p->state.ema_average, 0, p->route.numel * sizeof(float));
-  }
-  if (!p->state.grad_accum)
-    return;
-  if (st->grad_accum)
-    memcpy(p->state.grad_accum, st->grad_accum, p->route.numel * sizeof(float));
-  else
-    memset(p->state.grad_accum, 0, p->route.numel * sizeof(float));
-  p->state.accum_calls = st->accum_calls;
+  if (dst && src)
+    memcpy(dst, src, n * sizeof(float));
+  else if (dst)
+    memset(dst, 0, n * sizeof(float));
+}
+
+/* The accumulation and the moving average of a state lifecycle_state_ok passed into parameter p. */
+static void lifecycle_state_set(param *p, const muonref_param_state *st)
+{
+  copy_or_zero(p->state.ema_average, st->ema_average, p->route.numel);
+  copy_or_zero(p->state.grad_accum, st->grad_accum, p->route.numel);
+  if (p->state.grad_accum)
+    p->state.accum_calls = st->accum_calls;
 }
 
 int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_param_state *st,
@@ -1283,11 +1281,11 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
                         opt->n_params);
   param *p = &opt->params[i];
   size_t n = p->route.numel;
-  int sa = accum_state_ok(p, i, st, err);
+  int sa = lifecycle_state_ok(p, i, st, err);
   if (sa)
     return sa;
   if (!st->initialized) {
-    accum_state_set(p, st);
+    lifecycle_state_set(p, st);
     p->state.initialized = 0;
     p->state.step = 0;
     memset(p->route.use_muon ? p->state.momentum_buffer : p->state.exp_avg, 0, n * sizeof(float));
@@ -1320,7 +1318,7 @@ int muonref_optimizer_set_state(muonref_optimizer *opt, size_t i, const muonref_
                         "the options keep none", i, st->moment2_numel);
   if (!finite_buffer(b1, n) || !finite_buffer(b2, n) || (m2 && !finite_buffer(st->moment2, m2)))
     return muonref_fail(err, MUONREF_ENONFINITE, "State for parameter %zu: a buffer holds a non-finite value", i);
-  accum_state_set(p, st);
+  lifecycle_state_set(p, st);
   p->state.initialized = 1;
   p->state.step = FAULT_IS(opt, STATE_STEP_RESET) ? 0 : st->step;
   if (p->route.use_muon) {
