@@ -128,45 +128,35 @@ def make_runner(base_cls):
             super().__init__(*a, **k)
             self.rank, self.world_size = rank, world_size
 
-        def run_step(self, case, inits, steps):
-            lay = layout(case, self.world_size) or [dict(ALONE) for _ in inits]
+        def lay(self, case, n):
+            return layout(case, self.world_size) or [dict(ALONE) for _ in range(n)]
+
+        def step_params(self, case, inits):
             params = []
-            for t, e in zip(inits, lay):
+            for t, e in zip(inits, self.lay(case, len(inits))):
                 p = torch.nn.Parameter(_piece(t, e, self.rank))
                 self._mark(p, e, t)
                 params.append(p)
-            steps = [[_piece(g, e, self.rank) for g, e in zip(grads, lay)] for grads in steps]
-            opt = self.build(case, params)
-            counts = [0] * len(params)
-            round_trip = case.get('roundTripAfter')
-            current = [dict(g.get('options', {})) for g in case['groups']]
-            for k, grads in enumerate(steps):
-                self.set_step_options(opt, case, k, params, current)
-                for p, g in zip(params, grads):
-                    p.grad = g
-                opt.step()
-                for i, g in enumerate(grads):
-                    counts[i] += g is not None
-                if round_trip is not None and k + 1 == round_trip:
-                    import copy
+            self._whole = inits
+            return self.named(params, case)
 
-                    saved = copy.deepcopy(opt.state_dict())
-                    fresh = []
-                    for p, e, t in zip(params, lay, inits):
-                        q = torch.nn.Parameter(p.detach().clone())
-                        self._mark(q, e, t)
-                        fresh.append(q)
-                    params = fresh
-                    opt = self.build(case, params)
-                    opt.load_state_dict(saved)
-            out_state = []
-            for p, n in zip(params, counts):
-                p.grad = None
-                st = self.adapter.state_of(opt.state.get(p, {}), n)
-                if st is not None:
-                    st = {k: (v.detach().float().clone() if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
-                out_state.append(st)
-            return {'params': [p.detach().float().clone() for p in params], 'state': out_state}
+        def step_grads(self, case, steps):
+            lay = self.lay(case, len(self._whole))
+            return [[_piece(g, e, self.rank) for g, e in zip(grads, lay)] for grads in steps]
+
+        def reloaded_params(self, case, params, cast):
+            fresh = super().reloaded_params(case, params, cast)
+            for q, e, t in zip(fresh, self.lay(case, len(fresh)), self._whole):
+                self._mark(q, e, t)
+            return fresh
+
+        def run_step(self, case, inits, steps):
+            """The base runner's step case on this rank's pieces (Runner.step_run); the
+            tensors stay raw (float32 copies) for assemble()."""
+            params, states, _ = self.step_run(case, inits, steps)
+            f32 = lambda st: None if st is None else {
+                k: (v.detach().float().clone() if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
+            return {'params': [p.detach().float().clone() for p in params], 'state': [f32(s) for s in states]}
 
         @staticmethod
         def _mark(p, e, whole):
@@ -252,7 +242,8 @@ def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work:
         adapter.state_names = cfg.get('state_names') or {}
         runner = make_runner(td.Runner)(cls, ns_fn, adapter, cfg['mode'], rank=rank, world_size=world_size)
         with td.rebound(places, ns_fn):
-            for idx, (path, kind, case) in enumerate(cases_of(cfg['files'], td.load_vectors)):
+            for idx, (path, kind, case, profile) in enumerate(cases_of(cfg['files'], td.load_vectors)):
+                runner.profile = profile  # options named as the file's profile names them (as the driver's runner)
                 with open(progress, 'w') as f:
                     f.write(f"{idx} {os.path.basename(path)}#{case.get('tcId')}\n")
                 out = runner.run_case(kind, case)
@@ -268,14 +259,16 @@ def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work:
     os._exit(0)
 
 
-def cases_of(files: List[str], load) -> List[Tuple[str, str, Dict[str, Any]]]:
+def cases_of(files: List[str], load) -> List[Tuple[str, str, Dict[str, Any], str]]:
+    """(file, group kind, case, the file's profile) of every case of files, in order."""
     out = []
     for path in files:
         doc = load(path)
+        profile = doc.get('profile', 'nemo') if isinstance(doc, dict) else 'nemo'
         for group in doc['testGroups']:
             kind = group.get('kind') if isinstance(group, dict) else None
             for case in group.get('tests', []) if isinstance(group, dict) else []:
-                out.append((path, kind, case))
+                out.append((path, kind, case, profile))
     return out
 
 
@@ -481,7 +474,7 @@ def run(world_size: int, cfg: Dict[str, Any], files: List[str], load, encode, ca
         finished, why = ranks.wait(len(cases), case_timeout)
         wall = time.monotonic() - ranks.started
         results, disagree = [], []
-        for idx, (path, kind, case) in enumerate(cases):
+        for idx, (path, kind, case, _) in enumerate(cases):
             base = os.path.basename(path)
             entry = {'file': base, 'tcId': case.get('tcId')}
             if idx < finished:

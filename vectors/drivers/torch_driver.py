@@ -584,8 +584,27 @@ class Runner:
                 p.path = spec['name']
         return params
 
-    def run_step(self, case: Dict[str, Any], inits, steps) -> Dict[str, Any]:
-        params = self.named([torch.nn.Parameter(t.clone()) for t in inits], case)
+    def step_params(self, case: Dict[str, Any], inits: List[torch.Tensor]) -> List[torch.nn.Parameter]:
+        """The parameters a step case starts from: one per init, named (a sharded run's runner,
+        vectors/drivers/distributed.py, gives each rank its piece instead)."""
+        return self.named([torch.nn.Parameter(t.clone()) for t in inits], case)
+
+    def step_grads(self, case: Dict[str, Any], steps):
+        """The gradients of each step as this process gives them (all of them; a rank its pieces)."""
+        return steps
+
+    def reloaded_params(self, case: Dict[str, Any], params: List[torch.nn.Parameter],
+                        cast: Optional[torch.dtype]) -> List[torch.nn.Parameter]:
+        """The model a checkpoint is loaded into at roundTripAfter: the parameters' values, as new
+        Parameters, converted to cast (roundTripDtype) where given."""
+        return self.named([torch.nn.Parameter(p.detach().clone() if cast is None else p.detach().to(cast))
+                           for p in params], case)
+
+    def step_run(self, case: Dict[str, Any], inits, steps):
+        """Runs the step case: (the parameters after the last step, each one's state as optimizer.state
+        holds it (with the group's step count where the port keeps it there), what step() left in p.grad)."""
+        params = self.step_params(case, inits)
+        steps = self.step_grads(case, steps)
         opt = self.build(case, params)
         counts = [0] * len(params)
         round_trip = case.get('roundTripAfter')
@@ -606,25 +625,27 @@ class Runner:
                 # roundTripDtype: the checkpoint is loaded into the model converted to that dtype
                 # (spec/vectors.md 2.1); the port's load_state_dict decides what its state becomes
                 cast = {'bf16': torch.bfloat16, 'f32': torch.float32}.get(case.get('roundTripDtype'))
-                params = self.named([torch.nn.Parameter(p.detach().clone() if cast is None else p.detach().to(cast))
-                                     for p in params], case)
+                params = self.reloaded_params(case, params, cast)
                 opt = self.build(case, params)
                 opt.load_state_dict(saved)
         # what step() left in p.grad (spec/vectors.md 2.1 "gradAfter"), before the driver clears it
-        grad_after = [None if p.grad is None else encode_tensor(as_f32(p.grad.detach())) for p in params]
+        grad_after = [None if p.grad is None else p.grad.detach().clone() for p in params]
         for p in params:
             p.grad = None
-        out_state = []
+        states = []
         for p, n in zip(params, counts):
             state = opt.state.get(p, {})
             if state and 'step' not in state and group_step(opt, p) is not None:
                 state = dict(state, step=group_step(opt, p))  # the group's step count (kozistr/pytorch_optimizer)
-            st = self.adapter.state_of(state, n)
-            if st is not None:
-                st = {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
-            out_state.append(st)
-        return {'params': [encode_tensor(as_param(p.detach())) for p in params], 'state': out_state,
-                'gradAfter': grad_after}
+            states.append(self.adapter.state_of(state, n))
+        return params, states, grad_after
+
+    def run_step(self, case: Dict[str, Any], inits, steps) -> Dict[str, Any]:
+        params, states, grad_after = self.step_run(case, inits, steps)
+        enc = lambda st: None if st is None else {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v)
+                                                  for k, v in st.items()}
+        return {'params': [encode_tensor(as_param(p.detach())) for p in params], 'state': [enc(s) for s in states],
+                'gradAfter': [None if g is None else encode_tensor(as_f32(g)) for g in grad_after]}
 
     # -- ns and transpose cases
 
