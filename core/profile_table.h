@@ -193,7 +193,7 @@ static const muonref_option_key torch_keys[] = {
 };
 static const char *const torch_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "gradients", "newton_schulz", "transpose", "state",
-  "errors", "overflow", "defaults", "schedule", "dtypes", NULL};
+  "errors", "sharded_tp", "overflow", "defaults", "schedule", "dtypes", NULL};
 
 /* ---- moonlight: MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (2025-08-02) ---- */
 /* MoonshotAI/Moonlight examples/toy_train.py @c2ad5b2 (spec/profiles/moonlight.md): Muon(lr=1e-3,
@@ -460,7 +460,7 @@ static const muonref_option_key keller_keys[] = {
 };
 static const char *const keller_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
+  "state", "errors", "sharded", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* ---- timm: huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08) ---- */
 /* huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (spec/profiles/timm.md):
@@ -693,7 +693,8 @@ static const muonref_option_key dion_keys[] = {
 };
 static const char *const dion_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
+  "state", "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", "conv",
+  "dtypes", NULL};
 
 /* ---- emerging: NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0) ---- */
 /* NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/muon.py @fd77292 (2026-08-20; the
@@ -918,7 +919,7 @@ static const muonref_option_key paddle_keys[] = {
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
+  "state", "errors", "sharded", "overflow", "defaults", "schedule", "conv", "dtypes", NULL};
 
 /* ---- optax: google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07) ---- */
 /* google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07; spec/profiles/optax.md),
@@ -1158,7 +1159,7 @@ static const muonref_option_key megatron_keys[] = {
 };
 static const char *const megatron_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "sharded", "overflow", "defaults", "schedule", NULL};
 static const char *const megatron_coefficient_types[] = {"simple", "quintic", "polar_express", "aol", NULL};
 
 /* ---- keras: keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later) ---- */
@@ -1397,7 +1398,7 @@ static const muonref_option_key normuon_keys[] = {
 };
 static const char *const normuon_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", "conv", NULL};
+  "state", "errors", "sharded", "overflow", "defaults", "schedule", "conv", NULL};
 
 /* ---- pytorch_optimizer: kozistr/pytorch_optimizer pytorch_optimizer/optimizer/muon.py, pytorch_optimizer/optimizer/shampoo_utils.py, pytorch_optimizer/base/optimizer.py @7a076d2f (2026-02-12; v3.9.0, muon.py last changed in 5a18a78f) ---- */
 /* kozistr/pytorch_optimizer muon.py @7a076d2f (v3.9.0), Muon (spec/profiles/pytorch_optimizer.md):
@@ -2311,7 +2312,7 @@ static const muonref_option_key megatron_adaptive_keys[] = {
 };
 static const char *const megatron_adaptive_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "sharded", "overflow", "defaults", "schedule", NULL};
 static const char *const megatron_adaptive_coefficient_types[] = {"simple", "quintic", "polar_express", "aol", NULL};
 
 /* ---- megatron@0.17: NVIDIA/Megatron-LM megatron/core/optimizer/muon.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @9539a12e1b core_v0.17.0 (core_v0.17.0 (2026-04-14) and core_v0.17.1 (266f1c97dc), with the Emerging-Optimizers v0.1.0 they pin) ---- */
@@ -2424,7 +2425,7 @@ static const muonref_option_key megatron_0_17_keys[] = {
 };
 static const char *const megatron_0_17_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "sharded", "overflow", "defaults", "schedule", NULL};
 static const char *const megatron_0_17_coefficient_types[] = {"quintic", NULL};
 
 /* ---- megatron@0.20.dev: NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @d98e8a64dd (main at d98e8a64 (2026-08-22; package_info 0.20.0, unreleased) with the Emerging-Optimizers v0.3.0 it pins) ---- */
@@ -2534,7 +2535,7 @@ static const muonref_option_key megatron_0_20_dev_keys[] = {
 };
 static const char *const megatron_0_20_dev_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
-  "state", "errors", "overflow", "defaults", "schedule", NULL};
+  "state", "errors", "sharded", "sharded_tp", "overflow", "defaults", "schedule", NULL};
 static const char *const megatron_0_20_dev_coefficient_types[] = {"simple", "quintic", "polar_express", "cans", "aol", "deepseekv4", NULL};
 
 /* in muonref_profile_id order */

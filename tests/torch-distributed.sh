@@ -10,7 +10,10 @@
 #    judge's sharding hint), and a port that hangs (the driver ends it after
 #    its --case-timeout, exit 3, every case skipped), one whose ranks all exit
 #    with status 0 early (exit 3, every case skipped with that reason) and one
-#    that starts a detached daemon (ended with the ranks);
+#    that starts a detached daemon (ended with the ranks); then every
+#    profile's test port distributed by tests/torch_dist_any.py at world
+#    size 2 over its sharded areas (correct wirings pass, three faulty ones
+#    fail exactly the cases computed from the vectors);
 # 2. a driver killed with SIGTERM while its ranks run, and one killed with
 #    SIGKILL, leave no rank behind;
 # 3. no process started by this test is left: every process whose

@@ -2,7 +2,7 @@
 """Helper of tests/torch-distributed.sh: the distributed ports through
 `torch_driver.py --world-size N` and `muonref check --results`.
 
-    torch_dist_test.py MUONREF SRCDIR WORKDIR
+    torch_dist_test.py MUONREF SRCDIR WORKDIR [--every-profile N]
 
 In one Python process (torch is imported once; the driver forks its rank
 processes from it), for each row of RUNS: runs the driver's main() on the
@@ -23,10 +23,18 @@ row's port, world size and vector file, then the judge, and checks:
 * the port that starts a daemon (double fork, setsid) from rank 0: the run
   passes, and the daemon is gone when the driver returns (issue 27).
 
+Then, for every profile whose vectors have a sharded area (vectors/*/*_sharded.json and
+*_sharded_tp.json: the records' "areas"), the profile's test port (its record's test_port)
+distributed by tests/torch_dist_any.py at world size 2: OwnerComputes resp. GatherSlices pass
+every case; NoBroadcast fails exactly the cases with two or more Muon parameters, WrongOwner
+and PerShard every case the port steps (not the cases the profile refuses), each FAIL with the
+sharding hint.  With --every-profile N only this part runs, at world size N (the main job: 4).
+
 Prints one line per run and a Check-style summary.  Exit 0 when every check
 passed.
 """
 
+import glob
 import json
 import os
 import re
@@ -39,6 +47,7 @@ sys.path.insert(0, os.path.join(SRC, 'vectors', 'drivers'))
 import torch_driver  # noqa: E402
 
 MUONREF, WORK = sys.argv[1], sys.argv[3]
+EVERY_ONLY = int(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[4] == '--every-profile' else None
 PORTS = os.path.join(SRC, 'tests', 'torch_dist_ports.py')
 DETACHED = os.path.join(WORK, 'detached.pids')  # DetachingMuon's daemon writes its pid here
 os.environ['MUONREF_DETACHED_PIDS'] = DETACHED
@@ -91,7 +100,7 @@ def check(ok, what):
     return ok
 
 
-for port, ws, vec in RUNS:
+for port, ws, vec in RUNS if EVERY_ONLY is None else []:
     out = os.path.join(WORK, f'{port}-{ws}.json')
     argv = ['--optimizer', f'{PORTS}:{port}', '--world-size', str(ws), '--out', out, vec]
     if port == 'HangingMuon':
@@ -147,6 +156,62 @@ for port, ws, vec in RUNS:
     if port == 'FaultyNoBroadcast':  # the driver saw the ranks disagree, and the judge says so
         check(len(doc['distributed']['ranksDisagree']) >= len(got) and
               judge.stdout.count('ranks hold different values of params') >= len(got), f'{port}_{ws}_disagree')
+
+
+# ---- every profile with a sharded area: its test port through tests/torch_dist_any.py
+
+
+def record(profile):
+    with open(os.path.join(SRC, 'spec', 'profiles', profile + '.json')) as f:
+        r = json.load(f)
+    if 'test_port' not in r:
+        r['test_port'] = record(r['base'])['test_port']
+    return r
+
+
+def steps(case):
+    """Whether the port steps the case (not one its profile refuses)."""
+    return 'ErrorMessage' not in case.get('flags', [])
+
+
+ANY_FAULTS = {
+    'NoBroadcast': lambda case: steps(case) and muon_count(case) > 1,
+    'WrongOwner': steps,
+    'PerShard': steps,
+}
+WS = EVERY_ONLY or 2
+ANY = os.path.join(SRC, 'tests', 'torch_dist_any.py')
+files = sorted(glob.glob(os.path.join(SRC, 'vectors', '*', '*_sharded.json')) +
+               glob.glob(os.path.join(SRC, 'vectors', '*', '*_sharded_tp.json')))
+check(len(files) > 2, 'every_profile_found')
+for vec in files:
+    doc = json.load(open(vec))
+    tp = record(doc['profile'])['test_port']
+    os.environ['MUONREF_DIST_PORT'] = os.path.join(SRC, tp['file']) + ':' + tp['class']
+    split = vec.endswith('_sharded_tp.json')
+    for port in (['GatherSlices', 'PerShard'] if split else ['OwnerComputes', 'NoBroadcast', 'WrongOwner']):
+        out = os.path.join(WORK, f"any-{doc['profile']}-{port}-{WS}-{int(split)}.json")
+        argv = ['--optimizer', f'{ANY}:{port}', '--adapter', tp['adapter'], '--mode', tp.get('mode', 'neutral'),
+                '--world-size', str(WS), '--out', out, vec]
+        rc = torch_driver.main(argv)
+        judge = subprocess.run([MUONREF, 'check', '--results', out, vec], capture_output=True, text=True)
+        last = judge.stdout.strip().splitlines()[-1] if judge.stdout.strip() else judge.stderr.strip()
+        what = f"{doc['profile']}_{port}_{WS}"
+        print(f"{tp['class']} of {doc['profile']} as {port} at world size {WS} on {os.path.basename(vec)}: {last}")
+        skipped = [r for r in json.load(open(out))['results'] if 'skipped' in r]
+        check(rc == 0 and not skipped, f'{what}_ran')
+        if port not in ANY_FAULTS:
+            check(judge.returncode == 0, f'{what}_passes')
+            if judge.returncode != 0:
+                print(judge.stdout[-3000:])
+            continue
+        cases = [c for g in doc['testGroups'] for c in g['tests']]
+        want = {c['tcId'] for c in cases if ANY_FAULTS[port](c)}
+        got = {int(m) for m in re.findall(r'^FAIL \S+ tcId (\d+)', judge.stdout, re.M)}
+        check(judge.returncode == 1 and got == want and judge.stdout.count('sharded case:') >= len(got) > 0,
+              f'{what}_fails_its_cases')
+        if got != want:
+            print(f"  expected failures {sorted(want)}, got {sorted(got)}")
 
 print(f"{(checks - fails) * 100 // max(checks, 1)}%: Checks: {checks}, Failures: {fails}, Errors: 0")
 sys.exit(1 if fails else 0)

@@ -3,14 +3,15 @@
 # the reference, confirm they equal the committed ones, judge our fast path
 # (bf16 and fp32) against every profile, run every profile's PyTorch test
 # port over every profile (the cross matrix, which holds each port over its
-# own profile: the per-profile table), and report.
+# own profile: the per-profile table), run every distributed profile's test
+# port over 4 ranks on its sharded areas, and report.
 # Run from the build tree: `make main-job` (or vectors/main-job.sh SRCDIR).
-# Four stages, each announced by a progress line and timed; the closing
+# Five stages, each announced by a progress line and timed; the closing
 # table gives each profile's verdicts and each stage's time.  Both cores
 # are used: the fast path's two formats run side by side, the driver's plan
 # runs in MUONREF_JOBS (default 2) worker processes.
 # Exit status: 0 when every judged implementation passed every case of its
-# profile (and the cross matrix is diagonal), 1 when one failed, 2 when a
+# profile (and the cross matrix is diagonal, and every distributed run held), 1 when one failed, 2 when a
 # step could not run.
 src=${1:-.}
 muonref=${MUONREF:-./muonref}
@@ -23,7 +24,7 @@ now() { date +%s.%N; }
 # seconds from $1 to $2 (default: now)
 since() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
 start=$(now)
-n_stages=4
+n_stages=5
 stage_no=0 stage_start= stage_title=
 # stage TITLE: closes the running stage (its time into $out/stages) and announces the next
 stage() {
@@ -97,6 +98,18 @@ for p in $profiles; do
     status=2
   fi
 done
+
+stage "each distributed profile's test port over 4 ranks on its sharded areas (tests/torch_dist_test.py --every-profile 4)"
+if [ $have_torch -eq 1 ]; then
+  mkdir -p "$out/dist"
+  "$python" "$src/tests/torch_dist_test.py" "$muonref" "$src" "$PWD/$out/dist" --every-profile 4 >"$out/dist.txt" 2>"$out/dist.err"
+  rc=$?
+  grep -v '^[0-9]*%: Checks:' "$out/dist.txt"
+  tail -n 1 "$out/dist.txt"
+  [ $rc -ne 0 ] && status=1 && cat "$out/dist.err"
+else
+  echo "skipped: $python cannot import torch"
+fi
 stage
 
 printf '\n== report (%s s in all)\n' "$(since "$start")"

@@ -1,0 +1,223 @@
+"""Any profile's test port distributed over the ranks of the default process group, for
+`torch_driver.py --world-size N` on the profile's `sharded` and `sharded_tp` vectors
+(spec/vectors.md 2.6; tests/torch-distributed.sh, the main job).
+
+The port to distribute is named by the environment variable MUONREF_DIST_PORT, `FILE:CLASS` (a
+profile record's test port, spec/profiles/NAME.json `test_port`), read when the optimizer is
+constructed; its constructor takes whatever the profile's adapter passes, and each class below
+takes the same arguments.  tests/torch_dist_ports.py distributes nemo's port by its internals
+(Keller's all-gather, ZeRO-1's broadcast, the tensor-parallel all-gather of the Nesterov input);
+these classes use nothing but the port's constructor, `step`, `state` and `param_groups`, so that
+every profile with a sharded area runs through the same wiring:
+
+* OwnerComputes (ownership schemes, data parallel): every rank holds every parameter and its
+  whole gradient (as after a data-parallel all-reduce) and runs the port's step on all of them,
+  which keeps whatever the port computes over the whole model (Megatron's global clipping norm)
+  what it is unsharded; then each rank puts back the old values of the Muon parameters that
+  another rank owns (`muonref_owner`, set by the driver from the case's layout) and takes the
+  owner's new values by broadcast, and shows only the state of what it owns or replicates.  So a
+  parameter comes out right on a rank only through its owner's broadcast.
+* GatherSlices (splits, tensor parallel): each split parameter (Megatron's `partition_dim`) has a
+  whole shadow on every rank, built by gathering the slices; the gradient slices are gathered
+  into the shadows' gradients, the port steps the shadows (Newton-Schulz and the shape scale on
+  the whole matrix), and each rank keeps its slice of every new value and of its state.
+
+And the faults that real distributed ports had, each failing what the test computes from the
+vectors (tests/torch_dist_test.py):
+
+* NoBroadcast: OwnerComputes without the broadcast (a rank holds only its own updates);
+* WrongOwner: the broadcast sent by rank (owner + 1) mod N, which did not compute the update;
+* PerShard: the port itself on the slices, each orthogonalised and scaled alone (torch.optim.Muon
+  under FSDP without a gather, a tensor-parallel port without the all-gather).
+
+Standard library and torch only.
+"""
+
+import importlib.util
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+import torch.distributed as dist
+
+__all__ = ['OwnerComputes', 'GatherSlices', 'NoBroadcast', 'WrongOwner', 'PerShard']
+
+_TP_MARKS = ('tensor_model_parallel', 'partition_dim', 'partition_bounds', 'full_shape')
+_loaded: Dict[str, Any] = {}
+
+
+def port_class():
+    """The class named by MUONREF_DIST_PORT (FILE:CLASS), its module loaded once per file, with the
+    file's folder on sys.path (test ports import their siblings).  Raises RuntimeError when the
+    variable is unset or malformed, or the class is not in the file."""
+    spec = os.environ.get('MUONREF_DIST_PORT', '')
+    path, _, name = spec.rpartition(':')
+    if not path or not name:
+        raise RuntimeError(f"MUONREF_DIST_PORT={spec!r}: expected FILE:CLASS, the port to distribute")
+    path = os.path.abspath(path)
+    if path not in _loaded:
+        sys.path.insert(0, os.path.dirname(path))
+        mspec = importlib.util.spec_from_file_location(f'muonref_dist_port_{len(_loaded)}', path)
+        module = importlib.util.module_from_spec(mspec)
+        mspec.loader.exec_module(module)
+        _loaded[path] = module
+    cls = getattr(_loaded[path], name, None)
+    if cls is None:
+        raise RuntimeError(f"MUONREF_DIST_PORT={spec!r}: {path} has no {name}")
+    return cls
+
+
+def _walk(obj, f: Callable[[torch.nn.Parameter], Any]):
+    """obj with every Parameter p in it (in lists, tuples and dict values, at any depth) replaced by f(p)."""
+    if isinstance(obj, torch.nn.Parameter):
+        return f(obj)
+    if isinstance(obj, list):
+        return [_walk(x, f) for x in obj]
+    if isinstance(obj, tuple):
+        return tuple(_walk(x, f) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _walk(v, f) for k, v in obj.items()}
+    return obj
+
+
+def _parameters(args, kwargs) -> List[torch.nn.Parameter]:
+    """The Parameters in the constructor's arguments, in order, each once."""
+    seen: List[torch.nn.Parameter] = []
+    _walk((args, kwargs), lambda p: seen.append(p) if all(p is not q for q in seen) else None)
+    return seen
+
+
+class _PortAttributes(type):
+    """Class attributes an adapter reads from the optimizer class (Paddle's MuonParamInfo) come from the port's."""
+
+    def __getattr__(cls, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        return getattr(port_class(), name)
+
+
+class _Wrapped(metaclass=_PortAttributes):
+    """Delegates what the driver and the adapters read (param_groups, state_dict, ...) to the port."""
+
+    _inner: Any = None
+
+    def __getattr__(self, name):
+        inner = self.__dict__.get('_inner')
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+
+class OwnerComputes(_Wrapped):
+    def __init__(self, *args, **kwargs):
+        self._params = _parameters(args, kwargs)
+        self._inner = port_class()(*args, **kwargs)
+
+    @staticmethod
+    def _owner(p) -> Optional[int]:
+        return getattr(p, 'muonref_owner', None)
+
+    def _sender(self, owner: int) -> int:
+        return owner
+
+    def _broadcast(self, p) -> None:
+        dist.broadcast(p.data, src=self._sender(self._owner(p)))
+
+    @property
+    def state(self):
+        rank = dist.get_rank()
+        return {p: s for p, s in self._inner.state.items() if self._owner(p) in (None, rank)}
+
+    def step(self, closure=None):
+        rank = dist.get_rank()
+        elsewhere = [p for p in self._params if self._owner(p) not in (None, rank)]
+        old = [p.detach().clone() for p in elsewhere]
+        loss = self._inner.step(closure)
+        with torch.no_grad():
+            for p, v in zip(elsewhere, old):
+                p.copy_(v)
+            for p in self._params:
+                if self._owner(p) is not None:
+                    self._broadcast(p)
+        return loss
+
+
+class NoBroadcast(OwnerComputes):
+    def _broadcast(self, p) -> None:
+        pass
+
+
+class WrongOwner(OwnerComputes):
+    def _sender(self, owner: int) -> int:
+        return (owner + 1) % dist.get_world_size()
+
+
+def _slice(t: torch.Tensor, p) -> torch.Tensor:
+    """This rank's slice of the whole t of the split parameter p."""
+    lo, hi = p.partition_bounds[dist.get_rank()], p.partition_bounds[dist.get_rank() + 1]
+    return t.narrow(p.partition_dim, lo, hi - lo)
+
+
+def _gather(t: torch.Tensor, p) -> torch.Tensor:
+    """The whole tensor from every rank's slice t of the split parameter p (slices of different
+    sizes: each gathered flattened and padded to the largest, as gloo's all_gather needs)."""
+    d, bounds, full = p.partition_dim, p.partition_bounds, list(p.full_shape)
+    shapes = []
+    for r in range(dist.get_world_size()):
+        s = list(full)
+        s[d] = bounds[r + 1] - bounds[r]
+        shapes.append(s)
+    width = max(max(1, int(torch.Size(s).numel())) for s in shapes)
+    buf = torch.zeros(width, dtype=t.dtype)
+    buf[: t.numel()] = t.reshape(-1)
+    got = [torch.empty(width, dtype=t.dtype) for _ in shapes]
+    dist.all_gather(got, buf)
+    return torch.cat([g[: int(torch.Size(s).numel())].reshape(s) for g, s in zip(got, shapes)], dim=d)
+
+
+class GatherSlices(_Wrapped):
+    def __init__(self, *args, **kwargs):
+        self._split: List[tuple] = []  # (the rank's slice, its whole shadow)
+
+        def shadow(p):
+            if not getattr(p, 'tensor_model_parallel', False):
+                return p
+            for q, w in self._split:
+                if q is p:
+                    return w
+            w = torch.nn.Parameter(_gather(p.detach(), p))
+            for k, v in vars(p).items():  # the driver's name and any tag a port reads, not the split
+                if k not in _TP_MARKS and not k.startswith('_'):
+                    setattr(w, k, v)
+            self._split.append((p, w))
+            return w
+
+        args, kwargs = _walk((args, kwargs), shadow)
+        self._inner = port_class()(*args, **kwargs)
+
+    @property
+    def state(self):
+        out = dict(self._inner.state)
+        for p, w in self._split:
+            st = out.pop(w, None)
+            if st is not None:
+                out[p] = {k: (_slice(v, p) if isinstance(v, torch.Tensor) and v.shape == w.shape else v)
+                          for k, v in st.items()}
+        return out
+
+    def step(self, closure=None):
+        for p, w in self._split:
+            w.grad = None if p.grad is None else _gather(p.grad, p)
+        loss = self._inner.step(closure)
+        with torch.no_grad():
+            for p, w in self._split:
+                p.copy_(_slice(w.detach(), p))
+        return loss
+
+
+class PerShard(metaclass=_PortAttributes):
+    """The port itself, constructed on the slices the driver gives this rank."""
+
+    def __new__(cls, *args, **kwargs):
+        return port_class()(*args, **kwargs)
