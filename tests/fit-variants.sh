@@ -67,6 +67,25 @@ run_variant() {
   [ $rc -eq 1 ] || { echo "FAIL: $name: exit $rc, expected 1 (a deviating port fails)"; status=1; return 1; }
 }
 
+# run_passing NAME CLASS ADAPTER FILES...: as run_variant, for a variant that must pass every case
+run_passing() {
+  name=$1 class=$2 adapter=$3
+  shift 3
+  if [ "$phase" = collect ]; then
+    plan_add "$name" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" "$@"
+    return 1
+  fi
+  plan_ran "$name" || { echo "FAIL: $name: the driver failed"; status=1; return 1; }
+  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "ok: $name: passes every case ($(tail -n 1 "$work/$name.out"))"
+  else
+    echo "FAIL: $name: exit $rc, expected 0 (a correct variant):"; grep -A1 '^FAIL' "$work/$name.out"; status=1
+    return 1
+  fi
+}
+
 # diag NAME KEY: every failure carries a per-case diagnosis naming fault KEY
 diag() {
   name=$1 key=$2
@@ -1008,6 +1027,26 @@ make_variant keller_normuon torch_keller_port.py '    update = zeropower_via_new
   run_variant keller_normuon SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_momentum.json" \
     "$v/keller/keller_scaling.json" &&
   fitted keller_normuon "normuon's second moment added (moment2 rows, beta 0.95, eps 1e-8 add, rescale norm)"
+# bug-reports N02 (DeepSpeed PR #8533, openvpi/DiffSinger PR #301): the Newton-Schulz input cast to fp16
+# before it is normalised.  A Keller port (EMA momentum: the +-69632 case's input stays below 65504) fails
+# the loss-scaled case of keller_overflow (its input beyond 65504), told the fp16 range; with the fix
+# (normalised in float32 first, then cast) it passes every case of the file.
+n02=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(t["tcId"]) for g in d["testGroups"] for t in g["tests"] if "N02" in t["comment"]))' \
+  "$v/keller/keller_overflow.json")
+make_variant keller_fp16_first torch_keller_port.py '    X = G.to(NS_DTYPE)' '    X = G.half().to(NS_DTYPE)' &&
+  run_variant keller_fp16_first SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_overflow.json" &&
+  if [ -n "$n02" ] && grep -A1 "^FAIL keller_overflow.json tcId $n02 " "$work/keller_fp16_first.out" |
+    grep -q "^  diagnosis: the port's result is not finite .*beyond fp16's largest finite value 65504"; then
+    echo "ok: keller_fp16_first: the loss-scaled case #$n02 fails, told the fp16 range"
+  else
+    echo "FAIL: keller_fp16_first: case #$n02 does not fail with the fp16 diagnosis:"
+    grep -A1 '^FAIL' "$work/keller_fp16_first.out"; status=1
+  fi
+make_variant keller_fp16_after torch_keller_port.py '    X = G.to(NS_DTYPE)' \
+  '    X = (G.float() / (G.float().norm(dim=(-2, -1), keepdim=True) + NS_EPS)).half().to(NS_DTYPE)' &&
+  run_passing keller_fp16_after SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_overflow.json"
 }
 
 phase=collect

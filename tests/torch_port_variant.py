@@ -16,6 +16,13 @@ KIND:
                     quintic preset's first a 4.0848 -> 4.0884)
   addmm             moonlight only: its iteration written with torch.optim.Muon's two addmm (the
                     fused order of spec/muon.md 7.2), everything else Moonlight's
+  fp16:first        the Newton-Schulz input cast to float16 before anything else (elements beyond
+                    65504 become +-Inf, its norm +Inf, the output NaN), then the port's own
+                    Newton-Schulz: the bug of DeepSpeed PR #8533 and openvpi/DiffSinger PR #301
+                    (bug-reports N02)
+  fp16:after        their fix: the input normalised in float32 (Frobenius norm + 1e-7) first, then
+                    cast to float16 and given to the port's own Newton-Schulz (which normalises
+                    again: the norm is 1 within float16's rounding)
 
 The module exposes the port's names (its classes, its Newton-Schulz function), so the driver
 runs it as the port itself, e.g.
@@ -24,6 +31,7 @@ runs it as the port itself, e.g.
         --optimizer tests/torch_port_variant.py:Muon --adapter torch --ns-format fp32 --out r.json vectors/torch
 """
 
+import functools
 import importlib
 import os
 import sys
@@ -42,8 +50,8 @@ NS_NAME = ns_names()
 _variant = os.environ.get('MUONREF_PORT_VARIANT', '')
 _profile, _, _rest = _variant.partition(':')
 _kind, _, _arg = _rest.partition(':')
-if _profile not in NS_NAME or _kind not in ('float32', 'float64', 'scale', 'typo', 'addmm'):
-    raise ImportError(f"MUONREF_PORT_VARIANT={_variant!r}: expected PROFILE:float32|float64|scale:FACTOR|typo|addmm "
+if _profile not in NS_NAME or _kind not in ('float32', 'float64', 'scale', 'typo', 'addmm', 'fp16'):
+    raise ImportError(f"MUONREF_PORT_VARIANT={_variant!r}: expected PROFILE:float32|float64|scale:FACTOR|typo|addmm|fp16:first|fp16:after "
                       f"with PROFILE one of {', '.join(NS_NAME)}")
 
 if _profile == 'nemo' and _kind in ('float32', 'float64'):
@@ -95,6 +103,20 @@ elif _kind == 'typo':
         _m.PRESETS['quintic'] = [(4.0884, -6.8946, 2.9270)] + list(_m.PRESETS['quintic'][1:])
     else:
         raise ImportError(f"MUONREF_PORT_VARIANT={_variant!r}: typo is written for torch and timm")
+
+elif _kind == 'fp16':
+    if _arg not in ('first', 'after'):
+        raise ImportError(f"MUONREF_PORT_VARIANT={_variant!r}: fp16 takes first or after")
+
+    @functools.wraps(_ns)  # the driver binds the ns cases' arguments by the port's own signature
+    def _fp16_ns(G, *args, **kwargs):
+        x = G.float()
+        if _arg == 'after':
+            x = x / (x.norm() + 1e-7)
+        return _ns(x.to(torch.float16).float(), *args, **kwargs)
+
+    setattr(_holder, NS_NAME[_profile], _fp16_ns)
+    globals()[NS_NAME[_profile]] = _fp16_ns
 
 elif _kind == 'addmm':
     if _profile != 'moonlight':

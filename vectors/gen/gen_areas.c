@@ -3679,6 +3679,33 @@ static void overflow_step(gen_ctx *g, const char *comment, size_t rows, size_t c
   gen_add_step(g, &c);
 }
 
+static void overflow_bf16_infinity(gen_ctx *g);
+
+/* A Gaussian gradient of standard deviation 2^22 (elements up to about
+ * 1.5e7, as a loss-scaled gradient not yet unscaled), one step: finite in
+ * binary32 and bf16 with an ordinary sum of squares (about 2^53), and a
+ * Newton-Schulz input beyond fp16's 65504 under every momentum form (the
+ * EMA form's (1 - beta) G with beta 0.99 included), so that a port that
+ * casts the input to fp16 before it normalises gets +Inf, then NaN or a
+ * zero update, where normalising first (the fix of DeepSpeed PR #8533 and
+ * openvpi/DiffSinger PR #301, bug-reports N02) gives the ordinary step.
+ * The elements +-69632 of the first step case overflow fp16 in the
+ * gradient but not in an EMA profile's momentum. */
+static void overflow_fp16_input(gen_ctx *g)
+{
+  gen_group(g, "step");
+  gen_step_case c;
+  muonref_options o = base(g, 0.02, 0.1);
+  o.clip_grad_norm = 0.0; /* see gen_area_overflow */
+  begin(&c, "a random (8, 16) gradient of standard deviation 2^22 (a loss-scaled gradient): its Newton-Schulz input "
+            "exceeds fp16's 65504 under any momentum; normalising before a cast to fp16 gives the ordinary step, "
+            "casting first +Inf (bug-reports N02)", &o);
+  int i = param(g, &c, "hidden", shape2(8, 16), 0);
+  grad_normal(g, &c, 0, i, 0x1p22);
+  flags(&c, "Overflow", "Fp16Range", NULL);
+  gen_add_step(g, &c);
+}
+
 void gen_area_overflow(gen_ctx *g)
 {
   /* 69632 = 1.0625 * 2^16: above fp16's largest finite value (65504), so a
@@ -3730,16 +3757,21 @@ void gen_area_overflow(gen_ctx *g)
                "(both published)", fno, x, 16, 32, 5);
     free(x);
   }
-  /* elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf, and with
-   * Nesterov (the profile's default) G + beta M leaves binary32 in every
-   * format: no finite step is defined.  muonref refuses (ENUMERIC); NeMo
-   * runs and stores NaN.  A run passes only when it stores a non-finite
-   * value: a finite one means the port altered the gradient (clamped or
-   * dropped it).  No ns case: in fp32 such an input has a finite result.
-   * An EMA profile's Nesterov input (1 - beta) G + beta M stays below bf16's
-   * largest value: the step is defined there, and the case is not made. */
-  if (defaults(g).momentum_form != MUONREF_MOMENTUM_SUM)
-    return;
+  if (defaults(g).momentum_form == MUONREF_MOMENTUM_SUM)
+    overflow_bf16_infinity(g);
+  overflow_fp16_input(g);
+}
+
+/* Elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf, and with Nesterov
+ * (the profile's default) G + beta M leaves binary32 in every format: no
+ * finite step is defined.  muonref refuses (ENUMERIC); NeMo runs and stores
+ * NaN.  A run passes only when it stores a non-finite value: a finite one
+ * means the port altered the gradient (clamped or dropped it).  No ns case:
+ * in fp32 such an input has a finite result.  An EMA profile's Nesterov
+ * input (1 - beta) G + beta M stays below bf16's largest value: the step is
+ * defined there, and the case is not made (gen_area_overflow). */
+static void overflow_bf16_infinity(gen_ctx *g)
+{
   gen_group(g, "error");
   {
     gen_step_case c;

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "vectors/format/case.h"
 #include "vectors/judge/diagnose.h"
@@ -48,6 +49,34 @@ static int output_not_bf16(const json_t *result)
   }
   muonref_tensor_free(&t);
   return wide;
+}
+
+/* The first element of the result that is not finite ("params[i][j]" of a
+ * step result, "output[j]" of an ns one) into where; 0 when every element is
+ * finite or the result cannot be read (the judge has said why). */
+static int first_nonfinite(const json_t *result, const char *kind, char *where, size_t size)
+{
+  const json_t *ps = json_object_get(result, "params");
+  int step = !strcmp(kind, "step");
+  size_t n = step ? json_array_size(ps) : 1;
+  for (size_t i = 0; i < n; i++) {
+    muonref_tensor t;
+    muonref_error err = {0};
+    if (muonref_tensor_from_json(&t, step ? json_array_get(ps, i) : json_object_get(result, "output"), "result", &err))
+      continue;
+    size_t j = 0;
+    while (j < t.numel && isfinite(t.d ? t.d[j] : (double)t.f[j]))
+      j++;
+    int found = j < t.numel;
+    if (found && step)
+      snprintf(where, size, "params[%zu][%zu] = %g", i, j, t.d ? t.d[j] : (double)t.f[j]);
+    else if (found)
+      snprintf(where, size, "output[%zu] = %g", j, t.d ? t.d[j] : (double)t.f[j]);
+    muonref_tensor_free(&t);
+    if (found)
+      return 1;
+  }
+  return 0;
 }
 
 /* The value of platform finding `name` in the results file's "platform". */
@@ -129,6 +158,23 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
   if (fit && muonref_fit_failure(fit, test, kind, profile, file, result, &fc)) {
     snprintf(d->key, sizeof d->key, "%s", fc.key);
     snprintf(d->text, sizeof d->text, "%s", fc.text);
+    return 1;
+  }
+  /* a non-finite result of a case whose expected values are finite: an
+   * intermediate left the range of the port's format (spec/muon.md 7.3) */
+  char at[96];
+  if ((!strcmp(kind, "step") || !strcmp(kind, "ns")) && muonref_case_has_flag(test, "Overflow") &&
+      first_nonfinite(result, kind, at, sizeof at)) {
+    int f16 = muonref_case_has_flag(test, "Fp16Range");
+    snprintf(d->key, sizeof d->key, "%s", f16 ? "nonfinite:fp16" : "nonfinite");
+    snprintf(d->text, sizeof d->text,
+             "the port's result is not finite (%s) where the exact %s is: %s", at, kind,
+             f16 ? "the case's values lie beyond fp16's largest finite value 65504 with an ordinary binary32 norm; a "
+                   "port that casts to fp16 before it normalises gets +Inf, then NaN (DeepSpeed PR #8533, "
+                   "openvpi/DiffSinger PR #301: normalise in float32 first)"
+                 : "an intermediate overflowed the port's format (a norm or a product accumulated where it does not "
+                   "fit, or a cast to fp16 before the normalisation); spec/muon.md 7.3 allows only the exact step or, "
+                   "for a norm that overflows binary32, the zero Newton-Schulz output");
     return 1;
   }
   if (fit && fc.nearest[0])
