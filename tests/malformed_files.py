@@ -399,6 +399,30 @@ expect2('results_duplicate_key', ['--results', path, f'{vec}/nemo_transpose.json
 expect2('path_257_read', ['--impl', 'fast-fp32'] + [f'{vec}/nemo_errors.json'] * 256 + [f'{repro}/not_json.json'],
         'not_json.json')
 # a vector file with no test would pass anything with "0 passed, 0 failed"
+# the sharding member (spec/vectors.md 2.6): what the validator refuses (issue 25's break-test)
+own_file, tp_file = 'nemo_sharded.json', 'nemo_sharded_tp.json'
+
+
+def sh(doc, k=0):
+    return doc['testGroups'][0]['tests'][k]['sharding']
+
+
+mutant('sharding_order_repeats', own_file, lambda d: sh(d).update(order=[0, 0, 0]),
+       'sharding.order[1]: parameter 0 is already at sharding.order[0]')
+mutant('sharding_world_size_twice', own_file,
+       lambda d: sh(d)['layouts'].append(copy.deepcopy(sh(d)['layouts'][1])), 'world size 2 already has')
+mutant('sharding_bounds_not_tensor_split', tp_file,
+       lambda d: sh(d)['layouts'][1]['params'][0].update(bounds=[0, 1, 16]),
+       'bounds[1] is 1, expected 8: bounds follow torch.tensor_split')
+mutant('sharding_empty_slice', tp_file, lambda d: sh(d)['layouts'][1]['params'][0].update(bounds=[0, 0, 16]),
+       'bounds[1] is 0, expected 8')
+mutant('sharding_owner_under_split', tp_file, lambda d: sh(d)['layouts'][1]['params'].__setitem__(0, {'owner': 0}),
+       'an owner under the split scheme "rows"')
+mutant('sharding_split_under_ownership', own_file,
+       lambda d: sh(d)['layouts'][1]['params'].__setitem__(0, {'dim': 0, 'bounds': [0, 4, 8]}),
+       'a split along dim 0 under the scheme "sorted"')
+mutant('sharding_order_under_split', tp_file, lambda d: sh(d).update(order=[0]),
+       'sharding.order is for the ownership schemes')
 mutant('no_test', tr_file, lambda d: (d.update(testGroups=[], numberOfTests=0)), 'the file holds no test')
 # a results entry for an unknown tcId of a judged file: refused before the first case is judged (no FAIL line)
 bad_id = [{'file': 'nemo_transpose.json', 'tcId': 1, 'skipped': 'x'}, {'file': 'nemo_transpose.json', 'tcId': 999,

@@ -15,7 +15,8 @@
 #    size 2 over its sharded areas (correct wirings pass, three faulty ones
 #    fail exactly the cases computed from the vectors);
 # 2. a driver killed with SIGTERM while its ranks run, and one killed with
-#    SIGKILL, leave no rank behind;
+#    SIGKILL, leave no rank behind and no run folder (the ranks of a killed
+#    driver remove it);
 # 3. no process started by this test is left: every process whose
 #    environment holds this run's tag is gone.
 #
@@ -50,10 +51,11 @@ else
   echo "torch-distributed:0:F:dist:helper:0: tests/torch_dist_test.py printed no summary"
 fi
 
-# 2. the driver killed while its four ranks run a hanging port
+# 2. the driver killed while its four ranks run a hanging port (its run folder in $work/tmp)
+mkdir -p "$work/tmp"
 for sig in TERM KILL; do
   checks=$((checks + 1))
-  MUONREF_DIST_TEST_TAG=$tag "$python" "$srcdir/vectors/drivers/torch_driver.py" --optimizer "$srcdir/tests/torch_dist_ports.py:HangingMuon" \
+  MUONREF_DIST_TEST_TAG=$tag TMPDIR="$work/tmp" "$python" "$srcdir/vectors/drivers/torch_driver.py" --optimizer "$srcdir/tests/torch_dist_ports.py:HangingMuon" \
     --world-size 4 --case-timeout 600 --out "$work/kill.json" "$srcdir/vectors/nemo/nemo_sharded.json" \
     2>"$work/kill.log" &
   driver=$!
@@ -71,6 +73,13 @@ for sig in TERM KILL; do
     for p in $left; do kill -9 "$p" 2>/dev/null; done
   else
     echo "driver killed with SIG$sig: no rank left ($(( n / 10 )) s)"
+  fi
+  checks=$((checks + 1))
+  if ls -d "$work"/tmp/muonref-dist.* >/dev/null 2>&1; then
+    fail "folder_$sig" "after SIG$sig of the driver, its run folder is left: $(ls -d "$work"/tmp/muonref-dist.*)"
+    rm -rf "$work"/tmp/muonref-dist.*
+  else
+    echo "driver killed with SIG$sig: no run folder left"
   fi
 done
 

@@ -28,7 +28,11 @@ vectors (tests/torch_dist_test.py):
 * NoBroadcast: OwnerComputes without the broadcast (a rank holds only its own updates);
 * WrongOwner: the broadcast sent by rank (owner + 1) mod N, which did not compute the update;
 * PerShard: the port itself on the slices, each orthogonalised and scaled alone (torch.optim.Muon
-  under FSDP without a gather, a tensor-parallel port without the all-gather).
+  under FSDP without a gather, a tensor-parallel port without the all-gather);
+* OwnedOnly: each rank's port holds only what the rank owns and what is replicated (a ZeRO-1 port
+  whose optimizer sees its partition alone), the owners' updates broadcast: right for every
+  profile whose step is per parameter, wrong where the step computes over the whole model
+  (Megatron's clip_grad: the norm of the rank's gradients only).
 
 Standard library and torch only.
 """
@@ -41,7 +45,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 import torch.distributed as dist
 
-__all__ = ['OwnerComputes', 'GatherSlices', 'NoBroadcast', 'WrongOwner', 'PerShard']
+__all__ = ['OwnerComputes', 'GatherSlices', 'NoBroadcast', 'WrongOwner', 'PerShard', 'OwnedOnly']
 
 _TP_MARKS = ('tensor_model_parallel', 'partition_dim', 'partition_bounds', 'full_shape')
 _loaded: Dict[str, Any] = {}
@@ -213,6 +217,37 @@ class GatherSlices(_Wrapped):
         with torch.no_grad():
             for p, w in self._split:
                 p.copy_(_slice(w.detach(), p))
+        return loss
+
+
+def _mine(obj, rank: int):
+    """obj with the Parameters another rank owns left out of every list (at any depth)."""
+    if isinstance(obj, list):
+        return [_mine(x, rank) for x in obj
+                if not (isinstance(x, torch.nn.Parameter) and getattr(x, 'muonref_owner', None) not in (None, rank))]
+    if isinstance(obj, tuple):
+        return tuple(_mine(x, rank) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _mine(v, rank) for k, v in obj.items()}
+    return obj
+
+
+class OwnedOnly(_Wrapped):
+    def __init__(self, *args, **kwargs):
+        self._params = _parameters(args, kwargs)
+        args, kwargs = _mine((args, kwargs), dist.get_rank())
+        self._inner = port_class()(*args, **kwargs) if _parameters(args, kwargs) else None
+
+    @property
+    def state(self):
+        return {} if self._inner is None else self._inner.state
+
+    def step(self, closure=None):
+        loss = self._inner.step(closure) if self._inner is not None else None
+        with torch.no_grad():
+            for p in self._params:
+                if getattr(p, 'muonref_owner', None) is not None:
+                    dist.broadcast(p.data, src=p.muonref_owner)
         return loss
 
 

@@ -32,7 +32,8 @@ And three faulty ones, each a bug real distributed ports had:
   parameters at the same position.
 
 FaultyNoBroadcast (ZeRO-1 without the broadcast: each rank holds only its
-own updates) tests the driver's check that ranks agree.  HangingMuon (a
+own updates) tests the driver's check that ranks agree; PreAllocZero1 (zero buffers on every rank) its
+choice of the state; RaisingMuon (one rank raises) how it reports a rank's error and a broken group.  HangingMuon (a
 rank that never returns from step) and DyingMuon (a rank
 that exits in step) test how the driver ends a run.  AdamW parameters are replicated: every rank updates them.
 
@@ -50,7 +51,7 @@ from torch_nemo_port import Muon as _Port
 from torch_nemo_port import zeropower_via_newtonschulz5  # noqa: F401  (the driver's ns and transpose cases)
 
 __all__ = ['KellerMuon', 'Zero1Muon', 'TensorParallelMuon', 'FaultyPerShardNS', 'FaultyStalePad', 'FaultyOrder',
-           'FaultyNoBroadcast', 'HangingMuon', 'DyingMuon']
+           'FaultyNoBroadcast', 'PreAllocZero1', 'RaisingMuon', 'HangingMuon', 'DyingMuon']
 
 
 class _Distributed(_Port):
@@ -197,6 +198,28 @@ class FaultyOrder(KellerMuon):
         if dist.get_rank() % 2:  # ties broken in reverse on odd ranks
             keyed.reverse()
         return [p for _, p in sorted(keyed, key=lambda ip: tuple(ip[1].shape), reverse=True)]
+
+
+class PreAllocZero1(Zero1Muon):
+    """Correct: ZeRO-1, but every rank allocates a zero momentum buffer for every Muon parameter before its
+    first step (only the owner's moves); the driver must take the state from the rank whose buffer a step
+    wrote, not from a rank that merely holds one."""
+
+    def _muon_group(self, muon, group) -> None:
+        for p in muon:
+            self.state[p].setdefault('momentum_buffer', torch.zeros_like(p))
+        super()._muon_group(muon, group)
+
+
+class RaisingMuon(Zero1Muon):
+    """Rank 1 raises in the step of a case with five or more Muon parameters, leaving rank 0 in a broadcast
+    that times out: the skipped case must name rank 1's error first, and the later cases (gloo's group is
+    broken) be skipped as not run, the driver exiting 3."""
+
+    def _muon_group(self, muon, group) -> None:
+        if dist.get_rank() == 1 and len(muon) >= 5:
+            raise RuntimeError("rank 1 refuses a group of five matrices")
+        super()._muon_group(muon, group)
 
 
 class HangingMuon(KellerMuon):

@@ -30,6 +30,13 @@ every case; NoBroadcast fails exactly the cases with two or more Muon parameters
 and PerShard every case the port steps (not the cases the profile refuses), each FAIL with the
 sharding hint.  With --every-profile N only this part runs, at world size N (the main job: 4).
 
+Also (not with --every-profile): what the driver writes of a sharded run is what the one-process
+driver writes (p.grad after the step judged: a Keller port keeping it fails; a bf16 parameter kept
+bf16), the state of an owned parameter is the one a step wrote (PreAllocZero1), a rank's own error
+is named before the failed collectives it caused and the later cases are not run (RaisingMuon:
+driver exit 3), and OwnedOnly (each rank's optimizer over its partition) passes nemo and fails
+Megatron, whose clip_grad is over every gradient.
+
 Prints one line per run and a Check-style summary.  Exit 0 when every check
 passed.
 """
@@ -158,6 +165,42 @@ for port, ws, vec in RUNS if EVERY_ONLY is None else []:
               judge.stdout.count('ranks hold different values of params') >= len(got), f'{port}_{ws}_disagree')
 
 
+# ---- what the driver writes of a sharded run (issue 25's break-test): as the one-process driver writes it
+
+
+def run_judge(optimizer, ws, vec, *extra):
+    out = os.path.join(WORK, f"w-{os.path.basename(optimizer).replace(':', '-')}-{ws}.json")
+    rc = torch_driver.main(['--optimizer', optimizer, '--world-size', str(ws), '--out', out, *extra, vec])
+    judge = subprocess.run([MUONREF, 'check', '--results', out, vec], capture_output=True, text=True)
+    return rc, json.load(open(out)), judge
+
+
+if EVERY_ONLY is None:
+    K = os.path.join(SRC, 'vectors', 'keller', 'keller_sharded.json')
+    # p.grad after the step is judged: a Keller port that keeps p.grad fails every case (it does unsharded)
+    rc, doc, judge = run_judge(os.path.join(SRC, 'tests', 'torch_keller_port_grad_kept.py') + ':SingleDeviceMuonWithAuxAdam',
+                               2, K, '--adapter', 'keller', '--mode', 'neutral')
+    print(f"the Keller port that keeps p.grad at world size 2: {judge.stdout.strip().splitlines()[-1]}")
+    check(rc == 0 and judge.stdout.strip().splitlines()[-1].startswith('0 passed,') and
+          'p.grad after the step' in judge.stdout, 'grad_after_judged')
+    # a bf16 parameter stays bf16: the tensor-parallel port passes nemo's dtypes area
+    rc, doc, judge = run_judge(f'{PORTS}:TensorParallelMuon', 1, os.path.join(V, 'nemo_dtypes.json'))
+    print(f"TensorParallelMuon at world size 1 on nemo_dtypes.json: {judge.stdout.strip().splitlines()[-1]}")
+    check(rc == 0 and judge.returncode == 0, 'bf16_params_kept')
+    # zero buffers on every rank: the state is the one a step wrote
+    rc, doc, judge = run_judge(f'{PORTS}:PreAllocZero1', 2, OWN)
+    print(f"PreAllocZero1 at world size 2: {judge.stdout.strip().splitlines()[-1]}")
+    check(rc == 0 and judge.returncode == 0, 'state_of_the_rank_that_stepped')
+    # one rank raises: its error first, the later cases not run (the group broke), exit 3
+    rc, doc, judge = run_judge(f'{PORTS}:RaisingMuon', 2, OWN, '--dist-timeout', '8', '--case-timeout', '60')
+    cases = json.load(open(OWN))['testGroups'][0]['tests']
+    five = [i for i, c in enumerate(cases) if muon_count(c) >= 5]
+    why = [r.get('skipped', '') for r in doc['results']]
+    print(f"RaisingMuon at world size 2: driver exit {rc}; case #{cases[five[0]]['tcId']}: {why[five[0]][:120]}")
+    check(rc == 3 and five and why[five[0]].startswith('rank 1: RuntimeError: rank 1 refuses') and
+          all('not run: the process group broke' in w for w in why[five[0] + 1:]) and
+          not any(why[:five[0]]), 'raising_rank_named_group_broken')
+
 # ---- every profile with a sharded area: its test port through tests/torch_dist_any.py
 
 
@@ -212,6 +255,17 @@ for vec in files:
               f'{what}_fails_its_cases')
         if got != want:
             print(f"  expected failures {sorted(want)}, got {sorted(got)}")
+
+# a step over the whole model keeps its unsharded meaning: a port whose optimizer sees only its
+# partition passes nemo (per parameter) and fails Megatron (clip_grad over every gradient)
+for profile, must_fail in (('nemo', False), ('megatron', True)) if EVERY_ONLY is None else []:
+    vec = os.path.join(SRC, 'vectors', profile, f'{profile}_sharded.json')
+    tp = record(profile)['test_port']
+    os.environ['MUONREF_DIST_PORT'] = os.path.join(SRC, tp['file']) + ':' + tp['class']
+    rc, doc, judge = run_judge(f'{ANY}:OwnedOnly', 2, vec, '--adapter', tp['adapter'], '--mode', 'neutral')
+    print(f"OwnedOnly of {profile} at world size 2: {judge.stdout.strip().splitlines()[-1]}")
+    check(rc == 0 and judge.returncode == (1 if must_fail else 0) and
+          (not must_fail or judge.stdout.count('sharded case:') > 0), f'{profile}_owned_only')
 
 print(f"{(checks - fails) * 100 // max(checks, 1)}%: Checks: {checks}, Failures: {fails}, Errors: 0")
 sys.exit(1 if fails else 0)

@@ -16,13 +16,21 @@ rank the parameters as its layout for N says:
 
 A case without `sharding` runs as if every parameter were replicated.
 After the last step the driver assembles one result, in the results file's
-usual layout (spec/vectors.md section 4): a split parameter and its state
-are the concatenation of the ranks' slices; a whole parameter is rank 0's
-(every rank must hold the same values: the cases where ranks disagree are
-listed in the results file's `distributed.ranksDisagree`); the state of an
-owned parameter is its owner's, or, when the owner holds none, that of the
-lowest rank that holds some.  `ns`, `transpose` and `error` cases: rank
-0's outputs.
+usual layout (spec/vectors.md section 4), as the one-process driver writes
+it (a bf16 parameter stays bf16; `gradAfter` included): a split parameter,
+its state and its gradient after the step are the concatenation of the
+ranks' slices; a whole parameter is rank 0's (every rank must hold the same
+values: the cases where ranks disagree are listed in the results file's
+`distributed.ranksDisagree`); the state of an owned parameter is its
+owner's when a step wrote it (a tensor not all zeros), else that of the
+first rank whose state a step wrote (a port may own differently and
+allocate zero buffers everywhere), else the owner's or the lowest rank's
+that holds one; its gradient after the step is its owner's.  A skipped
+case names every rank's reason, a rank's own error before the failed
+collectives it left the others in.  `ns`, `transpose` and `error` cases:
+rank 0's outputs.  After a collective fails (a timeout: gloo's group is then
+unusable) a rank runs no later case: each is skipped with that reason, and
+the driver exits 3.
 
 A rank that stops with an error, every rank ending (even with status 0)
 before the last case, or a run in which no case finishes for
@@ -41,6 +49,7 @@ Standard library and torch only.
 """
 
 import datetime
+import glob
 import json
 import os
 import signal
@@ -119,14 +128,16 @@ def _piece(t: Optional[torch.Tensor], e: Dict[str, Any], rank: int) -> Optional[
     return t.narrow(e['dim'], lo, hi - lo).clone().contiguous()
 
 
-def make_runner(base_cls):
+def make_runner(base_cls, as_param=lambda t: t):
     """A Runner (torch_driver.Runner) that runs step cases sharded; results hold
-    raw tensors, which the driver assembles over the ranks."""
+    raw tensors, which the driver assembles over the ranks.  as_param: the
+    dtype a parameter is written in (torch_driver.as_param)."""
 
     class ShardedRunner(base_cls):
         def __init__(self, *a, rank: int, world_size: int, **k):
             super().__init__(*a, **k)
             self.rank, self.world_size = rank, world_size
+            self.as_param = as_param
 
         def lay(self, case, n):
             return layout(case, self.world_size) or [dict(ALONE) for _ in range(n)]
@@ -152,11 +163,13 @@ def make_runner(base_cls):
 
         def run_step(self, case, inits, steps):
             """The base runner's step case on this rank's pieces (Runner.step_run); the
-            tensors stay raw (float32 copies) for assemble()."""
-            params, states, _ = self.step_run(case, inits, steps)
+            tensors stay raw for assemble(): parameters in the dtype the driver writes
+            (td.as_param: bf16 stays bf16), state and p.grad after the step as float32."""
+            params, states, grad_after = self.step_run(case, inits, steps)
             f32 = lambda st: None if st is None else {
                 k: (v.detach().float().clone() if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
-            return {'params': [p.detach().float().clone() for p in params], 'state': [f32(s) for s in states]}
+            return {'params': [self.as_param(p.detach()).clone() for p in params], 'state': [f32(s) for s in states],
+                    'gradAfter': [None if g is None else g.float() for g in grad_after]}
 
         @staticmethod
         def _mark(p, e, whole):
@@ -203,11 +216,15 @@ def _children(pid: int) -> List[int]:
     return out
 
 
-def _watch_parent(parent: int) -> None:
-    """Ends this rank when the driver is gone (it cannot clean up after a kill)."""
+def _watch_parent(parent: int, work: str) -> None:
+    """Ends this rank when the driver is gone, removing the run's folder, which a killed
+    driver cannot (every rank tries; the first removes it)."""
     while True:
         time.sleep(1.0)
         if os.getppid() != parent:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
             os._exit(3)
 
 
@@ -217,7 +234,7 @@ def result_path(work: str, rank: int, idx: int) -> str:
 
 
 def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work: str, parent: int) -> None:
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(parent, work), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     torch.set_num_threads(1)
@@ -240,18 +257,31 @@ def _rank_main(rank: int, world_size: int, port: int, cfg: Dict[str, Any], work:
         places = td.ns_globals(cls, module) if cfg['ns_in_step'] else []
         adapter = td.make_adapter(cfg['adapter'], cfg.get('profile_file'))
         adapter.state_names = cfg.get('state_names') or {}
-        runner = make_runner(td.Runner)(cls, ns_fn, adapter, cfg['mode'], rank=rank, world_size=world_size)
+        runner = make_runner(td.Runner, td.as_param)(cls, ns_fn, adapter, cfg['mode'], rank=rank,
+                                                      world_size=world_size)
+        broken = None  # after a collective failed, gloo's group is unusable: the later cases are not run
         with td.rebound(places, ns_fn):
             for idx, (path, kind, case, profile) in enumerate(cases_of(cfg['files'], td.load_vectors)):
                 runner.profile = profile  # options named as the file's profile names them (as the driver's runner)
+                where = f"{os.path.basename(path)}#{case.get('tcId')}"
                 with open(progress, 'w') as f:
-                    f.write(f"{idx} {os.path.basename(path)}#{case.get('tcId')}\n")
-                out = runner.run_case(kind, case)
+                    f.write(f"{idx} {where}\n")
+                if broken is None:
+                    out = runner.run_case(kind, case)
+                    if any(m in out.get('skipped', '') for m in _COLLECTIVE):
+                        broken = f"the process group broke in {where} (a collective failed: {out['skipped'][:200]})"
+                        with open(os.path.join(work, f'rank{rank}.broken'), 'w') as f:
+                            f.write(broken)
+                else:
+                    out = {'skipped': f"not run: {broken}"}
                 tmp = result_path(work, rank, idx) + '.tmp'
                 torch.save(out, tmp)
                 os.replace(tmp, result_path(work, rank, idx))
-        dist.barrier()
-        dist.destroy_process_group()
+        with open(os.path.join(work, f'rank{rank}.unread'), 'w') as f:  # state keys the adapter did not read
+            json.dump(sorted(list(k) for k in adapter.unread_state_keys), f)
+        if broken is None:
+            dist.barrier()
+            dist.destroy_process_group()
     except BaseException:  # the driver reads why from here
         with open(os.path.join(work, f'rank{rank}.error'), 'w') as f:
             f.write(traceback.format_exc())
@@ -418,46 +448,93 @@ class Ranks:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+# messages of a rank whose collective failed because another rank did not take part: the other
+# rank's own error, where it has one, is the cause and comes first
+_COLLECTIVE = ('Timed out waiting', 'pair closure', 'Connection closed by peer', 'Connection reset by peer',
+               'the process group broke')
+
+
+def _skip_reason(outs: List[Dict[str, Any]]) -> Optional[str]:
+    """Why a case was skipped, from every rank that skipped it: the ranks whose own error is
+    not a failed collective first (a rank that raises leaves the others waiting in theirs)."""
+    skipped = [(r, o['skipped']) for r, o in enumerate(outs) if 'skipped' in o]
+    if not skipped:
+        return None
+    skipped.sort(key=lambda rs: any(m in rs[1] for m in _COLLECTIVE))
+    return '; '.join(f"rank {r}: {why}" for r, why in skipped)
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """t's bit patterns (NaN and -0 compared exactly)."""
+    return t.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def _moved(st: Optional[Dict[str, Any]]) -> bool:
+    """Whether a state holds a tensor that is not all zeros (a buffer a step wrote)."""
+    return st is not None and any(isinstance(v, torch.Tensor) and bool(v.ne(0).any()) for v in st.values())
+
+
+def _owned_state(outs: List[Dict[str, Any]], i: int, owner: int) -> Optional[Dict[str, Any]]:
+    """The state of owned parameter i: the owner's when a step wrote it; else that of the first
+    rank whose state a step wrote (a port may own differently, and allocate zero buffers on
+    every rank: spec/vectors.md 2.6); else the owner's, else the lowest rank's that holds one."""
+    sts = [o['state'][i] for o in outs]
+    if owner < len(sts) and _moved(sts[owner]):
+        return sts[owner]
+    moved = next((st for st in sts if _moved(st)), None)
+    if moved is not None:
+        return moved
+    if owner < len(sts) and sts[owner] is not None:
+        return sts[owner]
+    return next((st for st in sts if st is not None), None)
+
+
+def _cat_states(sts: List[Optional[Dict[str, Any]]], dim: int) -> Optional[Dict[str, Any]]:
+    """A split parameter's state: each tensor the concatenation of the ranks' slices."""
+    if any(st is None for st in sts):
+        return None if all(st is None for st in sts) else sts[0]
+    return {k: (torch.cat([st[k] for st in sts], dim=dim) if isinstance(v, torch.Tensor) else v)
+            for k, v in sts[0].items()}
+
+
 def assemble(case: Dict[str, Any], kind: str, outs: List[Dict[str, Any]], world_size: int, encode, where: str,
              disagree: List[str]) -> Dict[str, Any]:
     """One result from the ranks' outputs of a case (module docstring)."""
-    for r, o in enumerate(outs):
-        if 'skipped' in o:
-            return {'skipped': f"rank {r}: {o['skipped']}"}
+    why = _skip_reason(outs)
+    if why is not None:
+        return {'skipped': why}
     first = outs[0]
     if 'params' not in first or not isinstance(first['params'], list) or not first['params'] or not isinstance(
         first['params'][0], torch.Tensor
     ):
         return first  # ns, transpose, error: already encoded
     lay = layout(case, world_size) or [dict(ALONE) for _ in first['params']]
-    params, state = [], []
+    params, state, grads = [], [], []
     for i, e in enumerate(lay):
         if 'dim' in e:
             params.append(torch.cat([o['params'][i] for o in outs], dim=e['dim']))
-            sts = [o['state'][i] for o in outs]
-            if any(s is None for s in sts):
-                state.append(None if all(s is None for s in sts) else sts[0])
-            else:
-                state.append({k: (torch.cat([s[k] for s in sts], dim=e['dim']) if isinstance(v, torch.Tensor) else v)
-                              for k, v in sts[0].items()})
+            state.append(_cat_states([o['state'][i] for o in outs], e['dim']))
+            gs = [o['gradAfter'][i] for o in outs]
+            grads.append(None if any(g is None for g in gs) else torch.cat(gs, dim=e['dim']))
             continue
         params.append(first['params'][i])
-        if any(not torch.equal(o['params'][i].view(torch.int32), first['params'][i].view(torch.int32)) for o in outs[1:]):
+        if any(o['params'][i].dtype != first['params'][i].dtype or
+               not torch.equal(_bits(o['params'][i]), _bits(first['params'][i])) for o in outs[1:]):
             disagree.append(f"{where}: params[{i}]")
-        owner = e.get('owner', 0)
-        st = outs[owner]['state'][i] if owner < len(outs) else None
-        if st is None:
-            st = next((o['state'][i] for o in outs if o['state'][i] is not None), None)
-        state.append(st)
+        owner = e.get('owner')
+        state.append(_owned_state(outs, i, owner if owner is not None else 0))
+        grads.append(outs[owner if owner is not None and owner < len(outs) else 0]['gradAfter'][i])
     enc = lambda st: None if st is None else {k: (encode(v) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
-    return {'params': [encode(p) for p in params], 'state': [enc(s) for s in state]}
+    return {'params': [encode(p) for p in params], 'state': [enc(st) for st in state],
+            'gradAfter': [None if g is None else encode(g) for g in grads]}
 
 
 def run(world_size: int, cfg: Dict[str, Any], files: List[str], load, encode, case_timeout: float,
-        before=None) -> Tuple[List[Dict[str, Any]], Dict[str, Any], Optional[str]]:
+        before=None, adapter=None) -> Tuple[List[Dict[str, Any]], Dict[str, Any], Optional[str]]:
     """Runs every case of files over world_size ranks.  before() runs in the driver
-    while the ranks start.  Returns (results, the results file's `distributed`
-    member, why the run ended early or None)."""
+    while the ranks start; the state keys no rank's adapter could read are added to
+    adapter.unread_state_keys (the driver warns of them).  Returns (results, the
+    results file's `distributed` member, why the run ended early or None)."""
     cases = cases_of(files, load)
     ranks = Ranks(world_size, cfg)
     old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
@@ -473,6 +550,13 @@ def run(world_size: int, cfg: Dict[str, Any], files: List[str], load, encode, ca
             before()
         finished, why = ranks.wait(len(cases), case_timeout)
         wall = time.monotonic() - ranks.started
+        if why is None:  # every case has its results, but a rank's process group broke on the way
+            why = next((open(p).read() for p in sorted(glob.glob(os.path.join(ranks.work, 'rank*.broken')))), None)
+        for p in glob.glob(os.path.join(ranks.work, 'rank*.unread')) if adapter is not None else []:
+            try:
+                adapter.unread_state_keys = adapter.unread_state_keys | {tuple(k) for k in json.load(open(p))}
+            except (OSError, ValueError):
+                pass
         results, disagree = [], []
         for idx, (path, kind, case, _) in enumerate(cases):
             base = os.path.basename(path)

@@ -972,7 +972,7 @@ def run(args: argparse.Namespace, label: str = '') -> int:
                'state_names': adapter.state_names,
                'adapter': args.adapter, 'profile_file': args.profile_file, 'mode': mode, 'files': files, 'dist_timeout': args.dist_timeout}
         results, dist_info, why = distributed.run(args.world_size, cfg, files, load_vectors, encode_tensor,
-                                                  args.case_timeout, before=probe)
+                                                  args.case_timeout, before=probe, adapter=adapter)
         for entry in results:
             counts['skipped' if 'skipped' in entry else 'run'] += 1
     else:

@@ -721,9 +721,12 @@ static int orders_ok(ctx *c, const json_t *o, const char *oname, const vfile *vf
 }
 
 /* The "sharding" member of a step test (spec/vectors.md 2.6): a scheme,
- * an optional order (a permutation of parameter indices) and one layout per
- * world size, each giving every parameter an owner, "replicated" or a split
- * (dim 0 or 1 with non-decreasing bounds from 0 to that dimension). */
+ * an optional order (parameter indices, each at most once; ownership schemes
+ * only) and one layout per world size (each size once), each giving every
+ * parameter what its scheme allows: an owner or "replicated" under "sorted"
+ * and "roundRobin", a split along the scheme's dimension (rows: 0, cols: 1)
+ * with torch.tensor_split's bounds, or "replicated", under "rows" and
+ * "cols". */
 static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
 {
   static const char *const MEMBERS[] = {"scheme", "order", "layouts", NULL};
@@ -737,12 +740,20 @@ static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
   if (!scheme || (strcmp(scheme, "sorted") && strcmp(scheme, "roundRobin") && strcmp(scheme, "rows") &&
                   strcmp(scheme, "cols")))
     return failv(c, "sharding.scheme must be \"sorted\", \"roundRobin\", \"rows\" or \"cols\"");
+  int split = !strcmp(scheme, "rows") || !strcmp(scheme, "cols"), split_dim = !strcmp(scheme, "cols");
   const json_t *order = json_object_get(sh, "order");
+  if (order && split)
+    return failv(c, "sharding.order is for the ownership schemes (\"sorted\", \"roundRobin\"), not \"%s\"", scheme);
   for (size_t i = 0; order && i < json_array_size(order); i++) {
     char n[48];
+    long long v = 0;
     snprintf(n, sizeof n, "sharding.order[%zu]", i);
-    if ((st = int_in(c, json_array_get(order, i), n, 0, (long long)vf->n_params - 1, NULL)))
+    if ((st = int_in(c, json_array_get(order, i), n, 0, (long long)vf->n_params - 1, &v)))
       return st;
+    for (size_t j = 0; j < i; j++)
+      if (json_integer_value(json_array_get(order, j)) == v)
+        return failv(c, "sharding.order[%zu]: parameter %lld is already at sharding.order[%zu] (an order lists each "
+                     "parameter once)", i, v, j);
   }
   if (order && !json_is_array(order))
     return failv(c, "sharding.order must be an array of parameter indices");
@@ -759,6 +770,9 @@ static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
     snprintf(n, sizeof n, "sharding.layouts[%zu].worldSize", l);
     if ((st = int_in(c, json_object_get(lay, "worldSize"), n, 1, 64, &ws)))
       return st;
+    for (size_t k = 0; k < l; k++)
+      if (json_integer_value(json_object_get(json_array_get(layouts, k), "worldSize")) == ws)
+        return failv(c, "%s: world size %lld already has sharding.layouts[%zu]", n, ws, k);
     if (!json_is_array(ps) || json_array_size(ps) != vf->n_params)
       return failv(c, "sharding.layouts[%zu].params must hold one entry per parameter (%zu)", l, vf->n_params);
     for (size_t i = 0; i < vf->n_params; i++) {
@@ -768,6 +782,8 @@ static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
         return failv(c, "%s must be {\"owner\": r}, {\"replicated\": true} or {\"dim\": d, \"bounds\": [...]}", n);
       if (json_object_get(e, "owner")) {
         static const char *const OWN[] = {"owner", NULL};
+        if (split)
+          return failv(c, "%s: an owner under the split scheme \"%s\" (its entries are splits or replicated)", n, scheme);
         char m[128];
         snprintf(m, sizeof m, "%s.owner", n);
         if ((st = only_members(c, e, n, OWN)) || (st = int_in(c, json_object_get(e, "owner"), m, 0, ws - 1, NULL)))
@@ -785,20 +801,23 @@ static int sharding_ok(ctx *c, const json_t *sh, const vfile *vf)
         snprintf(m, sizeof m, "%s.dim", n);
         if ((st = only_members(c, e, n, SPLIT)) || (st = int_in(c, json_object_get(e, "dim"), m, 0, 1, &dim)))
           return st;
+        if (!split || dim != split_dim)
+          return failv(c, "%s: a split along dim %lld under the scheme \"%s\"%s", n, dim, scheme,
+                       split ? " (its dimension is the other)" : " (an ownership scheme: owners or replicated)");
         const json_t *b = json_object_get(e, "bounds");
         if (vf->shapes[i].ndim < 2)
           return failv(c, "%s: a split needs a matrix parameter", n);
         if (!json_is_array(b) || json_array_size(b) != (size_t)ws + 1)
           return failv(c, "%s.bounds must hold world size + 1 = %lld integers", n, ws + 1);
-        long long prev = 0;
+        long long size = (long long)vf->shapes[i].dims[dim], q = size / ws, rem = size % ws;
         for (size_t k = 0; k <= (size_t)ws; k++) {
-          long long v = 0;
+          long long v = 0, want = (long long)k * q + ((long long)k < rem ? (long long)k : rem);
           snprintf(m, sizeof m, "%s.bounds[%zu]", n, k);
-          if ((st = int_in(c, json_array_get(b, k), m, prev, (long long)vf->shapes[i].dims[dim], &v)))
+          if ((st = int_in(c, json_array_get(b, k), m, 0, size, &v)))
             return st;
-          if ((k == 0 && v != 0) || (k == (size_t)ws && v != (long long)vf->shapes[i].dims[dim]))
-            return failv(c, "%s.bounds must run from 0 to the dimension's size %zu", n, vf->shapes[i].dims[dim]);
-          prev = v;
+          if (v != want)
+            return failv(c, "%s is %lld, expected %lld: bounds follow torch.tensor_split (%lld over %lld ranks: %lld "
+                         "each, the first %lld one more)", m, v, want, size, ws, q, rem);
         }
       }
     }

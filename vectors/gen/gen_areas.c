@@ -3422,16 +3422,23 @@ void gen_area_sharded(gen_ctx *g)
     size_t sh[6][2];
     int bias, steps, sorted, random, nesterov, missing;
     double wd;
+    int largest_missing, round_trip; /* the first (largest) matrix without a gradient at step 2; roundTripAfter */
   } S[] = {
-    {"three matrices of different shapes, two steps: sorted by size, padded to the world size", {{8, 32}, {16, 32}, {32, 8}}, 1, 2, 1, 0, 1, 0, 0.0},
-    {"two equal (16, 32) matrices and an (8, 16): ranks must agree on the order of equal shapes", {{16, 32}, {8, 16}, {16, 32}}, 0, 2, 1, 0, 1, 0, 0.0},
-    {"five matrices, three steps, weight decay 0.1: more matrices than ranks", {{16, 32}, {8, 16}, {16, 8}, {4, 16}, {16, 32}}, 1, 3, 1, 0, 1, 0, 0.1},
-    {"one matrix: at world size 4 three ranks own nothing", {{16, 32}}, 1, 2, 1, 0, 1, 0, 0.0},
-    {"three matrices, the second without a gradient at step 2: its owner skips it (no zero fill)", {{16, 32}, {8, 32}, {32, 16}}, 0, 3, 1, 0, 1, 1, 0.0},
-    {"four equal (16, 32) matrices without Nesterov: as many as ranks at world size 4", {{16, 32}, {16, 32}, {16, 32}, {16, 32}}, 0, 2, 1, 0, 0, 0, 0.01},
-    {"three matrices owned round robin in the case's order, with a bias", {{8, 32}, {32, 8}, {16, 16}}, 1, 2, 0, 0, 1, 0, 0.0},
-    {"four matrices round robin, weight decay 0.05, three steps", {{16, 32}, {16, 32}, {8, 16}, {16, 8}}, 0, 3, 0, 0, 1, 0, 0.05},
-    {"three random (16, 24) / (24, 16) matrices sorted by size (bf16 judged on the update)", {{16, 24}, {24, 16}, {16, 24}}, 1, 2, 1, 1, 1, 0, 0.0},
+    {"three matrices of different shapes, two steps: sorted by size, padded to the world size", {{8, 32}, {16, 32}, {32, 8}}, 1, 2, 1, 0, 1, 0, 0.0, 0, 0},
+    {"two equal (16, 32) matrices and an (8, 16): ranks must agree on the order of equal shapes", {{16, 32}, {8, 16}, {16, 32}}, 0, 2, 1, 0, 1, 0, 0.0, 0, 0},
+    {"five matrices, three steps, weight decay 0.1: more matrices than ranks", {{16, 32}, {8, 16}, {16, 8}, {4, 16}, {16, 32}}, 1, 3, 1, 0, 1, 0, 0.1, 0, 0},
+    {"one matrix: at world size 4 three ranks own nothing", {{16, 32}}, 1, 2, 1, 0, 1, 0, 0.0, 0, 0},
+    {"three matrices, the second without a gradient at step 2: its owner skips it (no zero fill)", {{16, 32}, {8, 32}, {32, 16}}, 0, 3, 1, 0, 1, 1, 0.0, 0, 0},
+    {"four equal (16, 32) matrices without Nesterov: as many as ranks at world size 4", {{16, 32}, {16, 32}, {16, 32}, {16, 32}}, 0, 2, 1, 0, 0, 0, 0.01, 0, 0},
+    {"three matrices owned round robin in the case's order, with a bias", {{8, 32}, {32, 8}, {16, 16}}, 1, 2, 0, 0, 1, 0, 0.0, 0, 0},
+    {"four matrices round robin, weight decay 0.05, three steps", {{16, 32}, {16, 32}, {8, 16}, {16, 8}}, 0, 3, 0, 0, 1, 0, 0.05, 0, 0},
+    {"three random (16, 24) / (24, 16) matrices sorted by size (bf16 judged on the update)", {{16, 24}, {24, 16}, {16, 24}}, 1, 2, 1, 1, 1, 0, 0.0, 0, 0},
+    /* added in vector release 2026.12.30 (a break-test's finding): case 5's matrix without a gradient is last in
+     * the sorted order, so a port that deals the owners among the matrices with a gradient passed it */
+    {"three matrices, the largest without a gradient at step 2: its owner skips it and no other owner changes",
+     {{32, 16}, {16, 16}, {8, 16}}, 0, 3, 1, 0, 1, 0, 0.0, 1, 0},
+    {"three matrices owned round robin, a checkpoint saved and loaded after step 1 (each rank's own state): the resumed "
+     "run equals the unbroken one", {{16, 32}, {8, 16}, {16, 8}}, 1, 3, 0, 0, 1, 0, 0.02, 0, 1},
   };
   gen_group(g, "step");
   for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
@@ -3447,7 +3454,7 @@ void gen_area_sharded(gen_ctx *g)
     int b = S[k].bias ? param(g, &c, "bias", (muonref_shape){1, {32}}, 0) : -1;
     for (int s = 0; s < S[k].steps; s++) {
       for (int i = 0; i < n; i++) {
-        if (S[k].missing && i == 1 && s == 1)
+        if (s == 1 && ((S[k].missing && i == 1) || (S[k].largest_missing && i == 0)))
           continue;
         if (S[k].random)
           grad_normal(g, &c, s, idx[i], 1.0);
@@ -3457,7 +3464,9 @@ void gen_area_sharded(gen_ctx *g)
       if (b >= 0)
         grad_normal(g, &c, s, b, 1.0);
     }
-    flags(&c, "Sharded", S[k].sorted ? "SortedBySize" : "RoundRobin", S[k].missing ? "MissingGradient" : NULL);
+    c.round_trip_after = S[k].round_trip;
+    flags(&c, "Sharded", S[k].sorted ? "SortedBySize" : "RoundRobin",
+          S[k].missing || S[k].largest_missing ? "MissingGradient" : S[k].round_trip ? "StateRoundTrip" : NULL);
     c.sharding = sharding_owner(&c, S[k].sorted);
     gen_add_step(g, &c);
   }
@@ -3470,16 +3479,20 @@ void gen_area_sharded_tp(gen_ctx *g)
     size_t sh[3][2];
     int bias, steps, dim, random, nesterov;
     double wd;
+    int round_trip; /* roundTripAfter */
   } S[] = {
     /* random gradients where rows are split: the rows of a structured
      * gradient are orthogonal, so orthogonalising row blocks alone would
      * change little */
-    {"a random (16, 32) matrix split by rows, with a replicated bias, two steps", {{16, 32}}, 1, 2, 0, 1, 1, 0.0},
-    {"a (16, 32) matrix split by columns, two steps", {{16, 32}}, 0, 2, 1, 0, 1, 0.0},
-    {"random (10, 32) and (32, 8) matrices split by rows, unevenly at world size 4 (3, 3, 2, 2)", {{10, 32}, {32, 8}}, 0, 2, 0, 1, 1, 0.0},
-    {"a tall (16, 10) matrix split by columns unevenly, weight decay 0.1, three steps", {{16, 10}}, 1, 3, 1, 0, 1, 0.1},
-    {"a random (16, 24) matrix split by rows (bf16 judged on the update)", {{16, 24}}, 0, 2, 0, 1, 1, 0.0},
-    {"two matrices (8, 32) and (32, 16) split by columns, without Nesterov, three steps", {{8, 32}, {32, 16}}, 0, 3, 1, 0, 0, 0.01},
+    {"a random (16, 32) matrix split by rows, with a replicated bias, two steps", {{16, 32}}, 1, 2, 0, 1, 1, 0.0, 0},
+    {"a (16, 32) matrix split by columns, two steps", {{16, 32}}, 0, 2, 1, 0, 1, 0.0, 0},
+    {"random (10, 32) and (32, 8) matrices split by rows, unevenly at world size 4 (3, 3, 2, 2)", {{10, 32}, {32, 8}}, 0, 2, 0, 1, 1, 0.0, 0},
+    {"a tall (16, 10) matrix split by columns unevenly, weight decay 0.1, three steps", {{16, 10}}, 1, 3, 1, 0, 1, 0.1, 0},
+    {"a random (16, 24) matrix split by rows (bf16 judged on the update)", {{16, 24}}, 0, 2, 0, 1, 1, 0.0, 0},
+    {"two matrices (8, 32) and (32, 16) split by columns, without Nesterov, three steps", {{8, 32}, {32, 16}}, 0, 3, 1, 0, 0, 0.01, 0},
+    /* added in vector release 2026.12.30 */
+    {"a random (16, 32) matrix split by rows, a checkpoint saved and loaded after step 1 (each rank its slice's state): "
+     "the resumed run equals the unbroken one", {{16, 32}}, 0, 3, 0, 1, 1, 0.0, 1},
   };
   gen_group(g, "step");
   for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
@@ -3501,7 +3514,8 @@ void gen_area_sharded_tp(gen_ctx *g)
       if (b >= 0)
         grad_normal(g, &c, s, b, 1.0);
     }
-    flags(&c, "Sharded", S[k].dim ? "ColSplit" : "RowSplit", NULL);
+    c.round_trip_after = S[k].round_trip;
+    flags(&c, "Sharded", S[k].dim ? "ColSplit" : "RowSplit", S[k].round_trip ? "StateRoundTrip" : NULL);
     c.sharding = sharding_split(&c, S[k].dim);
     gen_add_step(g, &c);
   }
