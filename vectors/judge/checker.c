@@ -331,9 +331,11 @@ static void sharding_hint(muonref_checker *c, const json_t *test, const char *ke
   c->sharded_failed++;
   if (!c->log)
     return;
-  fprintf(c->log, "  hint: sharded case: run at world size %lld, the port does not give the whole matrix's update; if it "
-                  "passes with --world-size 1, the fault is in the sharding (a slice orthogonalised alone, padding with "
-                  "stale data, ranks disagreeing on the parameter order: spec/vectors.md 2.6)", (long long)ws);
+  fprintf(c->log, "  hint: sharded case: run at world size %lld, the port does not give the unsharded result (the "
+                  "whole matrix's update, its state, p.grad after the step); if it passes with --world-size 1, the "
+                  "fault is in the sharding (a slice orthogonalised alone, padding with stale data, ranks disagreeing "
+                  "on the parameter order, a state held whole or by a rank that did not step: spec/vectors.md 2.6)",
+          (long long)ws);
   const json_t *dis = json_object_get(c->distributed_json, "ranksDisagree");
   size_t n = strlen(key);
   for (size_t i = 0; i < json_array_size(dis); i++) {
