@@ -49,7 +49,9 @@ PY
 # In the collect pass (phase=collect): the run added to the plan, status 1
 # (the chain of checks after it stops).
 phase=judge
-run_variant() {
+# judged_run NAME CLASS ADAPTER FILES...: the run added to the plan (collect pass: status 1), or its
+# results judged into $work/NAME.out, the judge's exit status in $rc
+judged_run() {
   name=$1 class=$2 adapter=$3
   shift 3
   if [ "$phase" = collect ]; then
@@ -64,24 +66,21 @@ run_variant() {
   }
   "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
   rc=$?
-  [ $rc -eq 1 ] || { echo "FAIL: $name: exit $rc, expected 1 (a deviating port fails)"; status=1; return 1; }
 }
 
-# run_passing NAME CLASS ADAPTER FILES...: as run_variant, for a variant that must pass every case
+# run_variant NAME CLASS ADAPTER FILES...: a deviating variant, whose judge must exit 1
+run_variant() {
+  judged_run "$@" || return 1
+  [ $rc -eq 1 ] || { echo "FAIL: $1: exit $rc, expected 1 (a deviating port fails)"; status=1; return 1; }
+}
+
+# run_passing NAME CLASS ADAPTER FILES...: a correct variant, which must pass every case
 run_passing() {
-  name=$1 class=$2 adapter=$3
-  shift 3
-  if [ "$phase" = collect ]; then
-    plan_add "$name" -q --mode neutral --optimizer "$work/$name.py:$class" --adapter "$adapter" "$@"
-    return 1
-  fi
-  plan_ran "$name" || { echo "FAIL: $name: the driver failed"; status=1; return 1; }
-  "$muonref" check --results "$work/$name.json" "$@" >"$work/$name.out" 2>&1
-  rc=$?
+  judged_run "$@" || return 1
   if [ $rc -eq 0 ]; then
-    echo "ok: $name: passes every case ($(tail -n 1 "$work/$name.out"))"
+    echo "ok: $1: passes every case ($(tail -n 1 "$work/$1.out"))"
   else
-    echo "FAIL: $name: exit $rc, expected 0 (a correct variant):"; grep -A1 '^FAIL' "$work/$name.out"; status=1
+    echo "FAIL: $1: exit $rc, expected 0 (a correct variant):"; grep -A1 '^FAIL' "$work/$1.out"; status=1
     return 1
   fi
 }

@@ -107,6 +107,27 @@ def check(ok, what):
     return ok
 
 
+def last_line(judge):
+    return judge.stdout.strip().splitlines()[-1] if judge.stdout.strip() else judge.stderr.strip()
+
+
+def judged(judge, what, cases=None, rule=None, hint=False):
+    """A correct run (rule None) passes every case; a faulty one fails exactly the cases of `cases` that
+    rule(case) names, each FAIL with the sharding hint when hint."""
+    if rule is None:
+        check(judge.returncode == 0, f'{what}_passes')
+        if judge.returncode != 0:
+            print(judge.stdout[-3000:])
+        return set()
+    want = {c['tcId'] for c in cases if rule(c)}
+    got = {int(m) for m in re.findall(r'^FAIL \S+ tcId (\d+)', judge.stdout, re.M)}
+    check(judge.returncode == 1 and got == want and (not hint or judge.stdout.count('sharded case:') >= len(got) > 0),
+          f'{what}_fails_its_cases')
+    if got != want:
+        print(f"  expected failures {sorted(want)}, got {sorted(got)}")
+    return got
+
+
 for port, ws, vec in RUNS if EVERY_ONLY is None else []:
     out = os.path.join(WORK, f'{port}-{ws}.json')
     argv = ['--optimizer', f'{PORTS}:{port}', '--world-size', str(ws), '--out', out, vec]
@@ -143,21 +164,14 @@ for port, ws, vec in RUNS if EVERY_ONLY is None else []:
         check(wall < 8 + 60, f'{port}_{ws}_timely')
         continue
     judge = subprocess.run([MUONREF, 'check', '--results', out, vec], capture_output=True, text=True)
-    last = judge.stdout.strip().splitlines()[-1] if judge.stdout.strip() else judge.stderr.strip()
-    print(f"{port} at world size {ws} on {os.path.basename(vec)}: {last} (driver {wall:.1f} s, ranks "
+    print(f"{port} at world size {ws} on {os.path.basename(vec)}: {last_line(judge)} (driver {wall:.1f} s, ranks "
           f"{doc['distributed']['seconds']} s)")
     check(rc == 0 and not skipped, f'{port}_{ws}_ran')
     if port not in FAULT_CASES:
-        check(judge.returncode == 0, f'{port}_{ws}_passes')
-        if judge.returncode != 0:
-            print(judge.stdout[-3000:])
+        judged(judge, f'{port}_{ws}')
         continue
-    cases = json.load(open(vec))['testGroups'][0]['tests']
-    want = {c['tcId'] for c in cases if FAULT_CASES[port](c, ws)}
-    got = {int(m) for m in re.findall(r'^FAIL \S+ tcId (\d+)', judge.stdout, re.M)}
-    check(judge.returncode == 1 and got == want, f'{port}_{ws}_fails_its_cases')
-    if got != want:
-        print(f"  expected failures {sorted(want)}, got {sorted(got)}")
+    got = judged(judge, f'{port}_{ws}', json.load(open(vec))['testGroups'][0]['tests'],
+                 lambda c, port=port, ws=ws: FAULT_CASES[port](c, ws))
     hints = judge.stdout.count('sharded case:')
     check(hints >= len(got) > 0, f'{port}_{ws}_hint')
     if port == 'FaultyNoBroadcast':  # the driver saw the ranks disagree, and the judge says so
@@ -180,16 +194,16 @@ if EVERY_ONLY is None:
     # p.grad after the step is judged: a Keller port that keeps p.grad fails every case (it does unsharded)
     rc, doc, judge = run_judge(os.path.join(SRC, 'tests', 'torch_keller_port_grad_kept.py') + ':SingleDeviceMuonWithAuxAdam',
                                2, K, '--adapter', 'keller', '--mode', 'neutral')
-    print(f"the Keller port that keeps p.grad at world size 2: {judge.stdout.strip().splitlines()[-1]}")
+    print(f"the Keller port that keeps p.grad at world size 2: {last_line(judge)}")
     check(rc == 0 and judge.stdout.strip().splitlines()[-1].startswith('0 passed,') and
           'p.grad after the step' in judge.stdout, 'grad_after_judged')
     # a bf16 parameter stays bf16: the tensor-parallel port passes nemo's dtypes area
     rc, doc, judge = run_judge(f'{PORTS}:TensorParallelMuon', 1, os.path.join(V, 'nemo_dtypes.json'))
-    print(f"TensorParallelMuon at world size 1 on nemo_dtypes.json: {judge.stdout.strip().splitlines()[-1]}")
+    print(f"TensorParallelMuon at world size 1 on nemo_dtypes.json: {last_line(judge)}")
     check(rc == 0 and judge.returncode == 0, 'bf16_params_kept')
     # zero buffers on every rank: the state is the one a step wrote
     rc, doc, judge = run_judge(f'{PORTS}:PreAllocZero1', 2, OWN)
-    print(f"PreAllocZero1 at world size 2: {judge.stdout.strip().splitlines()[-1]}")
+    print(f"PreAllocZero1 at world size 2: {last_line(judge)}")
     check(rc == 0 and judge.returncode == 0, 'state_of_the_rank_that_stepped')
     # one rank raises: its error first, the later cases not run (the group broke), exit 3
     rc, doc, judge = run_judge(f'{PORTS}:RaisingMuon', 2, OWN, '--dist-timeout', '8', '--case-timeout', '60')
@@ -238,23 +252,12 @@ for vec in files:
                 '--world-size', str(WS), '--out', out, vec]
         rc = torch_driver.main(argv)
         judge = subprocess.run([MUONREF, 'check', '--results', out, vec], capture_output=True, text=True)
-        last = judge.stdout.strip().splitlines()[-1] if judge.stdout.strip() else judge.stderr.strip()
         what = f"{doc['profile']}_{port}_{WS}"
-        print(f"{tp['class']} of {doc['profile']} as {port} at world size {WS} on {os.path.basename(vec)}: {last}")
+        print(f"{tp['class']} of {doc['profile']} as {port} at world size {WS} on {os.path.basename(vec)}: "
+              f"{last_line(judge)}")
         skipped = [r for r in json.load(open(out))['results'] if 'skipped' in r]
         check(rc == 0 and not skipped, f'{what}_ran')
-        if port not in ANY_FAULTS:
-            check(judge.returncode == 0, f'{what}_passes')
-            if judge.returncode != 0:
-                print(judge.stdout[-3000:])
-            continue
-        cases = [c for g in doc['testGroups'] for c in g['tests']]
-        want = {c['tcId'] for c in cases if ANY_FAULTS[port](c)}
-        got = {int(m) for m in re.findall(r'^FAIL \S+ tcId (\d+)', judge.stdout, re.M)}
-        check(judge.returncode == 1 and got == want and judge.stdout.count('sharded case:') >= len(got) > 0,
-              f'{what}_fails_its_cases')
-        if got != want:
-            print(f"  expected failures {sorted(want)}, got {sorted(got)}")
+        judged(judge, what, [c for g in doc['testGroups'] for c in g['tests']], ANY_FAULTS.get(port), hint=True)
 
 # a step over the whole model keeps its unsharded meaning: a port whose optimizer sees only its
 # partition passes nemo (per parameter) and fails Megatron (clip_grad over every gradient)
@@ -263,7 +266,7 @@ for profile, must_fail in (('nemo', False), ('megatron', True)) if EVERY_ONLY is
     tp = record(profile)['test_port']
     os.environ['MUONREF_DIST_PORT'] = os.path.join(SRC, tp['file']) + ':' + tp['class']
     rc, doc, judge = run_judge(f'{ANY}:OwnedOnly', 2, vec, '--adapter', tp['adapter'], '--mode', 'neutral')
-    print(f"OwnedOnly of {profile} at world size 2: {judge.stdout.strip().splitlines()[-1]}")
+    print(f"OwnedOnly of {profile} at world size 2: {last_line(judge)}")
     check(rc == 0 and judge.returncode == (1 if must_fail else 0) and
           (not must_fail or judge.stdout.count('sharded case:') > 0), f'{profile}_owned_only')
 
