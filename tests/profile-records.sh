@@ -277,6 +277,13 @@ refuse unexpressedname 'member "not_expressed[0].option": must be an option'"'"'
   "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"eps \", \"why\": \"x\"}]}"
 refuse unexpressedmember 'member "not_expressed[0].reason": is not a member' \
   "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"ema\", \"reason\": \"x\"}]}"
+refuse unexpressedfalse 'member "not_expressed[0]": member "unobservable" must be true where given' \
+  "{\"name\": \"mine\", \"base\": \"keller\", $S, \"not_expressed\": [{\"option\": \"ema\", \"why\": \"x\", \"unobservable\": false}]}"
+# "unobservable" is kept through --json and inherited: paddle's kernel thresholds on a record based on it
+printf '%s\n' "{\"name\": \"mine\", \"base\": \"paddle\", $S}" >"$work/blind.json"
+"$muonref" profile --json --profile-file "$work/blind.json" >"$work/blind.out" 2>&1
+[ "$(grep -c '"unobservable": true' "$work/blind.out")" -eq 4 ] && ok ||
+  bad unobservable-inherit "a record on paddle: $(grep -c '"unobservable": true' "$work/blind.out") options marked unobservable, expected 4"
 # a record on a base inherits the base's options not expressed, less those its own keys express
 printf '%s\n' "{\"name\": \"mine\", \"base\": \"timm\", $S, \"rename_keys\": {\"lr\": \"capturable\"}}" >"$work/inherit.json"
 "$muonref" profile --json --profile-file "$work/inherit.json" >"$work/inherit.out" 2>&1

@@ -650,11 +650,11 @@ static int read_port(const json_t *v, muonref_record *r, const char *path, muonr
   return MUONREF_OK;
 }
 
-/* "not_expressed": [{"option": NAME, "why": TEXT}, ...], the upstream
- * options the key table lacks; none may be a key of r. */
+/* "not_expressed": [{"option": NAME, "why": TEXT[, "unobservable": true]},
+ * ...], the upstream options the key table lacks; none may be a key of r. */
 static int read_unexpressed(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"option", "why", NULL};
+  static const char *const MEMBERS[] = {"option", "why", "unobservable", NULL};
   if (!json_is_array(v) || json_array_size(v) > MUONREF_RECORD_MAX_UNEXPRESSED)
     return fail_member(err, path, "not_expressed", "must be an array of at most %d objects {\"option\", \"why\"}",
                        MUONREF_RECORD_MAX_UNEXPRESSED);
@@ -672,6 +672,11 @@ static int read_unexpressed(const json_t *v, muonref_record *r, const char *path
         (st = get_string(e, "option", r->unexpressed[i], sizeof r->unexpressed[i], path, mo, 1, err)) ||
         (st = get_string(e, "why", r->unexpressed_why[i], sizeof r->unexpressed_why[i], path, mw, 1, err)))
       return st;
+    const json_t *u = json_object_get(e, "unobservable");
+    if (u && !json_is_true(u))
+      return fail_member(err, path, m, "member \"unobservable\" must be true where given (no vector can observe the "
+                         "option); leave it out otherwise");
+    r->unexpressed_unobservable[i] = u != NULL;
     const char *o = r->unexpressed[i];
     int ident = isalpha((unsigned char)o[0]) || o[0] == '_';
     for (const char *q = o; ident && *q; q++)
@@ -1210,6 +1215,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
     r->n_areas = base->n_areas;
     memcpy(r->unexpressed, base->unexpressed, sizeof r->unexpressed);
     memcpy(r->unexpressed_why, base->unexpressed_why, sizeof r->unexpressed_why);
+    memcpy(r->unexpressed_unobservable, base->unexpressed_unobservable, sizeof r->unexpressed_unobservable);
     r->n_unexpressed = base->n_unexpressed;
     snprintf(r->bf16_unmodeled, sizeof r->bf16_unmodeled, "%s", base->bf16_unmodeled); /* the port's arithmetic */
     snprintf(r->bf16_refusal_status, sizeof r->bf16_refusal_status, "%s", base->bf16_refusal_status); /* its check */
@@ -1260,6 +1266,7 @@ int muonref_record_read(const char *path, const muonref_record *base, muonref_re
       if (key_index(r, r->unexpressed[i]) == r->n_keys) {
         memmove(r->unexpressed[kept], r->unexpressed[i], sizeof r->unexpressed[0]);
         memmove(r->unexpressed_why[kept], r->unexpressed_why[i], sizeof r->unexpressed_why[0]);
+        r->unexpressed_unobservable[kept] = r->unexpressed_unobservable[i];
         kept++;
       }
     r->n_unexpressed = kept;

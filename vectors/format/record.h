@@ -119,6 +119,10 @@ typedef struct muonref_record {
    * (member "not_expressed"; spec/profiles/completeness.md) */
   char unexpressed[MUONREF_RECORD_MAX_UNEXPRESSED][64];
   char unexpressed_why[MUONREF_RECORD_MAX_UNEXPRESSED][320];
+  /* 1 where no vector can observe the option (member "unobservable": an
+   * evaluation order or kernel, a user function, what lies outside the
+   * optimizer step), 0 where it is not expressed yet */
+  unsigned char unexpressed_unobservable[MUONREF_RECORD_MAX_UNEXPRESSED];
   size_t n_unexpressed;
   muonref_record_catalogue catalogue;       /* member "catalogue" (present 0 without) */
   muonref_profile profile;                  /* the row, pointing into this record */

@@ -146,7 +146,12 @@ json_t *muonref_record_json(const muonref_record *r)
   if (r->n_unexpressed) {
     json_t *ne = json_array();
     for (size_t i = 0; i < r->n_unexpressed; i++)
-      json_array_append_new(ne, json_pack("{s:s, s:s}", "option", r->unexpressed[i], "why", r->unexpressed_why[i]));
+    {
+      json_t *e = json_pack("{s:s, s:s}", "option", r->unexpressed[i], "why", r->unexpressed_why[i]);
+      if (r->unexpressed_unobservable[i])
+        json_object_set_new(e, "unobservable", json_true());
+      json_array_append_new(ne, e);
+    }
     json_object_set_new(j, "not_expressed", ne);
   }
   if (r->port.present) {
@@ -515,24 +520,40 @@ void muonref_record_write_fields_markdown(FILE *f, const muonref_record *r, size
 /* ---- completeness (spec/profiles/completeness.md) ---- */
 
 
+/* One row of the completeness table: the options expressed, not expressed
+ * yet and unobservable, and the share expressed of all and of the
+ * observable (name NULL: the row "all"). */
+static void completeness_row(FILE *f, const char *name, size_t keys, size_t missing, size_t blind)
+{
+  size_t all = keys + missing + blind, seen = keys + missing;
+  if (name)
+    fprintf(f, "| `%s` ", name);
+  else
+    fputs("| all ", f);
+  fprintf(f, "| %zu | %zu | %zu | %zu / %zu (%.0f %%); %zu / %zu (%.0f %%) |\n", keys, missing, blind, keys, all,
+          all ? 100.0 * (double)keys / (double)all : 100.0, keys, seen, seen ? 100.0 * (double)keys / (double)seen : 100.0);
+}
+
 void muonref_record_write_completeness_markdown(FILE *f, const muonref_record *r, size_t n)
 {
-  size_t keys = 0, missing = 0;
-  fputs("| profile | expressed (keys) | not expressed | share expressed |\n|---|---|---|---|\n", f);
+  size_t keys = 0, missing = 0, blind = 0;
+  fputs("| profile | expressed (keys) | not expressed yet | no vector can observe | share expressed (of all; of "
+        "the observable) |\n|---|---|---|---|---|\n", f);
   for (size_t i = 0; i < n; i++) {
-    size_t all = r[i].n_keys + r[i].n_unexpressed;
-    fprintf(f, "| `%s` | %zu | %zu | %zu / %zu (%.0f %%) |\n", r[i].name, r[i].n_keys, r[i].n_unexpressed, r[i].n_keys,
-            all, all ? 100.0 * (double)r[i].n_keys / (double)all : 100.0);
-    keys += r[i].n_keys, missing += r[i].n_unexpressed;
+    size_t b = 0;
+    for (size_t k = 0; k < r[i].n_unexpressed; k++)
+      b += r[i].unexpressed_unobservable[k];
+    completeness_row(f, r[i].name, r[i].n_keys, r[i].n_unexpressed - b, b);
+    keys += r[i].n_keys, missing += r[i].n_unexpressed - b, blind += b;
   }
-  fprintf(f, "| all | %zu | %zu | %zu / %zu (%.0f %%) |\n\n", keys, missing, keys, keys + missing,
-          keys + missing ? 100.0 * (double)keys / (double)(keys + missing) : 100.0);
-  fputs("| profile | option | why it is not expressed |\n|---|---|---|\n", f);
+  completeness_row(f, NULL, keys, missing, blind);
+  fputs("\n| profile | option | why it is not expressed |\n|---|---|---|\n", f);
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < r[i].n_unexpressed; k++) {
       char option[2 * sizeof r[i].unexpressed[k]], why[2 * sizeof r[i].unexpressed_why[k]];
       md_cell(r[i].unexpressed[k], option, sizeof option), md_cell(r[i].unexpressed_why[k], why, sizeof why);
-      fprintf(f, "| `%s` | `%s` | %s |\n", r[i].name, option, why);
+      fprintf(f, "| `%s` | `%s` | %s%s |\n", r[i].name, option, r[i].unexpressed_unobservable[k] ?
+              "no vector can observe it: " : "", why);
     }
 }
 
