@@ -151,8 +151,10 @@ def _stand_ins(megatron_dir: str) -> None:
     megatron.core.process_groups_config = _module('megatron.core.process_groups_config',
                                                   ProcessGroupCollection=ProcessGroupCollection)
     # main's emerging_optimizers.py also imports the Emerging-Optimizers version and its comparison
-    megatron.core.utils = _module('megatron.core.utils', get_pg_size=lambda group=None: 1,
-                                  get_pg_rank=lambda group=None: 0, log_single_rank=log_single_rank,
+    # a group's size and rank (one process without one; MegatronUpstreamMuonTP passes the default group)
+    megatron.core.utils = _module('megatron.core.utils', get_pg_size=lambda group=None: 1 if group is None else group.size(),
+                                  get_pg_rank=lambda group=None: 0 if group is None else group.rank(),
+                                  log_single_rank=log_single_rank,
                                   is_te_min_version=lambda version, check_equality=True: False,
                                   get_emerging_optimizers_version=_eo_version,
                                   is_emerging_optimizers_min_version=_eo_min_version)
@@ -273,6 +275,56 @@ class MegatronUpstreamMuon(torch.optim.Optimizer):
             for p, g in zip(present, callers):
                 p.grad = g
         return loss
+
+
+def _clipped_tp(params, grads, max_norm):
+    """_clipped over the ranks of a tensor-parallel run (clip_grads.py get_grad_norm_fp32 and
+    param_is_not_tensor_parallel_duplicate): the squares of the gradients of split parameters on
+    every rank, of the others on rank 0 only, summed over the group (all_reduce), then the same
+    coefficient on every rank."""
+    import torch.distributed as dist
+
+    if not max_norm > 0.0 or not grads:
+        return grads
+    mine = [g for p, g in zip(params, grads) if getattr(p, 'tensor_model_parallel', False) or dist.get_rank() == 0]
+    total = torch.tensor([sum(float(torch.norm(g)) ** 2 for g in mine)], dtype=torch.float)
+    dist.all_reduce(total)
+    coeff = max_norm / (float(total[0]) ** 0.5 + 1.0e-6)
+    return [g * coeff for g in grads] if coeff < 1.0 else grads
+
+
+class MegatronUpstreamMuonTP(MegatronUpstreamMuon):
+    """MegatronUpstreamMuon under `torch_driver.py --world-size N` on the area sharded_tp
+    (megatron@0.20.dev: main's muon_tp_mode duplicated): its pg_collection's tensor-parallel
+    group is the default process group, the driver's split parameters carry Megatron's
+    partition_dim, and the clipping norm is summed over the ranks (_clipped_tp).
+
+        MUONREF_MEGATRON_REF=d98e8a64 MUONREF_EO_REF=v0.3.0 /usr/bin/python3 vectors/drivers/torch_driver.py \
+            --optimizer tests/upstream_megatron.py:MegatronUpstreamMuonTP --adapter megatron@0.20.dev \
+            --mode neutral --world-size 2 --out r.json vectors/megatron@0.20.dev/megatron@0.20.dev_sharded_tp.json"""
+
+    def _muon_optimizer(self, groups):
+        import torch.distributed as dist
+
+        tp = dist.group.WORLD if dist.is_initialized() else None
+        kwargs = _meo._kwargs_from_config(_meo.TensorParallelMuon, 'muon', self.config)
+        kwargs.update(is_qkv_fn=lambda p: getattr(p, 'is_qkv', False), qkv_split_shapes=None,
+                      pg_collection=types.SimpleNamespace(tp=tp, expt_tp=tp, gtp_remat=None, expt_gtp_remat=None))
+        return _meo.TensorParallelMuon(groups, **kwargs)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        self._sync()
+        present = [p for g in self.param_groups for p in g['params'] if p.grad is not None]
+        callers = [p.grad for p in present]
+        try:
+            for p, g in zip(present, _clipped_tp(present, callers, self.config.clip_grad)):
+                p.grad = g
+            for o in self.inner:
+                o.step()
+        finally:
+            for p, g in zip(present, callers):
+                p.grad = g
 
 
 class MegatronUpstreamAdaptiveMuon(MegatronUpstreamMuon):
