@@ -15,8 +15,10 @@ every profile with a sharded area runs through the same wiring:
   which keeps whatever the port computes over the whole model (Megatron's global clipping norm)
   what it is unsharded; then each rank puts back the old values of the Muon parameters that
   another rank owns (`muonref_owner`, set by the driver from the case's layout) and takes the
-  owner's new values by broadcast, and shows only the state of what it owns or replicates.  So a
-  parameter comes out right on a rank only through its owner's broadcast.
+  owner's new values by broadcast, and shows only the state of what it owns or replicates (p.grad
+  of what it does not own is put back too).  So a parameter comes out right on a rank only
+  through its owner's broadcast.  OtherOwner: the same with rank owner + 1 mod N computing
+  (owning differently from the case, as a port may).
 * GatherSlices (splits, tensor parallel): each split parameter (Megatron's `partition_dim`) has a
   whole shadow on every rank, built by gathering the slices; the gradient slices are gathered
   into the shadows' gradients, the port steps the shadows (Newton-Schulz and the shape scale on
@@ -45,7 +47,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 import torch.distributed as dist
 
-__all__ = ['OwnerComputes', 'GatherSlices', 'NoBroadcast', 'WrongOwner', 'PerShard', 'OwnedOnly']
+__all__ = ['OwnerComputes', 'OtherOwner', 'GatherSlices', 'NoBroadcast', 'WrongOwner', 'PerShard', 'OwnedOnly']
 
 _TP_MARKS = ('tensor_model_parallel', 'partition_dim', 'partition_bounds', 'full_shape')
 _loaded: Dict[str, Any] = {}
@@ -118,15 +120,15 @@ class OwnerComputes(_Wrapped):
         self._params = _parameters(args, kwargs)
         self._inner = port_class()(*args, **kwargs)
 
-    @staticmethod
-    def _owner(p) -> Optional[int]:
+    def _owner(self, p) -> Optional[int]:
+        """The rank that computes p's update (None: every rank, a replicated parameter)."""
         return getattr(p, 'muonref_owner', None)
 
-    def _sender(self, owner: int) -> int:
-        return owner
+    def _sender(self, p) -> int:
+        return self._owner(p)
 
     def _broadcast(self, p) -> None:
-        dist.broadcast(p.data, src=self._sender(self._owner(p)))
+        dist.broadcast(p.data, src=self._sender(p))
 
     @property
     def state(self):
@@ -136,15 +138,25 @@ class OwnerComputes(_Wrapped):
     def step(self, closure=None):
         rank = dist.get_rank()
         elsewhere = [p for p in self._params if self._owner(p) not in (None, rank)]
-        old = [p.detach().clone() for p in elsewhere]
+        old = [(p.detach().clone(), None if p.grad is None else p.grad.clone()) for p in elsewhere]
         loss = self._inner.step(closure)
         with torch.no_grad():
-            for p, v in zip(elsewhere, old):
+            for p, (v, g) in zip(elsewhere, old):  # as if this rank had not stepped p: value and p.grad
                 p.copy_(v)
+                p.grad = g
             for p in self._params:
                 if self._owner(p) is not None:
                     self._broadcast(p)
         return loss
+
+
+class OtherOwner(OwnerComputes):
+    """Correct: owns differently from the case's layout (rank owner + 1 mod N computes and broadcasts), as
+    spec/vectors.md 2.6 allows: the driver must take the state and p.grad after the step from that rank."""
+
+    def _owner(self, p) -> Optional[int]:
+        o = getattr(p, 'muonref_owner', None)
+        return None if o is None else (o + 1) % dist.get_world_size()
 
 
 class NoBroadcast(OwnerComputes):
@@ -153,8 +165,8 @@ class NoBroadcast(OwnerComputes):
 
 
 class WrongOwner(OwnerComputes):
-    def _sender(self, owner: int) -> int:
-        return (owner + 1) % dist.get_world_size()
+    def _sender(self, p) -> int:
+        return (self._owner(p) + 1) % dist.get_world_size()
 
 
 def _slice(t: torch.Tensor, p) -> torch.Tensor:

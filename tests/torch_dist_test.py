@@ -25,8 +25,9 @@ row's port, world size and vector file, then the judge, and checks:
 
 Then, for every profile whose vectors have a sharded area (vectors/*/*_sharded.json and
 *_sharded_tp.json: the records' "areas"), the profile's test port (its record's test_port)
-distributed by tests/torch_dist_any.py at world size 2: OwnerComputes resp. GatherSlices pass
-every case; NoBroadcast fails exactly the cases with two or more Muon parameters, WrongOwner
+distributed by tests/torch_dist_any.py at world size 2: OwnerComputes, OtherOwner (owning
+differently from the case: the driver takes state and p.grad from the rank that stepped) resp.
+GatherSlices pass every case; NoBroadcast fails exactly the cases with two or more Muon parameters, WrongOwner
 and PerShard every case the port steps (not the cases the profile refuses), each FAIL with the
 sharding hint.  With --every-profile N only this part runs, at world size N (the main job: 4).
 
@@ -246,7 +247,7 @@ for vec in files:
     tp = record(doc['profile'])['test_port']
     os.environ['MUONREF_DIST_PORT'] = os.path.join(SRC, tp['file']) + ':' + tp['class']
     split = vec.endswith('_sharded_tp.json')
-    for port in (['GatherSlices', 'PerShard'] if split else ['OwnerComputes', 'NoBroadcast', 'WrongOwner']):
+    for port in (['GatherSlices', 'PerShard'] if split else ['OwnerComputes', 'OtherOwner', 'NoBroadcast', 'WrongOwner']):
         out = os.path.join(WORK, f"any-{doc['profile']}-{port}-{WS}-{int(split)}.json")
         argv = ['--optimizer', f'{ANY}:{port}', '--adapter', tp['adapter'], '--mode', tp.get('mode', 'neutral'),
                 '--world-size', str(WS), '--out', out, vec]

@@ -21,11 +21,12 @@ it (a bf16 parameter stays bf16; `gradAfter` included): a split parameter,
 its state and its gradient after the step are the concatenation of the
 ranks' slices; a whole parameter is rank 0's (every rank must hold the same
 values: the cases where ranks disagree are listed in the results file's
-`distributed.ranksDisagree`); the state of an owned parameter is its
-owner's when a step wrote it (a tensor not all zeros), else that of the
+`distributed.ranksDisagree`); the state and the gradient after the step
+of an owned parameter are those of the rank that stepped it: its owner
+when a step wrote the owner's state (a tensor not all zeros), else the
 first rank whose state a step wrote (a port may own differently and
-allocate zero buffers everywhere), else the owner's or the lowest rank's
-that holds one; its gradient after the step is its owner's.  A skipped
+allocate zero buffers everywhere), else the owner or the lowest rank that
+holds a state.  A skipped
 case names every rank's reason, a rank's own error before the failed
 collectives it left the others in.  `ns`, `transpose` and `error` cases:
 rank 0's outputs.  After a collective fails (a timeout: gloo's group is then
@@ -457,11 +458,14 @@ _COLLECTIVE = ('Timed out waiting', 'pair closure', 'Connection closed by peer',
 def _skip_reason(outs: List[Dict[str, Any]]) -> Optional[str]:
     """Why a case was skipped, from every rank that skipped it: the ranks whose own error is
     not a failed collective first (a rank that raises leaves the others waiting in theirs)."""
-    skipped = [(r, o['skipped']) for r, o in enumerate(outs) if 'skipped' in o]
-    if not skipped:
+    ranks: Dict[str, List[int]] = {}  # each reason with the ranks that gave it, in rank order
+    for r, o in enumerate(outs):
+        if 'skipped' in o:
+            ranks.setdefault(o['skipped'], []).append(r)
+    if not ranks:
         return None
-    skipped.sort(key=lambda rs: any(m in rs[1] for m in _COLLECTIVE))
-    return '; '.join(f"rank {r}: {why}" for r, why in skipped)
+    whys = sorted(ranks, key=lambda why: any(m in why for m in _COLLECTIVE))
+    return '; '.join(f"rank{'s' if len(ranks[w]) > 1 else ''} {', '.join(map(str, ranks[w]))}: {w}" for w in whys)
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
@@ -474,19 +478,21 @@ def _moved(st: Optional[Dict[str, Any]]) -> bool:
     return st is not None and any(isinstance(v, torch.Tensor) and bool(v.ne(0).any()) for v in st.values())
 
 
-def _owned_state(outs: List[Dict[str, Any]], i: int, owner: int) -> Optional[Dict[str, Any]]:
-    """The state of owned parameter i: the owner's when a step wrote it; else that of the first
-    rank whose state a step wrote (a port may own differently, and allocate zero buffers on
-    every rank: spec/vectors.md 2.6); else the owner's, else the lowest rank's that holds one."""
+def _stepper(outs: List[Dict[str, Any]], i: int, owner: int) -> int:
+    """The rank whose state and p.grad after the step stand for owned parameter i: the owner
+    when a step wrote its state; else the first rank whose state a step wrote (a port may own
+    differently, and allocate zero buffers on every rank: spec/vectors.md 2.6); else the owner
+    when it holds a state, else the lowest rank that holds one, else the owner."""
     sts = [o['state'][i] for o in outs]
-    if owner < len(sts) and _moved(sts[owner]):
-        return sts[owner]
-    moved = next((st for st in sts if _moved(st)), None)
+    owner = owner if owner < len(sts) else 0
+    if _moved(sts[owner]):
+        return owner
+    moved = next((r for r, st in enumerate(sts) if _moved(st)), None)
     if moved is not None:
         return moved
-    if owner < len(sts) and sts[owner] is not None:
-        return sts[owner]
-    return next((st for st in sts if st is not None), None)
+    if sts[owner] is not None:
+        return owner
+    return next((r for r, st in enumerate(sts) if st is not None), owner)
 
 
 def _cat_states(sts: List[Optional[Dict[str, Any]]], dim: int) -> Optional[Dict[str, Any]]:
@@ -521,9 +527,9 @@ def assemble(case: Dict[str, Any], kind: str, outs: List[Dict[str, Any]], world_
         if any(o['params'][i].dtype != first['params'][i].dtype or
                not torch.equal(_bits(o['params'][i]), _bits(first['params'][i])) for o in outs[1:]):
             disagree.append(f"{where}: params[{i}]")
-        owner = e.get('owner')
-        state.append(_owned_state(outs, i, owner if owner is not None else 0))
-        grads.append(outs[owner if owner is not None and owner < len(outs) else 0]['gradAfter'][i])
+        r = _stepper(outs, i, e.get('owner') or 0)
+        state.append(outs[r]['state'][i])
+        grads.append(outs[r]['gradAfter'][i])
     enc = lambda st: None if st is None else {k: (encode(v) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
     return {'params': [encode(p) for p in params], 'state': [enc(st) for st in state],
             'gradAfter': [None if g is None else encode(g) for g in grads]}

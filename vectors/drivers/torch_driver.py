@@ -1051,6 +1051,10 @@ def run(args: argparse.Namespace, label: str = '') -> int:
                          f"started and ended\n")
         for d in dist_info['ranksDisagree']:
             sys.stderr.write(f"torch_driver.py: ranks hold different values of {d}\n")
+        first = next((r for r in results if 'skipped' in r), None)
+        if first is not None:  # the reason, which the judge prints per case, once here too
+            sys.stderr.write(f"torch_driver.py: world size {args.world_size}: {counts['skipped']} cases skipped, the "
+                             f"first ({first['file']}#{first['tcId']}): {first['skipped'][:300]}\n")
     for keys in sorted(adapter.unread_state_keys):  # a state under names the adapter does not read: say so
         sys.stderr.write(f"torch_driver.py: {label}the port's optimizer state held the keys {list(keys)}, none of which "
                          f"adapter {adapter.name} reads (momentum_buffer; exp_avg and exp_avg_sq): written as no state, "

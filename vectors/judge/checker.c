@@ -323,18 +323,19 @@ static int other_runs(muonref_checker *c, const json_t *test, const char *kind, 
 /* A failing case with a "sharding" member run over several ranks: the
  * catalogue of faults knows single-process ports only, so say where to
  * look (spec/vectors.md 2.6). */
-static void sharding_hint(muonref_checker *c, const json_t *test, const char *key)
+static void sharding_hint(muonref_checker *c, const json_t *test, const json_t *result, const char *key)
 {
   json_int_t ws = json_integer_value(json_object_get(c->distributed_json, "worldSize"));
-  if (!json_object_get(test, "sharding") || ws < 2)
-    return;
+  if (!json_object_get(test, "sharding") || ws < 2 || json_object_get(result, "skipped"))
+    return; /* a skipped case did not run: its reason says why */
   c->sharded_failed++;
   if (!c->log)
     return;
   fprintf(c->log, "  hint: sharded case: run at world size %lld, the port does not give the unsharded result (the "
                   "whole matrix's update, its state, p.grad after the step); if it passes with --world-size 1, the "
-                  "fault is in the sharding (a slice orthogonalised alone, padding with stale data, ranks disagreeing "
-                  "on the parameter order, a state held whole or by a rank that did not step: spec/vectors.md 2.6)",
+                  "fault is in the sharding (an owner's update not broadcast or gathered, a slice orthogonalised "
+                  "alone, the shape scale taken from the slice instead of the whole matrix, padding with stale data, "
+                  "ranks disagreeing on the parameter order, a state held whole: spec/vectors.md 2.6)",
           (long long)ws);
   const json_t *dis = json_object_get(c->distributed_json, "ranksDisagree");
   size_t n = strlen(key);
@@ -476,7 +477,7 @@ static int check_test(muonref_checker *c, muonref_area_count *a, const json_t *t
   }
   k.diagnosis = dtext;
   if (!k.known && !v.pass)
-    sharding_hint(c, test, key);
+    sharding_hint(c, test, r, key);
   json_decref(r);
   return on_case(c, a, test, kind, file, profile, &k, v.worst, err);
 }

@@ -114,7 +114,7 @@ typedef struct refused {
   unsigned traits;
   unsigned keys;  /* the profile's option keys (bit i: keys[i], the first 32) the port's message quotes */
   int accepted;   /* 1: an error case the port ran; 0: a step case it raised on */
-  char what[160]; /* the port's exception, or the profile's expected message */
+  char what[320]; /* the port's exception (each rank's, in a distributed run), or the profile's expected message */
 } refused;
 
 typedef struct pfit {
