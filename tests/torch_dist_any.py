@@ -169,27 +169,33 @@ class WrongOwner(OwnerComputes):
         return (self._owner(p) + 1) % dist.get_world_size()
 
 
-def _slice(t: torch.Tensor, p) -> torch.Tensor:
+def split_slice(t: torch.Tensor, p) -> torch.Tensor:
     """This rank's slice of the whole t of the split parameter p."""
     lo, hi = p.partition_bounds[dist.get_rank()], p.partition_bounds[dist.get_rank() + 1]
     return t.narrow(p.partition_dim, lo, hi - lo)
 
 
-def _gather(t: torch.Tensor, p) -> torch.Tensor:
-    """The whole tensor from every rank's slice t of the split parameter p (slices of different
-    sizes: each gathered flattened and padded to the largest, as gloo's all_gather needs)."""
-    d, bounds, full = p.partition_dim, p.partition_bounds, list(p.full_shape)
-    shapes = []
-    for r in range(dist.get_world_size()):
-        s = list(full)
-        s[d] = bounds[r + 1] - bounds[r]
-        shapes.append(s)
-    width = max(max(1, int(torch.Size(s).numel())) for s in shapes)
-    buf = torch.zeros(width, dtype=t.dtype)
-    buf[: t.numel()] = t.reshape(-1)
-    got = [torch.empty(width, dtype=t.dtype) for _ in shapes]
+def gather_flat(outs: List[torch.Tensor], mine: torch.Tensor) -> None:
+    """all_gather into outs of tensors of different sizes (gloo's needs equal ones): each
+    flattened and padded to the largest."""
+    width = max(1, max(t.numel() for t in outs))
+    buf = torch.zeros(width, dtype=mine.dtype)
+    buf[: mine.numel()] = mine.reshape(-1)
+    got = [torch.empty(width, dtype=mine.dtype) for _ in outs]
     dist.all_gather(got, buf)
-    return torch.cat([g[: int(torch.Size(s).numel())].reshape(s) for g, s in zip(got, shapes)], dim=d)
+    for t, g in zip(outs, got):
+        t.copy_(g[: t.numel()].reshape(t.shape))
+
+
+def gather_split(t: torch.Tensor, p) -> torch.Tensor:
+    """The whole tensor from every rank's slice t of the split parameter p."""
+    d, bounds, pieces = p.partition_dim, p.partition_bounds, []
+    for r in range(dist.get_world_size()):
+        shape = list(p.full_shape)
+        shape[d] = bounds[r + 1] - bounds[r]
+        pieces.append(torch.empty(shape, dtype=t.dtype))
+    gather_flat(pieces, t.contiguous())
+    return torch.cat(pieces, dim=d)
 
 
 class GatherSlices(_Wrapped):
@@ -202,7 +208,7 @@ class GatherSlices(_Wrapped):
             for q, w in self._split:
                 if q is p:
                     return w
-            w = torch.nn.Parameter(_gather(p.detach(), p))
+            w = torch.nn.Parameter(gather_split(p.detach(), p))
             for k, v in vars(p).items():  # the driver's name and any tag a port reads, not the split
                 if k not in _TP_MARKS and not k.startswith('_'):
                     setattr(w, k, v)
@@ -218,17 +224,17 @@ class GatherSlices(_Wrapped):
         for p, w in self._split:
             st = out.pop(w, None)
             if st is not None:
-                out[p] = {k: (_slice(v, p) if isinstance(v, torch.Tensor) and v.shape == w.shape else v)
+                out[p] = {k: (split_slice(v, p) if isinstance(v, torch.Tensor) and v.shape == w.shape else v)
                           for k, v in st.items()}
         return out
 
     def step(self, closure=None):
         for p, w in self._split:
-            w.grad = None if p.grad is None else _gather(p.grad, p)
+            w.grad = None if p.grad is None else gather_split(p.grad, p)
         loss = self._inner.step(closure)
         with torch.no_grad():
             for p, w in self._split:
-                p.copy_(_slice(w.detach(), p))
+                p.copy_(split_slice(w.detach(), p))
         return loss
 
 

@@ -42,13 +42,14 @@ Standard library and torch only.
 
 import os
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import torch
 import torch.distributed as dist
 
 from torch_nemo_port import Muon as _Port
 from torch_nemo_port import zeropower_via_newtonschulz5  # noqa: F401  (the driver's ns and transpose cases)
+from torch_dist_any import gather_flat, gather_split, split_slice
 
 __all__ = ['KellerMuon', 'Zero1Muon', 'TensorParallelMuon', 'FaultyPerShardNS', 'FaultyStalePad', 'FaultyOrder',
            'FaultyNoBroadcast', 'PreAllocZero1', 'RaisingMuon', 'HangingMuon', 'DyingMuon']
@@ -92,17 +93,6 @@ class _Distributed(_Port):
         return loss
 
 
-def _gather_flat(outs: List[torch.Tensor], mine: torch.Tensor) -> None:
-    """all_gather of tensors of different sizes: each flattened and padded to the largest."""
-    width = max(t.numel() for t in outs)
-    buf = torch.zeros(width, dtype=mine.dtype)
-    buf[: mine.numel()] = mine.reshape(-1)
-    got = [torch.empty(width, dtype=mine.dtype) for _ in outs]
-    dist.all_gather(got, buf)
-    for t, g in zip(outs, got):
-        t.copy_(g[: t.numel()].reshape(t.shape))
-
-
 class KellerMuon(_Distributed):
     def _order(self, muon):
         return sorted(muon, key=lambda p: tuple(p.shape), reverse=True)
@@ -119,7 +109,7 @@ class KellerMuon(_Distributed):
         for base in range(0, len(params), ws):
             if base + rank < len(params):
                 self._update_one(params[base + rank], group)
-            _gather_flat(pad[base:base + ws], pad[base + rank])
+            gather_flat(pad[base:base + ws], pad[base + rank])
 
 
 class Zero1Muon(_Distributed):
@@ -143,18 +133,8 @@ class FaultyNoBroadcast(_Distributed):
 class TensorParallelMuon(_Distributed):
     def _orthogonalize_slice(self, matrix: torch.Tensor, p, steps: int) -> torch.Tensor:
         """The whole matrix from the ranks' slices, orthogonalised; this rank's slice of it."""
-        d, bounds = p.partition_dim, p.partition_bounds
-        rank = dist.get_rank()
-        full = list(p.full_shape)
-        pieces = []
-        for r in range(dist.get_world_size()):
-            shape = list(full)
-            shape[d] = bounds[r + 1] - bounds[r]
-            pieces.append(torch.empty(shape, dtype=matrix.dtype))
-        _gather_flat(pieces, matrix.contiguous())
-        whole = torch.cat(pieces, dim=d)
-        o = _Port._orthogonalize(self, whole, steps)
-        return o.narrow(d, bounds[rank], bounds[rank + 1] - bounds[rank]).contiguous()
+        o = _Port._orthogonalize(self, gather_split(matrix, p), steps)
+        return split_slice(o, p).contiguous()
 
     def _muon_update(self, param, grad, state, group) -> None:
         if not getattr(param, 'tensor_model_parallel', False):

@@ -1508,9 +1508,8 @@ class KerasAdapter(Adapter):
         """Muon: momentum; AdamW: momentum and velocity; step: the optimizer's iterations."""
         if not state or 'momentum' not in state:
             return None
-        out = {'step': _count(state['step']), 'momentum_buffer': state['momentum']}
-        if 'velocity' in state:
-            out = {'step': _count(state['step']), 'exp_avg': state['momentum'], 'exp_avg_sq': state['velocity']}
+        out = ({'step': _count(state['step']), 'exp_avg': state['momentum'], 'exp_avg_sq': state['velocity']}
+               if 'velocity' in state else {'step': _count(state['step']), 'momentum_buffer': state['momentum']})
         # gradient_accumulation_steps, use_ema (spec/muon.md 3.3, 8.2): keras' own variable names
         if 'gradient_accumulator' in state:
             out['grad_accum'] = state['gradient_accumulator']

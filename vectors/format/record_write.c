@@ -145,8 +145,7 @@ json_t *muonref_record_json(const muonref_record *r)
   json_object_set_new(j, "areas", areas);
   if (r->n_unexpressed) {
     json_t *ne = json_array();
-    for (size_t i = 0; i < r->n_unexpressed; i++)
-    {
+    for (size_t i = 0; i < r->n_unexpressed; i++) {
       json_t *e = json_pack("{s:s, s:s}", "option", r->unexpressed[i], "why", r->unexpressed_why[i]);
       if (r->unexpressed_unobservable[i])
         json_object_set_new(e, "unobservable", json_true());
