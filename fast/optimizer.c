@@ -844,8 +844,8 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
   ko.n_factors = 0;
   for (size_t b = 0; b < p->route.batch; b++) { /* each matrix of a batch on its own */
     int bad = 0;
-    double ss = muonref_stk_muon_input(opt->ns_work, p->momentum_next + b * mat, g + b * mat, M + b * mat, rows, cols,
-                                       tr, nb, &k, &bad);
+    double ss = muonref_stk_muon_input(opt->ns_work, p->momentum_next + b * mat, g + b * mat, M + b * mat,
+                                       O + b * mat, rows, cols, tr, nb, &k, &bad); /* O: scratch until the output */
     if (bad && (st = check_inputs(opt, c, err)))
       return st;
     muonref_error e = {0};
@@ -871,7 +871,7 @@ static int muon_compute(muonref_optimizer *opt, size_t i, const float *w, const 
  * optimizer.h says). */
 static void muon_apply(muonref_optimizer *opt, param *p, float *w)
 {
-  memcpy(w, opt->pending + p->pending_off, p->route.numel * sizeof(float));
+  muonref_stk_copy(w, opt->pending + p->pending_off, p->route.numel);
   float *m = p->state.momentum_buffer;
   p->state.momentum_buffer = p->momentum_next;
   p->momentum_next = m;

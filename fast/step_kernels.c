@@ -16,6 +16,7 @@
 #include "core/plan.h"
 #include "passes.h"
 #include "pool.h"
+#include "ns_kernels.h"
 #include "step_kernels.h"
 
 /* ---- 4-lane helpers ---- */
@@ -169,17 +170,55 @@ static MUONREF_CLONES void muon_load_chunk(void *ctx, size_t c)
   pass_sum_ready(&j->sum, j->X, j->m, j->n, j->tr, j->chunks, c);
 }
 
+typedef struct muon_rows_job {
+  float *U;
+  size_t len, chunks;
+  const muon_src *src;
+  int bad; /* as muon_load_job's */
+} muon_rows_job;
+
+/* Chunk c of muon_rows: its element range of U and Mn, PASS_CHUNK at a time. */
+static MUONREF_CLONES void muon_rows_chunk(void *ctx, size_t c)
+{
+  muon_rows_job *j = ctx;
+  muon_src s = *j->src;
+  size_t lo, hi;
+  s.bad = 0;
+  s.cols = 0; /* the elements as one row: G, M, Mn and U share the layout */
+  muonref_pool_range(j->len, j->chunks, c, &lo, &hi);
+  for (size_t i = lo; i < hi; i += PASS_CHUNK)
+    muon_produce(&s, 0, i, hi - i < PASS_CHUNK ? hi - i : PASS_CHUNK, j->U + i);
+  if (s.bad)
+    __atomic_fetch_or(&j->bad, 1, __ATOMIC_RELAXED);
+}
+
+/* U (rows, cols) <- fl32(U) and Mn <- fl32(M') in one row-major pass on
+ * the pool's threads; returns 1 when an element is out of range. */
+static int muon_rows(float *U, const muon_src *s, size_t len)
+{
+  muon_rows_job j = {U, len, muonref_pool_chunks(len, 1), s, 0};
+  muonref_pool_for(j.chunks, muon_rows_chunk, &j);
+  return j.bad;
+}
+
 /* The input pass: one fused pass on one thread where the matrix is small
  * (the sum of squares while each band is in cache), else the load on the
  * pool's threads, then the sum over X in the same index order, the same
  * bits (the sum is a chain of binary64 additions that no thread can
- * share). */
-MUONREF_CLONES double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, size_t rows,
-                                             size_t cols, int tr, int bf16, const muonref_stk_muon *k, int *bad)
+ * share).  A tall matrix with a scratch U is two passes instead: U and Mn
+ * row by row, then U's transposed load (muonref_nsk_load), the same values
+ * (the load only rounds and moves them) and the same sum. */
+MUONREF_CLONES double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, float *U,
+                                             size_t rows, size_t cols, int tr, int bf16, const muonref_stk_muon *k,
+                                             int *bad)
 {
   muon_src s = {G, M, Mn, cols, k, 0};
   size_t m = tr ? cols : rows, n = tr ? rows : cols;
   muon_load_job j = {X, m, n, pass_load_chunks(m, n), tr, bf16, {0.0, 0, 0, {0}}, &s, 0};
+  if (tr && U && j.chunks > 1) {
+    *bad |= muon_rows(U, &s, rows * cols);
+    return muonref_nsk_load(X, U, m, n, tr, bf16);
+  }
   if (j.chunks == 1) {
     double ss = bf16 ? pass_load_body(X, m, n, tr, 1, muon_produce, muon_prefetch, &s)
                      : pass_load_body(X, m, n, tr, 0, muon_produce, muon_prefetch, &s);
@@ -291,15 +330,38 @@ int muonref_stk_muon_output(float *Dst, const float *X, const float *P, size_t r
   out_job j = {Dst, X, P, rows, cols, muonref_pool_chunks(rows * cols, 1), k, what, 0};
   if (!tr) {
     muonref_pool_for(j.chunks, out_chunk, &j);
+  } else if (j.chunks > 1) { /* X^T stored as Newton-Schulz stores it, then finished row-major in place */
+    muonref_nsk_store(Dst, X, cols, rows, 1);
+    j.X = Dst;
+    muonref_pool_for(j.chunks, out_chunk, &j);
   } else {
-    size_t tiles = (rows + OUT_TILE - 1) / OUT_TILE;
-    if (j.chunks == 1)
-      for (size_t c = 0; c < tiles; c++)
-        out_tr_chunk(&j, c);
-    else
-      muonref_pool_for(tiles, out_tr_chunk, &j);
+    for (size_t c = 0, tiles = (rows + OUT_TILE - 1) / OUT_TILE; c < tiles; c++)
+      out_tr_chunk(&j, c);
   }
   return !j.bad;
+}
+
+typedef struct copy_job {
+  float *dst;
+  const float *src;
+  size_t len, chunks;
+} copy_job;
+
+static void copy_chunk(void *ctx, size_t c)
+{
+  copy_job *j = ctx;
+  size_t lo, hi;
+  muonref_pool_range(j->len, j->chunks, c, &lo, &hi);
+  memcpy(j->dst + lo, j->src + lo, (hi - lo) * sizeof *j->dst);
+}
+
+void muonref_stk_copy(float *dst, const float *src, size_t len)
+{
+  copy_job j = {dst, src, len, muonref_pool_chunks(len, 1)};
+  if (j.chunks == 1)
+    memcpy(dst, src, len * sizeof *dst);
+  else
+    muonref_pool_for(j.chunks, copy_chunk, &j);
 }
 
 size_t muonref_stk_first_nonfinite(const float *x, size_t len)

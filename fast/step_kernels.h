@@ -60,9 +60,14 @@ typedef struct muonref_stk_adamw {
  * (what muonref_fast_ns_loaded takes).  Sets *bad to 1 when a gradient
  * element is not finite or an element of M' or V is not a finite binary32
  * value (|x| > FLT_MAX or NaN: the step's range check), else leaves it.
- * Writes X and Mn only. */
-double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, size_t rows, size_t cols, int tr,
-                              int bf16, const muonref_stk_muon *k, int *bad);
+ * U: NULL, or rows * cols floats of scratch that a tall matrix (tr != 0)
+ * large enough for the pool's threads uses as two passes instead of one
+ * fused pass (its rows of G, M and Mn lie a row apart, 4 KiB and more: the
+ * fused transposed pass took 15.6 ms at 4096x1024, the two take 10.6 ms,
+ * a Newton-Schulz load alone 9.3 ms; this Xeon, AVX-512 BF16, mean of 10
+ * steps); its contents are then U, row-major.  Writes X, Mn and U only. */
+double muonref_stk_muon_input(float *X, float *Mn, const float *G, const float *M, float *U, size_t rows, size_t cols,
+                              int tr, int bf16, const muonref_stk_muon *k, int *bad);
 
 /* What muonref_stk_muon_output stores. */
 enum {
@@ -77,9 +82,18 @@ enum {
  * Dst may be X when tr == 0.  Returns 1 when every new parameter value
  * rounds to a finite binary32 value, else 0 (muonref_stk_first_nonfinite
  * on a MUONREF_STK_PARAM result, muonref_stk_muon_param_first on an
- * update, say where).  Writes Dst only. */
+ * update, say where).  A tall X large enough for the pool's threads is
+ * stored transposed first (muonref_nsk_store) and finished row by row in
+ * place (the tiles of one fused pass: 12.2 ms at 4096x1024, the two passes
+ * 11.4, this Xeon).  Writes Dst only. */
 int muonref_stk_muon_output(float *Dst, const float *X, const float *P, size_t rows, size_t cols, int tr,
                             const muonref_stk_muon *k, int what);
+
+/* dst[0..len) <- src[0..len) (not overlapping), on the pool's threads where
+ * len is large enough (muonref_pool_chunks): phase 2's copy of a Muon
+ * parameter's new values (a single thread's memcpy took 2.7 ms of a
+ * 4096x1024 step, two threads 1.5 ms, this Xeon). */
+void muonref_stk_copy(float *dst, const float *src, size_t len);
 
 /* The first j < len with x[j] Inf or NaN, or len. */
 size_t muonref_stk_first_nonfinite(const float *x, size_t len);

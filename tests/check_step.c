@@ -698,7 +698,7 @@ START_TEST(fused_passes_match_the_definition)
   tu_rng rng = {tu_seed(11) + (uint64_t)_i};
   float *G = malloc(n * 4), *M = malloc(n * 4), *P = malloc(n * 4), *X = malloc(n * 4), *Xd = malloc(n * 4),
         *O = malloc(n * 4), *Od = malloc(n * 4), *V = malloc(n * 4), *Md = malloc(n * 4), *Pd = malloc(n * 4),
-        *Vd = malloc(n * 4), *Mn = malloc(n * 4), *Pn = malloc(n * 4);
+        *Vd = malloc(n * 4), *Mn = malloc(n * 4), *Pn = malloc(n * 4), *U = malloc(n * 4);
   for (int cv = 0; cv < 18; cv++) { /* every variant plain, with cautious_wd, with the strict mask */
     int variant = cv % 6, cautious = cv / 6, bf = variant & 1, nf = variant / 2;
     tu_fill_normal(&rng, G, n, 1.0);
@@ -715,7 +715,8 @@ START_TEST(fused_passes_match_the_definition)
                           {(double)0.2f, (double)1.7f}, 0.999, 0.02, cautious};
     /* input: X and its norm */
     int bad = 0, bad_d = 0;
-    double ss = muonref_stk_muon_input(X, Mn, G, M, r, c, tr, bf, &k, &bad), ss_d = 0.0;
+    /* with cautious_wd also with the scratch U (a tall matrix above the pool's chunk size: two passes) */
+    double ss = muonref_stk_muon_input(X, Mn, G, M, cautious == 1 ? U : NULL, r, c, tr, bf, &k, &bad), ss_d = 0.0;
     for (size_t i = 0; i < r; i++)
       for (size_t j = 0; j < c; j++) {
         double g = G[i * c + j], m = k.mom_keep * (double)M[i * c + j] + k.mom_grad * g;
@@ -798,7 +799,7 @@ START_TEST(fused_passes_match_the_definition)
     ck_assert_msg(same_or_nan(P, Pd, n) && same_or_nan(M, Md, n) && same_or_nan(V, Vd, n), "adamw (%zu, %zu) %d",
                   r, c, variant);
   }
-  free(G), free(M), free(P), free(X), free(Xd), free(O), free(Od), free(V), free(Md), free(Pd), free(Vd), free(Mn), free(Pn);
+  free(G), free(M), free(P), free(X), free(Xd), free(O), free(Od), free(V), free(Md), free(Pd), free(Vd), free(Mn), free(Pn), free(U);
 }
 END_TEST
 
