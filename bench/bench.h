@@ -91,11 +91,28 @@ typedef struct bench_result {
   double step_over_ns;   /* the median over `pairs` paired runs of step time / bf16 NS time, each pair
                             run back to back (a slow spell of the machine falls on both of a pair) */
   int pairs;             /* the runs' rounds and the extra (NS, step) pairs after them */
+  double copy_s;         /* the median over 5 runs of copying every parameter of the case once (muonref_stk_copy,
+                            the step's threaded copy: 8 bytes an element, read and written) */
+  double step_bound;     /* the memory bound of step / NS: (NS + the least memory traffic a step adds to it at
+                            the copy's speed) / NS, bench_step_bound; -1 where not measured */
   double torch_s[TORCH_KINDS]; /* indexed by TORCH_BF16, TORCH_FP32, TORCH_BF16_NATIVE */
   double fp32_vs_naive;  /* max over distinct shapes of ||ours fp32 - naive||_F / ||naive||_F */
   size_t ns_work_bytes;  /* muonref_ns_workspace_floats of the largest matrix, bytes */
   size_t opt_work_bytes; /* muonref_optimizer_workspace_floats of the case's optimizer, bytes */
 } bench_result;
+
+/* The memory bound of step / NS for a case: 1 + extra / ns_s, extra the
+ * time the least memory traffic a step adds to its Newton-Schulz takes at
+ * the speed of copying the parameters (copy_s: 8 bytes an element).  A
+ * Muon matrix's step reads the momentum and the parameter and writes the
+ * new momentum beside what its Newton-Schulz reads and writes (G in, the
+ * result out: the new parameter takes the place of the result), 12 bytes an
+ * element, 1.5 copies; an AdamW vector's reads G, P, m and v and writes P,
+ * m and v, 28 bytes, 3.5 copies.  muonref's step moves more than that: it
+ * keeps a step's new values apart until every parameter is checked
+ * (spec/muon.md section 3: a refused step changes nothing), a write and a
+ * read more per Muon element.  -1 where a time is missing. */
+double bench_step_bound(const bench_case *c, double copy_s, double ns_s);
 
 /* Times our bf16 Newton-Schulz as dispatched (native bf16 through oneDNN
  * where usable) and forced onto OpenBLAS, our fp32 Newton-Schulz

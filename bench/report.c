@@ -15,6 +15,12 @@ static const char BOUND_BLAS[] = "symmetric products on fp32 arithmetic (no bf16
 static const char BOUND_NATIVE[] = "native bf16 (oneDNN bf16 matmul): the bf16 peak, not the symmetric products' "
                                    "flop ratio (which bounds the bf16 BLAS column)";
 
+static const char STEP_BOUND[] = "the memory bound of step / NS: 1 + the time the least memory traffic a step "
+                                 "adds to its Newton-Schulz takes at the speed of copying the case's parameters "
+                                 "(read M and P, write the new M: 1.5 copies a matrix element; AdamW's 3.5 a vector "
+                                 "element) / NS; muonref's step also writes and reads back each new value (a refused "
+                                 "step changes nothing), 2.5 copies a matrix element";
+
 static const char *bound_kind(const bench_meta *m) { return m->native ? BOUND_NATIVE : BOUND_BLAS; }
 
 /* The bound of our bf16 time over the naive fp32 time on fp32 arithmetic. */
@@ -123,8 +129,8 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
              "fp32, bf16 without oneDNN time / our bf16 time (higher: we are faster)\n");
   fprintf(f, "\nfraction of peak; our bf16 against PyTorch bf16, against the bound (of bound: 1.0 at it) and "
              "against its own optimizer step:\n");
-  fprintf(f, "%-12s %9s %9s %9s %9s %9s | %9s %9s %9s %9s %9s %9s\n", "case", "naive", "bf16", "bf16 BLAS", "fp32",
-          "torch b16", "bf16/tb16", "bound", "bf16/nv", "of bound", "bf16B/nv", "step/NS");
+  fprintf(f, "%-12s %9s %9s %9s %9s %9s | %9s %9s %9s %9s %9s %9s %-11s %10s\n", "case", "naive", "bf16", "bf16 BLAS",
+          "fp32", "torch b16", "bf16/tb16", "bound", "bf16/nv", "of bound", "bf16B/nv", "step/NS", "", "step bound");
   for (size_t i = 0; i < n; i++) {
     const bench_result *r = &results[i];
     fprintf(f, "%-12s %9.3f %9.3f %9.3f %9.3f", cases[i].name, frac(r->flops, r->naive_s, m->peak_fp32),
@@ -144,7 +150,10 @@ void bench_print_text(FILE *f, const bench_case *cases, const bench_result *resu
     else
       fprintf(f, "   %7.3f", ob);
     ratio(f, r->bf16_blas_s, r->naive_s);
-    fprintf(f, "   %7.3f (%d pairs)", r->step_over_ns, r->pairs);
+    char pairs[24];
+    snprintf(pairs, sizeof pairs, "(%d pairs)", r->pairs);
+    fprintf(f, "   %7.3f %-11s   ", r->step_over_ns, pairs);
+    ratio(f, r->step_bound, 1.0);
     fputc('\n', f);
   }
   fprintf(f, "\n%-12s %14s %14s %12s\n", "case", "NS work KiB", "opt work KiB", "fp32-naive");
@@ -183,7 +192,7 @@ static void json_case(FILE *f, const bench_case *c, const bench_result *r, const
   fprintf(f, "\"seconds\": {");
   num(f, "naive_fp32", r->naive_s, 1), num(f, "bf16", r->bf16_s, 1), num(f, "bf16_blas", r->bf16_blas_s, 1);
   num(f, "fp32", r->fp32_s, 1);
-  num(f, "step", r->step_s, 1), num(f, "torch_bf16", r->torch_s[TORCH_BF16], 1);
+  num(f, "step", r->step_s, 1), num(f, "copy", r->copy_s, 1), num(f, "torch_bf16", r->torch_s[TORCH_BF16], 1);
   num(f, "torch_fp32", r->torch_s[TORCH_FP32], 1), num(f, "torch_bf16_native", r->torch_s[TORCH_BF16_NATIVE], 0);
   fprintf(f, "}, \"gflops\": {");
   num(f, "naive_fp32", div_or_neg(r->flops * 1e-9, r->naive_s), 1);
@@ -199,6 +208,7 @@ static void json_case(FILE *f, const bench_case *c, const bench_result *r, const
   num(f, "bf16_blas_over_naive", div_or_neg(r->bf16_blas_s, r->naive_s), 1);
   num(f, "bf16_over_torch_bf16", div_or_neg(r->bf16_s, r->torch_s[TORCH_BF16]), 1);
   num(f, "step_over_bf16", r->step_over_ns, 1); /* the median of paired runs (bench.h) */
+  num(f, "step_over_bf16_memory_bound", r->step_bound, 1); /* bench_step_bound */
   num(f, "fp32_over_naive", div_or_neg(r->fp32_s, r->naive_s), 1);
   num(f, "step_over_naive", div_or_neg(r->step_s, r->naive_s), 1);
   num(f, "torch_bf16_over_bf16", div_or_neg(r->torch_s[TORCH_BF16], r->bf16_s), 1);
@@ -293,8 +303,8 @@ void bench_print_markdown(FILE *f, const bench_case *cases, const bench_result *
   fprintf(f, ". Newton-Schulz of %d steps; up to %d runs a case after %d warm-up (sets: up to %d, no warm-up), "
              "within %.0f s.\n\n", m->ns_steps, m->reps, m->warmup, m->set_reps, m->budget_s);
   fprintf(f, "| case | matrices | vectors | runs | naive fp32 | our bf16 | our bf16 (BLAS) | our fp32 | step | torch bf16 "
-             "| torch fp32 | bf16 / naive | bound | of bound | step / NS |\n");
-  fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "| torch fp32 | bf16 / naive | bound | of bound | step / NS | step bound |\n");
+  fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < n; i++) {
     const bench_result *r = &results[i];
     fprintf(f, "| %s | %zu | %zu | %d |", cases[i].name, cases[i].n, cases[i].n_vec, r->runs);
@@ -304,12 +314,13 @@ void bench_print_markdown(FILE *f, const bench_case *cases, const bench_result *
     md_ratio(f, bound(r));
     md_ratio(f, m->native ? of_bound(r, r->bf16_blas_s, r->naive_s) : of_bound(r, r->bf16_s, r->naive_s));
     md_ratio(f, r->step_over_ns);
+    md_ratio(f, r->step_bound);
     fputc('\n', f);
   }
   fprintf(f, "\n- step: a whole `muonref_optimizer_step` over the case (profile nemo, bf16; Muon on the matrices, AdamW "
              "on the vectors), against our bf16 Newton-Schulz of its matrices (NS); step / NS: the median of the "
              "ratios of up to %d paired runs (NS then step, back to back: the runs' rounds and extra pairs, at most %d s "
-             "a case, %d s a set).\n", BENCH_PAIRS, BENCH_PAIR_BUDGET_S, BENCH_SET_PAIR_BUDGET_S);
+             "a case, %d s a set). step bound: %s\n", BENCH_PAIRS, BENCH_PAIR_BUDGET_S, BENCH_SET_PAIR_BUDGET_S, STEP_BOUND);
   fprintf(f, "- bound: %s. of bound: bf16 / naive over the bound%s (1.0: at it).\n", bound_kind(m),
           m->native ? " for the BLAS column" : "");
   fprintf(f, "- flop model: %s.\n", FLOP_MODEL);

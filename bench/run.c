@@ -5,6 +5,7 @@
 #include <string.h>
 #include "bench.h"
 #include "fast/ns_internal.h"
+#include "fast/step_kernels.h"
 #include "core/fail.h"
 
 /* Pseudo-random N(0, 1) values (xorshift64* and Box-Muller), deterministic. */
@@ -171,6 +172,35 @@ static int time_impls(const bench_case *c, bufs *b, const muonref_options *o, mu
   return st;
 }
 
+/* The median seconds of 5 copies of every parameter of the case (the matrices' into their out buffers,
+ * the vectors' into their gradients: both scratch after the timings), after one untimed. */
+static double copy_time(const bench_case *c, bufs *b)
+{
+  double t[5];
+  for (int k = -1; k < 5; k++) {
+    double t0 = bench_now();
+    for (size_t i = 0; i < c->n; i++)
+      muonref_stk_copy(b->out[i], b->param[i], c->rows[i] * c->cols[i]);
+    for (size_t i = 0; i < c->n_vec; i++)
+      muonref_stk_copy(b->vec_grad[i], b->param[c->n + i], c->vec_len[i]);
+    if (k >= 0)
+      t[k] = bench_now() - t0;
+  }
+  return bench_median(t, 5);
+}
+
+double bench_step_bound(const bench_case *c, double copy_s, double ns_s)
+{
+  double mats = 0, vecs = 0;
+  for (size_t i = 0; i < c->n; i++)
+    mats += (double)c->rows[i] * c->cols[i];
+  for (size_t i = 0; i < c->n_vec; i++)
+    vecs += (double)c->vec_len[i];
+  if (copy_s <= 0 || ns_s <= 0 || mats + vecs <= 0)
+    return -1;
+  return 1.0 + copy_s * (1.5 * mats + 3.5 * vecs) / (mats + vecs) / ns_s;
+}
+
 /* max over the case's distinct shapes of ||ours fp32 - naive||_F / ||naive||_F. */
 static double fp32_vs_naive(const bench_case *c, bufs *b, const muonref_options *o)
 {
@@ -220,6 +250,7 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
   memset(r, 0, sizeof *r);
   for (int k = 0; k < TORCH_KINDS; k++)
     r->torch_s[k] = -1;
+  r->copy_s = r->step_bound = -1;
   if (muonref_options_init(&o, MUONREF_PROFILE_NEMO, err))
     return err ? err->status : MUONREF_EOPTION;
   for (size_t i = 0; i < c->n; i++) {
@@ -236,8 +267,11 @@ int bench_run_case(const bench_case *c, int warmup, int reps, double deadline, b
     double *slot[] = {&r->naive_s, &r->bf16_s, &r->fp32_s, &r->step_s, &r->bf16_blas_s};
     st = time_impls(c, &b, &o, opt, warmup, reps, deadline, slot, &r->runs, r, err);
   }
-  if (!st)
+  if (!st) {
+    r->copy_s = copy_time(c, &b);
+    r->step_bound = bench_step_bound(c, r->copy_s, r->bf16_s);
     r->fp32_vs_naive = fp32_vs_naive(c, &b, &o);
+  }
   muonref_optimizer_free(opt);
   free_bufs(&b, c);
   return st;

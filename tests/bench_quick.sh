@@ -72,6 +72,13 @@ for c in d.get("cases", []):
         fails.append("%s: step_pairs = %r is not from min(runs, 16) (runs %r) to 16" % (where, pairs, c.get("runs")))
     if not (isinstance(rs, (int, float)) and rs > 0):
         fails.append("%s: ratios.step_over_bf16 = %r is not a positive number" % (where, rs))
+    # the step's memory bound (bench.h bench_step_bound): a single matrix moves 1.5 copies of itself
+    mb, cp, ns = c.get("ratios", {}).get("step_over_bf16_memory_bound"), c.get("seconds", {}).get("copy"), \
+        c.get("seconds", {}).get("bf16")
+    if not (isinstance(cp, (int, float)) and cp > 0 and isinstance(mb, (int, float)) and mb > 1):
+        fails.append("%s: seconds.copy = %r, ratios.step_over_bf16_memory_bound = %r: not measured" % (where, cp, mb))
+    elif c.get("matrices") == 1 and c.get("vectors") == 0 and abs(mb - (1 + 1.5 * cp / ns)) > 1e-6 * mb:
+        fails.append("%s: step_over_bf16_memory_bound %r is not 1 + 1.5 copy / bf16 = %r" % (where, mb, 1 + 1.5 * cp / ns))
     if not c.get("fp32_vs_naive_rel_err", 1) < 1e-4:
         fails.append("%s: fp32 differs from the naive fp32 baseline by %r" % (where, c.get("fp32_vs_naive_rel_err")))
 need(d.get("torch", {}), ["measured", "note", "peak_rss_kib"], "torch")
