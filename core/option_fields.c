@@ -67,6 +67,8 @@ NAMER(split_scale, muonref_split_scale)
 #define I32_12(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 12, 0, NULL}
 #define BOOL12(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 12, 1, NULL}
 #define F64_12(f) {#f, MUONREF_FIELD_F64, OFF(f), 0, NULL, 12, 0, NULL}
+/* entries since format 13 */
+#define BOOL13(f) {#f, MUONREF_FIELD_I32, OFF(f), 0, NULL, 13, 1, NULL}
 #define SIZE_IS(f, n) _Static_assert(sizeof(((muonref_options *)0)->f) == (n), #f " has the size its entry reads");
 
 const muonref_option_field muonref_option_fields[] = {
@@ -111,6 +113,8 @@ const muonref_option_field muonref_option_fields[] = {
   ENUM11(ns_split_mode, split_mode, "MUONREF_SPLIT_"), ENUM11(ns_split_scale, split_scale, "MUONREF_SPLIT_SCALE_"),
   /* format 12 (keras' gradient_accumulation_steps, use_ema, ema_momentum and ema_overwrite_frequency) */
   I32_12(grad_accumulation), BOOL12(use_ema), F64_12(ema_momentum), I32_12(ema_overwrite),
+  /* format 13 (Paddle's multi_precision) */
+  BOOL13(master_weights),
 };
 const size_t muonref_option_field_count = sizeof muonref_option_fields / sizeof muonref_option_fields[0];
 
@@ -122,7 +126,7 @@ SIZE_IS(adam_variant, 4) SIZE_IS(norm_format, 4) SIZE_IS(n_exclude_patterns, 4) 
 SIZE_IS(momentum_bias_correction, 4) SIZE_IS(adam_decay_own, 4) SIZE_IS(exclude_embeddings, 4)
 SIZE_IS(adam_decay_muon_lr, 4) SIZE_IS(adam_step_global, 4) SIZE_IS(adam_bias_fp32, 4) SIZE_IS(all_missing_error, 4)
 SIZE_IS(moment2, 4) SIZE_IS(moment2_eps_mode, 4) SIZE_IS(moment2_bias_correction, 4) SIZE_IS(moment2_rescale, 4)
-SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4) SIZE_IS(n_ns_split, 4) SIZE_IS(ns_split_mode, 4) SIZE_IS(ns_split_scale, 4) SIZE_IS(grad_accumulation, 4) SIZE_IS(use_ema, 4) SIZE_IS(ema_overwrite, 4)
+SIZE_IS(cautious_wd, 4) SIZE_IS(decay_method, 4) SIZE_IS(adam_l2, 4) SIZE_IS(maximize, 4) SIZE_IS(cautious_update, 4) SIZE_IS(adam_l2_grad, 4) SIZE_IS(moment2_prescale, 4) SIZE_IS(clip_grad_form, 4) SIZE_IS(normalize_spatial, 4) SIZE_IS(nuclear_scale, 4) SIZE_IS(ns_precondition, 4) SIZE_IS(ns_heads, 4) SIZE_IS(n_ns_split, 4) SIZE_IS(ns_split_mode, 4) SIZE_IS(ns_split_scale, 4) SIZE_IS(grad_accumulation, 4) SIZE_IS(use_ema, 4) SIZE_IS(ema_overwrite, 4) SIZE_IS(master_weights, 4)
 SIZE_IS(adam_dim_threshold, 8) SIZE_IS(lr, 8)
 #if defined(__x86_64__) && defined(__LP64__)
 /* The size the table above covers (measured on x86-64: its fields and 36 bytes of alignment padding).  A field

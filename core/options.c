@@ -291,6 +291,7 @@ static int check_flags(const muonref_options *o, muonref_error *err)
     {"normalize_spatial", offsetof(muonref_options, normalize_spatial)},
     {"nuclear_scale", offsetof(muonref_options, nuclear_scale)},
     {"use_ema", offsetof(muonref_options, use_ema)},
+    {"master_weights", offsetof(muonref_options, master_weights)},
   };
   for (size_t i = 0; i < sizeof F01 / sizeof F01[0]; i++) {
     int v = *(const int *)((const char *)o + F01[i].off);

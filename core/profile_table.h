@@ -81,6 +81,7 @@ static const muonref_options nemo_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* NeMo's option names (the constructor's keywords and group keys). */
 static const muonref_option_key nemo_keys[] = {
@@ -179,6 +180,7 @@ static const muonref_options torch_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* torch.optim.Muon's `defaults` keys, in its signature's order. */
 static const muonref_option_key torch_keys[] = {
@@ -274,6 +276,7 @@ static const muonref_options moonlight_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Moonlight's constructor keywords; use_muon says which of its two lists (muon_params: true,
  * adamw_params: false) a group's parameters go to. */
@@ -373,6 +376,7 @@ static const muonref_options keller_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 static const muonref_options keller_adam_defaults = {
   .lr = 0.0003,
@@ -447,6 +451,7 @@ static const muonref_options keller_adam_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Keller's group keys: Muon groups exactly {params, lr, momentum, weight_decay, use_muon}, AdamW
  * groups exactly {params, lr, betas, eps, weight_decay, use_muon} (the constructor's asserts). */
@@ -547,6 +552,7 @@ static const muonref_options timm_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* timm's Muon keywords and group keys (muon.py @aa4b5850), in its signature's order; capturable and
  * verbose are left at timm's defaults (not expressible); conv_mode, normalize_spatial, algo,
@@ -665,6 +671,7 @@ static const muonref_options dion_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* dion's Muon keywords and group keys (muon.py @0a059a4), in its signature's order; cautious_wd is
  * written only where a case sets it (True: the decay only where the parameter and the update agree
@@ -784,6 +791,7 @@ static const muonref_options emerging_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Emerging-Optimizers' Muon keywords (muon.py @fd77292), in its signature's order; lr, momentum,
  * weight_decay are group keys, the others the optimizer's (closed over at construction);
@@ -892,12 +900,14 @@ static const muonref_options paddle_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* paddle.optimizer.Muon's keywords (muon.py @98af0a0f), in its signature's order, plus the
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
  * null: the default rule), lr_ratio (the value lr_ratio(param) returns for the group's parameters).
  * A group with weight_decay 0 is apply_decay_param_fun(name) False; the other groups share one
- * weight_decay (spec/profiles/paddle.md 1, 10). grad_clip, multi_precision, ns_matmul_dtype (the
+ * weight_decay (spec/profiles/paddle.md 1, 10). multi_precision is written only where a case sets
+ * it (optional: the cases before it stay as published); grad_clip and ns_matmul_dtype (the
  * ns_format) are left out. */
 static const muonref_option_key paddle_keys[] = {
   {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -916,6 +926,7 @@ static const muonref_option_key paddle_keys[] = {
   {"muon_extra_scale_factor", MUONREF_KEY_REAL, offsetof(muonref_options, scale_extra), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"split_concat_func", MUONREF_KEY_SPLIT_CONCAT, offsetof(muonref_options, ns_split), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"multi_precision", MUONREF_KEY_BOOL, offsetof(muonref_options, master_weights), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -1010,6 +1021,7 @@ static const muonref_options optax_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* optax.contrib.muon's keywords (_muon.py @2edbcbe2), in its signature's order; eps is the
  * Newton-Schulz and the Adam eps. weight_decay_mask, mu_dtype, adam_learning_rate (None:
@@ -1127,6 +1139,7 @@ static const muonref_options megatron_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Megatron's OptimizerConfig fields (optimizer_config.py @core_v0.19.0), in its order;
  * _kwargs_from_config passes muon_X as TensorParallelMuon's X. weight_decay and lr are also
@@ -1248,6 +1261,7 @@ static const muonref_options keras_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.99,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* keras.optimizers.Muon's keywords (muon.py @3422977a), in its signature's order; clipnorm,
  * clipvalue, global_clipnorm and loss_scale_factor are passed on to the base optimizer
@@ -1375,6 +1389,7 @@ static const muonref_options normuon_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* dion's NorMuon keywords and group keys (normuon.py @0a059a4), in its signature's order;
  * distributed_mesh, flatten (False: flatten=True normalises over the last two dimensions of the
@@ -1483,6 +1498,7 @@ static const muonref_options pytorch_optimizer_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 static const muonref_options pytorch_optimizer_adam_defaults = {
   .lr = 0.0003,
@@ -1557,6 +1573,7 @@ static const muonref_options pytorch_optimizer_adam_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Group keys: Muon groups lr, momentum, weight_decay, nesterov, ns_steps, use_adjusted_lr
  * (weight_decouple); AdamW groups lr, betas, eps, weight_decay; each group use_muon (required). The
@@ -1669,6 +1686,7 @@ static const muonref_options pytorch_optimizer_adamuon_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .lr = 0.0003,
@@ -1743,6 +1761,7 @@ static const muonref_options pytorch_optimizer_adamuon_adam_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Group keys: Muon groups lr, betas (momentum, second-moment beta), weight_decay, ns_steps,
  * use_adjusted_lr, eps (the second moment's); AdamW groups lr, betas, weight_decay, eps; each group
@@ -1855,6 +1874,7 @@ static const muonref_options emerging_adaptive_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* AdaptiveMuon's keywords (adaptive_muon.py:69-86 @fd77292), in its signature's order. lr,
  * momentum, weight_decay, beta2 and eps are group keys (beta2 and eps written by setdefault into
@@ -1963,6 +1983,7 @@ static const muonref_options emerging_0_3_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 static const muonref_option_key emerging_0_3_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -2063,6 +2084,7 @@ static const muonref_options keras_3_10_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.99,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* keras.optimizers.Muon's keywords at v3.10.0 (3bedb9a9; muon.py last changed there in c0017df3),
  * in its signature's order; clipnorm, clipvalue, global_clipnorm and loss_scale_factor are passed
@@ -2183,6 +2205,7 @@ static const muonref_options mlx_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* mlx.optimizers.Muon's keywords (optimizers.py @846d17622), in its signature's order;
  * learning_rate may be a callable of the step, and momentum and weight_decay are attributes that
@@ -2286,6 +2309,7 @@ static const muonref_options megatron_adaptive_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* megatron's OptimizerConfig fields and the three of adaptive_muon (optimizer_config.py
  * @core_v0.19.0), which _adaptive_muon_config_to_kwargs passes as moment2_method, beta2 and eps
@@ -2400,6 +2424,7 @@ static const muonref_options megatron_0_17_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 /* Megatron's OptimizerConfig fields at core_v0.17.0 (optimizer_config.py), as megatron's, but for
  * muon_use_nesterov (renamed muon_nesterov at core_v0.18.0); get_megatron_muon_optimizer (muon.py)
@@ -2514,6 +2539,7 @@ static const muonref_options megatron_0_20_dev_defaults = {
   .use_ema = 0,
   .ema_momentum = 0.0,
   .ema_overwrite = 0,
+  .master_weights = 0,
 };
 static const muonref_option_key megatron_0_20_dev_keys[] = {
   {"lr", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -2547,7 +2573,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 13, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
-  [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 16, 0, NULL, paddle_areas},
+  [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 17, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 16, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 24, 1, NULL, keras_areas},

@@ -390,6 +390,11 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                            "are zeros (the step counts kept), as a load that zeroes what it cannot place",
                                            "deepspeedai/DeepSpeed #7746 (its fixes convert the restored buffer "
                                            "instead of zeroing it: PRs #7748, #8433); bug-reports B13"},
+  [MUONREF_FAULT_MASTER_WEIGHTS_IGNORED] = {"master_weights_ignored", "multi_precision ignored: a bf16 parameter "
+                                            "stepped in bf16 (each step's decay and update rounded into it, the "
+                                            "ones below half an ulp lost) and no float32 master weight in its state",
+                                            "a port without Paddle's master weights (python/paddle/optimizer/muon.py "
+                                            "@98af0a0f `_create_master_weight`; spec/profiles/paddle.md 8)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)
@@ -497,6 +502,7 @@ void muonref_fault_options(int f, muonref_options *o)
   case MUONREF_FAULT_KERAS_ADAM_STEP_PER_PARAM: o->adam_step_global = 0; break;
   case MUONREF_FAULT_KERAS_ACCUMULATION_IGNORED: o->grad_accumulation = 0; break;
   case MUONREF_FAULT_KERAS_EMA_IGNORED: o->use_ema = 0; break;
+  case MUONREF_FAULT_MASTER_WEIGHTS_IGNORED: o->master_weights = 0; break;
   case MUONREF_FAULT_KERAS_SUBSTRING_EXCLUDE: o->pattern_match = MUONREF_MATCH_SUBSTRING_CI; break;
   case MUONREF_FAULT_KERAS_ALL_MISSING_ACCEPTED: o->all_missing_error = 0; break;
   case MUONREF_FAULT_FAN_IN_AS_RMS:

@@ -163,6 +163,8 @@ enum {
   /* ... the average taken of the values before the step; the overwrite's count taken after it */
   MUONREF_FAULT_KERAS_EMA_BEFORE_STEP,
   MUONREF_FAULT_KERAS_EMA_OVERWRITE_LATE,
+  /* Paddle's multi_precision (spec/muon.md 10): ignored, a bf16 parameter stepped as bf16 (issue 26) */
+  MUONREF_FAULT_MASTER_WEIGHTS_IGNORED,
   MUONREF_FAULT_COUNT
 };
 

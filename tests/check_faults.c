@@ -75,6 +75,10 @@ static const char *not_platform_robust(int f)
     return "it shows only where a parameter is bf16 (area dtypes), and those cases are Bf16Noise with the scale "
            "check (scaleRel): none is PlatformRobust; the buffer it leaves is far outside the state allowance, so "
            "upstream torch.optim.Muon 098e03f fails dtypes #1 raw as well as neutral";
+  if (f == MUONREF_FAULT_MASTER_WEIGHTS_IGNORED)
+    return "it shows only where a parameter is bf16 (area dtypes: paddle's MasterWeights case), and those cases are "
+           "Bf16Noise: none is PlatformRobust; a port without master weights has no `master` in its state, which "
+           "fails the case raw as well as neutral";
   if (f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER || f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE ||
       f == MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED)
     return "it changes only the second moment of a nonzero Newton-Schulz output under moment2_prescale (profile "

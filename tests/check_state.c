@@ -319,10 +319,10 @@ START_TEST(every_corruption_is_refused_and_changes_nothing)
   spill(path("x"), x, n);
   refused(b, snap, path("x"), MUONREF_EFORMAT, "not a muonref state file (bad magic)");
   memcpy(x, good, n);
-  x[8] = 13;
+  x[8] = 14;
   fix_crc(x, n);
   spill(path("x"), x, n);
-  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 13, this muonref reads versions 1 to 12");
+  refused(b, snap, path("x"), MUONREF_EFORMAT, "version 14, this muonref reads versions 1 to 13");
   /* an empty profile name (with a matching CRC): a save writes "custom" for none, so one encoding */
   memcpy(x, good, n);
   memset(x + 12, 0, 32);
@@ -564,9 +564,9 @@ START_TEST(option_table_covers_every_field)
   static char line[16384];
   int found = 0;
   while (!found && fgets(line, sizeof line, f))
-    found = !strncmp(line, "| each group (format 12) |", 26);
+    found = !strncmp(line, "| each group (format 13) |", 26);
   fclose(f);
-  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 12) |'");
+  ck_assert_msg(found, "spec/muon.md has no row '| each group (format 13) |'");
   const char *at = line;
   for (size_t i = 0; i < muonref_option_field_count; i++) {
     const muonref_option_field *fl = &muonref_option_fields[i];
@@ -803,11 +803,11 @@ START_TEST(format_3_still_loads)
       at += len;
     }
   }
-  ck_assert_uint_eq(at - out, 2 * 108); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
+  ck_assert_uint_eq(at - out, 2 * 112); /* normalize_spatial, nuclear_scale, ns_precondition, decay_method, adam_eps_root,
                                         adam_l2, maximize, cautious_update, adam_l2_grad, moment2_prescale,
                                         clip_grad_form, clip_grad_norm_each, clip_grad_value, loss_scale, ns_heads,
                                         n_ns_split (no sizes), ns_split_mode, ns_split_scale, grad_accumulation,
-                                        use_ema, ema_momentum, ema_overwrite */
+                                        use_ema, ema_momentum, ema_overwrite, master_weights */
   out += strip_accum_calls(good + at, x + out); /* then the CRC's 4 bytes, rewritten below */
   out += 4;
   fix_crc(x, out);
@@ -834,7 +834,7 @@ START_TEST(format_3_still_loads)
                                           "maximize 0,\n  cautious_update 0, adam_l2_grad 0, moment2_prescale 0, clip_grad_form megatron, "
                                           "clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, ns_heads 0, ns_split [], "
                                           "ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0, use_ema 0, "
-                                          "ema_momentum 0.0, ema_overwrite 0\n") &&
+                                          "ema_momentum 0.0, ema_overwrite 0, master_weights 0\n") &&
                              strstr(text, " cautious_wd 0\n")), /* each group's line ends with format 3's last field */
                 "%s", text);
   free(good), free(x);
@@ -1000,13 +1000,13 @@ START_TEST(state_command)
                 strstr(out, "parameter 0: group 0, shape (4, 8), Muon (momentum_buffer), step 1") &&
                 strstr(out, "parameter 1: group 0, shape (8,), AdamW (exp_avg, exp_avg_sq), step 1") &&
                 strstr(out, "parameter 2: group 1, shape (2, 2), no state yet") && strstr(out, "group 1 (1 parameters): lr 0.5") &&
-                strstr(out, "format version 12") && strstr(out, " clip_grad_norm 0.0,") &&
+                strstr(out, "format version 13") && strstr(out, " clip_grad_norm 0.0,") &&
                 strstr(out, " scale_extra 1.0,") && strstr(out, " all_missing_error 0,") &&
                 strstr(out, " moment2 none,") && strstr(out, " cautious_wd 0,") &&
                 strstr(out, " ns_precondition frobenius,") && strstr(out, " decay_method decoupled, adam_eps_root 0.0, adam_l2 0, maximize 0,\n  cautious_update 0, adam_l2_grad 0, "
                                      "moment2_prescale 0, clip_grad_form megatron, clip_grad_norm_each 0.0,\n  clip_grad_value 0.0, loss_scale 0.0, "
                                      "ns_heads 0, ns_split [], ns_split_mode rows, ns_split_scale own,\n  grad_accumulation 0, use_ema 0, "
-                                     "ema_momentum 0.0, ema_overwrite 0\n"),
+                                     "ema_momentum 0.0, ema_overwrite 0, master_weights 0\n"),
                 "%s", out);
   size_t n;
   unsigned char *b = slurp(path("s"), &n);

@@ -1046,6 +1046,19 @@ make_variant keller_fp16_first torch_keller_port.py '    X = G.to(NS_DTYPE)' '  
 make_variant keller_fp16_after torch_keller_port.py '    X = G.to(NS_DTYPE)' \
   '    X = (G.float() / (G.float().norm(dim=(-2, -1), keepdim=True) + NS_EPS)).half().to(NS_DTYPE)' &&
   run_passing keller_fp16_after SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_overflow.json"
+# master weights (paddle_dtypes' MasterWeights case, vector release 2026.12.31): the paddle test port with
+# multi_precision ignored steps the bf16 parameters themselves; the answer key: that case alone fails, told the fault
+make_variant paddle_master_ignored torch_paddle_port.py '        self.multi_precision = multi_precision' \
+  '        self.multi_precision = False' &&
+  run_variant paddle_master_ignored Muon paddle "$v/paddle/paddle_dtypes.json" &&
+  diag paddle_master_ignored master_weights_ignored &&
+  if [ "$(grep -c '^FAIL ' "$work/paddle_master_ignored.out")" -eq 1 ] &&
+    grep '^FAIL ' "$work/paddle_master_ignored.out" | grep -q MasterWeights; then
+    echo "ok: paddle_master_ignored: only the MasterWeights case fails"
+  else
+    echo "FAIL: paddle_master_ignored: expected the MasterWeights case alone to fail:"
+    grep '^FAIL' "$work/paddle_master_ignored.out"; status=1
+  fi
 }
 
 phase=collect

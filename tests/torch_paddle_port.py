@@ -7,7 +7,7 @@ standard library only; no upstream code): the profile `paddle`, the GPU path
          weight_decay=0.01, ns_steps=5, ns_coeff_type="simple", ns_coeffs=None, nesterov=True,
          adam_epsilon=1e-9, grad_clip=None, lr_ratio=None, apply_decay_param_fun=None,
          muon_version=1, muon_exclude_patterns=None, muon_extra_scale_factor=0.2,
-         muon_param_info_map=None, ns_matmul_dtype=torch.bfloat16)
+         muon_param_info_map=None, ns_matmul_dtype=torch.bfloat16, multi_precision=False)
 
 Paddle's interface: one flat list of parameters, each with a name (Paddle's `param.name`;
 here `param.muonref_name`, set by the glue: torch's Tensor.name is the named-tensor name); `muon_param_info_map[name].use_muon` routes every parameter with a gradient
@@ -18,7 +18,9 @@ O <- O * scale * extra as two bf16 products by float32 scalars; decay P *= 1 - l
 only when weight_decay > 0 and apply_decay_param_fun allows); P -= O * lr (float32, lr a
 float32 0-D tensor).  AdamW: lr_eff = lr * lr_ratio; P *= 1 - lr_eff wd (when allowed);
 m, v; P -= lr_eff / (1 - b1pow) * m / (sqrt(v) / sqrt(1 - b2pow) + eps); the pows start at
-beta1, beta2.  Used by vectors/drivers/torch_driver.py with the adapter `paddle`."""
+beta1, beta2.  multi_precision (paddle.md 8): a bf16 or fp16 parameter gets a float32 master
+weight (state 'master_weight', Paddle's fp32_master_0) from its values at its first step; the
+decay and the update are applied to it and the parameter takes its cast.  Used by vectors/drivers/torch_driver.py with the adapter `paddle`."""
 from collections import namedtuple
 
 import torch
@@ -91,7 +93,7 @@ class Muon(torch.optim.Optimizer):
                  weight_decay=0.01, ns_steps=5, ns_coeff_type='simple', ns_coeffs=None, nesterov=True,
                  adam_epsilon=1e-9, grad_clip=None, lr_ratio=None, apply_decay_param_fun=None, muon_version=1,
                  muon_exclude_patterns=None, muon_extra_scale_factor=0.2, muon_param_info_map=None,
-                 ns_matmul_dtype=torch.bfloat16, **kwargs):
+                 ns_matmul_dtype=torch.bfloat16, multi_precision=False, **kwargs):
         if parameters is None:
             raise ValueError("parameters argument given to the Optimizer should not be None.")
         if not isinstance(parameters, list):
@@ -120,6 +122,7 @@ class Muon(torch.optim.Optimizer):
         self.extra_scale_factor = muon_extra_scale_factor
         self.muon_param_info_map = muon_param_info_map or {}
         self.ns_matmul_dtype = ns_matmul_dtype
+        self.multi_precision = multi_precision
         # one group: the lr a scheduler changes, and the momentum (a scheduler of the glue)
         super().__init__(parameters, dict(lr=learning_rate, momentum=momentum, weight_decay=weight_decay,
                                           adam_beta1=adam_beta1, adam_beta2=adam_beta2))
@@ -139,6 +142,21 @@ class Muon(torch.optim.Optimizer):
     def _with_decay(self, p):
         return self.apply_decay_param_fun is None or self.apply_decay_param_fun(p.muonref_name)
 
+    def _master(self, p):
+        """The tensor a step decays and updates: p itself, or under multi_precision the float32
+        master weight of a bf16/fp16 p (created from p's values); _store puts it back."""
+        if not self.multi_precision or p.dtype not in (torch.bfloat16, torch.float16):
+            return p
+        state = self.state[p]
+        if 'master_weight' not in state:
+            state['master_weight'] = p.detach().to(torch.float32, copy=True)
+        return state['master_weight']
+
+    @staticmethod
+    def _store(p, w):
+        if w is not p:
+            p.copy_(w.to(p.dtype))
+
     def _muon_update(self, p, group):
         state = self.state[p]
         if 'moment1' not in state:
@@ -156,9 +174,11 @@ class Muon(torch.optim.Optimizer):
         O = split(U, ortho_fn) if split is not None else ortho_fn(U)
         lr = _f32(group['lr'])
         wd = group['weight_decay']
+        w = self._master(p)
         if self._with_decay(p) and wd > 0:
-            p.mul_(1 - lr * wd)
-        p.sub_(O.float() * lr)
+            w.mul_(1 - lr * wd)
+        w.sub_(O.float() * lr)
+        self._store(p, w)
 
     def load_state_dict(self, state_dict):
         """paddle.md 6: every state tensor is float32 whatever the parameter's dtype; torch's
@@ -186,11 +206,13 @@ class Muon(torch.optim.Optimizer):
         coeff = group['weight_decay'] if self._with_decay(p) else 0.0
         m, v = state['moment1'], state['moment2']
         b1p, b2p = float(state['beta1_pow_acc']), float(state['beta2_pow_acc'])
-        p.mul_(1 - lr_eff * coeff)
+        w = self._master(p)
+        w.mul_(1 - lr_eff * coeff)
         m.mul_(b1).add_(g, alpha=1 - b1)
         v.mul_(b2).addcmul_(g, g, value=1 - b2)
         denom = v.sqrt() / (1 - b2p) ** 0.5 + self.epsilon
-        p.sub_(lr_eff / (1 - b1p) * m / denom)
+        w.sub_(lr_eff / (1 - b1p) * m / denom)
+        self._store(p, w)
         state['beta1_pow_acc'].mul_(b1)
         state['beta2_pow_acc'].mul_(b2)
 

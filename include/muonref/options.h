@@ -696,6 +696,15 @@ typedef struct muonref_options {
                                ema_overwrite_frequency: `(self.iterations + 1) % self.ema_overwrite_frequency ==
                                0`); 0: never */
 
+  /* --- the storage of a parameter narrower than binary32 (spec/muon.md 10) --- */
+  int master_weights;       /* 0 or 1; 1: a bf16 (or fp16) parameter is stepped as a binary32 copy, its master
+                               weight, kept in its state from its first step (the parameter's values then), and
+                               after each step the parameter holds the master rounded to its format; no effect
+                               on a binary32 parameter, nor on muonref's own steps (its parameters are binary32:
+                               each is its own master).  The vectors judge it (state buffer `master`, spec/
+                               vectors.md 2.1).  Paddle's multi_precision (python/paddle/optimizer/muon.py
+                               @98af0a0f: `_create_master_weight`, `find_master`) */
+
   /* --- momentum (spec/muon.md 6) --- */
   double momentum;           /* beta, 0 <= beta < 1 */
   int nesterov;              /* 0 or 1 */

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define MUONREF_STATE_MAGIC "MUONSTAT" /* 8 bytes, no NUL */
-#define MUONREF_STATE_VERSION 12u /* written; versions 1 to 12 are read (4: the fields of timm's and optax's variants; 5: decay_method; 6: adam_eps_root; 7: maximize; 8: cautious_update, adam_l2_grad; 9: moment2_prescale; 10: clip_grad_form, clip_grad_norm_each, clip_grad_value; 11: ns_heads, n_ns_split, ns_split, ns_split_mode, ns_split_scale; 12: grad_accumulation, use_ema, ema_momentum, ema_overwrite, and each parameter's accum_calls, accumulator and moving average) */
+#define MUONREF_STATE_VERSION 13u /* written; versions 1 to 13 are read (4: the fields of timm's and optax's variants; 5: decay_method; 6: adam_eps_root; 7: maximize; 8: cautious_update, adam_l2_grad; 9: moment2_prescale; 10: clip_grad_form, clip_grad_norm_each, clip_grad_value; 11: ns_heads, n_ns_split, ns_split, ns_split_mode, ns_split_scale; 12: grad_accumulation, use_ema, ema_momentum, ema_overwrite, and each parameter's accum_calls, accumulator and moving average; 13: master_weights) */
 /* Most bytes a state file may have (4 GiB): larger files are refused
  * before anything is allocated. */
 #define MUONREF_STATE_MAX_BYTES ((uint64_t)1 << 32)
@@ -71,7 +71,7 @@ MUONREF_API MUONREF_NODISCARD int muonref_state_save(const muonref_optimizer *op
  * (zeroed on failure).  Errors: MUONREF_EIO (unreadable), MUONREF_EFORMAT
  * ("FILE: ..." naming the rule: "not a muonref state file (bad magic)",
  * "truncated", "CRC-32 mismatch: stored 0x..., computed 0x... (corrupted)",
- * "version 13, this muonref reads versions 1 to 12", ...), MUONREF_ENOMEM;
+ * "version 14, this muonref reads versions 1 to 13", ...), MUONREF_ENOMEM;
  * MUONREF_EOPTION for path or out NULL (out NULL: nothing is written). */
 MUONREF_API MUONREF_NODISCARD int muonref_state_file_read(const char *path, muonref_state_file *out, muonref_error *err);
 MUONREF_API void muonref_state_file_free(muonref_state_file *f);

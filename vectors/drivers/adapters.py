@@ -1408,13 +1408,18 @@ class PaddleAdapter(Adapter):
         return self._paddle(cls, out, rule)
 
     def read_state(self, state, steps_with_grad):
-        """moment1 is the Muon buffer or AdamW's m; moment2 AdamW's v (paddle.md 9); the
+        """moment1 is the Muon buffer or AdamW's m; moment2 AdamW's v; master_weight the float32
+        master of a bf16 parameter under multi_precision (Paddle's fp32_master_0; paddle.md 9); the
         step counted by the glue for both branches."""
         if not state or 'moment1' not in state:
             return None
         if 'moment2' in state:
-            return {'step': steps_with_grad, 'exp_avg': state['moment1'], 'exp_avg_sq': state['moment2']}
-        return {'step': steps_with_grad, 'momentum_buffer': state['moment1']}
+            out = {'step': steps_with_grad, 'exp_avg': state['moment1'], 'exp_avg_sq': state['moment2']}
+        else:
+            out = {'step': steps_with_grad, 'momentum_buffer': state['moment1']}
+        if 'master_weight' in state:
+            out['master'] = state['master_weight']
+        return out
 
     def ns_roles(self, profile, steps):
         """Keller's triple is the preset "simple" (ns_coeffs None); the port's eps (1e-9,

@@ -1153,7 +1153,7 @@ int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_
   return MUONREF_OK;
 }
 
-static json_t *buffer_json(const float *b, const muonref_shape *shape)
+json_t *muonref_case_tensor_f32_json(const float *b, const muonref_shape *shape)
 {
   muonref_tensor t;
   if (muonref_tensor_alloc(&t, MUONREF_TENSOR_F32, shape, NULL))
@@ -1172,22 +1172,23 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
   json_t *j = json_object();
   json_object_set_new(j, "step", json_integer(st->step));
   if (st->use_muon) {
-    json_object_set_new(j, "momentum_buffer", buffer_json(st->momentum_buffer, shape));
+    json_object_set_new(j, "momentum_buffer", muonref_case_tensor_f32_json(st->momentum_buffer, shape));
     if (st->moment2 && st->moment2_numel && m2shape && m2shape->ndim)
-      json_object_set_new(j, "moment2", buffer_json(st->moment2, m2shape));
+      json_object_set_new(j, "moment2", muonref_case_tensor_f32_json(st->moment2, m2shape));
   } else {
-    json_object_set_new(j, "exp_avg", buffer_json(st->exp_avg, shape));
-    json_object_set_new(j, "exp_avg_sq", buffer_json(st->exp_avg_sq, shape));
+    json_object_set_new(j, "exp_avg", muonref_case_tensor_f32_json(st->exp_avg, shape));
+    json_object_set_new(j, "exp_avg_sq", muonref_case_tensor_f32_json(st->exp_avg_sq, shape));
   }
   if (st->grad_accum) /* spec/muon.md 3.3, 8.2: both branches */
-    json_object_set_new(j, "grad_accum", buffer_json(st->grad_accum, shape));
+    json_object_set_new(j, "grad_accum", muonref_case_tensor_f32_json(st->grad_accum, shape));
   if (st->ema_average)
-    json_object_set_new(j, "ema_average", buffer_json(st->ema_average, shape));
+    json_object_set_new(j, "ema_average", muonref_case_tensor_f32_json(st->ema_average, shape));
   return j;
 }
 
 const char *const muonref_case_state_buffers[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", "grad_accum",
-                                                  "ema_average", NULL};
+                                                  "ema_average", "master", NULL};
+const char *const muonref_case_branch_buffers[] = {"momentum_buffer", "exp_avg", "exp_avg_sq", "moment2", NULL};
 
 int muonref_case_has_flag(const json_t *test, const char *flag)
 {

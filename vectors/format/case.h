@@ -124,6 +124,10 @@ json_t *muonref_case_real_json(double x);
 int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_grad *g, const char *where,
                       muonref_error *err);
 
+/* The f32 tensor object (spec/vectors.md 1) of the floats b[0..numel),
+ * of shape `shape`; NULL when out of memory. */
+json_t *muonref_case_tensor_f32_json(const float *b, const muonref_shape *shape);
+
 /* The JSON of a parameter state (spec/vectors.md 2.1; null when not
  * initialized), of shape `shape`; a Muon state's second moment (moment2,
  * st->moment2_numel floats) of shape *m2shape (muonref_moment2_shape). */
@@ -133,6 +137,12 @@ json_t *muonref_case_state_json(const muonref_param_state *st, const muonref_sha
 /* The buffers a parameter's state may hold, NULL-terminated (spec/vectors.md
  * 2.1, "expected.state"; the members of a "stateAtol" entry). */
 extern const char *const muonref_case_state_buffers[];
+
+/* The buffers of muonref_case_state_buffers that a branch's step writes
+ * (Muon's momentum and second moment, AdamW's moments), NULL-terminated:
+ * the others (the accumulator, the moving average: spec/muon.md 3.3, 8.2;
+ * the master weight: 10) say nothing of whether the branch has stepped. */
+extern const char *const muonref_case_branch_buffers[];
 
 /* Whether the test object `test` (one entry of a file's "tests") lists
  * `flag` in its "flags" (spec/vectors.md 2.5); 0 when it has none. */

@@ -94,14 +94,14 @@ __attribute__((format(printf, 2, 3))) static int failv(ctx *c, const char *fmt, 
 
 /* The members of a state object (spec/vectors.md 2.1): a Muon parameter's
  * (its step, and the buffers after it) and an AdamW parameter's. */
-static const char *const MUON[] = {"step", "momentum_buffer", "moment2", "grad_accum", "ema_average", NULL};
-static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", "grad_accum", "ema_average", NULL};
+static const char *const MUON[] = {"step", "momentum_buffer", "moment2", "grad_accum", "ema_average", "master", NULL};
+static const char *const ADAM[] = {"step", "exp_avg", "exp_avg_sq", "grad_accum", "ema_average", "master", NULL};
 
 /* Whether state buffer b is one a state holds only where the options keep it: the second moment (spec/muon.md
- * 7.4), the gradient accumulator (3.3), the moving average (8.2). */
+ * 7.4), the gradient accumulator (3.3), the moving average (8.2), the master weight of a bf16 parameter (10). */
 static int optional_buffer(const char *b)
 {
-  return !strcmp(b, "moment2") || !strcmp(b, "grad_accum") || !strcmp(b, "ema_average");
+  return !strcmp(b, "moment2") || !strcmp(b, "grad_accum") || !strcmp(b, "ema_average") || !strcmp(b, "master");
 }
 
 /* Whether state object s is a Muon parameter's: it has one of the Muon

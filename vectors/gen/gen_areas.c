@@ -4110,6 +4110,42 @@ static void dtypes_resumed(gen_ctx *g, int adamw)
   }
 }
 
+/* Master weights (Paddle's multi_precision, issue 26 item 3; spec/muon.md 10): a bf16 matrix (and, with
+ * AdamW, a bf16 bias) near 3 (values in [2.1, 3.9], a bf16 ulp of 2^-6), stepped six times with one
+ * gradient: each Muon update (at most about 4e-3) stays below half a bf16 ulp, so a port that steps the
+ * bf16 parameter itself keeps the matrix's values while the float32 master moves by up to about two ulps
+ * (the bias's AdamW steps, 0.02 each, round every step); its state has no master either.  No weight
+ * decay: PyTorch multiplies a bf16 tensor by the factor 1 - lr wd rounded to bf16 (1.0 here), which a
+ * port without master weights would add to the fault.  Written where the record has a key for
+ * master_weights, after every other case of the area (their inputs stay). */
+static void dtypes_master(gen_ctx *g, int adamw)
+{
+  gen_step_case c;
+  muonref_options o = base(g, 0.02, 0.0);
+  o.master_weights = 1;
+  begin(&c, adamw ? "master weights (multi_precision): a bf16 matrix (8, 16) and a bf16 bias (16,) near 3, six "
+                    "steps of one gradient at lr 0.02, each Muon step below half a bf16 ulp: the float32 master "
+                    "moves, the bf16 parameters are its rounding"
+                  : "master weights (multi_precision): a bf16 matrix (8, 16) near 3, six steps of one gradient at lr "
+                    "0.02, each step below half a bf16 ulp: the float32 master moves, the bf16 parameter is its "
+                    "rounding", &o);
+  int n = adamw ? 2 : 1;
+  for (int j = 0; j < n; j++) {
+    int i = param(g, &c, j ? "bias" : "w", j ? (muonref_shape){1, {16}} : shape2(8, 16), 0);
+    for (size_t e = 0; e < numel(&c, i); e++)
+      c.init[i][e] = muonref_bf16_round(3.0f + fmaxf(-0.9f, fminf(0.9f, 0.3f * c.init[i][e])));
+    c.bf16[i] = 1;
+    bf16_grad(g, &c, 0, i);
+    for (int s = 1; s < 6; s++) {
+      c.grads[s][i] = malloc(numel(&c, i) * sizeof(float));
+      memcpy(c.grads[s][i], c.grads[0][i], numel(&c, i) * sizeof(float));
+    }
+  }
+  c.n_steps = 6;
+  flags(&c, "Bf16Params", "MasterWeights", adamw ? "AdamW" : NULL);
+  gen_add_step(g, &c);
+}
+
 /* Parameters, gradients and state in bf16, as a PyTorch model in bf16 holds them: the
  * port's momentum buffer is a bf16 tensor, and `grad.bfloat16()` returns the gradient or
  * the buffer itself, so a Newton-Schulz that normalises its input in place normalises
@@ -4159,4 +4195,6 @@ void gen_area_dtypes(gen_ctx *g)
     gen_add_step(g, &c);
   }
   dtypes_resumed(g, gen_profile_has_area(prof, "adamw"));
+  if (has_field_key(g, offsetof(muonref_options, master_weights)))
+    dtypes_master(g, gen_profile_has_area(prof, "adamw"));
 }

@@ -428,6 +428,10 @@ static int sim_equal(const gen_step_case *c, const sim *a, const sim *b)
   return 1;
 }
 
+/* Whether parameter i is a bf16 one stepped as its binary32 master weight (master_weights, Paddle's
+ * multi_precision: spec/muon.md 10): its state holds the master, and the parameter is its rounding. */
+static int master_weight(const gen_step_case *c, int i) { return c->bf16[i] && c->options[c->group_of[i]].master_weights; }
+
 static json_t *expected_json(const gen_step_case *c, const sim *s)
 {
   json_t *e = json_object(), *ps = json_array(), *sts = json_array();
@@ -438,7 +442,10 @@ static json_t *expected_json(const gen_step_case *c, const sim *s)
     muonref_shape m2 = {0, {0}};
     if (!muonref_route_param_named(o, &c->shapes[i], c->names[i], &r, NULL))
       m2 = muonref_moment2_shape(o, &r, &c->shapes[i]);
-    json_array_append_new(sts, muonref_case_state_json(&s->st[i], &c->shapes[i], &m2));
+    json_t *st = muonref_case_state_json(&s->st[i], &c->shapes[i], &m2);
+    if (master_weight(c, i) && json_is_object(st)) /* the reference steps in binary32: its parameter is the master */
+      json_object_set_new(st, "master", tensor_json(s->p[i], &c->shapes[i]));
+    json_array_append_new(sts, st);
   }
   json_object_set_new(e, "params", ps);
   json_object_set_new(e, "state", sts);
@@ -754,8 +761,10 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
                                        : r.use_muon ? 1.5 * o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols)
                                                     : lr_a);
     a += s->steps[i] * 2.0 * muonref_ulp32(big);
-    /* a bf16 parameter: the update's rounding, and the decay's where there is one */
-    a += (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
+    double a_master = a; /* the master weight: binary32, no bf16 storage (spec/muon.md 10) */
+    /* a bf16 parameter: the update's rounding, and the decay's where there is one; with a master weight, the one
+     * rounding of the master */
+    a += master_weight(c, i) ? muonref_ulp_bf16(big) : (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
     /* the accumulator: binary32 sums of the given gradients, exact then rounded (3.3); the average: a convex
      * combination of the values the parameter took, each within its allowance, and under bf16 noise within the
      * updates' (rel of each element's bound, 1.5 of the Muon update's scale per Muon step) */
@@ -765,6 +774,12 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
       double upd = r.use_muon && !r.momentum_only ? o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols) * 1.5
                                                   : 0.0;
       json_object_set_new(sa, "ema_average", json_real(a + rel * s->muon_steps[i] * upd));
+    }
+    if (master_weight(c, i)) { /* the parameter's allowance without the storage, and under bf16 noise the updates' */
+      double upd = r.use_muon && !r.momentum_only ? o->lr * muonref_scale_factor(o->scale_mode, r.scale_rows, r.scale_cols) *
+                                                        fabs(o->scale_extra) * 1.5
+                                                  : 0.0;
+      json_object_set_new(sa, "master", json_real(a_master + rel * s->muon_steps[i] * upd));
     }
     json_array_append_new(atol, json_real(a));
     json_array_append_new(satol, sa);

@@ -96,6 +96,7 @@ static const searched SEARCHED[] = {
   {"use_ema", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},          /* keras' moving average ignored */
   {"ema_momentum", MUONREF_FIT_STEP, {0.99, 0.999, NAN}, NULL},
   {"ema_overwrite", MUONREF_FIT_STEP, {0, NAN}, NULL},
+  {"master_weights", MUONREF_FIT_STEP, {0, 1, NAN}, NULL}, /* Paddle's multi_precision ignored */
   {"exclude_embeddings", MUONREF_FIT_STEP, {0, 1, NAN}, NULL},
   /* the second moment of the Newton-Schulz output and cautious decay (spec/muon.md 7.4, 4.1) */
   {"moment2", MUONREF_FIT_MUON, {NAN}, NULL},

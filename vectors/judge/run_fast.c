@@ -227,11 +227,23 @@ static void alias_iterate(float *b, size_t rows, size_t cols, const muonref_opti
   free(out);
 }
 
+/* Whether the parameter of optimizer slot s is a bf16 one stepped as its
+ * float32 master weight (master_weights, Paddle's multi_precision:
+ * spec/muon.md 10): its values in r are the master, which the step leaves
+ * unrounded, and the port's bf16 parameter is their rounding (step_result). */
+static int master_weight(const muonref_optimizer *opt, const run *r, size_t s)
+{
+  size_t g;
+  return r->params[r->order[s]].dtype == MUONREF_TENSOR_BF16 && !muonref_optimizer_param_info(opt, s, &g, NULL) &&
+         muonref_optimizer_group_options(opt, g)->master_weights;
+}
+
 /* A bf16 parameter (area dtypes, spec/vectors.md 2.1) as a port that
  * stores it in bf16 keeps it: after each step the parameter and every
  * buffer of its state rounded to bf16 (nearest even), the rounding a
  * PyTorch port's in-place bf16 operations make (once per step here; a port
- * rounds after each operation, within the case's allowance); under the fault
+ * rounds after each operation, within the case's allowance), except one with
+ * a master weight (master_weight: Paddle keeps every state float32); under the fault
  * torch_alias_buffer the buffer normalised as that port leaves it.  Errors:
  * muonref_optimizer_set_state's (ENONFINITE where a buffer rounds to bf16
  * infinity), ENOMEM. */
@@ -241,7 +253,7 @@ static int store_bf16(muonref_optimizer *opt, run *r, int fault, muonref_error *
     muonref_tensor *p = &r->params[r->order[s]];
     muonref_param_state st;
     size_t g;
-    if (p->dtype != MUONREF_TENSOR_BF16)
+    if (p->dtype != MUONREF_TENSOR_BF16 || master_weight(opt, r, s))
       continue;
     muonref_bf16_round_array(p->f, p->numel);
     int res = muonref_optimizer_state(opt, s, &st, err);
@@ -344,7 +356,18 @@ static json_t *step_result(muonref_optimizer *opt, run *r)
     muonref_shape m2 = {0, {0}};
     if (!muonref_optimizer_param_info(opt, s, &g, NULL))
       m2 = muonref_moment2_shape(muonref_optimizer_group_options(opt, g), muonref_optimizer_route(opt, s), sh);
-    json_array_set_new(sts, r->order[s], muonref_case_state_json(&st, sh, &m2));
+    json_t *sj = muonref_case_state_json(&st, sh, &m2);
+    if (master_weight(opt, r, s) && json_is_object(sj)) { /* the master, and the bf16 parameter its rounding */
+      muonref_tensor *p = &r->params[r->order[s]], q = *p;
+      json_object_set_new(sj, "master", muonref_case_tensor_f32_json(p->f, sh));
+      if ((q.f = malloc(p->numel * sizeof(float) + 1))) {
+        memcpy(q.f, p->f, p->numel * sizeof(float));
+        muonref_bf16_round_array(q.f, p->numel);
+        json_array_set_new(ps, r->order[s], muonref_tensor_to_json(&q, 0));
+        free(q.f);
+      }
+    }
+    json_array_set_new(sts, r->order[s], sj);
   }
   json_object_set_new(res, "params", ps);
   json_object_set_new(res, "state", sts);
