@@ -55,7 +55,6 @@ import json
 import os
 import signal
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -65,6 +64,13 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 ALONE = {'replicated': True}
+
+
+def map_state(state: Optional[Dict[str, Any]], fn) -> Optional[Dict[str, Any]]:
+    """A results-protocol state (spec/vectors.md 4) with fn applied to each of its tensors, the
+    other members (the step count) kept; None (no state) stays None.  Here because the
+    driver (torch_driver.py) and the ranks both map states, and the driver imports this module."""
+    return None if state is None else {k: (fn(v) if isinstance(v, torch.Tensor) else v) for k, v in state.items()}
 
 
 def free_port() -> int:
@@ -167,9 +173,8 @@ def make_runner(base_cls, as_param=lambda t: t):
             tensors stay raw for assemble(): parameters in the dtype the driver writes
             (td.as_param: bf16 stays bf16), state and p.grad after the step as float32."""
             params, states, grad_after = self.step_run(case, inits, steps)
-            f32 = lambda st: None if st is None else {
-                k: (v.detach().float().clone() if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
-            return {'params': [self.as_param(p.detach()).clone() for p in params], 'state': [f32(s) for s in states],
+            return {'params': [self.as_param(p.detach()).clone() for p in params],
+                    'state': [map_state(s, lambda v: v.detach().float().clone()) for s in states],
                     'gradAfter': [None if g is None else g.float() for g in grad_after]}
 
         @staticmethod
@@ -530,8 +535,7 @@ def assemble(case: Dict[str, Any], kind: str, outs: List[Dict[str, Any]], world_
         r = _stepper(outs, i, e.get('owner') or 0)
         state.append(outs[r]['state'][i])
         grads.append(outs[r]['gradAfter'][i])
-    enc = lambda st: None if st is None else {k: (encode(v) if isinstance(v, torch.Tensor) else v) for k, v in st.items()}
-    return {'params': [encode(p) for p in params], 'state': [enc(st) for st in state],
+    return {'params': [encode(p) for p in params], 'state': [map_state(st, encode) for st in state],
             'gradAfter': [None if g is None else encode(g) for g in grads]}
 
 

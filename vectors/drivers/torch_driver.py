@@ -642,9 +642,8 @@ class Runner:
 
     def run_step(self, case: Dict[str, Any], inits, steps) -> Dict[str, Any]:
         params, states, grad_after = self.step_run(case, inits, steps)
-        enc = lambda st: None if st is None else {k: (encode_tensor(as_f32(v)) if isinstance(v, torch.Tensor) else v)
-                                                  for k, v in st.items()}
-        return {'params': [encode_tensor(as_param(p.detach())) for p in params], 'state': [enc(s) for s in states],
+        return {'params': [encode_tensor(as_param(p.detach())) for p in params],
+                'state': [distributed.map_state(s, lambda v: encode_tensor(as_f32(v))) for s in states],
                 'gradAfter': [None if g is None else encode_tensor(as_f32(g)) for g in grad_after]}
 
     # -- ns and transpose cases
