@@ -1059,6 +1059,17 @@ make_variant paddle_master_ignored torch_paddle_port.py '        self.multi_prec
     echo "FAIL: paddle_master_ignored: expected the MasterWeights case alone to fail:"
     grep '^FAIL' "$work/paddle_master_ignored.out"; status=1
   fi
+# ... and with the master kept but never copied back into the Muon parameter: the same case fails, told that the
+# parameter is not its own master's rounding (the judge's bitwise check, spec/vectors.md 2.1)
+make_variant paddle_master_no_copy torch_paddle_port.py '        self._store(p, w)' '        pass' 1 2 &&
+  run_variant paddle_master_no_copy Muon paddle "$v/paddle/paddle_dtypes.json" &&
+  if grep '^FAIL ' "$work/paddle_master_no_copy.out" | grep MasterWeights |
+    grep -q "not the bf16 rounding (nearest even) of the result's own master weight"; then
+    echo "ok: paddle_master_no_copy: told its parameter is not its master's rounding"
+  else
+    echo "FAIL: paddle_master_no_copy: expected the MasterWeights case to fail on the master's rounding:"
+    grep '^FAIL' "$work/paddle_master_no_copy.out"; status=1
+  fi
 }
 
 phase=collect

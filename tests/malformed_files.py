@@ -259,6 +259,44 @@ for name, edit, fragments in [
     expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'torch_dtypes.json')], 'torch_dtypes.json', *fragments)
     os.remove(os.path.join(tmp, 'torch_dtypes.json'))
 
+# master weights (spec/muon.md 10, paddle_dtypes' MasterWeights case): a "master" where the case has none, none
+# where it has one, master_weights with a change of dtype: malformed files (exit 2)
+pd_path = os.path.join(src, 'vectors', 'paddle', 'paddle_dtypes.json')
+
+
+def pd_doc():
+    with open(pd_path) as f:
+        return json.load(f)
+
+
+_mw = next(t['tcId'] for g in pd_doc()['testGroups'] for t in g['tests'] if 'MasterWeights' in t['flags'])
+_f32 = next(t['tcId'] for g in pd_doc()['testGroups'] for t in g['tests']
+            if t['params'][0]['init']['dtype'] == 'f32' and t['expected']['state'][0])  # resumed in bf16
+
+
+def _add_master(t):
+    t['expected']['state'][0]['master'] = copy.deepcopy(t['expected']['params'][0])
+
+
+for name, edit, fragments in [
+        ('master_on_f32_param', lambda d: _add_master(dt_case(d, _f32)),
+         ['expected.state[0] has a "master": only a bf16 parameter under master_weights has one']),
+        ('master_missing', lambda d: dt_case(d, _mw)['expected']['state'][0].pop('master'),
+         ['expected.state[0] has no "master": params[0] is bf16 under master_weights']),
+        ('master_without_master_weights',
+         lambda d: dt_case(d, _mw)['groups'][0]['options'].update(multi_precision=False),
+         ['expected.state[0] has a "master"']),
+        ('master_weights_round_trip_dtype',
+         lambda d: next(t for g in d['testGroups'] for t in g['tests'] if 'roundTripDtype' in t)['groups'][0][
+             'options'].update(multi_precision=True),
+         ['master_weights with "roundTripDtype"'])]:
+    _d = pd_doc()
+    edit(_d)
+    with open(os.path.join(tmp, 'paddle_dtypes.json'), 'w') as f:
+        json.dump(_d, f)
+    expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'paddle_dtypes.json')], 'paddle_dtypes.json', *fragments)
+    os.remove(os.path.join(tmp, 'paddle_dtypes.json'))
+
 
 def as_dtype(q, dtype):
     """The expected f32 tensor q as a result of dtype 'f32' (itself) or 'bf16' (its values truncated)."""

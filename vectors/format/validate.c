@@ -221,6 +221,8 @@ typedef struct vfile {
   long long n_steps;
   size_t n_params;
   muonref_shape *shapes; /* parameter shapes of the current step/error case */
+  unsigned char master[256]; /* of the current case: parameter i is bf16 under master_weights (spec/muon.md 10),
+                                so a state of it holds a "master" and no other state does */
   int format;            /* the file's formatVersion: 1, or 2 (steps may carry "setOptions") */
 } vfile;
 
@@ -462,6 +464,15 @@ static int round_trip_dtype_ok(ctx *c, const json_t *t, const vfile *vf)
   return MUONREF_OK;
 }
 
+/* Whether group object gj's options (read for profile) set master_weights; 0 where they do not read (their
+ * check, options_ok, reports that). */
+static int master_group(const json_t *gj, const char *profile)
+{
+  muonref_options o;
+  return muonref_case_options(json_object_get(gj, "options"), profile, &o, "options", NULL) == MUONREF_OK &&
+         o.master_weights;
+}
+
 /* params, groups, steps, roundTripAfter of a step or error test. */
 static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
 {
@@ -475,6 +486,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
   if (!json_is_array(ps) || json_array_size(ps) == 0)
     return failv(c, "\"params\" must be a non-empty array of {\"name\", \"init\"}");
   vf->n_params = json_array_size(ps);
+  memset(vf->master, 0, sizeof vf->master);
   for (size_t i = 0; i < vf->n_params; i++) {
     const json_t *p = json_array_get(ps, i);
     snprintf(name, sizeof name, "params[%zu]", i);
@@ -507,6 +519,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
         return failv(c, "%s.params[%zu]: parameter %zu is listed twice (each parameter belongs to one group)", name,
                      k, i);
       used[i] = 1;
+      vf->master[i] = master_group(gj, vf->profile) && muonref_case_param_bf16(t, i);
     }
   }
   if (listed != vf->n_params)
@@ -523,6 +536,10 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
     return failv(c, "\"roundTripAfter\" needs at least two steps");
   if ((rt && (st = int_in(c, rt, "roundTripAfter", 1, vf->n_steps - 1, NULL))) || (st = round_trip_dtype_ok(c, t, vf)))
     return st;
+  for (size_t g = 0; g < json_array_size(gs); g++)
+    if (json_object_get(t, "roundTripDtype") && master_group(json_array_get(gs, g), vf->profile))
+      return failv(c, "groups[%zu]: master_weights with \"roundTripDtype\": a master weight across a change of dtype "
+                      "is not defined (spec/muon.md 10)", g);
   for (size_t k = 0; k < json_array_size(steps); k++) {
     const json_t *s = json_array_get(steps, k), *gl = json_object_get(s, "grads");
     snprintf(name, sizeof name, "steps[%zu]", k);
@@ -670,6 +687,10 @@ static int outcome_ok(ctx *c, const json_t *o, const char *oname, const vfile *v
     snprintf(sn, sizeof sn, "%s.step", name);
     if ((st = int_in(c, json_object_get(s, "step"), sn, 1, vf->n_steps, NULL)))
       return st;
+    if (vf->master[i] != (json_object_get(s, "master") != NULL))
+      return failv(c, vf->master[i] ? "%s has no \"master\": params[%zu] is bf16 under master_weights (spec/muon.md 10)"
+                                    : "%s has a \"master\": only a bf16 parameter under master_weights has one "
+                                      "(spec/muon.md 10)", name, i);
     const char *const *bufs = muon ? MUON + 1 : ADAM + 1;
     for (int b = 0; bufs[b]; b++) {
       snprintf(sn, sizeof sn, "%s.%s", name, bufs[b]);

@@ -127,7 +127,7 @@ static const flag_note NOTES[] = {
    {"spec/profiles/emerging.md section 4"}, {NULL}},
   {"DecayPositiveOnly", "EDGE_CASE", "the Muon branch decays only when weight_decay > 0 (Paddle's `if with_decay and "
    "weight_decay > 0`); its AdamW kernel applies any value", "a negative weight_decay that grows the Muon parameters, "
-   "or an AdamW branch that skips it", {"spec/profiles/paddle.md section 8", "spec/profiles/paddle.md section 6"},
+   "or an AdamW branch that skips it", {"spec/profiles/paddle.md section 5", "spec/profiles/paddle.md section 6"},
    {NULL}},
   {"RoutingName", "EDGE_CASE", "a parameter whose name contains an exclude pattern, compared case-insensitively as "
    "a substring, takes AdamW (Paddle's _default_should_use_muon)", "a whole-word, case-sensitive or regex match "
@@ -338,7 +338,7 @@ static const flag_note NOTES[] = {
   {"MasterWeights", "EDGE_CASE", "a bf16 parameter stepped as its float32 master weight (Paddle's multi_precision): "
    "the master is state (`master`), the parameter its bf16 rounding; every step is below half a bf16 ulp",
    "a port that steps the bf16 parameter itself keeps its values and has no master", {"spec/muon.md section 10",
-   "spec/profiles/paddle.md section 5"}, {"master_weights_ignored"}},
+   "spec/profiles/paddle.md section 8"}, {"master_weights_ignored"}},
   {"Bf16Infinity", "EDGE_CASE", "gradient elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf: no finite step is "
    "defined; refusing or storing a non-finite value pass (\"run\": \"nonFinite\")", "a finite result: the port "
    "altered the gradient", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},

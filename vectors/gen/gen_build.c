@@ -763,8 +763,9 @@ static json_t *step_tolerance(const gen_step_case *c, const sim *s, int bf16, in
     a += s->steps[i] * 2.0 * muonref_ulp32(big);
     double a_master = a; /* the master weight: binary32, no bf16 storage (spec/muon.md 10) */
     /* a bf16 parameter: the update's rounding, and the decay's where there is one; with a master weight, the one
-     * rounding of the master */
-    a += master_weight(c, i) ? muonref_ulp_bf16(big) : (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
+     * rounding of the master to nearest, half an ulp */
+    a += master_weight(c, i) ? 0.5 * muonref_ulp_bf16(big)
+                             : (o->weight_decay != 0.0 ? 2.0 : 1.0) * bf16_storage_atol(c, i, s, big);
     /* the accumulator: binary32 sums of the given gradients, exact then rounded (3.3); the average: a convex
      * combination of the values the parameter took, each within its allowance, and under bf16 noise within the
      * updates' (rel of each element's bound, 1.5 of the Muon update's scale per Muon step) */

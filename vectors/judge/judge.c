@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vectors/judge/judge.h"
+#include "muonref/bf16.h"
 #include "vectors/format/case.h"
 #include "vectors/judge/singular_values.h"
 #include "core/pyfmt.h"
@@ -511,6 +512,44 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
   return MUONREF_OK;
 }
 
+/* Master weights (spec/muon.md 10): where the expected state of parameter
+ * i has a "master", the result's bf16 parameter must be its own master
+ * rounded to bf16 (nearest even), bit for bit: a port that does not copy
+ * the master back, or casts by truncation, is told so, whatever the noise
+ * of its update.  Nothing where the result has no master (judge_state
+ * reports it missing) or a parameter of another dtype (judge_step did). */
+static int judge_master_copy(const json_t *gp, const json_t *gs, const json_t *es, muonref_verdict *v,
+                             muonref_error *err)
+{
+  for (size_t i = 0; i < json_array_size(es); i++) {
+    const json_t *gm = json_object_get(json_array_get(gs, i), "master"), *p = json_array_get(gp, i);
+    if (!json_object_get(json_array_get(es, i), "master") || !gm ||
+        strcmp(json_string_value(json_object_get(p, "dtype")) ? json_string_value(json_object_get(p, "dtype")) : "",
+               "bf16"))
+      continue;
+    char name[64];
+    snprintf(name, sizeof name, "params[%zu]", i);
+    muonref_tensor a, m; /* both the result's: a malformed one is the port's (judge_state parsed the master) */
+    int st = tensor(&a, p, "result", name, err);
+    if (!st && (st = tensor(&m, gm, "result", name, err)))
+      muonref_tensor_free(&a);
+    if (st)
+      return v->bad_result = 1, st;
+    for (size_t j = 0; j < a.numel && j < m.numel; j++) {
+      float want = muonref_bf16_round((float)value(&m, j)), got = (float)value(&a, j);
+      if (memcmp(&want, &got, sizeof got) && !(isnan(want) && isnan(got))) {
+        note_failing(v, name);
+        failf(v, "%s[%zu]: %.9g, not the bf16 rounding (nearest even) of the result's own master weight %.9g, "
+                 "which is %.9g (spec/muon.md 10: the parameter holds its master rounded after each step)",
+              name, j, (double)got, value(&m, j), (double)want);
+        break;
+      }
+    }
+    muonref_tensor_free(&a), muonref_tensor_free(&m);
+  }
+  return MUONREF_OK;
+}
+
 /* A step result against one expectation exp ({"params", "state"}). */
 static int judge_step(const json_t *test, const json_t *res, const json_t *exp, const tol *t, muonref_verdict *v,
                       const char *where, muonref_error *err)
@@ -525,6 +564,13 @@ static int judge_step(const json_t *test, const json_t *res, const json_t *exp, 
                         where);
   if (json_array_size(gp) != json_array_size(ep))
     return failf(v, "params: %s, expected %zu tensors", json_is_array(gp) ? "wrong count" : "missing", json_array_size(ep));
+  /* first, so that its words lead: a parameter that is not its own master's rounding (the updates' noise hides it) */
+  const json_t *rs = json_object_get(res, "state"), *xs = json_object_get(exp, "state");
+  if (json_is_array(rs) && json_is_array(xs) && json_array_size(rs) == json_array_size(xs)) {
+    int st = judge_master_copy(gp, rs, xs, v, err);
+    if (st)
+      return st;
+  }
   if (t->update_rel && json_array_size(t->update_rel) != json_array_size(ep))
     return muonref_fail(err, MUONREF_EFORMAT, "%s: the tolerance needs one \"updateRel\" per parameter", where);
   if (t->scale_rel && json_array_size(t->scale_rel) != json_array_size(ep))
