@@ -1032,14 +1032,18 @@ static void still_differs(const muonref_fit *f, const pfit *p, fcase *c, const m
 
 /* out->nearest: the change of p's space whose run on failing case c (index
  * ci) lies nearest the port's result, where it is at most a tenth as far as
- * the unchanged run (muonref_fit_case). */
+ * the unchanged run (muonref_fit_case); none where the unchanged run lies 0
+ * from it: the distance measures the parameters' updates (and p.grad), and
+ * a port that fails on its state alone is then as near every run (a bf16
+ * master weight's case, whose parameters hide the master: "it lies 0 from
+ * the port's result, the profile's own 0" named a change of no bearing). */
 static void nearest(const muonref_fit *f, pfit *p, fcase *c, size_t ci, muonref_fit_case *out)
 {
   int near = -1;
   for (size_t i = 0; i < p->n; i++)
     if (isfinite(p->single[i].dist[ci]) && (near < 0 || p->single[i].dist[ci] < p->single[near].dist[ci]))
       near = (int)i;
-  if (near < 0 || !isfinite(c->null_dist) || p->single[near].dist[ci] > 0.1 * c->null_dist)
+  if (near < 0 || !isfinite(c->null_dist) || c->null_dist == 0 || p->single[near].dist[ci] > 0.1 * c->null_dist)
     return;
   const muonref_fit_change *ch = &p->space[p->single[near].a];
   if (ch->fault > 0)
