@@ -77,6 +77,17 @@ double muonref_clip_keras_global(double max_norm, const double *sumsq, size_t n)
   return (double)(float)((double)(float)max_norm * (inv_n < inv_c ? inv_n : inv_c)) + (n32 - n32);
 }
 
+double muonref_clip_paddle_global(double max_norm, const double *sumsq, size_t n)
+{
+  float total = 0.0f;
+  for (size_t i = 0; i < n; i++) /* paddle.add_n of the float32 squared_l2_norm of each gradient, in order */
+    total += (float)sumsq[i];
+  float n32 = (float)sqrt((double)total), c32 = (float)max_norm;
+  /* paddle.maximum propagates a NaN; an infinite norm gives c / inf = 0 */
+  float m = isnan(n32) || n32 > c32 ? n32 : c32;
+  return (double)(c32 / m);
+}
+
 void muonref_clip_keras_each(float *g, size_t n, double max_norm, double sumsq)
 {
   if (!g)
@@ -105,8 +116,9 @@ double muonref_clip_global(const muonref_options *o, double norm, const double *
 {
   if (!(o->clip_grad_norm > 0.0))
     return 1.0;
-  return o->clip_grad_form == MUONREF_CLIP_KERAS ? muonref_clip_keras_global(o->clip_grad_norm, sumsq, n)
-                                                 : muonref_clip_coeff(o->clip_grad_norm, norm);
+  return o->clip_grad_form == MUONREF_CLIP_KERAS    ? muonref_clip_keras_global(o->clip_grad_norm, sumsq, n)
+         : o->clip_grad_form == MUONREF_CLIP_PADDLE ? muonref_clip_paddle_global(o->clip_grad_norm, sumsq, n)
+                                                    : muonref_clip_coeff(o->clip_grad_norm, norm);
 }
 
 void muonref_clip_gradient(const muonref_options *o, float *g, size_t n, double s, double sumsq)

@@ -906,9 +906,9 @@ static const muonref_options paddle_defaults = {
  * per-parameter entries of its callables and map: use_muon (muon_param_info_map[name].use_muon;
  * null: the default rule), lr_ratio (the value lr_ratio(param) returns for the group's parameters).
  * A group with weight_decay 0 is apply_decay_param_fun(name) False; the other groups share one
- * weight_decay (spec/profiles/paddle.md 1, 10). multi_precision is written only where a case sets
- * it (optional: the cases before it stay as published); grad_clip and ns_matmul_dtype (the
- * ns_format) are left out. */
+ * weight_decay (spec/profiles/paddle.md 1, 10). multi_precision and grad_clip (a ClipGradBase
+ * object by its class name and arguments) are written only where a case sets them (optional: the
+ * cases before them stay as published); ns_matmul_dtype (the ns_format) is left out. */
 static const muonref_option_key paddle_keys[] = {
   {"learning_rate", MUONREF_KEY_REAL, offsetof(muonref_options, lr), MUONREF_KEY_ANY, 1, 0, 0, 0},
   {"momentum", MUONREF_KEY_REAL, offsetof(muonref_options, momentum), MUONREF_KEY_ANY, 1, 0, 0, 0},
@@ -927,6 +927,7 @@ static const muonref_option_key paddle_keys[] = {
   {"use_muon", MUONREF_KEY_USE_MUON, offsetof(muonref_options, use_muon), MUONREF_KEY_ANY, 0, 0, 0, 0},
   {"split_concat_func", MUONREF_KEY_SPLIT_CONCAT, offsetof(muonref_options, ns_split), MUONREF_KEY_ANY, 0, 1, 0, 0},
   {"multi_precision", MUONREF_KEY_BOOL, offsetof(muonref_options, master_weights), MUONREF_KEY_ANY, 0, 1, 0, 0},
+  {"grad_clip", MUONREF_KEY_PADDLE_GRAD_CLIP, offsetof(muonref_options, clip_grad_norm), MUONREF_KEY_ANY, 0, 1, 0, 0},
 };
 static const char *const paddle_areas[] = {
   "routing", "scaling", "weight_decay", "momentum", "adamw", "gradients", "newton_schulz", "transpose",
@@ -2573,7 +2574,7 @@ static const muonref_profile PROFILES[] = {
   [MUONREF_PROFILE_TIMM] = {"timm", "huggingface/pytorch-image-models timm/optim/muon.py @aa4b5850 (2026-08-08)", &timm_defaults, timm_keys, 17, 0, NULL, timm_areas},
   [MUONREF_PROFILE_DION] = {"dion", "microsoft/dion dion/muon.py, dion/polar_express.py, dion/megabatch_base.py @0a059a4 (2026-08-07)", &dion_defaults, dion_keys, 13, 0, NULL, dion_areas},
   [MUONREF_PROFILE_EMERGING] = {"emerging", "NVIDIA-NeMo/Emerging-Optimizers emerging_optimizers/orthogonalized_optimizers/muon.py, emerging_optimizers/orthogonalized_optimizers/muon_utils.py, emerging_optimizers/orthogonalized_optimizers/orthogonalized_optimizer.py @fd77292 (2026-08-20; the defaults of v0.4.0)", &emerging_defaults, emerging_keys, 9, 0, NULL, emerging_areas, "EGRAD", "Input tensor x must be in float32, got torch.bfloat16"},
-  [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 17, 0, NULL, paddle_areas},
+  [MUONREF_PROFILE_PADDLE] = {"paddle", "PaddlePaddle/Paddle python/paddle/optimizer/muon.py @98af0a0f", &paddle_defaults, paddle_keys, 18, 0, NULL, paddle_areas},
   [MUONREF_PROFILE_OPTAX] = {"optax", "google-deepmind/optax optax/contrib/_muon.py @2edbcbe2 (2026-08-07)", &optax_defaults, optax_keys, 14, 1, NULL, optax_areas},
   [MUONREF_PROFILE_MEGATRON] = {"megatron", "NVIDIA/Megatron-LM megatron/core/optimizer/emerging_optimizers.py, megatron/core/optimizer/optimizer_config.py, megatron/core/optimizer/__init__.py, megatron/core/optimizer/clip_grads.py, pyproject.toml @5be9626709 core_v0.19.0 (core_v0.18.0 (2026-06-22) to core_v0.19.x, as installed, with the Emerging-Optimizers v0.2.0 it pins)", &megatron_defaults, megatron_keys, 16, 0, NULL, megatron_areas, NULL, NULL, NULL, megatron_coefficient_types},
   [MUONREF_PROFILE_KERAS] = {"keras", "keras-team/keras keras/src/optimizers/muon.py, keras/src/optimizers/base_optimizer.py @3422977a (2026-08-21; v3.13.0 and later)", &keras_defaults, keras_keys, 24, 1, NULL, keras_areas},

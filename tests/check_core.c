@@ -323,6 +323,34 @@ END_TEST
  * float32 coefficient, rounded once). */
 /* keras' clipping (spec/muon.md 3.1; grad.h): the expected values worked out by hand and, for the roundings,
  * with Python's exact fractions rounded once to binary32 (struct.pack('f', ...)), not by the code under test. */
+/* Paddle's ClipGradByGlobalNorm (spec/muon.md 3.2; python/paddle/nn/clip.py): s = R32(R32(c) / max(N32,
+ * R32(c))), the values worked by hand (a float32 division of float32 numbers) */
+START_TEST(paddle_clipping_by_hand)
+{
+  ck_assert_str_eq(muonref_clip_form_name(MUONREF_CLIP_PADDLE), "paddle");
+  /* (3, 4) and (12,): S32 = 169, N32 = 13, s = R32(1 / 13) = 0x1.3b13b2p-4 (struct.pack('f', 1 / 13)) */
+  const double sums[2] = {25.0, 144.0};
+  ck_assert(muonref_clip_paddle_global(1.0, sums, 2) == (double)0x1.3b13b2p-4f);
+  /* at and below the bound exactly 1 (c / c), where Megatron's c / (N + 1e-6) would not scale and keras' is 1 or
+   * an ulp from it */
+  const double small[1] = {0.01}, zero[1] = {0.0}, at[1] = {0.09};
+  ck_assert(muonref_clip_paddle_global(0.3, small, 1) == 1.0 && muonref_clip_paddle_global(0.3, zero, 1) == 1.0);
+  ck_assert(muonref_clip_paddle_global(0.3, at, 1) == 1.0); /* R32(sqrt(R32(0.09))) = R32(0.3): c / c */
+  /* c = 0.3 and N32 = 3: R32(R32(0.3) / 3) = 0x1.99999ap-4 (struct.pack('f', numpy.float32(0.3) / numpy.float32(3))) */
+  const double nine[1] = {9.0};
+  ck_assert(muonref_clip_paddle_global(0.3, nine, 1) == (double)0x1.99999ap-4f);
+  /* a sum of squares beyond binary32: N32 = inf, s = 0 (c / inf) */
+  const double huge[2] = {3e38, 3e38};
+  ck_assert(muonref_clip_paddle_global(1.0, huge, 2) == 0.0);
+  /* through the options: clip_grad_form paddle dispatches to it */
+  muonref_options o;
+  muonref_error e;
+  ck_assert_int_eq(muonref_options_init(&o, MUONREF_PROFILE_PADDLE, &e), MUONREF_OK);
+  o.clip_grad_norm = 1.0, o.clip_grad_form = MUONREF_CLIP_PADDLE;
+  ck_assert(muonref_clip_global(&o, 13.0, sums, 2) == (double)0x1.3b13b2p-4f);
+}
+END_TEST
+
 START_TEST(keras_clipping_by_hand)
 {
   muonref_error e;
@@ -1483,6 +1511,7 @@ int main(void)
   tcase_add_test(t, optax_profile_plan_routing_and_list);
   tcase_add_test(t, megatron_profile_routing_and_clipping);
   tcase_add_test(t, keras_clipping_by_hand);
+  tcase_add_test(t, paddle_clipping_by_hand);
   tcase_add_test(t, mlx_profile_momentum_1d);
   tcase_add_test(t, paddle_profile);
   tcase_add_test(t, keras_routing_by_name);

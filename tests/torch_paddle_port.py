@@ -41,6 +41,59 @@ NS_COEFFICIENT_SETS = {
 MuonParamInfo = namedtuple('MuonParamInfo', ['use_muon', 'split_concat_func'], defaults=[True, None])
 
 
+class ClipGradBase:
+    """paddle.nn.ClipGradBase (python/paddle/nn/clip.py): __call__ maps [(param, grad)] to the
+    clipped pairs; every operation in float32 as Paddle's float32 ops (paddle.md 8)."""
+
+
+class ClipGradByGlobalNorm(ClipGradBase):
+    """Every gradient times c / max(N, c), N the global L2 norm: float32 sums of squares added
+    in order, its sqrt, the divide (auto_skip_clip False: also below the bound, where it is 1)."""
+
+    def __init__(self, clip_norm, group_name='default_group', auto_skip_clip=False):
+        self.clip_norm = float(clip_norm)
+
+    def __call__(self, params_grads):
+        sums = [torch.sum(g.float() * g.float()) for _, g in params_grads if g is not None]
+        if not sums:
+            return params_grads
+        total = sums[0]
+        for s in sums[1:]:
+            total = total + s
+        norm = torch.sqrt(total)
+        c = torch.tensor(self.clip_norm, dtype=torch.float32)
+        scale = c / torch.maximum(norm, c)
+        return [(p, None if g is None else g * scale.to(g.dtype)) for p, g in params_grads]
+
+
+class ClipGradByNorm(ClipGradBase):
+    """Each gradient with an L2 norm above clip_norm times clip_norm / its norm (clip_by_norm)."""
+
+    def __init__(self, clip_norm):
+        self.clip_norm = float(clip_norm)
+
+    def __call__(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            if g is not None:
+                n = torch.sqrt(torch.sum(g.float() * g.float()))
+                if n > self.clip_norm:
+                    g = g * (torch.tensor(self.clip_norm, dtype=torch.float32) / n).to(g.dtype)
+            out.append((p, g))
+        return out
+
+
+class ClipGradByValue(ClipGradBase):
+    """Each element clamped to [min, max], min -max by default."""
+
+    def __init__(self, max, min=None):
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+
+    def __call__(self, params_grads):
+        return [(p, None if g is None else g.clamp(self.min, self.max)) for p, g in params_grads]
+
+
 def _f32(x):
     return torch.tensor(x, dtype=torch.float32)
 
@@ -100,8 +153,9 @@ class Muon(torch.optim.Optimizer):
             raise TypeError("parameters must be a list.")
         if parameters and isinstance(parameters[0], dict):
             raise TypeError("Muon optimizer only supports a flat list of parameters, not a list of parameter groups.")
-        if grad_clip is not None:
+        if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
             raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
+        self.grad_clip = grad_clip
         if not isinstance(learning_rate, float):
             raise TypeError(f"learning rate should be float or LRScheduler, got {type(learning_rate)} here")
         if ns_coeff_type == 'custom':
@@ -157,12 +211,12 @@ class Muon(torch.optim.Optimizer):
         if w is not p:
             p.copy_(w.to(p.dtype))
 
-    def _muon_update(self, p, group):
+    def _muon_update(self, p, group, grad):
         state = self.state[p]
         if 'moment1' not in state:
             state['moment1'] = torch.zeros_like(p, dtype=torch.float32)
         beta = group['momentum']
-        g = p.grad.float()
+        g = grad.float()
         M = state['moment1']
         M.lerp_(g, 1 - beta)
         U = g.lerp(M, beta) if self.nesterov else M
@@ -192,7 +246,7 @@ class Muon(torch.optim.Optimizer):
                 if torch.is_tensor(v) and v.is_floating_point():
                     self.state[q][k] = v.to(torch.float32, copy=True)
 
-    def _adamw_update(self, p, group):
+    def _adamw_update(self, p, group, grad):
         state = self.state[p]
         b1, b2 = group['adam_beta1'], group['adam_beta2']
         if 'moment1' not in state:
@@ -200,7 +254,7 @@ class Muon(torch.optim.Optimizer):
             state['moment2'] = torch.zeros_like(p, dtype=torch.float32)
             state['beta1_pow_acc'] = torch.full([1], b1, dtype=torch.float32)
             state['beta2_pow_acc'] = torch.full([1], b2, dtype=torch.float32)
-        g = p.grad.float()
+        g = grad.float()
         ratio = 1.0 if self.lr_ratio is None else self.lr_ratio(p)
         lr_eff = group['lr'] * ratio
         coeff = group['weight_decay'] if self._with_decay(p) else 0.0
@@ -225,14 +279,15 @@ class Muon(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         group = self.param_groups[0]
+        params_grads = [(p, p.grad) for p in group['params'] if p.grad is not None]
+        if self.grad_clip is not None:  # paddle.md 8: new gradients, every parameter's, before routing; p.grad kept
+            params_grads = self.grad_clip(params_grads)
         muon, adamw = [], []
-        for p in group['params']:
-            if p.grad is None:
-                continue
+        for p, g in params_grads:
             assert p.muonref_name in self.muon_param_info_map, f"muon_param_info_map does not have {p.muonref_name}"
-            (muon if self.muon_param_info_map[p.muonref_name].use_muon else adamw).append(p)
-        for p in muon:
-            self._muon_update(p, group)
-        for p in adamw:
-            self._adamw_update(p, group)
+            (muon if self.muon_param_info_map[p.muonref_name].use_muon else adamw).append((p, g))
+        for p, g in muon:
+            self._muon_update(p, group, g)
+        for p, g in adamw:
+            self._adamw_update(p, group, g)
         return loss

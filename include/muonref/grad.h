@@ -97,6 +97,16 @@ MUONREF_API double muonref_clip_keras_norm(double sumsq);
  * muonref_clip_scale. */
 MUONREF_API double muonref_clip_keras_global(double max_norm, const double *sumsq, size_t n);
 
+/* Paddle's ClipGradByGlobalNorm (muonref_clip_form PADDLE; spec/muon.md
+ * 3.2): the float32 scale s = R32(c32 / max(N32, c32)), c32 = R32(max_norm)
+ * (> 0), N32 = R32(sqrt(S32)), S32 the binary32 sum, in order, of each
+ * present gradient's R32(sumsq[i]) (paddle.add_n of squared_l2_norm); 1
+ * exactly at or below the bound; 0 for an infinite N32, NaN for a NaN one
+ * (paddle.maximum propagates it).  PaddlePaddle python/paddle/nn/clip.py
+ * ClipGradByGlobalNorm._dygraph_clip (auto_skip_clip False, its default).
+ * Multiply with muonref_clip_scale. */
+MUONREF_API double muonref_clip_paddle_global(double max_norm, const double *sumsq, size_t n);
+
 /* _clip_by_norm (keras' clipnorm, clip_grad_norm_each): g[j] =
  * R32(R32(g[j] R32(c)) / max(n32, R32(c))) for j < n, in place, with
  * n32 = muonref_clip_keras_norm(sumsq) and c = max_norm (> 0); applied
@@ -109,9 +119,10 @@ MUONREF_API void muonref_clip_keras_each(float *g, size_t n, double max_norm, do
  * MEGATRON muonref_clip_coeff(clip_grad_norm, norm), norm the global L2
  * norm of the step's gradients (after the loss scale); KERAS
  * muonref_clip_keras_global(clip_grad_norm, sumsq, n), sumsq[0..n) each
- * present gradient's sum of squares.  Each caller computes the norms in
- * its own precision (the fast path in binary64, the reference exactly):
- * norm is read under MEGATRON only, sumsq under KERAS only.  Multiply each
+ * present gradient's sum of squares; PADDLE muonref_clip_paddle_global
+ * from the same.  Each caller computes the norms in its own precision (the
+ * fast path in binary64, the reference exactly): norm is read under
+ * MEGATRON only, sumsq under KERAS and PADDLE only.  Multiply each
  * gradient by it with muonref_clip_gradient. */
 MUONREF_API double muonref_clip_global(const muonref_options *o, double norm, const double *sumsq, size_t n);
 

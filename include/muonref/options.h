@@ -601,11 +601,20 @@ typedef enum muonref_decay_method {
  *             (keras-team/keras base_optimizer.py @3422977a
  *             clip_by_global_norm, _clip_by_norm; N32, n32 the binary32
  *             norms of binary32 sums of squares)
+ *   PADDLE:   always, by the global norm: s = R32(R32(c) / max(N32, R32(c))),
+ *             G <- R32(G s), N32 = R32(sqrt(S32)), S32 the binary32 sum of the
+ *             gradients' binary32 sums of squares (PaddlePaddle python/paddle/
+ *             nn/clip.py ClipGradByGlobalNorm._dygraph_clip, auto_skip_clip
+ *             False: `clip_var = divide(max_global_norm, maximum(global_norm_var,
+ *             max_global_norm))`, `multiply(g, clip_var)`; s is exactly 1 at or
+ *             below the bound)
  * clip_grad_norm_each (per gradient) has the KERAS formula whatever the
- * form, as clip_grad_value has keras' clamp (no other port has them). */
+ * form (Paddle's ClipGradByNorm is within a rounding of it), as
+ * clip_grad_value has keras' clamp. */
 typedef enum muonref_clip_form {
   MUONREF_CLIP_MEGATRON = 0,
-  MUONREF_CLIP_KERAS = 1
+  MUONREF_CLIP_KERAS = 1,
+  MUONREF_CLIP_PADDLE = 2
 } muonref_clip_form;
 
 /* One quintic step p(x) = a x + b x^3 + c x^5, applied to a matrix X as

@@ -194,11 +194,17 @@ typedef enum muonref_key_kind {
                              Newton-Schulz input, orthogonalizes and scales each part (ortho_fn) and
                              concatenates them: null none, or {"axis": 0 or 1, "sizes": [...]}, the
                              split along that axis (ns_split with ns_split_mode ROWS or COLUMNS);
-                             another function is not expressible */
+                             another function is not expressible */,
+  MUONREF_KEY_PADDLE_GRAD_CLIP /* Paddle's grad_clip, a ClipGradBase object (python/paddle/nn/clip.py):
+                             null none; {"class": "ClipGradByGlobalNorm", "clip_norm": c} clip_grad_norm
+                             c with clip_grad_form PADDLE; {"class": "ClipGradByNorm", "clip_norm": c}
+                             clip_grad_norm_each c; {"class": "ClipGradByValue", "max": v} clip_grad_value
+                             v (min -max, Paddle's default; another min is not expressible).  Written as
+                             the one clipping the options set, else "?" (not expressible) */
 } muonref_key_kind;
 /* How many kinds there are (the record format spells each kind as its
  * name in lower case: "real", "coeff_list", "rms_rate"). */
-#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_SPLIT_CONCAT + 1)
+#define MUONREF_KEY_KIND_COUNT (MUONREF_KEY_PADDLE_GRAD_CLIP + 1)
 
 /* Which groups of a port take an option (ports whose Muon and AdamW
  * groups have key sets of their own, KellerJordan/Muon's

@@ -39,6 +39,7 @@ import functools
 import inspect
 import math
 import os
+import sys
 from typing import Any, Dict, Optional, Tuple
 
 import torch
@@ -1380,9 +1381,28 @@ class PaddleAdapter(Adapter):
         kwargs = {k: v for k, v in first.items() if k not in self.PER_PARAM}
         if 'learning_rate' in kwargs:
             kwargs['learning_rate'] = float(kwargs['learning_rate'])
+        if isinstance(kwargs.get('grad_clip'), dict):
+            kwargs['grad_clip'] = self._grad_clip(cls, kwargs['grad_clip'])
         return cls(parameters=[p for _, ps in groups for p in ps], weight_decay=wds.pop() if wds else 0.0,
                    lr_ratio=lambda p: ratio[p.muonref_name], apply_decay_param_fun=lambda name: name not in no_decay,
                    muon_param_info_map=info, **kwargs)
+
+    @staticmethod
+    def _grad_clip(cls, spec):
+        """A grad_clip object {"class": NAME, "clip_norm": c} or {"class": "ClipGradByValue", "max": v}
+        (spec/profiles/paddle.md 8) made with the class of that name beside the port's optimizer (its
+        module's, as the test port has them), else paddle.nn's."""
+        name = spec['class']
+        make = getattr(sys.modules.get(cls.__module__), name, None)
+        if make is None:
+            try:
+                import paddle  # noqa: F401 (PaddlePaddle's own classes, where Paddle runs)
+                make = getattr(paddle.nn, name)
+            except (ImportError, AttributeError):
+                raise NotExpressible(f"paddle: grad_clip {name}: neither the port's module nor paddle.nn has it")
+        if name == 'ClipGradByValue':
+            return make(max=real_value(spec['max']))
+        return make(clip_norm=real_value(spec['clip_norm']))
 
     def construct_native(self, cls, groups):
         def rule(name, shape, o):

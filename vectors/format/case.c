@@ -397,6 +397,48 @@ static int set_split_sizes(muonref_options *o, const muonref_option_key *k, cons
   return MUONREF_OK;
 }
 
+/* Paddle's grad_clip (MUONREF_KEY_PADDLE_GRAD_CLIP, profile.h): null, or one of three ClipGradBase
+ * objects by class name, each setting its own field (the others 0: Paddle takes one object).  Values
+ * are options validation's to refuse (a negative clip_norm); a ClipGradByValue min other than -max is
+ * not expressible (keras' symmetric clamp). */
+static int set_paddle_grad_clip(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
+                                muonref_error *err)
+{
+  static const char WHAT[] = "null or {\"class\": \"ClipGradByGlobalNorm\" or \"ClipGradByNorm\", \"clip_norm\": "
+                             "a number} or {\"class\": \"ClipGradByValue\", \"max\": a number}";
+  o->clip_grad_norm = o->clip_grad_norm_each = o->clip_grad_value = 0.0;
+  if (json_is_null(v))
+    return MUONREF_OK;
+  const char *cls = json_string_value(json_object_get(v, "class"));
+  if (!json_is_object(v) || json_object_size(v) != 2 || !cls)
+    return bad(err, where, k->name, WHAT);
+  int value = !strcmp(cls, "ClipGradByValue");
+  double *to = value                                 ? &o->clip_grad_value
+               : !strcmp(cls, "ClipGradByGlobalNorm") ? &o->clip_grad_norm
+               : !strcmp(cls, "ClipGradByNorm")       ? &o->clip_grad_norm_each
+                                                      : NULL;
+  if (!to || !real_value(json_object_get(v, value ? "max" : "clip_norm"), to))
+    return bad(err, where, k->name, WHAT);
+  if (to == &o->clip_grad_norm)
+    o->clip_grad_form = MUONREF_CLIP_PADDLE;
+  return MUONREF_OK;
+}
+
+/* The grad_clip object of o's clipping, null for none, "?" where Paddle has no one object for it. */
+static json_t *paddle_grad_clip_json(const muonref_options *o)
+{
+  int n = (o->clip_grad_norm != 0.0) + (o->clip_grad_norm_each != 0.0) + (o->clip_grad_value != 0.0);
+  if (n == 0)
+    return json_null();
+  if (n > 1 || (o->clip_grad_norm != 0.0 && o->clip_grad_form != MUONREF_CLIP_PADDLE))
+    return json_string("?"); /* not expressible */
+  if (o->clip_grad_value != 0.0)
+    return json_pack("{s:s, s:o}", "class", "ClipGradByValue", "max", muonref_case_real_json(o->clip_grad_value));
+  return json_pack("{s:s, s:o}", "class", o->clip_grad_norm != 0.0 ? "ClipGradByGlobalNorm" : "ClipGradByNorm",
+                   "clip_norm", muonref_case_real_json(o->clip_grad_norm != 0.0 ? o->clip_grad_norm
+                                                                                : o->clip_grad_norm_each));
+}
+
 /* A moment2_method value: the fields it sets (and no bias correction). */
 typedef struct moment2_method {
   const char *name;
@@ -727,6 +769,8 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
     o->ns_split_mode = json_integer_value(axis) ? MUONREF_SPLIT_COLUMNS : MUONREF_SPLIT_ROWS;
     return set_split_sizes(o, k, json_object_get(v, "sizes"), where, err);
   }
+  case MUONREF_KEY_PADDLE_GRAD_CLIP:
+    return set_paddle_grad_clip(o, k, v, where, err);
   case MUONREF_KEY_SPLIT_QKV: /* Megatron's muon_split_qkv (spec/muon.md 7.6) */
     if (!json_is_boolean(v))
       return bad(err, where, k->name, "true or false");
@@ -1046,6 +1090,8 @@ static json_t *key_json(const muonref_options *o, const muonref_option_key *k)
       json_array_append_new(l, json_integer(o->ns_split[i]));
     return json_pack("{s:i, s:o}", "axis", o->ns_split_mode == MUONREF_SPLIT_COLUMNS, "sizes", l);
   }
+  case MUONREF_KEY_PADDLE_GRAD_CLIP:
+    return paddle_grad_clip_json(o);
   case MUONREF_KEY_SPLIT_QKV:
     return o->ns_split_mode == MUONREF_SPLIT_GROUPS ? json_true()
            : o->ns_split_mode == MUONREF_SPLIT_OFF  ? json_false()

@@ -58,7 +58,7 @@ static const char *const KIND_NAMES[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2_method", [MUONREF_KEY_WEIGHT_DECOUPLE] = "weight_decouple",
   [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2_method_v0_2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "use_polar_express",
   [MUONREF_KEY_SPLIT_SIZES] = "split_sizes", [MUONREF_KEY_SPLIT_QKV] = "split_qkv",
-  [MUONREF_KEY_SPLIT_CONCAT] = "split_concat",
+  [MUONREF_KEY_SPLIT_CONCAT] = "split_concat", [MUONREF_KEY_PADDLE_GRAD_CLIP] = "paddle_grad_clip",
 };
 
 /* The field a key of each kind sets: NULL for the plain kinds, whose field
@@ -81,7 +81,7 @@ static const char *const KIND_FIELD[MUONREF_KEY_KIND_COUNT] = {
   [MUONREF_KEY_MOMENT2_METHOD] = "moment2", [MUONREF_KEY_WEIGHT_DECOUPLE] = "decay_method",
   [MUONREF_KEY_MOMENT2_METHOD_V0_2] = "moment2", [MUONREF_KEY_USE_POLAR_EXPRESS] = "coeffs",
   [MUONREF_KEY_SPLIT_SIZES] = "ns_split", [MUONREF_KEY_SPLIT_QKV] = "ns_split_mode",
-  [MUONREF_KEY_SPLIT_CONCAT] = "ns_split",
+  [MUONREF_KEY_SPLIT_CONCAT] = "ns_split", [MUONREF_KEY_PADDLE_GRAD_CLIP] = "clip_grad_norm",
 };
 
 static const char *const BRANCH_NAMES[] = {"any", "muon", "adam"};

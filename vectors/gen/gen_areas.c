@@ -1890,7 +1890,8 @@ static void gradients_clip(gen_ctx *g)
 /* One KerasClip case of keras' clipping and loss scale (below): options o, three steps whose gradients have
  * the global norms `norms`, on a Muon kernel (16, 32) when `kernel`, an AdamW bias (16,) and an AdamW embedding
  * (24, 16), in keras' one group. */
-static void keras_clip_case(gen_ctx *g, const char *what, const muonref_options *o, const double *norms, int kernel)
+static void clip_case(gen_ctx *g, const char *what, const muonref_options *o, const double *norms, int kernel,
+                      const char *flag)
 {
   gen_step_case c;
   begin(&c, what, o);
@@ -1900,8 +1901,39 @@ static void keras_clip_case(gen_ctx *g, const char *what, const muonref_options 
   param(g, &c, "embedding.embeddings", shape2(24, 16), 0);
   for (int s = 0; s < 3; s++)
     grads_global_norm(g, &c, s, norms[s]);
-  flags(&c, "KerasClip", NULL, NULL);
+  flags(&c, flag, NULL, NULL);
   gen_add_step(g, &c);
+}
+
+static void keras_clip_case(gen_ctx *g, const char *what, const muonref_options *o, const double *norms, int kernel)
+{
+  clip_case(g, what, o, norms, kernel, "KerasClip");
+}
+
+/* Paddle's grad_clip (spec/muon.md 3.2, spec/profiles/paddle.md 8; PaddlePaddle python/paddle/nn/clip.py): a
+ * ClipGradByGlobalNorm (clip_grad_form paddle: c / max(N, c) in float32, exactly 1 below the bound), a
+ * ClipGradByNorm (each gradient by its own norm) and a ClipGradByValue (a clamp), over three steps whose global
+ * norms lie above and below the bound, on the kernel, bias and embedding of keras' cases (Paddle clips every
+ * gradient, both branches, before its step).  After every other case of the area (their inputs stay). */
+static void gradients_clip_paddle(gen_ctx *g)
+{
+  static const struct { const char *what; double each, value, global, norms[3]; } C[] = {
+    {"ClipGradByGlobalNorm(1.0), global norms 4, 0.25, 2: steps 1 and 3 scaled by R32(1 / N32), step 2 by "
+     "R32(1 / max(0.25, 1)) = 1 exactly", 0.0, 0.0, 1.0, {4.0, 0.25, 2.0}},
+    {"ClipGradByGlobalNorm(0.3), global norms 3, 0.1, 0.9: steps 1 and 3 scaled, step 2 below the bound by exactly "
+     "1 (R32(0.3) / R32(0.3))", 0.0, 0.0, 0.3, {3.0, 0.1, 0.9}},
+    {"ClipGradByNorm(1.0), global norms 4, 0.25, 2: at steps 1 and 3 the kernel and the embedding clipped to norm "
+     "1, the bias not (each gradient by its own norm)", 1.0, 0.0, 0.0, {4.0, 0.25, 2.0}},
+    {"ClipGradByValue(0.1), global norms 4, 0.25, 2: elements of steps 1 and 3 clamped to [-0.1, 0.1], none of "
+     "step 2's", 0.0, 0.1, 0.0, {4.0, 0.25, 2.0}},
+  };
+  for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+    muonref_options o = base(g, 0.02, 0.004);
+    o.clip_grad_norm_each = C[k].each, o.clip_grad_value = C[k].value, o.clip_grad_norm = C[k].global;
+    if (C[k].global > 0.0)
+      o.clip_grad_form = MUONREF_CLIP_PADDLE;
+    clip_case(g, C[k].what, &o, C[k].norms, 1, "PaddleClip");
+  }
 }
 
 /* keras' loss_scale_factor (loss_scale; spec/muon.md 3.2, base_optimizer.py
@@ -2192,6 +2224,8 @@ void gen_area_gradients(gen_ctx *g)
     gradients_loss_scale(g);
   if (has_field_key(g, offsetof(muonref_options, grad_accumulation))) /* the same: keras' accumulation */
     gradients_accumulation(g);
+  if (has_key_kind(g, MUONREF_KEY_PADDLE_GRAD_CLIP)) /* the same: Paddle's grad_clip */
+    gradients_clip_paddle(g);
 }
 
 /* ---- Newton-Schulz ---- */

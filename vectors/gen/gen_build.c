@@ -166,7 +166,7 @@ static int clip_copies(const muonref_options *o, float **copies, const size_t *n
 {
   double sums[GEN_MAX_PARAMS] = {0}, norm = 0.0;
   size_t k = 0;
-  int st = MUONREF_OK, keras = o->clip_grad_form == MUONREF_CLIP_KERAS;
+  int st = MUONREF_OK, keras = o->clip_grad_form == MUONREF_CLIP_KERAS || o->clip_grad_form == MUONREF_CLIP_PADDLE;
   if (o->clip_grad_norm > 0.0 && !keras) /* Megatron's global norm */
     st = muonref_ref_grad_norm(&norm, (size_t)n, (const float *const *)copies, numel, err);
   if ((o->clip_grad_norm > 0.0 && keras) || o->clip_grad_norm_each > 0.0) /* keras' sums, where one is read */

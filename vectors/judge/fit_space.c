@@ -316,14 +316,19 @@ static void drop_inert(list *l, size_t first, const muonref_profile *prof, const
  * (profile.h MUONREF_KEY_COEFFICIENT_TYPE) is a list and the order it runs in;
  * kozistr's weight_decouple (MUONREF_KEY_WEIGHT_DECOUPLE) the Muon decay and
  * AdamW's L2, adam_l2 (a port may honour it in one branch only: "weight_decouple's
- * adam_l2 (any) -> false"). */
+ * adam_l2 (any) -> false"); Paddle's grad_clip (MUONREF_KEY_PADDLE_GRAD_CLIP) the
+ * per-gradient clipping, the clamp and the global form. */
 static int key_sets_order(const muonref_option_key *k, const field *f)
 {
   return (k->kind == MUONREF_KEY_COEFFICIENT_TYPE && f->offset == offsetof(muonref_options, coeff_order)) ||
          (k->kind == MUONREF_KEY_WEIGHT_DECOUPLE && f->offset == offsetof(muonref_options, adam_l2)) ||
          /* dion's use_polar_express sets the safety factor with its list (dion.md 4): a port that keeps one
           * and not the other is told "use_polar_express's ns_safety (any) -> 1.02" */
-         (k->kind == MUONREF_KEY_USE_POLAR_EXPRESS && f->offset == offsetof(muonref_options, ns_safety));
+         (k->kind == MUONREF_KEY_USE_POLAR_EXPRESS && f->offset == offsetof(muonref_options, ns_safety)) ||
+         /* Paddle's grad_clip is one of three objects: each clipping field, and the global one's formula */
+         (k->kind == MUONREF_KEY_PADDLE_GRAD_CLIP && (f->offset == offsetof(muonref_options, clip_grad_norm_each) ||
+                                                      f->offset == offsetof(muonref_options, clip_grad_value) ||
+                                                      f->offset == offsetof(muonref_options, clip_grad_form)));
 }
 
 /* Whether key k sets bytes of field f (a betas key [b1, b2] sets both
