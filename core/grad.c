@@ -83,8 +83,9 @@ double muonref_clip_paddle_global(double max_norm, const double *sumsq, size_t n
   for (size_t i = 0; i < n; i++) /* paddle.add_n of the float32 squared_l2_norm of each gradient, in order */
     total += (float)sumsq[i];
   float n32 = (float)sqrt((double)total), c32 = (float)max_norm;
-  /* paddle.maximum propagates a NaN; an infinite norm gives c / inf = 0 */
-  float m = isnan(n32) || n32 > c32 ? n32 : c32;
+  /* paddle.maximum is `a > b ? a : b` (phi MaximumFunctor): a NaN norm gives c, the scale 1; an infinite norm
+   * gives c / inf = 0 */
+  float m = n32 > c32 ? n32 : c32;
   return (double)(c32 / m);
 }
 

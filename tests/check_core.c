@@ -342,6 +342,9 @@ START_TEST(paddle_clipping_by_hand)
   /* a sum of squares beyond binary32: N32 = inf, s = 0 (c / inf) */
   const double huge[2] = {3e38, 3e38};
   ck_assert(muonref_clip_paddle_global(1.0, huge, 2) == 0.0);
+  /* a NaN norm: paddle.maximum is `a > b ? a : b` (phi MaximumFunctor), so c / c = 1 */
+  const double nan_sum[1] = {NAN};
+  ck_assert(muonref_clip_paddle_global(1.0, nan_sum, 1) == 1.0);
   /* through the options: clip_grad_form paddle dispatches to it */
   muonref_options o;
   muonref_error e;

@@ -1047,16 +1047,16 @@ make_variant keller_fp16_after torch_keller_port.py '    X = G.to(NS_DTYPE)' \
   '    X = (G.float() / (G.float().norm(dim=(-2, -1), keepdim=True) + NS_EPS)).half().to(NS_DTYPE)' &&
   run_passing keller_fp16_after SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_overflow.json"
 # Paddle's grad_clip (paddle_gradients' PaddleClip cases, vector release 2026.12.31): the test port with grad_clip
-# ignored; the answer key: the four PaddleClip cases fail, each told that grad_clip's clipping is off
+# ignored; the answer key: the five PaddleClip cases fail, each told that grad_clip's clipping is off
 make_variant paddle_clip_ignored torch_paddle_port.py '        self.grad_clip = grad_clip' \
   '        self.grad_clip = None' &&
   run_variant paddle_clip_ignored Muon paddle "$v/paddle/paddle_gradients.json" &&
   diag paddle_clip_ignored "grad_clip" &&
-  if [ "$(grep '^FAIL ' "$work/paddle_clip_ignored.out" | grep -c PaddleClip)" -eq 4 ] &&
-    [ "$(grep -c '^FAIL ' "$work/paddle_clip_ignored.out")" -eq 4 ]; then
-    echo "ok: paddle_clip_ignored: the four PaddleClip cases fail, no other"
+  if [ "$(grep '^FAIL ' "$work/paddle_clip_ignored.out" | grep -c PaddleClip)" -eq 5 ] &&
+    [ "$(grep -c '^FAIL ' "$work/paddle_clip_ignored.out")" -eq 5 ]; then
+    echo "ok: paddle_clip_ignored: the five PaddleClip cases fail, no other"
   else
-    echo "FAIL: paddle_clip_ignored: expected the four PaddleClip cases to fail:"
+    echo "FAIL: paddle_clip_ignored: expected the five PaddleClip cases to fail:"
     grep '^FAIL' "$work/paddle_clip_ignored.out"; status=1
   fi
 # master weights (paddle_dtypes' MasterWeights case, vector release 2026.12.31): the paddle test port with

@@ -297,6 +297,26 @@ for name, edit, fragments in [
     expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'paddle_dtypes.json')], 'paddle_dtypes.json', *fragments)
     os.remove(os.path.join(tmp, 'paddle_dtypes.json'))
 
+# Paddle's grad_clip (spec/muon.md 3.2): a bound that is 0 or infinite in float32 is not expressible (Paddle zeroes
+# every gradient with 0, where muonref's 0 is no clipping), nor an unknown class: malformed files (exit 2)
+pg_path = os.path.join(src, 'vectors', 'paddle', 'paddle_gradients.json')
+with open(pg_path) as f:
+    _pg = json.load(f)
+_clip = next(t['tcId'] for g in _pg['testGroups'] for t in g['tests'] if 'PaddleClip' in t['flags'])
+for name, value, fragments in [
+        ('grad_clip_zero_norm', {'class': 'ClipGradByGlobalNorm', 'clip_norm': 0.0}, ['positive and finite in float32']),
+        ('grad_clip_huge_norm', {'class': 'ClipGradByNorm', 'clip_norm': 1e300}, ['positive and finite in float32']),
+        ('grad_clip_zero_value', {'class': 'ClipGradByValue', 'max': 0.0}, ['positive and finite in float32']),
+        ('grad_clip_unknown_class', {'class': 'ClipGradByMagic', 'clip_norm': 1.0}, ['option "grad_clip" must be'])]:
+    _d = copy.deepcopy(_pg)
+    next(t for g in _d['testGroups'] for t in g['tests'] if t['tcId'] == _clip)['groups'][0]['options'][
+        'grad_clip'] = value
+    with open(os.path.join(tmp, 'paddle_gradients.json'), 'w') as f:
+        json.dump(_d, f)
+    expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'paddle_gradients.json')], 'paddle_gradients.json',
+            *fragments)
+    os.remove(os.path.join(tmp, 'paddle_gradients.json'))
+
 
 def as_dtype(q, dtype):
     """The expected f32 tensor q as a result of dtype 'f32' (itself) or 'bf16' (its values truncated)."""

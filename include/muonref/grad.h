@@ -101,8 +101,8 @@ MUONREF_API double muonref_clip_keras_global(double max_norm, const double *sums
  * 3.2): the float32 scale s = R32(c32 / max(N32, c32)), c32 = R32(max_norm)
  * (> 0), N32 = R32(sqrt(S32)), S32 the binary32 sum, in order, of each
  * present gradient's R32(sumsq[i]) (paddle.add_n of squared_l2_norm); 1
- * exactly at or below the bound; 0 for an infinite N32, NaN for a NaN one
- * (paddle.maximum propagates it).  PaddlePaddle python/paddle/nn/clip.py
+ * exactly at or below the bound; 0 for an infinite N32, 1 for a NaN one
+ * (paddle.maximum is `a > b ? a : b`: the NaN gradients stay NaN).  PaddlePaddle python/paddle/nn/clip.py
  * ClipGradByGlobalNorm._dygraph_clip (auto_skip_clip False, its default).
  * Multiply with muonref_clip_scale. */
 MUONREF_API double muonref_clip_paddle_global(double max_norm, const double *sumsq, size_t n);

@@ -398,9 +398,10 @@ static int set_split_sizes(muonref_options *o, const muonref_option_key *k, cons
 }
 
 /* Paddle's grad_clip (MUONREF_KEY_PADDLE_GRAD_CLIP, profile.h): null, or one of three ClipGradBase
- * objects by class name, each setting its own field (the others 0: Paddle takes one object).  Values
- * are options validation's to refuse (a negative clip_norm); a ClipGradByValue min other than -max is
- * not expressible (keras' symmetric clamp). */
+ * objects by class name, each setting its own field (the others 0: Paddle takes one object).  A negative
+ * value is options validation's to refuse; a bound that is 0 in binary32 (Paddle zeroes every gradient,
+ * or refuses max 0, where muonref's 0 is no clipping) or beyond it (an infinite bound) is not
+ * expressible, nor a ClipGradByValue min other than -max (keras' symmetric clamp). */
 static int set_paddle_grad_clip(muonref_options *o, const muonref_option_key *k, const json_t *v, const char *where,
                                 muonref_error *err)
 {
@@ -419,6 +420,9 @@ static int set_paddle_grad_clip(muonref_options *o, const muonref_option_key *k,
                                                       : NULL;
   if (!to || !real_value(json_object_get(v, value ? "max" : "clip_norm"), to))
     return bad(err, where, k->name, WHAT);
+  if (*to >= 0.0 && !((float)*to > 0.0f && isfinite((float)*to))) /* NaN and negatives: validation's */
+    return bad(err, where, k->name, "a clip object whose bound is positive and finite in float32 (Paddle zeroes "
+               "every gradient with 0, or refuses max 0; muonref's 0 is no clipping: not expressible)");
   if (to == &o->clip_grad_norm)
     o->clip_grad_form = MUONREF_CLIP_PADDLE;
   return MUONREF_OK;

@@ -397,8 +397,9 @@ static const flag_note NOTES[] = {
   /* keras (spec/profiles/keras.md) */
   {"PaddleClip", "BASIC", "Paddle's grad_clip before the step: ClipGradByGlobalNorm (every gradient by c / "
    "max(N, c) in float32: exactly 1 below the bound), ClipGradByNorm (each gradient by its own L2 norm) or "
-   "ClipGradByValue (a clamp)", "a port clipping by Megatron's or keras' global formula, each gradient by the "
-   "global norm, or one that ignores grad_clip moves the AdamW moments and the Muon momentum by other amounts",
+   "ClipGradByValue (a clamp); Megatron's and keras' global formulas lie within a rounding of Paddle's and pass",
+   "a port clipping each gradient by the global norm (or every gradient by each one's), one that clips one "
+   "branch only, or one that ignores grad_clip moves the AdamW moments and the Muon momentum by other amounts",
    {"spec/muon.md section 3.2", "spec/profiles/paddle.md section 8"}, {NULL}},
   {"KerasClip", "BASIC", "keras' gradient clipping before the decay and the step: clipnorm (each gradient by its own "
    "L2 norm), global_clipnorm (every gradient by the global scale, applied also below the bound) or clipvalue "

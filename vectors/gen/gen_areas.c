@@ -1914,7 +1914,9 @@ static void keras_clip_case(gen_ctx *g, const char *what, const muonref_options 
  * ClipGradByGlobalNorm (clip_grad_form paddle: c / max(N, c) in float32, exactly 1 below the bound), a
  * ClipGradByNorm (each gradient by its own norm) and a ClipGradByValue (a clamp), over three steps whose global
  * norms lie above and below the bound, on the kernel, bias and embedding of keras' cases (Paddle clips every
- * gradient, both branches, before its step).  After every other case of the area (their inputs stay). */
+ * gradient, both branches, before its step; under Paddle's routing the embedding is a Muon matrix, so the
+ * bias is the one AdamW gradient: the last case clips it).  After every other case of the area (their
+ * inputs stay). */
 static void gradients_clip_paddle(gen_ctx *g)
 {
   static const struct { const char *what; double each, value, global, norms[3]; } C[] = {
@@ -1926,6 +1928,9 @@ static void gradients_clip_paddle(gen_ctx *g)
      "1, the bias not (each gradient by its own norm)", 1.0, 0.0, 0.0, {4.0, 0.25, 2.0}},
     {"ClipGradByValue(0.1), global norms 4, 0.25, 2: elements of steps 1 and 3 clamped to [-0.1, 0.1], none of "
      "step 2's", 0.0, 0.1, 0.0, {4.0, 0.25, 2.0}},
+    {"ClipGradByNorm(0.1), global norms 3, 0.5, 1.2: every Muon gradient clipped to norm 0.1 at every step, the "
+     "AdamW bias's at steps 1 and 3 (norms about 0.25 and 0.15), not at step 2 (a port that clips the Muon "
+     "gradients only fails here)", 0.1, 0.0, 0.0, {3.0, 0.5, 1.2}},
   };
   for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
     muonref_options o = base(g, 0.02, 0.004);
