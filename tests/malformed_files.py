@@ -237,6 +237,15 @@ def dt_case(doc, tc):
     return next(t for g in doc['testGroups'] for t in g['tests'] if t['tcId'] == tc)
 
 
+def expect_edited(name, doc, fname, fragments):
+    """Writes the edited vector file doc as tmp/fname and expects exit 2 with the fragments (fast-bf16)."""
+    path = os.path.join(tmp, fname)
+    with open(path, 'w') as f:
+        json.dump(doc, f)
+    expect2(name, ['--impl', 'fast-bf16', path], fname, *fragments)
+    os.remove(path)
+
+
 def bf16_grad_as_f32(g):
     g.update(dtype='f32', hex=''.join(g['hex'][k:k + 4] + '0000' for k in range(0, len(g['hex']), 4)))
 
@@ -254,10 +263,7 @@ for name, edit, fragments in [
          ['steps[1].grads[0]', 'expected "bf16" (the dtype of "roundTripDtype")'])]:
     _d = dt_doc()
     edit(_d)
-    with open(os.path.join(tmp, 'torch_dtypes.json'), 'w') as f:
-        json.dump(_d, f)
-    expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'torch_dtypes.json')], 'torch_dtypes.json', *fragments)
-    os.remove(os.path.join(tmp, 'torch_dtypes.json'))
+    expect_edited(name, _d, 'torch_dtypes.json', fragments)
 
 # master weights (spec/muon.md 10, paddle_dtypes' MasterWeights case): a "master" where the case has none, none
 # where it has one, master_weights with a change of dtype: malformed files (exit 2)
@@ -292,10 +298,7 @@ for name, edit, fragments in [
          ['master_weights with "roundTripDtype"'])]:
     _d = pd_doc()
     edit(_d)
-    with open(os.path.join(tmp, 'paddle_dtypes.json'), 'w') as f:
-        json.dump(_d, f)
-    expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'paddle_dtypes.json')], 'paddle_dtypes.json', *fragments)
-    os.remove(os.path.join(tmp, 'paddle_dtypes.json'))
+    expect_edited(name, _d, 'paddle_dtypes.json', fragments)
 
 # Paddle's grad_clip (spec/muon.md 3.2): a bound that is 0 or infinite in float32 is not expressible (Paddle zeroes
 # every gradient with 0, where muonref's 0 is no clipping), nor an unknown class: malformed files (exit 2)
@@ -311,11 +314,7 @@ for name, value, fragments in [
     _d = copy.deepcopy(_pg)
     next(t for g in _d['testGroups'] for t in g['tests'] if t['tcId'] == _clip)['groups'][0]['options'][
         'grad_clip'] = value
-    with open(os.path.join(tmp, 'paddle_gradients.json'), 'w') as f:
-        json.dump(_d, f)
-    expect2(name, ['--impl', 'fast-bf16', os.path.join(tmp, 'paddle_gradients.json')], 'paddle_gradients.json',
-            *fragments)
-    os.remove(os.path.join(tmp, 'paddle_gradients.json'))
+    expect_edited(name, _d, 'paddle_gradients.json', fragments)
 
 
 def as_dtype(q, dtype):
