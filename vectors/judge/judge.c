@@ -516,8 +516,10 @@ static int judge_state(const json_t *got, const json_t *exp, const tol *t, const
  * i has a "master", the result's bf16 parameter must be its own master
  * rounded to bf16 (nearest even), bit for bit: a port that does not copy
  * the master back, or casts by truncation, is told so, whatever the noise
- * of its update.  Nothing where the result has no master (judge_state
- * reports it missing) or a parameter of another dtype (judge_step did). */
+ * of its update.  Run before the parameters and the state are compared
+ * (judge_step), so that its words lead.  Nothing where the result has no
+ * master (judge_state then reports it missing) or a parameter of another
+ * dtype (judge_step reports that). */
 static int judge_master_copy(const json_t *gp, const json_t *gs, const json_t *es, muonref_verdict *v,
                              muonref_error *err)
 {
@@ -529,7 +531,7 @@ static int judge_master_copy(const json_t *gp, const json_t *gs, const json_t *e
       continue;
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
-    muonref_tensor a, m; /* both the result's: a malformed one is the port's (judge_state parsed the master) */
+    muonref_tensor a, m; /* both the result's: one that does not decode is a bad result, as in judge_state */
     int st = tensor(&a, p, "result", name, err);
     if (!st && (st = tensor(&m, gm, "result", name, err)))
       muonref_tensor_free(&a);
