@@ -502,6 +502,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
     return failv(c, "\"groups\" must be a non-empty array of {\"options\", \"params\"}");
   unsigned char used[256] = {0};
   size_t listed = 0;
+  int any_master = 0; /* a group under master_weights (spec/muon.md 10) */
   for (size_t g = 0; g < json_array_size(gs); g++) {
     const json_t *gj = json_array_get(gs, g), *idx = json_object_get(gj, "params");
     snprintf(name, sizeof name, "groups[%zu]", g);
@@ -510,6 +511,8 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
     if ((st = only_members(c, gj, name, GROUP_MEMBERS)) || (st = options_ok(c, json_object_get(gj, "options"), vf, g,
                                                                              error_test)))
       return st;
+    int master = master_group(gj, vf->profile);
+    any_master |= master;
     for (size_t k = 0; k < json_array_size(idx); k++, listed++) {
       const json_t *v = json_array_get(idx, k);
       if (!json_is_integer(v) || json_integer_value(v) < 0 || (size_t)json_integer_value(v) >= vf->n_params)
@@ -519,7 +522,7 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
         return failv(c, "%s.params[%zu]: parameter %zu is listed twice (each parameter belongs to one group)", name,
                      k, i);
       used[i] = 1;
-      vf->master[i] = master_group(gj, vf->profile) && muonref_case_param_bf16(t, i);
+      vf->master[i] = master && muonref_case_param_bf16(t, i);
     }
   }
   if (listed != vf->n_params)
@@ -536,10 +539,9 @@ static int run_ok(ctx *c, const json_t *t, vfile *vf, int error_test)
     return failv(c, "\"roundTripAfter\" needs at least two steps");
   if ((rt && (st = int_in(c, rt, "roundTripAfter", 1, vf->n_steps - 1, NULL))) || (st = round_trip_dtype_ok(c, t, vf)))
     return st;
-  for (size_t g = 0; g < json_array_size(gs); g++)
-    if (json_object_get(t, "roundTripDtype") && master_group(json_array_get(gs, g), vf->profile))
-      return failv(c, "groups[%zu]: master_weights with \"roundTripDtype\": a master weight across a change of dtype "
-                      "is not defined (spec/muon.md 10)", g);
+  if (json_object_get(t, "roundTripDtype") && any_master)
+    return failv(c, "master_weights with \"roundTripDtype\": a master weight across a change of dtype is not "
+                    "defined (spec/muon.md 10)");
   for (size_t k = 0; k < json_array_size(steps); k++) {
     const json_t *s = json_array_get(steps, k), *gl = json_object_get(s, "grads");
     snprintf(name, sizeof name, "steps[%zu]", k);

@@ -525,9 +525,8 @@ static int judge_master_copy(const json_t *gp, const json_t *gs, const json_t *e
 {
   for (size_t i = 0; i < json_array_size(es); i++) {
     const json_t *gm = json_object_get(json_array_get(gs, i), "master"), *p = json_array_get(gp, i);
-    if (!json_object_get(json_array_get(es, i), "master") || !gm ||
-        strcmp(json_string_value(json_object_get(p, "dtype")) ? json_string_value(json_object_get(p, "dtype")) : "",
-               "bf16"))
+    const char *dtype = json_string_value(json_object_get(p, "dtype"));
+    if (!json_object_get(json_array_get(es, i), "master") || !gm || !dtype || strcmp(dtype, "bf16"))
       continue;
     char name[64];
     snprintf(name, sizeof name, "params[%zu]", i);
