@@ -83,7 +83,7 @@ static int run(const char *const *argv, const char *out)
 
 /* The keyword names of the port's constructor, one per line into file
  * `names` (the driver's own loader, inspect.signature).  A constructor with
- * **kwargs passes them on to its base class's (tests/torch_megatron_port.py
+ * **kwargs passes them on to its base class's (tests/ports/torch_megatron_port.py
  * MegatronMuon017(params, muon_use_nesterov=False, **kwargs)): the names of
  * each __init__ up the method resolution order follow, to the first that
  * takes no **kwargs, each class's after a line "--".  The first __init__ is

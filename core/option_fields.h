@@ -3,7 +3,7 @@
  * reads and compares the options through this table, `muonref state`
  * prints them from it, and the profile records (vectors/format/record.c) spell
  * them by it, so that a field added to the struct and not here
- * is caught by tests/check_state (option_table_covers_every_field: every
+ * is caught by tests/unit/check_state (option_table_covers_every_field: every
  * byte of the struct that is not padding belongs to one entry) instead of
  * being silently left out of checkpoints.  Internal (not installed). */
 #ifndef MUONREF_CORE_OPTION_FIELDS_H

@@ -387,7 +387,7 @@ int muonref_nsk_axpy_copy(float *X, uint16_t *Xb, const float *BX, size_t len, f
 
 /* Not a target_clones function: with the file's static clones GCC 12 gave
  * this one's ifunc symbol global binding and default visibility, past
- * -fvisibility=hidden and fast/hide-resolvers.map (tests/api-symbols.sh;
+ * -fvisibility=hidden and fast/hide-resolvers.map (tests/scripts/api-symbols.sh;
  * the other clones' stayed local, why was not found).  A shift needs no
  * AVX2. */
 void muonref_nsk_to_bf16(uint16_t *dst, const float *src, size_t len) { to_bf16_run(dst, src, len); }

@@ -4,7 +4,7 @@
 # (help2man; `make man` runs it).  The extra sections of each page come from
 # SRCDIR/man/common.h2m and SRCDIR/man/muonref-COMMAND.h2m when present.
 # The pages are committed, so that building needs no help2man;
-# tests/man-pages.sh checks that they still carry every option of --help.
+# tests/scripts/man-pages.sh checks that they still carry every option of --help.
 set -eu
 muonref=$1 src=$2
 command -v help2man >/dev/null || { echo "man/generate.sh: needs help2man (apt-get install help2man)" >&2; exit 2; }

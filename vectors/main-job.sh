@@ -66,10 +66,10 @@ done
 
 have_torch=0
 "$python" -c 'import torch' >/dev/null 2>&1 && have_torch=1
-stage "the PyTorch test ports: each over every profile, in $jobs processes (tests/cross-matrix.sh)"
+stage "the PyTorch test ports: each over every profile, in $jobs processes (tests/scripts/cross-matrix.sh)"
 if [ $have_torch -eq 1 ]; then
   MUONREF="$muonref" MUONREF_SRCDIR="$src" MUONREF_JOBS=$jobs MUONREF_CROSS_RESULTS="$PWD/$out/ports" \
-    sh "$src/tests/cross-matrix.sh" "$out/vectors" >"$out/cross.txt" 2>&1
+    sh "$src/tests/scripts/cross-matrix.sh" "$out/vectors" >"$out/cross.txt" 2>&1
   rc=$?
   cat "$out/cross.txt"
   [ $rc -gt $status ] && status=$rc
@@ -78,11 +78,11 @@ else
 fi
 
 stage "each profile's PyTorch test port over its own profile"
-# the port's mode in this table is its record's (test_port.mode, tests/ports.sh):
+# the port's mode in this table is its record's (test_port.mode, tests/lib/ports.sh):
 # nemo's port raw (it emulates bf16 itself), every other one neutral (spec/vectors.md
 # 5.3); the runs are the cross matrix's
 srcdir=$src
-. "$src/tests/ports.sh"
+. "$src/tests/lib/ports.sh"
 ports_read || status=2
 for p in $profiles; do
   r=$out/ports/$p-$p
@@ -99,10 +99,10 @@ for p in $profiles; do
   fi
 done
 
-stage "each distributed profile's test port over 4 ranks on its sharded areas (tests/torch_dist_test.py --every-profile 4)"
+stage "each distributed profile's test port over 4 ranks on its sharded areas (tests/scripts/torch_dist_test.py --every-profile 4)"
 if [ $have_torch -eq 1 ]; then
   mkdir -p "$out/dist"
-  "$python" "$src/tests/torch_dist_test.py" "$muonref" "$src" "$PWD/$out/dist" --every-profile 4 >"$out/dist.txt" 2>"$out/dist.err"
+  "$python" "$src/tests/scripts/torch_dist_test.py" "$muonref" "$src" "$PWD/$out/dist" --every-profile 4 >"$out/dist.txt" 2>"$out/dist.err"
   rc=$?
   grep -v '^[0-9]*%: Checks:' "$out/dist.txt"
   tail -n 1 "$out/dist.txt"

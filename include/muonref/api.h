@@ -2,7 +2,7 @@
  *
  * The libraries are built with -fvisibility=hidden: exactly the functions
  * declared with MUONREF_API in the installed headers are exported (the
- * test tests/api-symbols.sh compares the shared libraries' dynamic symbols
+ * test tests/scripts/api-symbols.sh compares the shared libraries' dynamic symbols
  * with those declarations).  MUONREF_NODISCARD marks every function whose
  * int result is a status (muonref/status.h): ignoring it is a warning. */
 #ifndef MUONREF_API_H

@@ -9,7 +9,7 @@
  * (format: spec/profiles/profile.schema.json, spec/profiles/README.md);
  * the table of this library, core/profile_table.h, and the ids,
  * muonref/profile_ids.h, are generated from the records (`make
- * profile-tables`; tests/profile-records.sh checks they are in step).
+ * profile-tables`; tests/scripts/profile-records.sh checks they are in step).
  * `nemo` is the first (seed: NVIDIA-NeMo PR #16427,
  * nemo/core/optim/muon.py); spec/muon.md "Profiles" and spec/profiles/
  * describe each one. */

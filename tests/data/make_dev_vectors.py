@@ -165,7 +165,7 @@ def main():
                          'reference': 'derived by hand (see the script), for driver development only', 'seed': 0},
            'profile': 'nemo', 'area': 'dev',
            'numberOfTests': len(tests_step) + 2 + len(errors),
-           'header': ['Hand-derived cases for developing tests/torch-driver.sh; not golden vectors.'],
+           'header': ['Hand-derived cases for developing tests/scripts/torch-driver.sh; not golden vectors.'],
            'notes': {'RoundTrip': 'state exported and imported after a step', 'Nesterov': 'Nesterov form',
                      'WeightDecay': 'decoupled weight decay'},
            'testGroups': [{'kind': 'step', 'tests': tests_step}, {'kind': 'ns', 'tests': [ns_case]},

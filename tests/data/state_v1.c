@@ -1,5 +1,5 @@
 /* Writes tests/data/state_v1.bin with muonref d7bd2c1's muonref_state_save (format 1): the
- * optimizer of tests/check_state.c's make(0.5, SHAPES) after two steps, profile "nemo". */
+ * optimizer of tests/unit/check_state.c's make(0.5, SHAPES) after two steps, profile "nemo". */
 #include <stdio.h>
 #include <muonref.h>
 int main(int argc, char **argv)

@@ -4,12 +4,12 @@ Nothing here changes what a port computes.  It provides
 - the shims a port written for a newer PyTorch needs to import (SHIMS: `torch.compile` as the
   identity, `torch.optim.lr_scheduler.LRScheduler` as 1.13's `_LRScheduler`);
 - `load_file`, which imports one fetched file as a module, and `upstream()`, the loaders of
-  tests/upstream-diff.py for the upstream ports (torch.optim.Muon with its four-definition shim,
+  tests/scripts/upstream-diff.py for the upstream ports (torch.optim.Muon with its four-definition shim,
   Moonlight's training script with stub modules, timm's five files as a package);
 - `keller_aux`, which pairs a Muon-only optimizer class (most copies of Keller's `Muon`) with
   the keller profile's own AdamW, so that the port runs the keller vectors, whose cases carry
   Keller's `use_muon` groups (spec/profiles/keller.md 1).  The AdamW part is
-  tests/torch_keller_port.py's `SingleDeviceMuonWithAuxAdam` over the `use_muon=False` groups
+  tests/ports/torch_keller_port.py's `SingleDeviceMuonWithAuxAdam` over the `use_muon=False` groups
   only, so every failure is the Muon class's.
 
 run.py writes, per port, a module `port.py` that calls these and exports `Port` (what the driver's
@@ -134,10 +134,10 @@ def load_defs(path, name, names, preamble='import torch'):
 
 
 def upstream():
-    """tests/upstream-diff.py as a module (its loaders: load_torch_muon, load_moonlight, load_timm)."""
+    """tests/scripts/upstream-diff.py as a module (its loaders: load_torch_muon, load_moonlight, load_timm)."""
     name = 'muonref_upstream_diff'
     if name not in sys.modules:
-        load_file(os.path.join(TESTS, 'upstream-diff.py'), name)
+        load_file(os.path.join(TESTS, 'scripts', 'upstream-diff.py'), name)
     return sys.modules[name]
 
 
@@ -150,7 +150,7 @@ def keller_aux(muon_cls, construct='groups', kwargs=None):
     what a group leaves out.  construct 'kwargs': one muon_cls(params, **kw) per Muon group,
     kw the group's keys renamed by `kwargs` ({group key: constructor keyword}); a key the
     class does not take is not passed (the class then does without it: that is its behaviour)."""
-    sys.path.insert(0, TESTS)
+    sys.path.insert(0, os.path.join(TESTS, 'ports'))
     import torch_keller_port as kp  # noqa: E402
 
     def build(param_groups):
@@ -183,8 +183,8 @@ def moonlight_aux(muon_cls, construct='kwargs', kwargs=None):
     nesterov, ns_steps, adamw_betas, adamw_eps; spec/profiles/moonlight.md): the Muon-only class
     gets muon_params and the keywords renamed by `kwargs` ({Moonlight keyword: its keyword}; the
     others it does without), the AdamW parameters the moonlight test port
-    (tests/torch_moonlight_port.py) over adamw_params alone."""
-    sys.path.insert(0, TESTS)
+    (tests/ports/torch_moonlight_port.py) over adamw_params alone."""
+    sys.path.insert(0, os.path.join(TESTS, 'ports'))
     import torch_moonlight_port as mp  # noqa: E402
 
     def build(muon_params=None, adamw_params=None, **kw):

@@ -198,7 +198,7 @@ def write_port(d, files, wdir):
     elif loader == 'defs':  # the optimizer's definitions out of a training script
         lines.append(f'mod = glue.load_defs({main!r}, {modname!r}, {list(d["defs"])!r})')
     elif loader == 'path':  # a file of this repository (a test port), edited: its siblings from tests/
-        lines.append(f'sys.path.append({os.path.join(ROOT, "tests")!r})')
+        lines.append(f'sys.path.append({os.path.join(ROOT, "tests", "ports")!r})')
         lines.append(f'mod = glue.load_file({main!r}, {modname!r})')
     elif loader == 'moonlight':
         lines.append(f'mod = glue.upstream().load_moonlight({main!r})')

@@ -1162,7 +1162,7 @@ class DionAdapter(Adapter):
 
 
 class OptaxAdapter(Adapter):
-    """optax.contrib.muon (spec/profiles/optax.md) through tests/torch_optax_port.py's Muon: one
+    """optax.contrib.muon (spec/profiles/optax.md) through tests/ports/torch_optax_port.py's Muon: one
     transformation over every parameter (one param group), options by optax's names
     (learning_rate, beta, eps, adam_b1, adam_b2, ...); every 2-D parameter takes Muon, the rest
     NAdam(W); Newton-Schulz in float32 (the driver's --ns-format fp32)."""
@@ -1209,7 +1209,7 @@ class OptaxAdapter(Adapter):
 
 
 class MegatronAdapter(Adapter):
-    """Megatron-LM's Muon (spec/profiles/megatron.md) as tests/torch_megatron_port.py's
+    """Megatron-LM's Muon (spec/profiles/megatron.md) as tests/ports/torch_megatron_port.py's
     MegatronMuon: OptimizerConfig's names; lr, weight_decay, muon_momentum, adam_beta1,
     adam_beta2, adam_eps and use_muon (False: the embedding/output tag) per group, the
     others (clip_grad, muon_nesterov or at core_v0.17 muon_use_nesterov, muon_scale_mode,
@@ -1285,7 +1285,7 @@ class MegatronAdapter(Adapter):
 
 class MegatronAdaptiveAdapter(MegatronAdapter):
     """Megatron Core's optimizer='adaptive_muon' (spec/profiles/megatron.md 8) as
-    tests/torch_megatron_port.py's MegatronAdaptiveMuon: megatron's keys and the three of
+    tests/ports/torch_megatron_port.py's MegatronAdaptiveMuon: megatron's keys and the three of
     adaptive_muon, one value for the optimizer; the state's moment2_buffer is the second
     moment.  Another profile's options: megatron's mapping (its second moment keeps the
     port's defaults: no nemo option sets one)."""

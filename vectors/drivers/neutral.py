@@ -35,7 +35,7 @@ a bf16 tensor argument and computes something is evaluated as follows:
    toward a bf16 gradient: "expected dtype c10::BFloat16 for `end` but got dtype float"),
    and where it refuses, the mode raises the same error instead of computing in binary32,
    so a port that crashes raw on every platform does not pass in neutral mode
-   (tests/torch-neutral.sh).
+   (tests/scripts/torch-neutral.sh).
 
 Operations that only move, view or create data (views of every kind,
 copies and dtype conversions, `*_like` factories, fills, `.item()`,

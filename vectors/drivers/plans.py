@@ -7,8 +7,8 @@ vector paths of the one-run command line, as shell words (shlex, POSIX
 rules: quotes and backslashes as in sh; '#' starts a comment; blank lines
 are skipped), e.g.
 
-    --mode neutral --optimizer tests/torch_nemo_port.py:Muon --adapter nemo --out work/a.json vectors/nemo
-    -q --lifecycle training-loop --optimizer tests/torch_torch_port.py:Muon --adapter torch --out work/b.json vectors/torch
+    --mode neutral --optimizer tests/ports/torch_nemo_port.py:Muon --adapter nemo --out work/a.json vectors/nemo
+    -q --lifecycle training-loop --optimizer tests/ports/torch_torch_port.py:Muon --adapter torch --out work/b.json vectors/torch
 
 Every line is parsed first: a line the one-run parser refuses, or one that
 holds --plan, --jobs or --world-size (whose rank processes must be forked

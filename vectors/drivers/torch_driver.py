@@ -225,7 +225,7 @@ def split_gradient(g: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     NaN is quieted by any float32 addition, so no gradient accumulation carries one: the
     vectors hold none (checked when a step runs: the driver compares the accumulated .grad
     with the vector's bits).  Shapes: g1, g2 have g's shape; new tensors.  Tested:
-    tests/torch_lifecycle_test.py."""
+    tests/scripts/torch_lifecycle_test.py."""
     g = g.detach().to(torch.float32).contiguous()
     g1 = (g.view(torch.int32) & -65536).view(torch.float32)
     finite = torch.isfinite(g)

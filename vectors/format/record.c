@@ -1457,7 +1457,7 @@ int muonref_record_use(const char *path, const char *records, const muonref_reco
   muonref_record *all;
   size_t n;
   if (records && muonref_record_read_dir(records, &all, &n, NULL) == MUONREF_OK) {
-    if (id < n && !strcmp(all[id].name, bname)) { /* the same profile as the C row (tests/profile-records.sh) */
+    if (id < n && !strcmp(all[id].name, bname)) { /* the same profile as the C row (tests/scripts/profile-records.sh) */
       *base = all[id];
       link_row(base);
     }

@@ -30,7 +30,7 @@
 #define MUONREF_RECORD_MAX_KEYS 32
 #define MUONREF_RECORD_MAX_AREAS 24
 #define MUONREF_RECORD_MAX_UNEXPRESSED 16
-#define MUONREF_RECORD_MAX_FIELDS 128 /* >= muonref_option_field_count (67; tests/check_state checks <= 128) */
+#define MUONREF_RECORD_MAX_FIELDS 128 /* >= muonref_option_field_count (67; tests/unit/check_state checks <= 128) */
 #define MUONREF_RECORD_MAX_CHECKS 16
 
 /* Where a key goes when a port is built from a vector (for the Python
@@ -42,7 +42,7 @@ typedef enum muonref_key_scope {
   MUONREF_SCOPE_ROUTE = 3       /* no keyword: which branch or list a parameter joins (the adapter's) */
 } muonref_key_scope;
 
-/* The test port of a profile (tests/torch_NAME_port.py): PyTorch, run by
+/* The test port of a profile (tests/ports/torch_NAME_port.py): PyTorch, run by
  * vectors/drivers/torch_driver.py with `adapter` in `mode`, Newton-Schulz
  * in `ns_format`; `constructor` says how its constructor takes the key
  * table (groups_and_keywords, groups, keywords, adapter). */
@@ -54,7 +54,7 @@ typedef struct muonref_test_port {
   /* "refuses": the exceptions (a prefix of "Type: message") the test port
    * raises on inputs its upstream refuses and no error case of the vectors
    * carries: a bare assert, a rule of another profile's case (optax's
-   * "every leaf needs a gradient"); tests/profile-ports.sh accepts these
+   * "every leaf needs a gradient"); tests/scripts/profile-ports.sh accepts these
    * skips in cross-profile runs (spec/profiles/README.md) */
   char refuses[MUONREF_RECORD_MAX_REFUSES][200];
   int n_refuses;

@@ -95,7 +95,7 @@ const char *muonref_gen_area_list(void)
  * Bnn"), ERROR_HANDLING, JUDGING (how a case is judged, not a class of
  * bug).  faults: the deliberate faults of fast/faults.h (muonref check
  * --fault NAME) that fail at least one case with this flag, in bf16 or fp32
- * (tests/check_faults proves each link). */
+ * (tests/unit/check_faults proves each link). */
 typedef struct flag_note {
   const char *flag, *bug_type, *description, *effect;
   const char *links[3];

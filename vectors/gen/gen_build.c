@@ -578,7 +578,7 @@ static double bf16_noise_rel(const muonref_options *o)
  * once computes that run but where an accumulation lands within a binary32
  * error of a bf16 rounding boundary.  Measured over every Bf16Noise case
  * of every profile (the fast bf16 path, the test ports in neutral mode on
- * PyTorch 1.13 CPU; tests/norm_noise.py): worst 0.0017 (torch_routing #19,
+ * PyTorch 1.13 CPU; tests/scripts/norm_noise.py): worst 0.0017 (torch_routing #19,
  * the fast path), 0.0013 (keller_defaults #1, the keller port); 0.004 is
  * 2.3 times that and leaves a 1 % scale error 0.006 for the rounding
  * allowance.  Polar Express's first polynomial (slope about 16) amplifies

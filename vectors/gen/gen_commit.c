@@ -90,7 +90,7 @@ int muonref_gen_commit_stage(gen_commit *c, const json_t *j, const char *final, 
 }
 
 /* rename(2) from, to; under MUONREF_TEST_HOOKS the k-th call fails with
- * EIO when MUONREF_TEST_GEN_FAIL_RENAME=k (tests/gen-atomic.sh). */
+ * EIO when MUONREF_TEST_GEN_FAIL_RENAME=k (tests/scripts/gen-atomic.sh). */
 static int rename_hooked(const char *from, const char *to)
 {
 #ifdef MUONREF_TEST_HOOKS

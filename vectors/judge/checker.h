@@ -1,7 +1,7 @@
 /* muonref: the vector checker as a library: judges our fast path (with an
  * optional deliberate fault) or an outside results file against vector
  * files, counting per area (spec/vectors.md).  Used by `muonref check` and
- * by the mutation tests (tests/check_faults.c). */
+ * by the mutation tests (tests/unit/check_faults.c). */
 #ifndef MUONREF_VECTORS_CHECKER_H
 #define MUONREF_VECTORS_CHECKER_H
 
@@ -82,7 +82,7 @@ typedef struct muonref_checker {
   int diagnose;             /* results mode: diagnose failing cases (diagnose.h) */
   const char *only_flag;    /* judge only the cases carrying this flag (NULL: all) */
   const json_t *any_flag;   /* NULL, or an array of flags: judge only the cases carrying at least one of
-                               them (and only_flag where set); not owned.  tests/check_faults.c judges the
+                               them (and only_flag where set); not owned.  tests/unit/check_faults.c judges the
                                cases of the flags whose notes link a fault first (spec/vectors.md 2.5) */
   json_t *platform_json;    /* results mode: the "platform" object, or NULL */
   json_t *distributed_json; /* results mode: the driver's "distributed" object (--world-size), or NULL */
@@ -98,7 +98,7 @@ typedef struct muonref_checker {
    * MUONREF_EIO) stops the run with that status, its message in *err. */
   int (*on_case)(void *ctx, const muonref_case_verdict *v, muonref_error *err);
   void *on_case_ctx;
-  /* The mutation tests (tests/check_faults.c) judge the same files some
+  /* The mutation tests (tests/unit/check_faults.c) judge the same files some
    * hundreds of times and ask only whether a fault fails a case: */
   json_t *loaded;           /* NULL, or an object path -> vector file as loaded and validated, shared
                                between runs (not owned): a run takes its files from it and adds those

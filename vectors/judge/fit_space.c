@@ -25,7 +25,7 @@ enum { F_REAL, F_INT, F_LONG, F_BOOL, F_ENUM, F_COEFFS, F_PATTERNS, F_SIZES };
  * each touches and the common alternatives the spec lists beyond the
  * profiles' values (spec/vectors.md 7), NAN-terminated.  The space takes
  * every field of core/option_fields.c: each is either here or in EXCLUDED
- * with the reason (tests/check_state: fit_space_covers_every_option_field),
+ * with the reason (tests/unit/check_state: fit_space_covers_every_option_field),
  * and one in neither is searched over the profiles' values, touching every
  * kind of case.  The order is the space's (ties of the fit go to the
  * earlier change). */
@@ -379,7 +379,7 @@ static int field_keyed(const muonref_profile *p, const field *f) { return key_of
  * AdamW groups read it too (an AdamW fallback; a weight_decay not replaced
  * by AdamW's own, adam_decay_own): a port that hard-codes the value in its
  * Muon branch (Keller's decay fixed at 0.01) leaves its AdamW groups as the
- * profile's, which a change in every group does not (tests/fit-variants.sh
+ * profile's, which a change in every group does not (tests/scripts/fit-variants.sh
  * 16e); the option ignored likewise (a Muon class without weight decay
  * beside Keller's AdamW: the eval's qwen3-mini).  Appended after the changes in every group, so that where both give
  * the same run (a case without AdamW groups) the two are merged. */
@@ -460,7 +460,7 @@ static int coeff_typos(double x, int replace, double *out)
  * the profile's triples, one digit wrong (coeff_typos), the rest as the
  * profile has them.  A replaced digit only in a list of one triple: in a
  * list of five, 15 coefficients of up to 7 digits are about 1,000
- * replacements, and the fit's time grows with them (tests/fit-times.sh);
+ * replacements, and the fit's time grows with them (tests/scripts/fit-times.sh);
  * swapped digits in every list. */
 static void add_typos(list *l, const muonref_options *base, size_t fi, size_t first)
 {

@@ -93,7 +93,7 @@ int muonref_fit_option_only(const muonref_fit_change *c, const char *profile);
 /* Whether the space searches entry i of muonref_option_fields
  * (core/option_fields.h): 1 searched; 0 excluded, *why set to the written
  * reason; -1 neither, both, or i out of range (a field the fit's tables
- * do not account for; tests/check_state fails on it). */
+ * do not account for; tests/unit/check_state fails on it). */
 int muonref_fit_field_searched(size_t i, const char **why);
 
 /* The first name in the fit's tables of searched and excluded fields that

@@ -6,12 +6,12 @@
  *    <testcase> per vector case.  The structure follows the Ant/Surefire
  *    JUnit report as described by the Jenkins xUnit plugin's junit-10.xsd
  *    and Maven Surefire's surefire-test-report-3.0.xsd; vectors/junit.xsd is
- *    our own schema of the subset we write, and tests/report-formats.sh
+ *    our own schema of the subset we write, and tests/scripts/report-formats.sh
  *    validates our output against it with xmllint.
  *  - TAP version 14 or 13 (report_tap.c;
  *    https://testanything.org/tap-version-14-specification.html,
  *    tap-version-13-specification.html) streamed case by case;
- *    tests/report-formats.sh parses it with Perl's TAP::Parser and prove.
+ *    tests/scripts/report-formats.sh parses it with Perl's TAP::Parser and prove.
  *
  * Nothing is half-written: the JUnit file is composed in memory and written
  * by muonref_output_write (core/output.h: a regular file or a new name
