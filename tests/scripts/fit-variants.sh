@@ -694,12 +694,14 @@ PY
       grep '^explained' "$work/adaptive_v020.out"; status=1
     fi; }
 # kozistr/pytorch_optimizer's AdaMuon (spec/profiles/pytorch_optimizer_adamuon.md 12): the test port without its
-# rescale to unit norm (M:601 removed) is what timm's AdaMuon without its RMS norm gives
+# rescale to unit norm (M:601 removed) is what timm's AdaMuon without its RMS norm gives (timm_adamuon_no_rms_norm),
+# told in this profile's words: the option change moment2_rescale unit -> none (a fault named for another port gives
+# way to a change of the same runs, fit.c foreign_fault)
 make_variant adamuon_no_rescale torch_pytorch_optimizer_adamuon_port.py '        o.div_(o.norm().add_(eps))                        # NS_DTYPE norm, + eps in NS_DTYPE' \
   '        o.div_(gain)' &&
   run_variant adamuon_no_rescale AdaMuon pytorch_optimizer_adamuon \
     "$v/pytorch_optimizer_adamuon/pytorch_optimizer_adamuon_momentum.json" &&
-  fitted adamuon_no_rescale 'timm_adamuon_no_rms_norm'
+  fitted adamuon_no_rescale 'moment2_rescale unit -> none'
 # the same port "fixed" to the AdaMuon paper's RMS alignment (its 0.2 sqrt(numel) after the norm, so it no longer
 # cancels, on top of use_adjusted_lr's scale): moment2_rescale rms (spec/muon.md 7.4), not a scale rule
 make_variant adamuon_double_scale torch_pytorch_optimizer_adamuon_port.py '        o.div_(o.norm().add_(eps))                        # NS_DTYPE norm, + eps in NS_DTYPE' \
@@ -1047,7 +1049,9 @@ make_variant keller_fp16_after torch_keller_port.py '    X = G.to(NS_DTYPE)' \
   '    X = (G.float() / (G.float().norm(dim=(-2, -1), keepdim=True) + NS_EPS)).half().to(NS_DTYPE)' &&
   run_passing keller_fp16_after SingleDeviceMuonWithAuxAdam keller "$v/keller/keller_overflow.json"
 # Paddle's grad_clip (paddle_gradients' PaddleClip cases, vector release 2026.12.31): the test port with grad_clip
-# ignored; the answer key: the five PaddleClip cases fail, each told that grad_clip's clipping is off
+# ignored; the answer key: the five PaddleClip cases fail, each told that grad_clip's clipping is off, in Paddle's
+# words: no fault named for another port (megatron_no_clip and keras_clipnorm_global give the same runs; before,
+# "the same here: megatron_no_clip" and "... = grad_clip (any) -> None (0) and keras_clipnorm_global")
 make_variant paddle_clip_ignored torch_paddle_port.py '        self.grad_clip = grad_clip' \
   '        self.grad_clip = None' &&
   run_variant paddle_clip_ignored Muon paddle "$v/paddle/paddle_gradients.json" &&
@@ -1058,6 +1062,12 @@ make_variant paddle_clip_ignored torch_paddle_port.py '        self.grad_clip = 
   else
     echo "FAIL: paddle_clip_ignored: expected the five PaddleClip cases to fail:"
     grep '^FAIL' "$work/paddle_clip_ignored.out"; status=1
+  fi &&
+  if grep -E '^ *(diagnosis|explained)' "$work/paddle_clip_ignored.out" | grep -qE 'megatron_|keras_'; then
+    echo "FAIL: paddle_clip_ignored: a fault named for another port in Paddle's explanation:"
+    grep -E '^ *(diagnosis|explained)' "$work/paddle_clip_ignored.out" | grep -E 'megatron_|keras_'; status=1
+  else
+    echo "ok: paddle_clip_ignored: explained in Paddle's own words (no megatron_ or keras_ fault named)"
   fi
 # master weights (paddle_dtypes' MasterWeights case, vector release 2026.12.31): the paddle test port with
 # multi_precision ignored steps the bf16 parameters themselves; the answer key: that case alone fails, told the fault

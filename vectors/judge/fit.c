@@ -950,6 +950,35 @@ static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
 
 static int better(signed char m1, float d1, signed char m2, float d2) { return m1 > m2 || (m1 == m2 && d1 < d2); }
 
+/* Whether space change ch is a fault named for another port: its name
+ * begins with a built-in profile's name (before any '@') and '_', and the
+ * fitted profile's name does not begin with that name.  Such a name speaks
+ * another port's option words (keras_clipnorm_global, "where keras clips
+ * each gradient by its own norm", on a Paddle port whose ClipGradByNorm
+ * clips globally; megatron_no_clip for Paddle's grad_clip left out): where
+ * a change that is not such a fault gives the same runs, the report names
+ * that one alone (muonref_fit_failure's tie-break, "the same here", merge_same). */
+static int foreign_fault(const pfit *p, int a)
+{
+  if (a < 0 || p->space[a].fault <= 0)
+    return 0;
+  const char *fn = muonref_fault_info_at(p->space[a].fault)->name;
+  size_t at = 0;
+  for (size_t i = 0; i < muonref_profile_count(); i++) {
+    const char *pn = muonref_profile_at(i)->name;
+    size_t l = strcspn(pn, "@");
+    if (l > at && !strncmp(fn, pn, l) && fn[l] == '_')
+      at = l;
+  }
+  return at && strncmp(p->profile, fn, at) != 0;
+}
+
+/* Whether candidate c holds a fault named for another port (foreign_fault). */
+static int foreign(const pfit *p, const cand *c)
+{
+  return foreign_fault(p, c->a) || foreign_fault(p, c->b) || foreign_fault(p, c->t);
+}
+
 /* How a strong match (the port's result passes the case judged against the
  * change's run, at the case's own tolerance) is worded: "exactly" only when
  * the port's result is the run's bit for bit (distance 0); on a Bf16Noise
@@ -976,7 +1005,7 @@ static void count_traits(pfit *p, unsigned t, const char *kind)
  * port that raised on 58 of 71 cases (its step refused every weight decay)
  * was told "state round trip refused and conv_mode keller -> error and
  * missing_grad zeros -> error": each trait's cases refused no more often
- * than the rest (tests/fit-variants.sh 16c). */
+ * than the rest (tests/scripts/fit-variants.sh 16c). */
 static int sets_apart(const pfit *p, int accepted, int k, size_t all, size_t n)
 {
   long with = p->seen[accepted][k], without = p->seen_all[accepted] - with;
@@ -1130,8 +1159,10 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
     if (!s->match[ci])
       continue;
     const cand *b = best < 0 ? NULL : &p->single[best];
+    int same = b && s->match[ci] == b->match[ci] && s->dist[ci] == b->dist[ci];
     if (!b || better(s->match[ci], s->dist[ci], b->match[ci], b->dist[ci]) ||
-        (s->match[ci] == b->match[ci] && s->dist[ci] == b->dist[ci] && s->so_far > b->so_far))
+        (same && foreign(p, b) && !foreign(p, s)) ||
+        (same && foreign(p, b) == foreign(p, s) && s->so_far > b->so_far))
       best = (int)i;
   }
   for (size_t i = 0; i < p->n; i++)
@@ -1162,7 +1193,8 @@ int muonref_fit_failure(muonref_fit *f, const json_t *test, const char *kind, co
   size_t mu = 0;
   for (size_t i = 0; i < p->n; i++) {
     cand *s = &p->single[i];
-    if ((int)i == best || s->match[ci] != b->match[ci] || s->dist[ci] != b->dist[ci])
+    if ((int)i == best || s->match[ci] != b->match[ci] || s->dist[ci] != b->dist[ci] ||
+        (foreign(p, s) && !foreign(p, b)))
       continue;
     if (ch->fault > 0 && p->space[i].fault > 0 && used + 2 < sizeof out->key)
       used += (size_t)snprintf(out->key + used, sizeof out->key - used, "+%s", label(p, s));
@@ -1417,6 +1449,13 @@ static size_t merge_same(pfit *p, cand **rank, size_t n)
       cand *t = rank[j];
       if (t->broken != s->broken || (t->b < 0) != (s->b < 0) || (t->t < 0) != (s->t < 0) || !identical(p, t, s))
         continue;
+      merged = 1;
+      if (foreign(p, s) && !foreign(p, t))
+        break; /* another port's fault name adds nothing to the port's own words */
+      if (foreign(p, t) && !foreign(p, s)) {
+        rank[j] = s; /* the port's own words instead */
+        break;
+      }
       size_t used = strlen(label(p, t));
       char mine[512];
       snprintf(mine, sizeof mine, "%s", label(p, s));
