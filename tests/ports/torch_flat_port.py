@@ -10,8 +10,12 @@ step count in the param group (group["step"]), as kozistr/pytorch_optimizer does
 parameter's state: the driver reads it there.
 """
 
+import os
+import sys
+
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the keller port beside it
 from torch_keller_port import adam_update, muon_update, zeropower_via_newtonschulz5  # noqa: F401
 
 

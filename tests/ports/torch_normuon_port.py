@@ -14,10 +14,13 @@ float32.  AdamW groups as dion's, with the same cautious mask on m / denom.
 """
 
 import math
+import os
+import sys
 
 import torch
 
-import torch_dion_port as dion
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the dion port beside it
+import torch_dion_port as dion  # noqa: E402
 from torch_dion_port import polar_express  # the driver's Newton-Schulz cases (dion's, section 3)
 
 NS_DTYPE = torch.bfloat16

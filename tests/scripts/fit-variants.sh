@@ -1,6 +1,6 @@
 #!/bin/sh
 # muonref test: the judge explains a failing port (spec/vectors.md 7,
-# "Diagnosis").  Each variant is a test port (tests/torch_*_port.py) copied
+# "Diagnosis").  Each variant is a test port (tests/ports/torch_*_port.py) copied
 # into a temporary folder with one line changed by this script; the change
 # is the answer key, written here from the line, never from the judge's
 # output.  The driver runs the variant in neutral mode over a few vector

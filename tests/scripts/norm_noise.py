@@ -6,7 +6,7 @@ fails.
                                          [--profiles nemo,torch,...] [--scale]
 
 For every profile: the fast bf16 path (`muonref check --impl fast-bf16 --write-results`), the
-profile's test port (tests/torch_<profile>_port.py) through vectors/drivers/torch_driver.py in
+profile's test port (tests/ports/torch_<profile>_port.py) through vectors/drivers/torch_driver.py in
 neutral and raw mode; then over the `Bf16Noise` step cases (those with `muonSv`, the
 `NormOverflow` ones left out) the worst |c_k - 1| beyond the rounding allowance over the candidate
 orders of vectors/judge/judge.c compare_sv (c_k = <s, s_k> / ||s_k||^2, s the singular values of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that each profile port (tests/torch_<profile>_port.py) does what its spec page
+"""Checks that each profile port (tests/ports/torch_<profile>_port.py) does what its spec page
 (spec/profiles/<profile>.md) states, on small hand-checkable inputs; no upstream code needed.
 Run by tests/scripts/profile-ports.sh under `make check`. Prints one line per check; exit 1 on a failure."""
 

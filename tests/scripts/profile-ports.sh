@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/scripts/profile-ports.sh: the PyTorch test ports of the profiles (tests/torch_<profile>_port.py)
+# tests/scripts/profile-ports.sh: the PyTorch test ports of the profiles (tests/ports/torch_<profile>_port.py)
 # against the facts of their spec pages (spec/profiles/<profile>.md), through
 # tests/scripts/profile-ports.py; then every record's test port but nemo's (the records:
 # tests/lib/ports.sh) through vectors/drivers/torch_driver.py with its adapter over vectors/nemo/:

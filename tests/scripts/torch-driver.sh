@@ -5,15 +5,15 @@
 # 1. vectors/drivers/torch_driver.py runs tests/ports/torch_nemo_port.py over
 #    vectors/nemo/ and `muonref check --results` must pass every case;
 #    (and tests/variants/torch_nemo_port_perop.py, rounding after every operation, too);
-# 2. the faulty variants tests/torch_nemo_port_faulty_{ema,decay}.py must
+# 2. the faulty variants tests/variants/torch_nemo_port_faulty_{ema,decay}.py must
 #    each fail at least one case, and only cases the fault can change
 #    (tests/scripts/torch_fault_cases.py computes those from the vectors), and the
 #    judge's diagnosis names the variant's fault (ema_momentum,
 #    decay_scaled_lr) for every failing case;
 # 3. the variants whose Newton-Schulz runs in float32 and float64
-#    (tests/torch_port_fp{32,64}_ns.py) pass every case with --ns-format fp32;
-# 4. the variants with other bf16 evaluation orders (tests/torch_port_
-#    keller_order.py, (c A) A; tests/variants/torch_port_addmm.py, two fused addmm)
+#    (tests/variants/torch_port_fp{32,64}_ns.py) pass every case with --ns-format fp32;
+# 4. the variants with other bf16 evaluation orders (tests/variants/
+#    torch_port_keller_order.py, (c A) A; tests/variants/torch_port_addmm.py, two fused addmm)
 #    give the same results in --mode raw and --mode neutral (they round
 #    explicitly, so the mode must change nothing), pass every case (the
 #    judge accepts every order of spec/muon.md 7.2) and the report names

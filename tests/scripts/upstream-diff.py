@@ -11,7 +11,7 @@ fetch them yourself and give their paths.
         --timm-dir   pytorch-image-models/timm/optim
 
 For each given upstream file the script builds the upstream optimizer and our
-port (tests/torch_<profile>_port.py) over identical parameters, feeds both the
+port (tests/ports/torch_<profile>_port.py) over identical parameters, feeds both the
 same random gradients for N steps (default 5) in several scenarios (option
 settings, shapes, a missing gradient), and prints, per scenario, the largest
 absolute difference of the parameters, of every state tensor, of the

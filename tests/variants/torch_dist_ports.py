@@ -48,7 +48,8 @@ from typing import Any, Dict
 import torch
 import torch.distributed as dist
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'ports'))  # the test port
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),  # the variants, then the test port
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'ports')]
 from torch_nemo_port import Muon as _Port  # noqa: E402
 from torch_nemo_port import zeropower_via_newtonschulz5  # noqa: F401  (the driver's ns and transpose cases)
 from torch_dist_any import gather_flat, gather_split, split_slice

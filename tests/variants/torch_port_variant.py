@@ -1,4 +1,4 @@
-"""Variants of the profiles' PyTorch test ports (tests/torch_<profile>_port.py), for the
+"""Variants of the profiles' PyTorch test ports (tests/ports/torch_<profile>_port.py), for the
 measurements of spec/vectors.md 2.3, 3.1 and 5.1, chosen by the environment variable
 
     MUONREF_PORT_VARIANT=PROFILE:KIND[:ARG]
