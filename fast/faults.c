@@ -395,6 +395,12 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                             "ones below half an ulp lost) and no float32 master weight in its state",
                                             "a port without Paddle's master weights (python/paddle/optimizer/muon.py "
                                             "@98af0a0f `_create_master_weight`; spec/profiles/paddle.md 8)"},
+  [MUONREF_FAULT_MASTER_LOST_ON_LOAD] = {"master_lost_on_load", "a state round trip restores no master weight: "
+                                         "the float32 master is made anew from the bf16 parameter at the next "
+                                         "step, so the steps below half an ulp before the checkpoint are lost",
+                                         "a port that keeps its master weights outside the state it saves, or "
+                                         "drops them at the load, and creates them from the parameter when missing "
+                                         "(Paddle's `_create_master_weight`, spec/profiles/paddle.md 8)"},
 };
 
 const muonref_fault_info *muonref_fault_info_at(int f)

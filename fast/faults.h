@@ -165,6 +165,9 @@ enum {
   MUONREF_FAULT_KERAS_EMA_OVERWRITE_LATE,
   /* Paddle's multi_precision (spec/muon.md 10): ignored, a bf16 parameter stepped as bf16 (issue 26) */
   MUONREF_FAULT_MASTER_WEIGHTS_IGNORED,
+  /* ... the master lost at a state round trip, made anew from the bf16 parameter: set by the harness
+   * (vectors/judge/run_fast.c), as state_dropped_on_load */
+  MUONREF_FAULT_MASTER_LOST_ON_LOAD,
   MUONREF_FAULT_COUNT
 };
 

@@ -1069,17 +1069,18 @@ make_variant paddle_clip_ignored torch_paddle_port.py '        self.grad_clip = 
   else
     echo "ok: paddle_clip_ignored: explained in Paddle's own words (no megatron_ or keras_ fault named)"
   fi
-# master weights (paddle_dtypes' MasterWeights case, vector release 2026.12.31): the paddle test port with
-# multi_precision ignored steps the bf16 parameters themselves; the answer key: that case alone fails, told the fault
+# master weights (paddle_dtypes' MasterWeights cases, #7 in vector release 2026.12.31, #8 with a state round trip in
+# 2026.12.32): the paddle test port with multi_precision ignored steps the bf16 parameters themselves; the answer key:
+# those two cases fail, no other, each told the fault
 make_variant paddle_master_ignored torch_paddle_port.py '        self.multi_precision = multi_precision' \
   '        self.multi_precision = False' &&
   run_variant paddle_master_ignored Muon paddle "$v/paddle/paddle_dtypes.json" &&
   diag paddle_master_ignored master_weights_ignored &&
-  if [ "$(grep -c '^FAIL ' "$work/paddle_master_ignored.out")" -eq 1 ] &&
-    grep '^FAIL ' "$work/paddle_master_ignored.out" | grep -q MasterWeights; then
-    echo "ok: paddle_master_ignored: only the MasterWeights case fails"
+  if [ "$(grep -c '^FAIL ' "$work/paddle_master_ignored.out")" -eq 2 ] &&
+    [ "$(grep '^FAIL ' "$work/paddle_master_ignored.out" | grep -c MasterWeights)" -eq 2 ]; then
+    echo "ok: paddle_master_ignored: only the two MasterWeights cases fail"
   else
-    echo "FAIL: paddle_master_ignored: expected the MasterWeights case alone to fail:"
+    echo "FAIL: paddle_master_ignored: expected the two MasterWeights cases alone to fail:"
     grep '^FAIL' "$work/paddle_master_ignored.out"; status=1
   fi
 # ... and with the master kept but never copied back into the Muon parameter: the same case fails, told that the
@@ -1092,6 +1093,20 @@ make_variant paddle_master_no_copy torch_paddle_port.py '        self._store(p, 
   else
     echo "FAIL: paddle_master_no_copy: expected the MasterWeights case to fail on the master's rounding:"
     grep '^FAIL' "$work/paddle_master_no_copy.out"; status=1
+  fi
+# ... and with the master dropped at the load (made anew from the bf16 parameter at the next step, as a port
+# that keeps its masters outside the state it saves): the answer key: the round-trip case (#8, vector release
+# 2026.12.32) alone fails, told master_lost_on_load; #7, with no round trip, passes
+make_variant paddle_master_lost torch_paddle_port.py '                    self.state[q][k] = v.to(torch.float32, copy=True)' \
+  "$(printf '                    self.state[q][k] = v.to(torch.float32, copy=True)\n            self.state[q].pop(%s, None)' "'master_weight'")" &&
+  run_variant paddle_master_lost Muon paddle "$v/paddle/paddle_dtypes.json" &&
+  diag paddle_master_lost master_lost_on_load &&
+  if [ "$(grep -c '^FAIL ' "$work/paddle_master_lost.out")" -eq 1 ] &&
+    grep '^FAIL ' "$work/paddle_master_lost.out" | grep MasterWeights | grep -q StateRoundTrip; then
+    echo "ok: paddle_master_lost: only the MasterWeights case with the round trip fails"
+  else
+    echo "FAIL: paddle_master_lost: expected the MasterWeights round-trip case alone to fail:"
+    grep '^FAIL' "$work/paddle_master_lost.out"; status=1
   fi
 }
 

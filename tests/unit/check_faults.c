@@ -79,6 +79,10 @@ static const char *not_platform_robust(int f)
     return "it shows only where a parameter is bf16 (area dtypes: paddle's MasterWeights case), and those cases are "
            "Bf16Noise: none is PlatformRobust; a port without master weights has no `master` in its state, which "
            "fails the case raw as well as neutral";
+  if (f == MUONREF_FAULT_MASTER_LOST_ON_LOAD)
+    return "it shows only in paddle's MasterWeights case with a state round trip (a bf16 parameter: Bf16Noise, none "
+           "is PlatformRobust); its master, made anew from the bf16 parameter, moves "
+           "the bias by more than the bf16 allowance, which fails the case raw as well as neutral";
   if (f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_AFTER || f == MUONREF_FAULT_MEGATRON_ADAPTIVE_SCALE_TWICE ||
       f == MUONREF_FAULT_MEGATRON_ADAPTIVE_NORMUON_RESTORED)
     return "it changes only the second moment of a nonzero Newton-Schulz output under moment2_prescale (profile "

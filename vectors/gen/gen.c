@@ -337,8 +337,9 @@ static const flag_note NOTES[] = {
    "spec/profiles/torch.md section 9"}, {"torch_alias_buffer"}},
   {"MasterWeights", "EDGE_CASE", "a bf16 parameter stepped as its float32 master weight (Paddle's multi_precision): "
    "the master is state (`master`), the parameter its bf16 rounding; every step is below half a bf16 ulp",
-   "a port that steps the bf16 parameter itself keeps its values and has no master", {"spec/muon.md section 10",
-   "spec/profiles/paddle.md section 8"}, {"master_weights_ignored"}},
+   "a port that steps the bf16 parameter itself keeps its values and has no master; one that loses the master "
+   "at a state round trip makes it anew from the bf16 parameter", {"spec/muon.md section 10",
+   "spec/profiles/paddle.md section 8"}, {"master_weights_ignored", "master_lost_on_load"}},
   {"Bf16Infinity", "EDGE_CASE", "gradient elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf: no finite step is "
    "defined; refusing or storing a non-finite value pass (\"run\": \"nonFinite\")", "a finite result: the port "
    "altered the gradient", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},

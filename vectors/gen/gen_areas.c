@@ -4155,19 +4155,33 @@ static void dtypes_resumed(gen_ctx *g, int adamw)
  * parameter itself keeps most of the matrix's values while the float32 master moves by up to about
  * three ulps (the bias's AdamW steps, 0.04 each, round every step); its state has no master either.  No weight
  * decay: PyTorch multiplies a bf16 tensor by the factor 1 - lr wd rounded to bf16 (1.0 here), which a
- * port without master weights would add to the fault.  Written where the record has a key for
- * master_weights, after every other case of the area (their inputs stay). */
-static void dtypes_master(gen_ctx *g, int adamw)
+ * port without master weights would add to the fault.  With `round_trip` the same six steps with the
+ * state exported after step 3 and loaded into a fresh optimizer over the bf16 parameters (issue 26):
+ * the master is float32 state of a bf16 parameter, and torch's Optimizer.load_state_dict casts
+ * floating state to its parameter's dtype, so a port that keeps its master in the state and loads it
+ * that way resumes from the master rounded to bf16 (Paddle keeps every state float32: paddle.md 6).
+ * Written where the record has a key for master_weights, after every other case of the area (their
+ * inputs stay), the round trip after the case without it (vector release 2026.12.32). */
+static void dtypes_master(gen_ctx *g, int adamw, int round_trip)
 {
   gen_step_case c;
   muonref_options o = base(g, 0.04, 0.0);
   o.master_weights = 1;
-  begin(&c, adamw ? "master weights (multi_precision): a bf16 matrix (8, 16) and a bf16 bias (16,) near 3, six "
-                    "steps of one gradient at lr 0.04, most Muon steps below half a bf16 ulp: the float32 master "
-                    "moves, the bf16 parameters are its rounding"
-                  : "master weights (multi_precision): a bf16 matrix (8, 16) near 3, six steps of one gradient at lr "
-                    "0.04, most steps below half a bf16 ulp: the float32 master moves, the bf16 parameter is its "
-                    "rounding", &o);
+  if (round_trip)
+    begin(&c, adamw ? "master weights (multi_precision) through a checkpoint: a bf16 matrix (8, 16) and a bf16 "
+                      "bias (16,) near 3, six steps of one gradient at lr 0.04, the state exported after step 3 "
+                      "and loaded into a fresh optimizer: the float32 masters resume as they were, not rounded to "
+                      "their parameters' bf16"
+                    : "master weights (multi_precision) through a checkpoint: a bf16 matrix (8, 16) near 3, six "
+                      "steps of one gradient at lr 0.04, the state exported after step 3 and loaded into a fresh "
+                      "optimizer: the float32 master resumes as it was, not rounded to its parameter's bf16", &o);
+  else
+    begin(&c, adamw ? "master weights (multi_precision): a bf16 matrix (8, 16) and a bf16 bias (16,) near 3, six "
+                      "steps of one gradient at lr 0.04, most Muon steps below half a bf16 ulp: the float32 master "
+                      "moves, the bf16 parameters are its rounding"
+                    : "master weights (multi_precision): a bf16 matrix (8, 16) near 3, six steps of one gradient at "
+                      "lr 0.04, most steps below half a bf16 ulp: the float32 master moves, the bf16 parameter is "
+                      "its rounding", &o);
   int n = adamw ? 2 : 1;
   for (int j = 0; j < n; j++) {
     int i = param(g, &c, j ? "bias" : "w", j ? (muonref_shape){1, {16}} : shape2(8, 16), 0);
@@ -4181,7 +4195,10 @@ static void dtypes_master(gen_ctx *g, int adamw)
     }
   }
   c.n_steps = 6;
+  c.round_trip_after = round_trip ? 3 : 0;
   flags(&c, "Bf16Params", "MasterWeights", adamw ? "AdamW" : NULL);
+  if (round_trip)
+    c.flags[adamw ? 3 : 2] = "StateRoundTrip";
   gen_add_step(g, &c);
 }
 
@@ -4234,6 +4251,8 @@ void gen_area_dtypes(gen_ctx *g)
     gen_add_step(g, &c);
   }
   dtypes_resumed(g, gen_profile_has_area(prof, "adamw"));
-  if (has_field_key(g, offsetof(muonref_options, master_weights)))
-    dtypes_master(g, gen_profile_has_area(prof, "adamw"));
+  if (has_field_key(g, offsetof(muonref_options, master_weights))) {
+    dtypes_master(g, gen_profile_has_area(prof, "adamw"), 0);
+    dtypes_master(g, gen_profile_has_area(prof, "adamw"), 1);
+  }
 }

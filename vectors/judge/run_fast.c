@@ -101,13 +101,29 @@ static int load_groups(run *r, const json_t *test, const char *profile, muonref_
   return MUONREF_OK;
 }
 
+/* Whether the parameter of optimizer slot s is a bf16 one stepped as its
+ * float32 master weight (master_weights, Paddle's multi_precision:
+ * spec/muon.md 10): its values in r are the master, which the step leaves
+ * unrounded, and the port's bf16 parameter is their rounding (step_result). */
+static int master_weight(const muonref_optimizer *opt, const run *r, size_t s)
+{
+  size_t g;
+  return r->params[r->order[s]].dtype == MUONREF_TENSOR_BF16 && !muonref_optimizer_param_info(opt, s, &g, NULL) &&
+         muonref_optimizer_group_options(opt, g)->master_weights;
+}
+
 /* A fresh optimizer holding opt's state (the round trip of spec/vectors.md 2.1, checkpoint 1; or the
  * carrying of set_options, 0); under the fault state_dropped_on_load a checkpoint's buffers are zeros (the
- * momentum, the moments, the second moment), its step counts kept.  Errors: the optimizer's, ENOMEM. */
+ * momentum, the moments, the second moment), its step counts kept; under master_lost_on_load a
+ * checkpoint's master weights (r's values of a master_weight parameter) are lost and made anew from the
+ * bf16 parameters, their rounding.  Errors: the optimizer's, ENOMEM. */
 static muonref_optimizer *round_trip(muonref_optimizer *opt, run *r, int fault, int checkpoint, muonref_error *err)
 {
   muonref_optimizer *fresh = muonref_optimizer_create_named_fault(r->groups, r->n_groups, r->names, fault, err);
   int zero = checkpoint && fault == MUONREF_FAULT_STATE_DROPPED_ON_LOAD;
+  for (size_t s = 0; checkpoint && fault == MUONREF_FAULT_MASTER_LOST_ON_LOAD && s < r->n; s++)
+    if (master_weight(opt, r, s))
+      muonref_bf16_round_array(r->params[r->order[s]].f, r->params[r->order[s]].numel);
   for (size_t s = 0; fresh && s < r->n; s++) {
     muonref_param_state st;
     float *z = NULL;
@@ -225,17 +241,6 @@ static void alias_iterate(float *b, size_t rows, size_t cols, const muonref_opti
   else
     alias_normalise(b, rows * cols, o->ns_eps);
   free(out);
-}
-
-/* Whether the parameter of optimizer slot s is a bf16 one stepped as its
- * float32 master weight (master_weights, Paddle's multi_precision:
- * spec/muon.md 10): its values in r are the master, which the step leaves
- * unrounded, and the port's bf16 parameter is their rounding (step_result). */
-static int master_weight(const muonref_optimizer *opt, const run *r, size_t s)
-{
-  size_t g;
-  return r->params[r->order[s]].dtype == MUONREF_TENSOR_BF16 && !muonref_optimizer_param_info(opt, s, &g, NULL) &&
-         muonref_optimizer_group_options(opt, g)->master_weights;
 }
 
 /* A bf16 parameter (area dtypes, spec/vectors.md 2.1) as a port that
