@@ -122,6 +122,7 @@ typedef struct pfit {
   muonref_options base;
   muonref_fit_change *space;
   size_t n;
+  unsigned char *foreign; /* per space entry: a fault named for another port (foreign_fault) */
   cand *single;
   fcase *fail, *pass;
   size_t n_fail, cap_fail, n_pass;
@@ -160,6 +161,33 @@ muonref_fit *muonref_fit_new(muonref_ns_format format, int platform_scalars)
   return f;
 }
 
+/* Whether space change ch of profile `profile` is a fault named for another
+ * port: its name begins with a built-in profile's name (before any '@') and
+ * '_', and the fitted profile's name does not begin with that name.  Such a
+ * name speaks another port's option words (keras_clipnorm_global, "where
+ * keras clips each gradient by its own norm", on a Paddle port whose
+ * ClipGradByNorm clips globally; megatron_no_clip for Paddle's grad_clip
+ * left out): where a change that is not such a fault gives the same runs,
+ * the report names that one alone (muonref_fit_failure's tie-break, "the
+ * same here", merge_same).  Computed once per space entry, into
+ * pfit.foreign.  A user's record is fitted under its own name: another
+ * record's fault names count as foreign to it unless its name begins with
+ * theirs (the C profile table does not carry a record's base). */
+static int foreign_fault(const muonref_fit_change *ch, const char *profile)
+{
+  if (ch->fault <= 0)
+    return 0;
+  const char *fn = muonref_fault_info_at(ch->fault)->name;
+  size_t at = 0;
+  for (size_t i = 0; i < muonref_profile_count(); i++) {
+    const char *pn = muonref_profile_at(i)->name;
+    size_t l = strcspn(pn, "@");
+    if (l > at && !strncmp(fn, pn, l) && fn[l] == '_')
+      at = l;
+  }
+  return at && strncmp(profile, fn, at) != 0;
+}
+
 static pfit *profile_fit(muonref_fit *f, const char *profile)
 {
   for (size_t i = 0; i < f->n_p; i++)
@@ -174,10 +202,12 @@ static pfit *profile_fit(muonref_fit *f, const char *profile)
   snprintf(p->profile, sizeof p->profile, "%s", profile);
   if (muonref_profile_options(profile, &p->base, NULL) || !(p->n = muonref_fit_space(profile, &p->space)))
     return NULL;
-  if (!(p->single = calloc(p->n, sizeof *p->single)))
+  if (!(p->single = calloc(p->n, sizeof *p->single)) || !(p->foreign = calloc(p->n, 1)))
     return NULL;
-  for (size_t i = 0; i < p->n; i++)
+  for (size_t i = 0; i < p->n; i++) {
     p->single[i].a = (int)i, p->single[i].b = -1, p->single[i].t = -1, p->single[i].same_as = -1;
+    p->foreign[i] = (unsigned char)foreign_fault(&p->space[i], profile);
+  }
   p->noise = DEFAULT_NOISE;
   p->rng = 20261130;
   f->n_p++;
@@ -950,33 +980,10 @@ static void scale_evidence(const muonref_fit *f, pfit *p, const fcase *c)
 
 static int better(signed char m1, float d1, signed char m2, float d2) { return m1 > m2 || (m1 == m2 && d1 < d2); }
 
-/* Whether space change ch is a fault named for another port: its name
- * begins with a built-in profile's name (before any '@') and '_', and the
- * fitted profile's name does not begin with that name.  Such a name speaks
- * another port's option words (keras_clipnorm_global, "where keras clips
- * each gradient by its own norm", on a Paddle port whose ClipGradByNorm
- * clips globally; megatron_no_clip for Paddle's grad_clip left out): where
- * a change that is not such a fault gives the same runs, the report names
- * that one alone (muonref_fit_failure's tie-break, "the same here", merge_same). */
-static int foreign_fault(const pfit *p, int a)
-{
-  if (a < 0 || p->space[a].fault <= 0)
-    return 0;
-  const char *fn = muonref_fault_info_at(p->space[a].fault)->name;
-  size_t at = 0;
-  for (size_t i = 0; i < muonref_profile_count(); i++) {
-    const char *pn = muonref_profile_at(i)->name;
-    size_t l = strcspn(pn, "@");
-    if (l > at && !strncmp(fn, pn, l) && fn[l] == '_')
-      at = l;
-  }
-  return at && strncmp(p->profile, fn, at) != 0;
-}
-
 /* Whether candidate c holds a fault named for another port (foreign_fault). */
 static int foreign(const pfit *p, const cand *c)
 {
-  return foreign_fault(p, c->a) || foreign_fault(p, c->b) || foreign_fault(p, c->t);
+  return p->foreign[c->a] || (c->b >= 0 && p->foreign[c->b]) || (c->t >= 0 && p->foreign[c->t]);
 }
 
 /* How a strong match (the port's result passes the case judged against the
@@ -1464,7 +1471,6 @@ static size_t merge_same(pfit *p, cand **rank, size_t n)
         memcpy(t->label + used, " = ", 3);
         memcpy(t->label + used + 3, mine, more + 1);
       }
-      merged = 1;
     }
     if (!merged)
       rank[kept++] = s;
@@ -2078,7 +2084,7 @@ void muonref_fit_free(muonref_fit *f)
       free(p->single[k].match), free(p->single[k].dist);
     for (size_t k = 0; k < p->n_sh; k++)
       free(p->sh[k].r);
-    free(p->sh), free(p->single), free(p->space), free(p->fail), free(p->pass), free(p->ref);
+    free(p->sh), free(p->single), free(p->foreign), free(p->space), free(p->fail), free(p->pass), free(p->ref);
   }
   free(f->p);
   free(f);
