@@ -4157,9 +4157,10 @@ static void dtypes_resumed(gen_ctx *g, int adamw)
  * decay: PyTorch multiplies a bf16 tensor by the factor 1 - lr wd rounded to bf16 (1.0 here), which a
  * port without master weights would add to the fault.  With `round_trip` the same six steps with the
  * state exported after step 3 and loaded into a fresh optimizer over the bf16 parameters (issue 26):
- * the master is float32 state of a bf16 parameter, and torch's Optimizer.load_state_dict casts
- * floating state to its parameter's dtype, so a port that keeps its master in the state and loads it
- * that way resumes from the master rounded to bf16 (Paddle keeps every state float32: paddle.md 6).
+ * the master is float32 state and resumes as it was (Paddle keeps every state float32: paddle.md 6).
+ * A port that loses it at the load and makes it anew from the bf16 parameter resumes from that
+ * rounding (fault master_lost_on_load); one that loads it with torch's Optimizer.load_state_dict
+ * unchanged gets it, and its other float32 state, cast to the parameter's bf16.
  * Written where the record has a key for master_weights, after every other case of the area (their
  * inputs stay), the round trip after the case without it (vector release 2026.12.32). */
 static void dtypes_master(gen_ctx *g, int adamw, int round_trip)
