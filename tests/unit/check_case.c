@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include <jansson.h>
-#include "../../core/plan.h"
+#include "core/plan.h"
 #include "vectors/format/case.h"
 #include "muonref/presets.h"
 #include "testutil.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../fast/faults.h"
+#include "fast/faults.h"
 #include "vectors/judge/checker.h"
 #include "testutil.h"
 

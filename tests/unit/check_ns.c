@@ -7,9 +7,9 @@
 #include <string.h>
 #include "muonref.h"
 #include "testutil.h"
-#include "../../fast/ns_dnnl.h"
-#include "../../fast/ns_internal.h"
-#include "../../fast/ns_kernels.h"
+#include "fast/ns_dnnl.h"
+#include "fast/ns_internal.h"
+#include "fast/ns_kernels.h"
 
 static muonref_options fmt(muonref_ns_format f)
 {

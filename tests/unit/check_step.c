@@ -6,7 +6,7 @@
 #include <string.h>
 #include "muonref.h"
 #include "testutil.h"
-#include "../../fast/step_kernels.h"
+#include "fast/step_kernels.h"
 
 #define LR 0.02
 #define WD 0.01
