@@ -15,6 +15,7 @@
 typedef struct catalogue_row {
   const muonref_check *head, *late;
   size_t n_head, n_late;
+  unsigned fallback; /* MUONREF_FALLBACK_* bits: the record's catalogue.fallback */
 } catalogue_row;
 
 /* CATALOGUES[] (indexed by muonref_catalogue) and CATALOGUE_NAMES[], from
@@ -35,6 +36,34 @@ int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, si
   *head = CATALOGUES[c].head, *n_head = CATALOGUES[c].n_head;
   *late = CATALOGUES[c].late, *n_late = CATALOGUES[c].n_late;
   return 1;
+}
+
+unsigned muonref_catalogue_fallback(muonref_catalogue c)
+{
+  return (int)c < 0 || (size_t)c >= N(CATALOGUES) ? 0u : CATALOGUES[c].fallback;
+}
+
+static int holds(const muonref_check *c, const muonref_options *o, char *val, size_t n);
+
+muonref_refusal_owner muonref_refusal_owner_of(const muonref_options *o, int status, const char *message)
+{
+  const muonref_check *rows[2];
+  size_t n[2];
+  if (!muonref_catalogue_checks(o->catalogue, &rows[0], &n[0], &rows[1], &n[1]))
+    return MUONREF_REFUSAL_PORT;
+  char val[96], msg[MUONREF_ERROR_MESSAGE_MAX];
+  for (int part = 0; status == MUONREF_EOPTION && part < 2; part++)
+    for (size_t i = 0; i < n[part]; i++) {
+      const muonref_check *c = &rows[part][i];
+      if (holds(c, o, val, sizeof val))
+        continue;
+      muonref_check_fill(msg, sizeof msg, c->message, val, muonref_check_holes(c->rule));
+      if (!strcmp(msg, message))
+        return c->fallback ? MUONREF_REFUSAL_ROW : MUONREF_REFUSAL_PORT;
+    }
+  unsigned bits = CATALOGUES[o->catalogue].fallback;
+  return (bits & (status == MUONREF_ESHAPE ? MUONREF_FALLBACK_SHAPE : MUONREF_FALLBACK_OPTIONS)) ? MUONREF_REFUSAL_SOURCE
+                                                                                               : MUONREF_REFUSAL_PORT;
 }
 
 static double real_of(const muonref_options *o, const char *f)

@@ -49,13 +49,43 @@ typedef struct muonref_check {
   int lo, hi;           /* MUONREF_RULE_RANGE */
   const char *message;  /* "{}" is replaced by the value (rule at_most_one: three, by the three values;
                            coeffs_multiple: two, ns_steps and the number of triples) */
+  int fallback;         /* 1: muonref's own check of a value it cannot compute, which the port does not make
+                           (the record row's "fallback": true); the port fails its own way */
 } muonref_check;
+
+/* The refusals outside a catalogue's rows that are muonref's own, not the
+ * port's (the record's catalogue.fallback): those core/options.c makes
+ * under every catalogue (the enums, the flags, the coefficients, ...), and
+ * a parameter's shape refused at the step (core/route.c). */
+enum {
+  MUONREF_FALLBACK_OPTIONS = 1u,
+  MUONREF_FALLBACK_SHAPE = 2u
+};
 
 /* The checks of catalogue c in its order, and where they run: `head` first
  * in muonref_options_validate, `late` after the optax fields (its own
  * position), *n_* their counts.  Returns 0 for a value outside the enum. */
 int muonref_catalogue_checks(muonref_catalogue c, const muonref_check **head, size_t *n_head,
                              const muonref_check **late, size_t *n_late);
+
+/* The MUONREF_FALLBACK_* bits of catalogue c; 0 for a value outside the enum. */
+unsigned muonref_catalogue_fallback(muonref_catalogue c);
+
+/* Whose refusal (status, message) of options *o is, by o->catalogue's
+ * record: the row of the head or the late part that fails on *o with this
+ * very message decides (PORT, or ROW where it is marked fallback); where
+ * no failing row gives the message, the catalogue's fallback bits for the
+ * refusal's source (MUONREF_ESHAPE: SHAPE; any other status: OPTIONS) give
+ * SOURCE, else PORT.  The generator writes a refusal that is not PORT as an
+ * error case with "match": "any" (spec/vectors.md 2.5), ROW as result
+ * "acceptable" too (the port runs the value, or fails its own way), SOURCE
+ * as "invalid" (what muonref cannot compute: the port fails its own way). */
+typedef enum muonref_refusal_owner {
+  MUONREF_REFUSAL_PORT,     /* the port's own check, in its words */
+  MUONREF_REFUSAL_ROW,      /* a row marked fallback: the port does not check the value */
+  MUONREF_REFUSAL_SOURCE    /* a check outside the rows that the catalogue marks fallback */
+} muonref_refusal_owner;
+muonref_refusal_owner muonref_refusal_owner_of(const muonref_options *o, int status, const char *message);
 
 /* Runs rows[0..n-1] on *o (only those of field `only` when not NULL).
  * Returns MUONREF_OK or MUONREF_EOPTION with the first failing row's message. */

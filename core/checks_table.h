@@ -9,12 +9,12 @@
 /* NeMo's Muon.__init__ checks (nemo/core/optim/muon.py, PR #16427), in its order and words, and
  * muonref's for the other fields. */
 static const muonref_check nemo_head[] = {
-  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_UNIT, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 1, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_UNIT, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}", 0},
+  {"momentum", MUONREF_RULE_UNIT, 0, 0, "Invalid momentum: {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, 1, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 0},
+  {"weight_decay", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid weight decay: {}", 0},
+  {"adam_betas", MUONREF_RULE_UNIT, 0, 0, "Invalid AdamW betas: {}", 0},
+  {"adam_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid AdamW epsilon: {}", 0},
 };
 
 /* ---- torch (spec/profiles/torch.json) ---- */
@@ -22,13 +22,13 @@ static const muonref_check nemo_head[] = {
  * 0.0 <= x` for lr, momentum (no upper bound) and weight_decay; ns_steps < 100 from
  * _zeropower_via_newtonschulz (0 runs no iteration; a negative count in NeMo's words). */
 static const muonref_check torch_head[] = {
-  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Learning rate should be >= 0 but is: {}"},
-  {"momentum", MUONREF_RULE_NONNEGATIVE, 0, 0, "momentum should be >= 0 but is: {}"},
-  {"weight_decay", MUONREF_RULE_NONNEGATIVE, 0, 0, "weight decay should be >= 0 but is: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, 99, "Number of steps must be less than 100 for computational efficiency"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, INT_MAX, "Invalid number of Newton-Schulz steps: {}"},
-  {"adam_betas", MUONREF_RULE_UNIT, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Learning rate should be >= 0 but is: {}", 0},
+  {"momentum", MUONREF_RULE_NONNEGATIVE, 0, 0, "momentum should be >= 0 but is: {}", 0},
+  {"weight_decay", MUONREF_RULE_NONNEGATIVE, 0, 0, "weight decay should be >= 0 but is: {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, 99, "Number of steps must be less than 100 for computational efficiency", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, INT_MAX, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"adam_betas", MUONREF_RULE_UNIT, 0, 0, "Invalid AdamW betas: {}", 1},
+  {"adam_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid AdamW epsilon: {}", 1},
 };
 
 /* ---- none (spec/profiles/moonlight.json) ---- */
@@ -36,12 +36,12 @@ static const muonref_check torch_head[] = {
  * optax and keras): any finite value is accepted; muonref refuses only what cannot be computed
  * (non-finite values, ns_steps < 0, and the enum fields). */
 static const muonref_check none_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}", 1},
+  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}", 1},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}", 1},
+  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}", 1},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}", 1},
 };
 
 /* ---- timm (spec/profiles/timm.json) ---- */
@@ -49,13 +49,13 @@ static const muonref_check none_head[] = {
  * _helpers._validate_scalar; timm.md 1.1): lr, weight_decay >= 0, 0 <= momentum < 1, eps (ns_eps)
  * >= 0; ns_steps 0..1000 (0 runs no iteration); NaN, which timm accepts, is refused. */
 static const muonref_check timm_head[] = {
-  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}"},
-  {"weight_decay", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid weight_decay: {}"},
-  {"momentum", MUONREF_RULE_UNIT, 0, 0, "Invalid momentum: {}"},
-  {"ns_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid epsilon: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"adam_betas", MUONREF_RULE_UNIT, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}", 0},
+  {"weight_decay", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid weight_decay: {}", 0},
+  {"momentum", MUONREF_RULE_UNIT, 0, 0, "Invalid momentum: {}", 0},
+  {"ns_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid epsilon: {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"adam_betas", MUONREF_RULE_UNIT, 0, 0, "Invalid AdamW betas: {}", 1},
+  {"adam_eps", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid AdamW epsilon: {}", 1},
 };
 
 /* ---- emerging (spec/profiles/emerging.json) ---- */
@@ -63,13 +63,13 @@ static const muonref_check timm_head[] = {
  * orthogonalized_optimizers/muon.py @fd77292): only num_ns_steps >= 1; every other value as the
  * catalogue none (no checks; muonref refuses only what cannot be computed). */
 static const muonref_check emerging_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}", 1},
+  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}", 1},
+  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}", 1},
+  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}", 1},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}", 1},
 };
 
 /* ---- dion (spec/profiles/dion.json) ---- */
@@ -80,12 +80,12 @@ static const muonref_check emerging_head[] = {
  * (core/route.c). NaN and inf, which dion accepts, are refused (muonref cannot compute them), with
  * the same wording or muonref's; so is a negative epsilon (the rule of every catalogue for ns_eps). */
 static const muonref_check dion_head[] = {
-  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid momentum factor (mu): {}"},
-  {"adam_betas", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid betas: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}", 0},
+  {"momentum", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid momentum factor (mu): {}", 0},
+  {"adam_betas", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid betas: {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}", 1},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}", 1},
 };
 
 /* ---- paddle (spec/profiles/paddle.json; the rows of none) ---- */
@@ -103,7 +103,7 @@ static const muonref_check dion_head[] = {
  * `fori_loop(0, 0)` runs nothing). The coefficient-shape and preset-string messages are the
  * option's (vectors/format/case.c, MUONREF_KEY_NS_COEFFS_OPTAX). */
 static const muonref_check optax_late[] = {
-  {"coeffs", MUONREF_RULE_COEFFS_FIT, 0, 0, "Not enough coeffs to perform {} steps"},
+  {"coeffs", MUONREF_RULE_COEFFS_FIT, 0, 0, "Not enough coeffs to perform {} steps", 0},
 };
 
 /* ---- megatron (spec/profiles/megatron.json; the rows of emerging) ---- */
@@ -124,16 +124,16 @@ static const muonref_check optax_late[] = {
  * an integer at least 1). At the step every gradient missing is refused with base_optimizer.py's
  * "No gradients provided for any variable." (all_missing_error). */
 static const muonref_check keras_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-  {"grad_accumulation", MUONREF_RULE_RANGE, 2, INT_MAX, "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps={}"},
-  {"ema_momentum", MUONREF_RULE_UNIT_CLOSED, 0, 0, "`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={}"},
-  {"ema_overwrite", MUONREF_RULE_RANGE, 1, INT_MAX, "`ema_overwrite_frequency` must be an integer >= 1 or None. Received: ema_overwrite_frequency={}"},
-  {"clip", MUONREF_RULE_AT_MOST_ONE, 0, 0, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm={}, clipvalue={}, global_clipnorm={}"},
+  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}", 1},
+  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}", 1},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}", 1},
+  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}", 1},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}", 1},
+  {"grad_accumulation", MUONREF_RULE_RANGE, 2, INT_MAX, "`gradient_accumulation_steps` must be an integer >= 2. Received: gradient_accumulation_steps={}", 0},
+  {"ema_momentum", MUONREF_RULE_UNIT_CLOSED, 0, 0, "`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={}", 0},
+  {"ema_overwrite", MUONREF_RULE_RANGE, 1, INT_MAX, "`ema_overwrite_frequency` must be an integer >= 1 or None. Received: ema_overwrite_frequency={}", 0},
+  {"clip", MUONREF_RULE_AT_MOST_ONE, 0, 0, "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm={}, clipvalue={}, global_clipnorm={}", 0},
 };
 
 /* ---- normuon (spec/profiles/normuon.json) ---- */
@@ -141,13 +141,13 @@ static const muonref_check keras_head[] = {
  * muon_beta2 >= 0 between mu and betas (no upper bound: muonref's own rule for every catalogue, 0
  * <= moment2_beta <= 1, refuses a muon_beta2 above 1, which dion runs). */
 static const muonref_check normuon_head[] = {
-  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid momentum factor (mu): {}"},
-  {"moment2_beta", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid muon_beta2: {}"},
-  {"adam_betas", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid betas: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
+  {"lr", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid learning rate: {}", 0},
+  {"momentum", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid momentum factor (mu): {}", 0},
+  {"moment2_beta", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid muon_beta2: {}", 0},
+  {"adam_betas", MUONREF_RULE_NONNEGATIVE, 0, 0, "Invalid betas: {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, 0, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}", 1},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}", 1},
 };
 
 /* ---- emerging_adaptive (spec/profiles/emerging_adaptive.json; the rows of emerging) ---- */
@@ -164,31 +164,31 @@ static const muonref_check normuon_head[] = {
  * the first step a step count that is not a multiple of the preset's triples (`if steps %
  * len(coefficient_sets) != 0: raise ValueError(...)`; gone in v0.2.0, which cycles). */
 static const muonref_check megatron_0_17_head[] = {
-  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}"},
-  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}"},
-  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}"},
-  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}"},
-  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}"},
-  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}"},
-  {"coeffs", MUONREF_RULE_COEFFS_MULTIPLE, 0, 0, "steps ({}) must be multiple of len(coefficient_sets) ({})."},
+  {"lr", MUONREF_RULE_FINITE, 0, 0, "Invalid learning rate: {}", 1},
+  {"momentum", MUONREF_RULE_FINITE, 0, 0, "Invalid momentum: {}", 1},
+  {"ns_steps", MUONREF_RULE_RANGE, 1, INT_MAX, "num_ns_steps must be at least 1, got {}", 0},
+  {"ns_steps", MUONREF_RULE_RANGE, INT_MIN, MUONREF_MAX_NS_STEPS, "Invalid number of Newton-Schulz steps: {}", 1},
+  {"weight_decay", MUONREF_RULE_FINITE, 0, 0, "Invalid weight decay: {}", 1},
+  {"adam_betas", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW betas: {}", 1},
+  {"adam_eps", MUONREF_RULE_FINITE, 0, 0, "Invalid AdamW epsilon: {}", 1},
+  {"coeffs", MUONREF_RULE_COEFFS_MULTIPLE, 0, 0, "steps ({}) must be multiple of len(coefficient_sets) ({}).", 0},
 };
 
 /* in muonref_catalogue order */
 static const catalogue_row CATALOGUES[] = {
-  [MUONREF_CATALOGUE_NEMO] = {nemo_head, NULL, 6, 0},
-  [MUONREF_CATALOGUE_TORCH] = {torch_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_NONE] = {none_head, NULL, 6, 0},
-  [MUONREF_CATALOGUE_TIMM] = {timm_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_EMERGING] = {emerging_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_DION] = {dion_head, NULL, 6, 0},
-  [MUONREF_CATALOGUE_PADDLE] = {none_head, NULL, 6, 0},
-  [MUONREF_CATALOGUE_OPTAX] = {none_head, optax_late, 6, 1},
-  [MUONREF_CATALOGUE_MEGATRON] = {emerging_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 10, 0},
-  [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0},
-  [MUONREF_CATALOGUE_MEGATRON_0_17] = {megatron_0_17_head, NULL, 8, 0},
+  [MUONREF_CATALOGUE_NEMO] = {nemo_head, NULL, 6, 0, 0},
+  [MUONREF_CATALOGUE_TORCH] = {torch_head, NULL, 7, 0, 0},
+  [MUONREF_CATALOGUE_NONE] = {none_head, NULL, 6, 0, MUONREF_FALLBACK_OPTIONS | MUONREF_FALLBACK_SHAPE},
+  [MUONREF_CATALOGUE_TIMM] = {timm_head, NULL, 7, 0, 0},
+  [MUONREF_CATALOGUE_EMERGING] = {emerging_head, NULL, 7, 0, MUONREF_FALLBACK_OPTIONS},
+  [MUONREF_CATALOGUE_DION] = {dion_head, NULL, 6, 0, 0},
+  [MUONREF_CATALOGUE_PADDLE] = {none_head, NULL, 6, 0, 0},
+  [MUONREF_CATALOGUE_OPTAX] = {none_head, optax_late, 6, 1, MUONREF_FALLBACK_OPTIONS | MUONREF_FALLBACK_SHAPE},
+  [MUONREF_CATALOGUE_MEGATRON] = {emerging_head, NULL, 7, 0, MUONREF_FALLBACK_OPTIONS},
+  [MUONREF_CATALOGUE_KERAS] = {keras_head, NULL, 10, 0, 0},
+  [MUONREF_CATALOGUE_NORMUON] = {normuon_head, NULL, 7, 0, 0},
+  [MUONREF_CATALOGUE_EMERGING_ADAPTIVE] = {emerging_head, NULL, 7, 0, MUONREF_FALLBACK_OPTIONS},
+  [MUONREF_CATALOGUE_MEGATRON_0_17] = {megatron_0_17_head, NULL, 8, 0, MUONREF_FALLBACK_OPTIONS},
 };
 static const char *const CATALOGUE_NAMES[] = {
   "nemo", "torch", "none", "timm", "emerging", "dion",

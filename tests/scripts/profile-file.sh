@@ -105,4 +105,20 @@ printf '%s
   grep -q 'split_sizes is incompatible with num_heads' "$work/vs/mysplit/mysplit_errors.json" &&
   echo "ok: a record with row blocks its cases' shapes break: $(tail -n 1 "$work/split.out")" ||
   fail "a record with row blocks: $(tail -n 3 "$work/split.out")"
+# the same row blocks on a port that checks nothing (moonlight's catalogue none, whose record marks its
+# refusals outside the rows fallback, core/checks.h): muonref's refusal is written as any error ("match":
+# "any") and the comment says the port makes no such check (under dion's catalogue above they stay the
+# library's words: dion splits and checks); the fast path passes
+m=$work/mysplitm.json
+printf '%s
+' '{"name": "mysplitm", "base": "moonlight", "source": {"repository": "me/x", "paths": ["x.py"], "commit": "0"},' \
+  ' "defaults": {"ns_split": [4, 2, 2]}, "areas": ["scaling"]}' >"$m"
+fm=$work/vm/mysplitm/mysplitm_scaling.json
+"$muonref" gen -q --profile-file "$m" --out "$work/vm" >"$work/splitm.out" 2>&1 &&
+  "$muonref" check -q --impl fast-bf16 --profile-file "$m" "$work/vm/mysplitm" >>"$work/splitm.out" 2>&1 &&
+  [ "$(grep -c '"match": "any"' "$fm")" -gt 0 ] &&
+  [ "$(grep -c '"match": "any"' "$fm")" -eq "$(grep -c 'the port makes no such check and fails its own way' "$fm")" ] &&
+  ! grep -q '\[profile mysplitm refuses it' "$fm" && ! grep -q '"match"' "$work/vs/mysplit/mysplit_scaling.json" 2>/dev/null &&
+  echo "ok: a record on catalogue none: its shape refusals are any error: $(tail -n 1 "$work/splitm.out")" ||
+  fail "a record on catalogue none with row blocks: $(tail -n 3 "$work/splitm.out")"
 exit $status

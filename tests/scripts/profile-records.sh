@@ -245,6 +245,10 @@ catalogue_refused checkmin timm 's/{"field": "lr", "rule": "nonnegative", "messa
   'member "catalogue.checks[0].min": belongs to a row of rule range only'
 catalogue_refused checkvalue timm 's/"Invalid learning rate: {}"/"Invalid learning rate: {} {}"/' \
   'member "catalogue.checks[0].message": may hold "{}" (the value) once only'
+catalogue_refused fallbackitem optax 's/"fallback": \["options", "shape"\]/"fallback": ["options", "dtype"]/' \
+  'member "catalogue.fallback": item 1 must be "options" or "shape", each once'
+catalogue_refused fallbackrow emerging 's/"rule": "finite", "fallback": true, "message": "Invalid learning rate/"rule": "finite", "fallback": "yes", "message": "Invalid learning rate/' \
+  'member "catalogue.checks[0].fallback": must be true'
 catalogue_refused checksnone paddle 's/"checks_of": "none"/"checks_of": ""/' 'member "catalogue.checks": is required without checks_of'
 # a user's record: no catalogue of its own (said before its rows' errors), and its base's catalogue
 C='"catalogue": {"name": "mine", "id": 0, "source": "my port"'

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include <jansson.h>
+#include "core/checks.h"
 #include "core/plan.h"
 #include "vectors/format/case.h"
 #include "muonref/presets.h"
@@ -275,6 +276,65 @@ START_TEST(megatron_0_17_refusals)
 }
 END_TEST
 
+/* Whose refusal each is (core/checks.h muonref_refusal_owner_of), from the records' catalogues: a row the
+ * port makes (NeMo's lr >= 0, Emerging-Optimizers' num_ns_steps >= 1 at fd77292, optax's coefficient
+ * count, Megatron core_v0.17's multiple of five) is the port's; a row marked fallback (the catalogue
+ * none's finite checks, also under paddle, which takes its rows; emerging's other rows) is ROW; a check
+ * outside the rows (core/options.c's nesterov 0/1) or a shape refused at the step is SOURCE only where
+ * the catalogue says so (none and optax: both; emerging: the options, its shape refusal being its own
+ * words).  timm checks no ns_steps (ports-timm-paddle-coefficients.md 1.3: "Not validated at construction").
+ * The library's own message is asserted first, so a row that stops refusing fails here too. */
+static const struct {
+  const char *profile;
+  int what; /* 0 lr = nan, 1 ns_steps = 0, 2 nesterov = 2, 3 ns_steps = 6, 4 lr = -1, 5 a list of 3 triples at 2
+               steps, 6 ns_steps = -1 */
+  const char *message;
+  muonref_refusal_owner owner, shape; /* the refusal's owner; a shape refused at the step */
+} OWNERS[] = {
+  {"emerging", 0, "Invalid learning rate: nan", MUONREF_REFUSAL_ROW, MUONREF_REFUSAL_PORT},
+  {"emerging", 1, "num_ns_steps must be at least 1, got 0", MUONREF_REFUSAL_PORT, MUONREF_REFUSAL_PORT},
+  {"emerging", 2, "Invalid nesterov: 2 (expected 0 or 1)", MUONREF_REFUSAL_SOURCE, MUONREF_REFUSAL_PORT},
+  {"megatron", 0, "Invalid learning rate: nan", MUONREF_REFUSAL_ROW, MUONREF_REFUSAL_PORT},
+  {"megatron@0.17", 3, "steps (6) must be multiple of len(coefficient_sets) (5).", MUONREF_REFUSAL_PORT,
+   MUONREF_REFUSAL_PORT},
+  {"nemo", 4, "Invalid learning rate: -1.0", MUONREF_REFUSAL_PORT, MUONREF_REFUSAL_PORT},
+  {"nemo", 2, "Invalid nesterov: 2 (expected 0 or 1)", MUONREF_REFUSAL_PORT, MUONREF_REFUSAL_PORT},
+  {"moonlight", 0, "Invalid learning rate: nan", MUONREF_REFUSAL_ROW, MUONREF_REFUSAL_SOURCE},
+  {"moonlight", 2, "Invalid nesterov: 2 (expected 0 or 1)", MUONREF_REFUSAL_SOURCE, MUONREF_REFUSAL_SOURCE},
+  {"paddle", 0, "Invalid learning rate: nan", MUONREF_REFUSAL_ROW, MUONREF_REFUSAL_PORT},
+  {"paddle", 2, "Invalid nesterov: 2 (expected 0 or 1)", MUONREF_REFUSAL_PORT, MUONREF_REFUSAL_PORT},
+  {"optax", 5, "Not enough coeffs to perform 2 steps", MUONREF_REFUSAL_PORT, MUONREF_REFUSAL_SOURCE},
+  {"optax", 0, "Invalid learning rate: nan", MUONREF_REFUSAL_ROW, MUONREF_REFUSAL_SOURCE},
+  {"timm", 6, "Invalid number of Newton-Schulz steps: -1", MUONREF_REFUSAL_ROW, MUONREF_REFUSAL_PORT},
+  {"timm", 4, "Invalid learning rate: -1.0", MUONREF_REFUSAL_PORT, MUONREF_REFUSAL_PORT},
+};
+
+START_TEST(refusal_owners)
+{
+  muonref_options o;
+  muonref_error e;
+  ck_assert_int_eq(muonref_profile_options(OWNERS[_i].profile, &o, &e), MUONREF_OK);
+  switch (OWNERS[_i].what) {
+  case 0: o.lr = NAN; break;
+  case 1: o.ns_steps = 0; break;
+  case 2: o.nesterov = 2; break;
+  case 3: o.ns_steps = 6; break;
+  case 4: o.lr = -1.0; break;
+  case 6: o.ns_steps = -1; break;
+  default:
+    o.coeff_order = MUONREF_ORDER_LIST, o.n_coeffs = 3, o.ns_steps = 2;
+    for (int k = 1; k < 3; k++)
+      o.coeffs[k] = o.coeffs[0];
+  }
+  ck_assert_int_eq(muonref_options_validate(&o, &e), MUONREF_EOPTION);
+  ck_assert_str_eq(e.message, OWNERS[_i].message);
+  ck_assert_int_eq(muonref_refusal_owner_of(&o, MUONREF_EOPTION, e.message), OWNERS[_i].owner);
+  muonref_options ok;
+  ck_assert_int_eq(muonref_profile_options(OWNERS[_i].profile, &ok, &e), MUONREF_OK);
+  ck_assert_int_eq(muonref_refusal_owner_of(&ok, MUONREF_ESHAPE, "a shape"), OWNERS[_i].shape);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("case");
@@ -293,5 +353,8 @@ int main(void)
   tcase_add_test(c, dion_use_polar_express);
   tcase_add_loop_test(c, coefficient_type_errors, 0, (int)(sizeof EO_BAD / sizeof EO_BAD[0]));
   suite_add_tcase(s, c);
+  TCase *w = tcase_create("refusal_owner");
+  tcase_add_loop_test(w, refusal_owners, 0, (int)(sizeof OWNERS / sizeof OWNERS[0]));
+  suite_add_tcase(s, w);
   return tu_run_suite(s);
 }

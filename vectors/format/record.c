@@ -985,11 +985,12 @@ static int check_defaults_spelled(muonref_record *r, const char *path, muonref_e
 /* Row i of member catalogue.checks into *k. */
 static int read_check(const json_t *e, size_t i, muonref_record_check *k, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"field", "rule", "min", "max", "late", "message", NULL};
+  static const char *const MEMBERS[] = {"field", "rule", "min", "max", "late", "fallback", "message", NULL};
   char m[64], mm[96], rule[24];
   snprintf(m, sizeof m, "catalogue.checks[%zu]", i);
   if (!json_is_object(e))
-    return fail_member(err, path, m, "must be an object: {\"field\", \"rule\", \"message\"[, \"min\", \"max\", \"late\"]}");
+    return fail_member(err, path, m, "must be an object: {\"field\", \"rule\", \"message\"[, \"min\", \"max\", \"late\", "
+                       "\"fallback\"]}");
   int st;
   snprintf(mm, sizeof mm, "%s.", m);
   if ((st = only_members(e, MEMBERS, path, mm, err)))
@@ -1031,6 +1032,11 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   if (late && !json_is_boolean(late))
     return fail_member(err, path, mm, "must be true or false");
   k->late = late && json_is_true(late);
+  const json_t *fb = json_object_get(e, "fallback");
+  snprintf(mm, sizeof mm, "%s.fallback", m);
+  if (fb && !json_is_boolean(fb))
+    return fail_member(err, path, mm, "must be true (muonref's own check, which the port does not make) or false");
+  k->fallback = fb && json_is_true(fb);
   snprintf(mm, sizeof mm, "%s.message", m);
   if ((st = get_string(e, "message", k->message, sizeof k->message, path, mm, 1, err)))
     return st;
@@ -1044,9 +1050,29 @@ static int read_check(const json_t *e, size_t i, muonref_record_check *k, const 
   return MUONREF_OK;
 }
 
+/* Member catalogue.fallback (absent: none): a list of "options" and
+ * "shape", each once, into MUONREF_FALLBACK_* bits. */
+static int read_fallback(const json_t *v, unsigned *bits, const char *path, muonref_error *err)
+{
+  *bits = 0;
+  if (!v)
+    return MUONREF_OK;
+  if (!json_is_array(v))
+    return fail_member(err, path, "catalogue.fallback", "must be a list of \"options\" and \"shape\": the refusals "
+                       "outside the rows that are muonref's own, not the port's");
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    const char *s = json_string_value(json_array_get(v, i));
+    unsigned b = !s ? 0u : !strcmp(s, "options") ? MUONREF_FALLBACK_OPTIONS : !strcmp(s, "shape") ? MUONREF_FALLBACK_SHAPE : 0u;
+    if (!b || (*bits & b))
+      return fail_member(err, path, "catalogue.fallback", "item %zu must be \"options\" or \"shape\", each once", i);
+    *bits |= b;
+  }
+  return MUONREF_OK;
+}
+
 static int read_catalogue(const json_t *v, muonref_record *r, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"name", "id", "source", "checks_of", "checks", NULL};
+  static const char *const MEMBERS[] = {"name", "id", "source", "checks_of", "fallback", "checks", NULL};
   muonref_record_catalogue *c = &r->catalogue;
   int st;
   if (!json_is_object(v))
@@ -1071,6 +1097,8 @@ static int read_catalogue(const json_t *v, muonref_record *r, const char *path, 
     return fail_member(err, path, "catalogue.id", "must be an integer 0..255: the catalogue's stable number "
                        "(muonref_catalogue)");
   c->id = (int)json_integer_value(id);
+  if ((st = read_fallback(json_object_get(v, "fallback"), &c->fallback, path, err)))
+    return st;
   const json_t *rows = json_object_get(v, "checks");
   if (!rows && !*c->checks_of)
     return fail_member(err, path, "catalogue.checks", "is required without checks_of: the port's checks, in its order");

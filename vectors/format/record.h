@@ -67,6 +67,7 @@ typedef struct muonref_record_check {
   muonref_check_rule rule;
   int lo, hi;        /* MUONREF_RULE_RANGE: INT_MIN, INT_MAX where "min", "max" is absent */
   int late;          /* "late": runs after the optax fields (optax's own position) */
+  int fallback;      /* "fallback": muonref's own check, which the port does not make */
   char message[200]; /* "{}" is the value */
 } muonref_record_check;
 
@@ -81,6 +82,7 @@ typedef struct muonref_record_catalogue {
   int id;
   char source[1024];
   char checks_of[MUONREF_RECORD_NAME_LEN];
+  unsigned fallback; /* "fallback": MUONREF_FALLBACK_* bits (core/checks.h), "options" and "shape" */
   muonref_record_check rows[MUONREF_RECORD_MAX_CHECKS];
   size_t n_rows;
 } muonref_record_catalogue;

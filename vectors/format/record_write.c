@@ -65,9 +65,10 @@ static void set_str(json_t *j, const char *key, const char *s)
     json_object_set_new(j, key, json_string(s));
 }
 
-/* One check as a record writes it: {"field", "rule"[, "min"][, "max"][, "late"], "message"}
+/* One check as a record writes it: {"field", "rule"[, "min"][, "max"][, "late"][, "fallback"], "message"}
  * (min, max of a range row only, absent where INT_MIN, INT_MAX). */
-static json_t *check_json(const char *field, muonref_check_rule rule, int lo, int hi, int late, const char *message)
+static json_t *check_json(const char *field, muonref_check_rule rule, int lo, int hi, int late, int fallback,
+                          const char *message)
 {
   json_t *e = json_pack("{s:s, s:s}", "field", field, "rule", muonref_check_rule_name(rule));
   if (rule == MUONREF_RULE_RANGE && lo != INT_MIN)
@@ -76,6 +77,8 @@ static json_t *check_json(const char *field, muonref_check_rule rule, int lo, in
     json_object_set_new(e, "max", json_integer(hi));
   if (late)
     json_object_set_new(e, "late", json_true());
+  if (fallback)
+    json_object_set_new(e, "fallback", json_true());
   json_object_set_new(e, "message", json_string(message));
   return e;
 }
@@ -170,9 +173,17 @@ json_t *muonref_record_json(const muonref_record *r)
     json_t *cat = json_pack("{s:s, s:i, s:s}", "name", c->name, "id", c->id, "source", c->source), *rows = json_array();
     if (*c->checks_of)
       json_object_set_new(cat, "checks_of", json_string(c->checks_of));
+    if (c->fallback) {
+      json_t *fb = json_array();
+      if (c->fallback & MUONREF_FALLBACK_OPTIONS)
+        json_array_append_new(fb, json_string("options"));
+      if (c->fallback & MUONREF_FALLBACK_SHAPE)
+        json_array_append_new(fb, json_string("shape"));
+      json_object_set_new(cat, "fallback", fb);
+    }
     for (size_t i = 0; i < c->n_rows; i++) {
       const muonref_record_check *k = &c->rows[i];
-      json_array_append_new(rows, check_json(k->field, k->rule, k->lo, k->hi, k->late, k->message));
+      json_array_append_new(rows, check_json(k->field, k->rule, k->lo, k->hi, k->late, k->fallback, k->message));
     }
     if (c->n_rows || !*c->checks_of) /* the reader requires checks without checks_of, even an empty list */
       json_object_set_new(cat, "checks", rows);
@@ -193,7 +204,7 @@ json_t *muonref_record_checks_json(muonref_catalogue c)
   for (int part = 0; part < 2; part++)
     for (size_t i = 0; i < n[part]; i++) {
       const muonref_check *k = &rows[part][i];
-      json_array_append_new(l, check_json(k->field, k->rule, k->lo, k->hi, part, k->message));
+      json_array_append_new(l, check_json(k->field, k->rule, k->lo, k->hi, part, k->fallback, k->message));
     }
   return l;
 }
@@ -603,7 +614,7 @@ static size_t c_rows(FILE *f, const muonref_record_catalogue *from, int late)
       c_bound(f, c->lo), fputs(", ", f), c_bound(f, c->hi);
     else
       fputs("0, 0", f);
-    fputs(", ", f), c_string(f, c->message), fputs("},\n", f);
+    fputs(", ", f), c_string(f, c->message), fputs(c->fallback ? ", 1},\n" : ", 0},\n", f);
     k++;
   }
   return k;
@@ -647,7 +658,11 @@ void muonref_record_write_c_checks(FILE *f, const muonref_record *r, size_t n)
       else
         fputs("NULL, ", f);
     }
-    fprintf(f, "%zu, %zu},\n", n_head[id], n_late[id]);
+    fprintf(f, "%zu, %zu, %s},\n", n_head[id], n_late[id],
+            c->fallback == (MUONREF_FALLBACK_OPTIONS | MUONREF_FALLBACK_SHAPE) ? "MUONREF_FALLBACK_OPTIONS | MUONREF_FALLBACK_SHAPE"
+            : c->fallback == MUONREF_FALLBACK_OPTIONS                          ? "MUONREF_FALLBACK_OPTIONS"
+            : c->fallback == MUONREF_FALLBACK_SHAPE                            ? "MUONREF_FALLBACK_SHAPE"
+                                                                               : "0");
   }
   fputs("};\nstatic const char *const CATALOGUE_NAMES[] = {", f);
   for (int id = 0; id < (int)k; id++)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/checks.h"
 #include "vectors/format/case.h"
 #include "vectors/gen/gen.h"
 #include "vectors/judge/judge.h"
@@ -1562,6 +1563,23 @@ static int has_empty_step(const gen_step_case *c)
   return 0;
 }
 
+/* The library's refusal of case c's options and shapes (every group validated, then every parameter
+ * routed), its message in *e, the refused group's options in *by (when not NULL); MUONREF_OK where it
+ * refuses nothing. */
+static int case_refusal(const gen_step_case *c, muonref_error *e, const muonref_options **by)
+{
+  int st = MUONREF_OK;
+  for (int gi = 0; !st && gi < c->n_groups; gi++)
+    if ((st = muonref_options_validate(&c->options[gi], e)) && by)
+      *by = &c->options[gi];
+  for (int i = 0; !st && i < c->n_params; i++) {
+    muonref_route r;
+    if ((st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, e)) && by)
+      *by = &c->options[c->group_of[i]];
+  }
+  return st;
+}
+
 /* Fits a valid case to g's profile (see above).  Returns 0 when the case
  * is to be left out. */
 /* Whether weight decay w fits Paddle's one weight_decay w0 with
@@ -1623,19 +1641,6 @@ static int names_word(const char *comment, size_t n, const char *word)
  * says where the profile's shape rule (TIMM: its heuristic) routes a
  * parameter unlike the threshold rule the comments assume; a case refused at construction becomes an error case
  * with the profile's message.  Returns 0 when the case is to be left out. */
-/* The library's refusal of case c's options and shapes (every group validated, then every parameter
- * routed), its message in *e; MUONREF_OK where it refuses nothing. */
-static int case_refusal(const gen_step_case *c, muonref_error *e)
-{
-  int st = MUONREF_OK;
-  for (int gi = 0; !st && gi < c->n_groups; gi++)
-    st = muonref_options_validate(&c->options[gi], e);
-  for (int i = 0; !st && i < c->n_params; i++) {
-    muonref_route r;
-    st = muonref_route_param_named(&c->options[c->group_of[i]], &c->shapes[i], c->names[i], &r, e);
-  }
-  return st;
-}
 
 static int fit_to_profile(gen_ctx *g, gen_step_case *c)
 {
@@ -1837,28 +1842,27 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     }
   /* refused at construction: an error case with the profile's message */
   muonref_error e;
-  int st = case_refusal(c, &e);
+  const muonref_options *by = NULL;
+  int st = case_refusal(c, &e, &by);
   if (st) {
     const char *name = muonref_status_name(st);
     c->error_status = strncmp(name, "MUONREF_", 8) ? name : name + 8;
     snprintf(c->error_buf, sizeof c->error_buf, "%s", e.message);
     c->error_message = c->error_buf;
-    c->error_any = d.catalogue == MUONREF_CATALOGUE_NONE; /* a port without checks fails its own way */
-    /* optax checks only its coefficients (spec/profiles/optax.md 2) */
-    if (d.catalogue == MUONREF_CATALOGUE_OPTAX && strncmp(e.message, "Not enough coeffs", 17) &&
-        strncmp(e.message, "ns_coeffs must", 14) && strncmp(e.message, "Unknown ns_coeff", 16))
-      c->error_any = 1;
-    /* Emerging-Optimizers (its Muon, its AdaptiveMuon, and Megatron on top of
-     * them) checks num_ns_steps and the 2-D shape only (core/route.c's ESHAPE
-     * in its words), and v0.1.0 (megatron_0_17) the step count's multiple:
-     * any other refusal is muonref's (a non-finite option), the port's own way */
-    if ((d.catalogue == MUONREF_CATALOGUE_EMERGING || d.catalogue == MUONREF_CATALOGUE_MEGATRON ||
-         d.catalogue == MUONREF_CATALOGUE_EMERGING_ADAPTIVE || d.catalogue == MUONREF_CATALOGUE_MEGATRON_0_17) &&
-        strncmp(e.message, "num_ns_steps must be", 20) && st != MUONREF_ESHAPE &&
-        !(d.catalogue == MUONREF_CATALOGUE_MEGATRON_0_17 && strstr(e.message, "must be multiple of len")))
-      c->error_any = 1;
-    comment_append(c, " [profile %s refuses it %s]", g->profile,
-                   st == MUONREF_ESHAPE ? "at the step" : "at construction");
+    /* a refusal the port does not make (a row or a source its record marks fallback, core/checks.h:
+     * the catalogue none's rows and sources, emerging's but num_ns_steps >= 1 and the shape) */
+    muonref_refusal_owner owner = muonref_refusal_owner_of(by, st, e.message);
+    const char *when = st == MUONREF_ESHAPE ? "at the step" : "at construction";
+    c->error_any = owner != MUONREF_REFUSAL_PORT;
+    c->result = owner == MUONREF_REFUSAL_ROW ? "acceptable" : "invalid";
+    if (owner == MUONREF_REFUSAL_ROW) /* the port runs the value, or fails its own way */
+      comment_append(c, " [profile %s: muonref refuses it %s; the port checks no such value: it runs it or fails its "
+                        "own way (acceptable)]", g->profile, when);
+    else if (owner == MUONREF_REFUSAL_SOURCE) /* what muonref cannot compute */
+      comment_append(c, " [profile %s: muonref refuses it %s; the port makes no such check and fails its own way "
+                        "(any error)]", g->profile, when);
+    else
+      comment_append(c, " [profile %s refuses it %s]", g->profile, when);
     int n = 0;
     while (n < 5 && c->flags[n])
       n++;
@@ -1883,7 +1887,7 @@ static int refusal_holds(gen_ctx *g, gen_step_case *c)
       has_empty_step(c))
     return 1;
   muonref_error e = {0};
-  int st = case_refusal(c, &e);
+  int st = case_refusal(c, &e, NULL);
   if (!st)
     return 0;
   const char *name = muonref_status_name(st);
