@@ -1632,28 +1632,16 @@ static int names_word(const char *comment, size_t n, const char *word)
   return 0;
 }
 
-/* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
- * data"): MANUAL routing splits AUTO groups; a one-group port takes only
- * groups differing in use_muon; TWO_D_ONLY resets the unused AdamW options
- * and drops the non-2-D parameters; a port with one shared eps
- * (MUONREF_KEY_EPS_SHARED, timm) takes the eps the case sets as both (flag
- * SharedEps); options no key can express leave the case out; the comment
- * says where the profile's shape rule (TIMM: its heuristic) routes a
- * parameter unlike the threshold rule the comments assume; a case refused at construction becomes an error case
- * with the profile's message.  Returns 0 when the case is to be left out. */
-
-static int fit_to_profile(gen_ctx *g, gen_step_case *c)
+/* fit_to_profile's first part: the groups a port takes (MANUAL routing splits AUTO groups, a one-group
+ * port takes only groups differing in use_muon, each branch fitted to the profile's); 0 when the case is to be
+ * left out. */
+static int fit_groups(gen_step_case *c, const muonref_options *d, const muonref_profile *prof)
 {
-  muonref_options d;
-  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
-  const muonref_profile *prof = muonref_profile_get(g->profile);
-  const int own_comment = strstr(c->comment, g->profile) != NULL; /* written for this profile, naming it */
-  const size_t comment_len = strlen(c->comment);                   /* the comment before this profile's notes */
-  if (d.all_missing_error && has_empty_step(c))
+  if (d->all_missing_error && has_empty_step(c))
     return 0; /* the port refuses a step without any gradient (the errors area has that case) */
-  if (d.route_rule == MUONREF_ROUTE_MANUAL)
+  if (d->route_rule == MUONREF_ROUTE_MANUAL)
     split_auto_groups(c);
-  if (d.catalogue == MUONREF_CATALOGUE_PADDLE && !paddle_groups_fit(c))
+  if (d->catalogue == MUONREF_CATALOGUE_PADDLE && !paddle_groups_fit(c))
     return 0; /* Paddle: one flat list (paddle_groups_fit) */
   for (int gi = 1; prof->one_group && gi < c->n_groups; gi++) {
     muonref_options a = c->options[gi];
@@ -1664,9 +1652,9 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (memcmp(&c->sched[k][gi], &c->sched[k][0], sizeof c->sched[k][0]))
         return 0; /* nor between steps of its halves */
   }
-  for (int gi = 0; !prof->one_group && d.route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++) {
+  for (int gi = 0; !prof->one_group && d->route_rule == MUONREF_ROUTE_MANUAL && gi < c->n_groups; gi++) {
     muonref_options before = c->options[gi];
-    fit_branch(&c->options[gi], &d, prof, c->defaults_only);
+    fit_branch(&c->options[gi], d, prof, c->defaults_only);
     const muonref_options *o = &c->options[gi];
     /* a schedule states values, not changes: a fit that moves a scheduled
      * field (an AdamW lr rescaled by its ratio) would leave the steps on the
@@ -1683,36 +1671,47 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         c->sched[k][gi].momentum = o->momentum;
     }
   }
-  if (d.catalogue == MUONREF_CATALOGUE_OPTAX && has_missing_grad(c))
+  if (d->catalogue == MUONREF_CATALOGUE_OPTAX && has_missing_grad(c))
     return 0; /* JAX has no missing gradient: every leaf has an update each step (spec/profiles/optax.md 2) */
+  return 1;
+}
+
+/* The options each group can take under the profile (one shared eps, no fallback, Megatron's tags, what
+ * its keys express) and the parameters it drops; *reset and *dropped say what changed, for the notes
+ * (fit_notes; *reset's bits: 1 the unused fallback's options reset, 2 one eps for both, 4 Megatron's
+ * threshold and ratio reset, 8 a group the threshold rule sends to AdamW tagged); 0 when the case is to
+ * be left out. */
+static int fit_options(gen_ctx *g, gen_step_case *c, const muonref_options *d, const muonref_profile *prof,
+                       int *reset_out, int *dropped_out)
+{
   int reset = 0, dropped = 0, shared = 0;
-  const int tagged = d.route_rule == MUONREF_ROUTE_NOT_1D || d.route_rule == MUONREF_ROUTE_TAGGED_2D;
+  const int tagged = d->route_rule == MUONREF_ROUTE_NOT_1D || d->route_rule == MUONREF_ROUTE_TAGGED_2D;
   for (size_t k = 0; k < prof->n_keys; k++)
     shared |= prof->keys[k].kind == MUONREF_KEY_EPS_SHARED;
   for (int gi = 0; gi < c->n_groups; gi++) {
     muonref_options *o = &c->options[gi];
     if (shared && o->adam_eps != o->ns_eps) { /* one eps (timm): the one the case sets is both */
-      if (o->ns_eps == d.ns_eps)
+      if (o->ns_eps == d->ns_eps)
         o->ns_eps = o->adam_eps, reset |= 2;
-      else if (o->adam_eps == d.adam_eps)
+      else if (o->adam_eps == d->adam_eps)
         o->adam_eps = o->ns_eps, reset |= 2;
     }
-    if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY || d.route_rule == MUONREF_ROUTE_MOMENTUM_1D) {
+    if (d->route_rule == MUONREF_ROUTE_TWO_D_ONLY || d->route_rule == MUONREF_ROUTE_MOMENTUM_1D) {
       /* no fallback: its options are unused */
       muonref_options before = *o;
-      o->adam_beta1 = d.adam_beta1, o->adam_beta2 = d.adam_beta2, o->adam_eps = d.adam_eps;
-      o->adam_lr_ratio = d.adam_lr_ratio, o->adam_dim_threshold = d.adam_dim_threshold, o->use_muon = d.use_muon;
+      o->adam_beta1 = d->adam_beta1, o->adam_beta2 = d->adam_beta2, o->adam_eps = d->adam_eps;
+      o->adam_lr_ratio = d->adam_lr_ratio, o->adam_dim_threshold = d->adam_dim_threshold, o->use_muon = d->use_muon;
       reset |= !options_equal(&before, o);
       for (int k = 0; c->has_schedule && k < c->n_steps; k++) {
-        reset |= c->sched[k][gi].adam_beta1 != d.adam_beta1 || c->sched[k][gi].adam_beta2 != d.adam_beta2;
-        c->sched[k][gi].adam_beta1 = d.adam_beta1, c->sched[k][gi].adam_beta2 = d.adam_beta2;
+        reset |= c->sched[k][gi].adam_beta1 != d->adam_beta1 || c->sched[k][gi].adam_beta2 != d->adam_beta2;
+        c->sched[k][gi].adam_beta1 = d->adam_beta1, c->sched[k][gi].adam_beta2 = d->adam_beta2;
       }
     }
     if (tagged) { /* megatron routes by tag and shape: no threshold, no lr ratio */
       if (o->use_muon == MUONREF_USE_MUON_AUTO && threshold_adam_group(c, gi))
         o->use_muon = MUONREF_USE_MUON_FALSE, reset |= 8; /* the case's AdamW parameters, tagged */
-      reset |= 4 * (o->adam_dim_threshold != d.adam_dim_threshold || o->adam_lr_ratio != d.adam_lr_ratio);
-      o->adam_dim_threshold = d.adam_dim_threshold, o->adam_lr_ratio = d.adam_lr_ratio;
+      reset |= 4 * (o->adam_dim_threshold != d->adam_dim_threshold || o->adam_lr_ratio != d->adam_lr_ratio);
+      o->adam_dim_threshold = d->adam_dim_threshold, o->adam_lr_ratio = d->adam_lr_ratio;
     }
     if (!expressible(o, g->profile))
       return 0;
@@ -1722,7 +1721,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
         return 0;
     }
   }
-  if (d.route_rule == MUONREF_ROUTE_TWO_D_ONLY && !c->sharding) {
+  if (d->route_rule == MUONREF_ROUTE_TWO_D_ONLY && !c->sharding) {
     int any2 = 0;
     for (int i = 0; i < c->n_params; i++)
       any2 |= c->shapes[i].ndim == 2;
@@ -1730,11 +1729,62 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       if (c->shapes[i].ndim != 2)
         drop_param(c, i), dropped = 1;
   }
-  if (d.route_rule == MUONREF_ROUTE_NOT_1D && !c->sharding && !c->error_status && !fit_not_1d(c, &dropped))
+  if (d->route_rule == MUONREF_ROUTE_NOT_1D && !c->sharding && !c->error_status && !fit_not_1d(c, &dropped))
     return 0;
-  if (d.route_rule == MUONREF_ROUTE_TAGGED_2D && !c->sharding && !fit_tagged_2d(c))
+  if (d->route_rule == MUONREF_ROUTE_TAGGED_2D && !c->sharding && !fit_tagged_2d(c))
     return 0;
-  if (d.missing_grad == MUONREF_MISSING_GRAD_ZEROS && has_missing_grad(c)) { /* the port zero-fills: say so */
+  *reset_out = reset, *dropped_out = dropped;
+  return 1;
+}
+
+/* Where the profile's routing rule sends a parameter otherwise than the threshold rule the comments
+ * assume: said in the comment (comment_len: its length before this profile's notes; own_comment: written
+ * for this profile, naming it). */
+static void note_routing(gen_ctx *g, gen_step_case *c, const muonref_options *d, int reset, int own_comment,
+                         size_t comment_len)
+{
+  if (d->route_rule == MUONREF_ROUTE_TIMM ? !strstr(c->comment, g->profile)
+      : d->route_rule != MUONREF_ROUTE_MANUAL && d->route_rule != MUONREF_ROUTE_THRESHOLD && !(reset & 1) && !own_comment)
+    /* the comments speak of the threshold rule (unless written for this
+     * profile, naming it): say where the profile's rule differs by shape
+     * (keras v3.10 and Paddle send 3-D parameters to Muon: "AdamW by shape"
+     * misled a reader of keras@3.10_routing #11); a name rule's routing is
+     * the comment's own subject */
+    for (int i = 0; i < c->n_params; i++) {
+      muonref_options t = c->options[c->group_of[i]];
+      muonref_route rt, rh, rs;
+      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rh, NULL))
+        continue;
+      if (d->route_rule != MUONREF_ROUTE_TIMM &&
+          (muonref_route_param_named(&t, &c->shapes[i], NULL, &rs, NULL) || rs.use_muon != rh.use_muon ||
+           names_word(c->comment, comment_len, rh.use_muon ? "Muon" : "AdamW")))
+        continue;
+      t.route_rule = MUONREF_ROUTE_THRESHOLD;
+      t.adam_dim_threshold = 8192; /* nemo's default: what the comments assume */
+      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rt, NULL) || rt.use_muon == rh.use_muon)
+        continue;
+      char b[128];
+      muonref_py_shape(b, sizeof b, c->shapes[i].dims, c->shapes[i].ndim);
+      if (d->route_rule == MUONREF_ROUTE_TIMM)
+        comment_append(c, " [profile %s: its heuristic routes %s %s to %s]", g->profile, c->names[i], b,
+                       rh.use_muon ? "Muon" : "AdamW");
+      else if (rh.momentum_only)
+        comment_append(c, " [profile %s: its rule (route_rule %s) steps %s %s on its momentum alone]", g->profile,
+                       muonref_route_rule_name(d->route_rule), c->names[i], b);
+      else
+        comment_append(c, " [profile %s: its rule (route_rule %s) routes %s %s to %s]", g->profile,
+                       muonref_route_rule_name(d->route_rule), c->names[i], b, rh.use_muon ? "Muon" : "AdamW");
+    }
+}
+
+/* The notes and flags the profile adds to a fitted case: zero-filled or counted missing gradients, L2
+ * decay, batched N-D parameters, Megatron's routing, no fallback, one eps, the routing rule. */
+static void fit_notes(gen_ctx *g, gen_step_case *c, const muonref_options *d, int reset, int dropped)
+{
+  const int own_comment = strstr(c->comment, g->profile) != NULL; /* written for this profile, naming it */
+  const size_t comment_len = strlen(c->comment);                   /* the comment before this profile's notes */
+  const int tagged = d->route_rule == MUONREF_ROUTE_NOT_1D || d->route_rule == MUONREF_ROUTE_TAGGED_2D;
+  if (d->missing_grad == MUONREF_MISSING_GRAD_ZEROS && has_missing_grad(c)) { /* the port zero-fills: say so */
     for (int f = 0; f < 6 && c->flags[f]; f++)
       if (!strcmp(c->flags[f], "MissingGradient"))
         c->flags[f] = "MissingGradientZeros";
@@ -1747,7 +1797,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     comment_append(c, " [profile %s: a parameter without gradient steps with zeros: its decay, momentum and AdamW "
                       "step count move]", g->profile);
   }
-  if (d.decay_method == MUONREF_DECAY_L2 && strstr(c->comment, "decay") && !strstr(c->comment, "l2") &&
+  if (d->decay_method == MUONREF_DECAY_L2 && strstr(c->comment, "decay") && !strstr(c->comment, "l2") &&
       !strstr(c->comment, "L2")) { /* mlx: the comments of the other cases assume the decoupled decay */
     int l2 = 0;
     for (int gi = 0; gi < c->n_groups; gi++)
@@ -1756,7 +1806,7 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       comment_append(c, " [profile %s: the decay is L2, wd p added to the gradient before the momentum (decay_method "
                         "l2): no factor 1 - lr wd on p]", g->profile);
   }
-  if (d.adam_step_global && has_missing_grad(c)) { /* keras: the optimizer's count advances for every parameter */
+  if (d->adam_step_global && has_missing_grad(c)) { /* keras: the optimizer's count advances for every parameter */
     for (int f = 0; f < 6 && c->flags[f]; f++)
       if (!strcmp(c->flags[f], "MissingGradient"))
         c->flags[f] = "MissingGradientCounted";
@@ -1789,14 +1839,14 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
   if (tagged && ((reset & 12) || dropped)) /* the comment may speak of the threshold */
     comment_append(c, " [profile %s: Megatron's routing: use_muon false (the embedding/output tag) and %s "
                       "parameters take AdamW at Muon's lr, every other Muon%s%s]", g->profile,
-                   d.route_rule == MUONREF_ROUTE_TAGGED_2D ? "the non-2-D" : "1-D",
+                   d->route_rule == MUONREF_ROUTE_TAGGED_2D ? "the non-2-D" : "1-D",
                    (reset & 8) ? "; a group the threshold rule sends to AdamW whole carries the tag" : "",
                    dropped ? "; the Muon parameters that are not 2-D (Emerging-Optimizers refuses them) are left out"
                            : "");
   else if ((reset & 1) || dropped) { /* the comment was written for a port with a fallback: say what applies */
     comment_append(c, " [profile %s: no AdamW fallback%s%s]", g->profile,
                    !(reset & 1) ? ""
-                   : d.route_rule == MUONREF_ROUTE_MOMENTUM_1D
+                   : d->route_rule == MUONREF_ROUTE_MOMENTUM_1D
                        ? "; use_muon, the threshold and the AdamW options do not apply: every parameter of two or more "
                          "dimensions takes Muon, every other steps on its momentum alone (no Newton-Schulz, lr)"
                        : "; use_muon, the threshold and the AdamW options do not apply: every 2-D parameter takes Muon",
@@ -1808,38 +1858,13 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
       n++;
     c->flags[n] = "SharedEps";
   }
-  if (d.route_rule == MUONREF_ROUTE_TIMM ? !strstr(c->comment, g->profile)
-      : d.route_rule != MUONREF_ROUTE_MANUAL && d.route_rule != MUONREF_ROUTE_THRESHOLD && !(reset & 1) && !own_comment)
-    /* the comments speak of the threshold rule (unless written for this
-     * profile, naming it): say where the profile's rule differs by shape
-     * (keras v3.10 and Paddle send 3-D parameters to Muon: "AdamW by shape"
-     * misled a reader of keras@3.10_routing #11); a name rule's routing is
-     * the comment's own subject */
-    for (int i = 0; i < c->n_params; i++) {
-      muonref_options t = c->options[c->group_of[i]];
-      muonref_route rt, rh, rs;
-      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rh, NULL))
-        continue;
-      if (d.route_rule != MUONREF_ROUTE_TIMM &&
-          (muonref_route_param_named(&t, &c->shapes[i], NULL, &rs, NULL) || rs.use_muon != rh.use_muon ||
-           names_word(c->comment, comment_len, rh.use_muon ? "Muon" : "AdamW")))
-        continue;
-      t.route_rule = MUONREF_ROUTE_THRESHOLD;
-      t.adam_dim_threshold = 8192; /* nemo's default: what the comments assume */
-      if (muonref_route_param_named(&t, &c->shapes[i], c->names[i], &rt, NULL) || rt.use_muon == rh.use_muon)
-        continue;
-      char b[128];
-      muonref_py_shape(b, sizeof b, c->shapes[i].dims, c->shapes[i].ndim);
-      if (d.route_rule == MUONREF_ROUTE_TIMM)
-        comment_append(c, " [profile %s: its heuristic routes %s %s to %s]", g->profile, c->names[i], b,
-                       rh.use_muon ? "Muon" : "AdamW");
-      else if (rh.momentum_only)
-        comment_append(c, " [profile %s: its rule (route_rule %s) steps %s %s on its momentum alone]", g->profile,
-                       muonref_route_rule_name(d.route_rule), c->names[i], b);
-      else
-        comment_append(c, " [profile %s: its rule (route_rule %s) routes %s %s to %s]", g->profile,
-                       muonref_route_rule_name(d.route_rule), c->names[i], b, rh.use_muon ? "Muon" : "AdamW");
-    }
+  note_routing(g, c, d, reset, own_comment, comment_len);
+}
+
+/* A fitted case the profile refuses (its options at construction, a shape at the step): an error case with
+ * the library's message, or any error where the refusal is muonref's own (muonref_refusal_owner_of). */
+static void fit_refusal(gen_ctx *g, gen_step_case *c)
+{
   /* refused at construction: an error case with the profile's message */
   muonref_error e;
   const muonref_options *by = NULL;
@@ -1873,6 +1898,28 @@ static int fit_to_profile(gen_ctx *g, gen_step_case *c)
     json_decref(c->sharding);
     c->sharding = NULL;
   }
+}
+
+/* Fits a valid case to g's profile (spec/profiles/README.md, "A profile is
+ * data"): MANUAL routing splits AUTO groups; a one-group port takes only
+ * groups differing in use_muon; TWO_D_ONLY resets the unused AdamW options
+ * and drops the non-2-D parameters; a port with one shared eps
+ * (MUONREF_KEY_EPS_SHARED, timm) takes the eps the case sets as both (flag
+ * SharedEps); options no key can express leave the case out; the comment
+ * says where the profile's shape rule (TIMM: its heuristic) routes a
+ * parameter unlike the threshold rule the comments assume; a case refused at construction becomes an error case
+ * with the profile's message.  Returns 0 when the case is to be left out. */
+
+static int fit_to_profile(gen_ctx *g, gen_step_case *c)
+{
+  muonref_options d;
+  MUONREF_UNCHECKED(muonref_profile_options(g->profile, &d, NULL)); /* the profile is known here */
+  const muonref_profile *prof = muonref_profile_get(g->profile);
+  int reset = 0, dropped = 0;
+  if (!fit_groups(c, &d, prof) || !fit_options(g, c, &d, prof, &reset, &dropped))
+    return 0;
+  fit_notes(g, c, &d, reset, dropped);
+  fit_refusal(g, c);
   return 1;
 }
 
