@@ -197,8 +197,11 @@ def write_port(d, files, wdir):
         lines.append(f'mod = glue.load_file({main!r}, {modname!r}, {d.get("preamble")!r})')
     elif loader == 'defs':  # the optimizer's definitions out of a training script
         lines.append(f'mod = glue.load_defs({main!r}, {modname!r}, {list(d["defs"])!r})')
-    elif loader == 'path':  # a file of this repository (a test port), edited: its siblings from tests/
-        lines.append(f'sys.path.append({os.path.join(ROOT, "tests", "ports")!r})')
+    elif loader == 'path':  # a file of this repository (a test port or variant), edited: its siblings from
+        # its own folder of tests/ (a variant imports another: torch_port_fp64_ns.py takes torch_port_fp32_ns),
+        # then tests/ports (the ports the variants change)
+        for folder in dict.fromkeys([os.path.dirname(d['path']), os.path.join('tests', 'ports')]):
+            lines.append(f'sys.path.append({os.path.join(ROOT, folder)!r})')
         lines.append(f'mod = glue.load_file({main!r}, {modname!r})')
     elif loader == 'moonlight':
         lines.append(f'mod = glue.upstream().load_moonlight({main!r})')
