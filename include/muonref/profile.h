@@ -233,6 +233,10 @@ typedef struct muonref_option_key {
                       (vectors/format/validate.c) */
   int required;    /* 0 or 1; 1: the port's signature gives the key no default (optax's and mlx's
                       learning_rate): a case of defaults writes it too */
+  int branch_default; /* 0 or 1; 1: the constructor's default for the groups of its branch (the record's
+                         "branch_default": kozistr/pytorch_optimizer's adamw_lr, adamw_betas, ...), which
+                         a group key of the same field shadows: a vector writes it, in that key's place,
+                         only in a case of constructor defaults (spec/vectors.md 2.1) */
 } muonref_option_key;
 
 /* One row of the profile table (static data for the built-in profiles;

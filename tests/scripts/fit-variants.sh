@@ -538,6 +538,16 @@ make_variant pytorch_optimizer_maximize_ignored torch_pytorch_optimizer_port.py 
     "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" &&
   only_flagged pytorch_optimizer_maximize_ignored "$v/pytorch_optimizer/pytorch_optimizer_gradients.json" Maximize \
     'maximize [^=]*-> false'
+# adamw_lr ignored (spec/vectors.md 2.1, "Constructor defaults of a branch"): the pytorch_optimizer test port whose
+# constructor writes 3e-4 into its AdamW groups whatever adamw_lr says; the answer key: exactly the adamw area's
+# BranchDefaults case fails, explained as that key ignored (its value the AdamW groups' default)
+make_variant pytorch_optimizer_adamw_lr_ignored torch_pytorch_optimizer_port.py \
+  '                own = dict(lr=adamw_lr, betas=adamw_betas, eps=adamw_eps, weight_decay=adamw_wd)' \
+  '                own = dict(lr=3e-4, betas=adamw_betas, eps=adamw_eps, weight_decay=adamw_wd)' &&
+  run_variant pytorch_optimizer_adamw_lr_ignored Muon pytorch_optimizer \
+    "$v/pytorch_optimizer/pytorch_optimizer_adamw.json" &&
+  only_flagged pytorch_optimizer_adamw_lr_ignored "$v/pytorch_optimizer/pytorch_optimizer_adamw.json" BranchDefaults \
+    'adamw_lr (any) -> 0.0003'
 # cautious ignored (spec/muon.md 8): the pytorch_optimizer test port that never masks; the answer key: exactly the
 # gradients area's CautiousUpdate cases fail, explained as the key cautious set to false
 make_variant pytorch_optimizer_cautious_ignored torch_pytorch_optimizer_port.py \

@@ -443,20 +443,31 @@ def to_nemo(profile: str, options: Dict[str, Any]) -> Dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=None)
-def group_only_keys(profile: str) -> frozenset:
-    """The names of a built-in record's keys of scope group_only (a group dict's key, not the
-    constructor's keyword: dion's algorithm and num_heads), or of its base's."""
+def _record_keys(profile: str) -> tuple:
+    """A built-in record's key table (its own, else its base's): a tuple of dicts, () for none."""
     import records  # noqa: E402 (beside this file)
     name = profile
     while name:
         path = os.path.join(records.folder(), name + '.json')
         if not os.path.exists(path):
-            return frozenset()
+            return ()
         rec = records.read(path)
         if 'keys' in rec:
-            return frozenset(k['name'] for k in rec['keys'] if k.get('scope') == 'group_only')
+            return tuple(rec['keys'])
         name = rec.get('base')
-    return frozenset()
+    return ()
+
+
+def group_only_keys(profile: str) -> frozenset:
+    """The names of a built-in record's keys of scope group_only (a group dict's key, not the
+    constructor's keyword: dion's algorithm and num_heads), or of its base's."""
+    return frozenset(k['name'] for k in _record_keys(profile) if k.get('scope') == 'group_only')
+
+
+def init_keys(profile: str) -> frozenset:
+    """The names of a built-in record's keys of scope init (the constructor's keywords:
+    pytorch_optimizer's maximize and its AdamW groups' defaults adamw_lr, ...), or of its base's."""
+    return frozenset(k['name'] for k in _record_keys(profile) if k.get('scope') == 'init')
 
 
 @functools.lru_cache(maxsize=None)
@@ -786,10 +797,15 @@ class PytorchOptimizerAdapter(KellerAdapter):
     missing_grad_steps = False
 
     def construct_native(self, cls, groups):
-        """A pytorch_optimizer vector: each group's keys into its dict, but maximize, which is the
-        constructor's (self.maximize, not a group key: spec/profiles/pytorch_optimizer.md 1)."""
-        kw = {'maximize': groups[0][0]['maximize']} if groups and 'maximize' in groups[0][0] else {}
-        return cls([dict({k: v for k, v in o.items() if k != 'maximize'}, params=p) for o, p in groups], **kw)
+        """A pytorch_optimizer vector: each group's keys into its dict, but the record's keys of
+        scope init, which are the constructor's (maximize: self.maximize; adamw_lr, adamw_betas,
+        adamw_wd, adamw_eps: the AdamW groups' defaults, given by the AdamW groups of a case of
+        constructor defaults: spec/profiles/pytorch_optimizer.md 1)."""
+        init = init_keys(self.name)
+        kw = {}
+        for o, _ in groups:
+            kw.update({k: (tuple(v) if isinstance(v, list) else v) for k, v in o.items() if k in init})
+        return cls([dict({k: v for k, v in o.items() if k not in init}, params=p) for o, p in groups], **kw)
 
     def muon_entries(self, o):
         """nemo's fan_in is use_adjusted_lr True (its other scale modes are not expressible)."""

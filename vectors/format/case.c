@@ -1163,14 +1163,44 @@ static int key_at_default(const muonref_profile *p, const muonref_options *o, co
   return same;
 }
 
-json_t *muonref_case_options_json(const muonref_options *o, const char *profile)
+size_t muonref_case_shadowing_key(const muonref_option_key *keys, size_t n, const muonref_option_key *k)
+{
+  for (size_t i = 0; i < n; i++)
+    if (&keys[i] != k && keys[i].offset == k->offset && keys[i].kind == k->kind && !keys[i].init &&
+        !keys[i].branch_default && (keys[i].branch == MUONREF_KEY_ANY || keys[i].branch == k->branch))
+      return i;
+  return n;
+}
+
+/* Whether key i of p is written for a group of o's branch: a branch default only where branch_defaults
+ * is set, the key it shadows then not. */
+static int key_written(const muonref_profile *p, size_t i, const muonref_options *o, int branch_defaults)
+{
+  const muonref_option_key *k = &p->keys[i];
+  if (!muonref_case_key_applies(k, o->use_muon) || (k->optional && key_at_default(p, o, k)))
+    return 0;
+  if (k->branch_default)
+    return branch_defaults && o->use_muon != MUONREF_USE_MUON_AUTO;
+  for (size_t d = 0; branch_defaults && d < p->n_keys; d++) /* shadowed here by its branch default */
+    if (p->keys[d].branch_default && muonref_case_key_applies(&p->keys[d], o->use_muon) &&
+        o->use_muon != MUONREF_USE_MUON_AUTO && muonref_case_shadowing_key(p->keys, p->n_keys, &p->keys[d]) == i)
+      return 0;
+  return 1;
+}
+
+json_t *muonref_case_options_json_as(const muonref_options *o, const char *profile, int branch_defaults)
 {
   const muonref_profile *p = muonref_profile_get(profile);
   json_t *j = json_object();
   for (size_t i = 0; p && i < p->n_keys; i++)
-    if (muonref_case_key_applies(&p->keys[i], o->use_muon) && !(p->keys[i].optional && key_at_default(p, o, &p->keys[i])))
+    if (key_written(p, i, o, branch_defaults))
       json_object_set_new(j, p->keys[i].name, key_json(o, &p->keys[i]));
   return j;
+}
+
+json_t *muonref_case_options_json(const muonref_options *o, const char *profile)
+{
+  return muonref_case_options_json_as(o, profile, 0);
 }
 
 int muonref_case_grad(const json_t *j, size_t numel, muonref_tensor *t, muonref_grad *g, const char *where,

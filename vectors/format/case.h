@@ -76,6 +76,19 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
  * takes them from the profile's defaults. */
 json_t *muonref_case_options_json(const muonref_options *o, const char *profile);
 
+/* As muonref_case_options_json, but where branch_defaults is 1 a group of
+ * a key's branch gets each key marked branch_default (the constructor's
+ * default for that branch's groups: pytorch_optimizer's adamw_lr) in place
+ * of the group key it gives the default of (muonref_case_shadowing_key):
+ * the options of a case of constructor defaults (spec/vectors.md 2.1).
+ * muonref_case_options_json writes no branch_default key. */
+json_t *muonref_case_options_json_as(const muonref_options *o, const char *profile, int branch_defaults);
+
+/* The index in keys[0..n) of the group key whose default the branch
+ * default k gives: the same field and kind, of scope group (not init, not
+ * a branch default), taken by k's branch's groups; n where there is none. */
+size_t muonref_case_shadowing_key(const muonref_option_key *keys, size_t n, const muonref_option_key *k);
+
 /* Key k's value in o as its port spells it (new reference), written even
  * where muonref_case_options_json leaves an optional key out; "?" where the
  * key cannot spell o's fields (dion's algorithm writes null for use_muon

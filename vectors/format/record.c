@@ -392,12 +392,14 @@ static int read_fields(const json_t *obj, const char *name, muonref_options *o, 
 
 static int read_key(const json_t *e, size_t i, muonref_record *r, const char *path, muonref_error *err)
 {
-  static const char *const MEMBERS[] = {"name", "kind", "field", "branch", "schedulable", "scope", "optional", "required", NULL};
+  static const char *const MEMBERS[] = {"name",  "kind",     "field",    "branch",         "schedulable",
+                                        "scope", "optional", "required", "branch_default", NULL};
   char m[64], name[64], kind[32], field[32], branch[16], scope[16];
   int st;
   snprintf(m, sizeof m, "keys[%zu]", i);
   if (!json_is_object(e))
-    return fail_member(err, path, m, "must be an object {name, kind, field[, branch, schedulable, scope, optional, required]}");
+    return fail_member(err, path, m, "must be an object {name, kind, field[, branch, schedulable, scope, optional, required, "
+                       "branch_default]}");
   char prefix[80];
   snprintf(prefix, sizeof prefix, "%s.", m);
   if ((st = only_members(e, MEMBERS, path, prefix, err)))
@@ -477,6 +479,14 @@ static int read_key(const json_t *e, size_t i, muonref_record *r, const char *pa
     return fail_member(err, path, mb, "must be true or false");
   }
   k->required = req && json_is_true(req);
+  const json_t *bd = json_object_get(e, "branch_default");
+  snprintf(mb, sizeof mb, "%s.branch_default", m);
+  if (bd && !json_is_boolean(bd))
+    return fail_member(err, path, mb, "must be true or false");
+  k->branch_default = bd && json_is_true(bd);
+  if (k->branch_default && (r->scopes[i] != MUONREF_SCOPE_INIT || k->branch == MUONREF_KEY_ANY || k->schedulable))
+    return fail_member(err, path, mb, "belongs to a key of scope init and branch muon or adam, not schedulable: the "
+                       "constructor's default for the groups of one branch");
   snprintf(r->key_names[i], sizeof r->key_names[i], "%s", name);
   return MUONREF_OK;
 }
@@ -492,6 +502,9 @@ static int check_keys(const muonref_record *r, const char *path, muonref_error *
         return fail_member(err, path, "keys", "the key '%s' is named twice", r->key_names[i]);
     type |= r->keys[i].kind == MUONREF_KEY_NS_COEFF_TYPE;
     list |= r->keys[i].kind == MUONREF_KEY_NS_COEFFS && !strcmp(r->key_names[i], "ns_coeffs");
+    if (r->keys[i].branch_default && muonref_case_shadowing_key(r->keys, r->n_keys, &r->keys[i]) == r->n_keys)
+      return fail_member(err, path, "keys", "the key '%s' is a branch default (branch_default) of no group key: a key "
+                         "of the same field and kind, of scope group, that its branch's groups take", r->key_names[i]);
   }
   if (type && !list)
     return fail_member(err, path, "keys", "a key of kind ns_coeff_type needs a key \"ns_coeffs\" of kind ns_coeffs "

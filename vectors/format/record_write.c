@@ -137,6 +137,8 @@ json_t *muonref_record_json(const muonref_record *r)
       json_object_set_new(e, "optional", json_true());
     if (k->required)
       json_object_set_new(e, "required", json_true());
+    if (k->branch_default)
+      json_object_set_new(e, "branch_default", json_true());
     if (r->scopes[i] != MUONREF_SCOPE_GROUP)
       json_object_set_new(e, "scope", json_string(muonref_record_scope_name(r->scopes[i])));
     json_array_append_new(keys, e);
@@ -351,7 +353,7 @@ void muonref_record_write_c_table(FILE *f, const muonref_record *r, size_t n)
               : key->branch == MUONREF_KEY_ADAM_ONLY ? "MUONREF_KEY_ADAM_ONLY"
                                                      : "MUONREF_KEY_ANY",
               key->schedulable);
-      fprintf(f, ", %d, %d, %d},\n", key->optional, key->init, key->required);
+      fprintf(f, ", %d, %d, %d, %d},\n", key->optional, key->init, key->required, key->branch_default);
     }
     fprintf(f, "};\nstatic const char *const %s_areas[] = {", c_ident(p->name));
     for (size_t a = 0; a < p->n_areas; a++)

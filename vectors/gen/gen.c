@@ -340,6 +340,11 @@ static const flag_note NOTES[] = {
    "a port that steps the bf16 parameter itself keeps its values and has no master; one that loses the master "
    "at a state round trip makes it anew from the bf16 parameter", {"spec/muon.md section 10",
    "spec/profiles/paddle.md section 8"}, {"master_weights_ignored", "master_lost_on_load"}},
+  {"BranchDefaults", "EDGE_CASE", "the AdamW group gives no lr, betas, weight_decay or eps: the constructor gives "
+   "them as its defaults for the AdamW groups (the record's keys marked branch_default: pytorch_optimizer's adamw_lr, "
+   "adamw_betas, adamw_wd, adamw_eps)", "a port whose constructor swallows them (**kwargs) or writes its own "
+   "defaults into the AdamW groups steps them at those", {"spec/vectors.md section 2.1",
+   "spec/muon.md section 9"}, {NULL}},
   {"Bf16Infinity", "EDGE_CASE", "gradient elements in [0x7f7fc000, FLT_MAX] round to bf16 +Inf: no finite step is "
    "defined; refusing or storing a non-finite value pass (\"run\": \"nonFinite\")", "a finite result: the port "
    "altered the gradient", {"spec/muon.md section 7.3", "spec/vectors.md section 2.7"}, {NULL}},

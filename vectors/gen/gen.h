@@ -54,6 +54,10 @@ typedef struct gen_step_case {
                                     profile's port raises its framework's own) */
   json_t *sharding;              /* step cases: the "sharding" member (owned;
                                     spec/vectors.md 2.6), or NULL */
+  int branch_defaults;           /* step cases: each group's branch defaults written in
+                                    place of the group keys they give the default of
+                                    (muonref_case_options_json_as; pytorch_optimizer's
+                                    adamw_lr for lr) */
   int defaults_only;             /* step cases: write no option but use_muon (the
                                     port's own constructor defaults apply) */
   int has_schedule;              /* step cases: sched[][] holds per-step option

@@ -1722,6 +1722,41 @@ static void adamw_nadam(gen_ctx *g)
  * decayed; a Muon matrix beside the biases keeps its decoupled decay.  Last
  * in the area for every profile (its draws move no other case); a profile
  * whose port has no such key leaves them out. */
+/* A port whose constructor takes the AdamW groups' defaults (keys marked branch_default:
+ * kozistr/pytorch_optimizer's adamw_lr, adamw_betas, adamw_wd, adamw_eps, which its __init__ writes
+ * into each use_muon=False group by setdefault, spec/profiles/pytorch_optimizer.md 1.2): the AdamW
+ * group gives none of those keys, the constructor gives values other than its defaults.  After the
+ * area's other cases, so that their inputs stay (vector release 2026.12.33). */
+static void adamw_branch_defaults(gen_ctx *g)
+{
+  const muonref_profile *p = muonref_profile_get(g->profile);
+  char names[160] = "";
+  for (size_t k = 0; p && k < p->n_keys; k++)
+    if (p->keys[k].branch_default)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", *names ? ", " : "", p->keys[k].name);
+  if (!*names)
+    return;
+  gen_step_case c;
+  char comment[512];
+  muonref_options o = base(g, 0.02, 0.0);
+  o.use_muon = MUONREF_USE_MUON_TRUE;
+  snprintf(comment, sizeof comment, "an AdamW group at lr 1e-3, betas (0.8, 0.9), weight_decay 0.05, eps 1e-6, "
+           "the constructor giving what its keys for the AdamW groups' defaults can (%s), the group the rest; "
+           "three steps", names);
+  begin(&c, comment, &o);
+  c.options[1] = o;
+  c.options[1].use_muon = MUONREF_USE_MUON_FALSE;
+  c.options[1].lr = 1e-3, c.options[1].weight_decay = 0.05;
+  c.options[1].adam_beta1 = 0.8, c.options[1].adam_beta2 = 0.9, c.options[1].adam_eps = 1e-6;
+  c.n_groups = 2;
+  c.branch_defaults = 1;
+  int w = param(g, &c, "hidden", shape2(8, 16), 0), b = param(g, &c, "bias", (muonref_shape){1, {32}}, 1);
+  for (int s = 0; s < 3; s++)
+    grad_normal(g, &c, s, w, 1.0), grad_normal(g, &c, s, b, 1.0);
+  flags(&c, "AdamW", "BranchDefaults", NULL);
+  gen_add_step(g, &c);
+}
+
 static void adamw_l2(gen_ctx *g)
 {
   static const struct { double lr, wd; int zero; const char *what; } L[] = {
@@ -1816,6 +1851,7 @@ void gen_area_adamw(gen_ctx *g)
   if (defaults(g).adam_variant != MUONREF_ADAM_ADAMW)
     adamw_nadam(g);
   adamw_l2(g);
+  adamw_branch_defaults(g);
 }
 
 /* ---- gradients: missing, zero, scale ---- */

@@ -809,7 +809,7 @@ static json_t *group_options_json(const gen_step_case *c, int gi, const char *pr
 {
   if (c->raw_options[gi])
     return json_incref(c->raw_options[gi]);
-  json_t *j = muonref_case_options_json(&c->options[gi], profile);
+  json_t *j = muonref_case_options_json_as(&c->options[gi], profile, c->branch_defaults);
   if (c->defaults_only) {
     const muonref_profile *prof = muonref_profile_get(profile);
     const char *route_key = "use_muon"; /* the port's name of it (dion: algorithm) */

@@ -567,6 +567,14 @@ size_t muonref_fit_space(const char *profile, muonref_fit_change **out)
     if (field_keyed(prof, f) && f->kind != F_PATTERNS) { /* the option ignored (after the field's values) */
       muonref_fit_change c = {0};
       c.field = (int)fi, c.ignored = 1, c.value = base;
+      /* a branch default of the field ignored (adamw_lr), first: where the key ignored everywhere gives the
+       * same run on a case, the narrower change names it */
+      for (size_t k = 0; k < prof->n_keys; k++)
+        if (prof->keys[k].branch_default && key_sets(&prof->keys[k], f)) {
+          muonref_fit_change b = c;
+          b.branch = prof->keys[k].branch == MUONREF_KEY_ADAM_ONLY ? 2 : 1, b.branch_key = (int)k + 1;
+          push(&l, &b);
+        }
       push(&l, &c);
       muon_branch_values(&l, l.n - 1, prof, f); /* ... and ignored in Muon groups only */
     }
@@ -680,6 +688,9 @@ void muonref_fit_apply(const muonref_fit_change *c, const json_t *given, const c
     if (c->branch == 1 && o->use_muon == MUONREF_USE_MUON_FALSE)
       return;
     const muonref_profile *p = muonref_profile_get(profile);
+    if (c->branch_key > 0 && (!p || (size_t)c->branch_key > p->n_keys ||
+                              !json_object_get(given, p->keys[c->branch_key - 1].name)))
+      return; /* a branch default ignored: only where the group gives it */
     const muonref_options *d = p && p->adam_defaults && o->use_muon == MUONREF_USE_MUON_FALSE ? p->adam_defaults
                                                                                                 : &c->value;
     memcpy((char *)o + f->offset, (const char *)d + f->offset, f->size);
@@ -1008,6 +1019,10 @@ void muonref_fit_describe(const muonref_fit_change *c, const char *profile, char
       return;
     }
     int k = key_value_text(&base, f, profile, a, sizeof a);
+    if (c->branch_key > 0 && (size_t)c->branch_key <= prof->n_keys) { /* "adamw_lr (any) -> 0.0003" */
+      snprintf(buf, n, "%s (any) -> %s", prof->keys[c->branch_key - 1].name, a);
+      return;
+    }
     snprintf(buf, n, "%s%s (any) -> %s", k ? first_key(prof, f) : f->name, c->branch == 1 ? " in Muon groups" : "", a);
     return;
   }

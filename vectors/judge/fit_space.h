@@ -47,6 +47,11 @@ typedef struct muonref_fit_change {
                             another's formula; two of them are a swap).  Printed
                             "KEY FROM read as VALUE". */
   int from;              /* the enum value a misread acts on */
+  int branch_key;        /* > 0, with ignored: key branch_key - 1 of the profile, a branch default
+                            (profile.h branch_default: pytorch_optimizer's adamw_lr), ignored: only
+                            in a group that gives that key, the group runs its branch's default (the
+                            port swallows the constructor's keyword).  Printed "KEY (any) -> VALUE"
+                            with that key's name. */
   int moment2_of;        /* > 0: the second moment of built-in profile moment2_of - 1 (its
                             defaults' moment2, moment2_beta, moment2_eps, moment2_eps_mode,
                             moment2_bias_correction, moment2_rescale, set at once in Muon
