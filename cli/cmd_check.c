@@ -286,6 +286,20 @@ int cmd_check(int argc, char **argv)
   return rc;
 }
 
+/* The driver's options that `muonref check --torch` passes on as they are (its messages name them:
+ * "give it with --ns-function", "--state-name PORT_KEY=KEY"), as `--torch-option=OPTION=VALUE` would:
+ * --adapter NAME, --ns-function FILE:FUNC, --state-name PORT_KEY=KEY, each with its value after it. */
+static int driver_option(const char *a)
+{
+  return !strcmp(a, "--adapter") || !strcmp(a, "--ns-function") || !strcmp(a, "--state-name");
+}
+
+/* The same spelled OPTION=VALUE. */
+static int driver_option_joined(const char *a)
+{
+  return !strncmp(a, "--adapter=", 10) || !strncmp(a, "--ns-function=", 14) || !strncmp(a, "--state-name=", 13);
+}
+
 static int check_main(int argc, char **argv, char **paths)
 {
   check_args ca = {0};
@@ -300,20 +314,21 @@ static int check_main(int argc, char **argv, char **paths)
                 !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
                 !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures") ||
                 !strcmp(a, "--profile") || !strcmp(a, "--profile-file") || !strcmp(a, "--environment") ||
-                !strcmp(a, "--adapter");
+                driver_option(a);
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
     }
     if (!strcmp(a, "--torch"))
       torch_spec = argv[++i];
-    else if (!strcmp(a, "--adapter") || !strncmp(a, "--adapter=", 10)) { /* the driver's, as identify takes it */
+    else if (driver_option(a) || driver_option_joined(a)) { /* the driver's own, as identify takes --adapter */
       if (n_topts > 30) {
         fprintf(stderr, "muonref check: more than 32 --torch-option\n");
         return EXIT_USAGE;
       }
-      topts[n_topts++] = "--adapter";
-      topts[n_topts++] = a[9] == '=' ? a + 10 : argv[++i];
+      topts[n_topts++] = a; /* "--adapter=NAME" as one word: the driver's argparse reads both spellings */
+      if (driver_option(a))
+        topts[n_topts++] = argv[++i];
     } else if (!strcmp(a, "--torch-option") || !strncmp(a, "--torch-option=", 15)) {
       if (n_topts == 32) {
         fprintf(stderr, "muonref check: more than 32 --torch-option\n");

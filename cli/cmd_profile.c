@@ -95,9 +95,9 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
   char rule[48];
   if (muonref_catalogue_checks(o->catalogue, &rows[0], &n[0], &rows[1], &n[1])) {
     printf("checks             (catalogue %s: what validation checks, in the port's order; the first row that fails "
-           "gives the error, {} its value (ns_steps for coeffs); a row marked fallback is muonref's refusal of what "
-           "it cannot compute, which the port does not make: such a case is acceptable, any error passes; "
-           "spec/profiles/README.md)\n",
+           "gives the error, {} its value (ns_steps for coeffs); a row marked fallback is muonref's own refusal of "
+           "a value it cannot compute, which the port does not make (spec/profiles/README.md; how the error cases "
+           "judge a port: spec/vectors.md 2.4)\n",
            muonref_catalogue_name(o->catalogue));
     for (int part = 0; part < 2; part++)
       for (size_t i = 0; i < n[part]; i++)
@@ -106,7 +106,7 @@ static void print_options(const muonref_profile *p, const muonref_options *o)
                part ? "  (late: after the optax fields' own checks)" : "");
     unsigned fb = muonref_catalogue_fallback(o->catalogue);
     if (fb)
-      printf("  %s muonref's own too: the port makes no such check (any error passes)\n",
+      printf("  %s muonref's own too: the port makes no such check\n",
              fb == (MUONREF_FALLBACK_OPTIONS | MUONREF_FALLBACK_SHAPE)
                  ? "every other refusal (the options' other checks, a shape refused at the step) is"
                  : fb == MUONREF_FALLBACK_OPTIONS ? "the options' other checks (the enums, the flags, the coefficients) are"

@@ -66,6 +66,8 @@ typedef struct command {
   "                       --adapter is given here\n" \
   "  --adapter NAME       with --torch: the driver's adapter (--torch-option=--adapter=NAME; without it\n" \
   "                       the driver chooses one from the port's constructor)\n" \
+  "  --ns-function FILE:FUNC, --state-name PORT_KEY=KEY  with --torch: the driver's options of those\n" \
+  "                       names (its messages suggest them), as --torch-option=--ns-function=... would\n" \
   "  --write-results FILE  with --impl: also write the fast path's results file\n" \
   "  --junit FILE         also write the verdicts as JUnit XML: one testcase per vector case,\n" \
   "                       classname PROFILE.AREA, the judge's message as the failure message\n" \

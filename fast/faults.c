@@ -179,8 +179,8 @@ static const muonref_fault_info FAULTS[MUONREF_FAULT_COUNT] = {
                                      "(nesterov=True in timm)",
                                      "timm/optim/muon.py @aa4b5850 Muon.step: nadamw(...) if group[\"nesterov\"]; a port "
                                      "of the fallback as plain AdamW (spec/profiles/timm.md 6)"},
-  [MUONREF_FAULT_EPS_SPLIT] = {"eps_split", "the AdamW fallback with its own eps 1e-8 where the profile shares one eps "
-                               "with Newton-Schulz", "timm/optim/muon.py @aa4b5850 `eps=group[\"eps\"]` for both "
+  [MUONREF_FAULT_EPS_SPLIT] = {"eps_split", "the AdamW fallback's eps 1e-8 whatever the profile's (a port of timm "
+                               "that splits its one eps for Newton-Schulz and AdamW)", "timm/optim/muon.py @aa4b5850 `eps=group[\"eps\"]` for both "
                                "(spec/profiles/timm.md 10, timm_eps_split)"},
   [MUONREF_FAULT_SAFETY_IGNORED] = {"safety_ignored", "the norm's safety factor left out: X / max(||X||, eps) where the "
                                     "profile divides by max(safety ||X||, eps)",

@@ -96,6 +96,27 @@ nl=$(grep -c '^FAIL .*: training-loop lifecycle: skipped: LifecycleError: .*zero
   grep -q '^the judged run (neutral mode, assign lifecycle): [0-9]* passed, 0 failed$' "$work/zg2.out" &&
   echo "ok: check --torch runs both lifecycles: the zero_grad fault fails $nf cases, each in the training loop" ||
   fail "zero_grad, both lifecycles: exit $rc, $nf failures, $nl naming the training loop: $(tail -n 3 "$work/zg2.out")"
+# a Newton-Schulz function the driver cannot call (keller's with (G, eps) and its 5 steps fixed, as
+# ultralytics' muon.py has it): its ns cases fail as "not run" (no fault is fitted to a call never made),
+# and `muonref check --ns-function FILE:FUNC` (the driver's option, passed on as the hint says) runs a
+# wrapper: the 5-step cases pass
+sed 's/^def zeropower_via_newtonschulz5(G, steps=5):/def zeropower_via_newtonschulz5(G, eps=1e-7):\n    steps = 5/' \
+  "$srcdir/tests/ports/torch_keller_port.py" >"$work/keller_eps.py"
+printf 'import sys\nsys.path.insert(0, "%s")\nfrom keller_eps import zeropower_via_newtonschulz5 as ns5\n\n\ndef ns(G, steps):\n    if steps != 5:\n        raise ValueError("five steps only")\n    return ns5(G)\n' \
+  "$work" >"$work/ns_wrap.py"
+kn=$srcdir/vectors/keller/keller_newton_schulz.json
+TMPDIR=$work/tmp "$muonref" check --torch "$work/keller_eps.py:SingleDeviceMuonWithAuxAdam" --adapter keller "$kn" \
+  >"$work/nssig.out" 2>&1; rc=$?
+nf=$(grep -c '^FAIL' "$work/nssig.out")
+nr=$(grep -c '^  diagnosis: not run: the driver did not call .*--ns-function FILE:FUNC' "$work/nssig.out")
+TMPDIR=$work/tmp "$muonref" check --torch "$work/keller_eps.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
+  --ns-function "$work/ns_wrap.py:ns" "$kn" >"$work/nssig2.out" 2>&1; rc2=$?
+n5=$("$python" -c 'import json, sys
+print(sum(t["nsSteps"] == 5 for g in json.load(open(sys.argv[1]))["testGroups"] for t in g["tests"]))' "$kn")
+[ $rc -eq 1 ] && [ "$nf" -gt 0 ] && [ "$nf" -eq "$nr" ] && [ $rc2 -eq 1 ] &&
+  tail -n 1 "$work/nssig2.out" | grep -q "^$n5 passed, " &&
+  echo "ok: an uncallable Newton-Schulz function: $nf cases not run, each saying so; --ns-function: $(tail -n 1 "$work/nssig2.out")" ||
+  fail "Newton-Schulz signature: exit $rc, $nf failures, $nr not run; --ns-function exit $rc2: $(tail -n 2 "$work/nssig2.out")"
 # a port that refuses step(closure) (Emerging-Optimizers' AdaptiveMuon, as upstream): each training-loop failure
 # says so and how to judge the numbers alone; with --lifecycle=assign it passes
 ea=$srcdir/vectors/emerging_adaptive/emerging_adaptive_errors.json

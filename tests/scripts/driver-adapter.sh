@@ -128,8 +128,15 @@ plan_add state-named -q --mode neutral --optimizer "$work/keller_m.py:SingleDevi
   --state-name m=momentum_buffer "$kv/keller_momentum.json"
 plan_add state-bad -q --optimizer "$work/keller_m.py:SingleDeviceMuonWithAuxAdam" --adapter keller \
   --state-name m "$kv/keller_momentum.json"
+# a state of flags alone is no renamed buffer: Moonlight's port keeps state[p]["use_muon"] for a parameter
+# that has not stepped yet (its missing-gradient cases), which no note may call an unread buffer
+plan_add state-flags -q --mode neutral --optimizer "$srcdir/tests/ports/torch_moonlight_port.py:Muon" \
+  --adapter moonlight "$srcdir/vectors/moonlight/moonlight_gradients.json"
 (cd "$srcdir/tests/ports" && MUONREF_PLAN_CACHE= && plan_run)
 grep -c 'state\["m"\]' "$work/keller_m.py" | grep -qx 2 || fail "keller_m.py: the sed did not rename both uses"
+! grep -q "held the keys \['use_muon'\]" "$work/plan.err" &&
+  echo "ok: moonlight's state of flags alone (use_muon) draws no note of an unread buffer" ||
+  fail "the note called moonlight's use_muon flag an unread buffer: $(grep "held the keys" "$work/plan.err")"
 judge state-m "$kv/keller_momentum.json"
 [ $rc -eq 1 ] && grep -q '^FAIL .*no state, expected a state' "$work/state-m.out" &&
   grep -q "the port's optimizer state held the keys \['m'\], none of which adapter keller reads" "$work/plan.err" &&

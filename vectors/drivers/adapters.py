@@ -562,11 +562,13 @@ class Adapter:
     def state_of(self, state: Dict[str, Any], steps_with_grad: int) -> Optional[Dict[str, Any]]:
         """read_state of optimizer.state[p] with the port's own keys named by --state-name (a
         copy of the dict: the optimizer's state is not touched).  A non-empty state that gives
-        no protocol state has its keys noted in unread_state_keys."""
+        no protocol state, but holds a tensor (a buffer under another name), has its keys noted in
+        unread_state_keys; one of flags and counts alone (Moonlight's `use_muon` of a parameter
+        that has not stepped) is no state."""
         if state and self.state_names:
             state = dict(state, **{new: state[old] for old, new in self.state_names.items() if old in state})
         out = self.read_state(state, steps_with_grad)
-        if out is None and state:
+        if out is None and state and any(isinstance(v, torch.Tensor) and v.dim() > 0 for v in state.values()):
             self.unread_state_keys = self.unread_state_keys | {tuple(sorted(str(k) for k in state))}
         return out
 

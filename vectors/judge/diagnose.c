@@ -128,6 +128,13 @@ int muonref_diagnose(const json_t *test, const char *kind, const char *profile, 
              "the port may be of another profile (muonref identify names the nearest)", skip);
     return 1;
   }
+  if (skip && strcmp(kind, "step") && strcmp(kind, "error")) { /* an ns or transpose call the driver could not make */
+    snprintf(d->key, sizeof d->key, "not run");
+    snprintf(d->text, sizeof d->text, "not run: the driver did not call the port's Newton-Schulz function (the "
+             "reason above)%s; not a result", strncmp(skip, "NsSignatureError", 16) ? "" :
+             ": give one that takes the matrix and the steps, muonref check --torch ... --ns-function FILE:FUNC");
+    return 1;
+  }
   if (fit && result && muonref_fit_refusal(fit, test, kind, profile, result, d->text, sizeof d->text)) {
     snprintf(d->key, sizeof d->key, "%s", !strcmp(kind, "error") ? "accepted" : "refused");
     return 1;
