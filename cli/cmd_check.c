@@ -288,16 +288,17 @@ int cmd_check(int argc, char **argv)
 
 /* The driver's options that `muonref check --torch` passes on as they are (its messages name them:
  * "give it with --ns-function", "--state-name PORT_KEY=KEY"), as `--torch-option=OPTION=VALUE` would:
- * --adapter NAME, --ns-function FILE:FUNC, --state-name PORT_KEY=KEY, each with its value after it. */
+ * --adapter NAME, --ns-function FILE:FUNC, --state-name PORT_KEY=KEY.  Returns 1 for the option with
+ * its value in the next word, 2 for OPTION=VALUE in one word, 0 for another word. */
 static int driver_option(const char *a)
 {
-  return !strcmp(a, "--adapter") || !strcmp(a, "--ns-function") || !strcmp(a, "--state-name");
-}
-
-/* The same spelled OPTION=VALUE. */
-static int driver_option_joined(const char *a)
-{
-  return !strncmp(a, "--adapter=", 10) || !strncmp(a, "--ns-function=", 14) || !strncmp(a, "--state-name=", 13);
+  static const char *const NAMES[] = {"--adapter", "--ns-function", "--state-name"};
+  for (size_t k = 0; k < sizeof NAMES / sizeof NAMES[0]; k++) {
+    size_t n = strlen(NAMES[k]);
+    if (!strncmp(a, NAMES[k], n) && (a[n] == '\0' || a[n] == '='))
+      return a[n] ? 2 : 1;
+  }
+  return 0;
 }
 
 static int check_main(int argc, char **argv, char **paths)
@@ -314,20 +315,20 @@ static int check_main(int argc, char **argv, char **paths)
                 !strcmp(a, "--write-results") || !strcmp(a, "--junit") || !strcmp(a, "--torch") ||
                 !strcmp(a, "--torch-option") || !strcmp(a, "--baseline") || !strcmp(a, "--write-failures") ||
                 !strcmp(a, "--profile") || !strcmp(a, "--profile-file") || !strcmp(a, "--environment") ||
-                driver_option(a);
+                driver_option(a) == 1;
     if (takes && i + 1 >= argc) {
       fprintf(stderr, "muonref check: %s needs a value\n", a);
       return usage();
     }
     if (!strcmp(a, "--torch"))
       torch_spec = argv[++i];
-    else if (driver_option(a) || driver_option_joined(a)) { /* the driver's own, as identify takes --adapter */
+    else if (driver_option(a)) { /* the driver's own, as identify takes --adapter */
       if (n_topts > 30) {
         fprintf(stderr, "muonref check: more than 32 --torch-option\n");
         return EXIT_USAGE;
       }
       topts[n_topts++] = a; /* "--adapter=NAME" as one word: the driver's argparse reads both spellings */
-      if (driver_option(a))
+      if (driver_option(a) == 1)
         topts[n_topts++] = argv[++i];
     } else if (!strcmp(a, "--torch-option") || !strncmp(a, "--torch-option=", 15)) {
       if (n_topts == 32) {

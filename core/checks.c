@@ -43,23 +43,17 @@ unsigned muonref_catalogue_fallback(muonref_catalogue c)
   return (int)c < 0 || (size_t)c >= N(CATALOGUES) ? 0u : CATALOGUES[c].fallback;
 }
 
-static int holds(const muonref_check *c, const muonref_options *o, char *val, size_t n);
-
 muonref_refusal_owner muonref_refusal_owner_of(const muonref_options *o, int status, const char *message)
 {
   const muonref_check *rows[2];
   size_t n[2];
   if (!muonref_catalogue_checks(o->catalogue, &rows[0], &n[0], &rows[1], &n[1]))
     return MUONREF_REFUSAL_PORT;
-  char val[96], msg[MUONREF_ERROR_MESSAGE_MAX];
   for (int part = 0; status == MUONREF_EOPTION && part < 2; part++)
-    for (size_t i = 0; i < n[part]; i++) {
-      const muonref_check *c = &rows[part][i];
-      if (holds(c, o, val, sizeof val))
-        continue;
-      muonref_check_fill(msg, sizeof msg, c->message, val, muonref_check_holes(c->rule));
-      if (!strcmp(msg, message))
-        return c->fallback ? MUONREF_REFUSAL_ROW : MUONREF_REFUSAL_PORT;
+    for (size_t i = 0; i < n[part]; i++) { /* each row run alone: the one whose refusal is this message */
+      muonref_error e;
+      if (muonref_checks_run(&rows[part][i], 1, NULL, o, &e) && !strcmp(e.message, message))
+        return rows[part][i].fallback ? MUONREF_REFUSAL_ROW : MUONREF_REFUSAL_PORT;
     }
   unsigned bits = CATALOGUES[o->catalogue].fallback;
   return (bits & (status == MUONREF_ESHAPE ? MUONREF_FALLBACK_SHAPE : MUONREF_FALLBACK_OPTIONS)) ? MUONREF_REFUSAL_SOURCE

@@ -626,6 +626,25 @@ for name, change, fragment in (
                 fragment)
     os.remove(path)
 
+# ---- a branch default (pytorch_optimizer's adamw_lr: scope init, the AdamW groups' only) given two values by
+# two AdamW groups of its BranchDefaults case: malformed as above, the groups compared being that branch's (the
+# Muon group, groups[0], gives none)
+po = os.path.join(src, 'vectors', 'pytorch_optimizer')
+with open(os.path.join(po, 'pytorch_optimizer_adamw.json')) as f:
+    doc = json.load(f)
+t = next(t for g in doc['testGroups'] for t in g['tests'] if 'BranchDefaults' in t['flags'])
+extra = json.loads(json.dumps(t['groups'][1]))
+extra['options']['adamw_lr'], extra['params'] = 0.002, []
+t['groups'].append(extra)
+path = os.path.join(tmp, 'pytorch_optimizer_adamw.json')
+with open(path, 'w') as f:
+    json.dump(doc, f)
+for impl in ('fast-fp32', 'fast-bf16'):
+    expect2(f'branch_default_differs_{impl}', ['--impl', impl, path], 'pytorch_optimizer_adamw.json', f"tcId {t['tcId']}",
+            '"adamw_lr" is the optimizer\'s own keyword (scope init in the profile \'pytorch_optimizer\'), one value '
+            'for every group of its branch, but differs from groups[1]\'s')
+os.remove(path)
+
 # ---- --torch: a malformed golden file is refused before any port runs (the driver is a stand-in that
 # records its start), and the same file valid runs it
 ran = os.path.join(tmp, 'driver-ran')

@@ -861,6 +861,12 @@ static int set_key(muonref_options *o, const muonref_profile *p, const muonref_o
   return bad(err, where, k->name, "of a known kind");
 }
 
+muonref_key_branch muonref_case_group_branch(const json_t *options)
+{
+  const json_t *um = json_object_get(options, "use_muon");
+  return json_is_boolean(um) ? (json_is_true(um) ? MUONREF_KEY_MUON_ONLY : MUONREF_KEY_ADAM_ONLY) : MUONREF_KEY_ANY;
+}
+
 int muonref_case_options(const json_t *j, const char *profile, muonref_options *out, const char *where,
                          muonref_error *err)
 {
@@ -874,9 +880,7 @@ int muonref_case_options(const json_t *j, const char *profile, muonref_options *
     return muonref_fail(err, MUONREF_EFORMAT, "%s: \"options\" must be an object", where);
   /* the group's branch first: an AdamW group may have defaults of its own
    * and takes only its branch's keys */
-  json_t *um = json_object_get(j, "use_muon");
-  muonref_key_branch branch = um && json_is_boolean(um) ? (json_is_true(um) ? MUONREF_KEY_MUON_ONLY : MUONREF_KEY_ADAM_ONLY)
-                                         : MUONREF_KEY_ANY;
+  muonref_key_branch branch = muonref_case_group_branch(j);
   if (branch == MUONREF_KEY_ADAM_ONLY && p->adam_defaults)
     *out = *p->adam_defaults;
   if (branch != MUONREF_KEY_ANY && muonref_case_has_key_kind(p, MUONREF_KEY_USE_MUON)) /* the branch before keys

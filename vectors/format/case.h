@@ -76,6 +76,11 @@ int muonref_case_step_options(const json_t *set, const char *profile, muonref_op
  * takes them from the profile's defaults. */
 json_t *muonref_case_options_json(const muonref_options *o, const char *profile);
 
+/* The branch a group's options object puts it in, as muonref_case_options
+ * reads it: "use_muon" true MUONREF_KEY_MUON_ONLY, false
+ * MUONREF_KEY_ADAM_ONLY, absent or another value MUONREF_KEY_ANY. */
+muonref_key_branch muonref_case_group_branch(const json_t *options);
+
 /* As muonref_case_options_json, but where branch_defaults is 1 a group of
  * a key's branch gets each key marked branch_default (the constructor's
  * default for that branch's groups: pytorch_optimizer's adamw_lr) in place

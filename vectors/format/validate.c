@@ -374,18 +374,8 @@ static int options_ok(ctx *c, const json_t *opts, const vfile *vf, size_t g, int
  * hold one value for every group: a port takes them once, so groups that
  * give two values are no case any port can run (spec/profiles/README.md,
  * "Building a port from the key table").  An optional key left out of a
- * group reads as the profile's default. */
-/* Whether a group's options (its use_muon key, under the profile's name of it) put it in `branch`. */
-static int in_branch(const muonref_profile *p, const json_t *opts, muonref_key_branch branch)
-{
-  for (size_t k = 0; k < p->n_keys; k++)
-    if (p->keys[k].kind == MUONREF_KEY_USE_MUON) {
-      const json_t *um = json_object_get(opts, p->keys[k].name);
-      return json_is_boolean(um) && json_is_true(um) == (branch == MUONREF_KEY_MUON_ONLY);
-    }
-  return 0;
-}
-
+ * group reads as the profile's default; a key of one branch is compared
+ * over that branch's groups (muonref_case_group_branch). */
 static int init_keys_agree(ctx *c, const json_t *gs, const vfile *vf)
 {
   const muonref_profile *p = muonref_profile_get(vf->profile);
@@ -397,22 +387,23 @@ static int init_keys_agree(ctx *c, const json_t *gs, const vfile *vf)
     const json_t *first = NULL;
     int bad = 0;
     size_t g = 0;
-    int seen = 0;
+    size_t first_g = SIZE_MAX; /* the first group compared (of the key's branch) */
     for (; g < json_array_size(gs) && !bad; g++) {
       const json_t *opts = json_object_get(json_array_get(gs, g), "options");
-      if (key->branch != MUONREF_KEY_ANY && !in_branch(p, opts, key->branch))
+      if (key->branch != MUONREF_KEY_ANY && muonref_case_group_branch(opts) != key->branch)
         continue; /* a branch's own keyword (pytorch_optimizer's adamw_lr): its groups only */
       const json_t *v = json_object_get(opts, key->name);
       v = v ? v : dflt;
-      if (!seen++)
-        first = v;
+      if (first_g == SIZE_MAX)
+        first = v, first_g = g;
       else
         bad = !(first == v || (first && v && json_equal(first, v)));
     }
     json_decref(dflt);
     if (bad)
       return failv(c, "groups[%zu].options: \"%s\" is the optimizer's own keyword (scope init in the profile "
-                   "'%s'), one value for every group, but differs from groups[0]'s", g - 1, key->name, p->name);
+                   "'%s'), one value for every group%s, but differs from groups[%zu]'s", g - 1, key->name, p->name,
+                   key->branch == MUONREF_KEY_ANY ? "" : " of its branch", first_g);
   }
   return MUONREF_OK;
 }
